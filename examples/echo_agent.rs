@@ -1,0 +1,103 @@
+//! A small A2A agent written only against the crate's public API — the template to copy
+//! when writing your own agent.
+//!
+//! It streams the text it receives back word by word as chunks of one artifact, stops
+//! when canceled, and when the text contains "ask me" it asks what to echo
+//! (`input-required`) and continues with the next message on the same task.
+//!
+//! Run it with `cargo run --example echo_agent -- [PORT] [WORD_DELAY_MS]`, then for
+//! example `cargo run -- card http://127.0.0.1:9999`.
+
+use std::time::Duration;
+
+use a2a_orchestrator::protocol::RpcError;
+use a2a_orchestrator::protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext};
+use a2a_orchestrator::protocol::types::{
+    AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, Part, TaskState,
+};
+
+/// Echoes text back, one word per artifact chunk, `word_delay` apart.
+pub struct EchoAgent {
+    pub word_delay: Duration,
+}
+
+impl AgentExecutor for EchoAgent {
+    async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
+        let text = ctx.message.text();
+        let continuing = ctx
+            .task
+            .as_ref()
+            .is_some_and(|t| t.status.state == TaskState::InputRequired);
+        if !continuing && text.to_lowercase().contains("ask me") {
+            events
+                .input_required("What should I echo?")
+                .await
+                .map_err(|e| RpcError::internal(e.to_string()))?;
+            return Ok(());
+        }
+        let fail =
+            |e: a2a_orchestrator::protocol::server::SinkError| RpcError::internal(e.to_string());
+        events.working(Some("echoing")).await.map_err(fail)?;
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let artifact_id = ArtifactId::new("echo");
+        for (i, word) in words.iter().enumerate() {
+            tokio::select! {
+                // Canceled: the server has already marked the task canceled.
+                () = ctx.cancel.cancelled() => return Ok(()),
+                () = tokio::time::sleep(self.word_delay) => {}
+            }
+            let chunk = if i == 0 {
+                word.to_string()
+            } else {
+                format!(" {word}")
+            };
+            let artifact =
+                Artifact::new(artifact_id.clone(), vec![Part::text(chunk)]).with_name("echo");
+            events
+                .artifact(artifact, i > 0, i + 1 == words.len())
+                .await
+                .map_err(fail)?;
+        }
+        events.complete(Some(&text)).await.map_err(fail)
+    }
+}
+
+/// The echo agent's card, served at `url`.
+pub fn echo_card(url: &str) -> AgentCard {
+    let mut card = AgentCard::new("Echo", "Streams your text back word by word", url);
+    card.capabilities = AgentCapabilities {
+        streaming: Some(true),
+        push_notifications: Some(true),
+        ..Default::default()
+    };
+    card.skills = vec![AgentSkill {
+        id: "echo".into(),
+        name: "Echo".into(),
+        description: "Repeats the text it is sent; say \"ask me\" to be asked what to echo".into(),
+        tags: vec!["test".into()],
+        examples: Some(vec!["hello world".into(), "ask me".into()]),
+        input_modes: None,
+        output_modes: None,
+        security: None,
+    }];
+    card
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let port: u16 = args.next().and_then(|p| p.parse().ok()).unwrap_or(9999);
+    let delay_ms: u64 = args.next().and_then(|d| d.parse().ok()).unwrap_or(100);
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    let url = format!("http://{}/", listener.local_addr()?);
+    println!("echo agent listening at {url}");
+    let agent = EchoAgent {
+        word_delay: Duration::from_millis(delay_ms),
+    };
+    let server = A2aServer::new(agent, echo_card(&url));
+    server
+        .serve(listener, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+}

@@ -1,0 +1,74 @@
+//! What can go wrong when calling an agent, kept apart by what the caller does about it.
+
+use std::time::Duration;
+
+use crate::protocol::error::RpcError;
+
+/// A failed client call.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The agent could not be reached, or the connection broke.
+    #[error("cannot reach {url}: {detail}")]
+    Transport { url: String, detail: String },
+    /// The agent did not answer in time.
+    #[error("{url} did not answer within {timeout:?}")]
+    Timeout { url: String, timeout: Duration },
+    /// The agent answered with an HTTP error status.
+    #[error("{url} answered HTTP {status}: {body}")]
+    HttpStatus {
+        url: String,
+        status: u16,
+        body: String,
+    },
+    /// The agent answered with a JSON-RPC error.
+    #[error("the agent answered with an error: {0}")]
+    Rpc(RpcError),
+    /// The agent's answer breaks the protocol.
+    #[error("protocol violation by {url}: {detail}")]
+    Protocol { url: String, detail: String },
+    /// The card offers no interface this client speaks.
+    #[error(
+        "the agent offers no JSON-RPC interface; it offers: {}",
+        offered.join(", ")
+    )]
+    UnsupportedTransport { offered: Vec<String> },
+    /// A URL given to the client is not valid.
+    #[error("invalid URL {url:?}: {detail}")]
+    InvalidUrl { url: String, detail: String },
+    /// The client's configuration is not usable (a header that cannot be sent, ...).
+    #[error("invalid client configuration: {0}")]
+    Config(String),
+}
+
+impl ClientError {
+    pub(crate) fn transport(url: &str, e: reqwest::Error) -> Self {
+        // reqwest's Display omits the cause ("error sending request"); include it.
+        let mut detail = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            detail.push_str(": ");
+            detail.push_str(&s.to_string());
+            source = s.source();
+        }
+        ClientError::Transport {
+            url: url.to_owned(),
+            detail,
+        }
+    }
+
+    pub(crate) fn protocol(url: &str, detail: impl Into<String>) -> Self {
+        ClientError::Protocol {
+            url: url.to_owned(),
+            detail: detail.into(),
+        }
+    }
+
+    /// The JSON-RPC error, if the agent answered with one.
+    pub fn rpc(&self) -> Option<&RpcError> {
+        match self {
+            ClientError::Rpc(e) => Some(e),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,505 @@
+//! The A2A client: Agent Card discovery, transport selection, and every JSON-RPC method,
+//! with `message/stream` and `tasks/resubscribe` as typed async streams of events.
+//!
+//! Errors keep apart what a caller must handle differently: the agent could not be
+//! reached or timed out ([`ClientError::Transport`], [`ClientError::Timeout`]), it
+//! answered with an HTTP error status, it answered with a JSON-RPC error (code intact),
+//! or it broke the protocol.
+
+mod card;
+mod error;
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+pub use card::{CardResolver, select_jsonrpc_url};
+pub use error::ClientError;
+
+use super::jsonrpc::{OutgoingRequest, RequestId, read_response};
+use super::method::Method;
+use super::sse::{SseDecoder, SseEvent};
+use super::types::*;
+
+/// The `User-Agent` this crate sends.
+pub const USER_AGENT: &str = concat!("a2a-orchestrator/", env!("CARGO_PKG_VERSION"));
+
+/// A stream of events from `message/stream` or `tasks/resubscribe`.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ClientError>> + Send>>;
+
+/// Credentials sent with every request.
+#[derive(Clone)]
+pub enum ClientAuth {
+    /// `Authorization: Bearer <token>`.
+    Bearer(String),
+    /// An API key in a header, e.g. `X-API-Key`.
+    ApiKey { header: String, value: String },
+}
+
+impl std::fmt::Debug for ClientAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientAuth::Bearer(_) => f.write_str("Bearer(<redacted>)"),
+            ClientAuth::ApiKey { header, .. } => write!(f, "ApiKey({header}: <redacted>)"),
+        }
+    }
+}
+
+/// Options of an [`A2aClient`].
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Bound on one unary call, and on receiving a stream's response headers.
+    pub timeout: Duration,
+    /// Bound on the silence between two chunks of a stream (keep-alives count); `None`
+    /// waits as long as the server keeps the connection open.
+    pub stream_idle_timeout: Option<Duration>,
+    /// Largest SSE event accepted.
+    pub max_event_bytes: usize,
+    pub auth: Option<ClientAuth>,
+    /// Extra headers on every request.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(60),
+            stream_idle_timeout: None,
+            max_event_bytes: 16 * 1024 * 1024,
+            auth: None,
+            headers: Vec::new(),
+        }
+    }
+}
+
+impl ClientConfig {
+    /// The headers this config adds to every request.
+    pub fn header_map(&self) -> Result<HeaderMap, ClientError> {
+        let mut map = HeaderMap::new();
+        let bad = |name: &str| ClientError::Config(format!("invalid header {name:?}"));
+        for (k, v) in &self.headers {
+            let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| bad(k))?;
+            let value = HeaderValue::from_str(v).map_err(|_| bad(k))?;
+            map.insert(name, value);
+        }
+        match &self.auth {
+            Some(ClientAuth::Bearer(token)) => {
+                let mut v = HeaderValue::from_str(&format!("Bearer {token}"))
+                    .map_err(|_| bad("Authorization"))?;
+                v.set_sensitive(true);
+                map.insert(header::AUTHORIZATION, v);
+            }
+            Some(ClientAuth::ApiKey { header, value }) => {
+                let name = HeaderName::from_bytes(header.as_bytes()).map_err(|_| bad(header))?;
+                let mut v = HeaderValue::from_str(value).map_err(|_| bad(header))?;
+                v.set_sensitive(true);
+                map.insert(name, v);
+            }
+            None => {}
+        }
+        Ok(map)
+    }
+}
+
+/// A client of one agent's JSON-RPC endpoint. Cheap to clone.
+#[derive(Clone)]
+pub struct A2aClient {
+    http: reqwest::Client,
+    endpoint: String,
+    config: Arc<ClientConfig>,
+    headers: HeaderMap,
+    next_id: Arc<AtomicI64>,
+}
+
+impl std::fmt::Debug for A2aClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("A2aClient")
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A shared HTTP client with this crate's user agent.
+pub fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .user_agent(USER_AGENT)
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap_or_default()
+}
+
+impl A2aClient {
+    /// A client of the JSON-RPC endpoint at `endpoint`.
+    pub fn new(endpoint: impl Into<String>, config: ClientConfig) -> Result<Self, ClientError> {
+        Self::with_http(http_client(), endpoint, config)
+    }
+
+    /// Like [`A2aClient::new`], sharing an existing HTTP client (and its connection pool).
+    pub fn with_http(
+        http: reqwest::Client,
+        endpoint: impl Into<String>,
+        config: ClientConfig,
+    ) -> Result<Self, ClientError> {
+        let endpoint = endpoint.into();
+        reqwest::Url::parse(&endpoint).map_err(|e| ClientError::InvalidUrl {
+            url: endpoint.clone(),
+            detail: e.to_string(),
+        })?;
+        let headers = config.header_map()?;
+        Ok(Self {
+            http,
+            endpoint,
+            config: Arc::new(config),
+            headers,
+            next_id: Arc::new(AtomicI64::new(1)),
+        })
+    }
+
+    /// A client for the JSON-RPC interface a card declares (spec §5.6.3).
+    pub fn from_card(card: &AgentCard, config: ClientConfig) -> Result<Self, ClientError> {
+        Self::new(select_jsonrpc_url(card)?, config)
+    }
+
+    /// Resolves the card under `base_url` (well-known path, then the legacy one) and
+    /// returns a client for its JSON-RPC interface along with the card.
+    pub async fn connect(
+        base_url: &str,
+        config: ClientConfig,
+    ) -> Result<(Self, AgentCard), ClientError> {
+        let http = http_client();
+        let resolver = CardResolver::new(http.clone(), config.header_map()?, config.timeout);
+        let card = resolver.resolve(base_url).await?;
+        let client = Self::with_http(http, select_jsonrpc_url(&card)?, config)?;
+        Ok((client, card))
+    }
+
+    /// The JSON-RPC endpoint URL.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    fn request<P: Serialize>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> (RequestId, reqwest::RequestBuilder) {
+        let id = RequestId::from(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let body = OutgoingRequest {
+            jsonrpc: JsonRpcVersion,
+            id: id.clone(),
+            method,
+            params,
+        };
+        let builder = self
+            .http
+            .post(&self.endpoint)
+            .headers(self.headers.clone())
+            .json(&body);
+        (id, builder)
+    }
+
+    /// Calls any method and decodes its result.
+    pub async fn call<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<R, ClientError> {
+        let (id, builder) = self.request(method, params);
+        let url = &self.endpoint;
+        let timeout = self.config.timeout;
+        let fut = async {
+            let resp = builder
+                .header(header::ACCEPT, "application/json")
+                .send()
+                .await
+                .map_err(|e| ClientError::transport(url, e))?;
+            let resp = check_status(url, resp).await?;
+            resp.bytes()
+                .await
+                .map_err(|e| ClientError::transport(url, e))
+        };
+        let bytes =
+            tokio::time::timeout(timeout, fut)
+                .await
+                .map_err(|_| ClientError::Timeout {
+                    url: url.clone(),
+                    timeout,
+                })??;
+        let value: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| ClientError::protocol(url, format!("the response is not JSON: {e}")))?;
+        let result = decode_response(url, &id, value)?;
+        decode_result(url, method, result)
+    }
+
+    /// `message/send`.
+    pub async fn send_message(
+        &self,
+        params: &MessageSendParams,
+    ) -> Result<SendMessageResult, ClientError> {
+        self.call(Method::SendMessage.as_str(), Some(params)).await
+    }
+
+    /// `message/stream`.
+    pub async fn send_message_stream(
+        &self,
+        params: &MessageSendParams,
+    ) -> Result<EventStream, ClientError> {
+        self.stream(Method::SendStreamingMessage, params).await
+    }
+
+    /// `tasks/get`.
+    pub async fn get_task(&self, params: &TaskQueryParams) -> Result<Task, ClientError> {
+        self.call(Method::GetTask.as_str(), Some(params)).await
+    }
+
+    /// `tasks/cancel`.
+    pub async fn cancel_task(&self, params: &TaskIdParams) -> Result<Task, ClientError> {
+        self.call(Method::CancelTask.as_str(), Some(params)).await
+    }
+
+    /// `tasks/resubscribe`.
+    pub async fn resubscribe(&self, params: &TaskIdParams) -> Result<EventStream, ClientError> {
+        self.stream(Method::Resubscribe, params).await
+    }
+
+    /// `tasks/pushNotificationConfig/set`.
+    pub async fn set_push_config(
+        &self,
+        params: &TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        self.call(Method::SetPushConfig.as_str(), Some(params))
+            .await
+    }
+
+    /// `tasks/pushNotificationConfig/get`.
+    pub async fn get_push_config(
+        &self,
+        params: &GetTaskPushNotificationConfigParams,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        self.call(Method::GetPushConfig.as_str(), Some(params))
+            .await
+    }
+
+    /// `tasks/pushNotificationConfig/list`.
+    pub async fn list_push_configs(
+        &self,
+        params: &TaskIdParams,
+    ) -> Result<Vec<TaskPushNotificationConfig>, ClientError> {
+        self.call(Method::ListPushConfig.as_str(), Some(params))
+            .await
+    }
+
+    /// `tasks/pushNotificationConfig/delete`.
+    pub async fn delete_push_config(
+        &self,
+        params: &DeleteTaskPushNotificationConfigParams,
+    ) -> Result<(), ClientError> {
+        let _: Value = self
+            .call(Method::DeletePushConfig.as_str(), Some(params))
+            .await?;
+        Ok(())
+    }
+
+    /// `agent/getAuthenticatedExtendedCard`.
+    pub async fn get_authenticated_extended_card(&self) -> Result<AgentCard, ClientError> {
+        self.call::<(), _>(Method::GetAuthenticatedExtendedCard.as_str(), None)
+            .await
+    }
+
+    async fn stream<P: Serialize>(
+        &self,
+        method: Method,
+        params: &P,
+    ) -> Result<EventStream, ClientError> {
+        let (id, builder) = self.request(method.as_str(), Some(params));
+        let url = self.endpoint.clone();
+        let timeout = self.config.timeout;
+        let resp = tokio::time::timeout(
+            timeout,
+            builder.header(header::ACCEPT, "text/event-stream").send(),
+        )
+        .await
+        .map_err(|_| ClientError::Timeout {
+            url: url.clone(),
+            timeout,
+        })?
+        .map_err(|e| ClientError::transport(&url, e))?;
+        let resp = check_status(&url, resp).await?;
+        let content_type = resp
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if content_type.starts_with("application/json") {
+            // Some servers answer a failed stream request with a plain JSON error.
+            let bytes = tokio::time::timeout(timeout, resp.bytes())
+                .await
+                .map_err(|_| ClientError::Timeout {
+                    url: url.clone(),
+                    timeout,
+                })?
+                .map_err(|e| ClientError::transport(&url, e))?;
+            let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+                ClientError::protocol(&url, format!("the response is not JSON: {e}"))
+            })?;
+            decode_response(&url, &id, value)?;
+            return Err(ClientError::protocol(
+                &url,
+                format!("{method} must answer with an SSE stream, got a JSON result"),
+            ));
+        }
+        if !content_type.starts_with("text/event-stream") {
+            return Err(ClientError::protocol(
+                &url,
+                format!("{method} must answer with text/event-stream, got {content_type:?}"),
+            ));
+        }
+        Ok(sse_events(
+            url,
+            id,
+            resp,
+            self.config.max_event_bytes,
+            self.config.stream_idle_timeout,
+        ))
+    }
+}
+
+async fn check_status(
+    url: &str,
+    resp: reqwest::Response,
+) -> Result<reqwest::Response, ClientError> {
+    let status = resp.status();
+    if status.is_success() {
+        return Ok(resp);
+    }
+    let mut body = resp.text().await.unwrap_or_default();
+    if body.len() > 512 {
+        let mut cut = 512;
+        while !body.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        body.truncate(cut);
+        body.push('…');
+    }
+    Err(ClientError::HttpStatus {
+        url: url.to_owned(),
+        status: status.as_u16(),
+        body,
+    })
+}
+
+/// Checks the envelope and id of a response; returns its `result`.
+fn decode_response(url: &str, id: &RequestId, value: Value) -> Result<Value, ClientError> {
+    let got_id = value.get("id").cloned();
+    let outcome = read_response(value).map_err(|d| ClientError::protocol(url, d))?;
+    let result = outcome.map_err(ClientError::Rpc)?;
+    let expected = serde_json::to_value(id).unwrap_or(Value::Null);
+    if got_id.as_ref() != Some(&expected) {
+        return Err(ClientError::protocol(
+            url,
+            format!("the response id {got_id:?} does not match the request id {expected}"),
+        ));
+    }
+    Ok(result)
+}
+
+fn decode_result<R: DeserializeOwned>(
+    url: &str,
+    method: &str,
+    result: Value,
+) -> Result<R, ClientError> {
+    serde_path_to_error::deserialize(&result).map_err(|e| {
+        ClientError::protocol(
+            url,
+            format!("invalid {method} result at {}: {}", e.path(), e.inner()),
+        )
+    })
+}
+
+/// Decodes an SSE body into events; ends after the first error.
+fn sse_events(
+    url: String,
+    id: RequestId,
+    resp: reqwest::Response,
+    max_event_bytes: usize,
+    idle: Option<Duration>,
+) -> EventStream {
+    struct St {
+        url: String,
+        id: RequestId,
+        body: Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
+        decoder: SseDecoder,
+        pending: std::collections::VecDeque<SseEvent>,
+        idle: Option<Duration>,
+        done: bool,
+    }
+    let st = St {
+        url,
+        id,
+        body: Box::pin(resp.bytes_stream()),
+        decoder: SseDecoder::new(max_event_bytes),
+        pending: Default::default(),
+        idle,
+        done: false,
+    };
+    let stream = futures::stream::unfold(st, |mut st| async move {
+        loop {
+            if st.done {
+                return None;
+            }
+            if let Some(ev) = st.pending.pop_front() {
+                let item = decode_event(&st.url, &st.id, &ev.data);
+                if item.is_err() {
+                    st.done = true;
+                }
+                return Some((item, st));
+            }
+            let next = match st.idle {
+                Some(d) => match tokio::time::timeout(d, st.body.next()).await {
+                    Ok(n) => n,
+                    Err(_) => {
+                        st.done = true;
+                        let e = ClientError::Timeout {
+                            url: st.url.clone(),
+                            timeout: d,
+                        };
+                        return Some((Err(e), st));
+                    }
+                },
+                None => st.body.next().await,
+            };
+            match next {
+                None => return None,
+                Some(Err(e)) => {
+                    st.done = true;
+                    let e = ClientError::transport(&st.url, e);
+                    return Some((Err(e), st));
+                }
+                Some(Ok(chunk)) => match st.decoder.feed(&chunk) {
+                    Ok(events) => st.pending.extend(events),
+                    Err(e) => {
+                        st.done = true;
+                        let e = ClientError::protocol(&st.url, e.to_string());
+                        return Some((Err(e), st));
+                    }
+                },
+            }
+        }
+    });
+    Box::pin(stream)
+}
+
+fn decode_event(url: &str, id: &RequestId, data: &str) -> Result<StreamEvent, ClientError> {
+    let value: Value = serde_json::from_str(data)
+        .map_err(|e| ClientError::protocol(url, format!("an SSE event is not JSON: {e}")))?;
+    let result = decode_response(url, id, value)?;
+    decode_result(url, "stream event", result)
+}

@@ -1,0 +1,163 @@
+//! The JSON-RPC error object and the A2A error codes (spec §8).
+//!
+//! One type, [`RpcError`], carries every error that crosses the wire in either
+//! direction: the server answers with it, the client surfaces it with its code intact.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// A JSON-RPC / A2A error code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ErrorCode(pub i64);
+
+impl ErrorCode {
+    pub const PARSE_ERROR: Self = Self(-32700);
+    pub const INVALID_REQUEST: Self = Self(-32600);
+    pub const METHOD_NOT_FOUND: Self = Self(-32601);
+    pub const INVALID_PARAMS: Self = Self(-32602);
+    pub const INTERNAL_ERROR: Self = Self(-32603);
+    pub const TASK_NOT_FOUND: Self = Self(-32001);
+    pub const TASK_NOT_CANCELABLE: Self = Self(-32002);
+    pub const PUSH_NOTIFICATION_NOT_SUPPORTED: Self = Self(-32003);
+    pub const UNSUPPORTED_OPERATION: Self = Self(-32004);
+    pub const CONTENT_TYPE_NOT_SUPPORTED: Self = Self(-32005);
+    pub const INVALID_AGENT_RESPONSE: Self = Self(-32006);
+    pub const AUTHENTICATED_EXTENDED_CARD_NOT_CONFIGURED: Self = Self(-32007);
+
+    /// The spec's name for this code, if it is one of the spec's.
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self.0 {
+            -32700 => "JSONParseError",
+            -32600 => "InvalidRequestError",
+            -32601 => "MethodNotFoundError",
+            -32602 => "InvalidParamsError",
+            -32603 => "InternalError",
+            -32001 => "TaskNotFoundError",
+            -32002 => "TaskNotCancelableError",
+            -32003 => "PushNotificationNotSupportedError",
+            -32004 => "UnsupportedOperationError",
+            -32005 => "ContentTypeNotSupportedError",
+            -32006 => "InvalidAgentResponseError",
+            -32007 => "AuthenticatedExtendedCardNotConfiguredError",
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.name() {
+            Some(n) => write!(f, "{} ({n})", self.0),
+            None => write!(f, "{}", self.0),
+        }
+    }
+}
+
+/// A JSON-RPC error object: `{"code", "message", "data"?}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("JSON-RPC error {code}: {message}")]
+pub struct RpcError {
+    pub code: ErrorCode,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// -32700: the body is not JSON.
+    pub fn parse_error(detail: impl std::fmt::Display) -> Self {
+        Self::new(ErrorCode::PARSE_ERROR, format!("invalid JSON: {detail}"))
+    }
+
+    /// -32600: valid JSON, but not a JSON-RPC 2.0 request.
+    pub fn invalid_request(detail: impl Into<String>) -> Self {
+        Self::new(ErrorCode::INVALID_REQUEST, detail)
+    }
+
+    /// -32601.
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("method not found: {method:?}"),
+        )
+        .with_data(json!({ "method": method }))
+    }
+
+    /// -32602, naming the offending field (a dotted path such as `message.parts[0]`).
+    pub fn invalid_params(field: &str, detail: impl std::fmt::Display) -> Self {
+        let message = if field.is_empty() || field == "." {
+            format!("invalid params: {detail}")
+        } else {
+            format!("invalid params: {field}: {detail}")
+        };
+        Self::new(ErrorCode::INVALID_PARAMS, message).with_data(json!({ "field": field }))
+    }
+
+    /// -32603. The detail is for logs; callers should not put internals in it.
+    pub fn internal(detail: impl Into<String>) -> Self {
+        Self::new(ErrorCode::INTERNAL_ERROR, detail)
+    }
+
+    /// -32001.
+    pub fn task_not_found(task_id: &str) -> Self {
+        Self::new(
+            ErrorCode::TASK_NOT_FOUND,
+            format!("task not found: {task_id}"),
+        )
+        .with_data(json!({ "taskId": task_id }))
+    }
+
+    /// -32002.
+    pub fn task_not_cancelable(task_id: &str, state: &str) -> Self {
+        Self::new(
+            ErrorCode::TASK_NOT_CANCELABLE,
+            format!("task {task_id} cannot be canceled: it is {state}"),
+        )
+        .with_data(json!({ "taskId": task_id, "state": state }))
+    }
+
+    /// -32003.
+    pub fn push_notification_not_supported() -> Self {
+        Self::new(
+            ErrorCode::PUSH_NOTIFICATION_NOT_SUPPORTED,
+            "push notifications are not supported by this agent (capabilities.pushNotifications is not true)",
+        )
+    }
+
+    /// -32004.
+    pub fn unsupported_operation(detail: impl Into<String>) -> Self {
+        Self::new(ErrorCode::UNSUPPORTED_OPERATION, detail)
+    }
+
+    /// -32005.
+    pub fn content_type_not_supported(detail: impl Into<String>) -> Self {
+        Self::new(ErrorCode::CONTENT_TYPE_NOT_SUPPORTED, detail)
+    }
+
+    /// -32006.
+    pub fn invalid_agent_response(detail: impl Into<String>) -> Self {
+        Self::new(ErrorCode::INVALID_AGENT_RESPONSE, detail)
+    }
+
+    /// -32007.
+    pub fn extended_card_not_configured() -> Self {
+        Self::new(
+            ErrorCode::AUTHENTICATED_EXTENDED_CARD_NOT_CONFIGURED,
+            "this agent has no authenticated extended card",
+        )
+    }
+}

@@ -1,0 +1,195 @@
+//! The trait an A2A agent implements to be served, and what it is handed: the request's
+//! context and a sink for the events it produces.
+//!
+//! The agent never builds JSON-RPC responses or SSE frames. It emits A2A events (a Task,
+//! a Message, status and artifact updates) into an [`EventSink`]; the server applies them
+//! to the task's snapshot, stores it, and fans them out to every client waiting on the
+//! task — blocking `message/send`, `message/stream`, `tasks/resubscribe` alike.
+
+use std::future::Future;
+
+use tokio_util::sync::CancellationToken;
+
+use super::task_manager::ActorHandle;
+use crate::protocol::error::RpcError;
+use crate::protocol::types::{
+    Artifact, ArtifactUpdateKind, ContextId, Message, MessageSendConfiguration, Metadata, Part,
+    Role, StatusUpdateKind, StreamEvent, Task, TaskArtifactUpdateEvent, TaskId, TaskState,
+    TaskStatus, TaskStatusUpdateEvent,
+};
+
+/// An A2A agent: what the server calls for each incoming message and cancel request.
+///
+/// `execute` runs in its own tokio task, owned by the server: a client that disconnects
+/// does not stop it, and the server's shutdown cancels [`RequestContext::cancel`].
+/// Returning `Err` before emitting anything answers the request with that error;
+/// returning `Err` later fails the task with the error's message.
+pub trait AgentExecutor: Send + Sync + 'static {
+    /// Handles a new message (a new task, or a continuation of `ctx.task`).
+    fn execute(
+        &self,
+        ctx: RequestContext,
+        events: EventSink,
+    ) -> impl Future<Output = Result<(), RpcError>> + Send;
+
+    /// Handles `tasks/cancel` for a task that is not terminal. The default marks the task
+    /// canceled; the running `execute` sees its [`RequestContext::cancel`] token fire.
+    /// Return [`RpcError::task_not_cancelable`] to refuse.
+    fn cancel(
+        &self,
+        ctx: CancelContext,
+        events: EventSink,
+    ) -> impl Future<Output = Result<(), RpcError>> + Send {
+        let _ = ctx;
+        async move {
+            events
+                .status(TaskState::Canceled, None)
+                .await
+                .map_err(|e| RpcError::internal(e.to_string()))
+        }
+    }
+}
+
+/// What `execute` is told about the request.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    /// The task this message creates or continues.
+    pub task_id: TaskId,
+    pub context_id: ContextId,
+    /// The incoming message (with `taskId` and `contextId` filled in).
+    pub message: Message,
+    /// The task's snapshot, including this message in its history, when the message
+    /// continues an existing task; `None` for a new task.
+    pub task: Option<Task>,
+    pub configuration: Option<MessageSendConfiguration>,
+    /// The request's `params.metadata`.
+    pub metadata: Option<Metadata>,
+    /// Fires when the task is canceled or the server shuts down.
+    pub cancel: CancellationToken,
+}
+
+/// What `cancel` is told.
+#[derive(Debug, Clone)]
+pub struct CancelContext {
+    pub task: Task,
+    pub metadata: Option<Metadata>,
+}
+
+/// Why an event was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SinkError {
+    #[error("task {0} is already {1}; no further events are accepted")]
+    Terminal(TaskId, TaskState),
+    #[error("the agent already answered with a message; this request has no task")]
+    AlreadyReplied,
+    #[error("event for task {got} sent to the sink of task {expected}")]
+    WrongTask { expected: TaskId, got: TaskId },
+    #[error("the task store failed: {0}")]
+    Store(String),
+    #[error("the server is shutting down")]
+    Closed,
+}
+
+/// Where an agent sends the events of one task. Cheap to clone; every clone keeps the
+/// task's live state open, so drop it when the work is done.
+#[derive(Debug, Clone)]
+pub struct EventSink {
+    pub(super) handle: ActorHandle,
+    pub(super) task_id: TaskId,
+    pub(super) context_id: ContextId,
+}
+
+impl EventSink {
+    pub fn task_id(&self) -> &TaskId {
+        &self.task_id
+    }
+
+    pub fn context_id(&self) -> &ContextId {
+        &self.context_id
+    }
+
+    /// Sends any event. Ids in it must name this sink's task. Status updates get their
+    /// `final` flag set from the state (terminal or interrupted), as the spec requires.
+    pub async fn send(&self, event: impl Into<StreamEvent>) -> Result<(), SinkError> {
+        self.handle.apply(event.into()).await
+    }
+
+    /// Moves the task to `state`, with an optional agent message.
+    pub async fn status(
+        &self,
+        state: TaskState,
+        message: Option<Message>,
+    ) -> Result<(), SinkError> {
+        let mut status = TaskStatus::new(state);
+        status.message = message.map(|m| self.own(m));
+        self.send(TaskStatusUpdateEvent {
+            kind: StatusUpdateKind,
+            task_id: self.task_id.clone(),
+            context_id: self.context_id.clone(),
+            status,
+            is_final: false,
+            metadata: None,
+        })
+        .await
+    }
+
+    /// `working`, with an optional progress text.
+    pub async fn working(&self, text: Option<&str>) -> Result<(), SinkError> {
+        let msg = text.map(Message::agent_text);
+        self.status(TaskState::Working, msg).await
+    }
+
+    /// `completed`, with an optional final text.
+    pub async fn complete(&self, text: Option<&str>) -> Result<(), SinkError> {
+        let msg = text.map(Message::agent_text);
+        self.status(TaskState::Completed, msg).await
+    }
+
+    /// `failed`, saying why.
+    pub async fn fail(&self, reason: &str) -> Result<(), SinkError> {
+        self.status(TaskState::Failed, Some(Message::agent_text(reason)))
+            .await
+    }
+
+    /// `input-required`, asking the client `question`.
+    pub async fn input_required(&self, question: &str) -> Result<(), SinkError> {
+        self.status(
+            TaskState::InputRequired,
+            Some(Message::agent_text(question)),
+        )
+        .await
+    }
+
+    /// Sends an artifact or a chunk of one. `append` extends the artifact of the same id;
+    /// `last_chunk` marks its end.
+    pub async fn artifact(
+        &self,
+        artifact: Artifact,
+        append: bool,
+        last_chunk: bool,
+    ) -> Result<(), SinkError> {
+        self.send(TaskArtifactUpdateEvent {
+            kind: ArtifactUpdateKind,
+            task_id: self.task_id.clone(),
+            context_id: self.context_id.clone(),
+            artifact,
+            append: Some(append),
+            last_chunk: Some(last_chunk),
+            metadata: None,
+        })
+        .await
+    }
+
+    /// Answers with a message and no task (only as the agent's first event).
+    pub async fn reply(&self, parts: Vec<Part>) -> Result<(), SinkError> {
+        let msg = Message::new(Role::Agent, parts).with_context(self.context_id.clone());
+        self.send(msg).await
+    }
+
+    /// Stamps an agent message with this task's ids.
+    fn own(&self, mut m: Message) -> Message {
+        m.task_id.get_or_insert_with(|| self.task_id.clone());
+        m.context_id.get_or_insert_with(|| self.context_id.clone());
+        m
+    }
+}

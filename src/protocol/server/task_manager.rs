@@ -1,0 +1,530 @@
+//! The live state of tasks: one single-writer actor per task that is being worked on.
+//!
+//! Every event for a task goes through its actor, which applies it to the snapshot
+//! (with the spec's `append` / `lastChunk` semantics), saves the snapshot to the store,
+//! and only then announces the event on a broadcast channel. Because one actor owns each
+//! task, events are applied and announced in one order, and a subscriber that takes the
+//! snapshot and a receiver in one command sees every later event exactly once.
+//!
+//! An actor lives while someone holds a strong handle to it: the agent's [`EventSink`]s
+//! and request handlers setting work up. Subscribers hold only broadcast receivers, so
+//! when the agent's work ends the actor ends, the channel closes, and every stream ends.
+//! The registry of live actors holds weak handles, so it never keeps an actor alive.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{Instrument, debug, info_span, warn};
+
+use super::agent::SinkError;
+use super::push::PushNotifier;
+use super::store::TaskStore;
+use crate::protocol::error::RpcError;
+use crate::protocol::types::{
+    ContextId, Message, StreamEvent, Task, TaskArtifactUpdateEvent, TaskId, TaskState, TaskStatus,
+    TaskStatusUpdateEvent, now_rfc3339,
+};
+
+/// How many events a slow subscriber may fall behind before it is resynchronised with
+/// a full snapshot.
+const BROADCAST_CAPACITY: usize = 1024;
+/// Commands queued to one actor before senders wait.
+const COMMAND_CAPACITY: usize = 64;
+
+/// What subscribers of a task receive.
+#[derive(Debug, Clone)]
+pub(crate) enum Update {
+    /// Shared: the broadcast channel clones an update once per subscriber.
+    Event(Arc<StreamEvent>),
+    /// The agent failed before it created a task or replied.
+    Error(RpcError),
+}
+
+enum Cmd {
+    Apply(StreamEvent, oneshot::Sender<Result<(), SinkError>>),
+    UserMessage(Message, oneshot::Sender<Result<Task, SinkError>>),
+    Subscribe(oneshot::Sender<Subscription>),
+    Fail(RpcError, oneshot::Sender<()>),
+}
+
+/// A snapshot and every event after it.
+pub(crate) struct Subscription {
+    pub snapshot: Option<Task>,
+    pub events: broadcast::Receiver<Update>,
+}
+
+/// A strong handle to a task's actor.
+#[derive(Clone)]
+pub(crate) struct ActorHandle {
+    tx: mpsc::Sender<Cmd>,
+    /// Fires when the task is canceled or the server shuts down.
+    pub cancel: CancellationToken,
+}
+
+impl std::fmt::Debug for ActorHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActorHandle").finish_non_exhaustive()
+    }
+}
+
+impl ActorHandle {
+    async fn call<R>(&self, make: impl FnOnce(oneshot::Sender<R>) -> Cmd) -> Result<R, SinkError> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(make(tx))
+            .await
+            .map_err(|_| SinkError::Closed)?;
+        rx.await.map_err(|_| SinkError::Closed)
+    }
+
+    pub async fn apply(&self, event: StreamEvent) -> Result<(), SinkError> {
+        self.call(|ack| Cmd::Apply(event, ack)).await?
+    }
+
+    pub async fn user_message(&self, message: Message) -> Result<Task, SinkError> {
+        self.call(|ack| Cmd::UserMessage(message, ack)).await?
+    }
+
+    pub async fn subscribe(&self) -> Result<Subscription, SinkError> {
+        self.call(Cmd::Subscribe).await
+    }
+
+    pub async fn fail(&self, error: RpcError) {
+        let _ = self.call(|ack| Cmd::Fail(error, ack)).await;
+    }
+}
+
+struct LiveEntry {
+    tx: mpsc::WeakSender<Cmd>,
+    cancel: CancellationToken,
+    generation: u64,
+}
+
+/// The registry of live task actors. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct TaskManager {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    store: Arc<dyn TaskStore>,
+    // A std mutex: held only to look up or insert an entry, never across an await.
+    live: Mutex<HashMap<TaskId, LiveEntry>>,
+    next_generation: std::sync::atomic::AtomicU64,
+    push: Option<PushNotifier>,
+    tracker: TaskTracker,
+    shutdown: CancellationToken,
+}
+
+impl TaskManager {
+    pub fn new(
+        store: Arc<dyn TaskStore>,
+        push: Option<PushNotifier>,
+        tracker: TaskTracker,
+        shutdown: CancellationToken,
+    ) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                store,
+                live: Mutex::new(HashMap::new()),
+                next_generation: Default::default(),
+                push,
+                tracker,
+                shutdown,
+            }),
+        }
+    }
+
+    pub fn store(&self) -> &Arc<dyn TaskStore> {
+        &self.shared.store
+    }
+
+    /// The actor of a task that does not exist yet; `first` becomes its first history
+    /// entry when the agent's first event creates the task.
+    pub fn open_new(&self, task_id: TaskId, context_id: ContextId, first: Message) -> ActorHandle {
+        self.open(&task_id, || ActorState {
+            task_id: task_id.clone(),
+            context_id,
+            snapshot: None,
+            first_message: Some(first),
+            replied: false,
+        })
+    }
+
+    /// The actor of an existing task: the live one, or a new one starting from `task`.
+    pub fn open_existing(&self, task: Task) -> ActorHandle {
+        let id = task.id.clone();
+        self.open(&id, || ActorState {
+            task_id: task.id.clone(),
+            context_id: task.context_id.clone(),
+            snapshot: Some(task),
+            first_message: None,
+            replied: false,
+        })
+    }
+
+    fn open(&self, task_id: &TaskId, init: impl FnOnce() -> ActorState) -> ActorHandle {
+        let shared = &self.shared;
+        let mut live = shared.live.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(entry) = live.get(task_id)
+            && let Some(tx) = entry.tx.upgrade()
+        {
+            return ActorHandle {
+                tx,
+                cancel: entry.cancel.clone(),
+            };
+        }
+        let (tx, rx) = mpsc::channel(COMMAND_CAPACITY);
+        let cancel = shared.shutdown.child_token();
+        let generation = shared
+            .next_generation
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        live.insert(
+            task_id.clone(),
+            LiveEntry {
+                tx: tx.downgrade(),
+                cancel: cancel.clone(),
+                generation,
+            },
+        );
+        let state = init();
+        let (broadcast_tx, _) = broadcast::channel(BROADCAST_CAPACITY);
+        let push = shared.push.as_ref().map(|p| p.worker(&shared.tracker));
+        let actor = Actor {
+            state,
+            broadcast: broadcast_tx,
+            store: shared.store.clone(),
+            push,
+        };
+        let span = info_span!("task", task_id = %task_id);
+        let shared2 = self.shared.clone();
+        let id = task_id.clone();
+        shared.tracker.spawn(
+            async move {
+                actor.run(rx).await;
+                let mut live = shared2.live.lock().unwrap_or_else(|p| p.into_inner());
+                if live.get(&id).is_some_and(|e| e.generation == generation) {
+                    live.remove(&id);
+                }
+            }
+            .instrument(span),
+        );
+        ActorHandle { tx, cancel }
+    }
+}
+
+struct ActorState {
+    task_id: TaskId,
+    context_id: ContextId,
+    snapshot: Option<Task>,
+    first_message: Option<Message>,
+    replied: bool,
+}
+
+struct Actor {
+    state: ActorState,
+    broadcast: broadcast::Sender<Update>,
+    store: Arc<dyn TaskStore>,
+    push: Option<mpsc::Sender<Task>>,
+}
+
+impl Actor {
+    async fn run(mut self, mut rx: mpsc::Receiver<Cmd>) {
+        while let Some(cmd) = rx.recv().await {
+            match cmd {
+                Cmd::Apply(event, ack) => {
+                    let r = self.apply(event).await;
+                    let _ = ack.send(r);
+                }
+                Cmd::UserMessage(message, ack) => {
+                    let r = self.user_message(message).await;
+                    let _ = ack.send(r);
+                }
+                Cmd::Subscribe(reply) => {
+                    let _ = reply.send(Subscription {
+                        snapshot: self.state.snapshot.clone(),
+                        events: self.broadcast.subscribe(),
+                    });
+                }
+                Cmd::Fail(error, ack) => {
+                    self.fail(error).await;
+                    let _ = ack.send(());
+                }
+            }
+        }
+        debug!("task actor finished");
+    }
+
+    fn check_ids(&self, event: &StreamEvent) -> Result<(), SinkError> {
+        let s = &self.state;
+        let (task, context) = match event {
+            StreamEvent::Task(t) => (Some(&t.id), Some(&t.context_id)),
+            StreamEvent::Message(m) => (m.task_id.as_ref(), m.context_id.as_ref()),
+            StreamEvent::StatusUpdate(e) => (Some(&e.task_id), Some(&e.context_id)),
+            StreamEvent::ArtifactUpdate(e) => (Some(&e.task_id), Some(&e.context_id)),
+        };
+        if let Some(t) = task
+            && *t != s.task_id
+        {
+            return Err(SinkError::WrongTask {
+                expected: s.task_id.clone(),
+                got: t.clone(),
+            });
+        }
+        if let Some(c) = context
+            && *c != s.context_id
+        {
+            return Err(SinkError::WrongTask {
+                expected: s.task_id.clone(),
+                got: TaskId::new(format!("(context {c})")),
+            });
+        }
+        Ok(())
+    }
+
+    async fn apply(&mut self, event: StreamEvent) -> Result<(), SinkError> {
+        if self.state.replied {
+            return Err(SinkError::AlreadyReplied);
+        }
+        self.check_ids(&event)?;
+        let mut announce = Vec::with_capacity(2);
+        let task = match self.state.snapshot.as_mut() {
+            Some(task) => task,
+            None => {
+                if let StreamEvent::Message(m) = event {
+                    // A direct reply: no task is created or stored.
+                    self.state.replied = true;
+                    let _ = self
+                        .broadcast
+                        .send(Update::Event(Arc::new(StreamEvent::Message(m))));
+                    return Ok(());
+                }
+                let mut task = Task::new(
+                    self.state.task_id.clone(),
+                    self.state.context_id.clone(),
+                    TaskStatus::new(TaskState::Submitted),
+                );
+                task.history.extend(self.state.first_message.take());
+                if !matches!(event, StreamEvent::Task(_)) {
+                    announce.push(StreamEvent::Task(task.clone()));
+                }
+                self.state.snapshot.insert(task)
+            }
+        };
+        if task.status.state.is_terminal() {
+            return Err(SinkError::Terminal(task.id.clone(), task.status.state));
+        }
+        let event = match event {
+            StreamEvent::Task(mut t) => {
+                if t.history.is_empty() {
+                    t.history = std::mem::take(&mut task.history);
+                }
+                *task = t;
+                StreamEvent::Task(task.clone())
+            }
+            StreamEvent::Message(m) => {
+                task.history.push(m.clone());
+                StreamEvent::Message(m)
+            }
+            StreamEvent::StatusUpdate(mut e) => {
+                normalize_status(&mut e);
+                apply_status(task, &e);
+                StreamEvent::StatusUpdate(e)
+            }
+            StreamEvent::ArtifactUpdate(e) => {
+                apply_artifact(task, &e);
+                StreamEvent::ArtifactUpdate(e)
+            }
+        };
+        announce.push(event);
+        self.commit(announce).await
+    }
+
+    async fn user_message(&mut self, message: Message) -> Result<Task, SinkError> {
+        let Some(task) = self.state.snapshot.as_mut() else {
+            return Err(SinkError::Closed);
+        };
+        if task.status.state.is_terminal() {
+            return Err(SinkError::Terminal(task.id.clone(), task.status.state));
+        }
+        if let Some(previous) = task.status.message.take() {
+            task.history.push(previous);
+        }
+        task.history.push(message);
+        let task = task.clone();
+        self.save().await?;
+        Ok(task)
+    }
+
+    async fn fail(&mut self, error: RpcError) {
+        match &self.state.snapshot {
+            None if !self.state.replied => {
+                let _ = self.broadcast.send(Update::Error(error));
+            }
+            Some(task) if !task.status.state.is_terminal() => {
+                let status = TaskStatus::new(TaskState::Failed)
+                    .with_message(Message::agent_text(error.message.clone()));
+                let event = TaskStatusUpdateEvent {
+                    kind: Default::default(),
+                    task_id: self.state.task_id.clone(),
+                    context_id: self.state.context_id.clone(),
+                    status,
+                    is_final: true,
+                    metadata: None,
+                };
+                if let Err(e) = self.apply(event.into()).await {
+                    warn!(error = %e, "could not mark the task failed");
+                }
+            }
+            _ => {}
+        }
+    }
+
+    async fn save(&mut self) -> Result<(), SinkError> {
+        let Some(task) = &self.state.snapshot else {
+            return Ok(());
+        };
+        if let Err(e) = self.store.save(task).await {
+            warn!(error = %e, "saving the task failed; reloading the stored snapshot");
+            if let Ok(Some(stored)) = self.store.get(&self.state.task_id).await {
+                self.state.snapshot = Some(stored);
+            }
+            return Err(SinkError::Store(e.to_string()));
+        }
+        Ok(())
+    }
+
+    /// Stores the snapshot, then announces `events` and notifies webhooks.
+    async fn commit(&mut self, events: Vec<StreamEvent>) -> Result<(), SinkError> {
+        self.save().await?;
+        let state_changed = events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::StatusUpdate(_) | StreamEvent::Task(_)));
+        for e in events {
+            // No receivers is fine: nobody is watching this task right now.
+            let _ = self.broadcast.send(Update::Event(Arc::new(e)));
+        }
+        if state_changed
+            && let (Some(push), Some(task)) = (&self.push, &self.state.snapshot)
+            && push.try_send(task.clone()).is_err()
+        {
+            warn!("push-notification queue full; a notification was dropped");
+        }
+        Ok(())
+    }
+}
+
+/// Sets `final` from the state and stamps a missing timestamp.
+fn normalize_status(e: &mut TaskStatusUpdateEvent) {
+    e.is_final = e.status.state.is_terminal() || e.status.state.is_interrupted();
+    if e.status.timestamp.is_none() {
+        e.status.timestamp = Some(now_rfc3339());
+    }
+}
+
+/// The previous status message moves into the history; the new status replaces it.
+fn apply_status(task: &mut Task, e: &TaskStatusUpdateEvent) {
+    if let Some(previous) = task.status.message.take() {
+        task.history.push(previous);
+    }
+    task.status = e.status.clone();
+}
+
+/// `append: true` extends the artifact of the same id (creating it if it is new);
+/// otherwise the artifact replaces any artifact of the same id.
+fn apply_artifact(task: &mut Task, e: &TaskArtifactUpdateEvent) {
+    let incoming = &e.artifact;
+    let existing = task
+        .artifacts
+        .iter_mut()
+        .find(|a| a.artifact_id == incoming.artifact_id);
+    match existing {
+        Some(a) if e.append == Some(true) => {
+            a.parts.extend(incoming.parts.iter().cloned());
+            if a.name.is_none() {
+                a.name.clone_from(&incoming.name);
+            }
+            if a.description.is_none() {
+                a.description.clone_from(&incoming.description);
+            }
+            if let Some(meta) = &incoming.metadata {
+                a.metadata
+                    .get_or_insert_with(Default::default)
+                    .extend(meta.clone());
+            }
+        }
+        Some(a) => *a = incoming.clone(),
+        None => task.artifacts.push(incoming.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::types::{Artifact, ArtifactId, ArtifactUpdateKind, Part};
+
+    fn chunk(id: &str, text: &str, append: bool) -> TaskArtifactUpdateEvent {
+        TaskArtifactUpdateEvent {
+            kind: ArtifactUpdateKind,
+            task_id: TaskId::new("t"),
+            context_id: ContextId::new("c"),
+            artifact: Artifact::new(ArtifactId::new(id), vec![Part::text(text)]),
+            append: Some(append),
+            last_chunk: None,
+            metadata: None,
+        }
+    }
+
+    #[test]
+    fn append_extends_and_replace_replaces() {
+        let mut task = Task::new(
+            TaskId::new("t"),
+            ContextId::new("c"),
+            TaskStatus::new(TaskState::Working),
+        );
+        apply_artifact(&mut task, &chunk("a", "one ", true));
+        apply_artifact(&mut task, &chunk("a", "two", true));
+        apply_artifact(&mut task, &chunk("b", "x", false));
+        assert_eq!(task.artifacts.len(), 2);
+        assert_eq!(
+            crate::protocol::types::parts_text(&task.artifacts[0].parts),
+            "one two"
+        );
+        apply_artifact(&mut task, &chunk("a", "new", false));
+        assert_eq!(
+            crate::protocol::types::parts_text(&task.artifacts[0].parts),
+            "new"
+        );
+    }
+
+    #[test]
+    fn status_moves_previous_message_to_history() {
+        let mut task = Task::new(
+            TaskId::new("t"),
+            ContextId::new("c"),
+            TaskStatus::new(TaskState::Working).with_message(Message::agent_text("first")),
+        );
+        let mut e = TaskStatusUpdateEvent {
+            kind: Default::default(),
+            task_id: TaskId::new("t"),
+            context_id: ContextId::new("c"),
+            status: TaskStatus {
+                state: TaskState::InputRequired,
+                message: Some(Message::agent_text("which?")),
+                timestamp: None,
+            },
+            is_final: false,
+            metadata: None,
+        };
+        normalize_status(&mut e);
+        assert!(e.is_final, "input-required ends a stream");
+        assert!(e.status.timestamp.is_some());
+        apply_status(&mut task, &e);
+        assert_eq!(task.history.len(), 1);
+        assert_eq!(task.history[0].text(), "first");
+        assert_eq!(task.status.state, TaskState::InputRequired);
+    }
+}

@@ -1,0 +1,136 @@
+//! Streaming events (spec §7.2) and the union results of `message/send` and
+//! `message/stream`.
+
+use serde::{Deserialize, Deserializer, Serialize, de::Error as _};
+
+use super::{
+    Artifact, ArtifactUpdateKind, ContextId, Message, Metadata, StatusUpdateKind, Task, TaskId,
+    TaskStatus,
+};
+
+/// A change of a task's status (`"kind": "status-update"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStatusUpdateEvent {
+    pub kind: StatusUpdateKind,
+    pub task_id: TaskId,
+    pub context_id: ContextId,
+    pub status: TaskStatus,
+    /// `final` on the wire: the last event of this stream.
+    #[serde(rename = "final")]
+    pub is_final: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// A new artifact or a chunk of one (`"kind": "artifact-update"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskArtifactUpdateEvent {
+    pub kind: ArtifactUpdateKind,
+    pub task_id: TaskId,
+    pub context_id: ContextId,
+    pub artifact: Artifact,
+    /// When true, these parts extend the artifact of the same id already sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub append: Option<bool>,
+    /// When true, this is the artifact's last chunk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_chunk: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// One event of a `message/stream` or `tasks/resubscribe` stream.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum StreamEvent {
+    Task(Task),
+    Message(Message),
+    StatusUpdate(TaskStatusUpdateEvent),
+    ArtifactUpdate(TaskArtifactUpdateEvent),
+}
+
+impl StreamEvent {
+    /// The wire `kind` of this event.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StreamEvent::Task(_) => "task",
+            StreamEvent::Message(_) => "message",
+            StreamEvent::StatusUpdate(_) => "status-update",
+            StreamEvent::ArtifactUpdate(_) => "artifact-update",
+        }
+    }
+}
+
+impl From<Task> for StreamEvent {
+    fn from(t: Task) -> Self {
+        StreamEvent::Task(t)
+    }
+}
+impl From<Message> for StreamEvent {
+    fn from(m: Message) -> Self {
+        StreamEvent::Message(m)
+    }
+}
+impl From<TaskStatusUpdateEvent> for StreamEvent {
+    fn from(e: TaskStatusUpdateEvent) -> Self {
+        StreamEvent::StatusUpdate(e)
+    }
+}
+impl From<TaskArtifactUpdateEvent> for StreamEvent {
+    fn from(e: TaskArtifactUpdateEvent) -> Self {
+        StreamEvent::ArtifactUpdate(e)
+    }
+}
+
+/// Reads the `kind` member of a JSON object, for dispatching a union.
+fn kind_of<E: serde::de::Error>(value: &serde_json::Value) -> Result<&str, E> {
+    match value.get("kind") {
+        Some(serde_json::Value::String(k)) => Ok(k.as_str()),
+        Some(_) => Err(E::custom("`kind` must be a string")),
+        None => Err(E::missing_field("kind")),
+    }
+}
+
+fn from_value<T: serde::de::DeserializeOwned, E: serde::de::Error>(
+    value: serde_json::Value,
+) -> Result<T, E> {
+    serde_json::from_value(value).map_err(E::custom)
+}
+
+impl<'de> Deserialize<'de> for StreamEvent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(d)?;
+        match kind_of::<D::Error>(&value)? {
+            "task" => from_value(value).map(StreamEvent::Task),
+            "message" => from_value(value).map(StreamEvent::Message),
+            "status-update" => from_value(value).map(StreamEvent::StatusUpdate),
+            "artifact-update" => from_value(value).map(StreamEvent::ArtifactUpdate),
+            other => Err(D::Error::unknown_variant(
+                other,
+                &["task", "message", "status-update", "artifact-update"],
+            )),
+        }
+    }
+}
+
+/// The result of `message/send`: the task the message created or continued, or a
+/// direct reply message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum SendMessageResult {
+    Task(Task),
+    Message(Message),
+}
+
+impl<'de> Deserialize<'de> for SendMessageResult {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(d)?;
+        match kind_of::<D::Error>(&value)? {
+            "task" => from_value(value).map(SendMessageResult::Task),
+            "message" => from_value(value).map(SendMessageResult::Message),
+            other => Err(D::Error::unknown_variant(other, &["task", "message"])),
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! The A2A v0.3.0 wire types: every object of spec §5–§7 and of the normative JSON
+//! Schema (`a2a.json`), with the exact JSON shape the spec prescribes.
+//!
+//! These types are the protocol layer's model. They serialize in camelCase, omit absent
+//! optionals, require what the schema requires and ignore unknown fields on input.
+//! Discriminated unions (`Part`, `StreamEvent`, `SendMessageResult`, `SecurityScheme`)
+//! dispatch on their `kind` / `type` member so that errors name what was wrong rather
+//! than "did not match any variant".
+//!
+//! A future wire binding (A2A v1.0, which renames methods and reshapes parts and enums)
+//! is meant to live beside these as its own serde structs converting to and from them;
+//! nothing outside `protocol` depends on the JSON shape.
+
+mod card;
+mod events;
+mod ids;
+mod kind;
+mod message;
+mod params;
+mod push;
+mod task;
+
+pub use card::*;
+pub use events::*;
+pub use ids::*;
+pub use kind::*;
+pub use message::*;
+pub use params::*;
+pub use push::*;
+pub use task::*;
+
+/// Free-form metadata attached to most A2A objects.
+pub type Metadata = serde_json::Map<String, serde_json::Value>;

@@ -1,0 +1,117 @@
+//! The `params` object of each JSON-RPC method (spec §7).
+
+use serde::{Deserialize, Serialize};
+
+use super::{Message, Metadata, PushNotificationConfig, TaskId};
+
+/// Params of `message/send` and `message/stream`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageSendParams {
+    pub message: Message,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configuration: Option<MessageSendConfiguration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+impl MessageSendParams {
+    /// Params carrying just `message`.
+    pub fn new(message: Message) -> Self {
+        Self {
+            message,
+            configuration: None,
+            metadata: None,
+        }
+    }
+
+    /// Whether the caller asked to wait for a terminal or interrupted state (the
+    /// default, as in the reference SDK).
+    pub fn blocking(&self) -> bool {
+        self.configuration
+            .as_ref()
+            .and_then(|c| c.blocking)
+            .unwrap_or(true)
+    }
+
+    /// The requested `historyLength`, if any.
+    pub fn history_length(&self) -> Option<u32> {
+        self.configuration.as_ref().and_then(|c| c.history_length)
+    }
+}
+
+/// Per-request options of `message/send` / `message/stream`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageSendConfiguration {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted_output_modes: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocking: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_length: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push_notification_config: Option<PushNotificationConfig>,
+}
+
+/// Params naming a task: `tasks/cancel`, `tasks/resubscribe`,
+/// `tasks/pushNotificationConfig/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskIdParams {
+    pub id: TaskId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+impl TaskIdParams {
+    pub fn new(id: TaskId) -> Self {
+        Self { id, metadata: None }
+    }
+}
+
+/// Params of `tasks/get`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskQueryParams {
+    pub id: TaskId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_length: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+impl TaskQueryParams {
+    pub fn new(id: TaskId) -> Self {
+        Self {
+            id,
+            history_length: None,
+            metadata: None,
+        }
+    }
+}
+
+/// Params of `tasks/pushNotificationConfig/get` (the id of the config is optional: the
+/// task's first config is returned without it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetTaskPushNotificationConfigParams {
+    pub id: TaskId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push_notification_config_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// Params of `tasks/pushNotificationConfig/list`.
+pub type ListTaskPushNotificationConfigParams = TaskIdParams;
+
+/// Params of `tasks/pushNotificationConfig/delete`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteTaskPushNotificationConfigParams {
+    pub id: TaskId,
+    pub push_notification_config_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}

@@ -1,0 +1,169 @@
+//! Tasks, their lifecycle states and their artifacts (spec §6.1–§6.3, §6.7).
+
+use serde::{Deserialize, Serialize};
+
+use super::{ArtifactId, ContextId, Message, Metadata, Part, TaskId, TaskKind};
+
+/// The nine states of a task's lifecycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskState {
+    Submitted,
+    Working,
+    InputRequired,
+    Completed,
+    Canceled,
+    Failed,
+    Rejected,
+    AuthRequired,
+    Unknown,
+}
+
+impl TaskState {
+    /// Completed, canceled, failed or rejected: the task will never change again.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskState::Completed | TaskState::Canceled | TaskState::Failed | TaskState::Rejected
+        )
+    }
+
+    /// Input-required or auth-required: the task waits for the client.
+    pub fn is_interrupted(self) -> bool {
+        matches!(self, TaskState::InputRequired | TaskState::AuthRequired)
+    }
+
+    /// The state's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Submitted => "submitted",
+            TaskState::Working => "working",
+            TaskState::InputRequired => "input-required",
+            TaskState::Completed => "completed",
+            TaskState::Canceled => "canceled",
+            TaskState::Failed => "failed",
+            TaskState::Rejected => "rejected",
+            TaskState::AuthRequired => "auth-required",
+            TaskState::Unknown => "unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for TaskState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A task's current state, with an optional agent message and an ISO 8601 timestamp.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStatus {
+    pub state: TaskState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+}
+
+impl TaskStatus {
+    /// A status in `state`, stamped with the current time.
+    pub fn new(state: TaskState) -> Self {
+        Self {
+            state,
+            message: None,
+            timestamp: Some(now_rfc3339()),
+        }
+    }
+
+    /// Attaches an agent message.
+    pub fn with_message(mut self, message: Message) -> Self {
+        self.message = Some(message);
+        self
+    }
+}
+
+/// The current UTC time as an RFC 3339 / ISO 8601 string.
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// A stateful unit of work (`"kind": "task"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    pub kind: TaskKind,
+    pub id: TaskId,
+    pub context_id: ContextId,
+    pub status: TaskStatus,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<Message>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<Artifact>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+impl Task {
+    /// A new task in `status`, with no history or artifacts.
+    pub fn new(id: TaskId, context_id: ContextId, status: TaskStatus) -> Self {
+        Self {
+            kind: TaskKind,
+            id,
+            context_id,
+            status,
+            history: Vec::new(),
+            artifacts: Vec::new(),
+            metadata: None,
+        }
+    }
+
+    /// Keeps only the last `n` history messages (`historyLength`): `None` keeps all,
+    /// `Some(0)` keeps none.
+    pub fn truncate_history(&mut self, n: Option<u32>) {
+        if let Some(n) = n {
+            let keep = n as usize;
+            if self.history.len() > keep {
+                self.history.drain(..self.history.len() - keep);
+            }
+        }
+    }
+}
+
+/// An output of a task (spec §6.7).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Artifact {
+    pub artifact_id: ArtifactId,
+    pub parts: Vec<Part>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+impl Artifact {
+    /// An artifact with the given id and parts.
+    pub fn new(artifact_id: ArtifactId, parts: Vec<Part>) -> Self {
+        Self {
+            artifact_id,
+            parts,
+            name: None,
+            description: None,
+            extensions: None,
+            metadata: None,
+        }
+    }
+
+    /// Sets the artifact's name.
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+}

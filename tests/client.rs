@@ -1,0 +1,310 @@
+//! The client against hand-made HTTP servers: card discovery and its fallbacks,
+//! transport selection, SSE parsing tolerance and limits, and typed errors.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use a2a_orchestrator::protocol::client::{
+    A2aClient, CardResolver, ClientAuth, ClientConfig, ClientError, http_client,
+};
+use a2a_orchestrator::protocol::types::*;
+use axum::Router;
+use axum::http::HeaderMap;
+use axum::routing::{get, post};
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use crate::echo_agent::echo_card;
+use crate::util::serve_router;
+
+fn resolver() -> CardResolver {
+    CardResolver::new(http_client(), Default::default(), Duration::from_secs(10))
+}
+
+#[tokio::test]
+async fn resolves_the_legacy_card_path_when_the_current_one_is_missing() {
+    let router = Router::new().route(
+        "/.well-known/agent.json",
+        get(|| async {
+            axum::Json(serde_json::to_value(echo_card("http://legacy.example/rpc")).unwrap())
+        }),
+    );
+    let base = serve_router(router).await;
+    let card = resolver().resolve(&base).await.unwrap();
+    assert_eq!(card.url, "http://legacy.example/rpc");
+}
+
+#[tokio::test]
+async fn card_errors_say_what_is_wrong() {
+    let router = Router::new()
+        .route(
+            "/bad/.well-known/agent-card.json",
+            get(|| async { axum::Json(json!({ "name": "x" })) }),
+        )
+        .route(
+            "/notjson/.well-known/agent-card.json",
+            get(|| async { "<html>" }),
+        );
+    let base = serve_router(router).await;
+
+    let err = resolver()
+        .resolve(&format!("{base}/bad"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::Protocol { .. }), "{err}");
+    assert!(err.to_string().contains("missing field"), "{err}");
+
+    let err = resolver()
+        .resolve(&format!("{base}/notjson"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::Protocol { .. }), "{err}");
+
+    let err = resolver()
+        .resolve(&format!("{base}/none"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::HttpStatus { status: 404, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("legacy"), "{err}");
+
+    // Nothing listens on port 9 on loopback.
+    let err = resolver().resolve("http://127.0.0.1:9").await.unwrap_err();
+    assert!(matches!(err, ClientError::Transport { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn transport_selection_follows_the_card() {
+    let mut card = echo_card("https://grpc.example:443");
+    card.preferred_transport = Some(Transport::Grpc);
+    card.additional_interfaces = Some(vec![
+        AgentInterface {
+            transport: Transport::Grpc,
+            url: "https://grpc.example:443".into(),
+        },
+        AgentInterface {
+            transport: Transport::JsonRpc,
+            url: "https://rpc.example/a2a".into(),
+        },
+    ]);
+    let client = A2aClient::from_card(&card, ClientConfig::default()).unwrap();
+    assert_eq!(client.endpoint(), "https://rpc.example/a2a");
+
+    card.additional_interfaces = Some(vec![AgentInterface {
+        transport: Transport::HttpJson,
+        url: "https://rest.example/v1".into(),
+    }]);
+    let err = A2aClient::from_card(&card, ClientConfig::default()).unwrap_err();
+    assert!(matches!(err, ClientError::UnsupportedTransport { .. }));
+    let msg = err.to_string();
+    assert!(
+        msg.contains("GRPC at https://grpc.example:443")
+            && msg.contains("HTTP+JSON at https://rest.example/v1"),
+        "{msg}"
+    );
+}
+
+/// A server that answers every POST with `body(request_id)` as an SSE stream.
+async fn raw_sse_server(body: fn(&Value) -> String) -> String {
+    let router = Router::new().route(
+        "/",
+        post(move |axum::Json(req): axum::Json<Value>| async move {
+            ([("content-type", "text/event-stream")], body(&req["id"]))
+        }),
+    );
+    serve_router(router).await
+}
+
+fn task_json() -> Value {
+    json!({ "kind": "task", "id": "t", "contextId": "c", "status": { "state": "working" } })
+}
+
+#[tokio::test]
+async fn sse_parsing_tolerates_comments_crlf_and_multi_line_data() {
+    let base = raw_sse_server(|id| {
+        let task = json!({ "jsonrpc": "2.0", "id": id, "result": task_json() });
+        let done = json!({ "jsonrpc": "2.0", "id": id, "result": {
+            "kind": "status-update", "taskId": "t", "contextId": "c", "status": { "state": "completed" }, "final": true } });
+        // A keep-alive comment, CRLF line ends, and one JSON document split over
+        // several data lines (joined with newlines, which JSON treats as whitespace).
+        let pretty = serde_json::to_string_pretty(&done).unwrap();
+        let split: String = pretty.lines().map(|l| format!("data: {l}\r\n")).collect();
+        format!(": keep-alive\r\n\r\nevent: message\r\ndata: {task}\r\n\r\nretry: 1000\n{split}\r\n")
+    })
+    .await;
+    let client = A2aClient::new(format!("{base}/"), ClientConfig::default()).unwrap();
+    let events: Vec<StreamEvent> = client
+        .send_message_stream(&MessageSendParams::new(Message::user_text("x")))
+        .await
+        .unwrap()
+        .map(|e| e.unwrap())
+        .collect()
+        .await;
+    assert_eq!(events.len(), 2);
+    assert!(matches!(&events[1], StreamEvent::StatusUpdate(s) if s.is_final));
+}
+
+#[tokio::test]
+async fn oversized_sse_events_are_refused() {
+    let base = raw_sse_server(|id| {
+        let big = "x".repeat(200_000);
+        let ev = json!({ "jsonrpc": "2.0", "id": id, "result": {
+            "kind": "artifact-update", "taskId": "t", "contextId": "c", "artifact": { "artifactId": "a", "parts": [{ "kind": "text", "text": big }] } } });
+        format!("data: {ev}\n\n")
+    })
+    .await;
+    let config = ClientConfig {
+        max_event_bytes: 64 * 1024,
+        ..ClientConfig::default()
+    };
+    let client = A2aClient::new(format!("{base}/"), config).unwrap();
+    let mut stream = client
+        .send_message_stream(&MessageSendParams::new(Message::user_text("x")))
+        .await
+        .unwrap();
+    let err = stream.next().await.unwrap().unwrap_err();
+    assert!(matches!(err, ClientError::Protocol { .. }), "{err}");
+    assert!(err.to_string().contains("65536"), "{err}");
+    assert!(
+        stream.next().await.is_none(),
+        "the stream ends after the error"
+    );
+}
+
+#[tokio::test]
+async fn protocol_violations_and_http_errors_are_told_apart() {
+    let router = Router::new()
+        .route(
+            "/500",
+            post(|| async { (axum::http::StatusCode::INTERNAL_SERVER_ERROR, "boom") }),
+        )
+        .route(
+            "/wrong-id",
+            post(|| async {
+                axum::Json(json!({ "jsonrpc": "2.0", "id": 999, "result": task_json() }))
+            }),
+        )
+        .route(
+            "/not-a-task",
+            post(|axum::Json(r): axum::Json<Value>| async move {
+                axum::Json(json!({ "jsonrpc": "2.0", "id": r["id"], "result": { "kind": "task" } }))
+            }),
+        )
+        .route(
+            "/slow",
+            post(|| async {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                "late"
+            }),
+        );
+    let base = serve_router(router).await;
+    let get = TaskQueryParams::new(TaskId::new("t"));
+    let at =
+        |path: &str, config: ClientConfig| A2aClient::new(format!("{base}{path}"), config).unwrap();
+
+    let err = at("/500", ClientConfig::default())
+        .get_task(&get)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::HttpStatus { status: 500, ref body, .. } if body == "boom"),
+        "{err}"
+    );
+
+    let err = at("/wrong-id", ClientConfig::default())
+        .get_task(&get)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::Protocol { .. }) && err.to_string().contains("id"),
+        "{err}"
+    );
+
+    let err = at("/not-a-task", ClientConfig::default())
+        .get_task(&get)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::Protocol { .. }) && err.to_string().contains("missing field"),
+        "{err}"
+    );
+
+    let quick = ClientConfig {
+        timeout: Duration::from_millis(200),
+        ..ClientConfig::default()
+    };
+    let err = at("/slow", quick).get_task(&get).await.unwrap_err();
+    assert!(matches!(err, ClientError::Timeout { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn auth_and_extra_headers_reach_the_agent() {
+    let seen: Arc<Mutex<Vec<HeaderMap>>> = Default::default();
+    let seen2 = seen.clone();
+    let router = Router::new().route(
+        "/",
+        post(
+            move |headers: HeaderMap, axum::Json(r): axum::Json<Value>| {
+                seen2.lock().unwrap().push(headers);
+                async move {
+                    axum::Json(json!({ "jsonrpc": "2.0", "id": r["id"], "result": task_json() }))
+                }
+            },
+        ),
+    );
+    let base = serve_router(router).await;
+    let get = TaskQueryParams::new(TaskId::new("t"));
+    let bearer = ClientConfig {
+        auth: Some(ClientAuth::Bearer("tok-1".into())),
+        headers: vec![("X-Tenant".into(), "acme".into())],
+        ..ClientConfig::default()
+    };
+    A2aClient::new(format!("{base}/"), bearer)
+        .unwrap()
+        .get_task(&get)
+        .await
+        .unwrap();
+    let key = ClientConfig {
+        auth: Some(ClientAuth::ApiKey {
+            header: "X-API-Key".into(),
+            value: "k-2".into(),
+        }),
+        ..ClientConfig::default()
+    };
+    A2aClient::new(format!("{base}/"), key)
+        .unwrap()
+        .get_task(&get)
+        .await
+        .unwrap();
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen[0]["authorization"], "Bearer tok-1");
+    assert_eq!(seen[0]["x-tenant"], "acme");
+    assert!(
+        seen[0]["user-agent"]
+            .to_str()
+            .unwrap()
+            .starts_with("a2a-orchestrator/")
+    );
+    assert_eq!(seen[1]["x-api-key"], "k-2");
+    assert!(seen[1].get("authorization").is_none());
+}
+
+#[tokio::test]
+async fn the_card_command_prints_a_card() {
+    let agent = crate::util::echo(0).await;
+    let url = agent.url.clone();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args(["card", &url])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let card: AgentCard = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(card.name, "Echo");
+}

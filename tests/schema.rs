@@ -1,0 +1,212 @@
+//! Every JSON our server emits validates against the normative v0.3.0 JSON Schema
+//! (`../shared/a2a/v0.3.0/a2a.json`): the card, each method's response, each stream
+//! event, each error.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use serde_json::{Value, json};
+
+use crate::util::{echo, post_raw, post_sse, rpc, text_params};
+
+fn schema() -> &'static Value {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let path = std::path::Path::new(crate::util::ROOT).join("../shared/a2a/v0.3.0/a2a.json");
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("the A2A schema must be at {}: {e}", path.display()));
+        serde_json::from_str(&text).unwrap()
+    })
+}
+
+/// Asserts that `value` is a valid instance of `definitions/<def>`.
+pub fn assert_valid(def: &str, value: &Value) {
+    static CACHE: OnceLock<Mutex<HashMap<String, std::sync::Arc<jsonschema::Validator>>>> =
+        OnceLock::new();
+    let validator = {
+        let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
+        cache
+            .entry(def.to_owned())
+            .or_insert_with(|| {
+                assert!(
+                    schema()["definitions"].get(def).is_some(),
+                    "no definition {def}"
+                );
+                let root = json!({
+                    "$schema": "http://json-schema.org/draft-07/schema#",
+                    "definitions": schema()["definitions"],
+                    "allOf": [{ "$ref": format!("#/definitions/{def}") }],
+                });
+                std::sync::Arc::new(jsonschema::draft7::new(&root).expect("schema compiles"))
+            })
+            .clone()
+    };
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "not a valid {def}:\n{}\n{}",
+        errors.join("\n"),
+        serde_json::to_string_pretty(value).unwrap()
+    );
+}
+
+#[tokio::test]
+async fn card_validates() {
+    let agent = echo(0).await;
+    for path in [".well-known/agent-card.json", ".well-known/agent.json"] {
+        let card: Value = reqwest::get(format!("{}{path}", agent.url))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_valid("AgentCard", &card);
+    }
+}
+
+#[tokio::test]
+async fn unary_responses_validate() {
+    let agent = echo(0).await;
+    let url = &agent.url;
+    let (_, sent) = post_raw(
+        url,
+        rpc("message/send", text_params("schema check")).to_string(),
+    )
+    .await;
+    assert_valid("SendMessageResponse", &sent);
+    assert_valid("SendMessageSuccessResponse", &sent);
+    let task_id = sent["result"]["id"].as_str().unwrap().to_owned();
+
+    let (_, got) = post_raw(url, rpc("tasks/get", json!({ "id": task_id })).to_string()).await;
+    assert_valid("GetTaskSuccessResponse", &got);
+
+    let config = json!({ "taskId": task_id, "pushNotificationConfig": {
+        "url": "http://127.0.0.1:9/hook", "token": "t",
+        "authentication": { "schemes": ["Bearer"], "credentials": "c" } } });
+    let (_, set) = post_raw(
+        url,
+        rpc("tasks/pushNotificationConfig/set", config).to_string(),
+    )
+    .await;
+    assert_valid("SetTaskPushNotificationConfigSuccessResponse", &set);
+    let (_, get) = post_raw(
+        url,
+        rpc("tasks/pushNotificationConfig/get", json!({ "id": task_id })).to_string(),
+    )
+    .await;
+    assert_valid("GetTaskPushNotificationConfigSuccessResponse", &get);
+    let (_, list) = post_raw(
+        url,
+        rpc(
+            "tasks/pushNotificationConfig/list",
+            json!({ "id": task_id }),
+        )
+        .to_string(),
+    )
+    .await;
+    assert_valid("ListTaskPushNotificationConfigSuccessResponse", &list);
+    let config_id = list["result"][0]["pushNotificationConfig"]["id"]
+        .as_str()
+        .unwrap();
+    let (_, del) = post_raw(
+        url,
+        rpc(
+            "tasks/pushNotificationConfig/delete",
+            json!({ "id": task_id, "pushNotificationConfigId": config_id }),
+        )
+        .to_string(),
+    )
+    .await;
+    assert_valid("DeleteTaskPushNotificationConfigSuccessResponse", &del);
+
+    // A cancel of a running task.
+    let slow = crate::util::echo(200).await;
+    let mut params = text_params("a b c d e f g h");
+    params["configuration"] = json!({ "blocking": false });
+    let (_, started) = post_raw(&slow.url, rpc("message/send", params).to_string()).await;
+    let id = started["result"]["id"].clone();
+    let (_, canceled) = post_raw(
+        &slow.url,
+        rpc("tasks/cancel", json!({ "id": id })).to_string(),
+    )
+    .await;
+    assert_valid("CancelTaskSuccessResponse", &canceled);
+    assert_eq!(canceled["result"]["status"]["state"], "canceled");
+}
+
+#[tokio::test]
+async fn stream_events_validate() {
+    let agent = echo(0).await;
+    let events = post_sse(
+        &agent.url,
+        &rpc("message/stream", text_params("one two three")),
+    )
+    .await;
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["result"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "task",
+            "status-update",
+            "artifact-update",
+            "artifact-update",
+            "artifact-update",
+            "status-update"
+        ]
+    );
+    for e in &events {
+        assert_valid("SendStreamingMessageSuccessResponse", e);
+        let def = match e["result"]["kind"].as_str().unwrap() {
+            "task" => "Task",
+            "status-update" => "TaskStatusUpdateEvent",
+            "artifact-update" => "TaskArtifactUpdateEvent",
+            other => panic!("unexpected kind {other}"),
+        };
+        assert_valid(def, &e["result"]);
+    }
+    assert_eq!(events.last().unwrap()["result"]["final"], true);
+
+    // A resubscribe to the finished task: the snapshot.
+    let id = events[0]["result"]["id"].clone();
+    let resub = post_sse(&agent.url, &rpc("tasks/resubscribe", json!({ "id": id }))).await;
+    assert_eq!(resub.len(), 1);
+    assert_valid("SendStreamingMessageSuccessResponse", &resub[0]);
+    assert_valid("Task", &resub[0]["result"]);
+}
+
+#[tokio::test]
+async fn errors_validate() {
+    let agent = echo(0).await;
+    let url = &agent.url;
+    let cases: Vec<(String, &str)> = vec![
+        ("{not json".into(), "JSONParseError"),
+        ("[1]".into(), "InvalidRequestError"),
+        (rpc("no/such", json!({})).to_string(), "MethodNotFoundError"),
+        (
+            rpc("tasks/get", json!({})).to_string(),
+            "InvalidParamsError",
+        ),
+        (
+            rpc("tasks/get", json!({ "id": "missing" })).to_string(),
+            "TaskNotFoundError",
+        ),
+        (
+            rpc("agent/getAuthenticatedExtendedCard", Value::Null).to_string(),
+            "AuthenticatedExtendedCardNotConfiguredError",
+        ),
+    ];
+    for (body, def) in cases {
+        let (_, resp) = post_raw(url, body).await;
+        assert_valid("JSONRPCErrorResponse", &resp);
+        assert_valid(def, &resp["error"]);
+    }
+    let events = post_sse(url, &rpc("tasks/resubscribe", json!({ "id": "missing" }))).await;
+    assert_valid("SendStreamingMessageResponse", &events[0]);
+    assert_valid("TaskNotFoundError", &events[0]["error"]);
+}

@@ -1,0 +1,538 @@
+//! The server's behaviour, driven by our own client over HTTP: blocking and
+//! non-blocking sends, streams, concurrent subscribers, cancel, multi-turn, direct
+//! replies, failing agents and push notifications.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_orchestrator::protocol::RpcError;
+use a2a_orchestrator::protocol::client::{A2aClient, ClientConfig, ClientError};
+use a2a_orchestrator::protocol::server::{
+    AgentExecutor, EventSink, NOTIFICATION_TOKEN_HEADER, RequestContext, ServerConfig,
+};
+use a2a_orchestrator::protocol::types::*;
+use axum::http::HeaderMap;
+use futures::StreamExt;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::echo_agent::echo_card;
+use crate::util::{echo, serve, serve_router, serve_with};
+
+async fn client(url: &str) -> A2aClient {
+    let (client, _card) = A2aClient::connect(url, ClientConfig::default())
+        .await
+        .unwrap();
+    client
+}
+
+fn send(text: &str, blocking: bool) -> MessageSendParams {
+    let mut p = MessageSendParams::new(Message::user_text(text));
+    p.configuration = Some(MessageSendConfiguration {
+        blocking: Some(blocking),
+        ..Default::default()
+    });
+    p
+}
+
+fn as_task(r: SendMessageResult) -> Task {
+    match r {
+        SendMessageResult::Task(t) => t,
+        SendMessageResult::Message(m) => panic!("expected a task, got message {m:?}"),
+    }
+}
+
+fn artifact_text(task: &Task) -> String {
+    task.artifacts
+        .iter()
+        .map(|a| parts_text(&a.parts))
+        .collect()
+}
+
+async fn wait_state(c: &A2aClient, id: &TaskId, state: TaskState) -> Task {
+    for _ in 0..400 {
+        let t = c.get_task(&TaskQueryParams::new(id.clone())).await.unwrap();
+        if t.status.state == state {
+            return t;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("task {id} never reached {state}");
+}
+
+#[tokio::test]
+async fn blocking_send_returns_the_finished_task() {
+    let agent = echo(5).await;
+    let c = client(&agent.url).await;
+    let task = as_task(
+        c.send_message(&send("the quick brown fox", true))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(artifact_text(&task), "the quick brown fox");
+    assert_eq!(
+        task.artifacts.len(),
+        1,
+        "chunks were appended to one artifact"
+    );
+    assert_eq!(task.history[0].text(), "the quick brown fox");
+    assert_eq!(
+        task.history[0].task_id.as_ref(),
+        Some(&task.id),
+        "the user message is bound to the task"
+    );
+
+    let mut p = send("history", true);
+    p.configuration.as_mut().unwrap().history_length = Some(0);
+    let task = as_task(c.send_message(&p).await.unwrap());
+    assert!(
+        task.history.is_empty(),
+        "historyLength 0 returns no history"
+    );
+}
+
+#[tokio::test]
+async fn non_blocking_send_returns_at_once_and_work_goes_on() {
+    let agent = echo(40).await;
+    let c = client(&agent.url).await;
+    let task = as_task(
+        c.send_message(&send("a b c d e f g h i j", false))
+            .await
+            .unwrap(),
+    );
+    assert!(
+        matches!(task.status.state, TaskState::Submitted | TaskState::Working),
+        "{}",
+        task.status.state
+    );
+    let done = wait_state(&c, &task.id, TaskState::Completed).await;
+    assert_eq!(artifact_text(&done), "a b c d e f g h i j");
+}
+
+#[tokio::test]
+async fn stream_delivers_every_event_in_order() {
+    let agent = echo(1).await;
+    let c = client(&agent.url).await;
+    let events: Vec<StreamEvent> = c
+        .send_message_stream(&send("one two three", true))
+        .await
+        .unwrap()
+        .map(|e| e.unwrap())
+        .collect()
+        .await;
+    let kinds: Vec<&str> = events.iter().map(StreamEvent::kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            "task",
+            "status-update",
+            "artifact-update",
+            "artifact-update",
+            "artifact-update",
+            "status-update"
+        ]
+    );
+    let chunks: Vec<(String, Option<bool>, Option<bool>)> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ArtifactUpdate(a) => {
+                Some((parts_text(&a.artifact.parts), a.append, a.last_chunk))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        chunks,
+        [
+            ("one".to_owned(), Some(false), Some(false)),
+            (" two".to_owned(), Some(true), Some(false)),
+            (" three".to_owned(), Some(true), Some(true))
+        ]
+    );
+    match events.last().unwrap() {
+        StreamEvent::StatusUpdate(s) => {
+            assert!(s.is_final);
+            assert_eq!(s.status.state, TaskState::Completed);
+        }
+        other => panic!("last event {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn concurrent_subscribers_all_see_the_whole_artifact_in_order() {
+    let agent = echo(30).await;
+    let c = client(&agent.url).await;
+    let words: Vec<String> = (0..20).map(|i| format!("w{i}")).collect();
+    let text = words.join(" ");
+    let task = as_task(c.send_message(&send(&text, false)).await.unwrap());
+    let mut subscribers = Vec::new();
+    for _ in 0..4 {
+        let c = c.clone();
+        let id = task.id.clone();
+        subscribers.push(tokio::spawn(async move {
+            let mut stream = c.resubscribe(&TaskIdParams::new(id)).await.unwrap();
+            // Assemble what this subscriber saw: the snapshot, then every chunk.
+            let mut assembled = String::new();
+            let mut last_state = None;
+            while let Some(event) = stream.next().await {
+                match event.unwrap() {
+                    StreamEvent::Task(t) => assembled = artifact_text(&t),
+                    StreamEvent::ArtifactUpdate(a) => {
+                        if a.append != Some(true) {
+                            assembled.clear();
+                        }
+                        assembled.push_str(&parts_text(&a.artifact.parts));
+                    }
+                    StreamEvent::StatusUpdate(s) => last_state = Some(s.status.state),
+                    StreamEvent::Message(_) => {}
+                }
+            }
+            (assembled, last_state)
+        }));
+        tokio::time::sleep(Duration::from_millis(45)).await;
+    }
+    for s in subscribers {
+        let (assembled, last_state) = tokio::time::timeout(Duration::from_secs(20), s)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(assembled, text, "no chunk lost or duplicated");
+        assert_eq!(last_state, Some(TaskState::Completed));
+    }
+}
+
+#[tokio::test]
+async fn cancel_stops_the_agent_and_ends_streams() {
+    let agent = echo(50).await;
+    let c = client(&agent.url).await;
+    let words = (0..100)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let task = as_task(c.send_message(&send(&words, false)).await.unwrap());
+    let mut watcher = c
+        .resubscribe(&TaskIdParams::new(task.id.clone()))
+        .await
+        .unwrap();
+    let canceled = c
+        .cancel_task(&TaskIdParams::new(task.id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(canceled.status.state, TaskState::Canceled);
+    let mut last = None;
+    while let Some(e) = tokio::time::timeout(Duration::from_secs(10), watcher.next())
+        .await
+        .unwrap()
+    {
+        last = Some(e.unwrap());
+    }
+    match last {
+        Some(StreamEvent::StatusUpdate(s)) => assert_eq!(s.status.state, TaskState::Canceled),
+        other => panic!("the stream should end with the cancel, got {other:?}"),
+    }
+    let after = c
+        .get_task(&TaskQueryParams::new(task.id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(after.status.state, TaskState::Canceled);
+    assert!(
+        artifact_text(&after).len() < words.len(),
+        "the agent stopped early"
+    );
+    let err = c
+        .cancel_task(&TaskIdParams::new(task.id))
+        .await
+        .unwrap_err();
+    assert_eq!(err.rpc().unwrap().code.0, -32002);
+}
+
+#[tokio::test]
+async fn input_required_then_continuation_on_the_same_task() {
+    let agent = echo(0).await;
+    let c = client(&agent.url).await;
+    let task = as_task(c.send_message(&send("please ask me", true)).await.unwrap());
+    assert_eq!(task.status.state, TaskState::InputRequired);
+    assert_eq!(
+        task.status.message.as_ref().unwrap().text(),
+        "What should I echo?"
+    );
+    let reply = Message::user_text("echo this").with_task(task.id.clone());
+    let done = as_task(
+        c.send_message(&MessageSendParams::new(reply))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(done.id, task.id);
+    assert_eq!(done.context_id, task.context_id);
+    assert_eq!(done.status.state, TaskState::Completed);
+    assert_eq!(artifact_text(&done), "echo this");
+    let texts: Vec<String> = done.history.iter().map(Message::text).collect();
+    assert_eq!(
+        texts,
+        [
+            "please ask me",
+            "What should I echo?",
+            "echo this",
+            "echoing"
+        ]
+    );
+
+    let wrong = Message::user_text("x")
+        .with_task(task.id.clone())
+        .with_context(ContextId::new("other"));
+    let err = c
+        .send_message(&MessageSendParams::new(wrong))
+        .await
+        .unwrap_err();
+    assert_eq!(err.rpc().unwrap().code.0, -32602);
+}
+
+/// Replies with a message (no task), fails, panics or does nothing, as the text says.
+struct Scripted;
+
+impl AgentExecutor for Scripted {
+    async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
+        let fail =
+            |e: a2a_orchestrator::protocol::server::SinkError| RpcError::internal(e.to_string());
+        match ctx.message.text().as_str() {
+            "reply" => events
+                .reply(vec![Part::text("a direct answer")])
+                .await
+                .map_err(fail),
+            "reject" => Err(RpcError::invalid_params(
+                "message.parts",
+                "I only take poems",
+            )),
+            "nothing" => Ok(()),
+            "panic" => {
+                events.working(None).await.map_err(fail)?;
+                panic!("scripted panic");
+            }
+            "fail later" => {
+                events.working(None).await.map_err(fail)?;
+                Err(RpcError::internal("the backend went away"))
+            }
+            other => panic!("unexpected {other}"),
+        }
+    }
+}
+
+fn scripted_card(url: &str) -> AgentCard {
+    let mut card = AgentCard::new("Scripted", "test agent", url);
+    card.capabilities.streaming = Some(true);
+    card
+}
+
+#[tokio::test]
+async fn agents_that_reply_fail_or_panic() {
+    let agent = serve(Scripted, scripted_card, ServerConfig::default()).await;
+    let c = client(&agent.url).await;
+
+    match c.send_message(&send("reply", true)).await.unwrap() {
+        SendMessageResult::Message(m) => {
+            assert_eq!(m.text(), "a direct answer");
+            assert_eq!(m.role, Role::Agent);
+        }
+        other => panic!("{other:?}"),
+    }
+    let events: Vec<_> = c
+        .send_message_stream(&send("reply", true))
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(events.len(), 1);
+    assert!(matches!(
+        events[0].as_ref().unwrap(),
+        StreamEvent::Message(_)
+    ));
+
+    let err = c.send_message(&send("reject", true)).await.unwrap_err();
+    let rpc = err.rpc().unwrap();
+    assert_eq!(rpc.code.0, -32602);
+    assert!(rpc.message.contains("poems"));
+
+    let err = c.send_message(&send("nothing", true)).await.unwrap_err();
+    assert_eq!(err.rpc().unwrap().code.0, -32006);
+
+    let failed = as_task(c.send_message(&send("panic", true)).await.unwrap());
+    assert_eq!(failed.status.state, TaskState::Failed);
+
+    let failed = as_task(c.send_message(&send("fail later", true)).await.unwrap());
+    assert_eq!(failed.status.state, TaskState::Failed);
+    assert_eq!(
+        failed.status.message.unwrap().text(),
+        "the backend went away"
+    );
+}
+
+#[tokio::test]
+async fn push_notifications_reach_the_webhook_with_the_token() {
+    let (tx, mut rx) = mpsc::channel::<(HeaderMap, Value)>(64);
+    let hook = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(
+            move |headers: HeaderMap, axum::Json(body): axum::Json<Value>| {
+                let tx = tx.clone();
+                async move {
+                    let _ = tx.send((headers, body)).await;
+                    "ok"
+                }
+            },
+        ),
+    );
+    let hook_url = format!("{}/hook", serve_router(hook).await);
+    let agent = echo(0).await;
+    let c = client(&agent.url).await;
+
+    let mut p = send("notify me", true);
+    p.configuration.as_mut().unwrap().push_notification_config = Some(PushNotificationConfig {
+        id: None,
+        url: hook_url.clone(),
+        token: Some("secret-token".into()),
+        authentication: Some(PushNotificationAuthenticationInfo {
+            schemes: vec!["Bearer".into()],
+            credentials: Some("hook-credential".into()),
+        }),
+    });
+    let task = as_task(c.send_message(&p).await.unwrap());
+    let mut states = Vec::new();
+    while states.last() != Some(&"completed".to_owned()) {
+        let (headers, body) = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(headers[NOTIFICATION_TOKEN_HEADER], "secret-token");
+        assert_eq!(headers["authorization"], "Bearer hook-credential");
+        assert_eq!(body["id"], task.id.as_str());
+        crate::schema::assert_valid("Task", &body);
+        states.push(body["status"]["state"].as_str().unwrap().to_owned());
+    }
+    assert!(states.contains(&"working".to_owned()), "{states:?}");
+
+    // The config methods.
+    let configs = c
+        .list_push_configs(&TaskIdParams::new(task.id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(configs.len(), 1);
+    let config_id = configs[0].push_notification_config.id.clone().unwrap();
+    let second = c
+        .set_push_config(&TaskPushNotificationConfig {
+            task_id: task.id.clone(),
+            push_notification_config: PushNotificationConfig {
+                id: Some("second".into()),
+                url: hook_url,
+                token: None,
+                authentication: None,
+            },
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        second.push_notification_config.id.as_deref(),
+        Some("second")
+    );
+    let got = c
+        .get_push_config(&GetTaskPushNotificationConfigParams {
+            id: task.id.clone(),
+            push_notification_config_id: Some("second".into()),
+            metadata: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(got, second);
+    c.delete_push_config(&DeleteTaskPushNotificationConfigParams {
+        id: task.id.clone(),
+        push_notification_config_id: config_id,
+        metadata: None,
+    })
+    .await
+    .unwrap();
+    let left = c
+        .list_push_configs(&TaskIdParams::new(task.id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(left, vec![second]);
+
+    let bad = c
+        .set_push_config(&TaskPushNotificationConfig {
+            task_id: task.id,
+            push_notification_config: PushNotificationConfig {
+                id: None,
+                url: "ftp://example.com/x".into(),
+                token: None,
+                authentication: None,
+            },
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        bad.rpc().unwrap().data.as_ref().unwrap()["field"],
+        "pushNotificationConfig.url"
+    );
+}
+
+#[tokio::test]
+async fn authenticated_extended_card() {
+    let agent = serve_with(
+        crate::echo_agent::EchoAgent {
+            word_delay: Duration::ZERO,
+        },
+        |url| {
+            let mut card = echo_card(url);
+            card.supports_authenticated_extended_card = Some(true);
+            card
+        },
+        |b| {
+            let mut extended = echo_card("http://unused/");
+            extended.description = "the extended description".into();
+            b.extended_card(extended)
+        },
+    )
+    .await;
+    let c = client(&agent.url).await;
+    let card = c.get_authenticated_extended_card().await.unwrap();
+    assert_eq!(card.description, "the extended description");
+}
+
+#[tokio::test]
+async fn shutdown_cancels_running_agents_and_ends_streams() {
+    let agent = echo(200).await;
+    let c = client(&agent.url).await;
+    let words = (0..100)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut stream = c.send_message_stream(&send(&words, true)).await.unwrap();
+    stream.next().await.unwrap().unwrap();
+    let server = Arc::new(agent.server);
+    tokio::time::timeout(Duration::from_secs(15), server.shutdown())
+        .await
+        .expect("shutdown is bounded");
+    let rest = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut n = 0;
+        while stream.next().await.is_some() {
+            n += 1;
+        }
+        n
+    })
+    .await
+    .expect("the stream ends at shutdown");
+    assert!(rest < 100, "the agent stopped");
+}
+
+#[tokio::test]
+async fn client_errors_keep_the_code() {
+    let agent = echo(0).await;
+    let c = client(&agent.url).await;
+    let err = c
+        .get_task(&TaskQueryParams::new(TaskId::new("missing")))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::Rpc(ref e) if e.code.0 == -32001),
+        "{err}"
+    );
+}

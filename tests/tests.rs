@@ -1,0 +1,18 @@
+//! The integration test suite: one binary, with real servers on `127.0.0.1:0` and the
+//! official Python SDK (`a2a-sdk`) as a peer. Helpers are in `util.rs`.
+
+mod util;
+
+// The example agent is compiled into the tests as it is: the template users copy is the
+// peer the tests exercise.
+#[allow(dead_code)]
+#[path = "../examples/echo_agent.rs"]
+mod echo_agent;
+
+mod client;
+mod errors;
+mod python_client;
+mod python_server;
+mod schema;
+mod server;
+mod wire;

@@ -1,0 +1,229 @@
+//! Test helpers: in-process servers on loopback, raw HTTP, the Python venv with the
+//! official SDK, and the Python peers.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use a2a_orchestrator::protocol::server::{A2aServer, AgentExecutor, ServerConfig};
+use a2a_orchestrator::protocol::sse::SseDecoder;
+use a2a_orchestrator::protocol::types::AgentCard;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::echo_agent::{EchoAgent, echo_card};
+
+pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// A server running on a loopback port for the duration of a test.
+pub struct Running<A> {
+    pub url: String,
+    pub server: A2aServer<A>,
+}
+
+/// Serves `agent` on `127.0.0.1:0` with the card `card(url)`.
+pub async fn serve<A: AgentExecutor>(
+    agent: A,
+    card: impl FnOnce(&str) -> AgentCard,
+    config: ServerConfig,
+) -> Running<A> {
+    serve_with(agent, card, |b| b.config(config)).await
+}
+
+/// Like [`serve`], with full control over the builder.
+pub async fn serve_with<A: AgentExecutor>(
+    agent: A,
+    card: impl FnOnce(&str) -> AgentCard,
+    build: impl FnOnce(
+        a2a_orchestrator::protocol::server::A2aServerBuilder<A>,
+    ) -> a2a_orchestrator::protocol::server::A2aServerBuilder<A>,
+) -> Running<A> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let server = build(A2aServer::builder(agent, card(&url))).build();
+    let router = server.router();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    Running { url, server }
+}
+
+/// The echo example agent with `delay_ms` between words.
+pub async fn echo(delay_ms: u64) -> Running<EchoAgent> {
+    serve(
+        EchoAgent {
+            word_delay: Duration::from_millis(delay_ms),
+        },
+        echo_card,
+        ServerConfig::default(),
+    )
+    .await
+}
+
+/// Serves an arbitrary axum router on loopback; returns its base URL (no trailing slash).
+pub async fn serve_router(router: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    url
+}
+
+/// POSTs `body` as it is; returns the status and the JSON body (Null when empty).
+pub async fn post_raw(url: &str, body: impl Into<reqwest::Body>) -> (u16, Value) {
+    let resp = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body)
+        .timeout(Duration::from_secs(30))
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    let bytes = resp.bytes().await.unwrap();
+    let value = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+            panic!(
+                "body is not JSON ({e}): {}",
+                String::from_utf8_lossy(&bytes)
+            )
+        })
+    };
+    (status, value)
+}
+
+/// POSTs a JSON-RPC request and reads the whole SSE response: each event's `data` JSON.
+pub async fn post_sse(url: &str, body: &Value) -> Vec<Value> {
+    let resp = reqwest::Client::new()
+        .post(url)
+        .json(body)
+        .timeout(Duration::from_secs(30))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let ct = resp.headers()["content-type"].to_str().unwrap().to_owned();
+    assert!(ct.starts_with("text/event-stream"), "content type {ct}");
+    let bytes = resp.bytes().await.unwrap();
+    let mut decoder = SseDecoder::new(1 << 24);
+    decoder
+        .feed(&bytes)
+        .unwrap()
+        .into_iter()
+        .map(|e| serde_json::from_str(&e.data).unwrap())
+        .collect()
+}
+
+/// A JSON-RPC request body.
+pub fn rpc(method: &str, params: Value) -> Value {
+    serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params })
+}
+
+/// A `message/send` params object with one text part.
+pub fn text_params(text: &str) -> Value {
+    serde_json::json!({
+        "message": {
+            "kind": "message",
+            "messageId": uuid::Uuid::new_v4().to_string(),
+            "role": "user",
+            "parts": [{ "kind": "text", "text": text }]
+        }
+    })
+}
+
+/// The venv's Python with the official SDK installed. Created under `target/py-venv`
+/// on first use; fails the test loudly when Python or the SDK cannot be installed.
+pub fn python() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let target = Path::new(ROOT).join("target");
+        let venv = target.join("py-venv");
+        let requirements = Path::new(ROOT).join("tests/python/requirements.txt");
+        let wanted = std::fs::read_to_string(&requirements).expect("tests/python/requirements.txt");
+        std::fs::create_dir_all(&target).unwrap();
+        // Test binaries may run in parallel processes (nextest): one installs, others wait.
+        let lock = File::create(target.join("py-venv.lock")).unwrap();
+        lock.lock().expect("lock target/py-venv.lock");
+        let marker = venv.join(".a2a-requirements");
+        let python = venv.join("bin/python");
+        if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) || !python.exists() {
+            let base = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
+            run(std::process::Command::new(&base).args(["-m", "venv", "--clear"]).arg(&venv),
+                &format!("creating a Python venv with `{base} -m venv` (the interop tests need Python 3.10+ with venv; set PYTHON to choose the interpreter)"));
+            run(std::process::Command::new(&python)
+                .args(["-m", "pip", "install", "--disable-pip-version-check", "-q", "-r"])
+                .arg(&requirements),
+                "installing tests/python/requirements.txt (the official a2a-sdk) with pip");
+            std::fs::write(&marker, &wanted).unwrap();
+        }
+        drop(lock);
+        python
+    })
+}
+
+fn run(cmd: &mut std::process::Command, what: &str) {
+    match cmd.status() {
+        Ok(s) if s.success() => {}
+        Ok(s) => panic!("{what} failed with {s}"),
+        Err(e) => panic!("{what} failed: {e}"),
+    }
+}
+
+/// Runs a script from `tests/python` to completion (bounded); returns (success, output).
+pub async fn run_python(script: &str, args: &[&str]) -> (bool, String) {
+    let python = python();
+    let child = tokio::process::Command::new(python)
+        .arg(Path::new(ROOT).join("tests/python").join(script))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start python");
+    let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("{script} {args:?} did not finish within 120 s"))
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// An agent written with the official Python SDK, running until dropped.
+pub struct PythonAgent {
+    pub url: String,
+    _child: tokio::process::Child,
+}
+
+/// Starts `tests/python/sdk_agent.py` with `delay` seconds between words.
+pub async fn python_agent(delay: f64) -> PythonAgent {
+    let python = python();
+    let mut child = tokio::process::Command::new(python)
+        .arg(Path::new(ROOT).join("tests/python/sdk_agent.py"))
+        .arg(delay.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start the Python SDK agent");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let port = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(p) = line.strip_prefix("PORT ") {
+                return p.trim().to_owned();
+            }
+        }
+        panic!("the Python SDK agent exited before listening");
+    })
+    .await
+    .expect("the Python SDK agent did not start within 60 s");
+    PythonAgent {
+        url: format!("http://127.0.0.1:{port}/"),
+        _child: child,
+    }
+}

@@ -308,3 +308,43 @@ async fn the_card_command_prints_a_card() {
     let card: AgentCard = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(card.name, "Echo");
 }
+
+#[tokio::test]
+async fn a_silent_stream_hits_the_idle_timeout() {
+    let router = Router::new().route(
+        "/",
+        post(|axum::Json(r): axum::Json<Value>| async move {
+            let first = format!(
+                "data: {}\n\n",
+                json!({ "jsonrpc": "2.0", "id": r["id"], "result": task_json() })
+            );
+            let body = futures::stream::once(async move { Ok::<_, std::io::Error>(first) })
+                .chain(futures::stream::pending());
+            (
+                [("content-type", "text/event-stream")],
+                axum::body::Body::from_stream(body),
+            )
+        }),
+    );
+    let base = serve_router(router).await;
+    let config = ClientConfig {
+        stream_idle_timeout: Some(Duration::from_millis(200)),
+        ..ClientConfig::default()
+    };
+    let client = A2aClient::new(format!("{base}/"), config).unwrap();
+    let mut stream = client
+        .send_message_stream(&MessageSendParams::new(Message::user_text("x")))
+        .await
+        .unwrap();
+    assert!(matches!(
+        stream.next().await.unwrap().unwrap(),
+        StreamEvent::Task(_)
+    ));
+    let err = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(err, ClientError::Timeout { .. }), "{err}");
+    assert!(stream.next().await.is_none());
+}

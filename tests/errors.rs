@@ -8,12 +8,33 @@ use a2a_orchestrator::protocol::types::AgentCapabilities;
 use serde_json::{Value, json};
 
 use crate::echo_agent::{EchoAgent, echo_card};
+use crate::schema::assert_valid;
 use crate::util::{Running, echo, post_raw, post_sse, rpc, serve, text_params};
 
+/// The error code of a response, after checking the whole response against the schema:
+/// the JSON-RPC error envelope, and the spec's definition for that code.
 fn code(resp: &Value) -> i64 {
-    resp["error"]["code"]
+    let code = resp["error"]["code"]
         .as_i64()
-        .unwrap_or_else(|| panic!("not an error response: {resp}"))
+        .unwrap_or_else(|| panic!("not an error response: {resp}"));
+    assert_valid("JSONRPCErrorResponse", resp);
+    let def = match code {
+        -32700 => "JSONParseError",
+        -32600 => "InvalidRequestError",
+        -32601 => "MethodNotFoundError",
+        -32602 => "InvalidParamsError",
+        -32603 => "InternalError",
+        -32001 => "TaskNotFoundError",
+        -32002 => "TaskNotCancelableError",
+        -32003 => "PushNotificationNotSupportedError",
+        -32004 => "UnsupportedOperationError",
+        -32005 => "ContentTypeNotSupportedError",
+        -32006 => "InvalidAgentResponseError",
+        -32007 => "AuthenticatedExtendedCardNotConfiguredError",
+        other => panic!("not a spec error code: {other}"),
+    };
+    assert_valid(def, &resp["error"]);
+    code
 }
 
 /// An echo agent whose card declares neither streaming nor push notifications.

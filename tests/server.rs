@@ -177,7 +177,10 @@ async fn concurrent_subscribers_all_see_the_whole_artifact_in_order() {
             let mut last_state = None;
             while let Some(event) = stream.next().await {
                 match event.unwrap() {
-                    StreamEvent::Task(t) => assembled = artifact_text(&t),
+                    StreamEvent::Task(t) => {
+                        assembled = artifact_text(&t);
+                        last_state = Some(t.status.state);
+                    }
                     StreamEvent::ArtifactUpdate(a) => {
                         if a.append != Some(true) {
                             assembled.clear();
@@ -347,6 +350,14 @@ async fn agents_that_reply_fail_or_panic() {
         events[0].as_ref().unwrap(),
         StreamEvent::Message(_)
     ));
+    let raw = crate::util::post_sse(
+        &agent.url,
+        &crate::util::rpc("message/stream", crate::util::text_params("reply")),
+    )
+    .await;
+    assert_eq!(raw.len(), 1);
+    crate::schema::assert_valid("SendStreamingMessageSuccessResponse", &raw[0]);
+    crate::schema::assert_valid("Message", &raw[0]["result"]);
 
     let err = c.send_message(&send("reject", true)).await.unwrap_err();
     let rpc = err.rpc().unwrap();
@@ -534,5 +545,43 @@ async fn client_errors_keep_the_code() {
     assert!(
         matches!(err, ClientError::Rpc(ref e) if e.code.0 == -32001),
         "{err}"
+    );
+}
+
+#[tokio::test]
+async fn idle_streams_carry_keep_alive_comments() {
+    let config = ServerConfig {
+        keep_alive: Duration::from_millis(50),
+        ..ServerConfig::default()
+    };
+    let agent = serve(
+        crate::echo_agent::EchoAgent {
+            word_delay: Duration::from_millis(400),
+        },
+        echo_card,
+        config,
+    )
+    .await;
+    let resp = reqwest::Client::new()
+        .post(&agent.url)
+        .json(&crate::util::rpc(
+            "message/stream",
+            crate::util::text_params("slow words"),
+        ))
+        .send()
+        .await
+        .unwrap();
+    let body = tokio::time::timeout(Duration::from_secs(20), resp.text())
+        .await
+        .unwrap()
+        .unwrap();
+    let comments = body.lines().filter(|l| l.starts_with(':')).count();
+    assert!(
+        comments >= 1,
+        "no keep-alive comment while the agent was idle:\n{body}"
+    );
+    assert!(
+        body.contains("\"final\":true"),
+        "the stream still ends normally"
     );
 }

@@ -147,6 +147,15 @@ impl IncomingRequest {
 }
 
 /// Deserializes params with the path of the failing field (`message.parts[0].kind`).
+///
+/// ```
+/// use a2a_orchestrator::protocol::jsonrpc::parse_params;
+/// use a2a_orchestrator::protocol::types::TaskQueryParams;
+///
+/// let err = parse_params::<TaskQueryParams>(&serde_json::json!({ "historyLength": 2 })).unwrap_err();
+/// assert_eq!(err.code.0, -32602);
+/// assert_eq!(err.data.unwrap()["field"], "id");
+/// ```
 pub fn parse_params<P: DeserializeOwned>(value: &Value) -> Result<P, RpcError> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let mut path = e.path().to_string();

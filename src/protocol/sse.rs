@@ -29,6 +29,15 @@ pub enum SseError {
 }
 
 /// Incremental decoder: feed it bytes as they arrive, take complete events out.
+///
+/// ```
+/// use a2a_orchestrator::protocol::sse::SseDecoder;
+///
+/// let mut decoder = SseDecoder::new(1 << 20);
+/// assert!(decoder.feed(b": keep-alive\r\n\r\ndata: {\"a\":").unwrap().is_empty());
+/// let events = decoder.feed(b"\r\ndata: 1}\r\n\r\n").unwrap();
+/// assert_eq!(events[0].data, "{\"a\":\n1}");
+/// ```
 #[derive(Debug)]
 pub struct SseDecoder {
     buf: BytesMut,

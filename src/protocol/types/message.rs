@@ -52,6 +52,17 @@ impl Message {
     }
 
     /// A user message with one text part.
+    ///
+    /// ```
+    /// use a2a_orchestrator::protocol::types::{Message, Role};
+    ///
+    /// let m = Message::user_text("hello");
+    /// assert_eq!(m.role, Role::User);
+    /// let json = serde_json::to_value(&m).unwrap();
+    /// assert_eq!(json["kind"], "message");
+    /// assert_eq!(json["parts"][0], serde_json::json!({ "kind": "text", "text": "hello" }));
+    /// assert!(json.get("taskId").is_none(), "absent optionals are omitted");
+    /// ```
     pub fn user_text(text: impl Into<String>) -> Self {
         Self::new(Role::User, vec![Part::text(text)])
     }

@@ -84,6 +84,8 @@ pub enum SinkError {
     AlreadyReplied,
     #[error("event for task {got} sent to the sink of task {expected}")]
     WrongTask { expected: TaskId, got: TaskId },
+    #[error("event for context {got} sent to the sink of a task in context {expected}")]
+    WrongContext { expected: ContextId, got: ContextId },
     #[error("the task store failed: {0}")]
     Store(String),
     #[error("the server is shutting down")]

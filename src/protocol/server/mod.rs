@@ -608,7 +608,7 @@ impl<A: AgentExecutor> Inner<A> {
             configuration,
             metadata,
         } = params;
-        let (handle, task) = match message.task_id.clone() {
+        let (handle, task, task_id, context_id) = match message.task_id.clone() {
             Some(task_id) => {
                 let task = self.load(&task_id).await?;
                 if task.status.state.is_terminal() {
@@ -625,25 +625,26 @@ impl<A: AgentExecutor> Inner<A> {
                         ),
                     ));
                 }
-                message.context_id = Some(task.context_id.clone());
+                let context_id = task.context_id.clone();
+                message.context_id = Some(context_id.clone());
                 let handle = self.manager.open_existing(task);
                 let task = handle
                     .user_message(message.clone())
                     .await
                     .map_err(sink_error)?;
-                (handle, Some(task))
+                (handle, Some(task), task_id, context_id)
             }
             None => {
                 let task_id = TaskId::random();
                 let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
                 message.task_id = Some(task_id.clone());
                 message.context_id = Some(context_id.clone());
-                let handle = self.manager.open_new(task_id, context_id, message.clone());
-                (handle, None)
+                let handle =
+                    self.manager
+                        .open_new(task_id.clone(), context_id.clone(), message.clone());
+                (handle, None, task_id, context_id)
             }
         };
-        let task_id = message.task_id.clone().unwrap_or_else(TaskId::random);
-        let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
         if let Some(mut config) = configuration
             .as_ref()
             .and_then(|c| c.push_notification_config.clone())

@@ -192,12 +192,13 @@ impl TaskManager {
         );
         let state = init();
         let (broadcast_tx, _) = broadcast::channel(BROADCAST_CAPACITY);
-        let push = shared.push.as_ref().map(|p| p.worker(&shared.tracker));
         let actor = Actor {
             state,
             broadcast: broadcast_tx,
             store: shared.store.clone(),
-            push,
+            push: shared.push.clone(),
+            push_queue: None,
+            tracker: shared.tracker.clone(),
         };
         let span = info_span!("task", task_id = %task_id);
         let shared2 = self.shared.clone();
@@ -228,7 +229,11 @@ struct Actor {
     state: ActorState,
     broadcast: broadcast::Sender<Update>,
     store: Arc<dyn TaskStore>,
-    push: Option<mpsc::Sender<Task>>,
+    /// Set when the server delivers push notifications.
+    push: Option<PushNotifier>,
+    /// This task's delivery worker, started at its first state change.
+    push_queue: Option<mpsc::Sender<Task>>,
+    tracker: TaskTracker,
 }
 
 impl Actor {
@@ -277,9 +282,9 @@ impl Actor {
         if let Some(c) = context
             && *c != s.context_id
         {
-            return Err(SinkError::WrongTask {
-                expected: s.task_id.clone(),
-                got: TaskId::new(format!("(context {c})")),
+            return Err(SinkError::WrongContext {
+                expected: s.context_id.clone(),
+                got: c.clone(),
             });
         }
         Ok(())
@@ -407,11 +412,13 @@ impl Actor {
             // No receivers is fine: nobody is watching this task right now.
             let _ = self.broadcast.send(Update::Event(Arc::new(e)));
         }
-        if state_changed
-            && let (Some(push), Some(task)) = (&self.push, &self.state.snapshot)
-            && push.try_send(task.clone()).is_err()
-        {
-            warn!("push-notification queue full; a notification was dropped");
+        if state_changed && let (Some(push), Some(task)) = (&self.push, &self.state.snapshot) {
+            let queue = self
+                .push_queue
+                .get_or_insert_with(|| push.worker(&self.tracker));
+            if queue.try_send(task.clone()).is_err() {
+                warn!("push-notification queue full; a notification was dropped");
+            }
         }
         Ok(())
     }

@@ -5,6 +5,10 @@
 //! - [`protocol`]: a complete A2A v0.3.0 implementation — wire types, a JSON-RPC server
 //!   with SSE streaming generic over an [`protocol::server::AgentExecutor`], and a client
 //!   with card discovery. It knows nothing about workflows.
+//! - [`config`]: reading the project's TOML files with `file:line:column` diagnostics.
+//! - [`workflow`]: the workflow definition language — TOML format, static validation,
+//!   templates, graph rendering. It knows nothing about HTTP or JSON-RPC.
+//! - [`registry`]: the downstream agents of `agents.toml`.
 //! - [`cli`]: the command-line front end.
 //!
 //! See `ARCHITECTURE.md` for the bird's-eye view and the invariants.
@@ -12,4 +16,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+pub mod config;
 pub mod protocol;
+pub mod registry;
+pub mod workflow;

@@ -16,3 +16,5 @@ mod python_server;
 mod schema;
 mod server;
 mod wire;
+mod workflow_props;
+mod workflows;

@@ -1,0 +1,147 @@
+//! `validate` and `graph`: the workflow author's commands.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::config::Diagnostic;
+use crate::registry::config::{self as agents_config, AgentsFile};
+use crate::workflow::graph::{self, Format};
+use crate::workflow::{self, Options, Workflow};
+
+/// Reads `agents.toml`: the given path (which must exist), or the default one if present.
+fn agents(path: Option<&Path>, diags: &mut Vec<Diagnostic>) -> anyhow::Result<Option<AgentsFile>> {
+    let (path, required) = match path {
+        Some(p) => (p.to_owned(), true),
+        None => (PathBuf::from("agents.toml"), false),
+    };
+    if !required && !path.exists() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let (file, d) = agents_config::load_str(&path.display().to_string(), &text);
+    diags.extend(d);
+    Ok(file)
+}
+
+/// `validate [PATH]... [--agents FILE] [--strict]`.
+pub fn validate(
+    paths: &[PathBuf],
+    agents_path: Option<&Path>,
+    strict: bool,
+) -> anyhow::Result<ExitCode> {
+    let mut diags = Vec::new();
+    let agents = agents(agents_path, &mut diags)?;
+    let names = agents.as_ref().map(AgentsFile::names);
+    let options = Options {
+        known_agents: names.as_ref(),
+    };
+    let default = [PathBuf::from("workflows")];
+    let paths = if paths.is_empty() {
+        &default[..]
+    } else {
+        paths
+    };
+    let (loaded, extra) = workflow::load_all(paths, options);
+    let mut out = std::io::stdout().lock();
+    for l in &loaded {
+        diags.extend(l.diagnostics.iter().cloned());
+        if let Some(w) = &l.workflow {
+            let warnings = l.diagnostics.len();
+            let note = if warnings > 0 {
+                format!(", {warnings} warning(s)")
+            } else {
+                String::new()
+            };
+            writeln!(
+                out,
+                "ok    {} — `{}`, {} steps{note}",
+                l.path.display(),
+                w.id,
+                w.steps.len()
+            )?;
+        } else {
+            writeln!(out, "FAIL  {}", l.path.display())?;
+        }
+    }
+    diags.extend(extra);
+    let errors = diags.iter().filter(|d| d.is_error()).count();
+    let warnings = diags.len() - errors;
+    let mut err = std::io::stderr().lock();
+    for d in &diags {
+        writeln!(err, "{d}\n")?;
+    }
+    writeln!(
+        out,
+        "{} workflow file(s) checked: {errors} error(s), {warnings} warning(s)",
+        loaded.len()
+    )?;
+    let failed = errors > 0 || (strict && warnings > 0) || loaded.is_empty();
+    if loaded.is_empty() {
+        writeln!(
+            err,
+            "error: no workflow files found in {}",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?;
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Finds a workflow by path, or by id among the files of `dir`.
+fn find(workflow: &str, dir: &Path) -> anyhow::Result<Result<Workflow, Vec<Diagnostic>>> {
+    let as_path = Path::new(workflow);
+    if as_path.is_file() {
+        let l = workflow::load_file(as_path, Options::default());
+        return Ok(l.workflow.ok_or(l.diagnostics));
+    }
+    let (loaded, _) = workflow::load_all(&[dir.to_owned()], Options::default());
+    let mut ids = Vec::new();
+    for l in loaded {
+        match l.workflow {
+            Some(w) if w.id.as_str() == workflow => return Ok(Ok(w)),
+            Some(w) => ids.push(w.id.to_string()),
+            None => {
+                // A broken file might be the one asked for: say so if its name matches.
+                if l.path.file_stem().is_some_and(|s| s == workflow) {
+                    return Ok(Err(l.diagnostics));
+                }
+            }
+        }
+    }
+    anyhow::bail!(
+        "no workflow file or id `{workflow}` (workflows in {}: {})",
+        dir.display(),
+        if ids.is_empty() {
+            "none".to_owned()
+        } else {
+            ids.join(", ")
+        }
+    )
+}
+
+/// `graph WORKFLOW [--format mermaid|dot]`.
+pub fn graph(workflow: &str, dir: &Path, format: Format) -> anyhow::Result<ExitCode> {
+    match find(workflow, dir)? {
+        Ok(w) => {
+            print!("{}", graph::render(&w, format));
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(diags) => {
+            for d in diags {
+                eprintln!("{d}\n");
+            }
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}

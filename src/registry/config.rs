@@ -1,0 +1,344 @@
+//! `agents.toml`: the downstream agents, one table per agent name.
+//!
+//! ```toml
+//! [agents.hr]
+//! url = "http://127.0.0.1:9201"          # base URL; the card is at /.well-known/agent-card.json
+//! timeout = "30s"
+//! max_concurrent = 16
+//! tags = ["onboarding"]
+//! auth = { type = "bearer", token_env = "HR_TOKEN" }
+//! headers = { "X-Tenant" = "acme" }
+//!
+//! [agents.it]
+//! card_url = "https://it.example.com/cards/it.json"
+//! auth = { type = "api_key", header = "X-API-Key", key_env = "IT_KEY" }
+//! ```
+//!
+//! Secrets never go in the file: `auth` names the environment variable that holds them.
+//! Parsing takes the text, not a path or the environment, so it is testable as is.
+
+use std::time::Duration;
+
+use crate::config::duration::parse_duration;
+use crate::config::reader::{Ctx, Sp, TableReader, type_name};
+use crate::config::{Diagnostic, did_you_mean};
+use crate::workflow::AgentName;
+
+/// The checked contents of `agents.toml`.
+#[derive(Debug, Clone, Default)]
+pub struct AgentsFile {
+    /// In file order.
+    pub agents: Vec<AgentEntry>,
+}
+
+impl AgentsFile {
+    pub fn names(&self) -> std::collections::BTreeSet<String> {
+        self.agents.iter().map(|a| a.name.to_string()).collect()
+    }
+}
+
+/// One downstream agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentEntry {
+    pub name: AgentName,
+    pub source: CardSource,
+    pub auth: Option<AuthConfig>,
+    /// Bound on one call to the agent.
+    pub timeout: Option<Duration>,
+    /// Most calls in flight to this agent at once.
+    pub max_concurrent: Option<usize>,
+    /// Extra headers on every request (values may use `${VAR}`).
+    pub headers: Vec<(String, String)>,
+    pub tags: Vec<String>,
+}
+
+/// Where an agent's card is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CardSource {
+    /// The agent's base URL: the card is under `/.well-known/`.
+    BaseUrl(String),
+    /// The card's own URL.
+    CardUrl(String),
+}
+
+/// Credentials for calling an agent; each names the environment variable with the secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthConfig {
+    /// `Authorization: Bearer <$token_env>`.
+    Bearer { token_env: String },
+    /// `<header>: <$key_env>`.
+    ApiKey { header: String, key_env: String },
+}
+
+const AGENT_KEYS: &[&str] = &[
+    "url",
+    "card_url",
+    "auth",
+    "timeout",
+    "max_concurrent",
+    "headers",
+    "tags",
+];
+const AUTH_KEYS: &[&str] = &["type", "token_env", "header", "key_env"];
+
+fn is_env_name(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Checks a URL, allowing `${VAR}` placeholders (resolved when the registry starts).
+fn check_url(ctx: &mut Ctx<'_>, v: &Sp<String>, key: &str) -> bool {
+    let probe = v.value.replace("${", "x").replace('}', "");
+    match reqwest::Url::parse(&probe) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") => true,
+        Ok(u) => {
+            ctx.error(
+                v.span.clone(),
+                format!("`{key}` must be an http or https URL, not {}", u.scheme()),
+            );
+            false
+        }
+        Err(e) => {
+            ctx.error(v.span.clone(), format!("`{key}` is not a valid URL: {e}"));
+            false
+        }
+    }
+}
+
+/// Parses and checks `agents.toml`. Returns the file when it has no error, and every
+/// diagnostic either way.
+pub fn load_str(file: &str, source: &str) -> (Option<AgentsFile>, Vec<Diagnostic>) {
+    let mut ctx = Ctx::new(file, source);
+    let (doc, errors) = toml::de::DeTable::parse_recoverable(source);
+    if let Some(e) = errors.first() {
+        ctx.error(
+            e.span().unwrap_or(0..0),
+            format!("invalid TOML: {}", e.message().trim()),
+        );
+        return (None, ctx.diags);
+    }
+    let mut top = TableReader::new(doc.get_ref(), doc.span(), "agents.toml");
+    let mut out = AgentsFile::default();
+    if let Some(agents) = top.table(&mut ctx, "agents") {
+        for (key, value) in agents.entries() {
+            let name = key.value;
+            if !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                ctx.error(
+                    key.span.clone(),
+                    format!("agent name `{name}` may contain only letters, digits, `-` and `_`"),
+                );
+                continue;
+            }
+            let Some(table) = value.get_ref().as_table() else {
+                ctx.error(
+                    value.span(),
+                    format!(
+                        "`agents.{name}` must be a table (`[agents.{name}]`), not {}",
+                        type_name(value.get_ref())
+                    ),
+                );
+                continue;
+            };
+            let mut t = TableReader::new(table, value.span(), format!("[agents.{name}]"));
+            if let Some(entry) = agent(&mut ctx, name, &mut t) {
+                out.agents.push(entry);
+            }
+            t.finish(&mut ctx, AGENT_KEYS);
+        }
+    }
+    top.finish(&mut ctx, &["agents"]);
+    let ok = !ctx.has_errors();
+    let mut diags = ctx.diags;
+    diags.sort_by_key(|d| (d.line, d.column));
+    (ok.then_some(out), diags)
+}
+
+fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<AgentEntry> {
+    let url = t.string(ctx, "url");
+    let card_url = t.string(ctx, "card_url");
+    let mut ok = true;
+    let source = match (url, card_url) {
+        (Some(u), None) => check_url(ctx, &u, "url").then_some(CardSource::BaseUrl(u.value)),
+        (None, Some(c)) => check_url(ctx, &c, "card_url").then_some(CardSource::CardUrl(c.value)),
+        (Some(_), Some(c)) => {
+            ctx.error(
+                c.span,
+                format!("agent `{name}` has both `url` and `card_url`: give one"),
+            );
+            None
+        }
+        (None, None) => {
+            ctx.error(
+                t.span.clone(),
+                format!("agent `{name}` needs `url` (its base URL) or `card_url` (its card's URL)"),
+            );
+            None
+        }
+    };
+    let auth = t.table(ctx, "auth").and_then(|mut a| {
+        a.name = format!("the `auth` of agent `{name}`");
+        for secret in ["token", "key", "password", "secret"] {
+            if let Some(v) = a.get(secret) {
+                ctx.error(
+                    v.span(),
+                    format!("secrets do not go in agents.toml: put it in an environment variable and name that with `{secret}_env`"),
+                );
+                ok = false;
+            }
+        }
+        let kind = a.string(ctx, "type");
+        let env = |a: &mut TableReader<'_, '_>, ctx: &mut Ctx<'_>, key: &str| -> Option<String> {
+            let v = a.string(ctx, key);
+            match v {
+                Some(v) if is_env_name(&v.value) => Some(v.value),
+                Some(v) => {
+                    ctx.error(v.span, format!("`{key}` must name an environment variable (letters, digits, `_`), got \"{}\"", v.value));
+                    None
+                }
+                None => {
+                    ctx.error(a.span.clone(), format!("{} is missing `{key}`", a.name));
+                    None
+                }
+            }
+        };
+        let result = match kind.as_ref().map(|k| k.value.as_str()) {
+            Some("bearer") => env(&mut a, ctx, "token_env").map(|token_env| AuthConfig::Bearer { token_env }),
+            Some("api_key") => {
+                let header = a.string(ctx, "header").map_or_else(|| "X-API-Key".to_owned(), |h| h.value);
+                env(&mut a, ctx, "key_env").map(|key_env| AuthConfig::ApiKey { header, key_env })
+            }
+            Some(other) => {
+                let hint = did_you_mean(other, ["bearer", "api_key"])
+                    .map(|m| format!(" (did you mean \"{m}\"?)"))
+                    .unwrap_or_default();
+                let span = kind.as_ref().map_or(a.span.clone(), |k| k.span.clone());
+                ctx.error(span, format!("unknown auth type \"{other}\"{hint}; expected \"bearer\" or \"api_key\""));
+                None
+            }
+            None => {
+                ctx.error(a.span.clone(), format!("{} is missing `type` (\"bearer\" or \"api_key\")", a.name));
+                None
+            }
+        };
+        a.finish(ctx, &[AUTH_KEYS, &["token", "key", "password", "secret"]].concat());
+        if result.is_none() {
+            ok = false;
+        }
+        result
+    });
+    let timeout = t
+        .string(ctx, "timeout")
+        .and_then(|d| match parse_duration(&d.value) {
+            Ok(x) if !x.is_zero() => Some(x),
+            Ok(_) => {
+                ctx.error(d.span, "`timeout` must be longer than zero");
+                None
+            }
+            Err(e) => {
+                ctx.error(d.span, format!("`timeout`: {e}"));
+                None
+            }
+        });
+    let max_concurrent = t.int(ctx, "max_concurrent").and_then(|n| {
+        if n.value >= 1 {
+            Some(n.value as usize)
+        } else {
+            ctx.error(
+                n.span,
+                format!("`max_concurrent` must be at least 1, got {}", n.value),
+            );
+            None
+        }
+    });
+    let mut headers = Vec::new();
+    if let Some(h) = t.table(ctx, "headers") {
+        for (k, v) in h.entries() {
+            match v.get_ref().as_str() {
+                Some(s) => headers.push((k.value.to_owned(), s.to_owned())),
+                None => ctx.error(v.span(), format!("header `{}` must be a string", k.value)),
+            }
+        }
+    }
+    let tags = t
+        .strings(ctx, "tags")
+        .map(|l| l.value.into_iter().map(|s| s.value).collect())
+        .unwrap_or_default();
+    let source = source?;
+    ok.then(|| AgentEntry {
+        name: AgentName::new(name),
+        source,
+        auth,
+        timeout,
+        max_concurrent,
+        headers,
+        tags,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_field() {
+        let src = r#"
+[agents.hr]
+url = "http://127.0.0.1:9201"
+timeout = "30s"
+max_concurrent = 4
+tags = ["onboarding"]
+headers = { "X-Tenant" = "acme" }
+auth = { type = "bearer", token_env = "HR_TOKEN" }
+
+[agents.it]
+card_url = "https://it.example.com/card.json"
+auth = { type = "api_key", key_env = "IT_KEY" }
+"#;
+        let (file, diags) = load_str("agents.toml", src);
+        assert!(diags.is_empty(), "{diags:?}");
+        let file = file.unwrap();
+        assert_eq!(file.agents.len(), 2);
+        let hr = &file.agents[0];
+        assert_eq!(
+            hr.source,
+            CardSource::BaseUrl("http://127.0.0.1:9201".into())
+        );
+        assert_eq!(hr.timeout, Some(Duration::from_secs(30)));
+        assert_eq!(
+            hr.auth,
+            Some(AuthConfig::Bearer {
+                token_env: "HR_TOKEN".into()
+            })
+        );
+        assert_eq!(
+            file.agents[1].auth,
+            Some(AuthConfig::ApiKey {
+                header: "X-API-Key".into(),
+                key_env: "IT_KEY".into()
+            })
+        );
+    }
+
+    #[test]
+    fn reports_every_problem_with_its_location() {
+        let src = "[agents.hr]\nurl = \"ftp://x\"\ntimeot = \"1s\"\nauth = { type = \"bearer\", token = \"s3cret\" }\n\n[agents.it]\nmax_concurrent = 0\n";
+        let (file, diags) = load_str("agents.toml", src);
+        assert!(file.is_none());
+        let got: Vec<String> = diags.iter().map(|d| d.short()).collect();
+        assert_eq!(
+            got,
+            [
+                "2:7: error: `url` must be an http or https URL, not ftp",
+                "3:1: error: unknown key `timeot` in [agents.hr] (did you mean `timeout`?)",
+                "4:8: error: the `auth` of agent `hr` is missing `token_env`",
+                "4:35: error: secrets do not go in agents.toml: put it in an environment variable and name that with `token_env`",
+                "6:1: error: agent `it` needs `url` (its base URL) or `card_url` (its card's URL)",
+                "7:18: error: `max_concurrent` must be at least 1, got 0",
+            ]
+        );
+    }
+}

@@ -1,0 +1,317 @@
+//! Stage one of loading: the TOML file into raw structs that keep every value's span.
+//!
+//! Only the shape is checked here (known keys, value types); meaning — ids, references,
+//! durations, templates, the graph — is stage two's job (`validate.rs`).
+
+use std::ops::Range;
+
+use serde_json::Value;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use crate::config::reader::{Ctx, Sp, TableReader, to_json, type_name};
+
+pub struct RawWorkflow {
+    pub header: Option<RawHeader>,
+    pub inputs: Vec<RawInput>,
+    pub defaults: RawDefaults,
+    pub steps: Vec<RawStep>,
+    pub output: Option<RawOutput>,
+}
+
+pub struct RawHeader {
+    pub span: Range<usize>,
+    pub id: Option<Sp<String>>,
+    pub name: Option<Sp<String>>,
+    pub description: Option<Sp<String>>,
+    pub tags: Option<Sp<Vec<Sp<String>>>>,
+    pub examples: Option<Sp<Vec<Sp<String>>>>,
+    pub max_parallel: Option<Sp<i64>>,
+    pub on_failure: Option<Sp<String>>,
+}
+
+pub struct RawInput {
+    pub name: Sp<String>,
+    pub span: Range<usize>,
+    pub ty: Option<Sp<String>>,
+    pub description: Option<Sp<String>>,
+    pub required: Option<Sp<bool>>,
+    pub default: Option<Sp<Value>>,
+    pub allowed: Option<Sp<Vec<Sp<Value>>>>,
+}
+
+#[derive(Default)]
+pub struct RawDefaults {
+    pub timeout: Option<Sp<String>>,
+    pub deadline: Option<Sp<String>>,
+    pub retry: Option<RawRetry>,
+}
+
+pub struct RawRetry {
+    pub span: Range<usize>,
+    pub max_attempts: Option<Sp<i64>>,
+    pub backoff: Option<Sp<String>>,
+    pub initial: Option<Sp<String>>,
+    pub max: Option<Sp<String>>,
+}
+
+pub struct RawStep {
+    pub id: Sp<String>,
+    pub span: Range<usize>,
+    pub kind: Option<Sp<String>>,
+    pub agent: Option<Sp<String>>,
+    pub skill: Option<Sp<String>>,
+    pub needs: Option<Sp<Vec<Sp<String>>>>,
+    pub when: Option<Sp<String>>,
+    pub trigger: Option<Sp<String>>,
+    pub message: Option<Sp<String>>,
+    pub data: Option<Sp<RawData>>,
+    pub prompt: Option<Sp<String>>,
+    pub fields: Option<Vec<RawInput>>,
+    pub continue_on_error: Option<Sp<bool>>,
+    pub timeout: Option<Sp<String>>,
+    pub deadline: Option<Sp<String>>,
+    pub retry: Option<RawRetry>,
+    pub for_each: Option<Sp<String>>,
+    pub max_parallel: Option<Sp<i64>>,
+    pub min_success: Option<Sp<i64>>,
+}
+
+pub struct RawOutput {
+    pub span: Range<usize>,
+    pub text: Option<Sp<String>>,
+    pub data: Option<Sp<RawData>>,
+}
+
+/// A `data` value: strings may be templates.
+pub enum RawData {
+    Str(String),
+    Literal(Value),
+    Array(Vec<Sp<RawData>>),
+    Object(Vec<(String, Sp<RawData>)>),
+}
+
+const TOP: &[&str] = &["workflow", "input", "defaults", "steps", "output"];
+const HEADER: &[&str] = &[
+    "id",
+    "name",
+    "description",
+    "tags",
+    "examples",
+    "max_parallel",
+    "on_failure",
+];
+const INPUT: &[&str] = &["type", "description", "required", "default", "enum"];
+const DEFAULTS: &[&str] = &["timeout", "deadline", "retry"];
+const RETRY: &[&str] = &["max_attempts", "backoff", "initial", "max"];
+const STEP: &[&str] = &[
+    "kind",
+    "agent",
+    "skill",
+    "needs",
+    "when",
+    "trigger",
+    "message",
+    "data",
+    "prompt",
+    "fields",
+    "continue_on_error",
+    "timeout",
+    "deadline",
+    "retry",
+    "for_each",
+    "max_parallel",
+    "min_success",
+];
+const OUTPUT: &[&str] = &["text", "data"];
+
+/// Reads a workflow file's shape. `None` when the TOML itself does not parse.
+pub fn read(ctx: &mut Ctx<'_>) -> Option<RawWorkflow> {
+    let source = ctx.source;
+    let (doc, errors) = DeTable::parse_recoverable(source);
+    // After a syntax error the parser's recovery reports follow-on errors that are
+    // mostly noise; the first one is the real problem.
+    if let Some(e) = errors.first() {
+        let span = e.span().unwrap_or(0..0);
+        ctx.error(span, format!("invalid TOML: {}", e.message().trim()));
+        return None;
+    }
+    let span = doc.span();
+    let mut top = TableReader::new(doc.get_ref(), span, "the workflow file");
+    let header = top.table_named(ctx, "workflow", "[workflow]").map(|mut t| {
+        let h = RawHeader {
+            span: t.span.clone(),
+            id: t.string(ctx, "id"),
+            name: t.string(ctx, "name"),
+            description: t.string(ctx, "description"),
+            tags: t.strings(ctx, "tags"),
+            examples: t.strings(ctx, "examples"),
+            max_parallel: t.int(ctx, "max_parallel"),
+            on_failure: t.string(ctx, "on_failure"),
+        };
+        t.finish(ctx, HEADER);
+        h
+    });
+    let inputs = top
+        .table_named(ctx, "input", "[input]")
+        .map(|t| read_inputs(ctx, t, "[input]"))
+        .unwrap_or_default();
+    let defaults = top
+        .table_named(ctx, "defaults", "[defaults]")
+        .map(|mut t| {
+            let d = RawDefaults {
+                timeout: t.string(ctx, "timeout"),
+                deadline: t.string(ctx, "deadline"),
+                retry: t.table(ctx, "retry").map(|r| read_retry(ctx, r)),
+            };
+            t.finish(ctx, DEFAULTS);
+            d
+        })
+        .unwrap_or_default();
+    let mut steps = Vec::new();
+    if let Some(t) = top.table_named(ctx, "steps", "[steps]") {
+        for (key, value) in t.entries() {
+            let Some(table) = value.get_ref().as_table() else {
+                ctx.error(
+                    value.span(),
+                    format!(
+                        "`steps.{}` must be a table (`[steps.{}]`), not {}",
+                        key.value,
+                        key.value,
+                        type_name(value.get_ref())
+                    ),
+                );
+                continue;
+            };
+            let name = format!("[steps.{}]", key.value);
+            let reader = TableReader::new(table, value.span(), name);
+            steps.push(read_step(ctx, key.map_owned(), reader));
+        }
+    }
+    let output = top.table_named(ctx, "output", "[output]").map(|mut t| {
+        let o = RawOutput {
+            span: t.span.clone(),
+            text: t.string(ctx, "text"),
+            data: t.get("data").map(read_data),
+        };
+        t.finish(ctx, OUTPUT);
+        o
+    });
+    top.finish(ctx, TOP);
+    Some(RawWorkflow {
+        header,
+        inputs,
+        defaults,
+        steps,
+        output,
+    })
+}
+
+impl Sp<&str> {
+    fn map_owned(self) -> Sp<String> {
+        Sp::new(self.value.to_owned(), self.span)
+    }
+}
+
+/// Reads a table of input specs (`[input]` or a step's `fields`).
+pub fn read_inputs(ctx: &mut Ctx<'_>, table: TableReader<'_, '_>, where_: &str) -> Vec<RawInput> {
+    let mut out = Vec::new();
+    for (key, value) in table.entries() {
+        let Some(spec) = value.get_ref().as_table() else {
+            ctx.error(
+                value.span(),
+                format!(
+                    "input `{}` in {where_} must be a table such as {{ type = \"string\" }}, not {}",
+                    key.value,
+                    type_name(value.get_ref())
+                ),
+            );
+            continue;
+        };
+        let mut t = TableReader::new(spec, value.span(), format!("input `{}`", key.value));
+        let input_name = key.value;
+        let input = RawInput {
+            name: key.map_owned(),
+            span: value.span(),
+            ty: t.string(ctx, "type"),
+            description: t.string(ctx, "description"),
+            required: t.bool(ctx, "required"),
+            default: t
+                .get("default")
+                .map(|v| Sp::new(to_json(v.get_ref()), v.span())),
+            allowed: t.get("enum").and_then(|v| match v.get_ref().as_array() {
+                Some(items) => Some(Sp::new(
+                    items
+                        .iter()
+                        .map(|i| Sp::new(to_json(i.get_ref()), i.span()))
+                        .collect(),
+                    v.span(),
+                )),
+                None => {
+                    ctx.error(
+                        v.span(),
+                        format!("`enum` of input `{input_name}` must be an array"),
+                    );
+                    None
+                }
+            }),
+        };
+        t.finish(ctx, INPUT);
+        out.push(input);
+    }
+    out
+}
+
+fn read_retry(ctx: &mut Ctx<'_>, mut t: TableReader<'_, '_>) -> RawRetry {
+    let r = RawRetry {
+        span: t.span.clone(),
+        max_attempts: t.int(ctx, "max_attempts"),
+        backoff: t.string(ctx, "backoff"),
+        initial: t.string(ctx, "initial"),
+        max: t.string(ctx, "max"),
+    };
+    t.finish(ctx, RETRY);
+    r
+}
+
+fn read_step(ctx: &mut Ctx<'_>, id: Sp<String>, mut t: TableReader<'_, '_>) -> RawStep {
+    let step = RawStep {
+        id,
+        span: t.span.clone(),
+        kind: t.string(ctx, "kind"),
+        agent: t.string(ctx, "agent"),
+        skill: t.string(ctx, "skill"),
+        needs: t.strings(ctx, "needs"),
+        when: t.string(ctx, "when"),
+        trigger: t.string(ctx, "trigger"),
+        message: t.string(ctx, "message"),
+        data: t.get("data").map(read_data),
+        prompt: t.string(ctx, "prompt"),
+        fields: t
+            .table(ctx, "fields")
+            .map(|f| read_inputs(ctx, f, "`fields`")),
+        continue_on_error: t.bool(ctx, "continue_on_error"),
+        timeout: t.string(ctx, "timeout"),
+        deadline: t.string(ctx, "deadline"),
+        retry: t.table(ctx, "retry").map(|r| read_retry(ctx, r)),
+        for_each: t.string(ctx, "for_each"),
+        max_parallel: t.int(ctx, "max_parallel"),
+        min_success: t.int(ctx, "min_success"),
+    };
+    t.finish(ctx, STEP);
+    step
+}
+
+fn read_data(v: &Spanned<DeValue<'_>>) -> Sp<RawData> {
+    let data = match v.get_ref() {
+        DeValue::String(s) => RawData::Str(s.to_string()),
+        DeValue::Array(items) => RawData::Array(items.iter().map(read_data).collect()),
+        DeValue::Table(t) => RawData::Object(
+            t.iter()
+                .map(|(k, v)| (k.get_ref().to_string(), read_data(v)))
+                .collect(),
+        ),
+        other => RawData::Literal(to_json(other)),
+    };
+    Sp::new(data, v.span())
+}

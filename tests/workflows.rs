@@ -1,0 +1,352 @@
+//! The workflow language: a corpus of broken files with their exact diagnostics, the
+//! shipped workflows, the `validate` and `graph` commands, and templates at run time.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use a2a_orchestrator::registry::config as agents_config;
+use a2a_orchestrator::workflow::{self, Options, StepKind, Trigger};
+use serde_json::json;
+
+use crate::util::ROOT;
+
+fn root(p: &str) -> PathBuf {
+    Path::new(ROOT).join(p)
+}
+
+/// Each file in `tests/workflows/broken` states what the validator must say about it in
+/// `# expect: LINE:COL: SEVERITY: MESSAGE` lines (and `# agents: a, b` for the names of
+/// agents.toml). The diagnostics must match exactly, in order.
+#[test]
+fn broken_workflows_get_exactly_the_expected_diagnostics() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root("tests/workflows/broken"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 20, "the corpus is missing");
+    let mut failures = Vec::new();
+    for path in &files {
+        let source = std::fs::read_to_string(path).unwrap();
+        let expected: Vec<&str> = source
+            .lines()
+            .filter_map(|l| l.strip_prefix("# expect: "))
+            .collect();
+        assert!(
+            !expected.is_empty(),
+            "{} has no `# expect:` line",
+            path.display()
+        );
+        let agents: Option<BTreeSet<String>> = source
+            .lines()
+            .find_map(|l| l.strip_prefix("# agents: "))
+            .map(|l| l.split(',').map(|a| a.trim().to_owned()).collect());
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let (wf, diags) = workflow::load_str(
+            &name,
+            &source,
+            Options {
+                known_agents: agents.as_ref(),
+            },
+        );
+        let got: Vec<String> = diags.iter().map(|d| d.short()).collect();
+        if got != expected {
+            failures.push(format!(
+                "{name}:\n  expected:\n    {}\n  got:\n    {}",
+                expected.join("\n    "),
+                got.join("\n    ")
+            ));
+        }
+        let has_error = expected.iter().any(|e| e.contains(": error: "));
+        assert_eq!(
+            wf.is_none(),
+            has_error,
+            "{name}: a workflow is returned exactly when there is no error"
+        );
+        for d in &diags {
+            let rendered = d.to_string();
+            assert!(
+                rendered.starts_with(&format!("{name}:{}:{}: ", d.line, d.column)),
+                "{rendered}"
+            );
+            assert!(
+                rendered.contains('^'),
+                "a caret under the problem: {rendered}"
+            );
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+fn shipped_agents() -> BTreeSet<String> {
+    let text = std::fs::read_to_string(root("agents.toml")).unwrap();
+    let (file, diags) = agents_config::load_str("agents.toml", &text);
+    assert!(diags.is_empty(), "{diags:?}");
+    file.unwrap().names()
+}
+
+#[test]
+fn shipped_workflows_validate_clean_against_agents_toml() {
+    let names = shipped_agents();
+    for (file, id) in [
+        ("workflows/employee-onboarding.toml", "employee-onboarding"),
+        ("workflows/travel-planning.toml", "travel-planning"),
+    ] {
+        let loaded = workflow::load_file(
+            &root(file),
+            Options {
+                known_agents: Some(&names),
+            },
+        );
+        let rendered: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+        assert!(rendered.is_empty(), "{file}:\n{}", rendered.join("\n"));
+        let w = loaded.workflow.unwrap();
+        assert_eq!(w.id.as_str(), id);
+        assert!(!w.examples.is_empty());
+    }
+}
+
+#[test]
+fn onboarding_has_the_seed_004_shape() {
+    let w = workflow::load_file(
+        &root("workflows/employee-onboarding.toml"),
+        Options::default(),
+    )
+    .workflow
+    .unwrap();
+    let ids: Vec<&str> = w.steps.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(
+        ids[0], "create_record",
+        "a topological order: the record comes first"
+    );
+    assert_eq!(
+        *ids.last().unwrap(),
+        "notify_manager",
+        "the manager is told last"
+    );
+    let notify = w.step("notify_manager").unwrap();
+    assert_eq!(notify.trigger, Trigger::Always);
+    assert!(matches!(
+        w.step("approve_laptop").unwrap().kind,
+        StepKind::Approval { .. }
+    ));
+    // Independent work fans out right after the record: five steps need only it.
+    let after_record = w
+        .steps
+        .iter()
+        .filter(|s| s.needs.len() == 1 && s.needs[0].as_str() == "create_record")
+        .count();
+    assert_eq!(after_record, 5);
+    let schema = w.input_schema();
+    assert_eq!(schema["required"], json!(["name", "role", "start_date"]));
+    assert_eq!(
+        schema["properties"]["role"]["enum"],
+        json!(["engineer", "designer", "sales"])
+    );
+    assert_eq!(schema["properties"]["remote"]["default"], json!(false));
+}
+
+#[test]
+fn travel_fans_out_and_renders_its_itinerary() {
+    let w = workflow::load_file(&root("workflows/travel-planning.toml"), Options::default())
+        .workflow
+        .unwrap();
+    let parallel: Vec<&str> = w
+        .steps
+        .iter()
+        .filter(|s| s.needs.is_empty())
+        .map(|s| s.id.as_str())
+        .collect();
+    assert_eq!(
+        parallel,
+        ["flights", "hotel", "activities", "currency", "advice"]
+    );
+    let tours = w.step("book_tours").unwrap();
+    let fan = tours.for_each.as_ref().unwrap();
+    assert_eq!((fan.max_parallel, fan.min_success), (Some(4), Some(1)));
+
+    // The templates render against results shaped as the engine provides them.
+    let ctx = json!({
+        "input": { "origin": "London", "destination": "Lisbon", "depart": "2027-03-10", "nights": 5,
+                   "travellers": 2, "budget": 3000, "currency": "EUR", "interests": ["food", "tiles"] },
+        "steps": {
+            "flights": { "state": "completed", "text": "TP1351 LHR→LIS", "data": { "price": 420 } },
+            "hotel": { "state": "completed", "text": "Hotel Avenida", "data": {} },
+            "activities": { "state": "completed", "text": "Tram 28, Belém", "data": { "activities": [{ "name": "Tram 28" }] } },
+            "book_tours": { "state": "completed", "items": [
+                { "state": "completed", "text": "Tram 28 booked" }, { "state": "failed", "text": "" } ] },
+            "currency": { "state": "completed", "text": "3000 EUR = 3000 EUR", "data": { "rate": 1 } },
+            "advice": { "state": "completed", "text": "No visa needed", "data": {} }
+        },
+        "item": { "name": "Tram 28" }, "index": 0
+    });
+    let StepKind::Agent {
+        message: Some(m),
+        data: Some(d),
+        ..
+    } = &tours.kind
+    else {
+        panic!()
+    };
+    assert_eq!(
+        w.templates.render(m, &ctx).unwrap(),
+        "Book \"Tram 28\" in Lisbon for 2 on day 1 of the trip."
+    );
+    assert_eq!(
+        w.templates.render_data(d, &ctx).unwrap(),
+        json!({ "tour": "Tram 28", "travellers": 2, "day": 1 })
+    );
+    let fan_items = w.templates.eval(&fan.items, &ctx).unwrap();
+    assert_eq!(fan_items, json!([{ "name": "Tram 28" }]));
+    let output = w.output.as_ref().unwrap();
+    let text = w
+        .templates
+        .render(output.text.as_ref().unwrap(), &ctx)
+        .unwrap();
+    assert!(text.contains("# Lisbon from London"), "{text}");
+    assert!(
+        text.contains("- Tram 28 booked\n- not booked (failed)"),
+        "{text}"
+    );
+    let data = w
+        .templates
+        .render_data(output.data.as_ref().unwrap(), &ctx)
+        .unwrap();
+    assert_eq!(
+        data["flights"],
+        json!({ "price": 420 }),
+        "data leaves keep their JSON type"
+    );
+}
+
+#[test]
+fn a_missing_value_at_run_time_names_the_step_and_expression() {
+    let w = workflow::load_file(
+        &root("workflows/employee-onboarding.toml"),
+        Options::default(),
+    )
+    .workflow
+    .unwrap();
+    let step = w.step("setup_email").unwrap();
+    let StepKind::Agent {
+        message: Some(m), ..
+    } = &step.kind
+    else {
+        panic!()
+    };
+    let ctx = json!({ "input": { "name": "Ada" }, "steps": { "create_record": { "state": "completed", "data": {} } } });
+    let err = w.templates.render(m, &ctx).unwrap_err();
+    assert_eq!(err.site, "steps.setup_email.message");
+    assert_eq!(
+        err.expression.as_deref(),
+        Some("steps.create_record.data.employee_id")
+    );
+    assert_eq!(
+        err.to_string(),
+        "steps.setup_email.message: undefined value in `steps.create_record.data.employee_id`"
+    );
+    let when = w.step("assign_desk").unwrap().when.as_ref().unwrap();
+    assert!(
+        !w.templates
+            .eval_bool(when, &json!({ "input": { "remote": true } }))
+            .unwrap()
+    );
+    assert!(
+        w.templates
+            .eval_bool(when, &json!({ "input": {} }))
+            .is_err(),
+        "a missing input is an error, not false"
+    );
+}
+
+fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args(args)
+        .current_dir(ROOT)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn validate_command_exit_codes() {
+    let (code, out, _) = cli(&["validate"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("2 workflow file(s) checked: 0 error(s), 0 warning(s)"),
+        "{out}"
+    );
+
+    let (code, out, err) = cli(&["validate", "tests/workflows/broken/cycle.toml"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("FAIL  tests/workflows/broken/cycle.toml"),
+        "{out}"
+    );
+    assert!(
+        err.contains("tests/workflows/broken/cycle.toml:7:10: error: the steps form a cycle"),
+        "{err}"
+    );
+
+    // Warnings pass, unless --strict.
+    let (code, _, err) = cli(&["validate", "tests/workflows/broken/unguarded.toml"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning:"), "{err}");
+    let (code, _, _) = cli(&[
+        "validate",
+        "--strict",
+        "tests/workflows/broken/unguarded.toml",
+    ]);
+    assert_eq!(code, 1);
+
+    // Agent names are checked against the given agents file.
+    let (code, _, err) = cli(&[
+        "validate",
+        "--agents",
+        "agents.toml",
+        "tests/workflows/broken/unknown_agent.toml",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("agent `facilites` is not in agents.toml"),
+        "{err}"
+    );
+
+    let (code, _, err) = cli(&["validate", "no/such/dir"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no such file or directory"), "{err}");
+}
+
+#[test]
+fn graph_command_renders_mermaid_and_dot() {
+    let (code, out, err) = cli(&["graph", "employee-onboarding"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("flowchart TD"));
+    assert!(
+        out.contains("approve_laptop{{\"<b>approve_laptop</b><br/>approval"),
+        "approvals are hexagons:\n{out}"
+    );
+    assert!(out.contains("class assign_desk conditional"), "{out}");
+    assert!(out.contains("create_record --> setup_email"), "{out}");
+    assert!(
+        out.contains("print_badge -.->|always| notify_manager"),
+        "{out}"
+    );
+
+    let (code, out, _) = cli(&["graph", "workflows/travel-planning.toml", "--format", "dot"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("digraph \"travel-planning\" {"), "{out}");
+    assert!(out.contains("peripheries=2"), "fan-outs are marked:\n{out}");
+    assert!(out.contains("\"activities\" -> \"book_tours\";"), "{out}");
+
+    let (code, _, err) = cli(&["graph", "no-such-workflow"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("employee-onboarding") && err.contains("travel-planning"),
+        "lists what exists: {err}"
+    );
+}

@@ -13,6 +13,7 @@ mod client;
 mod errors;
 mod python_client;
 mod python_server;
+mod registry;
 mod schema;
 mod server;
 mod wire;

@@ -1,6 +1,7 @@
 //! The command-line front end: argument parsing and the user-facing output of each
 //! subcommand. Library code never prints; this module does.
 
+mod agents;
 mod workflows;
 
 use std::path::PathBuf;
@@ -35,6 +36,19 @@ pub enum Command {
         #[arg(long)]
         agents: Option<PathBuf>,
         /// Treat warnings as errors.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Discover the agents of agents.toml and show their status, streaming and push
+    /// support, and skills.
+    Agents {
+        /// The agents file.
+        #[arg(long, default_value = "agents.toml")]
+        agents: PathBuf,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Exit 1 if any agent is unavailable.
         #[arg(long)]
         strict: bool,
     },
@@ -75,6 +89,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             agents,
             strict,
         } => workflows::validate(&paths, agents.as_deref(), strict),
+        Command::Agents {
+            agents: path,
+            json,
+            strict,
+        } => agents::agents(&path, json, strict).await,
         Command::Graph {
             workflow,
             format,

@@ -1,6 +1,443 @@
-//! The downstream agents the orchestrator delegates to, as listed in `agents.toml`.
+//! The downstream agents the orchestrator delegates to: `agents.toml` ([`config`]),
+//! discovery of their Agent Cards, health, and selection of an agent for a step.
 //!
-//! Today this is the file's format and its checks ([`config`]); discovery of the agents'
-//! cards, health and selection build on it.
+//! [`Registry::discover`] fetches every card concurrently (each bounded by a timeout);
+//! an agent that is down or serves an invalid card is recorded with the reason and does
+//! not stop anything. A background task refreshes cards — conditionally, honouring
+//! `ETag` and `Cache-Control` — with jitter, and retries unavailable agents with
+//! exponential backoff. Calls go through a [`Lease`] that holds the agent's concurrency
+//! permit and reports the outcome to its circuit breaker.
 
+mod breaker;
 pub mod config;
+pub mod env;
+mod select;
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{Instrument, debug, info_span, warn};
+
+use crate::protocol::client::{
+    A2aClient, CardFetch, CardResolver, http_client, select_jsonrpc_url,
+};
+use crate::protocol::types::{AgentCard, PROTOCOL_VERSION};
+use crate::workflow::AgentName;
+use breaker::{Breaker, BreakerState};
+use config::AgentsFile;
+use env::{Env, ResolvedAgent};
+pub use select::{Lease, Requirements, SelectError, Target};
+
+/// Tunables of discovery, refresh and the circuit breakers.
+#[derive(Debug, Clone)]
+pub struct RegistryOptions {
+    /// Bound on fetching one card.
+    pub card_timeout: Duration,
+    /// How often cards are fetched again (when the server gives no `max-age`).
+    pub refresh_interval: Duration,
+    /// First wait before retrying an unavailable agent; doubles up to `refresh_interval`.
+    pub retry_initial: Duration,
+    /// Consecutive failed calls that open an agent's circuit.
+    pub breaker_threshold: u32,
+    /// How long an open circuit keeps the agent out before a probe.
+    pub breaker_cooldown: Duration,
+    /// Bound on one call, for agents whose entry sets no `timeout`.
+    pub call_timeout: Duration,
+    /// Calls in flight per agent, for agents whose entry sets no `max_concurrent`.
+    pub max_concurrent: usize,
+}
+
+impl Default for RegistryOptions {
+    fn default() -> Self {
+        Self {
+            card_timeout: Duration::from_secs(5),
+            refresh_interval: Duration::from_secs(300),
+            retry_initial: Duration::from_secs(1),
+            breaker_threshold: 5,
+            breaker_cooldown: Duration::from_secs(30),
+            call_timeout: Duration::from_secs(60),
+            max_concurrent: 64,
+        }
+    }
+}
+
+/// How an agent is doing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", content = "reason", rename_all = "lowercase")]
+pub enum Health {
+    Healthy,
+    /// Usable, with a reason for concern (a failed refresh, recent call failures, …).
+    Degraded(String),
+    /// Not selected, and why.
+    Unavailable(String),
+}
+
+impl Health {
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, Health::Unavailable(_))
+    }
+}
+
+impl std::fmt::Display for Health {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Health::Healthy => f.write_str("healthy"),
+            Health::Degraded(r) => write!(f, "degraded: {r}"),
+            Health::Unavailable(r) => write!(f, "unavailable: {r}"),
+        }
+    }
+}
+
+/// What `agents` shows for one agent.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentStatus {
+    pub name: String,
+    /// Where its card is looked for.
+    pub url: String,
+    /// The JSON-RPC endpoint its card declares.
+    pub endpoint: Option<String>,
+    #[serde(flatten)]
+    pub health: Health,
+    pub streaming: bool,
+    pub push_notifications: bool,
+    pub skills: Vec<String>,
+    pub in_flight: usize,
+}
+
+/// One agent's live state.
+struct Agent {
+    name: AgentName,
+    tags: Vec<String>,
+    location: String,
+    resolved: Result<ResolvedAgent, String>,
+    state: Mutex<AgentState>,
+    in_flight: AtomicUsize,
+    permits: Arc<Semaphore>,
+}
+
+struct AgentState {
+    card: Option<Arc<AgentCard>>,
+    client: Option<A2aClient>,
+    /// Where the card was last found (the well-known path or the legacy one).
+    card_url: Option<String>,
+    etag: Option<String>,
+    /// Why the last discovery or refresh went wrong, if it did.
+    problem: Option<String>,
+    next_refresh: Instant,
+    backoff: Duration,
+    breaker: Breaker,
+}
+
+impl Agent {
+    // The state lock is a std mutex held only to read or update fields, never across
+    // an await.
+    fn state(&self) -> std::sync::MutexGuard<'_, AgentState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn health(&self, now: Instant) -> Health {
+        if let Err(reason) = &self.resolved {
+            return Health::Unavailable(reason.clone());
+        }
+        let st = self.state();
+        if st.card.is_none() {
+            return Health::Unavailable(
+                st.problem
+                    .clone()
+                    .unwrap_or_else(|| "not discovered yet".into()),
+            );
+        }
+        match st.breaker.state {
+            BreakerState::Open { until, failures } if now < until => {
+                return Health::Unavailable(format!(
+                    "circuit open after {failures} consecutive failed calls; a probe in {}s",
+                    (until - now).as_secs() + 1
+                ));
+            }
+            BreakerState::Open { .. } | BreakerState::HalfOpen { .. } => {
+                return Health::Degraded("recovering: the next call is a probe".into());
+            }
+            BreakerState::Closed { failures } if failures > 0 => {
+                return Health::Degraded(format!("{failures} consecutive failed call(s)"));
+            }
+            BreakerState::Closed { .. } => {}
+        }
+        match &st.problem {
+            Some(p) => Health::Degraded(p.clone()),
+            None => Health::Healthy,
+        }
+    }
+}
+
+/// The registry of downstream agents. Cheap to clone.
+#[derive(Clone)]
+pub struct Registry {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    agents: Vec<Arc<Agent>>,
+    resolver: CardResolver,
+    http: reqwest::Client,
+    options: RegistryOptions,
+    /// Rotates the choice among equally loaded agents.
+    turn: AtomicUsize,
+    shutdown: CancellationToken,
+    tracker: TaskTracker,
+}
+
+/// A random factor in [0.9, 1.1) to spread refreshes out.
+fn jitter(d: Duration) -> Duration {
+    let r = RandomState::new().build_hasher().finish() % 1000;
+    d.mul_f64(0.9 + r as f64 / 5000.0)
+}
+
+impl Registry {
+    /// Builds the registry and fetches every card concurrently. Never fails: problems
+    /// are recorded per agent.
+    pub async fn discover(file: &AgentsFile, env: &dyn Env, options: RegistryOptions) -> Registry {
+        let now = Instant::now();
+        let agents = file
+            .agents
+            .iter()
+            .map(|e| {
+                let resolved = env::resolve(e, env, options.call_timeout);
+                let location = resolved
+                    .as_ref()
+                    .map_or_else(|_| format!("{:?}", e.source), |r| r.card_location.clone());
+                Arc::new(Agent {
+                    name: e.name.clone(),
+                    tags: e.tags.clone(),
+                    location,
+                    resolved,
+                    state: Mutex::new(AgentState {
+                        card: None,
+                        client: None,
+                        card_url: None,
+                        etag: None,
+                        problem: None,
+                        next_refresh: now,
+                        backoff: options.retry_initial,
+                        breaker: Breaker::new(options.breaker_threshold, options.breaker_cooldown),
+                    }),
+                    in_flight: AtomicUsize::new(0),
+                    permits: Arc::new(Semaphore::new(
+                        e.max_concurrent.unwrap_or(options.max_concurrent),
+                    )),
+                })
+            })
+            .collect();
+        let http = http_client();
+        let resolver = CardResolver::new(http.clone(), Default::default(), options.card_timeout);
+        let registry = Registry {
+            inner: Arc::new(Inner {
+                agents,
+                resolver,
+                http,
+                options,
+                turn: AtomicUsize::new(0),
+                shutdown: CancellationToken::new(),
+                tracker: TaskTracker::new(),
+            }),
+        };
+        registry.refresh_all().await;
+        registry
+    }
+
+    /// Fetches every card again now (conditionally where an ETag is known).
+    pub async fn refresh_all(&self) {
+        let all: Vec<_> = self.inner.agents.iter().map(|a| self.refresh(a)).collect();
+        futures::future::join_all(all).await;
+    }
+
+    /// Starts the background refresh; it stops at [`Registry::shutdown`].
+    pub fn start_refresh(&self) {
+        let this = self.clone();
+        let tick = (self.inner.options.refresh_interval / 4)
+            .clamp(Duration::from_millis(50), Duration::from_secs(1));
+        self.inner.tracker.spawn(
+            async move {
+                loop {
+                    tokio::select! {
+                        () = this.inner.shutdown.cancelled() => break,
+                        () = tokio::time::sleep(tick) => {}
+                    }
+                    let now = Instant::now();
+                    let due: Vec<_> = this
+                        .inner
+                        .agents
+                        .iter()
+                        .filter(|a| a.resolved.is_ok() && a.state().next_refresh <= now)
+                        .map(|a| this.refresh(a))
+                        .collect();
+                    futures::future::join_all(due).await;
+                }
+            }
+            .instrument(info_span!("registry_refresh")),
+        );
+    }
+
+    /// Stops the background refresh and waits for it.
+    pub async fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+        self.inner.tracker.close();
+        self.inner.tracker.wait().await;
+    }
+
+    async fn refresh(&self, agent: &Arc<Agent>) {
+        let Ok(resolved) = &agent.resolved else {
+            return;
+        };
+        let (location, etag) = {
+            let st = agent.state();
+            (
+                st.card_url
+                    .clone()
+                    .unwrap_or_else(|| resolved.card_location.clone()),
+                st.etag.clone(),
+            )
+        };
+        let outcome = self
+            .inner
+            .resolver
+            .resolve_conditional(&location, etag.as_deref())
+            .await;
+        let options = &self.inner.options;
+        let now = Instant::now();
+        let mut st = agent.state();
+        let ok_until = |max_age: Option<Duration>| {
+            let wait = max_age.map_or(options.refresh_interval, |a| a.max(Duration::from_secs(1)));
+            now + jitter(wait)
+        };
+        match outcome {
+            Ok(CardFetch::NotModified { max_age }) => {
+                debug!(agent = %agent.name, "card not modified");
+                st.problem = None;
+                st.backoff = options.retry_initial;
+                st.next_refresh = ok_until(max_age);
+            }
+            Ok(CardFetch::Fetched {
+                card,
+                url,
+                etag,
+                max_age,
+            }) => match check_card(&card) {
+                Ok((endpoint, note)) => {
+                    let client = A2aClient::with_http(
+                        self.inner.http.clone(),
+                        endpoint,
+                        resolved.client.clone(),
+                    );
+                    match client {
+                        Ok(client) => {
+                            st.card = Some(Arc::new(*card));
+                            st.client = Some(client);
+                            st.card_url = Some(url);
+                            st.etag = etag;
+                            st.problem = note;
+                            st.backoff = options.retry_initial;
+                            st.next_refresh = ok_until(max_age);
+                        }
+                        Err(e) => self.record_failure(
+                            agent,
+                            &mut st,
+                            format!("invalid card: {e}"),
+                            now,
+                            true,
+                        ),
+                    }
+                }
+                Err(reason) => self.record_failure(agent, &mut st, reason, now, true),
+            },
+            Err(e) => self.record_failure(agent, &mut st, e.to_string(), now, false),
+        }
+    }
+
+    /// A failed fetch keeps a previously good card (the agent is degraded); an invalid
+    /// card or a first failure makes the agent unavailable. Retries back off.
+    fn record_failure(
+        &self,
+        agent: &Agent,
+        st: &mut AgentState,
+        reason: String,
+        now: Instant,
+        invalid: bool,
+    ) {
+        // Warn when an agent that was fine goes bad; repeats are for debugging.
+        if st.card.is_some() && st.problem.is_none() {
+            warn!(agent = %agent.name, %reason, "agent card problem");
+        } else {
+            debug!(agent = %agent.name, %reason, "agent card problem");
+        }
+        if invalid || st.card.is_none() {
+            st.card = None;
+            st.client = None;
+            st.etag = None;
+            st.problem = Some(reason);
+        } else {
+            st.problem = Some(format!(
+                "card refresh failed ({reason}); using the card fetched before"
+            ));
+        }
+        st.next_refresh = now + jitter(st.backoff);
+        st.backoff = (st.backoff * 2).min(self.inner.options.refresh_interval);
+    }
+
+    /// The status of every agent, in file order.
+    pub fn statuses(&self) -> Vec<AgentStatus> {
+        let now = Instant::now();
+        self.inner
+            .agents
+            .iter()
+            .map(|a| {
+                let health = a.health(now);
+                let st = a.state();
+                let card = st.card.as_deref();
+                AgentStatus {
+                    name: a.name.to_string(),
+                    url: a.location.clone(),
+                    endpoint: st.client.as_ref().map(|c| c.endpoint().to_owned()),
+                    health,
+                    streaming: card.is_some_and(AgentCard::supports_streaming),
+                    push_notifications: card.is_some_and(AgentCard::supports_push_notifications),
+                    skills: card
+                        .map(|c| c.skills.iter().map(|s| s.id.clone()).collect())
+                        .unwrap_or_default(),
+                    in_flight: a.in_flight.load(Ordering::Relaxed),
+                }
+            })
+            .collect()
+    }
+
+    /// The card of an agent, if discovered.
+    pub fn card(&self, name: &str) -> Option<Arc<AgentCard>> {
+        self.inner
+            .agents
+            .iter()
+            .find(|a| a.name.as_str() == name)
+            .and_then(|a| a.state().card.clone())
+    }
+}
+
+/// Checks what the schema cannot: a JSON-RPC interface to call (its URL is the one used),
+/// and the protocol version. Returns the endpoint and a note for a degraded agent.
+fn check_card(card: &AgentCard) -> Result<(String, Option<String>), String> {
+    let endpoint = select_jsonrpc_url(card).map_err(|e| format!("unusable card: {e}"))?;
+    reqwest::Url::parse(&endpoint)
+        .map_err(|e| format!("invalid card: its JSON-RPC URL {endpoint:?} is not a URL ({e})"))?;
+    let major_minor = |v: &str| v.split('.').take(2).collect::<Vec<_>>().join(".");
+    let note = (major_minor(&card.protocol_version) != major_minor(PROTOCOL_VERSION)).then(|| {
+        format!(
+            "its card declares A2A {}; this orchestrator speaks {PROTOCOL_VERSION}",
+            card.protocol_version
+        )
+    });
+    Ok((endpoint, note))
+}

@@ -43,17 +43,25 @@ pub enum ClientError {
 
 impl ClientError {
     pub(crate) fn transport(url: &str, e: reqwest::Error) -> Self {
-        // reqwest's Display omits the cause ("error sending request"); include it.
-        let mut detail = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(s) = source {
-            detail.push_str(": ");
-            detail.push_str(&s.to_string());
-            source = s.source();
+        // reqwest's own message wraps the cause in layers ("error sending request for
+        // url (...): client error (Connect): ..."); say what kind of failure it was and
+        // the root cause.
+        let mut root: &dyn std::error::Error = &e;
+        while let Some(s) = root.source() {
+            root = s;
         }
+        let kind = if e.is_timeout() {
+            "timed out"
+        } else if e.is_connect() {
+            "connection failed"
+        } else if e.is_body() || e.is_decode() {
+            "the response broke off"
+        } else {
+            "request failed"
+        };
         ClientError::Transport {
             url: url.to_owned(),
-            detail,
+            detail: format!("{kind}: {root}"),
         }
     }
 

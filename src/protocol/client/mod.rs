@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use card::{CardResolver, select_jsonrpc_url};
+pub use card::{CardFetch, CardResolver, select_jsonrpc_url};
 pub use error::ClientError;
 
 use super::jsonrpc::{OutgoingRequest, RequestId, read_response};

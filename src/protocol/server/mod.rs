@@ -420,26 +420,6 @@ fn sink_error(e: SinkError) -> RpcError {
     }
 }
 
-/// Whether `offered` satisfies `wanted`, with `*/*` and `type/*` wildcards on either side
-/// and media-type parameters ignored.
-fn media_type_matches(wanted: &str, offered: &str) -> bool {
-    fn split(m: &str) -> (String, String) {
-        let essence = m
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        match essence.split_once('/') {
-            Some((t, s)) => (t.to_owned(), s.to_owned()),
-            None => (essence, "*".to_owned()),
-        }
-    }
-    let (wt, ws) = split(wanted);
-    let (ot, os) = split(offered);
-    (wt == "*" || ot == "*" || wt == ot) && (ws == "*" || os == "*" || ws == os)
-}
-
 /// Where a new message goes once checked.
 struct Started {
     task_id: TaskId,
@@ -967,7 +947,7 @@ fn live_events<A: AgentExecutor>(
 
 #[cfg(test)]
 mod tests {
-    use super::media_type_matches;
+    use crate::protocol::types::media_type_matches;
 
     #[test]
     fn media_types_match_with_wildcards_and_parameters() {

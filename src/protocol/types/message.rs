@@ -143,6 +143,26 @@ impl Part {
     }
 }
 
+/// Whether `offered` satisfies `wanted`, with `*/*` and `type/*` wildcards on either side
+/// and media-type parameters (`; charset=utf-8`) ignored.
+pub fn media_type_matches(wanted: &str, offered: &str) -> bool {
+    fn split(m: &str) -> (String, String) {
+        let essence = m
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        match essence.split_once('/') {
+            Some((t, s)) => (t.to_owned(), s.to_owned()),
+            None => (essence, "*".to_owned()),
+        }
+    }
+    let (wt, ws) = split(wanted);
+    let (ot, os) = split(offered);
+    (wt == "*" || ot == "*" || wt == ot) && (ws == "*" || os == "*" || ws == os)
+}
+
 /// `{"kind": "text", "text": ...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

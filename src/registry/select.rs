@@ -1,0 +1,285 @@
+//! Choosing an agent for a call: by name, or by skill or tag among the healthy agents
+//! offering it, least in-flight first; capability checks; and the [`Lease`] that holds
+//! the agent's concurrency permit and reports the call's outcome.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::{Agent, Health, Registry};
+use crate::protocol::client::A2aClient;
+use crate::protocol::types::{AgentCard, media_type_matches};
+
+/// Which agents may serve a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target<'a> {
+    /// The agent of this name in `agents.toml`.
+    Name(&'a str),
+    /// Any agent whose card offers a skill with this id.
+    Skill(&'a str),
+    /// Any agent with this tag (in `agents.toml` or on one of its card's skills).
+    Tag(&'a str),
+}
+
+impl std::fmt::Display for Target<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Name(n) => write!(f, "agent `{n}`"),
+            Target::Skill(s) => write!(f, "skill `{s}`"),
+            Target::Tag(t) => write!(f, "tag `{t}`"),
+        }
+    }
+}
+
+/// What the call needs of the agent.
+#[derive(Debug, Clone, Default)]
+pub struct Requirements {
+    /// The call will use `message/stream`.
+    pub streaming: bool,
+    /// Media types the call sends (e.g. `application/json` for a DataPart).
+    pub input_modes: Vec<String>,
+    /// Media types the caller accepts back (any of them will do).
+    pub output_modes: Vec<String>,
+}
+
+/// Why no agent could be chosen.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectError {
+    #[error("no agent named `{0}` in agents.toml")]
+    UnknownAgent(String),
+    #[error("no agent in agents.toml offers {target}")]
+    NoneOffers { target: String },
+    #[error("no usable agent for {target}: {}", reasons.iter().map(|(n, r)| format!("{n} ({r})")).collect::<Vec<_>>().join("; "))]
+    NoneUsable {
+        target: String,
+        /// Each candidate and why it was passed over.
+        reasons: Vec<(String, String)>,
+    },
+}
+
+/// A call to an agent in progress: holds one of its concurrency permits. Report the
+/// outcome with [`Lease::success`] or [`Lease::failure`]; dropping it reports nothing.
+pub struct Lease {
+    guard: InFlight,
+    client: A2aClient,
+    card: Arc<AgentCard>,
+    _permit: OwnedSemaphorePermit,
+}
+
+/// Counts a call (waiting or running) against its agent, and gives back an unreported
+/// probe — also when the caller gives up while waiting for a permit.
+struct InFlight {
+    agent: Arc<Agent>,
+    probe: bool,
+    reported: bool,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.agent.in_flight.fetch_sub(1, Ordering::Relaxed);
+        if self.probe && !self.reported {
+            self.agent.state().breaker.probe_abandoned();
+        }
+    }
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lease")
+            .field("agent", &self.guard.agent.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Lease {
+    pub fn agent(&self) -> &str {
+        self.guard.agent.name.as_str()
+    }
+
+    pub fn client(&self) -> &A2aClient {
+        &self.client
+    }
+
+    pub fn card(&self) -> &AgentCard {
+        &self.card
+    }
+
+    /// The call succeeded: the agent's circuit closes.
+    pub fn success(mut self) {
+        self.guard.reported = true;
+        self.guard.agent.state().breaker.success();
+    }
+
+    /// The call failed in a way that counts against the agent (transport error, timeout,
+    /// 5xx): enough of them in a row open its circuit.
+    pub fn failure(mut self) {
+        self.guard.reported = true;
+        self.guard.agent.state().breaker.failure(Instant::now());
+    }
+}
+
+/// Why `card` cannot serve `req` (for `skill`, that skill's modes count too).
+fn incapable(card: &AgentCard, skill: Option<&str>, req: &Requirements) -> Option<String> {
+    if req.streaming && !card.supports_streaming() {
+        return Some("does not declare streaming".into());
+    }
+    let skill = skill.and_then(|s| card.skills.iter().find(|k| k.id == s));
+    let inputs = skill
+        .and_then(|s| s.input_modes.as_ref())
+        .unwrap_or(&card.default_input_modes);
+    if let Some(m) = req
+        .input_modes
+        .iter()
+        .find(|m| !inputs.iter().any(|i| media_type_matches(m, i)))
+    {
+        return Some(format!(
+            "does not accept {m} (it accepts {})",
+            inputs.join(", ")
+        ));
+    }
+    let outputs = skill
+        .and_then(|s| s.output_modes.as_ref())
+        .unwrap_or(&card.default_output_modes);
+    if !req.output_modes.is_empty()
+        && !req
+            .output_modes
+            .iter()
+            .any(|w| outputs.iter().any(|o| media_type_matches(w, o)))
+    {
+        return Some(format!(
+            "produces none of {} (it produces {})",
+            req.output_modes.join(", "),
+            outputs.join(", ")
+        ));
+    }
+    None
+}
+
+impl Registry {
+    /// Chooses an agent for `target` and takes one of its concurrency permits (waiting
+    /// for one if the agent is at its limit).
+    pub async fn acquire(
+        &self,
+        target: Target<'_>,
+        req: &Requirements,
+    ) -> Result<Lease, SelectError> {
+        let now = Instant::now();
+        let agents = &self.inner.agents;
+        let candidates: Vec<&Arc<Agent>> = match target {
+            Target::Name(n) => {
+                let a = agents
+                    .iter()
+                    .find(|a| a.name.as_str() == n)
+                    .ok_or_else(|| SelectError::UnknownAgent(n.to_owned()))?;
+                vec![a]
+            }
+            Target::Skill(s) => agents
+                .iter()
+                .filter(|a| {
+                    a.state()
+                        .card
+                        .as_ref()
+                        .is_some_and(|c| c.skills.iter().any(|k| k.id == s))
+                })
+                .collect(),
+            Target::Tag(t) => agents
+                .iter()
+                .filter(|a| {
+                    a.tags.iter().any(|x| x == t)
+                        || a.state()
+                            .card
+                            .as_ref()
+                            .is_some_and(|c| c.skills.iter().any(|k| k.tags.iter().any(|x| x == t)))
+                })
+                .collect(),
+        };
+        if candidates.is_empty() {
+            return Err(SelectError::NoneOffers {
+                target: target.to_string(),
+            });
+        }
+        let skill = match target {
+            Target::Skill(s) => Some(s),
+            _ => None,
+        };
+        let mut usable = Vec::new();
+        let mut reasons = Vec::new();
+        for a in candidates {
+            let reason = match a.health(now) {
+                Health::Unavailable(r) => Some(format!("unavailable: {r}")),
+                _ => {
+                    let st = a.state();
+                    if !st.breaker.available(now) {
+                        Some("its one probe call is under way".to_owned())
+                    } else {
+                        st.card.as_deref().and_then(|c| incapable(c, skill, req))
+                    }
+                }
+            };
+            match reason {
+                Some(r) => reasons.push((a.name.to_string(), r)),
+                None => usable.push(a),
+            }
+        }
+        if usable.is_empty() {
+            return Err(SelectError::NoneUsable {
+                target: target.to_string(),
+                reasons,
+            });
+        }
+        // Least in flight; among equals, take turns so idle replicas share the load.
+        let turn = self.inner.turn.fetch_add(1, Ordering::Relaxed);
+        let n = usable.len();
+        let chosen = (0..n)
+            .map(|i| usable[(turn + i) % n])
+            .min_by_key(|a| a.in_flight.load(Ordering::Relaxed))
+            .expect("usable is not empty");
+        let (client, card, probe) = {
+            let mut st = chosen.state();
+            let probe = st
+                .breaker
+                .admit(now)
+                .ok_or_else(|| SelectError::NoneUsable {
+                    target: target.to_string(),
+                    reasons: vec![(
+                        chosen.name.to_string(),
+                        "its circuit just opened".to_owned(),
+                    )],
+                })?;
+            match (&st.client, &st.card) {
+                (Some(c), Some(card)) => (c.clone(), card.clone(), probe),
+                _ => {
+                    return Err(SelectError::NoneUsable {
+                        target: target.to_string(),
+                        reasons: vec![(chosen.name.to_string(), "lost its card".to_owned())],
+                    });
+                }
+            }
+        };
+        chosen.in_flight.fetch_add(1, Ordering::Relaxed);
+        let guard = InFlight {
+            agent: Arc::clone(chosen),
+            probe,
+            reported: false,
+        };
+        // The semaphore is never closed, so this waits for a permit and does not fail.
+        let permit = guard
+            .agent
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| SelectError::NoneUsable {
+                target: target.to_string(),
+                reasons: vec![(guard.agent.name.to_string(), "shutting down".to_owned())],
+            })?;
+        Ok(Lease {
+            guard,
+            client,
+            card,
+            _permit: permit,
+        })
+    }
+}

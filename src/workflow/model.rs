@@ -73,9 +73,65 @@ impl Workflow {
         self.steps.iter().find(|s| s.id.as_str() == id)
     }
 
+    /// Checks a run's inputs against `[input]`: every problem, in one list; on success
+    /// the inputs with defaults filled in.
+    pub fn check_inputs(
+        &self,
+        given: &serde_json::Map<String, Value>,
+    ) -> Result<serde_json::Map<String, Value>, Vec<String>> {
+        check_inputs(&self.inputs, given)
+    }
+
     /// A JSON Schema (draft 2020-12 subset) of the workflow's inputs.
     pub fn input_schema(&self) -> Value {
         inputs_schema(&self.inputs)
+    }
+}
+
+/// Checks values against input specs (`[input]`, or an input step's `fields`).
+pub fn check_inputs(
+    specs: &[InputSpec],
+    given: &serde_json::Map<String, Value>,
+) -> Result<serde_json::Map<String, Value>, Vec<String>> {
+    let mut problems = Vec::new();
+    let mut out = serde_json::Map::new();
+    for spec in specs {
+        match given.get(&spec.name) {
+            Some(v) => match spec.check(v) {
+                Ok(()) => {
+                    out.insert(spec.name.clone(), v.clone());
+                }
+                Err(e) => problems.push(e),
+            },
+            None => match &spec.default {
+                Some(d) => {
+                    out.insert(spec.name.clone(), d.clone());
+                }
+                None if spec.required => problems.push(format!(
+                    "`{}` is required{}",
+                    spec.name,
+                    spec.description
+                        .as_ref()
+                        .map(|d| format!(" ({d})"))
+                        .unwrap_or_default()
+                )),
+                None => {}
+            },
+        }
+    }
+    for name in given.keys() {
+        if !specs.iter().any(|s| &s.name == name) {
+            let known: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+            problems.push(format!(
+                "`{name}` is not an input (inputs: {})",
+                known.join(", ")
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(problems)
     }
 }
 

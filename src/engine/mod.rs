@@ -1,0 +1,16 @@
+//! The workflow engine: runs a validated workflow with its inputs by delegating steps to
+//! agents, as parallel as the DAG allows, fanning their streamed artifacts in live.
+//!
+//! It honours the semantics of `docs/workflows.md`. **Architecture invariant:** the engine
+//! knows nothing about HTTP, JSON-RPC or A2A types; it reaches agents through
+//! [`AgentConnector`] and reports through typed [`RunEvent`]s.
+
+mod record;
+mod run;
+mod types;
+mod unit;
+
+pub use record::{Outputs, Record};
+pub use run::{Engine, EngineOptions, RunControl, RunHandle};
+pub use types::*;
+pub use unit::approval;

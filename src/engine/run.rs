@@ -1,0 +1,734 @@
+//! The run loop: one task per run owning all of the run's state — no locks. It starts a
+//! unit as soon as its step's needs have finished (no stage barriers), up to
+//! `max_parallel`; evaluates triggers and `when`; fans out `for_each` items; routes
+//! questions and answers; applies the failure policy; cancels; renders the output.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{Instrument, debug, info_span};
+
+use super::record::Record;
+use super::types::*;
+use super::unit::{Ask, Unit, approval};
+use crate::workflow::{OnFailure, StepKind, Trigger, Workflow, check_inputs};
+
+/// Tunables of the engine.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// How long `always` steps may run after a cancel or a cancelling failure.
+    pub grace: Duration,
+    /// Events buffered per run before the run waits for its reader.
+    pub event_buffer: usize,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        Self {
+            grace: Duration::from_secs(30),
+            event_buffer: 1024,
+        }
+    }
+}
+
+/// Runs workflows. Cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    connector: Arc<dyn AgentConnector>,
+    options: EngineOptions,
+    tracker: TaskTracker,
+}
+
+enum Command {
+    Answer {
+        step: Option<String>,
+        item: Option<usize>,
+        answer: Answer,
+        reply: tokio::sync::oneshot::Sender<Result<(), AnswerError>>,
+    },
+}
+
+/// Controls a running run. Cheap to clone.
+#[derive(Clone)]
+pub struct RunControl {
+    commands: mpsc::Sender<Command>,
+    cancel: CancellationToken,
+}
+
+impl RunControl {
+    /// Routes an answer to the pending question of `step` (and `item`), or to the only
+    /// pending question when `step` is `None`.
+    pub async fn answer(
+        &self,
+        step: Option<&str>,
+        item: Option<usize>,
+        answer: Answer,
+    ) -> Result<(), AnswerError> {
+        let (reply, result) = tokio::sync::oneshot::channel();
+        let cmd = Command::Answer {
+            step: step.map(str::to_owned),
+            item,
+            answer,
+            reply,
+        };
+        self.commands
+            .send(cmd)
+            .await
+            .map_err(|_| AnswerError::Finished)?;
+        result.await.map_err(|_| AnswerError::Finished)?
+    }
+
+    /// Cancels the run: no new steps, every running downstream task canceled, `always`
+    /// steps run within the grace period, the run ends `canceled`.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+}
+
+/// A started run: its control and its events (ending with the final `Run` event).
+pub struct RunHandle {
+    pub run_id: String,
+    pub control: RunControl,
+    pub events: mpsc::Receiver<RunEvent>,
+}
+
+impl Engine {
+    pub fn new(connector: Arc<dyn AgentConnector>, options: EngineOptions) -> Self {
+        Self {
+            connector,
+            options,
+            tracker: TaskTracker::new(),
+        }
+    }
+
+    /// Checks the inputs, then starts the run. The error lists every input problem.
+    pub fn start(
+        &self,
+        workflow: Arc<Workflow>,
+        inputs: &Map<String, Value>,
+        run_id: String,
+    ) -> Result<RunHandle, Vec<String>> {
+        let inputs = workflow.check_inputs(inputs)?;
+        let (events_tx, events) = mpsc::channel(self.options.event_buffer);
+        let (commands, commands_rx) = mpsc::channel(16);
+        let cancel = CancellationToken::new();
+        let (ask_tx, ask_rx) = mpsc::channel(64);
+        let n = workflow.steps.len();
+        let run = Run {
+            context_steps: Map::new(),
+            base_context: json!({
+                "input": inputs,
+                "workflow": { "id": workflow.id.as_str(), "name": workflow.name },
+                "run": { "id": run_id },
+            }),
+            slots: (0..n).map(|_| Slot::default()).collect(),
+            workflow,
+            run_id: run_id.clone(),
+            connector: self.connector.clone(),
+            events: events_tx,
+            ask_tx,
+            ask_rx,
+            commands: commands_rx,
+            cancel: cancel.clone(),
+            work: CancellationToken::new(),
+            always: CancellationToken::new(),
+            units: JoinSet::new(),
+            running: 0,
+            questions: Vec::new(),
+            stopping: false,
+            canceled: false,
+            failure: None,
+            state: RunState::Working,
+            grace: self.options.grace,
+            grace_until: None,
+        };
+        let span = info_span!("run", run_id = %run_id);
+        self.tracker.spawn(run.run().instrument(span));
+        Ok(RunHandle {
+            run_id,
+            control: RunControl { commands, cancel },
+            events,
+        })
+    }
+
+    /// Waits for every run to end (after canceling them, if `cancel`).
+    pub async fn shutdown(&self) {
+        self.tracker.close();
+        self.tracker.wait().await;
+    }
+}
+
+#[derive(Default)]
+struct Slot {
+    state: Option<StepState>,
+    /// The unit was spawned (for a plain step).
+    spawned: bool,
+    fan: Option<Fan>,
+}
+
+struct Fan {
+    items: Vec<Value>,
+    next: usize,
+    running: usize,
+    max: usize,
+    results: Vec<Option<Record>>,
+}
+
+struct Pending {
+    step: usize,
+    item: Option<usize>,
+    kind: QuestionKind,
+    reply: tokio::sync::oneshot::Sender<Answer>,
+}
+
+struct Run {
+    workflow: Arc<Workflow>,
+    run_id: String,
+    connector: Arc<dyn AgentConnector>,
+    events: mpsc::Sender<RunEvent>,
+    ask_tx: mpsc::Sender<Ask>,
+    ask_rx: mpsc::Receiver<Ask>,
+    commands: mpsc::Receiver<Command>,
+    /// Fired by `RunControl::cancel`.
+    cancel: CancellationToken,
+    /// Cancels every running unit that is not an `always` step.
+    work: CancellationToken,
+    /// Cancels `always` steps when the grace period ends.
+    always: CancellationToken,
+    units: JoinSet<(usize, Option<usize>, Record)>,
+    /// Units running (fan-out items count one each).
+    running: usize,
+    questions: Vec<Pending>,
+    slots: Vec<Slot>,
+    base_context: Value,
+    context_steps: Map<String, Value>,
+    stopping: bool,
+    canceled: bool,
+    /// The first failure: step, agent, reason.
+    failure: Option<(String, Option<String>, String)>,
+    state: RunState,
+    grace: Duration,
+    grace_until: Option<tokio::time::Instant>,
+}
+
+/// What a trigger decides once all needs have finished.
+enum Decision {
+    Run,
+    Skip,
+    UpstreamFailed,
+}
+
+fn succeeded(state: StepState, continue_on_error: bool) -> bool {
+    state == StepState::Completed
+        || (continue_on_error && matches!(state, StepState::Failed | StepState::Rejected))
+}
+
+fn failed_like(state: StepState, continue_on_error: bool) -> bool {
+    matches!(
+        state,
+        StepState::Failed | StepState::Rejected | StepState::Canceled | StepState::UpstreamFailed
+    ) && !succeeded(state, continue_on_error)
+}
+
+impl Run {
+    async fn emit(&self, event: RunEvent) {
+        let _ = self.events.send(event).await;
+    }
+
+    fn context(&self, item: Option<(usize, &Value)>) -> Value {
+        let mut ctx = self.base_context.clone();
+        ctx["steps"] = Value::Object(self.context_steps.clone());
+        if let Some((index, item)) = item {
+            ctx["item"] = item.clone();
+            ctx["index"] = json!(index);
+        }
+        ctx
+    }
+
+    fn finished(&self, i: usize) -> bool {
+        self.slots[i].state.is_some_and(StepState::is_finished)
+    }
+
+    async fn run(mut self) {
+        self.emit(RunEvent::Run {
+            state: RunState::Working,
+            message: None,
+        })
+        .await;
+        loop {
+            self.schedule().await;
+            if self.running == 0 && (0..self.slots.len()).all(|i| self.finished(i)) {
+                break;
+            }
+            self.update_run_state().await;
+            let grace = self.grace_until;
+            tokio::select! {
+                Some(done) = self.units.join_next() => {
+                    self.running -= 1;
+                    match done {
+                        Ok((step, item, record)) => self.unit_done(step, item, record).await,
+                        Err(e) => debug!(error = %e, "a unit task ended abnormally"),
+                    }
+                }
+                Some(ask) = self.ask_rx.recv() => self.asked(ask).await,
+                Some(cmd) = self.commands.recv() => self.command(cmd).await,
+                () = self.cancel.cancelled(), if !self.canceled => self.cancel_run(),
+                () = async { tokio::time::sleep_until(grace.unwrap_or_else(tokio::time::Instant::now)).await }, if grace.is_some() => {
+                    self.always.cancel();
+                    self.grace_until = None;
+                }
+            }
+        }
+        self.finish().await;
+    }
+
+    async fn update_run_state(&mut self) {
+        let waiting = self.questions.len();
+        let state = if waiting > 0 && waiting >= self.running {
+            RunState::InputRequired
+        } else {
+            RunState::Working
+        };
+        if state != self.state {
+            self.state = state;
+            self.emit(RunEvent::Run {
+                state,
+                message: None,
+            })
+            .await;
+        }
+    }
+
+    fn cancel_run(&mut self) {
+        self.canceled = true;
+        self.stopping = true;
+        self.work.cancel();
+        self.grace_until = Some(tokio::time::Instant::now() + self.grace);
+    }
+
+    /// Starts everything that can start, until nothing changes.
+    async fn schedule(&mut self) {
+        loop {
+            let mut changed = false;
+            for i in 0..self.slots.len() {
+                if self.slots[i].state.is_some() {
+                    continue;
+                }
+                let step = &self.workflow.steps[i];
+                let needs: Vec<usize> = step
+                    .needs
+                    .iter()
+                    .filter_map(|n| self.workflow.steps.iter().position(|s| s.id == *n))
+                    .collect();
+                if !needs.iter().all(|&n| self.finished(n)) {
+                    continue;
+                }
+                changed = true;
+                self.decide(i, &needs).await;
+            }
+            changed |= self.spawn_units();
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    async fn decide(&mut self, i: usize, needs: &[usize]) {
+        let step = &self.workflow.steps[i];
+        // On a canceled run, nothing but `always` steps starts, whatever its needs did.
+        if self.canceled && step.trigger != Trigger::Always {
+            let mut r = Record::new(StepState::Canceled);
+            r.error = Some("not started: the run was canceled".into());
+            return self.close(i, r, None).await;
+        }
+        let states: Vec<(StepState, bool)> = needs
+            .iter()
+            .map(|&n| {
+                (
+                    self.slots[n].state.unwrap_or(StepState::Pending),
+                    self.workflow.steps[n].continue_on_error,
+                )
+            })
+            .collect();
+        let any_failed = states.iter().any(|&(s, c)| failed_like(s, c));
+        let all_ok = states.iter().all(|&(s, c)| succeeded(s, c));
+        let any_ok = states.iter().any(|&(s, c)| succeeded(s, c));
+        let decision = match step.trigger {
+            Trigger::AllSuccess if all_ok => Decision::Run,
+            Trigger::AllSuccess | Trigger::OneSuccess
+                if any_failed && !(step.trigger == Trigger::OneSuccess && any_ok) =>
+            {
+                Decision::UpstreamFailed
+            }
+            Trigger::AllSuccess => Decision::Skip,
+            Trigger::OneSuccess if any_ok => Decision::Run,
+            Trigger::OneSuccess => Decision::Skip,
+            Trigger::NoneFailed if any_failed => Decision::UpstreamFailed,
+            Trigger::NoneFailed | Trigger::AllDone | Trigger::Always => Decision::Run,
+        };
+        match decision {
+            Decision::Skip => return self.close(i, Record::new(StepState::Skipped), None).await,
+            Decision::UpstreamFailed => {
+                return self
+                    .close(i, Record::new(StepState::UpstreamFailed), None)
+                    .await;
+            }
+            Decision::Run => {}
+        }
+        if self.stopping && step.trigger != Trigger::Always {
+            let mut r = Record::new(StepState::Skipped);
+            r.error = Some("not started: the run is stopping after a failure".into());
+            return self.close(i, r, None).await;
+        }
+        let ctx = self.context(None);
+        if let Some(when) = &step.when {
+            match self.workflow.templates.eval_bool(when, &ctx) {
+                Ok(true) => {}
+                Ok(false) => return self.close(i, Record::new(StepState::Skipped), None).await,
+                Err(e) => {
+                    let mut r = Record::new(StepState::Failed);
+                    r.error = Some(e.to_string());
+                    return self.close(i, r, None).await;
+                }
+            }
+        }
+        if let Some(fan) = &step.for_each {
+            let items = match self.workflow.templates.eval(&fan.items, &ctx) {
+                Ok(Value::Array(items)) => items,
+                Ok(other) => {
+                    let mut r = Record::new(StepState::Failed);
+                    r.error = Some(format!(
+                        "{}: `for_each` must yield a list, got {other}",
+                        fan.items.site
+                    ));
+                    return self.close(i, r, None).await;
+                }
+                Err(e) => {
+                    let mut r = Record::new(StepState::Failed);
+                    r.error = Some(e.to_string());
+                    return self.close(i, r, None).await;
+                }
+            };
+            if items.is_empty() {
+                let mut r = Record::new(StepState::Completed);
+                r.items = Some(Vec::new());
+                return self.close(i, r, None).await;
+            }
+            let n = items.len();
+            self.slots[i].fan = Some(Fan {
+                items,
+                next: 0,
+                running: 0,
+                max: fan.max_parallel.unwrap_or(usize::MAX),
+                results: vec![None; n],
+            });
+        }
+        self.slots[i].state = Some(StepState::Working);
+    }
+
+    /// Spawns units of started steps while there is room; returns whether it did.
+    fn spawn_units(&mut self) -> bool {
+        let mut spawned = false;
+        for i in 0..self.slots.len() {
+            if self.slots[i].state != Some(StepState::Working) {
+                continue;
+            }
+            let always = self.workflow.steps[i].trigger == Trigger::Always;
+            loop {
+                if self.running >= self.workflow.max_parallel {
+                    return spawned;
+                }
+                let slot = &mut self.slots[i];
+                let (item, ctx) = match &mut slot.fan {
+                    None if slot.spawned => break,
+                    None => {
+                        slot.spawned = true;
+                        (None, None)
+                    }
+                    Some(fan) if fan.next < fan.items.len() && fan.running < fan.max => {
+                        let k = fan.next;
+                        fan.next += 1;
+                        fan.running += 1;
+                        (Some(k), Some(fan.items[k].clone()))
+                    }
+                    Some(_) => break,
+                };
+                let context = self.context(item.zip(ctx.as_ref()));
+                let token = if always {
+                    self.always.child_token()
+                } else {
+                    self.work.child_token()
+                };
+                let unit = Unit {
+                    workflow: self.workflow.clone(),
+                    step: i,
+                    item,
+                    context,
+                    run_id: self.run_id.clone(),
+                    connector: self.connector.clone(),
+                    events: self.events.clone(),
+                    ask: self.ask_tx.clone(),
+                    cancel: token,
+                };
+                let span = info_span!("step", step = %self.workflow.steps[i].id, item = ?item);
+                self.units
+                    .spawn(async move { (i, item, unit.run().await) }.instrument(span));
+                self.running += 1;
+                spawned = true;
+            }
+        }
+        spawned
+    }
+
+    async fn unit_done(&mut self, i: usize, item: Option<usize>, record: Record) {
+        self.questions.retain(|q| !(q.step == i && q.item == item));
+        let Some(k) = item else {
+            return self.close(i, record, None).await;
+        };
+        self.emit(RunEvent::Step {
+            step: self.workflow.steps[i].id.clone(),
+            item: Some(k),
+            state: record.state,
+            attempt: 0,
+            agent: record.agent.clone(),
+            task_id: None,
+            message: record.error.clone(),
+        })
+        .await;
+        let Some(fan) = self.slots[i].fan.as_mut() else {
+            return;
+        };
+        fan.running -= 1;
+        fan.results[k] = Some(record);
+        if fan.next < fan.items.len() || fan.running > 0 {
+            return;
+        }
+        let items: Vec<Record> = fan
+            .results
+            .iter_mut()
+            .map(|r| r.take().unwrap_or_else(|| Record::new(StepState::Canceled)))
+            .collect();
+        let done = items
+            .iter()
+            .filter(|r| r.state == StepState::Completed)
+            .count();
+        let need = self.workflow.steps[i]
+            .for_each
+            .as_ref()
+            .and_then(|f| f.min_success)
+            .unwrap_or(items.len());
+        let mut r = Record::new(if done >= need {
+            StepState::Completed
+        } else {
+            StepState::Failed
+        });
+        if done < need {
+            r.error = Some(format!(
+                "{done} of {} items completed; {need} needed",
+                items.len()
+            ));
+        }
+        if self.canceled && done < need {
+            r.state = StepState::Canceled;
+        }
+        r.items = Some(items);
+        self.close(i, r, None).await;
+    }
+
+    /// Records a step's final state, emits it, and applies the failure policy.
+    async fn close(&mut self, i: usize, record: Record, attempt: Option<u32>) {
+        let step = &self.workflow.steps[i];
+        self.slots[i].state = Some(record.state);
+        self.emit(RunEvent::Step {
+            step: step.id.clone(),
+            item: None,
+            state: record.state,
+            attempt: attempt.unwrap_or(0),
+            agent: record.agent.clone(),
+            task_id: None,
+            message: record.error.clone(),
+        })
+        .await;
+        let failed = matches!(record.state, StepState::Failed | StepState::Rejected)
+            && !step.continue_on_error;
+        if failed && self.failure.is_none() {
+            self.failure = Some((
+                step.id.to_string(),
+                record.agent.clone(),
+                record
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| record.state.to_string()),
+            ));
+        }
+        if failed && !self.canceled {
+            match self.workflow.on_failure {
+                OnFailure::Continue => {}
+                OnFailure::Stop => self.stopping = true,
+                OnFailure::Cancel => {
+                    self.stopping = true;
+                    self.work.cancel();
+                    self.grace_until
+                        .get_or_insert(tokio::time::Instant::now() + self.grace);
+                }
+            }
+        }
+        self.context_steps
+            .insert(step.id.to_string(), record.to_json());
+    }
+
+    async fn asked(&mut self, ask: Ask) {
+        self.emit(RunEvent::Question {
+            step: self.workflow.steps[ask.step].id.clone(),
+            item: ask.item,
+            kind: ask.kind.clone(),
+            prompt: ask.prompt,
+        })
+        .await;
+        self.questions.push(Pending {
+            step: ask.step,
+            item: ask.item,
+            kind: ask.kind,
+            reply: ask.reply,
+        });
+    }
+
+    async fn command(&mut self, cmd: Command) {
+        let Command::Answer {
+            step,
+            item,
+            answer,
+            reply,
+        } = cmd;
+        let _ = reply.send(self.route_answer(step, item, answer));
+    }
+
+    fn route_answer(
+        &mut self,
+        step: Option<String>,
+        item: Option<usize>,
+        answer: Answer,
+    ) -> Result<(), AnswerError> {
+        let matches: Vec<usize> = self
+            .questions
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| {
+                step.as_deref()
+                    .is_none_or(|s| self.workflow.steps[q.step].id.as_str() == s)
+                    && (item.is_none() || q.item == item)
+            })
+            .map(|(k, _)| k)
+            .collect();
+        let k = match (matches.as_slice(), &step) {
+            ([k], _) => *k,
+            ([], Some(s)) => return Err(AnswerError::NoQuestion(s.clone())),
+            ([], None) => return Err(AnswerError::NoQuestion("(any)".into())),
+            (many, _) => {
+                let names: Vec<String> = many
+                    .iter()
+                    .map(|&k| {
+                        let q = &self.questions[k];
+                        let id = &self.workflow.steps[q.step].id;
+                        q.item
+                            .map_or_else(|| id.to_string(), |i| format!("{id}[{i}]"))
+                    })
+                    .collect();
+                return Err(AnswerError::Ambiguous(names.join(", ")));
+            }
+        };
+        let q = &self.questions[k];
+        let answer = match &q.kind {
+            QuestionKind::Approval => approval(&answer).map_err(AnswerError::Invalid)?,
+            QuestionKind::Input { .. } => {
+                let StepKind::Input { fields, .. } = &self.workflow.steps[q.step].kind else {
+                    return Err(AnswerError::Invalid("not an input step".into()));
+                };
+                let mut data = answer.data.clone().unwrap_or_default();
+                if data.is_empty()
+                    && let (Some(t), [only]) = (&answer.text, fields.as_slice())
+                {
+                    data.insert(only.name.clone(), json!(t));
+                }
+                let checked =
+                    check_inputs(fields, &data).map_err(|p| AnswerError::Invalid(p.join("; ")))?;
+                Answer {
+                    text: answer.text.clone(),
+                    data: Some(checked),
+                }
+            }
+            QuestionKind::Downstream { .. } => answer,
+        };
+        let q = self.questions.remove(k);
+        let _ = q.reply.send(answer);
+        Ok(())
+    }
+
+    async fn finish(mut self) {
+        let (state, message) = if self.canceled {
+            (RunState::Canceled, Some("the run was canceled".to_owned()))
+        } else if let Some((step, agent, reason)) = self.failure.take() {
+            let by = agent.map(|a| format!(" (agent {a})")).unwrap_or_default();
+            (
+                RunState::Failed,
+                Some(format!("step `{step}`{by} failed: {reason}")),
+            )
+        } else {
+            (RunState::Completed, None)
+        };
+        let (state, message) = if state == RunState::Completed {
+            match self.output() {
+                Ok((text, data)) => {
+                    self.emit(RunEvent::Output { text, data }).await;
+                    (state, message)
+                }
+                Err(e) => (
+                    RunState::Failed,
+                    Some(format!("the output could not be rendered: {e}")),
+                ),
+            }
+        } else {
+            (state, message)
+        };
+        self.emit(RunEvent::Run { state, message }).await;
+    }
+
+    fn output(&self) -> Result<(Option<String>, Option<Value>), String> {
+        let ctx = self.context(None);
+        let t = &self.workflow.templates;
+        match &self.workflow.output {
+            Some(o) => {
+                let text = o
+                    .text
+                    .as_ref()
+                    .map(|x| t.render(x, &ctx))
+                    .transpose()
+                    .map_err(|e| e.to_string())?;
+                let data = o
+                    .data
+                    .as_ref()
+                    .map(|x| t.render_data(x, &ctx))
+                    .transpose()
+                    .map_err(|e| e.to_string())?;
+                Ok((text, data))
+            }
+            None => {
+                let texts: Vec<String> = self
+                    .workflow
+                    .steps
+                    .iter()
+                    .filter_map(|s| self.context_steps.get(s.id.as_str()))
+                    .filter(|v| v["state"] == "completed")
+                    .filter_map(|v| v["text"].as_str().map(str::to_owned))
+                    .filter(|t| !t.is_empty())
+                    .collect();
+                Ok((Some(texts.join("\n\n")), None))
+            }
+        }
+    }
+}

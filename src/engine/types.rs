@@ -1,0 +1,264 @@
+//! The engine's vocabulary: what it sends to agents and hears back, the states of runs
+//! and steps, the events it emits, and the answers it takes.
+//!
+//! These are the engine's own types, not A2A's: the connector (`crate::connect`) and the
+//! host translate. Nothing here is serialized on any wire.
+
+use std::fmt;
+
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use serde_json::{Map, Value};
+
+use crate::workflow::{AgentTarget, StepId};
+
+/// A block of content from an agent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    Text(String),
+    Data(Map<String, Value>),
+    /// A file, by URI or inline (base64); kept as it came.
+    File {
+        name: Option<String>,
+        mime_type: Option<String>,
+        uri: Option<String>,
+        bytes: Option<String>,
+    },
+}
+
+/// An artifact, or a chunk of one, as an agent sent it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArtifactChunk {
+    pub artifact_id: String,
+    pub name: Option<String>,
+    pub parts: Vec<Content>,
+    /// These parts extend the artifact of the same id.
+    pub append: bool,
+    pub last_chunk: bool,
+}
+
+/// A downstream task's state, as far as the engine cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteState {
+    Working,
+    InputRequired,
+    AuthRequired,
+    Completed,
+    Failed,
+    Canceled,
+    Rejected,
+}
+
+/// What an agent connection reports during one attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Update {
+    /// The agent chosen and the downstream task it created (none for a direct reply).
+    Started {
+        agent: String,
+        task_id: Option<String>,
+    },
+    Status {
+        state: RemoteState,
+        message: Option<String>,
+    },
+    Artifact(ArtifactChunk),
+    /// A direct reply (a message, no task): the attempt completed with these parts.
+    Reply(Vec<Content>),
+}
+
+/// Why a call to an agent failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct AgentError {
+    pub kind: AgentErrorKind,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentErrorKind {
+    /// No agent could be chosen (down, circuit open, none offers the skill).
+    Unavailable,
+    /// Transport failure or timeout talking to the agent.
+    Transport,
+    /// The agent broke the protocol.
+    Protocol,
+    /// The agent refused the request (a JSON-RPC error for a bad request): retrying
+    /// would not help.
+    Refused,
+}
+
+impl AgentError {
+    pub fn new(kind: AgentErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    pub fn retryable(&self) -> bool {
+        self.kind != AgentErrorKind::Refused
+    }
+}
+
+/// One message to an agent.
+#[derive(Debug, Clone)]
+pub struct SendRequest {
+    pub run_id: String,
+    /// Who should get it; for a continuation, the agent that has the task.
+    pub target: AgentTarget,
+    /// Deterministic per (run, step, item, attempt, turn): a resend is recognisable.
+    pub message_id: String,
+    /// Continue this downstream task (answering its question).
+    pub task_id: Option<String>,
+    pub text: Option<String>,
+    pub data: Option<Map<String, Value>>,
+}
+
+/// The updates of one attempt, in order. The stream ends after a terminal or
+/// interrupted state, a reply, or an error.
+pub type Updates = BoxStream<'static, Result<Update, AgentError>>;
+
+/// How the engine reaches agents. Implemented over A2A by `crate::connect`, and by
+/// scripted agents in tests.
+pub trait AgentConnector: Send + Sync + 'static {
+    /// Sends a message (a new task, or a continuation) and streams what follows.
+    fn send(&self, request: SendRequest) -> BoxFuture<'static, Result<Updates, AgentError>>;
+    /// Cancels a downstream task.
+    fn cancel(&self, agent: &str, task_id: &str) -> BoxFuture<'static, Result<(), AgentError>>;
+}
+
+/// A run's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    Working,
+    /// Questions are pending and nothing else runs.
+    InputRequired,
+    Completed,
+    Failed,
+    Canceled,
+}
+
+impl RunState {
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            RunState::Completed | RunState::Failed | RunState::Canceled
+        )
+    }
+}
+
+/// A step's (or fan-out item's) state: the A2A states plus `skipped` and
+/// `upstream_failed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StepState {
+    Pending,
+    Working,
+    InputRequired,
+    AuthRequired,
+    Completed,
+    Failed,
+    Canceled,
+    Rejected,
+    Skipped,
+    UpstreamFailed,
+}
+
+impl StepState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepState::Pending => "pending",
+            StepState::Working => "working",
+            StepState::InputRequired => "input-required",
+            StepState::AuthRequired => "auth-required",
+            StepState::Completed => "completed",
+            StepState::Failed => "failed",
+            StepState::Canceled => "canceled",
+            StepState::Rejected => "rejected",
+            StepState::Skipped => "skipped",
+            StepState::UpstreamFailed => "upstream_failed",
+        }
+    }
+
+    pub fn is_finished(self) -> bool {
+        matches!(
+            self,
+            StepState::Completed
+                | StepState::Failed
+                | StepState::Canceled
+                | StepState::Rejected
+                | StepState::Skipped
+                | StepState::UpstreamFailed
+        )
+    }
+}
+
+impl fmt::Display for StepState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a question asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum QuestionKind {
+    /// Yes or no.
+    Approval,
+    /// Values for these fields (a JSON Schema).
+    Input { schema: Value },
+    /// A downstream agent asks (`input-required` or `auth-required`).
+    Downstream { agent: String, auth: bool },
+}
+
+/// Everything the engine reports, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEvent {
+    Run {
+        state: RunState,
+        message: Option<String>,
+    },
+    Step {
+        step: StepId,
+        item: Option<usize>,
+        state: StepState,
+        attempt: u32,
+        agent: Option<String>,
+        task_id: Option<String>,
+        message: Option<String>,
+    },
+    Artifact {
+        step: StepId,
+        item: Option<usize>,
+        agent: String,
+        chunk: ArtifactChunk,
+    },
+    Question {
+        step: StepId,
+        item: Option<usize>,
+        kind: QuestionKind,
+        prompt: String,
+    },
+    Output {
+        text: Option<String>,
+        data: Option<Value>,
+    },
+}
+
+/// An answer from the upstream client.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Answer {
+    pub text: Option<String>,
+    pub data: Option<Map<String, Value>>,
+}
+
+/// Why an answer was not taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    #[error("no question is pending for step `{0}`")]
+    NoQuestion(String),
+    #[error("several questions are pending ({0}); say which step the answer is for")]
+    Ambiguous(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("the run has finished")]
+    Finished,
+}

@@ -1,0 +1,560 @@
+//! One unit of work — a step, or one item of a fan-out — run in its own task: render
+//! the message, then attempts with retries, per-attempt timeouts, the step's deadline,
+//! questions to the upstream client, and cancellation (which cancels the downstream
+//! task and stops forwarding its artifacts).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::{Instant, sleep_until};
+use tokio_util::sync::CancellationToken;
+
+use super::record::{Outputs, Record};
+use super::types::*;
+use crate::workflow::{StepKind, Workflow, inputs_schema};
+
+/// Bound on a `tasks/cancel` call.
+const CANCEL_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long to wait for an answer when nothing else bounds it.
+const DEFAULT_ANSWER_WAIT: Duration = Duration::from_secs(24 * 3600);
+
+/// A question for the run loop to put to the client.
+pub struct Ask {
+    pub step: usize,
+    pub item: Option<usize>,
+    pub kind: QuestionKind,
+    pub prompt: String,
+    pub reply: oneshot::Sender<Answer>,
+}
+
+/// Everything a unit needs.
+pub struct Unit {
+    pub workflow: Arc<Workflow>,
+    pub step: usize,
+    pub item: Option<usize>,
+    /// The template context, with `item` and `index` set for a fan-out item.
+    pub context: Value,
+    pub run_id: String,
+    pub connector: Arc<dyn AgentConnector>,
+    pub events: mpsc::Sender<RunEvent>,
+    pub ask: mpsc::Sender<Ask>,
+    pub cancel: CancellationToken,
+}
+
+/// How an attempt ended, when not completed.
+enum Failure {
+    /// Worth another attempt.
+    Retry(String),
+    /// Final: the step ends in this state.
+    Final(StepState, String),
+    Canceled(String),
+    Deadline,
+}
+
+/// A small random fraction in [0, 0.2) for backoff jitter.
+fn jitter_factor() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let r = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish()
+        % 1000;
+    r as f64 / 5000.0
+}
+
+impl Unit {
+    fn id(&self) -> &crate::workflow::StepId {
+        &self.workflow.steps[self.step].id
+    }
+
+    async fn emit(&self, event: RunEvent) {
+        // The receiver only goes away when the run is being torn down.
+        let _ = self.events.send(event).await;
+    }
+
+    async fn state(
+        &self,
+        state: StepState,
+        attempt: u32,
+        agent: Option<&str>,
+        task: Option<&str>,
+        message: Option<String>,
+    ) {
+        self.emit(RunEvent::Step {
+            step: self.id().clone(),
+            item: self.item,
+            state,
+            attempt,
+            agent: agent.map(str::to_owned),
+            task_id: task.map(str::to_owned),
+            message,
+        })
+        .await;
+    }
+
+    /// Runs the unit to its end.
+    pub async fn run(self) -> Record {
+        let step = &self.workflow.steps[self.step];
+        let deadline = step.deadline.map(|d| Instant::now() + d);
+        match &step.kind {
+            StepKind::Agent {
+                target,
+                message,
+                data,
+            } => {
+                let text = match message {
+                    Some(t) => match self.workflow.templates.render(t, &self.context) {
+                        Ok(s) => Some(s),
+                        Err(e) => return failed(e.to_string()),
+                    },
+                    None => None,
+                };
+                let data = match data {
+                    Some(d) => match self.workflow.templates.render_data(d, &self.context) {
+                        Ok(Value::Object(m)) => Some(m),
+                        Ok(other) => Some(Map::from_iter([("value".to_owned(), other)])),
+                        Err(e) => return failed(e.to_string()),
+                    },
+                    None => None,
+                };
+                self.agent_step(target.clone(), text, data, deadline).await
+            }
+            StepKind::Approval { prompt } | StepKind::Input { prompt, .. } => {
+                let prompt = match self.workflow.templates.render(prompt, &self.context) {
+                    Ok(p) => p,
+                    Err(e) => return failed(e.to_string()),
+                };
+                self.question_step(prompt, deadline).await
+            }
+        }
+    }
+
+    async fn question_step(&self, prompt: String, deadline: Option<Instant>) -> Record {
+        let step = &self.workflow.steps[self.step];
+        let kind = match &step.kind {
+            StepKind::Input { fields, .. } => QuestionKind::Input {
+                schema: inputs_schema(fields),
+            },
+            _ => QuestionKind::Approval,
+        };
+        self.state(
+            StepState::InputRequired,
+            1,
+            None,
+            None,
+            Some(prompt.clone()),
+        )
+        .await;
+        let wait = step.timeout.unwrap_or(DEFAULT_ANSWER_WAIT);
+        let until = deadline.map_or(Instant::now() + wait, |d| d.min(Instant::now() + wait));
+        match self.ask(kind, prompt, until).await {
+            Ok(answer) => {
+                let mut r = Record::new(StepState::Completed);
+                r.data = Some(answer.data.unwrap_or_default());
+                if let Some(t) = answer.text {
+                    r.outputs.apply(&ArtifactChunk {
+                        artifact_id: "answer".into(),
+                        name: None,
+                        parts: vec![Content::Text(t)],
+                        append: false,
+                        last_chunk: true,
+                    });
+                }
+                r
+            }
+            Err(Failure::Canceled(m)) => with_state(StepState::Canceled, m),
+            Err(_) => failed(format!(
+                "no answer within {}",
+                crate::config::format_duration(wait)
+            )),
+        }
+    }
+
+    /// Asks the client through the run loop and waits (bounded) for the answer.
+    async fn ask(
+        &self,
+        kind: QuestionKind,
+        prompt: String,
+        until: Instant,
+    ) -> Result<Answer, Failure> {
+        let (reply, answer) = oneshot::channel();
+        let ask = Ask {
+            step: self.step,
+            item: self.item,
+            kind,
+            prompt,
+            reply,
+        };
+        if self.ask.send(ask).await.is_err() {
+            return Err(Failure::Canceled("the run ended".into()));
+        }
+        tokio::select! {
+            a = answer => a.map_err(|_| Failure::Canceled("the run ended".into())),
+            () = sleep_until(until) => Err(Failure::Deadline),
+            () = self.cancel.cancelled() => Err(Failure::Canceled("canceled".into())),
+        }
+    }
+
+    async fn agent_step(
+        &self,
+        target: crate::workflow::AgentTarget,
+        text: Option<String>,
+        data: Option<Map<String, Value>>,
+        deadline: Option<Instant>,
+    ) -> Record {
+        let step = &self.workflow.steps[self.step];
+        let policy = step.retry;
+        let mut attempt = 1;
+        loop {
+            let mut agent = None;
+            let outcome = self
+                .attempt(
+                    attempt,
+                    &target,
+                    text.clone(),
+                    data.clone(),
+                    deadline,
+                    &mut agent,
+                )
+                .await;
+            let agent_name = agent
+                .as_ref()
+                .map(|(a, _): &(String, Option<String>)| a.clone());
+            let mut record = match outcome {
+                Ok(outputs) => {
+                    let mut r = Record::new(StepState::Completed);
+                    r.outputs = outputs;
+                    r
+                }
+                Err(Failure::Retry(reason)) if attempt < policy.max_attempts => {
+                    let wait = policy.delay_before(attempt + 1);
+                    let wait = wait + wait.mul_f64(jitter_factor());
+                    let resume = Instant::now() + wait;
+                    if deadline.is_some_and(|d| d <= resume) {
+                        with_state(
+                            StepState::Failed,
+                            format!("{reason}; no time for another attempt before the deadline"),
+                        )
+                    } else {
+                        self.state(
+                            StepState::Working,
+                            attempt,
+                            agent_name.as_deref(),
+                            None,
+                            Some(format!(
+                                "attempt {attempt} failed: {reason}; retrying in {}ms",
+                                wait.as_millis()
+                            )),
+                        )
+                        .await;
+                        tokio::select! {
+                            () = sleep_until(resume) => {}
+                            () = self.cancel.cancelled() => return with_state(StepState::Canceled, "canceled".into()),
+                        }
+                        attempt += 1;
+                        continue;
+                    }
+                }
+                Err(Failure::Retry(reason)) => {
+                    let tries = if attempt > 1 {
+                        format!(" (after {attempt} attempts)")
+                    } else {
+                        String::new()
+                    };
+                    with_state(StepState::Failed, format!("{reason}{tries}"))
+                }
+                Err(Failure::Final(state, reason)) => with_state(state, reason),
+                Err(Failure::Canceled(reason)) => with_state(StepState::Canceled, reason),
+                Err(Failure::Deadline) => with_state(
+                    StepState::Failed,
+                    format!(
+                        "the step's deadline of {} passed",
+                        crate::config::format_duration(step.deadline.unwrap_or_default())
+                    ),
+                ),
+            };
+            record.agent = agent_name;
+            return record;
+        }
+    }
+
+    /// One attempt: send, then follow the updates until a final state.
+    async fn attempt(
+        &self,
+        attempt: u32,
+        target: &crate::workflow::AgentTarget,
+        text: Option<String>,
+        data: Option<Map<String, Value>>,
+        deadline: Option<Instant>,
+        agent: &mut Option<(String, Option<String>)>,
+    ) -> Result<Outputs, Failure> {
+        let step = &self.workflow.steps[self.step];
+        let item = self.item.map_or_else(|| "-".to_owned(), |i| i.to_string());
+        let mut turn = 0;
+        let message_id =
+            |turn: u32| format!("{}:{}:{item}:{attempt}:{turn}", self.run_id, self.id());
+        let mut outputs = Outputs::default();
+        let mut last_message: Option<String> = None;
+        let mut request = SendRequest {
+            run_id: self.run_id.clone(),
+            target: target.clone(),
+            message_id: message_id(turn),
+            task_id: None,
+            text,
+            data,
+        };
+        let far = Instant::now() + DEFAULT_ANSWER_WAIT;
+        let mut attempt_until = step.timeout.map_or(far, |t| Instant::now() + t);
+        let step_until = deadline.unwrap_or(far);
+        'send: loop {
+            self.state(
+                StepState::Working,
+                attempt,
+                agent.as_ref().map(|a| a.0.as_str()),
+                None,
+                None,
+            )
+            .await;
+            let sent = tokio::select! {
+                r = self.connector.send(request.clone()) => r,
+                () = sleep_until(attempt_until) => return Err(Failure::Retry(self.timed_out(step))),
+                () = sleep_until(step_until) => return Err(Failure::Deadline),
+                () = self.cancel.cancelled() => return Err(Failure::Canceled("canceled".into())),
+            };
+            let mut updates = match sent {
+                Ok(u) => u,
+                Err(e) if e.retryable() => return Err(Failure::Retry(e.message)),
+                Err(e) => return Err(Failure::Final(StepState::Failed, e.message)),
+            };
+            loop {
+                let next = tokio::select! {
+                    u = updates.next() => u,
+                    () = sleep_until(attempt_until) => {
+                        self.cancel_downstream(agent).await;
+                        return Err(Failure::Retry(self.timed_out(step)));
+                    }
+                    () = sleep_until(step_until) => {
+                        self.cancel_downstream(agent).await;
+                        return Err(Failure::Deadline);
+                    }
+                    () = self.cancel.cancelled() => {
+                        let note = self.cancel_downstream(agent).await;
+                        return Err(Failure::Canceled(note.unwrap_or_else(|| "canceled".into())));
+                    }
+                };
+                match next {
+                    Some(Ok(Update::Started { agent: a, task_id })) => {
+                        self.state(
+                            StepState::Working,
+                            attempt,
+                            Some(&a),
+                            task_id.as_deref(),
+                            None,
+                        )
+                        .await;
+                        *agent = Some((a, task_id));
+                    }
+                    Some(Ok(Update::Artifact(chunk))) => {
+                        outputs.apply(&chunk);
+                        let name = agent.as_ref().map_or_else(String::new, |a| a.0.clone());
+                        self.emit(RunEvent::Artifact {
+                            step: self.id().clone(),
+                            item: self.item,
+                            agent: name,
+                            chunk,
+                        })
+                        .await;
+                    }
+                    Some(Ok(Update::Reply(parts))) => {
+                        outputs.apply(&ArtifactChunk {
+                            artifact_id: "reply".into(),
+                            name: None,
+                            parts,
+                            append: false,
+                            last_chunk: true,
+                        });
+                        return Ok(outputs);
+                    }
+                    Some(Ok(Update::Status { state, message })) => match state {
+                        RemoteState::Working => {
+                            if message.is_some() && message != last_message {
+                                let (a, t) = agent.clone().unzip();
+                                self.state(
+                                    StepState::Working,
+                                    attempt,
+                                    a.as_deref(),
+                                    t.flatten().as_deref(),
+                                    message.clone(),
+                                )
+                                .await;
+                            }
+                            last_message = message;
+                        }
+                        RemoteState::Completed => {
+                            if outputs.is_empty()
+                                && let Some(m) = message
+                            {
+                                // An agent that answers only in its final status message.
+                                outputs.apply(&ArtifactChunk {
+                                    artifact_id: "status-message".into(),
+                                    name: None,
+                                    parts: vec![Content::Text(m)],
+                                    append: false,
+                                    last_chunk: true,
+                                });
+                            }
+                            return Ok(outputs);
+                        }
+                        RemoteState::Failed => {
+                            return Err(Failure::Retry(format!(
+                                "the agent reported failure{}",
+                                message.map(|m| format!(": {m}")).unwrap_or_default()
+                            )));
+                        }
+                        RemoteState::Rejected => {
+                            return Err(Failure::Final(
+                                StepState::Rejected,
+                                format!(
+                                    "the agent rejected the task{}",
+                                    message.map(|m| format!(": {m}")).unwrap_or_default()
+                                ),
+                            ));
+                        }
+                        RemoteState::Canceled => {
+                            return Err(Failure::Final(
+                                StepState::Failed,
+                                "the agent canceled the task".into(),
+                            ));
+                        }
+                        RemoteState::InputRequired | RemoteState::AuthRequired => {
+                            let (name, task_id) = agent.clone().unwrap_or_default();
+                            let auth = state == RemoteState::AuthRequired;
+                            let st = if auth {
+                                StepState::AuthRequired
+                            } else {
+                                StepState::InputRequired
+                            };
+                            let prompt = message.unwrap_or_else(|| {
+                                format!(
+                                    "the agent {name} needs {}",
+                                    if auth { "authorization" } else { "more input" }
+                                )
+                            });
+                            self.state(
+                                st,
+                                attempt,
+                                Some(&name),
+                                task_id.as_deref(),
+                                Some(prompt.clone()),
+                            )
+                            .await;
+                            let answer = self
+                                .ask(
+                                    QuestionKind::Downstream {
+                                        agent: name.clone(),
+                                        auth,
+                                    },
+                                    prompt,
+                                    step_until,
+                                )
+                                .await?;
+                            // The answer goes to the same downstream task; the wait did not
+                            // count against the attempt's timeout.
+                            turn += 1;
+                            request = SendRequest {
+                                run_id: self.run_id.clone(),
+                                target: crate::workflow::AgentTarget::Named(
+                                    crate::workflow::AgentName::new(name),
+                                ),
+                                message_id: message_id(turn),
+                                task_id,
+                                text: answer.text,
+                                data: answer.data,
+                            };
+                            attempt_until = step.timeout.map_or(far, |t| Instant::now() + t);
+                            continue 'send;
+                        }
+                    },
+                    Some(Err(e)) if e.retryable() => return Err(Failure::Retry(e.message)),
+                    Some(Err(e)) => return Err(Failure::Final(StepState::Failed, e.message)),
+                    None => {
+                        return Err(Failure::Retry(
+                            "the agent's stream ended before the task finished".into(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    fn timed_out(&self, step: &crate::workflow::Step) -> String {
+        format!(
+            "the attempt timed out after {}",
+            crate::config::format_duration(step.timeout.unwrap_or_default())
+        )
+    }
+
+    /// Sends `tasks/cancel` for the attempt's downstream task, if it has one. Returns a
+    /// note when the agent did not cancel.
+    async fn cancel_downstream(&self, agent: &Option<(String, Option<String>)>) -> Option<String> {
+        let (name, Some(task)) = agent.as_ref()? else {
+            return None;
+        };
+        match tokio::time::timeout(CANCEL_TIMEOUT, self.connector.cancel(name, task)).await {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(format!(
+                "canceled; the agent {name} did not cancel its task {task}: {e}"
+            )),
+            Err(_) => Some(format!(
+                "canceled; the agent {name} did not answer the cancel of task {task}"
+            )),
+        }
+    }
+}
+
+fn with_state(state: StepState, error: String) -> Record {
+    let mut r = Record::new(state);
+    r.error = Some(error);
+    r
+}
+
+fn failed(error: String) -> Record {
+    with_state(StepState::Failed, error)
+}
+
+/// Parses an approval: `data.approved` (a boolean), or a yes/no text.
+pub fn approval(answer: &Answer) -> Result<Answer, String> {
+    let from_data = answer
+        .data
+        .as_ref()
+        .and_then(|d| d.get("approved"))
+        .map(|v| v.as_bool().ok_or("`approved` must be true or false"));
+    let approved = match from_data {
+        Some(r) => r?,
+        None => {
+            let text = answer
+                .text
+                .as_deref()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            let first = text.split_whitespace().next().unwrap_or("");
+            match first.trim_matches(|c: char| !c.is_alphanumeric()) {
+                "yes" | "y" | "approve" | "approved" | "ok" | "true" => true,
+                "no" | "n" | "deny" | "denied" | "reject" | "rejected" | "false" => false,
+                _ => return Err("answer yes or no (or send {\"approved\": true|false})".into()),
+            }
+        }
+    };
+    let mut data = Map::new();
+    data.insert("approved".into(), json!(approved));
+    if let Some(t) = &answer.text {
+        data.insert("comment".into(), json!(t));
+    }
+    Ok(Answer {
+        text: answer.text.clone(),
+        data: Some(data),
+    })
+}

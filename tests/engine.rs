@@ -1,0 +1,869 @@
+//! The engine with scripted in-process agents under paused tokio time: overlap, no
+//! barriers, max_parallel, fan-out order and min_success, retries and backoff, timeouts
+//! that cancel downstream, failure policies, skip propagation, triggers, questions from
+//! agents, approvals, cancellation, and template errors at run time.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use a2a_orchestrator::engine::*;
+use a2a_orchestrator::workflow::{self, AgentTarget, Options};
+use futures::future::BoxFuture;
+use serde_json::{Map, Value, json};
+use tokio::time::Instant;
+
+/// One move of a scripted agent.
+#[derive(Clone)]
+enum Move {
+    Wait(u64),
+    Say(Update),
+    Fail(AgentError),
+    Hang,
+}
+
+use Move::*;
+
+fn started(agent: &str, task: &str) -> Move {
+    Say(Update::Started {
+        agent: agent.into(),
+        task_id: Some(task.into()),
+    })
+}
+fn status(state: RemoteState, message: Option<&str>) -> Move {
+    Say(Update::Status {
+        state,
+        message: message.map(str::to_owned),
+    })
+}
+fn chunk(id: &str, text: &str, append: bool) -> Move {
+    Say(Update::Artifact(ArtifactChunk {
+        artifact_id: id.into(),
+        name: Some(id.into()),
+        parts: vec![Content::Text(text.into())],
+        append,
+        last_chunk: false,
+    }))
+}
+fn done() -> Move {
+    status(RemoteState::Completed, None)
+}
+
+/// What the scripted agents saw and did, with (virtual) times in ms since the start.
+#[derive(Debug, Clone, PartialEq)]
+enum Log {
+    Send {
+        agent: String,
+        message_id: String,
+        task_id: Option<String>,
+        text: Option<String>,
+        at: u64,
+    },
+    End {
+        agent: String,
+        at: u64,
+    },
+    Cancel {
+        agent: String,
+        task_id: String,
+        at: u64,
+    },
+}
+
+type Script = Arc<dyn Fn(&SendRequest, usize) -> Vec<Move> + Send + Sync>;
+
+/// A script from a closure (in argument position, so its lifetimes are inferred right).
+fn script(f: impl Fn(&SendRequest, usize) -> Vec<Move> + Send + Sync + 'static) -> Script {
+    Arc::new(f)
+}
+
+#[derive(Clone)]
+struct Scripted {
+    start: Instant,
+    scripts: Arc<HashMap<String, Script>>,
+    sends: Arc<Mutex<HashMap<String, usize>>>,
+    log: Arc<Mutex<Vec<Log>>>,
+}
+
+impl Scripted {
+    fn new(scripts: Vec<(&str, Script)>) -> Self {
+        Self {
+            start: Instant::now(),
+            scripts: Arc::new(
+                scripts
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), v))
+                    .collect(),
+            ),
+            sends: Default::default(),
+            log: Default::default(),
+        }
+    }
+
+    fn ms(&self) -> u64 {
+        (Instant::now() - self.start).as_millis() as u64
+    }
+
+    fn log(&self) -> Vec<Log> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// (start, end) of the first send to `agent`.
+    fn span(&self, agent: &str) -> (u64, u64) {
+        let log = self.log();
+        let start = log.iter().find_map(|l| match l {
+            Log::Send { agent: a, at, .. } if a == agent => Some(*at),
+            _ => None,
+        });
+        let end = log.iter().find_map(|l| match l {
+            Log::End { agent: a, at } if a == agent => Some(*at),
+            _ => None,
+        });
+        (
+            start.unwrap_or_else(|| panic!("{agent} never started")),
+            end.unwrap_or_else(|| panic!("{agent} never ended")),
+        )
+    }
+
+    fn sends(&self, agent: &str) -> Vec<Log> {
+        self.log()
+            .into_iter()
+            .filter(|l| matches!(l, Log::Send { agent: a, .. } if a == agent))
+            .collect()
+    }
+
+    fn cancels(&self) -> Vec<String> {
+        self.log()
+            .into_iter()
+            .filter_map(|l| match l {
+                Log::Cancel { task_id, .. } => Some(task_id),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+impl AgentConnector for Scripted {
+    fn send(&self, request: SendRequest) -> BoxFuture<'static, Result<Updates, AgentError>> {
+        let agent = match &request.target {
+            AgentTarget::Named(a) => a.to_string(),
+            AgentTarget::Skill(s) => s.clone(),
+        };
+        let n = {
+            let mut sends = self.sends.lock().unwrap();
+            let n = sends.entry(agent.clone()).or_default();
+            *n += 1;
+            *n
+        };
+        self.log.lock().unwrap().push(Log::Send {
+            agent: agent.clone(),
+            message_id: request.message_id.clone(),
+            task_id: request.task_id.clone(),
+            text: request.text.clone(),
+            at: self.ms(),
+        });
+        let script = self
+            .scripts
+            .get(&agent)
+            .unwrap_or_else(|| panic!("no script for {agent}"))
+            .clone();
+        let moves: VecDeque<Move> = script(&request, n).into();
+        let this = self.clone();
+        Box::pin(async move {
+            let stream = futures::stream::unfold(
+                (moves, this, agent),
+                |(mut moves, this, agent)| async move {
+                    loop {
+                        match moves.pop_front()? {
+                            Wait(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
+                            Hang => std::future::pending::<()>().await,
+                            Fail(e) => return Some((Err(e), (VecDeque::new(), this, agent))),
+                            Say(u) => {
+                                let last = matches!(&u, Update::Reply(_))
+                                    || matches!(&u, Update::Status { state, .. } if *state != RemoteState::Working);
+                                if last {
+                                    this.log.lock().unwrap().push(Log::End {
+                                        agent: agent.clone(),
+                                        at: this.ms(),
+                                    });
+                                }
+                                return Some((Ok(u), (moves, this, agent)));
+                            }
+                        }
+                    }
+                },
+            );
+            Ok(Box::pin(stream) as Updates)
+        })
+    }
+
+    fn cancel(&self, agent: &str, task_id: &str) -> BoxFuture<'static, Result<(), AgentError>> {
+        self.log.lock().unwrap().push(Log::Cancel {
+            agent: agent.into(),
+            task_id: task_id.into(),
+            at: self.ms(),
+        });
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// An agent that works `ms`, sends `text` as an artifact, and completes.
+fn works(ms: u64, text: &'static str) -> Script {
+    script(move |_, n| {
+        vec![
+            started("x", &format!("t{n}")),
+            Wait(ms),
+            chunk("out", text, false),
+            done(),
+        ]
+    })
+}
+
+fn load(toml: &str) -> Arc<workflow::Workflow> {
+    let (wf, diags) = workflow::load_str("test.toml", toml, Options::default());
+    Arc::new(wf.unwrap_or_else(|| panic!("{diags:#?}")))
+}
+
+/// Collects every event until the run ends.
+async fn collect(mut handle: RunHandle) -> (Vec<RunEvent>, RunState, Option<String>) {
+    let mut events = Vec::new();
+    while let Some(e) = handle.events.recv().await {
+        let end = matches!(&e, RunEvent::Run { state, .. } if state.is_terminal());
+        events.push(e);
+        if end {
+            break;
+        }
+    }
+    let Some(RunEvent::Run { state, message }) = events.last().cloned() else {
+        panic!("no end")
+    };
+    (events, state, message)
+}
+
+fn step_state(events: &[RunEvent], step: &str) -> StepState {
+    events
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            RunEvent::Step {
+                step: s,
+                item: None,
+                state,
+                ..
+            } if s.as_str() == step && state.is_finished() => Some(*state),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{step} never finished"))
+}
+
+fn output(events: &[RunEvent]) -> (Option<String>, Option<Value>) {
+    events
+        .iter()
+        .find_map(|e| match e {
+            RunEvent::Output { text, data } => Some((text.clone(), data.clone())),
+            _ => None,
+        })
+        .expect("an output")
+}
+
+fn engine(s: &Scripted) -> Engine {
+    Engine::new(Arc::new(s.clone()), EngineOptions::default())
+}
+
+fn start(e: &Engine, wf: Arc<workflow::Workflow>, inputs: Value) -> RunHandle {
+    let Value::Object(inputs) = inputs else {
+        panic!()
+    };
+    e.start(wf, &inputs, "run-1".into()).unwrap()
+}
+
+const HEAD: &str = "[workflow]\nid = \"t\"\ndescription = \"test\"\n";
+
+#[tokio::test(start_paused = true)]
+async fn independent_steps_overlap_and_no_barrier_holds_a_branch() {
+    let wf = load(&format!(
+        "{HEAD}[steps.a]\nagent = \"a\"\nmessage = \"a\"\n[steps.b]\nagent = \"b\"\nmessage = \"b\"\n\
+         [steps.c]\nagent = \"c\"\nneeds = [\"a\"]\nmessage = \"after {{{{ steps.a.text }}}}\"\n\
+         [steps.d]\nagent = \"d\"\nneeds = [\"b\"]\nmessage = \"d\"\n"
+    ));
+    let s = Scripted::new(vec![
+        ("a", works(200, "A")),
+        ("b", works(1000, "B")),
+        ("c", works(50, "C")),
+        ("d", works(50, "D")),
+    ]);
+    let (events, state, _) = collect(start(&engine(&s), wf, json!({}))).await;
+    assert_eq!(state, RunState::Completed);
+    let (a0, a1) = s.span("a");
+    let (b0, b1) = s.span("b");
+    let (c0, _) = s.span("c");
+    let (d0, _) = s.span("d");
+    assert!(
+        a0 < b1 && b0 < a1,
+        "a and b overlap: a {a0}..{a1}, b {b0}..{b1}"
+    );
+    assert!(c0 >= a1, "c starts after a ends");
+    assert!(
+        c0 < b1,
+        "c does not wait for the unrelated b (no stage barrier): c at {c0}, b ends {b1}"
+    );
+    assert!(d0 >= b1);
+    let Log::Send { text, .. } = &s.sends("c")[0] else {
+        unreachable!()
+    };
+    assert_eq!(
+        text.as_deref(),
+        Some("after A"),
+        "c's template saw a's assembled text"
+    );
+    assert_eq!(
+        output(&events).0.as_deref(),
+        Some("A\n\nB\n\nC\n\nD"),
+        "default output: every step's text"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_parallel_bounds_concurrency() {
+    let mut toml = format!("{HEAD}max_parallel = 2\n");
+    for i in 0..5 {
+        toml.push_str(&format!(
+            "[steps.s{i}]\nagent = \"s{i}\"\nmessage = \"x\"\n"
+        ));
+    }
+    let s = Scripted::new(
+        (0..5)
+            .map(|i| (["s0", "s1", "s2", "s3", "s4"][i], works(100, "x")))
+            .collect(),
+    );
+    let (_, state, _) = collect(start(&engine(&s), load(&toml), json!({}))).await;
+    assert_eq!(state, RunState::Completed);
+    let spans: Vec<(u64, u64)> = (0..5).map(|i| s.span(&format!("s{i}"))).collect();
+    for &(t, _) in &spans {
+        let running = spans.iter().filter(|&&(a, b)| a <= t && t < b).count();
+        assert!(running <= 2, "at {t} ms, {running} steps ran: {spans:?}");
+    }
+    assert!(
+        spans.iter().any(|&(a, _)| a >= 200),
+        "the fifth waited for a slot: {spans:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn fan_out_keeps_item_order_and_honours_min_success() {
+    let toml = |min: &str| {
+        format!(
+            "{HEAD}[input]\nitems = {{ type = \"array\" }}\n[steps.each]\nagent = \"tour\"\nfor_each = \"input.items\"\nmax_parallel = 2\n{min}\
+             message = \"{{{{ item }}}} #{{{{ index }}}}\"\n\
+             [output]\ntext = \"{{% for r in steps.each.items %}}{{{{ r.state }}}}:{{{{ r.text }}}};{{% endfor %}}\"\n"
+        )
+    };
+    // Item 0 is the slowest; "bad" fails without retry.
+    let tour: Script = script(|req, n| {
+        let text = req.text.clone().unwrap_or_default();
+        if text.starts_with("bad") {
+            return vec![
+                started("tour", &format!("t{n}")),
+                status(RemoteState::Rejected, Some("no")),
+            ];
+        }
+        let delay = if text.starts_with("slow") { 500 } else { 50 };
+        vec![
+            started("tour", &format!("t{n}")),
+            Wait(delay),
+            chunk("o", &text, false),
+            done(),
+        ]
+    });
+    let s = Scripted::new(vec![("tour", tour.clone())]);
+    let items = json!({ "items": ["slow", "fast", "bad", "last"] });
+    let (events, state, message) =
+        collect(start(&engine(&s), load(&toml("")), items.clone())).await;
+    assert_eq!(state, RunState::Failed, "all items are needed by default");
+    assert!(
+        message
+            .unwrap()
+            .contains("3 of 4 items completed; 4 needed")
+    );
+    assert_eq!(step_state(&events, "each"), StepState::Failed);
+
+    let s = Scripted::new(vec![("tour", tour)]);
+    let (events, state, _) =
+        collect(start(&engine(&s), load(&toml("min_success = 3\n")), items)).await;
+    assert_eq!(state, RunState::Completed);
+    assert_eq!(
+        output(&events).0.as_deref(),
+        Some("completed:slow #0;completed:fast #1;rejected:;completed:last #3;"),
+        "results in item order, not completion order"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn retries_back_off_and_stop_at_max_attempts() {
+    let wf = load(&format!(
+        "{HEAD}[steps.flaky]\nagent = \"flaky\"\nmessage = \"go\"\nretry = {{ max_attempts = 3, initial = \"1s\", max = \"10s\" }}\n\
+         [steps.refused]\nagent = \"refused\"\nmessage = \"go\"\nretry = {{ max_attempts = 3 }}\ncontinue_on_error = true\n"
+    ));
+    let flaky: Script = script(|_, n| {
+        if n < 3 {
+            vec![
+                started("flaky", &format!("t{n}")),
+                status(RemoteState::Failed, Some("boom")),
+            ]
+        } else {
+            vec![started("flaky", "t3"), chunk("o", "finally", false), done()]
+        }
+    });
+    let refused: Script = script(|_, n| {
+        vec![
+            started("refused", &format!("r{n}")),
+            status(RemoteState::Rejected, None),
+        ]
+    });
+    let s = Scripted::new(vec![("flaky", flaky), ("refused", refused)]);
+    let (events, state, _) = collect(start(&engine(&s), wf, json!({}))).await;
+    assert_eq!(state, RunState::Completed);
+    let sends = s.sends("flaky");
+    assert_eq!(sends.len(), 3);
+    let times: Vec<u64> = sends
+        .iter()
+        .map(|l| match l {
+            Log::Send { at, .. } => *at,
+            _ => 0,
+        })
+        .collect();
+    let ids: Vec<String> = sends
+        .iter()
+        .map(|l| match l {
+            Log::Send { message_id, .. } => message_id.clone(),
+            _ => String::new(),
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "run-1:flaky:-:1:0",
+            "run-1:flaky:-:2:0",
+            "run-1:flaky:-:3:0"
+        ],
+        "one deterministic id per attempt"
+    );
+    let (g1, g2) = (times[1] - times[0], times[2] - times[1]);
+    assert!(
+        (1000..1200).contains(&g1),
+        "first backoff ~1s (+ jitter): {g1}"
+    );
+    assert!((2000..2400).contains(&g2), "then doubled: {g2}");
+    assert_eq!(
+        s.sends("refused").len(),
+        1,
+        "a rejected task is never retried"
+    );
+    assert_eq!(step_state(&events, "refused"), StepState::Rejected);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_attempt_timeout_cancels_the_downstream_task() {
+    let wf = load(&format!(
+        "{HEAD}[steps.slow]\nagent = \"slow\"\nmessage = \"go\"\ntimeout = \"1s\"\n"
+    ));
+    let s = Scripted::new(vec![(
+        "slow",
+        script(|_, _| vec![started("slow", "T-1"), Hang]),
+    )]);
+    let (_, state, message) = collect(start(&engine(&s), wf, json!({}))).await;
+    assert_eq!(state, RunState::Failed);
+    let message = message.unwrap();
+    assert!(
+        message.contains("step `slow` (agent slow) failed: the attempt timed out after 1s"),
+        "{message}"
+    );
+    assert_eq!(s.cancels(), ["T-1"], "the abandoned task got tasks/cancel");
+}
+
+fn policy_workflow(policy: &str) -> Arc<workflow::Workflow> {
+    load(&format!(
+        "[workflow]\nid = \"t\"\ndescription = \"d\"\non_failure = \"{policy}\"\n\
+         [steps.bad]\nagent = \"bad\"\nmessage = \"x\"\n\
+         [steps.slow]\nagent = \"slow\"\nmessage = \"x\"\n\
+         [steps.after_bad]\nagent = \"after\"\nneeds = [\"bad\"]\nmessage = \"x\"\n\
+         [steps.after_slow]\nagent = \"after\"\nneeds = [\"slow\"]\nmessage = \"x\"\n\
+         [steps.report]\nagent = \"report\"\nneeds = [\"after_bad\", \"after_slow\"]\ntrigger = \"always\"\nmessage = \"{{{{ steps.bad.state }}}}\"\n"
+    ))
+}
+
+fn policy_agents() -> Scripted {
+    Scripted::new(vec![
+        (
+            "bad",
+            script(|_, _| {
+                vec![
+                    started("bad", "B"),
+                    Wait(100),
+                    Fail(AgentError::new(AgentErrorKind::Refused, "invalid request")),
+                ]
+            }),
+        ),
+        (
+            "slow",
+            script(|_, _| {
+                vec![
+                    started("slow", "S"),
+                    Wait(500),
+                    chunk("o", "slow done", false),
+                    done(),
+                ]
+            }),
+        ),
+        ("after", works(10, "after")),
+        ("report", works(10, "reported")),
+    ])
+}
+
+#[tokio::test(start_paused = true)]
+async fn failure_policy_continue_runs_independent_branches() {
+    let s = policy_agents();
+    let (events, state, message) =
+        collect(start(&engine(&s), policy_workflow("continue"), json!({}))).await;
+    assert_eq!(state, RunState::Failed);
+    assert!(
+        message
+            .unwrap()
+            .starts_with("step `bad` (agent bad) failed: invalid request")
+    );
+    assert_eq!(step_state(&events, "after_bad"), StepState::UpstreamFailed);
+    assert_eq!(
+        step_state(&events, "after_slow"),
+        StepState::Completed,
+        "the independent branch went on"
+    );
+    assert_eq!(
+        step_state(&events, "report"),
+        StepState::Completed,
+        "always runs"
+    );
+    let Log::Send { text, .. } = &s.sends("report")[0] else {
+        unreachable!()
+    };
+    assert_eq!(text.as_deref(), Some("failed"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn failure_policy_stop_schedules_nothing_new() {
+    let s = policy_agents();
+    let (events, state, _) = collect(start(&engine(&s), policy_workflow("stop"), json!({}))).await;
+    assert_eq!(state, RunState::Failed);
+    assert_eq!(
+        step_state(&events, "slow"),
+        StepState::Completed,
+        "running steps finish"
+    );
+    assert_eq!(
+        step_state(&events, "after_slow"),
+        StepState::Skipped,
+        "nothing new starts"
+    );
+    assert_eq!(
+        step_state(&events, "report"),
+        StepState::Completed,
+        "except always steps"
+    );
+    assert!(s.cancels().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn failure_policy_cancel_cancels_running_steps() {
+    let s = policy_agents();
+    let (events, state, _) =
+        collect(start(&engine(&s), policy_workflow("cancel"), json!({}))).await;
+    assert_eq!(state, RunState::Failed);
+    assert_eq!(step_state(&events, "slow"), StepState::Canceled);
+    assert_eq!(
+        s.cancels(),
+        ["S"],
+        "the running downstream task got tasks/cancel"
+    );
+    assert_eq!(step_state(&events, "report"), StepState::Completed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn skipped_and_upstream_failed_propagate_through_triggers() {
+    let wf = load(&format!(
+        "{HEAD}[input]\ngo = {{ type = \"boolean\", default = false }}\n\
+         [steps.maybe]\nagent = \"w\"\nwhen = \"input.go\"\nmessage = \"x\"\n\
+         [steps.next]\nagent = \"w\"\nneeds = [\"maybe\"]\nmessage = \"x\"\n\
+         [steps.tolerant]\nagent = \"w\"\nneeds = [\"next\"]\ntrigger = \"none_failed\"\nmessage = \"x\"\n\
+         [steps.fails]\nagent = \"f\"\nmessage = \"x\"\ncontinue_on_error = true\n\
+         [steps.after_soft]\nagent = \"w\"\nneeds = [\"fails\"]\nmessage = \"x\"\n"
+    ));
+    let s = Scripted::new(vec![
+        ("w", works(10, "w")),
+        (
+            "f",
+            script(|_, _| vec![started("f", "F"), status(RemoteState::Rejected, None)]),
+        ),
+    ]);
+    let (events, state, _) = collect(start(&engine(&s), wf, json!({}))).await;
+    assert_eq!(step_state(&events, "maybe"), StepState::Skipped);
+    assert_eq!(
+        step_state(&events, "next"),
+        StepState::Skipped,
+        "skipped propagates under all_success"
+    );
+    assert_eq!(
+        step_state(&events, "tolerant"),
+        StepState::Completed,
+        "none_failed runs after skips"
+    );
+    assert_eq!(step_state(&events, "fails"), StepState::Rejected);
+    assert_eq!(
+        step_state(&events, "after_soft"),
+        StepState::Completed,
+        "continue_on_error lets dependants run"
+    );
+    assert_eq!(
+        state,
+        RunState::Completed,
+        "a continue_on_error failure does not fail the run"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_downstream_question_round_trips_to_the_same_task() {
+    let wf = load(&format!(
+        "{HEAD}[steps.hotel]\nagent = \"hotel\"\nmessage = \"book\"\n[steps.other]\nagent = \"other\"\nmessage = \"x\"\n"
+    ));
+    let hotel: Script = script(|req, _| match &req.task_id {
+        None => vec![
+            started("hotel", "H-1"),
+            status(RemoteState::InputRequired, Some("Which hotel, A or B?")),
+        ],
+        Some(t) => {
+            assert_eq!(t, "H-1");
+            vec![
+                started("hotel", "H-1"),
+                chunk(
+                    "o",
+                    &format!("booked {}", req.text.clone().unwrap_or_default()),
+                    false,
+                ),
+                done(),
+            ]
+        }
+    });
+    let s = Scripted::new(vec![("hotel", hotel), ("other", works(2000, "other"))]);
+    let mut handle = start(&engine(&s), wf, json!({}));
+    // Wait for the question; the other branch keeps running meanwhile.
+    loop {
+        match handle.events.recv().await.unwrap() {
+            RunEvent::Question {
+                step, kind, prompt, ..
+            } => {
+                assert_eq!(step.as_str(), "hotel");
+                assert_eq!(
+                    kind,
+                    QuestionKind::Downstream {
+                        agent: "hotel".into(),
+                        auth: false
+                    }
+                );
+                assert_eq!(prompt, "Which hotel, A or B?");
+                break;
+            }
+            _ => continue,
+        }
+    }
+    let err = handle
+        .control
+        .answer(Some("other"), None, Answer::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err, AnswerError::NoQuestion("other".into()));
+    handle
+        .control
+        .answer(
+            None,
+            None,
+            Answer {
+                text: Some("B".into()),
+                data: None,
+            },
+        )
+        .await
+        .unwrap();
+    let (events, state, _) = collect(handle).await;
+    assert_eq!(state, RunState::Completed);
+    assert_eq!(output(&events).0.as_deref(), Some("booked B\n\nother"));
+    let sends = s.sends("hotel");
+    let Log::Send {
+        task_id,
+        message_id,
+        ..
+    } = &sends[1]
+    else {
+        unreachable!()
+    };
+    assert_eq!(
+        task_id.as_deref(),
+        Some("H-1"),
+        "the answer went to the same downstream task"
+    );
+    assert_eq!(message_id, "run-1:hotel:-:1:1");
+}
+
+#[tokio::test(start_paused = true)]
+async fn approvals_gate_steps_and_bad_answers_are_refused() {
+    let toml = format!(
+        "{HEAD}[steps.ok]\nkind = \"approval\"\nprompt = \"Order it?\"\n\
+         [steps.order]\nagent = \"it\"\nneeds = [\"ok\"]\nwhen = \"steps.ok.data.approved\"\nmessage = \"order\"\n"
+    );
+    for (answer, expected) in [
+        ("yes please", StepState::Completed),
+        ("no", StepState::Skipped),
+    ] {
+        let s = Scripted::new(vec![("it", works(10, "ordered"))]);
+        let mut handle = start(&engine(&s), load(&toml), json!({}));
+        loop {
+            if let RunEvent::Question { kind, prompt, .. } = handle.events.recv().await.unwrap() {
+                assert_eq!(
+                    (kind, prompt.as_str()),
+                    (QuestionKind::Approval, "Order it?")
+                );
+                break;
+            }
+        }
+        let bad = handle
+            .control
+            .answer(
+                Some("ok"),
+                None,
+                Answer {
+                    text: Some("maybe".into()),
+                    data: None,
+                },
+            )
+            .await;
+        assert!(matches!(bad, Err(AnswerError::Invalid(_))), "{bad:?}");
+        handle
+            .control
+            .answer(
+                Some("ok"),
+                None,
+                Answer {
+                    text: Some(answer.into()),
+                    data: None,
+                },
+            )
+            .await
+            .unwrap();
+        let (events, state, _) = collect(handle).await;
+        assert_eq!(state, RunState::Completed);
+        assert_eq!(step_state(&events, "order"), expected, "answer {answer:?}");
+        let went_input_required = events.iter().any(|e| {
+            matches!(
+                e,
+                RunEvent::Run {
+                    state: RunState::InputRequired,
+                    ..
+                }
+            )
+        });
+        assert!(
+            went_input_required,
+            "with only a question pending, the run is input-required"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancel_reaches_every_running_downstream_task_and_always_steps_run() {
+    let wf = load(&format!(
+        "{HEAD}[steps.a]\nagent = \"a\"\nmessage = \"x\"\n[steps.b]\nagent = \"b\"\nmessage = \"x\"\n[steps.c]\nagent = \"c\"\nmessage = \"x\"\n\
+         [steps.never]\nagent = \"a\"\nneeds = [\"a\"]\nmessage = \"x\"\n\
+         [steps.cleanup]\nagent = \"cleanup\"\nneeds = [\"a\", \"b\", \"c\"]\ntrigger = \"always\"\nmessage = \"clean\"\n"
+    ));
+    let hang = |t: &'static str| {
+        script(move |_: &SendRequest, _| vec![started(t, t), chunk("o", "partial", false), Hang])
+    };
+    let s = Scripted::new(vec![
+        ("a", hang("a")),
+        ("b", hang("b")),
+        ("c", hang("c")),
+        ("cleanup", works(10, "cleaned")),
+    ]);
+    let mut handle = start(&engine(&s), wf, json!({}));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    handle.control.cancel();
+    let mut events = Vec::new();
+    while let Some(e) = handle.events.recv().await {
+        let end = matches!(&e, RunEvent::Run { state, .. } if state.is_terminal());
+        events.push(e);
+        if end {
+            break;
+        }
+    }
+    let mut cancels = s.cancels();
+    cancels.sort();
+    assert_eq!(cancels, ["a", "b", "c"]);
+    assert!(matches!(
+        events.last(),
+        Some(RunEvent::Run {
+            state: RunState::Canceled,
+            ..
+        })
+    ));
+    assert_eq!(step_state(&events, "never"), StepState::Canceled);
+    assert_eq!(
+        step_state(&events, "cleanup"),
+        StepState::Completed,
+        "always steps run after a cancel"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_template_error_at_run_time_names_the_step_and_expression() {
+    let wf = load(&format!(
+        "{HEAD}[steps.a]\nagent = \"a\"\nmessage = \"x\"\n[steps.b]\nagent = \"b\"\nneeds = [\"a\"]\nmessage = \"id {{{{ steps.a.data.employee_id }}}}\"\n"
+    ));
+    let s = Scripted::new(vec![
+        ("a", works(10, "no data here")),
+        ("b", works(10, "b")),
+    ]);
+    let (events, state, message) = collect(start(&engine(&s), wf, json!({}))).await;
+    assert_eq!(state, RunState::Failed);
+    assert_eq!(step_state(&events, "b"), StepState::Failed);
+    assert_eq!(
+        message.as_deref(),
+        Some("step `b` failed: steps.b.message: undefined value in `steps.a.data.employee_id`")
+    );
+    assert!(s.sends("b").is_empty(), "nothing was sent");
+}
+
+#[tokio::test]
+async fn inputs_are_checked_before_a_run_starts() {
+    let wf = load(&format!(
+        "{HEAD}[input]\nname = {{ type = \"string\", required = true }}\nn = {{ type = \"integer\", default = 2 }}\n[steps.a]\nagent = \"a\"\nmessage = \"{{{{ input.name }}}} {{{{ input.n }}}}\"\n"
+    ));
+    let s = Scripted::new(vec![("a", works(0, "ok"))]);
+    let e = engine(&s);
+    let Value::Object(bad) = json!({ "n": "two", "extra": 1 }) else {
+        panic!()
+    };
+    let problems = e.start(wf.clone(), &bad, "r".into()).err().unwrap();
+    assert_eq!(
+        problems,
+        [
+            "`name` is required",
+            "`n` must be an integer, got a string",
+            "`extra` is not an input (inputs: name, n)"
+        ]
+    );
+    let mut good = Map::new();
+    good.insert("name".into(), json!("Ada"));
+    let (_, state, _) = collect(e.start(wf, &good, "r".into()).unwrap()).await;
+    assert_eq!(state, RunState::Completed);
+    let Log::Send { text, .. } = &s.sends("a")[0] else {
+        unreachable!()
+    };
+    assert_eq!(text.as_deref(), Some("Ada 2"), "defaults are filled in");
+}

@@ -17,6 +17,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod connect;
 pub mod engine;
 pub mod protocol;
 pub mod registry;

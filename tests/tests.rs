@@ -10,6 +10,7 @@ mod util;
 mod echo_agent;
 
 mod client;
+mod connect;
 mod engine;
 mod errors;
 mod python_client;

@@ -416,6 +416,16 @@ impl Registry {
             .collect()
     }
 
+    /// The client of a discovered agent, without taking a concurrency permit: for calls
+    /// that must not wait behind others, such as `tasks/cancel`.
+    pub fn client(&self, name: &str) -> Option<A2aClient> {
+        self.inner
+            .agents
+            .iter()
+            .find(|a| a.name.as_str() == name)
+            .and_then(|a| a.state().client.clone())
+    }
+
     /// The card of an agent, if discovered.
     pub fn card(&self, name: &str) -> Option<Arc<AgentCard>> {
         self.inner

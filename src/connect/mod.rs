@@ -1,0 +1,417 @@
+//! Connects the engine to A2A agents: implements [`AgentConnector`] over the registry and
+//! the protocol client.
+//!
+//! Streaming agents are called with `message/stream`; a stream that drops before the
+//! task is final is resumed with `tasks/resubscribe`. Other agents get a non-blocking
+//! `message/send`, then `tasks/get` polled with backoff. Either way a ledger of the
+//! artifact parts already forwarded turns snapshots into the missing chunks only, so no
+//! chunk is lost or repeated. This is the only place where engine and A2A types meet.
+
+mod ledger;
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::{Stream, StreamExt};
+
+use crate::engine::{
+    AgentConnector, AgentError, AgentErrorKind, Content, RemoteState, SendRequest, Update, Updates,
+};
+use crate::protocol::ErrorCode;
+use crate::protocol::client::{A2aClient, ClientError, EventStream};
+use crate::protocol::types::*;
+use crate::registry::{Lease, Registry, Requirements, Target};
+use crate::workflow::AgentTarget;
+use ledger::Ledger;
+
+/// How many times a dropped stream is resumed within one attempt.
+const MAX_RESUMES: u32 = 3;
+
+/// The engine's agents, reached over A2A through the registry.
+#[derive(Clone)]
+pub struct A2aConnector {
+    registry: Registry,
+    /// First and longest wait between two polls of a non-streaming agent.
+    pub poll_initial: Duration,
+    pub poll_max: Duration,
+}
+
+impl A2aConnector {
+    pub fn new(registry: Registry) -> Self {
+        Self {
+            registry,
+            poll_initial: Duration::from_millis(100),
+            poll_max: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Maps a client error to the engine's retry semantics.
+fn agent_error(e: ClientError) -> AgentError {
+    let kind = match &e {
+        ClientError::Transport { .. } | ClientError::Timeout { .. } => AgentErrorKind::Transport,
+        ClientError::HttpStatus { status, .. } if *status >= 500 || *status == 429 => {
+            AgentErrorKind::Transport
+        }
+        ClientError::HttpStatus { .. } => AgentErrorKind::Refused,
+        ClientError::Rpc(r) => match r.code {
+            ErrorCode::INTERNAL_ERROR | ErrorCode::TASK_NOT_FOUND => AgentErrorKind::Transport,
+            _ => AgentErrorKind::Refused,
+        },
+        ClientError::Protocol { .. } => AgentErrorKind::Protocol,
+        _ => AgentErrorKind::Refused,
+    };
+    AgentError::new(kind, e.to_string())
+}
+
+fn remote_state(s: TaskState) -> RemoteState {
+    match s {
+        TaskState::Submitted | TaskState::Working | TaskState::Unknown => RemoteState::Working,
+        TaskState::InputRequired => RemoteState::InputRequired,
+        TaskState::AuthRequired => RemoteState::AuthRequired,
+        TaskState::Completed => RemoteState::Completed,
+        TaskState::Canceled => RemoteState::Canceled,
+        TaskState::Failed => RemoteState::Failed,
+        TaskState::Rejected => RemoteState::Rejected,
+    }
+}
+
+fn ends(s: TaskState) -> bool {
+    s.is_terminal() || s.is_interrupted()
+}
+
+pub(crate) fn content(p: &Part) -> Content {
+    match p {
+        Part::Text(t) => Content::Text(t.text.clone()),
+        Part::Data(d) => Content::Data(d.data.clone()),
+        Part::File(f) => {
+            let (uri, bytes) = match &f.file.source {
+                FileSource::Uri(u) => (Some(u.clone()), None),
+                FileSource::Bytes(b) => (None, Some(b.clone())),
+            };
+            Content::File {
+                name: f.file.name.clone(),
+                mime_type: f.file.mime_type.clone(),
+                uri,
+                bytes,
+            }
+        }
+    }
+}
+
+fn status_text(s: &TaskStatus) -> Option<String> {
+    s.message
+        .as_ref()
+        .map(Message::text)
+        .filter(|t| !t.is_empty())
+}
+
+/// The state of one attempt's conversation with a downstream agent.
+struct Conversation {
+    lease: Option<Lease>,
+    client: A2aClient,
+    agent: String,
+    task_id: Option<String>,
+    ledger: Ledger,
+    pending: VecDeque<Result<Update, AgentError>>,
+    done: bool,
+    /// This conversation answers a question: the first snapshot still shows the task
+    /// waiting for that answer, which must not be taken for a new question.
+    answering: bool,
+}
+
+impl Conversation {
+    fn started(&mut self, task_id: &TaskId) {
+        if self.task_id.is_none() {
+            self.task_id = Some(task_id.to_string());
+            self.pending.push_back(Ok(Update::Started {
+                agent: self.agent.clone(),
+                task_id: self.task_id.clone(),
+            }));
+        }
+    }
+
+    fn status(&mut self, status: &TaskStatus) {
+        self.pending.push_back(Ok(Update::Status {
+            state: remote_state(status.state),
+            message: status_text(status),
+        }));
+        if ends(status.state) {
+            self.finish(true);
+        }
+    }
+
+    /// A snapshot: the missing artifact parts, then the status if it changed.
+    fn snapshot(&mut self, task: &Task, last_state: &mut Option<TaskState>) {
+        self.started(&task.id);
+        for chunk in self.ledger.missing(&task.artifacts) {
+            self.pending.push_back(Ok(Update::Artifact(chunk)));
+        }
+        if std::mem::take(&mut self.answering) && task.status.state.is_interrupted() {
+            *last_state = Some(task.status.state);
+            return;
+        }
+        if *last_state != Some(task.status.state) || ends(task.status.state) {
+            *last_state = Some(task.status.state);
+            self.status(&task.status);
+        }
+    }
+
+    fn event(&mut self, event: StreamEvent, last_state: &mut Option<TaskState>) {
+        if !matches!(event, StreamEvent::Task(_)) {
+            self.answering = false;
+        }
+        match event {
+            StreamEvent::Task(t) => self.snapshot(&t, last_state),
+            StreamEvent::Message(m) if self.task_id.is_none() => {
+                self.pending
+                    .push_back(Ok(Update::Reply(m.parts.iter().map(content).collect())));
+                self.finish(true);
+            }
+            // A message in a task's stream: progress, nothing to keep.
+            StreamEvent::Message(_) => {}
+            StreamEvent::StatusUpdate(e) => {
+                self.started(&e.task_id);
+                *last_state = Some(e.status.state);
+                self.status(&e.status);
+            }
+            StreamEvent::ArtifactUpdate(e) => {
+                self.started(&e.task_id);
+                let chunk = self.ledger.live(&e);
+                self.pending.push_back(Ok(Update::Artifact(chunk)));
+            }
+        }
+    }
+
+    fn fail(&mut self, e: AgentError) {
+        let counts = e.kind == AgentErrorKind::Transport;
+        self.pending.push_back(Err(e));
+        self.finish(!counts);
+    }
+
+    /// Ends the conversation and reports the outcome to the agent's circuit breaker.
+    fn finish(&mut self, ok: bool) {
+        self.done = true;
+        if let Some(lease) = self.lease.take() {
+            if ok { lease.success() } else { lease.failure() }
+        }
+    }
+}
+
+impl AgentConnector for A2aConnector {
+    fn send(&self, req: SendRequest) -> BoxFuture<'static, Result<Updates, AgentError>> {
+        let this = self.clone();
+        Box::pin(async move {
+            let target = match &req.target {
+                AgentTarget::Named(a) => Target::Name(a.as_str()),
+                AgentTarget::Skill(s) => Target::Skill(s.as_str()),
+            };
+            let mut requirements = Requirements::default();
+            if req.data.is_some() {
+                requirements.input_modes.push("application/json".into());
+            }
+            let lease = this
+                .registry
+                .acquire(target, &requirements)
+                .await
+                .map_err(|e| AgentError::new(AgentErrorKind::Unavailable, e.to_string()))?;
+            let agent = lease.agent().to_owned();
+            let mut parts = Vec::new();
+            if let Some(t) = req.text {
+                parts.push(Part::text(t));
+            }
+            if let Some(d) = req.data {
+                parts.push(Part::data(d));
+            }
+            let answering = req.task_id.is_some();
+            let mut message = Message::new(Role::User, parts);
+            message.message_id = MessageId::new(req.message_id);
+            match req.task_id {
+                // A continuation takes the task's own context.
+                Some(t) => message.task_id = Some(TaskId::new(t)),
+                // One conversation per (run, agent).
+                None => {
+                    message.context_id = Some(ContextId::new(format!("{}:{agent}", req.run_id)))
+                }
+            }
+            let streaming = lease.card().supports_streaming();
+            let client = lease.client().clone();
+            let conversation = Conversation {
+                lease: Some(lease),
+                client,
+                agent,
+                task_id: None,
+                ledger: Ledger::default(),
+                pending: VecDeque::new(),
+                done: false,
+                answering,
+            };
+            let mut params = MessageSendParams::new(message);
+            if streaming {
+                Ok(Box::pin(streamed(conversation, params)) as Updates)
+            } else {
+                params.configuration = Some(MessageSendConfiguration {
+                    blocking: Some(false),
+                    ..Default::default()
+                });
+                Ok(Box::pin(polled(
+                    conversation,
+                    params,
+                    this.poll_initial,
+                    this.poll_max,
+                )) as Updates)
+            }
+        })
+    }
+
+    fn cancel(&self, agent: &str, task_id: &str) -> BoxFuture<'static, Result<(), AgentError>> {
+        let client = self.registry.client(agent);
+        let (agent, task_id) = (agent.to_owned(), task_id.to_owned());
+        Box::pin(async move {
+            let client = client.ok_or_else(|| {
+                AgentError::new(
+                    AgentErrorKind::Unavailable,
+                    format!("agent {agent} is not available"),
+                )
+            })?;
+            client
+                .cancel_task(&TaskIdParams::new(TaskId::new(task_id)))
+                .await
+                .map(|_| ())
+                .map_err(agent_error)
+        })
+    }
+}
+
+enum Phase {
+    Send(Box<MessageSendParams>),
+    Live(EventStream),
+    Resume(u32),
+}
+
+/// `message/stream`, resumed with `tasks/resubscribe` when the stream drops early.
+fn streamed(
+    conversation: Conversation,
+    params: MessageSendParams,
+) -> impl Stream<Item = Result<Update, AgentError>> + Send {
+    let state = (
+        conversation,
+        Phase::Send(Box::new(params)),
+        None::<TaskState>,
+    );
+    futures::stream::unfold(state, |(mut c, mut phase, mut last)| async move {
+        loop {
+            if let Some(u) = c.pending.pop_front() {
+                return Some((u, (c, phase, last)));
+            }
+            if c.done {
+                return None;
+            }
+            phase = match phase {
+                Phase::Send(params) => match c.client.send_message_stream(&params).await {
+                    Ok(s) => Phase::Live(s),
+                    Err(e) => {
+                        c.fail(agent_error(e));
+                        Phase::Resume(MAX_RESUMES)
+                    }
+                },
+                Phase::Live(mut s) => match s.next().await {
+                    Some(Ok(event)) => {
+                        c.event(event, &mut last);
+                        Phase::Live(s)
+                    }
+                    Some(Err(e))
+                        if c.task_id.is_some()
+                            && matches!(
+                                e,
+                                ClientError::Transport { .. } | ClientError::Timeout { .. }
+                            ) =>
+                    {
+                        Phase::Resume(0)
+                    }
+                    Some(Err(e)) => {
+                        c.fail(agent_error(e));
+                        Phase::Resume(MAX_RESUMES)
+                    }
+                    None if c.task_id.is_some() => Phase::Resume(0),
+                    None => {
+                        c.fail(AgentError::new(
+                            AgentErrorKind::Protocol,
+                            "the stream ended before any task or reply",
+                        ));
+                        Phase::Resume(MAX_RESUMES)
+                    }
+                },
+                Phase::Resume(n) if n >= MAX_RESUMES => {
+                    if !c.done {
+                        c.fail(AgentError::new(
+                            AgentErrorKind::Transport,
+                            "the stream dropped and could not be resumed",
+                        ));
+                    }
+                    Phase::Resume(n)
+                }
+                Phase::Resume(n) => {
+                    let id = TaskId::new(c.task_id.clone().unwrap_or_default());
+                    tracing::debug!(agent = %c.agent, task = %id, attempt = n + 1, "resubscribing after a dropped stream");
+                    tokio::time::sleep(Duration::from_millis(50 << n)).await;
+                    match c.client.resubscribe(&TaskIdParams::new(id)).await {
+                        Ok(s) => Phase::Live(s),
+                        Err(_) => Phase::Resume(n + 1),
+                    }
+                }
+            };
+        }
+    })
+}
+
+enum Poll {
+    Send(Box<MessageSendParams>),
+    Wait(Duration),
+}
+
+/// A non-blocking `message/send`, then `tasks/get` with backoff until the task is final.
+fn polled(
+    conversation: Conversation,
+    params: MessageSendParams,
+    initial: Duration,
+    max: Duration,
+) -> impl Stream<Item = Result<Update, AgentError>> + Send {
+    let state = (
+        conversation,
+        Poll::Send(Box::new(params)),
+        None::<TaskState>,
+    );
+    futures::stream::unfold(state, move |(mut c, mut phase, mut last)| async move {
+        loop {
+            if let Some(u) = c.pending.pop_front() {
+                return Some((u, (c, phase, last)));
+            }
+            if c.done {
+                return None;
+            }
+            phase = match phase {
+                Poll::Send(params) => {
+                    match c.client.send_message(&params).await {
+                        Ok(SendMessageResult::Task(t)) => c.snapshot(&t, &mut last),
+                        Ok(SendMessageResult::Message(m)) => {
+                            c.event(StreamEvent::Message(m), &mut last)
+                        }
+                        Err(e) => c.fail(agent_error(e)),
+                    }
+                    Poll::Wait(initial)
+                }
+                Poll::Wait(wait) => {
+                    tokio::time::sleep(wait).await;
+                    let id = TaskId::new(c.task_id.clone().unwrap_or_default());
+                    match c.client.get_task(&TaskQueryParams::new(id)).await {
+                        Ok(t) => c.snapshot(&t, &mut last),
+                        Err(e) => c.fail(agent_error(e)),
+                    }
+                    Poll::Wait((wait * 2).min(max))
+                }
+            };
+        }
+    })
+}

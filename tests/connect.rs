@@ -1,0 +1,378 @@
+//! The engine driving real agents over HTTP through the A2A connector: our echo agent
+//! (streamed and polled) and the official Python SDK agent; artifacts forwarded live;
+//! a downstream question answered on the same task; a timeout and a cancel that reach
+//! the agent's task; and a stream that drops mid-way, resumed with no chunk lost or
+//! repeated.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use a2a_orchestrator::connect::A2aConnector;
+use a2a_orchestrator::engine::*;
+use a2a_orchestrator::protocol::client::{A2aClient, ClientConfig};
+use a2a_orchestrator::protocol::server::{A2aServer, ServerConfig};
+use a2a_orchestrator::protocol::types::{AgentCapabilities, TaskId, TaskQueryParams, TaskState};
+use a2a_orchestrator::registry::config::load_str;
+use a2a_orchestrator::registry::{Registry, RegistryOptions};
+use a2a_orchestrator::workflow::{self, Options};
+use axum::body::Body;
+use futures::StreamExt;
+use serde_json::Map;
+
+use crate::echo_agent::{EchoAgent, echo_card};
+use crate::util::{echo, python_agent, serve};
+
+async fn engine_for(agents: &[(&str, &str)]) -> Engine {
+    let toml: String = agents
+        .iter()
+        .map(|(n, u)| format!("[agents.{n}]\nurl = \"{u}\"\n"))
+        .collect();
+    let (file, diags) = load_str("agents.toml", &toml);
+    assert!(diags.is_empty(), "{diags:?}");
+    let registry =
+        Registry::discover(&file.unwrap(), &HashMap::new(), RegistryOptions::default()).await;
+    for s in registry.statuses() {
+        assert!(!s.health.is_unavailable(), "{}: {}", s.name, s.health);
+    }
+    Engine::new(
+        Arc::new(A2aConnector::new(registry)),
+        EngineOptions::default(),
+    )
+}
+
+fn workflow(toml: &str) -> Arc<workflow::Workflow> {
+    let (wf, diags) = workflow::load_str(
+        "t.toml",
+        &format!("[workflow]\nid = \"t\"\ndescription = \"d\"\n{toml}"),
+        Options::default(),
+    );
+    Arc::new(wf.unwrap_or_else(|| panic!("{diags:#?}")))
+}
+
+async fn run_to_end(handle: &mut RunHandle) -> Vec<RunEvent> {
+    let mut events = Vec::new();
+    loop {
+        let e = tokio::time::timeout(Duration::from_secs(60), handle.events.recv())
+            .await
+            .expect("the run goes on")
+            .expect("the run ends with a final event");
+        let end = matches!(&e, RunEvent::Run { state, .. } if state.is_terminal());
+        events.push(e);
+        if end {
+            return events;
+        }
+    }
+}
+
+fn final_state(events: &[RunEvent]) -> (RunState, Option<String>) {
+    match events.last() {
+        Some(RunEvent::Run { state, message }) => (*state, message.clone()),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The text a consumer of the live artifact events would assemble for `step`.
+fn assembled(events: &[RunEvent], step: &str) -> String {
+    let mut text = String::new();
+    for e in events {
+        if let RunEvent::Artifact { step: s, chunk, .. } = e
+            && s.as_str() == step
+        {
+            if !chunk.append {
+                text.clear();
+            }
+            for p in &chunk.parts {
+                if let Content::Text(t) = p {
+                    text.push_str(t);
+                }
+            }
+        }
+    }
+    text
+}
+
+fn task_ids(events: &[RunEvent], step: &str) -> Vec<String> {
+    let mut ids: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Step {
+                step: s,
+                task_id: Some(t),
+                ..
+            } if s.as_str() == step => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    ids.dedup();
+    ids
+}
+
+fn start(engine: &Engine, wf: Arc<workflow::Workflow>) -> RunHandle {
+    engine
+        .start(wf, &Map::new(), format!("run-{}", uuid::Uuid::new_v4()))
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn real_agents_stream_artifacts_live_and_results_flow_downstream() {
+    let one = echo(5).await;
+    let two = echo(0).await;
+    let py = python_agent(0.01).await;
+    let engine = engine_for(&[("one", &one.url), ("two", &two.url), ("py", &py.url)]).await;
+    let wf = workflow(
+        "[steps.a]\nagent = \"one\"\nmessage = \"alpha beta gamma\"\n\
+         [steps.b]\nagent = \"py\"\nmessage = \"delta epsilon\"\n\
+         [steps.c]\nagent = \"two\"\nneeds = [\"a\", \"b\"]\nmessage = \"{{ steps.a.text }} + {{ steps.b.text }}\"\n",
+    );
+    let mut handle = start(&engine, wf);
+    let events = run_to_end(&mut handle).await;
+    assert_eq!(final_state(&events).0, RunState::Completed, "{events:#?}");
+    let chunks: Vec<(String, String, bool)> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Artifact {
+                step, agent, chunk, ..
+            } if step.as_str() == "a" => {
+                Some((agent.clone(), chunk.artifact_id.clone(), chunk.append))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        chunks,
+        [
+            ("one".into(), "echo".into(), false),
+            ("one".into(), "echo".into(), true),
+            ("one".into(), "echo".into(), true)
+        ],
+        "each chunk forwarded with its agent, artifact id and append flag"
+    );
+    assert_eq!(
+        assembled(&events, "b"),
+        "delta epsilon",
+        "the Python SDK agent's chunks"
+    );
+    assert_eq!(assembled(&events, "c"), "alpha beta gamma + delta epsilon");
+}
+
+#[tokio::test]
+async fn agents_without_streaming_are_polled() {
+    let agent = serve(
+        EchoAgent {
+            word_delay: Duration::from_millis(20),
+        },
+        |u| {
+            let mut card = echo_card(u);
+            card.capabilities = AgentCapabilities::default();
+            card
+        },
+        ServerConfig::default(),
+    )
+    .await;
+    let engine = engine_for(&[("plain", &agent.url)]).await;
+    let wf = workflow(
+        "[steps.a]\nagent = \"plain\"\nmessage = \"polled words arrive\"\n[output]\ntext = \"{{ steps.a.text }}\"\n",
+    );
+    let mut handle = start(&engine, wf);
+    let events = run_to_end(&mut handle).await;
+    assert_eq!(final_state(&events).0, RunState::Completed);
+    assert_eq!(assembled(&events, "a"), "polled words arrive");
+    assert!(events.contains(&RunEvent::Output {
+        text: Some("polled words arrive".into()),
+        data: None
+    }));
+}
+
+#[tokio::test]
+async fn a_question_from_a_real_agent_is_answered_on_the_same_task() {
+    let agent = echo(0).await;
+    let engine = engine_for(&[("echo", &agent.url)]).await;
+    let wf = workflow("[steps.ask]\nagent = \"echo\"\nmessage = \"please ask me\"\n");
+    let mut handle = start(&engine, wf);
+    loop {
+        match handle.events.recv().await.unwrap() {
+            RunEvent::Question {
+                step, kind, prompt, ..
+            } => {
+                assert_eq!(step.as_str(), "ask");
+                assert_eq!(
+                    kind,
+                    QuestionKind::Downstream {
+                        agent: "echo".into(),
+                        auth: false
+                    }
+                );
+                assert_eq!(prompt, "What should I echo?");
+                break;
+            }
+            RunEvent::Run { state, .. } if state.is_terminal() => {
+                panic!("ended without a question")
+            }
+            _ => {}
+        }
+    }
+    handle
+        .control
+        .answer(
+            Some("ask"),
+            None,
+            Answer {
+                text: Some("the answer".into()),
+                data: None,
+            },
+        )
+        .await
+        .unwrap();
+    let events = run_to_end(&mut handle).await;
+    assert_eq!(final_state(&events).0, RunState::Completed);
+    assert_eq!(assembled(&events, "ask"), "the answer");
+    assert_eq!(
+        task_ids(&events, "ask").len(),
+        1,
+        "one downstream task throughout"
+    );
+}
+
+async fn downstream_state(url: &str, task: &str) -> TaskState {
+    let (client, _) = A2aClient::connect(url, ClientConfig::default())
+        .await
+        .unwrap();
+    client
+        .get_task(&TaskQueryParams::new(TaskId::new(task)))
+        .await
+        .unwrap()
+        .status
+        .state
+}
+
+#[tokio::test]
+async fn a_timeout_cancels_the_task_at_the_agent() {
+    let agent = echo(300).await;
+    let engine = engine_for(&[("slow", &agent.url)]).await;
+    let words = (0..20)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let wf = workflow(&format!(
+        "[steps.a]\nagent = \"slow\"\nmessage = \"{words}\"\ntimeout = \"500ms\"\n"
+    ));
+    let mut handle = start(&engine, wf);
+    let events = run_to_end(&mut handle).await;
+    let (state, message) = final_state(&events);
+    assert_eq!(state, RunState::Failed);
+    assert!(message.unwrap().contains("timed out after 500ms"));
+    let ids = task_ids(&events, "a");
+    assert_eq!(ids.len(), 1);
+    assert_eq!(
+        downstream_state(&agent.url, &ids[0]).await,
+        TaskState::Canceled,
+        "the agent saw tasks/cancel"
+    );
+}
+
+#[tokio::test]
+async fn cancel_reaches_every_running_task_at_the_agents() {
+    let one = echo(200).await;
+    let two = echo(200).await;
+    let engine = engine_for(&[("one", &one.url), ("two", &two.url)]).await;
+    let words = (0..50)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let wf = workflow(&format!(
+        "[steps.a]\nagent = \"one\"\nmessage = \"{words}\"\n[steps.b]\nagent = \"two\"\nmessage = \"{words}\"\n"
+    ));
+    let mut handle = start(&engine, wf);
+    let mut tasks: HashMap<String, String> = HashMap::new();
+    while tasks.len() < 2 {
+        if let RunEvent::Step {
+            step,
+            task_id: Some(t),
+            ..
+        } = handle.events.recv().await.unwrap()
+        {
+            tasks.insert(step.to_string(), t);
+        }
+    }
+    handle.control.cancel();
+    let events = run_to_end(&mut handle).await;
+    assert_eq!(final_state(&events).0, RunState::Canceled);
+    assert_eq!(
+        downstream_state(&one.url, &tasks["a"]).await,
+        TaskState::Canceled
+    );
+    assert_eq!(
+        downstream_state(&two.url, &tasks["b"]).await,
+        TaskState::Canceled
+    );
+}
+
+#[tokio::test]
+async fn a_dropped_stream_is_resumed_with_no_chunk_lost_or_repeated() {
+    // The agent sits behind a proxy that cuts every message/stream response after a few
+    // SSE frames; resubscriptions pass through whole.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/", listener.local_addr().unwrap());
+    let inner = A2aServer::new(
+        EchoAgent {
+            word_delay: Duration::from_millis(30),
+        },
+        echo_card(&base),
+    )
+    .router();
+    let resubscribes = Arc::new(AtomicUsize::new(0));
+    let seen = resubscribes.clone();
+    let proxy_inner = inner.clone();
+    let proxy = axum::Router::new()
+        .route(
+            "/",
+            axum::routing::post(move |body: axum::body::Bytes| {
+                let inner = proxy_inner.clone();
+                let seen = seen.clone();
+                async move {
+                    let text = String::from_utf8_lossy(&body).to_string();
+                    let request = axum::http::Request::post("/")
+                        .header("content-type", "application/json")
+                        .body(Body::from(body))
+                        .unwrap();
+                    let response = tower::ServiceExt::oneshot(inner, request).await.unwrap();
+                    if text.contains("tasks/resubscribe") {
+                        seen.fetch_add(1, Ordering::SeqCst);
+                    }
+                    if text.contains("message/stream") {
+                        let (parts, body) = response.into_parts();
+                        let cut = body.into_data_stream().take(4);
+                        return axum::response::Response::from_parts(parts, Body::from_stream(cut));
+                    }
+                    response
+                }
+            }),
+        )
+        .fallback_service(inner);
+    tokio::spawn(async move { axum::serve(listener, proxy).await });
+
+    let engine = engine_for(&[("flaky", &base)]).await;
+    let words: Vec<String> = (0..12).map(|i| format!("word{i}")).collect();
+    let text = words.join(" ");
+    let wf = workflow(&format!(
+        "[steps.a]\nagent = \"flaky\"\nmessage = \"{text}\"\n"
+    ));
+    let mut handle = start(&engine, wf);
+    let events = run_to_end(&mut handle).await;
+    assert_eq!(final_state(&events).0, RunState::Completed, "{events:#?}");
+    assert!(
+        resubscribes.load(Ordering::SeqCst) >= 1,
+        "the connector resubscribed"
+    );
+    assert_eq!(assembled(&events, "a"), text, "every chunk once, in order");
+    let parts: usize = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Artifact { chunk, .. } => Some(chunk.parts.len()),
+            _ => None,
+        })
+        .sum();
+    assert_eq!(parts, words.len(), "no part forwarded twice");
+}

@@ -79,6 +79,8 @@ fn script(f: impl Fn(&SendRequest, usize) -> Vec<Move> + Send + Sync + 'static) 
 
 #[derive(Clone)]
 struct Scripted {
+    /// When set, every tasks/cancel is refused (an agent that cannot cancel).
+    refuse_cancel: bool,
     start: Instant,
     scripts: Arc<HashMap<String, Script>>,
     sends: Arc<Mutex<HashMap<String, usize>>>,
@@ -88,6 +90,7 @@ struct Scripted {
 impl Scripted {
     fn new(scripts: Vec<(&str, Script)>) -> Self {
         Self {
+            refuse_cancel: false,
             start: Instant::now(),
             scripts: Arc::new(
                 scripts
@@ -203,7 +206,17 @@ impl AgentConnector for Scripted {
             task_id: task_id.into(),
             at: self.ms(),
         });
-        Box::pin(async { Ok(()) })
+        let refuse = self.refuse_cancel;
+        Box::pin(async move {
+            if refuse {
+                Err(AgentError::new(
+                    AgentErrorKind::Refused,
+                    "task not cancelable",
+                ))
+            } else {
+                Ok(())
+            }
+        })
     }
 }
 
@@ -866,4 +879,129 @@ async fn inputs_are_checked_before_a_run_starts() {
         unreachable!()
     };
     assert_eq!(text.as_deref(), Some("Ada 2"), "defaults are filled in");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_agent_that_cannot_cancel_is_recorded_and_its_late_artifacts_dropped() {
+    let wf = load(&format!(
+        "{HEAD}[steps.a]\nagent = \"a\"\nmessage = \"x\"\n"
+    ));
+    let late = script(|_, _| {
+        vec![
+            started("a", "A-1"),
+            Wait(1000),
+            chunk("o", "late", false),
+            done(),
+        ]
+    });
+    let mut s = Scripted::new(vec![("a", late)]);
+    s.refuse_cancel = true;
+    let mut handle = start(&engine(&s), wf, json!({}));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    handle.control.cancel();
+    let mut events = Vec::new();
+    while let Some(e) = handle.events.recv().await {
+        let end = matches!(&e, RunEvent::Run { state, .. } if state.is_terminal());
+        events.push(e);
+        if end {
+            break;
+        }
+    }
+    let note = events.iter().find_map(|e| match e {
+        RunEvent::Step {
+            step,
+            state: StepState::Canceled,
+            message,
+            ..
+        } if step.as_str() == "a" => message.clone(),
+        _ => None,
+    });
+    let note = note.unwrap_or_default();
+    assert!(
+        note.contains("did not cancel its task A-1: task not cancelable"),
+        "{note}"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, RunEvent::Artifact { .. })),
+        "late artifacts are not forwarded"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn several_questions_can_be_pending_and_answers_name_their_step() {
+    let wf = load(&format!(
+        "{HEAD}[steps.one]\nkind = \"approval\"\nprompt = \"First?\"\n[steps.two]\nkind = \"input\"\nprompt = \"Which size?\"\n\
+         fields = {{ size = {{ type = \"string\", enum = [\"S\", \"M\"], required = true }} }}\n\
+         [output]\ntext = \"{{{{ steps.one.data.approved }}}} {{{{ steps.two.data.size }}}}\"\n"
+    ));
+    let s = Scripted::new(vec![]);
+    let mut handle = start(&engine(&s), wf, json!({}));
+    let mut asked = 0;
+    while asked < 2 {
+        if let RunEvent::Question { .. } = handle.events.recv().await.unwrap() {
+            asked += 1;
+        }
+    }
+    let err = handle
+        .control
+        .answer(
+            None,
+            None,
+            Answer {
+                text: Some("yes".into()),
+                data: None,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err, AnswerError::Ambiguous("one, two".into()));
+    let err = handle
+        .control
+        .answer(
+            Some("two"),
+            None,
+            Answer {
+                text: Some("XL".into()),
+                data: None,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        AnswerError::Invalid("`size` must be one of \"S\", \"M\", got \"XL\"".into())
+    );
+    handle
+        .control
+        .answer(
+            Some("two"),
+            None,
+            Answer {
+                text: Some("M".into()),
+                data: None,
+            },
+        )
+        .await
+        .unwrap();
+    handle
+        .control
+        .answer(
+            None,
+            None,
+            Answer {
+                text: Some("yes".into()),
+                data: None,
+            },
+        )
+        .await
+        .unwrap();
+    let (events, state, _) = collect(handle).await;
+    assert_eq!(state, RunState::Completed);
+    assert_eq!(
+        output(&events).0.as_deref(),
+        Some("True M"),
+        "Jinja renders booleans as True/False"
+    );
 }

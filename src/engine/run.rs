@@ -119,13 +119,37 @@ impl Engine {
         let cancel = CancellationToken::new();
         let (ask_tx, ask_rx) = mpsc::channel(64);
         let n = workflow.steps.len();
+        let needs: Vec<Vec<usize>> = workflow
+            .steps
+            .iter()
+            .map(|s| {
+                s.needs
+                    .iter()
+                    .filter_map(|n| workflow.steps.iter().position(|x| x.id == *n))
+                    .collect()
+            })
+            .collect();
+        let mut dependents = vec![Vec::new(); n];
+        for (i, ns) in needs.iter().enumerate() {
+            for &j in ns {
+                dependents[j].push(i);
+            }
+        }
+        let waiting: Vec<usize> = needs.iter().map(Vec::len).collect();
+        let ready = (0..n).filter(|&i| waiting[i] == 0).collect();
         let run = Run {
+            needs,
+            dependents,
+            waiting,
+            ready,
+            active: Default::default(),
+            finished_count: 0,
             context_steps: Map::new(),
             base_context: json!({
-                "input": inputs,
                 "workflow": { "id": workflow.id.as_str(), "name": workflow.name },
                 "run": { "id": run_id },
             }),
+            inputs,
             slots: (0..n).map(|_| Slot::default()).collect(),
             workflow,
             run_id: run_id.clone(),
@@ -205,6 +229,17 @@ struct Run {
     running: usize,
     questions: Vec<Pending>,
     slots: Vec<Slot>,
+    /// Per step: its needs, the steps needing it, and how many needs are unfinished.
+    needs: Vec<Vec<usize>>,
+    dependents: Vec<Vec<usize>>,
+    waiting: Vec<usize>,
+    /// Steps whose needs have all finished, to decide (in workflow order).
+    ready: std::collections::BTreeSet<usize>,
+    /// Started steps with units left to spawn.
+    active: std::collections::BTreeSet<usize>,
+    finished_count: usize,
+    /// The run's inputs (defaults filled in).
+    inputs: Map<String, Value>,
     base_context: Value,
     context_steps: Map<String, Value>,
     stopping: bool,
@@ -240,18 +275,40 @@ impl Run {
         let _ = self.events.send(event).await;
     }
 
-    fn context(&self, item: Option<(usize, &Value)>) -> Value {
+    /// The template context of step `step` (everything, for the output): only the steps
+    /// and inputs its templates use are put in, so starting a step costs no more as a
+    /// run or its inputs grow.
+    fn context(&self, step: Option<usize>, item: Option<(usize, &Value)>) -> Value {
         let mut ctx = self.base_context.clone();
-        ctx["steps"] = Value::Object(self.context_steps.clone());
+        let uses_inputs = step.and_then(|i| self.workflow.steps[i].uses_inputs.as_ref());
+        ctx["input"] = match uses_inputs {
+            Some(names) => Value::Object(
+                names
+                    .iter()
+                    .filter_map(|n| self.inputs.get(n).map(|v| (n.clone(), v.clone())))
+                    .collect(),
+            ),
+            None => Value::Object(self.inputs.clone()),
+        };
+        ctx["steps"] = match step {
+            Some(i) => Value::Object(
+                self.workflow.steps[i]
+                    .uses
+                    .iter()
+                    .filter_map(|u| {
+                        self.context_steps
+                            .get(u.as_str())
+                            .map(|v| (u.to_string(), v.clone()))
+                    })
+                    .collect(),
+            ),
+            None => Value::Object(self.context_steps.clone()),
+        };
         if let Some((index, item)) = item {
             ctx["item"] = item.clone();
             ctx["index"] = json!(index);
         }
         ctx
-    }
-
-    fn finished(&self, i: usize) -> bool {
-        self.slots[i].state.is_some_and(StepState::is_finished)
     }
 
     async fn run(mut self) {
@@ -262,7 +319,7 @@ impl Run {
         .await;
         loop {
             self.schedule().await;
-            if self.running == 0 && (0..self.slots.len()).all(|i| self.finished(i)) {
+            if self.running == 0 && self.finished_count == self.slots.len() {
                 break;
             }
             self.update_run_state().await;
@@ -311,28 +368,15 @@ impl Run {
         self.grace_until = Some(tokio::time::Instant::now() + self.grace);
     }
 
-    /// Starts everything that can start, until nothing changes.
+    /// Decides every ready step and starts what can start, until nothing changes.
     async fn schedule(&mut self) {
         loop {
-            let mut changed = false;
-            for i in 0..self.slots.len() {
-                if self.slots[i].state.is_some() {
-                    continue;
-                }
-                let step = &self.workflow.steps[i];
-                let needs: Vec<usize> = step
-                    .needs
-                    .iter()
-                    .filter_map(|n| self.workflow.steps.iter().position(|s| s.id == *n))
-                    .collect();
-                if !needs.iter().all(|&n| self.finished(n)) {
-                    continue;
-                }
-                changed = true;
+            while let Some(i) = self.ready.pop_first() {
+                let needs = std::mem::take(&mut self.needs[i]);
                 self.decide(i, &needs).await;
+                self.needs[i] = needs;
             }
-            changed |= self.spawn_units();
-            if !changed {
+            if !self.spawn_units() && self.ready.is_empty() {
                 break;
             }
         }
@@ -385,7 +429,13 @@ impl Run {
             r.error = Some("not started: the run is stopping after a failure".into());
             return self.close(i, r, None).await;
         }
-        let ctx = self.context(None);
+        // `when` and `for_each` may use anything upstream: the whole context, built only
+        // for the steps that have them.
+        let ctx = if step.when.is_some() || step.for_each.is_some() {
+            self.context(None, None)
+        } else {
+            Value::Null
+        };
         if let Some(when) = &step.when {
             match self.workflow.templates.eval_bool(when, &ctx) {
                 Ok(true) => {}
@@ -429,60 +479,74 @@ impl Run {
             });
         }
         self.slots[i].state = Some(StepState::Working);
+        self.active.insert(i);
     }
 
-    /// Spawns units of started steps while there is room; returns whether it did.
+    /// Spawns units of started steps, in workflow order, while there is room; returns
+    /// whether it did.
     fn spawn_units(&mut self) -> bool {
         let mut spawned = false;
-        for i in 0..self.slots.len() {
-            if self.slots[i].state != Some(StepState::Working) {
-                continue;
+        let active: Vec<usize> = self.active.iter().copied().collect();
+        for i in active {
+            if self.running >= self.workflow.max_parallel {
+                break;
             }
-            let always = self.workflow.steps[i].trigger == Trigger::Always;
-            loop {
-                if self.running >= self.workflow.max_parallel {
-                    return spawned;
-                }
-                let slot = &mut self.slots[i];
-                let (item, ctx) = match &mut slot.fan {
-                    None if slot.spawned => break,
-                    None => {
-                        slot.spawned = true;
-                        (None, None)
-                    }
-                    Some(fan) if fan.next < fan.items.len() && fan.running < fan.max => {
-                        let k = fan.next;
-                        fan.next += 1;
-                        fan.running += 1;
-                        (Some(k), Some(fan.items[k].clone()))
-                    }
-                    Some(_) => break,
-                };
-                let context = self.context(item.zip(ctx.as_ref()));
-                let token = if always {
-                    self.always.child_token()
-                } else {
-                    self.work.child_token()
-                };
-                let unit = Unit {
-                    workflow: self.workflow.clone(),
-                    step: i,
-                    item,
-                    context,
-                    run_id: self.run_id.clone(),
-                    connector: self.connector.clone(),
-                    events: self.events.clone(),
-                    ask: self.ask_tx.clone(),
-                    cancel: token,
-                };
-                let span = info_span!("step", step = %self.workflow.steps[i].id, item = ?item);
-                self.units
-                    .spawn(async move { (i, item, unit.run().await) }.instrument(span));
-                self.running += 1;
-                spawned = true;
-            }
+            spawned |= self.spawn_step(i);
         }
         spawned
+    }
+
+    /// Spawns what one step can: its unit, or its items up to its own `max_parallel`.
+    fn spawn_step(&mut self, i: usize) -> bool {
+        let mut spawned = false;
+        while self.running < self.workflow.max_parallel {
+            let slot = &mut self.slots[i];
+            let (item, value) = match &mut slot.fan {
+                None if !slot.spawned => {
+                    slot.spawned = true;
+                    self.active.remove(&i);
+                    (None, None)
+                }
+                Some(fan) if fan.next < fan.items.len() && fan.running < fan.max => {
+                    let k = fan.next;
+                    fan.next += 1;
+                    fan.running += 1;
+                    if fan.next == fan.items.len() {
+                        self.active.remove(&i);
+                    }
+                    (Some(k), Some(fan.items[k].clone()))
+                }
+                _ => break,
+            };
+            self.spawn_unit(i, item, value);
+            spawned = true;
+        }
+        spawned
+    }
+
+    fn spawn_unit(&mut self, i: usize, item: Option<usize>, value: Option<Value>) {
+        let always = self.workflow.steps[i].trigger == Trigger::Always;
+        let context = self.context(Some(i), item.zip(value.as_ref()));
+        let token = if always {
+            self.always.child_token()
+        } else {
+            self.work.child_token()
+        };
+        let unit = Unit {
+            workflow: self.workflow.clone(),
+            step: i,
+            item,
+            context,
+            run_id: self.run_id.clone(),
+            connector: self.connector.clone(),
+            events: self.events.clone(),
+            ask: self.ask_tx.clone(),
+            cancel: token,
+        };
+        let span = info_span!("step", step = %self.workflow.steps[i].id, item = ?item);
+        self.units
+            .spawn(async move { (i, item, unit.run().await) }.instrument(span));
+        self.running += 1;
     }
 
     async fn unit_done(&mut self, i: usize, item: Option<usize>, record: Record) {
@@ -544,6 +608,14 @@ impl Run {
     async fn close(&mut self, i: usize, record: Record, attempt: Option<u32>) {
         let step = &self.workflow.steps[i];
         self.slots[i].state = Some(record.state);
+        self.active.remove(&i);
+        self.finished_count += 1;
+        for &d in &self.dependents[i] {
+            self.waiting[d] -= 1;
+            if self.waiting[d] == 0 {
+                self.ready.insert(d);
+            }
+        }
         self.emit(RunEvent::Step {
             step: step.id.clone(),
             item: None,
@@ -699,7 +771,7 @@ impl Run {
     }
 
     fn output(&self) -> Result<(Option<String>, Option<Value>), String> {
-        let ctx = self.context(None);
+        let ctx = self.context(None, None);
         let t = &self.workflow.templates;
         match &self.workflow.output {
             Some(o) => {

@@ -309,14 +309,18 @@ impl Unit {
         let mut attempt_until = step.timeout.map_or(far, |t| Instant::now() + t);
         let step_until = deadline.unwrap_or(far);
         'send: loop {
-            self.state(
-                StepState::Working,
-                attempt,
-                agent.as_ref().map(|a| a.0.as_str()),
-                None,
-                None,
-            )
-            .await;
+            // The first send of a step is announced by its `Started` update; a retry or an
+            // answer going back is announced here, before the agent has answered.
+            if attempt > 1 || turn > 0 {
+                self.state(
+                    StepState::Working,
+                    attempt,
+                    agent.as_ref().map(|a| a.0.as_str()),
+                    None,
+                    None,
+                )
+                .await;
+            }
             let sent = tokio::select! {
                 r = self.connector.send(request.clone()) => r,
                 () = sleep_until(attempt_until) => return Err(Failure::Retry(self.timed_out(step))),

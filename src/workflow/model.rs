@@ -304,6 +304,12 @@ pub struct Step {
     pub deadline: Option<Duration>,
     pub retry: RetryPolicy,
     pub for_each: Option<FanOut>,
+    /// The steps its message, data and prompt use (`steps.<id>`), sorted: all a run
+    /// puts in the template context of the step's units. (`when` and `for_each` are
+    /// evaluated by the run with the whole context.)
+    pub uses: Vec<StepId>,
+    /// The inputs they use (`input.<name>`), sorted; `None` when they use `input` whole.
+    pub uses_inputs: Option<Vec<String>>,
 }
 
 /// What a step does.

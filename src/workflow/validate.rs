@@ -75,6 +75,8 @@ struct Validator<'c, 's, 'o> {
 struct Uses {
     /// (site span, referenced step, field) for every `steps.<id>.<field>`.
     steps: Vec<(Range<usize>, String, Option<String>, String)>,
+    /// (site span, name) for every `input.<name>` (`None` for `input` used whole).
+    inputs: Vec<(Range<usize>, Option<String>)>,
 }
 
 /// A step on its way into the model, with the raw parts later checks need.
@@ -145,7 +147,10 @@ impl Validator<'_, '_, '_> {
             index: &index,
             ancestors: &ancestors,
         };
-        let mut uses = Uses { steps: Vec::new() };
+        let mut uses = Uses {
+            steps: Vec::new(),
+            inputs: Vec::new(),
+        };
         let mut compiled: Vec<Option<Step>> = Vec::with_capacity(pending.len());
         for (i, (p, raw_step)) in pending.iter().zip(&raw.steps).enumerate() {
             let scope = Scope {
@@ -153,7 +158,37 @@ impl Validator<'_, '_, '_> {
                 label: format!("step `{}`", p.id.value),
                 fan_out: raw_step.for_each.is_some(),
             };
-            compiled.push(self.step_templates(raw_step, p.step.clone(), &scope, &refs, &mut uses));
+            let before = uses.steps.len();
+            let inputs_before = uses.inputs.len();
+            let mut step = self.step_templates(raw_step, p.step.clone(), &scope, &refs, &mut uses);
+            if let Some(step) = step.as_mut() {
+                // What the step's own message, data and prompt use: `when` and
+                // `for_each` are evaluated by the run, not by the step's units.
+                let run_only: Vec<Range<usize>> = [&raw_step.when, &raw_step.for_each]
+                    .into_iter()
+                    .flatten()
+                    .map(|e| e.span.clone())
+                    .collect();
+                let mut used: Vec<StepId> = uses.steps[before..]
+                    .iter()
+                    .filter(|(span, ..)| !run_only.contains(span))
+                    .map(|(_, target, _, _)| StepId::new(target.clone()))
+                    .collect();
+                used.sort();
+                used.dedup();
+                step.uses = used;
+                let named: Option<Vec<String>> = uses.inputs[inputs_before..]
+                    .iter()
+                    .filter(|(span, _)| !run_only.contains(span))
+                    .map(|(_, n)| n.clone())
+                    .collect();
+                step.uses_inputs = named.map(|mut n| {
+                    n.sort();
+                    n.dedup();
+                    n
+                });
+            }
+            compiled.push(step);
         }
         let output = raw.output.as_ref().and_then(|o| {
             let scope = Scope {
@@ -682,6 +717,8 @@ impl Validator<'_, '_, '_> {
                 max_parallel,
                 min_success,
             }),
+            uses: Vec::new(),
+            uses_inputs: Some(Vec::new()),
         };
         Pending {
             raw_span: s.span.clone(),
@@ -970,6 +1007,8 @@ impl Validator<'_, '_, '_> {
             let here = &scope.label;
             match parts[0] {
                 "input" => {
+                    uses.inputs
+                        .push((s.span.clone(), parts.get(1).map(|n| n.to_string())));
                     if let Some(name) = parts.get(1)
                         && !refs.inputs.iter().any(|i| i.name == *name)
                     {

@@ -215,14 +215,7 @@ async fn a_question_from_a_real_agent_is_answered_on_the_same_task() {
     }
     handle
         .control
-        .answer(
-            Some("ask"),
-            None,
-            Answer {
-                text: Some("the answer".into()),
-                data: None,
-            },
-        )
+        .answer(Some("ask"), None, Answer::text("the answer"))
         .await
         .unwrap();
     let events = run_to_end(&mut handle).await;

@@ -694,14 +694,7 @@ async fn a_downstream_question_round_trips_to_the_same_task() {
     assert_eq!(err, AnswerError::NoQuestion("other".into()));
     handle
         .control
-        .answer(
-            None,
-            None,
-            Answer {
-                text: Some("B".into()),
-                data: None,
-            },
-        )
+        .answer(None, None, Answer::text("B"))
         .await
         .unwrap();
     let (events, state, _) = collect(handle).await;
@@ -747,14 +740,7 @@ async fn approvals_gate_steps_and_bad_answers_are_refused() {
         }
         let bad = handle
             .control
-            .answer(
-                Some("ok"),
-                None,
-                Answer {
-                    text: Some("maybe".into()),
-                    data: None,
-                },
-            )
+            .answer(Some("ok"), None, Answer::text("maybe"))
             .await;
         assert!(matches!(bad, Err(AnswerError::Invalid(_))), "{bad:?}");
         handle
@@ -946,27 +932,13 @@ async fn several_questions_can_be_pending_and_answers_name_their_step() {
     }
     let err = handle
         .control
-        .answer(
-            None,
-            None,
-            Answer {
-                text: Some("yes".into()),
-                data: None,
-            },
-        )
+        .answer(None, None, Answer::text("yes"))
         .await
         .unwrap_err();
     assert_eq!(err, AnswerError::Ambiguous("one, two".into()));
     let err = handle
         .control
-        .answer(
-            Some("two"),
-            None,
-            Answer {
-                text: Some("XL".into()),
-                data: None,
-            },
-        )
+        .answer(Some("two"), None, Answer::text("XL"))
         .await
         .unwrap_err();
     assert_eq!(
@@ -975,26 +947,12 @@ async fn several_questions_can_be_pending_and_answers_name_their_step() {
     );
     handle
         .control
-        .answer(
-            Some("two"),
-            None,
-            Answer {
-                text: Some("M".into()),
-                data: None,
-            },
-        )
+        .answer(Some("two"), None, Answer::text("M"))
         .await
         .unwrap();
     handle
         .control
-        .answer(
-            None,
-            None,
-            Answer {
-                text: Some("yes".into()),
-                data: None,
-            },
-        )
+        .answer(None, None, Answer::text("yes"))
         .await
         .unwrap();
     let (events, state, _) = collect(handle).await;

@@ -18,21 +18,11 @@ fn code(resp: &Value) -> i64 {
         .as_i64()
         .unwrap_or_else(|| panic!("not an error response: {resp}"));
     assert_valid("JSONRPCErrorResponse", resp);
-    let def = match code {
-        -32700 => "JSONParseError",
-        -32600 => "InvalidRequestError",
-        -32601 => "MethodNotFoundError",
-        -32602 => "InvalidParamsError",
-        -32603 => "InternalError",
-        -32001 => "TaskNotFoundError",
-        -32002 => "TaskNotCancelableError",
-        -32003 => "PushNotificationNotSupportedError",
-        -32004 => "UnsupportedOperationError",
-        -32005 => "ContentTypeNotSupportedError",
-        -32006 => "InvalidAgentResponseError",
-        -32007 => "AuthenticatedExtendedCardNotConfiguredError",
-        other => panic!("not a spec error code: {other}"),
-    };
+    // The spec's name for the code is the schema's definition name; a wrong name
+    // would validate the error against the wrong definition and fail.
+    let def = a2a_orchestrator::protocol::ErrorCode(code)
+        .name()
+        .unwrap_or_else(|| panic!("not a spec error code: {code}"));
     assert_valid(def, &resp["error"]);
     code
 }

@@ -250,6 +250,16 @@ pub struct Answer {
     pub data: Option<Map<String, Value>>,
 }
 
+impl Answer {
+    /// An answer in words (`yes`, a choice, a value).
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: Some(text.into()),
+            data: None,
+        }
+    }
+}
+
 /// Why an answer was not taken.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AnswerError {

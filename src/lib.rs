@@ -19,6 +19,7 @@ pub mod cli;
 pub mod config;
 pub mod connect;
 pub mod engine;
+pub mod host;
 pub mod protocol;
 pub mod registry;
 pub mod workflow;

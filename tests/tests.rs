@@ -13,6 +13,7 @@ mod client;
 mod connect;
 mod engine;
 mod errors;
+mod host;
 mod python_client;
 mod python_server;
 mod registry;

@@ -52,6 +52,30 @@ pub enum Command {
         #[arg(long)]
         strict: bool,
     },
+    /// Serve the orchestrator as one A2A agent: every workflow is a skill on its card.
+    Serve {
+        /// The agents file.
+        #[arg(long, default_value = "agents.toml")]
+        agents: PathBuf,
+        /// The directory of workflow files.
+        #[arg(long, default_value = "workflows")]
+        workflows: PathBuf,
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        listen: String,
+        /// The URL clients reach the orchestrator at (its card's URL), if not http://LISTEN/.
+        #[arg(long)]
+        public_url: Option<String>,
+        /// The agent's name on its card.
+        #[arg(long, default_value = "a2a-orchestrator")]
+        name: String,
+        /// The agent's description on its card.
+        #[arg(
+            long,
+            default_value = "Runs multi-agent workflows; every workflow is a skill"
+        )]
+        description: String,
+    },
     /// Render a workflow's DAG as Mermaid or Graphviz DOT.
     Graph {
         /// A workflow file, or the id of a workflow in --workflows.
@@ -94,6 +118,22 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             json,
             strict,
         } => agents::agents(&path, json, strict).await,
+        Command::Serve {
+            agents,
+            workflows,
+            listen,
+            public_url,
+            name,
+            description,
+        } => {
+            let config = crate::host::serve::HostConfig {
+                name,
+                description,
+                workflows,
+                agents,
+            };
+            serve(config, &listen, public_url).await
+        }
         Command::Graph {
             workflow,
             format,
@@ -105,5 +145,76 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             workflows::graph(&workflow, &dir, format)
         }
+    }
+}
+
+/// `serve`: checks every file, binds, discovers the agents, serves until SIGINT/SIGTERM.
+async fn serve(
+    config: crate::host::serve::HostConfig,
+    listen: &str,
+    public_url: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    use crate::host::serve;
+    let (workflows, agents) = match serve::load(&config) {
+        Ok(x) => x,
+        Err(problems) => {
+            for p in problems {
+                eprintln!("{p}\n");
+            }
+            eprintln!("error: the configuration has problems; nothing was started");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    if let Some(u) = &public_url {
+        reqwest::Url::parse(u)
+            .map_err(|e| anyhow::anyhow!("--public-url {u:?} is not a URL: {e}"))?;
+    }
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
+    let addr = listener.local_addr()?;
+    let url = public_url.unwrap_or_else(|| format!("http://{addr}/"));
+    let host = serve::build(&config, workflows, &agents, &url).await;
+    for s in host.registry.statuses() {
+        if s.health.is_unavailable() {
+            eprintln!("warning: agent `{}` {}", s.name, s.health);
+        }
+    }
+    host.registry.start_refresh();
+    let skills: Vec<String> = host
+        .server
+        .card()
+        .skills
+        .iter()
+        .map(|s| s.id.clone())
+        .collect();
+    println!(
+        "a2a-orchestrator listening on {url} (workflows: {})",
+        skills.join(", ")
+    );
+    host.server.serve(listener, shutdown_signal()).await?;
+    host.registry.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
     }
 }

@@ -1,0 +1,518 @@
+//! The orchestrator as one A2A agent: an [`AgentExecutor`] whose skills are the loaded
+//! workflows. A new message is routed to a workflow and its inputs are checked (asking
+//! for what is missing); the run's events become the upstream task's status and
+//! artifact updates; answers to the run's questions arrive as messages on the same task.
+//!
+//! It adapts the engine to the protocol layer and is the only place that knows both.
+
+mod route;
+pub mod serve;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value, json};
+
+use crate::engine::{Answer, Engine, QuestionKind, RunControl, RunEvent, RunState};
+use crate::protocol::RpcError;
+use crate::protocol::server::{AgentExecutor, CancelContext, EventSink, RequestContext};
+use crate::protocol::types::*;
+use crate::workflow::Workflow;
+pub use route::{Route, inputs_from, route};
+
+/// Where an upstream task's conversation stands.
+enum Conversation {
+    /// Asked which workflow to run.
+    Choosing,
+    /// Asked for inputs of this workflow; what was given so far.
+    Inputs {
+        workflow: Arc<Workflow>,
+        given: Map<String, Value>,
+    },
+    /// A run is going on.
+    Running {
+        control: RunControl,
+        view: Arc<Mutex<View>>,
+    },
+}
+
+/// What the relay knows of a run, for answering follow-up messages.
+#[derive(Default)]
+struct View {
+    state: Option<RunState>,
+    /// (step, item, prompt) of each pending question.
+    questions: Vec<(String, Option<usize>, String)>,
+}
+
+/// The orchestrator's agent. Cheap to clone.
+#[derive(Clone)]
+pub struct Orchestrator {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    workflows: Vec<Arc<Workflow>>,
+    engine: Engine,
+    // A std mutex: only map lookups and inserts under it, never an await.
+    tasks: Mutex<HashMap<TaskId, Conversation>>,
+}
+
+impl Orchestrator {
+    pub fn new(workflows: Vec<Arc<Workflow>>, engine: Engine) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                workflows,
+                engine,
+                tasks: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// The card's skills: one per workflow.
+    pub fn skills(&self) -> Vec<AgentSkill> {
+        self.inner
+            .workflows
+            .iter()
+            .map(|w| AgentSkill {
+                id: w.id.to_string(),
+                name: w.name.clone(),
+                description: w.description.clone(),
+                tags: w.tags.clone(),
+                examples: (!w.examples.is_empty()).then(|| w.examples.clone()),
+                input_modes: Some(vec!["text/plain".into(), "application/json".into()]),
+                output_modes: Some(vec!["text/plain".into(), "application/json".into()]),
+                security: None,
+            })
+            .collect()
+    }
+
+    fn tasks(&self) -> std::sync::MutexGuard<'_, HashMap<TaskId, Conversation>> {
+        self.inner.tasks.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn sink_error(e: crate::protocol::server::SinkError) -> RpcError {
+    RpcError::internal(e.to_string())
+}
+
+/// An agent message with text and, optionally, a data part.
+fn agent_message(text: &str, data: Option<Value>) -> Message {
+    let mut parts = vec![Part::text(text)];
+    if let Some(Value::Object(d)) = data {
+        parts.push(Part::data(d));
+    }
+    Message::new(Role::Agent, parts)
+}
+
+/// Sends a status update with metadata.
+async fn status(
+    events: &EventSink,
+    state: TaskState,
+    message: Option<Message>,
+    metadata: Option<Map<String, Value>>,
+) -> Result<(), RpcError> {
+    let mut status = TaskStatus::new(state);
+    status.message = message.map(|mut m| {
+        m.task_id = Some(events.task_id().clone());
+        m.context_id = Some(events.context_id().clone());
+        m
+    });
+    events
+        .send(TaskStatusUpdateEvent {
+            kind: StatusUpdateKind,
+            task_id: events.task_id().clone(),
+            context_id: events.context_id().clone(),
+            status,
+            is_final: false,
+            metadata,
+        })
+        .await
+        .map_err(sink_error)
+}
+
+/// The answer a message carries: its text and its data parts merged.
+fn answer_of(message: &Message) -> Answer {
+    let text = message.text();
+    let mut data = Map::new();
+    for p in &message.parts {
+        if let Part::Data(d) = p {
+            data.extend(d.data.clone());
+        }
+    }
+    Answer {
+        text: (!text.trim().is_empty()).then_some(text),
+        data: (!data.is_empty()).then_some(data),
+    }
+}
+
+impl AgentExecutor for Orchestrator {
+    async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
+        let prior = {
+            let mut tasks = self.tasks();
+            match tasks.get(&ctx.task_id) {
+                Some(Conversation::Running { control, view }) => {
+                    Some(Err((control.clone(), view.clone())))
+                }
+                Some(_) => tasks.remove(&ctx.task_id).map(Ok),
+                None => None,
+            }
+        };
+        let (workflow, mut given) = match prior {
+            Some(Err((control, view))) => return self.answer(&ctx, &events, control, view).await,
+            Some(Ok(Conversation::Inputs { workflow, given })) => (workflow, given),
+            Some(Ok(_)) | None => {
+                match route(&self.inner.workflows, &ctx.message, ctx.metadata.as_ref()) {
+                    Route::Found(w) => (w, Map::new()),
+                    Route::Unclear { candidates, reason } => {
+                        let list: Vec<String> = candidates
+                            .iter()
+                            .map(|w| format!("- {} ({}): {}", w.id, w.name, w.description))
+                            .collect();
+                        let data = json!({ "workflows": candidates.iter().map(|w| json!({
+                        "id": w.id.as_str(), "name": w.name, "description": w.description, "inputSchema": w.input_schema(),
+                    })).collect::<Vec<_>>() });
+                        let text = format!(
+                            "{reason}. Which workflow should I run? Answer with its id:\n{}",
+                            list.join("\n")
+                        );
+                        self.tasks()
+                            .insert(ctx.task_id.clone(), Conversation::Choosing);
+                        return status(
+                            &events,
+                            TaskState::InputRequired,
+                            Some(agent_message(&text, Some(data))),
+                            None,
+                        )
+                        .await;
+                    }
+                }
+            }
+        };
+        given.extend(inputs_from(&ctx.message, &workflow));
+        let inputs = match workflow.check_inputs(&given) {
+            Ok(i) => i,
+            Err(problems) => {
+                let text = format!(
+                    "To run `{}` I need: {}. Reply with `name: value` lines or a data part.",
+                    workflow.id,
+                    problems.join("; ")
+                );
+                let data = json!({ "workflow": workflow.id.as_str(), "problems": problems, "inputSchema": workflow.input_schema() });
+                // Unknown keys would fail every later check: keep only declared inputs.
+                given.retain(|k, _| workflow.inputs.iter().any(|i| &i.name == k));
+                self.tasks().insert(
+                    ctx.task_id.clone(),
+                    Conversation::Inputs { workflow, given },
+                );
+                return status(
+                    &events,
+                    TaskState::InputRequired,
+                    Some(agent_message(&text, Some(data))),
+                    None,
+                )
+                .await;
+            }
+        };
+        let mut run = self
+            .inner
+            .engine
+            .start(workflow.clone(), &inputs, ctx.task_id.to_string())
+            .map_err(|p| RpcError::invalid_params("message", p.join("; ")))?;
+        let view = Arc::new(Mutex::new(View::default()));
+        self.tasks().insert(
+            ctx.task_id.clone(),
+            Conversation::Running {
+                control: run.control.clone(),
+                view: view.clone(),
+            },
+        );
+        let mut canceled = false;
+        loop {
+            let event = tokio::select! {
+                e = run.events.recv() => e,
+                () = ctx.cancel.cancelled(), if !canceled => {
+                    canceled = true;
+                    run.control.cancel();
+                    continue;
+                }
+            };
+            let Some(event) = event else { break };
+            let end = matches!(&event, RunEvent::Run { state, .. } if state.is_terminal());
+            if let Err(e) = relay(&events, &view, &workflow, event).await {
+                tracing::debug!(error = %e, "the upstream task no longer takes events; canceling the run");
+                run.control.cancel();
+            }
+            if end {
+                break;
+            }
+        }
+        self.tasks().remove(&ctx.task_id);
+        Ok(())
+    }
+
+    async fn cancel(&self, ctx: CancelContext, events: EventSink) -> Result<(), RpcError> {
+        // The guard ends with this block: nothing below may run while it is held.
+        let control = {
+            let tasks = self.tasks();
+            match tasks.get(&ctx.task.id) {
+                Some(Conversation::Running { control, .. }) => Some(control.clone()),
+                _ => None,
+            }
+        };
+        match control {
+            // The relay reports `canceled` once the run has canceled its steps.
+            Some(control) => {
+                control.cancel();
+                Ok(())
+            }
+            None => events
+                .status(TaskState::Canceled, None)
+                .await
+                .map_err(sink_error),
+        }
+    }
+}
+
+impl Orchestrator {
+    /// A message on a task whose run is going: an answer to one of its questions.
+    async fn answer(
+        &self,
+        ctx: &RequestContext,
+        events: &EventSink,
+        control: RunControl,
+        view: Arc<Mutex<View>>,
+    ) -> Result<(), RpcError> {
+        let meta = ctx.message.metadata.as_ref().or(ctx.metadata.as_ref());
+        let step = meta.and_then(|m| m.get("step")).and_then(Value::as_str);
+        let item = meta
+            .and_then(|m| m.get("item"))
+            .and_then(Value::as_u64)
+            .map(|i| i as usize);
+        match control.answer(step, item, answer_of(&ctx.message)).await {
+            Ok(()) => {
+                let taken = format!(
+                    "answer taken{}",
+                    step.map(|s| format!(" for step `{s}`")).unwrap_or_default()
+                );
+                status(
+                    events,
+                    TaskState::Working,
+                    Some(agent_message(&taken, None)),
+                    None,
+                )
+                .await
+            }
+            Err(e) => {
+                // Nothing is lost: the run and its questions stay as they were.
+                let (state, pending) = {
+                    let v = view.lock().unwrap_or_else(|p| p.into_inner());
+                    (
+                        v.state,
+                        v.questions
+                            .iter()
+                            .map(|(s, i, p)| pending_json(s, *i, p))
+                            .collect::<Vec<_>>(),
+                    )
+                };
+                let text = format!("Your answer was not taken: {e}.");
+                let data = Some(json!({ "error": e.to_string(), "pendingQuestions": pending }));
+                let st = if state == Some(RunState::InputRequired) {
+                    TaskState::InputRequired
+                } else {
+                    TaskState::Working
+                };
+                status(events, st, Some(agent_message(&text, data)), None).await
+            }
+        }
+    }
+}
+
+fn pending_json(step: &str, item: Option<usize>, prompt: &str) -> Value {
+    json!({ "step": step, "item": item, "prompt": prompt })
+}
+
+/// Turns one run event into the upstream task's events.
+async fn relay(
+    events: &EventSink,
+    view: &Mutex<View>,
+    workflow: &Workflow,
+    event: RunEvent,
+) -> Result<(), RpcError> {
+    match event {
+        RunEvent::Run { state, message } => {
+            let pending: Vec<Value> = {
+                let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
+                v.state = Some(state);
+                v.questions
+                    .iter()
+                    .map(|(s, i, p)| pending_json(s, *i, p))
+                    .collect()
+            };
+            let (st, msg) = match state {
+                RunState::Working => (TaskState::Working, None),
+                RunState::InputRequired => {
+                    let prompts: Vec<String> = pending
+                        .iter()
+                        .map(|q| {
+                            format!(
+                                "- {}: {}",
+                                q["step"].as_str().unwrap_or(""),
+                                q["prompt"].as_str().unwrap_or("")
+                            )
+                        })
+                        .collect();
+                    let text = if pending.len() == 1 {
+                        pending[0]["prompt"].as_str().unwrap_or("").to_owned()
+                    } else {
+                        format!(
+                            "Several questions are waiting; answer one at a time with metadata {{\"step\": ...}}:\n{}",
+                            prompts.join("\n")
+                        )
+                    };
+                    (
+                        TaskState::InputRequired,
+                        Some(agent_message(
+                            &text,
+                            Some(json!({ "pendingQuestions": pending })),
+                        )),
+                    )
+                }
+                RunState::Completed => (
+                    TaskState::Completed,
+                    Some(agent_message(
+                        &format!("`{}` completed.", workflow.id),
+                        None,
+                    )),
+                ),
+                RunState::Failed => (
+                    TaskState::Failed,
+                    Some(agent_message(
+                        message.as_deref().unwrap_or("the run failed"),
+                        None,
+                    )),
+                ),
+                RunState::Canceled => (
+                    TaskState::Canceled,
+                    message.map(|m| agent_message(&m, None)),
+                ),
+            };
+            status(events, st, msg, None).await
+        }
+        RunEvent::Step {
+            step,
+            item,
+            state,
+            attempt,
+            agent,
+            task_id,
+            message,
+        } => {
+            let mut meta = Map::new();
+            meta.insert("step".into(), json!(step.as_str()));
+            meta.insert("item".into(), json!(item));
+            meta.insert("state".into(), json!(state.as_str()));
+            meta.insert("attempt".into(), json!(attempt));
+            meta.insert("agent".into(), json!(agent));
+            meta.insert("downstreamTaskId".into(), json!(task_id));
+            let label = item.map_or_else(|| format!("`{step}`"), |i| format!("`{step}`[{i}]"));
+            let text = match &message {
+                Some(m) => format!("{label} {state}: {m}"),
+                None => format!("{label} {state}"),
+            };
+            let st = if view.lock().unwrap_or_else(|p| p.into_inner()).state
+                == Some(RunState::InputRequired)
+            {
+                TaskState::InputRequired
+            } else {
+                TaskState::Working
+            };
+            status(events, st, Some(agent_message(&text, None)), Some(meta)).await
+        }
+        RunEvent::Artifact {
+            step,
+            item,
+            agent,
+            chunk,
+        } => {
+            let id = match item {
+                Some(i) => format!("{step}[{i}]/{}", chunk.artifact_id),
+                None => format!("{step}/{}", chunk.artifact_id),
+            };
+            let mut artifact =
+                Artifact::new(ArtifactId::new(id), chunk.parts.iter().map(part).collect());
+            artifact.name = chunk.name.clone();
+            let mut meta = Map::new();
+            meta.insert("step".into(), json!(step.as_str()));
+            meta.insert("item".into(), json!(item));
+            meta.insert("agent".into(), json!(agent));
+            meta.insert("artifactId".into(), json!(chunk.artifact_id));
+            artifact.metadata = Some(meta);
+            events
+                .artifact(artifact, chunk.append, chunk.last_chunk)
+                .await
+                .map_err(sink_error)
+        }
+        RunEvent::Question {
+            step,
+            item,
+            prompt,
+            kind,
+        } => {
+            let pending: Vec<Value> = {
+                let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
+                v.questions.push((step.to_string(), item, prompt.clone()));
+                v.questions
+                    .iter()
+                    .map(|(s, i, p)| pending_json(s, *i, p))
+                    .collect()
+            };
+            let mut meta = Map::new();
+            meta.insert("pendingQuestions".into(), Value::Array(pending));
+            if let QuestionKind::Input { schema } = kind {
+                meta.insert("inputSchema".into(), schema);
+            }
+            status(events, TaskState::Working, None, Some(meta)).await
+        }
+        RunEvent::Output { text, data } => {
+            let mut parts = Vec::new();
+            if let Some(t) = text {
+                parts.push(Part::text(t));
+            }
+            if let Some(Value::Object(d)) = data {
+                parts.push(Part::data(d));
+            } else if let Some(other) = data.filter(|d| !d.is_null()) {
+                parts.push(Part::data(Map::from_iter([("value".to_owned(), other)])));
+            }
+            let artifact =
+                Artifact::new(ArtifactId::new("result"), parts).with_name(workflow.name.clone());
+            events
+                .artifact(artifact, false, true)
+                .await
+                .map_err(sink_error)
+        }
+    }
+}
+
+fn part(c: &crate::engine::Content) -> Part {
+    use crate::engine::Content;
+    match c {
+        Content::Text(t) => Part::text(t.clone()),
+        Content::Data(d) => Part::data(d.clone()),
+        Content::File {
+            name,
+            mime_type,
+            uri,
+            bytes,
+        } => Part::File(FilePart {
+            file: FileContent {
+                name: name.clone(),
+                mime_type: mime_type.clone(),
+                source: match (uri, bytes) {
+                    (Some(u), _) => FileSource::Uri(u.clone()),
+                    (None, b) => FileSource::Bytes(b.clone().unwrap_or_default()),
+                },
+            },
+            metadata: None,
+        }),
+    }
+}

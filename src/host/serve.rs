@@ -1,0 +1,125 @@
+//! Assembling the orchestrator from its files: workflows, `agents.toml`, the registry,
+//! the engine, the card. Everything is checked before anything is bound or started.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::Orchestrator;
+use crate::config::Diagnostic;
+use crate::connect::A2aConnector;
+use crate::engine::{Engine, EngineOptions};
+use crate::protocol::server::A2aServer;
+use crate::protocol::types::{AgentCapabilities, AgentCard, AgentProvider};
+use crate::registry::config::{self as agents_config, AgentsFile};
+use crate::registry::env::ProcessEnv;
+use crate::registry::{Registry, RegistryOptions};
+use crate::workflow::{self, Options, Workflow};
+
+/// What `serve` is given.
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    pub name: String,
+    pub description: String,
+    pub workflows: std::path::PathBuf,
+    pub agents: std::path::PathBuf,
+}
+
+/// Loads and checks the workflows and the agents file; every problem is returned.
+pub fn load(config: &HostConfig) -> Result<(Vec<Arc<Workflow>>, AgentsFile), Vec<Diagnostic>> {
+    let mut problems = Vec::new();
+    let agents = match std::fs::read_to_string(&config.agents) {
+        Ok(text) => {
+            let (file, diags) =
+                agents_config::load_str(&config.agents.display().to_string(), &text);
+            problems.extend(diags.into_iter().filter(Diagnostic::is_error));
+            file
+        }
+        Err(e) => {
+            problems.push(file_problem(
+                &config.agents,
+                &format!("cannot read the agents file: {e}"),
+            ));
+            None
+        }
+    };
+    let names = agents.as_ref().map(AgentsFile::names);
+    let (loaded, extra) = workflow::load_all(
+        std::slice::from_ref(&config.workflows),
+        Options {
+            known_agents: names.as_ref(),
+        },
+    );
+    problems.extend(extra);
+    let mut workflows = Vec::new();
+    for l in loaded {
+        problems.extend(l.diagnostics.into_iter().filter(Diagnostic::is_error));
+        if let Some(w) = l.workflow {
+            workflows.push(Arc::new(w));
+        }
+    }
+    if workflows.is_empty() && problems.is_empty() {
+        problems.push(file_problem(
+            &config.workflows,
+            "no workflow found: add a *.toml workflow file",
+        ));
+    }
+    match agents {
+        Some(a) if problems.is_empty() => Ok((workflows, a)),
+        _ => Err(problems),
+    }
+}
+
+fn file_problem(path: &Path, message: &str) -> Diagnostic {
+    Diagnostic::new(
+        crate::config::Severity::Error,
+        &path.display().to_string(),
+        "",
+        0..0,
+        message,
+    )
+}
+
+/// The orchestrator's card: one skill per workflow, streaming and push notifications.
+pub fn card(config: &HostConfig, url: &str, orchestrator: &Orchestrator) -> AgentCard {
+    let mut card = AgentCard::new(&config.name, &config.description, url);
+    card.version = env!("CARGO_PKG_VERSION").to_owned();
+    card.capabilities = AgentCapabilities {
+        streaming: Some(true),
+        push_notifications: Some(true),
+        ..Default::default()
+    };
+    card.default_input_modes = vec!["text/plain".into(), "application/json".into()];
+    card.default_output_modes = vec!["text/plain".into(), "application/json".into()];
+    card.skills = orchestrator.skills();
+    card.provider = Some(AgentProvider {
+        organization: "a2a-orchestrator".into(),
+        url: "https://github.com/a2a-orchestrator".into(),
+    });
+    card
+}
+
+/// The running parts of a host, built from checked configuration.
+pub struct Host {
+    pub server: A2aServer<Orchestrator>,
+    pub registry: Registry,
+}
+
+/// Discovers the agents and builds the server for `url`.
+pub async fn build(
+    config: &HostConfig,
+    workflows: Vec<Arc<Workflow>>,
+    agents: &AgentsFile,
+    url: &str,
+) -> Host {
+    let registry = Registry::discover(agents, &ProcessEnv, RegistryOptions::default()).await;
+    let engine = Engine::new(
+        Arc::new(A2aConnector::new(registry.clone())),
+        EngineOptions::default(),
+    );
+    let orchestrator = Orchestrator::new(workflows, engine);
+    let card = card(config, url, &orchestrator);
+    Host {
+        server: A2aServer::new(orchestrator, card),
+        registry,
+    }
+}

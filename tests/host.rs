@@ -1,0 +1,433 @@
+//! The orchestrator as one A2A agent, end to end: our client and the official Python SDK
+//! client call it; real echo agents serve the steps behind it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_orchestrator::host::serve::{HostConfig, build};
+use a2a_orchestrator::protocol::client::{A2aClient, ClientConfig};
+use a2a_orchestrator::protocol::types::*;
+use a2a_orchestrator::registry::config::load_str as load_agents;
+use a2a_orchestrator::workflow::{self, Options, Workflow};
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use crate::util::{echo, run_python};
+
+const PAIR: &str = r#"
+[workflow]
+id = "pair"
+name = "Pair"
+description = "Echoes two texts in parallel, then joins them"
+tags = ["pair", "join"]
+[steps.a]
+agent = "one"
+message = "alpha beta gamma"
+[steps.b]
+agent = "two"
+message = "delta epsilon zeta"
+[steps.c]
+agent = "one"
+needs = ["a", "b"]
+message = "{{ steps.a.text }} | {{ steps.b.text }}"
+[output]
+text = "joined: {{ steps.c.text }}"
+"#;
+
+const GREET: &str = r#"
+[workflow]
+id = "greet"
+name = "Greeter"
+description = "Greets someone by name"
+tags = ["greet", "hello"]
+[input]
+name = { type = "string", description = "Who to greet", required = true }
+[steps.hello]
+agent = "one"
+message = "hello {{ input.name }}"
+[output]
+text = "{{ steps.hello.text }}"
+"#;
+
+const APPROVE: &str = r#"
+[workflow]
+id = "approve"
+name = "Approved echo"
+description = "Asks for approval, then echoes"
+[steps.ok]
+kind = "approval"
+prompt = "May I echo?"
+[steps.say]
+agent = "one"
+needs = ["ok"]
+when = "steps.ok.data.approved"
+message = "approved and echoed"
+[output]
+text = "{% if steps.say.state == 'completed' %}{{ steps.say.text }}{% else %}not approved{% endif %}"
+"#;
+
+struct Orchestra {
+    url: String,
+    _agents: Vec<crate::util::Running<crate::echo_agent::EchoAgent>>,
+}
+
+async fn orchestra(workflows: &[&str], delay_ms: u64) -> Orchestra {
+    let one = echo(delay_ms).await;
+    let two = echo(delay_ms).await;
+    let toml = format!(
+        "[agents.one]\nurl = \"{}\"\n[agents.two]\nurl = \"{}\"\n",
+        one.url, two.url
+    );
+    let (agents, diags) = load_agents("agents.toml", &toml);
+    assert!(diags.is_empty());
+    let workflows: Vec<Arc<Workflow>> = workflows
+        .iter()
+        .map(|w| {
+            Arc::new(
+                workflow::load_str("w.toml", w, Options::default())
+                    .0
+                    .expect("valid workflow"),
+            )
+        })
+        .collect();
+    let config = HostConfig {
+        name: "Test orchestrator".into(),
+        description: "runs test workflows".into(),
+        workflows: PathBuf::new(),
+        agents: PathBuf::new(),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let host = build(&config, workflows, &agents.unwrap(), &url).await;
+    let router = host.server.router();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    Orchestra {
+        url,
+        _agents: vec![one, two],
+    }
+}
+
+async fn client(url: &str) -> (A2aClient, AgentCard) {
+    A2aClient::connect(url, ClientConfig::default())
+        .await
+        .unwrap()
+}
+
+fn message(text: &str, workflow: Option<&str>) -> MessageSendParams {
+    let mut m = Message::user_text(text);
+    if let Some(w) = workflow {
+        m.metadata = Some(json!({ "workflow": w }).as_object().unwrap().clone());
+    }
+    MessageSendParams::new(m)
+}
+
+fn task(r: SendMessageResult) -> Task {
+    match r {
+        SendMessageResult::Task(t) => t,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn result_text(t: &Task) -> String {
+    t.artifacts
+        .iter()
+        .find(|a| a.artifact_id.as_str() == "result")
+        .map(|a| parts_text(&a.parts))
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn the_card_lists_every_workflow_as_a_skill() {
+    let o = orchestra(&[PAIR, GREET], 0).await;
+    let (_, card) = client(&o.url).await;
+    let ids: Vec<&str> = card.skills.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["pair", "greet"]);
+    assert!(card.supports_streaming() && card.supports_push_notifications());
+    assert_eq!(card.url, o.url);
+    crate::schema::assert_valid("AgentCard", &serde_json::to_value(&card).unwrap());
+}
+
+#[tokio::test]
+async fn a_workflow_runs_as_one_task_with_artifacts_relayed_live() {
+    let o = orchestra(&[PAIR, GREET], 20).await;
+    let (c, _) = client(&o.url).await;
+    let events: Vec<StreamEvent> = c
+        .send_message_stream(&message("go", Some("pair")))
+        .await
+        .unwrap()
+        .map(|e| e.unwrap())
+        .collect()
+        .await;
+    assert_eq!(events[0].kind(), "task");
+    let artifacts: Vec<(String, Value)> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ArtifactUpdate(a) => Some((
+                a.artifact.artifact_id.to_string(),
+                Value::Object(a.artifact.metadata.clone().unwrap_or_default()),
+            )),
+            _ => None,
+        })
+        .collect();
+    let ids: Vec<&str> = artifacts.iter().map(|(i, _)| i.as_str()).collect();
+    let first_b = ids.iter().position(|i| *i == "b/echo").unwrap();
+    let last_a = ids.iter().rposition(|i| *i == "a/echo").unwrap();
+    assert!(
+        first_b < last_a,
+        "chunks of the parallel steps arrive interleaved, live: {ids:?}"
+    );
+    assert_eq!(*ids.last().unwrap(), "result");
+    let first_a = &artifacts.iter().find(|(i, _)| i == "a/echo").unwrap().1;
+    assert_eq!(first_a["step"], "a");
+    assert_eq!(first_a["agent"], "one");
+    let with_step_meta = events.iter().any(|e| matches!(e, StreamEvent::StatusUpdate(s)
+        if s.metadata.as_ref().is_some_and(|m| m["step"] == "c" && m["downstreamTaskId"].is_string())));
+    assert!(
+        with_step_meta,
+        "status updates name the step and its downstream task"
+    );
+    let StreamEvent::StatusUpdate(last) = events.last().unwrap() else {
+        panic!()
+    };
+    assert!(last.is_final && last.status.state == TaskState::Completed);
+
+    let t = task(c.send_message(&message("go", Some("pair"))).await.unwrap());
+    assert_eq!(t.status.state, TaskState::Completed);
+    assert_eq!(
+        result_text(&t),
+        "joined: alpha beta gamma | delta epsilon zeta"
+    );
+    let again = c
+        .get_task(&TaskQueryParams::new(t.id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(result_text(&again), result_text(&t));
+}
+
+#[tokio::test]
+async fn routing_by_data_part_by_text_and_by_clarification_with_inputs_asked_for() {
+    let o = orchestra(&[PAIR, GREET], 0).await;
+    let (c, _) = client(&o.url).await;
+
+    let mut data = Message::new(
+        Role::User,
+        vec![Part::data(
+            json!({ "workflow": "greet", "input": { "name": "Ada" } })
+                .as_object()
+                .unwrap()
+                .clone(),
+        )],
+    );
+    data.message_id = MessageId::random();
+    let t = task(c.send_message(&MessageSendParams::new(data)).await.unwrap());
+    assert_eq!(result_text(&t), "hello Ada");
+
+    // Routed by its words; the missing input is asked for, then given as `key: value`.
+    let t = task(
+        c.send_message(&message("please greet someone", None))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(t.status.state, TaskState::InputRequired);
+    let asked = t.status.message.clone().unwrap();
+    assert!(
+        asked.text().contains("`name` is required (Who to greet)"),
+        "{}",
+        asked.text()
+    );
+    let Part::Data(schema) = &asked.parts[1] else {
+        panic!("a data part with the schema")
+    };
+    assert_eq!(schema.data["inputSchema"]["required"], json!(["name"]));
+    let reply = Message::user_text("name: Grace").with_task(t.id.clone());
+    let t = task(
+        c.send_message(&MessageSendParams::new(reply))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(result_text(&t), "hello Grace");
+
+    // Unclear: the client chooses, then gives the input.
+    let t = task(
+        c.send_message(&message("do the thing", None))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(t.status.state, TaskState::InputRequired);
+    let choice = t.status.message.clone().unwrap();
+    let Part::Data(list) = &choice.parts[1] else {
+        panic!()
+    };
+    assert_eq!(list.data["workflows"].as_array().unwrap().len(), 2);
+    let t = task(
+        c.send_message(&MessageSendParams::new(
+            Message::user_text("greet").with_task(t.id.clone()),
+        ))
+        .await
+        .unwrap(),
+    );
+    assert_eq!(t.status.state, TaskState::InputRequired, "then its input");
+    let t = task(
+        c.send_message(&MessageSendParams::new(
+            Message::user_text("name: Bo").with_task(t.id.clone()),
+        ))
+        .await
+        .unwrap(),
+    );
+    assert_eq!(result_text(&t), "hello Bo");
+}
+
+#[tokio::test]
+async fn an_approval_is_answered_on_the_same_task() {
+    let o = orchestra(&[APPROVE], 0).await;
+    let (c, _) = client(&o.url).await;
+    let t = task(c.send_message(&message("start", None)).await.unwrap());
+    assert_eq!(t.status.state, TaskState::InputRequired);
+    assert_eq!(t.status.message.as_ref().unwrap().text(), "May I echo?");
+    let mut wrong = Message::user_text("yes").with_task(t.id.clone());
+    wrong.metadata = Some(json!({ "step": "nope" }).as_object().unwrap().clone());
+    let still = task(
+        c.send_message(&MessageSendParams::new(wrong))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        still.status.state,
+        TaskState::InputRequired,
+        "a misrouted answer loses nothing"
+    );
+    assert!(
+        still
+            .status
+            .message
+            .as_ref()
+            .unwrap()
+            .text()
+            .contains("no question is pending for step `nope`")
+    );
+    let t = task(
+        c.send_message(&MessageSendParams::new(
+            Message::user_text("yes").with_task(t.id.clone()),
+        ))
+        .await
+        .unwrap(),
+    );
+    assert_eq!(t.status.state, TaskState::Completed);
+    assert_eq!(result_text(&t), "approved and echoed");
+}
+
+#[tokio::test]
+async fn cancel_reaches_the_downstream_task() {
+    let o = orchestra(&[PAIR], 300).await;
+    let (c, _) = client(&o.url).await;
+    let mut p = message("go", Some("pair"));
+    p.configuration = Some(MessageSendConfiguration {
+        blocking: Some(false),
+        ..Default::default()
+    });
+    let t = task(c.send_message(&p).await.unwrap());
+    let mut watch = c
+        .resubscribe(&TaskIdParams::new(t.id.clone()))
+        .await
+        .unwrap();
+    let mut downstream = None;
+    while downstream.is_none() {
+        if let StreamEvent::StatusUpdate(s) = watch.next().await.unwrap().unwrap()
+            && let Some(id) = s
+                .metadata
+                .as_ref()
+                .and_then(|m| m["downstreamTaskId"].as_str())
+        {
+            downstream = Some((
+                s.metadata.as_ref().unwrap()["agent"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+                id.to_owned(),
+            ));
+        }
+    }
+    let canceled = c
+        .cancel_task(&TaskIdParams::new(t.id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(canceled.status.state, TaskState::Canceled);
+    let (agent, id) = downstream.unwrap();
+    let agent_url = if agent == "one" {
+        &o._agents[0].url
+    } else {
+        &o._agents[1].url
+    };
+    let (direct, _) = client(agent_url).await;
+    let down = direct
+        .get_task(&TaskQueryParams::new(TaskId::new(id)))
+        .await
+        .unwrap();
+    assert_eq!(
+        down.status.state,
+        TaskState::Canceled,
+        "the agent saw tasks/cancel"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_client_runs_a_workflow() {
+    let o = orchestra(&[PAIR, APPROVE], 10).await;
+    let (ok, out) = run_python("sdk_host_client.py", &[&o.url]).await;
+    assert!(ok, "{out}");
+    assert!(out.trim_end().ends_with("ok"), "{out}");
+}
+
+#[tokio::test]
+async fn serve_checks_its_files_then_serves_the_card_and_stops_on_sigterm() {
+    let bin = env!("CARGO_BIN_EXE_a2a-orchestrator");
+    let bad = tokio::process::Command::new(bin)
+        .args([
+            "serve",
+            "--workflows",
+            "tests/workflows/broken",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .current_dir(crate::util::ROOT)
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("nothing was started"));
+
+    let mut child = tokio::process::Command::new(bin)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .current_dir(crate::util::ROOT)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_owned();
+    let (_, card) = client(&url).await;
+    let ids: Vec<&str> = card.skills.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["employee-onboarding", "travel-planning"]);
+    let pid = child.id().unwrap();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "graceful shutdown on SIGTERM: {status}");
+}

@@ -96,6 +96,7 @@ async fn orchestra(workflows: &[&str], delay_ms: u64) -> Orchestra {
         description: "runs test workflows".into(),
         workflows: PathBuf::new(),
         agents: PathBuf::new(),
+        allow_private_webhooks: true,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
@@ -430,4 +431,49 @@ async fn serve_checks_its_files_then_serves_the_card_and_stops_on_sigterm() {
         .unwrap()
         .unwrap();
     assert!(status.success(), "graceful shutdown on SIGTERM: {status}");
+}
+
+#[tokio::test]
+async fn push_notifications_of_a_run_reach_a_webhook_with_the_token() {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<(axum::http::HeaderMap, Value)>(64);
+    let hook = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap, axum::Json(body): axum::Json<Value>| {
+                let tx = tx.clone();
+                async move {
+                    let _ = tx.send((headers, body)).await;
+                    "ok"
+                }
+            },
+        ),
+    );
+    let hook_url = format!("{}/hook", crate::util::serve_router(hook).await);
+    let o = orchestra(&[PAIR], 0).await;
+    let (c, _) = client(&o.url).await;
+    let mut p = message("go", Some("pair"));
+    p.configuration = Some(MessageSendConfiguration {
+        push_notification_config: Some(PushNotificationConfig {
+            id: None,
+            url: hook_url,
+            token: Some("run-token".into()),
+            authentication: None,
+        }),
+        ..Default::default()
+    });
+    let t = task(c.send_message(&p).await.unwrap());
+    loop {
+        let (headers, body) = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            headers[a2a_orchestrator::protocol::server::NOTIFICATION_TOKEN_HEADER],
+            "run-token"
+        );
+        assert_eq!(body["id"], t.id.as_str());
+        if body["status"]["state"] == "completed" {
+            break;
+        }
+    }
 }

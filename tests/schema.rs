@@ -84,7 +84,7 @@ async fn unary_responses_validate() {
     assert_valid("GetTaskSuccessResponse", &got);
 
     let config = json!({ "taskId": task_id, "pushNotificationConfig": {
-        "url": "http://127.0.0.1:9/hook", "token": "t",
+        "url": "http://203.0.113.10/hook", "token": "t",
         "authentication": { "schemes": ["Bearer"], "credentials": "c" } } });
     let (_, set) = post_raw(
         url,

@@ -394,7 +394,19 @@ async fn push_notifications_reach_the_webhook_with_the_token() {
         ),
     );
     let hook_url = format!("{}/hook", serve_router(hook).await);
-    let agent = echo(0).await;
+    // The webhook is on loopback: this server allows private webhooks.
+    let config = ServerConfig {
+        allow_private_webhooks: true,
+        ..ServerConfig::default()
+    };
+    let agent = serve(
+        crate::echo_agent::EchoAgent {
+            word_delay: Duration::ZERO,
+        },
+        echo_card,
+        config,
+    )
+    .await;
     let c = client(&agent.url).await;
 
     let mut p = send("notify me", true);
@@ -583,5 +595,53 @@ async fn idle_streams_carry_keep_alive_comments() {
     assert!(
         body.contains("\"final\":true"),
         "the stream still ends normally"
+    );
+}
+
+#[tokio::test]
+async fn webhooks_on_private_addresses_are_refused_unless_allowed() {
+    let agent = echo(0).await;
+    let c = client(&agent.url).await;
+    let task = as_task(c.send_message(&send("x", true)).await.unwrap());
+    let set = |url: &str| TaskPushNotificationConfig {
+        task_id: task.id.clone(),
+        push_notification_config: PushNotificationConfig {
+            id: None,
+            url: url.into(),
+            token: None,
+            authentication: None,
+        },
+    };
+    for url in [
+        "http://127.0.0.1:9000/hook",
+        "http://10.1.2.3/hook",
+        "http://192.168.1.1/hook",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::1]/hook",
+        "http://[::ffff:127.0.0.1]/hook",
+        "http://localhost:8080/hook",
+        "http://metadata.google.internal/",
+    ] {
+        let err = c.set_push_config(&set(url)).await.unwrap_err();
+        let rpc = err.rpc().unwrap_or_else(|| panic!("{url}: {err}"));
+        assert_eq!(rpc.code.0, -32602, "{url}");
+        assert_eq!(
+            rpc.data.as_ref().unwrap()["field"],
+            "pushNotificationConfig.url"
+        );
+        assert!(rpc.message.contains("refused"), "{url}: {}", rpc.message);
+    }
+    c.set_push_config(&set("https://203.0.113.10/hook"))
+        .await
+        .unwrap();
+
+    // Inline configs in message/send are checked the same way.
+    let mut p = send("x", true);
+    p.configuration.as_mut().unwrap().push_notification_config =
+        Some(set("http://127.0.0.1/h").push_notification_config);
+    let err = c.send_message(&p).await.unwrap_err();
+    assert_eq!(
+        err.rpc().unwrap().data.as_ref().unwrap()["field"],
+        "configuration.pushNotificationConfig.url"
     );
 }

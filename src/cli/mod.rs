@@ -75,6 +75,10 @@ pub enum Command {
             default_value = "Runs multi-agent workflows; every workflow is a skill"
         )]
         description: String,
+        /// Accept push-notification webhooks on loopback and private addresses
+        /// (refused by default, against server-side request forgery).
+        #[arg(long)]
+        allow_private_webhooks: bool,
     },
     /// Render a workflow's DAG as Mermaid or Graphviz DOT.
     Graph {
@@ -125,12 +129,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             public_url,
             name,
             description,
+            allow_private_webhooks,
         } => {
             let config = crate::host::serve::HostConfig {
                 name,
                 description,
                 workflows,
                 agents,
+                allow_private_webhooks,
             };
             serve(config, &listen, public_url).await
         }

@@ -8,7 +8,7 @@ use super::Orchestrator;
 use crate::config::Diagnostic;
 use crate::connect::A2aConnector;
 use crate::engine::{Engine, EngineOptions};
-use crate::protocol::server::A2aServer;
+use crate::protocol::server::{A2aServer, ServerConfig};
 use crate::protocol::types::{AgentCapabilities, AgentCard, AgentProvider};
 use crate::registry::config::{self as agents_config, AgentsFile};
 use crate::registry::env::ProcessEnv;
@@ -22,6 +22,8 @@ pub struct HostConfig {
     pub description: String,
     pub workflows: std::path::PathBuf,
     pub agents: std::path::PathBuf,
+    /// Let clients register webhooks on loopback and private addresses.
+    pub allow_private_webhooks: bool,
 }
 
 /// Loads and checks the workflows and the agents file; every problem is returned.
@@ -118,8 +120,14 @@ pub async fn build(
     );
     let orchestrator = Orchestrator::new(workflows, engine);
     let card = card(config, url, &orchestrator);
+    let server_config = ServerConfig {
+        allow_private_webhooks: config.allow_private_webhooks,
+        ..ServerConfig::default()
+    };
     Host {
-        server: A2aServer::new(orchestrator, card),
+        server: A2aServer::builder(orchestrator, card)
+            .config(server_config)
+            .build(),
         registry,
     }
 }

@@ -33,7 +33,7 @@ use tokio_util::task::TaskTracker;
 use tracing::{Instrument, info_span, warn};
 
 pub use agent::{AgentExecutor, CancelContext, EventSink, RequestContext, SinkError};
-pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier};
+pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, check_webhook};
 pub use store::{InMemoryTaskStore, StoreError, TaskStore};
 use task_manager::{ActorHandle, Subscription, TaskManager, Update};
 
@@ -57,6 +57,9 @@ pub struct ServerConfig {
     pub keep_alive: Duration,
     /// Timeout of one webhook POST.
     pub push_timeout: Duration,
+    /// Allow webhooks on loopback, private and link-local addresses (refused by default,
+    /// against server-side request forgery).
+    pub allow_private_webhooks: bool,
     /// How long `tasks/cancel` waits for the agent to reach a terminal state.
     pub cancel_wait: Duration,
     /// How long shutdown waits for running agents after canceling them.
@@ -70,6 +73,7 @@ impl Default for ServerConfig {
             max_body_bytes: 10 * 1024 * 1024,
             keep_alive: Duration::from_secs(15),
             push_timeout: Duration::from_secs(10),
+            allow_private_webhooks: false,
             cancel_wait: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(10),
         }
@@ -134,10 +138,13 @@ impl<A: AgentExecutor> A2aServerBuilder<A> {
             .unwrap_or_else(|| Arc::new(InMemoryTaskStore::new()));
         let shutdown = CancellationToken::new();
         let tracker = TaskTracker::new();
-        let push = self
-            .card
-            .supports_push_notifications()
-            .then(|| PushNotifier::new(store.clone(), self.config.push_timeout));
+        let push = self.card.supports_push_notifications().then(|| {
+            PushNotifier::new(
+                store.clone(),
+                self.config.push_timeout,
+                self.config.allow_private_webhooks,
+            )
+        });
         let manager = TaskManager::new(store, push, tracker.clone(), shutdown.clone());
         let card_json = Bytes::from(serde_json::to_vec(&self.card).unwrap_or_default());
         A2aServer {
@@ -464,21 +471,14 @@ impl<A: AgentExecutor> Inner<A> {
             .map_err(store_error)
     }
 
-    fn check_push_config(config: &PushNotificationConfig, field: &str) -> Result<(), RpcError> {
-        match reqwest::Url::parse(&config.url) {
-            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(()),
-            Ok(u) => Err(RpcError::invalid_params(
-                &format!("{field}.url"),
-                format!(
-                    "webhook URL must be http or https with a host, got scheme {:?}",
-                    u.scheme()
-                ),
-            )),
-            Err(e) => Err(RpcError::invalid_params(
-                &format!("{field}.url"),
-                format!("not a URL: {e}"),
-            )),
-        }
+    async fn check_push_config(
+        &self,
+        config: &PushNotificationConfig,
+        field: &str,
+    ) -> Result<(), RpcError> {
+        check_webhook(&config.url, self.config.allow_private_webhooks)
+            .await
+            .map_err(|why| RpcError::invalid_params(&format!("{field}.url"), why))
     }
 
     async fn set_push(
@@ -486,7 +486,8 @@ impl<A: AgentExecutor> Inner<A> {
         mut p: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, RpcError> {
         self.require_push()?;
-        Self::check_push_config(&p.push_notification_config, "pushNotificationConfig")?;
+        self.check_push_config(&p.push_notification_config, "pushNotificationConfig")
+            .await?;
         self.load(&p.task_id).await?;
         let config = &mut p.push_notification_config;
         config
@@ -501,7 +502,7 @@ impl<A: AgentExecutor> Inner<A> {
     }
 
     /// Checks a new message against the card: role, parts and media types.
-    fn check_message(&self, params: &MessageSendParams) -> Result<(), RpcError> {
+    async fn check_message(&self, params: &MessageSendParams) -> Result<(), RpcError> {
         let m = &params.message;
         if m.role != Role::User {
             return Err(RpcError::invalid_params(
@@ -575,14 +576,15 @@ impl<A: AgentExecutor> Inner<A> {
             .and_then(|c| c.push_notification_config.as_ref())
         {
             self.require_push()?;
-            Self::check_push_config(config, "configuration.pushNotificationConfig")?;
+            self.check_push_config(config, "configuration.pushNotificationConfig")
+                .await?;
         }
         Ok(())
     }
 
     /// Checks a message, binds it to a new or existing task, and starts the agent.
     async fn start(&self, params: MessageSendParams) -> Result<Started, RpcError> {
-        self.check_message(&params)?;
+        self.check_message(&params).await?;
         let MessageSendParams {
             mut message,
             configuration,

@@ -15,6 +15,75 @@ use tracing::{Instrument, debug, info_span, warn};
 use super::store::TaskStore;
 use crate::protocol::types::{PushNotificationConfig, Task};
 
+/// Why a webhook URL is refused, if it is: not http(s), no host, a host that does not
+/// resolve, or one that is or resolves to a loopback, private, link-local (cloud metadata
+/// included), shared or unspecified address — unless `allow_private`.
+pub async fn check_webhook(url: &str, allow_private: bool) -> Result<(), String> {
+    let u = reqwest::Url::parse(url).map_err(|e| format!("not a URL: {e}"))?;
+    if !matches!(u.scheme(), "http" | "https") {
+        return Err(format!(
+            "webhook URL must be http or https, got scheme {:?}",
+            u.scheme()
+        ));
+    }
+    let host = u
+        .host_str()
+        .ok_or("webhook URL has no host")?
+        .trim_matches(['[', ']'])
+        .to_owned();
+    if allow_private {
+        return Ok(());
+    }
+    let lower = host.to_ascii_lowercase();
+    if lower == "localhost" || lower.ends_with(".localhost") || lower == "metadata.google.internal"
+    {
+        return Err(format!(
+            "webhook host {host} is internal; refused (the server does not allow private webhooks)"
+        ));
+    }
+    let port = u.port_or_known_default().unwrap_or(80);
+    let addrs: Vec<std::net::IpAddr> = match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => vec![ip],
+        Err(_) => tokio::net::lookup_host((host.as_str(), port))
+            .await
+            .map_err(|e| format!("webhook host {host} does not resolve: {e}"))?
+            .map(|a| a.ip())
+            .collect(),
+    };
+    match addrs.iter().find(|ip| is_private(ip)) {
+        Some(ip) => Err(format!(
+            "webhook host {host} is a private address ({ip}); refused (the server does not allow private webhooks)"
+        )),
+        None => Ok(()),
+    }
+}
+
+fn is_private(ip: &std::net::IpAddr) -> bool {
+    use std::net::IpAddr;
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || (o[0] == 100 && (64..128).contains(&o[1]))
+                || o[0] == 0
+        }
+        IpAddr::V6(v6) => {
+            let seg = v6.segments();
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || (seg[0] & 0xfe00) == 0xfc00
+                || (seg[0] & 0xffc0) == 0xfe80
+                || v6
+                    .to_ipv4_mapped()
+                    .is_some_and(|v4| is_private(&IpAddr::V4(v4)))
+        }
+    }
+}
+
 /// The header carrying a config's token back to the client.
 pub const NOTIFICATION_TOKEN_HEADER: &str = "X-A2A-Notification-Token";
 
@@ -27,16 +96,21 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(200);
 pub struct PushNotifier {
     http: reqwest::Client,
     store: Arc<dyn TaskStore>,
+    allow_private: bool,
 }
 
 impl PushNotifier {
-    pub fn new(store: Arc<dyn TaskStore>, timeout: Duration) -> Self {
+    pub fn new(store: Arc<dyn TaskStore>, timeout: Duration, allow_private: bool) -> Self {
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .user_agent(concat!("a2a-orchestrator/", env!("CARGO_PKG_VERSION")))
             .build()
             .unwrap_or_default();
-        Self { http, store }
+        Self {
+            http,
+            store,
+            allow_private,
+        }
     }
 
     /// Starts a delivery worker for one task; it ends when the sender is dropped.
@@ -64,6 +138,11 @@ impl PushNotifier {
     }
 
     async fn deliver(&self, config: &PushNotificationConfig, task: &Task) {
+        // Checked again at delivery: a name may resolve elsewhere than when it was set.
+        if let Err(why) = check_webhook(&config.url, self.allow_private).await {
+            warn!(url = %config.url, %why, "push notification not sent");
+            return;
+        }
         let mut backoff = FIRST_BACKOFF;
         for attempt in 1..=ATTEMPTS {
             let mut req = self.http.post(&config.url).json(task);

@@ -73,6 +73,14 @@ struct Orchestra {
 }
 
 async fn orchestra(workflows: &[&str], delay_ms: u64) -> Orchestra {
+    orchestra_with(workflows, delay_ms, None).await
+}
+
+async fn orchestra_with(
+    workflows: &[&str],
+    delay_ms: u64,
+    auth: Option<a2a_orchestrator::protocol::server::InboundAuth>,
+) -> Orchestra {
     let one = echo(delay_ms).await;
     let two = echo(delay_ms).await;
     let toml = format!(
@@ -97,6 +105,7 @@ async fn orchestra(workflows: &[&str], delay_ms: u64) -> Orchestra {
         workflows: PathBuf::new(),
         agents: PathBuf::new(),
         allow_private_webhooks: true,
+        auth,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
@@ -476,4 +485,94 @@ async fn push_notifications_of_a_run_reach_a_webhook_with_the_token() {
             break;
         }
     }
+}
+
+#[tokio::test]
+async fn with_credentials_configured_every_call_needs_one_and_the_card_stays_public() {
+    use a2a_orchestrator::protocol::client::{ClientAuth, ClientError};
+    let auth = a2a_orchestrator::protocol::server::InboundAuth {
+        bearer_tokens: vec!["s3cret-token".into()],
+        api_key: Some(("X-API-Key".into(), vec!["key-1".into()])),
+    };
+    let o = orchestra_with(&[PAIR], 0, Some(auth)).await;
+
+    let card: Value = reqwest::get(format!("{}.well-known/agent-card.json", o.url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(card["securitySchemes"]["bearer"]["scheme"], "bearer");
+    assert_eq!(card["securitySchemes"]["apiKey"]["name"], "X-API-Key");
+    assert_eq!(
+        card["security"],
+        json!([{ "bearer": [] }, { "apiKey": [] }])
+    );
+    crate::schema::assert_valid("AgentCard", &card);
+
+    let resp = reqwest::Client::new()
+        .post(&o.url)
+        .json(&crate::util::rpc("tasks/get", json!({ "id": "x" })))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+    assert_eq!(resp.headers()["www-authenticate"], "Bearer realm=\"a2a\"");
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32040);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("a Bearer token or an API key in X-API-Key")
+    );
+
+    let with = |auth: ClientAuth| {
+        let url = o.url.clone();
+        async move {
+            A2aClient::new(
+                url,
+                ClientConfig {
+                    auth: Some(auth),
+                    ..ClientConfig::default()
+                },
+            )
+            .unwrap()
+        }
+    };
+    let bearer = with(ClientAuth::Bearer("s3cret-token".into())).await;
+    let t = task(
+        bearer
+            .send_message(&message("go", Some("pair")))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(t.status.state, TaskState::Completed);
+    let keyed = with(ClientAuth::ApiKey {
+        header: "X-API-Key".into(),
+        value: "key-1".into(),
+    })
+    .await;
+    keyed
+        .get_task(&TaskQueryParams::new(t.id.clone()))
+        .await
+        .unwrap();
+    let wrong = with(ClientAuth::Bearer("s3cret-tokeN".into())).await;
+    let err = wrong
+        .get_task(&TaskQueryParams::new(t.id.clone()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::HttpStatus { status: 401, .. }),
+        "{err}"
+    );
+
+    let extended = bearer.get_authenticated_extended_card().await.unwrap();
+    assert!(
+        extended.skills[0]
+            .description
+            .contains("Steps: a (agent one), b (agent two), c (agent one)."),
+        "{}",
+        extended.skills[0].description
+    );
 }

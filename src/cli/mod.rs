@@ -79,6 +79,16 @@ pub enum Command {
         /// (refused by default, against server-side request forgery).
         #[arg(long)]
         allow_private_webhooks: bool,
+        /// Require `Authorization: Bearer <token>` on every JSON-RPC call, the token read
+        /// from this environment variable (repeat for several tokens).
+        #[arg(long, value_name = "VAR")]
+        bearer_token_env: Vec<String>,
+        /// Require an API key on every JSON-RPC call, read from this environment variable
+        /// (repeat for several keys); sent in the --api-key-header header.
+        #[arg(long, value_name = "VAR")]
+        api_key_env: Vec<String>,
+        #[arg(long, default_value = "X-API-Key")]
+        api_key_header: String,
     },
     /// Render a workflow's DAG as Mermaid or Graphviz DOT.
     Graph {
@@ -130,8 +140,36 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             name,
             description,
             allow_private_webhooks,
+            bearer_token_env,
+            api_key_env,
+            api_key_header,
         } => {
+            let secret = |var: &String| {
+                std::env::var(var)
+                    .ok()
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "the environment variable {var} (a credential for serve) is not set"
+                        )
+                    })
+            };
+            let bearer_tokens = bearer_token_env
+                .iter()
+                .map(secret)
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let keys = api_key_env
+                .iter()
+                .map(secret)
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let auth = (!bearer_tokens.is_empty() || !keys.is_empty()).then(|| {
+                crate::protocol::server::InboundAuth {
+                    bearer_tokens,
+                    api_key: (!keys.is_empty()).then_some((api_key_header, keys)),
+                }
+            });
             let config = crate::host::serve::HostConfig {
+                auth,
                 name,
                 description,
                 workflows,

@@ -86,6 +86,26 @@ impl Orchestrator {
             .collect()
     }
 
+    /// The skills with each workflow's steps and the agents behind them, for the
+    /// authenticated extended card.
+    pub fn detailed_skills(&self) -> Vec<AgentSkill> {
+        let mut skills = self.skills();
+        for (skill, w) in skills.iter_mut().zip(&self.inner.workflows) {
+            let steps: Vec<String> = w
+                .steps
+                .iter()
+                .map(|s| match &s.kind {
+                    crate::workflow::StepKind::Agent { target, .. } => {
+                        format!("{} ({target})", s.id)
+                    }
+                    other => format!("{} ({})", s.id, other.name()),
+                })
+                .collect();
+            skill.description = format!("{}\n\nSteps: {}.", skill.description, steps.join(", "));
+        }
+        skills
+    }
+
     fn tasks(&self) -> std::sync::MutexGuard<'_, HashMap<TaskId, Conversation>> {
         self.inner.tasks.lock().unwrap_or_else(|p| p.into_inner())
     }

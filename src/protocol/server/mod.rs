@@ -8,6 +8,7 @@
 //! capabilities the card does not declare, media types the agent does not take.
 
 mod agent;
+mod auth;
 mod push;
 mod store;
 mod task_manager;
@@ -33,6 +34,7 @@ use tokio_util::task::TaskTracker;
 use tracing::{Instrument, info_span, warn};
 
 pub use agent::{AgentExecutor, CancelContext, EventSink, RequestContext, SinkError};
+pub use auth::{InboundAuth, UNAUTHENTICATED};
 pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, check_webhook};
 pub use store::{InMemoryTaskStore, StoreError, TaskStore};
 use task_manager::{ActorHandle, Subscription, TaskManager, Update};
@@ -60,6 +62,9 @@ pub struct ServerConfig {
     /// Allow webhooks on loopback, private and link-local addresses (refused by default,
     /// against server-side request forgery).
     pub allow_private_webhooks: bool,
+    /// Credentials every JSON-RPC call must present; none when `None`. Declare them on
+    /// the card with [`InboundAuth::card_security`].
+    pub auth: Option<InboundAuth>,
     /// How long `tasks/cancel` waits for the agent to reach a terminal state.
     pub cancel_wait: Duration,
     /// How long shutdown waits for running agents after canceling them.
@@ -74,6 +79,7 @@ impl Default for ServerConfig {
             keep_alive: Duration::from_secs(15),
             push_timeout: Duration::from_secs(10),
             allow_private_webhooks: false,
+            auth: None,
             cancel_wait: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(10),
         }
@@ -257,7 +263,17 @@ fn error_response(id: RequestId, error: RpcError) -> Response {
     json_response(StatusCode::OK, &RpcResponse::error(id, error))
 }
 
-async fn rpc<A: AgentExecutor>(State(inner): State<Arc<Inner<A>>>, body: Body) -> Response {
+async fn rpc<A: AgentExecutor>(
+    State(inner): State<Arc<Inner<A>>>,
+    headers: axum::http::HeaderMap,
+    body: Body,
+) -> Response {
+    if let Some(auth) = &inner.config.auth
+        && !auth.is_empty()
+        && !auth.allows(&headers)
+    {
+        return auth.challenge();
+    }
     let limit = inner.config.max_body_bytes;
     let bytes = match http_body_util::Limited::new(body, limit).collect().await {
         Ok(collected) => collected.to_bytes(),

@@ -381,12 +381,88 @@ async fn cancel_reaches_the_downstream_task() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn the_python_sdk_client_runs_a_workflow() {
-    let o = orchestra(&[PAIR, APPROVE], 10).await;
-    let (ok, out) = run_python("sdk_host_client.py", &[&o.url]).await;
-    assert!(ok, "{out}");
+async fn python(
+    scenario: &str,
+    workflows: &[&str],
+    delay_ms: u64,
+    auth: Option<a2a_orchestrator::protocol::server::InboundAuth>,
+) {
+    let o = orchestra_with(workflows, delay_ms, auth).await;
+    let (ok, out) = run_python("sdk_host_client.py", &[&o.url, scenario]).await;
+    assert!(ok, "Python SDK scenario {scenario} failed:\n{out}");
     assert!(out.trim_end().ends_with("ok"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_client_streams_a_run_and_answers_an_approval() {
+    python("stream_and_approval", &[PAIR, APPROVE], 10, None).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_client_sends_without_blocking_then_gets() {
+    python("non_blocking_and_get", &[PAIR], 20, None).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_clients_resubscribe_mid_run() {
+    python("resubscribe_mid_run", &[PAIR], 40, None).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_client_cancels_a_run() {
+    python("cancel", &[PAIR], 300, None).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_client_is_routed_by_data_text_and_clarification() {
+    python("routing", &[PAIR, GREET], 0, None).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_client_gets_private_webhooks_refused() {
+    let o = {
+        // A host that does not allow private webhooks.
+        let one = echo(0).await;
+        let two = echo(0).await;
+        let toml = format!(
+            "[agents.one]\nurl = \"{}\"\n[agents.two]\nurl = \"{}\"\n",
+            one.url, two.url
+        );
+        let (agents, _) = load_agents("agents.toml", &toml);
+        let workflows = vec![Arc::new(
+            workflow::load_str("w.toml", PAIR, Options::default())
+                .0
+                .unwrap(),
+        )];
+        let config = HostConfig {
+            name: "o".into(),
+            description: "d".into(),
+            workflows: PathBuf::new(),
+            agents: PathBuf::new(),
+            allow_private_webhooks: false,
+            auth: None,
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let host = build(&config, workflows, &agents.unwrap(), &url).await;
+        let router = host.server.router();
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        Orchestra {
+            url,
+            _agents: vec![one, two],
+        }
+    };
+    let (ok, out) = run_python("sdk_host_client.py", &[&o.url, "push_refused"]).await;
+    assert!(ok, "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_client_without_credentials_gets_401() {
+    let auth = a2a_orchestrator::protocol::server::InboundAuth {
+        bearer_tokens: vec!["s3cret-token".into()],
+        api_key: None,
+    };
+    python("unauthenticated", &[PAIR], 0, Some(auth)).await;
 }
 
 #[tokio::test]

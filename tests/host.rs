@@ -73,13 +73,13 @@ struct Orchestra {
 }
 
 async fn orchestra(workflows: &[&str], delay_ms: u64) -> Orchestra {
-    orchestra_with(workflows, delay_ms, None).await
+    orchestra_with(workflows, delay_ms, |_| {}).await
 }
 
 async fn orchestra_with(
     workflows: &[&str],
     delay_ms: u64,
-    auth: Option<a2a_orchestrator::protocol::server::InboundAuth>,
+    configure: impl FnOnce(&mut HostConfig),
 ) -> Orchestra {
     let one = echo(delay_ms).await;
     let two = echo(delay_ms).await;
@@ -99,14 +99,15 @@ async fn orchestra_with(
             )
         })
         .collect();
-    let config = HostConfig {
+    let mut config = HostConfig {
         name: "Test orchestrator".into(),
         description: "runs test workflows".into(),
         workflows: PathBuf::new(),
         agents: PathBuf::new(),
         allow_private_webhooks: true,
-        auth,
+        auth: None,
     };
+    configure(&mut config);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
     let host = build(&config, workflows, &agents.unwrap(), &url).await;
@@ -385,9 +386,9 @@ async fn python(
     scenario: &str,
     workflows: &[&str],
     delay_ms: u64,
-    auth: Option<a2a_orchestrator::protocol::server::InboundAuth>,
+    configure: impl FnOnce(&mut HostConfig),
 ) {
-    let o = orchestra_with(workflows, delay_ms, auth).await;
+    let o = orchestra_with(workflows, delay_ms, configure).await;
     let (ok, out) = run_python("sdk_host_client.py", &[&o.url, scenario]).await;
     assert!(ok, "Python SDK scenario {scenario} failed:\n{out}");
     assert!(out.trim_end().ends_with("ok"), "{out}");
@@ -395,65 +396,36 @@ async fn python(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_streams_a_run_and_answers_an_approval() {
-    python("stream_and_approval", &[PAIR, APPROVE], 10, None).await;
+    python("stream_and_approval", &[PAIR, APPROVE], 10, |_| {}).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_sends_without_blocking_then_gets() {
-    python("non_blocking_and_get", &[PAIR], 20, None).await;
+    python("non_blocking_and_get", &[PAIR], 20, |_| {}).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn python_clients_resubscribe_mid_run() {
-    python("resubscribe_mid_run", &[PAIR], 40, None).await;
+    python("resubscribe_mid_run", &[PAIR], 40, |_| {}).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_cancels_a_run() {
-    python("cancel", &[PAIR], 300, None).await;
+    python("cancel", &[PAIR], 300, |_| {}).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_is_routed_by_data_text_and_clarification() {
-    python("routing", &[PAIR, GREET], 0, None).await;
+    python("routing", &[PAIR, GREET], 0, |_| {}).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_gets_private_webhooks_refused() {
-    let o = {
-        // A host that does not allow private webhooks.
-        let one = echo(0).await;
-        let two = echo(0).await;
-        let toml = format!(
-            "[agents.one]\nurl = \"{}\"\n[agents.two]\nurl = \"{}\"\n",
-            one.url, two.url
-        );
-        let (agents, _) = load_agents("agents.toml", &toml);
-        let workflows = vec![Arc::new(
-            workflow::load_str("w.toml", PAIR, Options::default())
-                .0
-                .unwrap(),
-        )];
-        let config = HostConfig {
-            name: "o".into(),
-            description: "d".into(),
-            workflows: PathBuf::new(),
-            agents: PathBuf::new(),
-            allow_private_webhooks: false,
-            auth: None,
-        };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/", listener.local_addr().unwrap());
-        let host = build(&config, workflows, &agents.unwrap(), &url).await;
-        let router = host.server.router();
-        tokio::spawn(async move { axum::serve(listener, router).await });
-        Orchestra {
-            url,
-            _agents: vec![one, two],
-        }
-    };
-    let (ok, out) = run_python("sdk_host_client.py", &[&o.url, "push_refused"]).await;
-    assert!(ok, "{out}");
+    // A host that does not allow private webhooks.
+    python("push_refused", &[PAIR], 0, |c| {
+        c.allow_private_webhooks = false
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -462,7 +434,7 @@ async fn python_client_without_credentials_gets_401() {
         bearer_tokens: vec!["s3cret-token".into()],
         api_key: None,
     };
-    python("unauthenticated", &[PAIR], 0, Some(auth)).await;
+    python("unauthenticated", &[PAIR], 0, |c| c.auth = Some(auth)).await;
 }
 
 #[tokio::test]
@@ -570,7 +542,7 @@ async fn with_credentials_configured_every_call_needs_one_and_the_card_stays_pub
         bearer_tokens: vec!["s3cret-token".into()],
         api_key: Some(("X-API-Key".into(), vec!["key-1".into()])),
     };
-    let o = orchestra_with(&[PAIR], 0, Some(auth)).await;
+    let o = orchestra_with(&[PAIR], 0, |c| c.auth = Some(auth)).await;
 
     let card: Value = reqwest::get(format!("{}.well-known/agent-card.json", o.url))
         .await

@@ -195,15 +195,7 @@ impl AgentExecutor for Orchestrator {
                             "{reason}. Which workflow should I run? Answer with its id:\n{}",
                             list.join("\n")
                         );
-                        self.tasks()
-                            .insert(ctx.task_id.clone(), Conversation::Choosing);
-                        return status(
-                            &events,
-                            TaskState::InputRequired,
-                            Some(agent_message(&text, Some(data))),
-                            None,
-                        )
-                        .await;
+                        return self.ask(&events, Conversation::Choosing, &text, data).await;
                     }
                 }
             }
@@ -220,17 +212,14 @@ impl AgentExecutor for Orchestrator {
                 let data = json!({ "workflow": workflow.id.as_str(), "problems": problems, "inputSchema": workflow.input_schema() });
                 // Unknown keys would fail every later check: keep only declared inputs.
                 given.retain(|k, _| workflow.inputs.iter().any(|i| &i.name == k));
-                self.tasks().insert(
-                    ctx.task_id.clone(),
-                    Conversation::Inputs { workflow, given },
-                );
-                return status(
-                    &events,
-                    TaskState::InputRequired,
-                    Some(agent_message(&text, Some(data))),
-                    None,
-                )
-                .await;
+                return self
+                    .ask(
+                        &events,
+                        Conversation::Inputs { workflow, given },
+                        &text,
+                        data,
+                    )
+                    .await;
             }
         };
         let mut run = self
@@ -294,6 +283,24 @@ impl AgentExecutor for Orchestrator {
 }
 
 impl Orchestrator {
+    /// Remembers what the task waits for, and asks the client (input-required).
+    async fn ask(
+        &self,
+        events: &EventSink,
+        waiting: Conversation,
+        text: &str,
+        data: Value,
+    ) -> Result<(), RpcError> {
+        self.tasks().insert(events.task_id().clone(), waiting);
+        status(
+            events,
+            TaskState::InputRequired,
+            Some(agent_message(text, Some(data))),
+            None,
+        )
+        .await
+    }
+
     /// A message on a task whose run is going: an answer to one of its questions.
     async fn answer(
         &self,

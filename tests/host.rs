@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use a2a_orchestrator::host::serve::{HostConfig, build};
 use a2a_orchestrator::protocol::client::{A2aClient, ClientConfig};
+use a2a_orchestrator::protocol::server::ServerConfig;
 use a2a_orchestrator::protocol::types::*;
 use a2a_orchestrator::registry::config::load_str as load_agents;
 use a2a_orchestrator::workflow::{self, Options, Workflow};
@@ -104,8 +105,10 @@ async fn orchestra_with(
         description: "runs test workflows".into(),
         workflows: PathBuf::new(),
         agents: PathBuf::new(),
-        allow_private_webhooks: true,
-        auth: None,
+        server: ServerConfig {
+            allow_private_webhooks: true,
+            ..ServerConfig::default()
+        },
     };
     configure(&mut config);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -423,7 +426,7 @@ async fn python_client_is_routed_by_data_text_and_clarification() {
 async fn python_client_gets_private_webhooks_refused() {
     // A host that does not allow private webhooks.
     python("push_refused", &[PAIR], 0, |c| {
-        c.allow_private_webhooks = false
+        c.server.allow_private_webhooks = false
     })
     .await;
 }
@@ -434,13 +437,15 @@ async fn python_client_without_credentials_gets_401() {
         bearer_tokens: vec!["s3cret-token".into()],
         api_key: None,
     };
-    python("unauthenticated", &[PAIR], 0, |c| c.auth = Some(auth)).await;
+    python("unauthenticated", &[PAIR], 0, |c| {
+        c.server.auth = Some(auth)
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn serve_checks_its_files_then_serves_the_card_and_stops_on_sigterm() {
-    let bin = env!("CARGO_BIN_EXE_a2a-orchestrator");
-    let bad = tokio::process::Command::new(bin)
+    let bad = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
         .args([
             "serve",
             "--workflows",
@@ -455,26 +460,7 @@ async fn serve_checks_its_files_then_serves_the_card_and_stops_on_sigterm() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("nothing was started"));
 
-    let mut child = tokio::process::Command::new(bin)
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .current_dir(crate::util::ROOT)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
-    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_owned();
+    let (mut child, url) = spawn_serve(&["--listen", "127.0.0.1:0"], &[]).await;
     let (_, card) = client(&url).await;
     let ids: Vec<&str> = card.skills.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(ids, ["employee-onboarding", "travel-planning"]);
@@ -488,6 +474,121 @@ async fn serve_checks_its_files_then_serves_the_card_and_stops_on_sigterm() {
         .unwrap()
         .unwrap();
     assert!(status.success(), "graceful shutdown on SIGTERM: {status}");
+}
+
+/// Starts `serve` with `args` from the repository root; returns it and its URL.
+async fn spawn_serve(args: &[&str], envs: &[(&str, &str)]) -> (tokio::process::Child, String) {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .arg("serve")
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(crate::util::ROOT)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .expect("serve printed its URL");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_owned();
+    (child, url)
+}
+
+#[tokio::test]
+async fn serve_reads_a_config_file_and_flags_beat_it() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-config");
+    std::fs::create_dir_all(dir.join("flows")).unwrap();
+    std::fs::copy(
+        std::path::Path::new(crate::util::ROOT).join("workflows/travel-planning.toml"),
+        dir.join("flows/travel-planning.toml"),
+    )
+    .unwrap();
+    let config = dir.join("orchestrator.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"[server]
+name = "Config orchestrator"
+listen = "127.0.0.1:1"
+workflows = "flows"
+agents = "{root}/agents.toml"
+
+[auth]
+bearer_token_env = ["ORCH_TEST_TOKEN"]
+
+[push]
+allow_private_webhooks = true
+"#,
+            root = crate::util::ROOT
+        ),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let (_child, url) = spawn_serve(
+        &["--config", config, "--listen", "127.0.0.1:0"],
+        &[("ORCH_TEST_TOKEN", "tok-123")],
+    )
+    .await;
+    let card: AgentCard = reqwest::get(format!("{url}.well-known/agent-card.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(card.name, "Config orchestrator");
+    let ids: Vec<&str> = card.skills.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["travel-planning"], "workflows relative to the file");
+    assert!(
+        card.security_schemes.is_some(),
+        "[auth] declared on the card"
+    );
+    let get = json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "nope"}});
+    let http = reqwest::Client::new();
+    let denied = http.post(&url).json(&get).send().await.unwrap();
+    assert_eq!(denied.status(), 401);
+    let allowed: Value = http
+        .post(&url)
+        .bearer_auth("tok-123")
+        .json(&get)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(allowed["error"]["code"], -32001, "{allowed}");
+
+    let broken = dir.join("broken.toml");
+    std::fs::write(
+        &broken,
+        "[server]\nlisten = \"8080\"\n[auth]\nbearer_token_env = [\"ORCH_UNSET_VAR\"]\n",
+    )
+    .unwrap();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args(["serve", "--config", broken.to_str().unwrap()])
+        .env_remove("ORCH_UNSET_VAR")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("broken.toml:2:10") && err.contains("host:port"),
+        "{err}"
+    );
+    assert!(
+        err.contains("broken.toml:4:21") && err.contains("ORCH_UNSET_VAR"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -542,7 +643,7 @@ async fn with_credentials_configured_every_call_needs_one_and_the_card_stays_pub
         bearer_tokens: vec!["s3cret-token".into()],
         api_key: Some(("X-API-Key".into(), vec!["key-1".into()])),
     };
-    let o = orchestra_with(&[PAIR], 0, |c| c.auth = Some(auth)).await;
+    let o = orchestra_with(&[PAIR], 0, |c| c.server.auth = Some(auth)).await;
 
     let card: Value = reqwest::get(format!("{}.well-known/agent-card.json", o.url))
         .await

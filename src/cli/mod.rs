@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::host::settings::{self, Settings};
 use crate::protocol::client::{CardResolver, ClientConfig, http_client, select_jsonrpc_url};
 
 /// A multi-agent orchestrator for the Agent2Agent (A2A) protocol.
@@ -53,43 +54,9 @@ pub enum Command {
         strict: bool,
     },
     /// Serve the orchestrator as one A2A agent: every workflow is a skill on its card.
-    Serve {
-        /// The agents file.
-        #[arg(long, default_value = "agents.toml")]
-        agents: PathBuf,
-        /// The directory of workflow files.
-        #[arg(long, default_value = "workflows")]
-        workflows: PathBuf,
-        /// Address to listen on.
-        #[arg(long, default_value = "127.0.0.1:8080")]
-        listen: String,
-        /// The URL clients reach the orchestrator at (its card's URL), if not http://LISTEN/.
-        #[arg(long)]
-        public_url: Option<String>,
-        /// The agent's name on its card.
-        #[arg(long, default_value = "a2a-orchestrator")]
-        name: String,
-        /// The agent's description on its card.
-        #[arg(
-            long,
-            default_value = "Runs multi-agent workflows; every workflow is a skill"
-        )]
-        description: String,
-        /// Accept push-notification webhooks on loopback and private addresses
-        /// (refused by default, against server-side request forgery).
-        #[arg(long)]
-        allow_private_webhooks: bool,
-        /// Require `Authorization: Bearer <token>` on every JSON-RPC call, the token read
-        /// from this environment variable (repeat for several tokens).
-        #[arg(long, value_name = "VAR")]
-        bearer_token_env: Vec<String>,
-        /// Require an API key on every JSON-RPC call, read from this environment variable
-        /// (repeat for several keys); sent in the --api-key-header header.
-        #[arg(long, value_name = "VAR")]
-        api_key_env: Vec<String>,
-        #[arg(long, default_value = "X-API-Key")]
-        api_key_header: String,
-    },
+    ///
+    /// Settings come from the flags, then the --config file, then the defaults.
+    Serve(ServeArgs),
     /// Render a workflow's DAG as Mermaid or Graphviz DOT.
     Graph {
         /// A workflow file, or the id of a workflow in --workflows.
@@ -132,52 +99,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             json,
             strict,
         } => agents::agents(&path, json, strict).await,
-        Command::Serve {
-            agents,
-            workflows,
-            listen,
-            public_url,
-            name,
-            description,
-            allow_private_webhooks,
-            bearer_token_env,
-            api_key_env,
-            api_key_header,
-        } => {
-            let secret = |var: &String| {
-                std::env::var(var)
-                    .ok()
-                    .filter(|v| !v.is_empty())
-                    .ok_or_else(|| {
-                        anyhow::anyhow!(
-                            "the environment variable {var} (a credential for serve) is not set"
-                        )
-                    })
-            };
-            let bearer_tokens = bearer_token_env
-                .iter()
-                .map(secret)
-                .collect::<anyhow::Result<Vec<_>>>()?;
-            let keys = api_key_env
-                .iter()
-                .map(secret)
-                .collect::<anyhow::Result<Vec<_>>>()?;
-            let auth = (!bearer_tokens.is_empty() || !keys.is_empty()).then(|| {
-                crate::protocol::server::InboundAuth {
-                    bearer_tokens,
-                    api_key: (!keys.is_empty()).then_some((api_key_header, keys)),
-                }
-            });
-            let config = crate::host::serve::HostConfig {
-                auth,
-                name,
-                description,
-                workflows,
-                agents,
-                allow_private_webhooks,
-            };
-            serve(config, &listen, public_url).await
-        }
+        Command::Serve(args) => serve(args).await,
         Command::Graph {
             workflow,
             format,
@@ -192,28 +114,115 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// `serve`: checks every file, binds, discovers the agents, serves until SIGINT/SIGTERM.
-async fn serve(
-    config: crate::host::serve::HostConfig,
-    listen: &str,
+/// The flags of `serve`; each one given beats the --config file.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// A configuration file with [server], [auth] and [push] tables (see the README).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The agents file [default: agents.toml].
+    #[arg(long)]
+    agents: Option<PathBuf>,
+    /// The directory of workflow files [default: workflows].
+    #[arg(long)]
+    workflows: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:8080].
+    #[arg(long)]
+    listen: Option<String>,
+    /// The URL clients reach the orchestrator at (its card's URL), if not http://LISTEN/.
+    #[arg(long)]
     public_url: Option<String>,
-) -> anyhow::Result<ExitCode> {
+    /// The agent's name on its card [default: a2a-orchestrator].
+    #[arg(long)]
+    name: Option<String>,
+    /// The agent's description on its card.
+    #[arg(long)]
+    description: Option<String>,
+    /// Accept push-notification webhooks on loopback and private addresses
+    /// (refused by default, against server-side request forgery).
+    #[arg(long)]
+    allow_private_webhooks: bool,
+    /// Require `Authorization: Bearer <token>` on every JSON-RPC call, the token read
+    /// from this environment variable (repeat for several tokens).
+    #[arg(long, value_name = "VAR")]
+    bearer_token_env: Vec<String>,
+    /// Require an API key on every JSON-RPC call, read from this environment variable
+    /// (repeat for several keys); sent in the --api-key-header header.
+    #[arg(long, value_name = "VAR")]
+    api_key_env: Vec<String>,
+    /// The header API keys come in [default: X-API-Key].
+    #[arg(long)]
+    api_key_header: Option<String>,
+}
+
+impl ServeArgs {
+    /// The settings the flags give (credentials read from the environment).
+    fn settings(self) -> anyhow::Result<Settings> {
+        let secret = |var: &String| {
+            std::env::var(var)
+                .ok()
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "the environment variable {var} (a credential for serve) is not set"
+                    )
+                })
+        };
+        let bearer_tokens = self
+            .bearer_token_env
+            .iter()
+            .map(secret)
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let keys = self
+            .api_key_env
+            .iter()
+            .map(secret)
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let header = self.api_key_header.unwrap_or_else(|| "X-API-Key".into());
+        let auth = (!bearer_tokens.is_empty() || !keys.is_empty()).then(|| {
+            crate::protocol::server::InboundAuth {
+                bearer_tokens,
+                api_key: (!keys.is_empty()).then_some((header, keys)),
+            }
+        });
+        if let Some(l) = &self.listen {
+            settings::check_listen(l).map_err(|e| anyhow::anyhow!("--listen: {e}"))?;
+        }
+        if let Some(u) = &self.public_url {
+            settings::check_public_url(u).map_err(|e| anyhow::anyhow!("--public-url: {e}"))?;
+        }
+        Ok(Settings {
+            name: self.name,
+            description: self.description,
+            listen: self.listen,
+            public_url: self.public_url,
+            agents: self.agents,
+            workflows: self.workflows,
+            max_body_bytes: None,
+            auth,
+            allow_private_webhooks: self.allow_private_webhooks.then_some(true),
+            push_timeout: None,
+        })
+    }
+}
+
+/// `serve`: checks every file, binds, discovers the agents, serves until SIGINT/SIGTERM.
+async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     use crate::host::serve;
+    let file = match &args.config {
+        None => Settings::default(),
+        Some(path) => match settings::load(path, &crate::registry::env::ProcessEnv) {
+            Ok(s) => s,
+            Err(problems) => return Ok(config_problems(problems)),
+        },
+    };
+    let resolved = file.overridden_by(args.settings()?).resolve();
+    let (config, listen, public_url) = (resolved.host, resolved.listen, resolved.public_url);
     let (workflows, agents) = match serve::load(&config) {
         Ok(x) => x,
-        Err(problems) => {
-            for p in problems {
-                eprintln!("{p}\n");
-            }
-            eprintln!("error: the configuration has problems; nothing was started");
-            return Ok(ExitCode::from(2));
-        }
+        Err(problems) => return Ok(config_problems(problems)),
     };
-    if let Some(u) = &public_url {
-        reqwest::Url::parse(u)
-            .map_err(|e| anyhow::anyhow!("--public-url {u:?} is not a URL: {e}"))?;
-    }
-    let listener = tokio::net::TcpListener::bind(listen)
+    let listener = tokio::net::TcpListener::bind(&listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
     let addr = listener.local_addr()?;
@@ -239,6 +248,15 @@ async fn serve(
     host.server.serve(listener, shutdown_signal()).await?;
     host.registry.shutdown().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints every configuration problem; the exit code that says "nothing was started".
+fn config_problems(problems: Vec<crate::config::Diagnostic>) -> ExitCode {
+    for p in problems {
+        eprintln!("{p}\n");
+    }
+    eprintln!("error: the configuration has problems; nothing was started");
+    ExitCode::from(2)
 }
 
 /// Completes on SIGINT or SIGTERM.

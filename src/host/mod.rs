@@ -7,6 +7,7 @@
 
 mod route;
 pub mod serve;
+pub mod settings;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -8,7 +8,7 @@ use super::Orchestrator;
 use crate::config::Diagnostic;
 use crate::connect::A2aConnector;
 use crate::engine::{Engine, EngineOptions};
-use crate::protocol::server::{A2aServer, InboundAuth, ServerConfig};
+use crate::protocol::server::{A2aServer, ServerConfig};
 use crate::protocol::types::{AgentCapabilities, AgentCard, AgentProvider};
 use crate::registry::config::{self as agents_config, AgentsFile};
 use crate::registry::env::ProcessEnv;
@@ -22,10 +22,8 @@ pub struct HostConfig {
     pub description: String,
     pub workflows: std::path::PathBuf,
     pub agents: std::path::PathBuf,
-    /// Let clients register webhooks on loopback and private addresses.
-    pub allow_private_webhooks: bool,
-    /// Credentials every JSON-RPC call must present.
-    pub auth: Option<InboundAuth>,
+    /// The protocol server's settings: inbound auth, webhooks, body limit.
+    pub server: ServerConfig,
 }
 
 /// Loads and checks the workflows and the agents file; every problem is returned.
@@ -95,7 +93,7 @@ pub fn card(config: &HostConfig, url: &str, orchestrator: &Orchestrator) -> Agen
     card.default_input_modes = vec!["text/plain".into(), "application/json".into()];
     card.default_output_modes = vec!["text/plain".into(), "application/json".into()];
     card.skills = orchestrator.skills();
-    if let Some(auth) = config.auth.as_ref().filter(|a| !a.is_empty()) {
+    if let Some(auth) = config.server.auth.as_ref().filter(|a| !a.is_empty()) {
         let (schemes, security) = auth.card_security();
         card.security_schemes = Some(schemes);
         card.security = Some(security);
@@ -128,16 +126,11 @@ pub async fn build(
     );
     let orchestrator = Orchestrator::new(workflows, engine);
     let card = card(config, url, &orchestrator);
-    let server_config = ServerConfig {
-        allow_private_webhooks: config.allow_private_webhooks,
-        auth: config.auth.clone(),
-        ..ServerConfig::default()
-    };
     let mut extended = card.clone();
     extended.skills = orchestrator.detailed_skills();
     Host {
         server: A2aServer::builder(orchestrator, card)
-            .config(server_config)
+            .config(config.server.clone())
             .extended_card(extended)
             .build(),
         registry,

@@ -1,0 +1,380 @@
+//! The orchestrator's own configuration file (`serve --config FILE`), and how it meets
+//! the command-line flags.
+//!
+//! ```toml
+//! [server]
+//! name = "Acme orchestrator"
+//! description = "HR, IT and facilities workflows"
+//! listen = "0.0.0.0:8080"
+//! public_url = "https://agents.acme.example/"
+//! agents = "agents.toml"          # relative to this file
+//! workflows = "workflows"         # relative to this file
+//! max_body_bytes = 10485760
+//!
+//! [auth]                          # every JSON-RPC call must present one of these
+//! bearer_token_env = ["ORCH_TOKEN"]
+//! api_key_env = ["ORCH_KEY"]
+//! api_key_header = "X-API-Key"
+//!
+//! [push]
+//! allow_private_webhooks = false
+//! timeout = "10s"
+//! ```
+//!
+//! Every setting is optional; a flag beats the file, the file beats the default. Secrets
+//! never go in the file: `[auth]` names the environment variables that hold them, and a
+//! variable that is not set is an error located at its name.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::config::Diagnostic;
+use crate::config::duration::parse_duration;
+use crate::config::reader::{Ctx, Sp, TableReader};
+use crate::protocol::server::{InboundAuth, ServerConfig};
+use crate::registry::env::Env;
+
+use super::serve::HostConfig;
+
+/// Defaults of the settings that have one.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+pub const DEFAULT_NAME: &str = "a2a-orchestrator";
+pub const DEFAULT_DESCRIPTION: &str = "Runs multi-agent workflows; every workflow is a skill";
+
+/// Settings from one source (the file, or the flags); `None` means "not given here".
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub listen: Option<String>,
+    pub public_url: Option<String>,
+    pub agents: Option<PathBuf>,
+    pub workflows: Option<PathBuf>,
+    pub max_body_bytes: Option<usize>,
+    pub auth: Option<InboundAuth>,
+    pub allow_private_webhooks: Option<bool>,
+    pub push_timeout: Option<Duration>,
+}
+
+/// What `serve` ends up with.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub host: HostConfig,
+    pub listen: String,
+    pub public_url: Option<String>,
+}
+
+impl Settings {
+    /// Each setting of `over` that is given replaces the one of `self`.
+    pub fn overridden_by(self, over: Settings) -> Settings {
+        Settings {
+            name: over.name.or(self.name),
+            description: over.description.or(self.description),
+            listen: over.listen.or(self.listen),
+            public_url: over.public_url.or(self.public_url),
+            agents: over.agents.or(self.agents),
+            workflows: over.workflows.or(self.workflows),
+            max_body_bytes: over.max_body_bytes.or(self.max_body_bytes),
+            auth: over.auth.or(self.auth),
+            allow_private_webhooks: over.allow_private_webhooks.or(self.allow_private_webhooks),
+            push_timeout: over.push_timeout.or(self.push_timeout),
+        }
+    }
+
+    /// Fills in the defaults.
+    pub fn resolve(self) -> Resolved {
+        let defaults = ServerConfig::default();
+        let server = ServerConfig {
+            max_body_bytes: self.max_body_bytes.unwrap_or(defaults.max_body_bytes),
+            push_timeout: self.push_timeout.unwrap_or(defaults.push_timeout),
+            allow_private_webhooks: self.allow_private_webhooks.unwrap_or(false),
+            auth: self.auth.filter(|a| !a.is_empty()),
+            ..defaults
+        };
+        Resolved {
+            host: HostConfig {
+                name: self.name.unwrap_or_else(|| DEFAULT_NAME.to_owned()),
+                description: self
+                    .description
+                    .unwrap_or_else(|| DEFAULT_DESCRIPTION.to_owned()),
+                workflows: self.workflows.unwrap_or_else(|| "workflows".into()),
+                agents: self.agents.unwrap_or_else(|| "agents.toml".into()),
+                server,
+            },
+            listen: self.listen.unwrap_or_else(|| DEFAULT_LISTEN.to_owned()),
+            public_url: self.public_url,
+        }
+    }
+}
+
+const TOP_KEYS: &[&str] = &["server", "auth", "push"];
+const SERVER_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "listen",
+    "public_url",
+    "agents",
+    "workflows",
+    "max_body_bytes",
+];
+const AUTH_KEYS: &[&str] = &["bearer_token_env", "api_key_env", "api_key_header"];
+const PUSH_KEYS: &[&str] = &["allow_private_webhooks", "timeout"];
+const SECRET_KEYS: &[&str] = &["token", "tokens", "key", "keys", "api_key", "password"];
+
+/// Reads the file at `path`; relative paths in it are taken from its directory.
+pub fn load(path: &Path, env: &dyn Env) -> Result<Settings, Vec<Diagnostic>> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        vec![Diagnostic::new(
+            crate::config::Severity::Error,
+            &name,
+            "",
+            0..0,
+            format!("cannot read the configuration file: {e}"),
+        )]
+    })?;
+    let base = path.parent().unwrap_or(Path::new(""));
+    load_str(&name, &text, base, env)
+}
+
+/// Parses and checks a configuration file's text; every problem is returned.
+pub fn load_str(
+    file: &str,
+    source: &str,
+    base: &Path,
+    env: &dyn Env,
+) -> Result<Settings, Vec<Diagnostic>> {
+    let mut ctx = Ctx::new(file, source);
+    let (doc, errors) = toml::de::DeTable::parse_recoverable(source);
+    if let Some(e) = errors.first() {
+        ctx.error(
+            e.span().unwrap_or(0..0),
+            format!("invalid TOML: {}", e.message().trim()),
+        );
+        return Err(ctx.diags);
+    }
+    let mut top = TableReader::new(doc.get_ref(), doc.span(), "the configuration file");
+    let mut out = Settings::default();
+    let path = |p: Sp<String>| -> PathBuf {
+        let p = PathBuf::from(p.value);
+        if p.is_absolute() { p } else { base.join(p) }
+    };
+    if let Some(mut s) = top.table_named(&mut ctx, "server", "[server]") {
+        out.name = s.string(&mut ctx, "name").map(|v| v.value);
+        out.description = s.string(&mut ctx, "description").map(|v| v.value);
+        out.listen = s.string(&mut ctx, "listen").and_then(|v| {
+            check_listen(&v.value)
+                .map_err(|m| ctx.error(v.span.clone(), m))
+                .ok()
+                .map(|()| v.value)
+        });
+        out.public_url = s.string(&mut ctx, "public_url").and_then(|v| {
+            check_public_url(&v.value)
+                .map_err(|m| ctx.error(v.span.clone(), m))
+                .ok()
+                .map(|()| v.value)
+        });
+        out.agents = s.string(&mut ctx, "agents").map(path);
+        out.workflows = s.string(&mut ctx, "workflows").map(path);
+        out.max_body_bytes = s.int(&mut ctx, "max_body_bytes").and_then(|n| {
+            if n.value >= 1024 {
+                Some(n.value as usize)
+            } else {
+                ctx.error(
+                    n.span,
+                    format!("`max_body_bytes` must be at least 1024, got {}", n.value),
+                );
+                None
+            }
+        });
+        s.finish(&mut ctx, SERVER_KEYS);
+    }
+    if let Some(mut a) = top.table_named(&mut ctx, "auth", "[auth]") {
+        for secret in SECRET_KEYS {
+            if let Some(v) = a.get(secret) {
+                ctx.error(
+                    v.span(),
+                    "secrets do not go in the configuration file: put each in an environment variable and list its name in `bearer_token_env` or `api_key_env`",
+                );
+            }
+        }
+        let mut secrets = |a: &mut TableReader<'_, '_>, key: &str| -> Vec<String> {
+            let mut values = Vec::new();
+            for name in a
+                .strings(&mut ctx, key)
+                .map(|v| v.value)
+                .unwrap_or_default()
+            {
+                match env.var(&name.value).filter(|v| !v.is_empty()) {
+                    Some(v) => values.push(v),
+                    None => ctx.error(
+                        name.span,
+                        format!(
+                            "the environment variable {} (named in `{key}`) is not set",
+                            name.value
+                        ),
+                    ),
+                }
+            }
+            values
+        };
+        let bearer_tokens = secrets(&mut a, "bearer_token_env");
+        let keys = secrets(&mut a, "api_key_env");
+        let header = a
+            .string(&mut ctx, "api_key_header")
+            .map_or_else(|| "X-API-Key".to_owned(), |h| h.value);
+        out.auth = Some(InboundAuth {
+            bearer_tokens,
+            api_key: (!keys.is_empty()).then_some((header, keys)),
+        });
+        let all: Vec<&str> = AUTH_KEYS.iter().chain(SECRET_KEYS).copied().collect();
+        a.finish(&mut ctx, &all);
+    }
+    if let Some(mut p) = top.table_named(&mut ctx, "push", "[push]") {
+        out.allow_private_webhooks = p.bool(&mut ctx, "allow_private_webhooks").map(|v| v.value);
+        out.push_timeout =
+            p.string(&mut ctx, "timeout")
+                .and_then(|d| match parse_duration(&d.value) {
+                    Ok(x) if !x.is_zero() => Some(x),
+                    Ok(_) => {
+                        ctx.error(d.span, "`timeout` must be longer than zero");
+                        None
+                    }
+                    Err(e) => {
+                        ctx.error(d.span, format!("`timeout`: {e}"));
+                        None
+                    }
+                });
+        p.finish(&mut ctx, PUSH_KEYS);
+    }
+    top.finish(&mut ctx, TOP_KEYS);
+    if ctx.has_errors() {
+        let mut diags = ctx.diags;
+        diags.sort_by_key(|d| (d.line, d.column));
+        Err(diags)
+    } else {
+        Ok(out)
+    }
+}
+
+/// `host:port` with a numeric port.
+pub fn check_listen(s: &str) -> Result<(), String> {
+    let bad = || format!("`listen` must be host:port, e.g. 127.0.0.1:8080, not {s:?}");
+    let (host, port) = s.rsplit_once(':').ok_or_else(bad)?;
+    if host.is_empty() || port.parse::<u16>().is_err() {
+        return Err(bad());
+    }
+    Ok(())
+}
+
+/// An absolute http(s) URL.
+pub fn check_public_url(s: &str) -> Result<(), String> {
+    match reqwest::Url::parse(s) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") => Ok(()),
+        Ok(u) => Err(format!(
+            "`public_url` must be an http or https URL, not {}",
+            u.scheme()
+        )),
+        Err(e) => Err(format!("`public_url` {s:?} is not a URL: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env() -> HashMap<String, String> {
+        HashMap::from([("ORCH_TOKEN".to_owned(), "t0k3n".to_owned())])
+    }
+
+    #[test]
+    fn reads_every_section_and_resolves_paths_and_secrets() {
+        let s = load_str(
+            "orch.toml",
+            r#"
+[server]
+name = "Acme"
+listen = "0.0.0.0:9000"
+agents = "conf/agents.toml"
+workflows = "/srv/workflows"
+[auth]
+bearer_token_env = ["ORCH_TOKEN"]
+[push]
+allow_private_webhooks = true
+timeout = "3s"
+"#,
+            Path::new("/etc/orch"),
+            &env(),
+        )
+        .unwrap();
+        let r = s.resolve();
+        assert_eq!(r.host.name, "Acme");
+        assert_eq!(r.host.description, DEFAULT_DESCRIPTION);
+        assert_eq!(r.listen, "0.0.0.0:9000");
+        assert_eq!(r.host.agents, Path::new("/etc/orch/conf/agents.toml"));
+        assert_eq!(r.host.workflows, Path::new("/srv/workflows"));
+        assert_eq!(r.host.server.auth.unwrap().bearer_tokens, ["t0k3n"]);
+        assert!(r.host.server.allow_private_webhooks);
+        assert_eq!(r.host.server.push_timeout, Duration::from_secs(3));
+    }
+
+    #[test]
+    fn flags_beat_the_file_and_the_file_beats_defaults() {
+        let file = Settings {
+            name: Some("from file".into()),
+            listen: Some("127.0.0.1:1".into()),
+            ..Default::default()
+        };
+        let flags = Settings {
+            listen: Some("127.0.0.1:2".into()),
+            ..Default::default()
+        };
+        let r = file.overridden_by(flags).resolve();
+        assert_eq!(r.host.name, "from file");
+        assert_eq!(r.listen, "127.0.0.1:2");
+        assert_eq!(r.host.agents, Path::new("agents.toml"));
+    }
+
+    #[test]
+    fn every_problem_is_located() {
+        let source = r#"[server]
+nmae = "x"
+listen = "8080"
+[auth]
+token = "plain"
+bearer_token_env = ["MISSING_VAR"]
+[push]
+timeout = "soon"
+[store]
+"#;
+        let diags = load_str("orch.toml", source, Path::new(""), &env()).unwrap_err();
+        let text: Vec<String> = diags.iter().map(ToString::to_string).collect();
+        let all = text.join("\n");
+        assert!(
+            all.contains("orch.toml:2:1") && all.contains("did you mean `name`"),
+            "{all}"
+        );
+        assert!(
+            all.contains("orch.toml:3:10") && all.contains("host:port"),
+            "{all}"
+        );
+        assert!(
+            all.contains("orch.toml:5:9") && all.contains("secrets do not go"),
+            "{all}"
+        );
+        assert!(
+            all.contains("orch.toml:6:21") && all.contains("MISSING_VAR"),
+            "{all}"
+        );
+        assert!(
+            all.contains("orch.toml:8:11") && all.contains("invalid duration"),
+            "{all}"
+        );
+        assert!(
+            all.contains("orch.toml:9:2") && all.contains("unknown key `store`"),
+            "{all}"
+        );
+        assert_eq!(diags.len(), 6, "{all}");
+    }
+}

@@ -15,6 +15,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod agents;
 pub mod cli;
 pub mod config;
 pub mod connect;

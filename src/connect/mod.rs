@@ -227,6 +227,12 @@ impl AgentConnector for A2aConnector {
             let answering = req.task_id.is_some();
             let mut message = Message::new(Role::User, parts);
             message.message_id = MessageId::new(req.message_id);
+            // An agent with several skills learns which one the step asked for.
+            if let AgentTarget::Skill(s) = &req.target {
+                let mut meta = serde_json::Map::new();
+                meta.insert("skill".into(), serde_json::Value::String(s.to_string()));
+                message.metadata = Some(meta);
+            }
             match req.task_id {
                 // A continuation takes the task's own context.
                 Some(t) => message.task_id = Some(TaskId::new(t)),

@@ -1,0 +1,478 @@
+//! Example downstream agents: the travel desk (flights, hotels, activities, currency and
+//! advice) and the onboarding departments (hr, it, facilities, notifier) of seed 004.
+//!
+//! They exist so the demo, the README and the tests have real A2A agents to talk to
+//! without any network or model: each is an [`A2aServer`] over the protocol layer only,
+//! answering with deterministic, plausible data derived from the request. A [`Desk`]
+//! decides *what* to answer; [`ExampleAgent`] does the *how* every desk shares — think
+//! time, simulated failures, the text streamed in several chunks, the structured result
+//! as a data part, questions (`input-required`) and their answers, cancellation.
+
+pub mod onboarding;
+pub mod travel;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::protocol::RpcError;
+use crate::protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext, SinkError};
+use crate::protocol::types::{
+    AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, Message, Part, Role, TaskState,
+};
+
+/// What one request to a desk carries.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// The text of the task's first message.
+    pub text: String,
+    /// Its data parts, merged.
+    pub data: Map<String, Value>,
+    /// The skill the caller asked for (message metadata `skill`), if it said.
+    pub skill: Option<String>,
+    /// The client's answer, when this message continues a task the desk asked about.
+    pub answer: Option<(String, Map<String, Value>)>,
+}
+
+impl Request {
+    /// A field of the data as text (numbers and booleans written out).
+    pub fn field(&self, key: &str) -> Option<String> {
+        match self.data.get(key)? {
+            Value::String(s) => Some(s.clone()),
+            Value::Null => None,
+            other => Some(other.to_string()),
+        }
+    }
+
+    /// A numeric field, also when templates rendered it as a string.
+    pub fn number(&self, key: &str) -> Option<f64> {
+        match self.data.get(key)? {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// Whether the text mentions `word` (case-insensitive).
+    pub fn mentions(&self, word: &str) -> bool {
+        self.text.to_lowercase().contains(&word.to_lowercase())
+    }
+}
+
+/// What a desk answers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// The result: `text` is streamed in chunks, then `data` as the last chunk.
+    Done {
+        text: String,
+        data: Map<String, Value>,
+    },
+    /// A question for the client (`input-required`), with a data part (e.g. options).
+    Ask {
+        question: String,
+        data: Map<String, Value>,
+    },
+    /// The request cannot be served as asked (`failed`, saying why).
+    Refuse(String),
+}
+
+/// One example agent's knowledge: its card and its answers.
+pub trait Desk: Send + Sync + 'static {
+    /// The agent's name on its card.
+    fn name(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    /// `(id, name, description, example)` of each skill.
+    fn skills(&self) -> Vec<(&'static str, &'static str, &'static str, &'static str)>;
+    fn handle(&self, request: &Request) -> Reply;
+}
+
+/// How the example agents behave beyond their data.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Behaviour {
+    /// Think time before the first chunk.
+    pub latency: Duration,
+    /// Time between chunks.
+    pub chunk_delay: Duration,
+    /// Share of new tasks that fail with a simulated outage (0.0 to 1.0), to show retries.
+    pub failure_rate: f64,
+    /// Seeds the failure draws: the same seed fails the same requests.
+    pub seed: u64,
+}
+
+impl Default for Behaviour {
+    fn default() -> Self {
+        Self {
+            latency: Duration::from_millis(250),
+            chunk_delay: Duration::from_millis(60),
+            failure_rate: 0.0,
+            seed: 7,
+        }
+    }
+}
+
+/// A [`Desk`] served as an A2A agent.
+pub struct ExampleAgent {
+    desk: Arc<dyn Desk>,
+    behaviour: Behaviour,
+    requests: AtomicU64,
+}
+
+impl ExampleAgent {
+    pub fn new(desk: Arc<dyn Desk>, behaviour: Behaviour) -> Self {
+        Self {
+            desk,
+            behaviour,
+            requests: AtomicU64::new(0),
+        }
+    }
+
+    /// The agent's card, served at `url`.
+    pub fn card(&self, url: &str) -> AgentCard {
+        card(self.desk.as_ref(), url)
+    }
+
+    /// Whether the `n`th new task fails (a deterministic draw from the seed).
+    fn fails(&self, n: u64) -> bool {
+        if self.behaviour.failure_rate <= 0.0 {
+            return false;
+        }
+        let draw = fnv(&format!("{}:{}:{n}", self.behaviour.seed, self.desk.name()));
+        (draw % 10_000) as f64 / 10_000.0 < self.behaviour.failure_rate
+    }
+
+    async fn pause(&self, ctx: &RequestContext, d: Duration) -> bool {
+        tokio::select! {
+            () = ctx.cancel.cancelled() => false,
+            () = tokio::time::sleep(d) => true,
+        }
+    }
+}
+
+/// The card of a desk at `url`.
+pub fn card(desk: &dyn Desk, url: &str) -> AgentCard {
+    let mut card = AgentCard::new(desk.name(), desk.description(), url);
+    card.capabilities = AgentCapabilities {
+        streaming: Some(true),
+        push_notifications: Some(true),
+        ..Default::default()
+    };
+    card.default_input_modes = vec!["text/plain".into(), "application/json".into()];
+    card.default_output_modes = vec!["text/plain".into(), "application/json".into()];
+    card.skills = desk
+        .skills()
+        .into_iter()
+        .map(|(id, name, description, example)| AgentSkill {
+            id: id.into(),
+            name: name.into(),
+            description: description.into(),
+            tags: vec!["example".into()],
+            examples: Some(vec![example.into()]),
+            input_modes: None,
+            output_modes: None,
+            security: None,
+        })
+        .collect();
+    card
+}
+
+fn parts_of(message: &Message) -> (String, Map<String, Value>) {
+    let mut data = Map::new();
+    for p in &message.parts {
+        if let Part::Data(d) = p {
+            data.extend(d.data.clone());
+        }
+    }
+    (message.text(), data)
+}
+
+/// Splits `text` into about `n` chunks at word boundaries, keeping every character.
+pub fn chunks(text: &str, n: usize) -> Vec<String> {
+    let n = n.max(1);
+    let target = text.len().div_ceil(n).max(1);
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for (i, word) in text.split_inclusive(' ').enumerate() {
+        if i > 0 && current.len() >= target {
+            out.push(std::mem::take(&mut current));
+        }
+        current.push_str(word);
+    }
+    if !current.is_empty() || out.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+fn sink(e: SinkError) -> RpcError {
+    RpcError::internal(e.to_string())
+}
+
+impl AgentExecutor for ExampleAgent {
+    async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
+        let asked = ctx
+            .task
+            .as_ref()
+            .filter(|t| t.status.state == TaskState::InputRequired);
+        // The request is the task's first user message; this one may be the answer.
+        let mut request = Request::default();
+        let first = asked
+            .and_then(|t| t.history.iter().find(|m| m.role == Role::User))
+            .unwrap_or(&ctx.message);
+        (request.text, request.data) = parts_of(first);
+        let meta = first.metadata.as_ref().or(ctx.metadata.as_ref());
+        request.skill = meta
+            .and_then(|m| m.get("skill"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if asked.is_some() {
+            request.answer = Some(parts_of(&ctx.message));
+        }
+        if !self.pause(&ctx, self.behaviour.latency).await {
+            return Ok(());
+        }
+        if asked.is_none() {
+            let n = self.requests.fetch_add(1, Ordering::Relaxed);
+            if self.fails(n) {
+                return events
+                    .fail(&format!(
+                        "{} is temporarily unavailable (simulated outage, failure rate {:.0}%)",
+                        self.desk.name(),
+                        self.behaviour.failure_rate * 100.0
+                    ))
+                    .await
+                    .map_err(sink);
+            }
+        }
+        match self.desk.handle(&request) {
+            Reply::Refuse(why) => events.fail(&why).await.map_err(sink),
+            Reply::Ask { question, data } => {
+                let parts = vec![Part::text(question), Part::data(data)];
+                events
+                    .status(
+                        TaskState::InputRequired,
+                        Some(Message::new(Role::Agent, parts)),
+                    )
+                    .await
+                    .map_err(sink)
+            }
+            Reply::Done { text, data } => {
+                events.working(Some("on it")).await.map_err(sink)?;
+                let id = ArtifactId::new("result");
+                let pieces = chunks(&text, 4);
+                for (i, piece) in pieces.into_iter().enumerate() {
+                    if i > 0 && !self.pause(&ctx, self.behaviour.chunk_delay).await {
+                        return Ok(());
+                    }
+                    let a = Artifact::new(id.clone(), vec![Part::text(piece)])
+                        .with_name(self.desk.name());
+                    events.artifact(a, i > 0, false).await.map_err(sink)?;
+                }
+                if !self.pause(&ctx, self.behaviour.chunk_delay).await {
+                    return Ok(());
+                }
+                let a = Artifact::new(id, vec![Part::data(data)]).with_name(self.desk.name());
+                events.artifact(a, true, true).await.map_err(sink)?;
+                events.complete(None).await.map_err(sink)
+            }
+        }
+    }
+}
+
+/// Which example agents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Set {
+    Travel,
+    Onboarding,
+}
+
+impl Set {
+    /// The desks of this set, under the names `agents.toml` gives them, with the ports
+    /// it expects.
+    pub fn desks(self) -> Vec<(&'static str, u16, Arc<dyn Desk>)> {
+        match self {
+            Set::Travel => travel::desks(),
+            Set::Onboarding => onboarding::desks(),
+        }
+    }
+}
+
+/// Example agents serving on loopback. Dropping it does not stop them: call
+/// [`Fleet::shutdown`].
+pub struct Fleet {
+    /// `(name, base URL)` of each agent, in order.
+    pub agents: Vec<(String, String)>,
+    stop: CancellationToken,
+    tracker: TaskTracker,
+}
+
+impl Fleet {
+    /// Starts the desks of `sets` on `host`, each on its `agents.toml` port, or on a
+    /// free port when `free_ports`.
+    pub async fn start(
+        sets: &[Set],
+        behaviour: Behaviour,
+        host: &str,
+        free_ports: bool,
+    ) -> std::io::Result<Fleet> {
+        let stop = CancellationToken::new();
+        let tracker = TaskTracker::new();
+        let mut agents = Vec::new();
+        for set in sets {
+            for (name, port, desk) in set.desks() {
+                let port = if free_ports { 0 } else { port };
+                let listener = tokio::net::TcpListener::bind((host, port))
+                    .await
+                    .map_err(|e| {
+                        std::io::Error::new(
+                            e.kind(),
+                            format!("cannot listen on {host}:{port} for the {name} agent: {e}"),
+                        )
+                    })?;
+                let url = format!("http://{}/", listener.local_addr()?);
+                let agent = ExampleAgent::new(desk, behaviour);
+                let card = agent.card(&url);
+                let server = A2aServer::new(agent, card);
+                let signal = stop.clone().cancelled_owned();
+                tracker.spawn(async move {
+                    if let Err(e) = server.serve(listener, signal).await {
+                        tracing::warn!(error = %e, "an example agent stopped");
+                    }
+                });
+                agents.push((name.to_owned(), url));
+            }
+        }
+        Ok(Fleet {
+            agents,
+            stop,
+            tracker,
+        })
+    }
+
+    /// An `agents.toml` naming these agents.
+    pub fn agents_toml(&self) -> String {
+        self.agents
+            .iter()
+            .map(|(name, url)| format!("[agents.{name}]\nurl = \"{url}\"\n"))
+            .collect()
+    }
+
+    /// Stops every agent and waits for them.
+    pub async fn shutdown(self) {
+        self.stop.cancel();
+        self.tracker.close();
+        self.tracker.wait().await;
+    }
+}
+
+/// The command line of `cargo run --example travel_agents` / `onboarding_agents`.
+#[derive(Debug, clap::Parser)]
+#[command(about = "Serves example A2A agents on the ports of agents.toml")]
+pub struct ExampleArgs {
+    /// Think time before each answer.
+    #[arg(long, default_value = "250ms", value_parser = crate::config::parse_duration)]
+    pub latency: Duration,
+    /// Time between streamed chunks.
+    #[arg(long, default_value = "60ms", value_parser = crate::config::parse_duration)]
+    pub chunk_delay: Duration,
+    /// Share of new tasks that fail with a simulated outage (0 to 1), to show retries.
+    #[arg(long, default_value_t = 0.0, value_parser = parse_rate)]
+    pub failure_rate: f64,
+    /// Seeds the failure draws.
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
+    /// The address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+}
+
+impl ExampleArgs {
+    pub fn behaviour(&self) -> Behaviour {
+        Behaviour {
+            latency: self.latency,
+            chunk_delay: self.chunk_delay,
+            failure_rate: self.failure_rate,
+            seed: self.seed,
+        }
+    }
+}
+
+/// A failure rate: a number from 0 to 1.
+pub fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
+        _ => Err(format!("expected a number from 0 to 1, got {s:?}")),
+    }
+}
+
+/// `main` of the example binaries: serves `set` until Ctrl-C.
+pub async fn serve_example(set: Set) -> std::io::Result<()> {
+    use clap::Parser;
+    let args = ExampleArgs::parse();
+    let fleet = Fleet::start(&[set], args.behaviour(), &args.host, false).await?;
+    for (name, url) in &fleet.agents {
+        println!("{name:<11} listening at {url}");
+    }
+    println!("(the names and ports of agents.toml; Ctrl-C stops them)");
+    let _ = tokio::signal::ctrl_c().await;
+    fleet.shutdown().await;
+    Ok(())
+}
+
+/// FNV-1a: a stable hash, so the same request always gets the same data.
+pub fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Picks one of `options` by the hash of `key`.
+pub fn pick<'a>(options: &[&'a str], key: &str) -> &'a str {
+    options[(fnv(key) % options.len() as u64) as usize]
+}
+
+/// `YYYY-MM-DD` plus `days`, or `None` if the date does not parse.
+pub fn add_days(date: &str, days: i64) -> Option<String> {
+    let mut it = date.trim().splitn(3, '-');
+    let y: i32 = it.next()?.parse().ok()?;
+    let m: u8 = it.next()?.parse().ok()?;
+    let d: u8 = it.next()?.parse().ok()?;
+    let month = time::Month::try_from(m).ok()?;
+    let date = time::Date::from_calendar_date(y, month, d).ok()?;
+    let later = date.checked_add(time::Duration::days(days))?;
+    Some(format!(
+        "{:04}-{:02}-{:02}",
+        later.year(),
+        u8::from(later.month()),
+        later.day()
+    ))
+}
+
+/// A data object from pairs.
+pub fn object(pairs: impl IntoIterator<Item = (&'static str, Value)>) -> Map<String, Value> {
+    pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_keep_every_character() {
+        let text = "Outbound TP 1351 London 07:05 to Lisbon 09:50, return five nights later";
+        let c = chunks(text, 4);
+        assert!(c.len() >= 3 && c.len() <= 5, "{c:?}");
+        assert_eq!(c.concat(), text);
+        assert_eq!(chunks("one", 4), ["one"]);
+        assert_eq!(chunks("", 4), [""]);
+    }
+
+    #[test]
+    fn dates_add_up_across_months() {
+        assert_eq!(add_days("2027-02-26", 5).as_deref(), Some("2027-03-03"));
+        assert_eq!(add_days("next week", 5), None);
+    }
+}

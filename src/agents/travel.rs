@@ -116,7 +116,12 @@ struct Hotel {
 
 fn hotels(city: &str) -> Vec<Hotel> {
     let street = pick(
-        &["Rua Augusta", "Main Street", "Via Roma", "Calle Mayor"],
+        &[
+            "Harbour Street",
+            "Market Square",
+            "Station Road",
+            "Park Avenue",
+        ],
         city,
     );
     vec![

@@ -2,6 +2,10 @@
 //! subcommand. Library code never prints; this module does.
 
 mod agents;
+mod demo;
+mod progress;
+mod run;
+mod send;
 mod workflows;
 
 use std::path::PathBuf;
@@ -57,6 +61,73 @@ pub enum Command {
     ///
     /// Settings come from the flags, then the --config file, then the defaults.
     Serve(ServeArgs),
+    /// See it all work: start the example agents and the orchestrator on loopback, send
+    /// the example request over A2A, and show the run live.
+    Demo {
+        /// Which demo.
+        #[arg(value_enum, default_value = "travel")]
+        which: DemoKind,
+        /// Answer every question automatically (also when stdin is not a terminal).
+        #[arg(long, short)]
+        yes: bool,
+        /// The example agents' think time before each answer.
+        #[arg(long, default_value = "250ms", value_parser = crate::config::parse_duration)]
+        latency: std::time::Duration,
+        /// Share of the agents' tasks that fail with a simulated outage (0 to 1), to see
+        /// retries.
+        #[arg(long, default_value_t = 0.0, value_parser = crate::agents::parse_rate)]
+        failure_rate: f64,
+    },
+    /// Run a workflow in-process against the agents of agents.toml, with live progress.
+    Run {
+        /// A workflow file, or the id of a workflow in --workflows.
+        workflow: String,
+        /// An input, as key=value (the value is JSON if it parses, text otherwise).
+        #[arg(long = "input", short = 'i', value_name = "KEY=VALUE")]
+        inputs: Vec<String>,
+        /// A JSON object of inputs (--input values override it).
+        #[arg(long, value_name = "FILE")]
+        input_json: Option<PathBuf>,
+        /// Print one JSON object per run event instead of the progress display
+        /// (questions are answered automatically).
+        #[arg(long)]
+        json: bool,
+        /// Answer every question automatically.
+        #[arg(long, short)]
+        yes: bool,
+        /// The agents file.
+        #[arg(long, default_value = "agents.toml")]
+        agents: PathBuf,
+        /// Where to look a workflow id up.
+        #[arg(long, default_value = "workflows")]
+        workflows: PathBuf,
+    },
+    /// Send a message to any A2A agent (the orchestrator included) and print the reply,
+    /// or with --stream every event as it arrives.
+    Send {
+        /// The agent's base URL (its card is fetched first).
+        url: String,
+        /// The message text.
+        text: String,
+        /// Stream (message/stream) instead of message/send.
+        #[arg(long)]
+        stream: bool,
+        /// A JSON object sent as a data part.
+        #[arg(long, value_name = "JSON")]
+        data: Option<String>,
+        /// Continue this task (answer its question).
+        #[arg(long, value_name = "ID")]
+        task: Option<String>,
+        /// The context id of the conversation.
+        #[arg(long, value_name = "ID")]
+        context: Option<String>,
+        /// A JSON object sent as the message's metadata (e.g. {"workflow": "travel-planning"}).
+        #[arg(long, value_name = "JSON")]
+        metadata: Option<String>,
+        /// Send `Authorization: Bearer` with the token in this environment variable.
+        #[arg(long, value_name = "VAR")]
+        bearer_token_env: Option<String>,
+    },
     /// Render a workflow's DAG as Mermaid or Graphviz DOT.
     Graph {
         /// A workflow file, or the id of a workflow in --workflows.
@@ -67,6 +138,15 @@ pub enum Command {
         #[arg(long, default_value = "workflows")]
         workflows: PathBuf,
     },
+}
+
+/// The demos.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DemoKind {
+    /// Seed 004's international trip: flights, hotel, activities, currency and advice.
+    Travel,
+    /// Seed 004's new hire: HR, IT, facilities and the hiring manager.
+    Onboarding,
 }
 
 /// The formats of `graph`.
@@ -100,6 +180,65 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             strict,
         } => agents::agents(&path, json, strict).await,
         Command::Serve(args) => serve(args).await,
+        Command::Demo {
+            which,
+            yes,
+            latency,
+            failure_rate,
+        } => {
+            let set = match which {
+                DemoKind::Travel => crate::agents::Set::Travel,
+                DemoKind::Onboarding => crate::agents::Set::Onboarding,
+            };
+            let behaviour = crate::agents::Behaviour {
+                latency,
+                failure_rate,
+                ..Default::default()
+            };
+            demo::demo(set, behaviour, yes).await
+        }
+        Command::Run {
+            workflow,
+            inputs,
+            input_json,
+            json,
+            yes,
+            agents,
+            workflows,
+        } => {
+            run::run(run::RunArgs {
+                workflow,
+                workflows,
+                agents,
+                inputs,
+                input_json,
+                json,
+                yes,
+            })
+            .await
+        }
+        Command::Send {
+            url,
+            text,
+            stream,
+            data,
+            task,
+            context,
+            metadata,
+            bearer_token_env,
+        } => {
+            send::send(send::SendArgs {
+                url,
+                text,
+                stream,
+                data,
+                task,
+                context,
+                metadata,
+                bearer_token_env,
+            })
+            .await
+        }
         Command::Graph {
             workflow,
             format,

@@ -99,13 +99,17 @@ pub fn validate(
 }
 
 /// Finds a workflow by path, or by id among the files of `dir`.
-fn find(workflow: &str, dir: &Path) -> anyhow::Result<Result<Workflow, Vec<Diagnostic>>> {
+pub(super) fn find(
+    workflow: &str,
+    dir: &Path,
+    options: Options<'_>,
+) -> anyhow::Result<Result<Workflow, Vec<Diagnostic>>> {
     let as_path = Path::new(workflow);
     if as_path.is_file() {
-        let l = workflow::load_file(as_path, Options::default());
+        let l = workflow::load_file(as_path, options);
         return Ok(l.workflow.ok_or(l.diagnostics));
     }
-    let (loaded, _) = workflow::load_all(&[dir.to_owned()], Options::default());
+    let (loaded, _) = workflow::load_all(&[dir.to_owned()], options);
     let mut ids = Vec::new();
     for l in loaded {
         match l.workflow {
@@ -132,7 +136,7 @@ fn find(workflow: &str, dir: &Path) -> anyhow::Result<Result<Workflow, Vec<Diagn
 
 /// `graph WORKFLOW [--format mermaid|dot]`.
 pub fn graph(workflow: &str, dir: &Path, format: Format) -> anyhow::Result<ExitCode> {
-    match find(workflow, dir)? {
+    match find(workflow, dir, Options::default())? {
         Ok(w) => {
             print!("{}", graph::render(&w, format));
             Ok(ExitCode::SUCCESS)

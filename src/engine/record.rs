@@ -109,6 +109,8 @@ pub struct Record {
     pub items: Option<Vec<Record>>,
     pub error: Option<String>,
     pub agent: Option<String>,
+    /// Attempts made (0 when no agent was called: skipped, approvals, ...).
+    pub attempts: u32,
 }
 
 impl Record {
@@ -120,6 +122,7 @@ impl Record {
             items: None,
             error: None,
             agent: None,
+            attempts: 0,
         }
     }
 

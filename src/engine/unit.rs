@@ -276,6 +276,7 @@ impl Unit {
                 ),
             };
             record.agent = agent_name;
+            record.attempts = attempt;
             return record;
         }
     }

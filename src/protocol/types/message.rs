@@ -127,6 +127,14 @@ impl Part {
         })
     }
 
+    /// The text of a text part.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Part::Text(t) => Some(&t.text),
+            _ => None,
+        }
+    }
+
     /// The media type this part carries, as used to match input and output modes:
     /// `text/plain` for text, `application/json` for data, the file's own type (or
     /// `application/octet-stream` when it declares none) for files.

@@ -1,0 +1,239 @@
+//! Live progress of a run for `demo` and `run`: one line per step (and fan-out item)
+//! with its agent, state, elapsed time and the chunks received, drawn with indicatif on
+//! a terminal and printed as plain lines otherwise; and the questions of a run, asked
+//! at the terminal or answered automatically.
+
+use std::collections::HashMap;
+use std::io::{BufRead, IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// One step's (or item's) line.
+struct Line {
+    bar: ProgressBar,
+    agent: String,
+    state: String,
+    attempt: u32,
+    chunks: u64,
+    started: Instant,
+    ended: Option<Duration>,
+}
+
+/// The progress display of one run.
+pub struct Progress {
+    multi: MultiProgress,
+    lines: HashMap<String, Line>,
+    /// Draw bars (a terminal) or print a line per finished step.
+    live: bool,
+    started: Instant,
+}
+
+fn finished(state: &str) -> bool {
+    matches!(
+        state,
+        "completed" | "failed" | "canceled" | "rejected" | "skipped" | "upstream_failed"
+    )
+}
+
+fn mark(state: &str) -> &'static str {
+    match state {
+        "completed" => "✓",
+        "failed" | "rejected" | "upstream_failed" => "✗",
+        "canceled" | "skipped" => "-",
+        "input-required" | "auth-required" => "?",
+        _ => "…",
+    }
+}
+
+/// `step` or `step[item]`.
+pub fn label(step: &str, item: Option<usize>) -> String {
+    match item {
+        Some(i) => format!("{step}[{i}]"),
+        None => step.to_owned(),
+    }
+}
+
+impl Progress {
+    /// Bars on a terminal (stderr), plain lines on stdout otherwise.
+    pub fn new() -> Self {
+        let live = std::io::stderr().is_terminal();
+        let target = if live {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        Self {
+            multi: MultiProgress::with_draw_target(target),
+            lines: HashMap::new(),
+            live,
+            started: Instant::now(),
+        }
+    }
+
+    fn render(label: &str, l: &Line) -> String {
+        let elapsed = l.ended.unwrap_or_else(|| l.started.elapsed());
+        let attempt = if l.attempt > 1 {
+            format!(" (attempt {})", l.attempt)
+        } else {
+            String::new()
+        };
+        format!(
+            "{} {label:<18} {:<12} {:<15} {:>6.1}s  {} chunk{}{attempt}",
+            mark(&l.state),
+            if l.agent.is_empty() { "-" } else { &l.agent },
+            l.state,
+            elapsed.as_secs_f64(),
+            l.chunks,
+            if l.chunks == 1 { "" } else { "s" },
+        )
+    }
+
+    /// A step (or item) changed state.
+    pub fn step(
+        &mut self,
+        step: &str,
+        item: Option<usize>,
+        state: &str,
+        agent: Option<&str>,
+        attempt: u32,
+        message: Option<&str>,
+    ) {
+        let key = label(step, item);
+        // A failed attempt that will be retried is worth a line of its own.
+        if let Some(m) = message.filter(|m| m.starts_with("attempt ") && m.contains("failed")) {
+            self.note(&format!("↻ {key}: {m}"));
+        }
+        let multi = &self.multi;
+        let line = self.lines.entry(key.clone()).or_insert_with(|| {
+            let bar = multi.add(ProgressBar::new_spinner());
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            bar.enable_steady_tick(Duration::from_millis(120));
+            Line {
+                bar,
+                agent: String::new(),
+                state: String::new(),
+                attempt: 1,
+                chunks: 0,
+                started: Instant::now(),
+                ended: None,
+            }
+        });
+        if let Some(a) = agent.filter(|a| !a.is_empty()) {
+            line.agent = a.to_owned();
+        }
+        if attempt > line.attempt {
+            line.attempt = attempt;
+        }
+        line.state = state.to_owned();
+        if finished(state) && line.ended.is_none() {
+            line.ended = Some(line.started.elapsed());
+            line.bar.finish_with_message(Self::render(&key, line));
+            if !self.live {
+                println!("{}", Self::render(&key, line));
+            }
+        } else if !finished(state) {
+            line.ended = None;
+            line.bar.set_message(Self::render(&key, line));
+        }
+    }
+
+    /// A chunk of a step's artifact arrived.
+    pub fn chunk(&mut self, step: &str, item: Option<usize>) {
+        let key = label(step, item);
+        if let Some(line) = self.lines.get_mut(&key) {
+            line.chunks += 1;
+            if line.ended.is_none() {
+                line.bar.set_message(Self::render(&key, line));
+            }
+        }
+    }
+
+    /// Prints text above the bars.
+    pub fn note(&self, text: &str) {
+        if self.live {
+            let _ = self.multi.println(text);
+        } else {
+            println!("{text}");
+        }
+    }
+
+    /// Runs `f` with the bars hidden (to prompt).
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.multi.suspend(f)
+    }
+
+    /// Stops the spinners; returns the run's elapsed time.
+    pub fn finish(&mut self) -> Duration {
+        for (key, line) in &mut self.lines {
+            if line.ended.is_none() {
+                line.bar.finish_with_message(Self::render(key, line));
+            }
+        }
+        self.started.elapsed()
+    }
+}
+
+/// How questions get their answers.
+#[derive(Debug, Clone, Copy)]
+pub struct Asker {
+    /// Ask at the terminal; otherwise answer automatically.
+    pub interactive: bool,
+}
+
+impl Asker {
+    /// Interactive when stdin is a terminal and `--yes` was not given.
+    pub fn new(yes: bool) -> Self {
+        Self {
+            interactive: !yes && std::io::stdin().is_terminal(),
+        }
+    }
+
+    /// The answer to `prompt` from `step`: typed by the user, or chosen automatically.
+    pub fn answer(&self, progress: &Progress, step: Option<&str>, prompt: &str) -> String {
+        let who = step.map(|s| format!(" ({s})")).unwrap_or_default();
+        if !self.interactive {
+            let a = auto_answer(prompt);
+            progress.note(&format!("? {prompt}{who}\n  → answered automatically: {a}"));
+            return a;
+        }
+        progress.suspend(|| {
+            let mut stderr = std::io::stderr();
+            let _ = write!(stderr, "\n? {prompt}{who}\n> ");
+            let _ = stderr.flush();
+            let mut line = String::new();
+            let read = tokio::task::block_in_place(|| std::io::stdin().lock().read_line(&mut line));
+            match read {
+                Ok(n) if n > 0 && !line.trim().is_empty() => line.trim().to_owned(),
+                _ => auto_answer(prompt),
+            }
+        })
+    }
+}
+
+/// The automatic answer: the first option when the prompt lists numbered options,
+/// otherwise yes.
+pub fn auto_answer(prompt: &str) -> String {
+    let numbered = prompt.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("1)") || l.starts_with("1.") || l.starts_with("1 -")
+    });
+    if numbered { "1".into() } else { "yes".into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_get_the_first_and_approvals_get_yes() {
+        assert_eq!(
+            auto_answer("Two hotels fit:\n1) A\n2) B\nWhich one? Answer 1 or 2."),
+            "1"
+        );
+        assert_eq!(auto_answer("Approve a laptop for Ada?"), "yes");
+    }
+}

@@ -1,0 +1,333 @@
+//! `run WORKFLOW [--input key=value]... [--input-json FILE] [--json]`: one workflow run
+//! in-process, on the engine, against the agents of `agents.toml` — no server. Shows
+//! the same live progress as `demo`, or with `--json` one JSON object per event.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use super::progress::{Asker, Progress};
+use crate::config::Diagnostic;
+use crate::connect::A2aConnector;
+use crate::engine::{Answer, Content, Engine, EngineOptions, QuestionKind, RunEvent, RunState};
+use crate::registry::env::ProcessEnv;
+use crate::registry::{Registry, RegistryOptions};
+use crate::workflow::Options;
+
+/// What `run` was asked.
+pub struct RunArgs {
+    pub workflow: String,
+    pub workflows: PathBuf,
+    pub agents: PathBuf,
+    pub inputs: Vec<String>,
+    pub input_json: Option<PathBuf>,
+    pub json: bool,
+    pub yes: bool,
+}
+
+fn problems(diags: Vec<Diagnostic>) -> ExitCode {
+    for d in diags {
+        eprintln!("{d}\n");
+    }
+    eprintln!("error: nothing was run");
+    ExitCode::from(2)
+}
+
+/// `key=value`; the value is JSON when it parses as JSON (`5`, `true`, `["a"]`), text
+/// otherwise.
+fn parse_input(arg: &str) -> anyhow::Result<(String, Value)> {
+    let (k, v) = arg
+        .split_once('=')
+        .ok_or_else(|| anyhow::anyhow!("--input {arg:?}: write key=value"))?;
+    let k = k.trim();
+    if k.is_empty() {
+        anyhow::bail!("--input {arg:?}: the key is empty");
+    }
+    let value = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_owned()));
+    Ok((k.to_owned(), value))
+}
+
+fn read_inputs(inputs: &[String], file: Option<&Path>) -> anyhow::Result<Map<String, Value>> {
+    let mut given = Map::new();
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("--input-json {}: {e}", path.display()))?;
+        match serde_json::from_str(&text) {
+            Ok(Value::Object(m)) => given.extend(m),
+            Ok(_) => anyhow::bail!("--input-json {}: expected a JSON object", path.display()),
+            Err(e) => anyhow::bail!("--input-json {}: {e}", path.display()),
+        }
+    }
+    for arg in inputs {
+        let (k, v) = parse_input(arg)?;
+        given.insert(k, v);
+    }
+    Ok(given)
+}
+
+fn run_state(s: RunState) -> &'static str {
+    match s {
+        RunState::Working => "working",
+        RunState::InputRequired => "input-required",
+        RunState::Completed => "completed",
+        RunState::Failed => "failed",
+        RunState::Canceled => "canceled",
+    }
+}
+
+fn content_json(c: &Content) -> Value {
+    match c {
+        Content::Text(t) => json!({ "kind": "text", "text": t }),
+        Content::Data(d) => json!({ "kind": "data", "data": d }),
+        Content::File {
+            name,
+            mime_type,
+            uri,
+            bytes,
+        } => {
+            json!({ "kind": "file", "name": name, "mimeType": mime_type, "uri": uri, "bytes": bytes })
+        }
+    }
+}
+
+/// A run event as one JSON object (`--json`).
+pub fn event_json(e: &RunEvent) -> Value {
+    match e {
+        RunEvent::Run { state, message } => {
+            json!({ "event": "run", "state": run_state(*state), "message": message })
+        }
+        RunEvent::Step {
+            step,
+            item,
+            state,
+            attempt,
+            agent,
+            task_id,
+            message,
+        } => json!({
+            "event": "step", "step": step.as_str(), "item": item, "state": state.as_str(),
+            "attempt": attempt, "agent": agent, "taskId": task_id, "message": message,
+        }),
+        RunEvent::Artifact {
+            step,
+            item,
+            agent,
+            chunk,
+        } => json!({
+            "event": "artifact", "step": step.as_str(), "item": item, "agent": agent,
+            "artifactId": chunk.artifact_id, "name": chunk.name, "append": chunk.append,
+            "lastChunk": chunk.last_chunk,
+            "parts": chunk.parts.iter().map(content_json).collect::<Vec<_>>(),
+        }),
+        RunEvent::Question {
+            step,
+            item,
+            kind,
+            prompt,
+        } => {
+            let kind = match kind {
+                QuestionKind::Approval => "approval",
+                QuestionKind::Input { .. } => "input",
+                QuestionKind::Downstream { .. } => "agent",
+            };
+            json!({ "event": "question", "step": step.as_str(), "item": item, "kind": kind, "prompt": prompt })
+        }
+        RunEvent::Output { text, data } => json!({ "event": "output", "text": text, "data": data }),
+    }
+}
+
+/// Runs the workflow; exits 0 when it completes, 1 when it fails, 2 on bad input.
+pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let agents_text = std::fs::read_to_string(&args.agents)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", args.agents.display()))?;
+    let (agents, diags) =
+        crate::registry::config::load_str(&args.agents.display().to_string(), &agents_text);
+    let Some(agents) = agents else {
+        return Ok(problems(diags));
+    };
+    let names = agents.names();
+    let workflow = match super::workflows::find(
+        &args.workflow,
+        &args.workflows,
+        Options {
+            known_agents: Some(&names),
+        },
+    )? {
+        Ok(w) => Arc::new(w),
+        Err(diags) => return Ok(problems(diags)),
+    };
+    let given = read_inputs(&args.inputs, args.input_json.as_deref())?;
+    let inputs = match workflow.check_inputs(&given) {
+        Ok(i) => i,
+        Err(p) => {
+            for line in &p {
+                eprintln!("error: input {line}");
+            }
+            eprintln!(
+                "error: `{}` needs valid inputs (--input key=value or --input-json FILE); nothing was run",
+                workflow.id
+            );
+            return Ok(ExitCode::from(2));
+        }
+    };
+
+    let registry = Registry::discover(&agents, &ProcessEnv, RegistryOptions::default()).await;
+    // Only the agents this workflow names matter here.
+    let named: std::collections::BTreeSet<String> = workflow
+        .steps
+        .iter()
+        .filter_map(|s| match &s.kind {
+            crate::workflow::StepKind::Agent {
+                target: crate::workflow::AgentTarget::Named(a),
+                ..
+            } => Some(a.to_string()),
+            _ => None,
+        })
+        .collect();
+    for s in registry.statuses() {
+        if s.health.is_unavailable() && named.contains(s.name.as_str()) {
+            eprintln!("warning: agent `{}` {}", s.name, s.health);
+        }
+    }
+    let engine = Engine::new(
+        Arc::new(A2aConnector::new(registry.clone())),
+        EngineOptions::default(),
+    );
+    let run_id = uuid::Uuid::new_v4().to_string();
+    let mut handle = match engine.start(workflow.clone(), &inputs, run_id) {
+        Ok(h) => h,
+        Err(p) => {
+            eprintln!("error: {}", p.join("; "));
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let asker = Asker::new(args.yes);
+    let mut progress = (!args.json).then(Progress::new);
+    let mut output: Option<(Option<String>, Option<Value>)> = None;
+    let mut end = (RunState::Failed, None);
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
+    let mut canceling = false;
+    loop {
+        let event = tokio::select! {
+            e = handle.events.recv() => e,
+            _ = &mut interrupted, if !canceling => {
+                canceling = true;
+                eprintln!("interrupted: canceling the run");
+                handle.control.cancel();
+                continue;
+            }
+        };
+        let Some(event) = event else { break };
+        if args.json {
+            println!("{}", event_json(&event));
+        }
+        match &event {
+            RunEvent::Step {
+                step,
+                item,
+                state,
+                attempt,
+                agent,
+                message,
+                ..
+            } => {
+                if let Some(p) = progress.as_mut() {
+                    p.step(
+                        step.as_str(),
+                        *item,
+                        state.as_str(),
+                        agent.as_deref(),
+                        *attempt,
+                        message.as_deref(),
+                    );
+                }
+            }
+            RunEvent::Artifact { step, item, .. } => {
+                if let Some(p) = progress.as_mut() {
+                    p.chunk(step.as_str(), *item);
+                }
+            }
+            RunEvent::Question {
+                step, item, prompt, ..
+            } => {
+                let text = match progress.as_ref() {
+                    Some(p) => asker.answer(p, Some(step.as_str()), prompt),
+                    None => {
+                        let a = super::progress::auto_answer(prompt);
+                        println!(
+                            "{}",
+                            json!({ "event": "answer", "step": step.as_str(), "item": item, "answer": a })
+                        );
+                        a
+                    }
+                };
+                if let Err(e) = handle
+                    .control
+                    .answer(Some(step.as_str()), *item, Answer::text(text))
+                    .await
+                {
+                    eprintln!("warning: the answer for `{step}` was not taken: {e}");
+                }
+            }
+            RunEvent::Output { text, data } => output = Some((text.clone(), data.clone())),
+            RunEvent::Run { state, message } if state.is_terminal() => {
+                end = (*state, message.clone());
+                break;
+            }
+            RunEvent::Run { .. } => {}
+        }
+    }
+    registry.shutdown().await;
+    if let Some(p) = progress.as_mut() {
+        let elapsed = p.finish();
+        if let Some((text, data)) = &output {
+            println!("\n══ {} ══", workflow.name);
+            if let Some(t) = text {
+                println!("{}", t.trim_end());
+            }
+            if let Some(d) = data.as_ref().filter(|d| !d.is_null()) {
+                println!("{}", serde_json::to_string_pretty(d).unwrap_or_default());
+            }
+        }
+        if let Some(m) = &end.1 {
+            println!("{m}");
+        }
+        println!(
+            "\nworkflow {} (in {:.1}s)",
+            run_state(end.0),
+            elapsed.as_secs_f64()
+        );
+    }
+    Ok(if end.0 == RunState::Completed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_are_json_when_they_parse_and_text_otherwise() {
+        let m = read_inputs(
+            &[
+                "nights=5".into(),
+                "origin=London".into(),
+                "interests=[\"food\"]".into(),
+                "note=a=b".into(),
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(m["nights"], 5);
+        assert_eq!(m["origin"], "London");
+        assert_eq!(m["interests"], json!(["food"]));
+        assert_eq!(m["note"], "a=b");
+        assert!(read_inputs(&["novalue".into()], None).is_err());
+    }
+}

@@ -1,0 +1,96 @@
+//! `send URL TEXT [--stream] [--data JSON] [--task ID] [--context ID] [--metadata JSON]`:
+//! a general A2A client for any agent, the orchestrator included. Prints the reply
+//! (`message/send`), or every event as it arrives, one JSON object per line
+//! (`message/stream`).
+
+use std::process::ExitCode;
+
+use futures::StreamExt;
+use serde_json::{Map, Value};
+
+use crate::protocol::client::{A2aClient, ClientAuth, ClientConfig};
+use crate::protocol::types::*;
+
+/// What `send` was asked.
+pub struct SendArgs {
+    pub url: String,
+    pub text: String,
+    pub stream: bool,
+    pub data: Option<String>,
+    pub task: Option<String>,
+    pub context: Option<String>,
+    pub metadata: Option<String>,
+    pub bearer_token_env: Option<String>,
+}
+
+fn object(flag: &str, text: &str) -> anyhow::Result<Map<String, Value>> {
+    match serde_json::from_str(text) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(other) => anyhow::bail!(
+            "--{flag} must be a JSON object, not {}",
+            match other {
+                Value::Array(_) => "an array",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                Value::Bool(_) => "a boolean",
+                _ => "null",
+            }
+        ),
+        Err(e) => anyhow::bail!("--{flag} is not valid JSON: {e}"),
+    }
+}
+
+/// The message `send` sends.
+pub fn message(args: &SendArgs) -> anyhow::Result<Message> {
+    let mut m = Message::user_text(&args.text);
+    if let Some(d) = &args.data {
+        m.parts.push(Part::data(object("data", d)?));
+    }
+    if let Some(md) = &args.metadata {
+        m.metadata = Some(object("metadata", md)?);
+    }
+    m.task_id = args.task.clone().map(TaskId::new);
+    m.context_id = args.context.clone().map(ContextId::new);
+    Ok(m)
+}
+
+/// Sends the message; exits 0 unless the call fails or the task ends failed.
+pub async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
+    let m = message(&args)?;
+    let mut config = ClientConfig::default();
+    if let Some(var) = &args.bearer_token_env {
+        let token = std::env::var(var)
+            .ok()
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| anyhow::anyhow!("the environment variable {var} is not set"))?;
+        config.auth = Some(ClientAuth::Bearer(token));
+    }
+    let (client, _card) = A2aClient::connect(&args.url, config).await?;
+    let params = MessageSendParams::new(m);
+    let state = if args.stream {
+        let mut events = client.send_message_stream(&params).await?;
+        let mut state = None;
+        while let Some(event) = events.next().await {
+            let event = event?;
+            println!("{}", serde_json::to_string(&event)?);
+            match &event {
+                StreamEvent::Task(t) => state = Some(t.status.state),
+                StreamEvent::StatusUpdate(u) => state = Some(u.status.state),
+                StreamEvent::Message(_) => state = Some(TaskState::Completed),
+                StreamEvent::ArtifactUpdate(_) => {}
+            }
+        }
+        state
+    } else {
+        let result = client.send_message(&params).await?;
+        println!("{}", serde_json::to_string_pretty(&result)?);
+        match result {
+            SendMessageResult::Task(t) => Some(t.status.state),
+            SendMessageResult::Message(_) => Some(TaskState::Completed),
+        }
+    };
+    Ok(match state {
+        Some(TaskState::Failed | TaskState::Rejected) => ExitCode::FAILURE,
+        _ => ExitCode::SUCCESS,
+    })
+}

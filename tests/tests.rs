@@ -9,6 +9,7 @@ mod util;
 #[path = "../examples/echo_agent.rs"]
 mod echo_agent;
 
+mod cli;
 mod client;
 mod connect;
 mod engine;

@@ -1,0 +1,282 @@
+//! The first-run commands as a user runs them: the `a2a-orchestrator` binary with
+//! `demo`, `run` and `send`, against the example agents and the echo agent over HTTP.
+
+use std::path::PathBuf;
+use std::process::Output;
+use std::time::Duration;
+
+use a2a_orchestrator::agents::{Behaviour, Fleet, Set};
+use serde_json::Value;
+
+use crate::util::{ROOT, echo};
+
+async fn orchestrator(args: &[&str]) -> Output {
+    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args(args)
+        .current_dir(ROOT)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the command finished")
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}\n--- stderr ---\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// The line of `step` in the progress output, e.g. `✓ hotel   hotels   completed ...`.
+fn step_line<'a>(out: &'a str, step: &str) -> Option<&'a str> {
+    out.lines().find(|l| {
+        l.starts_with(['✓', '✗', '-', '…', '?']) && l.split_whitespace().nth(1) == Some(step)
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_travel_demo_runs_without_a_terminal_and_prints_the_itinerary() {
+    let o = orchestrator(&["demo"]).await;
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    for step in [
+        "flights",
+        "hotel",
+        "activities",
+        "book_tours[0]",
+        "book_tours",
+        "currency",
+        "advice",
+    ] {
+        let line = step_line(&out, step).unwrap_or_else(|| panic!("no line for {step}:\n{out}"));
+        assert!(
+            line.starts_with('✓') && line.contains("completed"),
+            "{line}"
+        );
+    }
+    // The hotel asked which of two hotels; the demo chose the first by itself.
+    assert!(out.contains("Which one should I book?"), "{out}");
+    assert!(out.contains("answered automatically: 1"), "{out}");
+    // The agents' artifacts as they completed, then the assembled itinerary.
+    assert!(out.contains("── flights · flights ──"), "{out}");
+    let itinerary = out
+        .split("══ International trip planner ══")
+        .nth(1)
+        .expect("the result");
+    for section in [
+        "# Lisbon from London",
+        "## Flights\nOutbound",
+        "## Hotel\nBooked Grand Hotel Lisbon",
+        "Booked \"Lisbon food and market tour\" for 2 on day 1",
+        "## Money\n2500 GBP is about",
+        "## Advice\nEntry:",
+    ] {
+        assert!(itinerary.contains(section), "{section:?} in:\n{itinerary}");
+    }
+    assert!(out.contains("workflow completed"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_onboarding_demo_completes_with_the_laptop_approved() {
+    let o = orchestrator(&["demo", "onboarding", "--yes"]).await;
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("? Approve a high-spec laptop for Ada Lovelace"),
+        "{out}"
+    );
+    assert!(out.contains("answered automatically: yes"), "{out}");
+    for step in [
+        "create_record",
+        "send_documents",
+        "setup_email",
+        "approve_laptop",
+        "order_laptop",
+        "assign_desk",
+        "print_badge",
+        "notify_manager",
+    ] {
+        let line = step_line(&out, step).unwrap_or_else(|| panic!("no line for {step}:\n{out}"));
+        assert!(line.contains("completed"), "{line}");
+    }
+    assert!(
+        out.contains("Laptop: ordered a 16-inch, 32 GB RAM, 1 TB laptop"),
+        "{out}"
+    );
+    assert!(out.contains("mailbox: ada.lovelace@example.com"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_demo_shows_retries_and_fails_when_an_agent_always_fails() {
+    let o = orchestrator(&["demo", "--failure-rate", "1", "--latency", "10ms"]).await;
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("attempt 1 failed") && out.contains("simulated outage"),
+        "{out}"
+    );
+    assert!(out.contains("after 3 attempts"), "{out}");
+    assert!(out.contains("workflow failed"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn send_talks_to_the_echo_agent_with_and_without_streaming() {
+    let agent = echo(5).await;
+    let o = orchestrator(&["send", &agent.url, "hello there agents"]).await;
+    assert!(o.status.success(), "{}", text(&o));
+    let task: Value = serde_json::from_slice(&o.stdout).expect("the task as JSON");
+    assert_eq!(task["kind"], "task");
+    assert_eq!(task["status"]["state"], "completed");
+    let echoed: String = task["artifacts"][0]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(echoed, "hello there agents");
+
+    let o = orchestrator(&["send", &agent.url, "one two three", "--stream"]).await;
+    assert!(o.status.success(), "{}", text(&o));
+    let events: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON event per line"))
+        .collect();
+    let chunks: Vec<&str> = events
+        .iter()
+        .filter(|e| e["kind"] == "artifact-update")
+        .map(|e| e["artifact"]["parts"][0]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(chunks, ["one", " two", " three"]);
+    let last = events.last().unwrap();
+    assert_eq!(last["status"]["state"], "completed");
+    assert_eq!(last["final"], true);
+
+    // A continuation: ask, then answer on the same task.
+    let o = orchestrator(&["send", &agent.url, "ask me"]).await;
+    let asked: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(asked["status"]["state"], "input-required");
+    let id = asked["id"].as_str().unwrap();
+    let o = orchestrator(&["send", &agent.url, "echo this", "--task", id]).await;
+    let done: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(done["status"]["state"], "completed", "{done}");
+
+    let bad = orchestrator(&["send", &agent.url, "x", "--data", "[1]"]).await;
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("--data must be a JSON object"),
+        "{}",
+        text(&bad)
+    );
+}
+
+/// An agents file for `fleet` in a fresh directory.
+fn agents_file(fleet: &Fleet, name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("agents.toml");
+    std::fs::write(&path, fleet.agents_toml()).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_json_emits_well_formed_events_ending_in_the_final_state() {
+    let behaviour = Behaviour {
+        latency: Duration::from_millis(5),
+        chunk_delay: Duration::from_millis(2),
+        ..Behaviour::default()
+    };
+    let fleet = Fleet::start(&[Set::Travel], behaviour, "127.0.0.1", true)
+        .await
+        .unwrap();
+    let agents = agents_file(&fleet, "run-json");
+    let agents = agents.to_str().unwrap();
+    let o = orchestrator(&[
+        "run",
+        "travel-planning",
+        "--agents",
+        agents,
+        "-i",
+        "origin=Paris",
+        "-i",
+        "destination=Tokyo",
+        "-i",
+        "depart=2027-04-01",
+        "-i",
+        "interests=[\"food\",\"temples\"]",
+        "--json",
+    ])
+    .await;
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    let events: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"run"));
+    for k in ["step", "artifact", "question", "answer", "output"] {
+        assert!(kinds.contains(&k), "no {k} event in {kinds:?}");
+    }
+    let last = events.last().unwrap();
+    assert_eq!(last["event"], "run");
+    assert_eq!(last["state"], "completed", "{out}");
+    let question = events.iter().find(|e| e["event"] == "question").unwrap();
+    assert_eq!(question["step"], "hotel");
+    assert_eq!(question["kind"], "agent");
+    let completed: Vec<&str> = events
+        .iter()
+        .filter(|e| e["event"] == "step" && e["state"] == "completed" && e["item"].is_null())
+        .map(|e| e["step"].as_str().unwrap())
+        .collect();
+    for step in [
+        "flights",
+        "hotel",
+        "activities",
+        "book_tours",
+        "currency",
+        "advice",
+    ] {
+        assert!(completed.contains(&step), "{step} in {completed:?}");
+    }
+    let output = events.iter().find(|e| e["event"] == "output").unwrap();
+    let result = output["text"].as_str().unwrap();
+    assert!(result.starts_with("# Tokyo from Paris"), "{result}");
+    assert!(result.contains("Tokyo temples circuit"), "{result}");
+    assert_eq!(output["data"]["currency"]["to"], "JPY");
+    // Chunks of one artifact arrive in order: the text of flights' chunks joins up.
+    let flights: String = events
+        .iter()
+        .filter(|e| e["event"] == "artifact" && e["step"] == "flights")
+        .flat_map(|e| e["parts"].as_array().unwrap().clone())
+        .filter_map(|p| p["text"].as_str().map(str::to_owned))
+        .collect();
+    assert!(
+        flights.starts_with("Outbound") && flights.ends_with("each."),
+        "{flights}"
+    );
+
+    // Bad input: named, and nothing is run.
+    let bad = orchestrator(&[
+        "run",
+        "travel-planning",
+        "--agents",
+        agents,
+        "-i",
+        "origin=Paris",
+    ])
+    .await;
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("destination") && err.contains("depart"),
+        "{err}"
+    );
+    fleet.shutdown().await;
+}

@@ -318,11 +318,25 @@ impl Fleet {
         host: &str,
         free_ports: bool,
     ) -> std::io::Result<Fleet> {
+        Self::start_only(sets, &[], behaviour, host, free_ports).await
+    }
+
+    /// Like [`Fleet::start`], with only the agents named in `only` (all when empty).
+    pub async fn start_only(
+        sets: &[Set],
+        only: &[String],
+        behaviour: Behaviour,
+        host: &str,
+        free_ports: bool,
+    ) -> std::io::Result<Fleet> {
         let stop = CancellationToken::new();
         let tracker = TaskTracker::new();
         let mut agents = Vec::new();
         for set in sets {
             for (name, port, desk) in set.desks() {
+                if !only.is_empty() && !only.iter().any(|o| o == name) {
+                    continue;
+                }
                 let port = if free_ports { 0 } else { port };
                 let listener = tokio::net::TcpListener::bind((host, port))
                     .await
@@ -387,6 +401,9 @@ pub struct ExampleArgs {
     /// The address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
+    /// Serve only these agents (repeatable), e.g. --only hotels.
+    #[arg(long, value_name = "NAME")]
+    pub only: Vec<String>,
 }
 
 impl ExampleArgs {
@@ -412,7 +429,15 @@ pub fn parse_rate(s: &str) -> Result<f64, String> {
 pub async fn serve_example(set: Set) -> std::io::Result<()> {
     use clap::Parser;
     let args = ExampleArgs::parse();
-    let fleet = Fleet::start(&[set], args.behaviour(), &args.host, false).await?;
+    let names: Vec<&str> = set.desks().iter().map(|d| d.0).collect();
+    if let Some(bad) = args.only.iter().find(|n| !names.contains(&n.as_str())) {
+        eprintln!(
+            "error: --only {bad}: no such agent here (agents: {})",
+            names.join(", ")
+        );
+        std::process::exit(2);
+    }
+    let fleet = Fleet::start_only(&[set], &args.only, args.behaviour(), &args.host, false).await?;
     for (name, url) in &fleet.agents {
         println!("{name:<11} listening at {url}");
     }

@@ -280,3 +280,41 @@ async fn run_json_emits_well_formed_events_ending_in_the_final_state() {
     );
     fleet.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_cancels_instead_of_hanging_when_a_question_cannot_be_answered_automatically() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("run-input-step");
+    std::fs::create_dir_all(&dir).unwrap();
+    let workflow = dir.join("ask.toml");
+    std::fs::write(
+        &workflow,
+        r#"[workflow]
+id = "ask"
+description = "Asks for a room"
+
+[steps.room]
+kind = "input"
+prompt = "Which room?"
+fields = { room = { type = "integer", required = true } }
+timeout = "1h"
+
+[output]
+text = "room {{ steps.room.data.room }}"
+"#,
+    )
+    .unwrap();
+    let agents = dir.join("agents.toml");
+    std::fs::write(&agents, "").unwrap();
+    let o = orchestrator(&[
+        "run",
+        workflow.to_str().unwrap(),
+        "--agents",
+        agents.to_str().unwrap(),
+        "--yes",
+    ])
+    .await;
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("cannot be answered automatically"), "{out}");
+    assert!(out.contains("workflow canceled"), "{out}");
+}

@@ -11,7 +11,9 @@ use serde_json::{Map, Value, json};
 use super::progress::{Asker, Progress};
 use crate::config::Diagnostic;
 use crate::connect::A2aConnector;
-use crate::engine::{Answer, Content, Engine, EngineOptions, QuestionKind, RunEvent, RunState};
+use crate::engine::{
+    Answer, AnswerError, Content, Engine, EngineOptions, QuestionKind, RunEvent, RunState,
+};
 use crate::registry::env::ProcessEnv;
 use crate::registry::{Registry, RegistryOptions};
 use crate::workflow::Options;
@@ -253,23 +255,40 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             RunEvent::Question {
                 step, item, prompt, ..
             } => {
-                let text = match progress.as_ref() {
-                    Some(p) => asker.answer(p, Some(step.as_str()), prompt),
-                    None => {
-                        let a = super::progress::auto_answer(prompt);
-                        println!(
-                            "{}",
-                            json!({ "event": "answer", "step": step.as_str(), "item": item, "answer": a })
-                        );
-                        a
+                // Asked again while the answer is refused (a typo at the prompt); an
+                // automatic answer is given once.
+                loop {
+                    let text = match progress.as_ref() {
+                        Some(p) => asker.answer(p, Some(step.as_str()), prompt),
+                        None => {
+                            let a = super::progress::auto_answer(prompt);
+                            println!(
+                                "{}",
+                                json!({ "event": "answer", "step": step.as_str(), "item": item, "answer": a })
+                            );
+                            a
+                        }
+                    };
+                    match handle
+                        .control
+                        .answer(Some(step.as_str()), *item, Answer::text(text))
+                        .await
+                    {
+                        Ok(()) => break,
+                        Err(AnswerError::Invalid(why))
+                            if asker.interactive && progress.is_some() =>
+                        {
+                            eprintln!("not taken: {why}");
+                        }
+                        Err(e) => {
+                            // Waiting for an answer nobody will give would hang the run.
+                            eprintln!(
+                                "error: `{step}` cannot be answered automatically ({e}); canceling the run"
+                            );
+                            handle.control.cancel();
+                            break;
+                        }
                     }
-                };
-                if let Err(e) = handle
-                    .control
-                    .answer(Some(step.as_str()), *item, Answer::text(text))
-                    .await
-                {
-                    eprintln!("warning: the answer for `{step}` was not taken: {e}");
                 }
             }
             RunEvent::Output { text, data } => output = Some((text.clone(), data.clone())),

@@ -11,9 +11,7 @@ use serde_json::{Map, Value, json};
 use super::progress::{Asker, Progress};
 use crate::config::Diagnostic;
 use crate::connect::A2aConnector;
-use crate::engine::{
-    Answer, AnswerError, Content, Engine, EngineOptions, QuestionKind, RunEvent, RunState,
-};
+use crate::engine::{Answer, AnswerError, Engine, EngineOptions, QuestionKind, RunEvent, RunState};
 use crate::registry::env::ProcessEnv;
 use crate::registry::{Registry, RegistryOptions};
 use crate::workflow::Options;
@@ -79,21 +77,6 @@ fn run_state(s: RunState) -> &'static str {
     }
 }
 
-fn content_json(c: &Content) -> Value {
-    match c {
-        Content::Text(t) => json!({ "kind": "text", "text": t }),
-        Content::Data(d) => json!({ "kind": "data", "data": d }),
-        Content::File {
-            name,
-            mime_type,
-            uri,
-            bytes,
-        } => {
-            json!({ "kind": "file", "name": name, "mimeType": mime_type, "uri": uri, "bytes": bytes })
-        }
-    }
-}
-
 /// A run event as one JSON object (`--json`).
 pub fn event_json(e: &RunEvent) -> Value {
     match e {
@@ -121,7 +104,7 @@ pub fn event_json(e: &RunEvent) -> Value {
             "event": "artifact", "step": step.as_str(), "item": item, "agent": agent,
             "artifactId": chunk.artifact_id, "name": chunk.name, "append": chunk.append,
             "lastChunk": chunk.last_chunk,
-            "parts": chunk.parts.iter().map(content_json).collect::<Vec<_>>(),
+            "parts": chunk.parts.iter().map(crate::engine::content_json).collect::<Vec<_>>(),
         }),
         RunEvent::Question {
             step,

@@ -143,6 +143,26 @@ impl<'a, 'i> TableReader<'a, 'i> {
         })
     }
 
+    /// A duration longer than zero (`30s`, `2m`, `1h30m`).
+    pub fn positive_duration(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        key: &str,
+    ) -> Option<std::time::Duration> {
+        let d = self.string(ctx, key)?;
+        match super::duration::parse_duration(&d.value) {
+            Ok(x) if !x.is_zero() => Some(x),
+            Ok(_) => {
+                ctx.error(d.span, format!("`{key}` must be longer than zero"));
+                None
+            }
+            Err(e) => {
+                ctx.error(d.span, format!("`{key}`: {e}"));
+                None
+            }
+        }
+    }
+
     /// An array of strings.
     pub fn strings(&mut self, ctx: &mut Ctx<'_>, key: &str) -> Option<Sp<Vec<Sp<String>>>> {
         let v = self.get(key)?;

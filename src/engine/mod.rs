@@ -10,7 +10,7 @@ mod run;
 mod types;
 mod unit;
 
-pub use record::{Outputs, Record};
+pub use record::{Outputs, Record, content_json};
 pub use run::{Engine, EngineOptions, RunControl, RunHandle};
 pub use types::*;
 pub use unit::approval;

@@ -29,7 +29,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::config::Diagnostic;
-use crate::config::duration::parse_duration;
 use crate::config::reader::{Ctx, Sp, TableReader};
 use crate::protocol::server::{InboundAuth, ServerConfig};
 use crate::registry::env::Env;
@@ -232,19 +231,7 @@ pub fn load_str(
     }
     if let Some(mut p) = top.table_named(&mut ctx, "push", "[push]") {
         out.allow_private_webhooks = p.bool(&mut ctx, "allow_private_webhooks").map(|v| v.value);
-        out.push_timeout =
-            p.string(&mut ctx, "timeout")
-                .and_then(|d| match parse_duration(&d.value) {
-                    Ok(x) if !x.is_zero() => Some(x),
-                    Ok(_) => {
-                        ctx.error(d.span, "`timeout` must be longer than zero");
-                        None
-                    }
-                    Err(e) => {
-                        ctx.error(d.span, format!("`timeout`: {e}"));
-                        None
-                    }
-                });
+        out.push_timeout = p.positive_duration(&mut ctx, "timeout");
         p.finish(&mut ctx, PUSH_KEYS);
     }
     top.finish(&mut ctx, TOP_KEYS);

@@ -19,7 +19,6 @@
 
 use std::time::Duration;
 
-use crate::config::duration::parse_duration;
 use crate::config::reader::{Ctx, Sp, TableReader, type_name};
 use crate::config::{Diagnostic, did_you_mean};
 use crate::workflow::AgentName;
@@ -230,19 +229,7 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
         }
         result
     });
-    let timeout = t
-        .string(ctx, "timeout")
-        .and_then(|d| match parse_duration(&d.value) {
-            Ok(x) if !x.is_zero() => Some(x),
-            Ok(_) => {
-                ctx.error(d.span, "`timeout` must be longer than zero");
-                None
-            }
-            Err(e) => {
-                ctx.error(d.span, format!("`timeout`: {e}"));
-                None
-            }
-        });
+    let timeout = t.positive_duration(ctx, "timeout");
     let max_concurrent = t.int(ctx, "max_concurrent").and_then(|n| {
         if n.value >= 1 {
             Some(n.value as usize)

@@ -12,7 +12,7 @@ use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::progress::{Asker, Progress, label};
+use super::progress::{Asker, Progress, label, print_result};
 use crate::agents::{Behaviour, Fleet, Set};
 use crate::host::serve::{self, HostConfig};
 use crate::protocol::client::{A2aClient, ClientConfig};
@@ -121,17 +121,18 @@ async fn with_fleet(s: &Scenario, fleet: &Fleet, yes: bool) -> anyhow::Result<Ex
 /// Prints the outcome; the exit code.
 fn report(state: TaskState, result: Option<&Artifact>) -> ExitCode {
     if let Some(r) = result {
-        println!("\n══ {} ══", r.name.as_deref().unwrap_or("result"));
+        let text: String = r.parts.iter().filter_map(Part::as_text).collect();
+        let mut data = Map::new();
         for p in &r.parts {
-            match p {
-                Part::Text(t) => println!("{}", t.text.trim_end()),
-                Part::Data(d) => println!(
-                    "{}",
-                    serde_json::to_string_pretty(&d.data).unwrap_or_default()
-                ),
-                Part::File(_) => println!("(a file)"),
+            if let Part::Data(d) = p {
+                data.extend(d.data.clone());
             }
         }
+        print_result(
+            r.name.as_deref().unwrap_or("result"),
+            Some(&text),
+            (!data.is_empty()).then_some(Value::Object(data)).as_ref(),
+        );
     }
     println!("\nworkflow {}", state.as_str());
     if state == TaskState::Completed {

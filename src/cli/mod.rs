@@ -79,55 +79,10 @@ pub enum Command {
         failure_rate: f64,
     },
     /// Run a workflow in-process against the agents of agents.toml, with live progress.
-    Run {
-        /// A workflow file, or the id of a workflow in --workflows.
-        workflow: String,
-        /// An input, as key=value (the value is JSON if it parses, text otherwise).
-        #[arg(long = "input", short = 'i', value_name = "KEY=VALUE")]
-        inputs: Vec<String>,
-        /// A JSON object of inputs (--input values override it).
-        #[arg(long, value_name = "FILE")]
-        input_json: Option<PathBuf>,
-        /// Print one JSON object per run event instead of the progress display
-        /// (questions are answered automatically).
-        #[arg(long)]
-        json: bool,
-        /// Answer every question automatically.
-        #[arg(long, short)]
-        yes: bool,
-        /// The agents file.
-        #[arg(long, default_value = "agents.toml")]
-        agents: PathBuf,
-        /// Where to look a workflow id up.
-        #[arg(long, default_value = "workflows")]
-        workflows: PathBuf,
-    },
+    Run(run::RunArgs),
     /// Send a message to any A2A agent (the orchestrator included) and print the reply,
     /// or with --stream every event as it arrives.
-    Send {
-        /// The agent's base URL (its card is fetched first).
-        url: String,
-        /// The message text.
-        text: String,
-        /// Stream (message/stream) instead of message/send.
-        #[arg(long)]
-        stream: bool,
-        /// A JSON object sent as a data part.
-        #[arg(long, value_name = "JSON")]
-        data: Option<String>,
-        /// Continue this task (answer its question).
-        #[arg(long, value_name = "ID")]
-        task: Option<String>,
-        /// The context id of the conversation.
-        #[arg(long, value_name = "ID")]
-        context: Option<String>,
-        /// A JSON object sent as the message's metadata (e.g. {"workflow": "travel-planning"}).
-        #[arg(long, value_name = "JSON")]
-        metadata: Option<String>,
-        /// Send `Authorization: Bearer` with the token in this environment variable.
-        #[arg(long, value_name = "VAR")]
-        bearer_token_env: Option<String>,
-    },
+    Send(send::SendArgs),
     /// Render a workflow's DAG as Mermaid or Graphviz DOT.
     Graph {
         /// A workflow file, or the id of a workflow in --workflows.
@@ -197,48 +152,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             demo::demo(set, behaviour, yes).await
         }
-        Command::Run {
-            workflow,
-            inputs,
-            input_json,
-            json,
-            yes,
-            agents,
-            workflows,
-        } => {
-            run::run(run::RunArgs {
-                workflow,
-                workflows,
-                agents,
-                inputs,
-                input_json,
-                json,
-                yes,
-            })
-            .await
-        }
-        Command::Send {
-            url,
-            text,
-            stream,
-            data,
-            task,
-            context,
-            metadata,
-            bearer_token_env,
-        } => {
-            send::send(send::SendArgs {
-                url,
-                text,
-                stream,
-                data,
-                task,
-                context,
-                metadata,
-                bearer_token_env,
-            })
-            .await
-        }
+        Command::Run(args) => run::run(args).await,
+        Command::Send(args) => send::send(args).await,
         Command::Graph {
             workflow,
             format,

@@ -177,6 +177,17 @@ impl Progress {
     }
 }
 
+/// Prints a workflow's result under its name: the text, then the data as JSON.
+pub fn print_result(title: &str, text: Option<&str>, data: Option<&serde_json::Value>) {
+    println!("\n══ {title} ══");
+    if let Some(t) = text {
+        println!("{}", t.trim_end());
+    }
+    if let Some(d) = data.filter(|d| !d.is_null()) {
+        println!("{}", serde_json::to_string_pretty(d).unwrap_or_default());
+    }
+}
+
 /// How questions get their answers.
 #[derive(Debug, Clone, Copy)]
 pub struct Asker {

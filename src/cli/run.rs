@@ -17,14 +17,29 @@ use crate::registry::{Registry, RegistryOptions};
 use crate::workflow::Options;
 
 /// What `run` was asked.
+#[derive(Debug, clap::Args)]
 pub struct RunArgs {
+    /// A workflow file, or the id of a workflow in --workflows.
     pub workflow: String,
-    pub workflows: PathBuf,
-    pub agents: PathBuf,
+    /// An input, as key=value (the value is JSON if it parses, text otherwise).
+    #[arg(long = "input", short = 'i', value_name = "KEY=VALUE")]
     pub inputs: Vec<String>,
+    /// A JSON object of inputs (--input values override it).
+    #[arg(long, value_name = "FILE")]
     pub input_json: Option<PathBuf>,
+    /// Print one JSON object per run event instead of the progress display
+    /// (questions are answered automatically).
+    #[arg(long)]
     pub json: bool,
+    /// Answer every question automatically.
+    #[arg(long, short)]
     pub yes: bool,
+    /// The agents file.
+    #[arg(long, default_value = "agents.toml")]
+    pub agents: PathBuf,
+    /// Where to look a workflow id up.
+    #[arg(long, default_value = "workflows")]
+    pub workflows: PathBuf,
 }
 
 fn problems(diags: Vec<Diagnostic>) -> ExitCode {
@@ -286,13 +301,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = progress.as_mut() {
         let elapsed = p.finish();
         if let Some((text, data)) = &output {
-            println!("\n══ {} ══", workflow.name);
-            if let Some(t) = text {
-                println!("{}", t.trim_end());
-            }
-            if let Some(d) = data.as_ref().filter(|d| !d.is_null()) {
-                println!("{}", serde_json::to_string_pretty(d).unwrap_or_default());
-            }
+            super::progress::print_result(&workflow.name, text.as_deref(), data.as_ref());
         }
         if let Some(m) = &end.1 {
             println!("{m}");

@@ -12,14 +12,29 @@ use crate::protocol::client::{A2aClient, ClientAuth, ClientConfig};
 use crate::protocol::types::*;
 
 /// What `send` was asked.
+#[derive(Debug, clap::Args)]
 pub struct SendArgs {
+    /// The agent's base URL (its card is fetched first).
     pub url: String,
+    /// The message text.
     pub text: String,
+    /// Stream (message/stream) instead of message/send.
+    #[arg(long)]
     pub stream: bool,
+    /// A JSON object sent as a data part.
+    #[arg(long, value_name = "JSON")]
     pub data: Option<String>,
+    /// Continue this task (answer its question).
+    #[arg(long, value_name = "ID")]
     pub task: Option<String>,
+    /// The context id of the conversation.
+    #[arg(long, value_name = "ID")]
     pub context: Option<String>,
+    /// A JSON object sent as the message's metadata (e.g. {"workflow": "travel-planning"}).
+    #[arg(long, value_name = "JSON")]
     pub metadata: Option<String>,
+    /// Send `Authorization: Bearer` with the token in this environment variable.
+    #[arg(long, value_name = "VAR")]
     pub bearer_token_env: Option<String>,
 }
 

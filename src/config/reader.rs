@@ -143,6 +143,20 @@ impl<'a, 'i> TableReader<'a, 'i> {
         })
     }
 
+    /// An integer of at least `min`.
+    pub fn int_at_least(&mut self, ctx: &mut Ctx<'_>, key: &str, min: i64) -> Option<i64> {
+        let n = self.int(ctx, key)?;
+        if n.value >= min {
+            Some(n.value)
+        } else {
+            ctx.error(
+                n.span,
+                format!("`{key}` must be at least {min}, got {}", n.value),
+            );
+            None
+        }
+    }
+
     /// A duration longer than zero (`30s`, `2m`, `1h30m`).
     pub fn positive_duration(
         &mut self,

@@ -175,17 +175,9 @@ pub fn load_str(
         });
         out.agents = s.string(&mut ctx, "agents").map(path);
         out.workflows = s.string(&mut ctx, "workflows").map(path);
-        out.max_body_bytes = s.int(&mut ctx, "max_body_bytes").and_then(|n| {
-            if n.value >= 1024 {
-                Some(n.value as usize)
-            } else {
-                ctx.error(
-                    n.span,
-                    format!("`max_body_bytes` must be at least 1024, got {}", n.value),
-                );
-                None
-            }
-        });
+        out.max_body_bytes = s
+            .int_at_least(&mut ctx, "max_body_bytes", 1024)
+            .map(|n| n as usize);
         s.finish(&mut ctx, SERVER_KEYS);
     }
     if let Some(mut a) = top.table_named(&mut ctx, "auth", "[auth]") {

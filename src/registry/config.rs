@@ -230,17 +230,7 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
         result
     });
     let timeout = t.positive_duration(ctx, "timeout");
-    let max_concurrent = t.int(ctx, "max_concurrent").and_then(|n| {
-        if n.value >= 1 {
-            Some(n.value as usize)
-        } else {
-            ctx.error(
-                n.span,
-                format!("`max_concurrent` must be at least 1, got {}", n.value),
-            );
-            None
-        }
-    });
+    let max_concurrent = t.int_at_least(ctx, "max_concurrent", 1).map(|n| n as usize);
     let mut headers = Vec::new();
     if let Some(h) = t.table(ctx, "headers") {
         for (k, v) in h.entries() {

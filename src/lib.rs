@@ -9,6 +9,7 @@
 //! - [`workflow`]: the workflow definition language — TOML format, static validation,
 //!   templates, graph rendering. It knows nothing about HTTP or JSON-RPC.
 //! - [`registry`]: the downstream agents of `agents.toml`.
+//! - [`engine`]: runs workflows; [`store`]: keeps tasks and runs (memory or SQLite).
 //! - [`cli`]: the command-line front end.
 //!
 //! See `ARCHITECTURE.md` for the bird's-eye view and the invariants.
@@ -23,4 +24,5 @@ pub mod engine;
 pub mod host;
 pub mod protocol;
 pub mod registry;
+pub mod store;
 pub mod workflow;

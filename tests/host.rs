@@ -10,6 +10,7 @@ use a2a_orchestrator::protocol::client::{A2aClient, ClientConfig};
 use a2a_orchestrator::protocol::server::ServerConfig;
 use a2a_orchestrator::protocol::types::*;
 use a2a_orchestrator::registry::config::load_str as load_agents;
+use a2a_orchestrator::store::StoreSpec;
 use a2a_orchestrator::workflow::{self, Options, Workflow};
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -109,11 +110,14 @@ async fn orchestra_with(
             allow_private_webhooks: true,
             ..ServerConfig::default()
         },
+        store: StoreSpec::Memory,
+        retention: Duration::from_secs(3600),
     };
     configure(&mut config);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
-    let host = build(&config, workflows, &agents.unwrap(), &url).await;
+    let store = config.store.open().await.unwrap();
+    let host = build(&config, workflows, &agents.unwrap(), &url, store).await;
     let router = host.server.router();
     tokio::spawn(async move { axum::serve(listener, router).await });
     Orchestra {
@@ -476,11 +480,18 @@ async fn serve_checks_its_files_then_serves_the_card_and_stops_on_sigterm() {
     assert!(status.success(), "graceful shutdown on SIGTERM: {status}");
 }
 
-/// Starts `serve` with `args` from the repository root; returns it and its URL.
-async fn spawn_serve(args: &[&str], envs: &[(&str, &str)]) -> (tokio::process::Child, String) {
+/// Starts `serve` with `args` from the repository root (with `--store memory` unless
+/// `args` name a store or a config file); returns it and its URL.
+pub async fn spawn_serve(args: &[&str], envs: &[(&str, &str)]) -> (tokio::process::Child, String) {
+    let default_store: &[&str] = if args.iter().any(|a| *a == "--store" || *a == "--config") {
+        &[]
+    } else {
+        &["--store", "memory"]
+    };
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
         .arg("serve")
         .args(args)
+        .args(default_store)
         .envs(envs.iter().copied())
         .current_dir(crate::util::ROOT)
         .stdout(std::process::Stdio::piped())
@@ -490,11 +501,18 @@ async fn spawn_serve(args: &[&str], envs: &[(&str, &str)]) -> (tokio::process::C
         .unwrap();
     let stdout = child.stdout.take().unwrap();
     let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
-    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await
-        .unwrap()
-        .unwrap()
-        .expect("serve printed its URL");
+    let line = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match lines.next_line().await.unwrap() {
+                Some(l) if l.contains("listening on") => return Some(l),
+                Some(_) => continue,
+                None => return None,
+            }
+        }
+    })
+    .await
+    .unwrap()
+    .expect("serve printed its URL");
     let url = line
         .split_whitespace()
         .find(|w| w.starts_with("http://"))
@@ -527,6 +545,10 @@ bearer_token_env = ["ORCH_TEST_TOKEN"]
 
 [push]
 allow_private_webhooks = true
+
+[store]
+url = "sqlite://state/orchestrator.db"
+retention = "1h"
 "#,
             root = crate::util::ROOT
         ),
@@ -566,6 +588,10 @@ allow_private_webhooks = true
         .await
         .unwrap();
     assert_eq!(allowed["error"]["code"], -32001, "{allowed}");
+    assert!(
+        dir.join("state/orchestrator.db").is_file(),
+        "the [store] path is taken from the file's directory"
+    );
 
     let broken = dir.join("broken.toml");
     std::fs::write(

@@ -89,10 +89,14 @@ async fn with_fleet(s: &Scenario, fleet: &Fleet, yes: bool) -> anyhow::Result<Ex
         workflows: s.file.into(),
         agents: "demo agents".into(),
         server: ServerConfig::default(),
+        store: crate::store::StoreSpec::Memory,
+        retention: crate::host::settings::DEFAULT_RETENTION,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}/", listener.local_addr()?);
-    let host = serve::build(&config, vec![Arc::new(w)], &agents, &url).await;
+    // The demo keeps nothing: its tasks live in memory.
+    let store = config.store.open().await?;
+    let host = serve::build(&config, vec![Arc::new(w)], &agents, &url, store).await;
     let stop = CancellationToken::new();
     let server = host.server.clone();
     let serving = tokio::spawn(server.serve(listener, stop.clone().cancelled_owned()));

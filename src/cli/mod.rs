@@ -207,6 +207,14 @@ pub struct ServeArgs {
     /// The header API keys come in [default: X-API-Key].
     #[arg(long)]
     api_key_header: Option<String>,
+    /// Where tasks and runs are kept: sqlite://PATH (survives restarts) or memory
+    /// [default: sqlite://data/orchestrator.db].
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
+    /// How long finished tasks and runs are kept before they are pruned, e.g. 7d, 12h
+    /// [default: 7d].
+    #[arg(long, value_name = "DURATION")]
+    retention: Option<String>,
 }
 
 impl ServeArgs {
@@ -245,6 +253,19 @@ impl ServeArgs {
         if let Some(u) = &self.public_url {
             settings::check_public_url(u).map_err(|e| anyhow::anyhow!("--public-url: {e}"))?;
         }
+        let store = self
+            .store
+            .as_deref()
+            .map(crate::store::StoreSpec::parse)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--store: {e}"))?;
+        let retention = self
+            .retention
+            .as_deref()
+            .map(crate::config::parse_duration)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--retention: {e}"))?
+            .filter(|d| !d.is_zero());
         Ok(Settings {
             name: self.name,
             description: self.description,
@@ -256,6 +277,8 @@ impl ServeArgs {
             auth,
             allow_private_webhooks: self.allow_private_webhooks.then_some(true),
             push_timeout: None,
+            store,
+            retention,
         })
     }
 }
@@ -276,18 +299,38 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         Ok(x) => x,
         Err(problems) => return Ok(config_problems(problems)),
     };
+    // A store that cannot be opened stops everything: never a fresh one in its place.
+    let store = match config.store.open().await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
     let listener = tokio::net::TcpListener::bind(&listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
     let addr = listener.local_addr()?;
     let url = public_url.unwrap_or_else(|| format!("http://{addr}/"));
-    let host = serve::build(&config, workflows, &agents, &url).await;
+    let host = serve::build(&config, workflows, &agents, &url, store).await;
     for s in host.registry.statuses() {
         if s.health.is_unavailable() {
             eprintln!("warning: agent `{}` {}", s.name, s.health);
         }
     }
     host.registry.start_refresh();
+    match host.server.recover().await {
+        Ok(0) => {}
+        Ok(n) => println!("resuming {n} unfinished task(s) from {}", config.store),
+        Err(e) => {
+            eprintln!(
+                "error: cannot read the unfinished tasks of {}: {e}",
+                config.store
+            );
+            return Ok(ExitCode::from(2));
+        }
+    }
+    let pruner = tokio::spawn(serve::prune_every(host.store.clone(), config.retention));
     let skills: Vec<String> = host
         .server
         .card()
@@ -300,6 +343,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         skills.join(", ")
     );
     host.server.serve(listener, shutdown_signal()).await?;
+    pruner.abort();
     host.registry.shutdown().await;
     Ok(ExitCode::SUCCESS)
 }

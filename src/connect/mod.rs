@@ -271,6 +271,44 @@ impl AgentConnector for A2aConnector {
         })
     }
 
+    fn attach(
+        &self,
+        agent: &str,
+        task_id: &str,
+    ) -> BoxFuture<'static, Result<Updates, AgentError>> {
+        let this = self.clone();
+        let (agent, task_id) = (agent.to_owned(), TaskId::new(task_id));
+        Box::pin(async move {
+            let lease = this
+                .registry
+                .acquire(Target::Name(&agent), &Requirements::default())
+                .await
+                .map_err(|e| AgentError::new(AgentErrorKind::Unavailable, e.to_string()))?;
+            let streaming = lease.card().supports_streaming();
+            let client = lease.client().clone();
+            let conversation = Conversation {
+                lease: Some(lease),
+                client,
+                agent,
+                task_id: None,
+                ledger: Ledger::default(),
+                pending: VecDeque::new(),
+                done: false,
+                answering: false,
+            };
+            if streaming {
+                Ok(Box::pin(followed(conversation, Phase::Attach(task_id))) as Updates)
+            } else {
+                Ok(Box::pin(polled_from(
+                    conversation,
+                    Poll::Attach(task_id),
+                    this.poll_initial,
+                    this.poll_max,
+                )) as Updates)
+            }
+        })
+    }
+
     fn cancel(&self, agent: &str, task_id: &str) -> BoxFuture<'static, Result<(), AgentError>> {
         let client = self.registry.client(agent);
         let (agent, task_id) = (agent.to_owned(), task_id.to_owned());
@@ -292,6 +330,8 @@ impl AgentConnector for A2aConnector {
 
 enum Phase {
     Send(Box<MessageSendParams>),
+    /// Follow an existing task: its snapshot, then a resubscription.
+    Attach(TaskId),
     Live(EventStream),
     Resume(u32),
 }
@@ -301,11 +341,15 @@ fn streamed(
     conversation: Conversation,
     params: MessageSendParams,
 ) -> impl Stream<Item = Result<Update, AgentError>> + Send {
-    let state = (
-        conversation,
-        Phase::Send(Box::new(params)),
-        None::<TaskState>,
-    );
+    followed(conversation, Phase::Send(Box::new(params)))
+}
+
+/// A streaming conversation from `phase` on.
+fn followed(
+    conversation: Conversation,
+    phase: Phase,
+) -> impl Stream<Item = Result<Update, AgentError>> + Send {
+    let state = (conversation, phase, None::<TaskState>);
     futures::stream::unfold(state, |(mut c, mut phase, mut last)| async move {
         loop {
             if let Some(u) = c.pending.pop_front() {
@@ -317,6 +361,17 @@ fn streamed(
             phase = match phase {
                 Phase::Send(params) => match c.client.send_message_stream(&params).await {
                     Ok(s) => Phase::Live(s),
+                    Err(e) => {
+                        c.fail(agent_error(e));
+                        Phase::Resume(MAX_RESUMES)
+                    }
+                },
+                Phase::Attach(id) => match c.client.get_task(&TaskQueryParams::new(id)).await {
+                    // The snapshot, then the live events (resubscribing, as after a drop).
+                    Ok(t) => {
+                        c.snapshot(&t, &mut last);
+                        Phase::Resume(0)
+                    }
                     Err(e) => {
                         c.fail(agent_error(e));
                         Phase::Resume(MAX_RESUMES)
@@ -374,6 +429,8 @@ fn streamed(
 
 enum Poll {
     Send(Box<MessageSendParams>),
+    /// Follow an existing task: get it now, then poll.
+    Attach(TaskId),
     Wait(Duration),
 }
 
@@ -384,11 +441,17 @@ fn polled(
     initial: Duration,
     max: Duration,
 ) -> impl Stream<Item = Result<Update, AgentError>> + Send {
-    let state = (
-        conversation,
-        Poll::Send(Box::new(params)),
-        None::<TaskState>,
-    );
+    polled_from(conversation, Poll::Send(Box::new(params)), initial, max)
+}
+
+/// A polled conversation from `phase` on.
+fn polled_from(
+    conversation: Conversation,
+    phase: Poll,
+    initial: Duration,
+    max: Duration,
+) -> impl Stream<Item = Result<Update, AgentError>> + Send {
+    let state = (conversation, phase, None::<TaskState>);
     futures::stream::unfold(state, move |(mut c, mut phase, mut last)| async move {
         loop {
             if let Some(u) = c.pending.pop_front() {
@@ -404,6 +467,13 @@ fn polled(
                         Ok(SendMessageResult::Message(m)) => {
                             c.event(StreamEvent::Message(m), &mut last)
                         }
+                        Err(e) => c.fail(agent_error(e)),
+                    }
+                    Poll::Wait(initial)
+                }
+                Poll::Attach(id) => {
+                    match c.client.get_task(&TaskQueryParams::new(id)).await {
+                        Ok(t) => c.snapshot(&t, &mut last),
                         Err(e) => c.fail(agent_error(e)),
                     }
                     Poll::Wait(initial)

@@ -5,11 +5,15 @@
 //! knows nothing about HTTP, JSON-RPC or A2A types; it reaches agents through
 //! [`AgentConnector`] and reports through typed [`RunEvent`]s.
 
+mod journal;
 mod record;
 mod run;
 mod types;
 mod unit;
 
+pub use journal::{
+    Checkpoint, MemoryRunStore, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun,
+};
 pub use record::{Outputs, Record, content_json};
 pub use run::{Engine, EngineOptions, RunControl, RunHandle};
 pub use types::*;

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use super::types::{ArtifactChunk, Content, StepState};
 
 /// Artifacts assembled in the order they first appeared.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Outputs {
     pub artifacts: Vec<(String, Option<String>, Vec<Content>)>,
 }
@@ -99,7 +99,7 @@ pub fn content_json(c: &Content) -> Value {
 }
 
 /// A finished step (or fan-out item).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Record {
     pub state: StepState,
     pub outputs: Outputs,

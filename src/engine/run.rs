@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span};
 
+use super::journal::{Checkpoint, Journal, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun};
 use super::record::Record;
 use super::types::*;
 use super::unit::{Ask, Unit, approval};
@@ -42,6 +43,8 @@ pub struct Engine {
     connector: Arc<dyn AgentConnector>,
     options: EngineOptions,
     tracker: TaskTracker,
+    /// Where runs are written down, when they should survive the process.
+    store: Option<Arc<dyn RunStore>>,
 }
 
 enum Command {
@@ -103,6 +106,22 @@ impl Engine {
             connector,
             options,
             tracker: TaskTracker::new(),
+            store: None,
+        }
+    }
+
+    /// Writes every run down in `store`, so that [`Engine::resume`] can go on with it
+    /// after a restart.
+    pub fn with_store(mut self, store: Arc<dyn RunStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// A run as stored (none without a store, or for an unknown id).
+    pub async fn saved_run(&self, run_id: &str) -> Result<Option<SavedRun>, RunStoreError> {
+        match &self.store {
+            Some(store) => store.load_run(run_id).await,
+            None => Ok(None),
         }
     }
 
@@ -114,6 +133,27 @@ impl Engine {
         run_id: String,
     ) -> Result<RunHandle, Vec<String>> {
         let inputs = workflow.check_inputs(inputs)?;
+        Ok(self.launch(workflow, inputs, run_id, None))
+    }
+
+    /// Goes on with a stored run (after a restart) on `workflow` — the version the run
+    /// started with. Finished steps keep their results and are not run again; a step
+    /// whose downstream task is known follows that task again; a message whose fate is
+    /// unknown is sent again with the same message id; questions are asked again. A run
+    /// that had ended reports its end again.
+    pub fn resume(&self, workflow: Arc<Workflow>, saved: SavedRun) -> RunHandle {
+        let inputs = saved.header.inputs.clone();
+        let run_id = saved.header.run_id.clone();
+        self.launch(workflow, inputs, run_id, Some(saved))
+    }
+
+    fn launch(
+        &self,
+        workflow: Arc<Workflow>,
+        inputs: Map<String, Value>,
+        run_id: String,
+        saved: Option<SavedRun>,
+    ) -> RunHandle {
         let (events_tx, events) = mpsc::channel(self.options.event_buffer);
         let (commands, commands_rx) = mpsc::channel(16);
         let cancel = CancellationToken::new();
@@ -137,7 +177,14 @@ impl Engine {
         }
         let waiting: Vec<usize> = needs.iter().map(Vec::len).collect();
         let ready = (0..n).filter(|&i| waiting[i] == 0).collect();
+        let journal = self.store.as_ref().map(|store| Journal {
+            store: store.clone(),
+            run_id: run_id.clone(),
+        });
         let run = Run {
+            journal,
+            saved,
+            restore: Default::default(),
             needs,
             dependents,
             waiting,
@@ -173,11 +220,11 @@ impl Engine {
         };
         let span = info_span!("run", run_id = %run_id);
         self.tracker.spawn(run.run().instrument(span));
-        Ok(RunHandle {
+        RunHandle {
             run_id,
             control: RunControl { commands, cancel },
             events,
-        })
+        }
     }
 
     /// Waits for every run to end (after canceling them, if `cancel`).
@@ -197,7 +244,8 @@ struct Slot {
 
 struct Fan {
     items: Vec<Value>,
-    next: usize,
+    /// Items not started yet, in order.
+    queue: std::collections::VecDeque<usize>,
     running: usize,
     max: usize,
     results: Vec<Option<Record>>,
@@ -211,6 +259,11 @@ struct Pending {
 }
 
 struct Run {
+    journal: Option<Journal>,
+    /// The stored run this one goes on with; taken at start.
+    saved: Option<SavedRun>,
+    /// Checkpoints of the stored run not consumed yet.
+    restore: std::collections::HashMap<(String, Option<usize>), Checkpoint>,
     workflow: Arc<Workflow>,
     run_id: String,
     connector: Arc<dyn AgentConnector>,
@@ -312,6 +365,30 @@ impl Run {
     }
 
     async fn run(mut self) {
+        match self.saved.take() {
+            None => {
+                if let Some(j) = &self.journal {
+                    let header = RunHeader {
+                        run_id: self.run_id.clone(),
+                        workflow_id: self.workflow.id.to_string(),
+                        workflow_file: self.workflow.file.clone(),
+                        workflow_source: self.workflow.source.to_string(),
+                        workflow_hash: self.workflow.hash.clone(),
+                        inputs: self.inputs.clone(),
+                    };
+                    j.create(&header).await;
+                }
+            }
+            Some(saved) => {
+                if let Some(end) = saved.end {
+                    return self.report_end(end).await;
+                }
+                self.restore = saved.units;
+                if saved.canceled {
+                    self.cancel.cancel();
+                }
+            }
+        }
         self.emit(RunEvent::Run {
             state: RunState::Working,
             message: None,
@@ -334,7 +411,7 @@ impl Run {
                 }
                 Some(ask) = self.ask_rx.recv() => self.asked(ask).await,
                 Some(cmd) = self.commands.recv() => self.command(cmd).await,
-                () = self.cancel.cancelled(), if !self.canceled => self.cancel_run(),
+                () = self.cancel.cancelled(), if !self.canceled => self.cancel_run().await,
                 () = async { tokio::time::sleep_until(grace.unwrap_or_else(tokio::time::Instant::now)).await }, if grace.is_some() => {
                     self.always.cancel();
                     self.grace_until = None;
@@ -361,7 +438,10 @@ impl Run {
         }
     }
 
-    fn cancel_run(&mut self) {
+    async fn cancel_run(&mut self) {
+        if let Some(j) = &self.journal {
+            j.canceled().await;
+        }
         self.canceled = true;
         self.stopping = true;
         self.work.cancel();
@@ -384,11 +464,15 @@ impl Run {
 
     async fn decide(&mut self, i: usize, needs: &[usize]) {
         let step = &self.workflow.steps[i];
+        // A step that finished before a restart keeps its result.
+        if let Some(Checkpoint::Done(record)) = self.restore.remove(&(step.id.to_string(), None)) {
+            return self.settle(i, record);
+        }
         // On a canceled run, nothing but `always` steps starts, whatever its needs did.
         if self.canceled && step.trigger != Trigger::Always {
             let mut r = Record::new(StepState::Canceled);
             r.error = Some("not started: the run was canceled".into());
-            return self.close(i, r, None).await;
+            return self.close(i, r).await;
         }
         let states: Vec<(StepState, bool)> = needs
             .iter()
@@ -416,18 +500,16 @@ impl Run {
             Trigger::NoneFailed | Trigger::AllDone | Trigger::Always => Decision::Run,
         };
         match decision {
-            Decision::Skip => return self.close(i, Record::new(StepState::Skipped), None).await,
+            Decision::Skip => return self.close(i, Record::new(StepState::Skipped)).await,
             Decision::UpstreamFailed => {
-                return self
-                    .close(i, Record::new(StepState::UpstreamFailed), None)
-                    .await;
+                return self.close(i, Record::new(StepState::UpstreamFailed)).await;
             }
             Decision::Run => {}
         }
         if self.stopping && step.trigger != Trigger::Always {
             let mut r = Record::new(StepState::Skipped);
             r.error = Some("not started: the run is stopping after a failure".into());
-            return self.close(i, r, None).await;
+            return self.close(i, r).await;
         }
         // `when` and `for_each` may use anything upstream: the whole context, built only
         // for the steps that have them.
@@ -439,11 +521,11 @@ impl Run {
         if let Some(when) = &step.when {
             match self.workflow.templates.eval_bool(when, &ctx) {
                 Ok(true) => {}
-                Ok(false) => return self.close(i, Record::new(StepState::Skipped), None).await,
+                Ok(false) => return self.close(i, Record::new(StepState::Skipped)).await,
                 Err(e) => {
                     let mut r = Record::new(StepState::Failed);
                     r.error = Some(e.to_string());
-                    return self.close(i, r, None).await;
+                    return self.close(i, r).await;
                 }
             }
         }
@@ -456,27 +538,45 @@ impl Run {
                         "{}: `for_each` must yield a list, got {other}",
                         fan.items.site
                     ));
-                    return self.close(i, r, None).await;
+                    return self.close(i, r).await;
                 }
                 Err(e) => {
                     let mut r = Record::new(StepState::Failed);
                     r.error = Some(e.to_string());
-                    return self.close(i, r, None).await;
+                    return self.close(i, r).await;
                 }
             };
             if items.is_empty() {
                 let mut r = Record::new(StepState::Completed);
                 r.items = Some(Vec::new());
-                return self.close(i, r, None).await;
+                return self.close(i, r).await;
             }
             let n = items.len();
+            // Items that finished before a restart keep their results.
+            let mut results = vec![None; n];
+            let mut queue = std::collections::VecDeque::with_capacity(n);
+            for (k, slot) in results.iter_mut().enumerate() {
+                match self.restore.remove(&(step.id.to_string(), Some(k))) {
+                    Some(Checkpoint::Done(r)) => *slot = Some(r),
+                    Some(other) => {
+                        self.restore.insert((step.id.to_string(), Some(k)), other);
+                        queue.push_back(k);
+                    }
+                    None => queue.push_back(k),
+                }
+            }
+            let all_done = queue.is_empty();
             self.slots[i].fan = Some(Fan {
                 items,
-                next: 0,
+                queue,
                 running: 0,
                 max: fan.max_parallel.unwrap_or(usize::MAX),
-                results: vec![None; n],
+                results,
             });
+            if all_done {
+                self.slots[i].state = Some(StepState::Working);
+                return self.fan_close(i).await;
+            }
         }
         self.slots[i].state = Some(StepState::Working);
         self.active.insert(i);
@@ -507,11 +607,12 @@ impl Run {
                     self.active.remove(&i);
                     (None, None)
                 }
-                Some(fan) if fan.next < fan.items.len() && fan.running < fan.max => {
-                    let k = fan.next;
-                    fan.next += 1;
+                Some(fan) if !fan.queue.is_empty() && fan.running < fan.max => {
+                    let Some(k) = fan.queue.pop_front() else {
+                        break;
+                    };
                     fan.running += 1;
-                    if fan.next == fan.items.len() {
+                    if fan.queue.is_empty() {
                         self.active.remove(&i);
                     }
                     (Some(k), Some(fan.items[k].clone()))
@@ -532,7 +633,16 @@ impl Run {
         } else {
             self.work.child_token()
         };
+        let resume = match self
+            .restore
+            .remove(&(self.workflow.steps[i].id.to_string(), item))
+        {
+            Some(c @ Checkpoint::Sent { .. }) => Some(c),
+            _ => None,
+        };
         let unit = Unit {
+            journal: self.journal.clone(),
+            resume,
             workflow: self.workflow.clone(),
             step: i,
             item,
@@ -552,8 +662,13 @@ impl Run {
     async fn unit_done(&mut self, i: usize, item: Option<usize>, record: Record) {
         self.questions.retain(|q| !(q.step == i && q.item == item));
         let Some(k) = item else {
-            return self.close(i, record, None).await;
+            return self.close(i, record).await;
         };
+        if let Some(j) = &self.journal {
+            let done = Checkpoint::Done(record.clone());
+            j.unit(self.workflow.steps[i].id.as_str(), Some(k), &done)
+                .await;
+        }
         self.emit(RunEvent::Step {
             step: self.workflow.steps[i].id.clone(),
             item: Some(k),
@@ -569,9 +684,17 @@ impl Run {
         };
         fan.running -= 1;
         fan.results[k] = Some(record);
-        if fan.next < fan.items.len() || fan.running > 0 {
+        if !fan.queue.is_empty() || fan.running > 0 {
             return;
         }
+        self.fan_close(i).await;
+    }
+
+    /// Closes a fan-out step whose items have all finished.
+    async fn fan_close(&mut self, i: usize) {
+        let Some(fan) = self.slots[i].fan.as_mut() else {
+            return;
+        };
         let items: Vec<Record> = fan
             .results
             .iter_mut()
@@ -601,11 +724,33 @@ impl Run {
             r.state = StepState::Canceled;
         }
         r.items = Some(items);
-        self.close(i, r, None).await;
+        self.close(i, r).await;
     }
 
-    /// Records a step's final state, emits it, and applies the failure policy.
-    async fn close(&mut self, i: usize, record: Record, attempt: Option<u32>) {
+    /// Records a step's final state (in the journal first: no step that needs it starts
+    /// before it is written), emits it, and settles it.
+    async fn close(&mut self, i: usize, record: Record) {
+        let step = &self.workflow.steps[i];
+        if let Some(j) = &self.journal {
+            j.unit(step.id.as_str(), None, &Checkpoint::Done(record.clone()))
+                .await;
+        }
+        self.emit(RunEvent::Step {
+            step: step.id.clone(),
+            item: None,
+            state: record.state,
+            attempt: record.attempts,
+            agent: record.agent.clone(),
+            task_id: None,
+            message: record.error.clone(),
+        })
+        .await;
+        self.settle(i, record);
+    }
+
+    /// Takes a finished step into account: its dependents, the failure policy, and the
+    /// template context.
+    fn settle(&mut self, i: usize, record: Record) {
         let step = &self.workflow.steps[i];
         self.slots[i].state = Some(record.state);
         self.active.remove(&i);
@@ -616,16 +761,6 @@ impl Run {
                 self.ready.insert(d);
             }
         }
-        self.emit(RunEvent::Step {
-            step: step.id.clone(),
-            item: None,
-            state: record.state,
-            attempt: attempt.unwrap_or(record.attempts),
-            agent: record.agent.clone(),
-            task_id: None,
-            message: record.error.clone(),
-        })
-        .await;
         let failed = matches!(record.state, StepState::Failed | StepState::Rejected)
             && !step.continue_on_error;
         if failed && self.failure.is_none() {
@@ -753,21 +888,44 @@ impl Run {
         } else {
             (RunState::Completed, None)
         };
-        let (state, message) = if state == RunState::Completed {
+        let mut end = RunEnd {
+            state,
+            message,
+            output_text: None,
+            output_data: None,
+        };
+        if state == RunState::Completed {
             match self.output() {
                 Ok((text, data)) => {
-                    self.emit(RunEvent::Output { text, data }).await;
-                    (state, message)
+                    end.output_text = text;
+                    end.output_data = data;
                 }
-                Err(e) => (
-                    RunState::Failed,
-                    Some(format!("the output could not be rendered: {e}")),
-                ),
+                Err(e) => {
+                    end.state = RunState::Failed;
+                    end.message = Some(format!("the output could not be rendered: {e}"));
+                }
             }
-        } else {
-            (state, message)
-        };
-        self.emit(RunEvent::Run { state, message }).await;
+        }
+        if let Some(j) = &self.journal {
+            j.finish(&end).await;
+        }
+        self.report_end(end).await;
+    }
+
+    /// Emits a run's end: its output (when completed), then its final state.
+    async fn report_end(&self, end: RunEnd) {
+        if end.state == RunState::Completed {
+            self.emit(RunEvent::Output {
+                text: end.output_text,
+                data: end.output_data,
+            })
+            .await;
+        }
+        self.emit(RunEvent::Run {
+            state: end.state,
+            message: end.message,
+        })
+        .await;
     }
 
     fn output(&self) -> Result<(Option<String>, Option<Value>), String> {

@@ -2,18 +2,21 @@
 //! and steps, the events it emits, and the answers it takes.
 //!
 //! These are the engine's own types, not A2A's: the connector (`crate::connect`) and the
-//! host translate. Nothing here is serialized on any wire.
+//! host translate. Nothing here is serialized on any wire; what a run store keeps
+//! (contents, states) is serialized with serde for it.
 
 use std::fmt;
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::workflow::{AgentTarget, StepId};
 
 /// A block of content from an agent.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
 pub enum Content {
     Text(String),
     Data(Map<String, Value>),
@@ -123,12 +126,23 @@ pub type Updates = BoxStream<'static, Result<Update, AgentError>>;
 pub trait AgentConnector: Send + Sync + 'static {
     /// Sends a message (a new task, or a continuation) and streams what follows.
     fn send(&self, request: SendRequest) -> BoxFuture<'static, Result<Updates, AgentError>>;
+    /// Follows an existing downstream task again (after a restart): its current state
+    /// and artifacts (as whole artifacts), then what follows. The default cannot.
+    fn attach(
+        &self,
+        agent: &str,
+        task_id: &str,
+    ) -> BoxFuture<'static, Result<Updates, AgentError>> {
+        let message = format!("cannot follow task {task_id} of agent {agent} again");
+        Box::pin(async move { Err(AgentError::new(AgentErrorKind::Unavailable, message)) })
+    }
     /// Cancels a downstream task.
     fn cancel(&self, agent: &str, task_id: &str) -> BoxFuture<'static, Result<(), AgentError>>;
 }
 
 /// A run's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum RunState {
     Working,
     /// Questions are pending and nothing else runs.
@@ -149,7 +163,8 @@ impl RunState {
 
 /// A step's (or fan-out item's) state: the A2A states plus `skipped` and
 /// `upstream_failed`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum StepState {
     Pending,
     Working,

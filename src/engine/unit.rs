@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
+use super::journal::{Checkpoint, Journal};
 use super::record::{Outputs, Record};
 use super::types::*;
 use crate::workflow::{StepKind, Workflow, inputs_schema};
@@ -42,6 +43,10 @@ pub struct Unit {
     pub events: mpsc::Sender<RunEvent>,
     pub ask: mpsc::Sender<Ask>,
     pub cancel: CancellationToken,
+    /// Where checkpoints go, when the run is durable.
+    pub journal: Option<Journal>,
+    /// The checkpoint to go on from (a `Sent`), after a restart.
+    pub resume: Option<Checkpoint>,
 }
 
 /// How an attempt ended, when not completed.
@@ -197,6 +202,28 @@ impl Unit {
         }
     }
 
+    /// Writes a checkpoint, if the run is durable.
+    async fn checkpoint(
+        &self,
+        request: &SendRequest,
+        attempt: u32,
+        turn: u32,
+        agent: &Option<(String, Option<String>)>,
+    ) {
+        let Some(j) = &self.journal else { return };
+        let (name, task) = agent.clone().unzip();
+        let c = Checkpoint::Sent {
+            attempt,
+            turn,
+            message_id: request.message_id.clone(),
+            agent: name,
+            task_id: request.task_id.clone().or(task.flatten()),
+            text: request.text.clone(),
+            data: request.data.clone(),
+        };
+        j.unit(self.id().as_str(), self.item, &c).await;
+    }
+
     async fn agent_step(
         &self,
         target: crate::workflow::AgentTarget,
@@ -206,7 +233,11 @@ impl Unit {
     ) -> Record {
         let step = &self.workflow.steps[self.step];
         let policy = step.retry;
-        let mut attempt = 1;
+        let mut resume = self.resume.clone();
+        let mut attempt = match &resume {
+            Some(Checkpoint::Sent { attempt, .. }) => *attempt,
+            _ => 1,
+        };
         loop {
             let mut agent = None;
             let outcome = self
@@ -217,6 +248,7 @@ impl Unit {
                     data.clone(),
                     deadline,
                     &mut agent,
+                    resume.take(),
                 )
                 .await;
             let agent_name = agent
@@ -281,7 +313,11 @@ impl Unit {
         }
     }
 
-    /// One attempt: send, then follow the updates until a final state.
+    /// One attempt: send, then follow the updates until a final state. With `resume` (a
+    /// `Sent` checkpoint), the attempt goes on where it was: following the downstream
+    /// task again if it is known (and sending the answer it was being sent again if the
+    /// task still waits for it), else sending the same message again.
+    #[allow(clippy::too_many_arguments)]
     async fn attempt(
         &self,
         attempt: u32,
@@ -290,6 +326,7 @@ impl Unit {
         data: Option<Map<String, Value>>,
         deadline: Option<Instant>,
         agent: &mut Option<(String, Option<String>)>,
+        resume: Option<Checkpoint>,
     ) -> Result<Outputs, Failure> {
         let step = &self.workflow.steps[self.step];
         let item = self.item.map_or_else(|| "-".to_owned(), |i| i.to_string());
@@ -306,6 +343,43 @@ impl Unit {
             text,
             data,
         };
+        // After a restart: the downstream task to follow again, and the answer that may
+        // not have reached it.
+        let mut reattach: Option<(String, String)> = None;
+        let mut unsent_answer: Option<SendRequest> = None;
+        if let Some(Checkpoint::Sent {
+            turn: t,
+            message_id,
+            agent: name,
+            task_id,
+            text,
+            data,
+            ..
+        }) = resume
+        {
+            turn = t;
+            let continued = SendRequest {
+                run_id: self.run_id.clone(),
+                target: match &name {
+                    Some(n) => crate::workflow::AgentTarget::Named(
+                        crate::workflow::AgentName::new(n.clone()),
+                    ),
+                    None => target.clone(),
+                },
+                message_id,
+                task_id: if t > 0 { task_id.clone() } else { None },
+                text,
+                data,
+            };
+            if let (Some(n), Some(task)) = (name, task_id) {
+                *agent = Some((n.clone(), Some(task.clone())));
+                reattach = Some((n, task));
+                if t > 0 {
+                    unsent_answer = Some(continued.clone());
+                }
+            }
+            request = continued;
+        }
         let far = Instant::now() + DEFAULT_ANSWER_WAIT;
         let mut attempt_until = step.timeout.map_or(far, |t| Instant::now() + t);
         let step_until = deadline.unwrap_or(far);
@@ -322,8 +396,15 @@ impl Unit {
                 )
                 .await;
             }
+            let connect = match reattach.take() {
+                Some((name, task)) => self.connector.attach(&name, &task),
+                None => {
+                    self.checkpoint(&request, attempt, turn, agent).await;
+                    self.connector.send(request.clone())
+                }
+            };
             let sent = tokio::select! {
-                r = self.connector.send(request.clone()) => r,
+                r = connect => r,
                 () = sleep_until(attempt_until) => return Err(Failure::Retry(self.timed_out(step))),
                 () = sleep_until(step_until) => return Err(Failure::Deadline),
                 () = self.cancel.cancelled() => return Err(Failure::Canceled("canceled".into())),
@@ -349,8 +430,22 @@ impl Unit {
                         return Err(Failure::Canceled(note.unwrap_or_else(|| "canceled".into())));
                     }
                 };
+                if let Some(Ok(Update::Status { state, .. })) = &next
+                    && !matches!(
+                        state,
+                        RemoteState::InputRequired | RemoteState::AuthRequired
+                    )
+                {
+                    // The task moved on: the answer had reached it.
+                    unsent_answer = None;
+                }
                 match next {
                     Some(Ok(Update::Started { agent: a, task_id })) => {
+                        *agent = Some((a.clone(), task_id.clone()));
+                        // The downstream task is known: a restart follows it again.
+                        if task_id.is_some() {
+                            self.checkpoint(&request, attempt, turn, agent).await;
+                        }
                         self.state(
                             StepState::Working,
                             attempt,
@@ -359,7 +454,6 @@ impl Unit {
                             None,
                         )
                         .await;
-                        *agent = Some((a, task_id));
                     }
                     Some(Ok(Update::Artifact(chunk))) => {
                         outputs.apply(&chunk);
@@ -432,6 +526,16 @@ impl Unit {
                                 StepState::Failed,
                                 "the agent canceled the task".into(),
                             ));
+                        }
+                        RemoteState::InputRequired | RemoteState::AuthRequired
+                            if unsent_answer.is_some() =>
+                        {
+                            // The task still waits for the answer sent before the restart.
+                            if let Some(answer) = unsent_answer.take() {
+                                request = answer;
+                            }
+                            attempt_until = step.timeout.map_or(far, |t| Instant::now() + t);
+                            continue 'send;
                         }
                         RemoteState::InputRequired | RemoteState::AuthRequired => {
                             let (name, task_id) = agent.clone().unwrap_or_default();

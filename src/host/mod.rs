@@ -14,12 +14,15 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
-use crate::engine::{Answer, Engine, QuestionKind, RunControl, RunEvent, RunState};
+use crate::engine::{Answer, Engine, QuestionKind, RunControl, RunEvent, RunHandle, RunState};
 use crate::protocol::RpcError;
-use crate::protocol::server::{AgentExecutor, CancelContext, EventSink, RequestContext};
+use crate::protocol::server::{
+    AgentExecutor, CancelContext, EventSink, RequestContext, ResumeContext,
+};
 use crate::protocol::types::*;
 use crate::workflow::Workflow;
 pub use route::{Route, inputs_from, route};
+use tokio_util::sync::CancellationToken;
 
 /// Where an upstream task's conversation stands.
 enum Conversation {
@@ -223,41 +226,68 @@ impl AgentExecutor for Orchestrator {
                     .await;
             }
         };
-        let mut run = self
+        let run = self
             .inner
             .engine
             .start(workflow.clone(), &inputs, ctx.task_id.to_string())
             .map_err(|p| RpcError::invalid_params("message", p.join("; ")))?;
-        let view = Arc::new(Mutex::new(View::default()));
-        self.tasks().insert(
-            ctx.task_id.clone(),
-            Conversation::Running {
-                control: run.control.clone(),
-                view: view.clone(),
-            },
-        );
-        let mut canceled = false;
-        loop {
-            let event = tokio::select! {
-                e = run.events.recv() => e,
-                () = ctx.cancel.cancelled(), if !canceled => {
-                    canceled = true;
-                    run.control.cancel();
-                    continue;
+        self.follow(&ctx.task_id, &ctx.cancel, &events, &workflow, run)
+            .await
+    }
+
+    async fn resume(&self, ctx: ResumeContext, events: EventSink) -> Result<(), RpcError> {
+        let task = ctx.task;
+        let saved = self
+            .inner
+            .engine
+            .saved_run(task.id.as_str())
+            .await
+            .map_err(|e| RpcError::internal(e.to_string()))?;
+        let Some(saved) = saved else {
+            // No run was started: the task was choosing a workflow or giving inputs, and
+            // its next message starts over; unless it was being worked on, which is lost.
+            if matches!(task.status.state, TaskState::Submitted | TaskState::Working) {
+                events
+                    .fail("the orchestrator restarted before this task's run was saved; send the message again")
+                    .await
+                    .map_err(sink_error)?;
+            }
+            return Ok(());
+        };
+        let h = &saved.header;
+        let current = self
+            .inner
+            .workflows
+            .iter()
+            .find(|w| w.id.as_str() == h.workflow_id && w.hash == h.workflow_hash);
+        let workflow = match current {
+            Some(w) => w.clone(),
+            None => {
+                // The file changed (or went away) since the run started: the run goes on
+                // with the version it started with.
+                tracing::info!(task_id = %task.id, workflow = %h.workflow_id, "the workflow changed since this run started; resuming it on its original version");
+                let (w, diags) = crate::workflow::load_str(
+                    &h.workflow_file,
+                    &h.workflow_source,
+                    crate::workflow::Options::default(),
+                );
+                match w {
+                    Some(w) => Arc::new(w),
+                    None => {
+                        let why: Vec<String> = diags.iter().map(ToString::to_string).collect();
+                        return Err(RpcError::internal(format!(
+                            "the version of workflow `{}` this run started with no longer loads: {}",
+                            h.workflow_id,
+                            why.join("; ")
+                        )));
+                    }
                 }
-            };
-            let Some(event) = event else { break };
-            let end = matches!(&event, RunEvent::Run { state, .. } if state.is_terminal());
-            if let Err(e) = relay(&events, &view, &workflow, event).await {
-                tracing::debug!(error = %e, "the upstream task no longer takes events; canceling the run");
-                run.control.cancel();
             }
-            if end {
-                break;
-            }
-        }
-        self.tasks().remove(&ctx.task_id);
-        Ok(())
+        };
+        tracing::info!(task_id = %task.id, workflow = %workflow.id, "resuming a run");
+        let run = self.inner.engine.resume(workflow.clone(), saved);
+        self.follow(&task.id, &ctx.cancel, &events, &workflow, run)
+            .await
     }
 
     async fn cancel(&self, ctx: CancelContext, events: EventSink) -> Result<(), RpcError> {
@@ -284,6 +314,48 @@ impl AgentExecutor for Orchestrator {
 }
 
 impl Orchestrator {
+    /// Relays a run's events to the upstream task until the run ends; answers to its
+    /// questions reach it through the task's entry in `tasks`.
+    async fn follow(
+        &self,
+        task_id: &TaskId,
+        cancel: &CancellationToken,
+        events: &EventSink,
+        workflow: &Workflow,
+        mut run: RunHandle,
+    ) -> Result<(), RpcError> {
+        let view = Arc::new(Mutex::new(View::default()));
+        self.tasks().insert(
+            task_id.clone(),
+            Conversation::Running {
+                control: run.control.clone(),
+                view: view.clone(),
+            },
+        );
+        let mut canceled = false;
+        loop {
+            let event = tokio::select! {
+                e = run.events.recv() => e,
+                () = cancel.cancelled(), if !canceled => {
+                    canceled = true;
+                    run.control.cancel();
+                    continue;
+                }
+            };
+            let Some(event) = event else { break };
+            let end = matches!(&event, RunEvent::Run { state, .. } if state.is_terminal());
+            if let Err(e) = relay(events, &view, workflow, event).await {
+                tracing::debug!(error = %e, "the upstream task no longer takes events; canceling the run");
+                run.control.cancel();
+            }
+            if end {
+                break;
+            }
+        }
+        self.tasks().remove(task_id);
+        Ok(())
+    }
+
     /// Remembers what the task waits for, and asks the client (input-required).
     async fn ask(
         &self,

@@ -13,6 +13,7 @@ use crate::protocol::types::{AgentCapabilities, AgentCard, AgentProvider};
 use crate::registry::config::{self as agents_config, AgentsFile};
 use crate::registry::env::ProcessEnv;
 use crate::registry::{Registry, RegistryOptions};
+use crate::store::{Store, StoreSpec};
 use crate::workflow::{self, Options, Workflow};
 
 /// What `serve` is given.
@@ -24,6 +25,9 @@ pub struct HostConfig {
     pub agents: std::path::PathBuf,
     /// The protocol server's settings: inbound auth, webhooks, body limit.
     pub server: ServerConfig,
+    /// Where tasks and runs are kept, and for how long once finished.
+    pub store: StoreSpec,
+    pub retention: std::time::Duration,
 }
 
 /// Loads and checks the workflows and the agents file; every problem is returned.
@@ -110,20 +114,24 @@ pub fn card(config: &HostConfig, url: &str, orchestrator: &Orchestrator) -> Agen
 pub struct Host {
     pub server: A2aServer<Orchestrator>,
     pub registry: Registry,
+    pub store: Arc<dyn Store>,
 }
 
-/// Discovers the agents and builds the server for `url`.
+/// Discovers the agents and builds the server for `url`, keeping tasks and runs in
+/// `store` (call [`A2aServer::recover`] to resume what it holds).
 pub async fn build(
     config: &HostConfig,
     workflows: Vec<Arc<Workflow>>,
     agents: &AgentsFile,
     url: &str,
+    store: Arc<dyn Store>,
 ) -> Host {
     let registry = Registry::discover(agents, &ProcessEnv, RegistryOptions::default()).await;
     let engine = Engine::new(
         Arc::new(A2aConnector::new(registry.clone())),
         EngineOptions::default(),
-    );
+    )
+    .with_store(store.clone());
     let orchestrator = Orchestrator::new(workflows, engine);
     let card = card(config, url, &orchestrator);
     let mut extended = card.clone();
@@ -132,7 +140,31 @@ pub async fn build(
         server: A2aServer::builder(orchestrator, card)
             .config(config.server.clone())
             .extended_card(extended)
+            .store(store.clone())
             .build(),
         registry,
+        store,
+    }
+}
+
+/// Prunes finished tasks and runs older than `retention`, at a tenth of it (between
+/// a second and an hour), until dropped.
+pub async fn prune_every(store: Arc<dyn Store>, retention: std::time::Duration) {
+    let period = (retention / 10).clamp(
+        std::time::Duration::from_secs(1),
+        std::time::Duration::from_secs(3600),
+    );
+    let mut tick = tokio::time::interval(period);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(before) = std::time::SystemTime::now().checked_sub(retention) else {
+            continue;
+        };
+        match store.prune_finished(before).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(tasks = n, "pruned finished tasks and runs"),
+            Err(e) => tracing::warn!(error = %e, "pruning the store failed"),
+        }
     }
 }

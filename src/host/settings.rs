@@ -19,6 +19,10 @@
 //! [push]
 //! allow_private_webhooks = false
 //! timeout = "10s"
+//!
+//! [store]
+//! url = "sqlite://data/orchestrator.db"   # or "memory"; relative to this file
+//! retention = "7d"                        # finished tasks and runs, then pruned
 //! ```
 //!
 //! Every setting is optional; a flag beats the file, the file beats the default. Secrets
@@ -32,6 +36,7 @@ use crate::config::Diagnostic;
 use crate::config::reader::{Ctx, Sp, TableReader};
 use crate::protocol::server::{InboundAuth, ServerConfig};
 use crate::registry::env::Env;
+use crate::store::{DEFAULT_STORE, StoreSpec};
 
 use super::serve::HostConfig;
 
@@ -39,6 +44,8 @@ use super::serve::HostConfig;
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 pub const DEFAULT_NAME: &str = "a2a-orchestrator";
 pub const DEFAULT_DESCRIPTION: &str = "Runs multi-agent workflows; every workflow is a skill";
+/// How long finished tasks and runs are kept.
+pub const DEFAULT_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// Settings from one source (the file, or the flags); `None` means "not given here".
 #[derive(Debug, Clone, Default)]
@@ -53,6 +60,8 @@ pub struct Settings {
     pub auth: Option<InboundAuth>,
     pub allow_private_webhooks: Option<bool>,
     pub push_timeout: Option<Duration>,
+    pub store: Option<StoreSpec>,
+    pub retention: Option<Duration>,
 }
 
 /// What `serve` ends up with.
@@ -77,6 +86,8 @@ impl Settings {
             auth: over.auth.or(self.auth),
             allow_private_webhooks: over.allow_private_webhooks.or(self.allow_private_webhooks),
             push_timeout: over.push_timeout.or(self.push_timeout),
+            store: over.store.or(self.store),
+            retention: over.retention.or(self.retention),
         }
     }
 
@@ -99,6 +110,10 @@ impl Settings {
                 workflows: self.workflows.unwrap_or_else(|| "workflows".into()),
                 agents: self.agents.unwrap_or_else(|| "agents.toml".into()),
                 server,
+                store: self.store.unwrap_or_else(|| {
+                    StoreSpec::parse(DEFAULT_STORE).unwrap_or(StoreSpec::Memory)
+                }),
+                retention: self.retention.unwrap_or(DEFAULT_RETENTION),
             },
             listen: self.listen.unwrap_or_else(|| DEFAULT_LISTEN.to_owned()),
             public_url: self.public_url,
@@ -106,7 +121,8 @@ impl Settings {
     }
 }
 
-const TOP_KEYS: &[&str] = &["server", "auth", "push"];
+const TOP_KEYS: &[&str] = &["server", "auth", "push", "store"];
+const STORE_KEYS: &[&str] = &["url", "retention"];
 const SERVER_KEYS: &[&str] = &[
     "name",
     "description",
@@ -226,6 +242,16 @@ pub fn load_str(
         out.push_timeout = p.positive_duration(&mut ctx, "timeout");
         p.finish(&mut ctx, PUSH_KEYS);
     }
+    if let Some(mut st) = top.table_named(&mut ctx, "store", "[store]") {
+        out.store = st.string(&mut ctx, "url").and_then(|v| {
+            StoreSpec::parse(&v.value)
+                .map_err(|m| ctx.error(v.span.clone(), m))
+                .ok()
+                .map(|spec| spec.relative_to(base))
+        });
+        out.retention = st.positive_duration(&mut ctx, "retention");
+        st.finish(&mut ctx, STORE_KEYS);
+    }
     top.finish(&mut ctx, TOP_KEYS);
     if ctx.has_errors() {
         let mut diags = ctx.diags;
@@ -282,6 +308,9 @@ bearer_token_env = ["ORCH_TOKEN"]
 [push]
 allow_private_webhooks = true
 timeout = "3s"
+[store]
+url = "sqlite://state/o.db"
+retention = "2h"
 "#,
             Path::new("/etc/orch"),
             &env(),
@@ -296,6 +325,11 @@ timeout = "3s"
         assert_eq!(r.host.server.auth.unwrap().bearer_tokens, ["t0k3n"]);
         assert!(r.host.server.allow_private_webhooks);
         assert_eq!(r.host.server.push_timeout, Duration::from_secs(3));
+        assert_eq!(
+            r.host.store,
+            StoreSpec::Sqlite("/etc/orch/state/o.db".into())
+        );
+        assert_eq!(r.host.retention, Duration::from_secs(7200));
     }
 
     #[test]
@@ -325,7 +359,7 @@ token = "plain"
 bearer_token_env = ["MISSING_VAR"]
 [push]
 timeout = "soon"
-[store]
+[storage]
 "#;
         let diags = load_str("orch.toml", source, Path::new(""), &env()).unwrap_err();
         let text: Vec<String> = diags.iter().map(ToString::to_string).collect();
@@ -351,7 +385,7 @@ timeout = "soon"
             "{all}"
         );
         assert!(
-            all.contains("orch.toml:9:2") && all.contains("unknown key `store`"),
+            all.contains("orch.toml:9:2") && all.contains("unknown key `storage`"),
             "{all}"
         );
         assert_eq!(diags.len(), 6, "{all}");

@@ -66,6 +66,9 @@ pub struct Workflow {
     pub templates: Templates,
     /// Where the workflow was loaded from.
     pub file: String,
+    /// The file's text, and its SHA-256 (hex): a run keeps the version it started with.
+    pub source: std::sync::Arc<str>,
+    pub hash: String,
 }
 
 impl Workflow {

@@ -42,6 +42,15 @@ const OUTPUT_FIELDS: &[&str] = &["text", "data", "artifacts", "items"];
 /// Names minijinja defines itself.
 const GLOBALS: &[&str] = &["range", "dict", "namespace", "debug"];
 
+/// The SHA-256 of a workflow's source, in hex: which version of a workflow a run uses.
+pub fn content_hash(source: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(source.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// Loads a workflow from TOML text. Returns the workflow when there is no error, and
 /// every diagnostic (errors and warnings) either way.
 pub fn load_str(
@@ -226,6 +235,8 @@ impl Validator<'_, '_, '_> {
             output,
             templates: std::mem::take(&mut self.templates).finish(),
             file: self.ctx.file.to_owned(),
+            source: self.ctx.source.into(),
+            hash: content_hash(self.ctx.source),
         })
     }
 

@@ -48,6 +48,38 @@ pub trait AgentExecutor: Send + Sync + 'static {
                 .map_err(|e| RpcError::internal(e.to_string()))
         }
     }
+
+    /// Called once per unfinished task found in a durable store when the server starts
+    /// ([`A2aServer::recover`](super::A2aServer::recover)): the agent picks its work up
+    /// again. The default fails tasks that were being worked on (`submitted`,
+    /// `working`), since that work was lost with the previous process, and leaves tasks
+    /// waiting for the client (`input-required`, `auth-required`) as they are.
+    fn resume(
+        &self,
+        ctx: ResumeContext,
+        events: EventSink,
+    ) -> impl Future<Output = Result<(), RpcError>> + Send {
+        async move {
+            if matches!(
+                ctx.task.status.state,
+                TaskState::Submitted | TaskState::Working | TaskState::Unknown
+            ) {
+                events
+                    .fail("the agent restarted while working on this task; send the message again")
+                    .await
+                    .map_err(|e| RpcError::internal(e.to_string()))?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// What `resume` is told: the task as it was stored.
+#[derive(Debug, Clone)]
+pub struct ResumeContext {
+    pub task: Task,
+    /// Fires when the task is canceled or the server shuts down.
+    pub cancel: CancellationToken,
 }
 
 /// What `execute` is told about the request.

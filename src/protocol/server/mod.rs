@@ -33,10 +33,12 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, info_span, warn};
 
-pub use agent::{AgentExecutor, CancelContext, EventSink, RequestContext, SinkError};
+pub use agent::{
+    AgentExecutor, CancelContext, EventSink, RequestContext, ResumeContext, SinkError,
+};
 pub use auth::{InboundAuth, UNAUTHENTICATED};
 pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, check_webhook};
-pub use store::{InMemoryTaskStore, StoreError, TaskStore};
+pub use store::{InMemoryTaskStore, LoggedEvent, StoreError, TaskStore};
 use task_manager::{ActorHandle, Subscription, TaskManager, Update};
 
 use super::error::RpcError;
@@ -218,6 +220,52 @@ impl<A: AgentExecutor> A2aServer<A> {
         Ok(())
     }
 
+    /// Resumes the work of every unfinished task in the store (after a restart): each
+    /// is handed to [`AgentExecutor::resume`] in a task of its own. Returns how many.
+    pub async fn recover(&self) -> Result<usize, StoreError> {
+        let inner = &self.inner;
+        let unfinished = inner.manager.store().unfinished().await?;
+        let n = unfinished.len();
+        for (task, seq) in unfinished {
+            let handle = inner.manager.open_existing(task.clone(), seq);
+            let sink = EventSink {
+                handle: handle.clone(),
+                task_id: task.id.clone(),
+                context_id: task.context_id.clone(),
+            };
+            let ctx = ResumeContext {
+                task,
+                cancel: handle.cancel.clone(),
+            };
+            let agent = inner.agent.clone();
+            let span = info_span!("resume", task_id = %ctx.task.id);
+            inner.tracker.spawn(
+                async move {
+                    let outcome = AssertUnwindSafe(agent.resume(ctx, sink))
+                        .catch_unwind()
+                        .await;
+                    match outcome {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => handle.fail(e).await,
+                        Err(_) => {
+                            warn!("the agent panicked while resuming a task");
+                            handle
+                                .fail(RpcError::internal("the agent failed unexpectedly"))
+                                .await
+                        }
+                    }
+                }
+                .instrument(span),
+            );
+        }
+        Ok(n)
+    }
+
+    /// Removes terminal tasks last changed before `before` from the store.
+    pub async fn prune(&self, before: std::time::SystemTime) -> Result<usize, StoreError> {
+        self.inner.manager.store().prune(before).await
+    }
+
     /// Cancels running agents and open streams, and waits (bounded) for them to end.
     pub async fn shutdown(&self) {
         self.inner.shutdown.cancel();
@@ -311,7 +359,9 @@ async fn rpc<A: AgentExecutor>(
             };
         };
         match request.id.clone() {
-            Some(id) if method.is_streaming() => stream(inner, method, &request, id).await,
+            Some(id) if method.is_streaming() => {
+                stream(inner, method, &request, id, &headers).await
+            }
             Some(id) => match unary(&inner, method, &request, false).await {
                 Ok(result) => json_response(StatusCode::OK, &RpcResponse::success(id, result)),
                 Err(e) => error_response(id, e),
@@ -469,6 +519,11 @@ impl<A: AgentExecutor> Inner<A> {
     }
 
     async fn load(&self, id: &TaskId) -> Result<Task, RpcError> {
+        Ok(self.load_seq(id).await?.0)
+    }
+
+    /// A task and the number of its last logged event.
+    async fn load_seq(&self, id: &TaskId) -> Result<(Task, u64), RpcError> {
         self.manager
             .store()
             .get(id)
@@ -608,7 +663,7 @@ impl<A: AgentExecutor> Inner<A> {
         } = params;
         let (handle, task, task_id, context_id) = match message.task_id.clone() {
             Some(task_id) => {
-                let task = self.load(&task_id).await?;
+                let (task, seq) = self.load_seq(&task_id).await?;
                 if task.status.state.is_terminal() {
                     return Err(sink_error(SinkError::Terminal(task_id, task.status.state)));
                 }
@@ -625,7 +680,7 @@ impl<A: AgentExecutor> Inner<A> {
                 }
                 let context_id = task.context_id.clone();
                 message.context_id = Some(context_id.clone());
-                let handle = self.manager.open_existing(task);
+                let handle = self.manager.open_existing(task, seq);
                 let task = handle
                     .user_message(message.clone())
                     .await
@@ -633,6 +688,23 @@ impl<A: AgentExecutor> Inner<A> {
                 (handle, Some(task), task_id, context_id)
             }
             None => {
+                // The same message again (a retry after a lost response): the task it
+                // created, not a second one.
+                if let Some(existing) = self
+                    .manager
+                    .store()
+                    .task_of_message(message.message_id.as_str())
+                    .await
+                    .map_err(store_error)?
+                {
+                    let (task, seq) = self.load_seq(&existing).await?;
+                    let handle = self.manager.open_existing(task, seq);
+                    let sub = handle.subscribe().await.map_err(sink_error)?;
+                    return Ok(Started {
+                        task_id: existing,
+                        sub,
+                    });
+                }
                 let task_id = TaskId::random();
                 let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
                 message.task_id = Some(task_id.clone());
@@ -714,13 +786,13 @@ impl<A: AgentExecutor> Inner<A> {
                 () = self.shutdown.cancelled() => break,
             };
             match update {
-                Ok(Update::Event(event)) if !task_exists && event.kind() == "message" => {
+                Ok(Update::Event(_, event)) if !task_exists && event.kind() == "message" => {
                     if let StreamEvent::Message(m) = &*event {
                         return Ok(SendMessageResult::Message(m.clone()));
                     }
                 }
                 Ok(Update::Error(e)) => return Err(e),
-                Ok(Update::Event(event)) => {
+                Ok(Update::Event(_, event)) => {
                     task_exists = true;
                     if !blocking || ends_stream(&event) {
                         break;
@@ -743,7 +815,7 @@ impl<A: AgentExecutor> Inner<A> {
             .await
             .map_err(store_error)?
         {
-            Some(mut task) => {
+            Some((mut task, _)) => {
                 task.truncate_history(history_length);
                 Ok(SendMessageResult::Task(task))
             }
@@ -755,14 +827,14 @@ impl<A: AgentExecutor> Inner<A> {
 
     /// `tasks/cancel`.
     async fn cancel(&self, params: TaskIdParams) -> Result<Task, RpcError> {
-        let task = self.load(&params.id).await?;
+        let (task, seq) = self.load_seq(&params.id).await?;
         if task.status.state.is_terminal() {
             return Err(RpcError::task_not_cancelable(
                 params.id.as_str(),
                 task.status.state.as_str(),
             ));
         }
-        let handle = self.manager.open_existing(task.clone());
+        let handle = self.manager.open_existing(task.clone(), seq);
         let mut sub = handle.subscribe().await.map_err(sink_error)?;
         let sink = EventSink {
             handle: handle.clone(),
@@ -822,14 +894,37 @@ fn ends_on(state: TaskState) -> bool {
     state.is_terminal() || state.is_interrupted()
 }
 
-fn sse_frame<T: Serialize>(id: &RequestId, body: Result<T, RpcError>) -> Event {
+/// One SSE event: a JSON-RPC response, with `id:` set to the event's number in the
+/// task's log when it has one (what a client reconnects with, as `Last-Event-ID`).
+fn sse_frame<T: Serialize>(id: &RequestId, seq: u64, body: Result<T, RpcError>) -> Event {
     let json = match body {
         Ok(result) => serde_json::to_string(&RpcResponse::success(id.clone(), result)),
         Err(e) => serde_json::to_string(&RpcResponse::error(id.clone(), e)),
     };
-    Event::default().data(json.unwrap_or_else(|e| {
+    let event = Event::default().data(json.unwrap_or_else(|e| {
         format!(r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32603,"message":"cannot serialize event: {e}"}}}}"#)
-    }))
+    }));
+    if seq > 0 {
+        event.id(seq.to_string())
+    } else {
+        event
+    }
+}
+
+/// The `Last-Event-ID` header: the number of the last event a reconnecting client saw.
+fn last_event_id(headers: &axum::http::HeaderMap) -> Result<Option<u64>, RpcError> {
+    let Some(v) = headers.get("last-event-id") else {
+        return Ok(None);
+    };
+    let text = v.to_str().unwrap_or("").trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|_| {
+        RpcError::invalid_request(format!(
+            "the Last-Event-ID header must be the id of an event of this task's stream (a number), got {text:?}"
+        ))
+    })
 }
 
 type SseStream =
@@ -843,11 +938,16 @@ fn sse_response(stream: SseStream, keep_alive: Duration) -> Response {
 
 /// `message/stream` and `tasks/resubscribe`: an SSE stream of JSON-RPC responses. Errors
 /// found before the stream starts are sent as its one event, so SSE clients see them.
+///
+/// A `tasks/resubscribe` with a `Last-Event-ID` header replays every logged event after
+/// that one, then follows the task live; without it, the stream starts with the task's
+/// current snapshot.
 async fn stream<A: AgentExecutor>(
     inner: Arc<Inner<A>>,
     method: Method,
     req: &IncomingRequest,
     id: RequestId,
+    headers: &axum::http::HeaderMap,
 ) -> Response {
     let keep_alive = inner.config.keep_alive;
     let setup = async {
@@ -855,30 +955,31 @@ async fn stream<A: AgentExecutor>(
         match method {
             Method::SendStreamingMessage => {
                 let Started { task_id, sub } = inner.start(req.params()?).await?;
-                Ok((task_id, sub, true))
+                Ok((task_id, sub, None))
             }
             _ => {
                 let p: TaskIdParams = req.params()?;
-                let task = inner.load(&p.id).await?;
-                let handle = inner.manager.open_existing(task);
+                let after = last_event_id(headers)?;
+                let (task, seq) = inner.load_seq(&p.id).await?;
+                let handle = inner.manager.open_existing(task, seq);
                 let sub = handle.subscribe().await.map_err(sink_error)?;
-                Ok((p.id, sub, false))
+                Ok((p.id, sub, after))
             }
         }
     };
     match setup.await {
-        Ok((task_id, sub, _)) => {
-            let events = live_events(inner, task_id, sub);
+        Ok((task_id, sub, after)) => {
+            let events = live_events(inner, task_id, sub, after);
             let frames = events.map(move |item| {
                 Ok(match item {
-                    Ok(event) => sse_frame(&id, Ok(&*event)),
-                    Err(e) => sse_frame::<()>(&id, Err(e)),
+                    Ok((seq, event)) => sse_frame(&id, seq, Ok(&*event)),
+                    Err(e) => sse_frame::<()>(&id, 0, Err(e)),
                 })
             });
             sse_response(Box::pin(frames), keep_alive)
         }
         Err(e) => {
-            let frame = sse_frame::<()>(&id, Err(e));
+            let frame = sse_frame::<()>(&id, 0, Err(e));
             sse_response(
                 Box::pin(futures::stream::once(async { Ok(frame) })),
                 keep_alive,
@@ -887,79 +988,133 @@ async fn stream<A: AgentExecutor>(
     }
 }
 
-/// The snapshot (if the task exists), then live events until a final one.
+/// What a stream sends, in order: logged events to replay (when resuming after
+/// `Last-Event-ID`), else the snapshot (if the task exists); then live events until a
+/// final one. Events are numbered; one already sent is never sent again, and a
+/// subscriber that falls behind the live channel is caught up from the log.
 fn live_events<A: AgentExecutor>(
     inner: Arc<Inner<A>>,
     task_id: TaskId,
     sub: Subscription,
-) -> impl Stream<Item = Result<Arc<StreamEvent>, RpcError>> + Send {
+    after: Option<u64>,
+) -> impl Stream<Item = Result<LoggedEvent, RpcError>> + Send {
     struct St<A> {
         inner: Arc<Inner<A>>,
         task_id: TaskId,
-        first: Option<Task>,
+        /// The snapshot to send first, with its number.
+        first: Option<(u64, Task)>,
+        /// Fetch the log after this number before anything else.
+        fetch: Option<u64>,
+        /// Fetched events to send; `live` when they count as live events (a catch-up
+        /// after lagging) rather than a replay.
+        queue: std::collections::VecDeque<LoggedEvent>,
+        live: bool,
+        /// End once the replay is sent (the task is terminal).
+        end_after_replay: bool,
+        /// The number of the last event sent.
+        last: u64,
         events: tokio::sync::broadcast::Receiver<Update>,
         task_exists: bool,
         done: bool,
     }
+    let terminal = sub
+        .snapshot
+        .as_ref()
+        .is_some_and(|t| t.status.state.is_terminal());
     let st = St {
         inner,
         task_id,
         task_exists: sub.snapshot.is_some(),
-        first: sub.snapshot,
+        first: match after {
+            Some(_) => None,
+            None => sub.snapshot.map(|t| (sub.seq, t)),
+        },
+        fetch: after,
+        queue: Default::default(),
+        live: false,
+        end_after_replay: after.is_some() && terminal,
+        last: after.unwrap_or(sub.seq),
         events: sub.events,
         done: false,
     };
     futures::stream::unfold(st, |mut st| async move {
-        if st.done {
-            return None;
-        }
-        if let Some(task) = st.first.take() {
-            st.done = task.status.state.is_terminal();
-            return Some((Ok(Arc::new(StreamEvent::Task(task))), st));
-        }
-        let update = tokio::select! {
-            u = st.events.recv() => u,
-            () = st.inner.shutdown.cancelled() => return None,
-        };
-        let item = match update {
-            Ok(Update::Event(event)) => {
-                // A message before any task is the agent's whole answer.
-                let reply = !st.task_exists && event.kind() == "message";
-                st.task_exists |= !reply;
-                st.done = reply || ends_stream(&event);
-                Ok(event)
+        loop {
+            if st.done {
+                return None;
             }
-            Ok(Update::Error(e)) => {
-                st.done = true;
-                Err(e)
-            }
-            Err(RecvError::Lagged(n)) => {
-                // Too slow to follow: resynchronise with the whole snapshot.
-                warn!(
-                    skipped = n,
-                    "stream subscriber lagged; sending the snapshot"
-                );
-                match st.inner.load(&st.task_id).await {
-                    Ok(task) => {
-                        st.task_exists = true;
-                        st.done = ends_on(task.status.state);
-                        Ok(Arc::new(StreamEvent::Task(task)))
-                    }
+            if let Some(after) = st.fetch.take() {
+                match st
+                    .inner
+                    .manager
+                    .store()
+                    .events_after(&st.task_id, after)
+                    .await
+                {
+                    Ok(events) => st.queue.extend(events),
                     Err(e) => {
                         st.done = true;
-                        Err(e)
+                        return Some((Err(store_error(e)), st));
                     }
                 }
             }
-            Err(RecvError::Closed) if !st.task_exists => {
-                st.done = true;
-                Err(RpcError::invalid_agent_response(
-                    "the agent finished without creating a task or replying with a message",
-                ))
+            if let Some((seq, event)) = st.queue.pop_front() {
+                if seq <= st.last && seq != 0 && st.live {
+                    continue;
+                }
+                st.last = st.last.max(seq);
+                if st.live {
+                    st.done = ends_stream(&event);
+                } else if st.queue.is_empty() && st.end_after_replay {
+                    st.done = true;
+                }
+                return Some((Ok((seq, event)), st));
             }
-            Err(RecvError::Closed) => return None,
-        };
-        Some((item, st))
+            if st.end_after_replay {
+                return None;
+            }
+            if let Some((seq, task)) = st.first.take() {
+                st.done = task.status.state.is_terminal();
+                return Some((Ok((seq, Arc::new(StreamEvent::Task(task)))), st));
+            }
+            let update = tokio::select! {
+                u = st.events.recv() => u,
+                () = st.inner.shutdown.cancelled() => return None,
+            };
+            let item = match update {
+                Ok(Update::Event(seq, _)) if seq != 0 && seq <= st.last => continue,
+                Ok(Update::Event(seq, event)) => {
+                    // A message before any task is the agent's whole answer.
+                    let reply = !st.task_exists && event.kind() == "message";
+                    st.task_exists |= !reply;
+                    st.done = reply || ends_stream(&event);
+                    st.last = st.last.max(seq);
+                    Ok((seq, event))
+                }
+                Ok(Update::Error(e)) => {
+                    st.done = true;
+                    Err(e)
+                }
+                Err(RecvError::Lagged(n)) => {
+                    // Too slow to follow: catch up from the log.
+                    warn!(
+                        skipped = n,
+                        "stream subscriber lagged; catching up from the log"
+                    );
+                    st.fetch = Some(st.last);
+                    st.live = true;
+                    st.task_exists = true;
+                    continue;
+                }
+                Err(RecvError::Closed) if !st.task_exists => {
+                    st.done = true;
+                    Err(RpcError::invalid_agent_response(
+                        "the agent finished without creating a task or replying with a message",
+                    ))
+                }
+                Err(RecvError::Closed) => return None,
+            };
+            return Some((item, st));
+        }
     })
 }
 

@@ -1,27 +1,58 @@
-//! Where the server keeps tasks and their push-notification configs.
+//! Where the server keeps tasks, their event logs and their push-notification configs.
 //!
-//! A trait so that a durable store can replace the in-memory one without the server
-//! changing; the server only ever saves whole task snapshots, after applying an event
-//! and before announcing it, so a store always holds a state some client may have seen.
+//! A trait so that a durable store (SQLite, PostgreSQL) can replace the in-memory one
+//! without the server changing. The server commits a task's new snapshot together with
+//! the events that produced it, each numbered (`seq`, from 1, per task), *before* it
+//! announces them; so a store always holds a state some client may have seen, and a
+//! client that reconnects with the number of the last event it saw (SSE `Last-Event-ID`)
+//! can be given exactly the events it missed.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use futures::future::BoxFuture;
 
-use crate::protocol::types::{PushNotificationConfig, Task, TaskId};
+use crate::protocol::types::{PushNotificationConfig, StreamEvent, Task, TaskId};
 
 /// A failure of the backing store.
 #[derive(Debug, thiserror::Error)]
 #[error("task store: {0}")]
 pub struct StoreError(pub String);
 
-/// Persistence for tasks and push configs. Implementations must be cheap to share.
+/// One entry of a task's event log.
+pub type LoggedEvent = (u64, Arc<StreamEvent>);
+
+/// Persistence for tasks, their event logs, and push configs. Implementations must be
+/// cheap to share, and must apply each call atomically.
 pub trait TaskStore: Send + Sync + 'static {
-    /// The latest snapshot of a task.
-    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<Task>, StoreError>>;
-    /// Replaces the snapshot of `task.id`.
-    fn save(&self, task: &Task) -> BoxFuture<'_, Result<(), StoreError>>;
+    /// The latest snapshot of a task, with the `seq` of its last logged event (0 if none).
+    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>>;
+    /// Replaces the snapshot of `task.id` and appends `events` (numbered by the caller,
+    /// consecutively after the last one) to its log, in one step.
+    fn commit<'a>(
+        &'a self,
+        task: &'a Task,
+        events: &'a [LoggedEvent],
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// The logged events of a task with `seq > after`, in order.
+    fn events_after(
+        &self,
+        id: &TaskId,
+        after: u64,
+    ) -> BoxFuture<'_, Result<Vec<LoggedEvent>, StoreError>>;
+    /// The task a message (by `messageId`) created, if any: a client resending the same
+    /// message after a lost response gets that task rather than a second one.
+    fn task_of_message<'a>(
+        &'a self,
+        message_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskId>, StoreError>>;
+    /// Every task not in a terminal state, with its last `seq`: the work a restarted
+    /// server resumes.
+    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>>;
+    /// Removes terminal tasks last changed before `before` (their logs and push configs
+    /// too); how many were removed.
+    fn prune(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>>;
     /// Adds or replaces (by `config.id`, which the caller has set) a push config.
     fn set_push_config(
         &self,
@@ -48,9 +79,17 @@ pub struct InMemoryTaskStore {
     inner: Arc<Mutex<Maps>>,
 }
 
+#[derive(Debug)]
+struct Entry {
+    task: Task,
+    log: Vec<LoggedEvent>,
+    changed: SystemTime,
+}
+
 #[derive(Debug, Default)]
 struct Maps {
-    tasks: HashMap<TaskId, Task>,
+    tasks: HashMap<TaskId, Entry>,
+    by_message: HashMap<String, TaskId>,
     push: HashMap<TaskId, Vec<PushNotificationConfig>>,
 }
 
@@ -66,15 +105,93 @@ impl InMemoryTaskStore {
     }
 }
 
+fn last_seq(log: &[LoggedEvent]) -> u64 {
+    log.last().map_or(0, |(s, _)| *s)
+}
+
 impl TaskStore for InMemoryTaskStore {
-    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<Task>, StoreError>> {
-        let task = self.with(|m| m.tasks.get(id).cloned());
+    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
+        let task = self.with(|m| m.tasks.get(id).map(|e| (e.task.clone(), last_seq(&e.log))));
         Box::pin(async move { Ok(task) })
     }
 
-    fn save(&self, task: &Task) -> BoxFuture<'_, Result<(), StoreError>> {
-        self.with(|m| m.tasks.insert(task.id.clone(), task.clone()));
+    fn commit<'a>(
+        &'a self,
+        task: &'a Task,
+        events: &'a [LoggedEvent],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.with(|m| {
+            let entry = m.tasks.entry(task.id.clone()).or_insert_with(|| Entry {
+                task: task.clone(),
+                log: Vec::new(),
+                changed: SystemTime::now(),
+            });
+            entry.task = task.clone();
+            entry.log.extend(events.iter().cloned());
+            entry.changed = SystemTime::now();
+            if let Some(first) = task.history.first() {
+                m.by_message
+                    .entry(first.message_id.as_str().to_owned())
+                    .or_insert_with(|| task.id.clone());
+            }
+        });
         Box::pin(async { Ok(()) })
+    }
+
+    fn events_after(
+        &self,
+        id: &TaskId,
+        after: u64,
+    ) -> BoxFuture<'_, Result<Vec<LoggedEvent>, StoreError>> {
+        let events = self.with(|m| {
+            m.tasks.get(id).map_or_else(Vec::new, |e| {
+                let start = e.log.partition_point(|(s, _)| *s <= after);
+                e.log[start..].to_vec()
+            })
+        });
+        Box::pin(async move { Ok(events) })
+    }
+
+    fn task_of_message<'a>(
+        &'a self,
+        message_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskId>, StoreError>> {
+        let id = self.with(|m| m.by_message.get(message_id).cloned());
+        Box::pin(async move { Ok(id) })
+    }
+
+    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
+        let tasks = self.with(|m| {
+            m.tasks
+                .values()
+                .filter(|e| !e.task.status.state.is_terminal())
+                .map(|e| (e.task.clone(), last_seq(&e.log)))
+                .collect()
+        });
+        Box::pin(async move { Ok(tasks) })
+    }
+
+    fn prune(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>> {
+        let removed = self.with(|m| {
+            let old: Vec<TaskId> = m
+                .tasks
+                .iter()
+                .filter(|(_, e)| e.task.status.state.is_terminal() && e.changed < before)
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in &old {
+                if let Some(e) = m.tasks.remove(id)
+                    && let Some(first) = e.task.history.first()
+                {
+                    m.by_message.remove(first.message_id.as_str());
+                }
+                m.push.remove(id);
+            }
+            m.tasks.shrink_to_fit();
+            m.by_message.shrink_to_fit();
+            old.len()
+        });
+        Box::pin(async move { Ok(removed) })
     }
 
     fn set_push_config(

@@ -33,12 +33,16 @@ use crate::protocol::types::{
 const BROADCAST_CAPACITY: usize = 1024;
 /// Commands queued to one actor before senders wait.
 const COMMAND_CAPACITY: usize = 64;
+/// Most events committed to the store in one write: events queued while a write is in
+/// progress are committed together.
+const MAX_BATCH: usize = 64;
 
 /// What subscribers of a task receive.
 #[derive(Debug, Clone)]
 pub(crate) enum Update {
-    /// Shared: the broadcast channel clones an update once per subscriber.
-    Event(Arc<StreamEvent>),
+    /// An event and its number in the task's log (0 for a direct reply, which is not
+    /// logged). Shared: the broadcast channel clones an update once per subscriber.
+    Event(u64, Arc<StreamEvent>),
     /// The agent failed before it created a task or replied.
     Error(RpcError),
 }
@@ -53,6 +57,8 @@ enum Cmd {
 /// A snapshot and every event after it.
 pub(crate) struct Subscription {
     pub snapshot: Option<Task>,
+    /// The number of the last event the snapshot includes.
+    pub seq: u64,
     pub events: broadcast::Receiver<Update>,
 }
 
@@ -149,18 +155,21 @@ impl TaskManager {
             task_id: task_id.clone(),
             context_id,
             snapshot: None,
+            seq: 0,
             first_message: Some(first),
             replied: false,
         })
     }
 
-    /// The actor of an existing task: the live one, or a new one starting from `task`.
-    pub fn open_existing(&self, task: Task) -> ActorHandle {
+    /// The actor of an existing task: the live one, or a new one starting from `task`,
+    /// whose last logged event is `seq`.
+    pub fn open_existing(&self, task: Task, seq: u64) -> ActorHandle {
         let id = task.id.clone();
         self.open(&id, || ActorState {
             task_id: task.id.clone(),
             context_id: task.context_id.clone(),
             snapshot: Some(task),
+            seq,
             first_message: None,
             replied: false,
         })
@@ -221,6 +230,8 @@ struct ActorState {
     task_id: TaskId,
     context_id: ContextId,
     snapshot: Option<Task>,
+    /// The number of the last event committed.
+    seq: u64,
     first_message: Option<Message>,
     replied: bool,
 }
@@ -238,11 +249,44 @@ struct Actor {
 
 impl Actor {
     async fn run(mut self, mut rx: mpsc::Receiver<Cmd>) {
-        while let Some(cmd) = rx.recv().await {
+        let mut next = None;
+        loop {
+            let cmd = match next.take() {
+                Some(cmd) => cmd,
+                None => match rx.recv().await {
+                    Some(cmd) => cmd,
+                    None => break,
+                },
+            };
             match cmd {
                 Cmd::Apply(event, ack) => {
-                    let r = self.apply(event).await;
-                    let _ = ack.send(r);
+                    // Group commit: events already queued are applied and written with
+                    // this one, in one store write; each sender is told after it.
+                    let mut batch = Vec::new();
+                    let mut acks = Vec::new();
+                    let r = self.stage(event, &mut batch);
+                    acks.push((ack, r));
+                    while acks.len() < MAX_BATCH {
+                        match rx.try_recv() {
+                            Ok(Cmd::Apply(event, ack)) => {
+                                let r = self.stage(event, &mut batch);
+                                acks.push((ack, r));
+                            }
+                            Ok(other) => {
+                                next = Some(other);
+                                break;
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    let committed = self.commit(batch).await;
+                    for (ack, r) in acks {
+                        let r = match (&committed, r) {
+                            (Err(e), Ok(())) => Err(e.clone()),
+                            (_, r) => r,
+                        };
+                        let _ = ack.send(r);
+                    }
                 }
                 Cmd::UserMessage(message, ack) => {
                     let r = self.user_message(message).await;
@@ -251,6 +295,7 @@ impl Actor {
                 Cmd::Subscribe(reply) => {
                     let _ = reply.send(Subscription {
                         snapshot: self.state.snapshot.clone(),
+                        seq: self.state.seq,
                         events: self.broadcast.subscribe(),
                     });
                 }
@@ -290,12 +335,23 @@ impl Actor {
         Ok(())
     }
 
+    /// Applies one event and commits it.
     async fn apply(&mut self, event: StreamEvent) -> Result<(), SinkError> {
+        let mut batch = Vec::with_capacity(2);
+        self.stage(event, &mut batch)?;
+        self.commit(batch).await
+    }
+
+    /// Applies an event to the snapshot and adds what it announces to `announce`.
+    fn stage(
+        &mut self,
+        event: StreamEvent,
+        announce: &mut Vec<StreamEvent>,
+    ) -> Result<(), SinkError> {
         if self.state.replied {
             return Err(SinkError::AlreadyReplied);
         }
         self.check_ids(&event)?;
-        let mut announce = Vec::with_capacity(2);
         let task = match self.state.snapshot.as_mut() {
             Some(task) => task,
             None => {
@@ -304,7 +360,7 @@ impl Actor {
                     self.state.replied = true;
                     let _ = self
                         .broadcast
-                        .send(Update::Event(Arc::new(StreamEvent::Message(m))));
+                        .send(Update::Event(0, Arc::new(StreamEvent::Message(m))));
                     return Ok(());
                 }
                 let mut task = Task::new(
@@ -345,7 +401,7 @@ impl Actor {
             }
         };
         announce.push(event);
-        self.commit(announce).await
+        Ok(())
     }
 
     async fn user_message(&mut self, message: Message) -> Result<Task, SinkError> {
@@ -360,7 +416,7 @@ impl Actor {
         }
         task.history.push(message);
         let task = task.clone();
-        self.save().await?;
+        self.save(&[]).await?;
         Ok(task)
     }
 
@@ -388,29 +444,49 @@ impl Actor {
         }
     }
 
-    async fn save(&mut self) -> Result<(), SinkError> {
+    /// Stores the snapshot with `events` appended to the log; on failure the snapshot
+    /// goes back to the stored one, so nothing unstored is ever announced.
+    async fn save(&mut self, events: &[super::store::LoggedEvent]) -> Result<(), SinkError> {
         let Some(task) = &self.state.snapshot else {
             return Ok(());
         };
-        if let Err(e) = self.store.save(task).await {
+        if let Err(e) = self.store.commit(task, events).await {
             warn!(error = %e, "saving the task failed; reloading the stored snapshot");
-            if let Ok(Some(stored)) = self.store.get(&self.state.task_id).await {
-                self.state.snapshot = Some(stored);
+            match self.store.get(&self.state.task_id).await {
+                Ok(Some((stored, seq))) => {
+                    self.state.snapshot = Some(stored);
+                    self.state.seq = seq;
+                }
+                Ok(None) => self.state.snapshot = None,
+                Err(_) => {}
             }
             return Err(SinkError::Store(e.to_string()));
+        }
+        if let Some((seq, _)) = events.last() {
+            self.state.seq = *seq;
         }
         Ok(())
     }
 
-    /// Stores the snapshot, then announces `events` and notifies webhooks.
+    /// Numbers `events`, stores them with the snapshot, then announces them and
+    /// notifies webhooks.
     async fn commit(&mut self, events: Vec<StreamEvent>) -> Result<(), SinkError> {
-        self.save().await?;
+        if events.is_empty() {
+            return Ok(());
+        }
         let state_changed = events
             .iter()
             .any(|e| matches!(e, StreamEvent::StatusUpdate(_) | StreamEvent::Task(_)));
-        for e in events {
+        let first = self.state.seq + 1;
+        let logged: Vec<super::store::LoggedEvent> = events
+            .into_iter()
+            .zip(first..)
+            .map(|(e, seq)| (seq, Arc::new(e)))
+            .collect();
+        self.save(&logged).await?;
+        for (seq, e) in logged {
             // No receivers is fine: nobody is watching this task right now.
-            let _ = self.broadcast.send(Update::Event(Arc::new(e)));
+            let _ = self.broadcast.send(Update::Event(seq, e));
         }
         if state_changed && let (Some(push), Some(task)) = (&self.push, &self.state.snapshot) {
             let queue = self

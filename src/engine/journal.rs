@@ -1,0 +1,246 @@
+//! What the engine writes down so that a run survives the process: the run itself (its
+//! workflow's exact source and inputs), a checkpoint per unit of work, and its end.
+//!
+//! The engine decides *when* to write — before it acts on what it writes, so a restart
+//! never redoes finished work and never forgets a message it may have sent — and a
+//! [`RunStore`] decides *where*. The engine assumes nothing about the store beyond the
+//! trait: in memory, SQLite and PostgreSQL all fit.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tracing::warn;
+
+use super::record::Record;
+use super::types::RunState;
+
+/// A failure of the run store.
+#[derive(Debug, thiserror::Error)]
+#[error("run store: {0}")]
+pub struct RunStoreError(pub String);
+
+/// A run as it started.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunHeader {
+    pub run_id: String,
+    pub workflow_id: String,
+    /// Where the workflow was loaded from, for messages.
+    pub workflow_file: String,
+    /// The workflow's source text and its SHA-256: the run goes on with this version
+    /// even if the file changes.
+    pub workflow_source: String,
+    pub workflow_hash: String,
+    /// The checked inputs (defaults filled in).
+    pub inputs: Map<String, Value>,
+}
+
+/// Where one unit of work (a step, or a fan-out item) stands.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "phase", rename_all = "snake_case")]
+pub enum Checkpoint {
+    /// A message is being sent to an agent (written before it is sent). Until `task_id`
+    /// is known, whether the agent got it is unknown: a resumed run sends it again with
+    /// the same `message_id`. With `task_id`, the downstream task is followed again.
+    Sent {
+        attempt: u32,
+        /// 0 for the step's message, then one per answer sent to the same task.
+        turn: u32,
+        message_id: String,
+        agent: Option<String>,
+        task_id: Option<String>,
+        text: Option<String>,
+        data: Option<Map<String, Value>>,
+    },
+    /// Finished: never run again.
+    Done(Record),
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunEnd {
+    pub state: RunState,
+    pub message: Option<String>,
+    /// The rendered output, for a completed run.
+    pub output_text: Option<String>,
+    pub output_data: Option<Value>,
+}
+
+/// Everything stored about a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SavedRun {
+    pub header: RunHeader,
+    pub canceled: bool,
+    /// Per (step id, item).
+    pub units: HashMap<(String, Option<usize>), Checkpoint>,
+    pub end: Option<RunEnd>,
+}
+
+/// Persistence for runs. Each call must be atomic; calls for one run arrive in order.
+pub trait RunStore: Send + Sync + 'static {
+    fn create_run<'a>(&'a self, header: &'a RunHeader) -> BoxFuture<'a, Result<(), RunStoreError>>;
+    fn save_unit<'a>(
+        &'a self,
+        run_id: &'a str,
+        step: &'a str,
+        item: Option<usize>,
+        checkpoint: &'a Checkpoint,
+    ) -> BoxFuture<'a, Result<(), RunStoreError>>;
+    fn set_canceled<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), RunStoreError>>;
+    fn finish_run<'a>(
+        &'a self,
+        run_id: &'a str,
+        end: &'a RunEnd,
+    ) -> BoxFuture<'a, Result<(), RunStoreError>>;
+    fn load_run<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SavedRun>, RunStoreError>>;
+}
+
+/// One run's handle on the store. Write failures are logged, not fatal: the run goes
+/// on, only less durably.
+#[derive(Clone)]
+pub(crate) struct Journal {
+    pub store: Arc<dyn RunStore>,
+    pub run_id: String,
+}
+
+impl Journal {
+    pub async fn create(&self, header: &RunHeader) {
+        if let Err(e) = self.store.create_run(header).await {
+            warn!(run_id = %self.run_id, error = %e, "could not save the run");
+        }
+    }
+
+    pub async fn unit(&self, step: &str, item: Option<usize>, checkpoint: &Checkpoint) {
+        if let Err(e) = self
+            .store
+            .save_unit(&self.run_id, step, item, checkpoint)
+            .await
+        {
+            warn!(run_id = %self.run_id, step, error = %e, "could not save a checkpoint");
+        }
+    }
+
+    pub async fn canceled(&self) {
+        if let Err(e) = self.store.set_canceled(&self.run_id).await {
+            warn!(run_id = %self.run_id, error = %e, "could not save the cancel");
+        }
+    }
+
+    pub async fn finish(&self, end: &RunEnd) {
+        if let Err(e) = self.store.finish_run(&self.run_id, end).await {
+            warn!(run_id = %self.run_id, error = %e, "could not save the run's end");
+        }
+    }
+}
+
+/// Keeps runs in process memory (for tests, and `serve --store memory`).
+#[derive(Debug, Default, Clone)]
+pub struct MemoryRunStore {
+    runs: Arc<Mutex<HashMap<String, SavedRun>>>,
+}
+
+impl MemoryRunStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut HashMap<String, SavedRun>) -> R) -> R {
+        let mut guard = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut guard)
+    }
+
+    /// The ids of the runs that have ended.
+    pub fn finished_ids(&self) -> Vec<String> {
+        self.with(|runs| {
+            runs.iter()
+                .filter(|(_, r)| r.end.is_some())
+                .map(|(id, _)| id.clone())
+                .collect()
+        })
+    }
+
+    /// Removes finished runs whose id `keep` refuses; how many.
+    pub fn retain_finished(&self, mut keep: impl FnMut(&str) -> bool) -> usize {
+        self.with(|runs| {
+            let before = runs.len();
+            runs.retain(|id, r| r.end.is_none() || keep(id));
+            runs.shrink_to_fit();
+            before - runs.len()
+        })
+    }
+}
+
+fn missing(run_id: &str) -> RunStoreError {
+    RunStoreError(format!("no run {run_id}"))
+}
+
+impl RunStore for MemoryRunStore {
+    fn create_run<'a>(&'a self, header: &'a RunHeader) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        self.with(|runs| {
+            runs.insert(
+                header.run_id.clone(),
+                SavedRun {
+                    header: header.clone(),
+                    canceled: false,
+                    units: HashMap::new(),
+                    end: None,
+                },
+            )
+        });
+        Box::pin(async { Ok(()) })
+    }
+
+    fn save_unit<'a>(
+        &'a self,
+        run_id: &'a str,
+        step: &'a str,
+        item: Option<usize>,
+        checkpoint: &'a Checkpoint,
+    ) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        let r = self.with(|runs| {
+            let run = runs.get_mut(run_id).ok_or_else(|| missing(run_id))?;
+            run.units
+                .insert((step.to_owned(), item), checkpoint.clone());
+            Ok(())
+        });
+        Box::pin(async move { r })
+    }
+
+    fn set_canceled<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        let r = self.with(|runs| {
+            runs.get_mut(run_id)
+                .ok_or_else(|| missing(run_id))?
+                .canceled = true;
+            Ok(())
+        });
+        Box::pin(async move { r })
+    }
+
+    fn finish_run<'a>(
+        &'a self,
+        run_id: &'a str,
+        end: &'a RunEnd,
+    ) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        let r = self.with(|runs| {
+            let run = runs.get_mut(run_id).ok_or_else(|| missing(run_id))?;
+            run.end = Some(end.clone());
+            // A finished run needs only its end: its steps are never run again.
+            run.units = HashMap::new();
+            Ok(())
+        });
+        Box::pin(async move { r })
+    }
+
+    fn load_run<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SavedRun>, RunStoreError>> {
+        let r = self.with(|runs| runs.get(run_id).cloned());
+        Box::pin(async move { Ok(r) })
+    }
+}

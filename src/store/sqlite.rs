@@ -1,0 +1,721 @@
+//! The embedded SQLite store (sqlx, SQLite bundled in the binary, WAL mode).
+//!
+//! Writes go through one writer task that owns the only writing connection and commits
+//! whatever is queued in one transaction (group commit): under load many small writes
+//! cost one commit, and a write is acknowledged only once it is committed. Reads use a
+//! separate pool of read-only connections, which WAL lets run beside the writer.
+//! `synchronous = NORMAL`: a commit survives the process being killed; a power loss may
+//! lose the last commits, never corrupt the database.
+//!
+//! The schema's version is SQLite's `user_version`; migrations are embedded here and
+//! applied in order at open. A file that is not a database, a database of another
+//! program, or one written by a newer version is refused with an error saying so.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures::future::BoxFuture;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteSynchronous,
+};
+use sqlx::{Connection, Row};
+use tokio::sync::{mpsc, oneshot};
+use tracing::warn;
+
+use super::Store;
+use crate::engine::{Checkpoint, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun};
+use crate::protocol::server::{LoggedEvent, StoreError, TaskStore};
+use crate::protocol::types::{PushNotificationConfig, StreamEvent, Task, TaskId};
+
+/// The schema, one migration per version (`user_version` = how many are applied).
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE tasks (
+    id TEXT PRIMARY KEY,
+    snapshot TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    terminal INTEGER NOT NULL,
+    first_message_id TEXT,
+    updated_at INTEGER NOT NULL
+);
+CREATE INDEX tasks_by_terminal ON tasks (terminal, updated_at);
+CREATE INDEX tasks_by_first_message ON tasks (first_message_id);
+CREATE TABLE task_events (
+    task_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    event TEXT NOT NULL,
+    PRIMARY KEY (task_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE push_configs (
+    task_id TEXT NOT NULL,
+    config_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    config TEXT NOT NULL,
+    PRIMARY KEY (task_id, config_id)
+) WITHOUT ROWID;
+CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    header TEXT NOT NULL,
+    canceled INTEGER NOT NULL DEFAULT 0,
+    run_end TEXT,
+    updated_at INTEGER NOT NULL
+);
+CREATE INDEX runs_by_end ON runs (run_end IS NULL, updated_at);
+CREATE TABLE run_units (
+    run_id TEXT NOT NULL,
+    step TEXT NOT NULL,
+    item INTEGER NOT NULL,
+    checkpoint TEXT NOT NULL,
+    PRIMARY KEY (run_id, step, item)
+) WITHOUT ROWID;
+"#];
+
+/// Most writes committed in one transaction.
+const MAX_BATCH: usize = 512;
+
+/// Tasks and runs in a SQLite database. Cheap to clone.
+#[derive(Clone)]
+pub struct SqliteStore {
+    writes: mpsc::Sender<Op>,
+    reads: SqlitePool,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One write, with everything it needs owned.
+enum Write {
+    Commit {
+        id: String,
+        snapshot: String,
+        seq: i64,
+        terminal: bool,
+        first_message_id: Option<String>,
+        events: Vec<(i64, String)>,
+    },
+    SetPush {
+        task: String,
+        config_id: String,
+        config: String,
+    },
+    DeletePush {
+        task: String,
+        config_id: String,
+    },
+    CreateRun {
+        id: String,
+        header: String,
+    },
+    SaveUnit {
+        run: String,
+        step: String,
+        item: i64,
+        checkpoint: String,
+    },
+    SetCanceled {
+        run: String,
+    },
+    FinishRun {
+        run: String,
+        end: String,
+    },
+    Prune {
+        before: i64,
+    },
+}
+
+struct Op {
+    write: Write,
+    /// Rows the write affected.
+    done: oneshot::Sender<Result<u64, String>>,
+}
+
+fn now_ms() -> i64 {
+    millis(SystemTime::now())
+}
+
+fn millis(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+fn err(e: impl std::fmt::Display) -> StoreError {
+    StoreError(e.to_string())
+}
+
+fn run_err(e: impl std::fmt::Display) -> RunStoreError {
+    RunStoreError(e.to_string())
+}
+
+impl SqliteStore {
+    /// Opens the database at `path`, creating it (and its directory) if it does not
+    /// exist, and brings its schema up to date.
+    pub async fn open(path: &Path) -> Result<Self, StoreError> {
+        let shown = path.display().to_string();
+        let fail = |why: String| StoreError(format!("cannot open the store {shown}: {why}"));
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        if path.is_dir() {
+            return Err(fail("it is a directory".into()));
+        }
+        let options = SqliteConnectOptions::from_str("sqlite://")
+            .map_err(|e| fail(e.to_string()))?
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(10))
+            .foreign_keys(false);
+        let mut writer = SqliteConnection::connect_with(&options)
+            .await
+            .map_err(|e| fail(explain(&e)))?;
+        migrate(&mut writer).await.map_err(fail)?;
+        let reads = SqlitePoolOptions::new()
+            .max_connections(4)
+            .min_connections(1)
+            .connect_with(options.read_only(true).create_if_missing(false))
+            .await
+            .map_err(|e| fail(explain(&e)))?;
+        let (tx, rx) = mpsc::channel(4096);
+        // The writer ends when the last handle to the store is dropped.
+        tokio::spawn(writer_loop(writer, rx));
+        Ok(Self {
+            writes: tx,
+            reads,
+            path: path.to_owned(),
+        })
+    }
+
+    async fn write(&self, write: Write) -> Result<u64, String> {
+        let (done, rx) = oneshot::channel();
+        self.writes
+            .send(Op { write, done })
+            .await
+            .map_err(|_| "the store's writer has stopped".to_owned())?;
+        rx.await
+            .map_err(|_| "the store's writer has stopped".to_owned())?
+    }
+}
+
+/// What an opening error means, in words.
+fn explain(e: &sqlx::Error) -> String {
+    let text = e.to_string();
+    if text.contains("file is not a database") || text.contains("malformed") {
+        format!(
+            "{text} — the file is not a SQLite database or is corrupt; restore it from a backup or move it away (nothing was changed)"
+        )
+    } else {
+        text
+    }
+}
+
+/// Applies the migrations the database lacks, each in its own transaction.
+async fn migrate(conn: &mut SqliteConnection) -> Result<(), String> {
+    let version: i64 = sqlx::query_scalar("PRAGMA user_version")
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(|e| explain(&e))?;
+    let known = MIGRATIONS.len() as i64;
+    if version > known {
+        return Err(format!(
+            "it was written by a newer version of a2a-orchestrator (schema version {version}; this one knows up to {known})"
+        ));
+    }
+    if version == 0 {
+        let tables: i64 = sqlx::query_scalar("SELECT count(*) FROM sqlite_master")
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(|e| explain(&e))?;
+        if tables > 0 {
+            return Err(
+                "it is a SQLite database of another program (it has tables but no a2a-orchestrator schema)"
+                    .into(),
+            );
+        }
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let mut tx = conn.begin().await.map_err(|e| explain(&e))?;
+        sqlx::raw_sql(sql)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| format!("migration {} failed: {e}", i + 1))?;
+        sqlx::raw_sql(&format!("PRAGMA user_version = {}", i + 1))
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| explain(&e))?;
+        tx.commit().await.map_err(|e| explain(&e))?;
+    }
+    Ok(())
+}
+
+/// Commits queued writes in batches until every handle is gone.
+async fn writer_loop(mut conn: SqliteConnection, mut rx: mpsc::Receiver<Op>) {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        let ops = std::mem::take(&mut batch);
+        match apply_batch(&mut conn, &ops).await {
+            Ok(rows) => {
+                for (op, n) in ops.into_iter().zip(rows) {
+                    let _ = op.done.send(Ok(n));
+                }
+            }
+            Err(e) => {
+                // Something in the batch failed: each write again on its own, so each
+                // caller learns its own outcome.
+                warn!(error = %e, "a batched store write failed; retrying writes one by one");
+                for op in ops {
+                    let r = apply_batch(&mut conn, std::slice::from_ref(&op))
+                        .await
+                        .map(|rows| rows.first().copied().unwrap_or(0));
+                    let _ = op.done.send(r);
+                }
+            }
+        }
+    }
+    let _ = conn.close().await;
+}
+
+async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>, String> {
+    let mut tx = conn.begin().await.map_err(|e| e.to_string())?;
+    let mut rows = Vec::with_capacity(ops.len());
+    for op in ops {
+        rows.push(apply(&mut tx, &op.write).await.map_err(|e| e.to_string())?);
+    }
+    tx.commit().await.map_err(|e| e.to_string())?;
+    Ok(rows)
+}
+
+async fn apply(conn: &mut SqliteConnection, w: &Write) -> Result<u64, sqlx::Error> {
+    let now = now_ms();
+    Ok(match w {
+        Write::Commit {
+            id,
+            snapshot,
+            seq,
+            terminal,
+            first_message_id,
+            events,
+        } => {
+            sqlx::query(
+                "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (id) DO UPDATE SET snapshot = ?2, seq = max(tasks.seq, ?3), terminal = ?4,
+                   first_message_id = coalesce(tasks.first_message_id, ?5), updated_at = ?6",
+            )
+            .bind(id)
+            .bind(snapshot)
+            .bind(seq)
+            .bind(terminal)
+            .bind(first_message_id)
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+            for (seq, event) in events {
+                sqlx::query("INSERT INTO task_events (task_id, seq, event) VALUES (?1, ?2, ?3)")
+                    .bind(id)
+                    .bind(seq)
+                    .bind(event)
+                    .execute(&mut *conn)
+                    .await?;
+            }
+            1
+        }
+        Write::SetPush {
+            task,
+            config_id,
+            config,
+        } => sqlx::query(
+            "INSERT INTO push_configs (task_id, config_id, position, config)
+             VALUES (?1, ?2, (SELECT coalesce(max(position), 0) + 1 FROM push_configs WHERE task_id = ?1), ?3)
+             ON CONFLICT (task_id, config_id) DO UPDATE SET config = ?3",
+        )
+        .bind(task)
+        .bind(config_id)
+        .bind(config)
+        .execute(&mut *conn)
+        .await?
+        .rows_affected(),
+        Write::DeletePush { task, config_id } => {
+            sqlx::query("DELETE FROM push_configs WHERE task_id = ?1 AND config_id = ?2")
+                .bind(task)
+                .bind(config_id)
+                .execute(&mut *conn)
+                .await?
+                .rows_affected()
+        }
+        Write::CreateRun { id, header } => sqlx::query(
+            "INSERT INTO runs (id, header, updated_at) VALUES (?1, ?2, ?3)
+             ON CONFLICT (id) DO UPDATE SET header = ?2, updated_at = ?3",
+        )
+        .bind(id)
+        .bind(header)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?
+        .rows_affected(),
+        Write::SaveUnit {
+            run,
+            step,
+            item,
+            checkpoint,
+        } => sqlx::query(
+            "INSERT INTO run_units (run_id, step, item, checkpoint) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (run_id, step, item) DO UPDATE SET checkpoint = ?4",
+        )
+        .bind(run)
+        .bind(step)
+        .bind(item)
+        .bind(checkpoint)
+        .execute(&mut *conn)
+        .await?
+        .rows_affected(),
+        Write::SetCanceled { run } => {
+            sqlx::query("UPDATE runs SET canceled = 1, updated_at = ?2 WHERE id = ?1")
+                .bind(run)
+                .bind(now)
+                .execute(&mut *conn)
+                .await?
+                .rows_affected()
+        }
+        Write::FinishRun { run, end } => {
+            let n = sqlx::query("UPDATE runs SET run_end = ?2, updated_at = ?3 WHERE id = ?1")
+                .bind(run)
+                .bind(end)
+                .bind(now)
+                .execute(&mut *conn)
+                .await?
+                .rows_affected();
+            // A finished run needs only its end: its steps are never run again.
+            sqlx::query("DELETE FROM run_units WHERE run_id = ?1")
+                .bind(run)
+                .execute(&mut *conn)
+                .await?;
+            n
+        }
+        Write::Prune { before } => {
+            let old = "SELECT id FROM tasks WHERE terminal = 1 AND updated_at < ?1";
+            sqlx::query(&format!("DELETE FROM task_events WHERE task_id IN ({old})"))
+                .bind(before)
+                .execute(&mut *conn)
+                .await?;
+            sqlx::query(&format!("DELETE FROM push_configs WHERE task_id IN ({old})"))
+                .bind(before)
+                .execute(&mut *conn)
+                .await?;
+            let n = sqlx::query("DELETE FROM tasks WHERE terminal = 1 AND updated_at < ?1")
+                .bind(before)
+                .execute(&mut *conn)
+                .await?
+                .rows_affected();
+            let runs = "SELECT id FROM runs WHERE run_end IS NOT NULL AND updated_at < ?1";
+            sqlx::query(&format!("DELETE FROM run_units WHERE run_id IN ({runs})"))
+                .bind(before)
+                .execute(&mut *conn)
+                .await?;
+            sqlx::query("DELETE FROM runs WHERE run_end IS NOT NULL AND updated_at < ?1")
+                .bind(before)
+                .execute(&mut *conn)
+                .await?;
+            n
+        }
+    })
+}
+
+fn parse_task(snapshot: &str) -> Result<Task, StoreError> {
+    serde_json::from_str(snapshot).map_err(|e| err(format!("a stored task is unreadable: {e}")))
+}
+
+impl Store for SqliteStore {
+    fn prune_finished(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>> {
+        Box::pin(async move {
+            let n = self
+                .write(Write::Prune {
+                    before: millis(before),
+                })
+                .await
+                .map_err(err)?;
+            Ok(n as usize)
+        })
+    }
+}
+
+impl TaskStore for SqliteStore {
+    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
+        let id = id.to_string();
+        Box::pin(async move {
+            let row = sqlx::query("SELECT snapshot, seq FROM tasks WHERE id = ?1")
+                .bind(&id)
+                .fetch_optional(&self.reads)
+                .await
+                .map_err(err)?;
+            row.map(|r| {
+                let snapshot: String = r.get(0);
+                let seq: i64 = r.get(1);
+                Ok((parse_task(&snapshot)?, seq as u64))
+            })
+            .transpose()
+        })
+    }
+
+    fn commit<'a>(
+        &'a self,
+        task: &'a Task,
+        events: &'a [LoggedEvent],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let snapshot = serde_json::to_string(task).map_err(err)?;
+            let events = events
+                .iter()
+                .map(|(seq, e)| Ok((*seq as i64, serde_json::to_string(&**e).map_err(err)?)))
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            // Without a new event the stored number stays (see the upsert's max).
+            let seq = events.last().map_or(0, |(s, _)| *s);
+            self.write(Write::Commit {
+                id: task.id.to_string(),
+                snapshot,
+                seq,
+                terminal: task.status.state.is_terminal(),
+                first_message_id: task.history.first().map(|m| m.message_id.to_string()),
+                events,
+            })
+            .await
+            .map_err(err)?;
+            Ok(())
+        })
+    }
+
+    fn events_after(
+        &self,
+        id: &TaskId,
+        after: u64,
+    ) -> BoxFuture<'_, Result<Vec<LoggedEvent>, StoreError>> {
+        let id = id.to_string();
+        Box::pin(async move {
+            let rows = sqlx::query(
+                "SELECT seq, event FROM task_events WHERE task_id = ?1 AND seq > ?2 ORDER BY seq",
+            )
+            .bind(&id)
+            .bind(after as i64)
+            .fetch_all(&self.reads)
+            .await
+            .map_err(err)?;
+            rows.into_iter()
+                .map(|r| {
+                    let seq: i64 = r.get(0);
+                    let text: String = r.get(1);
+                    let event: StreamEvent = serde_json::from_str(&text)
+                        .map_err(|e| err(format!("a stored event is unreadable: {e}")))?;
+                    Ok((seq as u64, std::sync::Arc::new(event)))
+                })
+                .collect()
+        })
+    }
+
+    fn task_of_message<'a>(
+        &'a self,
+        message_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskId>, StoreError>> {
+        Box::pin(async move {
+            let id: Option<String> =
+                sqlx::query_scalar("SELECT id FROM tasks WHERE first_message_id = ?1 LIMIT 1")
+                    .bind(message_id)
+                    .fetch_optional(&self.reads)
+                    .await
+                    .map_err(err)?;
+            Ok(id.map(TaskId::new))
+        })
+    }
+
+    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
+        Box::pin(async move {
+            let rows = sqlx::query("SELECT snapshot, seq FROM tasks WHERE terminal = 0")
+                .fetch_all(&self.reads)
+                .await
+                .map_err(err)?;
+            rows.into_iter()
+                .map(|r| {
+                    let snapshot: String = r.get(0);
+                    let seq: i64 = r.get(1);
+                    Ok((parse_task(&snapshot)?, seq as u64))
+                })
+                .collect()
+        })
+    }
+
+    fn prune(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>> {
+        self.prune_finished(before)
+    }
+
+    fn set_push_config(
+        &self,
+        task: &TaskId,
+        config: PushNotificationConfig,
+    ) -> BoxFuture<'_, Result<(), StoreError>> {
+        let task = task.to_string();
+        Box::pin(async move {
+            let config_id = config.id.clone().unwrap_or_else(|| task.clone());
+            let config = serde_json::to_string(&config).map_err(err)?;
+            self.write(Write::SetPush {
+                task,
+                config_id,
+                config,
+            })
+            .await
+            .map_err(err)?;
+            Ok(())
+        })
+    }
+
+    fn push_configs(
+        &self,
+        task: &TaskId,
+    ) -> BoxFuture<'_, Result<Vec<PushNotificationConfig>, StoreError>> {
+        let task = task.to_string();
+        Box::pin(async move {
+            let rows: Vec<String> = sqlx::query_scalar(
+                "SELECT config FROM push_configs WHERE task_id = ?1 ORDER BY position",
+            )
+            .bind(&task)
+            .fetch_all(&self.reads)
+            .await
+            .map_err(err)?;
+            rows.iter()
+                .map(|c| serde_json::from_str(c).map_err(err))
+                .collect()
+        })
+    }
+
+    fn delete_push_config(
+        &self,
+        task: &TaskId,
+        config_id: &str,
+    ) -> BoxFuture<'_, Result<bool, StoreError>> {
+        let (task, config_id) = (task.to_string(), config_id.to_owned());
+        Box::pin(async move {
+            let n = self
+                .write(Write::DeletePush { task, config_id })
+                .await
+                .map_err(err)?;
+            Ok(n > 0)
+        })
+    }
+}
+
+impl RunStore for SqliteStore {
+    fn create_run<'a>(&'a self, header: &'a RunHeader) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        Box::pin(async move {
+            let json = serde_json::to_string(header).map_err(run_err)?;
+            self.write(Write::CreateRun {
+                id: header.run_id.clone(),
+                header: json,
+            })
+            .await
+            .map_err(run_err)?;
+            Ok(())
+        })
+    }
+
+    fn save_unit<'a>(
+        &'a self,
+        run_id: &'a str,
+        step: &'a str,
+        item: Option<usize>,
+        checkpoint: &'a Checkpoint,
+    ) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        Box::pin(async move {
+            let json = serde_json::to_string(checkpoint).map_err(run_err)?;
+            self.write(Write::SaveUnit {
+                run: run_id.to_owned(),
+                step: step.to_owned(),
+                item: item.map_or(-1, |i| i as i64),
+                checkpoint: json,
+            })
+            .await
+            .map_err(run_err)?;
+            Ok(())
+        })
+    }
+
+    fn set_canceled<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        Box::pin(async move {
+            self.write(Write::SetCanceled {
+                run: run_id.to_owned(),
+            })
+            .await
+            .map_err(run_err)?;
+            Ok(())
+        })
+    }
+
+    fn finish_run<'a>(
+        &'a self,
+        run_id: &'a str,
+        end: &'a RunEnd,
+    ) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        Box::pin(async move {
+            let json = serde_json::to_string(end).map_err(run_err)?;
+            self.write(Write::FinishRun {
+                run: run_id.to_owned(),
+                end: json,
+            })
+            .await
+            .map_err(run_err)?;
+            Ok(())
+        })
+    }
+
+    fn load_run<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SavedRun>, RunStoreError>> {
+        Box::pin(async move {
+            let Some(row) = sqlx::query("SELECT header, canceled, run_end FROM runs WHERE id = ?1")
+                .bind(run_id)
+                .fetch_optional(&self.reads)
+                .await
+                .map_err(run_err)?
+            else {
+                return Ok(None);
+            };
+            let header: String = row.get(0);
+            let canceled: bool = row.get(1);
+            let end: Option<String> = row.get(2);
+            let unreadable =
+                |e: serde_json::Error| run_err(format!("run {run_id} is unreadable: {e}"));
+            let units =
+                sqlx::query("SELECT step, item, checkpoint FROM run_units WHERE run_id = ?1")
+                    .bind(run_id)
+                    .fetch_all(&self.reads)
+                    .await
+                    .map_err(run_err)?
+                    .into_iter()
+                    .map(|r| {
+                        let step: String = r.get(0);
+                        let item: i64 = r.get(1);
+                        let c: String = r.get(2);
+                        let item = usize::try_from(item).ok();
+                        Ok(((step, item), serde_json::from_str(&c).map_err(unreadable)?))
+                    })
+                    .collect::<Result<HashMap<_, _>, RunStoreError>>()?;
+            Ok(Some(SavedRun {
+                header: serde_json::from_str(&header).map_err(unreadable)?,
+                canceled,
+                units,
+                end: end
+                    .map(|e| serde_json::from_str(&e))
+                    .transpose()
+                    .map_err(unreadable)?,
+            }))
+        })
+    }
+}

@@ -12,6 +12,7 @@ mod echo_agent;
 mod cli;
 mod client;
 mod connect;
+mod durable;
 mod engine;
 mod errors;
 mod host;

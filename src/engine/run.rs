@@ -465,7 +465,10 @@ impl Run {
     async fn decide(&mut self, i: usize, needs: &[usize]) {
         let step = &self.workflow.steps[i];
         // A step that finished before a restart keeps its result.
-        if let Some(Checkpoint::Done(record)) = self.restore.remove(&(step.id.to_string(), None)) {
+        let key = (step.id.to_string(), None);
+        if matches!(self.restore.get(&key), Some(Checkpoint::Done(_)))
+            && let Some(Checkpoint::Done(record)) = self.restore.remove(&key)
+        {
             return self.settle(i, record);
         }
         // On a canceled run, nothing but `always` steps starts, whatever its needs did.

@@ -59,6 +59,8 @@ struct Inner {
     engine: Engine,
     // A std mutex: only map lookups and inserts under it, never an await.
     tasks: Mutex<HashMap<TaskId, Conversation>>,
+    /// Told when a run is registered in `tasks` (a resumed run, after a restart).
+    registered: tokio::sync::Notify,
 }
 
 impl Orchestrator {
@@ -68,6 +70,7 @@ impl Orchestrator {
                 workflows,
                 engine,
                 tasks: Mutex::new(HashMap::new()),
+                registered: tokio::sync::Notify::new(),
             }),
         }
     }
@@ -180,6 +183,12 @@ impl AgentExecutor for Orchestrator {
                 Some(_) => tasks.remove(&ctx.task_id).map(Ok),
                 None => None,
             }
+        };
+        let prior = match prior {
+            // A message on a task whose run is being resumed after a restart: wait for
+            // the run to be back rather than take the message for a new request.
+            None if ctx.task.is_some() => self.resumed_run(&ctx.task_id).await.map(Err),
+            p => p,
         };
         let (workflow, mut given) = match prior {
             Some(Err((control, view))) => return self.answer(&ctx, &events, control, view).await,
@@ -314,6 +323,25 @@ impl AgentExecutor for Orchestrator {
 }
 
 impl Orchestrator {
+    /// The run of `task_id` once it is registered, if the store has it unfinished (it is
+    /// being resumed); waits up to 10 seconds.
+    async fn resumed_run(&self, task_id: &TaskId) -> Option<(RunControl, Arc<Mutex<View>>)> {
+        let saved = self.inner.engine.saved_run(task_id.as_str()).await.ok()??;
+        if saved.end.is_some() {
+            return None;
+        }
+        let until = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let notified = self.inner.registered.notified();
+            if let Some(Conversation::Running { control, view }) = self.tasks().get(task_id) {
+                return Some((control.clone(), view.clone()));
+            }
+            if tokio::time::timeout_at(until, notified).await.is_err() {
+                return None;
+            }
+        }
+    }
+
     /// Relays a run's events to the upstream task until the run ends; answers to its
     /// questions reach it through the task's entry in `tasks`.
     async fn follow(
@@ -332,6 +360,7 @@ impl Orchestrator {
                 view: view.clone(),
             },
         );
+        self.inner.registered.notify_waiters();
         let mut canceled = false;
         loop {
             let event = tokio::select! {

@@ -1,0 +1,545 @@
+//! Durable runs: the `serve` process killed with SIGKILL mid-run and started again on
+//! the same SQLite store; numbered SSE events and `Last-Event-ID` replay; the same
+//! message sent twice makes one task; a corrupt database refuses to start; retention.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use a2a_orchestrator::protocol::RpcError;
+use a2a_orchestrator::protocol::server::{AgentExecutor, EventSink, RequestContext};
+use a2a_orchestrator::protocol::sse::SseDecoder;
+use a2a_orchestrator::protocol::types::*;
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use crate::host::spawn_serve;
+use crate::util::{Running, rpc, serve_with};
+
+/// An agent that counts the messages it is asked to work on (by the text's first word),
+/// thinks for `delay`, streams two chunks, and completes with a data part.
+#[derive(Clone)]
+struct Counting {
+    name: &'static str,
+    delay: Duration,
+    seen: Arc<Mutex<HashMap<String, u32>>>,
+}
+
+impl AgentExecutor for Counting {
+    async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
+        let key = format!("{}:{}", self.name, ctx.message.text());
+        *self.seen.lock().unwrap().entry(key).or_default() += 1;
+        events.working(Some("on it")).await.ok();
+        tokio::select! {
+            () = tokio::time::sleep(self.delay) => {}
+            () = ctx.cancel.cancelled() => return Ok(()),
+        }
+        let id = ArtifactId::new("answer");
+        for (i, chunk) in ["from ", self.name].iter().enumerate() {
+            let a = Artifact::new(id.clone(), vec![Part::text(*chunk)]);
+            events.artifact(a, i > 0, i == 1).await.ok();
+        }
+        let mut data = serde_json::Map::new();
+        data.insert("agent".into(), json!(self.name));
+        events
+            .artifact(
+                Artifact::new(ArtifactId::new("data"), vec![Part::data(data)]),
+                false,
+                true,
+            )
+            .await
+            .ok();
+        events.complete(None).await.ok();
+        Ok(())
+    }
+}
+
+fn card(name: &str, url: &str) -> AgentCard {
+    let mut c = AgentCard::new(name, "a counting test agent", url);
+    c.capabilities.streaming = Some(true);
+    c.default_input_modes = vec!["text/plain".into(), "application/json".into()];
+    c.default_output_modes = vec!["text/plain".into(), "application/json".into()];
+    c.skills = vec![AgentSkill {
+        id: name.into(),
+        name: name.into(),
+        description: "counts".into(),
+        tags: vec![],
+        examples: None,
+        input_modes: None,
+        output_modes: None,
+        security: None,
+    }];
+    c
+}
+
+async fn counting(
+    name: &'static str,
+    delay: Duration,
+    seen: &Arc<Mutex<HashMap<String, u32>>>,
+) -> Running<Counting> {
+    let agent = Counting {
+        name,
+        delay,
+        seen: seen.clone(),
+    };
+    serve_with(agent, |url| card(name, url), |b| b).await
+}
+
+/// Calls per "agent:method", counted at the agent's HTTP endpoint.
+type Calls = Arc<Mutex<HashMap<String, u32>>>;
+
+/// Like [`counting`], also counting the JSON-RPC methods the agent is called with.
+async fn counting_calls(
+    name: &'static str,
+    delay: Duration,
+    seen: &Arc<Mutex<HashMap<String, u32>>>,
+    calls: &Calls,
+) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let agent = Counting {
+        name,
+        delay,
+        seen: seen.clone(),
+    };
+    let server = a2a_orchestrator::protocol::server::A2aServer::new(agent, card(name, &url));
+    let calls = calls.clone();
+    let router = server.router().layer(axum::middleware::from_fn(
+        move |req: axum::extract::Request, next: axum::middleware::Next| {
+            let calls = calls.clone();
+            async move {
+                let (parts, body) = req.into_parts();
+                let bytes = http_body_util::BodyExt::collect(body)
+                    .await
+                    .map(|b| b.to_bytes())
+                    .unwrap_or_default();
+                if let Ok(v) = serde_json::from_slice::<Value>(&bytes)
+                    && let Some(m) = v["method"].as_str()
+                {
+                    *calls
+                        .lock()
+                        .unwrap()
+                        .entry(format!("{name}:{m}"))
+                        .or_default() += 1;
+                }
+                next.run(axum::extract::Request::from_parts(
+                    parts,
+                    axum::body::Body::from(bytes),
+                ))
+                .await
+            }
+        },
+    ));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    url
+}
+
+const WORKFLOW: &str = r#"
+[workflow]
+id = "crash-test"
+name = "Crash test"
+description = "Three slow steps in parallel with an approval, then a join"
+max_parallel = 8
+
+[steps.approve]
+kind = "approval"
+prompt = "Go ahead?"
+
+[steps.a]
+agent = "alpha"
+message = "a"
+
+[steps.b]
+agent = "beta"
+message = "b"
+
+[steps.c]
+agent = "gamma"
+message = "c"
+
+[steps.join]
+agent = "delta"
+needs = ["approve", "a", "b", "c"]
+message = "join"
+
+[output]
+text = "{{ steps.a.text }} / {{ steps.b.text }} / {{ steps.c.text }} / {{ steps.join.text }}"
+"#;
+
+/// A directory with the workflow, an agents file for `agents`, and room for the store.
+fn project(name: &str, agents: &[(&str, &str)]) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("flows")).unwrap();
+    std::fs::write(dir.join("flows/crash-test.toml"), WORKFLOW).unwrap();
+    let mut text = String::new();
+    for (agent, url) in agents {
+        text.push_str(&format!("[agents.{agent}]\nurl = \"{url}\"\n\n"));
+    }
+    std::fs::write(dir.join("agents.toml"), text).unwrap();
+    dir
+}
+
+/// An SSE response read event by event: (id, JSON-RPC result or error).
+struct Sse {
+    body: futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    decoder: SseDecoder,
+    ready: std::collections::VecDeque<(Option<u64>, Value)>,
+}
+
+impl Sse {
+    async fn open(url: &str, body: &Value, last_event_id: Option<u64>) -> Sse {
+        let mut req = reqwest::Client::new().post(url).json(body);
+        if let Some(id) = last_event_id {
+            req = req.header("Last-Event-ID", id.to_string());
+        }
+        let resp = req.send().await.unwrap();
+        assert_eq!(resp.status(), 200);
+        Sse {
+            body: resp.bytes_stream().boxed(),
+            decoder: SseDecoder::new(1 << 24),
+            ready: Default::default(),
+        }
+    }
+
+    /// The next event, or `None` when the stream ends.
+    async fn next(&mut self) -> Option<(Option<u64>, Value)> {
+        loop {
+            if let Some(e) = self.ready.pop_front() {
+                return Some(e);
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(30), self.body.next())
+                .await
+                .expect("an event within 30s")?;
+            let Ok(chunk) = chunk else { return None };
+            for e in self.decoder.feed(&chunk).unwrap() {
+                let v: Value = serde_json::from_str(&e.data).unwrap();
+                let id = e.id.map(|i| i.parse().expect("numeric SSE id"));
+                self.ready.push_back((id, v));
+            }
+        }
+    }
+}
+
+fn started() -> Value {
+    let mut p = crate::util::text_params("run the crash test");
+    p["metadata"] = json!({ "workflow": "crash-test" });
+    rpc("message/stream", p)
+}
+
+/// The steps whose downstream task is known, and whether a question is pending.
+fn note(result: &Value, tasks: &mut HashMap<String, String>, asked: &mut bool) {
+    let meta = &result["metadata"];
+    if let (Some(step), Some(task)) = (meta["step"].as_str(), meta["downstreamTaskId"].as_str()) {
+        tasks.insert(step.to_owned(), task.to_owned());
+    }
+    if meta["pendingQuestions"]
+        .as_array()
+        .is_some_and(|q| !q.is_empty())
+    {
+        *asked = true;
+    }
+}
+
+#[tokio::test]
+async fn a_run_survives_sigkill_of_serve_without_redoing_any_step() {
+    let seen = Arc::new(Mutex::new(HashMap::new()));
+    let calls = Calls::default();
+    let slow = Duration::from_millis(2500);
+    let alpha = counting_calls("alpha", slow, &seen, &calls).await;
+    let beta = counting_calls("beta", slow, &seen, &calls).await;
+    let gamma = counting_calls("gamma", slow, &seen, &calls).await;
+    let delta = counting_calls("delta", Duration::from_millis(50), &seen, &calls).await;
+    let dir = project(
+        "durable-sigkill",
+        &[
+            ("alpha", &alpha),
+            ("beta", &beta),
+            ("gamma", &gamma),
+            ("delta", &delta),
+        ],
+    );
+    let store = format!("sqlite://{}", dir.join("data/orchestrator.db").display());
+    let args = |store: &str| {
+        vec![
+            "--agents".to_owned(),
+            dir.join("agents.toml").display().to_string(),
+            "--workflows".to_owned(),
+            dir.join("flows").display().to_string(),
+            "--listen".to_owned(),
+            "127.0.0.1:0".to_owned(),
+            "--store".to_owned(),
+            store.to_owned(),
+        ]
+    };
+    let first_args = args(&store);
+    let first_args: Vec<&str> = first_args.iter().map(String::as_str).collect();
+    let (mut first, url) = spawn_serve(&first_args, &[]).await;
+
+    // Follow the run until the three slow steps are with their agents and the approval
+    // is asked; remember the last event number seen.
+    let mut sse = Sse::open(&url, &started(), None).await;
+    let mut task_id = String::new();
+    let mut downstream = HashMap::new();
+    let mut asked = false;
+    let mut last_id = 0;
+    while !(asked && ["a", "b", "c"].iter().all(|s| downstream.contains_key(*s))) {
+        let (id, v) = sse
+            .next()
+            .await
+            .expect("the stream goes on until the crash");
+        let result = &v["result"];
+        assert!(v["error"].is_null(), "{v}");
+        let id = id.expect("every event of a task has an SSE id");
+        assert!(id > last_id, "ids increase: {id} after {last_id}");
+        last_id = id;
+        if let Some(t) = result["taskId"].as_str().or(result["id"].as_str()) {
+            task_id = t.to_owned();
+        }
+        note(result, &mut downstream, &mut asked);
+    }
+    drop(sse);
+
+    // SIGKILL: no graceful anything.
+    first.start_kill().unwrap();
+    first.wait().await.unwrap();
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        3,
+        "a, b and c were sent once before the crash"
+    );
+
+    let second_args = args(&store);
+    let second_args: Vec<&str> = second_args.iter().map(String::as_str).collect();
+    let (_second, url) = spawn_serve(&second_args, &[]).await;
+
+    // The task is known after the restart.
+    let got = reqwest::Client::new()
+        .post(&url)
+        .json(&rpc("tasks/get", json!({ "id": task_id })))
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(got["result"]["id"], task_id.as_str(), "{got}");
+    assert!(
+        !["completed", "failed", "canceled"]
+            .contains(&got["result"]["status"]["state"].as_str().unwrap()),
+        "{got}"
+    );
+
+    // Resubscribing with Last-Event-ID gives exactly the events after it, in order.
+    let mut sse = Sse::open(
+        &url,
+        &rpc("tasks/resubscribe", json!({ "id": task_id })),
+        Some(last_id),
+    )
+    .await;
+    let (id, _) = sse.next().await.expect("events after the last one seen");
+    assert_eq!(
+        id,
+        Some(last_id + 1),
+        "no gap after Last-Event-ID {last_id}"
+    );
+    let mut expected = last_id + 2;
+
+    // The approval asked before the crash is answered after it.
+    let mut answer = crate::util::text_params("yes");
+    answer["message"]["taskId"] = json!(task_id);
+    answer["metadata"] = json!({ "step": "approve" });
+    let answered = reqwest::Client::new()
+        .post(&url)
+        .json(&rpc("message/send", answer))
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    assert!(answered["error"].is_null(), "{answered}");
+
+    let mut end = None;
+    while let Some((id, v)) = sse.next().await {
+        let result = &v["result"];
+        assert!(v["error"].is_null(), "{v}");
+        let id = id.unwrap();
+        assert_eq!(id, expected, "consecutive ids on the resubscribed stream");
+        expected += 1;
+        if let Some(state) = result["status"]["state"].as_str()
+            && ["completed", "failed", "canceled"].contains(&state)
+        {
+            end = Some(state.to_owned());
+        }
+    }
+    assert_eq!(
+        end.as_deref(),
+        Some("completed"),
+        "the run completed after the restart"
+    );
+
+    let done = reqwest::Client::new()
+        .post(&url)
+        .json(&rpc("tasks/get", json!({ "id": task_id })))
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    let result = done["result"]["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["artifactId"] == "result")
+        .expect("the run's result artifact");
+    assert_eq!(
+        result["parts"][0]["text"],
+        "from alpha / from beta / from gamma / from delta"
+    );
+    let seen = seen.lock().unwrap().clone();
+    let want: HashMap<String, u32> = [
+        ("alpha:a", 1),
+        ("beta:b", 1),
+        ("gamma:c", 1),
+        ("delta:join", 1),
+    ]
+    .into_iter()
+    .map(|(k, n)| (k.to_owned(), n))
+    .collect();
+    assert_eq!(seen, want, "each agent saw each step exactly once");
+    // In-flight steps were followed again (tasks/get, then resubscribe), not re-sent.
+    let calls = calls.lock().unwrap().clone();
+    for agent in ["alpha", "beta", "gamma"] {
+        assert_eq!(
+            calls.get(&format!("{agent}:message/stream")),
+            Some(&1),
+            "{calls:?}"
+        );
+        assert!(
+            calls
+                .get(&format!("{agent}:tasks/get"))
+                .is_some_and(|n| *n >= 1),
+            "{agent} was re-attached with tasks/get: {calls:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn resubscribe_replays_after_last_event_id_on_a_finished_task() {
+    let seen = Arc::new(Mutex::new(HashMap::new()));
+    let agent = counting("alpha", Duration::from_millis(10), &seen).await;
+    let mut params = crate::util::text_params("hello");
+    let events = crate::util::post_sse(&agent.url, &rpc("message/stream", params.clone())).await;
+    let task_id = events[0]["result"]["id"].as_str().unwrap().to_owned();
+    // Everything after event 2, from the log: the same events the stream carried.
+    let mut sse = Sse::open(
+        &agent.url,
+        &rpc("tasks/resubscribe", json!({ "id": task_id })),
+        Some(2),
+    )
+    .await;
+    let mut replayed = Vec::new();
+    while let Some((id, v)) = sse.next().await {
+        replayed.push((id.unwrap(), v["result"].clone()));
+    }
+    assert_eq!(replayed.len(), events.len() - 2);
+    for (k, (id, result)) in replayed.iter().enumerate() {
+        assert_eq!(*id, k as u64 + 3);
+        assert_eq!(*result, events[k + 2]["result"]);
+    }
+    // A bad header is a JSON-RPC error naming it.
+    let bad = reqwest::Client::new()
+        .post(&agent.url)
+        .header("Last-Event-ID", "yesterday")
+        .json(&rpc("tasks/resubscribe", json!({ "id": task_id })))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        bad.contains("-32600") && bad.contains("Last-Event-ID"),
+        "{bad}"
+    );
+
+    // The same message again (a retry after a lost response) gets the same task, and
+    // the agent does not work on it twice.
+    let again = reqwest::Client::new()
+        .post(&agent.url)
+        .json(&rpc("message/send", params.clone()))
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(again["result"]["id"], task_id.as_str(), "{again}");
+    params["message"]["messageId"] = json!("another-message");
+    let other = reqwest::Client::new()
+        .post(&agent.url)
+        .json(&rpc("message/send", params))
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    assert_ne!(other["result"]["id"], task_id.as_str());
+    assert_eq!(
+        seen.lock().unwrap()["alpha:hello"],
+        2,
+        "once per distinct message"
+    );
+}
+
+#[tokio::test]
+async fn a_corrupt_or_foreign_database_stops_serve_with_a_clear_error() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("durable-corrupt");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let garbage = dir.join("garbage.db");
+    std::fs::write(&garbage, vec![0x42u8; 8192]).unwrap();
+    let run = |path: &Path| {
+        let store = format!("sqlite://{}", path.display());
+        std::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--store", &store])
+            .current_dir(crate::util::ROOT)
+            .output()
+            .unwrap()
+    };
+    let out = run(&garbage);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("garbage.db") && stderr.contains("not a SQLite database or is corrupt"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&garbage).unwrap(),
+        vec![0x42u8; 8192],
+        "the file is left as it was"
+    );
+
+    // A database of another program is not taken over either.
+    let foreign = dir.join("foreign.db");
+    {
+        use sqlx::Connection;
+        let mut c =
+            sqlx::SqliteConnection::connect(&format!("sqlite://{}?mode=rwc", foreign.display()))
+                .await
+                .unwrap();
+        sqlx::query("CREATE TABLE accounts (id INTEGER)")
+            .execute(&mut c)
+            .await
+            .unwrap();
+        c.close().await.unwrap();
+    }
+    let out = run(&foreign);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("another program"), "{stderr}");
+}

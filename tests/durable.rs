@@ -7,10 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use a2a_orchestrator::engine::{Checkpoint, Record, RunEnd, RunHeader, RunState, StepState};
 use a2a_orchestrator::protocol::RpcError;
 use a2a_orchestrator::protocol::server::{AgentExecutor, EventSink, RequestContext};
 use a2a_orchestrator::protocol::sse::SseDecoder;
 use a2a_orchestrator::protocol::types::*;
+use a2a_orchestrator::store::{Store, StoreSpec};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
@@ -304,6 +306,13 @@ async fn a_run_survives_sigkill_of_serve_without_redoing_any_step() {
     // SIGKILL: no graceful anything.
     first.start_kill().unwrap();
     first.wait().await.unwrap();
+    // The workflow file changes while the run is in flight: the run goes on with the
+    // version it started with (the join's message stays "join").
+    std::fs::write(
+        dir.join("flows/crash-test.toml"),
+        WORKFLOW.replace("message = \"join\"", "message = \"join, version 2\""),
+    )
+    .unwrap();
     assert_eq!(
         seen.lock().unwrap().len(),
         3,
@@ -542,4 +551,146 @@ async fn a_corrupt_or_foreign_database_stops_serve_with_a_clear_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("another program"), "{stderr}");
+}
+
+/// The same contract checked on both stores: tasks with numbered logs, the message
+/// index, unfinished tasks, push configs, runs and checkpoints, and retention.
+async fn store_contract(store: Arc<dyn Store>) {
+    let time = |s: u64| std::time::SystemTime::now() + Duration::from_secs(s);
+    let id = TaskId::new("t1");
+    let mut task = Task::new(
+        id.clone(),
+        ContextId::new("c1"),
+        TaskStatus::new(TaskState::Working),
+    );
+    let mut first = Message::new(Role::User, vec![Part::text("hi")]);
+    first.message_id = MessageId::new("m-1");
+    task.history.push(first);
+    let event = |t: &Task| Arc::new(StreamEvent::Task(t.clone()));
+    store.commit(&task, &[(1, event(&task))]).await.unwrap();
+    store
+        .commit(&task, &[(2, event(&task)), (3, event(&task))])
+        .await
+        .unwrap();
+    store.commit(&task, &[]).await.unwrap();
+    let (got, seq) = store.get(&id).await.unwrap().unwrap();
+    assert_eq!(
+        (got.id.as_str(), seq),
+        ("t1", 3),
+        "a commit without events keeps the number"
+    );
+    let after: Vec<u64> = store
+        .events_after(&id, 1)
+        .await
+        .unwrap()
+        .iter()
+        .map(|(s, _)| *s)
+        .collect();
+    assert_eq!(after, [2, 3]);
+    assert_eq!(
+        store.task_of_message("m-1").await.unwrap(),
+        Some(id.clone())
+    );
+    assert_eq!(store.task_of_message("m-2").await.unwrap(), None);
+    assert_eq!(store.unfinished().await.unwrap().len(), 1);
+    for n in ["a", "b"] {
+        let c = PushNotificationConfig {
+            id: Some(n.into()),
+            url: format!("https://example.com/{n}"),
+            token: None,
+            authentication: None,
+        };
+        store.set_push_config(&id, c).await.unwrap();
+    }
+    let ids: Vec<String> = store
+        .push_configs(&id)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|c| c.id)
+        .collect();
+    assert_eq!(ids, ["a", "b"], "in the order they were set");
+    assert!(store.delete_push_config(&id, "a").await.unwrap());
+    assert!(!store.delete_push_config(&id, "a").await.unwrap());
+
+    // Runs and their checkpoints.
+    let header = RunHeader {
+        run_id: "t1".into(),
+        workflow_id: "w".into(),
+        workflow_file: "w.toml".into(),
+        workflow_source: "[workflow]".into(),
+        workflow_hash: "abc".into(),
+        inputs: Default::default(),
+    };
+    store.create_run(&header).await.unwrap();
+    let sent = Checkpoint::Sent {
+        attempt: 2,
+        turn: 1,
+        message_id: "m".into(),
+        agent: Some("alpha".into()),
+        task_id: Some("down-1".into()),
+        text: Some("yes".into()),
+        data: None,
+    };
+    store.save_unit("t1", "a", None, &sent).await.unwrap();
+    store.save_unit("t1", "b", Some(3), &sent).await.unwrap();
+    let done = Checkpoint::Done(Record::new(StepState::Skipped));
+    store.save_unit("t1", "a", None, &done).await.unwrap();
+    store.set_canceled("t1").await.unwrap();
+    let run = store.load_run("t1").await.unwrap().unwrap();
+    assert_eq!(run.header, header);
+    assert!(run.canceled);
+    assert_eq!(
+        run.units[&("a".to_owned(), None)],
+        done,
+        "a checkpoint replaces the last"
+    );
+    assert_eq!(run.units[&("b".to_owned(), Some(3))], sent);
+    let end = RunEnd {
+        state: RunState::Canceled,
+        message: Some("the run was canceled".into()),
+        output_text: None,
+        output_data: None,
+    };
+    store.finish_run("t1", &end).await.unwrap();
+    let run = store.load_run("t1").await.unwrap().unwrap();
+    assert_eq!(run.end, Some(end));
+    assert!(run.units.is_empty());
+
+    // Retention: only terminal tasks older than the cutoff go, with everything of theirs.
+    assert_eq!(
+        store.prune_finished(time(3600)).await.unwrap(),
+        0,
+        "not terminal"
+    );
+    task.status = TaskStatus::new(TaskState::Canceled);
+    store.commit(&task, &[(4, event(&task))]).await.unwrap();
+    assert!(store.unfinished().await.unwrap().is_empty());
+    let an_hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    assert_eq!(
+        store.prune_finished(an_hour_ago).await.unwrap(),
+        0,
+        "too recent"
+    );
+    assert_eq!(store.prune_finished(time(1)).await.unwrap(), 1);
+    assert!(store.get(&id).await.unwrap().is_none());
+    assert!(store.events_after(&id, 0).await.unwrap().is_empty());
+    assert!(store.push_configs(&id).await.unwrap().is_empty());
+    assert_eq!(store.task_of_message("m-1").await.unwrap(), None);
+    assert!(
+        store.load_run("t1").await.unwrap().is_none(),
+        "its run goes too"
+    );
+}
+
+#[tokio::test]
+async fn both_stores_keep_the_same_contract() {
+    store_contract(StoreSpec::Memory.open().await.unwrap()).await;
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("durable-contract");
+    let _ = std::fs::remove_dir_all(&dir);
+    let spec = StoreSpec::Sqlite(dir.join("nested/dir/store.db"));
+    store_contract(spec.open().await.unwrap()).await;
+    // Reopened, the database is taken as it is (no migration twice, nothing lost).
+    let again = spec.open().await.unwrap();
+    assert!(again.unfinished().await.unwrap().is_empty());
 }

@@ -963,3 +963,127 @@ async fn several_questions_can_be_pending_and_answers_name_their_step() {
         "Jinja renders booleans as True/False"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_resumed_run_keeps_finished_work_and_resends_an_unknown_send_with_its_id() {
+    let wf = load(&format!(
+        "{HEAD}[input]\nitems = {{ type = \"array\" }}\n\
+         [steps.first]\nagent = \"a\"\nmessage = \"first\"\n\
+         [steps.each]\nagent = \"b\"\nneeds = [\"first\"]\nfor_each = \"input.items\"\nmessage = \"{{{{ item }}}}\"\n\
+         [steps.last]\nagent = \"c\"\nneeds = [\"each\"]\nmessage = \"after {{{{ steps.first.text }}}}\"\n\
+         [output]\ntext = \"{{{{ steps.first.text }}}}|{{% for r in steps.each.items %}}{{{{ r.text }}}}{{% endfor %}}|{{{{ steps.last.text }}}}\"\n"
+    ));
+    let echo = || {
+        script(|req: &SendRequest, n| {
+            vec![
+                started("x", &format!("t{n}")),
+                chunk("o", req.text.as_deref().unwrap_or(""), false),
+                done(),
+            ]
+        })
+    };
+    let s = Scripted::new(vec![("a", echo()), ("b", echo()), ("c", echo())]);
+    // What a previous process wrote down before it died: `first` and item 0 finished,
+    // item 1 was being sent (no task id known), item 2 not started.
+    let store = Arc::new(MemoryRunStore::new());
+    let Value::Object(inputs) = json!({ "items": ["x", "y", "z"] }) else {
+        panic!()
+    };
+    let header = RunHeader {
+        run_id: "run-1".into(),
+        workflow_id: "t".into(),
+        workflow_file: wf.file.clone(),
+        workflow_source: wf.source.to_string(),
+        workflow_hash: wf.hash.clone(),
+        inputs,
+    };
+    store.create_run(&header).await.unwrap();
+    let finished = |text: &str| {
+        let mut r = Record::new(StepState::Completed);
+        r.outputs.apply(&ArtifactChunk {
+            artifact_id: "o".into(),
+            name: None,
+            parts: vec![Content::Text(text.into())],
+            append: false,
+            last_chunk: true,
+        });
+        r.attempts = 1;
+        Checkpoint::Done(r)
+    };
+    store
+        .save_unit("run-1", "first", None, &finished("FIRST"))
+        .await
+        .unwrap();
+    store
+        .save_unit("run-1", "each", Some(0), &finished("X0"))
+        .await
+        .unwrap();
+    let sent = Checkpoint::Sent {
+        attempt: 1,
+        turn: 0,
+        message_id: "the-id-sent-before".into(),
+        agent: None,
+        task_id: None,
+        text: Some("y".into()),
+        data: None,
+    };
+    store
+        .save_unit("run-1", "each", Some(1), &sent)
+        .await
+        .unwrap();
+    let saved = store.load_run("run-1").await.unwrap().unwrap();
+
+    let e = engine(&s).with_store(store.clone());
+    let (events, state, message) = collect(e.resume(wf, saved)).await;
+    assert_eq!(state, RunState::Completed, "{message:?}");
+    assert_eq!(
+        output(&events).0.as_deref(),
+        Some("FIRST|X0yz|after FIRST"),
+        "stored results are used as they were"
+    );
+    let sends: Vec<(String, String)> = s
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|l| match l {
+            Log::Send {
+                agent, message_id, ..
+            } => Some((agent.clone(), message_id.clone())),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !sends.iter().any(|(a, _)| a == "a"),
+        "a finished step is not sent again: {sends:?}"
+    );
+    let b: Vec<&str> = sends
+        .iter()
+        .filter(|(a, _)| a == "b")
+        .map(|(_, m)| m.as_str())
+        .collect();
+    assert_eq!(b.len(), 2, "items 1 and 2 only: {sends:?}");
+    assert!(
+        b.contains(&"the-id-sent-before"),
+        "the unknown send goes again with its message id: {sends:?}"
+    );
+    assert_eq!(sends.iter().filter(|(a, _)| a == "c").count(), 1);
+    let stored = store.load_run("run-1").await.unwrap().unwrap();
+    let end = stored.end.clone().expect("the end is stored");
+    assert_eq!(end.state, RunState::Completed);
+    assert_eq!(end.output_text.as_deref(), Some("FIRST|X0yz|after FIRST"));
+    assert!(stored.units.is_empty(), "a finished run keeps only its end");
+
+    // A run that had ended reports its end again, and nothing is sent.
+    let before = s.log.lock().unwrap().len();
+    let (events, state, _) = collect(e.resume(
+        load(&format!(
+            "{HEAD}[steps.first]\nagent = \"a\"\nmessage = \"first\"\n"
+        )),
+        stored,
+    ))
+    .await;
+    assert_eq!(state, RunState::Completed);
+    assert_eq!(output(&events).0.as_deref(), Some("FIRST|X0yz|after FIRST"));
+    assert_eq!(s.log.lock().unwrap().len(), before);
+}

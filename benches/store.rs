@@ -90,7 +90,14 @@ async fn throughput(store: StoreSpec, agent_url: &str, runs: usize, concurrency:
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
-    let host = build(&config, vec![wf], &agents, &url, store.open().await.unwrap()).await;
+    let host = build(
+        &config,
+        vec![wf],
+        &agents,
+        &url,
+        store.open().await.unwrap(),
+    )
+    .await;
     let router = host.server.router();
     tokio::spawn(async move { axum::serve(listener, router).await });
     let client = A2aClient::new(url.as_str(), ClientConfig::default()).unwrap();

@@ -72,6 +72,32 @@ text = "{% if steps.say.state == 'completed' %}{{ steps.say.text }}{% else %}not
 struct Orchestra {
     url: String,
     _agents: Vec<crate::util::Running<crate::echo_agent::EchoAgent>>,
+    config: HostConfig,
+    workflows: Vec<Arc<Workflow>>,
+    agents_toml: String,
+    store: Arc<dyn a2a_orchestrator::store::Store>,
+}
+
+impl Orchestra {
+    /// A new host on the same store, agents and workflows, as after a restart: the
+    /// first host's memory is gone; it resumes what the store holds. Returns its URL.
+    async fn restarted(&self) -> String {
+        let (agents, _) = load_agents("agents.toml", &self.agents_toml);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let host = build(
+            &self.config,
+            self.workflows.clone(),
+            &agents.unwrap(),
+            &url,
+            self.store.clone(),
+        )
+        .await;
+        host.server.recover().await.unwrap();
+        let router = host.server.router();
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        url
+    }
 }
 
 async fn orchestra(workflows: &[&str], delay_ms: u64) -> Orchestra {
@@ -117,12 +143,23 @@ async fn orchestra_with(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
     let store = config.store.open().await.unwrap();
-    let host = build(&config, workflows, &agents.unwrap(), &url, store).await;
+    let host = build(
+        &config,
+        workflows.clone(),
+        &agents.unwrap(),
+        &url,
+        store.clone(),
+    )
+    .await;
     let router = host.server.router();
     tokio::spawn(async move { axum::serve(listener, router).await });
     Orchestra {
         url,
         _agents: vec![one, two],
+        config,
+        workflows,
+        agents_toml: toml,
+        store,
     }
 }
 
@@ -750,4 +787,45 @@ async fn with_credentials_configured_every_call_needs_one_and_the_card_stays_pub
         "{}",
         extended.skills[0].description
     );
+}
+
+#[tokio::test]
+async fn a_conversation_and_a_pending_approval_survive_a_restart() {
+    let o = orchestra(&[GREET, APPROVE], 0).await;
+    let (c, _) = client(&o.url).await;
+    // The workflow is chosen, an input is missing: the task asks for it.
+    let asking = task(
+        c.send_message(&message("greet someone", Some("greet")))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(asking.status.state, TaskState::InputRequired);
+    // A run waits for an approval.
+    let waiting = task(
+        c.send_message(&message("echo please", Some("approve")))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(waiting.status.state, TaskState::InputRequired);
+
+    let url = o.restarted().await;
+    let (c, _) = client(&url).await;
+    // The input goes to the same workflow, chosen before the restart.
+    let done = task(
+        c.send_message(&MessageSendParams::new(
+            Message::user_text("name: Ada").with_task(asking.id.clone()),
+        ))
+        .await
+        .unwrap(),
+    );
+    assert_eq!(result_text(&done), "hello Ada");
+    // The approval asked before the restart is answered after it.
+    let mut yes = Message::user_text("yes").with_task(waiting.id.clone());
+    yes.metadata = Some(serde_json::Map::from_iter([(
+        "step".to_owned(),
+        json!("ok"),
+    )]));
+    let t = task(c.send_message(&MessageSendParams::new(yes)).await.unwrap());
+    assert_eq!(t.status.state, TaskState::Completed, "{t:?}");
+    assert_eq!(result_text(&t), "approved and echoed");
 }

@@ -190,6 +190,12 @@ impl AgentExecutor for Orchestrator {
             None if ctx.task.is_some() => self.resumed_run(&ctx.task_id).await.map(Err),
             p => p,
         };
+        // After a restart the conversation is gone from memory, not from the task: its
+        // history says which workflow was chosen and what was given.
+        let prior = match (prior, &ctx.task) {
+            (None, Some(task)) => self.conversation_in_history(task).map(Ok),
+            (p, _) => p,
+        };
         let (workflow, mut given) = match prior {
             Some(Err((control, view))) => return self.answer(&ctx, &events, control, view).await,
             Some(Ok(Conversation::Inputs { workflow, given })) => (workflow, given),
@@ -323,6 +329,30 @@ impl AgentExecutor for Orchestrator {
 }
 
 impl Orchestrator {
+    /// The conversation a task's history shows: the workflow its latest routable user
+    /// message names, and the inputs all of them gave.
+    fn conversation_in_history(&self, task: &Task) -> Option<Conversation> {
+        let users: Vec<&Message> = task
+            .history
+            .iter()
+            .filter(|m| m.role == Role::User)
+            .collect();
+        let workflow =
+            users
+                .iter()
+                .rev()
+                .find_map(|m| match route(&self.inner.workflows, m, None) {
+                    Route::Found(w) => Some(w),
+                    Route::Unclear { .. } => None,
+                })?;
+        let mut given = Map::new();
+        for m in &users {
+            given.extend(inputs_from(m, &workflow));
+        }
+        given.retain(|k, _| workflow.inputs.iter().any(|i| &i.name == k));
+        Some(Conversation::Inputs { workflow, given })
+    }
+
     /// The run of `task_id` once it is registered, if the store has it unfinished (it is
     /// being resumed); waits up to 10 seconds.
     async fn resumed_run(&self, task_id: &TaskId) -> Option<(RunControl, Arc<Mutex<View>>)> {

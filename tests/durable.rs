@@ -224,6 +224,19 @@ impl Sse {
     }
 }
 
+/// One JSON-RPC call; the response body.
+async fn call(url: &str, body: &Value) -> Value {
+    reqwest::Client::new()
+        .post(url)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 fn started() -> Value {
     let mut p = crate::util::text_params("run the crash test");
     p["metadata"] = json!({ "workflow": "crash-test" });
@@ -324,15 +337,7 @@ async fn a_run_survives_sigkill_of_serve_without_redoing_any_step() {
     let (_second, url) = spawn_serve(&second_args, &[]).await;
 
     // The task is known after the restart.
-    let got = reqwest::Client::new()
-        .post(&url)
-        .json(&rpc("tasks/get", json!({ "id": task_id })))
-        .send()
-        .await
-        .unwrap()
-        .json::<Value>()
-        .await
-        .unwrap();
+    let got = call(&url, &rpc("tasks/get", json!({ "id": task_id }))).await;
     assert_eq!(got["result"]["id"], task_id.as_str(), "{got}");
     assert!(
         !["completed", "failed", "canceled"]
@@ -359,15 +364,7 @@ async fn a_run_survives_sigkill_of_serve_without_redoing_any_step() {
     let mut answer = crate::util::text_params("yes");
     answer["message"]["taskId"] = json!(task_id);
     answer["metadata"] = json!({ "step": "approve" });
-    let answered = reqwest::Client::new()
-        .post(&url)
-        .json(&rpc("message/send", answer))
-        .send()
-        .await
-        .unwrap()
-        .json::<Value>()
-        .await
-        .unwrap();
+    let answered = call(&url, &rpc("message/send", answer)).await;
     assert!(answered["error"].is_null(), "{answered}");
 
     let mut end = None;
@@ -389,15 +386,7 @@ async fn a_run_survives_sigkill_of_serve_without_redoing_any_step() {
         "the run completed after the restart"
     );
 
-    let done = reqwest::Client::new()
-        .post(&url)
-        .json(&rpc("tasks/get", json!({ "id": task_id })))
-        .send()
-        .await
-        .unwrap()
-        .json::<Value>()
-        .await
-        .unwrap();
+    let done = call(&url, &rpc("tasks/get", json!({ "id": task_id }))).await;
     let result = done["result"]["artifacts"]
         .as_array()
         .unwrap()
@@ -477,26 +466,10 @@ async fn resubscribe_replays_after_last_event_id_on_a_finished_task() {
 
     // The same message again (a retry after a lost response) gets the same task, and
     // the agent does not work on it twice.
-    let again = reqwest::Client::new()
-        .post(&agent.url)
-        .json(&rpc("message/send", params.clone()))
-        .send()
-        .await
-        .unwrap()
-        .json::<Value>()
-        .await
-        .unwrap();
+    let again = call(&agent.url, &rpc("message/send", params.clone())).await;
     assert_eq!(again["result"]["id"], task_id.as_str(), "{again}");
     params["message"]["messageId"] = json!("another-message");
-    let other = reqwest::Client::new()
-        .post(&agent.url)
-        .json(&rpc("message/send", params))
-        .send()
-        .await
-        .unwrap()
-        .json::<Value>()
-        .await
-        .unwrap();
+    let other = call(&agent.url, &rpc("message/send", params)).await;
     assert_ne!(other["result"]["id"], task_id.as_str());
     assert_eq!(
         seen.lock().unwrap()["alpha:hello"],

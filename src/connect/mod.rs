@@ -122,6 +122,19 @@ struct Conversation {
 }
 
 impl Conversation {
+    fn new(lease: Lease, answering: bool) -> Self {
+        Self {
+            client: lease.client().clone(),
+            agent: lease.agent().to_owned(),
+            lease: Some(lease),
+            task_id: None,
+            ledger: Ledger::default(),
+            pending: VecDeque::new(),
+            done: false,
+            answering,
+        }
+    }
+
     fn started(&mut self, task_id: &TaskId) {
         if self.task_id.is_none() {
             self.task_id = Some(task_id.to_string());
@@ -242,17 +255,7 @@ impl AgentConnector for A2aConnector {
                 }
             }
             let streaming = lease.card().supports_streaming();
-            let client = lease.client().clone();
-            let conversation = Conversation {
-                lease: Some(lease),
-                client,
-                agent,
-                task_id: None,
-                ledger: Ledger::default(),
-                pending: VecDeque::new(),
-                done: false,
-                answering,
-            };
+            let conversation = Conversation::new(lease, answering);
             let mut params = MessageSendParams::new(message);
             if streaming {
                 Ok(Box::pin(streamed(conversation, params)) as Updates)
@@ -285,17 +288,7 @@ impl AgentConnector for A2aConnector {
                 .await
                 .map_err(|e| AgentError::new(AgentErrorKind::Unavailable, e.to_string()))?;
             let streaming = lease.card().supports_streaming();
-            let client = lease.client().clone();
-            let conversation = Conversation {
-                lease: Some(lease),
-                client,
-                agent,
-                task_id: None,
-                ledger: Ledger::default(),
-                pending: VecDeque::new(),
-                done: false,
-                answering: false,
-            };
+            let conversation = Conversation::new(lease, false);
             if streaming {
                 Ok(Box::pin(followed(conversation, Phase::Attach(task_id))) as Updates)
             } else {

@@ -239,24 +239,7 @@ impl<A: AgentExecutor> A2aServer<A> {
             };
             let agent = inner.agent.clone();
             let span = info_span!("resume", task_id = %ctx.task.id);
-            inner.tracker.spawn(
-                async move {
-                    let outcome = AssertUnwindSafe(agent.resume(ctx, sink))
-                        .catch_unwind()
-                        .await;
-                    match outcome {
-                        Ok(Ok(())) => {}
-                        Ok(Err(e)) => handle.fail(e).await,
-                        Err(_) => {
-                            warn!("the agent panicked while resuming a task");
-                            handle
-                                .fail(RpcError::internal("the agent failed unexpectedly"))
-                                .await
-                        }
-                    }
-                }
-                .instrument(span),
-            );
+            inner.spawn_agent(handle, span, async move { agent.resume(ctx, sink).await });
         }
         Ok(n)
     }
@@ -750,12 +733,20 @@ impl<A: AgentExecutor> Inner<A> {
         };
         let agent = self.agent.clone();
         let span = info_span!("execute", task_id = %ctx.task_id);
+        self.spawn_agent(handle, span, async move { agent.execute(ctx, sink).await });
+    }
+
+    /// Runs an agent's work on a task in a task the server owns. A returned error or a
+    /// panic fails the task (or, before any event, answers the request with the error).
+    fn spawn_agent(
+        &self,
+        handle: ActorHandle,
+        span: tracing::Span,
+        work: impl std::future::Future<Output = Result<(), RpcError>> + Send + 'static,
+    ) {
         self.tracker.spawn(
             async move {
-                let outcome = AssertUnwindSafe(agent.execute(ctx, sink))
-                    .catch_unwind()
-                    .await;
-                match outcome {
+                match AssertUnwindSafe(work).catch_unwind().await {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => handle.fail(e).await,
                     Err(_) => {

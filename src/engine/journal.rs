@@ -154,16 +154,6 @@ impl MemoryRunStore {
         f(&mut guard)
     }
 
-    /// The ids of the runs that have ended.
-    pub fn finished_ids(&self) -> Vec<String> {
-        self.with(|runs| {
-            runs.iter()
-                .filter(|(_, r)| r.end.is_some())
-                .map(|(id, _)| id.clone())
-                .collect()
-        })
-    }
-
     /// Removes finished runs whose id `keep` refuses; how many.
     pub fn retain_finished(&self, mut keep: impl FnMut(&str) -> bool) -> usize {
         self.with(|runs| {

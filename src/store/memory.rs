@@ -30,14 +30,8 @@ impl Store for MemoryStore {
         Box::pin(async move {
             let removed = self.tasks.prune(before).await?;
             // A run shares its id with its upstream task: it goes when the task goes.
-            let mut kept = Vec::new();
-            let candidates = self.runs.finished_ids();
-            for id in candidates {
-                if self.tasks.get(&TaskId::new(id.clone())).await?.is_some() {
-                    kept.push(id);
-                }
-            }
-            self.runs.retain_finished(|id| kept.iter().any(|k| k == id));
+            self.runs
+                .retain_finished(|id| self.tasks.contains(&TaskId::new(id)));
             Ok(removed)
         })
     }

@@ -98,6 +98,11 @@ impl InMemoryTaskStore {
         Self::default()
     }
 
+    /// Whether the store holds a task.
+    pub fn contains(&self, id: &TaskId) -> bool {
+        self.with(|m| m.tasks.contains_key(id))
+    }
+
     fn with<R>(&self, f: impl FnOnce(&mut Maps) -> R) -> R {
         // A poisoned lock means a panic mid-update of a plain map; the maps stay usable.
         let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());

@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod agents;
+pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod connect;

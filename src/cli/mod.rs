@@ -2,6 +2,7 @@
 //! subcommand. Library code never prints; this module does.
 
 mod agents;
+mod bench;
 mod demo;
 mod progress;
 mod run;
@@ -83,6 +84,9 @@ pub enum Command {
     /// Send a message to any A2A agent (the orchestrator included) and print the reply,
     /// or with --stream every event as it arrives.
     Send(send::SendArgs),
+    /// Measure the orchestrator against calling the agents directly: overhead per step,
+    /// fan-out, throughput, streaming relay latency and memory (build with --release).
+    Bench(bench::BenchArgs),
     /// Render a workflow's DAG as Mermaid or Graphviz DOT.
     Graph {
         /// A workflow file, or the id of a workflow in --workflows.
@@ -154,6 +158,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Run(args) => run::run(args).await,
         Command::Send(args) => send::send(args).await,
+        Command::Bench(args) => bench::bench(args).await,
         Command::Graph {
             workflow,
             format,

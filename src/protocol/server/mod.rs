@@ -24,6 +24,7 @@ use axum::http::{StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 use futures::{FutureExt, Stream, StreamExt};
 use http_body_util::BodyExt;
 use serde::Serialize;
@@ -213,6 +214,13 @@ impl<A: AgentExecutor> A2aServer<A> {
                 () = token.cancelled() => {}
             }
         };
+        // Without TCP_NODELAY, an SSE event written after the response head waits for
+        // the client's delayed ACK (40 ms on Linux): every streamed call would pay it.
+        let listener = listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!("cannot set TCP_NODELAY on a connection: {e}");
+            }
+        });
         axum::serve(listener, self.router())
             .with_graceful_shutdown(stop)
             .await?;

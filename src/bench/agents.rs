@@ -1,0 +1,161 @@
+//! The loopback agents the benchmark calls, served in the benchmark's own process (the
+//! orchestrator runs in a process of its own, so its memory is measured alone). Each
+//! does the least an agent can: the floor the orchestrator is compared against.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::RpcError;
+use crate::protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext};
+use crate::protocol::types::{AgentCard, Artifact, ArtifactId, Part};
+
+/// What an agent does with each task.
+#[derive(Clone)]
+enum Behaviour {
+    /// Answers at once: one artifact echoing the message, then `completed`.
+    Instant,
+    /// The same after a pause.
+    Sleep(Duration),
+    /// Streams `count` chunks of one artifact, `gap` apart; each chunk's text is the
+    /// nanoseconds since `epoch` at which it was sent.
+    Chunks {
+        count: usize,
+        gap: Duration,
+        epoch: Instant,
+    },
+    /// Counts the task, then works until released.
+    Hold {
+        arrived: Arc<AtomicUsize>,
+        release: CancellationToken,
+    },
+}
+
+struct BenchAgent(Behaviour);
+
+impl AgentExecutor for BenchAgent {
+    async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
+        let echo = |text: String| Artifact::new(ArtifactId::new("out"), vec![Part::text(text)]);
+        match &self.0 {
+            Behaviour::Instant => {
+                let _ = events.artifact(echo(ctx.message.text()), false, true).await;
+            }
+            Behaviour::Sleep(pause) => {
+                tokio::time::sleep(*pause).await;
+                let _ = events.artifact(echo(ctx.message.text()), false, true).await;
+            }
+            Behaviour::Chunks { count, gap, epoch } => {
+                for i in 0..*count {
+                    let stamp = epoch.elapsed().as_nanos().to_string();
+                    let chunk = Artifact::new(ArtifactId::new("stream"), vec![Part::text(stamp)]);
+                    let _ = events.artifact(chunk, i > 0, i + 1 == *count).await;
+                    tokio::time::sleep(*gap).await;
+                }
+            }
+            Behaviour::Hold { arrived, release } => {
+                arrived.fetch_add(1, Ordering::SeqCst);
+                tokio::select! {
+                    () = release.cancelled() => {}
+                    () = ctx.cancel.cancelled() => return Ok(()),
+                }
+            }
+        }
+        let _ = events.complete(None).await;
+        Ok(())
+    }
+}
+
+/// The benchmark's agents, each on its own loopback port; stopped when dropped.
+pub struct Agents {
+    /// `(name, url)` for agents.toml.
+    pub urls: Vec<(&'static str, String)>,
+    /// How many tasks the `held` agent has received.
+    pub held: Arc<AtomicUsize>,
+    /// Releases the `held` agent's tasks.
+    release: CancellationToken,
+    stop: CancellationToken,
+    servers: JoinSet<()>,
+}
+
+/// How the `chunky` agent streams: chunks per task, the pause between them, and the
+/// instant its stamps count from.
+pub struct ChunkPlan {
+    pub count: usize,
+    pub gap: Duration,
+    pub epoch: Instant,
+}
+
+impl Agents {
+    /// Starts `fast` (instant), `sleepy` (`pause`, then done), `chunky` (`chunks`) and
+    /// `held` (until [`Agents::release`]).
+    pub async fn start(pause: Duration, chunks: ChunkPlan) -> std::io::Result<Agents> {
+        let held = Arc::new(AtomicUsize::new(0));
+        let release = CancellationToken::new();
+        let stop = CancellationToken::new();
+        let mut agents = Agents {
+            urls: Vec::new(),
+            held: held.clone(),
+            release: release.clone(),
+            stop: stop.clone(),
+            servers: JoinSet::new(),
+        };
+        let all = [
+            ("fast", Behaviour::Instant),
+            ("sleepy", Behaviour::Sleep(pause)),
+            (
+                "chunky",
+                Behaviour::Chunks {
+                    count: chunks.count,
+                    gap: chunks.gap,
+                    epoch: chunks.epoch,
+                },
+            ),
+            (
+                "held",
+                Behaviour::Hold {
+                    arrived: held,
+                    release,
+                },
+            ),
+        ];
+        for (name, behaviour) in all {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+            let url = format!("http://{}/", listener.local_addr()?);
+            let mut card = AgentCard::new(name, "a benchmark agent", &url);
+            card.capabilities.streaming = Some(true);
+            card.default_input_modes = vec!["text/plain".into()];
+            card.default_output_modes = vec!["text/plain".into()];
+            let server = A2aServer::new(BenchAgent(behaviour), card);
+            let stop = stop.clone();
+            agents.servers.spawn(async move {
+                let _ = server.serve(listener, stop.cancelled_owned()).await;
+            });
+            agents.urls.push((name, url));
+        }
+        Ok(agents)
+    }
+
+    /// The URL of the agent called `name`.
+    pub fn url(&self, name: &str) -> &str {
+        self.urls
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, u)| u.as_str())
+            .expect("a benchmark agent")
+    }
+
+    /// Lets every held task complete.
+    pub fn release(&self) {
+        self.release.cancel();
+    }
+
+    /// Stops the servers and waits for them.
+    pub async fn stop(mut self) {
+        self.release.cancel();
+        self.stop.cancel();
+        while self.servers.join_next().await.is_some() {}
+    }
+}

@@ -1,0 +1,73 @@
+//! `bench`: runs the benchmark and prints its figures, with their targets, as a table or
+//! as one JSON object.
+
+use std::process::ExitCode;
+
+use crate::bench::{Goal, Options};
+
+/// The flags of `bench`.
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// A reduced run that takes seconds instead of minutes.
+    #[arg(long)]
+    quick: bool,
+    /// Print one JSON object with the figures (milliseconds, runs per second, bytes).
+    #[arg(long)]
+    json: bool,
+}
+
+pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "warning: a debug build measures little; run `cargo run --release -- bench` instead"
+        );
+    }
+    let options = Options {
+        quick: args.quick,
+        exe: std::env::current_exe()?,
+    };
+    let report = crate::bench::run(&options, &|step| eprintln!("bench: {step}")).await?;
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!(
+        "\n{} build, {cores} cores{}\n",
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
+        if args.quick { ", --quick" } else { "" }
+    );
+    println!(
+        "{:<26} {:>10} {:<6}  {:<10}",
+        "figure", "value", "unit", "target"
+    );
+    for row in report.rows() {
+        let (target, verdict) = match row.goal {
+            None => (String::new(), ""),
+            Some(goal) => {
+                let target = match goal {
+                    Goal::AtMost(t) => format!("≤ {}", trim(t)),
+                    Goal::AtLeast(t) => format!("≥ {}", trim(t)),
+                };
+                (target, if goal.met(row.value) { "met" } else { "missed" })
+            }
+        };
+        println!(
+            "{:<26} {:>10} {:<6}  {target:<10} {verdict}",
+            row.key,
+            trim(row.value),
+            row.unit
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A figure without trailing zeros.
+fn trim(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}

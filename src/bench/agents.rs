@@ -56,6 +56,8 @@ impl AgentExecutor for BenchAgent {
                 }
             }
             Behaviour::Hold { arrived, release } => {
+                // Like any slow agent: say it is working, then work.
+                let _ = events.working(None).await;
                 arrived.fetch_add(1, Ordering::SeqCst);
                 tokio::select! {
                     () = release.cancelled() => {}

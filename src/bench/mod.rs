@@ -638,7 +638,18 @@ struct Serve {
 
 impl Serve {
     async fn start(exe: &Path, dir: &Scratch, store: &str) -> anyhow::Result<Serve> {
-        let mut child = tokio::process::Command::new(exe)
+        // A2A_BENCH_WRAP="valgrind --tool=massif" (say) runs serve under a profiler.
+        let wrap = std::env::var("A2A_BENCH_WRAP").unwrap_or_default();
+        let mut wrap = wrap.split_whitespace();
+        let mut command = match wrap.next() {
+            Some(program) => {
+                let mut c = tokio::process::Command::new(program);
+                c.args(wrap).arg(exe);
+                c
+            }
+            None => tokio::process::Command::new(exe),
+        };
+        let mut child = command
             .arg("serve")
             .arg("--workflows")
             .arg(dir.path.join("workflows"))
@@ -692,7 +703,21 @@ impl Serve {
             .ok_or_else(|| anyhow!("no VmRSS in /proc/{pid}/status"))
     }
 
+    /// Stops serve with SIGTERM (a profiler it runs under writes its output), killing
+    /// it if it has not exited within 30 s.
     async fn stop(mut self) {
+        if let Some(pid) = self.child.id() {
+            let _ = tokio::process::Command::new("kill")
+                .args(["-TERM", &pid.to_string()])
+                .status()
+                .await;
+            if tokio::time::timeout(Duration::from_secs(30), self.child.wait())
+                .await
+                .is_ok()
+            {
+                return;
+            }
+        }
         let _ = self.child.kill().await;
     }
 }

@@ -235,6 +235,15 @@ impl<A: AgentExecutor> A2aServer<A> {
         let unfinished = inner.manager.store().unfinished().await?;
         let n = unfinished.len();
         for (task, seq) in unfinished {
+            if !inner
+                .manager
+                .store()
+                .push_configs(&task.id)
+                .await?
+                .is_empty()
+            {
+                inner.manager.arm_push(&task.id);
+            }
             let handle = inner.manager.open_existing(task.clone(), seq);
             let sink = EventSink {
                 handle: handle.clone(),
@@ -560,6 +569,7 @@ impl<A: AgentExecutor> Inner<A> {
             .set_push_config(&p.task_id, config.clone())
             .await
             .map_err(store_error)?;
+        self.manager.arm_push(&p.task_id);
         Ok(p)
     }
 
@@ -716,6 +726,7 @@ impl<A: AgentExecutor> Inner<A> {
                 .set_push_config(&task_id, config)
                 .await
                 .map_err(store_error)?;
+            self.manager.arm_push(&task_id);
         }
         let sub = handle.subscribe().await.map_err(sink_error)?;
         let ctx = RequestContext {

@@ -5,7 +5,8 @@
 //! of one task arrive in order and a slow webhook never blocks the task: when the queue
 //! is full, the task drops the notification and logs it rather than wait.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -13,7 +14,7 @@ use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
 use super::store::TaskStore;
-use crate::protocol::types::{PushNotificationConfig, Task};
+use crate::protocol::types::{PushNotificationConfig, Task, TaskId};
 
 /// Why a webhook URL is refused, if it is: not http(s), no host, a host that does not
 /// resolve, or one that is or resolves to a loopback, private, link-local (cloud metadata
@@ -97,6 +98,10 @@ pub struct PushNotifier {
     http: reqwest::Client,
     store: Arc<dyn TaskStore>,
     allow_private: bool,
+    /// The tasks given a push config through this server (or found with one at
+    /// recovery): only their state changes start a delivery worker and read the
+    /// store's configs. A std mutex, never held across an await.
+    armed: Arc<Mutex<HashSet<TaskId>>>,
 }
 
 impl PushNotifier {
@@ -110,7 +115,26 @@ impl PushNotifier {
             http,
             store,
             allow_private,
+            armed: Default::default(),
         }
+    }
+
+    /// Notes that `task` has a push config.
+    pub(crate) fn arm(&self, task: &TaskId) {
+        self.armed
+            .lock()
+            .expect("not poisoned")
+            .insert(task.clone());
+    }
+
+    /// Whether `task` may have a push config.
+    pub(crate) fn is_armed(&self, task: &TaskId) -> bool {
+        self.armed.lock().expect("not poisoned").contains(task)
+    }
+
+    /// Forgets `task` (it is finished).
+    pub(crate) fn disarm(&self, task: &TaskId) {
+        self.armed.lock().expect("not poisoned").remove(task);
     }
 
     /// Starts a delivery worker for one task; it ends when the sender is dropped.

@@ -28,9 +28,10 @@ use crate::protocol::types::{
     TaskStatusUpdateEvent, now_rfc3339,
 };
 
-/// How many events a slow subscriber may fall behind before it is resynchronised with
-/// a full snapshot.
-const BROADCAST_CAPACITY: usize = 1024;
+/// How many events a slow subscriber may fall behind before it is caught up from the
+/// stored log instead. Every live task allocates this many slots up front (about 50
+/// bytes each), so it is small: lagging is cheap, memory per task is not.
+const BROADCAST_CAPACITY: usize = 32;
 /// Commands queued to one actor before senders wait.
 const COMMAND_CAPACITY: usize = 64;
 /// Most events committed to the store in one write: events queued while a write is in
@@ -47,9 +48,11 @@ pub(crate) enum Update {
     Error(RpcError),
 }
 
+/// Events and messages are boxed: the command channel allocates its slots in blocks of
+/// 32 per live task, and a task inline would make each slot ~350 bytes.
 enum Cmd {
-    Apply(StreamEvent, oneshot::Sender<Result<(), SinkError>>),
-    UserMessage(Message, oneshot::Sender<Result<Task, SinkError>>),
+    Apply(Box<StreamEvent>, oneshot::Sender<Result<(), SinkError>>),
+    UserMessage(Box<Message>, oneshot::Sender<Result<Task, SinkError>>),
     Subscribe(oneshot::Sender<Subscription>),
     Fail(RpcError, oneshot::Sender<()>),
 }
@@ -87,11 +90,12 @@ impl ActorHandle {
     }
 
     pub async fn apply(&self, event: StreamEvent) -> Result<(), SinkError> {
-        self.call(|ack| Cmd::Apply(event, ack)).await?
+        self.call(|ack| Cmd::Apply(Box::new(event), ack)).await?
     }
 
     pub async fn user_message(&self, message: Message) -> Result<Task, SinkError> {
-        self.call(|ack| Cmd::UserMessage(message, ack)).await?
+        self.call(|ack| Cmd::UserMessage(Box::new(message), ack))
+            .await?
     }
 
     pub async fn subscribe(&self) -> Result<Subscription, SinkError> {
@@ -141,6 +145,13 @@ impl TaskManager {
                 tracker,
                 shutdown,
             }),
+        }
+    }
+
+    /// Notes that `task` has a push config: its state changes are delivered.
+    pub fn arm_push(&self, task: &TaskId) {
+        if let Some(push) = &self.shared.push {
+            push.arm(task);
         }
     }
 
@@ -264,12 +275,12 @@ impl Actor {
                     // this one, in one store write; each sender is told after it.
                     let mut batch = Vec::new();
                     let mut acks = Vec::new();
-                    let r = self.stage(event, &mut batch);
+                    let r = self.stage(*event, &mut batch);
                     acks.push((ack, r));
                     while acks.len() < MAX_BATCH {
                         match rx.try_recv() {
                             Ok(Cmd::Apply(event, ack)) => {
-                                let r = self.stage(event, &mut batch);
+                                let r = self.stage(*event, &mut batch);
                                 acks.push((ack, r));
                             }
                             Ok(other) => {
@@ -289,7 +300,7 @@ impl Actor {
                     }
                 }
                 Cmd::UserMessage(message, ack) => {
-                    let r = self.user_message(message).await;
+                    let r = self.user_message(*message).await;
                     let _ = ack.send(r);
                 }
                 Cmd::Subscribe(reply) => {
@@ -304,6 +315,11 @@ impl Actor {
                     let _ = ack.send(());
                 }
             }
+        }
+        if let (Some(push), Some(task)) = (&self.push, &self.state.snapshot)
+            && task.status.state.is_terminal()
+        {
+            push.disarm(&task.id);
         }
         debug!("task actor finished");
     }
@@ -488,7 +504,10 @@ impl Actor {
             // No receivers is fine: nobody is watching this task right now.
             let _ = self.broadcast.send(Update::Event(seq, e));
         }
-        if state_changed && let (Some(push), Some(task)) = (&self.push, &self.state.snapshot) {
+        if state_changed
+            && let (Some(push), Some(task)) = (&self.push, &self.state.snapshot)
+            && push.is_armed(&task.id)
+        {
             let queue = self
                 .push_queue
                 .get_or_insert_with(|| push.worker(&self.tracker));

@@ -378,6 +378,67 @@ async fn agents_that_reply_fail_or_panic() {
     );
 }
 
+/// A config set with tasks/pushNotificationConfig/set on a task that is waiting for
+/// input (no config until then) delivers the task's later state changes.
+#[tokio::test]
+async fn a_push_config_set_later_delivers_later_changes() {
+    let (tx, mut rx) = mpsc::channel::<Value>(64);
+    let hook = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(body).await;
+                "ok"
+            }
+        }),
+    );
+    let hook_url = format!("{}/hook", serve_router(hook).await);
+    let config = ServerConfig {
+        allow_private_webhooks: true,
+        ..ServerConfig::default()
+    };
+    let agent = serve(
+        crate::echo_agent::EchoAgent {
+            word_delay: Duration::ZERO,
+        },
+        echo_card,
+        config,
+    )
+    .await;
+    let c = client(&agent.url).await;
+    let task = as_task(c.send_message(&send("please ask me", true)).await.unwrap());
+    assert_eq!(task.status.state, TaskState::InputRequired);
+    c.set_push_config(&TaskPushNotificationConfig {
+        task_id: task.id.clone(),
+        push_notification_config: PushNotificationConfig {
+            id: None,
+            url: hook_url,
+            token: None,
+            authentication: None,
+        },
+    })
+    .await
+    .unwrap();
+    let reply = Message::user_text("echo this").with_task(task.id.clone());
+    let done = as_task(
+        c.send_message(&MessageSendParams::new(reply))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(done.status.state, TaskState::Completed);
+    let mut states = Vec::new();
+    while states.last().map(String::as_str) != Some("completed") {
+        let body = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .unwrap_or_else(|_| panic!("no notification after {states:?}"))
+            .unwrap();
+        assert_eq!(body["id"], task.id.as_str());
+        states.push(body["status"]["state"].as_str().unwrap().to_owned());
+    }
+    assert!(!states.contains(&"input-required".to_owned()), "{states:?}");
+}
+
 #[tokio::test]
 async fn push_notifications_reach_the_webhook_with_the_token() {
     let (tx, mut rx) = mpsc::channel::<(HeaderMap, Value)>(64);

@@ -228,7 +228,7 @@ async fn measure(
 ) -> anyhow::Result<Report> {
     let serve = Serve::start(&options.exe, dir, "memory").await?;
     let host = serve.client()?;
-    let fast = A2aClient::new(agents.url("fast"), ClientConfig::default())?;
+    let fast = client(agents.url("fast"))?;
     warm_up(&host).await?;
 
     progress(&format!(
@@ -317,6 +317,16 @@ async fn measure(
         runs_per_sec_c64_memory: round(rates[2], 1),
         runs_per_sec_c64_sqlite: round(sqlite, 1),
     })
+}
+
+/// A client whose every wait is bounded: a stalled orchestrator fails the benchmark
+/// instead of hanging it.
+fn client(url: &str) -> anyhow::Result<A2aClient> {
+    let config = ClientConfig {
+        stream_idle_timeout: Some(Duration::from_secs(60)),
+        ..ClientConfig::default()
+    };
+    Ok(A2aClient::new(url, config)?)
 }
 
 /// A few runs of everything, so connections are open and code is paged in.
@@ -686,7 +696,7 @@ impl Serve {
     }
 
     fn client(&self) -> anyhow::Result<A2aClient> {
-        Ok(A2aClient::new(self.url.as_str(), ClientConfig::default())?)
+        client(&self.url)
     }
 
     /// The child's resident set size.

@@ -559,7 +559,7 @@ impl<A: AgentExecutor> Inner<A> {
         self.require_push()?;
         self.check_push_config(&p.push_notification_config, "pushNotificationConfig")
             .await?;
-        self.load(&p.task_id).await?;
+        let task = self.load(&p.task_id).await?;
         let config = &mut p.push_notification_config;
         config
             .id
@@ -569,7 +569,10 @@ impl<A: AgentExecutor> Inner<A> {
             .set_push_config(&p.task_id, config.clone())
             .await
             .map_err(store_error)?;
-        self.manager.arm_push(&p.task_id);
+        // A finished task changes no more: nothing to deliver, nothing to remember.
+        if !task.status.state.is_terminal() {
+            self.manager.arm_push(&p.task_id);
+        }
         Ok(p)
     }
 

@@ -378,20 +378,25 @@ async fn agents_that_reply_fail_or_panic() {
     );
 }
 
-/// A config set with tasks/pushNotificationConfig/set on a task that is waiting for
-/// input (no config until then) delivers the task's later state changes.
-#[tokio::test]
-async fn a_push_config_set_later_delivers_later_changes() {
-    let (tx, mut rx) = mpsc::channel::<Value>(64);
+/// A webhook on loopback (its URL, and the headers and body of each delivery) and an
+/// echo agent whose server allows private webhooks.
+async fn echo_with_webhook() -> (
+    crate::util::Running<crate::echo_agent::EchoAgent>,
+    String,
+    mpsc::Receiver<(HeaderMap, Value)>,
+) {
+    let (tx, rx) = mpsc::channel::<(HeaderMap, Value)>(64);
     let hook = axum::Router::new().route(
         "/hook",
-        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
-            let tx = tx.clone();
-            async move {
-                let _ = tx.send(body).await;
-                "ok"
-            }
-        }),
+        axum::routing::post(
+            move |headers: HeaderMap, axum::Json(body): axum::Json<Value>| {
+                let tx = tx.clone();
+                async move {
+                    let _ = tx.send((headers, body)).await;
+                    "ok"
+                }
+            },
+        ),
     );
     let hook_url = format!("{}/hook", serve_router(hook).await);
     let config = ServerConfig {
@@ -406,6 +411,14 @@ async fn a_push_config_set_later_delivers_later_changes() {
         config,
     )
     .await;
+    (agent, hook_url, rx)
+}
+
+/// A config set with tasks/pushNotificationConfig/set on a task that is waiting for
+/// input (no config until then) delivers the task's later state changes.
+#[tokio::test]
+async fn a_push_config_set_later_delivers_later_changes() {
+    let (agent, hook_url, mut rx) = echo_with_webhook().await;
     let c = client(&agent.url).await;
     let task = as_task(c.send_message(&send("please ask me", true)).await.unwrap());
     assert_eq!(task.status.state, TaskState::InputRequired);
@@ -429,7 +442,7 @@ async fn a_push_config_set_later_delivers_later_changes() {
     assert_eq!(done.status.state, TaskState::Completed);
     let mut states = Vec::new();
     while states.last().map(String::as_str) != Some("completed") {
-        let body = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+        let (_, body) = tokio::time::timeout(Duration::from_secs(10), rx.recv())
             .await
             .unwrap_or_else(|_| panic!("no notification after {states:?}"))
             .unwrap();
@@ -441,33 +454,7 @@ async fn a_push_config_set_later_delivers_later_changes() {
 
 #[tokio::test]
 async fn push_notifications_reach_the_webhook_with_the_token() {
-    let (tx, mut rx) = mpsc::channel::<(HeaderMap, Value)>(64);
-    let hook = axum::Router::new().route(
-        "/hook",
-        axum::routing::post(
-            move |headers: HeaderMap, axum::Json(body): axum::Json<Value>| {
-                let tx = tx.clone();
-                async move {
-                    let _ = tx.send((headers, body)).await;
-                    "ok"
-                }
-            },
-        ),
-    );
-    let hook_url = format!("{}/hook", serve_router(hook).await);
-    // The webhook is on loopback: this server allows private webhooks.
-    let config = ServerConfig {
-        allow_private_webhooks: true,
-        ..ServerConfig::default()
-    };
-    let agent = serve(
-        crate::echo_agent::EchoAgent {
-            word_delay: Duration::ZERO,
-        },
-        echo_card,
-        config,
-    )
-    .await;
+    let (agent, hook_url, mut rx) = echo_with_webhook().await;
     let c = client(&agent.url).await;
 
     let mut p = send("notify me", true);

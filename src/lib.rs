@@ -23,6 +23,7 @@ pub mod config;
 pub mod connect;
 pub mod engine;
 pub mod host;
+pub mod llm;
 pub mod protocol;
 pub mod registry;
 pub mod store;

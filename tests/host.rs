@@ -138,6 +138,7 @@ async fn orchestra_with(
         },
         store: StoreSpec::Memory,
         retention: Duration::from_secs(3600),
+        llm: None,
     };
     configure(&mut config);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

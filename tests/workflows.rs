@@ -176,10 +176,30 @@ fn travel_fans_out_and_renders_its_itinerary() {
             "book_tours": { "state": "completed", "items": [
                 { "state": "completed", "text": "Tram 28 booked" }, { "state": "failed", "text": "" } ] },
             "currency": { "state": "completed", "text": "3000 EUR = 3000 EUR", "data": { "rate": 1 } },
-            "advice": { "state": "completed", "text": "No visa needed", "data": {} }
+            "advice": { "state": "completed", "text": "No visa needed", "data": {} },
+            "itinerary": { "state": "completed", "text": "Day 1: arrive", "data": {} }
         },
         "item": { "name": "Tram 28" }, "index": 0
     });
+    // The itinerary is written by the model from every result, or by its fallback.
+    let itinerary = w.step("itinerary").unwrap();
+    let StepKind::Llm {
+        prompt,
+        system: Some(_),
+        fallback: Some(fallback),
+    } = &itinerary.kind
+    else {
+        panic!("the itinerary is an llm step with a system prompt and a fallback")
+    };
+    let asked = w.templates.render(prompt, &ctx).unwrap();
+    assert!(
+        asked.contains("Booked tours:\n- Tram 28 booked\n\nMoney"),
+        "{asked}"
+    );
+    assert_eq!(
+        w.templates.render(fallback, &ctx).unwrap().trim(),
+        "Day 1: fly from London to Lisbon and check in at the hotel.\nTour: Tram 28 booked\nDay 6: check out and fly back to London."
+    );
     let StepKind::Agent {
         message: Some(m),
         data: Some(d),

@@ -19,6 +19,8 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::engine::Prompt;
+use crate::llm::Llm;
 use crate::protocol::RpcError;
 use crate::protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext, SinkError};
 use crate::protocol::types::{
@@ -119,6 +121,8 @@ pub struct ExampleAgent {
     desk: Arc<dyn Desk>,
     behaviour: Behaviour,
     requests: AtomicU64,
+    /// Writes the answers' text from the desk's data, when set.
+    pub model: Option<Llm>,
 }
 
 impl ExampleAgent {
@@ -127,6 +131,62 @@ impl ExampleAgent {
             desk,
             behaviour,
             requests: AtomicU64::new(0),
+            model: None,
+        }
+    }
+
+    /// Streams the answer's text in the model's words, from the desk's facts, token by
+    /// token as the model writes it; false when the model fails (the desk's own text is
+    /// sent instead, replacing what was written).
+    async fn write(
+        &self,
+        llm: &Llm,
+        ctx: &RequestContext,
+        events: &EventSink,
+        request: &Request,
+        text: &str,
+        data: &Map<String, Value>,
+    ) -> Result<bool, RpcError> {
+        use futures::StreamExt;
+        let prompt = Prompt {
+            system: Some(format!(
+                "You are {}, an agent that {}. Answer the request in a few sentences using only the facts given; do not invent prices, times or names.",
+                self.desk.name(),
+                self.desk.description().to_lowercase()
+            )),
+            user: format!(
+                "Request: {}\n\nFacts (JSON): {}\n\nA plain summary of them: {text}",
+                request.text,
+                Value::Object(data.clone())
+            ),
+        };
+        let mut tokens = match llm.stream(prompt).await {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!(agent = self.desk.name(), error = %e, "the model failed; answering without it");
+                return Ok(false);
+            }
+        };
+        let mut sent = 0;
+        loop {
+            let next = tokio::select! {
+                n = tokens.next() => n,
+                () = ctx.cancel.cancelled() => return Ok(true),
+            };
+            match next {
+                None => return Ok(sent > 0),
+                Some(Ok(t)) if t.is_empty() => {}
+                Some(Ok(t)) => {
+                    let a = Artifact::new(ArtifactId::new("result"), vec![Part::text(t)])
+                        .with_name(self.desk.name());
+                    events.artifact(a, sent > 0, false).await.map_err(sink)?;
+                    sent += 1;
+                }
+                Some(Err(e)) => {
+                    tracing::warn!(agent = self.desk.name(), error = %e, "the model failed; answering without it");
+                    return Ok(false);
+                }
+            }
         }
     }
 
@@ -262,17 +322,29 @@ impl AgentExecutor for ExampleAgent {
             Reply::Done { text, data } => {
                 events.working(Some("on it")).await.map_err(sink)?;
                 let id = ArtifactId::new("result");
-                let pieces = chunks(&text, 4);
-                for (i, piece) in pieces.into_iter().enumerate() {
-                    if i > 0 && !self.pause(&ctx, self.behaviour.chunk_delay).await {
+                let written = match &self.model {
+                    Some(llm) => {
+                        self.write(llm, &ctx, &events, &request, &text, &data)
+                            .await?
+                    }
+                    None => false,
+                };
+                if ctx.cancel.is_cancelled() {
+                    return Ok(());
+                }
+                if !written {
+                    for (i, piece) in chunks(&text, 4).into_iter().enumerate() {
+                        if i > 0 && !self.pause(&ctx, self.behaviour.chunk_delay).await {
+                            return Ok(());
+                        }
+                        let a = Artifact::new(id.clone(), vec![Part::text(piece)])
+                            .with_name(self.desk.name());
+                        // Replaces whatever a failing model had written.
+                        events.artifact(a, i > 0, false).await.map_err(sink)?;
+                    }
+                    if !self.pause(&ctx, self.behaviour.chunk_delay).await {
                         return Ok(());
                     }
-                    let a = Artifact::new(id.clone(), vec![Part::text(piece)])
-                        .with_name(self.desk.name());
-                    events.artifact(a, i > 0, false).await.map_err(sink)?;
-                }
-                if !self.pause(&ctx, self.behaviour.chunk_delay).await {
-                    return Ok(());
                 }
                 let a = Artifact::new(id, vec![Part::data(data)]).with_name(self.desk.name());
                 events.artifact(a, true, true).await.map_err(sink)?;
@@ -318,7 +390,7 @@ impl Fleet {
         host: &str,
         free_ports: bool,
     ) -> std::io::Result<Fleet> {
-        Self::start_only(sets, &[], behaviour, host, free_ports).await
+        Self::start_only(sets, &[], behaviour, host, free_ports, None).await
     }
 
     /// Like [`Fleet::start`], with only the agents named in `only` (all when empty).
@@ -328,6 +400,7 @@ impl Fleet {
         behaviour: Behaviour,
         host: &str,
         free_ports: bool,
+        llm: Option<&Llm>,
     ) -> std::io::Result<Fleet> {
         let stop = CancellationToken::new();
         let tracker = TaskTracker::new();
@@ -347,7 +420,8 @@ impl Fleet {
                         )
                     })?;
                 let url = format!("http://{}/", listener.local_addr()?);
-                let agent = ExampleAgent::new(desk, behaviour);
+                let mut agent = ExampleAgent::new(desk, behaviour);
+                agent.model = llm.cloned();
                 let card = agent.card(&url);
                 let server = A2aServer::new(agent, card);
                 let signal = stop.clone().cancelled_owned();
@@ -404,6 +478,9 @@ pub struct ExampleArgs {
     /// Serve only these agents (repeatable), e.g. --only hotels.
     #[arg(long, value_name = "NAME")]
     pub only: Vec<String>,
+    /// A language model that writes the agents' answers from their data.
+    #[command(flatten)]
+    pub llm: crate::llm::LlmArgs,
 }
 
 impl ExampleArgs {
@@ -437,7 +514,20 @@ pub async fn serve_example(set: Set) -> std::io::Result<()> {
         );
         std::process::exit(2);
     }
-    let fleet = Fleet::start_only(&[set], &args.only, args.behaviour(), &args.host, false).await?;
+    let llm = args
+        .llm
+        .config(None)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?
+        .map(Llm::new);
+    let fleet = Fleet::start_only(
+        &[set],
+        &args.only,
+        args.behaviour(),
+        &args.host,
+        false,
+        llm.as_ref(),
+    )
+    .await?;
     for (name, url) in &fleet.agents {
         println!("{name:<11} listening at {url}");
     }

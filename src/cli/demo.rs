@@ -57,17 +57,28 @@ fn scenario(set: Set) -> Scenario {
 }
 
 /// Runs the demo; exits 0 when the workflow completes.
-pub async fn demo(set: Set, behaviour: Behaviour, yes: bool) -> anyhow::Result<ExitCode> {
+pub async fn demo(
+    set: Set,
+    behaviour: Behaviour,
+    yes: bool,
+    llm: Option<crate::llm::LlmConfig>,
+) -> anyhow::Result<ExitCode> {
     let s = scenario(set);
-    let fleet = Fleet::start(&[s.set], behaviour, "127.0.0.1", true)
+    let model = llm.clone().map(crate::llm::Llm::new);
+    let fleet = Fleet::start_only(&[s.set], &[], behaviour, "127.0.0.1", true, model.as_ref())
         .await
         .context("starting the example agents")?;
-    let outcome = with_fleet(&s, &fleet, yes).await;
+    let outcome = with_fleet(&s, &fleet, yes, llm).await;
     fleet.shutdown().await;
     outcome
 }
 
-async fn with_fleet(s: &Scenario, fleet: &Fleet, yes: bool) -> anyhow::Result<ExitCode> {
+async fn with_fleet(
+    s: &Scenario,
+    fleet: &Fleet,
+    yes: bool,
+    llm: Option<crate::llm::LlmConfig>,
+) -> anyhow::Result<ExitCode> {
     let (agents, diags) = crate::registry::config::load_str("demo agents", &fleet.agents_toml());
     let agents = agents.ok_or_else(|| anyhow::anyhow!("demo agents: {diags:?}"))?;
     let names = agents.names();
@@ -91,6 +102,7 @@ async fn with_fleet(s: &Scenario, fleet: &Fleet, yes: bool) -> anyhow::Result<Ex
         server: ServerConfig::default(),
         store: crate::store::StoreSpec::Memory,
         retention: crate::host::settings::DEFAULT_RETENTION,
+        llm,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}/", listener.local_addr()?);

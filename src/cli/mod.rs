@@ -78,6 +78,9 @@ pub enum Command {
         /// retries.
         #[arg(long, default_value_t = 0.0, value_parser = crate::agents::parse_rate)]
         failure_rate: f64,
+        /// A language model for the orchestrator and the example agents (off by default).
+        #[command(flatten)]
+        llm: crate::llm::LlmArgs,
     },
     /// Run a workflow in-process against the agents of agents.toml, with live progress.
     Run(run::RunArgs),
@@ -144,6 +147,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             yes,
             latency,
             failure_rate,
+            llm,
         } => {
             let set = match which {
                 DemoKind::Travel => crate::agents::Set::Travel,
@@ -154,7 +158,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 failure_rate,
                 ..Default::default()
             };
-            demo::demo(set, behaviour, yes).await
+            let llm = llm.config(None).map_err(|e| anyhow::anyhow!(e))?;
+            demo::demo(set, behaviour, yes, llm).await
         }
         Command::Run(args) => run::run(args).await,
         Command::Send(args) => send::send(args).await,
@@ -220,6 +225,8 @@ pub struct ServeArgs {
     /// [default: 7d].
     #[arg(long, value_name = "DURATION")]
     retention: Option<String>,
+    #[command(flatten)]
+    llm: crate::llm::LlmArgs,
 }
 
 impl ServeArgs {
@@ -284,6 +291,7 @@ impl ServeArgs {
             push_timeout: None,
             store,
             retention,
+            llm: None,
         })
     }
 }
@@ -298,7 +306,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             Err(problems) => return Ok(config_problems(problems)),
         },
     };
-    let resolved = file.overridden_by(args.settings()?).resolve();
+    let llm = args
+        .llm
+        .config(file.llm.clone().flatten())
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let mut flags = args.settings()?;
+    flags.llm = Some(llm);
+    let resolved = file.overridden_by(flags).resolve();
     let (config, listen, public_url) = (resolved.host, resolved.listen, resolved.public_url);
     let (workflows, agents) = match serve::load(&config) {
         Ok(x) => x,

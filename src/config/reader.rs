@@ -143,6 +143,13 @@ impl<'a, 'i> TableReader<'a, 'i> {
         })
     }
 
+    /// A number (an integer or a float).
+    pub fn number(&mut self, ctx: &mut Ctx<'_>, key: &str) -> Option<Sp<f64>> {
+        self.typed(ctx, key, "a number", |v| {
+            to_json(v).as_f64().filter(|_| v.as_bool().is_none())
+        })
+    }
+
     /// An integer of at least `min`.
     pub fn int_at_least(&mut self, ctx: &mut Ctx<'_>, key: &str, min: i64) -> Option<i64> {
         let n = self.int(ctx, key)?;

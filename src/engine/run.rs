@@ -41,6 +41,8 @@ impl Default for EngineOptions {
 #[derive(Clone)]
 pub struct Engine {
     connector: Arc<dyn AgentConnector>,
+    /// Writes `kind = "llm"` steps; without one they use their `fallback`.
+    model: Option<Arc<dyn TextModel>>,
     options: EngineOptions,
     tracker: TaskTracker,
     /// Where runs are written down, when they should survive the process.
@@ -104,10 +106,17 @@ impl Engine {
     pub fn new(connector: Arc<dyn AgentConnector>, options: EngineOptions) -> Self {
         Self {
             connector,
+            model: None,
             options,
             tracker: TaskTracker::new(),
             store: None,
         }
+    }
+
+    /// Writes `kind = "llm"` steps with `model`.
+    pub fn with_model(mut self, model: Arc<dyn TextModel>) -> Self {
+        self.model = Some(model);
+        self
     }
 
     /// Writes every run down in `store`, so that [`Engine::resume`] can go on with it
@@ -201,6 +210,7 @@ impl Engine {
             workflow,
             run_id: run_id.clone(),
             connector: self.connector.clone(),
+            model: self.model.clone(),
             events: events_tx,
             ask_tx,
             ask_rx,
@@ -267,6 +277,7 @@ struct Run {
     workflow: Arc<Workflow>,
     run_id: String,
     connector: Arc<dyn AgentConnector>,
+    model: Option<Arc<dyn TextModel>>,
     events: mpsc::Sender<RunEvent>,
     ask_tx: mpsc::Sender<Ask>,
     ask_rx: mpsc::Receiver<Ask>,
@@ -652,6 +663,7 @@ impl Run {
             context,
             run_id: self.run_id.clone(),
             connector: self.connector.clone(),
+            model: self.model.clone(),
             events: self.events.clone(),
             ask: self.ask_tx.clone(),
             cancel: token,

@@ -140,6 +140,32 @@ pub trait AgentConnector: Send + Sync + 'static {
     fn cancel(&self, agent: &str, task_id: &str) -> BoxFuture<'static, Result<(), AgentError>>;
 }
 
+/// Why a language model gave no (or no complete) answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ModelError(pub String);
+
+/// What a `kind = "llm"` step asks a language model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    /// Instructions (the system message), if the step gives them.
+    pub system: Option<String>,
+    /// The rendered prompt (the user message).
+    pub user: String,
+}
+
+/// The text of an answer, piece by piece as the model writes it.
+pub type Tokens = BoxStream<'static, Result<String, ModelError>>;
+
+/// How the engine reaches a language model for `kind = "llm"` steps. Implemented over
+/// an OpenAI-compatible API by `crate::llm`, and by scripted models in tests.
+pub trait TextModel: Send + Sync + 'static {
+    /// How the model is named in step events (`llm:<model>`).
+    fn name(&self) -> &str;
+    /// Starts an answer; the stream ends when the answer is complete.
+    fn stream(&self, prompt: Prompt) -> BoxFuture<'static, Result<Tokens, ModelError>>;
+}
+
 /// A run's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

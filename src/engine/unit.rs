@@ -40,6 +40,8 @@ pub struct Unit {
     pub context: Value,
     pub run_id: String,
     pub connector: Arc<dyn AgentConnector>,
+    /// Writes `kind = "llm"` steps, when one is configured.
+    pub model: Option<Arc<dyn TextModel>>,
     pub events: mpsc::Sender<RunEvent>,
     pub ask: mpsc::Sender<Ask>,
     pub cancel: CancellationToken,
@@ -133,7 +135,208 @@ impl Unit {
                 };
                 self.question_step(prompt, deadline).await
             }
+            StepKind::Llm {
+                prompt,
+                system,
+                fallback,
+            } => {
+                let render = |t: &crate::workflow::template::Template| {
+                    self.workflow.templates.render(t, &self.context)
+                };
+                let prompt = match (render(prompt), system.as_ref().map(render).transpose()) {
+                    (Ok(user), Ok(system)) => Prompt { system, user },
+                    (Err(e), _) | (_, Err(e)) => return failed(e.to_string()),
+                };
+                let fallback = match fallback.as_ref().map(render).transpose() {
+                    Ok(f) => f,
+                    Err(e) => return failed(e.to_string()),
+                };
+                self.llm_step(prompt, fallback, deadline).await
+            }
         }
+    }
+
+    /// Streams the model's answer as one artifact, token by token; on no model, or a
+    /// model that fails every attempt, the rendered `fallback` replaces it.
+    async fn llm_step(
+        &self,
+        prompt: Prompt,
+        fallback: Option<String>,
+        deadline: Option<Instant>,
+    ) -> Record {
+        let step = &self.workflow.steps[self.step];
+        let Some(model) = self.model.clone() else {
+            return match fallback {
+                Some(text) => self.fallback(text, None, None, 0).await,
+                None => failed(
+                    "no language model is configured (`[llm]` in the orchestrator's configuration) and the step has no `fallback`"
+                        .into(),
+                ),
+            };
+        };
+        let name = model.name().to_owned();
+        let policy = step.retry;
+        let mut attempt = 1;
+        loop {
+            self.state(StepState::Working, attempt, Some(&name), None, None)
+                .await;
+            let until = step
+                .timeout
+                .map(|t| Instant::now() + t)
+                .into_iter()
+                .chain(deadline)
+                .min();
+            let reason = match self.generate(&*model, &name, prompt.clone(), until).await {
+                Ok(outputs) => {
+                    let mut r = Record::new(StepState::Completed);
+                    r.outputs = outputs;
+                    r.agent = Some(name);
+                    r.attempts = attempt;
+                    return r;
+                }
+                Err(Failure::Canceled(m)) => return with_state(StepState::Canceled, m),
+                Err(Failure::Deadline) => "the model did not finish in time".to_owned(),
+                Err(Failure::Retry(m) | Failure::Final(_, m)) => m,
+            };
+            let wait = policy.delay_before(attempt + 1);
+            let resume = Instant::now() + wait;
+            if attempt < policy.max_attempts && deadline.is_none_or(|d| d > resume) {
+                self.state(
+                    StepState::Working,
+                    attempt,
+                    Some(&name),
+                    None,
+                    Some(format!(
+                        "attempt {attempt} failed: {reason}; retrying in {}ms",
+                        wait.as_millis()
+                    )),
+                )
+                .await;
+                tokio::select! {
+                    () = sleep_until(resume) => {}
+                    () = self.cancel.cancelled() => return with_state(StepState::Canceled, "canceled".into()),
+                }
+                attempt += 1;
+                continue;
+            }
+            tracing::warn!(step = %step.id, model = %name, error = %reason, "the language model failed; using the step's fallback");
+            return match fallback {
+                Some(text) => {
+                    self.fallback(text, Some(&name), Some(reason), attempt)
+                        .await
+                }
+                None => {
+                    let mut r = failed(format!("the language model failed: {reason}"));
+                    r.agent = Some(name);
+                    r.attempts = attempt;
+                    r
+                }
+            };
+        }
+    }
+
+    /// The artifact of an llm step: one per unit, named after the step.
+    fn llm_artifact(&self, parts: Vec<Content>, append: bool, last_chunk: bool) -> ArtifactChunk {
+        ArtifactChunk {
+            artifact_id: "text".into(),
+            name: Some(self.id().to_string()),
+            parts,
+            append,
+            last_chunk,
+        }
+    }
+
+    /// Completes an llm step with its fallback text (replacing what a failed model
+    /// wrote, if anything).
+    async fn fallback(
+        &self,
+        text: String,
+        model: Option<&str>,
+        why: Option<String>,
+        attempts: u32,
+    ) -> Record {
+        let agent = model.unwrap_or("fallback");
+        let message = match why {
+            Some(why) => format!("the language model failed ({why}); writing the fallback"),
+            None => "no language model is configured; writing the fallback".to_owned(),
+        };
+        self.state(
+            StepState::Working,
+            attempts.max(1),
+            Some(agent),
+            None,
+            Some(message),
+        )
+        .await;
+        let chunk = self.llm_artifact(vec![Content::Text(text)], false, true);
+        let mut r = Record::new(StepState::Completed);
+        r.outputs.apply(&chunk);
+        self.emit(RunEvent::Artifact {
+            step: self.id().clone(),
+            item: self.item,
+            agent: agent.to_owned(),
+            chunk,
+        })
+        .await;
+        r.agent = Some(agent.to_owned());
+        r.attempts = attempts;
+        r
+    }
+
+    /// One attempt at the model: each piece of text is forwarded as soon as the next
+    /// one arrives (so that the last can say it is the last).
+    async fn generate(
+        &self,
+        model: &dyn TextModel,
+        name: &str,
+        prompt: Prompt,
+        until: Option<Instant>,
+    ) -> Result<Outputs, Failure> {
+        let far = Instant::now() + DEFAULT_ANSWER_WAIT;
+        let until = until.unwrap_or(far);
+        let mut tokens = tokio::select! {
+            t = model.stream(prompt) => t.map_err(|e| Failure::Retry(e.to_string()))?,
+            () = sleep_until(until) => return Err(Failure::Deadline),
+            () = self.cancel.cancelled() => return Err(Failure::Canceled("canceled".into())),
+        };
+        let mut outputs = Outputs::default();
+        let mut held: Option<String> = None;
+        loop {
+            let next = tokio::select! {
+                n = tokens.next() => n,
+                () = sleep_until(until) => return Err(Failure::Deadline),
+                () = self.cancel.cancelled() => return Err(Failure::Canceled("canceled".into())),
+            };
+            match next {
+                Some(Ok(t)) if t.is_empty() => {}
+                Some(Ok(t)) => {
+                    if let Some(before) = held.replace(t) {
+                        self.forward(&mut outputs, name, before, false).await;
+                    }
+                }
+                Some(Err(e)) => return Err(Failure::Retry(e.to_string())),
+                None => match held.take() {
+                    Some(before) => {
+                        self.forward(&mut outputs, name, before, true).await;
+                        return Ok(outputs);
+                    }
+                    None => return Err(Failure::Retry("the model returned no text".into())),
+                },
+            }
+        }
+    }
+
+    /// Sends one piece of an llm step's text on, and keeps it.
+    async fn forward(&self, outputs: &mut Outputs, model: &str, text: String, last: bool) {
+        let chunk = self.llm_artifact(vec![Content::Text(text)], !outputs.is_empty(), last);
+        outputs.apply(&chunk);
+        self.emit(RunEvent::Artifact {
+            step: self.id().clone(),
+            item: self.item,
+            agent: model.to_owned(),
+            chunk,
+        })
+        .await;
     }
 
     async fn question_step(&self, prompt: String, deadline: Option<Instant>) -> Record {

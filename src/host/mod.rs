@@ -3,6 +3,10 @@
 //! for what is missing); the run's events become the upstream task's status and
 //! artifact updates; answers to the run's questions arrive as messages on the same task.
 //!
+//! With a language model configured (`crate::llm`), a free-text request that names no
+//! workflow is routed by the model and its inputs are extracted by it; whatever the
+//! model does, the deterministic routing and the usual input checks stay in charge.
+//!
 //! It adapts the engine to the protocol layer and is the only place that knows both.
 
 mod route;
@@ -15,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value, json};
 
 use crate::engine::{Answer, Engine, QuestionKind, RunControl, RunEvent, RunHandle, RunState};
+use crate::llm::{Choice, Llm};
 use crate::protocol::RpcError;
 use crate::protocol::server::{
     AgentExecutor, CancelContext, EventSink, RequestContext, ResumeContext,
@@ -57,6 +62,7 @@ pub struct Orchestrator {
 struct Inner {
     workflows: Vec<Arc<Workflow>>,
     engine: Engine,
+    llm: Option<Llm>,
     // A std mutex: only map lookups and inserts under it, never an await.
     tasks: Mutex<HashMap<TaskId, Conversation>>,
     /// Told when a run is registered in `tasks` (a resumed run, after a restart).
@@ -64,11 +70,13 @@ struct Inner {
 }
 
 impl Orchestrator {
-    pub fn new(workflows: Vec<Arc<Workflow>>, engine: Engine) -> Self {
+    /// With `llm`, free-text requests are routed and their inputs extracted by it.
+    pub fn new(workflows: Vec<Arc<Workflow>>, engine: Engine, llm: Option<Llm>) -> Self {
         Self {
             inner: Arc::new(Inner {
                 workflows,
                 engine,
+                llm,
                 tasks: Mutex::new(HashMap::new()),
                 registered: tokio::sync::Notify::new(),
             }),
@@ -199,26 +207,25 @@ impl AgentExecutor for Orchestrator {
         let (workflow, mut given) = match prior {
             Some(Err((control, view))) => return self.answer(&ctx, &events, control, view).await,
             Some(Ok(Conversation::Inputs { workflow, given })) => (workflow, given),
-            Some(Ok(_)) | None => {
-                match route(&self.inner.workflows, &ctx.message, ctx.metadata.as_ref()) {
-                    Route::Found(w) => (w, Map::new()),
-                    Route::Unclear { candidates, reason } => {
-                        let list: Vec<String> = candidates
-                            .iter()
-                            .map(|w| format!("- {} ({}): {}", w.id, w.name, w.description))
-                            .collect();
-                        let data = json!({ "workflows": candidates.iter().map(|w| json!({
+            Some(Ok(_)) | None => match self.route(&ctx.message, ctx.metadata.as_ref()).await {
+                Route::Found(w) => (w, Map::new()),
+                Route::Unclear { candidates, reason } => {
+                    let list: Vec<String> = candidates
+                        .iter()
+                        .map(|w| format!("- {} ({}): {}", w.id, w.name, w.description))
+                        .collect();
+                    let data = json!({ "workflows": candidates.iter().map(|w| json!({
                         "id": w.id.as_str(), "name": w.name, "description": w.description, "inputSchema": w.input_schema(),
                     })).collect::<Vec<_>>() });
-                        let text = format!(
-                            "{reason}. Which workflow should I run? Answer with its id:\n{}",
-                            list.join("\n")
-                        );
-                        return self.ask(&events, Conversation::Choosing, &text, data).await;
-                    }
+                    let text = format!(
+                        "{reason}. Which workflow should I run? Answer with its id:\n{}",
+                        list.join("\n")
+                    );
+                    return self.ask(&events, Conversation::Choosing, &text, data).await;
                 }
-            }
+            },
         };
+        given.extend(self.extracted(&ctx.message, &workflow).await);
         given.extend(inputs_from(&ctx.message, &workflow));
         let inputs = match workflow.check_inputs(&given) {
             Ok(i) => i,
@@ -329,6 +336,72 @@ impl AgentExecutor for Orchestrator {
 }
 
 impl Orchestrator {
+    /// Routes a new message. A message that names its workflow, or a choice of one
+    /// workflow, needs no model; otherwise the model chooses, when there is one and the
+    /// message has text. A model that fails leaves it to the deterministic match.
+    async fn route(&self, message: &Message, request: Option<&Metadata>) -> Route {
+        let workflows = &self.inner.workflows;
+        let text = message.text();
+        if let Some(llm) = &self.inner.llm
+            && workflows.len() > 1
+            && !text.trim().is_empty()
+            && !route::names_workflow(message, request)
+        {
+            let choices: Vec<Choice> = workflows
+                .iter()
+                .map(|w| Choice {
+                    id: w.id.to_string(),
+                    name: w.name.clone(),
+                    description: w.description.clone(),
+                    examples: w.examples.clone(),
+                })
+                .collect();
+            match llm.choose(&text, &choices).await {
+                Ok(Some(id)) => {
+                    if let Some(w) = workflows.iter().find(|w| w.id.as_str() == id) {
+                        tracing::debug!(workflow = %id, "the language model chose the workflow");
+                        return Route::Found(w.clone());
+                    }
+                }
+                Ok(None) => {
+                    return Route::Unclear {
+                        candidates: workflows.clone(),
+                        reason: "I could not tell which workflow you want".into(),
+                    };
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "the language model could not route the request; matching its words instead");
+                }
+            }
+        }
+        route(workflows, message, request)
+    }
+
+    /// The inputs the model reads in the message's text (when there is a model, and the
+    /// message is words rather than a data part). Values for unknown inputs and nulls
+    /// are dropped; the rest go through the workflow's usual input check, so a wrong
+    /// value is asked for again, never passed on. A model that fails gives nothing.
+    async fn extracted(&self, message: &Message, workflow: &Workflow) -> Map<String, Value> {
+        let Some(llm) = &self.inner.llm else {
+            return Map::new();
+        };
+        let text = message.text();
+        let structured = message.parts.iter().any(|p| matches!(p, Part::Data(_)));
+        if workflow.inputs.is_empty() || structured || text.trim().is_empty() {
+            return Map::new();
+        }
+        match llm.extract(&text, &workflow.input_schema()).await {
+            Ok(values) => values
+                .into_iter()
+                .filter(|(k, v)| !v.is_null() && workflow.inputs.iter().any(|i| &i.name == k))
+                .collect(),
+            Err(e) => {
+                tracing::warn!(workflow = %workflow.id, error = %e, "the language model could not extract the inputs; asking for what is missing");
+                Map::new()
+            }
+        }
+    }
+
     /// The conversation a task's history shows: the workflow its latest routable user
     /// message names, and the inputs all of them gave.
     fn conversation_in_history(&self, task: &Task) -> Option<Conversation> {

@@ -47,6 +47,11 @@ fn named(message: &Message, request: Option<&Metadata>) -> Option<String> {
         })
 }
 
+/// Whether the message (or its request) names its workflow.
+pub fn names_workflow(message: &Message, request: Option<&Metadata>) -> bool {
+    named(message, request).is_some()
+}
+
 /// Routes a new message to a workflow.
 pub fn route(workflows: &[Arc<Workflow>], message: &Message, request: Option<&Metadata>) -> Route {
     if let Some(id) = named(message, request) {

@@ -28,6 +28,9 @@ pub struct HostConfig {
     /// Where tasks and runs are kept, and for how long once finished.
     pub store: StoreSpec,
     pub retention: std::time::Duration,
+    /// The language model for routing, input extraction and llm steps; none: all
+    /// deterministic.
+    pub llm: Option<crate::llm::LlmConfig>,
 }
 
 /// Loads and checks the workflows and the agents file; every problem is returned.
@@ -127,12 +130,17 @@ pub async fn build(
     store: Arc<dyn Store>,
 ) -> Host {
     let registry = Registry::discover(agents, &ProcessEnv, RegistryOptions::default()).await;
-    let engine = Engine::new(
+    let mut engine = Engine::new(
         Arc::new(A2aConnector::new(registry.clone())),
         EngineOptions::default(),
     )
     .with_store(store.clone());
-    let orchestrator = Orchestrator::new(workflows, engine);
+    let llm = config.llm.clone().map(crate::llm::Llm::new);
+    if let Some(llm) = &llm {
+        tracing::info!(model = %llm.config().model, base_url = %llm.config().base_url, "a language model helps with routing, inputs and llm steps");
+        engine = engine.with_model(Arc::new(llm.clone()));
+    }
+    let orchestrator = Orchestrator::new(workflows, engine, llm);
     let card = card(config, url, &orchestrator);
     let mut extended = card.clone();
     extended.skills = orchestrator.detailed_skills();

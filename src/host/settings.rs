@@ -23,6 +23,15 @@
 //! [store]
 //! url = "sqlite://data/orchestrator.db"   # or "memory"; relative to this file
 //! retention = "7d"                        # finished tasks and runs, then pruned
+//!
+//! [llm]                           # optional: off when absent (or enabled = false)
+//! base_url = "http://localhost:11434/v1"
+//! model = "llama3.2"
+//! api_key_env = "OPENAI_API_KEY"  # the variable holding the key, if one is needed
+//! timeout = "30s"
+//! max_tokens = 1024
+//! routing_max_tokens = 512
+//! temperature = 0.7
 //! ```
 //!
 //! Every setting is optional; a flag beats the file, the file beats the default. Secrets
@@ -34,6 +43,7 @@ use std::time::Duration;
 
 use crate::config::Diagnostic;
 use crate::config::reader::{Ctx, Sp, TableReader};
+use crate::llm::LlmConfig;
 use crate::protocol::server::{InboundAuth, ServerConfig};
 use crate::registry::env::Env;
 use crate::store::{DEFAULT_STORE, StoreSpec};
@@ -62,6 +72,8 @@ pub struct Settings {
     pub push_timeout: Option<Duration>,
     pub store: Option<StoreSpec>,
     pub retention: Option<Duration>,
+    /// `Some(None)`: the file turns the model off (`enabled = false`).
+    pub llm: Option<Option<LlmConfig>>,
 }
 
 /// What `serve` ends up with.
@@ -88,6 +100,7 @@ impl Settings {
             push_timeout: over.push_timeout.or(self.push_timeout),
             store: over.store.or(self.store),
             retention: over.retention.or(self.retention),
+            llm: over.llm.or(self.llm),
         }
     }
 
@@ -114,6 +127,7 @@ impl Settings {
                     StoreSpec::parse(DEFAULT_STORE).unwrap_or(StoreSpec::Memory)
                 }),
                 retention: self.retention.unwrap_or(DEFAULT_RETENTION),
+                llm: self.llm.flatten(),
             },
             listen: self.listen.unwrap_or_else(|| DEFAULT_LISTEN.to_owned()),
             public_url: self.public_url,
@@ -121,7 +135,17 @@ impl Settings {
     }
 }
 
-const TOP_KEYS: &[&str] = &["server", "auth", "push", "store"];
+const TOP_KEYS: &[&str] = &["server", "auth", "push", "store", "llm"];
+const LLM_KEYS: &[&str] = &[
+    "enabled",
+    "base_url",
+    "model",
+    "api_key_env",
+    "timeout",
+    "max_tokens",
+    "routing_max_tokens",
+    "temperature",
+];
 const STORE_KEYS: &[&str] = &["url", "retention"];
 const SERVER_KEYS: &[&str] = &[
     "name",
@@ -252,6 +276,9 @@ pub fn load_str(
         out.retention = st.positive_duration(&mut ctx, "retention");
         st.finish(&mut ctx, STORE_KEYS);
     }
+    if let Some(l) = top.table_named(&mut ctx, "llm", "[llm]") {
+        out.llm = Some(llm_section(&mut ctx, l, env));
+    }
     top.finish(&mut ctx, TOP_KEYS);
     if ctx.has_errors() {
         let mut diags = ctx.diags;
@@ -260,6 +287,105 @@ pub fn load_str(
     } else {
         Ok(out)
     }
+}
+
+/// `[llm]`: the model's endpoint; `None` when `enabled = false` (or in error).
+fn llm_section(ctx: &mut Ctx<'_>, mut l: TableReader<'_, '_>, env: &dyn Env) -> Option<LlmConfig> {
+    for secret in SECRET_KEYS {
+        if let Some(v) = l.get(secret) {
+            ctx.error(
+                v.span(),
+                "secrets do not go in the configuration file: put the key in an environment variable and name it in `api_key_env`",
+            );
+        }
+    }
+    let enabled = l.bool(ctx, "enabled").is_none_or(|v| v.value);
+    let base_url = l.string(ctx, "base_url");
+    let model = l.string(ctx, "model");
+    let key_env = l.string(ctx, "api_key_env");
+    let timeout = l.positive_duration(ctx, "timeout");
+    let max_tokens = l.int_at_least(ctx, "max_tokens", 1);
+    let routing_max_tokens = l.int_at_least(ctx, "routing_max_tokens", 1);
+    let temperature = l.number(ctx, "temperature");
+    let span = l.span.clone();
+    let all: Vec<&str> = LLM_KEYS.iter().chain(SECRET_KEYS).copied().collect();
+    l.finish(ctx, &all);
+    if !enabled {
+        return None;
+    }
+    let base_url = match base_url {
+        Some(u) => match reqwest::Url::parse(&u.value) {
+            Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => Some(u.value),
+            _ => {
+                ctx.error(
+                    u.span,
+                    format!("`base_url` must be an http or https URL such as http://localhost:11434/v1, not {:?}", u.value),
+                );
+                None
+            }
+        },
+        None => {
+            ctx.error(
+                span.clone(),
+                "[llm] needs `base_url`: the OpenAI-compatible API, e.g. https://api.openai.com/v1 or http://localhost:11434/v1 (Ollama)",
+            );
+            None
+        }
+    };
+    let model = match model {
+        Some(m) if !m.value.trim().is_empty() => Some(m.value),
+        Some(m) => {
+            ctx.error(m.span, "`model` must not be empty");
+            None
+        }
+        None => {
+            ctx.error(
+                span,
+                "[llm] needs `model`: the model's name at that endpoint, e.g. gpt-4o-mini or llama3.2",
+            );
+            None
+        }
+    };
+    let api_key = match key_env {
+        Some(name) => match env.var(&name.value).filter(|v| !v.is_empty()) {
+            Some(v) => Some(v),
+            None => {
+                ctx.error(
+                    name.span,
+                    format!(
+                        "the environment variable {} (named in `api_key_env`) is not set",
+                        name.value
+                    ),
+                );
+                None
+            }
+        },
+        None => None,
+    };
+    let temperature = match temperature {
+        Some(t) if (0.0..=2.0).contains(&t.value) => Some(t.value as f32),
+        Some(t) => {
+            ctx.error(
+                t.span,
+                format!("`temperature` must be between 0 and 2, got {}", t.value),
+            );
+            None
+        }
+        None => None,
+    };
+    let mut config = LlmConfig::new(base_url?, model?);
+    config.api_key = api_key;
+    if let Some(t) = timeout {
+        config.timeout = t;
+    }
+    if let Some(n) = max_tokens {
+        config.max_tokens = n.min(u32::MAX as i64) as u32;
+    }
+    if let Some(n) = routing_max_tokens {
+        config.routing_max_tokens = n.min(u32::MAX as i64) as u32;
+    }
+    config.temperature = temperature;
+    Some(config)
 }
 
 /// `host:port` with a numeric port.

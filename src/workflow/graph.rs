@@ -18,6 +18,7 @@ fn target(kind: &StepKind) -> String {
         StepKind::Agent { target, .. } => target.to_string(),
         StepKind::Approval { .. } => "approval".to_owned(),
         StepKind::Input { .. } => "input from the client".to_owned(),
+        StepKind::Llm { .. } => "written by the LLM".to_owned(),
     }
 }
 
@@ -64,6 +65,7 @@ fn mermaid(w: &Workflow) -> String {
         let (open, close) = match (&s.kind, s.for_each.is_some()) {
             (StepKind::Approval { .. }, _) => ("{{\"", "\"}}"),
             (StepKind::Input { .. }, _) => ("[/\"", "\"/]"),
+            (StepKind::Llm { .. }, _) => ("(\"", "\")"),
             (_, true) => ("[[\"", "\"]]"),
             _ => ("[\"", "\"]"),
         };
@@ -110,6 +112,7 @@ fn dot(w: &Workflow) -> String {
         match s.kind {
             StepKind::Approval { .. } => attrs.push("shape=diamond".into()),
             StepKind::Input { .. } => attrs.push("shape=parallelogram".into()),
+            StepKind::Llm { .. } => attrs.push("shape=box, style=rounded".into()),
             StepKind::Agent { .. } => {}
         }
         if s.for_each.is_some() {

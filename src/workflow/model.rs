@@ -331,6 +331,14 @@ pub enum StepKind {
         prompt: Template,
         fields: Vec<InputSpec>,
     },
+    /// Written by the orchestrator's language model from the rendered prompt, streamed
+    /// as it is written; `fallback` is rendered instead when no model is configured or
+    /// the model fails.
+    Llm {
+        prompt: Template,
+        system: Option<Template>,
+        fallback: Option<Template>,
+    },
 }
 
 impl StepKind {
@@ -339,6 +347,7 @@ impl StepKind {
             StepKind::Agent { .. } => "agent",
             StepKind::Approval { .. } => "approval",
             StepKind::Input { .. } => "input",
+            StepKind::Llm { .. } => "llm",
         }
     }
 }

@@ -67,6 +67,8 @@ pub struct RawStep {
     pub message: Option<Sp<String>>,
     pub data: Option<Sp<RawData>>,
     pub prompt: Option<Sp<String>>,
+    pub system: Option<Sp<String>>,
+    pub fallback: Option<Sp<String>>,
     pub fields: Option<Vec<RawInput>>,
     pub continue_on_error: Option<Sp<bool>>,
     pub timeout: Option<Sp<String>>,
@@ -114,6 +116,8 @@ const STEP: &[&str] = &[
     "message",
     "data",
     "prompt",
+    "system",
+    "fallback",
     "fields",
     "continue_on_error",
     "timeout",
@@ -287,6 +291,8 @@ fn read_step(ctx: &mut Ctx<'_>, id: Sp<String>, mut t: TableReader<'_, '_>) -> R
         message: t.string(ctx, "message"),
         data: t.get("data").map(read_data),
         prompt: t.string(ctx, "prompt"),
+        system: t.string(ctx, "system"),
+        fallback: t.string(ctx, "fallback"),
         fields: t
             .table(ctx, "fields")
             .map(|f| read_inputs(ctx, f, "`fields`")),

@@ -526,6 +526,8 @@ impl Validator<'_, '_, '_> {
         let target = match kind {
             "agent" => {
                 not_for(self, &s.prompt, "prompt");
+                not_for(self, &s.system, "system");
+                not_for(self, &s.fallback, "fallback");
                 if let Some(f) = &s.fields {
                     let span = f.first().map_or(s.span.clone(), |f| f.span.clone());
                     self.ctx
@@ -574,13 +576,13 @@ impl Validator<'_, '_, '_> {
                     (None, None) => {
                         self.ctx.error(
                             s.id.span.clone(),
-                            format!("step `{id}` has neither `agent` nor `skill`; give one, or a `kind` that needs no agent (\"approval\", \"input\")"),
+                            format!("step `{id}` has neither `agent` nor `skill`; give one, or a `kind` that needs no agent (\"approval\", \"input\", \"llm\")"),
                         );
                         None
                     }
                 }
             }
-            "approval" | "input" => {
+            "approval" | "input" | "llm" => {
                 not_for(self, &s.agent, "agent");
                 not_for(self, &s.skill, "skill");
                 not_for(self, &s.message, "message");
@@ -590,7 +592,11 @@ impl Validator<'_, '_, '_> {
                         format!("`data` does not apply to a step of kind \"{kind}\""),
                     );
                 }
-                if kind == "approval"
+                if kind != "llm" {
+                    not_for(self, &s.system, "system");
+                    not_for(self, &s.fallback, "fallback");
+                }
+                if kind != "input"
                     && let Some(f) = &s.fields
                 {
                     let span = f.first().map_or(s.span.clone(), |f| f.span.clone());
@@ -600,7 +606,15 @@ impl Validator<'_, '_, '_> {
                 if s.prompt.is_none() {
                     self.ctx.error(
                         s.id.span.clone(),
-                        format!("{kind} step `{id}` has no `prompt`: say what the client is asked"),
+                        if kind == "llm" {
+                            format!(
+                                "llm step `{id}` has no `prompt`: say what the model should write"
+                            )
+                        } else {
+                            format!(
+                                "{kind} step `{id}` has no `prompt`: say what the client is asked"
+                            )
+                        },
                     );
                 }
                 None
@@ -609,7 +623,7 @@ impl Validator<'_, '_, '_> {
                 let span = s.kind.as_ref().map_or(s.span.clone(), |k| k.span.clone());
                 self.ctx.error(
                     span,
-                    format!("unknown step kind \"{other}\" (expected \"agent\", \"approval\" or \"input\")"),
+                    format!("unknown step kind \"{other}\" (expected \"agent\", \"approval\", \"input\" or \"llm\")"),
                 );
                 None
             }
@@ -704,6 +718,11 @@ impl Validator<'_, '_, '_> {
             ("input", _) => StepKind::Input {
                 prompt: placeholder(),
                 fields: Vec::new(),
+            },
+            ("llm", _) => StepKind::Llm {
+                prompt: placeholder(),
+                system: None,
+                fallback: None,
             },
             // An approval, or a step whose kind or target is in error (already reported).
             _ => StepKind::Approval {
@@ -855,6 +874,32 @@ impl Validator<'_, '_, '_> {
                     uses,
                 )?;
                 *fields = self.inputs(raw.fields.as_deref().unwrap_or_default());
+            }
+            StepKind::Llm {
+                prompt,
+                system,
+                fallback,
+            } => {
+                *prompt = self.template(
+                    &format!("steps.{id}.prompt"),
+                    raw.prompt.as_ref()?,
+                    scope,
+                    refs,
+                    uses,
+                )?;
+                if let Some(t) = &raw.system {
+                    *system =
+                        Some(self.template(&format!("steps.{id}.system"), t, scope, refs, uses)?);
+                }
+                if let Some(t) = &raw.fallback {
+                    *fallback = Some(self.template(
+                        &format!("steps.{id}.fallback"),
+                        t,
+                        scope,
+                        refs,
+                        uses,
+                    )?);
+                }
             }
         }
         Some(step)

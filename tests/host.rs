@@ -69,8 +69,8 @@ message = "approved and echoed"
 text = "{% if steps.say.state == 'completed' %}{{ steps.say.text }}{% else %}not approved{% endif %}"
 "#;
 
-struct Orchestra {
-    url: String,
+pub(crate) struct Orchestra {
+    pub(crate) url: String,
     _agents: Vec<crate::util::Running<crate::echo_agent::EchoAgent>>,
     config: HostConfig,
     workflows: Vec<Arc<Workflow>>,
@@ -104,7 +104,7 @@ async fn orchestra(workflows: &[&str], delay_ms: u64) -> Orchestra {
     orchestra_with(workflows, delay_ms, |_| {}).await
 }
 
-async fn orchestra_with(
+pub(crate) async fn orchestra_with(
     workflows: &[&str],
     delay_ms: u64,
     configure: impl FnOnce(&mut HostConfig),
@@ -164,7 +164,7 @@ async fn orchestra_with(
     }
 }
 
-async fn client(url: &str) -> (A2aClient, AgentCard) {
+pub(crate) async fn client(url: &str) -> (A2aClient, AgentCard) {
     A2aClient::connect(url, ClientConfig::default())
         .await
         .unwrap()
@@ -178,14 +178,14 @@ fn message(text: &str, workflow: Option<&str>) -> MessageSendParams {
     MessageSendParams::new(m)
 }
 
-fn task(r: SendMessageResult) -> Task {
+pub(crate) fn task(r: SendMessageResult) -> Task {
     match r {
         SendMessageResult::Task(t) => t,
         other => panic!("{other:?}"),
     }
 }
 
-fn result_text(t: &Task) -> String {
+pub(crate) fn result_text(t: &Task) -> String {
     t.artifacts
         .iter()
         .find(|a| a.artifact_id.as_str() == "result")

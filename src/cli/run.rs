@@ -40,6 +40,9 @@ pub struct RunArgs {
     /// Where to look a workflow id up.
     #[arg(long, default_value = "workflows")]
     pub workflows: PathBuf,
+    /// A language model for the workflow's llm steps (else they write their fallback).
+    #[command(flatten)]
+    pub llm: crate::llm::LlmArgs,
 }
 
 fn problems(diags: Vec<Diagnostic>) -> ExitCode {
@@ -191,10 +194,13 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             eprintln!("warning: agent `{}` {}", s.name, s.health);
         }
     }
-    let engine = Engine::new(
+    let mut engine = Engine::new(
         Arc::new(A2aConnector::new(registry.clone())),
         EngineOptions::default(),
     );
+    if let Some(llm) = args.llm.config(None).map_err(|e| anyhow::anyhow!(e))? {
+        engine = engine.with_model(Arc::new(crate::llm::Llm::new(llm)));
+    }
     let run_id = uuid::Uuid::new_v4().to_string();
     let mut handle = match engine.start(workflow.clone(), &inputs, run_id) {
         Ok(h) => h,

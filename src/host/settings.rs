@@ -459,6 +459,52 @@ retention = "2h"
     }
 
     #[test]
+    fn llm_is_off_by_default_and_read_with_its_key_from_the_environment() {
+        let none = load_str("o.toml", "[server]\n", Path::new(""), &env()).unwrap();
+        assert!(none.resolve().host.llm.is_none());
+        let s = load_str(
+            "o.toml",
+            "[llm]\nbase_url = \"http://localhost:11434/v1\"\nmodel = \"llama3.2\"\napi_key_env = \"ORCH_TOKEN\"\ntimeout = \"5s\"\nmax_tokens = 300\ntemperature = 0.2\n",
+            Path::new(""),
+            &env(),
+        )
+        .unwrap();
+        let llm = s.resolve().host.llm.unwrap();
+        assert_eq!(llm.base_url, "http://localhost:11434/v1");
+        assert_eq!(llm.model, "llama3.2");
+        assert_eq!(llm.api_key.as_deref(), Some("t0k3n"));
+        assert_eq!(llm.timeout, Duration::from_secs(5));
+        assert_eq!(llm.max_tokens, 300);
+        assert_eq!(llm.temperature, Some(0.2));
+        let off = load_str(
+            "o.toml",
+            "[llm]\nenabled = false\nbase_url = \"http://x/v1\"\nmodel = \"m\"\n",
+            Path::new(""),
+            &env(),
+        )
+        .unwrap();
+        assert!(off.resolve().host.llm.is_none());
+    }
+
+    #[test]
+    fn llm_problems_are_located() {
+        let source = "[llm]\nbase_url = \"localhost:11434\"\napi_key = \"sk-1\"\napi_key_env = \"NOPE\"\ntemperature = 3\nmodle = \"x\"\n";
+        let diags = load_str("o.toml", source, Path::new(""), &env()).unwrap_err();
+        let all: Vec<String> = diags.iter().map(ToString::to_string).collect();
+        let all = all.join("\n");
+        for expected in [
+            "o.toml:1:1: error: [llm] needs `model`",
+            "o.toml:2:12: error: `base_url` must be an http or https URL",
+            "o.toml:3:11: error: secrets do not go in the configuration file",
+            "o.toml:4:15: error: the environment variable NOPE",
+            "o.toml:5:15: error: `temperature` must be between 0 and 2",
+            "o.toml:6:1: error: unknown key `modle` in [llm] (did you mean `model`?)",
+        ] {
+            assert!(all.contains(expected), "{expected}\nin:\n{all}");
+        }
+    }
+
+    #[test]
     fn flags_beat_the_file_and_the_file_beats_defaults() {
         let file = Settings {
             name: Some("from file".into()),

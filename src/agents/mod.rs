@@ -19,7 +19,6 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::engine::Prompt;
 use crate::llm::Llm;
 use crate::protocol::RpcError;
 use crate::protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext, SinkError};
@@ -148,19 +147,17 @@ impl ExampleAgent {
         data: &Map<String, Value>,
     ) -> Result<bool, RpcError> {
         use futures::StreamExt;
-        let prompt = Prompt {
-            system: Some(format!(
-                "You are {}, an agent that {}. Answer the request in a few sentences using only the facts given; do not invent prices, times or names.",
-                self.desk.name(),
-                self.desk.description().to_lowercase()
-            )),
-            user: format!(
-                "Request: {}\n\nFacts (JSON): {}\n\nA plain summary of them: {text}",
-                request.text,
-                Value::Object(data.clone())
-            ),
-        };
-        let mut tokens = match llm.stream(prompt).await {
+        let system = format!(
+            "You are {}, an agent that {}. Answer the request in a few sentences using only the facts given; do not invent prices, times or names.",
+            self.desk.name(),
+            self.desk.description().to_lowercase()
+        );
+        let user = format!(
+            "Request: {}\n\nFacts (JSON): {}\n\nA plain summary of them: {text}",
+            request.text,
+            Value::Object(data.clone())
+        );
+        let mut tokens = match llm.stream(Some(system), user).await {
             Ok(t) => t,
             Err(e) => {
                 tracing::warn!(agent = self.desk.name(), error = %e, "the model failed; answering without it");

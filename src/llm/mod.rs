@@ -93,6 +93,9 @@ pub enum LlmError {
     Malformed(String),
 }
 
+/// An answer, piece by piece as the model writes it.
+pub type TextStream = futures::stream::BoxStream<'static, Result<String, LlmError>>;
+
 /// One workflow the model may choose.
 #[derive(Debug, Clone)]
 pub struct Choice {
@@ -249,14 +252,18 @@ impl Llm {
         parse_json(&text)
     }
 
-    /// Streams the answer to `prompt`, piece by piece.
-    pub async fn stream(&self, prompt: Prompt) -> Result<Tokens, LlmError> {
+    /// Streams the answer to `user` (with instructions in `system`), piece by piece.
+    pub async fn stream(
+        &self,
+        system: Option<String>,
+        user: String,
+    ) -> Result<TextStream, LlmError> {
         let c = &self.inner.config;
         let mut messages = Vec::new();
-        if let Some(s) = prompt.system {
+        if let Some(s) = system {
             messages.push(json!({ "role": "system", "content": s }));
         }
-        messages.push(json!({ "role": "user", "content": prompt.user }));
+        messages.push(json!({ "role": "user", "content": user }));
         let mut body = json!({
             "model": c.model,
             "messages": messages,
@@ -276,12 +283,9 @@ impl Llm {
         let tokens = futures::stream::unfold(Some(stream), move |stream| async move {
             let mut stream = stream?;
             match tokio::time::timeout(idle, stream.next()).await {
-                Err(_) => Some((Err(ModelError(LlmError::Timeout(idle).to_string())), None)),
+                Err(_) => Some((Err(LlmError::Timeout(idle)), None)),
                 Ok(None) => None,
-                Ok(Some(Err(e))) => Some((
-                    Err(ModelError(LlmError::Endpoint(e.to_string()).to_string())),
-                    None,
-                )),
+                Ok(Some(Err(e))) => Some((Err(LlmError::Endpoint(e.to_string())), None)),
                 Ok(Some(Ok(chunk))) => {
                     let text: String = chunk
                         .choices
@@ -304,9 +308,12 @@ impl TextModel for Llm {
     fn stream(&self, prompt: Prompt) -> BoxFuture<'static, Result<Tokens, ModelError>> {
         let this = self.clone();
         Box::pin(async move {
-            Llm::stream(&this, prompt)
+            let tokens = Llm::stream(&this, prompt.system, prompt.user)
                 .await
-                .map_err(|e| ModelError(e.to_string()))
+                .map_err(|e| ModelError(e.to_string()))?;
+            Ok(tokens
+                .map(|t| t.map_err(|e| ModelError(e.to_string())))
+                .boxed())
         })
     }
 }

@@ -375,6 +375,22 @@ async fn the_model_saying_none_fits_asks_which_workflow() {
     assert!(asked.contains("Which workflow should I run?"), "{asked}");
 }
 
+/// Every event of a `message/stream` call running the story workflow (about owls) on an
+/// orchestrator using `model`.
+async fn story_events(model: &FakeModel) -> Vec<StreamEvent> {
+    let config = model.config(Duration::from_secs(10));
+    let o = orchestra_with(&[STORY], 0, move |c| c.llm = Some(config)).await;
+    let (c, _) = client(&o.url).await;
+    c.send_message_stream(&data_message(
+        json!({ "workflow": "story", "input": { "topic": "owls" } }),
+    ))
+    .await
+    .unwrap()
+    .map(|e| e.unwrap())
+    .collect()
+    .await
+}
+
 /// The artifact-update events of `step`'s llm artifact, in arrival order.
 fn llm_chunks(events: &[StreamEvent], step: &str) -> Vec<(String, bool, bool)> {
     events
@@ -404,18 +420,7 @@ async fn an_llm_step_streams_its_tokens_to_a_message_stream_client_in_order() {
         other => panic!("unexpected request {other}"),
     })
     .await;
-    let config = model.config(Duration::from_secs(10));
-    let o = orchestra_with(&[STORY], 0, move |c| c.llm = Some(config)).await;
-    let (c, _) = client(&o.url).await;
-    let events: Vec<StreamEvent> = c
-        .send_message_stream(&data_message(
-            json!({ "workflow": "story", "input": { "topic": "owls" } }),
-        ))
-        .await
-        .unwrap()
-        .map(|e| e.unwrap())
-        .collect()
-        .await;
+    let events = story_events(&model).await;
     let chunks = llm_chunks(&events, "story");
     assert_eq!(
         chunks,
@@ -463,18 +468,7 @@ async fn an_llm_step_whose_model_breaks_off_is_replaced_by_its_fallback() {
         other => panic!("unexpected request {other}"),
     })
     .await;
-    let config = model.config(Duration::from_secs(10));
-    let o = orchestra_with(&[STORY], 0, move |c| c.llm = Some(config)).await;
-    let (c, _) = client(&o.url).await;
-    let events: Vec<StreamEvent> = c
-        .send_message_stream(&data_message(
-            json!({ "workflow": "story", "input": { "topic": "owls" } }),
-        ))
-        .await
-        .unwrap()
-        .map(|e| e.unwrap())
-        .collect()
-        .await;
+    let events = story_events(&model).await;
     let chunks = llm_chunks(&events, "story");
     let last = chunks.last().unwrap();
     assert_eq!(

@@ -199,22 +199,14 @@ impl Unit {
                 Err(Failure::Retry(m) | Failure::Final(_, m)) => m,
             };
             let wait = policy.delay_before(attempt + 1);
+            let wait = wait + wait.mul_f64(jitter_factor());
             let resume = Instant::now() + wait;
             if attempt < policy.max_attempts && deadline.is_none_or(|d| d > resume) {
-                self.state(
-                    StepState::Working,
-                    attempt,
-                    Some(&name),
-                    None,
-                    Some(format!(
-                        "attempt {attempt} failed: {reason}; retrying in {}ms",
-                        wait.as_millis()
-                    )),
-                )
-                .await;
-                tokio::select! {
-                    () = sleep_until(resume) => {}
-                    () = self.cancel.cancelled() => return with_state(StepState::Canceled, "canceled".into()),
+                if !self
+                    .before_retry(attempt, Some(&name), &reason, resume)
+                    .await
+                {
+                    return with_state(StepState::Canceled, "canceled".into());
                 }
                 attempt += 1;
                 continue;
@@ -232,6 +224,33 @@ impl Unit {
                     r
                 }
             };
+        }
+    }
+
+    /// Says that attempt `attempt` failed and waits until `resume` for the next one;
+    /// false when the unit is canceled meanwhile.
+    async fn before_retry(
+        &self,
+        attempt: u32,
+        agent: Option<&str>,
+        reason: &str,
+        resume: Instant,
+    ) -> bool {
+        let wait = resume.saturating_duration_since(Instant::now());
+        self.state(
+            StepState::Working,
+            attempt,
+            agent,
+            None,
+            Some(format!(
+                "attempt {attempt} failed: {reason}; retrying in {}ms",
+                wait.as_millis()
+            )),
+        )
+        .await;
+        tokio::select! {
+            () = sleep_until(resume) => true,
+            () = self.cancel.cancelled() => false,
         }
     }
 
@@ -473,20 +492,11 @@ impl Unit {
                             format!("{reason}; no time for another attempt before the deadline"),
                         )
                     } else {
-                        self.state(
-                            StepState::Working,
-                            attempt,
-                            agent_name.as_deref(),
-                            None,
-                            Some(format!(
-                                "attempt {attempt} failed: {reason}; retrying in {}ms",
-                                wait.as_millis()
-                            )),
-                        )
-                        .await;
-                        tokio::select! {
-                            () = sleep_until(resume) => {}
-                            () = self.cancel.cancelled() => return with_state(StepState::Canceled, "canceled".into()),
+                        if !self
+                            .before_retry(attempt, agent_name.as_deref(), &reason, resume)
+                            .await
+                        {
+                            return with_state(StepState::Canceled, "canceled".into());
                         }
                         attempt += 1;
                         continue;

@@ -341,11 +341,14 @@ impl Orchestrator {
     /// message has text. A model that fails leaves it to the deterministic match.
     async fn route(&self, message: &Message, request: Option<&Metadata>) -> Route {
         let workflows = &self.inner.workflows;
-        let text = message.text();
+        let text = match &self.inner.llm {
+            Some(_) if workflows.len() > 1 && !route::names_workflow(message, request) => {
+                message.text()
+            }
+            _ => String::new(),
+        };
         if let Some(llm) = &self.inner.llm
-            && workflows.len() > 1
             && !text.trim().is_empty()
-            && !route::names_workflow(message, request)
         {
             let choices: Vec<Choice> = workflows
                 .iter()

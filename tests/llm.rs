@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2a_orchestrator::llm::LlmConfig;
+use a2a_orchestrator::protocol::client::A2aClient;
 use a2a_orchestrator::protocol::types::*;
 use axum::Json;
 use axum::body::Body;
@@ -15,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use crate::host::{client, orchestra_with, result_text, task};
+use crate::host::{Orchestra, client, orchestra_with, result_text, task};
 
 /// What the fake model does with one request.
 #[derive(Clone)]
@@ -196,6 +197,15 @@ fallback = "A story about {{ input.topic }} could not be written."
 text = "{{ steps.story.text }}"
 "#;
 
+/// An orchestrator with the trip and hire workflows using `model` (answers within
+/// `timeout`), and a client of it; keep the first alive while the second is used.
+async fn trip_or_hire(model: &FakeModel, timeout: Duration) -> (Orchestra, A2aClient) {
+    let config = model.config(timeout);
+    let o = orchestra_with(&[TRIP, HIRE], 0, move |c| c.llm = Some(config)).await;
+    let (c, _) = client(&o.url).await;
+    (o, c)
+}
+
 /// A free-text message (no workflow named).
 fn free_text(text: &str) -> MessageSendParams {
     MessageSendParams::new(Message::user_text(text))
@@ -215,9 +225,7 @@ async fn the_model_routes_free_text_and_extracts_the_inputs() {
         other => panic!("unexpected request {other}"),
     })
     .await;
-    let config = model.config(Duration::from_secs(10));
-    let o = orchestra_with(&[TRIP, HIRE], 0, move |c| c.llm = Some(config)).await;
-    let (c, _) = client(&o.url).await;
+    let (_o, c) = trip_or_hire(&model, Duration::from_secs(10)).await;
     // Nothing here names a workflow or an input: the words match neither workflow.
     let t = task(
         c.send_message(&free_text("Five nights in Lisbon, please"))
@@ -258,9 +266,7 @@ async fn extracted_values_failing_the_input_check_are_asked_for() {
         other => panic!("unexpected request {other}"),
     })
     .await;
-    let config = model.config(Duration::from_secs(10));
-    let o = orchestra_with(&[TRIP, HIRE], 0, move |c| c.llm = Some(config)).await;
-    let (c, _) = client(&o.url).await;
+    let (_o, c) = trip_or_hire(&model, Duration::from_secs(10)).await;
     let t = task(
         c.send_message(&free_text("Lisbon for five nights"))
             .await
@@ -299,9 +305,7 @@ async fn a_model_answering_garbage_leaves_routing_and_inputs_to_the_rules() {
         other => panic!("unexpected request {other}"),
     })
     .await;
-    let config = model.config(Duration::from_secs(10));
-    let o = orchestra_with(&[TRIP, HIRE], 0, move |c| c.llm = Some(config)).await;
-    let (c, _) = client(&o.url).await;
+    let (_o, c) = trip_or_hire(&model, Duration::from_secs(10)).await;
     // The words match the trip workflow's tags; the inputs are in `name: value` lines.
     let t = task(
         c.send_message(&free_text("A trip please\ndestination: Porto"))
@@ -321,9 +325,7 @@ async fn a_model_that_fails_or_times_out_leaves_it_to_the_rules() {
         other => panic!("unexpected request {other}"),
     })
     .await;
-    let config = model.config(Duration::from_millis(500));
-    let o = orchestra_with(&[TRIP, HIRE], 0, move |c| c.llm = Some(config)).await;
-    let (c, _) = client(&o.url).await;
+    let (_o, c) = trip_or_hire(&model, Duration::from_millis(500)).await;
     let started = std::time::Instant::now();
     let t = task(
         c.send_message(&free_text("onboarding for an employee"))
@@ -362,9 +364,7 @@ async fn the_model_saying_none_fits_asks_which_workflow() {
         other => panic!("unexpected request {other}"),
     })
     .await;
-    let config = model.config(Duration::from_secs(10));
-    let o = orchestra_with(&[TRIP, HIRE], 0, move |c| c.llm = Some(config)).await;
-    let (c, _) = client(&o.url).await;
+    let (_o, c) = trip_or_hire(&model, Duration::from_secs(10)).await;
     let t = task(
         c.send_message(&free_text("What is the weather like?"))
             .await

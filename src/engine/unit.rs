@@ -167,7 +167,7 @@ impl Unit {
         let step = &self.workflow.steps[self.step];
         let Some(model) = self.model.clone() else {
             return match fallback {
-                Some(text) => self.fallback(text, None, None, 0).await,
+                Some(text) => self.fallback(text, None, 0).await,
                 None => failed(
                     "no language model is configured (`[llm]` in the orchestrator's configuration) and the step has no `fallback`"
                         .into(),
@@ -213,10 +213,7 @@ impl Unit {
             }
             tracing::warn!(step = %step.id, model = %name, error = %reason, "the language model failed; using the step's fallback");
             return match fallback {
-                Some(text) => {
-                    self.fallback(text, Some(&name), Some(reason), attempt)
-                        .await
-                }
+                Some(text) => self.fallback(text, Some((&name, reason)), attempt).await,
                 None => {
                     let mut r = failed(format!("the language model failed: {reason}"));
                     r.agent = Some(name);
@@ -265,19 +262,23 @@ impl Unit {
         }
     }
 
-    /// Completes an llm step with its fallback text (replacing what a failed model
-    /// wrote, if anything).
+    /// Completes an llm step with its fallback text, replacing what a failed model
+    /// (`failed`: its name and why it failed) wrote, if anything.
     async fn fallback(
         &self,
         text: String,
-        model: Option<&str>,
-        why: Option<String>,
+        failed: Option<(&str, String)>,
         attempts: u32,
     ) -> Record {
-        let agent = model.unwrap_or("fallback");
-        let message = match why {
-            Some(why) => format!("the language model failed ({why}); writing the fallback"),
-            None => "no language model is configured; writing the fallback".to_owned(),
+        let (agent, message) = match failed {
+            Some((model, why)) => (
+                model,
+                format!("the language model failed ({why}); writing the fallback"),
+            ),
+            None => (
+                "fallback",
+                "no language model is configured; writing the fallback".to_owned(),
+            ),
         };
         self.state(
             StepState::Working,

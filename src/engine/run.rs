@@ -61,7 +61,7 @@ enum Command {
 /// Controls a running run. Cheap to clone.
 #[derive(Clone)]
 pub struct RunControl {
-    commands: mpsc::Sender<Command>,
+    commands: mpsc::Sender<Box<Command>>,
     cancel: CancellationToken,
 }
 
@@ -82,7 +82,7 @@ impl RunControl {
             reply,
         };
         self.commands
-            .send(cmd)
+            .send(Box::new(cmd))
             .await
             .map_err(|_| AnswerError::Finished)?;
         result.await.map_err(|_| AnswerError::Finished)?
@@ -99,7 +99,20 @@ impl RunControl {
 pub struct RunHandle {
     pub run_id: String,
     pub control: RunControl,
-    pub events: mpsc::Receiver<RunEvent>,
+    pub events: RunEvents,
+}
+
+/// A run's events, in order, ending with the final `Run` event.
+///
+/// Each waits in the channel boxed: a channel allocates its slots in blocks of 32, and a
+/// block of boxes is a twentieth of a block of events — memory every run holds.
+pub struct RunEvents(mpsc::Receiver<Box<RunEvent>>);
+
+impl RunEvents {
+    /// The next event; `None` once the run has ended and every event was taken.
+    pub async fn recv(&mut self) -> Option<RunEvent> {
+        self.0.recv().await.map(|e| *e)
+    }
 }
 
 impl Engine {
@@ -233,7 +246,7 @@ impl Engine {
         RunHandle {
             run_id,
             control: RunControl { commands, cancel },
-            events,
+            events: RunEvents(events),
         }
     }
 
@@ -278,10 +291,10 @@ struct Run {
     run_id: String,
     connector: Arc<dyn AgentConnector>,
     model: Option<Arc<dyn TextModel>>,
-    events: mpsc::Sender<RunEvent>,
-    ask_tx: mpsc::Sender<Ask>,
-    ask_rx: mpsc::Receiver<Ask>,
-    commands: mpsc::Receiver<Command>,
+    events: mpsc::Sender<Box<RunEvent>>,
+    ask_tx: mpsc::Sender<Box<Ask>>,
+    ask_rx: mpsc::Receiver<Box<Ask>>,
+    commands: mpsc::Receiver<Box<Command>>,
     /// Fired by `RunControl::cancel`.
     cancel: CancellationToken,
     /// Cancels every running unit that is not an `always` step.
@@ -336,7 +349,7 @@ fn failed_like(state: StepState, continue_on_error: bool) -> bool {
 
 impl Run {
     async fn emit(&self, event: RunEvent) {
-        let _ = self.events.send(event).await;
+        let _ = self.events.send(Box::new(event)).await;
     }
 
     /// The template context of step `step` (everything, for the output): only the steps
@@ -375,7 +388,48 @@ impl Run {
         ctx
     }
 
-    async fn run(mut self) {
+    // The run's future lives as long as the run and is as large as its largest state: the
+    // occasional steps (starting, scheduling, handling an event, finishing) are boxed so
+    // that it holds only the loop's wait — memory every in-flight run holds.
+    // Not an `async fn`: its argument would be kept twice in the future (once as passed,
+    // once as bound); an `async move` block holds `self` once.
+    #[allow(clippy::manual_async_fn)] // see above: an async fn would hold its arguments twice
+    fn run(mut self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        async move {
+            if !Box::pin(self.start()).await {
+                return;
+            }
+            loop {
+                Box::pin(self.schedule()).await;
+                if self.running == 0 && self.finished_count == self.slots.len() {
+                    break;
+                }
+                Box::pin(self.update_run_state()).await;
+                let grace = self.grace_until;
+                tokio::select! {
+                    Some(done) = self.units.join_next() => {
+                        self.running -= 1;
+                        match done {
+                            Ok((step, item, record)) => Box::pin(self.unit_done(step, item, record)).await,
+                            Err(e) => debug!(error = %e, "a unit task ended abnormally"),
+                        }
+                    }
+                    Some(ask) = self.ask_rx.recv() => Box::pin(self.asked(*ask)).await,
+                    Some(cmd) = self.commands.recv() => Box::pin(self.command(*cmd)).await,
+                    () = self.cancel.cancelled(), if !self.canceled => Box::pin(self.cancel_run()).await,
+                    () = async { tokio::time::sleep_until(grace.unwrap_or_else(tokio::time::Instant::now)).await }, if grace.is_some() => {
+                        self.always.cancel();
+                        self.grace_until = None;
+                    }
+                }
+            }
+            Box::pin(self.finish()).await;
+        }
+    }
+
+    /// Writes the run down (or restores it); false when a restored run had already ended
+    /// (its end reported again).
+    async fn start(&mut self) -> bool {
         match self.saved.take() {
             None => {
                 if let Some(j) = &self.journal {
@@ -392,7 +446,8 @@ impl Run {
             }
             Some(saved) => {
                 if let Some(end) = saved.end {
-                    return self.report_end(end).await;
+                    self.report_end(end).await;
+                    return false;
                 }
                 self.restore = saved.units;
                 if saved.canceled {
@@ -405,31 +460,7 @@ impl Run {
             message: None,
         })
         .await;
-        loop {
-            self.schedule().await;
-            if self.running == 0 && self.finished_count == self.slots.len() {
-                break;
-            }
-            self.update_run_state().await;
-            let grace = self.grace_until;
-            tokio::select! {
-                Some(done) = self.units.join_next() => {
-                    self.running -= 1;
-                    match done {
-                        Ok((step, item, record)) => self.unit_done(step, item, record).await,
-                        Err(e) => debug!(error = %e, "a unit task ended abnormally"),
-                    }
-                }
-                Some(ask) = self.ask_rx.recv() => self.asked(ask).await,
-                Some(cmd) = self.commands.recv() => self.command(cmd).await,
-                () = self.cancel.cancelled(), if !self.canceled => self.cancel_run().await,
-                () = async { tokio::time::sleep_until(grace.unwrap_or_else(tokio::time::Instant::now)).await }, if grace.is_some() => {
-                    self.always.cancel();
-                    self.grace_until = None;
-                }
-            }
-        }
-        self.finish().await;
+        true
     }
 
     async fn update_run_state(&mut self) {
@@ -669,8 +700,9 @@ impl Run {
             cancel: token,
         };
         let span = info_span!("step", step = %self.workflow.steps[i].id, item = ?item);
-        self.units
-            .spawn(async move { (i, item, unit.run().await) }.instrument(span));
+        self.units.spawn(
+            futures::FutureExt::map(unit.run(), move |record| (i, item, record)).instrument(span),
+        );
         self.running += 1;
     }
 

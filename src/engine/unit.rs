@@ -42,8 +42,8 @@ pub struct Unit {
     pub connector: Arc<dyn AgentConnector>,
     /// Writes `kind = "llm"` steps, when one is configured.
     pub model: Option<Arc<dyn TextModel>>,
-    pub events: mpsc::Sender<RunEvent>,
-    pub ask: mpsc::Sender<Ask>,
+    pub events: mpsc::Sender<Box<RunEvent>>,
+    pub ask: mpsc::Sender<Box<Ask>>,
     pub cancel: CancellationToken,
     /// Where checkpoints go, when the run is durable.
     pub journal: Option<Journal>,
@@ -78,7 +78,7 @@ impl Unit {
 
     async fn emit(&self, event: RunEvent) {
         // The receiver only goes away when the run is being torn down.
-        let _ = self.events.send(event).await;
+        let _ = self.events.send(Box::new(event)).await;
     }
 
     async fn state(
@@ -101,57 +101,62 @@ impl Unit {
         .await;
     }
 
-    /// Runs the unit to its end.
-    pub async fn run(self) -> Record {
-        let step = &self.workflow.steps[self.step];
-        let deadline = step.deadline.map(|d| Instant::now() + d);
-        match &step.kind {
-            StepKind::Agent {
-                target,
-                message,
-                data,
-            } => {
-                let text = match message {
-                    Some(t) => match self.workflow.templates.render(t, &self.context) {
-                        Ok(s) => Some(s),
+    /// Runs the unit to its end. Its future lives as long as the step and is as large as
+    /// its largest state: the kinds other than the common agent step are boxed, and it is
+    /// not an `async fn`, which would hold `self` twice (as passed and as bound).
+    #[allow(clippy::manual_async_fn)] // see above
+    pub fn run(self) -> impl std::future::Future<Output = Record> + Send + 'static {
+        async move {
+            let step = &self.workflow.steps[self.step];
+            let deadline = step.deadline.map(|d| Instant::now() + d);
+            match &step.kind {
+                StepKind::Agent {
+                    target,
+                    message,
+                    data,
+                } => {
+                    let text = match message {
+                        Some(t) => match self.workflow.templates.render(t, &self.context) {
+                            Ok(s) => Some(s),
+                            Err(e) => return failed(e.to_string()),
+                        },
+                        None => None,
+                    };
+                    let data = match data {
+                        Some(d) => match self.workflow.templates.render_data(d, &self.context) {
+                            Ok(Value::Object(m)) => Some(m),
+                            Ok(other) => Some(Map::from_iter([("value".to_owned(), other)])),
+                            Err(e) => return failed(e.to_string()),
+                        },
+                        None => None,
+                    };
+                    self.agent_step(target.clone(), text, data, deadline).await
+                }
+                StepKind::Approval { prompt } | StepKind::Input { prompt, .. } => {
+                    let prompt = match self.workflow.templates.render(prompt, &self.context) {
+                        Ok(p) => p,
                         Err(e) => return failed(e.to_string()),
-                    },
-                    None => None,
-                };
-                let data = match data {
-                    Some(d) => match self.workflow.templates.render_data(d, &self.context) {
-                        Ok(Value::Object(m)) => Some(m),
-                        Ok(other) => Some(Map::from_iter([("value".to_owned(), other)])),
+                    };
+                    Box::pin(self.question_step(prompt, deadline)).await
+                }
+                StepKind::Llm {
+                    prompt,
+                    system,
+                    fallback,
+                } => {
+                    let render = |t: &crate::workflow::template::Template| {
+                        self.workflow.templates.render(t, &self.context)
+                    };
+                    let prompt = match (render(prompt), system.as_ref().map(render).transpose()) {
+                        (Ok(user), Ok(system)) => Prompt { system, user },
+                        (Err(e), _) | (_, Err(e)) => return failed(e.to_string()),
+                    };
+                    let fallback = match fallback.as_ref().map(render).transpose() {
+                        Ok(f) => f,
                         Err(e) => return failed(e.to_string()),
-                    },
-                    None => None,
-                };
-                self.agent_step(target.clone(), text, data, deadline).await
-            }
-            StepKind::Approval { prompt } | StepKind::Input { prompt, .. } => {
-                let prompt = match self.workflow.templates.render(prompt, &self.context) {
-                    Ok(p) => p,
-                    Err(e) => return failed(e.to_string()),
-                };
-                self.question_step(prompt, deadline).await
-            }
-            StepKind::Llm {
-                prompt,
-                system,
-                fallback,
-            } => {
-                let render = |t: &crate::workflow::template::Template| {
-                    self.workflow.templates.render(t, &self.context)
-                };
-                let prompt = match (render(prompt), system.as_ref().map(render).transpose()) {
-                    (Ok(user), Ok(system)) => Prompt { system, user },
-                    (Err(e), _) | (_, Err(e)) => return failed(e.to_string()),
-                };
-                let fallback = match fallback.as_ref().map(render).transpose() {
-                    Ok(f) => f,
-                    Err(e) => return failed(e.to_string()),
-                };
-                self.llm_step(prompt, fallback, deadline).await
+                    };
+                    Box::pin(self.llm_step(prompt, fallback, deadline)).await
+                }
             }
         }
     }
@@ -178,8 +183,7 @@ impl Unit {
         let policy = step.retry;
         let mut attempt = 1;
         loop {
-            self.state(StepState::Working, attempt, Some(&name), None, None)
-                .await;
+            Box::pin(self.state(StepState::Working, attempt, Some(&name), None, None)).await;
             let until = step
                 .timeout
                 .map(|t| Instant::now() + t)
@@ -280,13 +284,13 @@ impl Unit {
                 "no language model is configured; writing the fallback".to_owned(),
             ),
         };
-        self.state(
+        Box::pin(self.state(
             StepState::Working,
             attempts.max(1),
             Some(agent),
             None,
             Some(message),
-        )
+        ))
         .await;
         let chunk = self.llm_artifact(vec![Content::Text(text)], false, true);
         let mut r = Record::new(StepState::Completed);
@@ -367,13 +371,13 @@ impl Unit {
             },
             _ => QuestionKind::Approval,
         };
-        self.state(
+        Box::pin(self.state(
             StepState::InputRequired,
             1,
             None,
             None,
             Some(prompt.clone()),
-        )
+        ))
         .await;
         let wait = step.timeout.unwrap_or(DEFAULT_ANSWER_WAIT);
         let until = deadline.map_or(Instant::now() + wait, |d| d.min(Instant::now() + wait));
@@ -415,7 +419,7 @@ impl Unit {
             prompt,
             reply,
         };
-        if self.ask.send(ask).await.is_err() {
+        if self.ask.send(Box::new(ask)).await.is_err() {
             return Err(Failure::Canceled("the run ended".into()));
         }
         tokio::select! {
@@ -601,19 +605,19 @@ impl Unit {
             // The first send of a step is announced by its `Started` update; a retry or an
             // answer going back is announced here, before the agent has answered.
             if attempt > 1 || turn > 0 {
-                self.state(
+                Box::pin(self.state(
                     StepState::Working,
                     attempt,
                     agent.as_ref().map(|a| a.0.as_str()),
                     None,
                     None,
-                )
+                ))
                 .await;
             }
             let connect = match reattach.take() {
                 Some((name, task)) => self.connector.attach(&name, &task),
                 None => {
-                    self.checkpoint(&request, attempt, turn, agent).await;
+                    Box::pin(self.checkpoint(&request, attempt, turn, agent)).await;
                     self.connector.send(request.clone())
                 }
             };
@@ -632,15 +636,15 @@ impl Unit {
                 let next = tokio::select! {
                     u = updates.next() => u,
                     () = sleep_until(attempt_until) => {
-                        self.cancel_downstream(agent).await;
+                        Box::pin(self.cancel_downstream(agent)).await;
                         return Err(Failure::Retry(self.timed_out(step)));
                     }
                     () = sleep_until(step_until) => {
-                        self.cancel_downstream(agent).await;
+                        Box::pin(self.cancel_downstream(agent)).await;
                         return Err(Failure::Deadline);
                     }
                     () = self.cancel.cancelled() => {
-                        let note = self.cancel_downstream(agent).await;
+                        let note = Box::pin(self.cancel_downstream(agent)).await;
                         return Err(Failure::Canceled(note.unwrap_or_else(|| "canceled".into())));
                     }
                 };
@@ -658,15 +662,15 @@ impl Unit {
                         *agent = Some((a.clone(), task_id.clone()));
                         // The downstream task is known: a restart follows it again.
                         if task_id.is_some() {
-                            self.checkpoint(&request, attempt, turn, agent).await;
+                            Box::pin(self.checkpoint(&request, attempt, turn, agent)).await;
                         }
-                        self.state(
+                        Box::pin(self.state(
                             StepState::Working,
                             attempt,
                             Some(&a),
                             task_id.as_deref(),
                             None,
-                        )
+                        ))
                         .await;
                     }
                     Some(Ok(Update::Artifact(chunk))) => {
@@ -694,13 +698,13 @@ impl Unit {
                         RemoteState::Working => {
                             if message.is_some() && message != last_message {
                                 let (a, t) = agent.clone().unzip();
-                                self.state(
+                                Box::pin(self.state(
                                     StepState::Working,
                                     attempt,
                                     a.as_deref(),
                                     t.flatten().as_deref(),
                                     message.clone(),
-                                )
+                                ))
                                 .await;
                             }
                             last_message = message;
@@ -765,13 +769,13 @@ impl Unit {
                                     if auth { "authorization" } else { "more input" }
                                 )
                             });
-                            self.state(
+                            Box::pin(self.state(
                                 st,
                                 attempt,
                                 Some(&name),
                                 task_id.as_deref(),
                                 Some(prompt.clone()),
-                            )
+                            ))
                             .await;
                             let answer = self
                                 .ask(

@@ -181,80 +181,102 @@ fn answer_of(message: &Message) -> Answer {
 }
 
 impl AgentExecutor for Orchestrator {
-    async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
-        let prior = {
-            let mut tasks = self.tasks();
-            match tasks.get(&ctx.task_id) {
-                Some(Conversation::Running { control, view }) => {
-                    Some(Err((control.clone(), view.clone())))
+    // The execute future lives as long as the upstream task and is as large as its
+    // largest state: everything but following the run (routing, the model, questions,
+    // answers, relaying one event) is boxed, so it holds little more than the wait.
+    // Not an `async fn`, which would keep `ctx` twice (as passed and as bound).
+    #[allow(clippy::manual_async_fn)] // see above: an async fn would hold its arguments twice
+    fn execute(
+        &self,
+        ctx: RequestContext,
+        events: EventSink,
+    ) -> impl std::future::Future<Output = Result<(), RpcError>> + Send {
+        async move {
+            let prior = {
+                let mut tasks = self.tasks();
+                match tasks.get(&ctx.task_id) {
+                    Some(Conversation::Running { control, view }) => {
+                        Some(Err((control.clone(), view.clone())))
+                    }
+                    Some(_) => tasks.remove(&ctx.task_id).map(Ok),
+                    None => None,
                 }
-                Some(_) => tasks.remove(&ctx.task_id).map(Ok),
-                None => None,
-            }
-        };
-        let prior = match prior {
-            // A message on a task whose run is being resumed after a restart: wait for
-            // the run to be back rather than take the message for a new request.
-            None if ctx.task.is_some() => self.resumed_run(&ctx.task_id).await.map(Err),
-            p => p,
-        };
-        // After a restart the conversation is gone from memory, not from the task: its
-        // history says which workflow was chosen and what was given.
-        let prior = match (prior, &ctx.task) {
-            (None, Some(task)) => self.conversation_in_history(task).map(Ok),
-            (p, _) => p,
-        };
-        let (workflow, mut given) = match prior {
-            Some(Err((control, view))) => return self.answer(&ctx, &events, control, view).await,
-            Some(Ok(Conversation::Inputs { workflow, given })) => (workflow, given),
-            Some(Ok(_)) | None => match self.route(&ctx.message, ctx.metadata.as_ref()).await {
-                Route::Found(w) => (w, Map::new()),
-                Route::Unclear { candidates, reason } => {
-                    let list: Vec<String> = candidates
-                        .iter()
-                        .map(|w| format!("- {} ({}): {}", w.id, w.name, w.description))
-                        .collect();
-                    let data = json!({ "workflows": candidates.iter().map(|w| json!({
-                        "id": w.id.as_str(), "name": w.name, "description": w.description, "inputSchema": w.input_schema(),
-                    })).collect::<Vec<_>>() });
+            };
+            let prior = match prior {
+                // A message on a task whose run is being resumed after a restart: wait for
+                // the run to be back rather than take the message for a new request.
+                None if ctx.task.is_some() => {
+                    Box::pin(self.resumed_run(&ctx.task_id)).await.map(Err)
+                }
+                p => p,
+            };
+            // After a restart the conversation is gone from memory, not from the task: its
+            // history says which workflow was chosen and what was given.
+            let prior = match (prior, &ctx.task) {
+                (None, Some(task)) => self.conversation_in_history(task).map(Ok),
+                (p, _) => p,
+            };
+            let (workflow, mut given) = match prior {
+                Some(Err((control, view))) => {
+                    return Box::pin(self.answer(&ctx, &events, control, view)).await;
+                }
+                Some(Ok(Conversation::Inputs { workflow, given })) => (workflow, given),
+                Some(Ok(_)) | None => {
+                    match Box::pin(self.route(&ctx.message, ctx.metadata.as_ref())).await {
+                        Route::Found(w) => (w, Map::new()),
+                        Route::Unclear { candidates, reason } => {
+                            let list: Vec<String> = candidates
+                                .iter()
+                                .map(|w| format!("- {} ({}): {}", w.id, w.name, w.description))
+                                .collect();
+                            let data = json!({ "workflows": candidates.iter().map(|w| json!({
+                            "id": w.id.as_str(), "name": w.name, "description": w.description, "inputSchema": w.input_schema(),
+                        })).collect::<Vec<_>>() });
+                            let text = format!(
+                                "{reason}. Which workflow should I run? Answer with its id:\n{}",
+                                list.join("\n")
+                            );
+                            return Box::pin(self.ask(
+                                &events,
+                                Conversation::Choosing,
+                                &text,
+                                data,
+                            ))
+                            .await;
+                        }
+                    }
+                }
+            };
+            given.extend(Box::pin(self.extracted(&ctx.message, &workflow)).await);
+            given.extend(inputs_from(&ctx.message, &workflow));
+            let inputs = match workflow.check_inputs(&given) {
+                Ok(i) => i,
+                Err(problems) => {
                     let text = format!(
-                        "{reason}. Which workflow should I run? Answer with its id:\n{}",
-                        list.join("\n")
+                        "To run `{}` I need: {}. Reply with `name: value` lines or a data part.",
+                        workflow.id,
+                        problems.join("; ")
                     );
-                    return self.ask(&events, Conversation::Choosing, &text, data).await;
-                }
-            },
-        };
-        given.extend(self.extracted(&ctx.message, &workflow).await);
-        given.extend(inputs_from(&ctx.message, &workflow));
-        let inputs = match workflow.check_inputs(&given) {
-            Ok(i) => i,
-            Err(problems) => {
-                let text = format!(
-                    "To run `{}` I need: {}. Reply with `name: value` lines or a data part.",
-                    workflow.id,
-                    problems.join("; ")
-                );
-                let data = json!({ "workflow": workflow.id.as_str(), "problems": problems, "inputSchema": workflow.input_schema() });
-                // Unknown keys would fail every later check: keep only declared inputs.
-                given.retain(|k, _| workflow.inputs.iter().any(|i| &i.name == k));
-                return self
-                    .ask(
+                    let data = json!({ "workflow": workflow.id.as_str(), "problems": problems, "inputSchema": workflow.input_schema() });
+                    // Unknown keys would fail every later check: keep only declared inputs.
+                    given.retain(|k, _| workflow.inputs.iter().any(|i| &i.name == k));
+                    return Box::pin(self.ask(
                         &events,
                         Conversation::Inputs { workflow, given },
                         &text,
                         data,
-                    )
+                    ))
                     .await;
-            }
-        };
-        let run = self
-            .inner
-            .engine
-            .start(workflow.clone(), &inputs, ctx.task_id.to_string())
-            .map_err(|p| RpcError::invalid_params("message", p.join("; ")))?;
-        self.follow(&ctx.task_id, &ctx.cancel, &events, &workflow, run)
-            .await
+                }
+            };
+            let run = self
+                .inner
+                .engine
+                .start(workflow.clone(), &inputs, ctx.task_id.to_string())
+                .map_err(|p| RpcError::invalid_params("message", p.join("; ")))?;
+            self.follow(&ctx.task_id, &ctx.cancel, &events, &workflow, run)
+                .await
+        }
     }
 
     async fn resume(&self, ctx: ResumeContext, events: EventSink) -> Result<(), RpcError> {
@@ -479,7 +501,7 @@ impl Orchestrator {
             };
             let Some(event) = event else { break };
             let end = matches!(&event, RunEvent::Run { state, .. } if state.is_terminal());
-            if let Err(e) = relay(events, &view, workflow, event).await {
+            if let Err(e) = Box::pin(relay(events, &view, workflow, event)).await {
                 tracing::debug!(error = %e, "the upstream task no longer takes events; canceling the run");
                 run.control.cancel();
             }

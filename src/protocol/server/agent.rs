@@ -91,9 +91,10 @@ pub struct RequestContext {
     /// The incoming message (with `taskId` and `contextId` filled in).
     pub message: Message,
     /// The task's snapshot, including this message in its history, when the message
-    /// continues an existing task; `None` for a new task.
-    pub task: Option<Task>,
-    pub configuration: Option<MessageSendConfiguration>,
+    /// continues an existing task; `None` for a new task. (Boxed, like `configuration`:
+    /// the context lives in the agent's future for as long as the task runs.)
+    pub task: Option<Box<Task>>,
+    pub configuration: Option<Box<MessageSendConfiguration>>,
     /// The request's `params.metadata`.
     pub metadata: Option<Metadata>,
     /// Fires when the task is canceled or the server shuts down.

@@ -736,8 +736,8 @@ impl<A: AgentExecutor> Inner<A> {
             task_id: task_id.clone(),
             context_id: context_id.clone(),
             message,
-            task,
-            configuration,
+            task: task.map(Box::new),
+            configuration: configuration.map(Box::new),
             metadata,
             cancel: handle.cancel.clone(),
         };
@@ -766,9 +766,12 @@ impl<A: AgentExecutor> Inner<A> {
         span: tracing::Span,
         work: impl std::future::Future<Output = Result<(), RpcError>> + Send + 'static,
     ) {
-        self.tracker.spawn(
-            async move {
-                match AssertUnwindSafe(work).catch_unwind().await {
+        // Chained rather than awaited in an async block, which would keep a second copy
+        // of `work`'s space beside the running one for as long as the task lives.
+        let work = AssertUnwindSafe(work)
+            .catch_unwind()
+            .then(move |outcome| async move {
+                match outcome {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => handle.fail(e).await,
                     Err(_) => {
@@ -778,9 +781,8 @@ impl<A: AgentExecutor> Inner<A> {
                             .await
                     }
                 }
-            }
-            .instrument(span),
-        );
+            });
+        self.tracker.spawn(work.instrument(span));
     }
 
     /// `message/send`.

@@ -48,13 +48,13 @@ pub(crate) enum Update {
     Error(RpcError),
 }
 
-/// Events and messages are boxed: the command channel allocates its slots in blocks of
-/// 32 per live task, and a task inline would make each slot ~350 bytes.
+/// Events, messages and errors are boxed: the command channel allocates its slots in
+/// blocks of 32 per live task, and a task inline would make each slot ~350 bytes.
 enum Cmd {
     Apply(Box<StreamEvent>, oneshot::Sender<Result<(), SinkError>>),
     UserMessage(Box<Message>, oneshot::Sender<Result<Task, SinkError>>),
     Subscribe(oneshot::Sender<Subscription>),
-    Fail(RpcError, oneshot::Sender<()>),
+    Fail(Box<RpcError>, oneshot::Sender<()>),
 }
 
 /// A snapshot and every event after it.
@@ -103,7 +103,7 @@ impl ActorHandle {
     }
 
     pub async fn fail(&self, error: RpcError) {
-        let _ = self.call(|ack| Cmd::Fail(error, ack)).await;
+        let _ = self.call(|ack| Cmd::Fail(Box::new(error), ack)).await;
     }
 }
 
@@ -259,69 +259,77 @@ struct Actor {
 }
 
 impl Actor {
-    async fn run(mut self, mut rx: mpsc::Receiver<Cmd>) {
-        let mut next = None;
-        loop {
-            let cmd = match next.take() {
-                Some(cmd) => cmd,
-                None => match rx.recv().await {
+    // Not an `async fn`, whose arguments would be kept twice in the future (as passed
+    // and as bound): the actor lives as long as its task.
+    #[allow(clippy::manual_async_fn)] // see above: an async fn would hold its arguments twice
+    fn run(
+        mut self,
+        mut rx: mpsc::Receiver<Cmd>,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        async move {
+            let mut next = None;
+            loop {
+                let cmd = match next.take() {
                     Some(cmd) => cmd,
-                    None => break,
-                },
-            };
-            match cmd {
-                Cmd::Apply(event, ack) => {
-                    // Group commit: events already queued are applied and written with
-                    // this one, in one store write; each sender is told after it.
-                    let mut batch = Vec::new();
-                    let mut acks = Vec::new();
-                    let r = self.stage(*event, &mut batch);
-                    acks.push((ack, r));
-                    while acks.len() < MAX_BATCH {
-                        match rx.try_recv() {
-                            Ok(Cmd::Apply(event, ack)) => {
-                                let r = self.stage(*event, &mut batch);
-                                acks.push((ack, r));
+                    None => match rx.recv().await {
+                        Some(cmd) => cmd,
+                        None => break,
+                    },
+                };
+                match cmd {
+                    Cmd::Apply(event, ack) => {
+                        // Group commit: events already queued are applied and written with
+                        // this one, in one store write; each sender is told after it.
+                        let mut batch = Vec::new();
+                        let mut acks = Vec::new();
+                        let r = self.stage(*event, &mut batch);
+                        acks.push((ack, r));
+                        while acks.len() < MAX_BATCH {
+                            match rx.try_recv() {
+                                Ok(Cmd::Apply(event, ack)) => {
+                                    let r = self.stage(*event, &mut batch);
+                                    acks.push((ack, r));
+                                }
+                                Ok(other) => {
+                                    next = Some(other);
+                                    break;
+                                }
+                                Err(_) => break,
                             }
-                            Ok(other) => {
-                                next = Some(other);
-                                break;
-                            }
-                            Err(_) => break,
+                        }
+                        let committed = self.commit(batch).await;
+                        for (ack, r) in acks {
+                            let r = match (&committed, r) {
+                                (Err(e), Ok(())) => Err(e.clone()),
+                                (_, r) => r,
+                            };
+                            let _ = ack.send(r);
                         }
                     }
-                    let committed = self.commit(batch).await;
-                    for (ack, r) in acks {
-                        let r = match (&committed, r) {
-                            (Err(e), Ok(())) => Err(e.clone()),
-                            (_, r) => r,
-                        };
+                    Cmd::UserMessage(message, ack) => {
+                        let r = self.user_message(*message).await;
                         let _ = ack.send(r);
                     }
-                }
-                Cmd::UserMessage(message, ack) => {
-                    let r = self.user_message(*message).await;
-                    let _ = ack.send(r);
-                }
-                Cmd::Subscribe(reply) => {
-                    let _ = reply.send(Subscription {
-                        snapshot: self.state.snapshot.clone(),
-                        seq: self.state.seq,
-                        events: self.broadcast.subscribe(),
-                    });
-                }
-                Cmd::Fail(error, ack) => {
-                    self.fail(error).await;
-                    let _ = ack.send(());
+                    Cmd::Subscribe(reply) => {
+                        let _ = reply.send(Subscription {
+                            snapshot: self.state.snapshot.clone(),
+                            seq: self.state.seq,
+                            events: self.broadcast.subscribe(),
+                        });
+                    }
+                    Cmd::Fail(error, ack) => {
+                        self.fail(*error).await;
+                        let _ = ack.send(());
+                    }
                 }
             }
+            if let (Some(push), Some(task)) = (&self.push, &self.state.snapshot)
+                && task.status.state.is_terminal()
+            {
+                push.disarm(&task.id);
+            }
+            debug!("task actor finished");
         }
-        if let (Some(push), Some(task)) = (&self.push, &self.state.snapshot)
-            && task.status.state.is_terminal()
-        {
-            push.disarm(&task.id);
-        }
-        debug!("task actor finished");
     }
 
     fn check_ids(&self, event: &StreamEvent) -> Result<(), SinkError> {

@@ -693,3 +693,82 @@ async fn webhooks_on_private_addresses_are_refused_unless_allowed() {
         "configuration.pushNotificationConfig.url"
     );
 }
+
+/// Queues its events without waiting for each to be stored, then one more after the
+/// task ended, and reports that one's outcome.
+struct Queuing {
+    late: mpsc::UnboundedSender<Result<(), String>>,
+}
+
+impl AgentExecutor for Queuing {
+    async fn execute(&self, _ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
+        let fail =
+            |e: a2a_orchestrator::protocol::server::SinkError| RpcError::internal(e.to_string());
+        let mut queued = vec![
+            events
+                .queue(status(&events, TaskState::Working))
+                .await
+                .map_err(fail)?,
+        ];
+        for i in 0..50 {
+            let chunk = TaskArtifactUpdateEvent {
+                kind: ArtifactUpdateKind,
+                task_id: events.task_id().clone(),
+                context_id: events.context_id().clone(),
+                artifact: Artifact::new(
+                    ArtifactId::new("count"),
+                    vec![Part::text(format!("{i},"))],
+                ),
+                append: Some(i > 0),
+                last_chunk: Some(i == 49),
+                metadata: None,
+            };
+            queued.push(events.queue(chunk).await.map_err(fail)?);
+        }
+        queued.push(
+            events
+                .queue(status(&events, TaskState::Completed))
+                .await
+                .map_err(fail)?,
+        );
+        let late = events
+            .queue(status(&events, TaskState::Working))
+            .await
+            .map_err(fail)?;
+        for q in queued {
+            q.outcome().await.map_err(fail)?;
+        }
+        let _ = self
+            .late
+            .send(late.outcome().await.map_err(|e| e.to_string()));
+        Ok(())
+    }
+}
+
+fn status(events: &EventSink, state: TaskState) -> TaskStatusUpdateEvent {
+    TaskStatusUpdateEvent {
+        kind: StatusUpdateKind,
+        task_id: events.task_id().clone(),
+        context_id: events.context_id().clone(),
+        status: TaskStatus::new(state),
+        is_final: false,
+        metadata: None,
+    }
+}
+
+#[tokio::test]
+async fn queued_events_are_applied_in_order_and_a_late_one_is_refused() {
+    let (late, mut outcome) = mpsc::unbounded_channel();
+    let agent = serve(Queuing { late }, scripted_card, ServerConfig::default()).await;
+    let c = client(&agent.url).await;
+    let task = as_task(c.send_message(&send("count", true)).await.unwrap());
+    assert_eq!(task.status.state, TaskState::Completed);
+    let expected: String = (0..50).map(|i| format!("{i},")).collect();
+    assert_eq!(artifact_text(&task), expected);
+    let late = tokio::time::timeout(Duration::from_secs(10), outcome.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let why = late.unwrap_err();
+    assert!(why.contains("completed"), "{why}");
+}

@@ -13,7 +13,7 @@ mod route;
 pub mod serve;
 pub mod settings;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
@@ -24,6 +24,7 @@ use crate::protocol::RpcError;
 use crate::protocol::server::{
     AgentExecutor, CancelContext, EventSink, RequestContext, ResumeContext,
 };
+use crate::protocol::server::{Queued, SinkError};
 use crate::protocol::types::*;
 use crate::workflow::Workflow;
 pub use route::{Route, inputs_from, route};
@@ -146,23 +147,51 @@ async fn status(
     message: Option<Message>,
     metadata: Option<Map<String, Value>>,
 ) -> Result<(), RpcError> {
+    events
+        .send(status_event(events, state, message, metadata))
+        .await
+        .map_err(sink_error)
+}
+
+/// A status update for the task of `events`, with metadata.
+fn status_event(
+    events: &EventSink,
+    state: TaskState,
+    message: Option<Message>,
+    metadata: Option<Map<String, Value>>,
+) -> StreamEvent {
     let mut status = TaskStatus::new(state);
     status.message = message.map(|mut m| {
         m.task_id = Some(events.task_id().clone());
         m.context_id = Some(events.context_id().clone());
         m
     });
-    events
-        .send(TaskStatusUpdateEvent {
-            kind: StatusUpdateKind,
-            task_id: events.task_id().clone(),
-            context_id: events.context_id().clone(),
-            status,
-            is_final: false,
-            metadata,
-        })
-        .await
-        .map_err(sink_error)
+    StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
+        kind: StatusUpdateKind,
+        task_id: events.task_id().clone(),
+        context_id: events.context_id().clone(),
+        status,
+        is_final: false,
+        metadata,
+    })
+}
+
+/// An artifact (or a chunk of one) for the task of `events`.
+fn artifact_event(
+    events: &EventSink,
+    artifact: Artifact,
+    append: bool,
+    last_chunk: bool,
+) -> StreamEvent {
+    StreamEvent::ArtifactUpdate(TaskArtifactUpdateEvent {
+        kind: ArtifactUpdateKind,
+        task_id: events.task_id().clone(),
+        context_id: events.context_id().clone(),
+        artifact,
+        append: Some(append),
+        last_chunk: Some(last_chunk),
+        metadata: None,
+    })
 }
 
 /// The answer a message carries: its text and its data parts merged.
@@ -490,6 +519,16 @@ impl Orchestrator {
         );
         self.inner.registered.notify_waiters();
         let mut canceled = false;
+        // Events are queued, not sent one at a time: the task stores those that wait
+        // together in one write, so a durable store's commits do not pace the run.
+        let mut unsettled: VecDeque<Queued> = VecDeque::new();
+        let mut refused = false;
+        let mut refuse = |e: SinkError, control: &RunControl| {
+            if !std::mem::replace(&mut refused, true) {
+                tracing::debug!(error = %e, "the upstream task no longer takes events; canceling the run");
+                control.cancel();
+            }
+        };
         loop {
             let event = tokio::select! {
                 e = run.events.recv() => e,
@@ -501,12 +540,27 @@ impl Orchestrator {
             };
             let Some(event) = event else { break };
             let end = matches!(&event, RunEvent::Run { state, .. } if state.is_terminal());
-            if let Err(e) = Box::pin(relay(events, &view, workflow, event)).await {
-                tracing::debug!(error = %e, "the upstream task no longer takes events; canceling the run");
-                run.control.cancel();
+            while let Some(outcome) = unsettled.front_mut().and_then(Queued::try_outcome) {
+                unsettled.pop_front();
+                if let Err(e) = outcome {
+                    refuse(e, &run.control);
+                }
+            }
+            match events
+                .queue(translate(events, &view, workflow, event))
+                .await
+            {
+                Ok(queued) => unsettled.push_back(queued),
+                Err(e) => refuse(e, &run.control),
             }
             if end {
                 break;
+            }
+        }
+        // Done once every event is stored (or refused).
+        for queued in unsettled {
+            if let Err(e) = queued.outcome().await {
+                refuse(e, &run.control);
             }
         }
         self.tasks().remove(task_id);
@@ -589,12 +643,12 @@ fn pending_json(step: &str, item: Option<usize>, prompt: &str) -> Value {
 }
 
 /// Turns one run event into the upstream task's events.
-async fn relay(
+fn translate(
     events: &EventSink,
     view: &Mutex<View>,
     workflow: &Workflow,
     event: RunEvent,
-) -> Result<(), RpcError> {
+) -> StreamEvent {
     match event {
         RunEvent::Run { state, message } => {
             let pending: Vec<Value> = {
@@ -653,7 +707,7 @@ async fn relay(
                     message.map(|m| agent_message(&m, None)),
                 ),
             };
-            status(events, st, msg, None).await
+            status_event(events, st, msg, None)
         }
         RunEvent::Step {
             step,
@@ -683,7 +737,7 @@ async fn relay(
             } else {
                 TaskState::Working
             };
-            status(events, st, Some(agent_message(&text, None)), Some(meta)).await
+            status_event(events, st, Some(agent_message(&text, None)), Some(meta))
         }
         RunEvent::Artifact {
             step,
@@ -704,10 +758,7 @@ async fn relay(
             meta.insert("agent".into(), json!(agent));
             meta.insert("artifactId".into(), json!(chunk.artifact_id));
             artifact.metadata = Some(meta);
-            events
-                .artifact(artifact, chunk.append, chunk.last_chunk)
-                .await
-                .map_err(sink_error)
+            artifact_event(events, artifact, chunk.append, chunk.last_chunk)
         }
         RunEvent::Question {
             step,
@@ -728,7 +779,7 @@ async fn relay(
             if let QuestionKind::Input { schema } = kind {
                 meta.insert("inputSchema".into(), schema);
             }
-            status(events, TaskState::Working, None, Some(meta)).await
+            status_event(events, TaskState::Working, None, Some(meta))
         }
         RunEvent::Output { text, data } => {
             let mut parts = Vec::new();
@@ -742,10 +793,7 @@ async fn relay(
             }
             let artifact =
                 Artifact::new(ArtifactId::new("result"), parts).with_name(workflow.name.clone());
-            events
-                .artifact(artifact, false, true)
-                .await
-                .map_err(sink_error)
+            artifact_event(events, artifact, false, true)
         }
     }
 }

@@ -75,6 +75,10 @@ CREATE TABLE run_units (
 /// Most writes committed in one transaction.
 const MAX_BATCH: usize = 512;
 
+/// Most rows in one multi-row statement (at most 6 parameters a row, well under
+/// SQLite's limit of 32,766 per statement).
+const BULK_ROWS: usize = 1_000;
+
 /// Tasks and runs in a SQLite database. Cheap to clone.
 #[derive(Clone)]
 pub struct SqliteStore {
@@ -285,51 +289,116 @@ async fn writer_loop(mut conn: SqliteConnection, mut rx: mpsc::Receiver<Op>) {
     let _ = conn.close().await;
 }
 
+/// Applies a batch in one transaction; the rows each write affected.
+///
+/// Every statement is a round trip to sqlx's SQLite worker thread, and those round trips,
+/// not SQLite, bound the store's throughput. So the bulk of the writes — task commits and
+/// their events, and run checkpoints — go in a few multi-row statements per batch, in
+/// the order they were queued (a later write of the same row wins); the rest follow one
+/// by one, in order. That order is safe because each call for a run or a task waits for
+/// the one before: a run's `FinishRun` (which removes its checkpoints) is never queued
+/// before its last checkpoint, and nothing bulk depends on the others.
 async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>, String> {
-    let mut tx = conn.begin().await.map_err(|e| e.to_string())?;
+    let e = |e: sqlx::Error| e.to_string();
+    let mut tx = conn.begin().await.map_err(e)?;
+    let now = now_ms();
+    let mut tasks = Vec::new();
+    let mut events = Vec::new();
+    let mut units = Vec::new();
+    for op in ops {
+        match &op.write {
+            Write::Commit {
+                id,
+                snapshot,
+                seq,
+                terminal,
+                first_message_id,
+                events: logged,
+            } => {
+                tasks.push((id, snapshot, *seq, *terminal, first_message_id));
+                events.extend(logged.iter().map(|(seq, event)| (id, *seq, event)));
+            }
+            Write::SaveUnit {
+                run,
+                step,
+                item,
+                checkpoint,
+            } => units.push((run, step, *item, checkpoint)),
+            _ => {}
+        }
+    }
+    for chunk in tasks.chunks(BULK_ROWS) {
+        let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+            "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at) ",
+        );
+        q.push_values(chunk, |mut row, (id, snapshot, seq, terminal, first)| {
+            row.push_bind(id.as_str())
+                .push_bind(snapshot.as_str())
+                .push_bind(*seq)
+                .push_bind(*terminal)
+                .push_bind(first.as_deref())
+                .push_bind(now);
+        });
+        q.push(
+            " ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot,
+              seq = max(tasks.seq, excluded.seq), terminal = excluded.terminal,
+              first_message_id = coalesce(tasks.first_message_id, excluded.first_message_id),
+              updated_at = excluded.updated_at",
+        );
+        q.build()
+            .persistent(false)
+            .execute(&mut *tx)
+            .await
+            .map_err(e)?;
+    }
+    for chunk in events.chunks(BULK_ROWS) {
+        let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+            "INSERT INTO task_events (task_id, seq, event) ",
+        );
+        q.push_values(chunk, |mut row, (id, seq, event)| {
+            row.push_bind(id.as_str())
+                .push_bind(*seq)
+                .push_bind(event.as_str());
+        });
+        q.build()
+            .persistent(false)
+            .execute(&mut *tx)
+            .await
+            .map_err(e)?;
+    }
+    for chunk in units.chunks(BULK_ROWS) {
+        let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+            "INSERT INTO run_units (run_id, step, item, checkpoint) ",
+        );
+        q.push_values(chunk, |mut row, (run, step, item, checkpoint)| {
+            row.push_bind(run.as_str())
+                .push_bind(step.as_str())
+                .push_bind(*item)
+                .push_bind(checkpoint.as_str());
+        });
+        q.push(" ON CONFLICT (run_id, step, item) DO UPDATE SET checkpoint = excluded.checkpoint");
+        q.build()
+            .persistent(false)
+            .execute(&mut *tx)
+            .await
+            .map_err(e)?;
+    }
     let mut rows = Vec::with_capacity(ops.len());
     for op in ops {
-        rows.push(apply(&mut tx, &op.write).await.map_err(|e| e.to_string())?);
+        rows.push(match &op.write {
+            Write::Commit { .. } | Write::SaveUnit { .. } => 1,
+            other => apply(&mut tx, other).await.map_err(e)?,
+        });
     }
-    tx.commit().await.map_err(|e| e.to_string())?;
+    tx.commit().await.map_err(e)?;
     Ok(rows)
 }
 
 async fn apply(conn: &mut SqliteConnection, w: &Write) -> Result<u64, sqlx::Error> {
     let now = now_ms();
     Ok(match w {
-        Write::Commit {
-            id,
-            snapshot,
-            seq,
-            terminal,
-            first_message_id,
-            events,
-        } => {
-            sqlx::query(
-                "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (id) DO UPDATE SET snapshot = ?2, seq = max(tasks.seq, ?3), terminal = ?4,
-                   first_message_id = coalesce(tasks.first_message_id, ?5), updated_at = ?6",
-            )
-            .bind(id)
-            .bind(snapshot)
-            .bind(seq)
-            .bind(terminal)
-            .bind(first_message_id)
-            .bind(now)
-            .execute(&mut *conn)
-            .await?;
-            for (seq, event) in events {
-                sqlx::query("INSERT INTO task_events (task_id, seq, event) VALUES (?1, ?2, ?3)")
-                    .bind(id)
-                    .bind(seq)
-                    .bind(event)
-                    .execute(&mut *conn)
-                    .await?;
-            }
-            1
-        }
+        // Written in bulk by `apply_batch`.
+        Write::Commit { .. } | Write::SaveUnit { .. } => 1,
         Write::SetPush {
             task,
             config_id,
@@ -360,22 +429,6 @@ async fn apply(conn: &mut SqliteConnection, w: &Write) -> Result<u64, sqlx::Erro
         .bind(id)
         .bind(header)
         .bind(now)
-        .execute(&mut *conn)
-        .await?
-        .rows_affected(),
-        Write::SaveUnit {
-            run,
-            step,
-            item,
-            checkpoint,
-        } => sqlx::query(
-            "INSERT INTO run_units (run_id, step, item, checkpoint) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (run_id, step, item) DO UPDATE SET checkpoint = ?4",
-        )
-        .bind(run)
-        .bind(step)
-        .bind(item)
-        .bind(checkpoint)
         .execute(&mut *conn)
         .await?
         .rows_affected(),

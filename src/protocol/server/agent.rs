@@ -108,6 +108,27 @@ pub struct CancelContext {
     pub metadata: Option<Metadata>,
 }
 
+/// An event queued with [`EventSink::queue`].
+#[derive(Debug)]
+pub struct Queued(tokio::sync::oneshot::Receiver<Result<(), SinkError>>);
+
+impl Queued {
+    /// Waits until the event was applied and stored, or refused.
+    pub async fn outcome(self) -> Result<(), SinkError> {
+        self.0.await.unwrap_or(Err(SinkError::Closed))
+    }
+
+    /// The outcome if it is known already.
+    pub fn try_outcome(&mut self) -> Option<Result<(), SinkError>> {
+        use tokio::sync::oneshot::error::TryRecvError;
+        match self.0.try_recv() {
+            Ok(r) => Some(r),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Closed) => Some(Err(SinkError::Closed)),
+        }
+    }
+}
+
 /// Why an event was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SinkError {
@@ -147,6 +168,13 @@ impl EventSink {
     /// `final` flag set from the state (terminal or interrupted), as the spec requires.
     pub async fn send(&self, event: impl Into<StreamEvent>) -> Result<(), SinkError> {
         self.handle.apply(event.into()).await
+    }
+
+    /// Queues an event without waiting for it to be applied and stored: an agent relaying
+    /// a stream of events queues them, the task stores those that wait together in one
+    /// write, and [`Queued::outcome`] tells each one's fate. Events keep their order.
+    pub async fn queue(&self, event: impl Into<StreamEvent>) -> Result<Queued, SinkError> {
+        self.handle.queue(event.into()).await.map(Queued)
     }
 
     /// Moves the task to `state`, with an optional agent message.

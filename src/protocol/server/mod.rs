@@ -35,7 +35,7 @@ use tokio_util::task::TaskTracker;
 use tracing::{Instrument, info_span, warn};
 
 pub use agent::{
-    AgentExecutor, CancelContext, EventSink, RequestContext, ResumeContext, SinkError,
+    AgentExecutor, CancelContext, EventSink, Queued, RequestContext, ResumeContext, SinkError,
 };
 pub use auth::{InboundAuth, UNAUTHENTICATED};
 pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, check_webhook};

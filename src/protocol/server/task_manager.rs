@@ -93,6 +93,19 @@ impl ActorHandle {
         self.call(|ack| Cmd::Apply(Box::new(event), ack)).await?
     }
 
+    /// Queues `event` without waiting for it to be stored; the receiver hears when it is.
+    pub async fn queue(
+        &self,
+        event: StreamEvent,
+    ) -> Result<oneshot::Receiver<Result<(), SinkError>>, SinkError> {
+        let (ack, stored) = oneshot::channel();
+        self.tx
+            .send(Cmd::Apply(Box::new(event), ack))
+            .await
+            .map_err(|_| SinkError::Closed)?;
+        Ok(stored)
+    }
+
     pub async fn user_message(&self, message: Message) -> Result<Task, SinkError> {
         self.call(|ack| Cmd::UserMessage(Box::new(message), ack))
             .await?

@@ -706,33 +706,26 @@ impl AgentExecutor for Queuing {
             |e: a2a_orchestrator::protocol::server::SinkError| RpcError::internal(e.to_string());
         let mut queued = vec![
             events
-                .queue(status(&events, TaskState::Working))
+                .queue(events.status_update(TaskState::Working, None))
                 .await
                 .map_err(fail)?,
         ];
         for i in 0..50 {
-            let chunk = TaskArtifactUpdateEvent {
-                kind: ArtifactUpdateKind,
-                task_id: events.task_id().clone(),
-                context_id: events.context_id().clone(),
-                artifact: Artifact::new(
-                    ArtifactId::new("count"),
-                    vec![Part::text(format!("{i},"))],
-                ),
-                append: Some(i > 0),
-                last_chunk: Some(i == 49),
-                metadata: None,
-            };
+            let chunk = events.artifact_update(
+                Artifact::new(ArtifactId::new("count"), vec![Part::text(format!("{i},"))]),
+                i > 0,
+                i == 49,
+            );
             queued.push(events.queue(chunk).await.map_err(fail)?);
         }
         queued.push(
             events
-                .queue(status(&events, TaskState::Completed))
+                .queue(events.status_update(TaskState::Completed, None))
                 .await
                 .map_err(fail)?,
         );
         let late = events
-            .queue(status(&events, TaskState::Working))
+            .queue(events.status_update(TaskState::Working, None))
             .await
             .map_err(fail)?;
         for q in queued {
@@ -742,17 +735,6 @@ impl AgentExecutor for Queuing {
             .late
             .send(late.outcome().await.map_err(|e| e.to_string()));
         Ok(())
-    }
-}
-
-fn status(events: &EventSink, state: TaskState) -> TaskStatusUpdateEvent {
-    TaskStatusUpdateEvent {
-        kind: StatusUpdateKind,
-        task_id: events.task_id().clone(),
-        context_id: events.context_id().clone(),
-        status: TaskStatus::new(state),
-        is_final: false,
-        metadata: None,
     }
 }
 

@@ -160,38 +160,9 @@ fn status_event(
     message: Option<Message>,
     metadata: Option<Map<String, Value>>,
 ) -> StreamEvent {
-    let mut status = TaskStatus::new(state);
-    status.message = message.map(|mut m| {
-        m.task_id = Some(events.task_id().clone());
-        m.context_id = Some(events.context_id().clone());
-        m
-    });
-    StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
-        kind: StatusUpdateKind,
-        task_id: events.task_id().clone(),
-        context_id: events.context_id().clone(),
-        status,
-        is_final: false,
-        metadata,
-    })
-}
-
-/// An artifact (or a chunk of one) for the task of `events`.
-fn artifact_event(
-    events: &EventSink,
-    artifact: Artifact,
-    append: bool,
-    last_chunk: bool,
-) -> StreamEvent {
-    StreamEvent::ArtifactUpdate(TaskArtifactUpdateEvent {
-        kind: ArtifactUpdateKind,
-        task_id: events.task_id().clone(),
-        context_id: events.context_id().clone(),
-        artifact,
-        append: Some(append),
-        last_chunk: Some(last_chunk),
-        metadata: None,
-    })
+    let mut update = events.status_update(state, message);
+    update.metadata = metadata;
+    StreamEvent::StatusUpdate(update)
 }
 
 /// The answer a message carries: its text and its data parts merged.
@@ -758,7 +729,9 @@ fn translate(
             meta.insert("agent".into(), json!(agent));
             meta.insert("artifactId".into(), json!(chunk.artifact_id));
             artifact.metadata = Some(meta);
-            artifact_event(events, artifact, chunk.append, chunk.last_chunk)
+            events
+                .artifact_update(artifact, chunk.append, chunk.last_chunk)
+                .into()
         }
         RunEvent::Question {
             step,
@@ -793,7 +766,7 @@ fn translate(
             }
             let artifact =
                 Artifact::new(ArtifactId::new("result"), parts).with_name(workflow.name.clone());
-            artifact_event(events, artifact, false, true)
+            events.artifact_update(artifact, false, true).into()
         }
     }
 }

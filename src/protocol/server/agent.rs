@@ -183,17 +183,44 @@ impl EventSink {
         state: TaskState,
         message: Option<Message>,
     ) -> Result<(), SinkError> {
+        self.send(self.status_update(state, message)).await
+    }
+
+    /// A status update for this task, its message stamped with the task's ids (to
+    /// [`send`](Self::send) or [`queue`](Self::queue)).
+    pub fn status_update(
+        &self,
+        state: TaskState,
+        message: Option<Message>,
+    ) -> TaskStatusUpdateEvent {
         let mut status = TaskStatus::new(state);
         status.message = message.map(|m| self.own(m));
-        self.send(TaskStatusUpdateEvent {
+        TaskStatusUpdateEvent {
             kind: StatusUpdateKind,
             task_id: self.task_id.clone(),
             context_id: self.context_id.clone(),
             status,
             is_final: false,
             metadata: None,
-        })
-        .await
+        }
+    }
+
+    /// An artifact (or a chunk of one) for this task; see [`artifact`](Self::artifact).
+    pub fn artifact_update(
+        &self,
+        artifact: Artifact,
+        append: bool,
+        last_chunk: bool,
+    ) -> TaskArtifactUpdateEvent {
+        TaskArtifactUpdateEvent {
+            kind: ArtifactUpdateKind,
+            task_id: self.task_id.clone(),
+            context_id: self.context_id.clone(),
+            artifact,
+            append: Some(append),
+            last_chunk: Some(last_chunk),
+            metadata: None,
+        }
     }
 
     /// `working`, with an optional progress text.
@@ -231,16 +258,8 @@ impl EventSink {
         append: bool,
         last_chunk: bool,
     ) -> Result<(), SinkError> {
-        self.send(TaskArtifactUpdateEvent {
-            kind: ArtifactUpdateKind,
-            task_id: self.task_id.clone(),
-            context_id: self.context_id.clone(),
-            artifact,
-            append: Some(append),
-            last_chunk: Some(last_chunk),
-            metadata: None,
-        })
-        .await
+        self.send(self.artifact_update(artifact, append, last_chunk))
+            .await
     }
 
     /// Answers with a message and no task (only as the agent's first event).

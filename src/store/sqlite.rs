@@ -385,10 +385,7 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
     }
     let mut rows = Vec::with_capacity(ops.len());
     for op in ops {
-        rows.push(match &op.write {
-            Write::Commit { .. } | Write::SaveUnit { .. } => 1,
-            other => apply(&mut tx, other).await.map_err(e)?,
-        });
+        rows.push(apply(&mut tx, &op.write).await.map_err(e)?);
     }
     tx.commit().await.map_err(e)?;
     Ok(rows)
@@ -397,7 +394,7 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
 async fn apply(conn: &mut SqliteConnection, w: &Write) -> Result<u64, sqlx::Error> {
     let now = now_ms();
     Ok(match w {
-        // Written in bulk by `apply_batch`.
+        // Written in bulk by `apply_batch`, before the writes applied one by one.
         Write::Commit { .. } | Write::SaveUnit { .. } => 1,
         Write::SetPush {
             task,

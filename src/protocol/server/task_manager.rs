@@ -80,13 +80,21 @@ impl std::fmt::Debug for ActorHandle {
 }
 
 impl ActorHandle {
-    async fn call<R>(&self, make: impl FnOnce(oneshot::Sender<R>) -> Cmd) -> Result<R, SinkError> {
+    /// Sends a command; the receiver hears its answer.
+    async fn post<R>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<R>) -> Cmd,
+    ) -> Result<oneshot::Receiver<R>, SinkError> {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send(make(tx))
             .await
             .map_err(|_| SinkError::Closed)?;
-        rx.await.map_err(|_| SinkError::Closed)
+        Ok(rx)
+    }
+
+    async fn call<R>(&self, make: impl FnOnce(oneshot::Sender<R>) -> Cmd) -> Result<R, SinkError> {
+        self.post(make).await?.await.map_err(|_| SinkError::Closed)
     }
 
     pub async fn apply(&self, event: StreamEvent) -> Result<(), SinkError> {
@@ -98,12 +106,7 @@ impl ActorHandle {
         &self,
         event: StreamEvent,
     ) -> Result<oneshot::Receiver<Result<(), SinkError>>, SinkError> {
-        let (ack, stored) = oneshot::channel();
-        self.tx
-            .send(Cmd::Apply(Box::new(event), ack))
-            .await
-            .map_err(|_| SinkError::Closed)?;
-        Ok(stored)
+        self.post(|ack| Cmd::Apply(Box::new(event), ack)).await
     }
 
     pub async fn user_message(&self, message: Message) -> Result<Task, SinkError> {

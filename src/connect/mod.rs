@@ -343,6 +343,9 @@ fn followed(
     phase: Phase,
 ) -> impl Stream<Item = Result<Update, AgentError>> + Send {
     let state = (conversation, phase, None::<TaskState>);
+    // The stream's future is as large as its largest await, and a waiting task holds it
+    // for as long as it waits: the one-off requests (send, get, resubscribe) are boxed so
+    // that it holds only the wait for the next event.
     futures::stream::unfold(state, |(mut c, mut phase, mut last)| async move {
         loop {
             if let Some(u) = c.pending.pop_front() {
@@ -352,24 +355,28 @@ fn followed(
                 return None;
             }
             phase = match phase {
-                Phase::Send(params) => match c.client.send_message_stream(&params).await {
-                    Ok(s) => Phase::Live(s),
-                    Err(e) => {
-                        c.fail(agent_error(e));
-                        Phase::Resume(MAX_RESUMES)
+                Phase::Send(params) => {
+                    match Box::pin(c.client.send_message_stream(&params)).await {
+                        Ok(s) => Phase::Live(s),
+                        Err(e) => {
+                            c.fail(agent_error(e));
+                            Phase::Resume(MAX_RESUMES)
+                        }
                     }
-                },
-                Phase::Attach(id) => match c.client.get_task(&TaskQueryParams::new(id)).await {
-                    // The snapshot, then the live events (resubscribing, as after a drop).
-                    Ok(t) => {
-                        c.snapshot(&t, &mut last);
-                        Phase::Resume(0)
+                }
+                Phase::Attach(id) => {
+                    match Box::pin(c.client.get_task(&TaskQueryParams::new(id))).await {
+                        // The snapshot, then the live events (resubscribing, as after a drop).
+                        Ok(t) => {
+                            c.snapshot(&t, &mut last);
+                            Phase::Resume(0)
+                        }
+                        Err(e) => {
+                            c.fail(agent_error(e));
+                            Phase::Resume(MAX_RESUMES)
+                        }
                     }
-                    Err(e) => {
-                        c.fail(agent_error(e));
-                        Phase::Resume(MAX_RESUMES)
-                    }
-                },
+                }
                 Phase::Live(mut s) => match s.next().await {
                     Some(Ok(event)) => {
                         c.event(event, &mut last);
@@ -410,7 +417,7 @@ fn followed(
                     let id = TaskId::new(c.task_id.clone().unwrap_or_default());
                     tracing::debug!(agent = %c.agent, task = %id, attempt = n + 1, "resubscribing after a dropped stream");
                     tokio::time::sleep(Duration::from_millis(50 << n)).await;
-                    match c.client.resubscribe(&TaskIdParams::new(id)).await {
+                    match Box::pin(c.client.resubscribe(&TaskIdParams::new(id))).await {
                         Ok(s) => Phase::Live(s),
                         Err(_) => Phase::Resume(n + 1),
                     }

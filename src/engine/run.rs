@@ -214,10 +214,6 @@ impl Engine {
             active: Default::default(),
             finished_count: 0,
             context_steps: Map::new(),
-            base_context: json!({
-                "workflow": { "id": workflow.id.as_str(), "name": workflow.name },
-                "run": { "id": run_id },
-            }),
             inputs,
             slots: (0..n).map(|_| Slot::default()).collect(),
             workflow,
@@ -317,7 +313,6 @@ struct Run {
     finished_count: usize,
     /// The run's inputs (defaults filled in).
     inputs: Map<String, Value>,
-    base_context: Value,
     context_steps: Map<String, Value>,
     stopping: bool,
     canceled: bool,
@@ -356,7 +351,11 @@ impl Run {
     /// and inputs its templates use are put in, so starting a step costs no more as a
     /// run or its inputs grow.
     fn context(&self, step: Option<usize>, item: Option<(usize, &Value)>) -> Value {
-        let mut ctx = self.base_context.clone();
+        // Built each time rather than kept: a waiting run holds no template context.
+        let mut ctx = json!({
+            "workflow": { "id": self.workflow.id.as_str(), "name": self.workflow.name },
+            "run": { "id": self.run_id },
+        });
         let uses_inputs = step.and_then(|i| self.workflow.steps[i].uses_inputs.as_ref());
         ctx["input"] = match uses_inputs {
             Some(names) => Value::Object(

@@ -36,7 +36,8 @@ pub struct Unit {
     pub workflow: Arc<Workflow>,
     pub step: usize,
     pub item: Option<usize>,
-    /// The template context, with `item` and `index` set for a fan-out item.
+    /// The template context, with `item` and `index` set for a fan-out item. Taken (and
+    /// dropped) once the step's templates are rendered: a waiting step does not hold it.
     pub context: Value,
     pub run_id: String,
     pub connector: Arc<dyn AgentConnector>,
@@ -105,8 +106,9 @@ impl Unit {
     /// its largest state: the kinds other than the common agent step are boxed, and it is
     /// not an `async fn`, which would hold `self` twice (as passed and as bound).
     #[allow(clippy::manual_async_fn)] // see above
-    pub fn run(self) -> impl std::future::Future<Output = Record> + Send + 'static {
+    pub fn run(mut self) -> impl std::future::Future<Output = Record> + Send + 'static {
         async move {
+            let context = std::mem::take(&mut self.context);
             let step = &self.workflow.steps[self.step];
             let deadline = step.deadline.map(|d| Instant::now() + d);
             match &step.kind {
@@ -116,27 +118,29 @@ impl Unit {
                     data,
                 } => {
                     let text = match message {
-                        Some(t) => match self.workflow.templates.render(t, &self.context) {
+                        Some(t) => match self.workflow.templates.render(t, &context) {
                             Ok(s) => Some(s),
                             Err(e) => return failed(e.to_string()),
                         },
                         None => None,
                     };
                     let data = match data {
-                        Some(d) => match self.workflow.templates.render_data(d, &self.context) {
+                        Some(d) => match self.workflow.templates.render_data(d, &context) {
                             Ok(Value::Object(m)) => Some(m),
                             Ok(other) => Some(Map::from_iter([("value".to_owned(), other)])),
                             Err(e) => return failed(e.to_string()),
                         },
                         None => None,
                     };
+                    drop(context);
                     self.agent_step(target.clone(), text, data, deadline).await
                 }
                 StepKind::Approval { prompt } | StepKind::Input { prompt, .. } => {
-                    let prompt = match self.workflow.templates.render(prompt, &self.context) {
+                    let prompt = match self.workflow.templates.render(prompt, &context) {
                         Ok(p) => p,
                         Err(e) => return failed(e.to_string()),
                     };
+                    drop(context);
                     Box::pin(self.question_step(prompt, deadline)).await
                 }
                 StepKind::Llm {
@@ -145,7 +149,7 @@ impl Unit {
                     fallback,
                 } => {
                     let render = |t: &crate::workflow::template::Template| {
-                        self.workflow.templates.render(t, &self.context)
+                        self.workflow.templates.render(t, &context)
                     };
                     let prompt = match (render(prompt), system.as_ref().map(render).transpose()) {
                         (Ok(user), Ok(system)) => Prompt { system, user },
@@ -155,6 +159,7 @@ impl Unit {
                         Ok(f) => f,
                         Err(e) => return failed(e.to_string()),
                     };
+                    drop(context);
                     Box::pin(self.llm_step(prompt, fallback, deadline)).await
                 }
             }

@@ -806,7 +806,7 @@ impl<A: AgentExecutor> Inner<A> {
                         return Ok(SendMessageResult::Message(m.clone()));
                     }
                 }
-                Ok(Update::Error(e)) => return Err(e),
+                Ok(Update::Error(e)) => return Err(*e),
                 Ok(Update::Event(_, event)) => {
                     task_exists = true;
                     if !blocking || ends_stream(&event) {
@@ -1107,7 +1107,7 @@ fn live_events<A: AgentExecutor>(
                 }
                 Ok(Update::Error(e)) => {
                     st.done = true;
-                    Err(e)
+                    Err(*e)
                 }
                 Err(RecvError::Lagged(n)) => {
                     // Too slow to follow: catch up from the log.

@@ -88,7 +88,8 @@ struct Entry {
 
 #[derive(Debug, Default)]
 struct Maps {
-    tasks: HashMap<TaskId, Entry>,
+    /// Boxed: a task is large, and a hash map's empty slots are as large as its full ones.
+    tasks: HashMap<TaskId, Box<Entry>>,
     by_message: HashMap<String, TaskId>,
     push: HashMap<TaskId, Vec<PushNotificationConfig>>,
 }
@@ -126,10 +127,12 @@ impl TaskStore for InMemoryTaskStore {
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         self.with(|m| {
-            let entry = m.tasks.entry(task.id.clone()).or_insert_with(|| Entry {
-                task: task.clone(),
-                log: Vec::new(),
-                changed: SystemTime::now(),
+            let entry = m.tasks.entry(task.id.clone()).or_insert_with(|| {
+                Box::new(Entry {
+                    task: task.clone(),
+                    log: Vec::new(),
+                    changed: SystemTime::now(),
+                })
             });
             entry.task = task.clone();
             entry.log.extend(events.iter().cloned());

@@ -44,8 +44,10 @@ pub(crate) enum Update {
     /// An event and its number in the task's log (0 for a direct reply, which is not
     /// logged). Shared: the broadcast channel clones an update once per subscriber.
     Event(u64, Arc<StreamEvent>),
-    /// The agent failed before it created a task or replied.
-    Error(RpcError),
+    /// The agent failed before it created a task or replied. Boxed: the broadcast
+    /// channel allocates all its slots with the task, and an error inline would double
+    /// them.
+    Error(Box<RpcError>),
 }
 
 /// Events, messages and errors are boxed: the command channel allocates its slots in
@@ -408,7 +410,11 @@ impl Actor {
                     self.state.context_id.clone(),
                     TaskStatus::new(TaskState::Submitted),
                 );
-                task.history.extend(self.state.first_message.take());
+                // Exactly one: `extend` would reserve room for four messages, held
+                // for the life of the task.
+                if let Some(first) = self.state.first_message.take() {
+                    task.history = vec![first];
+                }
                 if !matches!(event, StreamEvent::Task(_)) {
                     announce.push(StreamEvent::Task(task.clone()));
                 }
@@ -463,7 +469,7 @@ impl Actor {
     async fn fail(&mut self, error: RpcError) {
         match &self.state.snapshot {
             None if !self.state.replied => {
-                let _ = self.broadcast.send(Update::Error(error));
+                let _ = self.broadcast.send(Update::Error(Box::new(error)));
             }
             Some(task) if !task.status.state.is_terminal() => {
                 let status = TaskStatus::new(TaskState::Failed)

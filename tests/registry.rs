@@ -1,7 +1,8 @@
 //! The agent registry against real agents over HTTP: discovery (several agents, one
 //! down, an invalid card, a legacy-only card, a gRPC-only card, the official Python SDK),
 //! the card's own JSON-RPC URL, replicas sharing a skill, auth headers, refresh with
-//! ETags, an agent coming up later, selection errors, and the circuit breaker.
+//! ETags, an agent coming up later, selection errors, the circuit breaker, and agents
+//! called over HTTP/2 without TLS (h2c).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -664,4 +665,125 @@ async fn max_concurrent_makes_callers_wait_for_a_permit() {
         .unwrap()
         .unwrap();
     assert!(matches!(result, SendMessageResult::Message(_)));
+}
+
+/// Answers at once, except a message saying "gather": those wait until `expected` of
+/// them have arrived, then all answer.
+#[derive(Clone)]
+struct Gathering {
+    arrived: Arc<AtomicUsize>,
+    expected: usize,
+    all_here: tokio_util::sync::CancellationToken,
+}
+
+impl AgentExecutor for Gathering {
+    async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
+        if ctx.message.text() == "gather" {
+            let _ = events.working(None).await;
+            if self.arrived.fetch_add(1, Ordering::SeqCst) + 1 >= self.expected {
+                self.all_here.cancel();
+            }
+            self.all_here.cancelled().await;
+        }
+        let _ = events.complete(None).await;
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_http2_agent_is_called_over_h2c_with_room_for_many_streams() {
+    // More calls in flight at once than hyper's default limit of 200 streams on one
+    // HTTP/2 connection: each waits until all have arrived, so a lower limit hangs.
+    const CALLS: usize = 300;
+    let seen: Arc<Mutex<Vec<(axum::http::Method, axum::http::Version)>>> = Default::default();
+    let seen2 = seen.clone();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let agent = Gathering {
+        arrived: Default::default(),
+        expected: CALLS,
+        all_here: Default::default(),
+    };
+    let server = A2aServer::new(agent, counting_card(&format!("{base}/"), "gather", true));
+    let router = server.router().layer(axum::middleware::from_fn(
+        move |req: axum::extract::Request, next: axum::middleware::Next| {
+            seen2
+                .lock()
+                .unwrap()
+                .push((req.method().clone(), req.version()));
+            next.run(req)
+        },
+    ));
+    let stop = tokio_util::sync::CancellationToken::new();
+    let serving =
+        tokio::spawn(server.serve_router(listener, router, stop.clone().cancelled_owned()));
+    let toml =
+        format!("[agents.two]\nurl = \"{base}\"\nhttp2 = true\n\n[agents.one]\nurl = \"{base}\"\n");
+    let r = registry(&toml, HashMap::new(), RegistryOptions::default()).await;
+
+    let one = r
+        .acquire(Target::Name("one"), &Requirements::default())
+        .await
+        .unwrap();
+    call(&one).await;
+    let two = r
+        .acquire(Target::Name("two"), &Requirements::default())
+        .await
+        .unwrap();
+    let client = two.client().clone();
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..CALLS {
+        let client = client.clone();
+        calls.spawn(async move {
+            let params = MessageSendParams::new(Message::user_text("gather"));
+            let mut events = client.send_message_stream(&params).await.unwrap();
+            let mut last = None;
+            while let Some(event) = futures::StreamExt::next(&mut events).await {
+                last = Some(event.unwrap());
+            }
+            last
+        });
+    }
+    let all = tokio::time::timeout(Duration::from_secs(60), calls.join_all())
+        .await
+        .expect("every call completes: the server allows more than 200 streams");
+    for last in all {
+        assert!(
+            matches!(&last, Some(StreamEvent::StatusUpdate(s)) if s.status.state == TaskState::Completed),
+            "{last:?}"
+        );
+    }
+
+    let seen = seen.lock().unwrap().clone();
+    let count = |method: &str, version| {
+        seen.iter()
+            .filter(|(m, v)| m.as_str() == method && *v == version)
+            .count()
+    };
+    use axum::http::Version;
+    assert_eq!(count("POST", Version::HTTP_2), CALLS, "{seen:?}");
+    assert_eq!(count("POST", Version::HTTP_11), 1, "{seen:?}");
+    assert_eq!(count("GET", Version::HTTP_2), 1, "the card too: {seen:?}");
+    assert_eq!(count("GET", Version::HTTP_11), 1, "{seen:?}");
+
+    // The server's own accept loop shuts down once asked, connections and all.
+    stop.cancel();
+    tokio::time::timeout(Duration::from_secs(20), serving)
+        .await
+        .expect("the server stops")
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_http1_agent_marked_http2_is_unavailable_with_a_hint() {
+    // The official Python SDK's server (uvicorn) speaks HTTP/1.1 only.
+    let python = python_agent(0.01).await;
+    let toml = format!("[agents.py]\nurl = \"{}\"\nhttp2 = true\n", python.url);
+    let r = registry(&toml, HashMap::new(), RegistryOptions::default()).await;
+    let Health::Unavailable(why) = status(&r, "py").health else {
+        panic!("{:?}", status(&r, "py"))
+    };
+    assert!(why.contains("http2 = true"), "{why}");
+    assert!(why.contains("HTTP/2 without TLS"), "{why}");
 }

@@ -10,7 +10,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::RpcError;
-use crate::protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext};
+use crate::protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig};
 use crate::protocol::types::{AgentCard, Artifact, ArtifactId, Part};
 
 /// What an agent does with each task.
@@ -130,7 +130,14 @@ impl Agents {
             card.capabilities.streaming = Some(true);
             card.default_input_modes = vec!["text/plain".into()];
             card.default_output_modes = vec!["text/plain".into()];
-            let server = A2aServer::new(BenchAgent(behaviour), card);
+            // Every held task is a stream on the orchestrator's one HTTP/2 connection.
+            let config = ServerConfig {
+                http2_max_streams: 1_000_000,
+                ..ServerConfig::default()
+            };
+            let server = A2aServer::builder(BenchAgent(behaviour), card)
+                .config(config)
+                .build();
             let stop = stop.clone();
             agents.servers.spawn(async move {
                 let _ = server.serve(listener, stop.cancelled_owned()).await;

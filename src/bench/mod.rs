@@ -543,7 +543,7 @@ impl Scratch {
         let mut agents_toml = String::new();
         for (name, url) in &agents.urls {
             agents_toml.push_str(&format!(
-                "[agents.{name}]\nurl = \"{url}\"\nmax_concurrent = 100000\n\n"
+                "[agents.{name}]\nurl = \"{url}\"\nmax_concurrent = 100000\nhttp2 = true\n\n"
             ));
         }
         let mut chain = String::from(

@@ -8,6 +8,7 @@
 //! tags = ["onboarding"]
 //! auth = { type = "bearer", token_env = "HR_TOKEN" }
 //! headers = { "X-Tenant" = "acme" }
+//! http2 = true                         # speaks HTTP/2 on plain http (h2c): one connection for all calls
 //!
 //! [agents.it]
 //! card_url = "https://it.example.com/cards/it.json"
@@ -49,6 +50,11 @@ pub struct AgentEntry {
     /// Extra headers on every request (values may use `${VAR}`).
     pub headers: Vec<(String, String)>,
     pub tags: Vec<String>,
+    /// Speak only HTTP/2 to the agent, over `http://` too (h2c with prior knowledge):
+    /// all calls share one connection, a stream each. Without it, plain-http agents are
+    /// called over HTTP/1.1, a connection per call in flight (HTTPS agents negotiate
+    /// HTTP/2 by themselves).
+    pub http2: bool,
 }
 
 /// Where an agent's card is.
@@ -77,6 +83,7 @@ const AGENT_KEYS: &[&str] = &[
     "max_concurrent",
     "headers",
     "tags",
+    "http2",
 ];
 const AUTH_KEYS: &[&str] = &["type", "token_env", "header", "key_env"];
 
@@ -244,6 +251,7 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
         .strings(ctx, "tags")
         .map(|l| l.value.into_iter().map(|s| s.value).collect())
         .unwrap_or_default();
+    let http2 = t.bool(ctx, "http2").is_some_and(|b| b.value);
     let source = source?;
     ok.then(|| AgentEntry {
         name: AgentName::new(name),
@@ -253,6 +261,7 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
         max_concurrent,
         headers,
         tags,
+        http2,
     })
 }
 
@@ -297,6 +306,28 @@ auth = { type = "api_key", key_env = "IT_KEY" }
                 header: "X-API-Key".into(),
                 key_env: "IT_KEY".into()
             })
+        );
+    }
+
+    #[test]
+    fn http2_is_a_boolean_off_by_default() {
+        let src =
+            "[agents.a]\nurl = \"http://a\"\nhttp2 = true\n\n[agents.b]\nurl = \"http://b\"\n";
+        let (file, diags) = load_str("agents.toml", src);
+        assert!(diags.is_empty(), "{diags:?}");
+        let file = file.unwrap();
+        assert!(file.agents[0].http2);
+        assert!(!file.agents[1].http2);
+
+        let (file, diags) = load_str(
+            "agents.toml",
+            "[agents.a]\nurl = \"http://a\"\nhttp2 = \"yes\"\n",
+        );
+        assert!(file.is_none());
+        let got: Vec<String> = diags.iter().map(|d| d.short()).collect();
+        assert_eq!(
+            got,
+            ["3:9: error: `http2` in [agents.a] must be a boolean (true or false), not a string"]
         );
     }
 

@@ -56,6 +56,8 @@ pub struct ResolvedAgent {
     /// The base URL, or the card's URL.
     pub card_location: String,
     pub client: ClientConfig,
+    /// Speak only HTTP/2 to the agent.
+    pub http2: bool,
 }
 
 /// Resolves one entry; the error says which variable is missing.
@@ -92,6 +94,7 @@ pub fn resolve(
             headers,
             ..ClientConfig::default()
         },
+        http2: entry.http2,
     })
 }
 

@@ -26,7 +26,7 @@ use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
 use crate::protocol::client::{
-    A2aClient, CardFetch, CardResolver, http_client, select_jsonrpc_url,
+    A2aClient, CardFetch, CardResolver, ClientError, http_client, http2_client, select_jsonrpc_url,
 };
 use crate::protocol::types::{AgentCard, PROTOCOL_VERSION};
 use crate::workflow::AgentName;
@@ -184,13 +184,38 @@ pub struct Registry {
 
 struct Inner {
     agents: Vec<Arc<Agent>>,
-    resolver: CardResolver,
-    http: reqwest::Client,
+    /// How agents are reached: over HTTP/1.1 (or HTTP/2 where TLS negotiates it), and,
+    /// for agents marked `http2`, over HTTP/2 only.
+    http1: Transport,
+    http2: Transport,
     options: RegistryOptions,
     /// Rotates the choice among equally loaded agents.
     turn: AtomicUsize,
     shutdown: CancellationToken,
     tracker: TaskTracker,
+}
+
+impl Inner {
+    fn transport(&self, agent: &ResolvedAgent) -> &Transport {
+        if agent.http2 {
+            &self.http2
+        } else {
+            &self.http1
+        }
+    }
+}
+
+/// An HTTP client (one connection pool) and the card resolver that uses it.
+struct Transport {
+    http: reqwest::Client,
+    resolver: CardResolver,
+}
+
+impl Transport {
+    fn new(http: reqwest::Client, card_timeout: Duration) -> Transport {
+        let resolver = CardResolver::new(http.clone(), Default::default(), card_timeout);
+        Transport { http, resolver }
+    }
 }
 
 /// A random factor in [0.9, 1.1) to spread refreshes out.
@@ -234,13 +259,11 @@ impl Registry {
                 })
             })
             .collect();
-        let http = http_client();
-        let resolver = CardResolver::new(http.clone(), Default::default(), options.card_timeout);
         let registry = Registry {
             inner: Arc::new(Inner {
                 agents,
-                resolver,
-                http,
+                http1: Transport::new(http_client(), options.card_timeout),
+                http2: Transport::new(http2_client(), options.card_timeout),
                 options,
                 turn: AtomicUsize::new(0),
                 shutdown: CancellationToken::new(),
@@ -304,8 +327,8 @@ impl Registry {
                 st.etag.clone(),
             )
         };
-        let outcome = self
-            .inner
+        let transport = self.inner.transport(resolved);
+        let outcome = transport
             .resolver
             .resolve_conditional(&location, etag.as_deref())
             .await;
@@ -331,7 +354,7 @@ impl Registry {
             }) => match check_card(&card) {
                 Ok((endpoint, note)) => {
                     let client = A2aClient::with_http(
-                        self.inner.http.clone(),
+                        transport.http.clone(),
                         endpoint,
                         resolved.client.clone(),
                     );
@@ -356,7 +379,15 @@ impl Registry {
                 }
                 Err(reason) => self.record_failure(agent, &mut st, reason, now, true),
             },
-            Err(e) => self.record_failure(agent, &mut st, e.to_string(), now, false),
+            Err(e) => {
+                let mut reason = e.to_string();
+                if resolved.http2 && matches!(e, ClientError::Transport { .. }) {
+                    reason.push_str(
+                        " (it is marked `http2 = true`: does it speak HTTP/2 without TLS? Most HTTP/1.1 servers, uvicorn among them, do not)",
+                    );
+                }
+                self.record_failure(agent, &mut st, reason, now, false)
+            }
         }
     }
 

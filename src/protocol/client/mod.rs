@@ -126,13 +126,26 @@ impl std::fmt::Debug for A2aClient {
     }
 }
 
-/// A shared HTTP client with this crate's user agent.
+/// A shared HTTP client with this crate's user agent: HTTP/1.1, or HTTP/2 where TLS
+/// negotiates it.
 pub fn http_client() -> reqwest::Client {
+    builder().build().unwrap_or_default()
+}
+
+/// A shared HTTP client that speaks only HTTP/2: over `http://` without an upgrade
+/// (h2c, "prior knowledge"). Every call to one host shares one connection, a stream
+/// each; a streaming call waiting on a slow task costs a stream, not a connection.
+pub fn http2_client() -> reqwest::Client {
+    builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap_or_default()
+}
+
+fn builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .user_agent(USER_AGENT)
         .connect_timeout(Duration::from_secs(10))
-        .build()
-        .unwrap_or_default()
 }
 
 impl A2aClient {

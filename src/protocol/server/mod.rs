@@ -9,6 +9,7 @@
 
 mod agent;
 mod auth;
+mod listen;
 mod push;
 mod store;
 mod task_manager;
@@ -24,7 +25,6 @@ use axum::http::{StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use futures::{FutureExt, Stream, StreamExt};
 use http_body_util::BodyExt;
 use serde::Serialize;
@@ -72,6 +72,10 @@ pub struct ServerConfig {
     pub cancel_wait: Duration,
     /// How long shutdown waits for running agents after canceling them.
     pub shutdown_grace: Duration,
+    /// Most requests one HTTP/2 connection may have open at once. A streaming call
+    /// holds its stream until the task ends, so a client multiplexing many running
+    /// tasks over one connection needs room (hyper's own default is 200).
+    pub http2_max_streams: u32,
 }
 
 impl Default for ServerConfig {
@@ -85,6 +89,7 @@ impl Default for ServerConfig {
             auth: None,
             cancel_wait: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(10),
+            http2_max_streams: 1_000,
         }
     }
 }
@@ -202,9 +207,22 @@ impl<A: AgentExecutor> A2aServer<A> {
     }
 
     /// Serves on `listener` until `signal` completes, then shuts down gracefully.
+    /// HTTP/1.1 and HTTP/2 without TLS (h2c) share the port.
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
+        signal: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let router = self.router();
+        self.serve_router(listener, router, signal).await
+    }
+
+    /// Like [`A2aServer::serve`], serving `router`: this server's
+    /// [`router`](A2aServer::router) with layers or routes of the caller's.
+    pub async fn serve_router(
+        self,
+        listener: tokio::net::TcpListener,
+        router: Router,
         signal: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let token = self.inner.shutdown.clone();
@@ -214,16 +232,7 @@ impl<A: AgentExecutor> A2aServer<A> {
                 () = token.cancelled() => {}
             }
         };
-        // Without TCP_NODELAY, an SSE event written after the response head waits for
-        // the client's delayed ACK (40 ms on Linux): every streamed call would pay it.
-        let listener = listener.tap_io(|tcp| {
-            if let Err(e) = tcp.set_nodelay(true) {
-                tracing::debug!("cannot set TCP_NODELAY on a connection: {e}");
-            }
-        });
-        axum::serve(listener, self.router())
-            .with_graceful_shutdown(stop)
-            .await?;
+        listen::serve(listener, router, self.inner.config.http2_max_streams, stop).await;
         self.shutdown().await;
         Ok(())
     }

@@ -791,8 +791,40 @@ async fn with_credentials_configured_every_call_needs_one_and_the_card_stays_pub
 }
 
 #[tokio::test]
+async fn runs_are_journaled_only_into_a_durable_store() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-journal");
+    let _ = std::fs::remove_dir_all(&dir);
+    for (spec, journaled) in [
+        (StoreSpec::Memory, false),
+        (StoreSpec::Sqlite(dir.join("store.db")), true),
+    ] {
+        let o = orchestra_with(&[GREET], 0, |c| c.store = spec.clone()).await;
+        let (c, _) = client(&o.url).await;
+        let mut m = message("hi", Some("greet"));
+        m.message.parts.push(Part::data(
+            json!({ "input": { "name": "Ada" } })
+                .as_object()
+                .unwrap()
+                .clone(),
+        ));
+        let done = task(c.send_message(&m).await.unwrap());
+        assert_eq!(result_text(&done), "hello Ada", "{spec}");
+        let run = o.store.load_run(done.id.as_str()).await.unwrap();
+        assert_eq!(run.is_some(), journaled, "{spec}: {run:?}");
+        // The task itself is kept by both.
+        assert!(o.store.get(&done.id).await.unwrap().is_some(), "{spec}");
+    }
+}
+
+#[tokio::test]
 async fn a_conversation_and_a_pending_approval_survive_a_restart() {
-    let o = orchestra(&[GREET, APPROVE], 0).await;
+    // A durable store: runs are journaled only into one (the memory store keeps none).
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-restart");
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = orchestra_with(&[GREET, APPROVE], 0, |c| {
+        c.store = StoreSpec::Sqlite(dir.join("store.db"));
+    })
+    .await;
     let (c, _) = client(&o.url).await;
     // The workflow is chosen, an input is missing: the task asks for it.
     let asking = task(

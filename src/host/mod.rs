@@ -517,10 +517,9 @@ impl Orchestrator {
                     refuse(e, &run.control);
                 }
             }
-            match events
-                .queue(translate(events, &view, workflow, event))
-                .await
-            {
+            // Boxed: queuing is brief, and inline its future would double what every
+            // waiting run's relay holds.
+            match Box::pin(events.queue(translate(events, &view, workflow, event))).await {
                 Ok(queued) => unsettled.push_back(queued),
                 Err(e) => refuse(e, &run.control),
             }

@@ -133,8 +133,10 @@ pub async fn build(
     let mut engine = Engine::new(
         Arc::new(A2aConnector::new(registry.clone())),
         EngineOptions::default(),
-    )
-    .with_store(store.clone());
+    );
+    if store.durable() {
+        engine = engine.with_store(store.clone());
+    }
     let llm = config.llm.clone().map(crate::llm::Llm::new);
     if let Some(llm) = &llm {
         tracing::info!(model = %llm.config().model, base_url = %llm.config().base_url, "a language model helps with routing, inputs and llm steps");

@@ -26,6 +26,10 @@ impl MemoryStore {
 }
 
 impl Store for MemoryStore {
+    fn durable(&self) -> bool {
+        false
+    }
+
     fn prune_finished(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>> {
         Box::pin(async move {
             let removed = self.tasks.prune(before).await?;

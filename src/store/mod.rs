@@ -24,6 +24,10 @@ pub use sqlite::SqliteStore;
 
 /// Both halves of a store, and what concerns both.
 pub trait Store: TaskStore + RunStore {
+    /// Whether what it holds outlives the process. Runs are journaled only into a store
+    /// that does: a journal no restart can resume from is memory and work for nothing.
+    fn durable(&self) -> bool;
+
     /// Removes terminal tasks and finished runs last changed before `before`; how many
     /// tasks were removed.
     fn prune_finished(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>>;

@@ -486,6 +486,10 @@ fn parse_task(snapshot: &str) -> Result<Task, StoreError> {
 }
 
 impl Store for SqliteStore {
+    fn durable(&self) -> bool {
+        true
+    }
+
     fn prune_finished(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>> {
         Box::pin(async move {
             let n = self

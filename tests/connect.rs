@@ -2,7 +2,7 @@
 //! (streamed and polled) and the official Python SDK agent; artifacts forwarded live;
 //! a downstream question answered on the same task; a timeout and a cancel that reach
 //! the agent's task; and a stream that drops mid-way, resumed with no chunk lost or
-//! repeated.
+//! repeated; a finished task's stream read to its end.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -368,4 +368,86 @@ async fn a_dropped_stream_is_resumed_with_no_chunk_lost_or_repeated() {
         })
         .sum();
     assert_eq!(parts, words.len(), "no part forwarded twice");
+}
+
+/// Sets its flag when dropped after `armed` was set: the SSE body below was read to
+/// its end (hyper drops an unfinished body too, but before the last item).
+struct Finished {
+    armed: bool,
+    flag: Arc<AtomicUsize>,
+}
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        if self.armed {
+            self.flag.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_finished_stream_is_read_to_its_end() {
+    // An agent whose stream stays open a moment after the task's final event (as a
+    // server's may until it flushes and closes). Dropping it unfinished costs an
+    // HTTP/1.1 connection, or an HTTP/2 reset; the connector reads it to the end.
+    let finished = Arc::new(AtomicUsize::new(0));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let card = serde_json::to_value(echo_card(&url)).unwrap();
+    let flag = finished.clone();
+    let rpc = move |axum::Json(request): axum::Json<serde_json::Value>| {
+        let flag = flag.clone();
+        async move {
+            let id = request["id"].clone();
+            let task = |state: &str, fin: bool| {
+                let result = if fin {
+                    serde_json::json!({"kind": "status-update", "taskId": "t1", "contextId": "c1",
+                        "status": {"state": state}, "final": true})
+                } else {
+                    serde_json::json!({"kind": "task", "id": "t1", "contextId": "c1",
+                        "status": {"state": state}})
+                };
+                let line = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
+                Ok::<_, std::convert::Infallible>(axum::body::Bytes::from(format!(
+                    "data: {line}\n\n"
+                )))
+            };
+            let events = vec![task("working", false), task("completed", true)];
+            let guard = Finished { armed: false, flag };
+            let tail = futures::stream::unfold(Some(guard), |guard| async move {
+                let mut guard = guard?;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                guard.armed = true;
+                drop(guard);
+                None::<(
+                    Result<axum::body::Bytes, std::convert::Infallible>,
+                    Option<Finished>,
+                )>
+            });
+            axum::response::Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(futures::stream::iter(events).chain(tail)))
+                .unwrap()
+        }
+    };
+    let router = axum::Router::new()
+        .route("/", axum::routing::post(rpc))
+        .route(
+            "/.well-known/agent-card.json",
+            axum::routing::get(move || async move { axum::Json(card) }),
+        );
+    tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let engine = engine_for(&[("one", &url)]).await;
+    let mut handle = start(
+        &engine,
+        workflow("[steps.a]\nagent = \"one\"\nmessage = \"hi\"\n"),
+    );
+    let events = run_to_end(&mut handle).await;
+    assert_eq!(final_state(&events).0, RunState::Completed, "{events:#?}");
+    assert_eq!(
+        finished.load(Ordering::SeqCst),
+        1,
+        "the stream was read to its end"
+    );
 }

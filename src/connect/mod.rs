@@ -380,6 +380,13 @@ fn followed(
                 Phase::Live(mut s) => match s.next().await {
                     Some(Ok(event)) => {
                         c.event(event, &mut last);
+                        if c.done {
+                            // Read the stream to its end before the last update goes
+                            // out (the caller may drop us on it): a stream dropped
+                            // unfinished costs the HTTP/1.1 connection, or an HTTP/2
+                            // reset that the server answers.
+                            Box::pin(drain(&mut s)).await;
+                        }
                         Phase::Live(s)
                     }
                     Some(Err(e))
@@ -425,6 +432,16 @@ fn followed(
             };
         }
     })
+}
+
+/// How long a finished task's stream may take to end after its last event (the server
+/// ends it at once).
+const DRAIN_WAIT: Duration = Duration::from_secs(1);
+
+/// Reads `stream` to its end, or for [`DRAIN_WAIT`] at most; what comes is dropped.
+async fn drain(stream: &mut EventStream) {
+    let _ =
+        tokio::time::timeout(DRAIN_WAIT, async { while stream.next().await.is_some() {} }).await;
 }
 
 enum Poll {

@@ -657,6 +657,63 @@ async fn store_contract(store: Arc<dyn Store>) {
 }
 
 #[tokio::test]
+async fn queued_checkpoints_are_stored_with_the_next_waited_write() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("durable-queued");
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = StoreSpec::Sqlite(dir.join("store.db"))
+        .open()
+        .await
+        .unwrap();
+    let header = RunHeader {
+        run_id: "r1".into(),
+        workflow_id: "w".into(),
+        workflow_file: "w.toml".into(),
+        workflow_source: "source".into(),
+        workflow_hash: "hash".into(),
+        inputs: serde_json::Map::new(),
+    };
+    store.create_run(&header).await.unwrap();
+    let sent = |step: &str| Checkpoint::Sent {
+        attempt: 1,
+        turn: 0,
+        message_id: format!("m-{step}"),
+        agent: Some("alpha".into()),
+        task_id: None,
+        text: Some(step.into()),
+        data: None,
+    };
+    // Queued, in order: a step's task id, then its end; then the next step's message,
+    // waited for, which stores them all.
+    let mut known = sent("a");
+    if let Checkpoint::Sent { task_id, .. } = &mut known {
+        *task_id = Some("down-a".into());
+    }
+    store.queue_unit("r1", "a", None, &known).await.unwrap();
+    let done = Checkpoint::Done(Record::new(StepState::Completed));
+    store.queue_unit("r1", "a", None, &done).await.unwrap();
+    store.save_unit("r1", "b", None, &sent("b")).await.unwrap();
+    let run = store.load_run("r1").await.unwrap().unwrap();
+    assert_eq!(
+        run.units[&("a".to_owned(), None)],
+        done,
+        "the later queued write wins"
+    );
+    assert_eq!(run.units[&("b".to_owned(), None)], sent("b"));
+    // A queued checkpoint and then the run's end (which drops its checkpoints).
+    store.queue_unit("r1", "b", None, &done).await.unwrap();
+    let end = RunEnd {
+        state: RunState::Completed,
+        message: None,
+        output_text: None,
+        output_data: None,
+    };
+    store.finish_run("r1", &end).await.unwrap();
+    let run = store.load_run("r1").await.unwrap().unwrap();
+    assert_eq!(run.end, Some(end));
+    assert!(run.units.is_empty(), "{:?}", run.units);
+}
+
+#[tokio::test]
 async fn both_stores_keep_the_same_contract() {
     store_contract(StoreSpec::Memory.open().await.unwrap()).await;
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("durable-contract");

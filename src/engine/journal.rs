@@ -88,6 +88,20 @@ pub trait RunStore: Send + Sync + 'static {
         item: Option<usize>,
         checkpoint: &'a Checkpoint,
     ) -> BoxFuture<'a, Result<(), RunStoreError>>;
+    /// Like [`RunStore::save_unit`], resolving once the write is queued behind the run's
+    /// earlier writes rather than once it is stored: any later write of the run that is
+    /// waited for stores it too. For checkpoints whose loss in a crash costs only a
+    /// repeat (following a downstream task again, sending a message again with the same
+    /// id), so that a run does not wait for them. By default, waits.
+    fn queue_unit<'a>(
+        &'a self,
+        run_id: &'a str,
+        step: &'a str,
+        item: Option<usize>,
+        checkpoint: &'a Checkpoint,
+    ) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        self.save_unit(run_id, step, item, checkpoint)
+    }
     fn set_canceled<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), RunStoreError>>;
     fn finish_run<'a>(
         &'a self,
@@ -119,6 +133,18 @@ impl Journal {
         if let Err(e) = self
             .store
             .save_unit(&self.run_id, step, item, checkpoint)
+            .await
+        {
+            warn!(run_id = %self.run_id, step, error = %e, "could not save a checkpoint");
+        }
+    }
+
+    /// Like [`Journal::unit`], not waiting for the checkpoint to be stored (see
+    /// [`RunStore::queue_unit`]).
+    pub async fn queue_unit(&self, step: &str, item: Option<usize>, checkpoint: &Checkpoint) {
+        if let Err(e) = self
+            .store
+            .queue_unit(&self.run_id, step, item, checkpoint)
             .await
         {
             warn!(run_id = %self.run_id, step, error = %e, "could not save a checkpoint");

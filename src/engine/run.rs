@@ -712,7 +712,9 @@ impl Run {
         };
         if let Some(j) = &self.journal {
             let done = Checkpoint::Done(record.clone());
-            j.unit(self.workflow.steps[i].id.as_str(), Some(k), &done)
+            // Not waited for: the run's next waited write (a message's checkpoint, its
+            // end) stores it; a crash before then resumes the item from its last one.
+            j.queue_unit(self.workflow.steps[i].id.as_str(), Some(k), &done)
                 .await;
         }
         self.emit(RunEvent::Step {
@@ -778,7 +780,9 @@ impl Run {
     async fn close(&mut self, i: usize, record: Record) {
         let step = &self.workflow.steps[i];
         if let Some(j) = &self.journal {
-            j.unit(step.id.as_str(), None, &Checkpoint::Done(record.clone()))
+            // Not waited for: the run's next waited write (a message's checkpoint, its
+            // end) stores it; a crash before then resumes the step from its last one.
+            j.queue_unit(step.id.as_str(), None, &Checkpoint::Done(record.clone()))
                 .await;
         }
         self.emit(RunEvent::Step {

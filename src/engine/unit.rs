@@ -434,13 +434,15 @@ impl Unit {
         }
     }
 
-    /// Writes a checkpoint, if the run is durable.
+    /// Writes a checkpoint, if the run is durable: stored before it returns, or (with
+    /// `wait` false) only queued, stored with the run's next write that is waited for.
     async fn checkpoint(
         &self,
         request: &SendRequest,
         attempt: u32,
         turn: u32,
         agent: &Option<(String, Option<String>)>,
+        wait: bool,
     ) {
         let Some(j) = &self.journal else { return };
         let (name, task) = agent.clone().unzip();
@@ -453,7 +455,11 @@ impl Unit {
             text: request.text.clone(),
             data: request.data.clone(),
         };
-        j.unit(self.id().as_str(), self.item, &c).await;
+        if wait {
+            j.unit(self.id().as_str(), self.item, &c).await;
+        } else {
+            j.queue_unit(self.id().as_str(), self.item, &c).await;
+        }
     }
 
     async fn agent_step(
@@ -622,7 +628,8 @@ impl Unit {
             let connect = match reattach.take() {
                 Some((name, task)) => self.connector.attach(&name, &task),
                 None => {
-                    Box::pin(self.checkpoint(&request, attempt, turn, agent)).await;
+                    // Stored before the message goes out: a restart knows it may have.
+                    Box::pin(self.checkpoint(&request, attempt, turn, agent, true)).await;
                     self.connector.send(request.clone())
                 }
             };
@@ -665,9 +672,11 @@ impl Unit {
                 match next {
                     Some(Ok(Update::Started { agent: a, task_id })) => {
                         *agent = Some((a.clone(), task_id.clone()));
-                        // The downstream task is known: a restart follows it again.
+                        // The downstream task is known: a restart follows it again. Not
+                        // waited for: lost in a crash, the message goes again with its
+                        // id, which the agent knows.
                         if task_id.is_some() {
-                            Box::pin(self.checkpoint(&request, attempt, turn, agent)).await;
+                            Box::pin(self.checkpoint(&request, attempt, turn, agent, false)).await;
                         }
                         Box::pin(self.state(
                             StepState::Working,

@@ -281,7 +281,10 @@ async fn writer_loop(mut conn: SqliteConnection, mut rx: mpsc::Receiver<Op>) {
                     let r = apply_batch(&mut conn, std::slice::from_ref(&op))
                         .await
                         .map(|rows| rows.first().copied().unwrap_or(0));
-                    let _ = op.done.send(r);
+                    if let Err(Err(e)) = op.done.send(r) {
+                        // A queued write: nobody waits to hear it.
+                        warn!(error = %e, "a queued store write failed");
+                    }
                 }
             }
         }
@@ -296,8 +299,10 @@ async fn writer_loop(mut conn: SqliteConnection, mut rx: mpsc::Receiver<Op>) {
 /// their events, and run checkpoints — go in a few multi-row statements per batch, in
 /// the order they were queued (a later write of the same row wins); the rest follow one
 /// by one, in order. That order is safe because each call for a run or a task waits for
-/// the one before: a run's `FinishRun` (which removes its checkpoints) is never queued
-/// before its last checkpoint, and nothing bulk depends on the others.
+/// the one before — except checkpoints, which may be queued unwaited, and are bulk: a
+/// run's `CreateRun` is waited for before its first checkpoint, its `FinishRun` (which
+/// removes its checkpoints) is queued after its last one, and nothing bulk depends on
+/// the others.
 async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>, String> {
     let e = |e: sqlx::Error| e.to_string();
     let mut tx = conn.begin().await.map_err(e)?;
@@ -697,6 +702,30 @@ impl RunStore for SqliteStore {
             .await
             .map_err(run_err)?;
             Ok(())
+        })
+    }
+
+    fn queue_unit<'a>(
+        &'a self,
+        run_id: &'a str,
+        step: &'a str,
+        item: Option<usize>,
+        checkpoint: &'a Checkpoint,
+    ) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        Box::pin(async move {
+            let json = serde_json::to_string(checkpoint).map_err(run_err)?;
+            let write = Write::SaveUnit {
+                run: run_id.to_owned(),
+                step: step.to_owned(),
+                item: item.map_or(-1, |i| i as i64),
+                checkpoint: json,
+            };
+            // Nobody waits for the outcome: the writer logs a failure.
+            let (done, _) = oneshot::channel();
+            self.writes
+                .send(Op { write, done })
+                .await
+                .map_err(|_| run_err("the store's writer has stopped"))
         })
     }
 

@@ -130,23 +130,19 @@ impl Journal {
     }
 
     pub async fn unit(&self, step: &str, item: Option<usize>, checkpoint: &Checkpoint) {
-        if let Err(e) = self
-            .store
-            .save_unit(&self.run_id, step, item, checkpoint)
-            .await
-        {
-            warn!(run_id = %self.run_id, step, error = %e, "could not save a checkpoint");
-        }
+        let saved = self.store.save_unit(&self.run_id, step, item, checkpoint);
+        self.checkpoint_outcome(step, saved.await);
     }
 
     /// Like [`Journal::unit`], not waiting for the checkpoint to be stored (see
     /// [`RunStore::queue_unit`]).
     pub async fn queue_unit(&self, step: &str, item: Option<usize>, checkpoint: &Checkpoint) {
-        if let Err(e) = self
-            .store
-            .queue_unit(&self.run_id, step, item, checkpoint)
-            .await
-        {
+        let queued = self.store.queue_unit(&self.run_id, step, item, checkpoint);
+        self.checkpoint_outcome(step, queued.await);
+    }
+
+    fn checkpoint_outcome(&self, step: &str, outcome: Result<(), RunStoreError>) {
+        if let Err(e) = outcome {
             warn!(run_id = %self.run_id, step, error = %e, "could not save a checkpoint");
         }
     }

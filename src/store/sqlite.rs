@@ -670,6 +670,21 @@ impl TaskStore for SqliteStore {
     }
 }
 
+/// The write that stores a unit's checkpoint.
+fn unit_write(
+    run_id: &str,
+    step: &str,
+    item: Option<usize>,
+    checkpoint: &Checkpoint,
+) -> Result<Write, RunStoreError> {
+    Ok(Write::SaveUnit {
+        run: run_id.to_owned(),
+        step: step.to_owned(),
+        item: item.map_or(-1, |i| i as i64),
+        checkpoint: serde_json::to_string(checkpoint).map_err(run_err)?,
+    })
+}
+
 impl RunStore for SqliteStore {
     fn create_run<'a>(&'a self, header: &'a RunHeader) -> BoxFuture<'a, Result<(), RunStoreError>> {
         Box::pin(async move {
@@ -692,15 +707,9 @@ impl RunStore for SqliteStore {
         checkpoint: &'a Checkpoint,
     ) -> BoxFuture<'a, Result<(), RunStoreError>> {
         Box::pin(async move {
-            let json = serde_json::to_string(checkpoint).map_err(run_err)?;
-            self.write(Write::SaveUnit {
-                run: run_id.to_owned(),
-                step: step.to_owned(),
-                item: item.map_or(-1, |i| i as i64),
-                checkpoint: json,
-            })
-            .await
-            .map_err(run_err)?;
+            self.write(unit_write(run_id, step, item, checkpoint)?)
+                .await
+                .map_err(run_err)?;
             Ok(())
         })
     }
@@ -713,13 +722,7 @@ impl RunStore for SqliteStore {
         checkpoint: &'a Checkpoint,
     ) -> BoxFuture<'a, Result<(), RunStoreError>> {
         Box::pin(async move {
-            let json = serde_json::to_string(checkpoint).map_err(run_err)?;
-            let write = Write::SaveUnit {
-                run: run_id.to_owned(),
-                step: step.to_owned(),
-                item: item.map_or(-1, |i| i as i64),
-                checkpoint: json,
-            };
+            let write = unit_write(run_id, step, item, checkpoint)?;
             // Nobody waits for the outcome: the writer logs a failure.
             let (done, _) = oneshot::channel();
             self.writes

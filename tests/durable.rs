@@ -724,3 +724,100 @@ async fn both_stores_keep_the_same_contract() {
     let again = spec.open().await.unwrap();
     assert!(again.unfinished().await.unwrap().is_empty());
 }
+
+/// A store's WAL is copied into the database file while the store is open (not only
+/// when it closes), and under a steady stream of writes its file stops growing.
+#[tokio::test]
+async fn the_wal_is_checkpointed_and_stays_bounded_under_steady_writes() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("durable-wal");
+    let _ = std::fs::remove_dir_all(&dir);
+    let db = dir.join("store.db");
+    let wal = dir.join("store.db-wal");
+    let store = StoreSpec::Sqlite(db.clone()).open().await.unwrap();
+    let empty = std::fs::metadata(&db).unwrap().len();
+    let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+    // 2,400 tasks of ~40 KB each (and an event as large), 16 committing at a time:
+    // ~200 MB through the WAL.
+    let text = "x".repeat(40_000);
+    let mut largest_wal = 0;
+    for round in 0..150 {
+        let commits = (0..16).map(|i| {
+            let mut task = Task::new(
+                TaskId::new(format!("t-{round:03}-{i:02}")),
+                ContextId::new("c"),
+                TaskStatus::new(TaskState::Completed),
+            );
+            task.history
+                .push(Message::new(Role::Agent, vec![Part::text(text.clone())]));
+            let store = store.clone();
+            async move {
+                let event = Arc::new(StreamEvent::Task(task.clone()));
+                store.commit(&task, &[(1, event)]).await.unwrap();
+            }
+        });
+        futures::future::join_all(commits).await;
+        largest_wal = largest_wal.max(size(&wal));
+    }
+    assert!(
+        largest_wal < 64 << 20,
+        "the WAL grew to {largest_wal} bytes with ~200 MB written"
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while size(&db) < empty + (50 << 20) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the database file is still {} bytes: the WAL is not being checkpointed",
+            size(&db)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (got, _) = store.get(&TaskId::new("t-149-15")).await.unwrap().unwrap();
+    assert_eq!(got.history[0].text().len(), 40_000);
+}
+
+/// Runs ending together are written in one statement: each keeps its own end, and
+/// loses its checkpoints.
+#[tokio::test]
+async fn runs_finishing_together_each_keep_their_own_end() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("durable-ends");
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = StoreSpec::Sqlite(dir.join("store.db"))
+        .open()
+        .await
+        .unwrap();
+    let runs: Vec<String> = (0..50).map(|i| format!("r{i}")).collect();
+    let lifecycle = runs.iter().map(|run| {
+        let store = store.clone();
+        async move {
+            let header = RunHeader {
+                run_id: run.clone(),
+                workflow_id: "w".into(),
+                workflow_file: "w.toml".into(),
+                workflow_source: format!("source of {run}"),
+                workflow_hash: "hash".into(),
+                inputs: serde_json::Map::new(),
+            };
+            store.create_run(&header).await.unwrap();
+            let done = Checkpoint::Done(Record::new(StepState::Completed));
+            store.queue_unit(run, "a", None, &done).await.unwrap();
+            let end = RunEnd {
+                state: RunState::Completed,
+                message: Some(format!("{run} ended")),
+                output_text: None,
+                output_data: None,
+            };
+            store.finish_run(run, &end).await.unwrap();
+        }
+    });
+    futures::future::join_all(lifecycle).await;
+    for run in &runs {
+        let saved = store.load_run(run).await.unwrap().unwrap();
+        assert_eq!(saved.header.workflow_source, format!("source of {run}"));
+        let end = saved.end.expect("ended");
+        assert_eq!(
+            end.message.as_deref(),
+            Some(format!("{run} ended").as_str())
+        );
+        assert!(saved.units.is_empty(), "{run}: {:?}", saved.units);
+    }
+}

@@ -3,7 +3,9 @@
 //! Writes go through one writer task that owns the only writing connection and commits
 //! whatever is queued in one transaction (group commit): under load many small writes
 //! cost one commit, and a write is acknowledged only once it is committed. Reads use a
-//! separate pool of read-only connections, which WAL lets run beside the writer.
+//! separate pool of read-only connections, which WAL lets run beside the writer. A
+//! third connection checkpoints the WAL (copies it into the database file) beside the
+//! writer too, so that no commit waits for a checkpoint.
 //! `synchronous = NORMAL`: a commit survives the process being killed; a power loss may
 //! lose the last commits, never corrupt the database.
 //!
@@ -14,6 +16,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
@@ -78,6 +82,15 @@ const MAX_BATCH: usize = 512;
 /// Most rows in one multi-row statement (at most 6 parameters a row, well under
 /// SQLite's limit of 32,766 per statement).
 const BULK_ROWS: usize = 1_000;
+
+/// How often the WAL is checkpointed under a steady stream of writes.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
+
+/// WAL frames (pages) past which the writer finishes a checkpoint itself.
+const WAL_RESTART_FRAMES: i64 = 4096;
+
+/// Bytes a WAL file is cut back to when it is reused (SQLite's `journal_size_limit`).
+const JOURNAL_SIZE_LIMIT: u64 = 64 << 20;
 
 /// Tasks and runs in a SQLite database. Cheap to clone.
 #[derive(Clone)]
@@ -179,11 +192,20 @@ impl SqliteStore {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(10))
+            // A WAL file grown under load is cut back to this once it is reused.
+            .pragma("journal_size_limit", JOURNAL_SIZE_LIMIT.to_string())
             .foreign_keys(false);
-        let mut writer = SqliteConnection::connect_with(&options)
+        // The writer never checkpoints: a checkpoint copies the WAL's pages into the
+        // database file and syncs it, and done in a commit (SQLite's default) it makes
+        // every write queued behind that commit wait. The checkpointer does it beside.
+        let mut writer =
+            SqliteConnection::connect_with(&options.clone().pragma("wal_autocheckpoint", "0"))
+                .await
+                .map_err(|e| fail(explain(&e)))?;
+        migrate(&mut writer).await.map_err(fail)?;
+        let checkpoints = SqliteConnection::connect_with(&options)
             .await
             .map_err(|e| fail(explain(&e)))?;
-        migrate(&mut writer).await.map_err(fail)?;
         let reads = SqlitePoolOptions::new()
             .max_connections(4)
             .min_connections(1)
@@ -191,8 +213,12 @@ impl SqliteStore {
             .await
             .map_err(|e| fail(explain(&e)))?;
         let (tx, rx) = mpsc::channel(4096);
-        // The writer ends when the last handle to the store is dropped.
-        tokio::spawn(writer_loop(writer, rx));
+        let (committed, commits) = mpsc::channel(1);
+        let wal_long = Arc::new(AtomicBool::new(false));
+        // The writer ends when the last handle to the store is dropped, the checkpointer
+        // when the writer has ended.
+        tokio::spawn(writer_loop(writer, rx, committed, wal_long.clone()));
+        tokio::spawn(checkpointer(checkpoints, commits, wal_long));
         Ok(Self {
             writes: tx,
             reads,
@@ -263,11 +289,19 @@ async fn migrate(conn: &mut SqliteConnection) -> Result<(), String> {
 }
 
 /// Commits queued writes in batches until every handle is gone.
-async fn writer_loop(mut conn: SqliteConnection, mut rx: mpsc::Receiver<Op>) {
+async fn writer_loop(
+    mut conn: SqliteConnection,
+    mut rx: mpsc::Receiver<Op>,
+    committed: mpsc::Sender<()>,
+    wal_long: Arc<AtomicBool>,
+) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let ops = std::mem::take(&mut batch);
-        match apply_batch(&mut conn, &ops).await {
+        let r = apply_batch(&mut conn, &ops).await;
+        // Wakes the checkpointer, unless a wake-up is already waiting.
+        let _ = committed.try_send(());
+        match r {
             Ok(rows) => {
                 for (op, n) in ops.into_iter().zip(rows) {
                     let _ = op.done.send(Ok(n));
@@ -288,6 +322,42 @@ async fn writer_loop(mut conn: SqliteConnection, mut rx: mpsc::Receiver<Op>) {
                 }
             }
         }
+        if wal_long.swap(false, Ordering::Relaxed) {
+            // Most of the WAL is copied already (see `checkpointer`): this copies the
+            // rest, and the next commit starts the file again.
+            if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+                .execute(&mut conn)
+                .await
+            {
+                warn!(error = %e, "checkpointing the store's WAL failed");
+            }
+        }
+    }
+    let _ = conn.close().await;
+}
+
+/// Checkpoints the WAL after commits, at most once per [`CHECKPOINT_EVERY`], until the
+/// writer has ended. A passive checkpoint copies the pages no reader still needs into
+/// the database file and never blocks the writer. With commits landing all the while it
+/// seldom copies the whole WAL, and only a whole copy lets the next commit start the
+/// file again from the beginning; so once the WAL is longer than [`WAL_RESTART_FRAMES`]
+/// it sets `long`, and the writer copies the rest between two commits.
+async fn checkpointer(
+    mut conn: SqliteConnection,
+    mut commits: mpsc::Receiver<()>,
+    long: Arc<AtomicBool>,
+) {
+    while commits.recv().await.is_some() {
+        match sqlx::query_as::<_, (i64, i64, i64)>("PRAGMA wal_checkpoint(PASSIVE)")
+            .fetch_one(&mut conn)
+            .await
+        {
+            Ok((_, frames, _)) => long.store(frames > WAL_RESTART_FRAMES, Ordering::Relaxed),
+            Err(e) => {
+                warn!(error = %e, "checkpointing the store's WAL failed; retrying after the next write")
+            }
+        }
+        tokio::time::sleep(CHECKPOINT_EVERY).await;
     }
     let _ = conn.close().await;
 }
@@ -297,12 +367,12 @@ async fn writer_loop(mut conn: SqliteConnection, mut rx: mpsc::Receiver<Op>) {
 /// Every statement is a round trip to sqlx's SQLite worker thread, and those round trips,
 /// not SQLite, bound the store's throughput. So the bulk of the writes — task commits and
 /// their events, and run checkpoints — go in a few multi-row statements per batch, in
-/// the order they were queued (a later write of the same row wins); the rest follow one
-/// by one, in order. That order is safe because each call for a run or a task waits for
-/// the one before — except checkpoints, which may be queued unwaited, and are bulk: a
-/// run's `CreateRun` is waited for before its first checkpoint, its `FinishRun` (which
-/// removes its checkpoints) is queued after its last one, and nothing bulk depends on
-/// the others.
+/// the order they were queued (a later write of the same row wins), then runs created
+/// and runs finished (a finished run's checkpoints removed after this batch's
+/// checkpoints are stored); the rest follow one by one, in order. That order is safe
+/// because each call for a run or a task waits for the one before — except checkpoints,
+/// which may be queued unwaited, and are bulk: a run's `CreateRun` is waited for before
+/// its first checkpoint, and its `FinishRun` comes after its last one.
 async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>, String> {
     let e = |e: sqlx::Error| e.to_string();
     let mut tx = conn.begin().await.map_err(e)?;
@@ -310,6 +380,8 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
     let mut tasks = Vec::new();
     let mut events = Vec::new();
     let mut units = Vec::new();
+    let mut created = Vec::new();
+    let mut finished = Vec::new();
     for op in ops {
         match &op.write {
             Write::Commit {
@@ -329,6 +401,8 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
                 item,
                 checkpoint,
             } => units.push((run, step, *item, checkpoint)),
+            Write::CreateRun { id, header } => created.push((id, header)),
+            Write::FinishRun { run, end } => finished.push((run, end)),
             _ => {}
         }
     }
@@ -388,6 +462,53 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
             .await
             .map_err(e)?;
     }
+    for chunk in created.chunks(BULK_ROWS) {
+        let mut q =
+            sqlx::QueryBuilder::<sqlx::Sqlite>::new("INSERT INTO runs (id, header, updated_at) ");
+        q.push_values(chunk, |mut row, (id, header)| {
+            row.push_bind(id.as_str())
+                .push_bind(header.as_str())
+                .push_bind(now);
+        });
+        q.push(
+            " ON CONFLICT (id) DO UPDATE SET header = excluded.header,
+              updated_at = excluded.updated_at",
+        );
+        q.build()
+            .persistent(false)
+            .execute(&mut *tx)
+            .await
+            .map_err(e)?;
+    }
+    for chunk in finished.chunks(BULK_ROWS) {
+        let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+            "UPDATE runs SET run_end = ended.column2, updated_at = ended.column3 FROM (",
+        );
+        q.push_values(chunk, |mut row, (run, end)| {
+            row.push_bind(run.as_str())
+                .push_bind(end.as_str())
+                .push_bind(now);
+        });
+        q.push(") AS ended WHERE runs.id = ended.column1");
+        q.build()
+            .persistent(false)
+            .execute(&mut *tx)
+            .await
+            .map_err(e)?;
+        // A finished run needs only its end: its steps are never run again.
+        let mut q =
+            sqlx::QueryBuilder::<sqlx::Sqlite>::new("DELETE FROM run_units WHERE run_id IN (");
+        let mut ids = q.separated(", ");
+        for (run, _) in chunk {
+            ids.push_bind(run.as_str());
+        }
+        q.push(")");
+        q.build()
+            .persistent(false)
+            .execute(&mut *tx)
+            .await
+            .map_err(e)?;
+    }
     let mut rows = Vec::with_capacity(ops.len());
     for op in ops {
         rows.push(apply(&mut tx, &op.write).await.map_err(e)?);
@@ -400,7 +521,10 @@ async fn apply(conn: &mut SqliteConnection, w: &Write) -> Result<u64, sqlx::Erro
     let now = now_ms();
     Ok(match w {
         // Written in bulk by `apply_batch`, before the writes applied one by one.
-        Write::Commit { .. } | Write::SaveUnit { .. } => 1,
+        Write::Commit { .. }
+        | Write::SaveUnit { .. }
+        | Write::CreateRun { .. }
+        | Write::FinishRun { .. } => 1,
         Write::SetPush {
             task,
             config_id,
@@ -424,16 +548,6 @@ async fn apply(conn: &mut SqliteConnection, w: &Write) -> Result<u64, sqlx::Erro
                 .await?
                 .rows_affected()
         }
-        Write::CreateRun { id, header } => sqlx::query(
-            "INSERT INTO runs (id, header, updated_at) VALUES (?1, ?2, ?3)
-             ON CONFLICT (id) DO UPDATE SET header = ?2, updated_at = ?3",
-        )
-        .bind(id)
-        .bind(header)
-        .bind(now)
-        .execute(&mut *conn)
-        .await?
-        .rows_affected(),
         Write::SetCanceled { run } => {
             sqlx::query("UPDATE runs SET canceled = 1, updated_at = ?2 WHERE id = ?1")
                 .bind(run)
@@ -441,21 +555,6 @@ async fn apply(conn: &mut SqliteConnection, w: &Write) -> Result<u64, sqlx::Erro
                 .execute(&mut *conn)
                 .await?
                 .rows_affected()
-        }
-        Write::FinishRun { run, end } => {
-            let n = sqlx::query("UPDATE runs SET run_end = ?2, updated_at = ?3 WHERE id = ?1")
-                .bind(run)
-                .bind(end)
-                .bind(now)
-                .execute(&mut *conn)
-                .await?
-                .rows_affected();
-            // A finished run needs only its end: its steps are never run again.
-            sqlx::query("DELETE FROM run_units WHERE run_id = ?1")
-                .bind(run)
-                .execute(&mut *conn)
-                .await?;
-            n
         }
         Write::Prune { before } => {
             let old = "SELECT id FROM tasks WHERE terminal = 1 AND updated_at < ?1";

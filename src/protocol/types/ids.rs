@@ -18,9 +18,11 @@ macro_rules! string_id {
                 Self(id.into())
             }
 
-            /// A fresh random (UUID v4) identifier.
+            /// A fresh identifier: a UUID v7, random but for its leading timestamp, so
+            /// identifiers made later sort later and a store's index keeps its new keys
+            /// together (a random key lands on a different page of the index each time).
             pub fn random() -> Self {
-                Self(uuid::Uuid::new_v4().to_string())
+                Self(uuid::Uuid::now_v7().to_string())
             }
 
             /// The identifier as a string slice.
@@ -71,3 +73,23 @@ string_id!(
     /// Identifies an artifact within a task (`artifactId`).
     ArtifactId
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_ids_are_unique_and_sort_in_the_order_they_were_made() {
+        let ids: Vec<TaskId> = (0..64)
+            .map(|_| {
+                // v7 orders by the millisecond; within one it is random.
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                TaskId::random()
+            })
+            .collect();
+        let mut sorted = ids.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted, ids);
+    }
+}

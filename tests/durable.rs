@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use a2a_orchestrator::engine::{Checkpoint, Record, RunEnd, RunHeader, RunState, StepState};
 use a2a_orchestrator::protocol::RpcError;
-use a2a_orchestrator::protocol::server::{AgentExecutor, EventSink, RequestContext};
+use a2a_orchestrator::protocol::server::{AgentExecutor, EventSink, RequestContext, apply_event};
 use a2a_orchestrator::protocol::sse::SseDecoder;
 use a2a_orchestrator::protocol::types::*;
 use a2a_orchestrator::store::{Store, StoreSpec};
@@ -713,13 +713,120 @@ async fn queued_checkpoints_are_stored_with_the_next_waited_write() {
     assert!(run.units.is_empty(), "{:?}", run.units);
 }
 
+/// A task moved on one event per commit, as the server does: whatever a store writes
+/// per commit, reading the task gives the live snapshot and the last event's number —
+/// after status updates, artifact chunks, messages, a snapshot changed without an event
+/// (a user's reply), many events, and the end; and so do the unfinished tasks.
+async fn snapshot_contract(store: Arc<dyn Store>) {
+    let id = TaskId::new("t-live");
+    let context = ContextId::new("c");
+    let mut live = Task::new(
+        id.clone(),
+        context.clone(),
+        TaskStatus::new(TaskState::Submitted),
+    );
+    live.history
+        .push(Message::new(Role::User, vec![Part::text("plan a trip")]));
+    let mut seq = 0;
+    let status = |state, text: &str| {
+        StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
+            kind: Default::default(),
+            task_id: id.clone(),
+            context_id: context.clone(),
+            status: TaskStatus::new(state).with_message(Message::agent_text(text)),
+            is_final: false,
+            metadata: None,
+        })
+    };
+    let chunk = |artifact: &str, text: &str, append: bool| {
+        StreamEvent::ArtifactUpdate(TaskArtifactUpdateEvent {
+            kind: Default::default(),
+            task_id: id.clone(),
+            context_id: context.clone(),
+            artifact: Artifact::new(ArtifactId::new(artifact), vec![Part::text(text)]),
+            append: Some(append),
+            last_chunk: None,
+            metadata: None,
+        })
+    };
+    let mut events = vec![
+        StreamEvent::Task(live.clone()),
+        status(TaskState::Working, "on it"),
+        chunk("plan", "day 1; ", false),
+        chunk("plan", "day 2; ", true),
+        StreamEvent::Message(Message::agent_text("an aside")),
+    ];
+    for i in 0..40 {
+        events.push(chunk("plan", &format!("day {}; ", i + 3), true));
+        if i % 10 == 0 {
+            events.push(status(TaskState::Working, &format!("{i} days planned")));
+        }
+    }
+    let check = |store: Arc<dyn Store>, live: Task, seq: u64, when: String| async move {
+        let (got, got_seq) = store.get(&live.id).await.unwrap().unwrap();
+        assert_eq!(
+            serde_json::to_value(&got).unwrap(),
+            serde_json::to_value(&live).unwrap(),
+            "{when}"
+        );
+        assert_eq!(got_seq, seq, "{when}");
+    };
+    for (i, event) in events.into_iter().enumerate() {
+        apply_event(&mut live, &event);
+        seq += 1;
+        store
+            .commit(&live, &[(seq, Arc::new(event))])
+            .await
+            .unwrap();
+        check(
+            store.clone(),
+            live.clone(),
+            seq,
+            format!("after event {seq}"),
+        )
+        .await;
+        if i == 6 {
+            // A user's reply: into the history, with no event.
+            live.history.push(Message::new(
+                Role::User,
+                vec![Part::text("cheaper, please")],
+            ));
+            store.commit(&live, &[]).await.unwrap();
+            check(store.clone(), live.clone(), seq, "after a reply".into()).await;
+        }
+    }
+    let unfinished = store.unfinished().await.unwrap();
+    let (task, n) = unfinished.iter().find(|(t, _)| t.id == id).unwrap();
+    assert_eq!(
+        serde_json::to_value(task).unwrap(),
+        serde_json::to_value(&live).unwrap()
+    );
+    assert_eq!(*n, seq);
+    let end = status(TaskState::Completed, "done");
+    apply_event(&mut live, &end);
+    seq += 1;
+    store.commit(&live, &[(seq, Arc::new(end))]).await.unwrap();
+    check(store.clone(), live.clone(), seq, "at the end".into()).await;
+    assert!(
+        store
+            .unfinished()
+            .await
+            .unwrap()
+            .iter()
+            .all(|(t, _)| t.id != id)
+    );
+}
+
 #[tokio::test]
 async fn both_stores_keep_the_same_contract() {
+    snapshot_contract(StoreSpec::Memory.open().await.unwrap()).await;
     store_contract(StoreSpec::Memory.open().await.unwrap()).await;
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("durable-contract");
     let _ = std::fs::remove_dir_all(&dir);
     let spec = StoreSpec::Sqlite(dir.join("nested/dir/store.db"));
     store_contract(spec.open().await.unwrap()).await;
+    let other = StoreSpec::Sqlite(dir.join("snapshots.db"));
+    snapshot_contract(other.open().await.unwrap()).await;
     // Reopened, the database is taken as it is (no migration twice, nothing lost).
     let again = spec.open().await.unwrap();
     assert!(again.unfinished().await.unwrap().is_empty());

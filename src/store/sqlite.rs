@@ -31,7 +31,7 @@ use tracing::warn;
 
 use super::Store;
 use crate::engine::{Checkpoint, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun};
-use crate::protocol::server::{LoggedEvent, StoreError, TaskStore};
+use crate::protocol::server::{LoggedEvent, StoreError, TaskStore, apply_event};
 use crate::protocol::types::{PushNotificationConfig, StreamEvent, Task, TaskId};
 
 /// The schema, one migration per version (`user_version` = how many are applied).
@@ -112,7 +112,8 @@ impl std::fmt::Debug for SqliteStore {
 enum Write {
     Commit {
         id: String,
-        snapshot: String,
+        /// None: only the events are stored (see `snapshot_due`).
+        snapshot: Option<String>,
         seq: i64,
         terminal: bool,
         first_message_id: Option<String>,
@@ -392,7 +393,10 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
                 first_message_id,
                 events: logged,
             } => {
-                tasks.push((id, snapshot, *seq, *terminal, first_message_id));
+                // Without events, see `apply`.
+                if let Some(snapshot) = snapshot.as_ref().filter(|_| !logged.is_empty()) {
+                    tasks.push((id, snapshot, *seq, *terminal, first_message_id));
+                }
                 events.extend(logged.iter().map(|(seq, event)| (id, *seq, event)));
             }
             Write::SaveUnit {
@@ -520,6 +524,32 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
 async fn apply(conn: &mut SqliteConnection, w: &Write) -> Result<u64, sqlx::Error> {
     let now = now_ms();
     Ok(match w {
+        // A snapshot changed without an event (a user's message added to the history)
+        // includes every event logged so far: a task's commits each wait for the one
+        // before, so those are all in earlier batches.
+        Write::Commit {
+            id,
+            snapshot: Some(snapshot),
+            terminal,
+            first_message_id,
+            events,
+            ..
+        } if events.is_empty() => sqlx::query(
+            "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at)
+             VALUES (?1, ?2, coalesce((SELECT max(seq) FROM task_events WHERE task_id = ?1), 0), ?3, ?4, ?5)
+             ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot, seq = excluded.seq,
+               terminal = excluded.terminal,
+               first_message_id = coalesce(tasks.first_message_id, excluded.first_message_id),
+               updated_at = excluded.updated_at",
+        )
+        .bind(id)
+        .bind(snapshot)
+        .bind(terminal)
+        .bind(first_message_id)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?
+        .rows_affected(),
         // Written in bulk by `apply_batch`, before the writes applied one by one.
         Write::Commit { .. }
         | Write::SaveUnit { .. }
@@ -585,6 +615,40 @@ async fn apply(conn: &mut SqliteConnection, w: &Write) -> Result<u64, sqlx::Erro
     })
 }
 
+/// Most events logged after a task's stored snapshot: a read replays at most this many
+/// (and those of the commit that passed it).
+const SNAPSHOT_EVERY: u64 = 32;
+
+/// Whether a commit stores the task's snapshot, or only its events (the snapshot is
+/// then the stored one with the events after it replayed; `SqliteStore::caught_up`).
+/// Most commits of a busy task are a status or an artifact chunk, and rewriting the
+/// whole task for each made up most of what a commit wrote. Stored: a task's first
+/// commit, one without events (a user's message added to the history), one with a
+/// whole task, the one that ends it (so a finished task is read without replaying), and
+/// at least every [`SNAPSHOT_EVERY`] events.
+fn snapshot_due(task: &Task, events: &[LoggedEvent]) -> bool {
+    let (Some((first, _)), Some((last, _))) = (events.first(), events.last()) else {
+        return true;
+    };
+    *first == 1
+        || task.status.state.is_terminal()
+        || events
+            .iter()
+            .any(|(_, e)| matches!(**e, StreamEvent::Task(_)))
+        || (first - 1) / SNAPSHOT_EVERY != last / SNAPSHOT_EVERY
+}
+
+impl SqliteStore {
+    /// A stored snapshot brought up to date: the events logged after it, replayed.
+    async fn caught_up(&self, mut task: Task, mut seq: u64) -> Result<(Task, u64), StoreError> {
+        for (n, event) in self.events_after(&task.id, seq).await? {
+            apply_event(&mut task, &event);
+            seq = n;
+        }
+        Ok((task, seq))
+    }
+}
+
 fn parse_task(snapshot: &str) -> Result<Task, StoreError> {
     serde_json::from_str(snapshot).map_err(|e| err(format!("a stored task is unreadable: {e}")))
 }
@@ -609,19 +673,24 @@ impl Store for SqliteStore {
 
 impl TaskStore for SqliteStore {
     fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
-        let id = id.to_string();
+        let id = id.clone();
         Box::pin(async move {
-            let row = sqlx::query("SELECT snapshot, seq FROM tasks WHERE id = ?1")
-                .bind(&id)
+            let row = sqlx::query("SELECT snapshot, seq, terminal FROM tasks WHERE id = ?1")
+                .bind(id.as_str())
                 .fetch_optional(&self.reads)
                 .await
                 .map_err(err)?;
-            row.map(|r| {
-                let snapshot: String = r.get(0);
-                let seq: i64 = r.get(1);
-                Ok((parse_task(&snapshot)?, seq as u64))
-            })
-            .transpose()
+            let Some(row) = row else { return Ok(None) };
+            let snapshot: String = row.get(0);
+            let seq: i64 = row.get(1);
+            let terminal: bool = row.get(2);
+            let task = parse_task(&snapshot)?;
+            Ok(Some(if terminal {
+                // Stored with the event that ended it: nothing follows.
+                (task, seq as u64)
+            } else {
+                self.caught_up(task, seq as u64).await?
+            }))
         })
     }
 
@@ -631,7 +700,10 @@ impl TaskStore for SqliteStore {
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            let snapshot = serde_json::to_string(task).map_err(err)?;
+            let snapshot = snapshot_due(task, events)
+                .then(|| serde_json::to_string(task))
+                .transpose()
+                .map_err(err)?;
             let events = events
                 .iter()
                 .map(|(seq, e)| Ok((*seq as i64, serde_json::to_string(&**e).map_err(err)?)))
@@ -700,13 +772,13 @@ impl TaskStore for SqliteStore {
                 .fetch_all(&self.reads)
                 .await
                 .map_err(err)?;
-            rows.into_iter()
-                .map(|r| {
-                    let snapshot: String = r.get(0);
-                    let seq: i64 = r.get(1);
-                    Ok((parse_task(&snapshot)?, seq as u64))
-                })
-                .collect()
+            let mut tasks = Vec::with_capacity(rows.len());
+            for r in rows {
+                let snapshot: String = r.get(0);
+                let seq: i64 = r.get(1);
+                tasks.push(self.caught_up(parse_task(&snapshot)?, seq as u64).await?);
+            }
+            Ok(tasks)
         })
     }
 

@@ -40,6 +40,7 @@ pub use agent::{
 pub use auth::{InboundAuth, UNAUTHENTICATED};
 pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, check_webhook};
 pub use store::{InMemoryTaskStore, LoggedEvent, StoreError, TaskStore};
+pub use task_manager::apply_event;
 use task_manager::{ActorHandle, Subscription, TaskManager, Update};
 
 use super::error::RpcError;

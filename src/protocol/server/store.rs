@@ -27,6 +27,8 @@ pub type LoggedEvent = (u64, Arc<StreamEvent>);
 /// cheap to share, and must apply each call atomically.
 pub trait TaskStore: Send + Sync + 'static {
     /// The latest snapshot of a task, with the `seq` of its last logged event (0 if none).
+    /// A store may keep snapshots less often than every commit and bring the one it
+    /// kept up to date with [`apply_event`](super::apply_event) over the events after it.
     fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>>;
     /// Replaces the snapshot of `task.id` and appends `events` (numbered by the caller,
     /// consecutively after the last one) to its log, in one step.

@@ -425,6 +425,7 @@ impl Actor {
             return Err(SinkError::Terminal(task.id.clone(), task.status.state));
         }
         let event = match event {
+            // Moved in rather than applied from a reference: a task is large.
             StreamEvent::Task(mut t) => {
                 if t.history.is_empty() {
                     t.history = std::mem::take(&mut task.history);
@@ -432,18 +433,15 @@ impl Actor {
                 *task = t;
                 StreamEvent::Task(task.clone())
             }
-            StreamEvent::Message(m) => {
-                task.history.push(m.clone());
-                StreamEvent::Message(m)
-            }
             StreamEvent::StatusUpdate(mut e) => {
                 normalize_status(&mut e);
-                apply_status(task, &e);
-                StreamEvent::StatusUpdate(e)
+                let e = StreamEvent::StatusUpdate(e);
+                apply_event(task, &e);
+                e
             }
-            StreamEvent::ArtifactUpdate(e) => {
-                apply_artifact(task, &e);
-                StreamEvent::ArtifactUpdate(e)
+            e => {
+                apply_event(task, &e);
+                e
             }
         };
         announce.push(event);
@@ -549,6 +547,24 @@ impl Actor {
     }
 }
 
+/// Applies one event, as logged, to a task's snapshot: how the actor moves a task on,
+/// and how a store that keeps a snapshot less often than every event brings it up to
+/// date from the events logged after it.
+pub fn apply_event(task: &mut Task, event: &StreamEvent) {
+    match event {
+        StreamEvent::Task(t) => {
+            let mut t = t.clone();
+            if t.history.is_empty() {
+                t.history = std::mem::take(&mut task.history);
+            }
+            *task = t;
+        }
+        StreamEvent::Message(m) => task.history.push(m.clone()),
+        StreamEvent::StatusUpdate(e) => apply_status(task, e),
+        StreamEvent::ArtifactUpdate(e) => apply_artifact(task, e),
+    }
+}
+
 /// Sets `final` from the state and stamps a missing timestamp.
 fn normalize_status(e: &mut TaskStatusUpdateEvent) {
     e.is_final = e.status.state.is_terminal() || e.status.state.is_interrupted();
@@ -630,6 +646,64 @@ mod tests {
             crate::protocol::types::parts_text(&task.artifacts[0].parts),
             "new"
         );
+    }
+
+    /// A store may keep a snapshot less often than every event and replay the events
+    /// logged after it (`apply_event`); the replay must give the actor's own snapshot.
+    #[tokio::test]
+    async fn replaying_the_logged_events_gives_the_actors_snapshot() {
+        let store = Arc::new(super::super::store::InMemoryTaskStore::new());
+        let manager = TaskManager::new(
+            store.clone(),
+            None,
+            TaskTracker::new(),
+            CancellationToken::new(),
+        );
+        let id = TaskId::new("t");
+        let first = Message::new(crate::protocol::types::Role::User, vec![Part::text("hi")]);
+        let actor = manager.open_new(id.clone(), ContextId::new("c"), first);
+        let status = |state, text: &str| {
+            StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
+                kind: Default::default(),
+                task_id: id.clone(),
+                context_id: ContextId::new("c"),
+                status: TaskStatus::new(state).with_message(Message::agent_text(text)),
+                is_final: false,
+                metadata: None,
+            })
+        };
+        let events = [
+            status(TaskState::Working, "on it"),
+            StreamEvent::ArtifactUpdate(chunk("a", "one ", false)),
+            StreamEvent::ArtifactUpdate(chunk("a", "two", true)),
+            StreamEvent::Message(Message::agent_text("an aside")),
+            status(TaskState::Working, "still on it"),
+            StreamEvent::ArtifactUpdate(chunk("b", "x", false)),
+            StreamEvent::ArtifactUpdate(chunk("a", "new", false)),
+            status(TaskState::Completed, "done"),
+        ];
+        for e in events {
+            actor.apply(e).await.unwrap();
+        }
+        let (stored, seq) = store.get(&id).await.unwrap().unwrap();
+        let logged = store.events_after(&id, 0).await.unwrap();
+        assert_eq!(logged.len() as u64, seq);
+        assert!(matches!(&*logged[0].1, StreamEvent::Task(_)));
+        // The log starts with the task as created; the rest replays onto it.
+        let mut task = Task::new(
+            id.clone(),
+            ContextId::new("c"),
+            TaskStatus::new(TaskState::Unknown),
+        );
+        for (_, e) in &logged {
+            apply_event(&mut task, e);
+        }
+        assert_eq!(
+            serde_json::to_value(&task).unwrap(),
+            serde_json::to_value(&stored).unwrap()
+        );
+        assert_eq!(stored.artifacts.len(), 2);
+        assert_eq!(stored.history.len(), 4, "{:?}", stored.history);
     }
 
     #[test]

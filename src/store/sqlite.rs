@@ -195,6 +195,9 @@ impl SqliteStore {
             .busy_timeout(Duration::from_secs(10))
             // A WAL file grown under load is cut back to this once it is reused.
             .pragma("journal_size_limit", JOURNAL_SIZE_LIMIT.to_string())
+            // A multi-row statement keeps a journal of its own (to undo just itself);
+            // in memory, not in a temporary file.
+            .pragma("temp_store", "memory")
             .foreign_keys(false);
         // The writer never checkpoints: a checkpoint copies the WAL's pages into the
         // database file and syncs it, and done in a commit (SQLite's default) it makes

@@ -431,11 +431,7 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
               first_message_id = coalesce(tasks.first_message_id, excluded.first_message_id),
               updated_at = excluded.updated_at",
         );
-        q.build()
-            .persistent(false)
-            .execute(&mut *tx)
-            .await
-            .map_err(e)?;
+        execute(&mut tx, q).await.map_err(e)?;
     }
     for chunk in events.chunks(BULK_ROWS) {
         let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
@@ -446,11 +442,7 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
                 .push_bind(*seq)
                 .push_bind(event.as_str());
         });
-        q.build()
-            .persistent(false)
-            .execute(&mut *tx)
-            .await
-            .map_err(e)?;
+        execute(&mut tx, q).await.map_err(e)?;
     }
     for chunk in units.chunks(BULK_ROWS) {
         let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
@@ -463,11 +455,7 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
                 .push_bind(checkpoint.as_str());
         });
         q.push(" ON CONFLICT (run_id, step, item) DO UPDATE SET checkpoint = excluded.checkpoint");
-        q.build()
-            .persistent(false)
-            .execute(&mut *tx)
-            .await
-            .map_err(e)?;
+        execute(&mut tx, q).await.map_err(e)?;
     }
     for chunk in created.chunks(BULK_ROWS) {
         let mut q =
@@ -481,11 +469,7 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
             " ON CONFLICT (id) DO UPDATE SET header = excluded.header,
               updated_at = excluded.updated_at",
         );
-        q.build()
-            .persistent(false)
-            .execute(&mut *tx)
-            .await
-            .map_err(e)?;
+        execute(&mut tx, q).await.map_err(e)?;
     }
     for chunk in finished.chunks(BULK_ROWS) {
         let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
@@ -497,11 +481,7 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
                 .push_bind(now);
         });
         q.push(") AS ended WHERE runs.id = ended.column1");
-        q.build()
-            .persistent(false)
-            .execute(&mut *tx)
-            .await
-            .map_err(e)?;
+        execute(&mut tx, q).await.map_err(e)?;
         // A finished run needs only its end: its steps are never run again.
         let mut q =
             sqlx::QueryBuilder::<sqlx::Sqlite>::new("DELETE FROM run_units WHERE run_id IN (");
@@ -510,11 +490,7 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
             ids.push_bind(run.as_str());
         }
         q.push(")");
-        q.build()
-            .persistent(false)
-            .execute(&mut *tx)
-            .await
-            .map_err(e)?;
+        execute(&mut tx, q).await.map_err(e)?;
     }
     let mut rows = Vec::with_capacity(ops.len());
     for op in ops {
@@ -522,6 +498,16 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
     }
     tx.commit().await.map_err(e)?;
     Ok(rows)
+}
+
+/// Runs a statement built for one batch; not kept prepared, since its text changes with
+/// its number of rows.
+async fn execute(
+    conn: &mut SqliteConnection,
+    mut q: sqlx::QueryBuilder<'_, sqlx::Sqlite>,
+) -> Result<(), sqlx::Error> {
+    q.build().persistent(false).execute(conn).await?;
+    Ok(())
 }
 
 async fn apply(conn: &mut SqliteConnection, w: &Write) -> Result<u64, sqlx::Error> {

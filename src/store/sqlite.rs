@@ -697,7 +697,7 @@ impl TaskStore for SqliteStore {
                 .iter()
                 .map(|(seq, e)| Ok((*seq as i64, serde_json::to_string(&**e).map_err(err)?)))
                 .collect::<Result<Vec<_>, StoreError>>()?;
-            // Without a new event the stored number stays (see the upsert's max).
+            // Without a new event, `apply` gives the snapshot the task's last stored number.
             let seq = events.last().map_or(0, |(s, _)| *s);
             self.write(Write::Commit {
                 id: task.id.to_string(),

@@ -435,16 +435,17 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The wait before attempt `n` (2 for the first retry).
+    /// The wait before attempt `n` (2 for the first retry), without jitter.
     pub fn delay_before(&self, attempt: u32) -> Duration {
-        let retries = attempt.saturating_sub(2);
-        let d = match self.backoff {
-            Backoff::Fixed => self.initial,
-            Backoff::Exponential => self
-                .initial
-                .saturating_mul(2u32.saturating_pow(retries.min(31))),
-        };
-        d.min(self.max)
+        self.schedule().base(attempt.saturating_sub(1))
+    }
+
+    /// The policy's waits as the shared schedule (without jitter).
+    pub fn schedule(&self) -> crate::backoff::Backoff {
+        match self.backoff {
+            Backoff::Fixed => crate::backoff::Backoff::fixed(self.initial.min(self.max)),
+            Backoff::Exponential => crate::backoff::Backoff::exponential(self.initial, self.max),
+        }
     }
 }
 

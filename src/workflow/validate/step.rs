@@ -1,0 +1,272 @@
+//! Checks of one step's own fields — its kind, agent or skill, message, question,
+//! options, timeouts, retries and `for_each` — before the graph or templates are known.
+
+use super::*;
+
+impl Validator<'_, '_, '_> {
+    /// Checks everything about one step that does not need the graph or templates.
+    pub(super) fn step(
+        &mut self,
+        s: &RawStep,
+        defaults: &(Option<Duration>, Option<Duration>, RetryPolicy),
+        ids: &[String],
+    ) -> Pending {
+        let id = &s.id.value;
+        // Every step stays in the graph analysis even with errors (they are already
+        // reported), so that no later check meets a `needs` naming an unknown step.
+        if !is_identifier(id) {
+            let hint = if id.contains('-') {
+                format!(" — try `{}`", id.replace('-', "_"))
+            } else {
+                String::new()
+            };
+            self.ctx.error(
+                s.id.span.clone(),
+                format!("step id `{id}` must be an identifier (letters, digits, `_`) so templates can use `steps.<id>`{hint}"),
+            );
+        }
+        let kind = s.kind.as_ref().map_or("agent", |k| k.value.as_str());
+        let not_for = |this: &mut Self, field: &Option<Sp<String>>, name: &str| {
+            if let Some(f) = field {
+                this.ctx.error(
+                    f.span.clone(),
+                    format!("`{name}` does not apply to a step of kind \"{kind}\""),
+                );
+            }
+        };
+        let target = match kind {
+            "agent" => {
+                not_for(self, &s.prompt, "prompt");
+                not_for(self, &s.system, "system");
+                not_for(self, &s.fallback, "fallback");
+                if let Some(f) = &s.fields {
+                    let span = f.first().map_or(s.span.clone(), |f| f.span.clone());
+                    self.ctx
+                        .error(span, "`fields` applies only to steps of kind \"input\"");
+                }
+                match (&s.agent, &s.skill) {
+                    (Some(a), None) => {
+                        if let Some(known) = self.options.known_agents
+                            && !known.contains(&a.value)
+                        {
+                            let hint =
+                                match did_you_mean(&a.value, known.iter().map(String::as_str)) {
+                                    Some(m) => format!(" (did you mean `{m}`?)"),
+                                    None => format!(
+                                        " (agents.toml has: {})",
+                                        known.iter().cloned().collect::<Vec<_>>().join(", ")
+                                    ),
+                                };
+                            self.ctx.error(
+                                a.span.clone(),
+                                format!("agent `{}` is not in agents.toml{hint}", a.value),
+                            );
+                        }
+                        Some(AgentTarget::Named(AgentName::new(a.value.clone())))
+                    }
+                    (None, Some(k)) if is_skill_id(&k.value) => {
+                        Some(AgentTarget::Skill(k.value.clone()))
+                    }
+                    (None, Some(k)) => {
+                        self.ctx.error(
+                            k.span.clone(),
+                            format!(
+                                "skill id `{}` may contain only letters, digits, `-`, `_` and `.`",
+                                k.value
+                            ),
+                        );
+                        None
+                    }
+                    (Some(_), Some(k)) => {
+                        self.ctx.error(
+                            k.span.clone(),
+                            format!("step `{id}` has both `agent` and `skill`: give one (an agent name, or a skill any agent may serve)"),
+                        );
+                        None
+                    }
+                    (None, None) => {
+                        self.ctx.error(
+                            s.id.span.clone(),
+                            format!("step `{id}` has neither `agent` nor `skill`; give one, or a `kind` that needs no agent (\"approval\", \"input\", \"llm\")"),
+                        );
+                        None
+                    }
+                }
+            }
+            "approval" | "input" | "llm" => {
+                not_for(self, &s.agent, "agent");
+                not_for(self, &s.skill, "skill");
+                not_for(self, &s.message, "message");
+                if let Some(d) = &s.data {
+                    self.ctx.error(
+                        d.span.clone(),
+                        format!("`data` does not apply to a step of kind \"{kind}\""),
+                    );
+                }
+                if kind != "llm" {
+                    not_for(self, &s.system, "system");
+                    not_for(self, &s.fallback, "fallback");
+                }
+                if kind != "input"
+                    && let Some(f) = &s.fields
+                {
+                    let span = f.first().map_or(s.span.clone(), |f| f.span.clone());
+                    self.ctx
+                        .error(span, "`fields` applies only to steps of kind \"input\"");
+                }
+                if s.prompt.is_none() {
+                    self.ctx.error(
+                        s.id.span.clone(),
+                        if kind == "llm" {
+                            format!(
+                                "llm step `{id}` has no `prompt`: say what the model should write"
+                            )
+                        } else {
+                            format!(
+                                "{kind} step `{id}` has no `prompt`: say what the client is asked"
+                            )
+                        },
+                    );
+                }
+                None
+            }
+            other => {
+                let span = s.kind.as_ref().map_or(s.span.clone(), |k| k.span.clone());
+                self.ctx.error(
+                    span,
+                    format!("unknown step kind \"{other}\" (expected \"agent\", \"approval\", \"input\" or \"llm\")"),
+                );
+                None
+            }
+        };
+        if kind == "agent" && s.message.is_none() && s.data.is_none() {
+            self.ctx.error(
+                s.id.span.clone(),
+                format!("step `{id}` sends nothing: give it a `message`, a `data` table, or both"),
+            );
+        }
+        let mut needs = Vec::new();
+        for n in s.needs.iter().flat_map(|n| n.value.iter()) {
+            if n.value == *id {
+                self.ctx
+                    .error(n.span.clone(), format!("step `{id}` needs itself"));
+            } else if !ids.contains(&n.value) {
+                let hint = did_you_mean(&n.value, ids.iter().map(String::as_str))
+                    .map(|m| format!(" (did you mean `{m}`?)"))
+                    .unwrap_or_default();
+                self.ctx.error(
+                    n.span.clone(),
+                    format!(
+                        "step `{id}` needs `{}`, which is not a step of this workflow{hint}",
+                        n.value
+                    ),
+                );
+            } else if needs.iter().any(|x: &Sp<String>| x.value == n.value) {
+                self.ctx.error(
+                    n.span.clone(),
+                    format!("`{}` is listed twice in the needs of step `{id}`", n.value),
+                );
+            } else {
+                needs.push(n.clone());
+            }
+        }
+        let trigger = self
+            .choice(
+                &s.trigger,
+                |v| format!("unknown `trigger` \"{v}\""),
+                &Trigger::NAMES,
+                Trigger::parse,
+            )
+            .map_or(Trigger::AllSuccess, |t| t.unwrap_or(Trigger::AllSuccess));
+        let timeout = self.duration(&s.timeout, "timeout").or(defaults.0);
+        let deadline = self.duration(&s.deadline, "deadline").or(defaults.1);
+        if let (Some(t), Some(d)) = (timeout, deadline)
+            && d < t
+            && s.deadline.is_some()
+        {
+            let span = s
+                .deadline
+                .as_ref()
+                .map_or(s.span.clone(), |d| d.span.clone());
+            self.ctx.warn(span, format!("step `{id}` has a deadline shorter than one attempt's timeout; the deadline wins"));
+        }
+        let retry = self.retry(defaults.2, &s.retry);
+        let positive =
+            |this: &mut Self, v: &Option<Sp<i64>>, name: &str, min: i64| -> Option<usize> {
+                let v = v.as_ref()?;
+                if s.for_each.is_none() {
+                    this.ctx.error(
+                        v.span.clone(),
+                        format!("`{name}` applies only to steps with `for_each`"),
+                    );
+                    return None;
+                }
+                if v.value < min {
+                    this.ctx.error(
+                        v.span.clone(),
+                        format!("`{name}` must be at least {min}, got {}", v.value),
+                    );
+                    return None;
+                }
+                Some(v.value as usize)
+            };
+        let max_parallel = positive(self, &s.max_parallel, "max_parallel", 1);
+        let min_success = positive(self, &s.min_success, "min_success", 0);
+        if s.for_each.is_some() && kind != "agent" {
+            let span = s
+                .for_each
+                .as_ref()
+                .map_or(s.span.clone(), |f| f.span.clone());
+            self.ctx
+                .error(span, "`for_each` applies only to agent steps");
+        }
+        let kind_model = match (kind, target) {
+            ("agent", Some(target)) => StepKind::Agent {
+                target,
+                message: None,
+                data: None,
+            },
+            ("input", _) => StepKind::Input {
+                prompt: placeholder(),
+                fields: Vec::new(),
+            },
+            ("llm", _) => StepKind::Llm {
+                prompt: placeholder(),
+                system: None,
+                fallback: None,
+            },
+            // An approval, or a step whose kind or target is in error (already reported).
+            _ => StepKind::Approval {
+                prompt: placeholder(),
+            },
+        };
+        let step = Step {
+            id: StepId::new(id.clone()),
+            kind: kind_model,
+            needs: needs.iter().map(|n| StepId::new(n.value.clone())).collect(),
+            when: None,
+            trigger,
+            continue_on_error: s.continue_on_error.as_ref().is_some_and(|b| b.value),
+            timeout,
+            deadline,
+            retry,
+            for_each: s.for_each.as_ref().map(|_| FanOut {
+                items: Expr {
+                    site: String::new(),
+                    source: String::new(),
+                },
+                max_parallel,
+                min_success,
+            }),
+            uses: Vec::new(),
+            uses_inputs: Some(Vec::new()),
+        };
+        Pending {
+            raw_span: s.span.clone(),
+            has_when: s.when.is_some(),
+            id: s.id.clone(),
+            step,
+            needs,
+        }
+    }
+}

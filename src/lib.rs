@@ -9,7 +9,16 @@
 //! - [`workflow`]: the workflow definition language — TOML format, static validation,
 //!   templates, graph rendering. It knows nothing about HTTP or JSON-RPC.
 //! - [`registry`]: the downstream agents of `agents.toml`.
-//! - [`engine`]: runs workflows; [`store`]: keeps tasks and runs (memory or SQLite).
+//! - [`engine`]: runs workflows, reaching agents and models only through traits.
+//! - [`store`]: [`protocol::server::TaskStore`] and [`engine::RunStore`] in memory or
+//!   SQLite.
+//! - [`connect`]: the engine's agent connector over the protocol's client and the
+//!   registry; [`host`]: the orchestrator as one A2A agent (`serve`). These adapters are
+//!   the only places the engine and the protocol meet.
+//! - [`llm`]: the optional language model (any OpenAI-compatible API).
+//! - [`agents`]: the demo's example downstream agents, built on the protocol only.
+//! - [`bench`]: the benchmark behind `bench`.
+//! - [`backoff`]: the one retry schedule every retry loop uses (a leaf).
 //! - [`cli`]: the command-line front end.
 //!
 //! See `ARCHITECTURE.md` for the bird's-eye view and the invariants.
@@ -17,6 +26,7 @@
 #![forbid(unsafe_code)]
 
 pub mod agents;
+pub mod backoff;
 pub mod bench;
 pub mod cli;
 pub mod config;

@@ -15,6 +15,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
 
+use crate::backoff::{Backoff, Jitter};
 use crate::engine::{
     AgentConnector, AgentError, AgentErrorKind, Content, RemoteState, SendRequest, Update, Updates,
 };
@@ -27,6 +28,9 @@ use ledger::Ledger;
 
 /// How many times a dropped stream is resumed within one attempt.
 const MAX_RESUMES: u32 = 3;
+/// Waits before resubscribing to a dropped stream: 50, 100, 200 ms.
+const RESUME_BACKOFF: Backoff =
+    Backoff::exponential(Duration::from_millis(50), Duration::from_millis(200));
 
 /// The engine's agents, reached over A2A through the registry.
 #[derive(Clone)]
@@ -423,7 +427,7 @@ fn followed(
                 Phase::Resume(n) => {
                     let id = TaskId::new(c.task_id.clone().unwrap_or_default());
                     tracing::debug!(agent = %c.agent, task = %id, attempt = n + 1, "resubscribing after a dropped stream");
-                    tokio::time::sleep(Duration::from_millis(50 << n)).await;
+                    tokio::time::sleep(RESUME_BACKOFF.delay(n + 1)).await;
                     match Box::pin(c.client.resubscribe(&TaskIdParams::new(id))).await {
                         Ok(s) => Phase::Live(s),
                         Err(_) => Phase::Resume(n + 1),
@@ -448,7 +452,8 @@ enum Poll {
     Send(Box<MessageSendParams>),
     /// Follow an existing task: get it now, then poll.
     Attach(TaskId),
-    Wait(Duration),
+    /// Wait before poll number `n` (1 for the first after sending).
+    Wait(u32),
 }
 
 /// A non-blocking `message/send`, then `tasks/get` with backoff until the task is final.
@@ -468,6 +473,7 @@ fn polled_from(
     initial: Duration,
     max: Duration,
 ) -> impl Stream<Item = Result<Update, AgentError>> + Send {
+    let schedule = Backoff::exponential(initial, max).with_jitter(Jitter::Up(0.1));
     let state = (conversation, phase, None::<TaskState>);
     futures::stream::unfold(state, move |(mut c, mut phase, mut last)| async move {
         loop {
@@ -486,23 +492,23 @@ fn polled_from(
                         }
                         Err(e) => c.fail(agent_error(e)),
                     }
-                    Poll::Wait(initial)
+                    Poll::Wait(1)
                 }
                 Poll::Attach(id) => {
                     match c.client.get_task(&TaskQueryParams::new(id)).await {
                         Ok(t) => c.snapshot(&t, &mut last),
                         Err(e) => c.fail(agent_error(e)),
                     }
-                    Poll::Wait(initial)
+                    Poll::Wait(1)
                 }
-                Poll::Wait(wait) => {
-                    tokio::time::sleep(wait).await;
+                Poll::Wait(n) => {
+                    tokio::time::sleep(schedule.delay(n)).await;
                     let id = TaskId::new(c.task_id.clone().unwrap_or_default());
                     match c.client.get_task(&TaskQueryParams::new(id)).await {
                         Ok(t) => c.snapshot(&t, &mut last),
                         Err(e) => c.fail(agent_error(e)),
                     }
-                    Poll::Wait((wait * 2).min(max))
+                    Poll::Wait(n.saturating_add(1))
                 }
             };
         }

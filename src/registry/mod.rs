@@ -13,8 +13,6 @@ pub mod config;
 pub mod env;
 mod select;
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
+use crate::backoff::{self, Backoff, Jitter};
 use crate::protocol::client::{
     A2aClient, CardFetch, CardResolver, ClientError, http_client, http2_client, select_jsonrpc_url,
 };
@@ -131,7 +130,8 @@ struct AgentState {
     /// Why the last discovery or refresh went wrong, if it did.
     problem: Option<String>,
     next_refresh: Instant,
-    backoff: Duration,
+    /// Card fetches that failed in a row (0 when the last one worked).
+    failures: u32,
     breaker: Breaker,
 }
 
@@ -218,11 +218,9 @@ impl Transport {
     }
 }
 
-/// A random factor in [0.9, 1.1) to spread refreshes out.
-fn jitter(d: Duration) -> Duration {
-    let r = RandomState::new().build_hasher().finish() % 1000;
-    d.mul_f64(0.9 + r as f64 / 5000.0)
-}
+/// Refreshes are spread a tenth either way, so agents discovered together are not all
+/// fetched again at the same moment.
+const REFRESH_JITTER: Jitter = Jitter::Around(0.1);
 
 impl Registry {
     /// Builds the registry and fetches every card concurrently. Never fails: problems
@@ -249,7 +247,7 @@ impl Registry {
                         etag: None,
                         problem: None,
                         next_refresh: now,
-                        backoff: options.retry_initial,
+                        failures: 0,
                         breaker: Breaker::new(options.breaker_threshold, options.breaker_cooldown),
                     }),
                     in_flight: AtomicUsize::new(0),
@@ -337,13 +335,13 @@ impl Registry {
         let mut st = agent.state();
         let ok_until = |max_age: Option<Duration>| {
             let wait = max_age.map_or(options.refresh_interval, |a| a.max(Duration::from_secs(1)));
-            now + jitter(wait)
+            now + backoff::jitter(wait, REFRESH_JITTER)
         };
         match outcome {
             Ok(CardFetch::NotModified { max_age }) => {
                 debug!(agent = %agent.name, "card not modified");
                 st.problem = None;
-                st.backoff = options.retry_initial;
+                st.failures = 0;
                 st.next_refresh = ok_until(max_age);
             }
             Ok(CardFetch::Fetched {
@@ -365,7 +363,7 @@ impl Registry {
                             st.card_url = Some(url);
                             st.etag = etag;
                             st.problem = note;
-                            st.backoff = options.retry_initial;
+                            st.failures = 0;
                             st.next_refresh = ok_until(max_age);
                         }
                         Err(e) => self.record_failure(
@@ -417,8 +415,11 @@ impl Registry {
                 "card refresh failed ({reason}); using the card fetched before"
             ));
         }
-        st.next_refresh = now + jitter(st.backoff);
-        st.backoff = (st.backoff * 2).min(self.inner.options.refresh_interval);
+        st.failures = st.failures.saturating_add(1);
+        let options = &self.inner.options;
+        let retry = Backoff::exponential(options.retry_initial, options.refresh_interval)
+            .with_jitter(REFRESH_JITTER);
+        st.next_refresh = now + retry.delay(st.failures);
     }
 
     /// The status of every agent, in file order.

@@ -14,6 +14,7 @@ use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
 use super::store::TaskStore;
+use crate::backoff::{Backoff, Jitter};
 use crate::protocol::types::{PushNotificationConfig, Task, TaskId};
 
 /// Why a webhook URL is refused, if it is: not http(s), no host, a host that does not
@@ -91,6 +92,7 @@ pub const NOTIFICATION_TOKEN_HEADER: &str = "X-A2A-Notification-Token";
 const QUEUE: usize = 32;
 const ATTEMPTS: u32 = 3;
 const FIRST_BACKOFF: Duration = Duration::from_millis(200);
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 /// Sends webhooks for a server.
 #[derive(Clone)]
@@ -167,7 +169,9 @@ impl PushNotifier {
             warn!(url = %config.url, %why, "push notification not sent");
             return;
         }
-        let mut backoff = FIRST_BACKOFF;
+        let mut waits = Backoff::exponential(FIRST_BACKOFF, MAX_BACKOFF)
+            .with_jitter(Jitter::Up(0.2))
+            .waits();
         for attempt in 1..=ATTEMPTS {
             let mut req = self.http.post(&config.url).json(task);
             if let Some(token) = &config.token {
@@ -192,9 +196,10 @@ impl PushNotifier {
                 }
                 Err(e) => warn!(url = %config.url, error = %e, attempt, "webhook unreachable"),
             }
-            if attempt < ATTEMPTS {
-                tokio::time::sleep(backoff).await;
-                backoff *= 2;
+            if attempt < ATTEMPTS
+                && let Some(wait) = waits.next()
+            {
+                tokio::time::sleep(wait).await;
             }
         }
     }

@@ -1,0 +1,239 @@
+//! The engine's public face: [`Engine`] starts and resumes runs, each in its own task
+//! (a [`Run`]), and hands back a [`RunHandle`] — its [`RunControl`] (answers, cancel) and
+//! its [`RunEvents`].
+
+use super::*;
+
+/// Tunables of the engine.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// How long `always` steps may run after a cancel or a cancelling failure.
+    pub grace: Duration,
+    /// Events buffered per run before the run waits for its reader.
+    pub event_buffer: usize,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        Self {
+            grace: Duration::from_secs(30),
+            event_buffer: 1024,
+        }
+    }
+}
+
+/// Runs workflows. Cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    connector: Arc<dyn AgentConnector>,
+    /// Writes `kind = "llm"` steps; without one they use their `fallback`.
+    model: Option<Arc<dyn TextModel>>,
+    options: EngineOptions,
+    tracker: TaskTracker,
+    /// Where runs are written down, when they should survive the process.
+    store: Option<Arc<dyn RunStore>>,
+}
+
+pub(super) enum Command {
+    Answer {
+        step: Option<String>,
+        item: Option<usize>,
+        answer: Answer,
+        reply: tokio::sync::oneshot::Sender<Result<(), AnswerError>>,
+    },
+}
+
+/// Controls a running run. Cheap to clone.
+#[derive(Clone)]
+pub struct RunControl {
+    commands: mpsc::Sender<Box<Command>>,
+    cancel: CancellationToken,
+}
+
+impl RunControl {
+    /// Routes an answer to the pending question of `step` (and `item`), or to the only
+    /// pending question when `step` is `None`.
+    pub async fn answer(
+        &self,
+        step: Option<&str>,
+        item: Option<usize>,
+        answer: Answer,
+    ) -> Result<(), AnswerError> {
+        let (reply, result) = tokio::sync::oneshot::channel();
+        let cmd = Command::Answer {
+            step: step.map(str::to_owned),
+            item,
+            answer,
+            reply,
+        };
+        self.commands
+            .send(Box::new(cmd))
+            .await
+            .map_err(|_| AnswerError::Finished)?;
+        result.await.map_err(|_| AnswerError::Finished)?
+    }
+
+    /// Cancels the run: no new steps, every running downstream task canceled, `always`
+    /// steps run within the grace period, the run ends `canceled`.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+}
+
+/// A started run: its control and its events (ending with the final `Run` event).
+pub struct RunHandle {
+    pub run_id: String,
+    pub control: RunControl,
+    pub events: RunEvents,
+}
+
+/// A run's events, in order, ending with the final `Run` event.
+///
+/// Each waits in the channel boxed: a channel allocates its slots in blocks of 32, and a
+/// block of boxes is a twentieth of a block of events — memory every run holds.
+pub struct RunEvents(mpsc::Receiver<Box<RunEvent>>);
+
+impl RunEvents {
+    /// The next event; `None` once the run has ended and every event was taken.
+    pub async fn recv(&mut self) -> Option<RunEvent> {
+        self.0.recv().await.map(|e| *e)
+    }
+}
+
+impl Engine {
+    pub fn new(connector: Arc<dyn AgentConnector>, options: EngineOptions) -> Self {
+        Self {
+            connector,
+            model: None,
+            options,
+            tracker: TaskTracker::new(),
+            store: None,
+        }
+    }
+
+    /// Writes `kind = "llm"` steps with `model`.
+    pub fn with_model(mut self, model: Arc<dyn TextModel>) -> Self {
+        self.model = Some(model);
+        self
+    }
+
+    /// Writes every run down in `store`, so that [`Engine::resume`] can go on with it
+    /// after a restart.
+    pub fn with_store(mut self, store: Arc<dyn RunStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// A run as stored (none without a store, or for an unknown id).
+    pub async fn saved_run(&self, run_id: &str) -> Result<Option<SavedRun>, RunStoreError> {
+        match &self.store {
+            Some(store) => store.load_run(run_id).await,
+            None => Ok(None),
+        }
+    }
+
+    /// Checks the inputs, then starts the run. The error lists every input problem.
+    pub fn start(
+        &self,
+        workflow: Arc<Workflow>,
+        inputs: &Map<String, Value>,
+        run_id: String,
+    ) -> Result<RunHandle, Vec<String>> {
+        let inputs = workflow.check_inputs(inputs)?;
+        Ok(self.launch(workflow, inputs, run_id, None))
+    }
+
+    /// Goes on with a stored run (after a restart) on `workflow` — the version the run
+    /// started with. Finished steps keep their results and are not run again; a step
+    /// whose downstream task is known follows that task again; a message whose fate is
+    /// unknown is sent again with the same message id; questions are asked again. A run
+    /// that had ended reports its end again.
+    pub fn resume(&self, workflow: Arc<Workflow>, saved: SavedRun) -> RunHandle {
+        let inputs = saved.header.inputs.clone();
+        let run_id = saved.header.run_id.clone();
+        self.launch(workflow, inputs, run_id, Some(saved))
+    }
+
+    fn launch(
+        &self,
+        workflow: Arc<Workflow>,
+        inputs: Map<String, Value>,
+        run_id: String,
+        saved: Option<SavedRun>,
+    ) -> RunHandle {
+        let (events_tx, events) = mpsc::channel(self.options.event_buffer);
+        let (commands, commands_rx) = mpsc::channel(16);
+        let cancel = CancellationToken::new();
+        let (ask_tx, ask_rx) = mpsc::channel(64);
+        let n = workflow.steps.len();
+        let needs: Vec<Vec<usize>> = workflow
+            .steps
+            .iter()
+            .map(|s| {
+                s.needs
+                    .iter()
+                    .filter_map(|n| workflow.steps.iter().position(|x| x.id == *n))
+                    .collect()
+            })
+            .collect();
+        let mut dependents = vec![Vec::new(); n];
+        for (i, ns) in needs.iter().enumerate() {
+            for &j in ns {
+                dependents[j].push(i);
+            }
+        }
+        let waiting: Vec<usize> = needs.iter().map(Vec::len).collect();
+        let ready = (0..n).filter(|&i| waiting[i] == 0).collect();
+        let journal = self.store.as_ref().map(|store| Journal {
+            store: store.clone(),
+            run_id: run_id.clone(),
+        });
+        let run = Run {
+            journal,
+            saved,
+            restore: Default::default(),
+            needs,
+            dependents,
+            waiting,
+            ready,
+            active: Default::default(),
+            finished_count: 0,
+            context_steps: Map::new(),
+            inputs,
+            slots: (0..n).map(|_| Slot::default()).collect(),
+            workflow,
+            run_id: run_id.clone(),
+            connector: self.connector.clone(),
+            model: self.model.clone(),
+            events: events_tx,
+            ask_tx,
+            ask_rx,
+            commands: commands_rx,
+            cancel: cancel.clone(),
+            work: CancellationToken::new(),
+            always: CancellationToken::new(),
+            units: JoinSet::new(),
+            running: 0,
+            questions: Vec::new(),
+            stopping: false,
+            canceled: false,
+            failure: None,
+            state: RunState::Working,
+            grace: self.options.grace,
+            grace_until: None,
+        };
+        let span = info_span!("run", run_id = %run_id);
+        self.tracker.spawn(run.run().instrument(span));
+        RunHandle {
+            run_id,
+            control: RunControl { commands, cancel },
+            events: RunEvents(events),
+        }
+    }
+
+    /// Waits for every run to end (after canceling them, if `cancel`).
+    pub async fn shutdown(&self) {
+        self.tracker.close();
+        self.tracker.wait().await;
+    }
+}

@@ -1,0 +1,342 @@
+//! The run loop: one task per run owning all of the run's state — no locks. It starts a
+//! unit as soon as its step's needs have finished (no stage barriers), up to
+//! `max_parallel`; evaluates triggers and `when`; fans out `for_each` items; routes
+//! questions and answers; applies the failure policy; cancels; renders the output.
+//!
+//! [`engine`] is the public face (start, resume, control); this file is the loop and the
+//! run's state; [`schedule`] decides and starts steps; [`questions`] routes answers.
+
+mod engine;
+mod questions;
+mod schedule;
+
+use engine::Command;
+pub use engine::{Engine, EngineOptions, RunControl, RunEvents, RunHandle};
+use questions::Pending;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{Instrument, debug, info_span};
+
+use super::journal::{Checkpoint, Journal, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun};
+use super::record::Record;
+use super::types::*;
+use super::unit::{Ask, Unit, approval};
+use crate::workflow::{OnFailure, StepId, StepKind, Trigger, Workflow, check_inputs};
+
+#[derive(Default)]
+struct Slot {
+    state: Option<StepState>,
+    /// The unit was spawned (for a plain step).
+    spawned: bool,
+    fan: Option<Fan>,
+}
+
+struct Fan {
+    items: Vec<Value>,
+    /// Items not started yet, in order.
+    queue: std::collections::VecDeque<usize>,
+    running: usize,
+    max: usize,
+    results: Vec<Option<Record>>,
+}
+
+struct Run {
+    journal: Option<Journal>,
+    /// The stored run this one goes on with; taken at start.
+    saved: Option<SavedRun>,
+    /// Checkpoints of the stored run not consumed yet.
+    restore: std::collections::HashMap<(String, Option<usize>), Checkpoint>,
+    workflow: Arc<Workflow>,
+    run_id: String,
+    connector: Arc<dyn AgentConnector>,
+    model: Option<Arc<dyn TextModel>>,
+    events: mpsc::Sender<Box<RunEvent>>,
+    ask_tx: mpsc::Sender<Box<Ask>>,
+    ask_rx: mpsc::Receiver<Box<Ask>>,
+    commands: mpsc::Receiver<Box<Command>>,
+    /// Fired by `RunControl::cancel`.
+    cancel: CancellationToken,
+    /// Cancels every running unit that is not an `always` step.
+    work: CancellationToken,
+    /// Cancels `always` steps when the grace period ends.
+    always: CancellationToken,
+    units: JoinSet<(usize, Option<usize>, Record)>,
+    /// Units running (fan-out items count one each).
+    running: usize,
+    questions: Vec<Pending>,
+    slots: Vec<Slot>,
+    /// Per step: its needs, the steps needing it, and how many needs are unfinished.
+    needs: Vec<Vec<usize>>,
+    dependents: Vec<Vec<usize>>,
+    waiting: Vec<usize>,
+    /// Steps whose needs have all finished, to decide (in workflow order).
+    ready: std::collections::BTreeSet<usize>,
+    /// Started steps with units left to spawn.
+    active: std::collections::BTreeSet<usize>,
+    finished_count: usize,
+    /// The run's inputs (defaults filled in).
+    inputs: Map<String, Value>,
+    context_steps: Map<String, Value>,
+    stopping: bool,
+    canceled: bool,
+    /// The first failure, which the run's end reports.
+    failure: Option<StepFailure>,
+    state: RunState,
+    grace: Duration,
+    grace_until: Option<tokio::time::Instant>,
+}
+
+/// A step that failed (and had no `continue_on_error`): why the run failed.
+struct StepFailure {
+    step: StepId,
+    /// The agent (or model) it last reached, if any.
+    agent: Option<String>,
+    reason: String,
+}
+
+impl std::fmt::Display for StepFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "step `{}`", self.step)?;
+        if let Some(a) = &self.agent {
+            write!(f, " (agent {a})")?;
+        }
+        write!(f, " failed: {}", self.reason)
+    }
+}
+
+impl Run {
+    async fn emit(&self, event: RunEvent) {
+        let _ = self.events.send(Box::new(event)).await;
+    }
+
+    /// The template context of step `step` (everything, for the output): only the steps
+    /// and inputs its templates use are put in, so starting a step costs no more as a
+    /// run or its inputs grow.
+    fn context(&self, step: Option<usize>, item: Option<(usize, &Value)>) -> Value {
+        // Built each time rather than kept: a waiting run holds no template context.
+        let mut ctx = json!({
+            "workflow": { "id": self.workflow.id.as_str(), "name": self.workflow.name },
+            "run": { "id": self.run_id },
+        });
+        let uses_inputs = step.and_then(|i| self.workflow.steps[i].uses_inputs.as_ref());
+        ctx["input"] = match uses_inputs {
+            Some(names) => Value::Object(
+                names
+                    .iter()
+                    .filter_map(|n| self.inputs.get(n).map(|v| (n.clone(), v.clone())))
+                    .collect(),
+            ),
+            None => Value::Object(self.inputs.clone()),
+        };
+        ctx["steps"] = match step {
+            Some(i) => Value::Object(
+                self.workflow.steps[i]
+                    .uses
+                    .iter()
+                    .filter_map(|u| {
+                        self.context_steps
+                            .get(u.as_str())
+                            .map(|v| (u.to_string(), v.clone()))
+                    })
+                    .collect(),
+            ),
+            None => Value::Object(self.context_steps.clone()),
+        };
+        if let Some((index, item)) = item {
+            ctx["item"] = item.clone();
+            ctx["index"] = json!(index);
+        }
+        ctx
+    }
+
+    // The run's future lives as long as the run and is as large as its largest state: the
+    // occasional steps (starting, scheduling, handling an event, finishing) are boxed so
+    // that it holds only the loop's wait — memory every in-flight run holds.
+    // Not an `async fn`: its argument would be kept twice in the future (once as passed,
+    // once as bound); an `async move` block holds `self` once.
+    #[allow(clippy::manual_async_fn)] // see above: an async fn would hold its arguments twice
+    fn run(mut self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        async move {
+            if !Box::pin(self.start()).await {
+                return;
+            }
+            loop {
+                Box::pin(self.schedule()).await;
+                if self.running == 0 && self.finished_count == self.slots.len() {
+                    break;
+                }
+                Box::pin(self.update_run_state()).await;
+                let grace = self.grace_until;
+                tokio::select! {
+                    Some(done) = self.units.join_next() => {
+                        self.running -= 1;
+                        match done {
+                            Ok((step, item, record)) => Box::pin(self.unit_done(step, item, record)).await,
+                            Err(e) => debug!(error = %e, "a unit task ended abnormally"),
+                        }
+                    }
+                    Some(ask) = self.ask_rx.recv() => Box::pin(self.asked(*ask)).await,
+                    Some(cmd) = self.commands.recv() => Box::pin(self.command(*cmd)).await,
+                    () = self.cancel.cancelled(), if !self.canceled => Box::pin(self.cancel_run()).await,
+                    () = async { tokio::time::sleep_until(grace.unwrap_or_else(tokio::time::Instant::now)).await }, if grace.is_some() => {
+                        self.always.cancel();
+                        self.grace_until = None;
+                    }
+                }
+            }
+            Box::pin(self.finish()).await;
+        }
+    }
+
+    /// Writes the run down (or restores it); false when a restored run had already ended
+    /// (its end reported again).
+    async fn start(&mut self) -> bool {
+        match self.saved.take() {
+            None => {
+                if let Some(j) = &self.journal {
+                    let header = RunHeader {
+                        run_id: self.run_id.clone(),
+                        workflow_id: self.workflow.id.to_string(),
+                        workflow_file: self.workflow.file.clone(),
+                        workflow_source: self.workflow.source.to_string(),
+                        workflow_hash: self.workflow.hash.clone(),
+                        inputs: self.inputs.clone(),
+                    };
+                    j.create(&header).await;
+                }
+            }
+            Some(saved) => {
+                if let Some(end) = saved.end {
+                    self.report_end(end).await;
+                    return false;
+                }
+                self.restore = saved.units;
+                if saved.canceled {
+                    self.cancel.cancel();
+                }
+            }
+        }
+        self.emit(RunEvent::Run {
+            state: RunState::Working,
+            message: None,
+        })
+        .await;
+        true
+    }
+
+    async fn update_run_state(&mut self) {
+        let waiting = self.questions.len();
+        let state = if waiting > 0 && waiting >= self.running {
+            RunState::InputRequired
+        } else {
+            RunState::Working
+        };
+        if state != self.state {
+            self.state = state;
+            self.emit(RunEvent::Run {
+                state,
+                message: None,
+            })
+            .await;
+        }
+    }
+
+    async fn cancel_run(&mut self) {
+        if let Some(j) = &self.journal {
+            j.canceled().await;
+        }
+        self.canceled = true;
+        self.stopping = true;
+        self.work.cancel();
+        self.grace_until = Some(tokio::time::Instant::now() + self.grace);
+    }
+
+    async fn finish(mut self) {
+        let (state, message) = if self.canceled {
+            (RunState::Canceled, Some("the run was canceled".to_owned()))
+        } else if let Some(failure) = self.failure.take() {
+            (RunState::Failed, Some(failure.to_string()))
+        } else {
+            (RunState::Completed, None)
+        };
+        let mut end = RunEnd {
+            state,
+            message,
+            output_text: None,
+            output_data: None,
+        };
+        if state == RunState::Completed {
+            match self.output() {
+                Ok((text, data)) => {
+                    end.output_text = text;
+                    end.output_data = data;
+                }
+                Err(e) => {
+                    end.state = RunState::Failed;
+                    end.message = Some(format!("the output could not be rendered: {e}"));
+                }
+            }
+        }
+        if let Some(j) = &self.journal {
+            j.finish(&end).await;
+        }
+        self.report_end(end).await;
+    }
+
+    /// Emits a run's end: its output (when completed), then its final state.
+    async fn report_end(&self, end: RunEnd) {
+        if end.state == RunState::Completed {
+            self.emit(RunEvent::Output {
+                text: end.output_text,
+                data: end.output_data,
+            })
+            .await;
+        }
+        self.emit(RunEvent::Run {
+            state: end.state,
+            message: end.message,
+        })
+        .await;
+    }
+
+    fn output(&self) -> Result<(Option<String>, Option<Value>), String> {
+        let ctx = self.context(None, None);
+        let t = &self.workflow.templates;
+        match &self.workflow.output {
+            Some(o) => {
+                let text = o
+                    .text
+                    .as_ref()
+                    .map(|x| t.render(x, &ctx))
+                    .transpose()
+                    .map_err(|e| e.to_string())?;
+                let data = o
+                    .data
+                    .as_ref()
+                    .map(|x| t.render_data(x, &ctx))
+                    .transpose()
+                    .map_err(|e| e.to_string())?;
+                Ok((text, data))
+            }
+            None => {
+                let texts: Vec<String> = self
+                    .workflow
+                    .steps
+                    .iter()
+                    .filter_map(|s| self.context_steps.get(s.id.as_str()))
+                    .filter(|v| v["state"] == "completed")
+                    .filter_map(|v| v["text"].as_str().map(str::to_owned))
+                    .filter(|t| !t.is_empty())
+                    .collect();
+                Ok((Some(texts.join("\n\n")), None))
+            }
+        }
+    }
+}

@@ -1,0 +1,454 @@
+//! An agent step: attempts with retries, each one a message sent (checkpointed first)
+//! and its downstream task followed to a final state — artifacts forwarded, the agent's
+//! questions put to the client, the step's timeout and deadline enforced by canceling
+//! the downstream task — and, after a restart, the task followed again instead of sent.
+
+use super::*;
+
+/// What one attempt at an agent step sends, and where it goes on from.
+struct Attempt {
+    /// Its number, from 1.
+    number: u32,
+    target: AgentTarget,
+    text: Option<String>,
+    data: Option<Map<String, Value>>,
+    /// The step's deadline, if it has one.
+    deadline: Option<Instant>,
+    /// The checkpoint (a `Sent`) to go on from, after a restart.
+    resume: Option<Checkpoint>,
+}
+
+/// The agent an attempt reached, and its task once the agent has said which.
+#[derive(Debug, Clone, Default)]
+struct Downstream {
+    agent: String,
+    task_id: Option<String>,
+}
+
+impl Unit {
+    /// Writes a checkpoint, if the run is durable: stored before it returns, or (with
+    /// `wait` false) only queued, stored with the run's next write that is waited for.
+    async fn checkpoint(
+        &self,
+        request: &SendRequest,
+        attempt: u32,
+        turn: u32,
+        downstream: &Option<Downstream>,
+        wait: bool,
+    ) {
+        let Some(j) = &self.journal else { return };
+        let (name, task) = downstream.clone().map(|d| (d.agent, d.task_id)).unzip();
+        let c = Checkpoint::Sent {
+            attempt,
+            turn,
+            message_id: request.message_id.clone(),
+            agent: name,
+            task_id: request.task_id.clone().or(task.flatten()),
+            text: request.text.clone(),
+            data: request.data.clone(),
+        };
+        if wait {
+            j.unit(self.id().as_str(), self.item, &c).await;
+        } else {
+            j.queue_unit(self.id().as_str(), self.item, &c).await;
+        }
+    }
+
+    pub(super) async fn agent_step(
+        &self,
+        target: AgentTarget,
+        text: Option<String>,
+        data: Option<Map<String, Value>>,
+        deadline: Option<Instant>,
+    ) -> Record {
+        let step = &self.workflow.steps[self.step];
+        let policy = step.retry;
+        let mut resume = self.resume.clone();
+        let mut attempt = match &resume {
+            Some(Checkpoint::Sent { attempt, .. }) => *attempt,
+            _ => 1,
+        };
+        loop {
+            let mut downstream = None;
+            let plan = Attempt {
+                number: attempt,
+                target: target.clone(),
+                text: text.clone(),
+                data: data.clone(),
+                deadline,
+                resume: resume.take(),
+            };
+            let outcome = self.attempt(plan, &mut downstream).await;
+            let agent_name = downstream.map(|d| d.agent);
+            let mut record = match outcome {
+                Ok(outputs) => {
+                    let mut r = Record::new(StepState::Completed);
+                    r.outputs = outputs;
+                    r
+                }
+                Err(Failure::Retry(reason)) if attempt < policy.max_attempts => {
+                    let resume =
+                        Instant::now() + policy.schedule().with_jitter(RETRY_JITTER).delay(attempt);
+                    if deadline.is_some_and(|d| d <= resume) {
+                        with_state(
+                            StepState::Failed,
+                            format!("{reason}; no time for another attempt before the deadline"),
+                        )
+                    } else {
+                        if !self
+                            .before_retry(attempt, agent_name.as_deref(), &reason, resume)
+                            .await
+                        {
+                            return with_state(StepState::Canceled, "canceled".into());
+                        }
+                        attempt += 1;
+                        continue;
+                    }
+                }
+                Err(Failure::Retry(reason)) => {
+                    let tries = if attempt > 1 {
+                        format!(" (after {attempt} attempts)")
+                    } else {
+                        String::new()
+                    };
+                    with_state(StepState::Failed, format!("{reason}{tries}"))
+                }
+                Err(Failure::Final(state, reason)) => with_state(state, reason),
+                Err(Failure::Canceled(reason)) => with_state(StepState::Canceled, reason),
+                Err(Failure::Deadline) => with_state(
+                    StepState::Failed,
+                    format!(
+                        "the step's deadline of {} passed",
+                        crate::config::format_duration(step.deadline.unwrap_or_default())
+                    ),
+                ),
+            };
+            record.agent = agent_name;
+            record.attempts = attempt;
+            return record;
+        }
+    }
+
+    /// One attempt: send, then follow the updates until a final state; `agent` says
+    /// which agent (and task) it reached, also when it fails. With `resume` (a `Sent`
+    /// checkpoint), the attempt goes on where it was: following the downstream task
+    /// again if it is known (and sending the answer it was being sent again if the task
+    /// still waits for it), else sending the same message again.
+    async fn attempt(
+        &self,
+        plan: Attempt,
+        agent: &mut Option<Downstream>,
+    ) -> Result<Outputs, Failure> {
+        let Attempt {
+            number: attempt,
+            target,
+            text,
+            data,
+            deadline,
+            resume,
+        } = plan;
+        let step = &self.workflow.steps[self.step];
+        let item = self.item.map_or_else(|| "-".to_owned(), |i| i.to_string());
+        let mut turn = 0;
+        let message_id =
+            |turn: u32| format!("{}:{}:{item}:{attempt}:{turn}", self.run_id, self.id());
+        let mut outputs = Outputs::default();
+        let mut last_message: Option<String> = None;
+        let mut request = SendRequest {
+            run_id: self.run_id.clone(),
+            target: target.clone(),
+            message_id: message_id(turn),
+            task_id: None,
+            text,
+            data,
+        };
+        // After a restart: the downstream task to follow again, and the answer that may
+        // not have reached it.
+        let mut reattach: Option<(String, String)> = None;
+        let mut unsent_answer: Option<SendRequest> = None;
+        if let Some(Checkpoint::Sent {
+            turn: t,
+            message_id,
+            agent: name,
+            task_id,
+            text,
+            data,
+            ..
+        }) = resume
+        {
+            turn = t;
+            let continued = SendRequest {
+                run_id: self.run_id.clone(),
+                target: match &name {
+                    Some(n) => AgentTarget::Named(AgentName::new(n.clone())),
+                    None => target.clone(),
+                },
+                message_id,
+                task_id: if t > 0 { task_id.clone() } else { None },
+                text,
+                data,
+            };
+            if let (Some(n), Some(task)) = (name, task_id) {
+                *agent = Some(Downstream {
+                    agent: n.clone(),
+                    task_id: Some(task.clone()),
+                });
+                reattach = Some((n, task));
+                if t > 0 {
+                    unsent_answer = Some(continued.clone());
+                }
+            }
+            request = continued;
+        }
+        let far = Instant::now() + DEFAULT_ANSWER_WAIT;
+        let mut attempt_until = step.timeout.map_or(far, |t| Instant::now() + t);
+        let step_until = deadline.unwrap_or(far);
+        'send: loop {
+            // The first send of a step is announced by its `Started` update; a retry or an
+            // answer going back is announced here, before the agent has answered.
+            if attempt > 1 || turn > 0 {
+                Box::pin(self.state(
+                    StepState::Working,
+                    attempt,
+                    agent.as_ref().map(|a| a.agent.as_str()),
+                    None,
+                    None,
+                ))
+                .await;
+            }
+            let connect = match reattach.take() {
+                Some((name, task)) => self.connector.attach(&name, &task),
+                None => {
+                    // Stored before the message goes out: a restart knows it may have.
+                    Box::pin(self.checkpoint(&request, attempt, turn, agent, true)).await;
+                    self.connector.send(request.clone())
+                }
+            };
+            let sent = tokio::select! {
+                r = connect => r,
+                () = sleep_until(attempt_until) => return Err(Failure::Retry(self.timed_out(step))),
+                () = sleep_until(step_until) => return Err(Failure::Deadline),
+                () = self.cancel.cancelled() => return Err(Failure::Canceled("canceled".into())),
+            };
+            let mut updates = match sent {
+                Ok(u) => u,
+                Err(e) if e.retryable() => return Err(Failure::Retry(e.message)),
+                Err(e) => return Err(Failure::Final(StepState::Failed, e.message)),
+            };
+            loop {
+                let next = tokio::select! {
+                    u = updates.next() => u,
+                    () = sleep_until(attempt_until) => {
+                        Box::pin(self.cancel_downstream(agent)).await;
+                        return Err(Failure::Retry(self.timed_out(step)));
+                    }
+                    () = sleep_until(step_until) => {
+                        Box::pin(self.cancel_downstream(agent)).await;
+                        return Err(Failure::Deadline);
+                    }
+                    () = self.cancel.cancelled() => {
+                        let note = Box::pin(self.cancel_downstream(agent)).await;
+                        return Err(Failure::Canceled(note.unwrap_or_else(|| "canceled".into())));
+                    }
+                };
+                if let Some(Ok(Update::Status { state, .. })) = &next
+                    && !matches!(
+                        state,
+                        RemoteState::InputRequired | RemoteState::AuthRequired
+                    )
+                {
+                    // The task moved on: the answer had reached it.
+                    unsent_answer = None;
+                }
+                match next {
+                    Some(Ok(Update::Started { agent: a, task_id })) => {
+                        *agent = Some(Downstream {
+                            agent: a.clone(),
+                            task_id: task_id.clone(),
+                        });
+                        // The downstream task is known: a restart follows it again. Not
+                        // waited for: lost in a crash, the message goes again with its
+                        // id, which the agent knows.
+                        if task_id.is_some() {
+                            Box::pin(self.checkpoint(&request, attempt, turn, agent, false)).await;
+                        }
+                        Box::pin(self.state(
+                            StepState::Working,
+                            attempt,
+                            Some(&a),
+                            task_id.as_deref(),
+                            None,
+                        ))
+                        .await;
+                    }
+                    Some(Ok(Update::Artifact(chunk))) => {
+                        outputs.apply(&chunk);
+                        let name = agent.as_ref().map_or_else(String::new, |a| a.agent.clone());
+                        self.emit(RunEvent::Artifact {
+                            step: self.id().clone(),
+                            item: self.item,
+                            agent: name,
+                            chunk,
+                        })
+                        .await;
+                    }
+                    Some(Ok(Update::Reply(parts))) => {
+                        outputs.apply(&ArtifactChunk {
+                            artifact_id: "reply".into(),
+                            name: None,
+                            parts,
+                            append: false,
+                            last_chunk: true,
+                        });
+                        return Ok(outputs);
+                    }
+                    Some(Ok(Update::Status { state, message })) => match state {
+                        RemoteState::Working => {
+                            if message.is_some() && message != last_message {
+                                Box::pin(self.state(
+                                    StepState::Working,
+                                    attempt,
+                                    agent.as_ref().map(|a| a.agent.as_str()),
+                                    agent.as_ref().and_then(|a| a.task_id.as_deref()),
+                                    message.clone(),
+                                ))
+                                .await;
+                            }
+                            last_message = message;
+                        }
+                        RemoteState::Completed => {
+                            if outputs.is_empty()
+                                && let Some(m) = message
+                            {
+                                // An agent that answers only in its final status message.
+                                outputs.apply(&ArtifactChunk {
+                                    artifact_id: "status-message".into(),
+                                    name: None,
+                                    parts: vec![Content::Text(m)],
+                                    append: false,
+                                    last_chunk: true,
+                                });
+                            }
+                            return Ok(outputs);
+                        }
+                        RemoteState::Failed => {
+                            return Err(Failure::Retry(format!(
+                                "the agent reported failure{}",
+                                message.map(|m| format!(": {m}")).unwrap_or_default()
+                            )));
+                        }
+                        RemoteState::Rejected => {
+                            return Err(Failure::Final(
+                                StepState::Rejected,
+                                format!(
+                                    "the agent rejected the task{}",
+                                    message.map(|m| format!(": {m}")).unwrap_or_default()
+                                ),
+                            ));
+                        }
+                        RemoteState::Canceled => {
+                            return Err(Failure::Final(
+                                StepState::Failed,
+                                "the agent canceled the task".into(),
+                            ));
+                        }
+                        RemoteState::InputRequired | RemoteState::AuthRequired
+                            if unsent_answer.is_some() =>
+                        {
+                            // The task still waits for the answer sent before the restart.
+                            if let Some(answer) = unsent_answer.take() {
+                                request = answer;
+                            }
+                            attempt_until = step.timeout.map_or(far, |t| Instant::now() + t);
+                            continue 'send;
+                        }
+                        RemoteState::InputRequired | RemoteState::AuthRequired => {
+                            let Downstream {
+                                agent: name,
+                                task_id,
+                            } = agent.clone().unwrap_or_default();
+                            let auth = state == RemoteState::AuthRequired;
+                            let st = if auth {
+                                StepState::AuthRequired
+                            } else {
+                                StepState::InputRequired
+                            };
+                            let prompt = message.unwrap_or_else(|| {
+                                format!(
+                                    "the agent {name} needs {}",
+                                    if auth { "authorization" } else { "more input" }
+                                )
+                            });
+                            Box::pin(self.state(
+                                st,
+                                attempt,
+                                Some(&name),
+                                task_id.as_deref(),
+                                Some(prompt.clone()),
+                            ))
+                            .await;
+                            let answer = self
+                                .ask(
+                                    QuestionKind::Downstream {
+                                        agent: name.clone(),
+                                        auth,
+                                    },
+                                    prompt,
+                                    step_until,
+                                )
+                                .await?;
+                            // The answer goes to the same downstream task; the wait did not
+                            // count against the attempt's timeout.
+                            turn += 1;
+                            request = SendRequest {
+                                run_id: self.run_id.clone(),
+                                target: AgentTarget::Named(AgentName::new(name)),
+                                message_id: message_id(turn),
+                                task_id,
+                                text: answer.text,
+                                data: answer.data,
+                            };
+                            attempt_until = step.timeout.map_or(far, |t| Instant::now() + t);
+                            continue 'send;
+                        }
+                    },
+                    Some(Err(e)) if e.retryable() => return Err(Failure::Retry(e.message)),
+                    Some(Err(e)) => return Err(Failure::Final(StepState::Failed, e.message)),
+                    None => {
+                        return Err(Failure::Retry(
+                            "the agent's stream ended before the task finished".into(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    fn timed_out(&self, step: &crate::workflow::Step) -> String {
+        format!(
+            "the attempt timed out after {}",
+            crate::config::format_duration(step.timeout.unwrap_or_default())
+        )
+    }
+
+    /// Sends `tasks/cancel` for the attempt's downstream task, if it has one. Returns a
+    /// note when the agent did not cancel.
+    async fn cancel_downstream(&self, agent: &Option<Downstream>) -> Option<String> {
+        let Downstream {
+            agent: name,
+            task_id: Some(task),
+        } = agent.as_ref()?
+        else {
+            return None;
+        };
+        match tokio::time::timeout(CANCEL_TIMEOUT, self.connector.cancel(name, task)).await {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(format!(
+                "canceled; the agent {name} did not cancel its task {task}: {e}"
+            )),
+            Err(_) => Some(format!(
+                "canceled; the agent {name} did not answer the cancel of task {task}"
+            )),
+        }
+    }
+}

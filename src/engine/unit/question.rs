@@ -1,0 +1,107 @@
+//! Approval and input steps, and the questions every kind of step puts to the client
+//! through the run loop; parsing an approval's answer.
+
+use super::*;
+
+impl Unit {
+    pub(super) async fn question_step(&self, prompt: String, deadline: Option<Instant>) -> Record {
+        let step = &self.workflow.steps[self.step];
+        let kind = match &step.kind {
+            StepKind::Input { fields, .. } => QuestionKind::Input {
+                schema: inputs_schema(fields),
+            },
+            _ => QuestionKind::Approval,
+        };
+        Box::pin(self.state(
+            StepState::InputRequired,
+            1,
+            None,
+            None,
+            Some(prompt.clone()),
+        ))
+        .await;
+        let wait = step.timeout.unwrap_or(DEFAULT_ANSWER_WAIT);
+        let until = deadline.map_or(Instant::now() + wait, |d| d.min(Instant::now() + wait));
+        match self.ask(kind, prompt, until).await {
+            Ok(answer) => {
+                let mut r = Record::new(StepState::Completed);
+                r.data = Some(answer.data.unwrap_or_default());
+                if let Some(t) = answer.text {
+                    r.outputs.apply(&ArtifactChunk {
+                        artifact_id: "answer".into(),
+                        name: None,
+                        parts: vec![Content::Text(t)],
+                        append: false,
+                        last_chunk: true,
+                    });
+                }
+                r
+            }
+            Err(Failure::Canceled(m)) => with_state(StepState::Canceled, m),
+            Err(_) => failed(format!(
+                "no answer within {}",
+                crate::config::format_duration(wait)
+            )),
+        }
+    }
+
+    /// Asks the client through the run loop and waits (bounded) for the answer.
+    pub(super) async fn ask(
+        &self,
+        kind: QuestionKind,
+        prompt: String,
+        until: Instant,
+    ) -> Result<Answer, Failure> {
+        let (reply, answer) = oneshot::channel();
+        let ask = Ask {
+            step: self.step,
+            item: self.item,
+            kind,
+            prompt,
+            reply,
+        };
+        if self.ask.send(Box::new(ask)).await.is_err() {
+            return Err(Failure::Canceled("the run ended".into()));
+        }
+        tokio::select! {
+            a = answer => a.map_err(|_| Failure::Canceled("the run ended".into())),
+            () = sleep_until(until) => Err(Failure::Deadline),
+            () = self.cancel.cancelled() => Err(Failure::Canceled("canceled".into())),
+        }
+    }
+}
+
+/// Parses an approval: `data.approved` (a boolean), or a yes/no text.
+pub fn approval(answer: &Answer) -> Result<Answer, String> {
+    let from_data = answer
+        .data
+        .as_ref()
+        .and_then(|d| d.get("approved"))
+        .map(|v| v.as_bool().ok_or("`approved` must be true or false"));
+    let approved = match from_data {
+        Some(r) => r?,
+        None => {
+            let text = answer
+                .text
+                .as_deref()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            let first = text.split_whitespace().next().unwrap_or("");
+            match first.trim_matches(|c: char| !c.is_alphanumeric()) {
+                "yes" | "y" | "approve" | "approved" | "ok" | "true" => true,
+                "no" | "n" | "deny" | "denied" | "reject" | "rejected" | "false" => false,
+                _ => return Err("answer yes or no (or send {\"approved\": true|false})".into()),
+            }
+        }
+    };
+    let mut data = Map::new();
+    data.insert("approved".into(), json!(approved));
+    if let Some(t) = &answer.text {
+        data.insert("comment".into(), json!(t));
+    }
+    Ok(Answer {
+        text: answer.text.clone(),
+        data: Some(data),
+    })
+}

@@ -17,10 +17,35 @@ use tracing::warn;
 use super::record::Record;
 use super::types::RunState;
 
-/// A failure of the run store.
-#[derive(Debug, thiserror::Error)]
-#[error("run store: {0}")]
-pub struct RunStoreError(pub String);
+/// Why a run store could not do what it was asked. The cause (the database's own
+/// error) is kept for the log.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunStoreError {
+    /// No run has this id.
+    #[error("no run {0}")]
+    NoRun(String),
+    /// The store takes no more requests: its writer has stopped (shutting down).
+    #[error("the run store is closed")]
+    Closed,
+    /// A stored run cannot be read back.
+    #[error("run {run} is unreadable: {cause}")]
+    Unreadable {
+        run: String,
+        #[source]
+        cause: std::sync::Arc<dyn std::error::Error + Send + Sync>,
+    },
+    /// The database (or the file system under it) failed.
+    #[error("the run store failed: {0}")]
+    Backend(#[source] std::sync::Arc<dyn std::error::Error + Send + Sync>),
+}
+
+impl RunStoreError {
+    /// A failure of the database, keeping its error as the cause.
+    pub fn backend(e: impl std::error::Error + Send + Sync + 'static) -> RunStoreError {
+        RunStoreError::Backend(std::sync::Arc::new(e))
+    }
+}
 
 /// A run as it started.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -188,7 +213,7 @@ impl MemoryRunStore {
 }
 
 fn missing(run_id: &str) -> RunStoreError {
-    RunStoreError(format!("no run {run_id}"))
+    RunStoreError::NoRun(run_id.to_owned())
 }
 
 impl RunStore for MemoryRunStore {

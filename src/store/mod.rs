@@ -33,6 +33,45 @@ pub trait Store: TaskStore + RunStore {
     fn prune_finished(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>>;
 }
 
+/// Why a store could not be opened: where, and what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot open the store {location}: {kind}")]
+pub struct OpenError {
+    /// The store as the user named it (a path).
+    pub location: String,
+    pub kind: OpenErrorKind,
+}
+
+/// What is wrong with a store that could not be opened. Each says what to do about it
+/// and keeps the underlying error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenErrorKind {
+    #[error("cannot create {}: {source}", dir.display())]
+    CreateDir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("it is a directory")]
+    IsDirectory,
+    #[error(
+        "{0} — the file is not a SQLite database or is corrupt; restore it from a backup or move it away (nothing was changed)"
+    )]
+    NotADatabase(sqlx::Error),
+    #[error(
+        "it was written by a newer version of a2a-orchestrator (schema version {found}; this one knows up to {known})"
+    )]
+    NewerSchema { found: i64, known: i64 },
+    #[error(
+        "it is a SQLite database of another program (it has tables but no a2a-orchestrator schema)"
+    )]
+    Foreign,
+    #[error("migration {number} failed: {source}")]
+    Migration { number: usize, source: sqlx::Error },
+    #[error("{0}")]
+    Database(sqlx::Error),
+}
+
 /// Where a store lives, as `--store` names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreSpec {
@@ -73,7 +112,7 @@ impl StoreSpec {
 
     /// Opens (creating if needed) the store. An unreadable, corrupt or foreign
     /// database is an error, never replaced by an empty one.
-    pub async fn open(&self) -> Result<Arc<dyn Store>, StoreError> {
+    pub async fn open(&self) -> Result<Arc<dyn Store>, OpenError> {
         Ok(match self {
             StoreSpec::Memory => Arc::new(MemoryStore::new()),
             StoreSpec::Sqlite(path) => Arc::new(SqliteStore::open(path).await?),

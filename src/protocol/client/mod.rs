@@ -129,17 +129,23 @@ impl std::fmt::Debug for A2aClient {
 /// A shared HTTP client with this crate's user agent: HTTP/1.1, or HTTP/2 where TLS
 /// negotiates it.
 pub fn http_client() -> reqwest::Client {
-    builder().build().unwrap_or_default()
+    build(builder())
 }
 
 /// A shared HTTP client that speaks only HTTP/2: over `http://` without an upgrade
 /// (h2c, "prior knowledge"). Every call to one host shares one connection, a stream
 /// each; a streaming call waiting on a slow task costs a stream, not a connection.
 pub fn http2_client() -> reqwest::Client {
-    builder()
-        .http2_prior_knowledge()
+    build(builder().http2_prior_knowledge())
+}
+
+/// Builds a client with our settings. Building fails only when the TLS backend cannot
+/// be set up (reqwest's own `Client::new` panics then too); falling back to a default
+/// client would silently drop the connect timeout and the user agent, so it is not done.
+fn build(builder: reqwest::ClientBuilder) -> reqwest::Client {
+    builder
         .build()
-        .unwrap_or_default()
+        .expect("the HTTP client's TLS backend could not be initialized")
 }
 
 fn builder() -> reqwest::ClientBuilder {

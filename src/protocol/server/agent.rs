@@ -10,6 +10,7 @@ use std::future::Future;
 
 use tokio_util::sync::CancellationToken;
 
+use super::store::StoreError;
 use super::task_manager::ActorHandle;
 use crate::protocol::error::RpcError;
 use crate::protocol::types::{
@@ -45,7 +46,7 @@ pub trait AgentExecutor: Send + Sync + 'static {
             events
                 .status(TaskState::Canceled, None)
                 .await
-                .map_err(|e| RpcError::internal(e.to_string()))
+                .map_err(RpcError::from)
         }
     }
 
@@ -67,7 +68,7 @@ pub trait AgentExecutor: Send + Sync + 'static {
                 events
                     .fail("the agent restarted while working on this task; send the message again")
                     .await
-                    .map_err(|e| RpcError::internal(e.to_string()))?;
+                    .map_err(RpcError::from)?;
             }
             Ok(())
         }
@@ -130,7 +131,7 @@ impl Queued {
 }
 
 /// Why an event was not accepted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum SinkError {
     #[error("task {0} is already {1}; no further events are accepted")]
     Terminal(TaskId, TaskState),
@@ -140,10 +141,32 @@ pub enum SinkError {
     WrongTask { expected: TaskId, got: TaskId },
     #[error("event for context {got} sent to the sink of a task in context {expected}")]
     WrongContext { expected: ContextId, got: ContextId },
-    #[error("the task store failed: {0}")]
-    Store(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
     #[error("the server is shutting down")]
     Closed,
+}
+
+impl From<SinkError> for RpcError {
+    /// What a client is told when a task's event was not taken. A store's failure or an
+    /// agent's mistake is logged here, with its cause; the wire gets only what kind of
+    /// failure it was, never database errors, paths or internal ids.
+    fn from(e: SinkError) -> RpcError {
+        match &e {
+            SinkError::Closed => RpcError::internal("the server is shutting down"),
+            SinkError::Store(cause) => {
+                tracing::warn!(error = %cause, "task store failure");
+                RpcError::internal("the task store failed")
+            }
+            SinkError::Terminal(..)
+            | SinkError::AlreadyReplied
+            | SinkError::WrongTask { .. }
+            | SinkError::WrongContext { .. } => {
+                tracing::warn!(error = %e, "an event was refused");
+                RpcError::internal("the agent sent an event its task cannot take")
+            }
+        }
+    }
 }
 
 /// Where an agent sends the events of one task. Cheap to clone; every clone keeps the
@@ -156,6 +179,24 @@ pub struct EventSink {
 }
 
 impl EventSink {
+    /// A sink on a new task `t` of context `c` in a throwaway in-memory store: for
+    /// tests of executors that need no server.
+    #[cfg(test)]
+    pub(crate) fn for_tests(first: Message) -> EventSink {
+        let manager = super::task_manager::TaskManager::new(
+            std::sync::Arc::new(super::store::InMemoryTaskStore::new()),
+            None,
+            tokio_util::task::TaskTracker::new(),
+            CancellationToken::new(),
+        );
+        let (task_id, context_id) = (TaskId::new("t"), ContextId::new("c"));
+        EventSink {
+            handle: manager.open_new(task_id.clone(), context_id.clone(), first),
+            task_id,
+            context_id,
+        }
+    }
+
     pub fn task_id(&self) -> &TaskId {
         &self.task_id
     }

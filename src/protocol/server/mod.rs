@@ -8,6 +8,7 @@
 //! capabilities the card does not declare, media types the agent does not take.
 
 mod agent;
+mod apply;
 mod auth;
 mod listen;
 mod push;
@@ -37,10 +38,10 @@ use tracing::{Instrument, info_span, warn};
 pub use agent::{
     AgentExecutor, CancelContext, EventSink, Queued, RequestContext, ResumeContext, SinkError,
 };
+pub use apply::apply_event;
 pub use auth::{InboundAuth, UNAUTHENTICATED};
 pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, check_webhook};
 pub use store::{InMemoryTaskStore, LoggedEvent, StoreError, TaskStore};
-pub use task_manager::apply_event;
 use task_manager::{ActorHandle, Subscription, TaskManager, Update};
 
 use super::error::RpcError;
@@ -161,7 +162,11 @@ impl<A: AgentExecutor> A2aServerBuilder<A> {
             )
         });
         let manager = TaskManager::new(store, push, tracker.clone(), shutdown.clone());
-        let card_json = Bytes::from(serde_json::to_vec(&self.card).unwrap_or_default());
+        // An AgentCard always serializes: every map in it has string keys and every
+        // field is plain data, so this cannot fail (and an empty card is never served).
+        let card_json = Bytes::from(
+            serde_json::to_vec(&self.card).expect("an agent card always serializes to JSON"),
+        );
         A2aServer {
             inner: Arc::new(Inner {
                 agent: Arc::new(self.agent),
@@ -499,7 +504,7 @@ fn sink_error(e: SinkError) -> RpcError {
                 "task {id} is in terminal state {state} and accepts no more messages; start a new task (you may reuse its contextId)"
             ),
         ),
-        other => RpcError::internal(other.to_string()),
+        other => RpcError::from(other),
     }
 }
 

@@ -15,10 +15,49 @@ use futures::future::BoxFuture;
 
 use crate::protocol::types::{PushNotificationConfig, StreamEvent, Task, TaskId};
 
-/// A failure of the backing store.
-#[derive(Debug, thiserror::Error)]
-#[error("task store: {0}")]
-pub struct StoreError(pub String);
+/// The error a store keeps as the cause of a failure: the database's own error (or an
+/// I/O or decoding error), shared so that the failure can be reported to every caller
+/// that waited on the same write.
+pub type Cause = Arc<dyn std::error::Error + Send + Sync>;
+
+/// Why a task store could not do what it was asked. The server answers each with an
+/// internal error and logs it; the cause stays in the log, never on the wire.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The store takes no more requests: its writer has stopped (the process is
+    /// shutting down).
+    #[error("the task store is closed")]
+    Closed,
+    /// Something stored cannot be read back (`what`: a task, an event, a config).
+    #[error("a stored {what} is unreadable: {cause}")]
+    Unreadable {
+        what: &'static str,
+        #[source]
+        cause: Cause,
+    },
+    /// The database (or the file system under it) failed.
+    #[error("the task store failed: {0}")]
+    Backend(#[source] Cause),
+}
+
+impl StoreError {
+    /// A failure of the database, keeping its error as the cause.
+    pub fn backend(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+        StoreError::Backend(Arc::new(e))
+    }
+
+    /// A stored `what` that cannot be decoded.
+    pub fn unreadable(
+        what: &'static str,
+        e: impl std::error::Error + Send + Sync + 'static,
+    ) -> StoreError {
+        StoreError::Unreadable {
+            what,
+            cause: Arc::new(e),
+        }
+    }
+}
 
 /// One entry of a task's event log.
 pub type LoggedEvent = (u64, Arc<StreamEvent>);

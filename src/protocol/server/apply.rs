@@ -1,0 +1,141 @@
+//! What an event does to a task's snapshot: statuses replace the status (the one before
+//! moving into the history), artifact chunks append or replace by `append` and
+//! `lastChunk`. The task actor moves tasks on with it, and a store that keeps snapshots
+//! less often than every event replays the events after one with it.
+
+use crate::protocol::types::{
+    StreamEvent, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent, now_rfc3339,
+};
+
+/// Applies one event, as logged, to a task's snapshot: how the actor moves a task on,
+/// and how a store that keeps a snapshot less often than every event brings it up to
+/// date from the events logged after it.
+pub fn apply_event(task: &mut Task, event: &StreamEvent) {
+    match event {
+        StreamEvent::Task(t) => {
+            let mut t = t.clone();
+            if t.history.is_empty() {
+                t.history = std::mem::take(&mut task.history);
+            }
+            *task = t;
+        }
+        StreamEvent::Message(m) => task.history.push(m.clone()),
+        StreamEvent::StatusUpdate(e) => apply_status(task, e),
+        StreamEvent::ArtifactUpdate(e) => apply_artifact(task, e),
+    }
+}
+
+/// Sets `final` from the state and stamps a missing timestamp.
+pub(super) fn normalize_status(e: &mut TaskStatusUpdateEvent) {
+    e.is_final = e.status.state.is_terminal() || e.status.state.is_interrupted();
+    if e.status.timestamp.is_none() {
+        e.status.timestamp = Some(now_rfc3339());
+    }
+}
+
+/// The previous status message moves into the history; the new status replaces it.
+fn apply_status(task: &mut Task, e: &TaskStatusUpdateEvent) {
+    if let Some(previous) = task.status.message.take() {
+        task.history.push(previous);
+    }
+    task.status = e.status.clone();
+}
+
+/// `append: true` extends the artifact of the same id (creating it if it is new);
+/// otherwise the artifact replaces any artifact of the same id.
+fn apply_artifact(task: &mut Task, e: &TaskArtifactUpdateEvent) {
+    let incoming = &e.artifact;
+    let existing = task
+        .artifacts
+        .iter_mut()
+        .find(|a| a.artifact_id == incoming.artifact_id);
+    match existing {
+        Some(a) if e.append == Some(true) => {
+            a.parts.extend(incoming.parts.iter().cloned());
+            if a.name.is_none() {
+                a.name.clone_from(&incoming.name);
+            }
+            if a.description.is_none() {
+                a.description.clone_from(&incoming.description);
+            }
+            if let Some(meta) = &incoming.metadata {
+                a.metadata
+                    .get_or_insert_with(Default::default)
+                    .extend(meta.clone());
+            }
+        }
+        Some(a) => *a = incoming.clone(),
+        None => task.artifacts.push(incoming.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::types::{
+        Artifact, ArtifactId, ArtifactUpdateKind, ContextId, Message, Part, TaskId, TaskState,
+        TaskStatus,
+    };
+
+    fn chunk(id: &str, text: &str, append: bool) -> TaskArtifactUpdateEvent {
+        TaskArtifactUpdateEvent {
+            kind: ArtifactUpdateKind,
+            task_id: TaskId::new("t"),
+            context_id: ContextId::new("c"),
+            artifact: Artifact::new(ArtifactId::new(id), vec![Part::text(text)]),
+            append: Some(append),
+            last_chunk: None,
+            metadata: None,
+        }
+    }
+
+    #[test]
+    fn append_extends_and_replace_replaces() {
+        let mut task = Task::new(
+            TaskId::new("t"),
+            ContextId::new("c"),
+            TaskStatus::new(TaskState::Working),
+        );
+        apply_artifact(&mut task, &chunk("a", "one ", true));
+        apply_artifact(&mut task, &chunk("a", "two", true));
+        apply_artifact(&mut task, &chunk("b", "x", false));
+        assert_eq!(task.artifacts.len(), 2);
+        assert_eq!(
+            crate::protocol::types::parts_text(&task.artifacts[0].parts),
+            "one two"
+        );
+        apply_artifact(&mut task, &chunk("a", "new", false));
+        assert_eq!(
+            crate::protocol::types::parts_text(&task.artifacts[0].parts),
+            "new"
+        );
+    }
+
+    #[test]
+    fn status_moves_previous_message_to_history() {
+        let mut task = Task::new(
+            TaskId::new("t"),
+            ContextId::new("c"),
+            TaskStatus::new(TaskState::Working).with_message(Message::agent_text("first")),
+        );
+        let mut e = TaskStatusUpdateEvent {
+            kind: Default::default(),
+            task_id: TaskId::new("t"),
+            context_id: ContextId::new("c"),
+            status: TaskStatus {
+                state: TaskState::InputRequired,
+                message: Some(Message::agent_text("which?")),
+                timestamp: None,
+            },
+            is_final: false,
+            metadata: None,
+        };
+        normalize_status(&mut e);
+        assert!(e.is_final, "input-required ends a stream");
+        assert!(e.status.timestamp.is_some());
+        apply_status(&mut task, &e);
+        assert_eq!(task.history.len(), 1);
+        assert_eq!(task.history[0].text(), "first");
+        assert_eq!(task.status.state, TaskState::InputRequired);
+    }
+}

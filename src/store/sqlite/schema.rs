@@ -1,0 +1,104 @@
+//! The database's schema and its migrations, applied in order at open; what a file
+//! that is not ours (not a database, another program's, a newer version's) is told.
+
+use super::*;
+
+/// The schema, one migration per version (`user_version` = how many are applied).
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE tasks (
+    id TEXT PRIMARY KEY,
+    snapshot TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    terminal INTEGER NOT NULL,
+    first_message_id TEXT,
+    updated_at INTEGER NOT NULL
+);
+CREATE INDEX tasks_by_terminal ON tasks (terminal, updated_at);
+CREATE INDEX tasks_by_first_message ON tasks (first_message_id);
+CREATE TABLE task_events (
+    task_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    event TEXT NOT NULL,
+    PRIMARY KEY (task_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE push_configs (
+    task_id TEXT NOT NULL,
+    config_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    config TEXT NOT NULL,
+    PRIMARY KEY (task_id, config_id)
+) WITHOUT ROWID;
+CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    header TEXT NOT NULL,
+    canceled INTEGER NOT NULL DEFAULT 0,
+    run_end TEXT,
+    updated_at INTEGER NOT NULL
+);
+CREATE INDEX runs_by_end ON runs (run_end IS NULL, updated_at);
+CREATE TABLE run_units (
+    run_id TEXT NOT NULL,
+    step TEXT NOT NULL,
+    item INTEGER NOT NULL,
+    checkpoint TEXT NOT NULL,
+    PRIMARY KEY (run_id, step, item)
+) WITHOUT ROWID;
+"#];
+
+/// SQLite's primary result codes for a file that is not a database (`SQLITE_NOTADB`)
+/// and a damaged one (`SQLITE_CORRUPT`).
+const SQLITE_NOTADB: i64 = 26;
+const SQLITE_CORRUPT: i64 = 11;
+
+/// What an opening error means: a file that is not a database, or is damaged, by its
+/// SQLite result code (the extended code's low byte is the primary one).
+pub(super) fn explain(e: sqlx::Error) -> OpenErrorKind {
+    let code = match &e {
+        sqlx::Error::Database(db) => db.code().and_then(|c| c.parse::<i64>().ok()),
+        _ => None,
+    };
+    match code.map(|c| c & 0xff) {
+        Some(SQLITE_NOTADB | SQLITE_CORRUPT) => OpenErrorKind::NotADatabase(e),
+        _ => OpenErrorKind::Database(e),
+    }
+}
+
+/// Applies the migrations the database lacks, each in its own transaction.
+pub(super) async fn migrate(conn: &mut SqliteConnection) -> Result<(), OpenErrorKind> {
+    let version: i64 = sqlx::query_scalar("PRAGMA user_version")
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(explain)?;
+    let known = MIGRATIONS.len() as i64;
+    if version > known {
+        return Err(OpenErrorKind::NewerSchema {
+            found: version,
+            known,
+        });
+    }
+    if version == 0 {
+        let tables: i64 = sqlx::query_scalar("SELECT count(*) FROM sqlite_master")
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(explain)?;
+        if tables > 0 {
+            return Err(OpenErrorKind::Foreign);
+        }
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let mut tx = conn.begin().await.map_err(explain)?;
+        sqlx::raw_sql(sql)
+            .execute(&mut *tx)
+            .await
+            .map_err(|source| OpenErrorKind::Migration {
+                number: i + 1,
+                source,
+            })?;
+        sqlx::raw_sql(&format!("PRAGMA user_version = {}", i + 1))
+            .execute(&mut *tx)
+            .await
+            .map_err(explain)?;
+        tx.commit().await.map_err(explain)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,214 @@
+//! Tasks, their numbered event logs, the messageId index and push configs: the
+//! protocol's [`TaskStore`] on SQLite. Snapshots are kept now and then, not at every
+//! event; a read replays the events after the stored snapshot.
+
+use super::*;
+
+/// Most events logged after a task's stored snapshot: a read replays at most this many
+/// (and those of the commit that passed it).
+const SNAPSHOT_EVERY: u64 = 32;
+
+/// Whether a commit stores the task's snapshot, or only its events (the snapshot is
+/// then the stored one with the events after it replayed; `SqliteStore::caught_up`).
+/// Most commits of a busy task are a status or an artifact chunk, and rewriting the
+/// whole task for each made up most of what a commit wrote. Stored: a task's first
+/// commit, one without events (a user's message added to the history), one with a
+/// whole task, the one that ends it (so a finished task is read without replaying), and
+/// at least every [`SNAPSHOT_EVERY`] events.
+fn snapshot_due(task: &Task, events: &[LoggedEvent]) -> bool {
+    let (Some((first, _)), Some((last, _))) = (events.first(), events.last()) else {
+        return true;
+    };
+    *first == 1
+        || task.status.state.is_terminal()
+        || events
+            .iter()
+            .any(|(_, e)| matches!(**e, StreamEvent::Task(_)))
+        || (first - 1) / SNAPSHOT_EVERY != last / SNAPSHOT_EVERY
+}
+
+impl SqliteStore {
+    /// A stored snapshot brought up to date: the events logged after it, replayed.
+    async fn caught_up(&self, mut task: Task, mut seq: u64) -> Result<(Task, u64), StoreError> {
+        for (n, event) in self.events_after(&task.id, seq).await? {
+            apply_event(&mut task, &event);
+            seq = n;
+        }
+        Ok((task, seq))
+    }
+}
+
+fn parse_task(snapshot: &str) -> Result<Task, StoreError> {
+    serde_json::from_str(snapshot).map_err(|e| StoreError::unreadable("task", e))
+}
+
+impl TaskStore for SqliteStore {
+    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
+        let id = id.clone();
+        Box::pin(async move {
+            let row = sqlx::query("SELECT snapshot, seq, terminal FROM tasks WHERE id = ?1")
+                .bind(id.as_str())
+                .fetch_optional(&self.reads)
+                .await
+                .map_err(read_error)?;
+            let Some(row) = row else { return Ok(None) };
+            let snapshot: String = row.get(0);
+            let seq: i64 = row.get(1);
+            let terminal: bool = row.get(2);
+            let task = parse_task(&snapshot)?;
+            Ok(Some(if terminal {
+                // Stored with the event that ended it: nothing follows.
+                (task, seq as u64)
+            } else {
+                self.caught_up(task, seq as u64).await?
+            }))
+        })
+    }
+
+    fn commit<'a>(
+        &'a self,
+        task: &'a Task,
+        events: &'a [LoggedEvent],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let snapshot = snapshot_due(task, events)
+                .then(|| encode(task))
+                .transpose()?;
+            let events = events
+                .iter()
+                .map(|(seq, e)| Ok((*seq as i64, encode(&**e)?)))
+                .collect::<Result<Vec<_>, WriteError>>()?;
+            // Without a new event, `apply` gives the snapshot the task's last stored number.
+            let seq = events.last().map_or(0, |(s, _)| *s);
+            self.write(Write::Commit {
+                id: task.id.to_string(),
+                snapshot,
+                seq,
+                terminal: task.status.state.is_terminal(),
+                first_message_id: task.history.first().map(|m| m.message_id.to_string()),
+                events,
+            })
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn events_after(
+        &self,
+        id: &TaskId,
+        after: u64,
+    ) -> BoxFuture<'_, Result<Vec<LoggedEvent>, StoreError>> {
+        let id = id.to_string();
+        Box::pin(async move {
+            let rows = sqlx::query(
+                "SELECT seq, event FROM task_events WHERE task_id = ?1 AND seq > ?2 ORDER BY seq",
+            )
+            .bind(&id)
+            .bind(after as i64)
+            .fetch_all(&self.reads)
+            .await
+            .map_err(read_error)?;
+            rows.into_iter()
+                .map(|r| {
+                    let seq: i64 = r.get(0);
+                    let text: String = r.get(1);
+                    let event: StreamEvent = serde_json::from_str(&text)
+                        .map_err(|e| StoreError::unreadable("event", e))?;
+                    Ok((seq as u64, std::sync::Arc::new(event)))
+                })
+                .collect()
+        })
+    }
+
+    fn task_of_message<'a>(
+        &'a self,
+        message_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskId>, StoreError>> {
+        Box::pin(async move {
+            let id: Option<String> =
+                sqlx::query_scalar("SELECT id FROM tasks WHERE first_message_id = ?1 LIMIT 1")
+                    .bind(message_id)
+                    .fetch_optional(&self.reads)
+                    .await
+                    .map_err(read_error)?;
+            Ok(id.map(TaskId::new))
+        })
+    }
+
+    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
+        Box::pin(async move {
+            let rows = sqlx::query("SELECT snapshot, seq FROM tasks WHERE terminal = 0")
+                .fetch_all(&self.reads)
+                .await
+                .map_err(read_error)?;
+            let mut tasks = Vec::with_capacity(rows.len());
+            for r in rows {
+                let snapshot: String = r.get(0);
+                let seq: i64 = r.get(1);
+                tasks.push(self.caught_up(parse_task(&snapshot)?, seq as u64).await?);
+            }
+            Ok(tasks)
+        })
+    }
+
+    fn prune(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>> {
+        self.prune_finished(before)
+    }
+
+    fn set_push_config(
+        &self,
+        task: &TaskId,
+        config: PushNotificationConfig,
+    ) -> BoxFuture<'_, Result<(), StoreError>> {
+        let task = task.to_string();
+        Box::pin(async move {
+            let config_id = config.id.clone().unwrap_or_else(|| task.clone());
+            let config = encode(&config)?;
+            self.write(Write::SetPush {
+                task,
+                config_id,
+                config,
+            })
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn push_configs(
+        &self,
+        task: &TaskId,
+    ) -> BoxFuture<'_, Result<Vec<PushNotificationConfig>, StoreError>> {
+        let task = task.to_string();
+        Box::pin(async move {
+            let rows: Vec<String> = sqlx::query_scalar(
+                "SELECT config FROM push_configs WHERE task_id = ?1 ORDER BY position",
+            )
+            .bind(&task)
+            .fetch_all(&self.reads)
+            .await
+            .map_err(read_error)?;
+            rows.iter()
+                .map(|c| {
+                    serde_json::from_str(c).map_err(|e| StoreError::unreadable("push config", e))
+                })
+                .collect()
+        })
+    }
+
+    fn delete_push_config(
+        &self,
+        task: &TaskId,
+        config_id: &str,
+    ) -> BoxFuture<'_, Result<bool, StoreError>> {
+        let (task, config_id) = (task.to_string(), config_id.to_owned());
+        Box::pin(async move {
+            let n = self.write(Write::DeletePush { task, config_id }).await?;
+            Ok(n > 0)
+        })
+    }
+}
+
+/// A failed read: the database's error, kept.
+fn read_error(e: sqlx::Error) -> StoreError {
+    StoreError::backend(e)
+}

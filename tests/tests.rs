@@ -16,6 +16,7 @@ mod durable;
 mod engine;
 mod errors;
 mod host;
+mod layers;
 mod llm;
 mod python_client;
 mod python_server;

@@ -5,9 +5,11 @@
 //! task is final is resumed with `tasks/resubscribe`. Other agents get a non-blocking
 //! `message/send`, then `tasks/get` polled with backoff. Either way a ledger of the
 //! artifact parts already forwarded turns snapshots into the missing chunks only, so no
-//! chunk is lost or repeated. This is the only place where engine and A2A types meet.
+//! chunk is lost or repeated. This is the only place where engine and A2A types meet
+//! on the way out; `model.rs` is where the engine meets the language model.
 
 mod ledger;
+mod model;
 
 use std::collections::VecDeque;
 use std::time::Duration;

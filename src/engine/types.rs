@@ -158,7 +158,8 @@ pub struct Prompt {
 pub type Tokens = BoxStream<'static, Result<String, ModelError>>;
 
 /// How the engine reaches a language model for `kind = "llm"` steps. Implemented over
-/// an OpenAI-compatible API by `crate::llm`, and by scripted models in tests.
+/// an OpenAI-compatible API (`crate::llm`, adapted in `crate::connect`), and by scripted
+/// models in tests.
 pub trait TextModel: Send + Sync + 'static {
     /// How the model is named in step events (`llm:<model>`).
     fn name(&self) -> &str;

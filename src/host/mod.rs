@@ -8,7 +8,11 @@
 //! model does, the deterministic routing and the usual input checks stay in charge.
 //!
 //! It adapts the engine to the protocol layer and is the only place that knows both.
+//! This file holds the executor (execute, resume, cancel); [`conversation`] what happens
+//! on a task before and between runs; [`relay`] how a run's events reach the task.
 
+mod conversation;
+mod relay;
 mod route;
 pub mod serve;
 pub mod settings;
@@ -127,8 +131,9 @@ impl Orchestrator {
     }
 }
 
-fn sink_error(e: crate::protocol::server::SinkError) -> RpcError {
-    RpcError::internal(e.to_string())
+/// A task's event not taken: the cause is logged by the conversion, not sent.
+fn sink_error(e: SinkError) -> RpcError {
+    RpcError::from(e)
 }
 
 /// An agent message with text and, optionally, a data part.
@@ -286,7 +291,10 @@ impl AgentExecutor for Orchestrator {
             .engine
             .saved_run(task.id.as_str())
             .await
-            .map_err(|e| RpcError::internal(e.to_string()))?;
+            .map_err(|e| {
+                tracing::warn!(task_id = %task.id, error = %e, "reading the task's run failed");
+                RpcError::internal("the run store failed")
+            })?;
         let Some(saved) = saved else {
             // No run was started: the task was choosing a workflow or giving inputs, and
             // its next message starts over; unless it was being worked on, which is lost.
@@ -319,10 +327,10 @@ impl AgentExecutor for Orchestrator {
                     Some(w) => Arc::new(w),
                     None => {
                         let why: Vec<String> = diags.iter().map(ToString::to_string).collect();
+                        tracing::warn!(task_id = %task.id, workflow = %h.workflow_id, problems = %why.join("; "), "the workflow version this run started with no longer loads");
                         return Err(RpcError::internal(format!(
-                            "the version of workflow `{}` this run started with no longer loads: {}",
-                            h.workflow_id,
-                            why.join("; ")
+                            "the version of workflow `{}` this run started with no longer loads",
+                            h.workflow_id
                         )));
                     }
                 }
@@ -357,439 +365,49 @@ impl AgentExecutor for Orchestrator {
     }
 }
 
-impl Orchestrator {
-    /// Routes a new message. A message that names its workflow, or a choice of one
-    /// workflow, needs no model; otherwise the model chooses, when there is one and the
-    /// message has text. A model that fails leaves it to the deterministic match.
-    async fn route(&self, message: &Message, request: Option<&Metadata>) -> Route {
-        let workflows = &self.inner.workflows;
-        let text = match &self.inner.llm {
-            Some(_) if workflows.len() > 1 && !route::names_workflow(message, request) => {
-                message.text()
-            }
-            _ => String::new(),
-        };
-        if let Some(llm) = &self.inner.llm
-            && !text.trim().is_empty()
-        {
-            let choices: Vec<Choice> = workflows
-                .iter()
-                .map(|w| Choice {
-                    id: w.id.to_string(),
-                    name: w.name.clone(),
-                    description: w.description.clone(),
-                    examples: w.examples.clone(),
-                })
-                .collect();
-            match llm.choose(&text, &choices).await {
-                Ok(Some(id)) => {
-                    if let Some(w) = workflows.iter().find(|w| w.id.as_str() == id) {
-                        tracing::debug!(workflow = %id, "the language model chose the workflow");
-                        return Route::Found(w.clone());
-                    }
-                }
-                Ok(None) => {
-                    return Route::Unclear {
-                        candidates: workflows.clone(),
-                        reason: "I could not tell which workflow you want".into(),
-                    };
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "the language model could not route the request; matching its words instead");
-                }
-            }
-        }
-        route(workflows, message, request)
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{AgentConnector, AgentError, SendRequest, Updates};
+    use futures::future::BoxFuture;
 
-    /// The inputs the model reads in the message's text (when there is a model, and the
-    /// message is words rather than a data part). Values for unknown inputs and nulls
-    /// are dropped; the rest go through the workflow's usual input check, so a wrong
-    /// value is asked for again, never passed on. A model that fails gives nothing.
-    async fn extracted(&self, message: &Message, workflow: &Workflow) -> Map<String, Value> {
-        let Some(llm) = &self.inner.llm else {
-            return Map::new();
-        };
-        let text = message.text();
-        let structured = message.parts.iter().any(|p| matches!(p, Part::Data(_)));
-        if workflow.inputs.is_empty() || structured || text.trim().is_empty() {
-            return Map::new();
+    struct Silent;
+
+    impl AgentConnector for Silent {
+        fn send(&self, _: SendRequest) -> BoxFuture<'static, Result<Updates, AgentError>> {
+            Box::pin(futures::future::pending())
         }
-        match llm.extract(&text, &workflow.input_schema()).await {
-            Ok(values) => values
-                .into_iter()
-                .filter(|(k, v)| !v.is_null() && workflow.inputs.iter().any(|i| &i.name == k))
-                .collect(),
-            Err(e) => {
-                tracing::warn!(workflow = %workflow.id, error = %e, "the language model could not extract the inputs; asking for what is missing");
-                Map::new()
-            }
+
+        fn cancel(&self, _: &str, _: &str) -> BoxFuture<'static, Result<(), AgentError>> {
+            Box::pin(async { Ok(()) })
         }
     }
 
-    /// The conversation a task's history shows: the workflow its latest routable user
-    /// message names, and the inputs all of them gave.
-    fn conversation_in_history(&self, task: &Task) -> Option<Conversation> {
-        let users: Vec<&Message> = task
-            .history
-            .iter()
-            .filter(|m| m.role == Role::User)
-            .collect();
-        let workflow =
-            users
-                .iter()
-                .rev()
-                .find_map(|m| match route(&self.inner.workflows, m, None) {
-                    Route::Found(w) => Some(w),
-                    Route::Unclear { .. } => None,
-                })?;
-        let mut given = Map::new();
-        for m in &users {
-            given.extend(inputs_from(m, &workflow));
-        }
-        given.retain(|k, _| workflow.inputs.iter().any(|i| &i.name == k));
-        Some(Conversation::Inputs { workflow, given })
-    }
+    /// Bytes of the execute future, which every upstream task holds while its run goes
+    /// on: everything but following the run is boxed and it is an `async move` block,
+    /// not an `async fn`. Fails when a change undoes that.
+    const EXECUTE_FUTURE_MAX: usize = 1_250;
 
-    /// The run of `task_id` once it is registered, if the store has it unfinished (it is
-    /// being resumed); waits up to 10 seconds.
-    async fn resumed_run(&self, task_id: &TaskId) -> Option<(RunControl, Arc<Mutex<View>>)> {
-        let saved = self.inner.engine.saved_run(task_id.as_str()).await.ok()??;
-        if saved.end.is_some() {
-            return None;
-        }
-        let until = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-        loop {
-            let notified = self.inner.registered.notified();
-            if let Some(Conversation::Running { control, view }) = self.tasks().get(task_id) {
-                return Some((control.clone(), view.clone()));
-            }
-            if tokio::time::timeout_at(until, notified).await.is_err() {
-                return None;
-            }
-        }
-    }
-
-    /// Relays a run's events to the upstream task until the run ends; answers to its
-    /// questions reach it through the task's entry in `tasks`.
-    async fn follow(
-        &self,
-        task_id: &TaskId,
-        cancel: &CancellationToken,
-        events: &EventSink,
-        workflow: &Workflow,
-        mut run: RunHandle,
-    ) -> Result<(), RpcError> {
-        let view = Arc::new(Mutex::new(View::default()));
-        self.tasks().insert(
-            task_id.clone(),
-            Conversation::Running {
-                control: run.control.clone(),
-                view: view.clone(),
-            },
-        );
-        self.inner.registered.notify_waiters();
-        let mut canceled = false;
-        // Events are queued, not sent one at a time: the task stores those that wait
-        // together in one write, so a durable store's commits do not pace the run.
-        let mut unsettled: VecDeque<Queued> = VecDeque::new();
-        let mut refused = false;
-        let mut refuse = |e: SinkError, control: &RunControl| {
-            if !std::mem::replace(&mut refused, true) {
-                tracing::debug!(error = %e, "the upstream task no longer takes events; canceling the run");
-                control.cancel();
-            }
-        };
-        loop {
-            let event = tokio::select! {
-                e = run.events.recv() => e,
-                () = cancel.cancelled(), if !canceled => {
-                    canceled = true;
-                    run.control.cancel();
-                    continue;
-                }
-            };
-            let Some(event) = event else { break };
-            let end = matches!(&event, RunEvent::Run { state, .. } if state.is_terminal());
-            while let Some(outcome) = unsettled.front_mut().and_then(Queued::try_outcome) {
-                unsettled.pop_front();
-                if let Err(e) = outcome {
-                    refuse(e, &run.control);
-                }
-            }
-            // Boxed: queuing is brief, and inline its future would double what every
-            // waiting run's relay holds.
-            match Box::pin(events.queue(translate(events, &view, workflow, event))).await {
-                Ok(queued) => unsettled.push_back(queued),
-                Err(e) => refuse(e, &run.control),
-            }
-            if end {
-                break;
-            }
-        }
-        // Done once every event is stored (or refused).
-        for queued in unsettled {
-            if let Err(e) = queued.outcome().await {
-                refuse(e, &run.control);
-            }
-        }
-        self.tasks().remove(task_id);
-        Ok(())
-    }
-
-    /// Remembers what the task waits for, and asks the client (input-required).
-    async fn ask(
-        &self,
-        events: &EventSink,
-        waiting: Conversation,
-        text: &str,
-        data: Value,
-    ) -> Result<(), RpcError> {
-        self.tasks().insert(events.task_id().clone(), waiting);
-        status(
-            events,
-            TaskState::InputRequired,
-            Some(agent_message(text, Some(data))),
-            None,
-        )
-        .await
-    }
-
-    /// A message on a task whose run is going: an answer to one of its questions.
-    async fn answer(
-        &self,
-        ctx: &RequestContext,
-        events: &EventSink,
-        control: RunControl,
-        view: Arc<Mutex<View>>,
-    ) -> Result<(), RpcError> {
-        let meta = ctx.message.metadata.as_ref().or(ctx.metadata.as_ref());
-        let step = meta.and_then(|m| m.get("step")).and_then(Value::as_str);
-        let item = meta
-            .and_then(|m| m.get("item"))
-            .and_then(Value::as_u64)
-            .map(|i| i as usize);
-        match control.answer(step, item, answer_of(&ctx.message)).await {
-            Ok(()) => {
-                let taken = format!(
-                    "answer taken{}",
-                    step.map(|s| format!(" for step `{s}`")).unwrap_or_default()
-                );
-                status(
-                    events,
-                    TaskState::Working,
-                    Some(agent_message(&taken, None)),
-                    None,
-                )
-                .await
-            }
-            Err(e) => {
-                // Nothing is lost: the run and its questions stay as they were.
-                let (state, pending) = {
-                    let v = view.lock().unwrap_or_else(|p| p.into_inner());
-                    (
-                        v.state,
-                        v.questions
-                            .iter()
-                            .map(|(s, i, p)| pending_json(s, *i, p))
-                            .collect::<Vec<_>>(),
-                    )
-                };
-                let text = format!("Your answer was not taken: {e}.");
-                let data = Some(json!({ "error": e.to_string(), "pendingQuestions": pending }));
-                let st = if state == Some(RunState::InputRequired) {
-                    TaskState::InputRequired
-                } else {
-                    TaskState::Working
-                };
-                status(events, st, Some(agent_message(&text, data)), None).await
-            }
-        }
-    }
-}
-
-fn pending_json(step: &str, item: Option<usize>, prompt: &str) -> Value {
-    json!({ "step": step, "item": item, "prompt": prompt })
-}
-
-/// Turns one run event into the upstream task's events.
-fn translate(
-    events: &EventSink,
-    view: &Mutex<View>,
-    workflow: &Workflow,
-    event: RunEvent,
-) -> StreamEvent {
-    match event {
-        RunEvent::Run { state, message } => {
-            let pending: Vec<Value> = {
-                let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
-                v.state = Some(state);
-                v.questions
-                    .iter()
-                    .map(|(s, i, p)| pending_json(s, *i, p))
-                    .collect()
-            };
-            let (st, msg) = match state {
-                RunState::Working => (TaskState::Working, None),
-                RunState::InputRequired => {
-                    let prompts: Vec<String> = pending
-                        .iter()
-                        .map(|q| {
-                            format!(
-                                "- {}: {}",
-                                q["step"].as_str().unwrap_or(""),
-                                q["prompt"].as_str().unwrap_or("")
-                            )
-                        })
-                        .collect();
-                    let text = if pending.len() == 1 {
-                        pending[0]["prompt"].as_str().unwrap_or("").to_owned()
-                    } else {
-                        format!(
-                            "Several questions are waiting; answer one at a time with metadata {{\"step\": ...}}:\n{}",
-                            prompts.join("\n")
-                        )
-                    };
-                    (
-                        TaskState::InputRequired,
-                        Some(agent_message(
-                            &text,
-                            Some(json!({ "pendingQuestions": pending })),
-                        )),
-                    )
-                }
-                RunState::Completed => (
-                    TaskState::Completed,
-                    Some(agent_message(
-                        &format!("`{}` completed.", workflow.id),
-                        None,
-                    )),
-                ),
-                RunState::Failed => (
-                    TaskState::Failed,
-                    Some(agent_message(
-                        message.as_deref().unwrap_or("the run failed"),
-                        None,
-                    )),
-                ),
-                RunState::Canceled => (
-                    TaskState::Canceled,
-                    message.map(|m| agent_message(&m, None)),
-                ),
-            };
-            status_event(events, st, msg, None)
-        }
-        RunEvent::Step {
-            step,
-            item,
-            state,
-            attempt,
-            agent,
-            task_id,
-            message,
-        } => {
-            let mut meta = Map::new();
-            meta.insert("step".into(), json!(step.as_str()));
-            meta.insert("item".into(), json!(item));
-            meta.insert("state".into(), json!(state.as_str()));
-            meta.insert("attempt".into(), json!(attempt));
-            meta.insert("agent".into(), json!(agent));
-            meta.insert("downstreamTaskId".into(), json!(task_id));
-            let label = item.map_or_else(|| format!("`{step}`"), |i| format!("`{step}`[{i}]"));
-            let text = match &message {
-                Some(m) => format!("{label} {state}: {m}"),
-                None => format!("{label} {state}"),
-            };
-            let st = if view.lock().unwrap_or_else(|p| p.into_inner()).state
-                == Some(RunState::InputRequired)
-            {
-                TaskState::InputRequired
-            } else {
-                TaskState::Working
-            };
-            status_event(events, st, Some(agent_message(&text, None)), Some(meta))
-        }
-        RunEvent::Artifact {
-            step,
-            item,
-            agent,
-            chunk,
-        } => {
-            let id = match item {
-                Some(i) => format!("{step}[{i}]/{}", chunk.artifact_id),
-                None => format!("{step}/{}", chunk.artifact_id),
-            };
-            let mut artifact =
-                Artifact::new(ArtifactId::new(id), chunk.parts.iter().map(part).collect());
-            artifact.name = chunk.name.clone();
-            let mut meta = Map::new();
-            meta.insert("step".into(), json!(step.as_str()));
-            meta.insert("item".into(), json!(item));
-            meta.insert("agent".into(), json!(agent));
-            meta.insert("artifactId".into(), json!(chunk.artifact_id));
-            artifact.metadata = Some(meta);
-            events
-                .artifact_update(artifact, chunk.append, chunk.last_chunk)
-                .into()
-        }
-        RunEvent::Question {
-            step,
-            item,
-            prompt,
-            kind,
-        } => {
-            let pending: Vec<Value> = {
-                let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
-                v.questions.push((step.to_string(), item, prompt.clone()));
-                v.questions
-                    .iter()
-                    .map(|(s, i, p)| pending_json(s, *i, p))
-                    .collect()
-            };
-            let mut meta = Map::new();
-            meta.insert("pendingQuestions".into(), Value::Array(pending));
-            if let QuestionKind::Input { schema } = kind {
-                meta.insert("inputSchema".into(), schema);
-            }
-            status_event(events, TaskState::Working, None, Some(meta))
-        }
-        RunEvent::Output { text, data } => {
-            let mut parts = Vec::new();
-            if let Some(t) = text {
-                parts.push(Part::text(t));
-            }
-            if let Some(Value::Object(d)) = data {
-                parts.push(Part::data(d));
-            } else if let Some(other) = data.filter(|d| !d.is_null()) {
-                parts.push(Part::data(Map::from_iter([("value".to_owned(), other)])));
-            }
-            let artifact =
-                Artifact::new(ArtifactId::new("result"), parts).with_name(workflow.name.clone());
-            events.artifact_update(artifact, false, true).into()
-        }
-    }
-}
-
-fn part(c: &crate::engine::Content) -> Part {
-    use crate::engine::Content;
-    match c {
-        Content::Text(t) => Part::text(t.clone()),
-        Content::Data(d) => Part::data(d.clone()),
-        Content::File {
-            name,
-            mime_type,
-            uri,
-            bytes,
-        } => Part::File(FilePart {
-            file: FileContent {
-                name: name.clone(),
-                mime_type: mime_type.clone(),
-                source: match (uri, bytes) {
-                    (Some(u), _) => FileSource::Uri(u.clone()),
-                    (None, b) => FileSource::Bytes(b.clone().unwrap_or_default()),
-                },
-            },
+    #[tokio::test]
+    async fn the_execute_future_stays_small() {
+        let engine = Engine::new(Arc::new(Silent), crate::engine::EngineOptions::default());
+        let orchestrator = Orchestrator::new(Vec::new(), engine, None);
+        let message = Message::user_text("hello");
+        let ctx = RequestContext {
+            task_id: TaskId::new("t"),
+            context_id: ContextId::new("c"),
+            message: message.clone(),
+            task: None,
+            configuration: None,
             metadata: None,
-        }),
+            cancel: CancellationToken::new(),
+        };
+        let events = EventSink::for_tests(message);
+        let size = std::mem::size_of_val(&orchestrator.execute(ctx, events));
+        eprintln!("execute future {size} B");
+        assert!(
+            size <= EXECUTE_FUTURE_MAX,
+            "the orchestrator's execute future grew to {size} bytes (bound {EXECUTE_FUTURE_MAX})"
+        );
     }
 }

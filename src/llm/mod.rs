@@ -20,10 +20,7 @@ use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse};
 use futures::StreamExt;
-use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
-
-use crate::engine::{ModelError, Prompt, TextModel, Tokens};
 
 /// Defaults of `[llm]`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -129,6 +126,11 @@ const ROUTE_SYSTEM: &str = "You route a user's request to one of the workflows l
 const EXTRACT_SYSTEM: &str = "You extract the inputs of a workflow from a user's request. Answer with one JSON object only, whose keys are input names from the JSON Schema given. Include only the values the request states or clearly implies; leave out anything it does not say (never guess, never use placeholders). Use the types the schema gives: numbers as numbers, dates as YYYY-MM-DD, lists as arrays.";
 
 impl Llm {
+    /// How the model is named in step states and logs: `llm:<model>`.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
     pub fn new(config: LlmConfig) -> Self {
         // async-openai's HTTP client takes the process's TLS provider; an error here
         // only means one is installed already.
@@ -297,24 +299,6 @@ impl Llm {
             }
         });
         Ok(tokens.boxed())
-    }
-}
-
-impl TextModel for Llm {
-    fn name(&self) -> &str {
-        &self.inner.name
-    }
-
-    fn stream(&self, prompt: Prompt) -> BoxFuture<'static, Result<Tokens, ModelError>> {
-        let this = self.clone();
-        Box::pin(async move {
-            let tokens = Llm::stream(&this, prompt.system, prompt.user)
-                .await
-                .map_err(|e| ModelError(e.to_string()))?;
-            Ok(tokens
-                .map(|t| t.map_err(|e| ModelError(e.to_string())))
-                .boxed())
-        })
     }
 }
 

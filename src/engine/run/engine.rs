@@ -161,6 +161,20 @@ impl Engine {
         run_id: String,
         saved: Option<SavedRun>,
     ) -> RunHandle {
+        let (run, handle) = self.prepare(workflow, inputs, run_id, saved);
+        let span = info_span!("run", run_id = %handle.run_id);
+        self.tracker.spawn(run.run().instrument(span));
+        handle
+    }
+
+    /// A run's state and its handle, not started yet.
+    fn prepare(
+        &self,
+        workflow: Arc<Workflow>,
+        inputs: Map<String, Value>,
+        run_id: String,
+        saved: Option<SavedRun>,
+    ) -> (Run, RunHandle) {
         let (events_tx, events) = mpsc::channel(self.options.event_buffer);
         let (commands, commands_rx) = mpsc::channel(16);
         let cancel = CancellationToken::new();
@@ -222,18 +236,102 @@ impl Engine {
             grace: self.options.grace,
             grace_until: None,
         };
-        let span = info_span!("run", run_id = %run_id);
-        self.tracker.spawn(run.run().instrument(span));
-        RunHandle {
+        let handle = RunHandle {
             run_id,
             control: RunControl { commands, cancel },
             events: RunEvents(events),
-        }
+        };
+        (run, handle)
     }
 
     /// Waits for every run to end (after canceling them, if `cancel`).
     pub async fn shutdown(&self) {
         self.tracker.close();
         self.tracker.wait().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The futures every in-flight run holds for as long as it runs. Their size is memory
+    //! per run (`bench`'s `bytes_per_inflight_run`): rarely taken branches are boxed and
+    //! the long-lived futures are `async move` blocks, not `async fn`s, to keep them
+    //! small. These bounds fail when a change undoes that (an unboxed branch, an
+    //! `async fn`), before the benchmark would show it.
+
+    use futures::future::BoxFuture;
+
+    use super::super::super::unit::Unit;
+    use super::*;
+    use crate::workflow::{Options, load_str};
+
+    /// An agent that never answers: the futures are measured, not run.
+    struct Silent;
+
+    impl AgentConnector for Silent {
+        fn send(&self, _: SendRequest) -> BoxFuture<'static, Result<Updates, AgentError>> {
+            Box::pin(futures::future::pending())
+        }
+
+        fn cancel(&self, _: &str, _: &str) -> BoxFuture<'static, Result<(), AgentError>> {
+            Box::pin(async { Ok(()) })
+        }
+    }
+
+    const WORKFLOW: &str = r#"
+[workflow]
+id = "sizes"
+description = "Two steps"
+
+[steps.first]
+agent = "a"
+message = "hello"
+
+[steps.second]
+agent = "a"
+needs = ["first"]
+message = "{{ steps.first.text }}"
+"#;
+
+    /// Bytes of the run loop's future: the run's whole life.
+    const RUN_FUTURE_MAX: usize = 1_450;
+    /// Bytes of a unit's future: a step's whole life.
+    const UNIT_FUTURE_MAX: usize = 2_900;
+
+    #[test]
+    fn the_futures_a_run_holds_stay_small() {
+        let (workflow, diags) = load_str("sizes.toml", WORKFLOW, Options::default());
+        let workflow = Arc::new(workflow.unwrap_or_else(|| panic!("{diags:?}")));
+        let engine = Engine::new(Arc::new(Silent), EngineOptions::default());
+        let (run, handle) = engine.prepare(workflow.clone(), Map::new(), "r".into(), None);
+        let run = run.run();
+        let run_size = std::mem::size_of_val(&run);
+        let (ask, _asks) = mpsc::channel(1);
+        let (events, _events) = mpsc::channel(1);
+        let unit = Unit {
+            workflow,
+            step: 0,
+            item: None,
+            context: Value::Null,
+            run_id: handle.run_id.clone(),
+            connector: Arc::new(Silent),
+            model: None,
+            events,
+            ask,
+            cancel: CancellationToken::new(),
+            journal: None,
+            resume: None,
+        }
+        .run();
+        let unit_size = std::mem::size_of_val(&unit);
+        assert!(
+            run_size <= RUN_FUTURE_MAX,
+            "the run future grew to {run_size} bytes (bound {RUN_FUTURE_MAX}): box the branch that grew it"
+        );
+        assert!(
+            unit_size <= UNIT_FUTURE_MAX,
+            "the unit future grew to {unit_size} bytes (bound {UNIT_FUTURE_MAX}): box the branch that grew it"
+        );
+        eprintln!("run future {run_size} B, unit future {unit_size} B");
     }
 }

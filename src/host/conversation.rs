@@ -1,0 +1,198 @@
+//! The conversation on an upstream task before and between runs: which workflow a
+//! message asks for (the rules of `route.rs`, or the model for free text), the inputs it
+//! gives (extracted by the model when there is one), what the task waits for after a
+//! restart, and questions asked and answered on the task.
+
+use super::relay::pending_json;
+use super::*;
+
+impl Orchestrator {
+    /// Routes a new message. A message that names its workflow, or a choice of one
+    /// workflow, needs no model; otherwise the model chooses, when there is one and the
+    /// message has text. A model that fails leaves it to the deterministic match.
+    pub(super) async fn route(&self, message: &Message, request: Option<&Metadata>) -> Route {
+        let workflows = &self.inner.workflows;
+        let text = match &self.inner.llm {
+            Some(_) if workflows.len() > 1 && !route::names_workflow(message, request) => {
+                message.text()
+            }
+            _ => String::new(),
+        };
+        if let Some(llm) = &self.inner.llm
+            && !text.trim().is_empty()
+        {
+            let choices: Vec<Choice> = workflows
+                .iter()
+                .map(|w| Choice {
+                    id: w.id.to_string(),
+                    name: w.name.clone(),
+                    description: w.description.clone(),
+                    examples: w.examples.clone(),
+                })
+                .collect();
+            match llm.choose(&text, &choices).await {
+                Ok(Some(id)) => {
+                    if let Some(w) = workflows.iter().find(|w| w.id.as_str() == id) {
+                        tracing::debug!(workflow = %id, "the language model chose the workflow");
+                        return Route::Found(w.clone());
+                    }
+                }
+                Ok(None) => {
+                    return Route::Unclear {
+                        candidates: workflows.clone(),
+                        reason: "I could not tell which workflow you want".into(),
+                    };
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "the language model could not route the request; matching its words instead");
+                }
+            }
+        }
+        route(workflows, message, request)
+    }
+
+    /// The inputs the model reads in the message's text (when there is a model, and the
+    /// message is words rather than a data part). Values for unknown inputs and nulls
+    /// are dropped; the rest go through the workflow's usual input check, so a wrong
+    /// value is asked for again, never passed on. A model that fails gives nothing.
+    pub(super) async fn extracted(
+        &self,
+        message: &Message,
+        workflow: &Workflow,
+    ) -> Map<String, Value> {
+        let Some(llm) = &self.inner.llm else {
+            return Map::new();
+        };
+        let text = message.text();
+        let structured = message.parts.iter().any(|p| matches!(p, Part::Data(_)));
+        if workflow.inputs.is_empty() || structured || text.trim().is_empty() {
+            return Map::new();
+        }
+        match llm.extract(&text, &workflow.input_schema()).await {
+            Ok(values) => values
+                .into_iter()
+                .filter(|(k, v)| !v.is_null() && workflow.inputs.iter().any(|i| &i.name == k))
+                .collect(),
+            Err(e) => {
+                tracing::warn!(workflow = %workflow.id, error = %e, "the language model could not extract the inputs; asking for what is missing");
+                Map::new()
+            }
+        }
+    }
+
+    /// The conversation a task's history shows: the workflow its latest routable user
+    /// message names, and the inputs all of them gave.
+    pub(super) fn conversation_in_history(&self, task: &Task) -> Option<Conversation> {
+        let users: Vec<&Message> = task
+            .history
+            .iter()
+            .filter(|m| m.role == Role::User)
+            .collect();
+        let workflow =
+            users
+                .iter()
+                .rev()
+                .find_map(|m| match route(&self.inner.workflows, m, None) {
+                    Route::Found(w) => Some(w),
+                    Route::Unclear { .. } => None,
+                })?;
+        let mut given = Map::new();
+        for m in &users {
+            given.extend(inputs_from(m, &workflow));
+        }
+        given.retain(|k, _| workflow.inputs.iter().any(|i| &i.name == k));
+        Some(Conversation::Inputs { workflow, given })
+    }
+
+    /// The run of `task_id` once it is registered, if the store has it unfinished (it is
+    /// being resumed); waits up to 10 seconds.
+    pub(super) async fn resumed_run(
+        &self,
+        task_id: &TaskId,
+    ) -> Option<(RunControl, Arc<Mutex<View>>)> {
+        let saved = self.inner.engine.saved_run(task_id.as_str()).await.ok()??;
+        if saved.end.is_some() {
+            return None;
+        }
+        let until = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let notified = self.inner.registered.notified();
+            if let Some(Conversation::Running { control, view }) = self.tasks().get(task_id) {
+                return Some((control.clone(), view.clone()));
+            }
+            if tokio::time::timeout_at(until, notified).await.is_err() {
+                return None;
+            }
+        }
+    }
+
+    /// Remembers what the task waits for, and asks the client (input-required).
+    pub(super) async fn ask(
+        &self,
+        events: &EventSink,
+        waiting: Conversation,
+        text: &str,
+        data: Value,
+    ) -> Result<(), RpcError> {
+        self.tasks().insert(events.task_id().clone(), waiting);
+        status(
+            events,
+            TaskState::InputRequired,
+            Some(agent_message(text, Some(data))),
+            None,
+        )
+        .await
+    }
+
+    /// A message on a task whose run is going: an answer to one of its questions.
+    pub(super) async fn answer(
+        &self,
+        ctx: &RequestContext,
+        events: &EventSink,
+        control: RunControl,
+        view: Arc<Mutex<View>>,
+    ) -> Result<(), RpcError> {
+        let meta = ctx.message.metadata.as_ref().or(ctx.metadata.as_ref());
+        let step = meta.and_then(|m| m.get("step")).and_then(Value::as_str);
+        let item = meta
+            .and_then(|m| m.get("item"))
+            .and_then(Value::as_u64)
+            .map(|i| i as usize);
+        match control.answer(step, item, answer_of(&ctx.message)).await {
+            Ok(()) => {
+                let taken = format!(
+                    "answer taken{}",
+                    step.map(|s| format!(" for step `{s}`")).unwrap_or_default()
+                );
+                status(
+                    events,
+                    TaskState::Working,
+                    Some(agent_message(&taken, None)),
+                    None,
+                )
+                .await
+            }
+            Err(e) => {
+                // Nothing is lost: the run and its questions stay as they were.
+                let (state, pending) = {
+                    let v = view.lock().unwrap_or_else(|p| p.into_inner());
+                    (
+                        v.state,
+                        v.questions
+                            .iter()
+                            .map(|(s, i, p)| pending_json(s, *i, p))
+                            .collect::<Vec<_>>(),
+                    )
+                };
+                let text = format!("Your answer was not taken: {e}.");
+                let data = Some(json!({ "error": e.to_string(), "pendingQuestions": pending }));
+                let st = if state == Some(RunState::InputRequired) {
+                    TaskState::InputRequired
+                } else {
+                    TaskState::Working
+                };
+                status(events, st, Some(agent_message(&text, data)), None).await
+            }
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! The benchmark's scratch directory (its workflows and agents file) and the
+//! orchestrator under test, `serve` in a child process killed when dropped.
+
+use super::*;
+
+/// The benchmark's workflows and agents file, in a temporary directory removed on drop.
+pub(super) struct Scratch {
+    pub(super) path: PathBuf,
+}
+
+impl Scratch {
+    pub(super) fn new(agents: &Agents) -> anyhow::Result<Scratch> {
+        let path = std::env::temp_dir().join(format!(
+            "a2a-orchestrator-bench-{}-{}",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        ));
+        let scratch = Scratch { path };
+        let workflows = scratch.path.join("workflows");
+        std::fs::create_dir_all(&workflows)
+            .with_context(|| format!("cannot create {}", workflows.display()))?;
+        let mut agents_toml = String::new();
+        for (name, url) in &agents.urls {
+            agents_toml.push_str(&format!(
+                "[agents.{name}]\nurl = \"{url}\"\nmax_concurrent = 100000\nhttp2 = true\n\n"
+            ));
+        }
+        let mut chain = String::from(
+            "[workflow]\nid = \"chain\"\ndescription = \"ten steps, one after another\"\n",
+        );
+        for i in 1..=CHAIN_STEPS {
+            chain.push_str(&format!(
+                "\n[steps.s{i}]\nagent = \"fast\"\nmessage = \"step {i}\"\n"
+            ));
+            if i > 1 {
+                chain.push_str(&format!("needs = [\"s{}\"]\n", i - 1));
+            }
+        }
+        let files = [
+            ("agents.toml", agents_toml),
+            ("workflows/chain.toml", chain),
+            ("workflows/diamond.toml", DIAMOND.to_owned()),
+            ("workflows/fanout.toml", FANOUT.to_owned()),
+            ("workflows/relay.toml", RELAY.to_owned()),
+            ("workflows/hold.toml", HOLD.to_owned()),
+        ];
+        for (name, text) in files {
+            let file = scratch.path.join(name);
+            std::fs::write(&file, text)
+                .with_context(|| format!("cannot write {}", file.display()))?;
+        }
+        Ok(scratch)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+pub(super) const DIAMOND: &str = r#"[workflow]
+id = "diamond"
+description = "one step, two in parallel, one join"
+
+[steps.top]
+agent = "fast"
+message = "top"
+
+[steps.left]
+agent = "fast"
+needs = ["top"]
+message = "left"
+
+[steps.right]
+agent = "fast"
+needs = ["top"]
+message = "right"
+
+[steps.join]
+agent = "fast"
+needs = ["left", "right"]
+message = "join"
+"#;
+
+pub(super) const FANOUT: &str = r#"[workflow]
+id = "fanout"
+description = "one step fanning out to every item"
+max_parallel = 1000
+
+[input]
+items = { type = "array", required = true }
+
+[steps.each]
+agent = "sleepy"
+for_each = "input.items"
+max_parallel = 1000
+message = "item {{ item }}"
+"#;
+
+pub(super) const RELAY: &str = r#"[workflow]
+id = "relay"
+description = "one streaming step"
+
+[steps.stream]
+agent = "chunky"
+message = "stream"
+"#;
+
+pub(super) const HOLD: &str = r#"[workflow]
+id = "hold"
+description = "one step that waits until released"
+
+[steps.wait]
+agent = "held"
+message = "wait"
+timeout = "1h"
+"#;
+
+/// The orchestrator in a child process (`serve`), killed when dropped.
+pub(super) struct Serve {
+    child: tokio::process::Child,
+    url: String,
+    /// Kept open: the child's stdout.
+    _stdout: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+}
+
+impl Serve {
+    pub(super) async fn start(exe: &Path, dir: &Scratch, store: &str) -> anyhow::Result<Serve> {
+        // A2A_BENCH_WRAP="valgrind --tool=massif" (say) runs serve under a profiler.
+        let wrap = std::env::var("A2A_BENCH_WRAP").unwrap_or_default();
+        let mut wrap = wrap.split_whitespace();
+        let mut command = match wrap.next() {
+            Some(program) => {
+                let mut c = tokio::process::Command::new(program);
+                c.args(wrap).arg(exe);
+                c
+            }
+            None => tokio::process::Command::new(exe),
+        };
+        let mut child = command
+            .arg("serve")
+            .arg("--workflows")
+            .arg(dir.path.join("workflows"))
+            .arg("--agents")
+            .arg(dir.path.join("agents.toml"))
+            .args(["--listen", "127.0.0.1:0", "--store", store])
+            .args(["--name", "bench"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("cannot start {} serve", exe.display()))?;
+        let stdout = child.stdout.take().expect("piped");
+        let mut lines = BufReader::new(stdout).lines();
+        let listening = tokio::time::timeout(Duration::from_secs(60), async {
+            while let Some(line) = lines.next_line().await? {
+                if let Some(rest) = line.strip_prefix("a2a-orchestrator listening on ") {
+                    return Ok(rest
+                        .split_whitespace()
+                        .next()
+                        .unwrap_or_default()
+                        .to_owned());
+                }
+            }
+            Err(anyhow!("serve exited before listening"))
+        })
+        .await
+        .map_err(|_| anyhow!("serve did not start listening within 60 s"))??;
+        Ok(Serve {
+            child,
+            url: listening,
+            _stdout: lines,
+        })
+    }
+
+    pub(super) fn client(&self) -> anyhow::Result<A2aClient> {
+        client(&self.url)
+    }
+
+    /// The child's resident set size.
+    pub(super) fn rss_bytes(&self) -> anyhow::Result<u64> {
+        let pid = self.child.id().ok_or_else(|| anyhow!("serve has exited"))?;
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .context("measuring memory needs /proc (Linux)")?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().strip_suffix("kB"))
+            .and_then(|kb| kb.trim().parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+            .ok_or_else(|| anyhow!("no VmRSS in /proc/{pid}/status"))
+    }
+
+    /// Stops serve with SIGTERM (a profiler it runs under writes its output), killing
+    /// it if it has not exited within 30 s.
+    pub(super) async fn stop(mut self) {
+        if let Some(pid) = self.child.id() {
+            let _ = tokio::process::Command::new("kill")
+                .args(["-TERM", &pid.to_string()])
+                .status()
+                .await;
+            if tokio::time::timeout(Duration::from_secs(30), self.child.wait())
+                .await
+                .is_ok()
+            {
+                return;
+            }
+        }
+        let _ = self.child.kill().await;
+    }
+}

@@ -1,0 +1,207 @@
+//! The figures `bench` reports, their targets, and the arithmetic that makes them
+//! (medians, percentiles, rounding).
+
+use super::*;
+
+/// The figures, under the names `--json` prints: milliseconds, runs per second, bytes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// A 10-step chain through the orchestrator minus the same 10 calls made directly,
+    /// per step.
+    pub overhead_ms_per_step_p50: f64,
+    pub overhead_ms_per_step_p99: f64,
+    /// One step fanning out to 100 tasks of an agent that takes 200 ms each.
+    pub fanout_wall_ms: f64,
+    /// A 4-step diamond with blocking `message/send` at concurrency 1, 16, 64, 256.
+    pub runs_per_sec_c1: f64,
+    pub runs_per_sec_c16: f64,
+    pub runs_per_sec_c64: f64,
+    pub runs_per_sec_c256: f64,
+    /// A diamond run's latency at concurrency 64.
+    pub latency_ms_p50: f64,
+    pub latency_ms_p99: f64,
+    /// From a downstream agent sending an artifact chunk to the upstream
+    /// `message/stream` client receiving it.
+    pub relay_latency_ms_p50: f64,
+    pub relay_latency_ms_p99: f64,
+    /// The orchestrator's resident memory growth with many runs waiting on a slow agent,
+    /// per run.
+    pub bytes_per_inflight_run: u64,
+    /// The c64 throughput with each store, measured in turns (the median of three each).
+    pub runs_per_sec_c64_memory: f64,
+    pub runs_per_sec_c64_sqlite: f64,
+}
+
+/// A figure's target on a 2-core machine.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Goal {
+    AtMost(f64),
+    AtLeast(f64),
+}
+
+impl Goal {
+    pub fn met(self, value: f64) -> bool {
+        match self {
+            Goal::AtMost(t) => value <= t,
+            Goal::AtLeast(t) => value >= t,
+        }
+    }
+}
+
+/// One line of the report.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub key: &'static str,
+    pub value: f64,
+    pub unit: &'static str,
+    pub goal: Option<Goal>,
+}
+
+impl Report {
+    /// Every figure with its unit and target, in `--json` order.
+    pub fn rows(&self) -> Vec<Row> {
+        let row = |key, value, unit, goal| Row {
+            key,
+            value,
+            unit,
+            goal,
+        };
+        vec![
+            row(
+                "overhead_ms_per_step_p50",
+                self.overhead_ms_per_step_p50,
+                "ms",
+                Some(Goal::AtMost(0.3)),
+            ),
+            row(
+                "overhead_ms_per_step_p99",
+                self.overhead_ms_per_step_p99,
+                "ms",
+                None,
+            ),
+            row(
+                "fanout_wall_ms",
+                self.fanout_wall_ms,
+                "ms",
+                Some(Goal::AtMost(230.0)),
+            ),
+            row("runs_per_sec_c1", self.runs_per_sec_c1, "runs/s", None),
+            row("runs_per_sec_c16", self.runs_per_sec_c16, "runs/s", None),
+            row(
+                "runs_per_sec_c64",
+                self.runs_per_sec_c64,
+                "runs/s",
+                Some(Goal::AtLeast(2000.0)),
+            ),
+            row("runs_per_sec_c256", self.runs_per_sec_c256, "runs/s", None),
+            row("latency_ms_p50", self.latency_ms_p50, "ms", None),
+            row("latency_ms_p99", self.latency_ms_p99, "ms", None),
+            row(
+                "relay_latency_ms_p50",
+                self.relay_latency_ms_p50,
+                "ms",
+                None,
+            ),
+            row(
+                "relay_latency_ms_p99",
+                self.relay_latency_ms_p99,
+                "ms",
+                Some(Goal::AtMost(2.0)),
+            ),
+            row(
+                "bytes_per_inflight_run",
+                self.bytes_per_inflight_run as f64,
+                "bytes",
+                Some(Goal::AtMost(32.0 * 1024.0)),
+            ),
+            row(
+                "runs_per_sec_c64_memory",
+                self.runs_per_sec_c64_memory,
+                "runs/s",
+                None,
+            ),
+            row(
+                "runs_per_sec_c64_sqlite",
+                self.runs_per_sec_c64_sqlite,
+                "runs/s",
+                Some(Goal::AtLeast(0.5 * self.runs_per_sec_c64_memory)),
+            ),
+        ]
+    }
+}
+
+/// The middle value (of an odd count; the upper middle of an even one).
+pub(super) fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
+}
+
+pub(super) fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+pub(super) fn round(x: f64, digits: i32) -> f64 {
+    let scale = 10f64.powi(digits);
+    (x * scale).round() / scale
+}
+
+/// The median and the 99th percentile (nearest rank).
+pub(super) fn p50_p99(mut values: Vec<f64>) -> (f64, f64) {
+    if values.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    values.sort_by(f64::total_cmp);
+    let rank = |q: f64| {
+        let i = (q * values.len() as f64).ceil() as usize;
+        values[i.clamp(1, values.len()) - 1]
+    };
+    (rank(0.50), rank(0.99))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_median_of_the_store_rounds() {
+        assert_eq!(median(vec![2_900.0, 1_800.0, 2_500.0]), 2_500.0);
+        assert_eq!(median(vec![1.0, 4.0]), 4.0);
+        assert_eq!(median(Vec::new()), 0.0);
+    }
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let (p50, p99) = p50_p99((1..=100).map(f64::from).rev().collect());
+        assert_eq!((p50, p99), (50.0, 99.0));
+        assert_eq!(p50_p99(vec![7.0]), (7.0, 7.0));
+    }
+
+    #[test]
+    fn report_rows_follow_the_json_keys() {
+        let report = Report {
+            overhead_ms_per_step_p50: 0.2,
+            overhead_ms_per_step_p99: 0.5,
+            fanout_wall_ms: 210.0,
+            runs_per_sec_c1: 1.0,
+            runs_per_sec_c16: 2.0,
+            runs_per_sec_c64: 3.0,
+            runs_per_sec_c256: 4.0,
+            latency_ms_p50: 1.0,
+            latency_ms_p99: 2.0,
+            relay_latency_ms_p50: 0.1,
+            relay_latency_ms_p99: 0.3,
+            bytes_per_inflight_run: 1000,
+            runs_per_sec_c64_memory: 100.0,
+            runs_per_sec_c64_sqlite: 40.0,
+        };
+        let json = serde_json::to_string(&report).unwrap();
+        let parsed: Map<String, Value> = serde_json::from_str(&json).unwrap();
+        let rows = report.rows();
+        assert_eq!(parsed.len(), rows.len());
+        let at = |key: &str| json.find(&format!("\"{key}\":")).expect(key);
+        assert!(rows.windows(2).all(|w| at(w[0].key) < at(w[1].key)));
+        let sqlite = report.rows().pop().unwrap();
+        assert_eq!(sqlite.goal, Some(Goal::AtLeast(50.0)));
+        assert!(!sqlite.goal.unwrap().met(sqlite.value));
+    }
+}

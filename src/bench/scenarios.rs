@@ -1,0 +1,186 @@
+//! What is measured, one scenario each: a blocking run, a direct call to an agent, the
+//! throughput of many clients, the relay latency of streamed chunks, and the resident
+//! memory of held runs.
+
+use super::*;
+
+/// A few runs of everything, so connections are open and code is paged in.
+pub(super) async fn warm_up(host: &A2aClient) -> anyhow::Result<()> {
+    for _ in 0..20 {
+        run_blocking(host, "diamond", json!({})).await?;
+    }
+    run_blocking(host, "chain", json!({})).await?;
+    Ok(())
+}
+
+/// A message starting `workflow` with `input`.
+fn start_message(workflow: &str, input: Value) -> MessageSendParams {
+    let data = Map::from_iter([
+        ("workflow".to_owned(), json!(workflow)),
+        ("input".to_owned(), input),
+    ]);
+    MessageSendParams::new(Message::new(Role::User, vec![Part::data(data)]))
+}
+
+/// Runs `workflow` with a blocking `message/send`; its latency.
+pub(super) async fn run_blocking(
+    host: &A2aClient,
+    workflow: &str,
+    input: Value,
+) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let result = host
+        .send_message(&start_message(workflow, input))
+        .await
+        .with_context(|| format!("a run of `{workflow}` failed"))?;
+    match result {
+        SendMessageResult::Task(t) if t.status.state == TaskState::Completed => {
+            Ok(started.elapsed())
+        }
+        SendMessageResult::Task(t) => bail!(
+            "a run of `{workflow}` ended {}: {}",
+            t.status.state,
+            t.status.message.map(|m| m.text()).unwrap_or_default()
+        ),
+        SendMessageResult::Message(m) => {
+            bail!(
+                "a run of `{workflow}` was answered with a message: {}",
+                m.text()
+            )
+        }
+    }
+}
+
+/// One call to the instant agent the way the orchestrator makes it: `message/stream`,
+/// read to the end.
+pub(super) async fn direct_call(agent: &A2aClient) -> anyhow::Result<()> {
+    let params = MessageSendParams::new(Message::user_text("step"));
+    let mut events = agent.send_message_stream(&params).await?;
+    let mut last = None;
+    while let Some(event) = events.next().await {
+        last = Some(event?);
+    }
+    match last {
+        Some(StreamEvent::StatusUpdate(s)) if s.status.state == TaskState::Completed => Ok(()),
+        other => bail!("the direct call did not complete: {other:?}"),
+    }
+}
+
+/// Runs per second and each run's latency, `concurrency` clients running the diamond
+/// `runs` times in all.
+pub(super) async fn throughput(
+    host: &A2aClient,
+    runs: usize,
+    concurrency: usize,
+) -> anyhow::Result<(f64, Vec<f64>)> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = tokio::task::JoinSet::new();
+    for _ in 0..concurrency {
+        let (host, next) = (host.clone(), next.clone());
+        workers.spawn(async move {
+            let mut latencies = Vec::new();
+            while next.fetch_add(1, Ordering::Relaxed) < runs {
+                latencies.push(ms(run_blocking(&host, "diamond", json!({})).await?));
+            }
+            anyhow::Ok(latencies)
+        });
+    }
+    let mut latencies = Vec::with_capacity(runs);
+    while let Some(worker) = workers.join_next().await {
+        latencies.extend(worker??);
+    }
+    Ok((runs as f64 / started.elapsed().as_secs_f64(), latencies))
+}
+
+/// The relay latency of each chunk of one `chunky` task streamed through the
+/// orchestrator.
+pub(super) async fn relay(
+    host: &A2aClient,
+    epoch: Instant,
+    chunks: usize,
+) -> anyhow::Result<Vec<f64>> {
+    let mut events = host
+        .send_message_stream(&start_message("relay", json!({})))
+        .await?;
+    let mut latencies = Vec::with_capacity(chunks);
+    let mut last = None;
+    while let Some(event) = events.next().await {
+        let event = event?;
+        if let StreamEvent::ArtifactUpdate(a) = &event {
+            let now = epoch.elapsed().as_nanos();
+            for part in &a.artifact.parts {
+                if let Part::Text(t) = part
+                    && let Ok(sent) = t.text.parse::<u128>()
+                {
+                    latencies.push(now.saturating_sub(sent) as f64 / 1e6);
+                }
+            }
+        }
+        last = Some(event);
+    }
+    match last {
+        Some(StreamEvent::StatusUpdate(s)) if s.status.state == TaskState::Completed => {}
+        other => bail!("the relay run did not complete: {other:?}"),
+    }
+    if latencies.len() != chunks {
+        bail!(
+            "{} of the {chunks} chunks reached the upstream client",
+            latencies.len()
+        );
+    }
+    Ok(latencies)
+}
+
+/// The orchestrator's resident memory per run with `runs` runs waiting on the `held`
+/// agent, in a fresh orchestrator process.
+pub(super) async fn memory(
+    options: &Options,
+    dir: &Scratch,
+    agents: &Agents,
+    runs: usize,
+) -> anyhow::Result<u64> {
+    let serve = Serve::start(&options.exe, dir, "memory").await?;
+    let host = serve.client()?;
+    warm_up(&host).await?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let before = serve.rss_bytes()?;
+    let arrived_before = agents.held.load(Ordering::SeqCst);
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut senders = tokio::task::JoinSet::new();
+    for _ in 0..64 {
+        let (host, next) = (host.clone(), next.clone());
+        senders.spawn(async move {
+            while next.fetch_add(1, Ordering::Relaxed) < runs {
+                let mut params = start_message("hold", json!({}));
+                params.configuration = Some(MessageSendConfiguration {
+                    blocking: Some(false),
+                    ..Default::default()
+                });
+                match host.send_message(&params).await? {
+                    SendMessageResult::Task(t) if !t.status.state.is_terminal() => {}
+                    other => bail!("a held run did not start: {other:?}"),
+                }
+            }
+            anyhow::Ok(())
+        });
+    }
+    while let Some(sender) = senders.join_next().await {
+        sender??;
+    }
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while agents.held.load(Ordering::SeqCst) - arrived_before < runs {
+        if Instant::now() > deadline {
+            bail!(
+                "only {} of {runs} held runs reached the agent within 120 s",
+                agents.held.load(Ordering::SeqCst) - arrived_before
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let after = serve.rss_bytes()?;
+    serve.stop().await;
+    agents.release();
+    Ok(after.saturating_sub(before) / runs as u64)
+}

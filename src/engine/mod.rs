@@ -8,6 +8,8 @@
 mod journal;
 mod record;
 mod run;
+#[cfg(test)]
+pub(crate) mod testing;
 mod types;
 mod unit;
 

@@ -368,20 +368,7 @@ impl AgentExecutor for Orchestrator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{AgentConnector, AgentError, SendRequest, Updates};
-    use futures::future::BoxFuture;
-
-    struct Silent;
-
-    impl AgentConnector for Silent {
-        fn send(&self, _: SendRequest) -> BoxFuture<'static, Result<Updates, AgentError>> {
-            Box::pin(futures::future::pending())
-        }
-
-        fn cancel(&self, _: &str, _: &str) -> BoxFuture<'static, Result<(), AgentError>> {
-            Box::pin(async { Ok(()) })
-        }
-    }
+    use crate::engine::testing::Silent;
 
     /// Bytes of the execute future, which every upstream task holds while its run goes
     /// on: everything but following the run is boxed and it is an `async move` block,

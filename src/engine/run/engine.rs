@@ -259,24 +259,10 @@ mod tests {
     //! small. These bounds fail when a change undoes that (an unboxed branch, an
     //! `async fn`), before the benchmark would show it.
 
-    use futures::future::BoxFuture;
-
+    use super::super::super::testing::Silent;
     use super::super::super::unit::Unit;
     use super::*;
     use crate::workflow::{Options, load_str};
-
-    /// An agent that never answers: the futures are measured, not run.
-    struct Silent;
-
-    impl AgentConnector for Silent {
-        fn send(&self, _: SendRequest) -> BoxFuture<'static, Result<Updates, AgentError>> {
-            Box::pin(futures::future::pending())
-        }
-
-        fn cancel(&self, _: &str, _: &str) -> BoxFuture<'static, Result<(), AgentError>> {
-            Box::pin(async { Ok(()) })
-        }
-    }
 
     const WORKFLOW: &str = r#"
 [workflow]

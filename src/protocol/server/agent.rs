@@ -316,3 +316,27 @@ impl EventSink {
         m
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store's failure reaches the client as what failed, never as the database's
+    /// own words (which may name files, tables or hosts); those go to the log.
+    #[test]
+    fn a_store_failure_keeps_its_cause_off_the_wire() {
+        let cause = std::io::Error::other("disk I/O error at /var/lib/secret/orchestrator.db");
+        let wire = RpcError::from(SinkError::Store(StoreError::backend(cause)));
+        assert_eq!(wire.code, crate::protocol::ErrorCode::INTERNAL_ERROR);
+        assert_eq!(wire.message, "the task store failed");
+        let refused = RpcError::from(SinkError::WrongTask {
+            expected: TaskId::new("internal-a"),
+            got: TaskId::new("internal-b"),
+        });
+        assert!(
+            !refused.message.contains("internal-"),
+            "{}",
+            refused.message
+        );
+    }
+}

@@ -70,14 +70,19 @@ fn apply_artifact(task: &mut Task, e: &TaskArtifactUpdateEvent) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::protocol::types::{
         Artifact, ArtifactId, ArtifactUpdateKind, ContextId, Message, Part, TaskId, TaskState,
         TaskStatus,
     };
 
-    fn chunk(id: &str, text: &str, append: bool) -> TaskArtifactUpdateEvent {
+    /// An artifact chunk of task `t` in context `c`.
+    pub(in crate::protocol::server) fn chunk(
+        id: &str,
+        text: &str,
+        append: bool,
+    ) -> TaskArtifactUpdateEvent {
         TaskArtifactUpdateEvent {
             kind: ArtifactUpdateKind,
             task_id: TaskId::new("t"),

@@ -582,21 +582,8 @@ mod tests {
             "the task actor's future grew to {size} bytes (bound {ACTOR_FUTURE_MAX})"
         );
     }
-    use crate::protocol::types::{
-        Artifact, ArtifactId, ArtifactUpdateKind, Part, TaskArtifactUpdateEvent,
-    };
-
-    fn chunk(id: &str, text: &str, append: bool) -> TaskArtifactUpdateEvent {
-        TaskArtifactUpdateEvent {
-            kind: ArtifactUpdateKind,
-            task_id: TaskId::new("t"),
-            context_id: ContextId::new("c"),
-            artifact: Artifact::new(ArtifactId::new(id), vec![Part::text(text)]),
-            append: Some(append),
-            last_chunk: None,
-            metadata: None,
-        }
-    }
+    use super::super::apply::tests::chunk;
+    use crate::protocol::types::Part;
 
     /// A store may keep a snapshot less often than every event and replay the events
     /// logged after it (`apply_event`); the replay must give the actor's own snapshot.

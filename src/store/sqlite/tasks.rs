@@ -212,3 +212,38 @@ impl TaskStore for SqliteStore {
 fn read_error(e: sqlx::Error) -> StoreError {
     StoreError::backend(e)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::types::{ContextId, TaskState, TaskStatus};
+
+    /// A row that no longer decodes is reported as unreadable, with serde's error as the
+    /// cause, not as a database failure or an empty answer.
+    #[tokio::test]
+    async fn an_unreadable_task_is_typed_as_such() {
+        let dir = std::env::temp_dir().join(format!("a2a-unreadable-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("t.db");
+        let store = SqliteStore::open(&path).await.expect("a fresh store opens");
+        let task = Task::new(
+            TaskId::new("t"),
+            ContextId::new("c"),
+            TaskStatus::new(TaskState::Completed),
+        );
+        store.commit(&task, &[]).await.expect("stored");
+        let mut conn = SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .expect("a second connection");
+        sqlx::query("UPDATE tasks SET snapshot = '{\"not\": \"a task\"}', terminal = 1")
+            .execute(&mut conn)
+            .await
+            .expect("the row is damaged");
+        let e = store.get(&TaskId::new("t")).await.unwrap_err();
+        assert!(
+            matches!(&e, StoreError::Unreadable { what: "task", cause } if cause.is::<serde_json::Error>()),
+            "{e:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

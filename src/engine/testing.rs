@@ -1,0 +1,19 @@
+//! Test doubles for the engine's traits, shared by the crate's unit tests.
+
+use futures::future::BoxFuture;
+
+use super::types::{AgentConnector, AgentError, SendRequest, Updates};
+
+/// Agents that never answer: for tests that build runs and executors without running
+/// them to an end.
+pub(crate) struct Silent;
+
+impl AgentConnector for Silent {
+    fn send(&self, _: SendRequest) -> BoxFuture<'static, Result<Updates, AgentError>> {
+        Box::pin(futures::future::pending())
+    }
+
+    fn cancel(&self, _: &str, _: &str) -> BoxFuture<'static, Result<(), AgentError>> {
+        Box::pin(async { Ok(()) })
+    }
+}

@@ -264,20 +264,8 @@ mod tests {
     use super::*;
     use crate::workflow::{Options, load_str};
 
-    const WORKFLOW: &str = r#"
-[workflow]
-id = "sizes"
-description = "Two steps"
-
-[steps.first]
-agent = "a"
-message = "hello"
-
-[steps.second]
-agent = "a"
-needs = ["first"]
-message = "{{ steps.first.text }}"
-"#;
+    /// A shipped workflow: the futures' sizes do not depend on which one.
+    const WORKFLOW: &str = include_str!("../../../workflows/travel-planning.toml");
 
     /// Bytes of the run loop's future: the run's whole life.
     const RUN_FUTURE_MAX: usize = 1_450;
@@ -286,7 +274,7 @@ message = "{{ steps.first.text }}"
 
     #[test]
     fn the_futures_a_run_holds_stay_small() {
-        let (workflow, diags) = load_str("sizes.toml", WORKFLOW, Options::default());
+        let (workflow, diags) = load_str("travel-planning.toml", WORKFLOW, Options::default());
         let workflow = Arc::new(workflow.unwrap_or_else(|| panic!("{diags:?}")));
         let engine = Engine::new(Arc::new(Silent), EngineOptions::default());
         let (run, handle) = engine.prepare(workflow.clone(), Map::new(), "r".into(), None);

@@ -288,17 +288,34 @@ async fn extended_card_not_configured_32007() {
     assert_eq!(code(&resp), -32007);
 }
 
+/// A2A requests always carry an `id`: one without is refused with -32600 and not run
+/// (it is not a JSON-RPC notification here), in both generations.
 #[tokio::test]
-async fn notifications_get_no_response() {
+async fn requests_without_an_id_are_refused_and_not_run() {
     let agent = echo(0).await;
     let mut body = rpc("message/send", text_params("quiet"));
     body.as_object_mut().unwrap().remove("id");
     let (status, resp) = post_raw(&agent.url, body.to_string()).await;
-    assert_eq!(status, 204);
-    assert_eq!(resp, Value::Null, "no body at all");
+    assert_eq!(status, 200);
+    assert_eq!(code(&resp), -32600, "{resp}");
+    assert_eq!(resp["id"], Value::Null);
+    assert!(resp["error"]["message"].as_str().unwrap().contains("id"));
     let unknown = json!({ "jsonrpc": "2.0", "method": "no/such" });
-    let (status, resp) = post_raw(&agent.url, unknown.to_string()).await;
-    assert_eq!((status, resp), (204, Value::Null));
+    let (_, resp) = post_raw(&agent.url, unknown.to_string()).await;
+    assert_eq!(code(&resp), -32600);
+    // Nothing ran: the agent has no task at all.
+    let list = reqwest::Client::new()
+        .post(&agent.url)
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}))
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(list["result"]["totalSize"], 0, "{list}");
+    assert_eq!(list["result"]["nextPageToken"], "", "{list}");
 }
 
 #[tokio::test]

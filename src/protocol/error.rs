@@ -24,6 +24,10 @@ impl ErrorCode {
     pub const CONTENT_TYPE_NOT_SUPPORTED: Self = Self(-32005);
     pub const INVALID_AGENT_RESPONSE: Self = Self(-32006);
     pub const AUTHENTICATED_EXTENDED_CARD_NOT_CONFIGURED: Self = Self(-32007);
+    /// v1.0: a `required` extension of the card the request did not declare.
+    pub const EXTENSION_SUPPORT_REQUIRED: Self = Self(-32008);
+    /// v1.0: the `A2A-Version` asked for is not spoken here.
+    pub const VERSION_NOT_SUPPORTED: Self = Self(-32009);
 
     /// The spec's name for this code, if it is one of the spec's.
     pub fn name(self) -> Option<&'static str> {
@@ -40,6 +44,8 @@ impl ErrorCode {
             -32005 => "ContentTypeNotSupportedError",
             -32006 => "InvalidAgentResponseError",
             -32007 => "AuthenticatedExtendedCardNotConfiguredError",
+            -32008 => "ExtensionSupportRequiredError",
+            -32009 => "VersionNotSupportedError",
             _ => return None,
         })
     }
@@ -159,5 +165,29 @@ impl RpcError {
             ErrorCode::AUTHENTICATED_EXTENDED_CARD_NOT_CONFIGURED,
             "this agent has no authenticated extended card",
         )
+    }
+
+    /// -32008 (v1.0): the card requires extensions the request did not declare.
+    pub fn extension_support_required(missing: &[String]) -> Self {
+        Self::new(
+            ErrorCode::EXTENSION_SUPPORT_REQUIRED,
+            format!(
+                "this agent requires the extension(s) {}: declare them in the A2A-Extensions header",
+                missing.join(", ")
+            ),
+        )
+        .with_data(json!({ "extensions": missing.join(",") }))
+    }
+
+    /// -32009 (v1.0): the `A2A-Version` asked for is not spoken here.
+    pub fn version_not_supported(asked: &str, supported: &[&str]) -> Self {
+        Self::new(
+            ErrorCode::VERSION_NOT_SUPPORTED,
+            format!(
+                "A2A version {asked:?} is not supported here; this agent speaks {}",
+                supported.join(" and ")
+            ),
+        )
+        .with_data(json!({ "requestedVersion": asked, "supportedVersions": supported.join(",") }))
     }
 }

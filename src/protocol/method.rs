@@ -1,6 +1,8 @@
-//! The JSON-RPC method names of the v0.3.0 binding (spec §7).
+//! The A2A operations and their JSON-RPC method names: v0.3's (`message/send`, …) and
+//! v1.0's (`SendMessage`, …). The two sets do not overlap, so a name alone says which
+//! generation a request speaks.
 
-/// An A2A method.
+/// An A2A operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Method {
     SendMessage,
@@ -13,10 +15,12 @@ pub enum Method {
     ListPushConfig,
     DeletePushConfig,
     GetAuthenticatedExtendedCard,
+    /// v1.0 only.
+    ListTasks,
 }
 
 impl Method {
-    pub const ALL: [Method; 10] = [
+    pub const ALL: [Method; 11] = [
         Method::SendMessage,
         Method::SendStreamingMessage,
         Method::GetTask,
@@ -27,11 +31,13 @@ impl Method {
         Method::ListPushConfig,
         Method::DeletePushConfig,
         Method::GetAuthenticatedExtendedCard,
+        Method::ListTasks,
     ];
 
-    /// The method's name on the wire.
+    /// The method's v0.3 name on the wire (its v1.0 name for an operation v0.3 lacks).
     pub fn as_str(self) -> &'static str {
         match self {
+            Method::ListTasks => "ListTasks",
             Method::SendMessage => "message/send",
             Method::SendStreamingMessage => "message/stream",
             Method::GetTask => "tasks/get",
@@ -45,9 +51,33 @@ impl Method {
         }
     }
 
-    /// Looks a wire name up.
+    /// The method's v1.0 JSON-RPC name.
+    pub fn v1_name(self) -> &'static str {
+        match self {
+            Method::SendMessage => "SendMessage",
+            Method::SendStreamingMessage => "SendStreamingMessage",
+            Method::GetTask => "GetTask",
+            Method::ListTasks => "ListTasks",
+            Method::CancelTask => "CancelTask",
+            Method::Resubscribe => "SubscribeToTask",
+            Method::SetPushConfig => "CreateTaskPushNotificationConfig",
+            Method::GetPushConfig => "GetTaskPushNotificationConfig",
+            Method::ListPushConfig => "ListTaskPushNotificationConfigs",
+            Method::DeletePushConfig => "DeleteTaskPushNotificationConfig",
+            Method::GetAuthenticatedExtendedCard => "GetExtendedAgentCard",
+        }
+    }
+
+    /// Looks a v0.3 wire name up.
     pub fn parse(name: &str) -> Option<Method> {
-        Self::ALL.into_iter().find(|m| m.as_str() == name)
+        Self::ALL
+            .into_iter()
+            .find(|m| *m != Method::ListTasks && m.as_str() == name)
+    }
+
+    /// Looks a v1.0 wire name up.
+    pub fn parse_v1(name: &str) -> Option<Method> {
+        Self::ALL.into_iter().find(|m| m.v1_name() == name)
     }
 
     /// Whether the method answers with a Server-Sent Events stream.

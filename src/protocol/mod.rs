@@ -11,6 +11,7 @@ pub mod method;
 pub mod server;
 pub mod sse;
 pub mod types;
+pub mod v1;
 
 pub use error::{ErrorCode, RpcError};
 pub use method::Method;

@@ -9,7 +9,9 @@ use super::Store;
 use crate::engine::{
     Checkpoint, MemoryRunStore, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun,
 };
-use crate::protocol::server::{InMemoryTaskStore, LoggedEvent, StoreError, TaskStore};
+use crate::protocol::server::{
+    InMemoryTaskStore, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskStore,
+};
 use crate::protocol::types::{PushNotificationConfig, Task, TaskId};
 
 /// Tasks and runs in process memory.
@@ -90,6 +92,10 @@ impl TaskStore for MemoryStore {
         config_id: &str,
     ) -> BoxFuture<'_, Result<bool, StoreError>> {
         self.tasks.delete_push_config(task, config_id)
+    }
+
+    fn list(&self, query: &TaskQuery) -> BoxFuture<'_, Result<TaskPage, StoreError>> {
+        self.tasks.list(query)
     }
 }
 

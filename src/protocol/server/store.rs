@@ -7,13 +7,15 @@
 //! client that reconnects with the number of the last event it saw (SSE `Last-Event-ID`)
 //! can be given exactly the events it missed.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use futures::future::BoxFuture;
 
-use crate::protocol::types::{PushNotificationConfig, StreamEvent, Task, TaskId};
+use crate::protocol::types::{
+    ContextId, PushNotificationConfig, StreamEvent, Task, TaskId, TaskState,
+};
 
 /// The error a store keeps as the cause of a failure: the database's own error (or an
 /// I/O or decoding error), shared so that the failure can be reported to every caller
@@ -61,6 +63,64 @@ impl StoreError {
 
 /// One entry of a task's event log.
 pub type LoggedEvent = (u64, Arc<StreamEvent>);
+
+/// Which tasks ListTasks asks for: newest status first, a page at a time.
+#[derive(Debug, Clone, Default)]
+pub struct TaskQuery {
+    pub context_id: Option<ContextId>,
+    pub state: Option<TaskState>,
+    /// Only tasks whose status changed at or after this (milliseconds since the epoch).
+    pub changed_since_ms: Option<i64>,
+    /// Most tasks on the page.
+    pub limit: usize,
+    /// Where the previous page ended.
+    pub after: Option<TaskCursor>,
+}
+
+/// A place in the list order: tasks sort by status time, newest first, then by id.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TaskCursor {
+    pub status_ms: i64,
+    pub id: TaskId,
+}
+
+impl TaskCursor {
+    /// The cursor of `task`: its status time (0 when it has none) and id.
+    pub fn of(task: &Task) -> TaskCursor {
+        TaskCursor {
+            status_ms: status_ms(task),
+            id: task.id.clone(),
+        }
+    }
+}
+
+/// One page of tasks, and how many match in all.
+#[derive(Debug, Clone, Default)]
+pub struct TaskPage {
+    pub tasks: Vec<Task>,
+    /// Where the next page starts; `None` on the last page.
+    pub next: Option<TaskCursor>,
+    pub total: usize,
+}
+
+/// A task's status time in milliseconds since the epoch (0 when it has none or it does
+/// not parse).
+pub fn status_ms(task: &Task) -> i64 {
+    task.status
+        .timestamp
+        .as_deref()
+        .and_then(|t| {
+            time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
+        })
+        .map_or(0, |t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+}
+
+/// Whether `task` passes the filters of `q` (not its page).
+pub fn matches(q: &TaskQuery, task: &Task, ms: i64) -> bool {
+    q.context_id.as_ref().is_none_or(|c| *c == task.context_id)
+        && q.state.is_none_or(|s| s == task.status.state)
+        && q.changed_since_ms.is_none_or(|since| ms >= since)
+}
 
 /// Persistence for tasks, their event logs, and push configs. Implementations must be
 /// cheap to share, and must apply each call atomically.
@@ -111,6 +171,9 @@ pub trait TaskStore: Send + Sync + 'static {
         task: &TaskId,
         config_id: &str,
     ) -> BoxFuture<'_, Result<bool, StoreError>>;
+    /// One page of the tasks `query` asks for, newest status first, through an index
+    /// kept in that order (never a scan of every task).
+    fn list(&self, query: &TaskQuery) -> BoxFuture<'_, Result<TaskPage, StoreError>>;
 }
 
 /// Keeps everything in process memory: fast, and gone at exit.
@@ -125,6 +188,8 @@ struct Entry {
     task: Task,
     log: Vec<LoggedEvent>,
     changed: SystemTime,
+    /// Its key in `Maps::by_time`.
+    at: TaskCursor,
 }
 
 #[derive(Debug, Default)]
@@ -133,6 +198,8 @@ struct Maps {
     tasks: HashMap<TaskId, Box<Entry>>,
     by_message: HashMap<String, TaskId>,
     push: HashMap<TaskId, Vec<PushNotificationConfig>>,
+    /// Every task by status time: the list order.
+    by_time: BTreeSet<TaskCursor>,
 }
 
 impl InMemoryTaskStore {
@@ -168,13 +235,18 @@ impl TaskStore for InMemoryTaskStore {
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         self.with(|m| {
+            let at = TaskCursor::of(task);
             let entry = m.tasks.entry(task.id.clone()).or_insert_with(|| {
                 Box::new(Entry {
                     task: task.clone(),
                     log: Vec::new(),
                     changed: SystemTime::now(),
+                    at: at.clone(),
                 })
             });
+            m.by_time.remove(&entry.at);
+            m.by_time.insert(at.clone());
+            entry.at = at;
             entry.task = task.clone();
             entry.log.extend(events.iter().cloned());
             entry.changed = SystemTime::now();
@@ -229,10 +301,11 @@ impl TaskStore for InMemoryTaskStore {
                 .map(|(id, _)| id.clone())
                 .collect();
             for id in &old {
-                if let Some(e) = m.tasks.remove(id)
-                    && let Some(first) = e.task.history.first()
-                {
-                    m.by_message.remove(first.message_id.as_str());
+                if let Some(e) = m.tasks.remove(id) {
+                    m.by_time.remove(&e.at);
+                    if let Some(first) = e.task.history.first() {
+                        m.by_message.remove(first.message_id.as_str());
+                    }
                 }
                 m.push.remove(id);
             }
@@ -280,5 +353,28 @@ impl TaskStore for InMemoryTaskStore {
             before != list.len()
         });
         Box::pin(async move { Ok(removed) })
+    }
+
+    fn list(&self, query: &TaskQuery) -> BoxFuture<'_, Result<TaskPage, StoreError>> {
+        let page = self.with(|m| {
+            let mut page = TaskPage::default();
+            let mut matching = m.by_time.iter().rev().filter_map(|at| {
+                let e = m.tasks.get(&at.id)?;
+                matches(query, &e.task, at.status_ms).then_some((at, e))
+            });
+            for (at, e) in matching.by_ref() {
+                page.total += 1;
+                if query.after.as_ref().is_some_and(|after| at >= after) {
+                    continue;
+                }
+                if page.tasks.len() == query.limit {
+                    page.next = page.tasks.last().map(TaskCursor::of);
+                    continue;
+                }
+                page.tasks.push(e.task.clone());
+            }
+            page
+        });
+        Box::pin(async move { Ok(page) })
     }
 }

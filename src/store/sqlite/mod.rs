@@ -22,7 +22,7 @@ mod tasks;
 mod writer;
 
 use schema::migrate;
-use writer::{Op, Write, checkpointer, millis, writer_loop};
+use writer::{Listed, Op, Write, checkpointer, millis, writer_loop};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -42,7 +42,9 @@ use tracing::warn;
 
 use super::{OpenError, OpenErrorKind, Store};
 use crate::engine::{Checkpoint, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun};
-use crate::protocol::server::{LoggedEvent, StoreError, TaskStore, apply_event};
+use crate::protocol::server::{
+    LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
+};
 use crate::protocol::types::{PushNotificationConfig, StreamEvent, Task, TaskId};
 
 /// Bytes a WAL file is cut back to when it is reused (SQLite's `journal_size_limit`).

@@ -4,7 +4,8 @@
 use super::*;
 
 /// The schema, one migration per version (`user_version` = how many are applied).
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE tasks (
     id TEXT PRIMARY KEY,
     snapshot TEXT NOT NULL,
@@ -43,7 +44,18 @@ CREATE TABLE run_units (
     checkpoint TEXT NOT NULL,
     PRIMARY KEY (run_id, step, item)
 ) WITHOUT ROWID;
-"#];
+"#,
+    r#"
+ALTER TABLE tasks ADD COLUMN context_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN state TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN status_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE tasks SET context_id = coalesce(json_extract(snapshot, '$.contextId'), ''),
+    state = coalesce(json_extract(snapshot, '$.status.state'), ''),
+    status_ms = updated_at;
+CREATE INDEX tasks_by_status_time ON tasks (status_ms DESC, id DESC);
+CREATE INDEX tasks_by_context_time ON tasks (context_id, status_ms DESC, id DESC);
+"#,
+];
 
 /// SQLite's primary result codes for a file that is not a database (`SQLITE_NOTADB`)
 /// and a damaged one (`SQLITE_CORRUPT`).

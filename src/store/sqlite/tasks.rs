@@ -87,6 +87,11 @@ impl TaskStore for SqliteStore {
                 terminal: task.status.state.is_terminal(),
                 first_message_id: task.history.first().map(|m| m.message_id.to_string()),
                 events,
+                listed: Listed {
+                    context_id: task.context_id.to_string(),
+                    state: task.status.state.as_str(),
+                    status_ms: status_ms(task),
+                },
             })
             .await?;
             Ok(())
@@ -204,6 +209,67 @@ impl TaskStore for SqliteStore {
         Box::pin(async move {
             let n = self.write(Write::DeletePush { task, config_id }).await?;
             Ok(n > 0)
+        })
+    }
+
+    fn list(&self, query: &TaskQuery) -> BoxFuture<'_, Result<TaskPage, StoreError>> {
+        let query = query.clone();
+        Box::pin(async move {
+            // The filters, the same for the page and the count; an absent one is NULL.
+            let context = query.context_id.as_ref().map(|c| c.to_string());
+            let state = query.state.map(|s| s.as_str());
+            const FILTERS: &str = "(?1 IS NULL OR context_id = ?1) AND (?2 IS NULL OR state = ?2)
+                AND (?3 IS NULL OR status_ms >= ?3)";
+            let (after_ms, after_id) = query
+                .after
+                .as_ref()
+                .map(|a| (a.status_ms, a.id.to_string()))
+                .unzip();
+            let rows = sqlx::query(&format!(
+                "SELECT snapshot, seq, terminal, status_ms, id FROM tasks WHERE {FILTERS}
+                 AND (?4 IS NULL OR (status_ms, id) < (?4, ?5))
+                 ORDER BY status_ms DESC, id DESC LIMIT ?6"
+            ))
+            .bind(&context)
+            .bind(state)
+            .bind(query.changed_since_ms)
+            .bind(after_ms)
+            .bind(&after_id)
+            .bind(query.limit as i64 + 1)
+            .fetch_all(&self.reads)
+            .await
+            .map_err(read_error)?;
+            let total: i64 =
+                sqlx::query_scalar(&format!("SELECT count(*) FROM tasks WHERE {FILTERS}"))
+                    .bind(&context)
+                    .bind(state)
+                    .bind(query.changed_since_ms)
+                    .fetch_one(&self.reads)
+                    .await
+                    .map_err(read_error)?;
+            let more = rows.len() > query.limit;
+            let mut tasks = Vec::with_capacity(rows.len().min(query.limit));
+            let mut last = None;
+            for row in rows.into_iter().take(query.limit) {
+                last = Some(TaskCursor {
+                    status_ms: row.get(3),
+                    id: TaskId::new(row.get::<String, _>(4)),
+                });
+                let snapshot: String = row.get(0);
+                let seq: i64 = row.get(1);
+                let terminal: bool = row.get(2);
+                let task = parse_task(&snapshot)?;
+                tasks.push(if terminal {
+                    task
+                } else {
+                    self.caught_up(task, seq as u64).await?.0
+                });
+            }
+            Ok(TaskPage {
+                next: last.filter(|_| more),
+                tasks,
+                total: total as usize,
+            })
         })
     }
 }

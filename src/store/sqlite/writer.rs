@@ -18,6 +18,14 @@ const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
 /// WAL frames (pages) past which the writer finishes a checkpoint itself.
 const WAL_RESTART_FRAMES: i64 = 4096;
 
+/// A task's columns for ListTasks: its context, state and status time.
+#[derive(Debug, Clone)]
+pub(super) struct Listed {
+    pub(super) context_id: String,
+    pub(super) state: &'static str,
+    pub(super) status_ms: i64,
+}
+
 /// One write, with everything it needs owned.
 pub(super) enum Write {
     Commit {
@@ -28,6 +36,8 @@ pub(super) enum Write {
         terminal: bool,
         first_message_id: Option<String>,
         events: Vec<(i64, String)>,
+        /// What ListTasks filters and sorts on, kept current at every commit.
+        listed: Listed,
     },
     SetPush {
         task: String,
@@ -164,6 +174,9 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
     let mut tx = conn.begin().await?;
     let now = now_ms();
     let mut tasks = Vec::new();
+    // Per task, its last commit's listed columns, and whether that commit stored them
+    // with its snapshot; those that did not are updated on their own.
+    let mut listed: HashMap<&str, (&Listed, bool)> = HashMap::new();
     let mut events = Vec::new();
     let mut units = Vec::new();
     let mut created = Vec::new();
@@ -177,11 +190,14 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
                 terminal,
                 first_message_id,
                 events: logged,
+                listed: columns,
             } => {
                 // Without events, see `apply`.
+                let stored = snapshot.is_some();
                 if let Some(snapshot) = snapshot.as_ref().filter(|_| !logged.is_empty()) {
-                    tasks.push((id, snapshot, *seq, *terminal, first_message_id));
+                    tasks.push((id, snapshot, *seq, *terminal, first_message_id, columns));
                 }
+                listed.insert(id.as_str(), (columns, stored));
                 events.extend(logged.iter().map(|(seq, event)| (id, *seq, event)));
             }
             Write::SaveUnit {
@@ -197,22 +213,41 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
     }
     for chunk in tasks.chunks(BULK_ROWS) {
         let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
-            "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at) ",
+            "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at, context_id, state, status_ms) ",
         );
-        q.push_values(chunk, |mut row, (id, snapshot, seq, terminal, first)| {
+        q.push_values(chunk, |mut row, (id, snapshot, seq, terminal, first, l)| {
             row.push_bind(id.as_str())
                 .push_bind(snapshot.as_str())
                 .push_bind(*seq)
                 .push_bind(*terminal)
                 .push_bind(first.as_deref())
-                .push_bind(now);
+                .push_bind(now)
+                .push_bind(l.context_id.as_str())
+                .push_bind(l.state)
+                .push_bind(l.status_ms);
         });
         q.push(
             " ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot,
               seq = max(tasks.seq, excluded.seq), terminal = excluded.terminal,
               first_message_id = coalesce(tasks.first_message_id, excluded.first_message_id),
-              updated_at = excluded.updated_at",
+              updated_at = excluded.updated_at, context_id = excluded.context_id,
+              state = excluded.state, status_ms = excluded.status_ms",
         );
+        execute(&mut tx, q).await?;
+    }
+    let touched: Vec<(&str, &Listed)> = listed
+        .into_iter()
+        .filter(|(_, (_, stored))| !stored)
+        .map(|(id, (l, _))| (id, l))
+        .collect();
+    for chunk in touched.chunks(BULK_ROWS) {
+        let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+            "UPDATE tasks SET state = changed.column2, status_ms = changed.column3 FROM (",
+        );
+        q.push_values(chunk, |mut row, (id, l)| {
+            row.push_bind(*id).push_bind(l.state).push_bind(l.status_ms);
+        });
+        q.push(") AS changed WHERE tasks.id = changed.column1");
         execute(&mut tx, q).await?;
     }
     for chunk in events.chunks(BULK_ROWS) {
@@ -304,20 +339,25 @@ async fn apply(conn: &mut SqliteConnection, w: &Write) -> Result<u64, sqlx::Erro
             terminal,
             first_message_id,
             events,
+            listed,
             ..
         } if events.is_empty() => sqlx::query(
-            "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at)
-             VALUES (?1, ?2, coalesce((SELECT max(seq) FROM task_events WHERE task_id = ?1), 0), ?3, ?4, ?5)
+            "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at, context_id, state, status_ms)
+             VALUES (?1, ?2, coalesce((SELECT max(seq) FROM task_events WHERE task_id = ?1), 0), ?3, ?4, ?5, ?6, ?7, ?8)
              ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot, seq = excluded.seq,
                terminal = excluded.terminal,
                first_message_id = coalesce(tasks.first_message_id, excluded.first_message_id),
-               updated_at = excluded.updated_at",
+               updated_at = excluded.updated_at, context_id = excluded.context_id,
+               state = excluded.state, status_ms = excluded.status_ms",
         )
         .bind(id)
         .bind(snapshot)
         .bind(terminal)
         .bind(first_message_id)
         .bind(now)
+        .bind(&listed.context_id)
+        .bind(listed.state)
+        .bind(listed.status_ms)
         .execute(&mut *conn)
         .await?
         .rows_affected(),

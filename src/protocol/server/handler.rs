@@ -1,0 +1,572 @@
+//! The request handler: every A2A operation — send, stream, get, list, cancel,
+//! subscribe, the push-config operations, the extended card — on the internal model,
+//! knowing no wire version and no transport. The bindings (`jsonrpc.rs`, `rest.rs`)
+//! parse a request into the internal params, call one of these, and write the result in
+//! their version's shape.
+
+use super::*;
+
+pub(super) fn store_error(e: StoreError) -> RpcError {
+    warn!(error = %e, "task store failure");
+    RpcError::internal("the task store failed")
+}
+
+pub(super) fn sink_error(e: SinkError) -> RpcError {
+    match e {
+        SinkError::Terminal(id, state) => RpcError::invalid_params(
+            "message.taskId",
+            format!(
+                "task {id} is in terminal state {state} and accepts no more messages; start a new task (you may reuse its contextId)"
+            ),
+        ),
+        other => RpcError::from(other),
+    }
+}
+
+/// Where a new message goes once checked.
+pub(super) struct Started {
+    task_id: TaskId,
+    sub: Subscription,
+}
+
+impl<A: AgentExecutor> Inner<A> {
+    pub(super) fn require_streaming(&self, method: Method) -> Result<(), RpcError> {
+        if self.card.supports_streaming() {
+            Ok(())
+        } else {
+            Err(RpcError::unsupported_operation(format!(
+                "{method} is not supported: this agent's card does not declare capabilities.streaming"
+            )))
+        }
+    }
+
+    pub(super) fn require_push(&self) -> Result<(), RpcError> {
+        if self.card.supports_push_notifications() {
+            Ok(())
+        } else {
+            Err(RpcError::push_notification_not_supported())
+        }
+    }
+
+    pub(super) async fn load(&self, id: &TaskId) -> Result<Task, RpcError> {
+        Ok(self.load_seq(id).await?.0)
+    }
+
+    /// A task and the number of its last logged event.
+    pub(super) async fn load_seq(&self, id: &TaskId) -> Result<(Task, u64), RpcError> {
+        self.manager
+            .store()
+            .get(id)
+            .await
+            .map_err(store_error)?
+            .ok_or_else(|| RpcError::task_not_found(id.as_str()))
+    }
+
+    pub(super) async fn push_configs(
+        &self,
+        id: &TaskId,
+    ) -> Result<Vec<PushNotificationConfig>, RpcError> {
+        self.require_push()?;
+        self.load(id).await?;
+        self.manager
+            .store()
+            .push_configs(id)
+            .await
+            .map_err(store_error)
+    }
+
+    pub(super) async fn check_push_config(
+        &self,
+        config: &PushNotificationConfig,
+        field: &str,
+    ) -> Result<(), RpcError> {
+        check_webhook(&config.url, self.config.allow_private_webhooks)
+            .await
+            .map_err(|why| RpcError::invalid_params(&format!("{field}.url"), why))
+    }
+
+    pub(super) async fn set_push(
+        &self,
+        mut p: TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, RpcError> {
+        self.require_push()?;
+        self.check_push_config(&p.push_notification_config, "pushNotificationConfig")
+            .await?;
+        let task = self.load(&p.task_id).await?;
+        let config = &mut p.push_notification_config;
+        config
+            .id
+            .get_or_insert_with(|| p.task_id.as_str().to_owned());
+        self.manager
+            .store()
+            .set_push_config(&p.task_id, config.clone())
+            .await
+            .map_err(store_error)?;
+        // A finished task changes no more: nothing to deliver, nothing to remember.
+        if !task.status.state.is_terminal() {
+            self.manager.arm_push(&p.task_id);
+        }
+        Ok(p)
+    }
+
+    /// Checks a new message against the card: role, parts and media types.
+    pub(super) async fn check_message(&self, params: &MessageSendParams) -> Result<(), RpcError> {
+        let m = &params.message;
+        if m.role != Role::User {
+            return Err(RpcError::invalid_params(
+                "message.role",
+                "a message sent to an agent must have role \"user\"",
+            ));
+        }
+        if m.parts.is_empty() {
+            return Err(RpcError::invalid_params(
+                "message.parts",
+                "a message needs at least one part",
+            ));
+        }
+        let accepted_inputs: Vec<&str> = self
+            .card
+            .default_input_modes
+            .iter()
+            .chain(
+                self.card
+                    .skills
+                    .iter()
+                    .flat_map(|s| s.input_modes.iter().flatten()),
+            )
+            .map(String::as_str)
+            .collect();
+        if !accepted_inputs.is_empty() {
+            for (i, part) in m.parts.iter().enumerate() {
+                let ty = part.media_type();
+                if !accepted_inputs.iter().any(|a| media_type_matches(a, ty)) {
+                    return Err(RpcError::content_type_not_supported(format!(
+                        "message.parts[{i}] has media type {ty}, which this agent does not accept (it accepts {})",
+                        accepted_inputs.join(", ")
+                    ))
+                    .with_data(serde_json::json!({ "field": format!("message.parts[{i}]"), "mediaType": ty })));
+                }
+            }
+        }
+        if let Some(wanted) = params
+            .configuration
+            .as_ref()
+            .and_then(|c| c.accepted_output_modes.as_ref())
+            .filter(|w| !w.is_empty())
+        {
+            let offered: Vec<&str> = self
+                .card
+                .default_output_modes
+                .iter()
+                .chain(
+                    self.card
+                        .skills
+                        .iter()
+                        .flat_map(|s| s.output_modes.iter().flatten()),
+                )
+                .map(String::as_str)
+                .collect();
+            if !wanted
+                .iter()
+                .any(|w| offered.iter().any(|o| media_type_matches(w, o)))
+            {
+                return Err(RpcError::content_type_not_supported(format!(
+                    "none of configuration.acceptedOutputModes ({}) is produced by this agent (it produces {})",
+                    wanted.join(", "),
+                    offered.join(", ")
+                ))
+                .with_data(serde_json::json!({ "field": "configuration.acceptedOutputModes" })));
+            }
+        }
+        if let Some(config) = params
+            .configuration
+            .as_ref()
+            .and_then(|c| c.push_notification_config.as_ref())
+        {
+            self.require_push()?;
+            self.check_push_config(config, "configuration.pushNotificationConfig")
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Checks a message, binds it to a new or existing task, and starts the agent.
+    pub(super) async fn start(&self, params: MessageSendParams) -> Result<Started, RpcError> {
+        self.check_message(&params).await?;
+        let MessageSendParams {
+            mut message,
+            configuration,
+            metadata,
+        } = params;
+        let (handle, task, task_id, context_id) = match message.task_id.clone() {
+            Some(task_id) => {
+                let (task, seq) = self.load_seq(&task_id).await?;
+                if task.status.state.is_terminal() {
+                    return Err(sink_error(SinkError::Terminal(task_id, task.status.state)));
+                }
+                if let Some(ctx) = &message.context_id
+                    && *ctx != task.context_id
+                {
+                    return Err(RpcError::invalid_params(
+                        "message.contextId",
+                        format!(
+                            "task {task_id} belongs to context {}, not {ctx}",
+                            task.context_id
+                        ),
+                    ));
+                }
+                let context_id = task.context_id.clone();
+                message.context_id = Some(context_id.clone());
+                let handle = self.manager.open_existing(task, seq);
+                let task = handle
+                    .user_message(message.clone())
+                    .await
+                    .map_err(sink_error)?;
+                (handle, Some(task), task_id, context_id)
+            }
+            None => {
+                // The same message again (a retry after a lost response): the task it
+                // created, not a second one.
+                if let Some(existing) = self
+                    .manager
+                    .store()
+                    .task_of_message(message.message_id.as_str())
+                    .await
+                    .map_err(store_error)?
+                {
+                    let (task, seq) = self.load_seq(&existing).await?;
+                    let handle = self.manager.open_existing(task, seq);
+                    let sub = handle.subscribe().await.map_err(sink_error)?;
+                    return Ok(Started {
+                        task_id: existing,
+                        sub,
+                    });
+                }
+                let task_id = TaskId::random();
+                let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
+                message.task_id = Some(task_id.clone());
+                message.context_id = Some(context_id.clone());
+                let handle =
+                    self.manager
+                        .open_new(task_id.clone(), context_id.clone(), message.clone());
+                (handle, None, task_id, context_id)
+            }
+        };
+        if let Some(mut config) = configuration
+            .as_ref()
+            .and_then(|c| c.push_notification_config.clone())
+        {
+            config.id.get_or_insert_with(|| task_id.as_str().to_owned());
+            self.manager
+                .store()
+                .set_push_config(&task_id, config)
+                .await
+                .map_err(store_error)?;
+            self.manager.arm_push(&task_id);
+        }
+        let sub = handle.subscribe().await.map_err(sink_error)?;
+        let ctx = RequestContext {
+            task_id: task_id.clone(),
+            context_id: context_id.clone(),
+            message,
+            task: task.map(Box::new),
+            configuration: configuration.map(Box::new),
+            metadata,
+            cancel: handle.cancel.clone(),
+        };
+        self.spawn_execute(handle, ctx);
+        Ok(Started { task_id, sub })
+    }
+
+    /// Runs `execute` in a task owned by the server. A returned error or a panic fails
+    /// the task (or, before any event, answers the request with the error).
+    pub(super) fn spawn_execute(&self, handle: ActorHandle, ctx: RequestContext) {
+        let sink = EventSink {
+            handle: handle.clone(),
+            task_id: ctx.task_id.clone(),
+            context_id: ctx.context_id.clone(),
+        };
+        let agent = self.agent.clone();
+        let span = info_span!("execute", task_id = %ctx.task_id);
+        self.spawn_agent(handle, span, async move { agent.execute(ctx, sink).await });
+    }
+
+    /// Runs an agent's work on a task in a task the server owns. A returned error or a
+    /// panic fails the task (or, before any event, answers the request with the error).
+    pub(super) fn spawn_agent(
+        &self,
+        handle: ActorHandle,
+        span: tracing::Span,
+        work: impl std::future::Future<Output = Result<(), RpcError>> + Send + 'static,
+    ) {
+        // Chained rather than awaited in an async block, which would keep a second copy
+        // of `work`'s space beside the running one for as long as the task lives.
+        let work = AssertUnwindSafe(work)
+            .catch_unwind()
+            .then(move |outcome| async move {
+                match outcome {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => handle.fail(e).await,
+                    Err(_) => {
+                        warn!("the agent panicked");
+                        handle
+                            .fail(RpcError::internal("the agent failed unexpectedly"))
+                            .await
+                    }
+                }
+            });
+        self.tracker.spawn(work.instrument(span));
+    }
+
+    /// `message/send`.
+    pub(super) async fn send(
+        &self,
+        params: MessageSendParams,
+        force_non_blocking: bool,
+    ) -> Result<SendMessageResult, RpcError> {
+        let blocking = params.blocking() && !force_non_blocking;
+        let history_length = params.history_length();
+        let Started { task_id, mut sub } = self.start(params).await?;
+        let mut task_exists = sub.snapshot.is_some();
+        loop {
+            let update = tokio::select! {
+                u = sub.events.recv() => u,
+                () = self.shutdown.cancelled() => break,
+            };
+            match update {
+                Ok(Update::Event(_, event)) if !task_exists && event.kind() == "message" => {
+                    if let StreamEvent::Message(m) = &*event {
+                        return Ok(SendMessageResult::Message(m.clone()));
+                    }
+                }
+                Ok(Update::Error(e)) => return Err(*e),
+                Ok(Update::Event(_, event)) => {
+                    task_exists = true;
+                    if !blocking || ends_stream(&event) {
+                        break;
+                    }
+                }
+                Err(RecvError::Lagged(_)) => {
+                    task_exists = true;
+                    let task = self.load(&task_id).await?;
+                    if !blocking || ends_on(task.status.state) {
+                        break;
+                    }
+                }
+                Err(RecvError::Closed) => break,
+            }
+        }
+        match self
+            .manager
+            .store()
+            .get(&task_id)
+            .await
+            .map_err(store_error)?
+        {
+            Some((mut task, _)) => {
+                task.truncate_history(history_length);
+                Ok(SendMessageResult::Task(task))
+            }
+            None => Err(RpcError::invalid_agent_response(
+                "the agent finished without creating a task or replying with a message",
+            )),
+        }
+    }
+
+    /// `tasks/cancel`.
+    pub(super) async fn cancel(&self, params: TaskIdParams) -> Result<Task, RpcError> {
+        let (task, seq) = self.load_seq(&params.id).await?;
+        if task.status.state.is_terminal() {
+            return Err(RpcError::task_not_cancelable(
+                params.id.as_str(),
+                task.status.state.as_str(),
+            ));
+        }
+        let handle = self.manager.open_existing(task.clone(), seq);
+        let mut sub = handle.subscribe().await.map_err(sink_error)?;
+        let sink = EventSink {
+            handle: handle.clone(),
+            task_id: task.id.clone(),
+            context_id: task.context_id.clone(),
+        };
+        let ctx = CancelContext {
+            task,
+            metadata: params.metadata,
+        };
+        let outcome = AssertUnwindSafe(self.agent.cancel(ctx, sink))
+            .catch_unwind()
+            .await;
+        match outcome {
+            Ok(Ok(())) => handle.cancel.cancel(),
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(RpcError::internal("the agent failed while canceling")),
+        }
+        drop(handle);
+        // Wait (bounded) for the agent to reach a terminal state.
+        let wait = async {
+            loop {
+                let current = self.load(&params.id).await?;
+                if current.status.state.is_terminal() {
+                    return Ok::<_, RpcError>(current);
+                }
+                match sub.events.recv().await {
+                    Ok(_) | Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => return self.load(&params.id).await,
+                }
+            }
+        };
+        let task = match tokio::time::timeout(self.config.cancel_wait, wait).await {
+            Ok(r) => r?,
+            Err(_) => self.load(&params.id).await?,
+        };
+        match task.status.state {
+            TaskState::Canceled => Ok(task),
+            state => Err(RpcError::task_not_cancelable(
+                params.id.as_str(),
+                state.as_str(),
+            )),
+        }
+    }
+
+    /// GetTask / `tasks/get`.
+    pub(super) async fn get_task(&self, p: TaskQueryParams) -> Result<Task, RpcError> {
+        let mut task = self.load(&p.id).await?;
+        task.truncate_history(p.history_length);
+        Ok(task)
+    }
+
+    /// ListTasks: a page of tasks, newest status first.
+    pub(super) async fn list_tasks(&self, query: TaskQuery) -> Result<TaskPage, RpcError> {
+        self.manager.store().list(&query).await.map_err(store_error)
+    }
+
+    /// One push config of a task: the one named, or (v0.3, without a name) its first.
+    pub(super) async fn get_push_config(
+        &self,
+        task_id: &TaskId,
+        config_id: Option<&str>,
+        field: &str,
+    ) -> Result<TaskPushNotificationConfig, RpcError> {
+        let configs = self.push_configs(task_id).await?;
+        let found = match config_id {
+            Some(id) => configs.into_iter().find(|c| c.id.as_deref() == Some(id)),
+            None => configs.into_iter().next(),
+        };
+        let config = found.ok_or_else(|| match config_id {
+            Some(id) => RpcError::invalid_params(
+                field,
+                format!("task {task_id} has no push notification config {id:?}"),
+            ),
+            None => RpcError::invalid_params(
+                "id",
+                format!("task {task_id} has no push notification config"),
+            ),
+        })?;
+        Ok(TaskPushNotificationConfig {
+            task_id: task_id.clone(),
+            push_notification_config: config,
+        })
+    }
+
+    /// Every push config of a task.
+    pub(super) async fn list_push_configs(
+        &self,
+        task_id: &TaskId,
+    ) -> Result<Vec<TaskPushNotificationConfig>, RpcError> {
+        let configs = self.push_configs(task_id).await?;
+        Ok(configs
+            .into_iter()
+            .map(|c| TaskPushNotificationConfig {
+                task_id: task_id.clone(),
+                push_notification_config: c,
+            })
+            .collect())
+    }
+
+    /// Removes a push config; an unknown one is an invalid-params error on `field`.
+    pub(super) async fn delete_push_config(
+        &self,
+        task_id: &TaskId,
+        config_id: &str,
+        field: &str,
+    ) -> Result<(), RpcError> {
+        self.require_push()?;
+        self.load(task_id).await?;
+        let removed = self
+            .manager
+            .store()
+            .delete_push_config(task_id, config_id)
+            .await
+            .map_err(store_error)?;
+        if !removed {
+            return Err(RpcError::invalid_params(
+                field,
+                format!("task {task_id} has no push notification config {config_id:?}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The authenticated extended card, when the card offers one and it is configured.
+    pub(super) fn extended_card(&self) -> Result<&AgentCard, RpcError> {
+        match (
+            &self.extended_card,
+            self.card.supports_authenticated_extended_card,
+        ) {
+            (Some(card), Some(true)) => Ok(card),
+            _ => Err(RpcError::extended_card_not_configured()),
+        }
+    }
+
+    /// Where a stream starts: a new message's task, or an existing task (resumed after
+    /// `after`, the number of the last event the client saw, when it gives one).
+    pub(super) async fn open_stream(
+        &self,
+        method: Method,
+        request: StreamRequest,
+    ) -> Result<(TaskId, Subscription, Option<u64>), RpcError> {
+        self.require_streaming(method)?;
+        match request {
+            StreamRequest::Message(params) => {
+                let Started { task_id, sub } = self.start(*params).await?;
+                Ok((task_id, sub, None))
+            }
+            StreamRequest::Subscribe {
+                id,
+                after,
+                terminal_ok,
+            } => {
+                let (task, seq) = self.load_seq(&id).await?;
+                if let Some(after) = after
+                    && after > seq
+                {
+                    return Err(RpcError::invalid_request(format!(
+                        "Last-Event-ID {after} is past the last event of task {id} ({seq})"
+                    )));
+                }
+                if !terminal_ok && after.is_none() && task.status.state.is_terminal() {
+                    return Err(RpcError::unsupported_operation(format!(
+                        "task {id} is {} and will not change: get it with GetTask",
+                        task.status.state
+                    )));
+                }
+                let handle = self.manager.open_existing(task, seq);
+                let sub = handle.subscribe().await.map_err(sink_error)?;
+                Ok((id, sub, after))
+            }
+        }
+    }
+}
+
+/// What a streaming request asks for.
+pub(super) enum StreamRequest {
+    /// SendStreamingMessage / `message/stream`.
+    Message(Box<MessageSendParams>),
+    /// SubscribeToTask / `tasks/resubscribe`, after event `after` if given.
+    /// `terminal_ok`: v0.3 sends a finished task's snapshot; v1.0 refuses.
+    Subscribe {
+        id: TaskId,
+        after: Option<u64>,
+        terminal_ok: bool,
+    },
+}

@@ -1,0 +1,124 @@
+//! What every HTTP binding shares: the Agent Card (one document both generations
+//! read), authentication, reading a bounded body, JSON and SSE responses, and the
+//! `Last-Event-ID` a reconnecting client sends.
+
+use super::*;
+use crate::protocol::v1::{BINDING_HTTP_JSON, BINDING_JSONRPC, VERSION_0_3, VERSION_1_0};
+
+/// The card as published: the v0.3 card a v0.3 client reads, with what a v1.0 client
+/// reads beside it — `supportedInterfaces` (JSON-RPC 1.0, HTTP+JSON 1.0, JSON-RPC 0.3,
+/// each at the card's URL) and `capabilities.extendedAgentCard`. A v1.0 client moves
+/// the v0.3 fields it knows (`url`, `security`, the schemes' `type`) to their v1.0 places
+/// and ignores the rest, as the official SDKs do; a v0.3 client ignores the v1.0 fields.
+pub(super) fn published_card(card: &AgentCard) -> Value {
+    // An AgentCard always serializes: every map in it has string keys and every field
+    // is plain data.
+    let mut value = serde_json::to_value(card).expect("an agent card always serializes to JSON");
+    let url = card.url.clone();
+    let interface = |binding: &str, version: &str| serde_json::json!({ "url": url, "protocolBinding": binding, "protocolVersion": version });
+    value["supportedInterfaces"] = Value::Array(vec![
+        interface(BINDING_JSONRPC, VERSION_1_0),
+        interface(BINDING_HTTP_JSON, VERSION_1_0),
+        interface(BINDING_JSONRPC, VERSION_0_3),
+    ]);
+    if card.supports_authenticated_extended_card == Some(true) {
+        value["capabilities"]["extendedAgentCard"] = Value::Bool(true);
+    }
+    value
+}
+
+pub(super) async fn card<A: AgentExecutor>(State(inner): State<Arc<Inner<A>>>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        inner.card_json.clone(),
+    )
+        .into_response()
+}
+
+/// The request's credentials checked, when the server requires some: the challenge
+/// response when they are missing or wrong.
+pub(super) fn authorize<A>(inner: &Inner<A>, headers: &HeaderMap) -> Result<(), Box<Response>> {
+    match &inner.config.auth {
+        Some(auth) if !auth.is_empty() && !auth.allows(headers) => Err(Box::new(auth.challenge())),
+        _ => Ok(()),
+    }
+}
+
+/// Why a body could not be read: too large, or broken off.
+pub(super) enum BodyError {
+    TooLarge(RpcError),
+    Unreadable(RpcError),
+}
+
+/// The request body, at most `ServerConfig::max_body_bytes`.
+pub(super) async fn read_body<A>(inner: &Inner<A>, body: Body) -> Result<Bytes, BodyError> {
+    let limit = inner.config.max_body_bytes;
+    match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            Err(BodyError::TooLarge(RpcError::invalid_request(format!(
+                "the request body exceeds the limit of {limit} bytes"
+            ))))
+        }
+        Err(e) => Err(BodyError::Unreadable(RpcError::invalid_request(format!(
+            "cannot read the request body: {e}"
+        )))),
+    }
+}
+
+/// A JSON response of `content_type`.
+pub(super) fn json_with<T: Serialize>(
+    status: StatusCode,
+    content_type: &'static str,
+    body: &T,
+) -> Response {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => (status, [(header::CONTENT_TYPE, content_type)], bytes).into_response(),
+        Err(e) => {
+            warn!(error = %e, "cannot serialize a response");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                [(header::CONTENT_TYPE, content_type)],
+                r#"{"error":{"code":-32603,"message":"cannot serialize the response"}}"#,
+            )
+                .into_response()
+        }
+    }
+}
+
+/// The `Last-Event-ID` header: the number of the last event a reconnecting client saw.
+pub(super) fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, RpcError> {
+    let Some(v) = headers.get("last-event-id") else {
+        return Ok(None);
+    };
+    let text = v.to_str().unwrap_or("").trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|_| {
+        RpcError::invalid_request(format!(
+            "the Last-Event-ID header must be the id of an event of this task's stream (a number), got {:?}",
+            text.chars().take(32).collect::<String>()
+        ))
+    })
+}
+
+pub(super) type SseStream =
+    std::pin::Pin<Box<dyn Stream<Item = Result<Event, std::convert::Infallible>> + Send>>;
+
+pub(super) fn sse_response(stream: SseStream, keep_alive: Duration) -> Response {
+    Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(keep_alive))
+        .into_response()
+}
+
+/// One SSE event carrying `data`, with `id:` set to the event's number in the task's
+/// log when it has one (what a client reconnects with, as `Last-Event-ID`).
+pub(super) fn sse_event(data: String, seq: u64) -> Event {
+    let event = Event::default().data(data);
+    if seq > 0 {
+        event.id(seq.to_string())
+    } else {
+        event
+    }
+}

@@ -1,0 +1,284 @@
+//! The JSON-RPC binding, both generations on one endpoint: v0.3's methods
+//! (`message/send`, …) and v1.0's (`SendMessage`, …), told apart by name, the
+//! `A2A-Version` (header or query parameter) checked to agree. Each parses its params
+//! into the internal model, calls the handler, and answers in its version's shape — one
+//! JSON response, or an SSE stream of them.
+
+use super::http::{
+    BodyError, authorize, json_with, last_event_id, read_body, sse_event, sse_response,
+};
+use super::version::{self, Version};
+use super::*;
+use crate::protocol::v1::error as v1_error;
+use crate::protocol::v1::types as w;
+
+fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
+    json_with(status, "application/json", body)
+}
+
+/// An error answer, in the shape of the request's generation.
+fn error_response(id: RequestId, error: RpcError, generation: Version) -> Response {
+    let error = match generation {
+        Version::V0_3 => error,
+        Version::V1_0 => v1_error::jsonrpc(&error),
+    };
+    json_response(StatusCode::OK, &RpcResponse::error(id, error))
+}
+
+pub(super) async fn rpc<A: AgentExecutor>(
+    State(inner): State<Arc<Inner<A>>>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    body: Body,
+) -> Response {
+    if let Err(challenge) = authorize(&inner, &headers) {
+        return *challenge;
+    }
+    let bytes = match read_body(&inner, body).await {
+        Ok(b) => b,
+        Err(BodyError::TooLarge(e)) => {
+            return json_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &RpcResponse::error(RequestId::Null, e),
+            );
+        }
+        Err(BodyError::Unreadable(e)) => {
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                &RpcResponse::error(RequestId::Null, e),
+            );
+        }
+    };
+    let value: Value = match serde_json::from_slice(&bytes) {
+        Ok(v) => v,
+        Err(e) => return error_response(RequestId::Null, RpcError::parse_error(e), Version::V0_3),
+    };
+    let request = match IncomingRequest::from_value(value) {
+        Ok(r) => r,
+        Err((id, e)) => return error_response(id, e, Version::V0_3),
+    };
+    let (method, generation) = match (
+        Method::parse(&request.method),
+        Method::parse_v1(&request.method),
+    ) {
+        (Some(m), _) => (Some(m), Version::V0_3),
+        (None, Some(m)) => (Some(m), Version::V1_0),
+        (None, None) => (None, Version::V0_3),
+    };
+    // Every A2A request has an id; one without is not a notification here, and is not
+    // run (spec §9.3 of v1.0, §7 of v0.3).
+    let Some(id) = request.id.clone() else {
+        let error = RpcError::invalid_request(
+            "the request has no `id`: every A2A request needs one, and nothing was done",
+        );
+        return error_response(RequestId::Null, error, generation);
+    };
+    let Some(method) = method else {
+        return error_response(id, RpcError::method_not_found(&request.method), generation);
+    };
+    let asked = match version::requested(&headers, uri.query()) {
+        Ok(v) => v,
+        Err(e) => return error_response(id, e, generation),
+    };
+    if asked != generation {
+        let e = RpcError::version_not_supported(asked.as_str(), &version::SUPPORTED).with_data(
+            serde_json::json!({
+                "requestedVersion": asked.as_str(),
+                "method": request.method,
+                "methodVersion": generation.as_str(),
+            }),
+        );
+        let e = RpcError {
+            message: format!(
+                "method {} is A2A {}, but the request speaks A2A {} (send the header `A2A-Version: {}`)",
+                request.method,
+                generation.as_str(),
+                asked.as_str(),
+                generation.as_str()
+            ),
+            ..e
+        };
+        return error_response(id, e, generation);
+    }
+    if let Err(e) = version::check_extensions(&inner.card, &headers) {
+        return error_response(id, e, generation);
+    }
+    let span = info_span!("rpc", method = %request.method, version = generation.as_str());
+    async move {
+        if method.is_streaming() {
+            return stream(inner, method, generation, &request, id, &headers).await;
+        }
+        let result = match generation {
+            Version::V0_3 => unary_v03(&inner, method, &request).await,
+            Version::V1_0 => unary_v1(&inner, method, &request).await,
+        };
+        match result {
+            Ok(result) => json_response(StatusCode::OK, &RpcResponse::success(id, result)),
+            Err(e) => error_response(id, e, generation),
+        }
+    }
+    .instrument(span)
+    .await
+}
+
+fn to_value<T: Serialize>(v: T) -> Result<Value, RpcError> {
+    serde_json::to_value(v).map_err(|e| RpcError::internal(format!("cannot serialize: {e}")))
+}
+
+/// v0.3's methods answered with one JSON response.
+async fn unary_v03<A: AgentExecutor>(
+    inner: &Arc<Inner<A>>,
+    method: Method,
+    req: &IncomingRequest,
+) -> Result<Value, RpcError> {
+    match method {
+        Method::SendMessage => to_value(inner.send(req.params()?, false).await?),
+        // Streaming methods are answered by `stream`.
+        Method::SendStreamingMessage | Method::Resubscribe => Err(RpcError::internal(
+            "a streaming method reached the unary path",
+        )),
+        Method::ListTasks => Err(RpcError::method_not_found(method.v1_name())),
+        Method::GetTask => to_value(inner.get_task(req.params()?).await?),
+        Method::CancelTask => to_value(inner.cancel(req.params()?).await?),
+        Method::SetPushConfig => to_value(inner.set_push(req.params()?).await?),
+        Method::GetPushConfig => {
+            let p: GetTaskPushNotificationConfigParams = req.params()?;
+            let id = p.push_notification_config_id.as_deref();
+            to_value(
+                inner
+                    .get_push_config(&p.id, id, "pushNotificationConfigId")
+                    .await?,
+            )
+        }
+        Method::ListPushConfig => {
+            let p: TaskIdParams = req.params()?;
+            to_value(inner.list_push_configs(&p.id).await?)
+        }
+        Method::DeletePushConfig => {
+            let p: DeleteTaskPushNotificationConfigParams = req.params()?;
+            inner
+                .delete_push_config(
+                    &p.id,
+                    &p.push_notification_config_id,
+                    "pushNotificationConfigId",
+                )
+                .await?;
+            Ok(Value::Null)
+        }
+        Method::GetAuthenticatedExtendedCard => to_value(inner.extended_card()?),
+    }
+}
+
+/// v1.0's methods answered with one JSON response.
+async fn unary_v1<A: AgentExecutor>(
+    inner: &Arc<Inner<A>>,
+    method: Method,
+    req: &IncomingRequest,
+) -> Result<Value, RpcError> {
+    match method {
+        Method::SendMessage => to_value(super::v1::send(inner, req.params()?).await?),
+        Method::SendStreamingMessage | Method::Resubscribe => Err(RpcError::internal(
+            "a streaming method reached the unary path",
+        )),
+        Method::GetTask => to_value(super::v1::get(inner, req.params()?).await?),
+        Method::ListTasks => {
+            let params: w::ListTasksRequest = match &req.params {
+                None => w::ListTasksRequest::default(),
+                Some(_) => req.params()?,
+            };
+            to_value(super::v1::list(inner, params).await?)
+        }
+        Method::CancelTask => to_value(super::v1::cancel(inner, req.params()?).await?),
+        Method::SetPushConfig => to_value(super::v1::create_push(inner, req.params()?).await?),
+        Method::GetPushConfig => to_value(super::v1::get_push(inner, req.params()?).await?),
+        Method::ListPushConfig => to_value(super::v1::list_push(inner, req.params()?).await?),
+        Method::DeletePushConfig => {
+            super::v1::delete_push(inner, req.params()?).await?;
+            Ok(serde_json::json!({}))
+        }
+        Method::GetAuthenticatedExtendedCard => super::v1::extended_card(inner),
+    }
+}
+
+/// One SSE event: a JSON-RPC response carrying `body` (or the error) in the shape of
+/// `generation`.
+fn sse_frame(
+    id: &RequestId,
+    seq: u64,
+    body: Result<&StreamEvent, RpcError>,
+    generation: Version,
+) -> Event {
+    let json = match (body, generation) {
+        (Ok(event), Version::V0_3) => {
+            serde_json::to_string(&RpcResponse::success(id.clone(), event))
+        }
+        (Ok(event), Version::V1_0) => serde_json::to_string(&RpcResponse::success(
+            id.clone(),
+            super::v1::stream_response(event),
+        )),
+        (Err(e), Version::V0_3) => serde_json::to_string(&RpcResponse::error(id.clone(), e)),
+        (Err(e), Version::V1_0) => {
+            serde_json::to_string(&RpcResponse::error(id.clone(), v1_error::jsonrpc(&e)))
+        }
+    };
+    let data = json.unwrap_or_else(|e| {
+        format!(r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32603,"message":"cannot serialize event: {e}"}}}}"#)
+    });
+    sse_event(data, seq)
+}
+
+/// The streaming methods: an SSE stream of JSON-RPC responses. Errors found before the
+/// stream starts are sent as its one event, so SSE clients see them.
+///
+/// A subscription with a `Last-Event-ID` header replays every logged event after that
+/// one, then follows the task live; without it, the stream starts with the task's
+/// current snapshot.
+async fn stream<A: AgentExecutor>(
+    inner: Arc<Inner<A>>,
+    method: Method,
+    generation: Version,
+    req: &IncomingRequest,
+    id: RequestId,
+    headers: &HeaderMap,
+) -> Response {
+    let keep_alive = inner.config.keep_alive;
+    let setup = async {
+        let request = match (method, generation) {
+            (Method::SendStreamingMessage, Version::V0_3) => {
+                StreamRequest::Message(Box::new(req.params()?))
+            }
+            (Method::SendStreamingMessage, Version::V1_0) => {
+                super::v1::stream_message(req.params()?)?
+            }
+            (_, Version::V0_3) => {
+                let p: TaskIdParams = req.params()?;
+                StreamRequest::Subscribe {
+                    id: p.id,
+                    after: last_event_id(headers)?,
+                    terminal_ok: true,
+                }
+            }
+            (_, Version::V1_0) => super::v1::subscribe(req.params()?, last_event_id(headers)?)?,
+        };
+        inner.open_stream(method, request).await
+    };
+    match setup.await {
+        Ok((task_id, sub, after)) => {
+            let events = live_events(inner, task_id, sub, after);
+            let frames = events.map(move |item| {
+                Ok(match item {
+                    Ok((seq, event)) => sse_frame(&id, seq, Ok(&*event), generation),
+                    Err(e) => sse_frame(&id, 0, Err(e), generation),
+                })
+            });
+            sse_response(Box::pin(frames), keep_alive)
+        }
+        Err(e) => {
+            let frame = sse_frame(&id, 0, Err(e), generation);
+            sse_response(
+                Box::pin(futures::stream::once(async { Ok(frame) })),
+                keep_alive,
+            )
+        }
+    }
+}

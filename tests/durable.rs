@@ -832,6 +832,100 @@ async fn both_stores_keep_the_same_contract() {
     assert!(again.unfinished().await.unwrap().is_empty());
 }
 
+/// ListTasks's contract: newest status first (ties by id), filters by context, state
+/// and status time, pages that neither skip nor repeat, and a total; kept current as a
+/// task's state moves on without its snapshot being rewritten.
+async fn list_contract(store: Arc<dyn Store>) {
+    use a2a_orchestrator::protocol::server::{TaskPage, TaskQuery};
+    let at = |secs: u32| format!("2026-03-01T10:00:{secs:02}.000Z");
+    let make = |id: &str, ctx: &str, state: TaskState, secs: u32| {
+        let mut t = Task::new(TaskId::new(id), ContextId::new(ctx), TaskStatus::new(state));
+        t.status.timestamp = Some(at(secs));
+        t
+    };
+    let tasks = [
+        make("a", "c1", TaskState::Completed, 1),
+        make("b", "c1", TaskState::Working, 5),
+        make("c", "c2", TaskState::Working, 3),
+        make("d", "c1", TaskState::Failed, 4),
+        make("e", "c2", TaskState::Completed, 2),
+    ];
+    for t in &tasks {
+        let event = Arc::new(StreamEvent::Task(t.clone()));
+        store.commit(t, &[(1, event)]).await.unwrap();
+    }
+    let ids = |p: &TaskPage| p.tasks.iter().map(|t| t.id.to_string()).collect::<Vec<_>>();
+    let all = |limit| TaskQuery {
+        limit,
+        ..Default::default()
+    };
+    let page = store.list(&all(10)).await.unwrap();
+    assert_eq!(ids(&page), ["b", "d", "c", "e", "a"], "newest status first");
+    assert_eq!((page.total, page.next.is_none()), (5, true));
+    // Pages of two: nothing skipped, nothing repeated.
+    let mut seen = Vec::new();
+    let mut query = all(2);
+    loop {
+        let page = store.list(&query).await.unwrap();
+        assert_eq!(page.total, 5);
+        seen.extend(ids(&page));
+        match page.next {
+            Some(next) => query.after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["b", "d", "c", "e", "a"]);
+    let c1 = TaskQuery {
+        context_id: Some(ContextId::new("c1")),
+        ..all(10)
+    };
+    assert_eq!(ids(&store.list(&c1).await.unwrap()), ["b", "d", "a"]);
+    let working = TaskQuery {
+        state: Some(TaskState::Working),
+        ..all(10)
+    };
+    assert_eq!(ids(&store.list(&working).await.unwrap()), ["b", "c"]);
+    let since = TaskQuery {
+        changed_since_ms: Some(
+            time_ms(&at(3)),
+        ),
+        ..all(10)
+    };
+    assert_eq!(ids(&store.list(&since).await.unwrap()), ["b", "d", "c"]);
+    // The state moves on by an event alone (the store may keep the old snapshot): the
+    // list follows.
+    let mut c = tasks[2].clone();
+    c.status = TaskStatus::new(TaskState::InputRequired);
+    c.status.timestamp = Some(at(9));
+    let update = Arc::new(StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
+        kind: StatusUpdateKind,
+        task_id: c.id.clone(),
+        context_id: c.context_id.clone(),
+        status: c.status.clone(),
+        is_final: false,
+        metadata: None,
+    }));
+    store.commit(&c, &[(2, update)]).await.unwrap();
+    let page = store.list(&all(1)).await.unwrap();
+    assert_eq!(ids(&page), ["c"], "moved to the front");
+    assert_eq!(page.tasks[0].status.state, TaskState::InputRequired);
+    assert!(store.list(&working).await.unwrap().tasks.iter().all(|t| t.id.as_str() != "c"));
+}
+
+fn time_ms(rfc3339: &str) -> i64 {
+    let t = time::OffsetDateTime::parse(rfc3339, &time::format_description::well_known::Rfc3339)
+        .unwrap();
+    (t.unix_timestamp_nanos() / 1_000_000) as i64
+}
+
+#[tokio::test]
+async fn both_stores_list_tasks_the_same_way() {
+    list_contract(StoreSpec::Memory.open().await.unwrap()).await;
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("durable-list");
+    let _ = std::fs::remove_dir_all(&dir);
+    list_contract(StoreSpec::Sqlite(dir.join("list.db")).open().await.unwrap()).await;
+}
+
 /// A store's WAL is copied into the database file while the store is open (not only
 /// when it closes), and under a steady stream of writes its file stops growing.
 #[tokio::test]

@@ -37,7 +37,7 @@ message = "{{ steps.a.text }} | {{ steps.b.text }}"
 text = "joined: {{ steps.c.text }}"
 "#;
 
-const GREET: &str = r#"
+pub(crate) const GREET: &str = r#"
 [workflow]
 id = "greet"
 name = "Greeter"
@@ -52,7 +52,7 @@ message = "hello {{ input.name }}"
 text = "{{ steps.hello.text }}"
 "#;
 
-const APPROVE: &str = r#"
+pub(crate) const APPROVE: &str = r#"
 [workflow]
 id = "approve"
 name = "Approved echo"
@@ -202,6 +202,11 @@ async fn the_card_lists_every_workflow_as_a_skill() {
     assert!(card.supports_streaming() && card.supports_push_notifications());
     assert_eq!(card.url, o.url);
     crate::schema::assert_valid("AgentCard", &serde_json::to_value(&card).unwrap());
+    // Without credentials to check, no extended card is offered, and none is served.
+    assert_eq!(card.supports_authenticated_extended_card, None);
+    let (c, _) = client(&o.url).await;
+    let e = c.get_authenticated_extended_card().await.unwrap_err();
+    assert!(e.to_string().contains("-32007"), "{e}");
 }
 
 #[tokio::test]

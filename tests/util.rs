@@ -132,34 +132,47 @@ pub fn text_params(text: &str) -> Value {
     })
 }
 
-/// The venv's Python with the official SDK installed. Created under `target/py-venv`
-/// on first use; fails the test loudly when Python or the SDK cannot be installed.
+/// The venv's Python with the official SDK 0.3 installed (`tests/python/requirements.txt`).
+/// Created under `target/py-venv` on first use; fails the test loudly when Python or the
+/// SDK cannot be installed.
 pub fn python() -> &'static Path {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
-    PYTHON.get_or_init(|| {
-        let target = Path::new(ROOT).join("target");
-        let venv = target.join("py-venv");
-        let requirements = Path::new(ROOT).join("tests/python/requirements.txt");
-        let wanted = std::fs::read_to_string(&requirements).expect("tests/python/requirements.txt");
-        std::fs::create_dir_all(&target).unwrap();
-        // Test binaries may run in parallel processes (nextest): one installs, others wait.
-        let lock = File::create(target.join("py-venv.lock")).unwrap();
-        lock.lock().expect("lock target/py-venv.lock");
-        let marker = venv.join(".a2a-requirements");
-        let python = venv.join("bin/python");
-        if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) || !python.exists() {
-            let base = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
-            run(std::process::Command::new(&base).args(["-m", "venv", "--clear"]).arg(&venv),
-                &format!("creating a Python venv with `{base} -m venv` (the interop tests need Python 3.10+ with venv; set PYTHON to choose the interpreter)"));
-            run(std::process::Command::new(&python)
-                .args(["-m", "pip", "install", "--disable-pip-version-check", "-q", "-r"])
-                .arg(&requirements),
-                "installing tests/python/requirements.txt (the official a2a-sdk) with pip");
-            std::fs::write(&marker, &wanted).unwrap();
-        }
-        drop(lock);
-        python
-    })
+    PYTHON.get_or_init(|| venv("py-venv", "requirements.txt"))
+}
+
+/// The venv's Python with the official SDK 1.x installed
+/// (`tests/python/requirements-v1.txt`), under `target/py1-venv`.
+pub fn python_v1() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| venv("py1-venv", "requirements-v1.txt"))
+}
+
+/// Creates (once, or again when its requirements changed) a venv under `target/` with
+/// `tests/python/<requirements>` installed; its Python.
+fn venv(name: &str, requirements: &str) -> PathBuf {
+    let target = Path::new(ROOT).join("target");
+    let venv = target.join(name);
+    let requirements = Path::new(ROOT).join("tests/python").join(requirements);
+    let wanted = std::fs::read_to_string(&requirements)
+        .unwrap_or_else(|e| panic!("{}: {e}", requirements.display()));
+    std::fs::create_dir_all(&target).unwrap();
+    // Test binaries may run in parallel processes (nextest): one installs, others wait.
+    let lock = File::create(target.join(format!("{name}.lock"))).unwrap();
+    lock.lock().unwrap_or_else(|e| panic!("lock target/{name}.lock: {e}"));
+    let marker = venv.join(".a2a-requirements");
+    let python = venv.join("bin/python");
+    if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) || !python.exists() {
+        let base = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
+        run(std::process::Command::new(&base).args(["-m", "venv", "--clear"]).arg(&venv),
+            &format!("creating a Python venv with `{base} -m venv` (the interop tests need Python 3.10+ with venv; set PYTHON to choose the interpreter)"));
+        run(std::process::Command::new(&python)
+            .args(["-m", "pip", "install", "--disable-pip-version-check", "-q", "-r"])
+            .arg(&requirements),
+            &format!("installing {} (the official a2a-sdk) with pip", requirements.display()));
+        std::fs::write(&marker, &wanted).unwrap();
+    }
+    drop(lock);
+    python
 }
 
 fn run(cmd: &mut std::process::Command, what: &str) {
@@ -170,9 +183,18 @@ fn run(cmd: &mut std::process::Command, what: &str) {
     }
 }
 
-/// Runs a script from `tests/python` to completion (bounded); returns (success, output).
+/// Runs a script from `tests/python` to completion (bounded) with the SDK 0.3 venv;
+/// returns (success, output).
 pub async fn run_python(script: &str, args: &[&str]) -> (bool, String) {
-    let python = python();
+    run_script(python(), script, args).await
+}
+
+/// Like [`run_python`], with the SDK 1.x venv.
+pub async fn run_python_v1(script: &str, args: &[&str]) -> (bool, String) {
+    run_script(python_v1(), script, args).await
+}
+
+async fn run_script(python: &Path, script: &str, args: &[&str]) -> (bool, String) {
     let child = tokio::process::Command::new(python)
         .arg(Path::new(ROOT).join("tests/python").join(script))
         .args(args)

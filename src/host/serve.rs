@@ -104,8 +104,10 @@ pub fn card(config: &HostConfig, url: &str, orchestrator: &Orchestrator) -> Agen
         let (schemes, security) = auth.card_security();
         card.security_schemes = Some(schemes);
         card.security = Some(security);
+        // The extended card (skills with their input schemas) is for authenticated
+        // callers: offered only when there are credentials to check.
+        card.supports_authenticated_extended_card = Some(true);
     }
-    card.supports_authenticated_extended_card = Some(true);
     card.provider = Some(AgentProvider {
         organization: "a2a-orchestrator".into(),
         url: "https://github.com/a2a-orchestrator".into(),
@@ -146,12 +148,15 @@ pub async fn build(
     let card = card(config, url, &orchestrator);
     let mut extended = card.clone();
     extended.skills = orchestrator.detailed_skills();
+    let offers_extended = card.supports_authenticated_extended_card == Some(true);
+    let mut server = A2aServer::builder(orchestrator, card)
+        .config(config.server.clone())
+        .store(store.clone());
+    if offers_extended {
+        server = server.extended_card(extended);
+    }
     Host {
-        server: A2aServer::builder(orchestrator, card)
-            .config(config.server.clone())
-            .extended_card(extended)
-            .store(store.clone())
-            .build(),
+        server: server.build(),
         registry,
         store,
     }

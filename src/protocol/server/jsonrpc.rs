@@ -63,7 +63,11 @@ pub(super) async fn rpc<A: AgentExecutor>(
     ) {
         (Some(m), _) => (Some(m), Version::V0_3),
         (None, Some(m)) => (Some(m), Version::V1_0),
-        (None, None) => (None, Version::V0_3),
+        // Unknown: answered in the shape of the version the request says it speaks.
+        (None, None) => (
+            None,
+            version::requested(&headers, uri.query()).unwrap_or(Version::V0_3),
+        ),
     };
     // Every A2A request has an id; one without is not a notification here, and is not
     // run (spec §9.3 of v1.0, §7 of v0.3).

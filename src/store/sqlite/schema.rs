@@ -114,3 +114,39 @@ pub(super) async fn migrate(conn: &mut SqliteConnection) -> Result<(), OpenError
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database written before ListTasks (schema 1) is brought up to schema 2 with its
+    /// tasks' context, state and time filled in from their snapshots.
+    #[tokio::test]
+    async fn schema_1_is_migrated_with_its_tasks_listed() {
+        let mut conn = SqliteConnection::connect("sqlite::memory:").await.unwrap();
+        sqlx::raw_sql(MIGRATIONS[0]).execute(&mut conn).await.unwrap();
+        sqlx::raw_sql("PRAGMA user_version = 1")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        sqlx::query(
+            "INSERT INTO tasks (id, snapshot, seq, terminal, updated_at) VALUES ('t', ?1, 1, 1, 1234)",
+        )
+        .bind(r#"{"kind":"task","id":"t","contextId":"c","status":{"state":"completed"}}"#)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        migrate(&mut conn).await.unwrap();
+        let (context, state, ms): (String, String, i64) =
+            sqlx::query_as("SELECT context_id, state, status_ms FROM tasks WHERE id = 't'")
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
+        assert_eq!((context.as_str(), state.as_str(), ms), ("c", "completed", 1234));
+        let version: i64 = sqlx::query_scalar("PRAGMA user_version")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(version, MIGRATIONS.len() as i64);
+    }
+}

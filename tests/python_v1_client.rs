@@ -1,0 +1,103 @@
+//! The official Python SDK 1.x client (`a2a-sdk` 1.3, its defaults) drives our server
+//! over A2A v1.0 — the echo example agent, and the orchestrator running workflows — on
+//! each binding: JSON-RPC and HTTP+JSON. Every scenario is in
+//! `tests/python/sdk1_client.py`; `wire` parses what we send with the SDK's protobuf
+//! types, unknown fields refused.
+
+use a2a_orchestrator::protocol::server::ServerConfig;
+
+use crate::echo_agent::{EchoAgent, echo_card};
+use crate::util::{run_python_v1, serve};
+
+const BINDINGS: [&str; 2] = ["JSONRPC", "HTTP+JSON"];
+
+async fn scenario(name: &str) {
+    // Webhooks on loopback are allowed: the push scenario registers one.
+    let config = ServerConfig {
+        allow_private_webhooks: true,
+        ..ServerConfig::default()
+    };
+    let agent = serve(
+        EchoAgent {
+            word_delay: std::time::Duration::from_millis(10),
+        },
+        echo_card,
+        config,
+    )
+    .await;
+    for binding in BINDINGS {
+        let (ok, output) = run_python_v1("sdk1_client.py", &[&agent.url, binding, name]).await;
+        assert!(ok, "SDK 1.x scenario {name} over {binding} failed:\n{output}");
+        assert!(output.trim_end().ends_with("ok"), "{output}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn v1_card_lists_both_generations() {
+    scenario("card").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn v1_send_blocking() {
+    scenario("send_blocking").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn v1_send_return_immediately() {
+    scenario("return_immediately").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn v1_stream_with_chunked_artifacts() {
+    scenario("stream").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn v1_get_with_history_length_and_not_found() {
+    scenario("get").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn v1_list_with_paging_and_filters() {
+    scenario("list").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn v1_cancel() {
+    scenario("cancel").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn v1_subscribe() {
+    scenario("subscribe").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn v1_push_config_crud() {
+    scenario("push").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn v1_wire_shapes_parse_with_the_sdks_protobuf_types() {
+    scenario("wire").await;
+}
+
+async fn host(name: &str) {
+    let o = crate::host::orchestra_with(&[crate::host::GREET, crate::host::APPROVE], 10, |_| {})
+        .await;
+    for binding in BINDINGS {
+        let (ok, output) = run_python_v1("sdk1_client.py", &[&o.url, binding, name]).await;
+        assert!(ok, "SDK 1.x scenario {name} over {binding} failed:\n{output}");
+        assert!(output.trim_end().ends_with("ok"), "{output}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn v1_client_runs_a_workflow_on_the_orchestrator() {
+    host("host_run").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn v1_client_streams_a_run_and_answers_its_approval() {
+    host("host_stream_approval").await;
+}

@@ -886,9 +886,7 @@ async fn list_contract(store: Arc<dyn Store>) {
     };
     assert_eq!(ids(&store.list(&working).await.unwrap()), ["b", "c"]);
     let since = TaskQuery {
-        changed_since_ms: Some(
-            time_ms(&at(3)),
-        ),
+        changed_since_ms: Some(time_ms(&at(3))),
         ..all(10)
     };
     assert_eq!(ids(&store.list(&since).await.unwrap()), ["b", "d", "c"]);
@@ -909,7 +907,15 @@ async fn list_contract(store: Arc<dyn Store>) {
     let page = store.list(&all(1)).await.unwrap();
     assert_eq!(ids(&page), ["c"], "moved to the front");
     assert_eq!(page.tasks[0].status.state, TaskState::InputRequired);
-    assert!(store.list(&working).await.unwrap().tasks.iter().all(|t| t.id.as_str() != "c"));
+    assert!(
+        store
+            .list(&working)
+            .await
+            .unwrap()
+            .tasks
+            .iter()
+            .all(|t| t.id.as_str() != "c")
+    );
 }
 
 fn time_ms(rfc3339: &str) -> i64 {

@@ -27,7 +27,10 @@ async fn scenario(name: &str) {
     .await;
     for binding in BINDINGS {
         let (ok, output) = run_python_v1("sdk1_client.py", &[&agent.url, binding, name]).await;
-        assert!(ok, "SDK 1.x scenario {name} over {binding} failed:\n{output}");
+        assert!(
+            ok,
+            "SDK 1.x scenario {name} over {binding} failed:\n{output}"
+        );
         assert!(output.trim_end().ends_with("ok"), "{output}");
     }
 }
@@ -83,11 +86,14 @@ async fn v1_wire_shapes_parse_with_the_sdks_protobuf_types() {
 }
 
 async fn host(name: &str) {
-    let o = crate::host::orchestra_with(&[crate::host::GREET, crate::host::APPROVE], 10, |_| {})
-        .await;
+    let o =
+        crate::host::orchestra_with(&[crate::host::GREET, crate::host::APPROVE], 10, |_| {}).await;
     for binding in BINDINGS {
         let (ok, output) = run_python_v1("sdk1_client.py", &[&o.url, binding, name]).await;
-        assert!(ok, "SDK 1.x scenario {name} over {binding} failed:\n{output}");
+        assert!(
+            ok,
+            "SDK 1.x scenario {name} over {binding} failed:\n{output}"
+        );
         assert!(output.trim_end().ends_with("ok"), "{output}");
     }
 }

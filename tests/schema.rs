@@ -1,54 +1,57 @@
-//! Every JSON our server emits validates against the normative v0.3.0 JSON Schema
-//! (`../shared/a2a/v0.3.0/a2a.json`): the card, each method's response, each stream
-//! event, each error.
+//! Every JSON our server emits in v0.3's shape is read by the official Python SDK 0.3's
+//! own models (a2a-sdk 0.3.26, pydantic): the card, each method's response, each stream
+//! event, each error. (v1.0's shapes are checked by the SDK 1.x's protobuf types in
+//! `python_v1_client.rs`.) Nothing outside the repository is read.
 
-use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
 use serde_json::{Value, json};
 
 use crate::util::{echo, post_raw, post_sse, rpc, text_params};
 
-fn schema() -> &'static Value {
-    static SCHEMA: OnceLock<Value> = OnceLock::new();
-    SCHEMA.get_or_init(|| {
-        let path = std::path::Path::new(crate::util::ROOT).join("../shared/a2a/v0.3.0/a2a.json");
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("the A2A schema must be at {}: {e}", path.display()));
-        serde_json::from_str(&text).unwrap()
+/// The validator process (`tests/python/validate_v03.py`), started once.
+fn validator() -> &'static Mutex<(ChildStdin, BufReader<ChildStdout>)> {
+    static VALIDATOR: OnceLock<Mutex<(ChildStdin, BufReader<ChildStdout>)>> = OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let script = std::path::Path::new(crate::util::ROOT).join("tests/python/validate_v03.py");
+        let mut child = Command::new(crate::util::python())
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the SDK 0.3 validator");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        // The process ends with the test binary, when its stdin closes.
+        std::mem::forget(child);
+        Mutex::new((stdin, stdout))
     })
 }
 
-/// Asserts that `value` is a valid instance of `definitions/<def>`.
+/// Asserts that the official SDK 0.3 reads `value` as its type `def` (the spec's name:
+/// `Task`, `SendMessageSuccessResponse`, `TaskNotFoundError`, …).
 pub fn assert_valid(def: &str, value: &Value) {
-    static CACHE: OnceLock<Mutex<HashMap<String, std::sync::Arc<jsonschema::Validator>>>> =
-        OnceLock::new();
-    let validator = {
-        let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
-        cache
-            .entry(def.to_owned())
-            .or_insert_with(|| {
-                assert!(
-                    schema()["definitions"].get(def).is_some(),
-                    "no definition {def}"
-                );
-                let root = json!({
-                    "$schema": "http://json-schema.org/draft-07/schema#",
-                    "definitions": schema()["definitions"],
-                    "allOf": [{ "$ref": format!("#/definitions/{def}") }],
-                });
-                std::sync::Arc::new(jsonschema::draft7::new(&root).expect("schema compiles"))
-            })
-            .clone()
+    let answer = {
+        let mut guard = validator().lock().unwrap_or_else(|p| p.into_inner());
+        let (stdin, stdout) = &mut *guard;
+        writeln!(stdin, "{}", json!({ "def": def, "value": value }))
+            .expect("write to the validator");
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        stdout
+            .read_line(&mut line)
+            .expect("read the validator's answer");
+        line
     };
-    let errors: Vec<String> = validator
-        .iter_errors(value)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
+    let answer: Value = serde_json::from_str(&answer)
+        .unwrap_or_else(|e| panic!("the validator answered {answer:?}: {e}"));
     assert!(
-        errors.is_empty(),
+        answer["ok"] == true,
         "not a valid {def}:\n{}\n{}",
-        errors.join("\n"),
+        answer["error"].as_str().unwrap_or("?"),
         serde_json::to_string_pretty(value).unwrap()
     );
 }
@@ -209,4 +212,19 @@ async fn errors_validate() {
     let events = post_sse(url, &rpc("tasks/resubscribe", json!({ "id": "missing" }))).await;
     assert_valid("SendStreamingMessageResponse", &events[0]);
     assert_valid("TaskNotFoundError", &events[0]["error"]);
+}
+
+/// The check can fail: what the SDK cannot read is refused, naming the problem.
+#[test]
+fn the_validator_refuses_what_the_sdk_cannot_read() {
+    let bad = json!({ "kind": "task", "id": "t" });
+    let refused = std::panic::catch_unwind(|| assert_valid("Task", &bad)).unwrap_err();
+    let why = refused
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        why.contains("not a valid Task") && why.contains("status"),
+        "{why}"
+    );
 }

@@ -158,17 +158,37 @@ fn venv(name: &str, requirements: &str) -> PathBuf {
     std::fs::create_dir_all(&target).unwrap();
     // Test binaries may run in parallel processes (nextest): one installs, others wait.
     let lock = File::create(target.join(format!("{name}.lock"))).unwrap();
-    lock.lock().unwrap_or_else(|e| panic!("lock target/{name}.lock: {e}"));
+    lock.lock()
+        .unwrap_or_else(|e| panic!("lock target/{name}.lock: {e}"));
     let marker = venv.join(".a2a-requirements");
     let python = venv.join("bin/python");
-    if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) || !python.exists() {
+    if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) || !python.exists()
+    {
         let base = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
-        run(std::process::Command::new(&base).args(["-m", "venv", "--clear"]).arg(&venv),
-            &format!("creating a Python venv with `{base} -m venv` (the interop tests need Python 3.10+ with venv; set PYTHON to choose the interpreter)"));
-        run(std::process::Command::new(&python)
-            .args(["-m", "pip", "install", "--disable-pip-version-check", "-q", "-r"])
-            .arg(&requirements),
-            &format!("installing {} (the official a2a-sdk) with pip", requirements.display()));
+        run(
+            std::process::Command::new(&base)
+                .args(["-m", "venv", "--clear"])
+                .arg(&venv),
+            &format!(
+                "creating a Python venv with `{base} -m venv` (the interop tests need Python 3.10+ with venv; set PYTHON to choose the interpreter)"
+            ),
+        );
+        run(
+            std::process::Command::new(&python)
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--disable-pip-version-check",
+                    "-q",
+                    "-r",
+                ])
+                .arg(&requirements),
+            &format!(
+                "installing {} (the official a2a-sdk) with pip",
+                requirements.display()
+            ),
+        );
         std::fs::write(&marker, &wanted).unwrap();
     }
     drop(lock);

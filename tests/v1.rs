@@ -30,7 +30,12 @@ async fn rpc(url: &str, version: Option<&str>, method: &str, params: Value) -> V
 }
 
 /// An HTTP+JSON call: (status, body).
-async fn rest(method: reqwest::Method, url: &str, version: Option<&str>, body: Option<Value>) -> (u16, Value) {
+async fn rest(
+    method: reqwest::Method,
+    url: &str,
+    version: Option<&str>,
+    body: Option<Value>,
+) -> (u16, Value) {
     let mut req = http().request(method, url);
     if let Some(v) = version {
         req = req.header("A2A-Version", v);
@@ -58,7 +63,10 @@ fn rpc_error(resp: &Value) -> (i64, String) {
     let e = &resp["error"];
     assert!(e.is_object(), "an error: {resp}");
     let info = &e["data"][0];
-    assert_eq!(info["@type"], "type.googleapis.com/google.rpc.ErrorInfo", "{resp}");
+    assert_eq!(
+        info["@type"], "type.googleapis.com/google.rpc.ErrorInfo",
+        "{resp}"
+    );
     assert_eq!(info["domain"], "a2a-protocol.org", "{resp}");
     (
         e["code"].as_i64().unwrap(),
@@ -85,12 +93,28 @@ async fn versions_are_negotiated_on_json_rpc() {
     // v1.0 methods need A2A-Version 1.0; none means 0.3.
     for version in [None, Some("0.3"), Some("99.0")] {
         let resp = rpc(url, version, "SendMessage", send_params("x")).await;
-        assert_eq!(rpc_error(&resp), (-32009, "VERSION_NOT_SUPPORTED".into()), "{version:?}");
+        assert_eq!(
+            rpc_error(&resp),
+            (-32009, "VERSION_NOT_SUPPORTED".into()),
+            "{version:?}"
+        );
     }
     let ok = rpc(url, Some("1.0"), "SendMessage", send_params("hi")).await;
-    assert_eq!(ok["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{ok}");
-    let ok = rpc(url, Some("1.0.1"), "GetTask", json!({"id": ok["result"]["task"]["id"]})).await;
-    assert!(ok["result"]["id"].is_string(), "patch versions are ignored: {ok}");
+    assert_eq!(
+        ok["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{ok}"
+    );
+    let ok = rpc(
+        url,
+        Some("1.0.1"),
+        "GetTask",
+        json!({"id": ok["result"]["task"]["id"]}),
+    )
+    .await;
+    assert!(
+        ok["result"]["id"].is_string(),
+        "patch versions are ignored: {ok}"
+    );
     // As a query parameter.
     let resp: Value = http()
         .post(format!("{url}?A2A-Version=1.0"))
@@ -120,13 +144,26 @@ async fn versions_are_negotiated_on_http_json() {
     let agent = echo(0).await;
     let base = agent.url.trim_end_matches('/');
     for version in [None, Some("0.3"), Some("99.0")] {
-        let (status, body) =
-            rest(reqwest::Method::GET, &format!("{base}/tasks"), version, None).await;
+        let (status, body) = rest(
+            reqwest::Method::GET,
+            &format!("{base}/tasks"),
+            version,
+            None,
+        )
+        .await;
         assert_eq!(status, 400, "{version:?}: {body}");
-        assert_eq!(rest_error(&body), ("FAILED_PRECONDITION".into(), "VERSION_NOT_SUPPORTED".into()));
+        assert_eq!(
+            rest_error(&body),
+            ("FAILED_PRECONDITION".into(), "VERSION_NOT_SUPPORTED".into())
+        );
     }
-    let (status, body) =
-        rest(reqwest::Method::GET, &format!("{base}/tasks?A2A-Version=1.0"), None, None).await;
+    let (status, body) = rest(
+        reqwest::Method::GET,
+        &format!("{base}/tasks?A2A-Version=1.0"),
+        None,
+        None,
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["nextPageToken"], "", "always present: {body}");
     let (status, body) = rest(
@@ -152,14 +189,25 @@ async fn every_error_has_its_code_status_and_reason_on_both_bindings() {
     let resp = rpc(url, v, "GetTask", json!({"id": "nope"})).await;
     assert_eq!(rpc_error(&resp), (-32001, "TASK_NOT_FOUND".into()));
     let (status, body) = rest(reqwest::Method::GET, &format!("{base}/tasks/nope"), v, None).await;
-    assert_eq!((status, rest_error(&body)), (404, ("NOT_FOUND".into(), "TASK_NOT_FOUND".into())));
+    assert_eq!(
+        (status, rest_error(&body)),
+        (404, ("NOT_FOUND".into(), "TASK_NOT_FOUND".into()))
+    );
 
     // TaskNotCancelable.
     let resp = rpc(url, v, "CancelTask", json!({"id": done_id})).await;
     assert_eq!(rpc_error(&resp), (-32002, "TASK_NOT_CANCELABLE".into()));
-    let (status, body) =
-        rest(reqwest::Method::POST, &format!("{base}/tasks/{done_id}:cancel"), v, None).await;
-    assert_eq!((status, rest_error(&body).1), (400, "TASK_NOT_CANCELABLE".into()));
+    let (status, body) = rest(
+        reqwest::Method::POST,
+        &format!("{base}/tasks/{done_id}:cancel"),
+        v,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, rest_error(&body).1),
+        (400, "TASK_NOT_CANCELABLE".into())
+    );
 
     // UnsupportedOperation: subscribing to a finished task.
     let resp: String = http()
@@ -174,41 +222,86 @@ async fn every_error_has_its_code_status_and_reason_on_both_bindings() {
         .unwrap();
     let data: Value = serde_json::from_str(resp.trim().trim_start_matches("data:").trim()).unwrap();
     assert_eq!(rpc_error(&data), (-32004, "UNSUPPORTED_OPERATION".into()));
-    let (status, body) =
-        rest(reqwest::Method::POST, &format!("{base}/tasks/{done_id}:subscribe"), v, None).await;
-    assert_eq!((status, rest_error(&body).1), (400, "UNSUPPORTED_OPERATION".into()));
+    let (status, body) = rest(
+        reqwest::Method::POST,
+        &format!("{base}/tasks/{done_id}:subscribe"),
+        v,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, rest_error(&body).1),
+        (400, "UNSUPPORTED_OPERATION".into())
+    );
 
     // InvalidParams, naming the field, with a BadRequest detail.
-    let bad = json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"data": [1, 2]}]}});
+    let bad =
+        json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"data": [1, 2]}]}});
     let resp = rpc(url, v, "SendMessage", bad.clone()).await;
     assert_eq!(rpc_error(&resp), (-32602, "INVALID_PARAMS".into()));
-    assert_eq!(resp["error"]["data"][1]["fieldViolations"][0]["field"], "message.parts[0].data", "{resp}");
-    let (status, body) = rest(reqwest::Method::POST, &format!("{base}/message:send"), v, Some(bad)).await;
-    assert_eq!((status, rest_error(&body).1), (400, "INVALID_PARAMS".into()));
+    assert_eq!(
+        resp["error"]["data"][1]["fieldViolations"][0]["field"], "message.parts[0].data",
+        "{resp}"
+    );
+    let (status, body) = rest(
+        reqwest::Method::POST,
+        &format!("{base}/message:send"),
+        v,
+        Some(bad),
+    )
+    .await;
+    assert_eq!(
+        (status, rest_error(&body).1),
+        (400, "INVALID_PARAMS".into())
+    );
     let resp = rpc(url, v, "ListTasks", json!({"pageSize": 0})).await;
     assert_eq!(rpc_error(&resp).0, -32602);
     let resp = rpc(url, v, "ListTasks", json!({"pageToken": "garbage"})).await;
     assert_eq!(rpc_error(&resp).0, -32602);
-    let (status, _) = rest(reqwest::Method::GET, &format!("{base}/tasks?status=NOT_A_STATE"), v, None).await;
+    let (status, _) = rest(
+        reqwest::Method::GET,
+        &format!("{base}/tasks?status=NOT_A_STATE"),
+        v,
+        None,
+    )
+    .await;
     assert_eq!(status, 400);
 
     // ContentTypeNotSupported.
     let mut wants_png = send_params("x");
     wants_png["configuration"] = json!({"acceptedOutputModes": ["image/png"]});
     let resp = rpc(url, v, "SendMessage", wants_png).await;
-    assert_eq!(rpc_error(&resp), (-32005, "CONTENT_TYPE_NOT_SUPPORTED".into()));
+    assert_eq!(
+        rpc_error(&resp),
+        (-32005, "CONTENT_TYPE_NOT_SUPPORTED".into())
+    );
 
     // The extended card, not offered by this card.
     let resp = rpc(url, v, "GetExtendedAgentCard", json!({})).await;
     assert_eq!(rpc_error(&resp), (-32004, "UNSUPPORTED_OPERATION".into()));
-    let (status, _) = rest(reqwest::Method::GET, &format!("{base}/extendedAgentCard"), v, None).await;
+    let (status, _) = rest(
+        reqwest::Method::GET,
+        &format!("{base}/extendedAgentCard"),
+        v,
+        None,
+    )
+    .await;
     assert_eq!(status, 400);
 
     // MethodNotFound, and JSON that does not parse.
     let resp = rpc(url, v, "NoSuchMethod", json!({})).await;
     assert_eq!(rpc_error(&resp), (-32601, "METHOD_NOT_FOUND".into()));
-    let (status, body) = rest(reqwest::Method::GET, &format!("{base}/no/such/route"), v, None).await;
-    assert_eq!((status, rest_error(&body).1), (404, "METHOD_NOT_FOUND".into()));
+    let (status, body) = rest(
+        reqwest::Method::GET,
+        &format!("{base}/no/such/route"),
+        v,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, rest_error(&body).1),
+        (404, "METHOD_NOT_FOUND".into())
+    );
     let resp = http()
         .post(format!("{base}/message:send"))
         .header("A2A-Version", "1.0")
@@ -259,7 +352,10 @@ async fn push_configs_need_the_capability_and_extensions_are_required_when_marke
     .await;
     let url = agent.url.as_str();
     let resp = rpc(url, Some("1.0"), "SendMessage", send_params("x")).await;
-    assert_eq!(rpc_error(&resp), (-32008, "EXTENSION_SUPPORT_REQUIRED".into()));
+    assert_eq!(
+        rpc_error(&resp),
+        (-32008, "EXTENSION_SUPPORT_REQUIRED".into())
+    );
     let send = |headers: &[(&str, &str)]| {
         let mut req = http().post(url).json(&json!({
             "jsonrpc": "2.0", "id": 1, "method": "CreateTaskPushNotificationConfig",
@@ -270,15 +366,24 @@ async fn push_configs_need_the_capability_and_extensions_are_required_when_marke
         }
         req.send()
     };
-    let resp: Value = send(&[("A2A-Version", "1.0"), ("A2A-Extensions", "https://example.com/ext/must")])
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(rpc_error(&resp), (-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED".into()));
+    let resp: Value = send(&[
+        ("A2A-Version", "1.0"),
+        ("A2A-Extensions", "https://example.com/ext/must"),
+    ])
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(
+        rpc_error(&resp),
+        (-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED".into())
+    );
     // The same on v0.3, whose errors keep their v0.3 shape.
     let resp = rpc(url, None, "tasks/get", json!({"id": "x"})).await;
     assert_eq!(resp["error"]["code"], -32008, "{resp}");
-    assert!(!resp["error"]["data"].is_array(), "v0.3 errors keep their shape: {resp}");
+    assert!(
+        !resp["error"]["data"].is_array(),
+        "v0.3 errors keep their shape: {resp}"
+    );
 }

@@ -124,7 +124,10 @@ mod tests {
     #[tokio::test]
     async fn schema_1_is_migrated_with_its_tasks_listed() {
         let mut conn = SqliteConnection::connect("sqlite::memory:").await.unwrap();
-        sqlx::raw_sql(MIGRATIONS[0]).execute(&mut conn).await.unwrap();
+        sqlx::raw_sql(MIGRATIONS[0])
+            .execute(&mut conn)
+            .await
+            .unwrap();
         sqlx::raw_sql("PRAGMA user_version = 1")
             .execute(&mut conn)
             .await
@@ -142,7 +145,10 @@ mod tests {
                 .fetch_one(&mut conn)
                 .await
                 .unwrap();
-        assert_eq!((context.as_str(), state.as_str(), ms), ("c", "completed", 1234));
+        assert_eq!(
+            (context.as_str(), state.as_str(), ms),
+            ("c", "completed", 1234)
+        );
         let version: i64 = sqlx::query_scalar("PRAGMA user_version")
             .fetch_one(&mut conn)
             .await

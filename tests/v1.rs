@@ -387,3 +387,79 @@ async fn push_configs_need_the_capability_and_extensions_are_required_when_marke
         "v0.3 errors keep their shape: {resp}"
     );
 }
+
+/// A client that lost its stream resumes with `Last-Event-ID` on either binding: the
+/// logged events after that one, numbered, in v1.0's shape — even once the task ended.
+#[tokio::test]
+async fn last_event_id_replays_on_both_bindings() {
+    let agent = echo(0).await;
+    let url = agent.url.as_str();
+    let base = url.trim_end_matches('/');
+    let sent = rpc(
+        url,
+        Some("1.0"),
+        "SendMessage",
+        send_params("one two three four"),
+    )
+    .await;
+    let id = sent["result"]["task"]["id"].as_str().unwrap().to_owned();
+    let frames = |body: &str| -> Vec<(u64, Value)> {
+        let mut out = Vec::new();
+        for block in body.split("\n\n") {
+            let (mut seq, mut data) = (0, None);
+            for line in block.lines() {
+                if let Some(n) = line.strip_prefix("id:") {
+                    seq = n.trim().parse().unwrap();
+                } else if let Some(d) = line.strip_prefix("data:") {
+                    data = Some(serde_json::from_str(d.trim()).unwrap());
+                }
+            }
+            if let Some(d) = data {
+                out.push((seq, d));
+            }
+        }
+        out
+    };
+    let jsonrpc = http()
+        .post(url)
+        .header("A2A-Version", "1.0")
+        .header("Last-Event-ID", "2")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": id}}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let rest_body = http()
+        .get(format!("{base}/tasks/{id}:subscribe"))
+        .header("A2A-Version", "1.0")
+        .header("Last-Event-ID", "2")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let a = frames(&jsonrpc);
+    let b = frames(&rest_body);
+    assert!(a.len() >= 3, "{jsonrpc}");
+    assert_eq!(
+        a.first().unwrap().0,
+        3,
+        "starts after the event given: {jsonrpc}"
+    );
+    let numbers = |f: &[(u64, Value)]| f.iter().map(|(n, _)| *n).collect::<Vec<_>>();
+    assert_eq!(numbers(&a), numbers(&b), "the same events on both bindings");
+    for ((_, rpc_frame), (_, rest_frame)) in a.iter().zip(&b) {
+        assert_eq!(&rpc_frame["result"], rest_frame, "the same StreamResponse");
+    }
+    let last = &b.last().unwrap().1;
+    assert_eq!(
+        last["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{rest_body}"
+    );
+    assert!(last.get("final").is_none() && last["statusUpdate"].get("final").is_none());
+}

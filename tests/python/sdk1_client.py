@@ -289,6 +289,26 @@ async def scenario_host_stream_approval(http, base, binding):
     )
 
 
+async def scenario_extended_card(http, base, binding):
+    """The extended card needs the credentials; with them, it is the extended one."""
+    from a2a.types import GetExtendedAgentCardRequest
+
+    card, anonymous = await make_client(http, base, binding, streaming=False)
+    check(card.capabilities.extended_agent_card, "the card offers an extended card")
+    try:
+        await anonymous.get_extended_agent_card(GetExtendedAgentCardRequest())
+    except Exception as e:  # the SDK's error for a 401 differs by binding
+        check("401" in str(e) or "nauthor" in str(e) or "nauthenticated" in str(e), f"refused: {e!r}")
+    else:
+        raise AssertionError("the extended card without credentials")
+    async with httpx.AsyncClient(
+        timeout=TIMEOUT, headers={"Authorization": "Bearer s3cret"}
+    ) as authed:
+        _, client = await make_client(authed, base, binding, streaming=False)
+        extended = await client.get_extended_agent_card(GetExtendedAgentCardRequest())
+        check(extended.description == "the extended description", f"{extended.description}")
+
+
 def strict(text, message):
     """Parses `text` as `message`, refusing unknown fields."""
     return json_format.Parse(text, message, ignore_unknown_fields=False)

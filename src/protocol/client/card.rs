@@ -7,7 +7,7 @@ use reqwest::header::{self, HeaderMap};
 
 use super::ClientError;
 use super::check_status;
-use crate::protocol::server::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
+use crate::protocol::types::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
 use crate::protocol::types::{AgentCard, Transport};
 
 /// The outcome of a conditional card fetch.

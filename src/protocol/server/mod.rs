@@ -16,6 +16,7 @@ mod jsonrpc;
 mod listen;
 mod push;
 mod rest;
+mod sink_error;
 mod store;
 mod stream;
 mod task_manager;
@@ -65,9 +66,7 @@ use super::jsonrpc::{IncomingRequest, RequestId, Response as RpcResponse};
 use super::method::Method;
 use super::types::*;
 
-/// The paths the Agent Card is served at: the current one and the legacy one.
-pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
-pub const LEGACY_AGENT_CARD_PATH: &str = "/.well-known/agent.json";
+pub use crate::protocol::types::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
 
 /// Tunables of the HTTP layer.
 #[derive(Debug, Clone)]

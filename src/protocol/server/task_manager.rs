@@ -19,9 +19,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
-use super::agent::SinkError;
 use super::apply::{apply_event, normalize_status};
 use super::push::PushNotifier;
+use super::sink_error::SinkError;
 use super::store::TaskStore;
 use crate::protocol::error::RpcError;
 use crate::protocol::types::{

@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 /// The protocol version this crate speaks, as written in `AgentCard.protocolVersion`.
 pub const PROTOCOL_VERSION: &str = "0.3.0";
 
+/// The paths an Agent Card is served at: the current one and the legacy one.
+pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
+pub const LEGACY_AGENT_CARD_PATH: &str = "/.well-known/agent.json";
+
 /// A security requirement: scheme name → required scopes (OpenAPI style).
 pub type SecurityRequirement = BTreeMap<String, Vec<String>>;
 

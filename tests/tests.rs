@@ -9,8 +9,14 @@ mod util;
 #[path = "../examples/echo_agent.rs"]
 mod echo_agent;
 
+// The conformance kit's system under test, compiled in as users run it.
+#[allow(dead_code)]
+#[path = "../examples/conformance_agent.rs"]
+mod conformance_agent;
+
 mod cli;
 mod client;
+mod conformance;
 mod connect;
 mod durable;
 mod engine;

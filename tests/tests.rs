@@ -22,6 +22,7 @@ mod durable;
 mod engine;
 mod errors;
 mod host;
+mod js_client;
 mod layers;
 mod llm;
 mod python_client;

@@ -195,6 +195,64 @@ fn venv(name: &str, requirements: &str) -> PathBuf {
     python
 }
 
+/// A directory under `target/js` with the official JavaScript SDK installed from
+/// `tests/js/package-lock.json` (with `npm ci`, once, or again when the lock changed),
+/// and the scripts of `tests/js` beside it. Fails the test loudly without Node and npm.
+pub fn js_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let source = Path::new(ROOT).join("tests/js");
+        let dir = Path::new(ROOT).join("target/js");
+        std::fs::create_dir_all(&dir).unwrap();
+        let lock = File::create(Path::new(ROOT).join("target/js.lock")).unwrap();
+        lock.lock().expect("lock target/js.lock");
+        let wanted = std::fs::read_to_string(source.join("package-lock.json"))
+            .expect("tests/js/package-lock.json");
+        let marker = dir.join(".installed-lock");
+        for file in ["package.json", "package-lock.json", "client.mjs"] {
+            std::fs::copy(source.join(file), dir.join(file))
+                .unwrap_or_else(|e| panic!("copying tests/js/{file}: {e}"));
+        }
+        if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str())
+            || !dir.join("node_modules/@a2a-js/sdk").exists()
+        {
+            run(
+                std::process::Command::new("npm")
+                    .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+                    .current_dir(&dir),
+                "installing tests/js (the official @a2a-js/sdk) with `npm ci` (the interop tests need Node 20+ and npm)",
+            );
+            std::fs::write(&marker, &wanted).unwrap();
+        }
+        drop(lock);
+        dir
+    })
+}
+
+/// Runs a script of `tests/js` with Node to completion (bounded); (success, output).
+pub async fn run_node(script: &str, args: &[&str]) -> (bool, String) {
+    let dir = js_dir();
+    let child = tokio::process::Command::new("node")
+        .arg(dir.join(script))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start node (the interop tests need Node 20+)");
+    let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("{script} {args:?} did not finish within 120 s"))
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
 fn run(cmd: &mut std::process::Command, what: &str) {
     match cmd.status() {
         Ok(s) if s.success() => {}

@@ -1,0 +1,25 @@
+//! The official JavaScript SDK's client (`@a2a-js/sdk` 1.x, installed by the test setup
+//! with npm) sends to and streams from our server over A2A v1.0, on both bindings: a
+//! second independent implementation beside the Python SDK.
+
+use crate::util::{echo, run_node};
+
+const BINDINGS: [&str; 2] = ["JSONRPC", "HTTP+JSON"];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn js_client_sends_and_streams_to_the_echo_agent() {
+    let agent = echo(10).await;
+    for binding in BINDINGS {
+        let (ok, out) = run_node("client.mjs", &[&agent.url, binding, "echo"]).await;
+        assert!(ok && out.trim_end().ends_with("ok"), "{binding}:\n{out}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn js_client_streams_a_run_of_the_orchestrator_and_answers_it() {
+    let o = crate::host::orchestra_with(&[crate::host::APPROVE], 10, |_| {}).await;
+    for binding in BINDINGS {
+        let (ok, out) = run_node("client.mjs", &[&o.url, binding, "host"]).await;
+        assert!(ok && out.trim_end().ends_with("ok"), "{binding}:\n{out}");
+    }
+}

@@ -111,23 +111,28 @@ async fn measure(
     progress: &dyn Fn(&str),
 ) -> anyhow::Result<Report> {
     let serve = Serve::start(&options.exe, dir, "memory").await?;
-    let host = serve.client()?;
+    let host = serve.upstream()?;
+    let host_v1 = serve.upstream_v1()?;
     let fast = client(agents.url("fast"))?;
     warm_up(&host).await?;
+    warm_up(&host_v1).await?;
 
     progress(&format!(
         "overhead: {} × a {CHAIN_STEPS}-step chain, orchestrated and direct",
         sizes.chain_pairs
     ));
     let mut overhead = Vec::with_capacity(sizes.chain_pairs);
+    let mut overhead_v1 = Vec::with_capacity(sizes.chain_pairs);
     for _ in 0..sizes.chain_pairs {
-        let orchestrated = run_blocking(&host, "chain", json!({})).await?;
-        let started = Instant::now();
-        for _ in 0..CHAIN_STEPS {
-            direct_call(&fast).await?;
+        for (upstream, into) in [(&host, &mut overhead), (&host_v1, &mut overhead_v1)] {
+            let orchestrated = run_blocking(upstream, "chain", json!({})).await?;
+            let started = Instant::now();
+            for _ in 0..CHAIN_STEPS {
+                direct_call(&fast).await?;
+            }
+            let direct = started.elapsed();
+            into.push(ms(orchestrated) / CHAIN_STEPS as f64 - ms(direct) / CHAIN_STEPS as f64);
         }
-        let direct = started.elapsed();
-        overhead.push(ms(orchestrated) / CHAIN_STEPS as f64 - ms(direct) / CHAIN_STEPS as f64);
     }
 
     progress(&format!(
@@ -161,7 +166,17 @@ async fn measure(
         "relay: {} artifact chunks through message/stream",
         sizes.relay_chunks
     ));
-    let relay = relay(&host, epoch, sizes.relay_chunks).await?;
+    let relay = relay(&serve.client()?, epoch, sizes.relay_chunks).await?;
+
+    progress(&format!(
+        "protocols: {STORE_ROUNDS} × {} diamond runs at concurrency 64 over A2A 0.3, then 1.0",
+        sizes.throughput_runs
+    ));
+    let (mut over_v03, mut over_v1) = (Vec::new(), Vec::new());
+    for _ in 0..STORE_ROUNDS {
+        over_v03.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
+        over_v1.push(throughput(&host_v1, sizes.throughput_runs, 64).await?.0);
+    }
 
     // The two stores compared like with like: in turns, so that a slower or faster
     // spell of the machine falls on both, and the median of each.
@@ -171,7 +186,7 @@ async fn measure(
     ));
     let db = dir.path.join("bench.db");
     let durable = Serve::start(&options.exe, dir, &format!("sqlite://{}", db.display())).await?;
-    let sqlite_host = durable.client()?;
+    let sqlite_host = durable.upstream()?;
     warm_up(&sqlite_host).await?;
     let (mut in_memory, mut in_sqlite) = (Vec::new(), Vec::new());
     for _ in 0..STORE_ROUNDS {
@@ -188,6 +203,7 @@ async fn measure(
     let bytes = memory(options, dir, agents, sizes.held_runs).await?;
 
     let (overhead_p50, overhead_p99) = p50_p99(overhead);
+    let (overhead_v1_p50, _) = p50_p99(overhead_v1);
     let (latency_p50, latency_p99) = p50_p99(latencies);
     let (relay_p50, relay_p99) = p50_p99(relay);
     let (fanout_p50, _) = p50_p99(fanout);
@@ -206,6 +222,9 @@ async fn measure(
         bytes_per_inflight_run: bytes,
         runs_per_sec_c64_memory: round(median(in_memory), 1),
         runs_per_sec_c64_sqlite: round(median(in_sqlite), 1),
+        overhead_ms_per_step_p50_v1_0: round(overhead_v1_p50, 3),
+        runs_per_sec_c64_v0_3: round(median(over_v03), 1),
+        runs_per_sec_c64_v1_0: round(median(over_v1), 1),
     })
 }
 

@@ -178,6 +178,16 @@ impl Serve {
         client(&self.url)
     }
 
+    /// The orchestrator reached over A2A v0.3.
+    pub(super) fn upstream(&self) -> anyhow::Result<Upstream> {
+        Ok(Upstream::V0_3(self.client()?))
+    }
+
+    /// The orchestrator reached over A2A v1.0 JSON-RPC.
+    pub(super) fn upstream_v1(&self) -> anyhow::Result<Upstream> {
+        Upstream::v1_0(&self.url)
+    }
+
     /// The child's resident set size.
     pub(super) fn rss_bytes(&self) -> anyhow::Result<u64> {
         let pid = self.child.id().ok_or_else(|| anyhow!("serve has exited"))?;

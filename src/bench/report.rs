@@ -30,6 +30,12 @@ pub struct Report {
     /// The c64 throughput with each store, measured in turns (the median of three each).
     pub runs_per_sec_c64_memory: f64,
     pub runs_per_sec_c64_sqlite: f64,
+    /// The per-step overhead with the chain run through A2A v1.0 JSON-RPC.
+    pub overhead_ms_per_step_p50_v1_0: f64,
+    /// The c64 diamond throughput through each protocol generation's JSON-RPC,
+    /// measured in turns (the median of three each).
+    pub runs_per_sec_c64_v0_3: f64,
+    pub runs_per_sec_c64_v1_0: f64,
 }
 
 /// A figure's target on a 2-core machine.
@@ -126,6 +132,24 @@ impl Report {
                 "runs/s",
                 Some(Goal::AtLeast(0.5 * self.runs_per_sec_c64_memory)),
             ),
+            row(
+                "overhead_ms_per_step_p50_v1_0",
+                self.overhead_ms_per_step_p50_v1_0,
+                "ms",
+                Some(Goal::AtMost(0.3)),
+            ),
+            row(
+                "runs_per_sec_c64_v0_3",
+                self.runs_per_sec_c64_v0_3,
+                "runs/s",
+                None,
+            ),
+            row(
+                "runs_per_sec_c64_v1_0",
+                self.runs_per_sec_c64_v1_0,
+                "runs/s",
+                Some(Goal::AtLeast(0.95 * self.runs_per_sec_c64_v0_3)),
+            ),
         ]
     }
 }
@@ -193,6 +217,9 @@ mod tests {
             bytes_per_inflight_run: 1000,
             runs_per_sec_c64_memory: 100.0,
             runs_per_sec_c64_sqlite: 40.0,
+            overhead_ms_per_step_p50_v1_0: 0.2,
+            runs_per_sec_c64_v0_3: 100.0,
+            runs_per_sec_c64_v1_0: 99.0,
         };
         let json = serde_json::to_string(&report).unwrap();
         let parsed: Map<String, Value> = serde_json::from_str(&json).unwrap();
@@ -200,8 +227,12 @@ mod tests {
         assert_eq!(parsed.len(), rows.len());
         let at = |key: &str| json.find(&format!("\"{key}\":")).expect(key);
         assert!(rows.windows(2).all(|w| at(w[0].key) < at(w[1].key)));
-        let sqlite = report.rows().pop().unwrap();
+        let rows = report.rows();
+        let sqlite = rows.iter().find(|r| r.key == "runs_per_sec_c64_sqlite").unwrap();
         assert_eq!(sqlite.goal, Some(Goal::AtLeast(50.0)));
         assert!(!sqlite.goal.unwrap().met(sqlite.value));
+        let v1 = rows.last().unwrap();
+        assert_eq!(v1.goal, Some(Goal::AtLeast(95.0)));
+        assert!(v1.goal.unwrap().met(v1.value));
     }
 }

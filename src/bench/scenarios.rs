@@ -4,8 +4,29 @@
 
 use super::*;
 
+/// How the benchmark's clients reach the orchestrator: A2A v0.3 through our client, or
+/// A2A v1.0 JSON-RPC (requests written as the spec shows them).
+#[derive(Clone)]
+pub(super) enum Upstream {
+    V0_3(A2aClient),
+    V1_0 { http: reqwest::Client, url: String },
+}
+
+impl Upstream {
+    pub(super) fn v1_0(url: &str) -> anyhow::Result<Upstream> {
+        let http = reqwest::Client::builder()
+            .tcp_nodelay(true)
+            .timeout(Duration::from_secs(60))
+            .build()?;
+        Ok(Upstream::V1_0 {
+            http,
+            url: url.to_owned(),
+        })
+    }
+}
+
 /// A few runs of everything, so connections are open and code is paged in.
-pub(super) async fn warm_up(host: &A2aClient) -> anyhow::Result<()> {
+pub(super) async fn warm_up(host: &Upstream) -> anyhow::Result<()> {
     for _ in 0..20 {
         run_blocking(host, "diamond", json!({})).await?;
     }
@@ -22,12 +43,16 @@ fn start_message(workflow: &str, input: Value) -> MessageSendParams {
     MessageSendParams::new(Message::new(Role::User, vec![Part::data(data)]))
 }
 
-/// Runs `workflow` with a blocking `message/send`; its latency.
+/// Runs `workflow` with a blocking send (`message/send` or `SendMessage`); its latency.
 pub(super) async fn run_blocking(
-    host: &A2aClient,
+    host: &Upstream,
     workflow: &str,
     input: Value,
 ) -> anyhow::Result<Duration> {
+    let host = match host {
+        Upstream::V0_3(client) => client,
+        Upstream::V1_0 { http, url } => return run_blocking_v1(http, url, workflow, input).await,
+    };
     let started = Instant::now();
     let result = host
         .send_message(&start_message(workflow, input))
@@ -51,6 +76,38 @@ pub(super) async fn run_blocking(
     }
 }
 
+/// [`run_blocking`] over A2A v1.0 JSON-RPC.
+async fn run_blocking_v1(
+    http: &reqwest::Client,
+    url: &str,
+    workflow: &str,
+    input: Value,
+) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+        "params": { "message": {
+            "messageId": crate::protocol::types::MessageId::random().to_string(),
+            "role": "ROLE_USER",
+            "parts": [{ "data": { "workflow": workflow, "input": input } }],
+        }},
+    });
+    let answer: Value = http
+        .post(url)
+        .header("A2A-Version", "1.0")
+        .json(&body)
+        .send()
+        .await
+        .with_context(|| format!("a v1.0 run of `{workflow}` failed"))?
+        .json()
+        .await
+        .with_context(|| format!("a v1.0 run of `{workflow}` was answered with no JSON"))?;
+    match answer["result"]["task"]["status"]["state"].as_str() {
+        Some("TASK_STATE_COMPLETED") => Ok(started.elapsed()),
+        _ => bail!("a v1.0 run of `{workflow}` did not complete: {answer}"),
+    }
+}
+
 /// One call to the instant agent the way the orchestrator makes it: `message/stream`,
 /// read to the end.
 pub(super) async fn direct_call(agent: &A2aClient) -> anyhow::Result<()> {
@@ -69,7 +126,7 @@ pub(super) async fn direct_call(agent: &A2aClient) -> anyhow::Result<()> {
 /// Runs per second and each run's latency, `concurrency` clients running the diamond
 /// `runs` times in all.
 pub(super) async fn throughput(
-    host: &A2aClient,
+    host: &Upstream,
     runs: usize,
     concurrency: usize,
 ) -> anyhow::Result<(f64, Vec<f64>)> {
@@ -142,7 +199,7 @@ pub(super) async fn memory(
 ) -> anyhow::Result<u64> {
     let serve = Serve::start(&options.exe, dir, "memory").await?;
     let host = serve.client()?;
-    warm_up(&host).await?;
+    warm_up(&Upstream::V0_3(host.clone())).await?;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let before = serve.rss_bytes()?;
     let arrived_before = agents.held.load(Ordering::SeqCst);

@@ -71,12 +71,12 @@ fn brief(s: &str) -> String {
     }
 }
 
-/// The extension URIs a request declares in `A2A-Extensions` (comma-separated, in one
-/// or several headers).
+/// The extension URIs a request declares in `A2A-Extensions` (v1.0) or
+/// `X-A2A-Extensions` (v0.3), comma-separated, in one or several headers.
 pub fn declared_extensions(headers: &HeaderMap) -> Vec<String> {
-    headers
-        .get_all("A2A-Extensions")
-        .iter()
+    ["A2A-Extensions", "X-A2A-Extensions"]
+        .into_iter()
+        .flat_map(|name| headers.get_all(name).iter())
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .map(|s| s.trim().to_owned())

@@ -228,7 +228,10 @@ mod tests {
         let at = |key: &str| json.find(&format!("\"{key}\":")).expect(key);
         assert!(rows.windows(2).all(|w| at(w[0].key) < at(w[1].key)));
         let rows = report.rows();
-        let sqlite = rows.iter().find(|r| r.key == "runs_per_sec_c64_sqlite").unwrap();
+        let sqlite = rows
+            .iter()
+            .find(|r| r.key == "runs_per_sec_c64_sqlite")
+            .unwrap();
         assert_eq!(sqlite.goal, Some(Goal::AtLeast(50.0)));
         assert!(!sqlite.goal.unwrap().met(sqlite.value));
         let v1 = rows.last().unwrap();

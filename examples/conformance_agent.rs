@@ -91,7 +91,7 @@ impl AgentExecutor for ConformanceAgent {
                 events.working(None).await?;
                 tokio::select! {
                     () = wait(DELAY) => {}
-                    () = ctx.cancel.cancelled() => return Ok(()),
+                    () = ctx.stopped() => return Ok(()),
                 }
                 events.complete(Some("Done after delay")).await?;
             }
@@ -99,7 +99,7 @@ impl AgentExecutor for ConformanceAgent {
                 events.working(None).await?;
                 tokio::select! {
                     () = wait(HOLD) => {}
-                    () = ctx.cancel.cancelled() => return Ok(()),
+                    () = ctx.stopped() => return Ok(()),
                 }
                 events.artifact(text_artifact("done"), false, true).await?;
                 events.complete(None).await?;

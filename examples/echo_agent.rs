@@ -43,7 +43,7 @@ impl AgentExecutor for EchoAgent {
         for (i, word) in words.iter().enumerate() {
             tokio::select! {
                 // Canceled: the server has already marked the task canceled.
-                () = ctx.cancel.cancelled() => return Ok(()),
+                () = ctx.stopped() => return Ok(()),
                 () = tokio::time::sleep(self.word_delay) => {}
             }
             let chunk = if i == 0 {

@@ -35,7 +35,7 @@ impl AgentExecutor for Counting {
         events.working(Some("on it")).await.ok();
         tokio::select! {
             () = tokio::time::sleep(self.delay) => {}
-            () = ctx.cancel.cancelled() => return Ok(()),
+            () = ctx.stopped() => return Ok(()),
         }
         let id = ArtifactId::new("answer");
         for (i, chunk) in ["from ", self.name].iter().enumerate() {
@@ -257,8 +257,36 @@ fn note(result: &Value, tasks: &mut HashMap<String, String>, asked: &mut bool) {
     }
 }
 
+/// How a test stops the first `serve`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Stop {
+    /// SIGKILL: no graceful anything, as in a crash.
+    Kill,
+    /// SIGTERM, as a deploy or `docker stop` sends.
+    Term,
+    /// SIGINT, as Ctrl-C in a terminal sends.
+    Interrupt,
+}
+
 #[tokio::test]
 async fn a_run_survives_sigkill_of_serve_without_redoing_any_step() {
+    survives_a_stop("durable-sigkill", Stop::Kill).await;
+}
+
+/// A graceful stop hands the run over: nothing is canceled, downstream or upstream,
+/// open streams end so their clients can resubscribe elsewhere or later, and the next
+/// server finishes the run as after a crash.
+#[tokio::test]
+async fn a_run_survives_sigterm_of_serve_and_nothing_is_canceled() {
+    survives_a_stop("durable-sigterm", Stop::Term).await;
+}
+
+#[tokio::test]
+async fn a_run_survives_ctrl_c_of_serve_and_nothing_is_canceled() {
+    survives_a_stop("durable-sigint", Stop::Interrupt).await;
+}
+
+async fn survives_a_stop(name: &str, stop: Stop) {
     let seen = Arc::new(Mutex::new(HashMap::new()));
     let calls = Calls::default();
     let slow = Duration::from_millis(2500);
@@ -267,7 +295,7 @@ async fn a_run_survives_sigkill_of_serve_without_redoing_any_step() {
     let gamma = counting_calls("gamma", slow, &seen, &calls).await;
     let delta = counting_calls("delta", Duration::from_millis(50), &seen, &calls).await;
     let dir = project(
-        "durable-sigkill",
+        name,
         &[
             ("alpha", &alpha),
             ("beta", &beta),
@@ -314,11 +342,44 @@ async fn a_run_survives_sigkill_of_serve_without_redoing_any_step() {
         }
         note(result, &mut downstream, &mut asked);
     }
-    drop(sse);
-
-    // SIGKILL: no graceful anything.
-    first.start_kill().unwrap();
-    first.wait().await.unwrap();
+    match stop {
+        Stop::Kill => {
+            drop(sse);
+            first.start_kill().unwrap();
+            first.wait().await.unwrap();
+        }
+        Stop::Term | Stop::Interrupt => {
+            let pid = first.id().expect("serve is running").to_string();
+            let signal = if stop == Stop::Term { "-TERM" } else { "-INT" };
+            let sent = std::process::Command::new("kill")
+                .args([signal, &pid])
+                .status()
+                .unwrap();
+            assert!(sent.success());
+            // The open stream ends: the server is going away.
+            let rest = tokio::time::timeout(Duration::from_secs(30), async {
+                let mut n = 0;
+                while sse.next().await.is_some() {
+                    n += 1;
+                }
+                n
+            })
+            .await
+            .expect("the stream ends when the server stops");
+            assert!(
+                rest < 5,
+                "no more than a few events after the signal: {rest}"
+            );
+            let status = tokio::time::timeout(Duration::from_secs(30), first.wait())
+                .await
+                .expect("serve stops within its grace")
+                .unwrap();
+            assert!(
+                status.success(),
+                "serve exits cleanly on {stop:?}: {status}"
+            );
+        }
+    }
     // The workflow file changes while the run is in flight: the run goes on with the
     // version it started with (the join's message stays "join").
     std::fs::write(
@@ -408,8 +469,13 @@ async fn a_run_survives_sigkill_of_serve_without_redoing_any_step() {
     .map(|(k, n)| (k.to_owned(), n))
     .collect();
     assert_eq!(seen, want, "each agent saw each step exactly once");
-    // In-flight steps were followed again (tasks/get, then resubscribe), not re-sent.
+    // In-flight steps were followed again (tasks/get, then resubscribe), not re-sent,
+    // and no agent was ever asked to cancel.
     let calls = calls.lock().unwrap().clone();
+    assert!(
+        calls.keys().all(|k| !k.ends_with("tasks/cancel")),
+        "no cancel reached any agent: {calls:?}"
+    );
     for agent in ["alpha", "beta", "gamma"] {
         assert_eq!(
             calls.get(&format!("{agent}:message/stream")),

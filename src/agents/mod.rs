@@ -168,7 +168,7 @@ impl ExampleAgent {
         loop {
             let next = tokio::select! {
                 n = tokens.next() => n,
-                () = ctx.cancel.cancelled() => return Ok(true),
+                () = ctx.stopped() => return Ok(true),
             };
             match next {
                 None => return Ok(sent > 0),
@@ -203,7 +203,7 @@ impl ExampleAgent {
 
     async fn pause(&self, ctx: &RequestContext, d: Duration) -> bool {
         tokio::select! {
-            () = ctx.cancel.cancelled() => false,
+            () = ctx.stopped() => false,
             () = tokio::time::sleep(d) => true,
         }
     }
@@ -326,7 +326,7 @@ impl AgentExecutor for ExampleAgent {
                     }
                     None => false,
                 };
-                if ctx.cancel.is_cancelled() {
+                if ctx.cancel.is_cancelled() || ctx.shutdown.is_cancelled() {
                     return Ok(());
                 }
                 if !written {

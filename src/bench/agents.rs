@@ -61,7 +61,7 @@ impl AgentExecutor for BenchAgent {
                 arrived.fetch_add(1, Ordering::SeqCst);
                 tokio::select! {
                     () = release.cancelled() => {}
-                    () = ctx.cancel.cancelled() => return Ok(()),
+                    () = ctx.stopped() => return Ok(()),
                 }
             }
         }

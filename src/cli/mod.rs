@@ -362,8 +362,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         skills.join(", ")
     );
     host.server.serve(listener, shutdown_signal()).await?;
+    // A stop hands over, never cancels: unfinished runs stay in the store as they are,
+    // and the next server (or this one restarted) resumes them. What is queued is
+    // stored before the process ends.
     pruner.abort();
     host.registry.shutdown().await;
+    if let Err(e) = host.store.flush().await {
+        eprintln!("error: the store could not be flushed: {e}");
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
 }
 

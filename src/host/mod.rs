@@ -279,8 +279,14 @@ impl AgentExecutor for Orchestrator {
                 .engine
                 .start(workflow.clone(), &inputs, ctx.task_id.to_string())
                 .map_err(|p| RpcError::invalid_params("message", p.join("; ")))?;
-            self.follow(&ctx.task_id, &ctx.cancel, &events, &workflow, run)
-                .await
+            self.follow(
+                &ctx.task_id,
+                (&ctx.cancel, &ctx.shutdown),
+                &events,
+                &workflow,
+                run,
+            )
+            .await
         }
     }
 
@@ -338,8 +344,14 @@ impl AgentExecutor for Orchestrator {
         };
         tracing::info!(task_id = %task.id, workflow = %workflow.id, "resuming a run");
         let run = self.inner.engine.resume(workflow.clone(), saved);
-        self.follow(&task.id, &ctx.cancel, &events, &workflow, run)
-            .await
+        self.follow(
+            &task.id,
+            (&ctx.cancel, &ctx.shutdown),
+            &events,
+            &workflow,
+            run,
+        )
+        .await
     }
 
     async fn cancel(&self, ctx: CancelContext, events: EventSink) -> Result<(), RpcError> {
@@ -388,6 +400,7 @@ mod tests {
             configuration: None,
             metadata: None,
             cancel: CancellationToken::new(),
+            shutdown: CancellationToken::new(),
         };
         let events = EventSink::for_tests(message);
         let size = std::mem::size_of_val(&orchestrator.execute(ctx, events));

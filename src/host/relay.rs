@@ -6,15 +6,19 @@ use super::*;
 
 impl Orchestrator {
     /// Relays a run's events to the upstream task until the run ends; answers to its
-    /// questions reach it through the task's entry in `tasks`.
+    /// questions reach it through the task's entry in `tasks`. A client's cancel
+    /// (`stop.0`) cancels the run; a server's stop (`stop.1`) only ends the relay: the
+    /// run is left as it stands in the store, for the next server to resume, and no
+    /// cancel reaches any agent.
     pub(super) async fn follow(
         &self,
         task_id: &TaskId,
-        cancel: &CancellationToken,
+        stop: (&CancellationToken, &CancellationToken),
         events: &EventSink,
         workflow: &Workflow,
         mut run: RunHandle,
     ) -> Result<(), RpcError> {
+        let (cancel, shutdown) = stop;
         let view = Arc::new(Mutex::new(View::default()));
         self.tasks().insert(
             task_id.clone(),
@@ -42,6 +46,10 @@ impl Orchestrator {
                     canceled = true;
                     run.control.cancel();
                     continue;
+                }
+                () = shutdown.cancelled() => {
+                    tracing::info!(task_id = %task_id, "the server is stopping; the run is left for the next one to resume");
+                    break;
                 }
             };
             let Some(event) = event else { break };

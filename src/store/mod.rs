@@ -31,6 +31,12 @@ pub trait Store: TaskStore + RunStore {
     /// Removes terminal tasks and finished runs last changed before `before`; how many
     /// tasks were removed.
     fn prune_finished(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>>;
+
+    /// Returns once every write queued before the call is stored: what a graceful stop
+    /// calls last, so that no queued checkpoint is lost with the process.
+    fn flush(&self) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// Why a store could not be opened: where, and what is wrong with it.

@@ -79,8 +79,10 @@ pub trait AgentExecutor: Send + Sync + 'static {
 #[derive(Debug, Clone)]
 pub struct ResumeContext {
     pub task: Task,
-    /// Fires when the task is canceled or the server shuts down.
+    /// Fires when a client cancels the task.
     pub cancel: CancellationToken,
+    /// Fires when the server stops (see [`RequestContext::shutdown`]).
+    pub shutdown: CancellationToken,
 }
 
 /// What `execute` is told about the request.
@@ -98,8 +100,25 @@ pub struct RequestContext {
     pub configuration: Option<Box<MessageSendConfiguration>>,
     /// The request's `params.metadata`.
     pub metadata: Option<Metadata>,
-    /// Fires when the task is canceled or the server shuts down.
+    /// Fires when a client cancels the task: stop, the server has marked it canceled.
     pub cancel: CancellationToken,
+    /// Fires when the server stops (SIGTERM, a deploy): stop working *without* ending
+    /// the task — no failure, no cancel. With a durable store the task is handed to
+    /// [`AgentExecutor::resume`] when a server starts on it again. A user's cancel and a
+    /// server's stop are different signals: only the first ends the task.
+    pub shutdown: CancellationToken,
+}
+
+impl RequestContext {
+    /// Completes when the work should stop, for either reason: the task was canceled
+    /// ([`cancel`](Self::cancel)) or the server is stopping
+    /// ([`shutdown`](Self::shutdown)).
+    pub async fn stopped(&self) {
+        tokio::select! {
+            () = self.cancel.cancelled() => {}
+            () = self.shutdown.cancelled() => {}
+        }
+    }
 }
 
 /// What `cancel` is told.
@@ -148,7 +167,6 @@ impl EventSink {
             std::sync::Arc::new(super::store::InMemoryTaskStore::new()),
             None,
             tokio_util::task::TaskTracker::new(),
-            CancellationToken::new(),
         );
         let (task_id, context_id) = (TaskId::new("t"), ContextId::new("c"));
         EventSink {

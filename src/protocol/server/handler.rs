@@ -273,6 +273,7 @@ impl<A: AgentExecutor> Inner<A> {
             configuration: configuration.map(Box::new),
             metadata,
             cancel: handle.cancel.clone(),
+            shutdown: self.shutdown.clone(),
         };
         self.spawn_execute(handle, ctx);
         Ok(Started { task_id, sub })

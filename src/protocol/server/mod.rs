@@ -176,7 +176,7 @@ impl<A: AgentExecutor> A2aServerBuilder<A> {
                 self.config.allow_private_webhooks,
             )
         });
-        let manager = TaskManager::new(store, push, tracker.clone(), shutdown.clone());
+        let manager = TaskManager::new(store, push, tracker.clone());
         let card_json = Bytes::from(http::published_card(&self.card).to_string());
         A2aServer {
             inner: Arc::new(Inner {
@@ -280,6 +280,7 @@ impl<A: AgentExecutor> A2aServer<A> {
             let ctx = ResumeContext {
                 task,
                 cancel: handle.cancel.clone(),
+                shutdown: inner.shutdown.clone(),
             };
             let agent = inner.agent.clone();
             let span = info_span!("resume", task_id = %ctx.task.id);

@@ -144,7 +144,6 @@ struct Shared {
     next_generation: std::sync::atomic::AtomicU64,
     push: Option<PushNotifier>,
     tracker: TaskTracker,
-    shutdown: CancellationToken,
 }
 
 impl TaskManager {
@@ -152,7 +151,6 @@ impl TaskManager {
         store: Arc<dyn TaskStore>,
         push: Option<PushNotifier>,
         tracker: TaskTracker,
-        shutdown: CancellationToken,
     ) -> Self {
         Self {
             shared: Arc::new(Shared {
@@ -161,7 +159,6 @@ impl TaskManager {
                 next_generation: Default::default(),
                 push,
                 tracker,
-                shutdown,
             }),
         }
     }
@@ -216,7 +213,10 @@ impl TaskManager {
             };
         }
         let (tx, rx) = mpsc::channel(COMMAND_CAPACITY);
-        let cancel = shared.shutdown.child_token();
+        // A task's own token: a client's cancel fires it, a server's stop does not (the
+        // executors hear that through the server's shutdown token, and leave the task
+        // as it is for the next server to resume).
+        let cancel = CancellationToken::new();
         let generation = shared
             .next_generation
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -590,12 +590,7 @@ mod tests {
     #[tokio::test]
     async fn replaying_the_logged_events_gives_the_actors_snapshot() {
         let store = Arc::new(super::super::store::InMemoryTaskStore::new());
-        let manager = TaskManager::new(
-            store.clone(),
-            None,
-            TaskTracker::new(),
-            CancellationToken::new(),
-        );
+        let manager = TaskManager::new(store.clone(), None, TaskTracker::new());
         let id = TaskId::new("t");
         let first = Message::new(crate::protocol::types::Role::User, vec![Part::text("hi")]);
         let actor = manager.open_new(id.clone(), ContextId::new("c"), first);

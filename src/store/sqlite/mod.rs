@@ -201,4 +201,11 @@ impl Store for SqliteStore {
             Ok(n as usize)
         })
     }
+
+    fn flush(&self) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.write(Write::Flush).await?;
+            Ok(())
+        })
+    }
 }

@@ -68,6 +68,9 @@ pub(super) enum Write {
     Prune {
         before: i64,
     },
+    /// Writes nothing: waited for, it returns once every write queued before it is
+    /// committed (the writer keeps their order).
+    Flush,
 }
 
 pub(super) struct Op {
@@ -366,6 +369,7 @@ async fn apply(conn: &mut SqliteConnection, w: &Write) -> Result<u64, sqlx::Erro
         | Write::SaveUnit { .. }
         | Write::CreateRun { .. }
         | Write::FinishRun { .. } => 1,
+        Write::Flush => 0,
         Write::SetPush {
             task,
             config_id,

@@ -10,6 +10,7 @@
 //! agents = "agents.toml"          # relative to this file
 //! workflows = "workflows"         # relative to this file
 //! max_body_bytes = 10485760
+//! shutdown_grace = "10s"          # on SIGTERM: how long requests in flight may finish
 //!
 //! [auth]                          # every JSON-RPC call must present one of these
 //! bearer_token_env = ["ORCH_TOKEN"]
@@ -67,6 +68,7 @@ pub struct Settings {
     pub agents: Option<PathBuf>,
     pub workflows: Option<PathBuf>,
     pub max_body_bytes: Option<usize>,
+    pub shutdown_grace: Option<Duration>,
     pub auth: Option<InboundAuth>,
     pub allow_private_webhooks: Option<bool>,
     pub push_timeout: Option<Duration>,
@@ -95,6 +97,7 @@ impl Settings {
             agents: over.agents.or(self.agents),
             workflows: over.workflows.or(self.workflows),
             max_body_bytes: over.max_body_bytes.or(self.max_body_bytes),
+            shutdown_grace: over.shutdown_grace.or(self.shutdown_grace),
             auth: over.auth.or(self.auth),
             allow_private_webhooks: over.allow_private_webhooks.or(self.allow_private_webhooks),
             push_timeout: over.push_timeout.or(self.push_timeout),
@@ -110,6 +113,7 @@ impl Settings {
         let server = ServerConfig {
             max_body_bytes: self.max_body_bytes.unwrap_or(defaults.max_body_bytes),
             push_timeout: self.push_timeout.unwrap_or(defaults.push_timeout),
+            shutdown_grace: self.shutdown_grace.unwrap_or(defaults.shutdown_grace),
             allow_private_webhooks: self.allow_private_webhooks.unwrap_or(false),
             auth: self.auth.filter(|a| !a.is_empty()),
             ..defaults
@@ -155,6 +159,7 @@ const SERVER_KEYS: &[&str] = &[
     "agents",
     "workflows",
     "max_body_bytes",
+    "shutdown_grace",
 ];
 const AUTH_KEYS: &[&str] = &["bearer_token_env", "api_key_env", "api_key_header"];
 const PUSH_KEYS: &[&str] = &["allow_private_webhooks", "timeout"];
@@ -218,6 +223,7 @@ pub fn load_str(
         out.max_body_bytes = s
             .int_at_least(&mut ctx, "max_body_bytes", 1024)
             .map(|n| n as usize);
+        out.shutdown_grace = s.positive_duration(&mut ctx, "shutdown_grace");
         s.finish(&mut ctx, SERVER_KEYS);
     }
     if let Some(mut a) = top.table_named(&mut ctx, "auth", "[auth]") {
@@ -429,6 +435,7 @@ name = "Acme"
 listen = "0.0.0.0:9000"
 agents = "conf/agents.toml"
 workflows = "/srv/workflows"
+shutdown_grace = "25s"
 [auth]
 bearer_token_env = ["ORCH_TOKEN"]
 [push]
@@ -451,6 +458,7 @@ retention = "2h"
         assert_eq!(r.host.server.auth.unwrap().bearer_tokens, ["t0k3n"]);
         assert!(r.host.server.allow_private_webhooks);
         assert_eq!(r.host.server.push_timeout, Duration::from_secs(3));
+        assert_eq!(r.host.server.shutdown_grace, Duration::from_secs(25));
         assert_eq!(
             r.host.store,
             StoreSpec::Sqlite("/etc/orch/state/o.db".into())

@@ -286,6 +286,7 @@ impl ServeArgs {
             agents: self.agents,
             workflows: self.workflows,
             max_body_bytes: None,
+            shutdown_grace: None,
             auth,
             allow_private_webhooks: self.allow_private_webhooks.then_some(true),
             push_timeout: None,

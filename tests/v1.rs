@@ -463,3 +463,51 @@ async fn last_event_id_replays_on_both_bindings() {
     );
     assert!(last.get("final").is_none() && last["statusUpdate"].get("final").is_none());
 }
+
+/// Every bound is an error that names it, never a crash, a hang or a silent cut; the
+/// server stays healthy and echoes no huge id back.
+#[tokio::test]
+async fn bounds_on_parts_ids_and_metadata_name_the_limit() {
+    let agent = echo(0).await;
+    let url = agent.url.as_str();
+    let v = Some("1.0");
+    let mut many = send_params("x");
+    many["message"]["parts"] = Value::Array(vec![json!({"text": "a"}); 1_001]);
+    let resp = rpc(url, v, "SendMessage", many).await;
+    assert_eq!(rpc_error(&resp).0, -32602, "{resp}");
+    let message = resp["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("message.parts") && message.contains("1000"),
+        "{message}"
+    );
+    let huge = "i".repeat(5_000_000);
+    let resp = rpc(url, v, "GetTask", json!({ "id": huge })).await;
+    assert_eq!(rpc_error(&resp).0, -32602);
+    assert!(resp.to_string().len() < 2_000, "the id is not echoed back");
+    let mut long_id = send_params("x");
+    long_id["message"]["messageId"] = json!("m".repeat(300));
+    let resp = rpc(url, v, "SendMessage", long_id).await;
+    assert!(
+        resp["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("message.messageId"),
+        "{resp}"
+    );
+    let mut fat = send_params("x");
+    fat["metadata"] = json!({ "blob": "b".repeat(70 * 1024) });
+    let resp = rpc(url, v, "SendMessage", fat).await;
+    assert!(
+        resp["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("metadata"),
+        "{resp}"
+    );
+    // Healthy afterwards.
+    let ok = rpc(url, v, "SendMessage", send_params("still here")).await;
+    assert_eq!(
+        ok["result"]["task"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+}

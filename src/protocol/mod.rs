@@ -7,6 +7,7 @@
 pub mod client;
 pub mod error;
 pub mod jsonrpc;
+pub mod log;
 pub mod method;
 pub mod server;
 pub mod sse;

@@ -23,6 +23,19 @@ pub fn apply_event(task: &mut Task, event: &StreamEvent) {
         StreamEvent::StatusUpdate(e) => apply_status(task, e),
         StreamEvent::ArtifactUpdate(e) => apply_artifact(task, e),
     }
+    keep_history(task);
+}
+
+/// Messages a task's snapshot keeps; older ones are dropped from it (each stays in the
+/// task's event log). Bounds what a long conversation costs every read and write.
+pub const MAX_HISTORY: usize = 1_000;
+
+/// Drops the oldest messages past [`MAX_HISTORY`].
+pub(super) fn keep_history(task: &mut Task) {
+    if task.history.len() > MAX_HISTORY {
+        let extra = task.history.len() - MAX_HISTORY;
+        task.history.drain(..extra);
+    }
 }
 
 /// Sets `final` from the state and stamps a missing timestamp.
@@ -142,5 +155,24 @@ pub(super) mod tests {
         assert_eq!(task.history.len(), 1);
         assert_eq!(task.history[0].text(), "first");
         assert_eq!(task.status.state, TaskState::InputRequired);
+    }
+
+    #[test]
+    fn history_keeps_the_latest_messages_only() {
+        let mut task = Task::new(
+            TaskId::new("t"),
+            ContextId::new("c"),
+            TaskStatus::new(TaskState::Working),
+        );
+        for i in 0..MAX_HISTORY + 100 {
+            let m = Message::agent_text(format!("m{i}"));
+            apply_event(&mut task, &StreamEvent::Message(m));
+        }
+        assert_eq!(task.history.len(), MAX_HISTORY);
+        assert_eq!(task.history[0].text(), "m100");
+        assert_eq!(
+            task.history.last().unwrap().text(),
+            format!("m{}", MAX_HISTORY + 99)
+        );
     }
 }

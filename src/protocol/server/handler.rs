@@ -52,8 +52,38 @@ impl<A: AgentExecutor> Inner<A> {
         Ok(self.load_seq(id).await?.0)
     }
 
+    /// An id from a request within `max_id_bytes`; too long is an invalid-params error
+    /// on `field` that does not echo it.
+    pub(super) fn check_id(&self, field: &str, id: &str) -> Result<(), RpcError> {
+        let max = self.config.max_id_bytes;
+        if id.len() > max {
+            return Err(RpcError::invalid_params(
+                field,
+                format!(
+                    "is {} bytes long; ids here are at most {max} bytes",
+                    id.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A request's `metadata` within `max_metadata_bytes` (as JSON).
+    fn check_metadata(&self, field: &str, metadata: Option<&Metadata>) -> Result<(), RpcError> {
+        let max = self.config.max_metadata_bytes;
+        let size = metadata.map_or(0, |m| serde_json::to_vec(m).map_or(usize::MAX, |v| v.len()));
+        if size > max {
+            return Err(RpcError::invalid_params(
+                field,
+                format!("is {size} bytes as JSON; metadata here is at most {max} bytes"),
+            ));
+        }
+        Ok(())
+    }
+
     /// A task and the number of its last logged event.
     pub(super) async fn load_seq(&self, id: &TaskId) -> Result<(Task, u64), RpcError> {
+        self.check_id("id", id.as_str())?;
         self.manager
             .store()
             .get(id)
@@ -118,6 +148,28 @@ impl<A: AgentExecutor> Inner<A> {
                 "a message sent to an agent must have role \"user\"",
             ));
         }
+        let max_parts = self.config.max_parts;
+        if m.parts.len() > max_parts {
+            return Err(RpcError::invalid_params(
+                "message.parts",
+                format!(
+                    "has {} parts; a message here has at most {max_parts}",
+                    m.parts.len()
+                ),
+            ));
+        }
+        self.check_id("message.messageId", m.message_id.as_str())?;
+        if let Some(id) = &m.context_id {
+            self.check_id("message.contextId", id.as_str())?;
+        }
+        if let Some(id) = &m.task_id {
+            self.check_id("message.taskId", id.as_str())?;
+        }
+        for (i, id) in m.reference_task_ids.iter().flatten().enumerate() {
+            self.check_id(&format!("message.referenceTaskIds[{i}]"), id.as_str())?;
+        }
+        self.check_metadata("message.metadata", m.metadata.as_ref())?;
+        self.check_metadata("metadata", params.metadata.as_ref())?;
         if m.parts.is_empty() {
             return Err(RpcError::invalid_params(
                 "message.parts",

@@ -107,7 +107,11 @@ pub(super) async fn rpc<A: AgentExecutor>(
     if let Err(e) = version::check_extensions(&inner.card, &headers) {
         return error_response(id, e, generation);
     }
-    let span = info_span!("rpc", method = %request.method, version = generation.as_str());
+    let span = info_span!(
+        "rpc",
+        method = %crate::protocol::log::untrusted(&request.method),
+        version = generation.as_str()
+    );
     async move {
         if method.is_streaming() {
             return stream(inner, method, generation, &request, id, &headers).await;

@@ -89,6 +89,12 @@ pub struct ServerConfig {
     pub cancel_wait: Duration,
     /// How long shutdown waits for running agents after canceling them.
     pub shutdown_grace: Duration,
+    /// Most parts one message may have.
+    pub max_parts: usize,
+    /// Most bytes of a message's or request's `metadata`, as JSON.
+    pub max_metadata_bytes: usize,
+    /// Most bytes of an id (task, context, message, push config).
+    pub max_id_bytes: usize,
     /// Most requests one HTTP/2 connection may have open at once. A streaming call
     /// holds its stream until the task ends, so a client multiplexing many running
     /// tasks over one connection needs room (hyper's own default is 200).
@@ -107,6 +113,9 @@ impl Default for ServerConfig {
             cancel_wait: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(10),
             http2_max_streams: 1_000,
+            max_parts: 1_000,
+            max_metadata_bytes: 64 * 1024,
+            max_id_bytes: 256,
         }
     }
 }

@@ -86,6 +86,31 @@ fn is_private(ip: &std::net::IpAddr) -> bool {
     }
 }
 
+/// Resolves webhook hosts for the delivery client, refusing private addresses (unless
+/// allowed) when the connection is made, not only when the URL was checked.
+struct GuardedResolver {
+    allow_private: bool,
+}
+
+impl reqwest::dns::Resolve for GuardedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let allow_private = self.allow_private;
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let found: Vec<std::net::SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
+                .await?
+                .filter(|a| allow_private || !is_private(&a.ip()))
+                .collect();
+            if found.is_empty() {
+                let why =
+                    format!("webhook host {host} resolves only to private addresses; refused");
+                return Err(why.into());
+            }
+            Ok(Box::new(found.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
 /// The header carrying a config's token back to the client.
 pub const NOTIFICATION_TOKEN_HEADER: &str = "X-A2A-Notification-Token";
 
@@ -111,8 +136,14 @@ impl PushNotifier {
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .user_agent(concat!("a2a-orchestrator/", env!("CARGO_PKG_VERSION")))
+            // A redirect is not followed: the guard checked the configured URL only, and
+            // the token must never reach another host.
+            .redirect(reqwest::redirect::Policy::none())
+            // The address is checked again when the connection is made: a name that
+            // resolved to a public address at the check may resolve elsewhere now.
+            .dns_resolver(Arc::new(GuardedResolver { allow_private }))
             .build()
-            .unwrap_or_default();
+            .expect("the webhook client's TLS backend could not be initialized");
         Self {
             http,
             store,
@@ -166,7 +197,7 @@ impl PushNotifier {
     async fn deliver(&self, config: &PushNotificationConfig, task: &Task) {
         // Checked again at delivery: a name may resolve elsewhere than when it was set.
         if let Err(why) = check_webhook(&config.url, self.allow_private).await {
-            warn!(url = %config.url, %why, "push notification not sent");
+            warn!(url = %crate::protocol::log::url(&config.url), why = %crate::protocol::log::untrusted(&why), "push notification not sent");
             return;
         }
         let mut waits = Backoff::exponential(FIRST_BACKOFF, MAX_BACKOFF)
@@ -188,13 +219,17 @@ impl PushNotifier {
             }
             match req.send().await {
                 Ok(resp) if resp.status().is_success() => {
-                    debug!(url = %config.url, state = %task.status.state, "push notification delivered");
+                    debug!(url = %crate::protocol::log::url(&config.url), state = %task.status.state, "push notification delivered");
                     return;
                 }
                 Ok(resp) => {
-                    warn!(url = %config.url, status = %resp.status(), attempt, "webhook refused the notification")
+                    warn!(url = %crate::protocol::log::url(&config.url), status = %resp.status(), attempt, "webhook refused the notification")
                 }
-                Err(e) => warn!(url = %config.url, error = %e, attempt, "webhook unreachable"),
+                Err(e) => {
+                    // The error's own URL would carry the credentials: left out.
+                    let e = e.without_url();
+                    warn!(url = %crate::protocol::log::url(&config.url), error = %e, attempt, "webhook unreachable")
+                }
             }
             if attempt < ATTEMPTS
                 && let Some(wait) = waits.next()

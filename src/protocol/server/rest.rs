@@ -203,7 +203,8 @@ pub(super) async fn rest<A: AgentExecutor>(
         }
         Err(BodyError::Unreadable(e)) => return error_response(&e),
     };
-    let span = info_span!("rest", method = %method, path = %uri.path());
+    let span =
+        info_span!("rest", method = %method, path = %crate::protocol::log::untrusted(uri.path()));
     async move {
         match handle(&inner, route, &uri, &headers, &bytes).await {
             Ok(r) => r,

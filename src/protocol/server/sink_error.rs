@@ -38,7 +38,8 @@ impl From<SinkError> for RpcError {
             | SinkError::AlreadyReplied
             | SinkError::WrongTask { .. }
             | SinkError::WrongContext { .. } => {
-                tracing::warn!(error = %e, "an event was refused");
+                let e = e.to_string();
+                tracing::warn!(error = %crate::protocol::log::untrusted(&e), "an event was refused");
                 RpcError::internal("the agent sent an event its task cannot take")
             }
         }

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
-use super::apply::{apply_event, normalize_status};
+use super::apply::{apply_event, keep_history, normalize_status};
 use super::push::PushNotifier;
 use super::sink_error::SinkError;
 use super::store::TaskStore;
@@ -459,6 +459,7 @@ impl Actor {
             task.history.push(previous);
         }
         task.history.push(message);
+        keep_history(task);
         let task = task.clone();
         self.save(&[]).await?;
         Ok(task)

@@ -7,6 +7,7 @@ use clap::Parser;
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -17,9 +18,39 @@ async fn main() -> ExitCode {
     let cli = a2a_orchestrator::cli::Cli::parse();
     match a2a_orchestrator::cli::run(cli).await {
         Ok(code) => code,
+        // The reader went away (`… | head`): the output ends there, as with any tool.
+        Err(e) if broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether an error is the standard output's reader having gone away.
+fn broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// `println!` panics when its reader has gone away (`validate | head`); such a panic
+/// ends the program quietly and successfully instead. Every other panic is reported as
+/// usual.
+fn quiet_on_closed_pipe() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        report(info);
+    }));
 }

@@ -318,3 +318,32 @@ text = "room {{ steps.room.data.room }}"
     assert!(out.contains("cannot be answered automatically"), "{out}");
     assert!(out.contains("workflow canceled"), "{out}");
 }
+
+/// `validate | head`, `agents | head`: a reader that goes away ends the output quietly
+/// and successfully — no panic, no error, exit 0 — as with any Unix tool.
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    for args in [
+        &["validate"][..],
+        &["graph", "employee-onboarding"],
+        &["agents"],
+    ] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+            .args(args)
+            .current_dir(ROOT)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before the first line is written.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && !stderr.contains("panicked") && !stderr.contains("error"),
+            "{args:?}: {} {stderr}",
+            out.status
+        );
+    }
+}

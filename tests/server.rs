@@ -754,3 +754,63 @@ async fn queued_events_are_applied_in_order_and_a_late_one_is_refused() {
     let why = late.unwrap_err();
     assert!(why.contains("completed"), "{why}");
 }
+
+/// A webhook that answers with a redirect is not followed: nothing reaches the second
+/// address and the notification token never leaves for another host.
+#[tokio::test]
+async fn webhook_redirects_are_not_followed() {
+    let (stolen_tx, mut stolen) = tokio::sync::mpsc::channel::<axum::http::HeaderMap>(8);
+    let thief = axum::Router::new().fallback(move |headers: axum::http::HeaderMap| {
+        let tx = stolen_tx.clone();
+        async move {
+            let _ = tx.send(headers).await;
+            "thanks"
+        }
+    });
+    let thief_url = format!("{}/steal", crate::util::serve_router(thief).await);
+    let (hit_tx, mut hits) = tokio::sync::mpsc::channel::<()>(8);
+    let hook = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move || {
+            let (tx, to) = (hit_tx.clone(), thief_url.clone());
+            async move {
+                let _ = tx.send(()).await;
+                axum::response::Redirect::temporary(&to)
+            }
+        }),
+    );
+    let hook_url = format!("{}/hook", crate::util::serve_router(hook).await);
+    let agent = serve(
+        crate::echo_agent::EchoAgent {
+            word_delay: Duration::ZERO,
+        },
+        echo_card,
+        ServerConfig {
+            allow_private_webhooks: true,
+            ..ServerConfig::default()
+        },
+    )
+    .await;
+    let c = client(&agent.url).await;
+    let mut p = send("redirect me", true);
+    p.configuration = Some(MessageSendConfiguration {
+        push_notification_config: Some(PushNotificationConfig {
+            id: None,
+            url: hook_url,
+            token: Some("secret-token".into()),
+            authentication: None,
+        }),
+        ..Default::default()
+    });
+    c.send_message(&p).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), hits.recv())
+        .await
+        .expect("the webhook was called")
+        .unwrap();
+    // Every attempt (and its backoff) has had time to follow a redirect, had it.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(
+        stolen.try_recv().is_err(),
+        "nothing reached the redirect's target"
+    );
+}

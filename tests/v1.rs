@@ -305,6 +305,7 @@ async fn every_error_has_its_code_status_and_reason_on_both_bindings() {
     let resp = http()
         .post(format!("{base}/message:send"))
         .header("A2A-Version", "1.0")
+        .header("content-type", "application/a2a+json")
         .body("{not json")
         .send()
         .await
@@ -510,4 +511,92 @@ async fn bounds_on_parts_ids_and_metadata_name_the_limit() {
         ok["result"]["task"]["status"]["state"],
         "TASK_STATE_COMPLETED"
     );
+}
+
+/// A web page cannot make this server do anything: a `text/plain` (or form) POST —
+/// which a browser sends cross-site without a preflight — is refused before anything
+/// runs, and a foreign `Origin` is refused unless listed; a listed one gets CORS.
+#[tokio::test]
+async fn browsers_cannot_run_anything_unless_their_origin_is_allowed() {
+    let agent = serve(
+        EchoAgent {
+            word_delay: Duration::ZERO,
+        },
+        echo_card,
+        ServerConfig {
+            cors_origins: vec!["https://app.example.com".into()],
+            ..ServerConfig::default()
+        },
+    )
+    .await;
+    let url = agent.url.as_str();
+    let base = url.trim_end_matches('/');
+    let v03 = json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
+        "kind": "message", "messageId": uuid_like(), "role": "user", "parts": [{"kind": "text", "text": "x"}]}}});
+    // The cross-site "simple request": text/plain, from a foreign page.
+    let resp = http()
+        .post(url)
+        .header("content-type", "text/plain")
+        .header("origin", "https://evil.example.net")
+        .body(v03.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 403);
+    let resp = http()
+        .post(url)
+        .header("content-type", "text/plain")
+        .body(v03.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 415, "text/plain is not JSON");
+    let (status, body) = rest(
+        reqwest::Method::GET,
+        &format!("{base}/tasks"),
+        Some("1.0"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, body["totalSize"].as_i64()),
+        (200, Some(0)),
+        "nothing ran: {body}"
+    );
+    // An allowed origin: preflight, then the call, both with CORS headers.
+    let pre = http()
+        .request(reqwest::Method::OPTIONS, url)
+        .header("origin", "https://app.example.com")
+        .header("access-control-request-method", "POST")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(pre.status().as_u16(), 204);
+    assert_eq!(
+        pre.headers()["access-control-allow-origin"],
+        "https://app.example.com"
+    );
+    let ok = http()
+        .post(url)
+        .header("origin", "https://app.example.com")
+        .json(&v03)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        ok.headers()["access-control-allow-origin"],
+        "https://app.example.com"
+    );
+    let body: Value = ok.json().await.unwrap();
+    assert_eq!(body["result"]["status"]["state"], "completed", "{body}");
+    // The server's own pages are never foreign.
+    let host = base.trim_start_matches("http://");
+    let own = http()
+        .post(url)
+        .header("origin", format!("http://{host}"))
+        .json(&v03)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(own.status().as_u16(), 200);
 }

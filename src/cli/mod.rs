@@ -287,6 +287,7 @@ impl ServeArgs {
             workflows: self.workflows,
             max_body_bytes: None,
             shutdown_grace: None,
+            cors_origins: None,
             auth,
             allow_private_webhooks: self.allow_private_webhooks.then_some(true),
             push_timeout: None,

@@ -11,6 +11,7 @@
 //! workflows = "workflows"         # relative to this file
 //! max_body_bytes = 10485760
 //! shutdown_grace = "10s"          # on SIGTERM: how long requests in flight may finish
+//! cors_origins = ["https://app.example.com"]   # web pages allowed to call (none by default)
 //!
 //! [auth]                          # every JSON-RPC call must present one of these
 //! bearer_token_env = ["ORCH_TOKEN"]
@@ -69,6 +70,7 @@ pub struct Settings {
     pub workflows: Option<PathBuf>,
     pub max_body_bytes: Option<usize>,
     pub shutdown_grace: Option<Duration>,
+    pub cors_origins: Option<Vec<String>>,
     pub auth: Option<InboundAuth>,
     pub allow_private_webhooks: Option<bool>,
     pub push_timeout: Option<Duration>,
@@ -98,6 +100,7 @@ impl Settings {
             workflows: over.workflows.or(self.workflows),
             max_body_bytes: over.max_body_bytes.or(self.max_body_bytes),
             shutdown_grace: over.shutdown_grace.or(self.shutdown_grace),
+            cors_origins: over.cors_origins.or(self.cors_origins),
             auth: over.auth.or(self.auth),
             allow_private_webhooks: over.allow_private_webhooks.or(self.allow_private_webhooks),
             push_timeout: over.push_timeout.or(self.push_timeout),
@@ -114,6 +117,7 @@ impl Settings {
             max_body_bytes: self.max_body_bytes.unwrap_or(defaults.max_body_bytes),
             push_timeout: self.push_timeout.unwrap_or(defaults.push_timeout),
             shutdown_grace: self.shutdown_grace.unwrap_or(defaults.shutdown_grace),
+            cors_origins: self.cors_origins.unwrap_or_default(),
             allow_private_webhooks: self.allow_private_webhooks.unwrap_or(false),
             auth: self.auth.filter(|a| !a.is_empty()),
             ..defaults
@@ -160,6 +164,7 @@ const SERVER_KEYS: &[&str] = &[
     "workflows",
     "max_body_bytes",
     "shutdown_grace",
+    "cors_origins",
 ];
 const AUTH_KEYS: &[&str] = &["bearer_token_env", "api_key_env", "api_key_header"];
 const PUSH_KEYS: &[&str] = &["allow_private_webhooks", "timeout"];
@@ -224,6 +229,21 @@ pub fn load_str(
             .int_at_least(&mut ctx, "max_body_bytes", 1024)
             .map(|n| n as usize);
         out.shutdown_grace = s.positive_duration(&mut ctx, "shutdown_grace");
+        out.cors_origins = s.strings(&mut ctx, "cors_origins").map(|list| {
+            let mut origins = Vec::new();
+            for o in list.value {
+                match reqwest::Url::parse(&o.value) {
+                    Ok(u) if matches!(u.scheme(), "http" | "https") && u.path() == "/" && u.query().is_none() => {
+                        origins.push(o.value.trim_end_matches('/').to_owned())
+                    }
+                    _ => ctx.error(
+                        o.span.clone(),
+                        format!("{:?} is not an origin: write the scheme and host (and port), as in \"https://app.example.com\"", o.value),
+                    ),
+                }
+            }
+            origins
+        });
         s.finish(&mut ctx, SERVER_KEYS);
     }
     if let Some(mut a) = top.table_named(&mut ctx, "auth", "[auth]") {
@@ -436,6 +456,7 @@ listen = "0.0.0.0:9000"
 agents = "conf/agents.toml"
 workflows = "/srv/workflows"
 shutdown_grace = "25s"
+cors_origins = ["https://app.example.com"]
 [auth]
 bearer_token_env = ["ORCH_TOKEN"]
 [push]
@@ -459,6 +480,7 @@ retention = "2h"
         assert!(r.host.server.allow_private_webhooks);
         assert_eq!(r.host.server.push_timeout, Duration::from_secs(3));
         assert_eq!(r.host.server.shutdown_grace, Duration::from_secs(25));
+        assert_eq!(r.host.server.cors_origins, ["https://app.example.com"]);
         assert_eq!(
             r.host.store,
             StoreSpec::Sqlite("/etc/orch/state/o.db".into())

@@ -122,3 +122,97 @@ pub(super) fn sse_event(data: String, seq: u64) -> Event {
         event
     }
 }
+
+/// Whether a `Content-Type` is JSON: `application/json` or `application/a2a+json`, with
+/// or without parameters.
+pub(super) fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .is_some_and(|v| v == "application/json" || v == "application/a2a+json")
+}
+
+/// The error for a body that is not JSON: a browser's form or `text/plain` POST, which
+/// needs no CORS preflight, never runs anything.
+pub(super) fn not_json() -> RpcError {
+    RpcError::invalid_request(
+        "the request body must be JSON, sent with Content-Type application/json or application/a2a+json",
+    )
+}
+
+/// Refuses requests from a web page of a foreign origin unless it is allowed, answers
+/// the CORS preflight of allowed ones, and marks their responses. A request without
+/// `Origin` (every non-browser client) and one from the server's own origin pass.
+pub(super) async fn browser_guard(
+    allowed: Arc<Vec<String>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let Some(origin) = req
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|o| o.to_str().ok())
+        .map(str::to_owned)
+    else {
+        return next.run(req).await;
+    };
+    let own = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|host| {
+            origin.eq_ignore_ascii_case(&format!("http://{host}"))
+                || origin.eq_ignore_ascii_case(&format!("https://{host}"))
+        });
+    if own {
+        return next.run(req).await;
+    }
+    if !allowed.iter().any(|a| a.eq_ignore_ascii_case(&origin)) {
+        let error = RpcError::new(
+            crate::protocol::ErrorCode::INVALID_REQUEST,
+            format!(
+                "requests from web pages of {} are not allowed here (`cors_origins` lists the allowed ones)",
+                crate::protocol::log::untrusted(&origin)
+            ),
+        );
+        return json_with(
+            StatusCode::FORBIDDEN,
+            "application/json",
+            &RpcResponse::error(RequestId::Null, error),
+        );
+    }
+    let value = axum::http::HeaderValue::from_str(&origin).ok();
+    if req.method() == axum::http::Method::OPTIONS {
+        let mut resp = StatusCode::NO_CONTENT.into_response();
+        let h = resp.headers_mut();
+        if let Some(v) = value {
+            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
+        }
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            axum::http::HeaderValue::from_static("GET, POST, DELETE, OPTIONS"),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            axum::http::HeaderValue::from_static(
+                "content-type, authorization, a2a-version, a2a-extensions, last-event-id, x-api-key",
+            ),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            axum::http::HeaderValue::from_static("600"),
+        );
+        h.insert(header::VARY, axum::http::HeaderValue::from_static("origin"));
+        return resp;
+    }
+    let mut resp = next.run(req).await;
+    if let Some(v) = value {
+        resp.headers_mut()
+            .insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
+        resp.headers_mut()
+            .insert(header::VARY, axum::http::HeaderValue::from_static("origin"));
+    }
+    resp
+}

@@ -34,6 +34,12 @@ pub(super) async fn rpc<A: AgentExecutor>(
     if let Err(challenge) = authorize(&inner, &headers) {
         return *challenge;
     }
+    if !super::http::is_json(&headers) {
+        return json_response(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            &RpcResponse::error(RequestId::Null, super::http::not_json()),
+        );
+    }
     let bytes = match read_body(&inner, body).await {
         Ok(b) => b,
         Err(BodyError::TooLarge(e)) => {

@@ -89,6 +89,10 @@ pub struct ServerConfig {
     pub cancel_wait: Duration,
     /// How long shutdown waits for running agents after canceling them.
     pub shutdown_grace: Duration,
+    /// Web origins (`https://app.example.com`) whose pages may call this server from a
+    /// browser; a request from any other foreign origin is refused (403). A page the
+    /// server serves itself is never foreign. Empty by default: no CORS.
+    pub cors_origins: Vec<String>,
     /// Most parts one message may have.
     pub max_parts: usize,
     /// Most bytes of a message's or request's `metadata`, as JSON.
@@ -113,6 +117,7 @@ impl Default for ServerConfig {
             cancel_wait: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(10),
             http2_max_streams: 1_000,
+            cors_origins: Vec::new(),
             max_parts: 1_000,
             max_metadata_bytes: 64 * 1024,
             max_id_bytes: 256,
@@ -222,15 +227,20 @@ impl<A: AgentExecutor> A2aServer<A> {
         &self.inner.card
     }
 
-    /// The axum router: the JSON-RPC endpoint and both card paths. Add layers (auth,
-    /// tracing, CORS) around it as needed.
+    /// The axum router: the JSON-RPC endpoint, both card paths and the HTTP+JSON
+    /// routes, behind the browser guard (foreign origins refused unless allowed, CORS for
+    /// the allowed ones). Add layers (tracing, say) around it as needed.
     pub fn router(&self) -> Router {
+        let origins = Arc::new(self.inner.config.cors_origins.clone());
         Router::new()
             .route(&self.inner.config.rpc_path, post(rpc::<A>))
             .route(AGENT_CARD_PATH, get(card::<A>))
             .route(LEGACY_AGENT_CARD_PATH, get(card::<A>))
             .fallback(rest::<A>)
             .with_state(self.inner.clone())
+            .layer(axum::middleware::from_fn(move |req, next| {
+                http::browser_guard(origins.clone(), req, next)
+            }))
     }
 
     /// Serves on `listener` until `signal` completes, then shuts down gracefully.

@@ -203,6 +203,10 @@ pub(super) async fn rest<A: AgentExecutor>(
         }
         Err(BodyError::Unreadable(e)) => return error_response(&e),
     };
+    if !bytes.is_empty() && !super::http::is_json(&headers) {
+        let (_, body) = v1_error::http(&super::http::not_json());
+        return json_with(StatusCode::UNSUPPORTED_MEDIA_TYPE, A2A_JSON, &body);
+    }
     let span =
         info_span!("rest", method = %method, path = %crate::protocol::log::untrusted(uri.path()));
     async move {

@@ -814,3 +814,51 @@ async fn webhook_redirects_are_not_followed() {
         "nothing reached the redirect's target"
     );
 }
+
+/// A client that opens connections and dawdles over its headers holds them only until
+/// the header timeout, and meanwhile everyone else is served.
+#[tokio::test(flavor = "multi_thread")]
+async fn slow_half_open_connections_are_closed_and_others_still_served() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let url = format!("http://{addr}/");
+    let config = ServerConfig {
+        header_read_timeout: Duration::from_secs(1),
+        ..ServerConfig::default()
+    };
+    let server = a2a_orchestrator::protocol::server::A2aServer::builder(
+        crate::echo_agent::EchoAgent {
+            word_delay: Duration::ZERO,
+        },
+        echo_card(&url),
+    )
+    .config(config)
+    .build();
+    tokio::spawn(server.serve(listener, std::future::pending()));
+    let mut slow = Vec::new();
+    for _ in 0..300 {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(b"POST / HTTP/1.1\r\nHost: x\r\nContent-")
+            .await
+            .unwrap();
+        slow.push(s);
+    }
+    // Served meanwhile.
+    let c = client(&url).await;
+    c.send_message(&send("still served", true)).await.unwrap();
+    // Every dawdler is closed soon after the timeout.
+    let closed = tokio::time::timeout(Duration::from_secs(10), async {
+        for s in &mut slow {
+            let mut buf = [0u8; 1024];
+            loop {
+                match s.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => continue,
+                }
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the half-open connections were closed");
+}

@@ -53,7 +53,15 @@ pub(super) enum BodyError {
 /// The request body, at most `ServerConfig::max_body_bytes`.
 pub(super) async fn read_body<A>(inner: &Inner<A>, body: Body) -> Result<Bytes, BodyError> {
     let limit = inner.config.max_body_bytes;
-    match http_body_util::Limited::new(body, limit).collect().await {
+    let wait = inner.config.header_read_timeout;
+    let read = http_body_util::Limited::new(body, limit).collect();
+    let Ok(read) = tokio::time::timeout(wait, read).await else {
+        return Err(BodyError::Unreadable(RpcError::invalid_request(format!(
+            "the request body did not arrive within {} s",
+            wait.as_secs()
+        ))));
+    };
+    match read {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => {
             Err(BodyError::TooLarge(RpcError::invalid_request(format!(

@@ -93,6 +93,11 @@ pub struct ServerConfig {
     /// browser; a request from any other foreign origin is refused (403). A page the
     /// server serves itself is never foreign. Empty by default: no CORS.
     pub cors_origins: Vec<String>,
+    /// Connections open at once; more wait in the listen backlog until one closes.
+    pub max_connections: usize,
+    /// Time a client has to send a request's headers (and to answer an HTTP/2 ping), and
+    /// to send its body; a connection that dawdles is closed.
+    pub header_read_timeout: Duration,
     /// Most parts one message may have.
     pub max_parts: usize,
     /// Most bytes of a message's or request's `metadata`, as JSON.
@@ -118,6 +123,8 @@ impl Default for ServerConfig {
             shutdown_grace: Duration::from_secs(10),
             http2_max_streams: 1_000,
             cors_origins: Vec::new(),
+            max_connections: 4_096,
+            header_read_timeout: Duration::from_secs(10),
             max_parts: 1_000,
             max_metadata_bytes: 64 * 1024,
             max_id_bytes: 256,
@@ -269,7 +276,14 @@ impl<A: AgentExecutor> A2aServer<A> {
                 () = token.cancelled() => {}
             }
         };
-        listen::serve(listener, router, self.inner.config.http2_max_streams, stop).await;
+        let config = &self.inner.config;
+        let limits = listen::Limits {
+            http2_max_streams: config.http2_max_streams,
+            max_connections: config.max_connections,
+            header_read_timeout: config.header_read_timeout,
+            drain: config.shutdown_grace,
+        };
+        listen::serve(listener, router, limits, stop).await;
         self.shutdown().await;
         Ok(())
     }

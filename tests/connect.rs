@@ -451,3 +451,76 @@ async fn a_finished_stream_is_read_to_its_end() {
         "the stream was read to its end"
     );
 }
+
+/// A non-streaming agent accepts the message, then the connection drops before its
+/// answer arrives: the retry sends the same message id, the agent answers with the task
+/// it already made, and the step completes with one downstream task, not one a retry.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retry_after_a_dropped_answer_does_not_run_the_step_twice() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let mut card = echo_card(&url);
+    card.capabilities = AgentCapabilities::default();
+    let server = A2aServer::new(
+        EchoAgent {
+            word_delay: Duration::ZERO,
+        },
+        card,
+    );
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let router = {
+        let dropped = dropped.clone();
+        server.router().layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                let dropped = dropped.clone();
+                async move {
+                    let (parts, body) = req.into_parts();
+                    let bytes = http_body_util::BodyExt::collect(body)
+                        .await
+                        .map(|b| b.to_bytes())
+                        .unwrap_or_default();
+                    let send = bytes.windows(12).any(|w| w == b"message/send");
+                    let resp = next
+                        .run(axum::extract::Request::from_parts(parts, Body::from(bytes)))
+                        .await;
+                    if send && dropped.fetch_add(1, Ordering::SeqCst) == 0 {
+                        // The agent has the task; its answer is lost on the way back.
+                        let broken = futures::stream::once(async {
+                            Err::<bytes::Bytes, _>(std::io::Error::other("connection dropped"))
+                        });
+                        return axum::response::Response::new(Body::from_stream(broken));
+                    }
+                    resp
+                }
+            },
+        ))
+    };
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let engine = engine_for(&[("solo", &url)]).await;
+    let wf = workflow(
+        "[steps.only]\nagent = \"solo\"\nmessage = \"just once\"\nretry = { max_attempts = 3, initial = \"50ms\" }\n",
+    );
+    let mut handle = engine
+        .start(wf, &Map::new(), format!("run-{}", uuid::Uuid::new_v4()))
+        .unwrap();
+    let events = run_to_end(&mut handle).await;
+    assert_eq!(final_state(&events).0, RunState::Completed, "{events:#?}");
+    assert!(
+        dropped.load(Ordering::SeqCst) >= 2,
+        "the answer was dropped, then sent again"
+    );
+    let tasks: serde_json::Value = reqwest::Client::new()
+        .post(&url)
+        .header("A2A-Version", "1.0")
+        .json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        tasks["result"]["totalSize"], 1,
+        "one downstream task: {tasks}"
+    );
+}

@@ -16,6 +16,9 @@ struct Attempt {
     deadline: Option<Instant>,
     /// The checkpoint (a `Sent`) to go on from, after a restart.
     resume: Option<Checkpoint>,
+    /// The message id to send again, when the attempt before may have delivered its
+    /// message without telling which task it made (see [`Unit::agent_step`]).
+    again: Option<String>,
 }
 
 /// The agent an attempt reached, and its task once the agent has said which.
@@ -26,6 +29,14 @@ struct Downstream {
 }
 
 impl Unit {
+    /// The id of the message of attempt `attempt`, turn `turn` (0 for the step's own
+    /// message, then one per answer sent to the agent's questions): stable, so that a
+    /// restart sends the same message with the same id.
+    fn message_id(&self, attempt: u32, turn: u32) -> String {
+        let item = self.item.map_or_else(|| "-".to_owned(), |i| i.to_string());
+        format!("{}:{}:{item}:{attempt}:{turn}", self.run_id, self.id())
+    }
+
     /// Writes a checkpoint, if the run is durable: stored before it returns, or (with
     /// `wait` false) only queued, stored with the run's next write that is waited for.
     async fn checkpoint(
@@ -68,8 +79,15 @@ impl Unit {
             Some(Checkpoint::Sent { attempt, .. }) => *attempt,
             _ => 1,
         };
+        // A retry after an unknown outcome — the connection dropped, or the attempt
+        // timed out, before the agent said which task the message made — sends the same
+        // message id again: an agent that keeps message ids (every agent served by this
+        // crate) answers with the task it made instead of running the step twice. Once
+        // the task is known, a retry is a new message.
+        let mut again: Option<String> = None;
         loop {
             let mut downstream = None;
+            let first_id = again.clone().unwrap_or_else(|| self.message_id(attempt, 0));
             let plan = Attempt {
                 number: attempt,
                 target: target.clone(),
@@ -77,8 +95,12 @@ impl Unit {
                 data: data.clone(),
                 deadline,
                 resume: resume.take(),
+                again: again.take(),
             };
             let outcome = self.attempt(plan, &mut downstream).await;
+            if downstream.as_ref().is_none_or(|d| d.task_id.is_none()) {
+                again = Some(first_id);
+            }
             let agent_name = downstream.map(|d| d.agent);
             let mut record = match outcome {
                 Ok(outputs) => {
@@ -146,12 +168,14 @@ impl Unit {
             data,
             deadline,
             resume,
+            again,
         } = plan;
         let step = &self.workflow.steps[self.step];
-        let item = self.item.map_or_else(|| "-".to_owned(), |i| i.to_string());
         let mut turn = 0;
-        let message_id =
-            |turn: u32| format!("{}:{}:{item}:{attempt}:{turn}", self.run_id, self.id());
+        let message_id = |turn: u32| match (&again, turn) {
+            (Some(id), 0) => id.clone(),
+            _ => self.message_id(attempt, turn),
+        };
         let mut outputs = Outputs::default();
         let mut last_message: Option<String> = None;
         let mut request = SendRequest {

@@ -189,7 +189,13 @@ async fn main() -> std::io::Result<()> {
             })
         })
         .unwrap_or(9998);
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: cannot listen on 127.0.0.1:{port}: {e}");
+            std::process::exit(1);
+        }
+    };
     let url = format!("http://{}/", listener.local_addr()?);
     println!("conformance agent listening at {url} (JSON-RPC 1.0, HTTP+JSON 1.0, JSON-RPC 0.3)");
     let agent = ConformanceAgent { time_scale: 1.0 };

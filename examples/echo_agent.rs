@@ -83,12 +83,35 @@ pub fn echo_card(url: &str) -> AgentCard {
     card
 }
 
+const USAGE: &str = "usage: echo_agent [PORT] [WORD_DELAY_MS]   (defaults: 9999 100)";
+
+/// A positional number, or the usage and exit status 2.
+fn number<T: std::str::FromStr>(arg: Option<String>, default: T, what: &str) -> T {
+    match arg {
+        None => default,
+        Some(a) => a.parse().unwrap_or_else(|_| {
+            eprintln!("error: {what} must be a number, got {a:?}\n{USAGE}");
+            std::process::exit(2)
+        }),
+    }
+}
+
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
+    if std::env::args().any(|a| a == "-h" || a == "--help") {
+        println!("An A2A agent that streams your text back word by word.\n{USAGE}");
+        return Ok(());
+    }
     let mut args = std::env::args().skip(1);
-    let port: u16 = args.next().and_then(|p| p.parse().ok()).unwrap_or(9999);
-    let delay_ms: u64 = args.next().and_then(|d| d.parse().ok()).unwrap_or(100);
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    let port: u16 = number(args.next(), 9999, "PORT");
+    let delay_ms: u64 = number(args.next(), 100, "WORD_DELAY_MS");
+    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: cannot listen on 127.0.0.1:{port}: {e}");
+            std::process::exit(1);
+        }
+    };
     let url = format!("http://{}/", listener.local_addr()?);
     println!("echo agent listening at {url}");
     let agent = EchoAgent {

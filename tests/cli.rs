@@ -347,3 +347,72 @@ fn a_closed_pipe_ends_the_output_quietly() {
         );
     }
 }
+
+/// Bad input to `run` exits 2, as the README says, with what was wrong.
+#[tokio::test]
+async fn run_exits_2_on_bad_input() {
+    for (args, says) in [
+        (&["run", "no-such-workflow"][..], "no-such-workflow"),
+        (
+            &["run", "travel-planning", "-i", "no-equals-sign"],
+            "no-equals-sign",
+        ),
+        (
+            &[
+                "run",
+                "travel-planning",
+                "--input-json",
+                "no/such/file.json",
+            ],
+            "no/such/file.json",
+        ),
+    ] {
+        let out = orchestrator(args).await;
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(says) && stderr.contains("nothing was run"),
+            "{stderr}"
+        );
+    }
+}
+
+/// An example binary built beside the tests.
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join(name)
+}
+
+/// `echo_agent --help` prints its usage instead of starting a server, and a port taken
+/// already is said plainly, with the address.
+#[test]
+fn echo_agent_helps_and_names_a_taken_port() {
+    let out = std::process::Command::new(example("echo_agent"))
+        .arg("--help")
+        .output()
+        .expect("the echo_agent example is built with the tests");
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("usage: echo_agent"));
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let out = std::process::Command::new(example("echo_agent"))
+        .arg(&port)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")) && !stderr.contains("Os {"),
+        "{stderr}"
+    );
+    let out = std::process::Command::new(example("echo_agent"))
+        .arg("not-a-port")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

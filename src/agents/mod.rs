@@ -516,7 +516,7 @@ pub async fn serve_example(set: Set) -> std::io::Result<()> {
         .config(None)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?
         .map(Llm::new);
-    let fleet = Fleet::start_only(
+    let fleet = match Fleet::start_only(
         &[set],
         &args.only,
         args.behaviour(),
@@ -524,7 +524,15 @@ pub async fn serve_example(set: Set) -> std::io::Result<()> {
         false,
         llm.as_ref(),
     )
-    .await?;
+    .await
+    {
+        Ok(fleet) => fleet,
+        Err(e) => {
+            // Said plainly (the address and why), not as a Debug dump of the io error.
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    };
     for (name, url) in &fleet.agents {
         println!("{name:<11} listening at {url}");
     }

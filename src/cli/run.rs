@@ -45,6 +45,12 @@ pub struct RunArgs {
     pub llm: crate::llm::LlmArgs,
 }
 
+/// Bad input said plainly: the exit status that means "nothing was run".
+fn bad_input(why: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {why}; nothing was run");
+    ExitCode::from(2)
+}
+
 fn problems(diags: Vec<Diagnostic>) -> ExitCode {
     for d in diags {
         eprintln!("{d}\n");
@@ -143,8 +149,15 @@ pub fn event_json(e: &RunEvent) -> Value {
 
 /// Runs the workflow; exits 0 when it completes, 1 when it fails, 2 on bad input.
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let agents_text = std::fs::read_to_string(&args.agents)
-        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", args.agents.display()))?;
+    let agents_text = match std::fs::read_to_string(&args.agents) {
+        Ok(t) => t,
+        Err(e) => {
+            return Ok(bad_input(format!(
+                "cannot read {}: {e}",
+                args.agents.display()
+            )));
+        }
+    };
     let (agents, diags) =
         crate::registry::config::load_str(&args.agents.display().to_string(), &agents_text);
     let Some(agents) = agents else {
@@ -157,11 +170,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Options {
             known_agents: Some(&names),
         },
-    )? {
-        Ok(w) => Arc::new(w),
-        Err(diags) => return Ok(problems(diags)),
+    ) {
+        Ok(Ok(w)) => Arc::new(w),
+        Ok(Err(diags)) => return Ok(problems(diags)),
+        Err(e) => return Ok(bad_input(format!("{e:#}"))),
     };
-    let given = read_inputs(&args.inputs, args.input_json.as_deref())?;
+    let given = match read_inputs(&args.inputs, args.input_json.as_deref()) {
+        Ok(g) => g,
+        Err(e) => return Ok(bad_input(format!("{e:#}"))),
+    };
     let inputs = match workflow.check_inputs(&given) {
         Ok(i) => i,
         Err(p) => {
@@ -198,7 +215,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Arc::new(A2aConnector::new(registry.clone())),
         EngineOptions::default(),
     );
-    if let Some(llm) = args.llm.config(None).map_err(|e| anyhow::anyhow!(e))? {
+    let llm = match args.llm.config(None) {
+        Ok(llm) => llm,
+        Err(e) => return Ok(bad_input(e)),
+    };
+    if let Some(llm) = llm {
         engine = engine.with_model(Arc::new(crate::llm::Llm::new(llm)));
     }
     let run_id = uuid::Uuid::new_v4().to_string();

@@ -12,6 +12,11 @@
 //! max_body_bytes = 10485760
 //! shutdown_grace = "10s"          # on SIGTERM: how long requests in flight may finish
 //! cors_origins = ["https://app.example.com"]   # web pages allowed to call (none by default)
+//! max_connections = 4096          # connections at once; more wait in the backlog
+//! header_read_timeout = "10s"     # a request's headers and body must arrive within this
+//! max_parts = 1000                # parts in one message
+//! max_metadata_bytes = 65536      # a message's or request's metadata, as JSON
+//! max_id_bytes = 256              # task, context and message ids
 //!
 //! [auth]                          # every JSON-RPC call must present one of these
 //! bearer_token_env = ["ORCH_TOKEN"]
@@ -71,6 +76,11 @@ pub struct Settings {
     pub max_body_bytes: Option<usize>,
     pub shutdown_grace: Option<Duration>,
     pub cors_origins: Option<Vec<String>>,
+    pub max_connections: Option<usize>,
+    pub header_read_timeout: Option<Duration>,
+    pub max_parts: Option<usize>,
+    pub max_metadata_bytes: Option<usize>,
+    pub max_id_bytes: Option<usize>,
     pub auth: Option<InboundAuth>,
     pub allow_private_webhooks: Option<bool>,
     pub push_timeout: Option<Duration>,
@@ -101,6 +111,11 @@ impl Settings {
             max_body_bytes: over.max_body_bytes.or(self.max_body_bytes),
             shutdown_grace: over.shutdown_grace.or(self.shutdown_grace),
             cors_origins: over.cors_origins.or(self.cors_origins),
+            max_connections: over.max_connections.or(self.max_connections),
+            header_read_timeout: over.header_read_timeout.or(self.header_read_timeout),
+            max_parts: over.max_parts.or(self.max_parts),
+            max_metadata_bytes: over.max_metadata_bytes.or(self.max_metadata_bytes),
+            max_id_bytes: over.max_id_bytes.or(self.max_id_bytes),
             auth: over.auth.or(self.auth),
             allow_private_webhooks: over.allow_private_webhooks.or(self.allow_private_webhooks),
             push_timeout: over.push_timeout.or(self.push_timeout),
@@ -118,6 +133,15 @@ impl Settings {
             push_timeout: self.push_timeout.unwrap_or(defaults.push_timeout),
             shutdown_grace: self.shutdown_grace.unwrap_or(defaults.shutdown_grace),
             cors_origins: self.cors_origins.unwrap_or_default(),
+            max_connections: self.max_connections.unwrap_or(defaults.max_connections),
+            header_read_timeout: self
+                .header_read_timeout
+                .unwrap_or(defaults.header_read_timeout),
+            max_parts: self.max_parts.unwrap_or(defaults.max_parts),
+            max_metadata_bytes: self
+                .max_metadata_bytes
+                .unwrap_or(defaults.max_metadata_bytes),
+            max_id_bytes: self.max_id_bytes.unwrap_or(defaults.max_id_bytes),
             allow_private_webhooks: self.allow_private_webhooks.unwrap_or(false),
             auth: self.auth.filter(|a| !a.is_empty()),
             ..defaults
@@ -165,6 +189,11 @@ const SERVER_KEYS: &[&str] = &[
     "max_body_bytes",
     "shutdown_grace",
     "cors_origins",
+    "max_connections",
+    "header_read_timeout",
+    "max_parts",
+    "max_metadata_bytes",
+    "max_id_bytes",
 ];
 const AUTH_KEYS: &[&str] = &["bearer_token_env", "api_key_env", "api_key_header"];
 const PUSH_KEYS: &[&str] = &["allow_private_webhooks", "timeout"];
@@ -229,6 +258,17 @@ pub fn load_str(
             .int_at_least(&mut ctx, "max_body_bytes", 1024)
             .map(|n| n as usize);
         out.shutdown_grace = s.positive_duration(&mut ctx, "shutdown_grace");
+        out.max_connections = s
+            .int_at_least(&mut ctx, "max_connections", 1)
+            .map(|n| n as usize);
+        out.header_read_timeout = s.positive_duration(&mut ctx, "header_read_timeout");
+        out.max_parts = s.int_at_least(&mut ctx, "max_parts", 1).map(|n| n as usize);
+        out.max_metadata_bytes = s
+            .int_at_least(&mut ctx, "max_metadata_bytes", 1024)
+            .map(|n| n as usize);
+        out.max_id_bytes = s
+            .int_at_least(&mut ctx, "max_id_bytes", 36)
+            .map(|n| n as usize);
         out.cors_origins = s.strings(&mut ctx, "cors_origins").map(|list| {
             let mut origins = Vec::new();
             for o in list.value {
@@ -457,6 +497,8 @@ agents = "conf/agents.toml"
 workflows = "/srv/workflows"
 shutdown_grace = "25s"
 cors_origins = ["https://app.example.com"]
+max_parts = 50
+header_read_timeout = "3s"
 [auth]
 bearer_token_env = ["ORCH_TOKEN"]
 [push]
@@ -481,6 +523,9 @@ retention = "2h"
         assert_eq!(r.host.server.push_timeout, Duration::from_secs(3));
         assert_eq!(r.host.server.shutdown_grace, Duration::from_secs(25));
         assert_eq!(r.host.server.cors_origins, ["https://app.example.com"]);
+        assert_eq!(r.host.server.max_parts, 50);
+        assert_eq!(r.host.server.header_read_timeout, Duration::from_secs(3));
+        assert_eq!(r.host.server.max_id_bytes, 256, "the default");
         assert_eq!(
             r.host.store,
             StoreSpec::Sqlite("/etc/orch/state/o.db".into())

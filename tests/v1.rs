@@ -600,3 +600,79 @@ async fn browsers_cannot_run_anything_unless_their_origin_is_allowed() {
         .unwrap();
     assert_eq!(own.status().as_u16(), 200);
 }
+
+/// The resident memory of a process, from /proc.
+fn rss_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+/// Eight messages of 200,000 tiny parts (6 MB each) at once: each is refused for its
+/// parts, nothing of them is kept, and `serve`'s memory comes back near where it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn floods_of_parts_are_refused_and_memory_comes_back() {
+    let (child, url) = crate::host::spawn_serve(
+        &["--workflows", "workflows", "--agents", "agents.toml"],
+        &[],
+    )
+    .await;
+    let pid = child.id().unwrap();
+    let part = json!({"kind": "text", "text": "x"});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
+        "kind": "message", "messageId": "flood", "role": "user",
+        "parts": vec![part; 200_000]}}})
+    .to_string();
+    // Warm up: one request of each kind, so what is measured is growth, not start-up.
+    let flood = |body: String| {
+        let url = url.clone();
+        async move {
+            http()
+                .post(&url)
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    };
+    let first = flood(body.clone()).await;
+    assert_eq!(first["error"]["code"], -32602, "refused for its parts");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = rss_bytes(pid);
+    let answers = futures::future::join_all((0..8).map(|_| flood(body.clone()))).await;
+    assert!(answers.iter().all(|a| a["error"]["code"] == -32602));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after = rss_bytes(pid);
+    let grown = after.saturating_sub(before);
+    eprintln!(
+        "serve: {} MB before the floods, {} MB after",
+        before >> 20,
+        after >> 20
+    );
+    assert!(
+        grown < 32 << 20,
+        "serve grew by {} MB after the floods (from {} MB)",
+        grown >> 20,
+        before >> 20
+    );
+    // Healthy.
+    let ok: Value = http()
+        .get(format!("{url}.well-known/agent-card.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(ok["name"].is_string());
+    drop(child);
+}

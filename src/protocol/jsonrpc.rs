@@ -39,22 +39,47 @@ pub struct OutgoingRequest<'a, P: Serialize> {
     pub params: Option<&'a P>,
 }
 
-/// A request the server has checked to be well-formed JSON-RPC 2.0.
+/// A request the server has checked to be well-formed JSON-RPC 2.0. Its `params` are
+/// kept as the raw JSON text and deserialized straight into the method's types: a
+/// generic JSON tree of a large body would cost many times the body's size.
 #[derive(Debug, Clone)]
 pub struct IncomingRequest {
-    /// `None` for a notification (no `id` member at all).
+    /// `None` for a request without an `id` member.
     pub id: Option<RequestId>,
     pub method: String,
-    pub params: Option<Value>,
+    pub params: Option<Box<serde_json::value::RawValue>>,
+}
+
+/// The envelope of a request, its `params` left as they are.
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(default, deserialize_with = "present")]
+    jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<Value>,
+    #[serde(default)]
+    params: Option<Box<serde_json::value::RawValue>>,
+}
+
+/// A member that is present, `null` included (serde reads a `null` as absent).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 impl IncomingRequest {
-    /// Checks that `value` is a single JSON-RPC 2.0 request object. On failure, returns
+    /// Checks that `body` is a single JSON-RPC 2.0 request object. On failure, returns
     /// the error and the id to answer it with (null when the id itself is unusable).
-    pub fn from_value(value: Value) -> Result<Self, (RequestId, RpcError)> {
-        let mut obj = match value {
-            Value::Object(obj) => obj,
-            Value::Array(_) => {
+    pub fn from_slice(body: &[u8]) -> Result<Self, (RequestId, RpcError)> {
+        // Valid JSON at all, without building anything.
+        if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+            return Err((RequestId::Null, RpcError::parse_error(e)));
+        }
+        let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
+        let kind = match first {
+            Some(b'{') => None,
+            Some(b'[') => {
                 return Err((
                     RequestId::Null,
                     RpcError::invalid_request(
@@ -62,17 +87,26 @@ impl IncomingRequest {
                     ),
                 ));
             }
-            other => {
-                return Err((
-                    RequestId::Null,
-                    RpcError::invalid_request(format!(
-                        "a JSON-RPC request must be an object, got {}",
-                        json_type(&other)
-                    )),
-                ));
-            }
+            Some(b'"') => Some("a string"),
+            Some(b't' | b'f') => Some("a boolean"),
+            Some(b'n') => Some("null"),
+            _ => Some("a number"),
         };
-        let id = match obj.remove("id") {
+        if let Some(kind) = kind {
+            return Err((
+                RequestId::Null,
+                RpcError::invalid_request(format!(
+                    "a JSON-RPC request must be an object, got {kind}"
+                )),
+            ));
+        }
+        let envelope: Envelope = serde_json::from_slice(body).map_err(|e| {
+            (
+                RequestId::Null,
+                RpcError::invalid_request(format!("not a JSON-RPC request: {e}")),
+            )
+        })?;
+        let id = match envelope.id {
             None => None,
             Some(Value::String(s)) => Some(RequestId::Str(s)),
             Some(Value::Number(n)) => Some(RequestId::Num(n)),
@@ -88,7 +122,7 @@ impl IncomingRequest {
             }
         };
         let reply_id = id.clone().unwrap_or(RequestId::Null);
-        match obj.get("jsonrpc") {
+        match envelope.jsonrpc {
             Some(Value::String(v)) if v == "2.0" => {}
             Some(_) => {
                 return Err((
@@ -103,7 +137,7 @@ impl IncomingRequest {
                 ));
             }
         }
-        let method = match obj.remove("method") {
+        let method = match envelope.method {
             Some(Value::String(m)) => m,
             Some(other) => {
                 return Err((
@@ -116,16 +150,21 @@ impl IncomingRequest {
             }
             None => return Err((reply_id, RpcError::invalid_request("missing `method`"))),
         };
-        let params = match obj.remove("params") {
+        let params = match envelope.params {
             // JSON-RPC 2.0 says omit `params`; `null` is read the same way, leniently.
-            None | Some(Value::Null) => None,
-            Some(p @ (Value::Object(_) | Value::Array(_))) => Some(p),
-            Some(other) => {
+            None => None,
+            Some(p) if p.get().trim() == "null" => None,
+            Some(p) if p.get().trim_start().starts_with(['{', '[']) => Some(p),
+            Some(p) => {
+                let kind = match p.get().trim_start().as_bytes().first() {
+                    Some(b'"') => "a string",
+                    Some(b't' | b'f') => "a boolean",
+                    _ => "a number",
+                };
                 return Err((
                     reply_id,
                     RpcError::invalid_request(format!(
-                        "`params` must be an object or an array, got {}",
-                        json_type(&other)
+                        "`params` must be an object or an array, got {kind}"
                     )),
                 ));
             }
@@ -137,13 +176,21 @@ impl IncomingRequest {
     pub fn params<P: DeserializeOwned>(&self) -> Result<P, RpcError> {
         match &self.params {
             None => Err(RpcError::invalid_params("params", "missing")),
-            Some(Value::Array(_)) => Err(RpcError::invalid_params(
+            Some(raw) if raw.get().trim_start().starts_with('[') => Err(RpcError::invalid_params(
                 "params",
                 "A2A methods take params by name: send an object, not an array",
             )),
-            Some(v) => parse_params(v),
+            Some(raw) => parse_params_str(raw.get()),
         }
     }
+}
+
+/// Deserializes params from JSON text, naming the failing field, without building a
+/// generic JSON tree first.
+pub fn parse_params_str<P: DeserializeOwned>(text: &str) -> Result<P, RpcError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| path_error(e.path().to_string(), e.inner().to_string()))
 }
 
 /// Deserializes params with the path of the failing field (`message.parts[0].kind`).
@@ -157,25 +204,27 @@ impl IncomingRequest {
 /// assert_eq!(err.data.unwrap()["field"], "id");
 /// ```
 pub fn parse_params<P: DeserializeOwned>(value: &Value) -> Result<P, RpcError> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let mut path = e.path().to_string();
-        if path == "." {
-            path.clear();
-        }
-        let detail = e.inner().to_string();
-        // serde reports a missing field at its parent; name the field itself.
-        if let Some(name) = detail
-            .strip_prefix("missing field `")
-            .and_then(|rest| rest.split('`').next())
-        {
-            path = if path.is_empty() {
-                name.to_owned()
-            } else {
-                format!("{path}.{name}")
-            };
-        }
-        RpcError::invalid_params(&path, detail)
-    })
+    serde_path_to_error::deserialize(value)
+        .map_err(|e| path_error(e.path().to_string(), e.inner().to_string()))
+}
+
+/// The invalid-params error of a failed deserialization at `path`.
+fn path_error(mut path: String, detail: String) -> RpcError {
+    if path == "." {
+        path.clear();
+    }
+    // serde reports a missing field at its parent; name the field itself.
+    if let Some(name) = detail
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split('`').next())
+    {
+        path = if path.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{path}.{name}")
+        };
+    }
+    RpcError::invalid_params(&path, detail)
 }
 
 /// The name of a JSON value's type, for error messages.

@@ -50,8 +50,43 @@ pub(super) enum BodyError {
     Unreadable(RpcError),
 }
 
-/// The request body, at most `ServerConfig::max_body_bytes`.
-pub(super) async fn read_body<A>(inner: &Inner<A>, body: Body) -> Result<Bytes, BodyError> {
+/// A request's body, and its turn when the body is large: hold it while the request is
+/// parsed and handled.
+pub(super) struct ReadBody {
+    pub bytes: Bytes,
+    pub _turn: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl std::ops::Deref for ReadBody {
+    type Target = Bytes;
+    fn deref(&self) -> &Bytes {
+        &self.bytes
+    }
+}
+
+/// The request body, at most `ServerConfig::max_body_bytes`; a large one (by its
+/// `Content-Length`, or one sent without) waits for its turn before it is read, so that
+/// large requests are read and parsed one at a time.
+pub(super) async fn read_body<A>(
+    inner: &Inner<A>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<ReadBody, BodyError> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .or_else(|| axum::body::HttpBody::size_hint(&body).exact());
+    let turn = if declared.is_none_or(|n| n > super::LARGE_BODY as u64) {
+        inner.large_bodies.clone().acquire_owned().await.ok()
+    } else {
+        None
+    };
+    let bytes = read_bytes(inner, body).await?;
+    Ok(ReadBody { bytes, _turn: turn })
+}
+
+async fn read_bytes<A>(inner: &Inner<A>, body: Body) -> Result<Bytes, BodyError> {
     let limit = inner.config.max_body_bytes;
     let wait = inner.config.header_read_timeout;
     let read = http_body_util::Limited::new(body, limit).collect();

@@ -40,7 +40,7 @@ pub(super) async fn rpc<A: AgentExecutor>(
             &RpcResponse::error(RequestId::Null, super::http::not_json()),
         );
     }
-    let bytes = match read_body(&inner, body).await {
+    let bytes = match read_body(&inner, &headers, body).await {
         Ok(b) => b,
         Err(BodyError::TooLarge(e)) => {
             return json_response(
@@ -55,11 +55,7 @@ pub(super) async fn rpc<A: AgentExecutor>(
             );
         }
     };
-    let value: Value = match serde_json::from_slice(&bytes) {
-        Ok(v) => v,
-        Err(e) => return error_response(RequestId::Null, RpcError::parse_error(e), Version::V0_3),
-    };
-    let request = match IncomingRequest::from_value(value) {
+    let request = match IncomingRequest::from_slice(&bytes) {
         Ok(r) => r,
         Err((id, e)) => return error_response(id, e, Version::V0_3),
     };

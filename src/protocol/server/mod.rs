@@ -154,7 +154,14 @@ struct Inner<A> {
     config: ServerConfig,
     shutdown: CancellationToken,
     tracker: TaskTracker,
+    /// Requests with a large body are handled one at a time: parsing one costs many
+    /// times its size for a moment, and memory a process has grown to is seldom given
+    /// back; one at a time, the peak is one large request's, whatever arrives at once.
+    large_bodies: Arc<tokio::sync::Semaphore>,
 }
+
+/// Bodies past this many bytes take their turn (see `Inner::large_bodies`).
+const LARGE_BODY: usize = 1 << 20;
 
 /// Builds an [`A2aServer`].
 pub struct A2aServerBuilder<A> {
@@ -209,6 +216,7 @@ impl<A: AgentExecutor> A2aServerBuilder<A> {
                 config: self.config,
                 shutdown,
                 tracker,
+                large_bodies: Arc::new(tokio::sync::Semaphore::new(1)),
             }),
         }
     }

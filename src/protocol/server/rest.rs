@@ -115,10 +115,12 @@ fn ok<T: Serialize>(body: &T) -> Response {
     json_with(StatusCode::OK, A2A_JSON, body)
 }
 
-/// A body parsed as `T`, naming the field that is wrong.
+/// A body parsed as `T`, naming the field that is wrong; straight from the text, without
+/// a generic JSON tree (which would cost many times a large body's size).
 fn parse_body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, RpcError> {
-    let value: Value = serde_json::from_slice(bytes).map_err(RpcError::parse_error)?;
-    crate::protocol::jsonrpc::parse_params(&value)
+    serde_json::from_slice::<serde::de::IgnoredAny>(bytes).map_err(RpcError::parse_error)?;
+    let text = std::str::from_utf8(bytes).map_err(RpcError::parse_error)?;
+    crate::protocol::jsonrpc::parse_params_str(text)
 }
 
 /// ListTasks's query parameters as its request.
@@ -195,7 +197,7 @@ pub(super) async fn rest<A: AgentExecutor>(
     if let Err(e) = checks {
         return error_response(&e);
     }
-    let bytes = match read_body(&inner, body).await {
+    let bytes = match read_body(&inner, &headers, body).await {
         Ok(b) => b,
         Err(BodyError::TooLarge(e)) => {
             let (_, body) = v1_error::http(&e);

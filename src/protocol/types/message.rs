@@ -22,6 +22,7 @@ pub struct Message {
     pub kind: MessageKind,
     pub message_id: MessageId,
     pub role: Role,
+    #[serde(deserialize_with = "bounded_parts")]
     pub parts: Vec<Part>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_id: Option<ContextId>,
@@ -260,4 +261,37 @@ impl From<FileContent> for RawFile {
             uri,
         }
     }
+}
+
+/// Most parts a message or an artifact may carry on the wire. A server bounds them
+/// lower still (`ServerConfig::max_parts`); this bound stops reading at once, before a
+/// flood of tiny parts costs memory.
+pub const MAX_PARTS: usize = 10_000;
+
+/// A list of parts, read one by one and refused past [`MAX_PARTS`].
+pub fn bounded_parts<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Bounded<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Bounded<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "a list of at most {MAX_PARTS} parts")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+            while let Some(part) = seq.next_element()? {
+                if out.len() == MAX_PARTS {
+                    return Err(serde::de::Error::custom(format!(
+                        "more than {MAX_PARTS} parts"
+                    )));
+                }
+                out.push(part);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(Bounded(std::marker::PhantomData))
 }

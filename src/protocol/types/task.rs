@@ -137,6 +137,7 @@ impl Task {
 #[serde(rename_all = "camelCase")]
 pub struct Artifact {
     pub artifact_id: ArtifactId,
+    #[serde(deserialize_with = "super::message::bounded_parts")]
     pub parts: Vec<Part>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,

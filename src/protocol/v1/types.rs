@@ -116,6 +116,7 @@ pub struct Message {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub task_id: String,
     pub role: Role,
+    #[serde(deserialize_with = "crate::protocol::types::bounded_parts")]
     pub parts: Vec<Part>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
@@ -145,6 +146,7 @@ pub struct Artifact {
     pub name: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
+    #[serde(deserialize_with = "crate::protocol::types::bounded_parts")]
     pub parts: Vec<Part>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,

@@ -1094,3 +1094,37 @@ async fn runs_finishing_together_each_keep_their_own_end() {
         assert!(saved.units.is_empty(), "{run}: {:?}", saved.units);
     }
 }
+
+/// What is queued when the store's last handle goes away is committed before its writer
+/// ends, and `closed` waits for that: a graceful stop loses no queued checkpoint.
+#[tokio::test]
+async fn a_closed_store_has_committed_what_was_queued() {
+    use a2a_orchestrator::engine::RunStore;
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("durable-closed");
+    let _ = std::fs::remove_dir_all(&dir);
+    let path = dir.join("store.db");
+    let store = a2a_orchestrator::store::SqliteStore::open(&path)
+        .await
+        .unwrap();
+    let header = RunHeader {
+        run_id: "r1".into(),
+        workflow_id: "w".into(),
+        workflow_file: "w.toml".into(),
+        workflow_source: "source".into(),
+        workflow_hash: "hash".into(),
+        inputs: serde_json::Map::new(),
+    };
+    store.create_run(&header).await.unwrap();
+    let done = Checkpoint::Done(Record::new(StepState::Completed));
+    for step in ["a", "b", "c"] {
+        store.queue_unit("r1", step, None, &done).await.unwrap();
+    }
+    tokio::time::timeout(Duration::from_secs(10), store.closed())
+        .await
+        .expect("the writer ends once the store is dropped");
+    let again = a2a_orchestrator::store::SqliteStore::open(&path)
+        .await
+        .unwrap();
+    let run = again.load_run("r1").await.unwrap().unwrap();
+    assert_eq!(run.units.len(), 3, "every queued checkpoint was committed");
+}

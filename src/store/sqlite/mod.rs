@@ -56,6 +56,20 @@ pub struct SqliteStore {
     writes: mpsc::Sender<Op>,
     reads: SqlitePool,
     path: PathBuf,
+    /// The writer and the checkpointer: owned here, ending when the last handle to the
+    /// store is dropped (the writer once every queued write is committed).
+    tasks: tokio_util::task::TaskTracker,
+}
+
+impl SqliteStore {
+    /// Waits until the writer and the checkpointer have ended: after the last other
+    /// handle to the store is dropped, every queued write is then committed and the
+    /// connections closed.
+    pub async fn closed(self) {
+        let tasks = self.tasks.clone();
+        drop(self);
+        tasks.wait().await;
+    }
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -120,12 +134,15 @@ impl SqliteStore {
         let wal_long = Arc::new(AtomicBool::new(false));
         // The writer ends when the last handle to the store is dropped, the checkpointer
         // when the writer has ended.
-        tokio::spawn(writer_loop(writer, rx, committed, wal_long.clone()));
-        tokio::spawn(checkpointer(checkpoints, commits, wal_long));
+        let tasks = tokio_util::task::TaskTracker::new();
+        tasks.spawn(writer_loop(writer, rx, committed, wal_long.clone()));
+        tasks.spawn(checkpointer(checkpoints, commits, wal_long));
+        tasks.close();
         Ok(Self {
             writes: tx,
             reads,
             path: path.to_owned(),
+            tasks,
         })
     }
 

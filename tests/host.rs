@@ -339,6 +339,93 @@ async fn routing_by_data_part_by_text_and_by_clarification_with_inputs_asked_for
     assert_eq!(result_text(&t), "hello Bo");
 }
 
+const TWO_APPROVALS: &str = r#"
+[workflow]
+id = "two"
+description = "Two approvals asked together, then an echo"
+[steps.first]
+kind = "approval"
+prompt = "First?"
+[steps.second]
+kind = "approval"
+prompt = "Second?"
+[steps.say]
+agent = "one"
+needs = ["first", "second"]
+message = "both approved"
+[output]
+text = "{{ steps.say.text }}"
+"#;
+
+/// Two questions wait together; each answered one leaves the list and the task's text,
+/// so the task always says exactly what still waits.
+#[tokio::test]
+async fn answered_questions_leave_the_pending_list() {
+    let o = orchestra(&[TWO_APPROVALS], 0).await;
+    let (c, _) = client(&o.url).await;
+    let t = task(c.send_message(&message("start", None)).await.unwrap());
+    let pending = |t: &Task| -> Vec<String> {
+        t.status
+            .message
+            .as_ref()
+            .and_then(|m| {
+                m.parts.iter().find_map(|p| match p {
+                    Part::Data(d) => d.data.get("pendingQuestions").cloned(),
+                    _ => None,
+                })
+            })
+            .and_then(|q| q.as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .map(|q| q["step"].as_str().unwrap_or("").to_owned())
+            .collect()
+    };
+    // Both questions are asked (the second may follow the first by a moment).
+    let mut t = t;
+    for _ in 0..100 {
+        if pending(&t).len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        t = c
+            .get_task(&TaskQueryParams::new(t.id.clone()))
+            .await
+            .unwrap();
+    }
+    assert_eq!(pending(&t), ["first", "second"], "{:?}", t.status);
+    let answer = |step: &str| {
+        let mut m = Message::user_text("yes").with_task(t.id.clone());
+        m.metadata = Some(json!({ "step": step }).as_object().unwrap().clone());
+        MessageSendParams::new(m)
+    };
+    let mut after_first = task(c.send_message(&answer("first")).await.unwrap());
+    // The run is briefly working while the first step finishes, then waits again.
+    for _ in 0..100 {
+        if after_first.status.state == TaskState::InputRequired {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        after_first = c
+            .get_task(&TaskQueryParams::new(t.id.clone()))
+            .await
+            .unwrap();
+    }
+    assert_eq!(after_first.status.state, TaskState::InputRequired);
+    assert_eq!(
+        pending(&after_first),
+        ["second"],
+        "the answered one is gone"
+    );
+    assert_eq!(
+        after_first.status.message.as_ref().unwrap().text(),
+        "Second?",
+        "the text names only what still waits"
+    );
+    let done = task(c.send_message(&answer("second")).await.unwrap());
+    assert_eq!(done.status.state, TaskState::Completed, "{:?}", done.status);
+    assert_eq!(result_text(&done), "both approved");
+}
+
 #[tokio::test]
 async fn an_approval_is_answered_on_the_same_task() {
     let o = orchestra(&[APPROVE], 0).await;

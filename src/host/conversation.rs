@@ -160,6 +160,32 @@ impl Orchestrator {
             .map(|i| i as usize);
         match control.answer(step, item, answer_of(&ctx.message)).await {
             Ok(()) => {
+                // The answered question leaves the list (the run routed the answer the
+                // same way: to the step named, or to the only question).
+                let remaining: Vec<Value> = {
+                    let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
+                    match step {
+                        Some(s) => v.questions.retain(|(q, i, _)| {
+                            !(q == s && item.is_none_or(|item| *i == Some(item)))
+                        }),
+                        None if v.questions.len() == 1 => v.questions.clear(),
+                        None => {}
+                    }
+                    v.questions
+                        .iter()
+                        .map(|(s, i, p)| pending_json(s, *i, p))
+                        .collect()
+                };
+                if !remaining.is_empty() {
+                    // Other questions still wait: the task says so, and lists only them.
+                    return status(
+                        events,
+                        TaskState::InputRequired,
+                        Some(super::relay::waiting_message(&remaining)),
+                        None,
+                    )
+                    .await;
+                }
                 let taken = format!(
                     "answer taken{}",
                     step.map(|s| format!(" for step `{s}`")).unwrap_or_default()

@@ -3,6 +3,7 @@
 //! artifacts as `step/artifactId`, questions as `input-required`, the result at the end.
 
 use super::*;
+use crate::engine::StepState;
 
 impl Orchestrator {
     /// Relays a run's events to the upstream task until the run ends; answers to its
@@ -85,6 +86,30 @@ pub(super) fn pending_json(step: &str, item: Option<usize>, prompt: &str) -> Val
     json!({ "step": step, "item": item, "prompt": prompt })
 }
 
+/// What the task says while questions wait: the one question's prompt, or each step's
+/// with how to answer one at a time; and the `pendingQuestions` metadata.
+pub(super) fn waiting_message(pending: &[Value]) -> Message {
+    let text = if pending.len() == 1 {
+        pending[0]["prompt"].as_str().unwrap_or("").to_owned()
+    } else {
+        let prompts: Vec<String> = pending
+            .iter()
+            .map(|q| {
+                format!(
+                    "- {}: {}",
+                    q["step"].as_str().unwrap_or(""),
+                    q["prompt"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        format!(
+            "Several questions are waiting; answer one at a time with metadata {{\"step\": ...}}:\n{}",
+            prompts.join("\n")
+        )
+    };
+    agent_message(&text, Some(json!({ "pendingQuestions": pending })))
+}
+
 /// Turns one run event into the upstream task's events.
 fn translate(
     events: &EventSink,
@@ -105,31 +130,7 @@ fn translate(
             let (st, msg) = match state {
                 RunState::Working => (TaskState::Working, None),
                 RunState::InputRequired => {
-                    let prompts: Vec<String> = pending
-                        .iter()
-                        .map(|q| {
-                            format!(
-                                "- {}: {}",
-                                q["step"].as_str().unwrap_or(""),
-                                q["prompt"].as_str().unwrap_or("")
-                            )
-                        })
-                        .collect();
-                    let text = if pending.len() == 1 {
-                        pending[0]["prompt"].as_str().unwrap_or("").to_owned()
-                    } else {
-                        format!(
-                            "Several questions are waiting; answer one at a time with metadata {{\"step\": ...}}:\n{}",
-                            prompts.join("\n")
-                        )
-                    };
-                    (
-                        TaskState::InputRequired,
-                        Some(agent_message(
-                            &text,
-                            Some(json!({ "pendingQuestions": pending })),
-                        )),
-                    )
+                    (TaskState::InputRequired, Some(waiting_message(&pending)))
                 }
                 RunState::Completed => (
                     TaskState::Completed,
@@ -168,6 +169,13 @@ fn translate(
             meta.insert("attempt".into(), json!(attempt));
             meta.insert("agent".into(), json!(agent));
             meta.insert("downstreamTaskId".into(), json!(task_id));
+            if !matches!(state, StepState::InputRequired | StepState::AuthRequired) {
+                // The step moved on: its question, if it had one, is answered or gone.
+                view.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .questions
+                    .retain(|(s, i, _)| !(s == step.as_str() && *i == item));
+            }
             let label = item.map_or_else(|| format!("`{step}`"), |i| format!("`{step}`[{i}]"));
             let text = match &message {
                 Some(m) => format!("{label} {state}: {m}"),

@@ -730,14 +730,7 @@ async fn queued_checkpoints_are_stored_with_the_next_waited_write() {
         .open()
         .await
         .unwrap();
-    let header = RunHeader {
-        run_id: "r1".into(),
-        workflow_id: "w".into(),
-        workflow_file: "w.toml".into(),
-        workflow_source: "source".into(),
-        workflow_hash: "hash".into(),
-        inputs: serde_json::Map::new(),
-    };
+    let header = run_header("r1");
     store.create_run(&header).await.unwrap();
     let sent = |step: &str| Checkpoint::Sent {
         attempt: 1,
@@ -1106,14 +1099,7 @@ async fn a_closed_store_has_committed_what_was_queued() {
     let store = a2a_orchestrator::store::SqliteStore::open(&path)
         .await
         .unwrap();
-    let header = RunHeader {
-        run_id: "r1".into(),
-        workflow_id: "w".into(),
-        workflow_file: "w.toml".into(),
-        workflow_source: "source".into(),
-        workflow_hash: "hash".into(),
-        inputs: serde_json::Map::new(),
-    };
+    let header = run_header("r1");
     store.create_run(&header).await.unwrap();
     let done = Checkpoint::Done(Record::new(StepState::Completed));
     for step in ["a", "b", "c"] {
@@ -1127,4 +1113,16 @@ async fn a_closed_store_has_committed_what_was_queued() {
         .unwrap();
     let run = again.load_run("r1").await.unwrap().unwrap();
     assert_eq!(run.units.len(), 3, "every queued checkpoint was committed");
+}
+
+/// The header of a test run `id`.
+fn run_header(id: &str) -> RunHeader {
+    RunHeader {
+        run_id: id.into(),
+        workflow_id: "w".into(),
+        workflow_file: "w.toml".into(),
+        workflow_source: "source".into(),
+        workflow_hash: "hash".into(),
+        inputs: serde_json::Map::new(),
+    }
 }

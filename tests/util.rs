@@ -232,15 +232,30 @@ pub fn js_dir() -> &'static Path {
 /// Runs a script of `tests/js` with Node to completion (bounded); (success, output).
 pub async fn run_node(script: &str, args: &[&str]) -> (bool, String) {
     let dir = js_dir();
-    let child = tokio::process::Command::new("node")
-        .arg(dir.join(script))
-        .args(args)
-        .current_dir(dir)
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg(dir.join(script)).args(args).current_dir(dir);
+    finish(
+        cmd,
+        script,
+        args,
+        "start node (the interop tests need Node 20+)",
+    )
+    .await
+}
+
+/// Runs `cmd` to completion (bounded); (success, its stdout and stderr).
+async fn finish(
+    mut cmd: tokio::process::Command,
+    script: &str,
+    args: &[&str],
+    what: &str,
+) -> (bool, String) {
+    let child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .expect("start node (the interop tests need Node 20+)");
+        .expect(what);
     let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
         .await
         .unwrap_or_else(|_| panic!("{script} {args:?} did not finish within 120 s"))
@@ -273,24 +288,10 @@ pub async fn run_python_v1(script: &str, args: &[&str]) -> (bool, String) {
 }
 
 async fn run_script(python: &Path, script: &str, args: &[&str]) -> (bool, String) {
-    let child = tokio::process::Command::new(python)
-        .arg(Path::new(ROOT).join("tests/python").join(script))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start python");
-    let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
-        .await
-        .unwrap_or_else(|_| panic!("{script} {args:?} did not finish within 120 s"))
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    let mut cmd = tokio::process::Command::new(python);
+    cmd.arg(Path::new(ROOT).join("tests/python").join(script))
+        .args(args);
+    finish(cmd, script, args, "start python").await
 }
 
 /// An agent written with the official Python SDK, running until dropped.

@@ -48,6 +48,17 @@ async fn rest(
     (status, resp.json().await.unwrap_or(Value::Null))
 }
 
+/// The whole SSE body of a v1.0 JSON-RPC streaming call, with `extra` headers.
+async fn stream_text(url: &str, method: &str, params: Value, extra: &[(&str, &str)]) -> String {
+    let mut req = http().post(url).header("A2A-Version", "1.0").json(&json!({
+        "jsonrpc": "2.0", "id": 1, "method": method, "params": params
+    }));
+    for (k, v) in extra {
+        req = req.header(*k, *v);
+    }
+    req.send().await.unwrap().text().await.unwrap()
+}
+
 fn send_params(text: &str) -> Value {
     json!({ "message": {
         "messageId": uuid_like(), "role": "ROLE_USER", "parts": [{ "text": text }]
@@ -210,16 +221,7 @@ async fn every_error_has_its_code_status_and_reason_on_both_bindings() {
     );
 
     // UnsupportedOperation: subscribing to a finished task.
-    let resp: String = http()
-        .post(url)
-        .header("A2A-Version", "1.0")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": done_id}}))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let resp = stream_text(url, "SubscribeToTask", json!({"id": done_id}), &[]).await;
     let data: Value = serde_json::from_str(resp.trim().trim_start_matches("data:").trim()).unwrap();
     assert_eq!(rpc_error(&data), (-32004, "UNSUPPORTED_OPERATION".into()));
     let (status, body) = rest(
@@ -313,17 +315,13 @@ async fn every_error_has_its_code_status_and_reason_on_both_bindings() {
     assert_eq!(resp.status().as_u16(), 400);
 
     // Last-Event-ID past the end of the log.
-    let resp: String = http()
-        .post(url)
-        .header("A2A-Version", "1.0")
-        .header("Last-Event-ID", "999")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": done_id}}))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let resp = stream_text(
+        url,
+        "SubscribeToTask",
+        json!({"id": done_id}),
+        &[("Last-Event-ID", "999")],
+    )
+    .await;
     assert!(resp.contains("-32600") && resp.contains("999"), "{resp}");
 }
 
@@ -421,19 +419,13 @@ async fn last_event_id_replays_on_both_bindings() {
         }
         out
     };
-    let jsonrpc = http()
-        .post(url)
-        .header("A2A-Version", "1.0")
-        .header("Last-Event-ID", "2")
-        .json(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": id}}),
-        )
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let jsonrpc = stream_text(
+        url,
+        "SubscribeToTask",
+        json!({"id": id}),
+        &[("Last-Event-ID", "2")],
+    )
+    .await;
     let rest_body = http()
         .get(format!("{base}/tasks/{id}:subscribe"))
         .header("A2A-Version", "1.0")

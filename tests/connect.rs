@@ -524,3 +524,57 @@ async fn a_retry_after_a_dropped_answer_does_not_run_the_step_twice() {
         "one downstream task: {tasks}"
     );
 }
+
+/// An agent written with the official SDK 1.x and its defaults — A2A v1.0 only, a card
+/// with `supportedInterfaces` and no v0.3 fields — is discovered and orchestrated: its
+/// streamed chunks arrive live and in order, and its question is answered on its task.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_v1_only_sdk_agent_is_discovered_streamed_and_asked() {
+    let py = crate::util::python_v1_agent(0.01).await;
+    let engine = engine_for(&[("v1", &py.url)]).await;
+    let wf = workflow(
+        "[steps.words]\nagent = \"v1\"\nmessage = \"one two three\"\n\
+         [steps.asked]\nagent = \"v1\"\nmessage = \"please ask me\"\n",
+    );
+    let mut handle = start(&engine, wf);
+    let mut events = Vec::new();
+    loop {
+        let e = tokio::time::timeout(Duration::from_secs(60), handle.events.recv())
+            .await
+            .expect("the run goes on")
+            .expect("the run ends with a final event");
+        if let RunEvent::Question { step, .. } = &e {
+            assert_eq!(step.as_str(), "asked");
+            handle
+                .control
+                .answer(
+                    Some("asked"),
+                    None,
+                    Answer {
+                        text: Some("echo this back".into()),
+                        data: None,
+                    },
+                )
+                .await
+                .unwrap();
+        }
+        let end = matches!(&e, RunEvent::Run { state, .. } if state.is_terminal());
+        events.push(e);
+        if end {
+            break;
+        }
+    }
+    assert_eq!(final_state(&events).0, RunState::Completed, "{events:#?}");
+    let appends: Vec<bool> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Artifact { step, chunk, .. } if step.as_str() == "words" => {
+                Some(chunk.append)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(appends, [false, true, true], "three chunks, live, in order");
+    assert_eq!(assembled(&events, "words"), "one two three");
+    assert_eq!(assembled(&events, "asked"), "echo this back");
+}

@@ -300,11 +300,20 @@ pub struct PythonAgent {
     _child: tokio::process::Child,
 }
 
-/// Starts `tests/python/sdk_agent.py` with `delay` seconds between words.
+/// Starts `tests/python/sdk_agent.py` (SDK 0.3) with `delay` seconds between words.
 pub async fn python_agent(delay: f64) -> PythonAgent {
-    let python = python();
+    start_python_agent(python(), "sdk_agent.py", delay).await
+}
+
+/// Starts `tests/python/sdk1_agent.py` (SDK 1.x, v1.0 only) with `delay` seconds
+/// between words.
+pub async fn python_v1_agent(delay: f64) -> PythonAgent {
+    start_python_agent(python_v1(), "sdk1_agent.py", delay).await
+}
+
+async fn start_python_agent(python: &Path, script: &str, delay: f64) -> PythonAgent {
     let mut child = tokio::process::Command::new(python)
-        .arg(Path::new(ROOT).join("tests/python/sdk_agent.py"))
+        .arg(Path::new(ROOT).join("tests/python").join(script))
         .arg(delay.to_string())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

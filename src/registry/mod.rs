@@ -25,7 +25,8 @@ use tracing::{Instrument, debug, info_span, warn};
 
 use crate::backoff::{self, Backoff, Jitter};
 use crate::protocol::client::{
-    A2aClient, CardFetch, CardResolver, ClientError, http_client, http2_client, select_jsonrpc_url,
+    A2aClient, CardFetch, CardResolver, ClientError, Protocol, http_client, http2_client,
+    select_jsonrpc_interface,
 };
 use crate::protocol::types::{AgentCard, PROTOCOL_VERSION};
 use crate::workflow::AgentName;
@@ -350,12 +351,13 @@ impl Registry {
                 etag,
                 max_age,
             }) => match check_card(&card) {
-                Ok((endpoint, note)) => {
+                Ok((endpoint, protocol, note)) => {
                     let client = A2aClient::with_http(
                         transport.http.clone(),
                         endpoint,
                         resolved.client.clone(),
-                    );
+                    )
+                    .map(|c| c.speaking(protocol));
                     match client {
                         Ok(client) => {
                             st.card = Some(Arc::new(*card));
@@ -468,18 +470,21 @@ impl Registry {
     }
 }
 
-/// Checks what the schema cannot: a JSON-RPC interface to call (its URL is the one used),
-/// and the protocol version. Returns the endpoint and a note for a degraded agent.
-fn check_card(card: &AgentCard) -> Result<(String, Option<String>), String> {
-    let endpoint = select_jsonrpc_url(card).map_err(|e| format!("unusable card: {e}"))?;
+/// Checks what the schema cannot: a JSON-RPC interface to call (its URL is the one used)
+/// in a generation this orchestrator speaks. Returns the endpoint, the generation, and a
+/// note for a degraded agent.
+fn check_card(card: &AgentCard) -> Result<(String, Protocol, Option<String>), String> {
+    let (endpoint, protocol) =
+        select_jsonrpc_interface(card).map_err(|e| format!("unusable card: {e}"))?;
     reqwest::Url::parse(&endpoint)
         .map_err(|e| format!("invalid card: its JSON-RPC URL {endpoint:?} is not a URL ({e})"))?;
     let major_minor = |v: &str| v.split('.').take(2).collect::<Vec<_>>().join(".");
-    let note = (major_minor(&card.protocol_version) != major_minor(PROTOCOL_VERSION)).then(|| {
+    let spoken = [major_minor(PROTOCOL_VERSION), "1.0".to_owned()];
+    let note = (!spoken.contains(&major_minor(&card.protocol_version))).then(|| {
         format!(
-            "its card declares A2A {}; this orchestrator speaks {PROTOCOL_VERSION}",
+            "its card declares A2A {}; this orchestrator speaks 0.3 and 1.0",
             card.protocol_version
         )
     });
-    Ok((endpoint, note))
+    Ok((endpoint, protocol, note))
 }

@@ -1,5 +1,6 @@
 //! Agent Card discovery (spec §5.3) and transport selection (spec §5.6.3).
 
+use serde_json::Value;
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -171,8 +172,13 @@ impl CardResolver {
             Err(max_age) => return Ok(CardFetch::NotModified { max_age }),
             Ok(x) => x,
         };
-        let de = &mut serde_json::Deserializer::from_slice(&bytes);
-        let card: AgentCard = serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut value: Value =
+            serde_json::from_slice(&bytes).map_err(|e| ClientError::Protocol {
+                url: card_url.to_owned(),
+                detail: format!("the agent card is not JSON: {e}"),
+            })?;
+        v1_card_as_v03(&mut value);
+        let card: AgentCard = serde_path_to_error::deserialize(&value).map_err(|e| {
             let path = e.path().to_string();
             ClientError::Protocol {
                 url: card_url.to_owned(),
@@ -186,6 +192,159 @@ impl CardResolver {
             max_age,
         })
     }
+}
+
+/// A v1.0 card (no `url`, no `protocolVersion`; `supportedInterfaces` instead) given
+/// the v0.3 fields the internal card has, in place — the reverse of what the official
+/// SDKs do to read a v0.3 card. The interface list itself is kept as it is. A v0.3 card,
+/// or a card with both generations' fields, is left alone.
+pub fn v1_card_as_v03(card: &mut Value) {
+    let Some(obj) = card.as_object_mut() else {
+        return;
+    };
+    let Some(interfaces) = obj
+        .get("supportedInterfaces")
+        .and_then(Value::as_array)
+        .cloned()
+    else {
+        return;
+    };
+    let Some(first) = interfaces.first() else {
+        return;
+    };
+    if !obj.contains_key("url") {
+        obj.insert(
+            "url".into(),
+            first.get("url").cloned().unwrap_or(Value::Null),
+        );
+        if let Some(binding) = first.get("protocolBinding") {
+            obj.insert("preferredTransport".into(), binding.clone());
+        }
+        let others: Vec<Value> = interfaces
+            .iter()
+            .skip(1)
+            .map(|i| serde_json::json!({ "url": i["url"], "transport": i["protocolBinding"] }))
+            .collect();
+        if !others.is_empty() {
+            obj.insert("additionalInterfaces".into(), Value::Array(others));
+        }
+    }
+    if !obj.contains_key("protocolVersion") {
+        let version = first.get("protocolVersion").cloned();
+        obj.insert(
+            "protocolVersion".into(),
+            version.unwrap_or_else(|| "1.0".into()),
+        );
+    }
+    if let Some(true) = obj
+        .get("capabilities")
+        .and_then(|c| c.get("extendedAgentCard"))
+        .and_then(Value::as_bool)
+    {
+        obj.entry("supportsAuthenticatedExtendedCard")
+            .or_insert(Value::Bool(true));
+    }
+    // v1.0 security schemes are one-of wrappers: `{"httpAuthSecurityScheme": {...}}`.
+    if let Some(Value::Object(schemes)) = obj.get_mut("securitySchemes") {
+        for scheme in schemes.values_mut() {
+            let Some(map) = scheme.as_object() else {
+                continue;
+            };
+            if map.contains_key("type") || map.len() != 1 {
+                continue;
+            }
+            let Some((kind, inner)) = map.iter().next().map(|(k, v)| (k.clone(), v.clone())) else {
+                continue;
+            };
+            let ty = match kind.as_str() {
+                "apiKeySecurityScheme" => "apiKey",
+                "httpAuthSecurityScheme" => "http",
+                "oauth2SecurityScheme" => "oauth2",
+                "openIdConnectSecurityScheme" => "openIdConnect",
+                "mtlsSecurityScheme" => "mutualTLS",
+                _ => continue,
+            };
+            let mut flat = inner.as_object().cloned().unwrap_or_default();
+            if ty == "apiKey"
+                && let Some(location) = flat.remove("location")
+            {
+                flat.insert("in".into(), location);
+            }
+            flat.insert("type".into(), Value::String(ty.into()));
+            *scheme = Value::Object(flat);
+        }
+    }
+    // v1.0 requirements: `[{"schemes": {"name": {"list": [scopes]}}}]`.
+    if !obj.contains_key("security")
+        && let Some(Value::Array(reqs)) = obj.get("securityRequirements").cloned()
+    {
+        let legacy: Vec<Value> = reqs
+            .iter()
+            .map(|r| {
+                let schemes = r["schemes"].as_object().cloned().unwrap_or_default();
+                Value::Object(
+                    schemes
+                        .into_iter()
+                        .map(|(name, scopes)| (name, scopes["list"].clone()))
+                        .map(|(name, list)| {
+                            (
+                                name,
+                                if list.is_null() {
+                                    Value::Array(vec![])
+                                } else {
+                                    list
+                                },
+                            )
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        obj.insert("security".into(), Value::Array(legacy));
+    }
+}
+
+/// Which protocol generation a client speaks to an interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    V0_3,
+    V1_0,
+}
+
+/// The card's JSON-RPC interface this client speaks: v0.3's when the card offers one
+/// (so that agents of both generations keep being called as before), else v1.0's —
+/// which makes agents that speak only v1.0 usable. (Preferring v1.0 when both are
+/// offered is the next step.)
+pub fn select_jsonrpc_interface(card: &AgentCard) -> Result<(String, Protocol), ClientError> {
+    let listed = |major_minor: &str| {
+        card.supported_interfaces.iter().flatten().find(|i| {
+            i.protocol_binding == crate::protocol::v1::BINDING_JSONRPC
+                && i.protocol_version
+                    .split('.')
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(".")
+                    == major_minor
+        })
+    };
+    if let Some(i) = listed("0.3") {
+        return Ok((i.url.clone(), Protocol::V0_3));
+    }
+    let legacy = card.protocol_version.starts_with("0.");
+    if legacy {
+        return Ok((select_jsonrpc_url(card)?, Protocol::V0_3));
+    }
+    if let Some(i) = listed("1.0") {
+        return Ok((i.url.clone(), Protocol::V1_0));
+    }
+    Err(ClientError::UnsupportedTransport {
+        offered: card
+            .supported_interfaces
+            .iter()
+            .flatten()
+            .map(|i| format!("{} {} at {}", i.protocol_binding, i.protocol_version, i.url))
+            .collect(),
+    })
 }
 
 /// The URL of the card's JSON-RPC interface: the main `url` when its transport is
@@ -212,6 +371,48 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert(header::CACHE_CONTROL, cache_control.parse().unwrap());
         h
+    }
+
+    /// A v1.0-only card reads as a card with the v0.3 fields, its interface list kept,
+    /// and is called over v1.0; a card that also offers v0.3 is called over v0.3.
+    #[test]
+    fn v1_cards_are_read_and_their_interface_chosen() {
+        let mut v1 = serde_json::json!({
+            "name": "n", "description": "d", "version": "1",
+            "supportedInterfaces": [
+                {"url": "http://a/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+                {"url": "http://a/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
+            ],
+            "capabilities": {"streaming": true, "extendedAgentCard": true},
+            "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+            "skills": [],
+            "securitySchemes": {"key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}}},
+            "securityRequirements": [{"schemes": {"key": {"list": []}}}]
+        });
+        v1_card_as_v03(&mut v1);
+        let card: AgentCard = serde_json::from_value(v1).unwrap();
+        assert_eq!(card.url, "http://a/rpc");
+        assert_eq!(card.protocol_version, "1.0");
+        assert_eq!(card.supports_authenticated_extended_card, Some(true));
+        assert_eq!(card.supported_interfaces.as_ref().unwrap().len(), 2);
+        assert!(card.security_schemes.as_ref().unwrap().contains_key("key"));
+        assert_eq!(
+            card.security.as_ref().unwrap()[0]["key"],
+            Vec::<String>::new()
+        );
+        let (url, protocol) = select_jsonrpc_interface(&card).unwrap();
+        assert_eq!((url.as_str(), protocol), ("http://a/rpc", Protocol::V1_0));
+        let mut both = card.clone();
+        both.supported_interfaces.as_mut().unwrap().push(
+            crate::protocol::v1::types::AgentInterface {
+                url: "http://a/old".into(),
+                protocol_binding: "JSONRPC".into(),
+                tenant: String::new(),
+                protocol_version: "0.3".into(),
+            },
+        );
+        let (url, protocol) = select_jsonrpc_interface(&both).unwrap();
+        assert_eq!((url.as_str(), protocol), ("http://a/old", Protocol::V0_3));
     }
 
     #[test]

@@ -20,7 +20,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use card::{CardFetch, CardResolver, select_jsonrpc_url};
+use crate::protocol::v1::convert as v1c;
+pub use card::{
+    CardFetch, CardResolver, Protocol, select_jsonrpc_interface, select_jsonrpc_url, v1_card_as_v03,
+};
 pub use error::ClientError;
 
 use super::jsonrpc::{OutgoingRequest, RequestId, read_response};
@@ -113,6 +116,8 @@ impl ClientConfig {
 pub struct A2aClient {
     http: reqwest::Client,
     endpoint: String,
+    /// The generation it speaks at `endpoint` (v0.3 unless chosen otherwise).
+    protocol: Protocol,
     config: Arc<ClientConfig>,
     headers: HeaderMap,
     next_id: Arc<AtomicI64>,
@@ -175,15 +180,31 @@ impl A2aClient {
         Ok(Self {
             http,
             endpoint,
+            protocol: Protocol::V0_3,
             config: Arc::new(config),
             headers,
             next_id: Arc::new(AtomicI64::new(1)),
         })
     }
 
-    /// A client for the JSON-RPC interface a card declares (spec §5.6.3).
+    /// A client for the JSON-RPC interface a card declares, in the generation
+    /// [`select_jsonrpc_interface`] picks.
     pub fn from_card(card: &AgentCard, config: ClientConfig) -> Result<Self, ClientError> {
-        Self::new(select_jsonrpc_url(card)?, config)
+        let (url, protocol) = select_jsonrpc_interface(card)?;
+        Ok(Self::new(url, config)?.speaking(protocol))
+    }
+
+    /// The same client, speaking `protocol` (its method names, shapes and
+    /// `A2A-Version`); the methods of this type take and give the internal model
+    /// whatever it speaks.
+    pub fn speaking(mut self, protocol: Protocol) -> Self {
+        self.protocol = protocol;
+        self
+    }
+
+    /// The generation this client speaks.
+    pub fn protocol(&self) -> Protocol {
+        self.protocol
     }
 
     /// Resolves the card under `base_url` (well-known path, then the legacy one) and
@@ -195,7 +216,8 @@ impl A2aClient {
         let http = http_client();
         let resolver = CardResolver::new(http.clone(), config.header_map()?, config.timeout);
         let card = resolver.resolve(base_url).await?;
-        let client = Self::with_http(http, select_jsonrpc_url(&card)?, config)?;
+        let (url, protocol) = select_jsonrpc_interface(&card)?;
+        let client = Self::with_http(http, url, config)?.speaking(protocol);
         Ok((client, card))
     }
 
@@ -216,11 +238,14 @@ impl A2aClient {
             method,
             params,
         };
-        let builder = self
+        let mut builder = self
             .http
             .post(&self.endpoint)
             .headers(self.headers.clone())
             .json(&body);
+        if self.protocol == Protocol::V1_0 {
+            builder = builder.header("A2A-Version", crate::protocol::v1::VERSION_1_0);
+        }
         (id, builder)
     }
 
@@ -257,35 +282,82 @@ impl A2aClient {
         decode_result(url, method, result)
     }
 
-    /// `message/send`.
+    /// `message/send` (v1.0: `SendMessage`).
     pub async fn send_message(
         &self,
         params: &MessageSendParams,
     ) -> Result<SendMessageResult, ClientError> {
-        self.call(Method::SendMessage.as_str(), Some(params)).await
+        match self.protocol {
+            Protocol::V0_3 => self.call(Method::SendMessage.as_str(), Some(params)).await,
+            Protocol::V1_0 => {
+                let request = v1c::send_request(params);
+                let answer: crate::protocol::v1::types::SendMessageResponse = self
+                    .call(Method::SendMessage.v1_name(), Some(&request))
+                    .await?;
+                v1c::send_response_in(answer).map_err(|e| self.unreadable("SendMessage", e))
+            }
+        }
     }
 
-    /// `message/stream`.
+    /// `message/stream` (v1.0: `SendStreamingMessage`).
     pub async fn send_message_stream(
         &self,
         params: &MessageSendParams,
     ) -> Result<EventStream, ClientError> {
-        self.stream(Method::SendStreamingMessage, params).await
+        match self.protocol {
+            Protocol::V0_3 => self.stream(Method::SendStreamingMessage, params).await,
+            Protocol::V1_0 => {
+                let request = v1c::send_request(params);
+                self.stream(Method::SendStreamingMessage, &request).await
+            }
+        }
     }
 
-    /// `tasks/get`.
+    /// `tasks/get` (v1.0: `GetTask`).
     pub async fn get_task(&self, params: &TaskQueryParams) -> Result<Task, ClientError> {
-        self.call(Method::GetTask.as_str(), Some(params)).await
+        match self.protocol {
+            Protocol::V0_3 => self.call(Method::GetTask.as_str(), Some(params)).await,
+            Protocol::V1_0 => {
+                let request = crate::protocol::v1::types::GetTaskRequest {
+                    tenant: String::new(),
+                    id: params.id.to_string(),
+                    history_length: params.history_length.map(|n| n.min(i32::MAX as u32) as i32),
+                };
+                let task: crate::protocol::v1::types::Task =
+                    self.call(Method::GetTask.v1_name(), Some(&request)).await?;
+                v1c::task_in(task, "result").map_err(|e| self.unreadable("GetTask", e))
+            }
+        }
     }
 
-    /// `tasks/cancel`.
+    /// `tasks/cancel` (v1.0: `CancelTask`).
     pub async fn cancel_task(&self, params: &TaskIdParams) -> Result<Task, ClientError> {
-        self.call(Method::CancelTask.as_str(), Some(params)).await
+        match self.protocol {
+            Protocol::V0_3 => self.call(Method::CancelTask.as_str(), Some(params)).await,
+            Protocol::V1_0 => {
+                let request = v1_task_request(params);
+                let task: crate::protocol::v1::types::Task = self
+                    .call(Method::CancelTask.v1_name(), Some(&request))
+                    .await?;
+                v1c::task_in(task, "result").map_err(|e| self.unreadable("CancelTask", e))
+            }
+        }
     }
 
-    /// `tasks/resubscribe`.
+    /// `tasks/resubscribe` (v1.0: `SubscribeToTask`).
     pub async fn resubscribe(&self, params: &TaskIdParams) -> Result<EventStream, ClientError> {
-        self.stream(Method::Resubscribe, params).await
+        match self.protocol {
+            Protocol::V0_3 => self.stream(Method::Resubscribe, params).await,
+            Protocol::V1_0 => {
+                self.stream(Method::Resubscribe, &v1_task_request(params))
+                    .await
+            }
+        }
+    }
+
+    /// What an agent answered that the internal model cannot hold.
+    fn unreadable(&self, method: &str, e: crate::protocol::v1::ConvertError) -> ClientError {
+        ClientError::protocol(&self.endpoint, format!("invalid {method} result at {e}"))
     }
 
     /// `tasks/pushNotificationConfig/set`.
@@ -337,7 +409,11 @@ impl A2aClient {
         method: Method,
         params: &P,
     ) -> Result<EventStream, ClientError> {
-        let (id, builder) = self.request(method.as_str(), Some(params));
+        let name = match self.protocol {
+            Protocol::V0_3 => method.as_str(),
+            Protocol::V1_0 => method.v1_name(),
+        };
+        let (id, builder) = self.request(name, Some(params));
         let url = self.endpoint.clone();
         let timeout = self.config.timeout;
         let resp = tokio::time::timeout(
@@ -384,6 +460,7 @@ impl A2aClient {
         Ok(sse_events(
             url,
             id,
+            self.protocol,
             resp,
             self.config.max_event_bytes,
             self.config.stream_idle_timeout,
@@ -447,6 +524,7 @@ fn decode_result<R: DeserializeOwned>(
 fn sse_events(
     url: String,
     id: RequestId,
+    protocol: Protocol,
     resp: reqwest::Response,
     max_event_bytes: usize,
     idle: Option<Duration>,
@@ -454,6 +532,7 @@ fn sse_events(
     struct St {
         url: String,
         id: RequestId,
+        protocol: Protocol,
         body: Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
         decoder: SseDecoder,
         pending: std::collections::VecDeque<SseEvent>,
@@ -463,6 +542,7 @@ fn sse_events(
     let st = St {
         url,
         id,
+        protocol,
         body: Box::pin(resp.bytes_stream()),
         decoder: SseDecoder::new(max_event_bytes),
         pending: Default::default(),
@@ -475,7 +555,7 @@ fn sse_events(
                 return None;
             }
             if let Some(ev) = st.pending.pop_front() {
-                let item = decode_event(&st.url, &st.id, &ev.data);
+                let item = decode_event(&st.url, &st.id, st.protocol, &ev.data);
                 if item.is_err() {
                     st.done = true;
                 }
@@ -516,9 +596,31 @@ fn sse_events(
     Box::pin(stream)
 }
 
-fn decode_event(url: &str, id: &RequestId, data: &str) -> Result<StreamEvent, ClientError> {
+fn decode_event(
+    url: &str,
+    id: &RequestId,
+    protocol: Protocol,
+    data: &str,
+) -> Result<StreamEvent, ClientError> {
     let value: Value = serde_json::from_str(data)
         .map_err(|e| ClientError::protocol(url, format!("an SSE event is not JSON: {e}")))?;
     let result = decode_response(url, id, value)?;
-    decode_result(url, "stream event", result)
+    match protocol {
+        Protocol::V0_3 => decode_result(url, "stream event", result),
+        Protocol::V1_0 => {
+            let event: crate::protocol::v1::types::StreamResponse =
+                decode_result(url, "stream event", result)?;
+            v1c::stream_event_in(event)
+                .map_err(|e| ClientError::protocol(url, format!("invalid stream event at {e}")))
+        }
+    }
+}
+
+/// A task's id (and metadata) as v1.0's request for it.
+fn v1_task_request(params: &TaskIdParams) -> crate::protocol::v1::types::TaskRequest {
+    crate::protocol::v1::types::TaskRequest {
+        tenant: String::new(),
+        id: params.id.to_string(),
+        metadata: params.metadata.clone(),
+    }
 }

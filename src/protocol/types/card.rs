@@ -48,6 +48,9 @@ pub struct AgentCard {
     pub supports_authenticated_extended_card: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signatures: Option<Vec<AgentCardSignature>>,
+    /// v1.0's interface list (every binding and version the agent speaks), kept as read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supported_interfaces: Option<Vec<crate::protocol::v1::types::AgentInterface>>,
 }
 
 impl AgentCard {
@@ -76,6 +79,7 @@ impl AgentCard {
             security: None,
             supports_authenticated_extended_card: None,
             signatures: None,
+            supported_interfaces: None,
         }
     }
 

@@ -237,14 +237,8 @@ pub fn part_in(p: v1::Part, at: &str) -> Result<t::Part, ConvertError> {
         media_type,
     } = p;
     if let Some(text) = text {
-        if !media_type.is_empty() && !t::media_type_matches("text/plain", &media_type) {
-            return Err(refuse(
-                &format!("{at}.mediaType"),
-                format!(
-                    "a text part is text/plain here, not {media_type:?}; send other text as `raw` bytes with its media type"
-                ),
-            ));
-        }
+        // Text is text: a text part's media type (`text/markdown`, say) has no place in
+        // the internal model, and refusing the part would refuse a whole answer.
         if !filename.is_empty() {
             return Err(refuse(
                 &format!("{at}.filename"),
@@ -385,6 +379,128 @@ pub fn task_request_in(r: v1::TaskRequest) -> Result<t::TaskIdParams, ConvertErr
         id: TaskId::new(r.id),
         metadata: r.metadata,
     })
+}
+
+/// An agent's v1.0 status as the internal one.
+pub fn status_in(s: v1::TaskStatus, at: &str) -> Result<t::TaskStatus, ConvertError> {
+    Ok(t::TaskStatus {
+        state: task_state_in(s.state).unwrap_or(t::TaskState::Unknown),
+        message: s
+            .message
+            .map(|m| message_in(m, &format!("{at}.message")))
+            .transpose()?,
+        timestamp: s.timestamp,
+    })
+}
+
+pub fn artifact_in(a: v1::Artifact, at: &str) -> Result<t::Artifact, ConvertError> {
+    Ok(t::Artifact {
+        artifact_id: t::ArtifactId::new(a.artifact_id),
+        parts: a
+            .parts
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| part_in(p, &format!("{at}.parts[{i}]")))
+            .collect::<Result<_, _>>()?,
+        name: non_empty(a.name),
+        description: non_empty(a.description),
+        extensions: (!a.extensions.is_empty()).then_some(a.extensions),
+        metadata: a.metadata,
+    })
+}
+
+/// An agent's v1.0 task as the internal one.
+pub fn task_in(x: v1::Task, at: &str) -> Result<t::Task, ConvertError> {
+    let mut task = t::Task::new(
+        TaskId::new(x.id),
+        ContextId::new(x.context_id),
+        status_in(x.status, &format!("{at}.status"))?,
+    );
+    task.artifacts = x
+        .artifacts
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| artifact_in(a, &format!("{at}.artifacts[{i}]")))
+        .collect::<Result<_, _>>()?;
+    task.history = x
+        .history
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| message_in(m, &format!("{at}.history[{i}]")))
+        .collect::<Result<_, _>>()?;
+    task.metadata = x.metadata;
+    Ok(task)
+}
+
+/// An agent's v1.0 stream event as the internal one; a status update is final when its
+/// state is terminal or waits for the client (v1.0 has no `final`: the stream ends).
+pub fn stream_event_in(e: v1::StreamResponse) -> Result<t::StreamEvent, ConvertError> {
+    Ok(match e {
+        v1::StreamResponse::Task(x) => t::StreamEvent::Task(task_in(x, "task")?),
+        v1::StreamResponse::Message(m) => t::StreamEvent::Message(message_in(m, "message")?),
+        v1::StreamResponse::StatusUpdate(u) => {
+            let status = status_in(u.status, "statusUpdate.status")?;
+            t::StreamEvent::StatusUpdate(t::TaskStatusUpdateEvent {
+                kind: t::StatusUpdateKind,
+                task_id: TaskId::new(u.task_id),
+                context_id: ContextId::new(u.context_id),
+                is_final: status.state.is_terminal() || status.state.is_interrupted(),
+                status,
+                metadata: u.metadata,
+            })
+        }
+        v1::StreamResponse::ArtifactUpdate(u) => {
+            t::StreamEvent::ArtifactUpdate(t::TaskArtifactUpdateEvent {
+                kind: t::ArtifactUpdateKind,
+                task_id: TaskId::new(u.task_id),
+                context_id: ContextId::new(u.context_id),
+                artifact: artifact_in(u.artifact, "artifactUpdate.artifact")?,
+                append: Some(u.append),
+                last_chunk: Some(u.last_chunk),
+                metadata: u.metadata,
+            })
+        }
+    })
+}
+
+pub fn send_response_in(r: v1::SendMessageResponse) -> Result<t::SendMessageResult, ConvertError> {
+    Ok(match r {
+        v1::SendMessageResponse::Task(x) => t::SendMessageResult::Task(task_in(x, "task")?),
+        v1::SendMessageResponse::Message(m) => {
+            t::SendMessageResult::Message(message_in(m, "message")?)
+        }
+    })
+}
+
+/// The internal push config of a task as v1.0's flat one.
+fn push_out(task_id: &TaskId, p: &t::PushNotificationConfig) -> v1::TaskPushNotificationConfig {
+    push_config(&t::TaskPushNotificationConfig {
+        task_id: task_id.clone(),
+        push_notification_config: p.clone(),
+    })
+}
+
+/// What a client sends as v1.0's `SendMessageRequest`.
+pub fn send_request(p: &t::MessageSendParams) -> v1::SendMessageRequest {
+    let task_id = p.message.task_id.clone().unwrap_or_else(|| TaskId::new(""));
+    v1::SendMessageRequest {
+        tenant: String::new(),
+        message: message(&p.message),
+        configuration: p
+            .configuration
+            .as_ref()
+            .map(|c| v1::SendMessageConfiguration {
+                accepted_output_modes: c.accepted_output_modes.clone().unwrap_or_default(),
+                task_push_notification_config: c
+                    .push_notification_config
+                    .as_ref()
+                    .map(|push| push_out(&task_id, push)),
+                history_length: c.history_length.map(|n| n.min(i32::MAX as u32) as i32),
+                return_immediately: c.blocking == Some(false),
+            }),
+        metadata: p.metadata.clone(),
+    }
 }
 
 #[cfg(test)]

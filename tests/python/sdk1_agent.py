@@ -1,0 +1,108 @@
+"""A downstream A2A agent written with the official Python SDK 1.x (a2a-sdk 1.3) and its
+defaults: A2A v1.0 only, JSON-RPC, a card with `supportedInterfaces` and no v0.3
+fields — the kind of agent most agents written from now on are.
+
+It streams the words of the text it receives back as chunks of one artifact, DELAY
+seconds apart, asks what to echo when the text says "ask me" (input-required), and
+supports cancel. Started by the Rust tests:
+
+    python sdk1_agent.py [DELAY_SECONDS]
+
+It binds 127.0.0.1 on a free port and prints `PORT <n>` once it is serving.
+"""
+
+import asyncio
+import socket
+import sys
+
+import uvicorn
+from starlette.applications import Starlette
+
+from a2a.helpers.proto_helpers import new_task_from_user_message, new_text_message, new_text_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes.agent_card_routes import create_agent_card_routes
+from a2a.server.routes.jsonrpc_routes import create_jsonrpc_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TaskState
+
+DELAY = float(sys.argv[1]) if len(sys.argv) > 1 else 0.05
+
+
+class WordsExecutor(AgentExecutor):
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        task = context.current_task
+        if task is None:
+            task = new_task_from_user_message(context.message)
+            await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        text = context.get_user_input()
+        waiting = task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        if "ask me" in text.lower() and not waiting:
+            await updater.requires_input(
+                new_text_message("What should I echo?", context_id=task.context_id, task_id=task.id)
+            )
+            return
+        await updater.start_work()
+        words = text.split()
+        for i, word in enumerate(words):
+            await asyncio.sleep(DELAY)
+            await updater.add_artifact(
+                [new_text_part(word if i == 0 else " " + word)],
+                artifact_id="words",
+                name="words",
+                append=i > 0,
+                last_chunk=i == len(words) - 1,
+            )
+        await updater.complete(new_text_message("done: " + text, context_id=task.context_id, task_id=task.id))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        task = context.current_task
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        await updater.cancel()
+
+
+def main() -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    # Listening before the port is announced: connections wait for the server.
+    sock.listen(128)
+    port = sock.getsockname()[1]
+    card = AgentCard(
+        name="SDK 1.x words agent",
+        description="Streams words back (official a2a-sdk 1.x, v1.0 only)",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(
+                url=f"http://127.0.0.1:{port}/",
+                protocol_binding="JSONRPC",
+                protocol_version="1.0",
+            )
+        ],
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        capabilities=AgentCapabilities(streaming=True),
+        skills=[
+            AgentSkill(
+                id="words",
+                name="Words",
+                description="Streams the words back",
+                tags=["test"],
+            )
+        ],
+    )
+    handler = DefaultRequestHandler(
+        agent_executor=WordsExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, "/")
+    app = Starlette(routes=routes)
+    config = uvicorn.Config(app, log_level="warning")
+    server = uvicorn.Server(config)
+    print(f"PORT {port}", flush=True)
+    asyncio.run(server.serve(sockets=[sock]))
+
+
+if __name__ == "__main__":
+    main()

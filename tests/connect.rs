@@ -578,3 +578,47 @@ async fn a_v1_only_sdk_agent_is_discovered_streamed_and_asked() {
     assert_eq!(assembled(&events, "words"), "one two three");
     assert_eq!(assembled(&events, "asked"), "echo this back");
 }
+
+/// A cancel reaches the v1.0-only agent's task (`CancelTask`), which ends canceled.
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_reaches_a_v1_only_sdk_agent() {
+    let py = crate::util::python_v1_agent(0.2).await;
+    let engine = engine_for(&[("v1", &py.url)]).await;
+    let words = (0..50)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let wf = workflow(&format!(
+        "[steps.long]\nagent = \"v1\"\nmessage = \"{words}\"\n"
+    ));
+    let mut handle = start(&engine, wf);
+    let task = loop {
+        if let RunEvent::Step {
+            task_id: Some(t), ..
+        } = handle.events.recv().await.unwrap()
+        {
+            break t;
+        }
+    };
+    handle.control.cancel();
+    let events = run_to_end(&mut handle).await;
+    assert_eq!(final_state(&events).0, RunState::Canceled);
+    let (client, _) = A2aClient::connect(&py.url, ClientConfig::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        client.protocol(),
+        a2a_orchestrator::protocol::client::Protocol::V1_0
+    );
+    let state = client
+        .get_task(&TaskQueryParams::new(TaskId::new(task)))
+        .await
+        .unwrap()
+        .status
+        .state;
+    assert_eq!(
+        state,
+        TaskState::Canceled,
+        "the agent's own task was canceled"
+    );
+}

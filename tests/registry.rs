@@ -594,7 +594,7 @@ async fn agents_command_prints_a_table_json_and_fails_strictly() {
     assert!(
         table
             .lines()
-            .any(|l| l.starts_with("echo") && l.contains("healthy") && l.contains("echo")),
+            .any(|l| l.starts_with("echo") && l.contains("healthy") && l.contains("0.3 JSON-RPC")),
         "{table}"
     );
     assert!(table.contains("└─ cannot reach"), "{table}");
@@ -609,6 +609,10 @@ async fn agents_command_prints_a_table_json_and_fails_strictly() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json[0]["name"], "echo");
     assert_eq!(json[0]["status"], "healthy");
+    assert_eq!(
+        json[0]["protocol"], "0.3",
+        "the generation it is called with"
+    );
     assert_eq!(json[1]["status"], "unavailable");
     assert!(
         json[1]["reason"]

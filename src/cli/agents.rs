@@ -41,7 +41,7 @@ pub async fn agents(path: &Path, json: bool, strict: bool) -> anyhow::Result<Exi
 }
 
 fn table(out: &mut impl Write, statuses: &[AgentStatus]) -> std::io::Result<()> {
-    let rows: Vec<[String; 6]> = statuses
+    let rows: Vec<[String; 7]> = statuses
         .iter()
         .map(|s| {
             let status = match &s.health {
@@ -55,19 +55,31 @@ fn table(out: &mut impl Write, statuses: &[AgentStatus]) -> std::io::Result<()> 
                 status,
                 yes(s.streaming),
                 yes(s.push_notifications),
+                s.protocol
+                    .as_ref()
+                    .map_or_else(|| "-".to_owned(), |v| format!("{v} JSON-RPC")),
                 s.endpoint.clone().unwrap_or_else(|| s.url.clone()),
                 s.skills.join(", "),
             ]
         })
         .collect();
-    let header = ["NAME", "STATUS", "STREAMING", "PUSH", "URL", "SKILLS"].map(str::to_owned);
+    let header = [
+        "NAME",
+        "STATUS",
+        "STREAMING",
+        "PUSH",
+        "A2A",
+        "URL",
+        "SKILLS",
+    ]
+    .map(str::to_owned);
     let mut widths = header.clone().map(|h| h.len());
     for r in &rows {
         for (w, c) in widths.iter_mut().zip(r) {
             *w = (*w).max(c.len());
         }
     }
-    let line = |out: &mut dyn Write, r: &[String; 6]| -> std::io::Result<()> {
+    let line = |out: &mut dyn Write, r: &[String; 7]| -> std::io::Result<()> {
         let cells: Vec<String> = r
             .iter()
             .zip(widths)

@@ -103,6 +103,8 @@ pub struct AgentStatus {
     pub url: String,
     /// The JSON-RPC endpoint its card declares.
     pub endpoint: Option<String>,
+    /// The A2A version spoken at `endpoint` (`0.3`, `1.0`).
+    pub protocol: Option<String>,
     #[serde(flatten)]
     pub health: Health,
     pub streaming: bool,
@@ -438,6 +440,7 @@ impl Registry {
                     name: a.name.to_string(),
                     url: a.location.clone(),
                     endpoint: st.client.as_ref().map(|c| c.endpoint().to_owned()),
+                    protocol: st.client.as_ref().map(|c| c.protocol().as_str().to_owned()),
                     health,
                     streaming: card.is_some_and(AgentCard::supports_streaming),
                     push_notifications: card.is_some_and(AgentCard::supports_push_notifications),

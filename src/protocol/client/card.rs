@@ -311,6 +311,16 @@ pub enum Protocol {
     V1_0,
 }
 
+impl Protocol {
+    /// `Major.Minor`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::V0_3 => crate::protocol::v1::VERSION_0_3,
+            Protocol::V1_0 => crate::protocol::v1::VERSION_1_0,
+        }
+    }
+}
+
 /// The card's JSON-RPC interface this client speaks: v0.3's when the card offers one
 /// (so that agents of both generations keep being called as before), else v1.0's —
 /// which makes agents that speak only v1.0 usable. (Preferring v1.0 when both are

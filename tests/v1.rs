@@ -668,3 +668,117 @@ async fn floods_of_parts_are_refused_and_memory_comes_back() {
     assert!(ok["name"].is_string());
     drop(child);
 }
+
+/// Our own client speaking v1.0 does everything it does over v0.3, on the same
+/// internal types: send, stream, get, cancel, resubscribe, the push configs, the
+/// extended card.
+#[tokio::test]
+async fn our_client_speaks_v1_0_throughout() {
+    use a2a_orchestrator::protocol::client::{A2aClient, ClientConfig, Protocol};
+    use a2a_orchestrator::protocol::types::*;
+    use futures::StreamExt;
+    let agent = crate::util::serve_with(
+        EchoAgent {
+            word_delay: Duration::from_millis(5),
+        },
+        |url| {
+            let mut card = echo_card(url);
+            card.supports_authenticated_extended_card = Some(true);
+            card
+        },
+        |b| {
+            let mut extended = echo_card("http://unused/");
+            extended.description = "the extended one".into();
+            b.config(ServerConfig {
+                allow_private_webhooks: true,
+                ..ServerConfig::default()
+            })
+            .extended_card(extended)
+        },
+    )
+    .await;
+    let c = A2aClient::new(&agent.url, ClientConfig::default())
+        .unwrap()
+        .speaking(Protocol::V1_0);
+    let sent = c
+        .send_message(&MessageSendParams::new(Message::user_text(
+            "v1 all the way",
+        )))
+        .await
+        .unwrap();
+    let SendMessageResult::Task(task) = sent else {
+        panic!("a task")
+    };
+    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(parts_text(&task.artifacts[0].parts), "v1 all the way");
+    let mut events = c
+        .send_message_stream(&MessageSendParams::new(Message::user_text("a b c")))
+        .await
+        .unwrap();
+    let mut last = None;
+    let mut chunks = 0;
+    while let Some(e) = events.next().await {
+        let e = e.unwrap();
+        if matches!(e, StreamEvent::ArtifactUpdate(_)) {
+            chunks += 1;
+        }
+        last = Some(e);
+    }
+    assert_eq!(chunks, 3);
+    match last {
+        Some(StreamEvent::StatusUpdate(u)) => {
+            assert!(u.is_final && u.status.state == TaskState::Completed)
+        }
+        other => panic!("{other:?}"),
+    }
+    let got = c
+        .get_task(&TaskQueryParams::new(task.id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(got.id, task.id);
+    let config = TaskPushNotificationConfig {
+        task_id: task.id.clone(),
+        push_notification_config: PushNotificationConfig {
+            id: Some("hook".into()),
+            url: "http://127.0.0.1:9/hook".into(),
+            token: Some("t".into()),
+            authentication: None,
+        },
+    };
+    let made = c.set_push_config(&config).await.unwrap();
+    assert_eq!(made, config);
+    let listed = c
+        .list_push_configs(&TaskIdParams::new(task.id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(listed, [config.clone()]);
+    let one = c
+        .get_push_config(&GetTaskPushNotificationConfigParams {
+            id: task.id.clone(),
+            push_notification_config_id: Some("hook".into()),
+            metadata: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(one, config);
+    c.delete_push_config(&DeleteTaskPushNotificationConfigParams {
+        id: task.id.clone(),
+        push_notification_config_id: "hook".into(),
+        metadata: None,
+    })
+    .await
+    .unwrap();
+    assert!(
+        c.list_push_configs(&TaskIdParams::new(task.id.clone()))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let extended = c.get_authenticated_extended_card().await.unwrap();
+    assert_eq!(extended.description, "the extended one");
+    let e = c
+        .cancel_task(&TaskIdParams::new(task.id.clone()))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("-32002"), "{e}");
+}

@@ -21,6 +21,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::protocol::v1::convert as v1c;
+use crate::protocol::v1::types as v1t;
 pub use card::{
     CardFetch, CardResolver, Protocol, select_jsonrpc_interface, select_jsonrpc_url, v1_card_as_v03,
 };
@@ -360,48 +361,138 @@ impl A2aClient {
         ClientError::protocol(&self.endpoint, format!("invalid {method} result at {e}"))
     }
 
-    /// `tasks/pushNotificationConfig/set`.
+    /// `tasks/pushNotificationConfig/set` (v1.0: `CreateTaskPushNotificationConfig`).
     pub async fn set_push_config(
         &self,
         params: &TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.call(Method::SetPushConfig.as_str(), Some(params))
-            .await
+        match self.protocol {
+            Protocol::V0_3 => {
+                self.call(Method::SetPushConfig.as_str(), Some(params))
+                    .await
+            }
+            Protocol::V1_0 => {
+                let request = v1c::push_config(params);
+                let made: v1t::TaskPushNotificationConfig = self
+                    .call(Method::SetPushConfig.v1_name(), Some(&request))
+                    .await?;
+                self.push_config_in(made, Method::SetPushConfig)
+            }
+        }
     }
 
-    /// `tasks/pushNotificationConfig/get`.
+    /// `tasks/pushNotificationConfig/get` (v1.0: `GetTaskPushNotificationConfig`; a
+    /// config id left out means the task's default one, whose id is the task's).
     pub async fn get_push_config(
         &self,
         params: &GetTaskPushNotificationConfigParams,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.call(Method::GetPushConfig.as_str(), Some(params))
-            .await
+        match self.protocol {
+            Protocol::V0_3 => {
+                self.call(Method::GetPushConfig.as_str(), Some(params))
+                    .await
+            }
+            Protocol::V1_0 => {
+                let request = v1t::PushConfigRequest {
+                    tenant: String::new(),
+                    task_id: params.id.to_string(),
+                    id: params
+                        .push_notification_config_id
+                        .clone()
+                        .unwrap_or_else(|| params.id.to_string()),
+                };
+                let found: v1t::TaskPushNotificationConfig = self
+                    .call(Method::GetPushConfig.v1_name(), Some(&request))
+                    .await?;
+                self.push_config_in(found, Method::GetPushConfig)
+            }
+        }
     }
 
-    /// `tasks/pushNotificationConfig/list`.
+    /// `tasks/pushNotificationConfig/list` (v1.0: `ListTaskPushNotificationConfigs`).
     pub async fn list_push_configs(
         &self,
         params: &TaskIdParams,
     ) -> Result<Vec<TaskPushNotificationConfig>, ClientError> {
-        self.call(Method::ListPushConfig.as_str(), Some(params))
-            .await
+        match self.protocol {
+            Protocol::V0_3 => {
+                self.call(Method::ListPushConfig.as_str(), Some(params))
+                    .await
+            }
+            Protocol::V1_0 => {
+                let request = v1t::ListPushConfigsRequest {
+                    tenant: String::new(),
+                    task_id: params.id.to_string(),
+                    page_size: None,
+                    page_token: String::new(),
+                };
+                let list: v1t::ListPushConfigsResponse = self
+                    .call(Method::ListPushConfig.v1_name(), Some(&request))
+                    .await?;
+                list.configs
+                    .into_iter()
+                    .map(|c| self.push_config_in(c, Method::ListPushConfig))
+                    .collect()
+            }
+        }
     }
 
-    /// `tasks/pushNotificationConfig/delete`.
+    /// `tasks/pushNotificationConfig/delete` (v1.0: `DeleteTaskPushNotificationConfig`).
     pub async fn delete_push_config(
         &self,
         params: &DeleteTaskPushNotificationConfigParams,
     ) -> Result<(), ClientError> {
-        let _: Value = self
-            .call(Method::DeletePushConfig.as_str(), Some(params))
-            .await?;
+        let _: Value = match self.protocol {
+            Protocol::V0_3 => {
+                self.call(Method::DeletePushConfig.as_str(), Some(params))
+                    .await?
+            }
+            Protocol::V1_0 => {
+                let request = v1t::PushConfigRequest {
+                    tenant: String::new(),
+                    task_id: params.id.to_string(),
+                    id: params.push_notification_config_id.clone(),
+                };
+                self.call(Method::DeletePushConfig.v1_name(), Some(&request))
+                    .await?
+            }
+        };
         Ok(())
     }
 
-    /// `agent/getAuthenticatedExtendedCard`.
+    /// `agent/getAuthenticatedExtendedCard` (v1.0: `GetExtendedAgentCard`).
     pub async fn get_authenticated_extended_card(&self) -> Result<AgentCard, ClientError> {
-        self.call::<(), _>(Method::GetAuthenticatedExtendedCard.as_str(), None)
-            .await
+        match self.protocol {
+            Protocol::V0_3 => {
+                self.call::<(), _>(Method::GetAuthenticatedExtendedCard.as_str(), None)
+                    .await
+            }
+            Protocol::V1_0 => {
+                let mut card: Value = self
+                    .call(
+                        Method::GetAuthenticatedExtendedCard.v1_name(),
+                        Some(&serde_json::json!({})),
+                    )
+                    .await?;
+                v1_card_as_v03(&mut card);
+                decode_result(&self.endpoint, "GetExtendedAgentCard", card)
+            }
+        }
+    }
+
+    /// A v1.0 push config as the internal one.
+    fn push_config_in(
+        &self,
+        c: v1t::TaskPushNotificationConfig,
+        method: Method,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        let task_id = TaskId::new(c.task_id.clone());
+        let config =
+            v1c::push_config_in(c, "result").map_err(|e| self.unreadable(method.v1_name(), e))?;
+        Ok(TaskPushNotificationConfig {
+            task_id,
+            push_notification_config: config,
+        })
     }
 
     async fn stream<P: Serialize>(

@@ -751,7 +751,7 @@ async fn our_client_speaks_v1_0_throughout() {
         .list_push_configs(&TaskIdParams::new(task.id.clone()))
         .await
         .unwrap();
-    assert_eq!(listed, [config.clone()]);
+    assert_eq!(listed, std::slice::from_ref(&config));
     let one = c
         .get_push_config(&GetTaskPushNotificationConfigParams {
             id: task.id.clone(),

@@ -592,14 +592,18 @@ async fn cancel_reaches_a_v1_only_sdk_agent() {
         "[steps.long]\nagent = \"v1\"\nmessage = \"{words}\"\n"
     ));
     let mut handle = start(&engine, wf);
-    let task = loop {
-        if let RunEvent::Step {
-            task_id: Some(t), ..
-        } = handle.events.recv().await.unwrap()
-        {
-            break t;
+    let task = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            if let RunEvent::Step {
+                task_id: Some(t), ..
+            } = handle.events.recv().await.expect("the step starts")
+            {
+                break t;
+            }
         }
-    };
+    })
+    .await
+    .expect("the step reaches the agent");
     handle.control.cancel();
     let events = run_to_end(&mut handle).await;
     assert_eq!(final_state(&events).0, RunState::Canceled);

@@ -100,8 +100,8 @@ async fn transport_selection_follows_the_card() {
     assert!(matches!(err, ClientError::UnsupportedTransport { .. }));
     let msg = err.to_string();
     assert!(
-        msg.contains("GRPC at https://grpc.example:443")
-            && msg.contains("HTTP+JSON at https://rest.example/v1"),
+        msg.contains("GRPC 0.3.0 at https://grpc.example:443")
+            && msg.contains("HTTP+JSON 0.3.0 at https://rest.example/v1"),
         "{msg}"
     );
 }

@@ -170,14 +170,17 @@ text = "{{ steps.a.text }} / {{ steps.b.text }} / {{ steps.c.text }} / {{ steps.
 "#;
 
 /// A directory with the workflow, an agents file for `agents`, and room for the store.
-fn project(name: &str, agents: &[(&str, &str)]) -> PathBuf {
+fn project(name: &str, agents: &[(&str, &str)], protocol: Wire) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("flows")).unwrap();
     std::fs::write(dir.join("flows/crash-test.toml"), WORKFLOW).unwrap();
     let mut text = String::new();
     for (agent, url) in agents {
-        text.push_str(&format!("[agents.{agent}]\nurl = \"{url}\"\n\n"));
+        let version = protocol.version();
+        text.push_str(&format!(
+            "[agents.{agent}]\nurl = \"{url}\"\nprotocol = \"{version}\"\n\n"
+        ));
     }
     std::fs::write(dir.join("agents.toml"), text).unwrap();
     dir
@@ -268,9 +271,40 @@ enum Stop {
     Interrupt,
 }
 
+/// The A2A version the orchestrator calls the agents with, and its method names.
+#[derive(Debug, Clone, Copy)]
+enum Wire {
+    V0_3,
+    V1_0,
+}
+
+impl Wire {
+    fn version(self) -> &'static str {
+        match self {
+            Wire::V0_3 => "0.3",
+            Wire::V1_0 => "1.0",
+        }
+    }
+
+    /// (stream, get, cancel).
+    fn methods(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Wire::V0_3 => ("message/stream", "tasks/get", "tasks/cancel"),
+            Wire::V1_0 => ("SendStreamingMessage", "GetTask", "CancelTask"),
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_run_survives_sigkill_of_serve_without_redoing_any_step() {
-    survives_a_stop("durable-sigkill", Stop::Kill).await;
+    survives_a_stop("durable-sigkill", Stop::Kill, Wire::V0_3).await;
+}
+
+/// The same with agents called over A2A 1.0: in-flight steps are re-attached with
+/// GetTask and SubscribeToTask, never sent again.
+#[tokio::test]
+async fn a_run_on_v1_agents_survives_sigkill_of_serve_without_redoing_any_step() {
+    survives_a_stop("durable-sigkill-v1", Stop::Kill, Wire::V1_0).await;
 }
 
 /// A graceful stop hands the run over: nothing is canceled, downstream or upstream,
@@ -278,15 +312,15 @@ async fn a_run_survives_sigkill_of_serve_without_redoing_any_step() {
 /// server finishes the run as after a crash.
 #[tokio::test]
 async fn a_run_survives_sigterm_of_serve_and_nothing_is_canceled() {
-    survives_a_stop("durable-sigterm", Stop::Term).await;
+    survives_a_stop("durable-sigterm", Stop::Term, Wire::V1_0).await;
 }
 
 #[tokio::test]
 async fn a_run_survives_ctrl_c_of_serve_and_nothing_is_canceled() {
-    survives_a_stop("durable-sigint", Stop::Interrupt).await;
+    survives_a_stop("durable-sigint", Stop::Interrupt, Wire::V0_3).await;
 }
 
-async fn survives_a_stop(name: &str, stop: Stop) {
+async fn survives_a_stop(name: &str, stop: Stop, wire: Wire) {
     let seen = Arc::new(Mutex::new(HashMap::new()));
     let calls = Calls::default();
     let slow = Duration::from_millis(2500);
@@ -302,6 +336,7 @@ async fn survives_a_stop(name: &str, stop: Stop) {
             ("gamma", &gamma),
             ("delta", &delta),
         ],
+        wire,
     );
     let store = format!("sqlite://{}", dir.join("data/orchestrator.db").display());
     let args = |store: &str| {
@@ -472,19 +507,20 @@ async fn survives_a_stop(name: &str, stop: Stop) {
     // In-flight steps were followed again (tasks/get, then resubscribe), not re-sent,
     // and no agent was ever asked to cancel.
     let calls = calls.lock().unwrap().clone();
+    let (stream, get, cancel) = wire.methods();
     assert!(
-        calls.keys().all(|k| !k.ends_with("tasks/cancel")),
+        calls.keys().all(|k| !k.ends_with(cancel)),
         "no cancel reached any agent: {calls:?}"
     );
     for agent in ["alpha", "beta", "gamma"] {
         assert_eq!(
-            calls.get(&format!("{agent}:message/stream")),
+            calls.get(&format!("{agent}:{stream}")),
             Some(&1),
             "{calls:?}"
         );
         assert!(
             calls
-                .get(&format!("{agent}:tasks/get"))
+                .get(&format!("{agent}:{get}"))
                 .is_some_and(|n| *n >= 1),
             "{agent} was re-attached with tasks/get: {calls:?}"
         );

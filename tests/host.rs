@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_orchestrator::host::serve::{HostConfig, build};
-use a2a_orchestrator::protocol::client::{A2aClient, ClientConfig};
+use a2a_orchestrator::protocol::client::{A2aClient, ClientConfig, Protocol};
 use a2a_orchestrator::protocol::server::ServerConfig;
 use a2a_orchestrator::protocol::types::*;
 use a2a_orchestrator::registry::config::load_str as load_agents;
@@ -204,8 +204,16 @@ async fn the_card_lists_every_workflow_as_a_skill() {
     crate::schema::assert_valid("AgentCard", &serde_json::to_value(&card).unwrap());
     // Without credentials to check, no extended card is offered, and none is served.
     assert_eq!(card.supports_authenticated_extended_card, None);
+    // v1.0 says UnsupportedOperation (-32004), v0.3 not configured (-32007).
     let (c, _) = client(&o.url).await;
+    assert_eq!(c.protocol(), Protocol::V1_0);
     let e = c.get_authenticated_extended_card().await.unwrap_err();
+    assert!(e.to_string().contains("-32004"), "{e}");
+    let e = c
+        .speaking(Protocol::V0_3)
+        .get_authenticated_extended_card()
+        .await
+        .unwrap_err();
     assert!(e.to_string().contains("-32007"), "{e}");
 }
 

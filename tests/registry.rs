@@ -184,7 +184,7 @@ url = "{base}"
         panic!("grpc-only is unavailable")
     };
     assert!(
-        why.contains("no JSON-RPC interface") && why.contains("GRPC"),
+        why.contains("offers no interface") && why.contains("GRPC"),
         "{why}"
     );
 
@@ -574,8 +574,8 @@ async fn agents_command_prints_a_table_json_and_fails_strictly() {
     std::fs::write(
         &file,
         format!(
-            "[agents.echo]\nurl = \"{}\"\n[agents.gone]\nurl = \"http://127.0.0.1:{down}\"\n",
-            agent.url
+            "[agents.echo]\nurl = \"{}\"\n[agents.gone]\nurl = \"http://127.0.0.1:{down}\"\n[agents.old]\nurl = \"{}\"\nprotocol = \"0.3\"\n",
+            agent.url, agent.url
         ),
     )
     .unwrap();
@@ -594,10 +594,24 @@ async fn agents_command_prints_a_table_json_and_fails_strictly() {
     assert!(
         table
             .lines()
-            .any(|l| l.starts_with("echo") && l.contains("healthy") && l.contains("0.3 JSON-RPC")),
+            .any(|l| l.starts_with("echo") && l.contains("healthy") && l.contains("1.0 JSONRPC")),
+        "{table}"
+    );
+    assert!(
+        table.contains("└─ called at A2A 1.0 JSONRPC: the newest A2A version the card offers"),
         "{table}"
     );
     assert!(table.contains("└─ cannot reach"), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("old") && l.contains("0.3 JSONRPC")),
+        "{table}"
+    );
+    assert!(
+        table.contains("└─ called at A2A 0.3 JSONRPC: agents.toml asks for protocol = \"0.3\""),
+        "{table}"
+    );
 
     let out = run(vec![
         "agents".into(),
@@ -610,9 +624,11 @@ async fn agents_command_prints_a_table_json_and_fails_strictly() {
     assert_eq!(json[0]["name"], "echo");
     assert_eq!(json[0]["status"], "healthy");
     assert_eq!(
-        json[0]["protocol"], "0.3",
+        json[0]["protocol"], "1.0",
         "the generation it is called with"
     );
+    assert_eq!(json[0]["binding"], "JSONRPC");
+    assert_eq!(json[2]["protocol"], "0.3");
     assert_eq!(json[1]["status"], "unavailable");
     assert!(
         json[1]["reason"]

@@ -540,7 +540,7 @@ async fn push_notifications_reach_the_webhook_with_the_token() {
         .await
         .unwrap_err();
     assert_eq!(
-        bad.rpc().unwrap().data.as_ref().unwrap()["field"],
+        bad.rpc().unwrap().field().unwrap(),
         "pushNotificationConfig.url"
     );
 }
@@ -673,10 +673,7 @@ async fn webhooks_on_private_addresses_are_refused_unless_allowed() {
         let err = c.set_push_config(&set(url)).await.unwrap_err();
         let rpc = err.rpc().unwrap_or_else(|| panic!("{url}: {err}"));
         assert_eq!(rpc.code.0, -32602, "{url}");
-        assert_eq!(
-            rpc.data.as_ref().unwrap()["field"],
-            "pushNotificationConfig.url"
-        );
+        assert_eq!(rpc.field().unwrap(), "pushNotificationConfig.url");
         assert!(rpc.message.contains("refused"), "{url}: {}", rpc.message);
     }
     c.set_push_config(&set("https://203.0.113.10/hook"))
@@ -689,7 +686,7 @@ async fn webhooks_on_private_addresses_are_refused_unless_allowed() {
         Some(set("http://127.0.0.1/h").push_notification_config);
     let err = c.send_message(&p).await.unwrap_err();
     assert_eq!(
-        err.rpc().unwrap().data.as_ref().unwrap()["field"],
+        err.rpc().unwrap().field().unwrap(),
         "configuration.pushNotificationConfig.url"
     );
 }

@@ -55,9 +55,10 @@ fn table(out: &mut impl Write, statuses: &[AgentStatus]) -> std::io::Result<()> 
                 status,
                 yes(s.streaming),
                 yes(s.push_notifications),
-                s.protocol
-                    .as_ref()
-                    .map_or_else(|| "-".to_owned(), |v| format!("{v} JSON-RPC")),
+                match (&s.protocol, &s.binding) {
+                    (Some(v), Some(b)) => format!("{v} {b}"),
+                    _ => "-".to_owned(),
+                },
                 s.endpoint.clone().unwrap_or_else(|| s.url.clone()),
                 s.skills.join(", "),
             ]
@@ -90,8 +91,20 @@ fn table(out: &mut impl Write, statuses: &[AgentStatus]) -> std::io::Result<()> 
     line(out, &header)?;
     for (r, s) in rows.iter().zip(statuses) {
         line(out, r)?;
+        let mut notes = Vec::new();
+        if let Some(why) = &s.chosen_because {
+            notes.push(format!("called at A2A {}: {why}", r[4]));
+        }
         if let Health::Degraded(why) | Health::Unavailable(why) = &s.health {
-            writeln!(out, "  └─ {why}")?;
+            notes.push(why.clone());
+        }
+        for (i, note) in notes.iter().enumerate() {
+            let branch = if i + 1 == notes.len() {
+                "└─"
+            } else {
+                "├─"
+            };
+            writeln!(out, "  {branch} {note}")?;
         }
     }
     Ok(())

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::host::settings::{self, Settings};
-use crate::protocol::client::{CardResolver, ClientConfig, http_client, select_jsonrpc_url};
+use crate::protocol::client::{CardResolver, ClientConfig, choose_interfaces, http_client};
 
 /// A multi-agent orchestrator for the Agent2Agent (A2A) protocol.
 #[derive(Debug, Parser)]
@@ -124,10 +124,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Card { url } => {
             let config = ClientConfig::default();
             let resolver = CardResolver::new(http_client(), config.header_map()?, config.timeout);
-            let card = resolver.resolve(&url).await?;
-            println!("{}", serde_json::to_string_pretty(&card)?);
-            if let Err(e) = select_jsonrpc_url(&card) {
-                eprintln!("warning: {e}");
+            let (card, document) = resolver.resolve_document(&url).await?;
+            println!("{}", serde_json::to_string_pretty(&document)?);
+            match choose_interfaces(&card, Default::default()) {
+                Ok(choice) => eprintln!("would call {} ({})", choice.interfaces[0], choice.reason),
+                Err(e) => eprintln!("warning: {e}"),
             }
             Ok(ExitCode::SUCCESS)
         }

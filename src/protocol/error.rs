@@ -71,6 +71,18 @@ pub struct RpcError {
 }
 
 impl RpcError {
+    /// The request field an invalid-params error names: v0.3's `data.field`, or v1.0's
+    /// `google.rpc.BadRequest` detail.
+    pub fn field(&self) -> Option<&str> {
+        let data = self.data.as_ref()?;
+        if let Some(field) = data.get("field").and_then(Value::as_str) {
+            return Some(field);
+        }
+        data.as_array()?
+            .iter()
+            .find_map(|d| d.get("fieldViolations")?.get(0)?.get("field")?.as_str())
+    }
+
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             code,

@@ -9,6 +9,8 @@
 //! auth = { type = "bearer", token_env = "HR_TOKEN" }
 //! headers = { "X-Tenant" = "acme" }
 //! http2 = true                         # speaks HTTP/2 on plain http (h2c): one connection for all calls
+//! protocol = "auto"                    # or "1.0", "0.3": which A2A version to call it with
+//! binding = "auto"                     # or "jsonrpc", "http+json"
 //!
 //! [agents.it]
 //! card_url = "https://it.example.com/cards/it.json"
@@ -22,6 +24,7 @@ use std::time::Duration;
 
 use crate::config::reader::{Ctx, Sp, TableReader, type_name};
 use crate::config::{Diagnostic, did_you_mean};
+use crate::protocol::client::{Binding, Preference, Protocol};
 use crate::workflow::AgentName;
 
 /// The checked contents of `agents.toml`.
@@ -55,6 +58,8 @@ pub struct AgentEntry {
     /// called over HTTP/1.1, a connection per call in flight (HTTPS agents negotiate
     /// HTTP/2 by themselves).
     pub http2: bool,
+    /// Which of the card's interfaces to call (`protocol`, `binding`; auto when unset).
+    pub interface: Preference,
 }
 
 /// Where an agent's card is.
@@ -84,6 +89,8 @@ const AGENT_KEYS: &[&str] = &[
     "headers",
     "tags",
     "http2",
+    "protocol",
+    "binding",
 ];
 const AUTH_KEYS: &[&str] = &["type", "token_env", "header", "key_env"];
 
@@ -252,6 +259,34 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
         .map(|l| l.value.into_iter().map(|s| s.value).collect())
         .unwrap_or_default();
     let http2 = t.bool(ctx, "http2").is_some_and(|b| b.value);
+    let given = t.string(ctx, "protocol");
+    let protocol = choice(
+        ctx,
+        given,
+        "protocol",
+        &[("1.0", Protocol::V1_0), ("0.3", Protocol::V0_3)],
+    );
+    let given = t.string(ctx, "binding");
+    let binding = choice(
+        ctx,
+        given,
+        "binding",
+        &[
+            ("jsonrpc", Binding::JsonRpc),
+            ("http+json", Binding::HttpJson),
+        ],
+    );
+    let (Some(protocol), Some(binding)) = (protocol, binding) else {
+        return None;
+    };
+    if protocol == Some(Protocol::V0_3) && binding == Some(Binding::HttpJson) {
+        let at = t.get("binding").map_or(t.span.clone(), |v| v.span());
+        ctx.error(
+            at,
+            format!("agent `{name}`: this orchestrator calls A2A 0.3 agents over JSON-RPC only; use binding = \"jsonrpc\" or protocol = \"1.0\""),
+        );
+        return None;
+    }
     let source = source?;
     ok.then(|| AgentEntry {
         name: AgentName::new(name),
@@ -262,7 +297,44 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
         headers,
         tags,
         http2,
+        interface: Preference { protocol, binding },
     })
+}
+
+/// An `"auto"`-or-one-of key: `Some(None)` for auto or absent, `Some(Some(v))` for a
+/// known value, `None` (reported) for anything else.
+fn choice<T: Copy>(
+    ctx: &mut Ctx<'_>,
+    given: Option<Sp<String>>,
+    key: &str,
+    known: &[(&str, T)],
+) -> Option<Option<T>> {
+    let Some(given) = given else {
+        return Some(None);
+    };
+    let v = given.value.trim().to_ascii_lowercase();
+    if v == "auto" {
+        return Some(None);
+    }
+    if let Some((_, t)) = known.iter().find(|(name, _)| *name == v) {
+        return Some(Some(*t));
+    }
+    let names: Vec<&str> = std::iter::once("auto")
+        .chain(known.iter().map(|(n, _)| *n))
+        .collect();
+    let hint = did_you_mean(&v, names.iter().copied())
+        .map(|m| format!(" (did you mean \"{m}\"?)"))
+        .unwrap_or_default();
+    let listed: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+    ctx.error(
+        given.span,
+        format!(
+            "unknown {key} \"{}\"{hint}; expected one of {}",
+            given.value,
+            listed.join(", ")
+        ),
+    );
+    None
 }
 
 #[cfg(test)]
@@ -328,6 +400,35 @@ auth = { type = "api_key", key_env = "IT_KEY" }
         assert_eq!(
             got,
             ["3:9: error: `http2` in [agents.a] must be a boolean (true or false), not a string"]
+        );
+    }
+
+    #[test]
+    fn protocol_and_binding_are_auto_or_named() {
+        let src = "[agents.a]\nurl = \"http://a\"\nprotocol = \"1.0\"\nbinding = \"http+json\"\n\n[agents.b]\nurl = \"http://b\"\nprotocol = \"auto\"\n";
+        let (file, diags) = load_str("agents.toml", src);
+        assert!(diags.is_empty(), "{diags:?}");
+        let file = file.unwrap();
+        assert_eq!(
+            file.agents[0].interface,
+            Preference {
+                protocol: Some(Protocol::V1_0),
+                binding: Some(Binding::HttpJson)
+            }
+        );
+        assert_eq!(file.agents[1].interface, Preference::default());
+
+        let src = "[agents.a]\nurl = \"http://a\"\nprotocol = \"1\"\nbinding = \"rest\"\n\n[agents.b]\nurl = \"http://b\"\nprotocol = \"0.3\"\nbinding = \"http+json\"\n";
+        let (file, diags) = load_str("agents.toml", src);
+        assert!(file.is_none());
+        let got: Vec<String> = diags.iter().map(|d| d.short()).collect();
+        assert_eq!(
+            got,
+            [
+                "3:12: error: unknown protocol \"1\"; expected one of \"auto\", \"1.0\", \"0.3\"",
+                "4:11: error: unknown binding \"rest\"; expected one of \"auto\", \"jsonrpc\", \"http+json\"",
+                "9:11: error: agent `b`: this orchestrator calls A2A 0.3 agents over JSON-RPC only; use binding = \"jsonrpc\" or protocol = \"1.0\"",
+            ]
         );
     }
 

@@ -58,6 +58,8 @@ pub struct ResolvedAgent {
     pub client: ClientConfig,
     /// Speak only HTTP/2 to the agent.
     pub http2: bool,
+    /// Which of its card's interfaces to call.
+    pub interface: crate::protocol::client::Preference,
 }
 
 /// Resolves one entry; the error says which variable is missing.
@@ -95,6 +97,7 @@ pub fn resolve(
             ..ClientConfig::default()
         },
         http2: entry.http2,
+        interface: entry.interface,
     })
 }
 

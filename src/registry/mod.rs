@@ -25,8 +25,8 @@ use tracing::{Instrument, debug, info_span, warn};
 
 use crate::backoff::{self, Backoff, Jitter};
 use crate::protocol::client::{
-    A2aClient, CardFetch, CardResolver, ClientError, Protocol, http_client, http2_client,
-    select_jsonrpc_interface,
+    A2aClient, CardFetch, CardResolver, Choice, ClientError, Preference, choose_interfaces,
+    http_client, http2_client,
 };
 use crate::protocol::types::{AgentCard, PROTOCOL_VERSION};
 use crate::workflow::AgentName;
@@ -101,10 +101,14 @@ pub struct AgentStatus {
     pub name: String,
     /// Where its card is looked for.
     pub url: String,
-    /// The JSON-RPC endpoint its card declares.
+    /// The URL of the interface it is called at.
     pub endpoint: Option<String>,
     /// The A2A version spoken at `endpoint` (`0.3`, `1.0`).
     pub protocol: Option<String>,
+    /// The binding used at `endpoint` (`JSONRPC`, `HTTP+JSON`).
+    pub binding: Option<String>,
+    /// Why that interface was chosen.
+    pub chosen_because: Option<String>,
     #[serde(flatten)]
     pub health: Health,
     pub streaming: bool,
@@ -127,6 +131,8 @@ struct Agent {
 struct AgentState {
     card: Option<Arc<AgentCard>>,
     client: Option<A2aClient>,
+    /// Why the client's interface was chosen.
+    chosen_because: Option<String>,
     /// Where the card was last found (the well-known path or the legacy one).
     card_url: Option<String>,
     etag: Option<String>,
@@ -246,6 +252,7 @@ impl Registry {
                     state: Mutex::new(AgentState {
                         card: None,
                         client: None,
+                        chosen_because: None,
                         card_url: None,
                         etag: None,
                         problem: None,
@@ -352,18 +359,19 @@ impl Registry {
                 url,
                 etag,
                 max_age,
-            }) => match check_card(&card) {
-                Ok((endpoint, protocol, note)) => {
-                    let client = A2aClient::with_http(
+                ..
+            }) => match check_card(&card, resolved.interface) {
+                Ok((choice, note)) => {
+                    let client = A2aClient::with_interfaces(
                         transport.http.clone(),
-                        endpoint,
+                        choice.interfaces,
                         resolved.client.clone(),
-                    )
-                    .map(|c| c.speaking(protocol));
+                    );
                     match client {
                         Ok(client) => {
                             st.card = Some(Arc::new(*card));
                             st.client = Some(client);
+                            st.chosen_because = Some(choice.reason);
                             st.card_url = Some(url);
                             st.etag = etag;
                             st.problem = note;
@@ -441,6 +449,11 @@ impl Registry {
                     url: a.location.clone(),
                     endpoint: st.client.as_ref().map(|c| c.endpoint().to_owned()),
                     protocol: st.client.as_ref().map(|c| c.protocol().as_str().to_owned()),
+                    binding: st
+                        .client
+                        .as_ref()
+                        .map(|c| c.interface().binding.as_str().to_owned()),
+                    chosen_because: st.client.as_ref().and(st.chosen_because.clone()),
                     health,
                     streaming: card.is_some_and(AgentCard::supports_streaming),
                     push_notifications: card.is_some_and(AgentCard::supports_push_notifications),
@@ -473,14 +486,19 @@ impl Registry {
     }
 }
 
-/// Checks what the schema cannot: a JSON-RPC interface to call (its URL is the one used)
-/// in a generation this orchestrator speaks. Returns the endpoint, the generation, and a
-/// note for a degraded agent.
-fn check_card(card: &AgentCard) -> Result<(String, Protocol, Option<String>), String> {
-    let (endpoint, protocol) =
-        select_jsonrpc_interface(card).map_err(|e| format!("unusable card: {e}"))?;
-    reqwest::Url::parse(&endpoint)
-        .map_err(|e| format!("invalid card: its JSON-RPC URL {endpoint:?} is not a URL ({e})"))?;
+/// Checks what the schema cannot: an interface to call, in a generation and binding
+/// this orchestrator speaks and `want` allows, at a URL. Returns the interfaces to try
+/// and a note for a degraded agent.
+fn check_card(card: &AgentCard, want: Preference) -> Result<(Choice, Option<String>), String> {
+    let choice = choose_interfaces(card, want).map_err(|e| format!("unusable card: {e}"))?;
+    for at in &choice.interfaces {
+        reqwest::Url::parse(&at.url).map_err(|e| {
+            format!(
+                "invalid card: its interface URL {:?} is not a URL ({e})",
+                at.url
+            )
+        })?;
+    }
     let major_minor = |v: &str| v.split('.').take(2).collect::<Vec<_>>().join(".");
     let spoken = [major_minor(PROTOCOL_VERSION), "1.0".to_owned()];
     let note = (!spoken.contains(&major_minor(&card.protocol_version))).then(|| {
@@ -489,5 +507,5 @@ fn check_card(card: &AgentCard) -> Result<(String, Protocol, Option<String>), St
             card.protocol_version
         )
     });
-    Ok((endpoint, protocol, note))
+    Ok((choice, note))
 }

@@ -8,8 +8,8 @@ use reqwest::header::{self, HeaderMap};
 
 use super::ClientError;
 use super::check_status;
+use crate::protocol::types::AgentCard;
 use crate::protocol::types::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
-use crate::protocol::types::{AgentCard, Transport};
 
 /// The outcome of a conditional card fetch.
 #[derive(Debug, Clone)]
@@ -22,6 +22,8 @@ pub enum CardFetch {
     /// A (new) card.
     Fetched {
         card: Box<AgentCard>,
+        /// The card as the agent served it, of either generation.
+        document: Box<Value>,
         /// The URL it was found at (the well-known path or the legacy one).
         url: String,
         etag: Option<String>,
@@ -70,8 +72,16 @@ impl CardResolver {
     /// to the legacy `/.well-known/agent.json` when the first is not served. A URL that
     /// already ends in `.json` is fetched as it is.
     pub async fn resolve(&self, base_url: &str) -> Result<AgentCard, ClientError> {
+        self.resolve_document(base_url).await.map(|(card, _)| card)
+    }
+
+    /// Like [`CardResolver::resolve`], with the card as the agent served it.
+    pub async fn resolve_document(
+        &self,
+        base_url: &str,
+    ) -> Result<(AgentCard, Value), ClientError> {
         match self.resolve_conditional(base_url, None).await? {
-            CardFetch::Fetched { card, .. } => Ok(*card),
+            CardFetch::Fetched { card, document, .. } => Ok((*card, *document)),
             CardFetch::NotModified { .. } => Err(ClientError::protocol(
                 base_url,
                 "answered 304 Not Modified to an unconditional request",
@@ -177,6 +187,7 @@ impl CardResolver {
                 url: card_url.to_owned(),
                 detail: format!("the agent card is not JSON: {e}"),
             })?;
+        let document = Box::new(value.clone());
         v1_card_as_v03(&mut value);
         let card: AgentCard = serde_path_to_error::deserialize(&value).map_err(|e| {
             let path = e.path().to_string();
@@ -187,6 +198,7 @@ impl CardResolver {
         })?;
         Ok(CardFetch::Fetched {
             card: Box::new(card),
+            document,
             url: card_url.to_owned(),
             etag,
             max_age,
@@ -321,58 +333,6 @@ impl Protocol {
     }
 }
 
-/// The card's JSON-RPC interface this client speaks: v0.3's when the card offers one
-/// (so that agents of both generations keep being called as before), else v1.0's —
-/// which makes agents that speak only v1.0 usable. (Preferring v1.0 when both are
-/// offered is the next step.)
-pub fn select_jsonrpc_interface(card: &AgentCard) -> Result<(String, Protocol), ClientError> {
-    let listed = |major_minor: &str| {
-        card.supported_interfaces.iter().flatten().find(|i| {
-            i.protocol_binding == crate::protocol::v1::BINDING_JSONRPC
-                && i.protocol_version
-                    .split('.')
-                    .take(2)
-                    .collect::<Vec<_>>()
-                    .join(".")
-                    == major_minor
-        })
-    };
-    if let Some(i) = listed("0.3") {
-        return Ok((i.url.clone(), Protocol::V0_3));
-    }
-    let legacy = card.protocol_version.starts_with("0.");
-    if legacy {
-        return Ok((select_jsonrpc_url(card)?, Protocol::V0_3));
-    }
-    if let Some(i) = listed("1.0") {
-        return Ok((i.url.clone(), Protocol::V1_0));
-    }
-    Err(ClientError::UnsupportedTransport {
-        offered: card
-            .supported_interfaces
-            .iter()
-            .flatten()
-            .map(|i| format!("{} {} at {}", i.protocol_binding, i.protocol_version, i.url))
-            .collect(),
-    })
-}
-
-/// The URL of the card's JSON-RPC interface: the main `url` when its transport is
-/// JSON-RPC, else the first additional JSON-RPC interface.
-pub fn select_jsonrpc_url(card: &AgentCard) -> Result<String, ClientError> {
-    let interfaces = card.interfaces();
-    interfaces
-        .iter()
-        .find(|i| i.transport == Transport::JsonRpc)
-        .map(|i| i.url.clone())
-        .ok_or_else(|| ClientError::UnsupportedTransport {
-            offered: interfaces
-                .iter()
-                .map(|i| format!("{} at {}", i.transport, i.url))
-                .collect(),
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,7 +344,7 @@ mod tests {
     }
 
     /// A v1.0-only card reads as a card with the v0.3 fields, its interface list kept,
-    /// and is called over v1.0; a card that also offers v0.3 is called over v0.3.
+    /// and is called over v1.0.
     #[test]
     fn v1_cards_are_read_and_their_interface_chosen() {
         let mut v1 = serde_json::json!({
@@ -410,19 +370,12 @@ mod tests {
             card.security.as_ref().unwrap()[0]["key"],
             Vec::<String>::new()
         );
-        let (url, protocol) = select_jsonrpc_interface(&card).unwrap();
-        assert_eq!((url.as_str(), protocol), ("http://a/rpc", Protocol::V1_0));
-        let mut both = card.clone();
-        both.supported_interfaces.as_mut().unwrap().push(
-            crate::protocol::v1::types::AgentInterface {
-                url: "http://a/old".into(),
-                protocol_binding: "JSONRPC".into(),
-                tenant: String::new(),
-                protocol_version: "0.3".into(),
-            },
+        let choice = super::super::choose_interfaces(&card, Default::default()).unwrap();
+        let at = &choice.interfaces[0];
+        assert_eq!(
+            (at.url.as_str(), at.protocol),
+            ("http://a/rpc", Protocol::V1_0)
         );
-        let (url, protocol) = select_jsonrpc_interface(&both).unwrap();
-        assert_eq!((url.as_str(), protocol), ("http://a/old", Protocol::V0_3));
     }
 
     #[test]

@@ -27,12 +27,17 @@ pub enum ClientError {
     /// The agent's answer breaks the protocol.
     #[error("protocol violation by {url}: {detail}")]
     Protocol { url: String, detail: String },
-    /// The card offers no interface this client speaks.
+    /// The card offers no interface this client speaks (or none the caller asked for).
     #[error(
-        "the agent offers no JSON-RPC interface; it offers: {}",
+        "the agent offers no interface with {wanted}; it offers: {}",
         offered.join(", ")
     )]
-    UnsupportedTransport { offered: Vec<String> },
+    UnsupportedTransport {
+        /// What was looked for.
+        wanted: String,
+        /// Each interface on the card.
+        offered: Vec<String>,
+    },
     /// A URL given to the client is not valid.
     #[error("invalid URL {url:?}: {detail}")]
     InvalidUrl { url: String, detail: String },

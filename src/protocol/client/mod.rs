@@ -1,5 +1,6 @@
-//! The A2A client: Agent Card discovery, transport selection, and every JSON-RPC method,
-//! with `message/stream` and `tasks/resubscribe` as typed async streams of events.
+//! The A2A client: Agent Card discovery, the choice of interface, and every operation —
+//! over A2A 0.3 JSON-RPC, A2A 1.0 JSON-RPC or A2A 1.0 HTTP+JSON, behind one API on the
+//! internal model — with the streaming ones as typed async streams of events.
 //!
 //! Errors keep apart what a caller must handle differently: the agent could not be
 //! reached or timed out ([`ClientError::Transport`], [`ClientError::Timeout`]), it
@@ -8,28 +9,33 @@
 
 mod card;
 mod error;
+mod events;
+mod interface;
+mod rest;
+mod rpc;
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use tracing::warn;
 
+use crate::protocol::error::ErrorCode;
 use crate::protocol::v1::convert as v1c;
 use crate::protocol::v1::types as v1t;
-pub use card::{
-    CardFetch, CardResolver, Protocol, select_jsonrpc_interface, select_jsonrpc_url, v1_card_as_v03,
-};
+pub use card::{CardFetch, CardResolver, Protocol, v1_card_as_v03};
 pub use error::ClientError;
+pub use interface::{Binding, Choice, Interface, Preference, choose as choose_interfaces};
+use rest::Route;
+use rpc::check_status;
 
-use super::jsonrpc::{OutgoingRequest, RequestId, read_response};
 use super::method::Method;
-use super::sse::{SseDecoder, SseEvent};
 use super::types::*;
 
 /// The `User-Agent` this crate sends.
@@ -112,13 +118,14 @@ impl ClientConfig {
     }
 }
 
-/// A client of one agent's JSON-RPC endpoint. Cheap to clone.
+/// A client of one agent: the interfaces it may call, best first, and the one it calls
+/// now (it moves down the list when the agent answers VersionNotSupported). Cheap to
+/// clone; clones share the choice.
 #[derive(Clone)]
 pub struct A2aClient {
     http: reqwest::Client,
-    endpoint: String,
-    /// The generation it speaks at `endpoint` (v0.3 unless chosen otherwise).
-    protocol: Protocol,
+    interfaces: Arc<[Interface]>,
+    current: Arc<AtomicUsize>,
     config: Arc<ClientConfig>,
     headers: HeaderMap,
     next_id: Arc<AtomicI64>,
@@ -127,7 +134,7 @@ pub struct A2aClient {
 impl std::fmt::Debug for A2aClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("A2aClient")
-            .field("endpoint", &self.endpoint)
+            .field("interface", self.interface())
             .finish_non_exhaustive()
     }
 }
@@ -160,8 +167,24 @@ fn builder() -> reqwest::ClientBuilder {
         .connect_timeout(Duration::from_secs(10))
 }
 
+/// Runs `$body` with `$at` bound to the client's current interface, moving on to the
+/// next generation's when the agent turns the version down.
+macro_rules! on_interface {
+    ($self:ident, |$at:ident| $body:expr) => {{
+        let mut i = $self.current.load(Ordering::Relaxed);
+        loop {
+            let $at = &$self.interfaces[i];
+            let result = $body;
+            match $self.fall_back(i, &result) {
+                Some(next) => i = next,
+                None => break result,
+            }
+        }
+    }};
+}
+
 impl A2aClient {
-    /// A client of the JSON-RPC endpoint at `endpoint`.
+    /// A client of the A2A 0.3 JSON-RPC endpoint at `endpoint`.
     pub fn new(endpoint: impl Into<String>, config: ClientConfig) -> Result<Self, ClientError> {
         Self::with_http(http_client(), endpoint, config)
     }
@@ -172,44 +195,69 @@ impl A2aClient {
         endpoint: impl Into<String>,
         config: ClientConfig,
     ) -> Result<Self, ClientError> {
-        let endpoint = endpoint.into();
-        reqwest::Url::parse(&endpoint).map_err(|e| ClientError::InvalidUrl {
-            url: endpoint.clone(),
-            detail: e.to_string(),
-        })?;
+        let at = Interface::jsonrpc(endpoint, Protocol::V0_3);
+        Self::with_interfaces(http, vec![at], config)
+    }
+
+    /// A client of `interfaces`, tried in order (see [`choose_interfaces`]).
+    pub fn with_interfaces(
+        http: reqwest::Client,
+        interfaces: Vec<Interface>,
+        config: ClientConfig,
+    ) -> Result<Self, ClientError> {
+        for at in &interfaces {
+            reqwest::Url::parse(&at.url).map_err(|e| ClientError::InvalidUrl {
+                url: at.url.clone(),
+                detail: e.to_string(),
+            })?;
+        }
+        if interfaces.is_empty() {
+            return Err(ClientError::Config("no interface to call".into()));
+        }
         let headers = config.header_map()?;
         Ok(Self {
             http,
-            endpoint,
-            protocol: Protocol::V0_3,
+            interfaces: interfaces.into(),
+            current: Arc::new(AtomicUsize::new(0)),
             config: Arc::new(config),
             headers,
             next_id: Arc::new(AtomicI64::new(1)),
         })
     }
 
-    /// A client for the JSON-RPC interface a card declares, in the generation
-    /// [`select_jsonrpc_interface`] picks.
+    /// A client for the interface of the card [`choose_interfaces`] picks.
     pub fn from_card(card: &AgentCard, config: ClientConfig) -> Result<Self, ClientError> {
-        let (url, protocol) = select_jsonrpc_interface(card)?;
-        Ok(Self::new(url, config)?.speaking(protocol))
+        let choice = choose_interfaces(card, Preference::default())?;
+        Self::with_interfaces(http_client(), choice.interfaces, config)
     }
 
-    /// The same client, speaking `protocol` (its method names, shapes and
-    /// `A2A-Version`); the methods of this type take and give the internal model
-    /// whatever it speaks.
-    pub fn speaking(mut self, protocol: Protocol) -> Self {
-        self.protocol = protocol;
+    /// The same client, speaking `protocol` over JSON-RPC at its current URL (its
+    /// method names, shapes and `A2A-Version`); the methods of this type take and give
+    /// the internal model whatever it speaks.
+    pub fn speaking(self, protocol: Protocol) -> Self {
+        let at = Interface::jsonrpc(self.endpoint(), protocol);
+        self.only(at)
+    }
+
+    /// The same client, calling only `at`.
+    pub fn only(mut self, at: Interface) -> Self {
+        self.interfaces = vec![at].into();
+        self.current = Arc::new(AtomicUsize::new(0));
         self
     }
 
-    /// The generation this client speaks.
+    /// The interface calls go to now.
+    pub fn interface(&self) -> &Interface {
+        &self.interfaces[self.current.load(Ordering::Relaxed)]
+    }
+
+    /// The generation this client speaks now.
     pub fn protocol(&self) -> Protocol {
-        self.protocol
+        self.interface().protocol
     }
 
     /// Resolves the card under `base_url` (well-known path, then the legacy one) and
-    /// returns a client for its JSON-RPC interface along with the card.
+    /// returns a client for the interface it chooses, along with the card.
     pub async fn connect(
         base_url: &str,
         config: ClientConfig,
@@ -217,70 +265,64 @@ impl A2aClient {
         let http = http_client();
         let resolver = CardResolver::new(http.clone(), config.header_map()?, config.timeout);
         let card = resolver.resolve(base_url).await?;
-        let (url, protocol) = select_jsonrpc_interface(&card)?;
-        let client = Self::with_http(http, url, config)?.speaking(protocol);
+        let choice = choose_interfaces(&card, Preference::default())?;
+        let client = Self::with_interfaces(http, choice.interfaces, config)?;
         Ok((client, card))
     }
 
-    /// The JSON-RPC endpoint URL.
+    /// The URL calls go to now.
     pub fn endpoint(&self) -> &str {
-        &self.endpoint
+        &self.interface().url
     }
 
-    fn request<P: Serialize>(
-        &self,
-        method: &str,
-        params: Option<&P>,
-    ) -> (RequestId, reqwest::RequestBuilder) {
-        let id = RequestId::from(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let body = OutgoingRequest {
-            jsonrpc: JsonRpcVersion,
-            id: id.clone(),
-            method,
-            params,
+    /// After a call to interface `i`: the interface to try next, when the agent turned
+    /// down the version (VersionNotSupported; or a v1.0 method it does not know, as an
+    /// agent that speaks only v0.3 answers) and the card offers another generation.
+    fn fall_back<T>(&self, i: usize, result: &Result<T, ClientError>) -> Option<usize> {
+        let Err(ClientError::Rpc(e)) = result else {
+            return None;
         };
-        let mut builder = self
-            .http
-            .post(&self.endpoint)
-            .headers(self.headers.clone())
-            .json(&body);
-        if self.protocol == Protocol::V1_0 {
-            builder = builder.header("A2A-Version", crate::protocol::v1::VERSION_1_0);
+        let from = &self.interfaces[i];
+        let refused = e.code == ErrorCode::VERSION_NOT_SUPPORTED
+            || (e.code == ErrorCode::METHOD_NOT_FOUND && from.protocol == Protocol::V1_0);
+        if !refused {
+            return None;
         }
-        (id, builder)
+        let next = (i + 1..self.interfaces.len())
+            .find(|&j| self.interfaces[j].protocol != from.protocol)?;
+        warn!(from = %from, to = %self.interfaces[next], error = %e, "the agent turned the version down; falling back");
+        let _ = self
+            .current
+            .compare_exchange(i, next, Ordering::Relaxed, Ordering::Relaxed);
+        Some(next)
     }
 
-    /// Calls any method and decodes its result.
-    pub async fn call<P: Serialize, R: DeserializeOwned>(
+    /// A v1.0 unary call over `at`'s binding: `method` over JSON-RPC, `route` (with
+    /// `request` as its body when `with_body`) over HTTP+JSON.
+    async fn v1<Req: Serialize, Resp: DeserializeOwned>(
         &self,
-        method: &str,
-        params: Option<&P>,
-    ) -> Result<R, ClientError> {
-        let (id, builder) = self.request(method, params);
-        let url = &self.endpoint;
-        let timeout = self.config.timeout;
-        let fut = async {
-            let resp = builder
-                .header(header::ACCEPT, "application/json")
-                .send()
-                .await
-                .map_err(|e| ClientError::transport(url, e))?;
-            let resp = check_status(url, resp).await?;
-            resp.bytes()
-                .await
-                .map_err(|e| ClientError::transport(url, e))
-        };
-        let bytes =
-            tokio::time::timeout(timeout, fut)
-                .await
-                .map_err(|_| ClientError::Timeout {
-                    url: url.clone(),
-                    timeout,
-                })??;
-        let value: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| ClientError::protocol(url, format!("the response is not JSON: {e}")))?;
-        let result = decode_response(url, &id, value)?;
-        decode_result(url, method, result)
+        at: &Interface,
+        method: Method,
+        request: &Req,
+        route: Route,
+        with_body: bool,
+    ) -> Result<Resp, ClientError> {
+        match at.binding {
+            Binding::JsonRpc => self.rpc(at, method.v1_name(), Some(request)).await,
+            Binding::HttpJson => self.rest(at, route, with_body.then_some(request)).await,
+        }
+    }
+
+    /// What an agent answered that the internal model cannot hold.
+    fn unreadable(
+        at: &Interface,
+        method: Method,
+        e: crate::protocol::v1::ConvertError,
+    ) -> ClientError {
+        ClientError::protocol(
+            &at.url,
+            format!("invalid {} result at {e}", method.v1_name()),
+        )
     }
 
     /// `message/send` (v1.0: `SendMessage`).
@@ -288,16 +330,23 @@ impl A2aClient {
         &self,
         params: &MessageSendParams,
     ) -> Result<SendMessageResult, ClientError> {
-        match self.protocol {
-            Protocol::V0_3 => self.call(Method::SendMessage.as_str(), Some(params)).await,
-            Protocol::V1_0 => {
-                let request = v1c::send_request(params);
-                let answer: crate::protocol::v1::types::SendMessageResponse = self
-                    .call(Method::SendMessage.v1_name(), Some(&request))
-                    .await?;
-                v1c::send_response_in(answer).map_err(|e| self.unreadable("SendMessage", e))
-            }
+        on_interface!(self, |at| self.send_message_at(at, params).await)
+    }
+
+    async fn send_message_at(
+        &self,
+        at: &Interface,
+        params: &MessageSendParams,
+    ) -> Result<SendMessageResult, ClientError> {
+        let method = Method::SendMessage;
+        if at.protocol == Protocol::V0_3 {
+            return self.rpc(at, method.as_str(), Some(params)).await;
         }
+        let mut request = v1c::send_request(params);
+        request.tenant = at.tenant.clone();
+        let route = Route::post("message:send");
+        let answer: v1t::SendMessageResponse = self.v1(at, method, &request, route, true).await?;
+        v1c::send_response_in(answer).map_err(|e| Self::unreadable(at, method, e))
     }
 
     /// `message/stream` (v1.0: `SendStreamingMessage`).
@@ -305,60 +354,98 @@ impl A2aClient {
         &self,
         params: &MessageSendParams,
     ) -> Result<EventStream, ClientError> {
-        match self.protocol {
-            Protocol::V0_3 => self.stream(Method::SendStreamingMessage, params).await,
-            Protocol::V1_0 => {
-                let request = v1c::send_request(params);
-                self.stream(Method::SendStreamingMessage, &request).await
+        on_interface!(self, |at| self.send_message_stream_at(at, params).await)
+    }
+
+    async fn send_message_stream_at(
+        &self,
+        at: &Interface,
+        params: &MessageSendParams,
+    ) -> Result<EventStream, ClientError> {
+        let method = Method::SendStreamingMessage;
+        if at.protocol == Protocol::V0_3 {
+            return self.rpc_stream(at, method.as_str(), params).await;
+        }
+        let mut request = v1c::send_request(params);
+        request.tenant = at.tenant.clone();
+        match at.binding {
+            Binding::JsonRpc => self.rpc_stream(at, method.v1_name(), &request).await,
+            Binding::HttpJson => {
+                let route = Route::post("message:stream");
+                self.rest_stream(at, route, Some(&request)).await
             }
         }
     }
 
     /// `tasks/get` (v1.0: `GetTask`).
     pub async fn get_task(&self, params: &TaskQueryParams) -> Result<Task, ClientError> {
-        match self.protocol {
-            Protocol::V0_3 => self.call(Method::GetTask.as_str(), Some(params)).await,
-            Protocol::V1_0 => {
-                let request = crate::protocol::v1::types::GetTaskRequest {
-                    tenant: String::new(),
-                    id: params.id.to_string(),
-                    history_length: params.history_length.map(|n| n.min(i32::MAX as u32) as i32),
-                };
-                let task: crate::protocol::v1::types::Task =
-                    self.call(Method::GetTask.v1_name(), Some(&request)).await?;
-                v1c::task_in(task, "result").map_err(|e| self.unreadable("GetTask", e))
-            }
+        on_interface!(self, |at| self.get_task_at(at, params).await)
+    }
+
+    async fn get_task_at(
+        &self,
+        at: &Interface,
+        params: &TaskQueryParams,
+    ) -> Result<Task, ClientError> {
+        let method = Method::GetTask;
+        if at.protocol == Protocol::V0_3 {
+            return self.rpc(at, method.as_str(), Some(params)).await;
         }
+        let history_length = params.history_length.map(|n| n.min(i32::MAX as u32) as i32);
+        let request = v1t::GetTaskRequest {
+            tenant: at.tenant.clone(),
+            id: params.id.to_string(),
+            history_length,
+        };
+        let route =
+            Route::get(Route::task(params.id.as_str(), "")).query("historyLength", history_length);
+        let task: v1t::Task = self.v1(at, method, &request, route, false).await?;
+        v1c::task_in(task, "result").map_err(|e| Self::unreadable(at, method, e))
     }
 
     /// `tasks/cancel` (v1.0: `CancelTask`).
     pub async fn cancel_task(&self, params: &TaskIdParams) -> Result<Task, ClientError> {
-        match self.protocol {
-            Protocol::V0_3 => self.call(Method::CancelTask.as_str(), Some(params)).await,
-            Protocol::V1_0 => {
-                let request = v1_task_request(params);
-                let task: crate::protocol::v1::types::Task = self
-                    .call(Method::CancelTask.v1_name(), Some(&request))
-                    .await?;
-                v1c::task_in(task, "result").map_err(|e| self.unreadable("CancelTask", e))
-            }
+        on_interface!(self, |at| self.cancel_task_at(at, params).await)
+    }
+
+    async fn cancel_task_at(
+        &self,
+        at: &Interface,
+        params: &TaskIdParams,
+    ) -> Result<Task, ClientError> {
+        let method = Method::CancelTask;
+        if at.protocol == Protocol::V0_3 {
+            return self.rpc(at, method.as_str(), Some(params)).await;
         }
+        let request = v1_task_request(at, params);
+        let route = Route::post(Route::task(params.id.as_str(), ":cancel"));
+        let task: v1t::Task = self.v1(at, method, &request, route, true).await?;
+        v1c::task_in(task, "result").map_err(|e| Self::unreadable(at, method, e))
     }
 
     /// `tasks/resubscribe` (v1.0: `SubscribeToTask`).
     pub async fn resubscribe(&self, params: &TaskIdParams) -> Result<EventStream, ClientError> {
-        match self.protocol {
-            Protocol::V0_3 => self.stream(Method::Resubscribe, params).await,
-            Protocol::V1_0 => {
-                self.stream(Method::Resubscribe, &v1_task_request(params))
-                    .await
-            }
-        }
+        on_interface!(self, |at| self.resubscribe_at(at, params).await)
     }
 
-    /// What an agent answered that the internal model cannot hold.
-    fn unreadable(&self, method: &str, e: crate::protocol::v1::ConvertError) -> ClientError {
-        ClientError::protocol(&self.endpoint, format!("invalid {method} result at {e}"))
+    async fn resubscribe_at(
+        &self,
+        at: &Interface,
+        params: &TaskIdParams,
+    ) -> Result<EventStream, ClientError> {
+        let method = Method::Resubscribe;
+        match (at.protocol, at.binding) {
+            (Protocol::V0_3, _) => self.rpc_stream(at, method.as_str(), params).await,
+            (Protocol::V1_0, Binding::JsonRpc) => {
+                let request = v1_task_request(at, params);
+                self.rpc_stream(at, method.v1_name(), &request).await
+            }
+            (Protocol::V1_0, Binding::HttpJson) => {
+                // The SDKs POST it (the proto says GET; servers take both).
+                let route = Route::post(Route::task(params.id.as_str(), ":subscribe"));
+                self.rest_stream::<()>(at, route, None).await
+            }
+        }
     }
 
     /// `tasks/pushNotificationConfig/set` (v1.0: `CreateTaskPushNotificationConfig`).
@@ -366,19 +453,27 @@ impl A2aClient {
         &self,
         params: &TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        match self.protocol {
-            Protocol::V0_3 => {
-                self.call(Method::SetPushConfig.as_str(), Some(params))
-                    .await
-            }
-            Protocol::V1_0 => {
-                let request = v1c::push_config(params);
-                let made: v1t::TaskPushNotificationConfig = self
-                    .call(Method::SetPushConfig.v1_name(), Some(&request))
-                    .await?;
-                self.push_config_in(made, Method::SetPushConfig)
-            }
+        on_interface!(self, |at| self.set_push_config_at(at, params).await)
+    }
+
+    async fn set_push_config_at(
+        &self,
+        at: &Interface,
+        params: &TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        let method = Method::SetPushConfig;
+        if at.protocol == Protocol::V0_3 {
+            return self.rpc(at, method.as_str(), Some(params)).await;
         }
+        let mut request = v1c::push_config(params);
+        request.tenant = at.tenant.clone();
+        let route = Route::post(Route::task(
+            params.task_id.as_str(),
+            "/pushNotificationConfigs",
+        ));
+        let made: v1t::TaskPushNotificationConfig =
+            self.v1(at, method, &request, route, true).await?;
+        Self::push_config_in(at, made, method)
     }
 
     /// `tasks/pushNotificationConfig/get` (v1.0: `GetTaskPushNotificationConfig`; a
@@ -387,26 +482,31 @@ impl A2aClient {
         &self,
         params: &GetTaskPushNotificationConfigParams,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        match self.protocol {
-            Protocol::V0_3 => {
-                self.call(Method::GetPushConfig.as_str(), Some(params))
-                    .await
-            }
-            Protocol::V1_0 => {
-                let request = v1t::PushConfigRequest {
-                    tenant: String::new(),
-                    task_id: params.id.to_string(),
-                    id: params
-                        .push_notification_config_id
-                        .clone()
-                        .unwrap_or_else(|| params.id.to_string()),
-                };
-                let found: v1t::TaskPushNotificationConfig = self
-                    .call(Method::GetPushConfig.v1_name(), Some(&request))
-                    .await?;
-                self.push_config_in(found, Method::GetPushConfig)
-            }
+        on_interface!(self, |at| self.get_push_config_at(at, params).await)
+    }
+
+    async fn get_push_config_at(
+        &self,
+        at: &Interface,
+        params: &GetTaskPushNotificationConfigParams,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        let method = Method::GetPushConfig;
+        if at.protocol == Protocol::V0_3 {
+            return self.rpc(at, method.as_str(), Some(params)).await;
         }
+        let request = v1t::PushConfigRequest {
+            tenant: at.tenant.clone(),
+            task_id: params.id.to_string(),
+            id: params
+                .push_notification_config_id
+                .clone()
+                .unwrap_or_else(|| params.id.to_string()),
+        };
+        let path = format!("/pushNotificationConfigs/{}", rest::segment(&request.id));
+        let route = Route::get(Route::task(params.id.as_str(), &path));
+        let found: v1t::TaskPushNotificationConfig =
+            self.v1(at, method, &request, route, false).await?;
+        Self::push_config_in(at, found, method)
     }
 
     /// `tasks/pushNotificationConfig/list` (v1.0: `ListTaskPushNotificationConfigs`).
@@ -414,27 +514,31 @@ impl A2aClient {
         &self,
         params: &TaskIdParams,
     ) -> Result<Vec<TaskPushNotificationConfig>, ClientError> {
-        match self.protocol {
-            Protocol::V0_3 => {
-                self.call(Method::ListPushConfig.as_str(), Some(params))
-                    .await
-            }
-            Protocol::V1_0 => {
-                let request = v1t::ListPushConfigsRequest {
-                    tenant: String::new(),
-                    task_id: params.id.to_string(),
-                    page_size: None,
-                    page_token: String::new(),
-                };
-                let list: v1t::ListPushConfigsResponse = self
-                    .call(Method::ListPushConfig.v1_name(), Some(&request))
-                    .await?;
-                list.configs
-                    .into_iter()
-                    .map(|c| self.push_config_in(c, Method::ListPushConfig))
-                    .collect()
-            }
+        on_interface!(self, |at| self.list_push_configs_at(at, params).await)
+    }
+
+    async fn list_push_configs_at(
+        &self,
+        at: &Interface,
+        params: &TaskIdParams,
+    ) -> Result<Vec<TaskPushNotificationConfig>, ClientError> {
+        let method = Method::ListPushConfig;
+        if at.protocol == Protocol::V0_3 {
+            return self.rpc(at, method.as_str(), Some(params)).await;
         }
+        let request = v1t::ListPushConfigsRequest {
+            tenant: at.tenant.clone(),
+            task_id: params.id.to_string(),
+            page_size: None,
+            page_token: String::new(),
+        };
+        let route = Route::get(Route::task(params.id.as_str(), "/pushNotificationConfigs"));
+        let list: v1t::ListPushConfigsResponse =
+            self.v1(at, method, &request, route, false).await?;
+        list.configs
+            .into_iter()
+            .map(|c| Self::push_config_in(at, c, method))
+            .collect()
     }
 
     /// `tasks/pushNotificationConfig/delete` (v1.0: `DeleteTaskPushNotificationConfig`).
@@ -442,275 +546,67 @@ impl A2aClient {
         &self,
         params: &DeleteTaskPushNotificationConfigParams,
     ) -> Result<(), ClientError> {
-        let _: Value = match self.protocol {
-            Protocol::V0_3 => {
-                self.call(Method::DeletePushConfig.as_str(), Some(params))
-                    .await?
-            }
-            Protocol::V1_0 => {
-                let request = v1t::PushConfigRequest {
-                    tenant: String::new(),
-                    task_id: params.id.to_string(),
-                    id: params.push_notification_config_id.clone(),
-                };
-                self.call(Method::DeletePushConfig.v1_name(), Some(&request))
-                    .await?
-            }
+        on_interface!(self, |at| self.delete_push_config_at(at, params).await)
+    }
+
+    async fn delete_push_config_at(
+        &self,
+        at: &Interface,
+        params: &DeleteTaskPushNotificationConfigParams,
+    ) -> Result<(), ClientError> {
+        let method = Method::DeletePushConfig;
+        let _: Value = if at.protocol == Protocol::V0_3 {
+            self.rpc(at, method.as_str(), Some(params)).await?
+        } else {
+            let request = v1t::PushConfigRequest {
+                tenant: at.tenant.clone(),
+                task_id: params.id.to_string(),
+                id: params.push_notification_config_id.clone(),
+            };
+            let path = format!("/pushNotificationConfigs/{}", rest::segment(&request.id));
+            let route = Route::delete(Route::task(params.id.as_str(), &path));
+            self.v1(at, method, &request, route, false).await?
         };
         Ok(())
     }
 
     /// `agent/getAuthenticatedExtendedCard` (v1.0: `GetExtendedAgentCard`).
     pub async fn get_authenticated_extended_card(&self) -> Result<AgentCard, ClientError> {
-        match self.protocol {
-            Protocol::V0_3 => {
-                self.call::<(), _>(Method::GetAuthenticatedExtendedCard.as_str(), None)
-                    .await
-            }
-            Protocol::V1_0 => {
-                let mut card: Value = self
-                    .call(
-                        Method::GetAuthenticatedExtendedCard.v1_name(),
-                        Some(&serde_json::json!({})),
-                    )
-                    .await?;
-                v1_card_as_v03(&mut card);
-                decode_result(&self.endpoint, "GetExtendedAgentCard", card)
-            }
+        on_interface!(self, |at| self.extended_card_at(at).await)
+    }
+
+    async fn extended_card_at(&self, at: &Interface) -> Result<AgentCard, ClientError> {
+        let method = Method::GetAuthenticatedExtendedCard;
+        if at.protocol == Protocol::V0_3 {
+            return self.rpc::<(), _>(at, method.as_str(), None).await;
         }
+        let request = serde_json::json!({});
+        let route = Route::get("extendedAgentCard");
+        let mut card: Value = self.v1(at, method, &request, route, false).await?;
+        v1_card_as_v03(&mut card);
+        rpc::decode_result(&at.url, method.v1_name(), card)
     }
 
     /// A v1.0 push config as the internal one.
     fn push_config_in(
-        &self,
+        at: &Interface,
         c: v1t::TaskPushNotificationConfig,
         method: Method,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
         let task_id = TaskId::new(c.task_id.clone());
         let config =
-            v1c::push_config_in(c, "result").map_err(|e| self.unreadable(method.v1_name(), e))?;
+            v1c::push_config_in(c, "result").map_err(|e| Self::unreadable(at, method, e))?;
         Ok(TaskPushNotificationConfig {
             task_id,
             push_notification_config: config,
         })
     }
-
-    async fn stream<P: Serialize>(
-        &self,
-        method: Method,
-        params: &P,
-    ) -> Result<EventStream, ClientError> {
-        let name = match self.protocol {
-            Protocol::V0_3 => method.as_str(),
-            Protocol::V1_0 => method.v1_name(),
-        };
-        let (id, builder) = self.request(name, Some(params));
-        let url = self.endpoint.clone();
-        let timeout = self.config.timeout;
-        let resp = tokio::time::timeout(
-            timeout,
-            builder.header(header::ACCEPT, "text/event-stream").send(),
-        )
-        .await
-        .map_err(|_| ClientError::Timeout {
-            url: url.clone(),
-            timeout,
-        })?
-        .map_err(|e| ClientError::transport(&url, e))?;
-        let resp = check_status(&url, resp).await?;
-        let content_type = resp
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        if content_type.starts_with("application/json") {
-            // Some servers answer a failed stream request with a plain JSON error.
-            let bytes = tokio::time::timeout(timeout, resp.bytes())
-                .await
-                .map_err(|_| ClientError::Timeout {
-                    url: url.clone(),
-                    timeout,
-                })?
-                .map_err(|e| ClientError::transport(&url, e))?;
-            let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
-                ClientError::protocol(&url, format!("the response is not JSON: {e}"))
-            })?;
-            decode_response(&url, &id, value)?;
-            return Err(ClientError::protocol(
-                &url,
-                format!("{method} must answer with an SSE stream, got a JSON result"),
-            ));
-        }
-        if !content_type.starts_with("text/event-stream") {
-            return Err(ClientError::protocol(
-                &url,
-                format!("{method} must answer with text/event-stream, got {content_type:?}"),
-            ));
-        }
-        Ok(sse_events(
-            url,
-            id,
-            self.protocol,
-            resp,
-            self.config.max_event_bytes,
-            self.config.stream_idle_timeout,
-        ))
-    }
-}
-
-async fn check_status(
-    url: &str,
-    resp: reqwest::Response,
-) -> Result<reqwest::Response, ClientError> {
-    let status = resp.status();
-    if status.is_success() {
-        return Ok(resp);
-    }
-    let mut body = resp.text().await.unwrap_or_default();
-    if body.len() > 512 {
-        let mut cut = 512;
-        while !body.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        body.truncate(cut);
-        body.push('…');
-    }
-    Err(ClientError::HttpStatus {
-        url: url.to_owned(),
-        status: status.as_u16(),
-        body,
-    })
-}
-
-/// Checks the envelope and id of a response; returns its `result`.
-fn decode_response(url: &str, id: &RequestId, value: Value) -> Result<Value, ClientError> {
-    let got_id = value.get("id").cloned();
-    let outcome = read_response(value).map_err(|d| ClientError::protocol(url, d))?;
-    let result = outcome.map_err(ClientError::Rpc)?;
-    let expected = serde_json::to_value(id).unwrap_or(Value::Null);
-    if got_id.as_ref() != Some(&expected) {
-        return Err(ClientError::protocol(
-            url,
-            format!("the response id {got_id:?} does not match the request id {expected}"),
-        ));
-    }
-    Ok(result)
-}
-
-fn decode_result<R: DeserializeOwned>(
-    url: &str,
-    method: &str,
-    result: Value,
-) -> Result<R, ClientError> {
-    serde_path_to_error::deserialize(&result).map_err(|e| {
-        ClientError::protocol(
-            url,
-            format!("invalid {method} result at {}: {}", e.path(), e.inner()),
-        )
-    })
-}
-
-/// Decodes an SSE body into events; ends after the first error.
-fn sse_events(
-    url: String,
-    id: RequestId,
-    protocol: Protocol,
-    resp: reqwest::Response,
-    max_event_bytes: usize,
-    idle: Option<Duration>,
-) -> EventStream {
-    struct St {
-        url: String,
-        id: RequestId,
-        protocol: Protocol,
-        body: Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
-        decoder: SseDecoder,
-        pending: std::collections::VecDeque<SseEvent>,
-        idle: Option<Duration>,
-        done: bool,
-    }
-    let st = St {
-        url,
-        id,
-        protocol,
-        body: Box::pin(resp.bytes_stream()),
-        decoder: SseDecoder::new(max_event_bytes),
-        pending: Default::default(),
-        idle,
-        done: false,
-    };
-    let stream = futures::stream::unfold(st, |mut st| async move {
-        loop {
-            if st.done {
-                return None;
-            }
-            if let Some(ev) = st.pending.pop_front() {
-                let item = decode_event(&st.url, &st.id, st.protocol, &ev.data);
-                if item.is_err() {
-                    st.done = true;
-                }
-                return Some((item, st));
-            }
-            let next = match st.idle {
-                Some(d) => match tokio::time::timeout(d, st.body.next()).await {
-                    Ok(n) => n,
-                    Err(_) => {
-                        st.done = true;
-                        let e = ClientError::Timeout {
-                            url: st.url.clone(),
-                            timeout: d,
-                        };
-                        return Some((Err(e), st));
-                    }
-                },
-                None => st.body.next().await,
-            };
-            match next {
-                None => return None,
-                Some(Err(e)) => {
-                    st.done = true;
-                    let e = ClientError::transport(&st.url, e);
-                    return Some((Err(e), st));
-                }
-                Some(Ok(chunk)) => match st.decoder.feed(&chunk) {
-                    Ok(events) => st.pending.extend(events),
-                    Err(e) => {
-                        st.done = true;
-                        let e = ClientError::protocol(&st.url, e.to_string());
-                        return Some((Err(e), st));
-                    }
-                },
-            }
-        }
-    });
-    Box::pin(stream)
-}
-
-fn decode_event(
-    url: &str,
-    id: &RequestId,
-    protocol: Protocol,
-    data: &str,
-) -> Result<StreamEvent, ClientError> {
-    let value: Value = serde_json::from_str(data)
-        .map_err(|e| ClientError::protocol(url, format!("an SSE event is not JSON: {e}")))?;
-    let result = decode_response(url, id, value)?;
-    match protocol {
-        Protocol::V0_3 => decode_result(url, "stream event", result),
-        Protocol::V1_0 => {
-            let event: crate::protocol::v1::types::StreamResponse =
-                decode_result(url, "stream event", result)?;
-            v1c::stream_event_in(event)
-                .map_err(|e| ClientError::protocol(url, format!("invalid stream event at {e}")))
-        }
-    }
 }
 
 /// A task's id (and metadata) as v1.0's request for it.
-fn v1_task_request(params: &TaskIdParams) -> crate::protocol::v1::types::TaskRequest {
-    crate::protocol::v1::types::TaskRequest {
-        tenant: String::new(),
+fn v1_task_request(at: &Interface, params: &TaskIdParams) -> v1t::TaskRequest {
+    v1t::TaskRequest {
+        tenant: at.tenant.clone(),
         id: params.id.to_string(),
         metadata: params.metadata.clone(),
     }

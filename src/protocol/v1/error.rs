@@ -33,8 +33,44 @@ pub fn mapping(code: ErrorCode) -> (&'static str, u16, &'static str) {
         -32600 => ("INVALID_REQUEST", 400, "INVALID_ARGUMENT"),
         -32601 => ("METHOD_NOT_FOUND", 404, "NOT_FOUND"),
         -32602 => ("INVALID_PARAMS", 400, "INVALID_ARGUMENT"),
+        -32603 => ("INTERNAL_ERROR", 500, "INTERNAL"),
         _ => ("INTERNAL_ERROR", 500, "INTERNAL"),
     }
+}
+
+/// The A2A error an `ErrorInfo.reason` names, the reverse of [`mapping`].
+pub fn code_of_reason(reason: &str) -> Option<ErrorCode> {
+    const KNOWN: [i64; 14] = [
+        -32001, -32002, -32003, -32004, -32005, -32006, -32007, -32008, -32009, -32700, -32600,
+        -32601, -32602, -32603,
+    ];
+    KNOWN
+        .into_iter()
+        .map(ErrorCode)
+        .find(|c| mapping(*c).0 == reason)
+}
+
+/// An error read back from v1.0's forms: a `google.rpc.Status` (the HTTP+JSON body's
+/// `error`, or an SSE event's) whose `ErrorInfo` names the A2A error. `None` when the
+/// value is not one, or names no A2A error.
+pub fn from_status(status: &Value) -> Option<RpcError> {
+    let details = status.get("details")?.as_array()?;
+    let reason = details
+        .iter()
+        .find(|d| d.get("@type").and_then(Value::as_str) == Some(ERROR_INFO_TYPE))?
+        .get("reason")?
+        .as_str()?;
+    let code = code_of_reason(reason)?;
+    let message = status
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or(reason)
+        .to_owned();
+    Some(RpcError {
+        code,
+        message,
+        data: Some(Value::Array(details.clone())),
+    })
 }
 
 /// The detail objects of an error: its `ErrorInfo` (the v0.3 `data` object's string

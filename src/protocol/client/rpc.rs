@@ -1,0 +1,233 @@
+//! The JSON-RPC binding: one POST per call to the interface's URL, the method in the
+//! body, the answer's envelope and id checked; streams as SSE of JSON-RPC responses.
+
+use reqwest::header;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::events::{Framing, sse_events};
+use super::{A2aClient, ClientError, EventStream, Interface, Protocol};
+use crate::protocol::jsonrpc::{OutgoingRequest, RequestId, read_response};
+use crate::protocol::types::JsonRpcVersion;
+
+impl A2aClient {
+    /// A request to `at`, with this client's headers and `A2A-Version` for v1.0.
+    pub(super) fn http_request(
+        &self,
+        verb: reqwest::Method,
+        url: &str,
+        at: &Interface,
+    ) -> reqwest::RequestBuilder {
+        let mut builder = self.http.request(verb, url).headers(self.headers.clone());
+        if at.protocol == Protocol::V1_0 {
+            builder = builder.header("A2A-Version", crate::protocol::v1::VERSION_1_0);
+        }
+        builder
+    }
+
+    fn rpc_request<P: Serialize>(
+        &self,
+        at: &Interface,
+        method: &str,
+        params: Option<&P>,
+    ) -> (RequestId, reqwest::RequestBuilder) {
+        let id = RequestId::from(
+            self.next_id
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        );
+        let body = OutgoingRequest {
+            jsonrpc: JsonRpcVersion,
+            id: id.clone(),
+            method,
+            params,
+        };
+        let builder = self
+            .http_request(reqwest::Method::POST, &at.url, at)
+            .json(&body);
+        (id, builder)
+    }
+
+    /// Calls `method` at `at` and decodes its result.
+    pub(super) async fn rpc<P: Serialize, R: DeserializeOwned>(
+        &self,
+        at: &Interface,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<R, ClientError> {
+        let (id, builder) = self.rpc_request(at, method, params);
+        let url = &at.url;
+        let bytes = self
+            .bounded(url, async {
+                let resp = builder
+                    .header(header::ACCEPT, "application/json")
+                    .send()
+                    .await
+                    .map_err(|e| ClientError::transport(url, e))?;
+                let resp = check_status(url, resp).await?;
+                resp.bytes()
+                    .await
+                    .map_err(|e| ClientError::transport(url, e))
+            })
+            .await?;
+        let value: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| ClientError::protocol(url, format!("the response is not JSON: {e}")))?;
+        let result = decode_response(url, &id, value)?;
+        decode_result(url, method, result)
+    }
+
+    /// Opens a stream of `method` at `at`.
+    pub(super) async fn rpc_stream<P: Serialize>(
+        &self,
+        at: &Interface,
+        method: &str,
+        params: &P,
+    ) -> Result<EventStream, ClientError> {
+        let (id, builder) = self.rpc_request(at, method, Some(params));
+        let url = at.url.clone();
+        let resp = self
+            .bounded(&url, async {
+                builder
+                    .header(header::ACCEPT, "text/event-stream")
+                    .send()
+                    .await
+                    .map_err(|e| ClientError::transport(&url, e))
+            })
+            .await?;
+        let resp = check_status(&url, resp).await?;
+        if is_json(&resp) {
+            // Some servers answer a failed stream request with a plain JSON error.
+            let bytes = self
+                .bounded(&url, async {
+                    resp.bytes()
+                        .await
+                        .map_err(|e| ClientError::transport(&url, e))
+                })
+                .await?;
+            let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+                ClientError::protocol(&url, format!("the response is not JSON: {e}"))
+            })?;
+            decode_response(&url, &id, value)?;
+            return Err(ClientError::protocol(
+                &url,
+                format!("{method} must answer with an SSE stream, got a JSON result"),
+            ));
+        }
+        self.events(url, Framing::JsonRpc(id, at.protocol), resp, method)
+    }
+
+    /// The SSE body of `resp` as events, once its media type is checked.
+    pub(super) fn events(
+        &self,
+        url: String,
+        framing: Framing,
+        resp: reqwest::Response,
+        method: &str,
+    ) -> Result<EventStream, ClientError> {
+        let content_type = content_type(&resp);
+        if !content_type.starts_with("text/event-stream") {
+            return Err(ClientError::protocol(
+                &url,
+                format!("{method} must answer with text/event-stream, got {content_type:?}"),
+            ));
+        }
+        Ok(sse_events(
+            url,
+            framing,
+            resp,
+            self.config.max_event_bytes,
+            self.config.stream_idle_timeout,
+        ))
+    }
+
+    /// `fut` bounded by the client's timeout.
+    pub(super) async fn bounded<T>(
+        &self,
+        url: &str,
+        fut: impl Future<Output = Result<T, ClientError>>,
+    ) -> Result<T, ClientError> {
+        let timeout = self.config.timeout;
+        tokio::time::timeout(timeout, fut)
+            .await
+            .map_err(|_| ClientError::Timeout {
+                url: url.to_owned(),
+                timeout,
+            })?
+    }
+}
+
+fn content_type(resp: &reqwest::Response) -> String {
+    resp.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+/// Whether the answer is JSON (`application/json`, `application/a2a+json`, ...).
+pub(super) fn is_json(resp: &reqwest::Response) -> bool {
+    let ct = content_type(resp);
+    ct.starts_with("application/json") || ct.starts_with("application/a2a+json")
+}
+
+/// The response when its status is a success; else the status and the start of the body.
+pub(super) async fn check_status(
+    url: &str,
+    resp: reqwest::Response,
+) -> Result<reqwest::Response, ClientError> {
+    let status = resp.status();
+    if status.is_success() {
+        return Ok(resp);
+    }
+    let body = resp.text().await.unwrap_or_default();
+    Err(ClientError::HttpStatus {
+        url: url.to_owned(),
+        status: status.as_u16(),
+        body: abridged(body),
+    })
+}
+
+/// At most 512 bytes of an error body.
+pub(super) fn abridged(mut body: String) -> String {
+    if body.len() > 512 {
+        let mut cut = 512;
+        while !body.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        body.truncate(cut);
+        body.push('…');
+    }
+    body
+}
+
+/// Checks the envelope and id of a response; returns its `result`.
+pub(super) fn decode_response(
+    url: &str,
+    id: &RequestId,
+    value: Value,
+) -> Result<Value, ClientError> {
+    let got_id = value.get("id").cloned();
+    let outcome = read_response(value).map_err(|d| ClientError::protocol(url, d))?;
+    let result = outcome.map_err(ClientError::Rpc)?;
+    let expected = serde_json::to_value(id).unwrap_or(Value::Null);
+    if got_id.as_ref() != Some(&expected) {
+        return Err(ClientError::protocol(
+            url,
+            format!("the response id {got_id:?} does not match the request id {expected}"),
+        ));
+    }
+    Ok(result)
+}
+
+pub(super) fn decode_result<R: DeserializeOwned>(
+    url: &str,
+    method: &str,
+    result: Value,
+) -> Result<R, ClientError> {
+    serde_path_to_error::deserialize(&result).map_err(|e| {
+        ClientError::protocol(
+            url,
+            format!("invalid {method} result at {}: {}", e.path(), e.inner()),
+        )
+    })
+}

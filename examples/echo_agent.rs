@@ -5,13 +5,15 @@
 //! when canceled, and when the text contains "ask me" it asks what to echo
 //! (`input-required`) and continues with the next message on the same task.
 //!
-//! Run it with `cargo run --example echo_agent -- [PORT] [WORD_DELAY_MS]`, then for
-//! example `cargo run -- card http://127.0.0.1:9999`.
+//! Run it with `cargo run --example echo_agent -- [PORT] [WORD_DELAY_MS] [--protocol
+//! both|1.0|0.3]`, then for example `cargo run -- card http://127.0.0.1:9999`.
 
 use std::time::Duration;
 
 use a2a_orchestrator::protocol::RpcError;
-use a2a_orchestrator::protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext};
+use a2a_orchestrator::protocol::server::{
+    A2aServer, AgentExecutor, EventSink, Generations, RequestContext, ServerConfig,
+};
 use a2a_orchestrator::protocol::types::{
     AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, Part, TaskState,
 };
@@ -83,7 +85,7 @@ pub fn echo_card(url: &str) -> AgentCard {
     card
 }
 
-const USAGE: &str = "usage: echo_agent [PORT] [WORD_DELAY_MS]   (defaults: 9999 100)";
+const USAGE: &str = "usage: echo_agent [PORT] [WORD_DELAY_MS] [--protocol both|1.0|0.3]   (defaults: 9999 100 both)";
 
 /// A positional number, or the usage and exit status 2.
 fn number<T: std::str::FromStr>(arg: Option<String>, default: T, what: &str) -> T {
@@ -102,9 +104,29 @@ async fn main() -> std::io::Result<()> {
         println!("An A2A agent that streams your text back word by word.\n{USAGE}");
         return Ok(());
     }
+    let mut generations = Generations::Both;
+    let mut positional = Vec::new();
     let mut args = std::env::args().skip(1);
-    let port: u16 = number(args.next(), 9999, "PORT");
-    let delay_ms: u64 = number(args.next(), 100, "WORD_DELAY_MS");
+    while let Some(a) = args.next() {
+        let value = match a.strip_prefix("--protocol") {
+            Some("") => args.next(),
+            Some(rest) if rest.starts_with('=') => Some(rest[1..].to_owned()),
+            _ => {
+                positional.push(a);
+                continue;
+            }
+        };
+        generations = value
+            .as_deref()
+            .and_then(Generations::parse)
+            .unwrap_or_else(|| {
+                eprintln!("error: --protocol must be both, 1.0 or 0.3, got {value:?}\n{USAGE}");
+                std::process::exit(2)
+            });
+    }
+    let mut positional = positional.into_iter();
+    let port: u16 = number(positional.next(), 9999, "PORT");
+    let delay_ms: u64 = number(positional.next(), 100, "WORD_DELAY_MS");
     let listener = match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
         Ok(l) => l,
         Err(e) => {
@@ -113,11 +135,20 @@ async fn main() -> std::io::Result<()> {
         }
     };
     let url = format!("http://{}/", listener.local_addr()?);
-    println!("echo agent listening at {url}");
+    println!(
+        "echo agent listening at {url} (A2A {})",
+        generations.as_str()
+    );
     let agent = EchoAgent {
         word_delay: Duration::from_millis(delay_ms),
     };
-    let server = A2aServer::new(agent, echo_card(&url));
+    let config = ServerConfig {
+        generations,
+        ..ServerConfig::default()
+    };
+    let server = A2aServer::builder(agent, echo_card(&url))
+        .config(config)
+        .build();
     server
         .serve(listener, async {
             let _ = tokio::signal::ctrl_c().await;

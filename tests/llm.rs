@@ -531,6 +531,7 @@ async fn an_example_agent_writes_its_answer_with_the_model() {
         "127.0.0.1",
         true,
         Some(&llm),
+        a2a_orchestrator::agents::Speaks::Both,
     )
     .await
     .unwrap();

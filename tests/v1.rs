@@ -673,8 +673,20 @@ async fn floods_of_parts_are_refused_and_memory_comes_back() {
 /// internal types: send, stream, get, cancel, resubscribe, the push configs, the
 /// extended card.
 #[tokio::test]
-async fn our_client_speaks_v1_0_throughout() {
-    use a2a_orchestrator::protocol::client::{A2aClient, ClientConfig, Protocol};
+async fn our_client_speaks_v1_0_throughout_over_jsonrpc() {
+    our_client_speaks_v1_0_throughout(Binding::JsonRpc, "").await;
+}
+
+/// The same over HTTP+JSON, with a tenant in the path.
+#[tokio::test]
+async fn our_client_speaks_v1_0_throughout_over_http_json() {
+    our_client_speaks_v1_0_throughout(Binding::HttpJson, "acme").await;
+}
+
+use a2a_orchestrator::protocol::client::Binding;
+
+async fn our_client_speaks_v1_0_throughout(binding: Binding, tenant: &str) {
+    use a2a_orchestrator::protocol::client::{A2aClient, ClientConfig, Interface, Protocol};
     use a2a_orchestrator::protocol::types::*;
     use futures::StreamExt;
     let agent = crate::util::serve_with(
@@ -699,7 +711,12 @@ async fn our_client_speaks_v1_0_throughout() {
     .await;
     let c = A2aClient::new(&agent.url, ClientConfig::default())
         .unwrap()
-        .speaking(Protocol::V1_0);
+        .only(Interface {
+            url: agent.url.clone(),
+            protocol: Protocol::V1_0,
+            binding,
+            tenant: tenant.to_owned(),
+        });
     let sent = c
         .send_message(&MessageSendParams::new(Message::user_text(
             "v1 all the way",
@@ -781,4 +798,28 @@ async fn our_client_speaks_v1_0_throughout() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("-32002"), "{e}");
+    let e = c
+        .get_task(&TaskQueryParams::new(TaskId::new("no-such-task")))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.rpc().map(|e| e.code),
+        Some(a2a_orchestrator::protocol::ErrorCode::TASK_NOT_FOUND),
+        "{e}"
+    );
+    // v1.0 refuses a subscription to a finished task (UnsupportedOperation).
+    // (Over JSON-RPC the error is the stream's one event.)
+    let e = match c.resubscribe(&TaskIdParams::new(task.id.clone())).await {
+        Ok(mut events) => tokio::time::timeout(Duration::from_secs(10), events.next())
+            .await
+            .expect("the error arrives")
+            .expect("one event")
+            .expect_err("a finished task cannot be subscribed to"),
+        Err(e) => e,
+    };
+    assert_eq!(
+        e.rpc().map(|e| e.code),
+        Some(a2a_orchestrator::protocol::ErrorCode::UNSUPPORTED_OPERATION),
+        "{e}"
+    );
 }

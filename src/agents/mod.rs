@@ -21,7 +21,10 @@ use tokio_util::task::TaskTracker;
 
 use crate::llm::Llm;
 use crate::protocol::RpcError;
-use crate::protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext, SinkError};
+use crate::protocol::client::Binding;
+use crate::protocol::server::{
+    A2aServer, AgentExecutor, EventSink, Generations, RequestContext, ServerConfig, SinkError,
+};
 use crate::protocol::types::{
     AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, Message, Part, Role, TaskState,
 };
@@ -351,6 +354,41 @@ impl AgentExecutor for ExampleAgent {
     }
 }
 
+/// Which A2A generations the example agents speak.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Speaks {
+    /// A2A 1.0 (JSON-RPC and HTTP+JSON) and A2A 0.3 (JSON-RPC), on one card.
+    #[default]
+    Both,
+    /// A2A 1.0 only: a v1.0 card; v0.3 requests refused.
+    #[value(name = "1.0")]
+    V1_0,
+    /// A2A 0.3 only: a v0.3 card; v1.0 requests refused.
+    #[value(name = "0.3")]
+    V0_3,
+    /// The agents take turns: 1.0 only, 0.3 only, both, 1.0 only called over
+    /// HTTP+JSON, …
+    Mixed,
+}
+
+impl Speaks {
+    /// What the `i`-th agent of a fleet serves, and the binding `agents.toml` asks for
+    /// (none: the card's choice).
+    pub fn for_agent(self, i: usize) -> (Generations, Option<Binding>) {
+        match self {
+            Speaks::Both => (Generations::Both, None),
+            Speaks::V1_0 => (Generations::V1_0, None),
+            Speaks::V0_3 => (Generations::V0_3, None),
+            Speaks::Mixed => [
+                (Generations::V1_0, None),
+                (Generations::V0_3, None),
+                (Generations::Both, None),
+                (Generations::V1_0, Some(Binding::HttpJson)),
+            ][i % 4],
+        }
+    }
+}
+
 /// Which example agents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Set {
@@ -374,6 +412,10 @@ impl Set {
 pub struct Fleet {
     /// `(name, base URL)` of each agent, in order.
     pub agents: Vec<(String, String)>,
+    /// The generations each agent serves, in the same order.
+    pub generations: Vec<Generations>,
+    /// The binding `agents.toml` asks for each agent, in the same order.
+    pub bindings: Vec<Option<Binding>>,
     stop: CancellationToken,
     tracker: TaskTracker,
 }
@@ -387,10 +429,11 @@ impl Fleet {
         host: &str,
         free_ports: bool,
     ) -> std::io::Result<Fleet> {
-        Self::start_only(sets, &[], behaviour, host, free_ports, None).await
+        Self::start_only(sets, &[], behaviour, host, free_ports, None, Speaks::Both).await
     }
 
-    /// Like [`Fleet::start`], with only the agents named in `only` (all when empty).
+    /// Like [`Fleet::start`], with only the agents named in `only` (all when empty),
+    /// speaking the generations `speaks` says.
     pub async fn start_only(
         sets: &[Set],
         only: &[String],
@@ -398,10 +441,13 @@ impl Fleet {
         host: &str,
         free_ports: bool,
         llm: Option<&Llm>,
+        speaks: Speaks,
     ) -> std::io::Result<Fleet> {
         let stop = CancellationToken::new();
         let tracker = TaskTracker::new();
         let mut agents = Vec::new();
+        let mut generations = Vec::new();
+        let mut bindings = Vec::new();
         for set in sets {
             for (name, port, desk) in set.desks() {
                 if !only.is_empty() && !only.iter().any(|o| o == name) {
@@ -420,7 +466,12 @@ impl Fleet {
                 let mut agent = ExampleAgent::new(desk, behaviour);
                 agent.model = llm.cloned();
                 let card = agent.card(&url);
-                let server = A2aServer::new(agent, card);
+                let (serves, binding) = speaks.for_agent(agents.len());
+                let config = ServerConfig {
+                    generations: serves,
+                    ..ServerConfig::default()
+                };
+                let server = A2aServer::builder(agent, card).config(config).build();
                 let signal = stop.clone().cancelled_owned();
                 tracker.spawn(async move {
                     if let Err(e) = server.serve(listener, signal).await {
@@ -428,10 +479,14 @@ impl Fleet {
                     }
                 });
                 agents.push((name.to_owned(), url));
+                generations.push(serves);
+                bindings.push(binding);
             }
         }
         Ok(Fleet {
             agents,
+            generations,
+            bindings,
             stop,
             tracker,
         })
@@ -441,7 +496,13 @@ impl Fleet {
     pub fn agents_toml(&self) -> String {
         self.agents
             .iter()
-            .map(|(name, url)| format!("[agents.{name}]\nurl = \"{url}\"\n"))
+            .zip(&self.bindings)
+            .map(|((name, url), binding)| {
+                let binding = binding
+                    .map(|b| format!("binding = \"{}\"\n", b.config_name()))
+                    .unwrap_or_default();
+                format!("[agents.{name}]\nurl = \"{url}\"\n{binding}")
+            })
             .collect()
     }
 
@@ -475,6 +536,9 @@ pub struct ExampleArgs {
     /// Serve only these agents (repeatable), e.g. --only hotels.
     #[arg(long, value_name = "NAME")]
     pub only: Vec<String>,
+    /// The A2A generations the agents speak: both, 1.0, 0.3, or mixed (they take turns).
+    #[arg(long, value_enum, default_value = "both")]
+    pub protocol: Speaks,
     /// A language model that writes the agents' answers from their data.
     #[command(flatten)]
     pub llm: crate::llm::LlmArgs,
@@ -523,6 +587,7 @@ pub async fn serve_example(set: Set) -> std::io::Result<()> {
         &args.host,
         false,
         llm.as_ref(),
+        args.protocol,
     )
     .await
     {
@@ -533,13 +598,25 @@ pub async fn serve_example(set: Set) -> std::io::Result<()> {
             std::process::exit(1);
         }
     };
-    for (name, url) in &fleet.agents {
-        println!("{name:<11} listening at {url}");
+    for ((name, url), serves) in fleet.agents.iter().zip(&fleet.generations) {
+        println!(
+            "{name:<11} listening at {url}  (A2A {})",
+            speaks_label(*serves)
+        );
     }
     println!("(the names and ports of agents.toml; Ctrl-C stops them)");
     let _ = tokio::signal::ctrl_c().await;
     fleet.shutdown().await;
     Ok(())
+}
+
+/// How a fleet listing names what an agent speaks.
+pub fn speaks_label(g: Generations) -> &'static str {
+    match g {
+        Generations::Both => "1.0 and 0.3",
+        Generations::V1_0 => "1.0 only",
+        Generations::V0_3 => "0.3 only",
+    }
 }
 
 /// FNV-1a: a stable hash, so the same request always gets the same data.

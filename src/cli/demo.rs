@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::progress::{Asker, Progress, label, print_result};
-use crate::agents::{Behaviour, Fleet, Set};
+use crate::agents::{Behaviour, Fleet, Set, Speaks, speaks_label};
 use crate::host::serve::{self, HostConfig};
 use crate::protocol::client::{A2aClient, ClientConfig};
 use crate::protocol::server::ServerConfig;
@@ -60,14 +60,23 @@ fn scenario(set: Set) -> Scenario {
 pub async fn demo(
     set: Set,
     behaviour: Behaviour,
+    speaks: Speaks,
     yes: bool,
     llm: Option<crate::llm::LlmConfig>,
 ) -> anyhow::Result<ExitCode> {
     let s = scenario(set);
     let model = llm.clone().map(crate::llm::Llm::new);
-    let fleet = Fleet::start_only(&[s.set], &[], behaviour, "127.0.0.1", true, model.as_ref())
-        .await
-        .context("starting the example agents")?;
+    let fleet = Fleet::start_only(
+        &[s.set],
+        &[],
+        behaviour,
+        "127.0.0.1",
+        true,
+        model.as_ref(),
+        speaks,
+    )
+    .await
+    .context("starting the example agents")?;
     let outcome = with_fleet(&s, &fleet, yes, llm).await;
     fleet.shutdown().await;
     outcome
@@ -114,8 +123,23 @@ async fn with_fleet(
     let serving = tokio::spawn(server.serve(listener, stop.clone().cancelled_owned()));
 
     println!("a2a-orchestrator demo: {}", workflow_id);
-    for (name, agent_url) in &fleet.agents {
-        println!("  agent {name:<11} {agent_url}");
+    let statuses = host.registry.statuses();
+    for ((name, agent_url), serves) in fleet.agents.iter().zip(&fleet.generations) {
+        let called = statuses
+            .iter()
+            .find(|st| &st.name == name)
+            .and_then(|st| {
+                Some(format!(
+                    "called with {} {}",
+                    st.protocol.as_ref()?,
+                    st.binding.as_ref()?
+                ))
+            })
+            .unwrap_or_else(|| "not discovered".to_owned());
+        println!(
+            "  agent {name:<11} {agent_url}  (speaks A2A {}; {called})",
+            speaks_label(*serves)
+        );
     }
     println!("  orchestrator      {url}  (one A2A agent; its skills are the workflows)");
     println!("\n→ message/stream: \"{}\"\n", s.text);

@@ -78,6 +78,10 @@ pub enum Command {
         /// retries.
         #[arg(long, default_value_t = 0.0, value_parser = crate::agents::parse_rate)]
         failure_rate: f64,
+        /// The A2A generations the example agents speak: both, 1.0, 0.3, or mixed (they
+        /// take turns, so one run calls agents of both generations).
+        #[arg(long, value_enum, default_value = "both")]
+        protocol: crate::agents::Speaks,
         /// A language model for the orchestrator and the example agents (off by default).
         #[command(flatten)]
         llm: crate::llm::LlmArgs,
@@ -148,6 +152,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             yes,
             latency,
             failure_rate,
+            protocol,
             llm,
         } => {
             let set = match which {
@@ -160,7 +165,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ..Default::default()
             };
             let llm = llm.config(None).map_err(|e| anyhow::anyhow!(e))?;
-            demo::demo(set, behaviour, yes, llm).await
+            demo::demo(set, behaviour, protocol, yes, llm).await
         }
         Command::Run(args) => run::run(args).await,
         Command::Send(args) => send::send(args).await,

@@ -5,26 +5,88 @@
 use super::*;
 use crate::protocol::v1::{BINDING_HTTP_JSON, BINDING_JSONRPC, VERSION_0_3, VERSION_1_0};
 
-/// The card as published: the v0.3 card a v0.3 client reads, with what a v1.0 client
-/// reads beside it — `supportedInterfaces` (JSON-RPC 1.0, HTTP+JSON 1.0, JSON-RPC 0.3,
-/// each at the card's URL) and `capabilities.extendedAgentCard`. A v1.0 client moves
-/// the v0.3 fields it knows (`url`, `security`, the schemes' `type`) to their v1.0 places
-/// and ignores the rest, as the official SDKs do; a v0.3 client ignores the v1.0 fields.
-pub(super) fn published_card(card: &AgentCard) -> Value {
+/// The card as published. Serving both generations: the v0.3 card a v0.3 client reads,
+/// with what a v1.0 client reads beside it — `supportedInterfaces` (JSON-RPC 1.0,
+/// HTTP+JSON 1.0, JSON-RPC 0.3, each at the card's URL) and
+/// `capabilities.extendedAgentCard`. A v1.0 client moves the v0.3 fields it knows (`url`,
+/// `security`, the schemes' `type`) to their v1.0 places and ignores the rest, as the
+/// official SDKs do; a v0.3 client ignores the v1.0 fields. Serving one generation: that
+/// generation's card alone.
+pub(super) fn published_card(card: &AgentCard, generations: Generations) -> Value {
     // An AgentCard always serializes: every map in it has string keys and every field
     // is plain data.
     let mut value = serde_json::to_value(card).expect("an agent card always serializes to JSON");
+    if generations == Generations::V0_3 {
+        return value;
+    }
     let url = card.url.clone();
     let interface = |binding: &str, version: &str| serde_json::json!({ "url": url, "protocolBinding": binding, "protocolVersion": version });
-    value["supportedInterfaces"] = Value::Array(vec![
+    let mut interfaces = vec![
         interface(BINDING_JSONRPC, VERSION_1_0),
         interface(BINDING_HTTP_JSON, VERSION_1_0),
-        interface(BINDING_JSONRPC, VERSION_0_3),
-    ]);
+    ];
+    if generations == Generations::Both {
+        interfaces.push(interface(BINDING_JSONRPC, VERSION_0_3));
+    }
+    value["supportedInterfaces"] = Value::Array(interfaces);
     if card.supports_authenticated_extended_card == Some(true) {
         value["capabilities"]["extendedAgentCard"] = Value::Bool(true);
     }
+    if generations == Generations::V1_0 {
+        v1_only(&mut value);
+    }
     value
+}
+
+/// A card with both generations' fields as v1.0 alone: the v0.3 fields dropped, the
+/// security schemes and requirements in their v1.0 shapes.
+fn v1_only(value: &mut Value) {
+    let Some(obj) = value.as_object_mut() else {
+        return;
+    };
+    for v03 in [
+        "url",
+        "protocolVersion",
+        "preferredTransport",
+        "additionalInterfaces",
+        "supportsAuthenticatedExtendedCard",
+    ] {
+        obj.remove(v03);
+    }
+    if let Some(Value::Object(schemes)) = obj.get_mut("securitySchemes") {
+        for scheme in schemes.values_mut() {
+            let Some(mut flat) = scheme.as_object().cloned() else {
+                continue;
+            };
+            let kind = match flat.remove("type").as_ref().and_then(Value::as_str) {
+                Some("apiKey") => "apiKeySecurityScheme",
+                Some("http") => "httpAuthSecurityScheme",
+                Some("oauth2") => "oauth2SecurityScheme",
+                Some("openIdConnect") => "openIdConnectSecurityScheme",
+                Some("mutualTLS") => "mtlsSecurityScheme",
+                _ => continue,
+            };
+            if let Some(location) = flat.remove("in") {
+                flat.insert("location".into(), location);
+            }
+            *scheme = serde_json::json!({ kind: flat });
+        }
+    }
+    if let Some(Value::Array(reqs)) = obj.remove("security") {
+        let v1: Vec<Value> = reqs
+            .iter()
+            .map(|r| {
+                let schemes: serde_json::Map<String, Value> = r
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(name, scopes)| (name.clone(), serde_json::json!({ "list": scopes })))
+                    .collect();
+                serde_json::json!({ "schemes": schemes })
+            })
+            .collect();
+        obj.insert("securityRequirements".into(), Value::Array(v1));
+    }
 }
 
 pub(super) async fn card<A: AgentExecutor>(State(inner): State<Arc<Inner<A>>>) -> Response {

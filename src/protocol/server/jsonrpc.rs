@@ -106,6 +106,9 @@ pub(super) async fn rpc<A: AgentExecutor>(
         };
         return error_response(id, e, generation);
     }
+    if let Err(e) = inner.config.generations.check(generation) {
+        return error_response(id, e, generation);
+    }
     if let Err(e) = version::check_extensions(&inner.card, &headers) {
         return error_response(id, e, generation);
     }

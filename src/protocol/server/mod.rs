@@ -22,6 +22,7 @@ mod stream;
 mod task_manager;
 mod v1;
 mod version;
+pub use version::Generations;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -108,6 +109,8 @@ pub struct ServerConfig {
     /// holds its stream until the task ends, so a client multiplexing many running
     /// tasks over one connection needs room (hyper's own default is 200).
     pub http2_max_streams: u32,
+    /// The A2A generations served (both by default).
+    pub generations: Generations,
 }
 
 impl Default for ServerConfig {
@@ -128,6 +131,7 @@ impl Default for ServerConfig {
             max_parts: 1_000,
             max_metadata_bytes: 64 * 1024,
             max_id_bytes: 256,
+            generations: Generations::Both,
         }
     }
 }
@@ -205,7 +209,8 @@ impl<A: AgentExecutor> A2aServerBuilder<A> {
             )
         });
         let manager = TaskManager::new(store, push, tracker.clone());
-        let card_json = Bytes::from(http::published_card(&self.card).to_string());
+        let card_json =
+            Bytes::from(http::published_card(&self.card, self.config.generations).to_string());
         A2aServer {
             inner: Arc::new(Inner {
                 agent: Arc::new(self.agent),

@@ -187,7 +187,11 @@ pub(super) async fn rest<A: AgentExecutor>(
         return *challenge;
     }
     let checks = version::requested(&headers, uri.query()).and_then(|v| match v {
-        Version::V1_0 => version::check_extensions(&inner.card, &headers),
+        Version::V1_0 => inner
+            .config
+            .generations
+            .check(Version::V1_0)
+            .and_then(|()| version::check_extensions(&inner.card, &headers)),
         Version::V0_3 => Err(RpcError::version_not_supported(
             Version::V0_3.as_str(),
             &[Version::V1_0.as_str()],

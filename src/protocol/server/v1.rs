@@ -190,7 +190,10 @@ pub(super) fn extended_card<A: AgentExecutor>(inner: &Inner<A>) -> Result<Value,
             "this agent's card does not offer an extended card (capabilities.extendedAgentCard)",
         ));
     }
-    Ok(http::published_card(inner.extended_card()?))
+    Ok(http::published_card(
+        inner.extended_card()?,
+        inner.config.generations,
+    ))
 }
 
 /// One logged event as a v1.0 `StreamResponse`.

@@ -28,6 +28,66 @@ impl Version {
 /// The versions spoken here, for error messages.
 pub const SUPPORTED: [&str; 2] = [VERSION_1_0, VERSION_0_3];
 
+/// Which generations a server speaks: both by default; one of them to stand in for an
+/// agent of that generation (the example agents' `--protocol`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Generations {
+    #[default]
+    Both,
+    /// A2A 1.0 only (JSON-RPC and HTTP+JSON): a v1.0 card, v0.3 requests refused.
+    V1_0,
+    /// A2A 0.3 only (JSON-RPC): a v0.3 card, v1.0 requests refused.
+    V0_3,
+}
+
+impl Generations {
+    /// `both`, `1.0` or `0.3`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "both" => Some(Self::Both),
+            "1.0" => Some(Self::V1_0),
+            "0.3" => Some(Self::V0_3),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Both => "both",
+            Self::V1_0 => VERSION_1_0,
+            Self::V0_3 => VERSION_0_3,
+        }
+    }
+
+    pub fn serves(self, v: Version) -> bool {
+        match self {
+            Self::Both => true,
+            Self::V1_0 => v == Version::V1_0,
+            Self::V0_3 => v == Version::V0_3,
+        }
+    }
+
+    /// The versions spoken, for error messages.
+    pub fn supported(self) -> &'static [&'static str] {
+        match self {
+            Self::Both => &SUPPORTED,
+            Self::V1_0 => &[VERSION_1_0],
+            Self::V0_3 => &[VERSION_0_3],
+        }
+    }
+
+    /// VersionNotSupported (-32009) when `v` is not spoken here.
+    pub fn check(self, v: Version) -> Result<(), RpcError> {
+        if self.serves(v) {
+            return Ok(());
+        }
+        Err(RpcError::version_not_supported(
+            v.as_str(),
+            self.supported(),
+        ))
+    }
+}
+
 const VERSION_PARAM: &str = "A2A-Version";
 
 /// The `A2A-Version` of a request: the header, else the query parameter; none or empty

@@ -532,7 +532,16 @@ async fn a_retry_after_a_dropped_answer_does_not_run_the_step_twice() {
 /// streamed chunks arrive live and in order, and its question is answered on its task.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_v1_only_sdk_agent_is_discovered_streamed_and_asked() {
-    let py = crate::util::python_v1_agent(0.01).await;
+    v1_sdk_agent_streamed_and_asked(crate::util::python_v1_agent(0.01).await).await;
+}
+
+/// The same over HTTP+JSON: the SDK's REST routes alone.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_v1_sdk_agent_over_http_json_is_streamed_and_asked() {
+    v1_sdk_agent_streamed_and_asked(crate::util::python_v1_rest_agent(0.01).await).await;
+}
+
+async fn v1_sdk_agent_streamed_and_asked(py: crate::util::SdkAgent) {
     let engine = engine_for(&[("v1", &py.url)]).await;
     let wf = workflow(
         "[steps.words]\nagent = \"v1\"\nmessage = \"one two three\"\n\
@@ -584,7 +593,86 @@ async fn a_v1_only_sdk_agent_is_discovered_streamed_and_asked() {
 /// A cancel reaches the v1.0-only agent's task (`CancelTask`), which ends canceled.
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_reaches_a_v1_only_sdk_agent() {
-    let py = crate::util::python_v1_agent(0.2).await;
+    cancel_reaches_v1_sdk_agent(crate::util::python_v1_agent(0.2).await).await;
+}
+
+/// The same over HTTP+JSON (`POST /tasks/{id}:cancel`).
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_reaches_a_v1_sdk_agent_over_http_json() {
+    cancel_reaches_v1_sdk_agent(crate::util::python_v1_rest_agent(0.2).await).await;
+}
+
+/// A step whose task the SDK agent fails is sent again and completes: over JSON-RPC and
+/// over HTTP+JSON.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_v1_sdk_agent_is_retried_on_both_bindings() {
+    let (rpc, rest) = tokio::join!(
+        crate::util::python_v1_agent(0.0),
+        crate::util::python_v1_rest_agent(0.0)
+    );
+    let engine = engine_for(&[("rpc", &rpc.url), ("rest", &rest.url)]).await;
+    let wf = workflow(
+        "[steps.a]\nagent = \"rpc\"\nmessage = \"fail once then work\"\nretry = { max_attempts = 2, initial = \"10ms\" }\n\
+         [steps.b]\nagent = \"rest\"\nmessage = \"fail once then work\"\nretry = { max_attempts = 2, initial = \"10ms\" }\n",
+    );
+    let mut handle = start(&engine, wf);
+    let events = run_to_end(&mut handle).await;
+    assert_eq!(final_state(&events).0, RunState::Completed, "{events:#?}");
+    for step in ["a", "b"] {
+        assert_eq!(assembled(&events, step), "fail once then work");
+        let retried = events
+            .iter()
+            .any(|e| matches!(e, RunEvent::Step { step: s, attempt: 2, .. } if s.as_str() == step));
+        assert!(retried, "{step} was retried: {events:#?}");
+    }
+}
+
+/// The stream of a step on an SDK 1.x agent breaks mid-way (a proxy cuts the
+/// connection): the step resubscribes (SubscribeToTask; over HTTP+JSON
+/// `POST /tasks/{id}:subscribe`) and its artifact is whole, each chunk once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dropped_stream_from_a_v1_sdk_agent_is_resumed_without_loss_or_repeats() {
+    let ((rpc, rpc_cuts), (rest, rest_cuts)) = tokio::join!(
+        crate::util::python_v1_agent_behind_a_cut(0.1, "jsonrpc", b"SendStreamingMessage", 4),
+        crate::util::python_v1_agent_behind_a_cut(0.1, "rest", b"message:stream", 4),
+    );
+    let engine = engine_for(&[("rpc", &rpc.url), ("rest", &rest.url)]).await;
+    let text = "one two three four five six seven";
+    let wf = workflow(&format!(
+        "[steps.a]\nagent = \"rpc\"\nmessage = \"{text}\"\n[steps.b]\nagent = \"rest\"\nmessage = \"{text}\"\n"
+    ));
+    let mut handle = start(&engine, wf);
+    let events = run_to_end(&mut handle).await;
+    assert_eq!(final_state(&events).0, RunState::Completed, "{events:#?}");
+    assert_eq!(
+        rpc_cuts.load(Ordering::SeqCst),
+        1,
+        "the JSON-RPC stream was cut"
+    );
+    assert_eq!(
+        rest_cuts.load(Ordering::SeqCst),
+        1,
+        "the HTTP+JSON stream was cut"
+    );
+    for step in ["a", "b"] {
+        assert_eq!(assembled(&events, step), text, "{step}: {events:#?}");
+        let attempts: Vec<u32> = events
+            .iter()
+            .filter_map(|e| match e {
+                RunEvent::Step {
+                    step: s, attempt, ..
+                } if s.as_str() == step => Some(*attempt),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            attempts.iter().all(|a| *a == 1),
+            "{step} was resumed, not sent again: {attempts:?}"
+        );
+    }
+}
+
+async fn cancel_reaches_v1_sdk_agent(py: crate::util::SdkAgent) {
     let engine = engine_for(&[("v1", &py.url)]).await;
     let words = (0..50)
         .map(|i| format!("w{i}"))

@@ -115,8 +115,20 @@ pub(crate) async fn orchestra_with(
         "[agents.one]\nurl = \"{}\"\n[agents.two]\nurl = \"{}\"\n",
         one.url, two.url
     );
+    let mut o = orchestra_on(workflows, toml, configure).await;
+    o._agents = vec![one, two];
+    o
+}
+
+/// An orchestrator (in memory, on a free port) with `workflows` over the agents of
+/// `toml`, which the caller keeps running.
+pub(crate) async fn orchestra_on(
+    workflows: &[&str],
+    toml: String,
+    configure: impl FnOnce(&mut HostConfig),
+) -> Orchestra {
     let (agents, diags) = load_agents("agents.toml", &toml);
-    assert!(diags.is_empty());
+    assert!(diags.is_empty(), "{diags:?}");
     let workflows: Vec<Arc<Workflow>> = workflows
         .iter()
         .map(|w| {
@@ -156,7 +168,7 @@ pub(crate) async fn orchestra_with(
     tokio::spawn(async move { axum::serve(listener, router).await });
     Orchestra {
         url,
-        _agents: vec![one, two],
+        _agents: Vec::new(),
         config,
         workflows,
         agents_toml: toml,

@@ -40,6 +40,88 @@ async fn v1_card_lists_both_generations() {
     scenario("card").await;
 }
 
+/// Our server set to serve A2A 1.0 only (as `--protocol 1.0` sets the example agents):
+/// a strict v1.0 card the SDK reads and calls on both bindings; v0.3 refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn v1_only_server_is_a_v1_agent_to_the_sdk_and_refuses_v0_3() {
+    use a2a_orchestrator::protocol::server::Generations;
+    let agent = serve(
+        EchoAgent {
+            word_delay: std::time::Duration::from_millis(5),
+        },
+        echo_card,
+        ServerConfig {
+            generations: Generations::V1_0,
+            ..ServerConfig::default()
+        },
+    )
+    .await;
+    for binding in BINDINGS {
+        let (ok, output) =
+            run_python_v1("sdk1_client.py", &[&agent.url, binding, "v1_only_card"]).await;
+        assert!(ok, "over {binding}:\n{output}");
+    }
+    let old = crate::util::post_raw(
+        &agent.url,
+        crate::util::rpc(
+            "message/send",
+            serde_json::json!({"message": {"kind": "message", "messageId": "m", "role": "user", "parts": [{"kind": "text", "text": "hi"}]}}),
+        )
+        .to_string(),
+    )
+    .await;
+    assert_eq!(old.1["error"]["code"], -32009, "{:?}", old.1);
+}
+
+/// And set to A2A 0.3 only: a plain v0.3 card (the 0.3 SDK's models read it), v1.0
+/// refused on both bindings.
+#[tokio::test(flavor = "multi_thread")]
+async fn v0_3_only_server_has_a_v0_3_card_and_refuses_v1_0() {
+    use a2a_orchestrator::protocol::server::Generations;
+    let agent = serve(
+        EchoAgent {
+            word_delay: std::time::Duration::from_millis(5),
+        },
+        echo_card,
+        ServerConfig {
+            generations: Generations::V0_3,
+            ..ServerConfig::default()
+        },
+    )
+    .await;
+    let card: serde_json::Value = reqwest::get(format!("{}.well-known/agent-card.json", agent.url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(card.get("supportedInterfaces").is_none(), "{card}");
+    crate::schema::assert_valid("AgentCard", &card);
+    let v1 = reqwest::Client::new()
+        .post(&agent.url)
+        .header("A2A-Version", "1.0")
+        .json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}))
+        .send()
+        .await
+        .unwrap()
+        .json::<serde_json::Value>()
+        .await
+        .unwrap();
+    assert_eq!(v1["error"]["code"], -32009, "{v1}");
+    let rest = reqwest::Client::new()
+        .get(format!("{}tasks/x", agent.url))
+        .header("A2A-Version", "1.0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), 400);
+    let body: serde_json::Value = rest.json().await.unwrap();
+    assert_eq!(
+        body["error"]["details"][0]["reason"], "VERSION_NOT_SUPPORTED",
+        "{body}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_send_blocking() {
     scenario("send_blocking").await;

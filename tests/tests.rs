@@ -21,6 +21,7 @@ mod connect;
 mod durable;
 mod engine;
 mod errors;
+mod fleet;
 mod fuzz;
 mod host;
 mod js_client;

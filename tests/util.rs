@@ -209,7 +209,7 @@ pub fn js_dir() -> &'static Path {
         let wanted = std::fs::read_to_string(source.join("package-lock.json"))
             .expect("tests/js/package-lock.json");
         let marker = dir.join(".installed-lock");
-        for file in ["package.json", "package-lock.json", "client.mjs"] {
+        for file in ["package.json", "package-lock.json", "client.mjs", "agent.mjs"] {
             std::fs::copy(source.join(file), dir.join(file))
                 .unwrap_or_else(|e| panic!("copying tests/js/{file}: {e}"));
         }
@@ -294,32 +294,129 @@ async fn run_script(python: &Path, script: &str, args: &[&str]) -> (bool, String
     finish(cmd, script, args, "start python").await
 }
 
-/// An agent written with the official Python SDK, running until dropped.
-pub struct PythonAgent {
+/// An agent written with an official SDK (Python or JavaScript), running until dropped.
+pub struct SdkAgent {
     pub url: String,
     _child: tokio::process::Child,
 }
 
 /// Starts `tests/python/sdk_agent.py` (SDK 0.3) with `delay` seconds between words.
-pub async fn python_agent(delay: f64) -> PythonAgent {
-    start_python_agent(python(), "sdk_agent.py", delay).await
+pub async fn python_agent(delay: f64) -> SdkAgent {
+    start_python_agent(python(), "sdk_agent.py", &[&delay.to_string()]).await
 }
 
 /// Starts `tests/python/sdk1_agent.py` (SDK 1.x, v1.0 only) with `delay` seconds
 /// between words.
-pub async fn python_v1_agent(delay: f64) -> PythonAgent {
-    start_python_agent(python_v1(), "sdk1_agent.py", delay).await
+pub async fn python_v1_agent(delay: f64) -> SdkAgent {
+    start_python_agent(python_v1(), "sdk1_agent.py", &[&delay.to_string()]).await
 }
 
-async fn start_python_agent(python: &Path, script: &str, delay: f64) -> PythonAgent {
-    let mut child = tokio::process::Command::new(python)
-        .arg(Path::new(ROOT).join("tests/python").join(script))
-        .arg(delay.to_string())
+/// Like [`python_v1_agent`], serving HTTP+JSON (the SDK's REST routes) only.
+pub async fn python_v1_rest_agent(delay: f64) -> SdkAgent {
+    start_python_agent(python_v1(), "sdk1_agent.py", &[&delay.to_string(), "rest"]).await
+}
+
+/// The SDK 1.x agent on `binding` (`jsonrpc`, `rest`) behind a TCP proxy that cuts the
+/// connection of the first streaming call (`marker` in its request) once `after` SSE
+/// events have passed; its card names the proxy, so every call goes through it.
+/// Returns the agent (at the proxy's URL) and the number of cuts made.
+pub async fn python_v1_agent_behind_a_cut(
+    delay: f64,
+    binding: &str,
+    marker: &'static [u8],
+    after: usize,
+) -> (SdkAgent, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let public = format!("http://{}/", listener.local_addr().unwrap());
+    let mut agent = start_python_agent(
+        python_v1(),
+        "sdk1_agent.py",
+        &[&delay.to_string(), binding, &public],
+    )
+    .await;
+    let target = agent
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    agent.url = public;
+    let armed = Arc::new(AtomicBool::new(true));
+    let cuts = Arc::new(AtomicUsize::new(0));
+    let counted = cuts.clone();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let Ok(server) = tokio::net::TcpStream::connect(&target).await else {
+                continue;
+            };
+            let (armed, cuts) = (armed.clone(), counted.clone());
+            tokio::spawn(async move {
+                let (mut cr, mut cw) = client.into_split();
+                let (mut sr, mut sw) = server.into_split();
+                let streaming = Arc::new(AtomicBool::new(false));
+                let seen = streaming.clone();
+                let up = tokio::spawn(async move {
+                    let mut buf = vec![0u8; 16 * 1024];
+                    while let Ok(n) = cr.read(&mut buf).await {
+                        if n == 0 || sw.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                        if buf[..n].windows(marker.len()).any(|w| w == marker) {
+                            seen.store(true, Ordering::SeqCst);
+                        }
+                    }
+                });
+                let mut buf = vec![0u8; 16 * 1024];
+                let mut events = 0;
+                while let Ok(n) = sr.read(&mut buf).await {
+                    if n == 0 || cw.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
+                    if streaming.load(Ordering::SeqCst) {
+                        events += buf[..n].windows(5).filter(|w| w == b"data:").count();
+                        if events >= after && armed.swap(false, Ordering::SeqCst) {
+                            cuts.fetch_add(1, Ordering::SeqCst);
+                            break;
+                        }
+                    }
+                }
+                up.abort();
+            });
+        }
+    });
+    (agent, cuts)
+}
+
+/// Starts `tests/js/agent.mjs` (the official @a2a-js/sdk 1.x with Express, A2A 1.0 on
+/// JSON-RPC and HTTP+JSON, `first` listed first on its card) with `delay_ms` between
+/// words.
+pub async fn js_agent(delay_ms: u64, first: &str) -> SdkAgent {
+    let dir = js_dir();
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg(dir.join("agent.mjs"))
+        .arg(delay_ms.to_string())
+        .arg(first)
+        .current_dir(dir);
+    start_agent(cmd, "the @a2a-js/sdk agent (node)").await
+}
+
+async fn start_python_agent(python: &Path, script: &str, args: &[&str]) -> SdkAgent {
+    let mut cmd = tokio::process::Command::new(python);
+    cmd.arg(Path::new(ROOT).join("tests/python").join(script))
+        .args(args);
+    start_agent(cmd, "the Python SDK agent").await
+}
+
+/// Starts an agent process that prints `PORT <n>` once it serves on 127.0.0.1.
+async fn start_agent(mut cmd: tokio::process::Command, what: &str) -> SdkAgent {
+    let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
         .spawn()
-        .expect("start the Python SDK agent");
+        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
     let stdout = child.stdout.take().unwrap();
     let mut lines = BufReader::new(stdout).lines();
     let port = tokio::time::timeout(Duration::from_secs(60), async {
@@ -328,11 +425,11 @@ async fn start_python_agent(python: &Path, script: &str, delay: f64) -> PythonAg
                 return p.trim().to_owned();
             }
         }
-        panic!("the Python SDK agent exited before listening");
+        panic!("{what} exited before listening");
     })
     .await
-    .expect("the Python SDK agent did not start within 60 s");
-    PythonAgent {
+    .unwrap_or_else(|_| panic!("{what} did not start within 60 s"));
+    SdkAgent {
         url: format!("http://127.0.0.1:{port}/"),
         _child: child,
     }

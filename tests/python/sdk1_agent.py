@@ -3,10 +3,14 @@ defaults: A2A v1.0 only, JSON-RPC, a card with `supportedInterfaces` and no v0.3
 fields — the kind of agent most agents written from now on are.
 
 It streams the words of the text it receives back as chunks of one artifact, DELAY
-seconds apart, asks what to echo when the text says "ask me" (input-required), and
+seconds apart, asks what to echo when the text says "ask me" (input-required), fails
+the first task whose text says "fail once" (the next one with that text succeeds), and
 supports cancel. Started by the Rust tests:
 
-    python sdk1_agent.py [DELAY_SECONDS]
+    python sdk1_agent.py [DELAY_SECONDS] [jsonrpc|rest] [PUBLIC_URL]
+
+It serves the one binding given (JSON-RPC by default), as the SDK sets it up; its card
+names PUBLIC_URL when given (a proxy in front of it), else its own address.
 
 It binds 127.0.0.1 on a free port and prints `PORT <n>` once it is serving.
 """
@@ -24,10 +28,14 @@ from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes.agent_card_routes import create_agent_card_routes
 from a2a.server.routes.jsonrpc_routes import create_jsonrpc_routes
+from a2a.server.routes.rest_routes import create_rest_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TaskState
 
 DELAY = float(sys.argv[1]) if len(sys.argv) > 1 else 0.05
+BINDING = sys.argv[2] if len(sys.argv) > 2 else "jsonrpc"
+PUBLIC_URL = sys.argv[3] if len(sys.argv) > 3 else None
+FAILED_ONCE: set[str] = set()
 
 
 class WordsExecutor(AgentExecutor):
@@ -45,6 +53,12 @@ class WordsExecutor(AgentExecutor):
             )
             return
         await updater.start_work()
+        if "fail once" in text.lower() and text not in FAILED_ONCE:
+            FAILED_ONCE.add(text)
+            await updater.failed(
+                new_text_message("a simulated outage", context_id=task.context_id, task_id=task.id)
+            )
+            return
         words = text.split()
         for i, word in enumerate(words):
             await asyncio.sleep(DELAY)
@@ -76,8 +90,8 @@ def main() -> None:
         version="1.0.0",
         supported_interfaces=[
             AgentInterface(
-                url=f"http://127.0.0.1:{port}/",
-                protocol_binding="JSONRPC",
+                url=PUBLIC_URL or f"http://127.0.0.1:{port}/",
+                protocol_binding="HTTP+JSON" if BINDING == "rest" else "JSONRPC",
                 protocol_version="1.0",
             )
         ],
@@ -96,7 +110,10 @@ def main() -> None:
     handler = DefaultRequestHandler(
         agent_executor=WordsExecutor(), task_store=InMemoryTaskStore(), agent_card=card
     )
-    routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, "/")
+    if BINDING == "rest":
+        routes = create_agent_card_routes(card) + create_rest_routes(handler)
+    else:
+        routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, "/")
     app = Starlette(routes=routes)
     config = uvicorn.Config(app, log_level="warning")
     server = uvicorn.Server(config)

@@ -108,6 +108,20 @@ async def scenario_card(http, base, binding):
     check(card.capabilities.streaming, "streaming declared")
 
 
+async def scenario_v1_only_card(http, base, binding):
+    """A server of ours set to A2A 1.0 only: its card is a v1.0 card with nothing else
+    (parsed strictly), and the SDK's client works with it."""
+    text = (await http.get(base + "/.well-known/agent-card.json")).text
+    card = strict(text, AgentCard())
+    seen = [(i.protocol_binding, i.protocol_version) for i in card.supported_interfaces]
+    check(seen == [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0")], f"v1.0 interfaces only: {seen}")
+    _, client = await make_client(http, base, binding, streaming=True)
+    events = await send(client, "only the new generation")
+    chunks = [e.artifact_update for e in events if e.HasField("artifact_update")]
+    text = "".join(p.text for c in chunks for p in c.artifact.parts)
+    check(text == "only the new generation", text)
+
+
 async def scenario_send_blocking(http, base, binding):
     _, client = await make_client(http, base, binding, streaming=False)
     events = await send(client, "hello v1 world")

@@ -1,0 +1,196 @@
+//! A mixed fleet in one run: agents of both A2A generations, on both v1.0 bindings,
+//! written with the official SDKs (Python a2a-sdk 0.3.26 and 1.3.0, @a2a-js/sdk 1.x)
+//! and with ours in each mode, called in parallel through the orchestrator and fanned
+//! in live to its upstream client.
+
+use std::time::Duration;
+
+use a2a_orchestrator::protocol::server::{Generations, ServerConfig};
+use a2a_orchestrator::protocol::types::*;
+use a2a_orchestrator::registry::env::ProcessEnv;
+use a2a_orchestrator::registry::{Registry, RegistryOptions};
+use futures::StreamExt;
+
+use crate::echo_agent::{EchoAgent, echo_card};
+use crate::host::{client, orchestra_on};
+
+/// One step per agent, all in parallel, then a join on ours.
+const FLEET: &str = r#"
+[workflow]
+id = "fleet"
+name = "Fleet"
+description = "Every kind of agent at once"
+[steps.py03]
+agent = "py03"
+message = "p one p two p three"
+[steps.py1]
+agent = "py1"
+message = "q one q two q three"
+[steps.py1rest]
+agent = "py1rest"
+message = "r one r two r three"
+[steps.js]
+agent = "js"
+message = "j one j two j three"
+[steps.ours1]
+agent = "ours1"
+message = "s one s two s three"
+[steps.ours03]
+agent = "ours03"
+message = "t one t two t three"
+[steps.oursrest]
+agent = "oursrest"
+message = "u one u two u three"
+[steps.join]
+agent = "ours1"
+needs = ["py03", "py1", "py1rest", "js", "ours1", "ours03", "oursrest"]
+message = "{{ steps.py03.text }} | {{ steps.py1.text }} | {{ steps.py1rest.text }} | {{ steps.js.text }} | {{ steps.ours1.text }} | {{ steps.ours03.text }} | {{ steps.oursrest.text }}"
+[output]
+text = "{{ steps.join.text }}"
+"#;
+
+async fn ours(generations: Generations) -> crate::util::Running<EchoAgent> {
+    crate::util::serve(
+        EchoAgent {
+            word_delay: Duration::from_millis(40),
+        },
+        echo_card,
+        ServerConfig {
+            generations,
+            ..ServerConfig::default()
+        },
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mixed_fleet_runs_in_parallel_and_fans_in_live() {
+    let (py03, py1, py1rest, js) = tokio::join!(
+        crate::util::python_agent(0.05),
+        crate::util::python_v1_agent(0.05),
+        crate::util::python_v1_rest_agent(0.05),
+        crate::util::js_agent(50, "rest"),
+    );
+    let ours1 = ours(Generations::V1_0).await;
+    let ours03 = ours(Generations::V0_3).await;
+    let both = ours(Generations::Both).await;
+    let toml = format!(
+        "[agents.py03]\nurl = \"{}\"\n[agents.py1]\nurl = \"{}\"\n[agents.py1rest]\nurl = \"{}\"\n\
+         [agents.js]\nurl = \"{}\"\n[agents.ours1]\nurl = \"{}\"\n[agents.ours03]\nurl = \"{}\"\n\
+         [agents.oursrest]\nurl = \"{}\"\nbinding = \"http+json\"\n",
+        py03.url, py1.url, py1rest.url, js.url, ours1.url, ours03.url, both.url
+    );
+
+    // Each agent is called with the interface its card and agents.toml choose.
+    let (file, diags) = a2a_orchestrator::registry::config::load_str("agents.toml", &toml);
+    assert!(diags.is_empty(), "{diags:?}");
+    let registry =
+        Registry::discover(&file.unwrap(), &ProcessEnv, RegistryOptions::default()).await;
+    let chosen: Vec<(String, String)> = registry
+        .statuses()
+        .into_iter()
+        .map(|s| {
+            let how = format!(
+                "{} {}",
+                s.protocol.unwrap_or_default(),
+                s.binding.unwrap_or_default()
+            );
+            (s.name, how)
+        })
+        .collect();
+    registry.shutdown().await;
+    let want: Vec<(String, String)> = [
+        ("py03", "0.3 JSONRPC"),
+        ("py1", "1.0 JSONRPC"),
+        ("py1rest", "1.0 HTTP+JSON"),
+        ("js", "1.0 HTTP+JSON"),
+        ("ours1", "1.0 JSONRPC"),
+        ("ours03", "0.3 JSONRPC"),
+        ("oursrest", "1.0 HTTP+JSON"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_owned(), b.to_owned()))
+    .collect();
+    assert_eq!(chosen, want);
+
+    let o = orchestra_on(&[FLEET], toml, |_| {}).await;
+    let (c, _) = client(&o.url).await;
+    let mut message = Message::user_text("go");
+    let mut data = serde_json::Map::new();
+    data.insert("workflow".into(), "fleet".into());
+    message.parts.push(Part::data(data));
+    let mut stream = c
+        .send_message_stream(&MessageSendParams::new(message))
+        .await
+        .unwrap();
+    let mut events = Vec::new();
+    while let Some(e) = tokio::time::timeout(Duration::from_secs(60), stream.next())
+        .await
+        .expect("the run goes on")
+    {
+        events.push(e.unwrap());
+    }
+    let StreamEvent::StatusUpdate(last) = events.last().unwrap() else {
+        panic!("ends with a status: {events:#?}")
+    };
+    assert_eq!(last.status.state, TaskState::Completed, "{events:#?}");
+
+    // Every agent's three chunks arrived, as they came, before the run ended.
+    let chunks: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ArtifactUpdate(a) => a
+                .artifact
+                .metadata
+                .as_ref()
+                .and_then(|m| m.get("step")?.as_str().map(str::to_owned)),
+            _ => None,
+        })
+        .collect();
+    for step in [
+        "py03", "py1", "py1rest", "js", "ours1", "ours03", "oursrest",
+    ] {
+        let n = chunks.iter().filter(|s| *s == step).count();
+        assert!(
+            n >= 3,
+            "{step}'s chunks were relayed live ({n}): {chunks:?}"
+        );
+    }
+    // Fanned in as they came: the parallel steps' chunks are interleaved.
+    let first_end = [
+        "py03", "py1", "py1rest", "js", "ours1", "ours03", "oursrest",
+    ]
+    .iter()
+    .map(|s| chunks.iter().rposition(|c| c == s).unwrap())
+    .min()
+    .unwrap();
+    let last_start = [
+        "py03", "py1", "py1rest", "js", "ours1", "ours03", "oursrest",
+    ]
+    .iter()
+    .map(|s| chunks.iter().position(|c| c == s).unwrap())
+    .max()
+    .unwrap();
+    assert!(
+        last_start < first_end,
+        "every step had started streaming before any had finished: {chunks:?}"
+    );
+
+    let result: String = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ArtifactUpdate(a) if a.artifact.artifact_id.as_str() == "result" => Some(
+                a.artifact
+                    .parts
+                    .iter()
+                    .filter_map(Part::as_text)
+                    .collect::<String>(),
+            ),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        result,
+        "p one p two p three | q one q two q three | r one r two r three | j one j two j three | s one s two s three | t one t two t three | u one u two u three"
+    );
+}

@@ -1,0 +1,132 @@
+// A downstream A2A agent written with the official JavaScript SDK (@a2a-js/sdk 1.x) and
+// its defaults: A2A v1.0, JSON-RPC and HTTP+JSON mounted with the SDK's Express
+// handlers, a card with `supportedInterfaces`. It streams the words of the text it
+// receives back as chunks of one artifact, DELAY_MS apart, and honours cancel.
+//
+//     node agent.mjs [DELAY_MS] [jsonrpc|rest]
+//
+// The binding named is listed first on the card. It binds 127.0.0.1 on a free port and
+// prints `PORT <n>` once it is serving.
+
+import express from 'express';
+import { AGENT_CARD_PATH, TaskState } from '@a2a-js/sdk';
+import {
+  AgentEvent,
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+} from '@a2a-js/sdk/server';
+import {
+  UserBuilder,
+  agentCardHandler,
+  jsonRpcHandler,
+  restHandler,
+} from '@a2a-js/sdk/server/express';
+
+const DELAY_MS = Number(process.argv[2] ?? 50);
+const FIRST = process.argv[3] ?? 'jsonrpc';
+
+const text = (value) => ({
+  content: { $case: 'text', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'text/plain',
+});
+
+class WordsExecutor {
+  canceled = new Set();
+
+  cancelTask = async (taskId) => {
+    this.canceled.add(taskId);
+  };
+
+  async execute(ctx, bus) {
+    const { taskId, contextId, userMessage } = ctx;
+    const status = (state) =>
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: { state, timestamp: new Date().toISOString(), message: undefined },
+        metadata: undefined,
+      });
+    if (!ctx.task) {
+      bus.publish(
+        AgentEvent.task({
+          id: taskId,
+          contextId,
+          status: { state: TaskState.TASK_STATE_SUBMITTED, timestamp: new Date().toISOString(), message: undefined },
+          artifacts: [],
+          history: [userMessage],
+          metadata: undefined,
+        })
+      );
+    }
+    bus.publish(status(TaskState.TASK_STATE_WORKING));
+    const said = userMessage.parts
+      .filter((p) => p.content?.$case === 'text')
+      .map((p) => p.content.value)
+      .join(' ');
+    const words = said.split(/\s+/).filter((w) => w.length > 0);
+    try {
+      for (let i = 0; i < words.length; i++) {
+        await new Promise((r) => setTimeout(r, DELAY_MS));
+        if (this.canceled.has(taskId)) {
+          bus.publish(status(TaskState.TASK_STATE_CANCELED));
+          return;
+        }
+        bus.publish(
+          AgentEvent.artifactUpdate({
+            taskId,
+            contextId,
+            artifact: {
+              artifactId: 'words',
+              name: 'words',
+              description: '',
+              parts: [text(i === 0 ? words[i] : ' ' + words[i])],
+              metadata: undefined,
+              extensions: [],
+            },
+            append: i > 0,
+            lastChunk: i === words.length - 1,
+            metadata: undefined,
+          })
+        );
+      }
+      bus.publish(status(TaskState.TASK_STATE_COMPLETED));
+    } finally {
+      this.canceled.delete(taskId);
+    }
+  }
+}
+
+const app = express();
+const server = app.listen(0, '127.0.0.1', () => {
+  const port = server.address().port;
+  const base = `http://127.0.0.1:${port}`;
+  const interfaces = [
+    { url: `${base}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
+    { url: `${base}/a2a/rest`, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '1.0' },
+  ];
+  if (FIRST === 'rest') interfaces.reverse();
+  const card = {
+    name: 'JS SDK words agent',
+    description: 'Streams words back (official @a2a-js/sdk 1.x)',
+    supportedInterfaces: interfaces,
+    version: '1.0.0',
+    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    securitySchemes: {},
+    securityRequirements: [],
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: [
+      { id: 'words', name: 'Words', description: 'Streams the words back', tags: ['test'], examples: [], inputModes: [], outputModes: [], securityRequirements: [] },
+    ],
+    documentationUrl: '',
+    signatures: [],
+  };
+  const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new WordsExecutor());
+  const userBuilder = UserBuilder.noAuthentication;
+  app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: requestHandler }));
+  app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler, userBuilder }));
+  app.use('/a2a/rest', restHandler({ requestHandler, userBuilder }));
+  console.log(`PORT ${port}`);
+});

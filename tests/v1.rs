@@ -674,18 +674,24 @@ async fn floods_of_parts_are_refused_and_memory_comes_back() {
 /// extended card.
 #[tokio::test]
 async fn our_client_speaks_v1_0_throughout_over_jsonrpc() {
-    our_client_speaks_v1_0_throughout(Binding::JsonRpc, "").await;
+    our_client_speaks_v1_0_throughout(a2a_orchestrator::protocol::client::Binding::JsonRpc, "")
+        .await;
 }
 
 /// The same over HTTP+JSON, with a tenant in the path.
 #[tokio::test]
 async fn our_client_speaks_v1_0_throughout_over_http_json() {
-    our_client_speaks_v1_0_throughout(Binding::HttpJson, "acme").await;
+    our_client_speaks_v1_0_throughout(
+        a2a_orchestrator::protocol::client::Binding::HttpJson,
+        "acme",
+    )
+    .await;
 }
 
-use a2a_orchestrator::protocol::client::Binding;
-
-async fn our_client_speaks_v1_0_throughout(binding: Binding, tenant: &str) {
+async fn our_client_speaks_v1_0_throughout(
+    binding: a2a_orchestrator::protocol::client::Binding,
+    tenant: &str,
+) {
     use a2a_orchestrator::protocol::client::{A2aClient, ClientConfig, Interface, Protocol};
     use a2a_orchestrator::protocol::types::*;
     use futures::StreamExt;
@@ -820,6 +826,70 @@ async fn our_client_speaks_v1_0_throughout(binding: Binding, tenant: &str) {
     assert_eq!(
         e.rpc().map(|e| e.code),
         Some(a2a_orchestrator::protocol::ErrorCode::UNSUPPORTED_OPERATION),
+        "{e}"
+    );
+}
+
+/// A card that offers v1.0 first at an agent that turns it down: the client falls back
+/// to the card's v0.3 interface on VersionNotSupported, and stays there.
+#[tokio::test]
+async fn the_client_falls_back_to_v0_3_when_v1_0_is_turned_down() {
+    use a2a_orchestrator::protocol::client::{
+        A2aClient, ClientConfig, Interface, Protocol, http_client,
+    };
+    use a2a_orchestrator::protocol::server::Generations;
+    use a2a_orchestrator::protocol::types::*;
+    let agent = crate::util::serve(
+        EchoAgent {
+            word_delay: Duration::ZERO,
+        },
+        echo_card,
+        ServerConfig {
+            generations: Generations::V0_3,
+            ..ServerConfig::default()
+        },
+    )
+    .await;
+    let c = A2aClient::with_interfaces(
+        http_client(),
+        vec![
+            Interface::jsonrpc(&agent.url, Protocol::V1_0),
+            Interface::jsonrpc(&agent.url, Protocol::V0_3),
+        ],
+        ClientConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(c.protocol(), Protocol::V1_0);
+    let sent = c
+        .send_message(&MessageSendParams::new(Message::user_text("fall back")))
+        .await
+        .unwrap();
+    let SendMessageResult::Task(task) = sent else {
+        panic!("a task")
+    };
+    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(c.protocol(), Protocol::V0_3, "it stays on v0.3");
+    let again = c
+        .clone()
+        .get_task(&TaskQueryParams::new(task.id))
+        .await
+        .unwrap();
+    assert_eq!(again.status.state, TaskState::Completed);
+
+    // With nothing to fall back to, the refusal is the caller's.
+    let only = A2aClient::with_interfaces(
+        http_client(),
+        vec![Interface::jsonrpc(&agent.url, Protocol::V1_0)],
+        ClientConfig::default(),
+    )
+    .unwrap();
+    let e = only
+        .send_message(&MessageSendParams::new(Message::user_text("no")))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.rpc().map(|e| e.code),
+        Some(a2a_orchestrator::protocol::ErrorCode::VERSION_NOT_SUPPORTED),
         "{e}"
     );
 }

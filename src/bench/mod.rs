@@ -178,6 +178,22 @@ async fn measure(
         over_v1.push(throughput(&host_v1, sizes.throughput_runs, 64).await?.0);
     }
 
+    // The agents called over each generation, in turns like the stores below: the
+    // same agents, pinned to 0.3 by a second orchestrator's agents file.
+    progress(&format!(
+        "agents: {STORE_ROUNDS} × {} diamond runs at concurrency 64 with the agents called over A2A 0.3, then 1.0",
+        sizes.throughput_runs
+    ));
+    let old = Serve::start_with(&options.exe, dir, "memory", process::AGENTS_V0_3).await?;
+    let old_host = old.upstream()?;
+    warm_up(&old_host).await?;
+    let (mut agents_v03, mut agents_v1) = (Vec::new(), Vec::new());
+    for _ in 0..STORE_ROUNDS {
+        agents_v03.push(throughput(&old_host, sizes.throughput_runs, 64).await?.0);
+        agents_v1.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
+    }
+    old.stop().await;
+
     // The two stores compared like with like: in turns, so that a slower or faster
     // spell of the machine falls on both, and the median of each.
     progress(&format!(
@@ -225,6 +241,8 @@ async fn measure(
         overhead_ms_per_step_p50_v1_0: round(overhead_v1_p50, 3),
         runs_per_sec_c64_v0_3: round(median(over_v03), 1),
         runs_per_sec_c64_v1_0: round(median(over_v1), 1),
+        runs_per_sec_c64_agents_v0_3: round(median(agents_v03), 1),
+        runs_per_sec_c64_agents_v1_0: round(median(agents_v1), 1),
     })
 }
 

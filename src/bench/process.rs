@@ -19,11 +19,16 @@ impl Scratch {
         let workflows = scratch.path.join("workflows");
         std::fs::create_dir_all(&workflows)
             .with_context(|| format!("cannot create {}", workflows.display()))?;
+        // The agents serve both generations: `agents.toml` lets the card choose (1.0),
+        // `agents-v0_3.toml` pins 0.3, for the comparison of the two downstream.
         let mut agents_toml = String::new();
+        let mut agents_v03 = String::new();
         for (name, url) in &agents.urls {
-            agents_toml.push_str(&format!(
-                "[agents.{name}]\nurl = \"{url}\"\nmax_concurrent = 100000\nhttp2 = true\n\n"
-            ));
+            let entry = format!(
+                "[agents.{name}]\nurl = \"{url}\"\nmax_concurrent = 100000\nhttp2 = true\n"
+            );
+            agents_toml.push_str(&format!("{entry}\n"));
+            agents_v03.push_str(&format!("{entry}protocol = \"0.3\"\n\n"));
         }
         let mut chain = String::from(
             "[workflow]\nid = \"chain\"\ndescription = \"ten steps, one after another\"\n",
@@ -37,7 +42,8 @@ impl Scratch {
             }
         }
         let files = [
-            ("agents.toml", agents_toml),
+            (AGENTS, agents_toml),
+            (AGENTS_V0_3, agents_v03),
             ("workflows/chain.toml", chain),
             ("workflows/diamond.toml", DIAMOND.to_owned()),
             ("workflows/fanout.toml", FANOUT.to_owned()),
@@ -52,6 +58,11 @@ impl Scratch {
         Ok(scratch)
     }
 }
+
+/// The agents file of the scratch directory: the card's choice of generation (1.0).
+pub(super) const AGENTS: &str = "agents.toml";
+/// The same agents, called over A2A 0.3.
+pub(super) const AGENTS_V0_3: &str = "agents-v0_3.toml";
 
 impl Drop for Scratch {
     fn drop(&mut self) {
@@ -127,6 +138,17 @@ pub(super) struct Serve {
 
 impl Serve {
     pub(super) async fn start(exe: &Path, dir: &Scratch, store: &str) -> anyhow::Result<Serve> {
+        Self::start_with(exe, dir, store, AGENTS).await
+    }
+
+    /// Like [`Serve::start`], with the agents of `agents` (a file of the scratch
+    /// directory).
+    pub(super) async fn start_with(
+        exe: &Path,
+        dir: &Scratch,
+        store: &str,
+        agents: &str,
+    ) -> anyhow::Result<Serve> {
         // A2A_BENCH_WRAP="valgrind --tool=massif" (say) runs serve under a profiler.
         let wrap = std::env::var("A2A_BENCH_WRAP").unwrap_or_default();
         let mut wrap = wrap.split_whitespace();
@@ -143,7 +165,7 @@ impl Serve {
             .arg("--workflows")
             .arg(dir.path.join("workflows"))
             .arg("--agents")
-            .arg(dir.path.join("agents.toml"))
+            .arg(dir.path.join(agents))
             .args(["--listen", "127.0.0.1:0", "--store", store])
             .args(["--name", "bench"])
             .stdin(std::process::Stdio::null())

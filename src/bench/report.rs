@@ -36,6 +36,11 @@ pub struct Report {
     /// measured in turns (the median of three each).
     pub runs_per_sec_c64_v0_3: f64,
     pub runs_per_sec_c64_v1_0: f64,
+    /// The c64 diamond throughput with the downstream agents called over each
+    /// generation (the card's choice, 1.0, or pinned to 0.3), in turns (the median of
+    /// three each).
+    pub runs_per_sec_c64_agents_v0_3: f64,
+    pub runs_per_sec_c64_agents_v1_0: f64,
 }
 
 /// A figure's target on a 2-core machine.
@@ -150,6 +155,18 @@ impl Report {
                 "runs/s",
                 Some(Goal::AtLeast(0.95 * self.runs_per_sec_c64_v0_3)),
             ),
+            row(
+                "runs_per_sec_c64_agents_v0_3",
+                self.runs_per_sec_c64_agents_v0_3,
+                "runs/s",
+                None,
+            ),
+            row(
+                "runs_per_sec_c64_agents_v1_0",
+                self.runs_per_sec_c64_agents_v1_0,
+                "runs/s",
+                Some(Goal::AtLeast(0.95 * self.runs_per_sec_c64_agents_v0_3)),
+            ),
         ]
     }
 }
@@ -220,6 +237,8 @@ mod tests {
             overhead_ms_per_step_p50_v1_0: 0.2,
             runs_per_sec_c64_v0_3: 100.0,
             runs_per_sec_c64_v1_0: 99.0,
+            runs_per_sec_c64_agents_v0_3: 100.0,
+            runs_per_sec_c64_agents_v1_0: 98.0,
         };
         let json = serde_json::to_string(&report).unwrap();
         let parsed: Map<String, Value> = serde_json::from_str(&json).unwrap();

@@ -41,11 +41,13 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         },
         if args.quick { ", --quick" } else { "" }
     );
+    let rows = report.rows();
+    let width = rows.iter().map(|r| r.key.len()).max().unwrap_or(0);
     println!(
-        "{:<26} {:>10} {:<6}  {:<10}",
+        "{:<width$} {:>10} {:<6}  {:<10}",
         "figure", "value", "unit", "target"
     );
-    for row in report.rows() {
+    for row in rows {
         let (target, verdict) = match row.goal {
             None => (String::new(), ""),
             Some(goal) => {
@@ -57,7 +59,7 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             }
         };
         println!(
-            "{:<26} {:>10} {:<6}  {target:<10} {verdict}",
+            "{:<width$} {:>10} {:<6}  {target:<10} {verdict}",
             row.key,
             trim(row.value),
             row.unit

@@ -135,10 +135,12 @@ async fn main() -> std::io::Result<()> {
         }
     };
     let url = format!("http://{}/", listener.local_addr()?);
-    println!(
-        "echo agent listening at {url} (A2A {})",
-        generations.as_str()
-    );
+    let speaks = match generations {
+        Generations::Both => "A2A 1.0 and 0.3",
+        Generations::V1_0 => "A2A 1.0 only",
+        Generations::V0_3 => "A2A 0.3 only",
+    };
+    println!("echo agent listening at {url} ({speaks})");
     let agent = EchoAgent {
         word_delay: Duration::from_millis(delay_ms),
     };

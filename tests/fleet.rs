@@ -194,3 +194,145 @@ async fn a_mixed_fleet_runs_in_parallel_and_fans_in_live() {
         "p one p two p three | q one q two q three | r one r two r three | j one j two j three | s one s two s three | t one t two t three | u one u two u three"
     );
 }
+
+const ASKED: &str = r#"
+[workflow]
+id = "asked"
+description = "A streamed step, then one whose agent asks"
+[steps.words]
+agent = "rest"
+message = "one two three"
+[steps.asked]
+agent = "rest"
+needs = ["words"]
+message = "please ask me"
+[output]
+text = "{{ steps.words.text }} / {{ steps.asked.text }}"
+"#;
+
+const LONG: &str = r#"
+[workflow]
+id = "long"
+description = "One slow step"
+[steps.slow]
+agent = "slow"
+message = "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20 w21 w22 w23 w24 w25 w26 w27 w28 w29 w30"
+"#;
+
+fn start(workflow: &str, blocking: bool) -> MessageSendParams {
+    let mut message = Message::user_text("go");
+    let mut data = serde_json::Map::new();
+    data.insert("workflow".into(), workflow.into());
+    message.parts.push(Part::data(data));
+    let mut p = MessageSendParams::new(message);
+    p.configuration = Some(MessageSendConfiguration {
+        blocking: Some(blocking),
+        ..Default::default()
+    });
+    p
+}
+
+/// Through the orchestrator's A2A server, an a2a-sdk 1.3.0 agent called over HTTP+JSON:
+/// its question reaches the upstream client, whose answer on the run's task reaches the
+/// agent's task; and an upstream cancel reaches the agent's own task.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_http_json_sdk_agent_asks_upstream_and_is_canceled_from_upstream() {
+    let (rest, slow) = tokio::join!(
+        crate::util::python_v1_rest_agent(0.01),
+        crate::util::python_v1_rest_agent(0.2),
+    );
+    let toml = format!(
+        "[agents.rest]\nurl = \"{}\"\n[agents.slow]\nurl = \"{}\"\n",
+        rest.url, slow.url
+    );
+    let o = orchestra_on(&[ASKED, LONG], toml, |_| {}).await;
+    let (c, _) = client(&o.url).await;
+
+    let mut t = crate::host::task(c.send_message(&start("asked", true)).await.unwrap());
+    for _ in 0..500 {
+        if t.status.state == TaskState::InputRequired {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        t = c
+            .get_task(&TaskQueryParams::new(t.id.clone()))
+            .await
+            .unwrap();
+    }
+    assert_eq!(t.status.state, TaskState::InputRequired, "{:?}", t.status);
+    assert!(
+        t.status
+            .message
+            .as_ref()
+            .unwrap()
+            .text()
+            .contains("What should I echo?"),
+        "the agent's own question: {:?}",
+        t.status.message
+    );
+    let answer = Message::user_text("echo this back").with_task(t.id.clone());
+    let mut done = crate::host::task(
+        c.send_message(&MessageSendParams::new(answer))
+            .await
+            .unwrap(),
+    );
+    for _ in 0..500 {
+        if done.status.state.is_terminal() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        done = c
+            .get_task(&TaskQueryParams::new(t.id.clone()))
+            .await
+            .unwrap();
+    }
+    assert_eq!(done.status.state, TaskState::Completed, "{:?}", done.status);
+    assert_eq!(
+        crate::host::result_text(&done),
+        "one two three / echo this back"
+    );
+
+    let t = crate::host::task(c.send_message(&start("long", false)).await.unwrap());
+    let mut watch = c
+        .resubscribe(&TaskIdParams::new(t.id.clone()))
+        .await
+        .unwrap();
+    let downstream = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            if let StreamEvent::StatusUpdate(s) = watch.next().await.unwrap().unwrap()
+                && let Some(id) = s
+                    .metadata
+                    .as_ref()
+                    .and_then(|m| m["downstreamTaskId"].as_str())
+            {
+                break id.to_owned();
+            }
+        }
+    })
+    .await
+    .expect("the step reaches the agent");
+    let canceled = c
+        .cancel_task(&TaskIdParams::new(t.id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(canceled.status.state, TaskState::Canceled);
+    let (direct, _) = client(&slow.url).await;
+    let mut state = TaskState::Working;
+    for _ in 0..250 {
+        state = direct
+            .get_task(&TaskQueryParams::new(TaskId::new(downstream.clone())))
+            .await
+            .unwrap()
+            .status
+            .state;
+        if state.is_terminal() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        state,
+        TaskState::Canceled,
+        "the agent's own task was canceled"
+    );
+}

@@ -2,9 +2,10 @@
 //!
 //! The crate is layered; each layer knows only the ones below it:
 //!
-//! - [`protocol`]: a complete A2A v0.3.0 implementation — wire types, a JSON-RPC server
-//!   with SSE streaming generic over an [`protocol::server::AgentExecutor`], and a client
-//!   with card discovery. It knows nothing about workflows.
+//! - [`protocol`]: a complete A2A implementation, v1.0 and v0.3 — wire types, a server
+//!   (JSON-RPC and HTTP+JSON, SSE streaming) generic over an
+//!   [`protocol::server::AgentExecutor`], and a client with card discovery speaking
+//!   either generation on either binding. It knows nothing about workflows.
 //! - [`config`]: reading the project's TOML files with `file:line:column` diagnostics.
 //! - [`workflow`]: the workflow definition language — TOML format, static validation,
 //!   templates, graph rendering. It knows nothing about HTTP or JSON-RPC.
@@ -19,6 +20,7 @@
 //! - [`agents`]: the demo's example downstream agents, built on the protocol only.
 //! - [`bench`]: the benchmark behind `bench`.
 //! - [`backoff`]: the one retry schedule every retry loop uses (a leaf).
+//! - [`metrics`]: the Prometheus metrics every layer records into (a leaf).
 //! - [`cli`]: the command-line front end.
 //!
 //! See `ARCHITECTURE.md` for the bird's-eye view and the invariants.
@@ -34,6 +36,7 @@ pub mod connect;
 pub mod engine;
 pub mod host;
 pub mod llm;
+pub mod metrics;
 pub mod protocol;
 pub mod registry;
 pub mod store;

@@ -8,14 +8,20 @@ use clap::Parser;
 #[tokio::main]
 async fn main() -> ExitCode {
     quiet_on_closed_pipe();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let cli = a2a_orchestrator::cli::Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match cli.log_format {
+        a2a_orchestrator::cli::LogFormat::Text => logs.init(),
+        a2a_orchestrator::cli::LogFormat::Json => logs
+            .json()
+            .with_current_span(true)
+            .with_span_list(true)
+            .init(),
+    }
     match a2a_orchestrator::cli::run(cli).await {
         Ok(code) => code,
         // The reader went away (`… | head`): the output ends there, as with any tool.

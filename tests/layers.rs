@@ -99,13 +99,31 @@ fn the_protocol_layer_imports_nothing_of_the_orchestrator() {
         &[
             "crate::protocol",
             "crate::backoff",
+            "crate::metrics",
             "reqwest",
             "axum",
             "hyper",
             "hyper_util",
         ],
-        "src/protocol must stay usable alone (any A2A agent or client): it may use only itself and the leaf `backoff`",
+        "src/protocol must stay usable alone (any A2A agent or client): it may use only itself and the leaves `backoff` and `metrics`",
     );
+}
+
+#[test]
+fn the_leaves_import_nothing_of_the_crate() {
+    for leaf in ["backoff.rs", "metrics.rs"] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(leaf);
+        let text = std::fs::read_to_string(&path).expect("a readable source file");
+        let used: Vec<(usize, &str)> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim_start().starts_with("//") && l.contains("crate::"))
+            .collect();
+        assert!(
+            used.is_empty(),
+            "src/{leaf} is a leaf every layer may use: it must name nothing of the crate: {used:?}"
+        );
+    }
 }
 
 #[test]

@@ -27,6 +27,7 @@ mod host;
 mod js_client;
 mod layers;
 mod llm;
+mod ops;
 mod python_client;
 mod python_server;
 mod python_v1_client;

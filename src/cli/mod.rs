@@ -21,8 +21,25 @@ use crate::protocol::client::{CardResolver, ClientConfig, choose_interfaces, htt
 #[derive(Debug, Parser)]
 #[command(name = "a2a-orchestrator", version, about)]
 pub struct Cli {
+    /// How log lines are written to stderr: `text`, or `json` (one object a line, with
+    /// the fields of the spans it happened in: run, step, agent, task).
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "text",
+        env = "A2A_LOG_FORMAT"
+    )]
+    pub log_format: LogFormat,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -305,6 +322,7 @@ impl ServeArgs {
             store,
             retention,
             llm: None,
+            metrics_token: None,
         })
     }
 }
@@ -327,6 +345,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     flags.llm = Some(llm);
     let resolved = file.overridden_by(flags).resolve();
     let (config, listen, public_url) = (resolved.host, resolved.listen, resolved.public_url);
+    let metrics_token = resolved.metrics_token;
     let (workflows, agents) = match serve::load(&config) {
         Ok(x) => x,
         Err(problems) => return Ok(config_problems(problems)),
@@ -374,7 +393,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         "a2a-orchestrator listening on {url} (workflows: {})",
         skills.join(", ")
     );
-    host.server.serve(listener, shutdown_signal()).await?;
+    let router = host.router(metrics_token);
+    host.server
+        .serve_router(listener, router, shutdown_signal())
+        .await?;
     // A stop hands over, never cancels: unfinished runs stay in the store as they are,
     // and the next server (or this one restarted) resumes them. What is queued is
     // stored before the process ends.

@@ -71,6 +71,27 @@ fn agent_error(e: ClientError) -> AgentError {
     AgentError::new(kind, e.to_string())
 }
 
+/// Counts one call to `agent` in the metrics, by method and outcome.
+fn count<T>(agent: &str, method: &str, r: &Result<T, ClientError>) {
+    let outcome = match r {
+        Ok(_) => "ok",
+        Err(ClientError::Transport { .. }) => "transport",
+        Err(ClientError::Timeout { .. }) => "timeout",
+        Err(ClientError::HttpStatus { .. }) => "http",
+        Err(ClientError::Rpc(_)) => "a2a_error",
+        Err(ClientError::Protocol { .. }) => "protocol",
+        Err(_) => "client",
+    };
+    crate::metrics::get()
+        .downstream_calls
+        .get_or_create(&crate::metrics::CallLabels {
+            agent: agent.to_owned(),
+            method: method.to_owned(),
+            outcome: outcome.to_owned(),
+        })
+        .inc();
+}
+
 fn remote_state(s: TaskState) -> RemoteState {
     match s {
         TaskState::Submitted | TaskState::Working | TaskState::Unknown => RemoteState::Working,
@@ -318,11 +339,11 @@ impl AgentConnector for A2aConnector {
                     format!("agent {agent} is not available"),
                 )
             })?;
-            client
+            let r = client
                 .cancel_task(&TaskIdParams::new(TaskId::new(task_id)))
-                .await
-                .map(|_| ())
-                .map_err(agent_error)
+                .await;
+            count(&agent, "cancel", &r);
+            r.map(|_| ()).map_err(agent_error)
         })
     }
 }
@@ -362,7 +383,9 @@ fn followed(
             }
             phase = match phase {
                 Phase::Send(params) => {
-                    match Box::pin(c.client.send_message_stream(&params)).await {
+                    let r = Box::pin(c.client.send_message_stream(&params)).await;
+                    count(&c.agent, "stream", &r);
+                    match r {
                         Ok(s) => Phase::Live(s),
                         Err(e) => {
                             c.fail(agent_error(e));
@@ -371,7 +394,9 @@ fn followed(
                     }
                 }
                 Phase::Attach(id) => {
-                    match Box::pin(c.client.get_task(&TaskQueryParams::new(id))).await {
+                    let r = Box::pin(c.client.get_task(&TaskQueryParams::new(id))).await;
+                    count(&c.agent, "get", &r);
+                    match r {
                         // The snapshot, then the live events (resubscribing, as after a drop).
                         Ok(t) => {
                             c.snapshot(&t, &mut last);
@@ -430,7 +455,9 @@ fn followed(
                     let id = TaskId::new(c.task_id.clone().unwrap_or_default());
                     tracing::debug!(agent = %c.agent, task = %id, attempt = n + 1, "resubscribing after a dropped stream");
                     tokio::time::sleep(RESUME_BACKOFF.delay(n + 1)).await;
-                    match Box::pin(c.client.resubscribe(&TaskIdParams::new(id))).await {
+                    let r = Box::pin(c.client.resubscribe(&TaskIdParams::new(id))).await;
+                    count(&c.agent, "resubscribe", &r);
+                    match r {
                         Ok(s) => Phase::Live(s),
                         Err(_) => Phase::Resume(n + 1),
                     }
@@ -487,7 +514,9 @@ fn polled_from(
             }
             phase = match phase {
                 Poll::Send(params) => {
-                    match c.client.send_message(&params).await {
+                    let r = c.client.send_message(&params).await;
+                    count(&c.agent, "send", &r);
+                    match r {
                         Ok(SendMessageResult::Task(t)) => c.snapshot(&t, &mut last),
                         Ok(SendMessageResult::Message(m)) => {
                             c.event(StreamEvent::Message(m), &mut last)
@@ -497,7 +526,9 @@ fn polled_from(
                     Poll::Wait(1)
                 }
                 Poll::Attach(id) => {
-                    match c.client.get_task(&TaskQueryParams::new(id)).await {
+                    let r = c.client.get_task(&TaskQueryParams::new(id)).await;
+                    count(&c.agent, "get", &r);
+                    match r {
                         Ok(t) => c.snapshot(&t, &mut last),
                         Err(e) => c.fail(agent_error(e)),
                     }
@@ -506,7 +537,9 @@ fn polled_from(
                 Poll::Wait(n) => {
                     tokio::time::sleep(schedule.delay(n)).await;
                     let id = TaskId::new(c.task_id.clone().unwrap_or_default());
-                    match c.client.get_task(&TaskQueryParams::new(id)).await {
+                    let r = c.client.get_task(&TaskQueryParams::new(id)).await;
+                    count(&c.agent, "get", &r);
+                    match r {
                         Ok(t) => c.snapshot(&t, &mut last),
                         Err(e) => c.fail(agent_error(e)),
                     }

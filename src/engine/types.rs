@@ -180,6 +180,17 @@ pub enum RunState {
 }
 
 impl RunState {
+    /// Its name as serialized (`working`, `input_required`, `completed`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Working => "working",
+            RunState::InputRequired => "input_required",
+            RunState::Completed => "completed",
+            RunState::Failed => "failed",
+            RunState::Canceled => "canceled",
+        }
+    }
+
     pub fn is_terminal(self) -> bool {
         matches!(
             self,

@@ -12,6 +12,8 @@
 //! on a task before and between runs; [`relay`] how a run's events reach the task.
 
 mod conversation;
+mod meter;
+pub mod ops;
 mod relay;
 mod route;
 pub mod serve;
@@ -279,12 +281,14 @@ impl AgentExecutor for Orchestrator {
                 .engine
                 .start(workflow.clone(), &inputs, ctx.task_id.to_string())
                 .map_err(|p| RpcError::invalid_params("message", p.join("; ")))?;
+            let meter = Box::new(meter::RunMeter::started(workflow.id.as_str()));
             self.follow(
                 &ctx.task_id,
                 (&ctx.cancel, &ctx.shutdown),
                 &events,
                 &workflow,
                 run,
+                meter,
             )
             .await
         }
@@ -344,12 +348,14 @@ impl AgentExecutor for Orchestrator {
         };
         tracing::info!(task_id = %task.id, workflow = %workflow.id, "resuming a run");
         let run = self.inner.engine.resume(workflow.clone(), saved);
+        let meter = Box::new(meter::RunMeter::resumed(workflow.id.as_str()));
         self.follow(
             &task.id,
             (&ctx.cancel, &ctx.shutdown),
             &events,
             &workflow,
             run,
+            meter,
         )
         .await
     }

@@ -10,7 +10,8 @@ impl Orchestrator {
     /// questions reach it through the task's entry in `tasks`. A client's cancel
     /// (`stop.0`) cancels the run; a server's stop (`stop.1`) only ends the relay: the
     /// run is left as it stands in the store, for the next server to resume, and no
-    /// cancel reaches any agent.
+    /// cancel reaches any agent. `meter` (boxed: every waiting run holds this future)
+    /// counts the run's events in the metrics.
     pub(super) async fn follow(
         &self,
         task_id: &TaskId,
@@ -18,6 +19,7 @@ impl Orchestrator {
         events: &EventSink,
         workflow: &Workflow,
         mut run: RunHandle,
+        mut meter: Box<super::meter::RunMeter>,
     ) -> Result<(), RpcError> {
         let (cancel, shutdown) = stop;
         let view = Arc::new(Mutex::new(View::default()));
@@ -55,6 +57,7 @@ impl Orchestrator {
             };
             let Some(event) = event else { break };
             let end = matches!(&event, RunEvent::Run { state, .. } if state.is_terminal());
+            meter.observe(&event);
             while let Some(outcome) = unsettled.front_mut().and_then(Queued::try_outcome) {
                 unsettled.pop_front();
                 if let Err(e) = outcome {

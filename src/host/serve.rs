@@ -120,6 +120,23 @@ pub struct Host {
     pub server: A2aServer<Orchestrator>,
     pub registry: Registry,
     pub store: Arc<dyn Store>,
+    pub workflows: Vec<Arc<Workflow>>,
+}
+
+impl Host {
+    /// The A2A endpoints with the operations ones (`/healthz`, `/readyz`, `/metrics`,
+    /// the last behind `metrics_token` when given) beside them.
+    pub fn router(&self, metrics_token: Option<String>) -> axum::Router {
+        let ops = super::ops::Ops {
+            registry: self.registry.clone(),
+            store: self.store.clone(),
+            workflows: self.workflows.clone(),
+            metrics_token,
+        };
+        self.server
+            .router()
+            .merge(super::ops::router(Arc::new(ops)))
+    }
 }
 
 /// Discovers the agents and builds the server for `url`, keeping tasks and runs in
@@ -144,7 +161,7 @@ pub async fn build(
         tracing::info!(model = %llm.config().model, base_url = %llm.config().base_url, "a language model helps with routing, inputs and llm steps");
         engine = engine.with_model(Arc::new(llm.clone()));
     }
-    let orchestrator = Orchestrator::new(workflows, engine, llm);
+    let orchestrator = Orchestrator::new(workflows.clone(), engine, llm);
     let card = card(config, url, &orchestrator);
     let mut extended = card.clone();
     extended.skills = orchestrator.detailed_skills();
@@ -159,6 +176,7 @@ pub async fn build(
         server: server.build(),
         registry,
         store,
+        workflows,
     }
 }
 

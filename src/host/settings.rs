@@ -31,6 +31,9 @@
 //! url = "sqlite://data/orchestrator.db"   # or "memory"; relative to this file
 //! retention = "7d"                        # finished tasks and runs, then pruned
 //!
+//! [telemetry]
+//! metrics_token_env = "METRICS_TOKEN"     # /metrics asks for this bearer token (open when absent)
+//!
 //! [llm]                           # optional: off when absent (or enabled = false)
 //! base_url = "http://localhost:11434/v1"
 //! model = "llama3.2"
@@ -88,6 +91,8 @@ pub struct Settings {
     pub retention: Option<Duration>,
     /// `Some(None)`: the file turns the model off (`enabled = false`).
     pub llm: Option<Option<LlmConfig>>,
+    /// The bearer token `/metrics` asks for.
+    pub metrics_token: Option<String>,
 }
 
 /// What `serve` ends up with.
@@ -96,6 +101,8 @@ pub struct Resolved {
     pub host: HostConfig,
     pub listen: String,
     pub public_url: Option<String>,
+    /// The bearer token `/metrics` asks for; none: open.
+    pub metrics_token: Option<String>,
 }
 
 impl Settings {
@@ -122,6 +129,7 @@ impl Settings {
             store: over.store.or(self.store),
             retention: over.retention.or(self.retention),
             llm: over.llm.or(self.llm),
+            metrics_token: over.metrics_token.or(self.metrics_token),
         }
     }
 
@@ -163,11 +171,13 @@ impl Settings {
             },
             listen: self.listen.unwrap_or_else(|| DEFAULT_LISTEN.to_owned()),
             public_url: self.public_url,
+            metrics_token: self.metrics_token,
         }
     }
 }
 
-const TOP_KEYS: &[&str] = &["server", "auth", "push", "store", "llm"];
+const TOP_KEYS: &[&str] = &["server", "auth", "push", "store", "llm", "telemetry"];
+const TELEMETRY_KEYS: &[&str] = &["metrics_token_env"];
 const LLM_KEYS: &[&str] = &[
     "enabled",
     "base_url",
@@ -331,6 +341,21 @@ pub fn load_str(
         out.allow_private_webhooks = p.bool(&mut ctx, "allow_private_webhooks").map(|v| v.value);
         out.push_timeout = p.positive_duration(&mut ctx, "timeout");
         p.finish(&mut ctx, PUSH_KEYS);
+    }
+    if let Some(mut t) = top.table_named(&mut ctx, "telemetry", "[telemetry]") {
+        if let Some(name) = t.string(&mut ctx, "metrics_token_env") {
+            match env.var(&name.value).filter(|v| !v.is_empty()) {
+                Some(token) => out.metrics_token = Some(token),
+                None => ctx.error(
+                    name.span,
+                    format!(
+                        "the environment variable {} (named in `metrics_token_env`) is not set",
+                        name.value
+                    ),
+                ),
+            }
+        }
+        t.finish(&mut ctx, TELEMETRY_KEYS);
     }
     if let Some(mut st) = top.table_named(&mut ctx, "store", "[store]") {
         out.store = st.string(&mut ctx, "url").and_then(|v| {

@@ -109,6 +109,8 @@ pub struct AgentStatus {
     pub binding: Option<String>,
     /// Why that interface was chosen.
     pub chosen_because: Option<String>,
+    /// Its circuit breaker: `closed`, `open` or `half-open`.
+    pub circuit: &'static str,
     #[serde(flatten)]
     pub health: Health,
     pub streaming: bool,
@@ -454,6 +456,11 @@ impl Registry {
                         .as_ref()
                         .map(|c| c.interface().binding.as_str().to_owned()),
                     chosen_because: st.client.as_ref().and(st.chosen_because.clone()),
+                    circuit: match st.breaker.state {
+                        BreakerState::Closed { .. } => "closed",
+                        BreakerState::Open { .. } => "open",
+                        BreakerState::HalfOpen { .. } => "half-open",
+                    },
                     health,
                     streaming: card.is_some_and(AgentCard::supports_streaming),
                     push_notifications: card.is_some_and(AgentCard::supports_push_notifications),

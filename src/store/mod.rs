@@ -37,6 +37,12 @@ pub trait Store: TaskStore + RunStore {
     fn flush(&self) -> BoxFuture<'_, Result<(), StoreError>> {
         Box::pin(async { Ok(()) })
     }
+
+    /// Returns once the store has taken a write (one that changes nothing), or why it
+    /// cannot: what readiness asks of it.
+    fn check_writable(&self) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// Why a store could not be opened: where, and what is wrong with it.

@@ -16,8 +16,20 @@ fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
     json_with(status, "application/json", body)
 }
 
-/// An error answer, in the shape of the request's generation.
-fn error_response(id: RequestId, error: RpcError, generation: Version) -> Response {
+/// Counts one request in the metrics: its method (`unknown` when it names none), its
+/// generation, and its error code (none for a success).
+fn observe(method: &str, generation: Version, code: Option<crate::protocol::ErrorCode>) {
+    crate::metrics::upstream(
+        method,
+        crate::protocol::v1::BINDING_JSONRPC,
+        generation.as_str(),
+        code.map(|c| c.0),
+    );
+}
+
+/// An error answer, in the shape of the request's generation, counted for `method`.
+fn error_response(id: RequestId, error: RpcError, generation: Version, method: &str) -> Response {
+    observe(method, generation, Some(error.code));
     let error = match generation {
         Version::V0_3 => error,
         Version::V1_0 => v1_error::jsonrpc(&error),
@@ -31,24 +43,35 @@ pub(super) async fn rpc<A: AgentExecutor>(
     uri: axum::http::Uri,
     body: Body,
 ) -> Response {
+    const UNKNOWN: &str = "unknown";
     if let Err(challenge) = authorize(&inner, &headers) {
+        crate::metrics::upstream(
+            UNKNOWN,
+            crate::protocol::v1::BINDING_JSONRPC,
+            "",
+            Some(i64::from(challenge.status().as_u16())),
+        );
         return *challenge;
     }
     if !super::http::is_json(&headers) {
+        let e = super::http::not_json();
+        observe(UNKNOWN, Version::V0_3, Some(e.code));
         return json_response(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            &RpcResponse::error(RequestId::Null, super::http::not_json()),
+            &RpcResponse::error(RequestId::Null, e),
         );
     }
     let bytes = match read_body(&inner, &headers, body).await {
         Ok(b) => b,
         Err(BodyError::TooLarge(e)) => {
+            observe(UNKNOWN, Version::V0_3, Some(e.code));
             return json_response(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 &RpcResponse::error(RequestId::Null, e),
             );
         }
         Err(BodyError::Unreadable(e)) => {
+            observe(UNKNOWN, Version::V0_3, Some(e.code));
             return json_response(
                 StatusCode::BAD_REQUEST,
                 &RpcResponse::error(RequestId::Null, e),
@@ -57,7 +80,7 @@ pub(super) async fn rpc<A: AgentExecutor>(
     };
     let request = match IncomingRequest::from_slice(&bytes) {
         Ok(r) => r,
-        Err((id, e)) => return error_response(id, e, Version::V0_3),
+        Err((id, e)) => return error_response(id, e, Version::V0_3, UNKNOWN),
     };
     let (method, generation) = match (
         Method::parse(&request.method),
@@ -73,18 +96,29 @@ pub(super) async fn rpc<A: AgentExecutor>(
     };
     // Every A2A request has an id; one without is not a notification here, and is not
     // run (spec §9.3 of v1.0, §7 of v0.3).
+    // Only a known method's name becomes a metrics label.
+    let label = if method.is_some() {
+        request.method.as_str()
+    } else {
+        UNKNOWN
+    };
     let Some(id) = request.id.clone() else {
         let error = RpcError::invalid_request(
             "the request has no `id`: every A2A request needs one, and nothing was done",
         );
-        return error_response(RequestId::Null, error, generation);
+        return error_response(RequestId::Null, error, generation, label);
     };
     let Some(method) = method else {
-        return error_response(id, RpcError::method_not_found(&request.method), generation);
+        return error_response(
+            id,
+            RpcError::method_not_found(&request.method),
+            generation,
+            label,
+        );
     };
     let asked = match version::requested(&headers, uri.query()) {
         Ok(v) => v,
-        Err(e) => return error_response(id, e, generation),
+        Err(e) => return error_response(id, e, generation, label),
     };
     if asked != generation {
         let e = RpcError::version_not_supported(asked.as_str(), &version::SUPPORTED).with_data(
@@ -104,13 +138,13 @@ pub(super) async fn rpc<A: AgentExecutor>(
             ),
             ..e
         };
-        return error_response(id, e, generation);
+        return error_response(id, e, generation, label);
     }
     if let Err(e) = inner.config.generations.check(generation) {
-        return error_response(id, e, generation);
+        return error_response(id, e, generation, label);
     }
     if let Err(e) = version::check_extensions(&inner.card, &headers) {
-        return error_response(id, e, generation);
+        return error_response(id, e, generation, label);
     }
     let span = info_span!(
         "rpc",
@@ -126,8 +160,11 @@ pub(super) async fn rpc<A: AgentExecutor>(
             Version::V1_0 => unary_v1(&inner, method, &request).await,
         };
         match result {
-            Ok(result) => json_response(StatusCode::OK, &RpcResponse::success(id, result)),
-            Err(e) => error_response(id, e, generation),
+            Ok(result) => {
+                observe(&request.method, generation, None);
+                json_response(StatusCode::OK, &RpcResponse::success(id, result))
+            }
+            Err(e) => error_response(id, e, generation, &request.method),
         }
     }
     .instrument(span)
@@ -277,6 +314,7 @@ async fn stream<A: AgentExecutor>(
     };
     match setup.await {
         Ok((task_id, sub, after)) => {
+            observe(&req.method, generation, None);
             let events = live_events(inner, task_id, sub, after);
             let frames = events.map(move |item| {
                 Ok(match item {
@@ -287,6 +325,7 @@ async fn stream<A: AgentExecutor>(
             sse_response(Box::pin(frames), keep_alive)
         }
         Err(e) => {
+            observe(&req.method, generation, Some(e.code));
             let frame = sse_frame(&id, 0, Err(e), generation);
             sse_response(
                 Box::pin(futures::stream::once(async { Ok(frame) })),

@@ -32,6 +32,39 @@ enum Route {
     ExtendedCard,
 }
 
+impl Route {
+    /// The v1.0 method the route carries, for the metrics.
+    fn method(&self, has_body: bool) -> &'static str {
+        match self {
+            Route::Send => Method::SendMessage.v1_name(),
+            Route::Stream => Method::SendStreamingMessage.v1_name(),
+            Route::List => Method::ListTasks.v1_name(),
+            Route::Get(_) => Method::GetTask.v1_name(),
+            Route::Cancel(_) => Method::CancelTask.v1_name(),
+            Route::Subscribe(_) => Method::Resubscribe.v1_name(),
+            Route::Push(_) if has_body => Method::SetPushConfig.v1_name(),
+            Route::Push(_) => Method::ListPushConfig.v1_name(),
+            Route::GetPush(..) => Method::GetPushConfig.v1_name(),
+            Route::DeletePush(..) => Method::DeletePushConfig.v1_name(),
+            Route::ExtendedCard => Method::GetAuthenticatedExtendedCard.v1_name(),
+        }
+    }
+
+    fn is_streaming(&self) -> bool {
+        matches!(self, Route::Stream | Route::Subscribe(_))
+    }
+}
+
+/// Counts one request of the binding in the metrics.
+fn observe(method: &str, code: Option<i64>) {
+    crate::metrics::upstream(
+        method,
+        crate::protocol::v1::BINDING_HTTP_JSON,
+        crate::protocol::v1::VERSION_1_0,
+        code,
+    );
+}
+
 /// Matches a path (below the binding's base) and method to a route, with or without a
 /// tenant first. `None` when nothing matches.
 fn route(method: &HttpMethod, path: &str) -> Option<Route> {
@@ -177,13 +210,17 @@ pub(super) async fn rest<A: AgentExecutor>(
     body: Body,
 ) -> Response {
     let base = inner.config.rpc_path.trim_end_matches('/');
-    let Some(path) = uri.path().strip_prefix(base) else {
-        return error_response(&not_found(uri.path()));
-    };
-    let Some(route) = route(&method, path) else {
-        return error_response(&not_found(uri.path()));
+    let Some(route) = uri
+        .path()
+        .strip_prefix(base)
+        .and_then(|path| route(&method, path))
+    else {
+        let e = not_found(uri.path());
+        observe("unknown", Some(e.code.0));
+        return error_response(&e);
     };
     if let Err(challenge) = authorize(&inner, &headers) {
+        observe("unknown", Some(i64::from(challenge.status().as_u16())));
         return *challenge;
     }
     let checks = version::requested(&headers, uri.query()).and_then(|v| match v {
@@ -198,27 +235,46 @@ pub(super) async fn rest<A: AgentExecutor>(
         )
         .with_data(serde_json::json!({"binding": "HTTP+JSON"}))),
     });
+    let name = route.method(false);
     if let Err(e) = checks {
+        observe(name, Some(e.code.0));
         return error_response(&e);
     }
     let bytes = match read_body(&inner, &headers, body).await {
         Ok(b) => b,
         Err(BodyError::TooLarge(e)) => {
+            observe(name, Some(e.code.0));
             let (_, body) = v1_error::http(&e);
             return json_with(StatusCode::PAYLOAD_TOO_LARGE, A2A_JSON, &body);
         }
-        Err(BodyError::Unreadable(e)) => return error_response(&e),
+        Err(BodyError::Unreadable(e)) => {
+            observe(name, Some(e.code.0));
+            return error_response(&e);
+        }
     };
+    let name = route.method(!bytes.is_empty());
     if !bytes.is_empty() && !super::http::is_json(&headers) {
-        let (_, body) = v1_error::http(&super::http::not_json());
+        let e = super::http::not_json();
+        observe(name, Some(e.code.0));
+        let (_, body) = v1_error::http(&e);
         return json_with(StatusCode::UNSUPPORTED_MEDIA_TYPE, A2A_JSON, &body);
     }
+    let streaming = route.is_streaming();
     let span =
         info_span!("rest", method = %method, path = %crate::protocol::log::untrusted(uri.path()));
     async move {
+        // A stream counts itself once it has opened (or failed to).
         match handle(&inner, route, &uri, &headers, &bytes).await {
-            Ok(r) => r,
-            Err(e) => error_response(&e),
+            Ok(r) => {
+                if !streaming {
+                    observe(name, None);
+                }
+                r
+            }
+            Err(e) => {
+                observe(name, Some(e.code.0));
+                error_response(&e)
+            }
         }
     }
     .instrument(span)
@@ -334,6 +390,7 @@ async fn stream<A: AgentExecutor>(
     };
     match inner.open_stream(method, request).await {
         Ok((task_id, sub, after)) => {
+            observe(method.v1_name(), None);
             let events = live_events(inner, task_id, sub, after);
             let frames = events.map(move |item| {
                 Ok(match item {
@@ -344,7 +401,10 @@ async fn stream<A: AgentExecutor>(
             sse_response(Box::pin(frames), keep_alive)
         }
         // Before the stream starts, an error is an ordinary error response.
-        Err(e) => error_response(&e),
+        Err(e) => {
+            observe(method.v1_name(), Some(e.code.0));
+            error_response(&e)
+        }
     }
 }
 

@@ -45,6 +45,8 @@ pub(super) fn live_events<A: AgentExecutor>(
         events: tokio::sync::broadcast::Receiver<Update>,
         task_exists: bool,
         done: bool,
+        /// Counts the stream as an open subscriber while it lives.
+        _open: crate::metrics::Subscriber,
     }
     let terminal = sub
         .snapshot
@@ -53,6 +55,7 @@ pub(super) fn live_events<A: AgentExecutor>(
     let st = St {
         inner,
         task_id,
+        _open: crate::metrics::Subscriber::open(),
         task_exists: sub.snapshot.is_some(),
         first: match after {
             Some(_) => None,

@@ -225,4 +225,11 @@ impl Store for SqliteStore {
             Ok(())
         })
     }
+
+    fn check_writable(&self) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.write(Write::Probe).await?;
+            Ok(())
+        })
+    }
 }

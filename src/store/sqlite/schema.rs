@@ -75,6 +75,11 @@ pub(super) fn explain(e: sqlx::Error) -> OpenErrorKind {
     }
 }
 
+/// The schema version this build writes (`user_version`).
+pub(super) fn version() -> usize {
+    MIGRATIONS.len()
+}
+
 /// Applies the migrations the database lacks, each in its own transaction.
 pub(super) async fn migrate(conn: &mut SqliteConnection) -> Result<(), OpenErrorKind> {
     let version: i64 = sqlx::query_scalar("PRAGMA user_version")

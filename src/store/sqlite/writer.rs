@@ -71,6 +71,9 @@ pub(super) enum Write {
     /// Writes nothing: waited for, it returns once every write queued before it is
     /// committed (the writer keeps their order).
     Flush,
+    /// Takes the database's write lock and writes what is already there (the schema
+    /// version): whether the store can write now, for readiness.
+    Probe,
 }
 
 pub(super) struct Op {
@@ -98,7 +101,11 @@ pub(super) async fn writer_loop(
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let ops = std::mem::take(&mut batch);
+        let started = std::time::Instant::now();
         let r = apply_batch(&mut conn, &ops).await;
+        crate::metrics::get()
+            .store_commit
+            .observe(started.elapsed().as_secs_f64());
         // Wakes the checkpointer, unless a wake-up is already waiting.
         let _ = committed.try_send(());
         match r {
@@ -370,6 +377,14 @@ async fn apply(conn: &mut SqliteConnection, w: &Write) -> Result<u64, sqlx::Erro
         | Write::CreateRun { .. }
         | Write::FinishRun { .. } => 1,
         Write::Flush => 0,
+        Write::Probe => {
+            static PROBE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+            let sql: &'static str = PROBE.get_or_init(|| {
+                format!("PRAGMA user_version = {}", super::schema::version())
+            });
+            sqlx::query(sql).execute(&mut *conn).await?;
+            0
+        }
         Write::SetPush {
             task,
             config_id,

@@ -1,0 +1,161 @@
+//! What operators and their platforms ask of a running orchestrator, beside A2A:
+//! `/healthz` (the process answers), `/readyz` (it can do its work: the store takes
+//! writes, the workflows are loaded, the agents every workflow needs are discovered — or
+//! why not) and `/metrics` (Prometheus). Probes answer without credentials, as
+//! Kubernetes sends none; `/metrics` takes a bearer token when one is configured.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Value, json};
+
+use crate::registry::Registry;
+use crate::store::Store;
+use crate::workflow::{AgentTarget, StepKind, Workflow};
+
+/// Bound on the store's answer to the readiness write.
+const STORE_WAIT: Duration = Duration::from_secs(2);
+
+/// What the endpoints look at.
+pub struct Ops {
+    pub registry: Registry,
+    pub store: Arc<dyn Store>,
+    pub workflows: Vec<Arc<Workflow>>,
+    /// The bearer token `/metrics` asks for; none: open.
+    pub metrics_token: Option<String>,
+}
+
+/// `/healthz`, `/readyz` and `/metrics`.
+pub fn router(ops: Arc<Ops>) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .with_state(ops)
+}
+
+async fn healthz() -> Response {
+    json_body(StatusCode::OK, &json!({ "status": "ok" }))
+}
+
+fn json_body(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// Each check with what it found; ready when all pass.
+async fn readyz(State(ops): State<Arc<Ops>>) -> Response {
+    let (ready, checks) = ops.readiness().await;
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let body = json!({
+        "status": if ready { "ready" } else { "unready" },
+        "checks": checks,
+    });
+    json_body(status, &body)
+}
+
+impl Ops {
+    /// Whether every check passes, and each check's finding.
+    pub async fn readiness(&self) -> (bool, Value) {
+        let store = match tokio::time::timeout(STORE_WAIT, self.store.check_writable()).await {
+            Ok(Ok(())) => json!({ "ok": true }),
+            Ok(Err(e)) => json!({ "ok": false, "reason": format!("the store cannot write: {e}") }),
+            Err(_) => json!({
+                "ok": false,
+                "reason": format!("the store did not take a write within {}s", STORE_WAIT.as_secs()),
+            }),
+        };
+        let workflows = json!({ "ok": !self.workflows.is_empty(), "loaded": self.workflows.len() });
+        let missing = self.missing_agents();
+        let agents = if missing.is_empty() {
+            json!({ "ok": true })
+        } else {
+            json!({ "ok": false, "reason": missing.join("; ") })
+        };
+        let ready = [&store, &workflows, &agents]
+            .iter()
+            .all(|c| c["ok"] == Value::Bool(true));
+        (
+            ready,
+            json!({ "store": store, "workflows": workflows, "agents": agents }),
+        )
+    }
+
+    /// Each workflow's step whose agent cannot be called now, and why.
+    fn missing_agents(&self) -> Vec<String> {
+        let statuses = self.registry.statuses();
+        let mut missing = Vec::new();
+        for w in &self.workflows {
+            for step in &w.steps {
+                let StepKind::Agent { target, .. } = &step.kind else {
+                    continue;
+                };
+                let problem = match target {
+                    AgentTarget::Named(name) => statuses
+                        .iter()
+                        .find(|s| s.name == name.as_str())
+                        .filter(|s| s.health.is_unavailable())
+                        .map(|s| format!("agent `{name}` is {}", s.health)),
+                    AgentTarget::Skill(skill) => (!statuses.iter().any(|s| {
+                        !s.health.is_unavailable() && s.skills.iter().any(|k| k == skill)
+                    }))
+                    .then(|| format!("no available agent offers skill `{skill}`")),
+                };
+                if let Some(p) = problem {
+                    missing.push(format!("workflow `{}` step `{}`: {p}", w.id, step.id));
+                }
+            }
+        }
+        missing.dedup();
+        missing
+    }
+}
+
+async fn metrics(State(ops): State<Arc<Ops>>, headers: HeaderMap) -> Response {
+    if let Some(token) = &ops.metrics_token {
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if given != Some(token.as_str()) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, "Bearer")],
+                "the metrics need `Authorization: Bearer <token>`\n",
+            )
+                .into_response();
+        }
+    }
+    let m = crate::metrics::get();
+    for s in ops.registry.statuses() {
+        let agent = crate::metrics::AgentLabels { agent: s.name };
+        m.agent_available
+            .get_or_create(&agent)
+            .set(i64::from(!s.health.is_unavailable()));
+        m.agent_circuit_open
+            .get_or_create(&agent)
+            .set(i64::from(s.circuit != "closed"));
+    }
+    (
+        StatusCode::OK,
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        m.render(),
+    )
+        .into_response()
+}

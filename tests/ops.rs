@@ -1,0 +1,416 @@
+//! What operators ask of a running `serve`: `/healthz`, `/readyz` (the store writable,
+//! the workflows' agents discovered) and `/metrics`, scraped around real runs and read
+//! with the Prometheus project's own parser.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::host::spawn_serve;
+use crate::util::{echo, run_python_v1};
+
+/// A project directory with `workflows` and an agents file naming `agents`.
+fn project(name: &str, workflows: &[(&str, &str)], agents: &[(&str, &str)]) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("flows")).unwrap();
+    for (file, text) in workflows {
+        std::fs::write(dir.join("flows").join(file), text).unwrap();
+    }
+    let toml: String = agents
+        .iter()
+        .map(|(n, url)| format!("[agents.{n}]\nurl = \"{url}\"\n"))
+        .collect();
+    std::fs::write(dir.join("agents.toml"), toml).unwrap();
+    dir
+}
+
+fn args(dir: &Path) -> Vec<String> {
+    vec![
+        "--agents".into(),
+        dir.join("agents.toml").display().to_string(),
+        "--workflows".into(),
+        dir.join("flows").display().to_string(),
+        "--listen".into(),
+        "127.0.0.1:0".into(),
+        "--store".into(),
+        format!("sqlite://{}", dir.join("orchestrator.db").display()),
+    ]
+}
+
+async fn get(url: &str) -> (u16, Value) {
+    let r = reqwest::Client::new()
+        .get(url)
+        .timeout(Duration::from_secs(30))
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+/// Samples by (name, sorted labels).
+type Samples = HashMap<(String, Vec<(String, String)>), f64>;
+
+/// Every sample of `/metrics`, as the Prometheus parser reads it.
+async fn scrape(base: &str) -> Samples {
+    let (ok, out) = run_python_v1("parse_metrics.py", &[&format!("{base}metrics")]).await;
+    assert!(ok, "the Prometheus parser refused /metrics:\n{out}");
+    out.lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let mut labels: Vec<(String, String)> = v["labels"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+                .collect();
+            labels.sort();
+            (
+                (v["name"].as_str().unwrap().to_owned(), labels),
+                v["value"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn sample(samples: &Samples, name: &str, labels: &[(&str, &str)]) -> f64 {
+    let mut labels: Vec<(String, String)> = labels
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    labels.sort();
+    samples
+        .get(&(name.to_owned(), labels))
+        .copied()
+        .unwrap_or(0.0)
+}
+
+/// A workflow run through JSON-RPC v0.3, blocking; its final task.
+async fn run(base: &str, workflow: &str) -> Value {
+    let (_, body) = crate::util::post_raw(
+        base,
+        crate::util::rpc(
+            "message/send",
+            json!({ "message": {
+                "kind": "message", "messageId": uuid::Uuid::new_v4().to_string(), "role": "user",
+                "parts": [{"kind": "data", "data": {"workflow": workflow}}],
+            }}),
+        )
+        .to_string(),
+    )
+    .await;
+    body["result"].clone()
+}
+
+const RETRIED: &str = r#"
+[workflow]
+id = "retried"
+description = "A step that fails once and is retried, then one on our agent"
+[steps.flaky]
+agent = "flaky"
+message = "fail once then work"
+retry = { max_attempts = 2, initial = "10ms" }
+[steps.after]
+agent = "echo"
+needs = ["flaky"]
+message = "done"
+"#;
+
+const FAILING: &str = r#"
+[workflow]
+id = "failing"
+description = "A step that fails with no retry"
+[steps.broken]
+agent = "flaky"
+message = "fail once and give up"
+retry = { max_attempts = 1 }
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_move_with_runs_and_read_with_the_prometheus_parser() {
+    let flaky = crate::util::python_v1_agent(0.0).await;
+    let ours = echo(0).await;
+    let dir = project(
+        "ops-metrics",
+        &[("retried.toml", RETRIED), ("failing.toml", FAILING)],
+        &[("flaky", &flaky.url), ("echo", &ours.url)],
+    );
+    let args = args(&dir);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_serve, base) = spawn_serve(&args, &[]).await;
+
+    let (status, health) = get(&format!("{base}healthz")).await;
+    assert_eq!((status, health), (200, json!({ "status": "ok" })));
+
+    let before = scrape(&base).await;
+    let retried = run(&base, "retried").await;
+    assert_eq!(retried["status"]["state"], "completed", "{retried}");
+    let failing = run(&base, "failing").await;
+    assert_eq!(failing["status"]["state"], "failed", "{failing}");
+    let after = scrape(&base).await;
+    let moved = |name: &str, labels: &[(&str, &str)]| {
+        sample(&after, name, labels) - sample(&before, name, labels)
+    };
+
+    let retried_wf = [("workflow", "retried")];
+    assert_eq!(
+        moved("a2a_orchestrator_runs_started_total", &retried_wf),
+        1.0
+    );
+    assert_eq!(
+        moved(
+            "a2a_orchestrator_runs_finished_total",
+            &[("workflow", "retried"), ("state", "completed")]
+        ),
+        1.0
+    );
+    assert_eq!(
+        moved(
+            "a2a_orchestrator_runs_finished_total",
+            &[("workflow", "failing"), ("state", "failed")]
+        ),
+        1.0
+    );
+    assert_eq!(
+        moved(
+            "a2a_orchestrator_step_retries_total",
+            &[
+                ("workflow", "retried"),
+                ("step", "flaky"),
+                ("agent", "flaky")
+            ]
+        ),
+        1.0,
+        "the retried step"
+    );
+    assert_eq!(
+        moved("a2a_orchestrator_run_duration_seconds_count", &retried_wf),
+        1.0
+    );
+    assert_eq!(
+        moved(
+            "a2a_orchestrator_step_duration_seconds_count",
+            &[
+                ("workflow", "failing"),
+                ("step", "broken"),
+                ("agent", "flaky"),
+                ("state", "failed")
+            ]
+        ),
+        1.0
+    );
+    // Three streams to the flaky agent (the failure, its retry, the failing run's one),
+    // one to ours; each answered.
+    assert_eq!(
+        moved(
+            "a2a_orchestrator_downstream_calls_total",
+            &[("agent", "flaky"), ("method", "stream"), ("outcome", "ok")]
+        ),
+        3.0
+    );
+    assert_eq!(
+        moved(
+            "a2a_orchestrator_downstream_calls_total",
+            &[("agent", "echo"), ("method", "stream"), ("outcome", "ok")]
+        ),
+        1.0
+    );
+    assert_eq!(
+        moved(
+            "a2a_orchestrator_upstream_requests_total",
+            &[
+                ("method", "message/send"),
+                ("binding", "JSONRPC"),
+                ("version", "0.3"),
+                ("code", "0")
+            ]
+        ),
+        2.0
+    );
+    assert_eq!(
+        sample(
+            &after,
+            "a2a_orchestrator_steps_in_flight",
+            &[("workflow", "retried")]
+        ),
+        0.0,
+        "nothing left in flight"
+    );
+    assert_eq!(
+        sample(
+            &after,
+            "a2a_orchestrator_agent_available",
+            &[("agent", "flaky")]
+        ),
+        1.0
+    );
+    assert!(
+        moved("a2a_orchestrator_store_commit_seconds_count", &[]) >= 1.0,
+        "the SQLite store's commits are timed"
+    );
+    // An unknown method is counted under one label, not its name.
+    let _ = crate::util::post_raw(&base, crate::util::rpc("no/such", json!({})).to_string()).await;
+    let last = scrape(&base).await;
+    assert!(
+        sample(
+            &last,
+            "a2a_orchestrator_upstream_requests_total",
+            &[
+                ("method", "unknown"),
+                ("binding", "JSONRPC"),
+                ("version", "0.3"),
+                ("code", "-32601")
+            ]
+        ) >= 1.0
+    );
+}
+
+/// `/metrics` behind a bearer token: refused without it, served with it; the probes stay
+/// open.
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_take_a_token_when_one_is_configured() {
+    let ours = echo(0).await;
+    let dir = project(
+        "ops-token",
+        &[("retried.toml", RETRIED)],
+        &[("echo", &ours.url), ("flaky", &ours.url)],
+    );
+    std::fs::write(
+        dir.join("orchestrator.toml"),
+        "[telemetry]\nmetrics_token_env = \"A2A_TEST_METRICS_TOKEN\"\n",
+    )
+    .unwrap();
+    let mut args = args(&dir);
+    args.extend([
+        "--config".to_owned(),
+        dir.join("orchestrator.toml").display().to_string(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_serve, base) = spawn_serve(&args, &[("A2A_TEST_METRICS_TOKEN", "m3trics")]).await;
+    let refused = reqwest::get(format!("{base}metrics")).await.unwrap();
+    assert_eq!(refused.status(), 401);
+    let (ok, out) =
+        run_python_v1("parse_metrics.py", &[&format!("{base}metrics"), "m3trics"]).await;
+    assert!(ok, "{out}");
+    assert!(out.contains("a2a_orchestrator_sse_subscribers"), "{out}");
+    assert_eq!(get(&format!("{base}healthz")).await.0, 200);
+    assert_eq!(get(&format!("{base}readyz")).await.0, 200);
+}
+
+/// `/readyz` is unready while the store cannot take a write (another process holds the
+/// database's write lock) and while an agent a workflow needs is down; ready again after.
+#[tokio::test(flavor = "multi_thread")]
+async fn readiness_follows_the_store_and_the_agents() {
+    let ours = echo(0).await;
+    // A port with nothing on it yet: the flaky agent comes up there later.
+    let later = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = later.local_addr().unwrap().port();
+    drop(later);
+    let dir = project(
+        "ops-ready",
+        &[("retried.toml", RETRIED)],
+        &[
+            ("echo", &ours.url),
+            ("flaky", &format!("http://127.0.0.1:{port}/")),
+        ],
+    );
+    let args = args(&dir);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_serve, base) = spawn_serve(&args, &[]).await;
+
+    let (status, body) = get(&format!("{base}readyz")).await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["status"], "unready");
+    assert_eq!(body["checks"]["store"]["ok"], true, "{body}");
+    let why = body["checks"]["agents"]["reason"].as_str().unwrap();
+    assert!(
+        why.contains("workflow `retried` step `flaky`: agent `flaky` is unavailable"),
+        "{why}"
+    );
+
+    // The agent comes up where agents.toml says; discovery retries find it.
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let server = a2a_orchestrator::protocol::server::A2aServer::new(
+        crate::echo_agent::EchoAgent {
+            word_delay: Duration::ZERO,
+        },
+        crate::echo_agent::echo_card(&format!("http://127.0.0.1:{port}/")),
+    );
+    let router = server.router();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let ready = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let (status, body) = get(&format!("{base}readyz")).await;
+            if status == 200 {
+                break body;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await
+    .expect("ready once the agent is up");
+    assert_eq!(ready["checks"]["workflows"]["loaded"], 1, "{ready}");
+
+    // Another process takes the database's write lock: unready until it lets go.
+    let db = dir.join("orchestrator.db");
+    use sqlx::{ConnectOptions, Connection};
+    let mut other = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(&db)
+        .connect()
+        .await
+        .unwrap();
+    sqlx::raw_sql("BEGIN IMMEDIATE; UPDATE runs SET id = id;")
+        .execute(&mut other)
+        .await
+        .unwrap();
+    let (status, body) = get(&format!("{base}readyz")).await;
+    assert_eq!(status, 503, "{body}");
+    let why = body["checks"]["store"]["reason"].as_str().unwrap();
+    assert!(
+        why.contains("the store did not take a write within"),
+        "{why}"
+    );
+    sqlx::raw_sql("ROLLBACK").execute(&mut other).await.unwrap();
+    other.close().await.unwrap();
+    let ready = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            if get(&format!("{base}readyz")).await.0 == 200 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await;
+    assert!(ready.is_ok(), "ready again once the lock is gone");
+}
+
+/// `--log-format json`: every log line is one JSON object with its level, message and
+/// the spans it happened in.
+#[tokio::test]
+async fn json_logs_are_one_object_a_line() {
+    let dir = project("ops-logs", &[], &[("gone", "http://127.0.0.1:9/")]);
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args(["--log-format", "json", "agents", "--agents"])
+        .arg(dir.join("agents.toml"))
+        .env("RUST_LOG", "a2a_orchestrator=debug")
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<Value> = stderr
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let problem = lines
+        .iter()
+        .find(|l| l["fields"]["message"] == "agent card problem")
+        .unwrap_or_else(|| panic!("the card problem is logged: {stderr}"));
+    assert_eq!(problem["level"], "DEBUG");
+    assert_eq!(problem["fields"]["agent"], "gone");
+}

@@ -662,4 +662,23 @@ timeout = "soon"
         );
         assert_eq!(diags.len(), 6, "{all}");
     }
+
+    #[test]
+    fn the_metrics_token_comes_from_the_named_variable() {
+        let source = "[telemetry]\nmetrics_token_env = \"ORCH_TOKEN\"\n";
+        let s = load_str("orch.toml", source, Path::new(""), &env()).unwrap();
+        assert!(s.metrics_token.as_deref().is_some_and(|t| !t.is_empty()));
+        let source = "[telemetry]\nmetrics_token_env = \"NOPE_VAR\"\nmetrics = true\n";
+        let diags = load_str("orch.toml", source, Path::new(""), &env()).unwrap_err();
+        let text: Vec<String> = diags.iter().map(ToString::to_string).collect();
+        let all = text.join("\n");
+        assert!(
+            all.contains("orch.toml:2:21") && all.contains("NOPE_VAR"),
+            "{all}"
+        );
+        assert!(
+            all.contains("orch.toml:3:1") && all.contains("unknown key `metrics`"),
+            "{all}"
+        );
+    }
 }

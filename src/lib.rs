@@ -21,6 +21,7 @@
 //! - [`bench`]: the benchmark behind `bench`.
 //! - [`backoff`]: the one retry schedule every retry loop uses (a leaf).
 //! - [`metrics`]: the Prometheus metrics every layer records into (a leaf).
+//! - [`telemetry`]: logs, and OpenTelemetry traces carried across every hop.
 //! - [`cli`]: the command-line front end.
 //!
 //! See `ARCHITECTURE.md` for the bird's-eye view and the invariants.
@@ -40,4 +41,5 @@ pub mod metrics;
 pub mod protocol;
 pub mod registry;
 pub mod store;
+pub mod telemetry;
 pub mod workflow;

@@ -9,19 +9,19 @@ use clap::Parser;
 async fn main() -> ExitCode {
     quiet_on_closed_pipe();
     let cli = a2a_orchestrator::cli::Cli::parse();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match cli.log_format {
-        a2a_orchestrator::cli::LogFormat::Text => logs.init(),
-        a2a_orchestrator::cli::LogFormat::Json => logs
-            .json()
-            .with_current_span(true)
-            .with_span_list(true)
-            .init(),
-    }
+    let telemetry = a2a_orchestrator::telemetry::init(match cli.log_format {
+        a2a_orchestrator::cli::LogFormat::Text => a2a_orchestrator::telemetry::LogFormat::Text,
+        a2a_orchestrator::cli::LogFormat::Json => a2a_orchestrator::telemetry::LogFormat::Json,
+    });
+    let code = run(cli).await;
+    // Blocking: the exporter's last batch goes out over a blocking HTTP client.
+    tokio::task::spawn_blocking(move || telemetry.shutdown())
+        .await
+        .ok();
+    code
+}
+
+async fn run(cli: a2a_orchestrator::cli::Cli) -> ExitCode {
     match a2a_orchestrator::cli::run(cli).await {
         Ok(code) => code,
         // The reader went away (`… | head`): the output ends there, as with any tool.

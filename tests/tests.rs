@@ -34,6 +34,7 @@ mod python_v1_client;
 mod registry;
 mod schema;
 mod server;
+mod traces;
 mod v1;
 mod wire;
 mod workflow_props;

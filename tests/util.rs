@@ -297,6 +297,8 @@ async fn run_script(python: &Path, script: &str, args: &[&str]) -> (bool, String
 /// An agent written with an official SDK (Python or JavaScript), running until dropped.
 pub struct SdkAgent {
     pub url: String,
+    /// Every line it printed after `PORT`, as it prints them.
+    pub output: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     _child: tokio::process::Child,
 }
 
@@ -389,6 +391,12 @@ pub async fn python_v1_agent_behind_a_cut(
     (agent, cuts)
 }
 
+/// Starts `tests/python/otlp_receiver.py`: a loopback OTLP/HTTP receiver whose
+/// `output` gets one JSON line a span received.
+pub async fn otlp_receiver() -> SdkAgent {
+    start_python_agent(python_v1(), "otlp_receiver.py", &[]).await
+}
+
 /// Starts `tests/js/agent.mjs` (the official @a2a-js/sdk 1.x with Express, A2A 1.0 on
 /// JSON-RPC and HTTP+JSON, `first` listed first on its card) with `delay_ms` between
 /// words.
@@ -429,8 +437,17 @@ async fn start_agent(mut cmd: tokio::process::Command, what: &str) -> SdkAgent {
     })
     .await
     .unwrap_or_else(|_| panic!("{what} did not start within 60 s"));
+    // Read on, so that the process never blocks on a full pipe.
+    let output = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = output.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            kept.lock().unwrap().push(line);
+        }
+    });
     SdkAgent {
         url: format!("http://127.0.0.1:{port}/"),
+        output,
         _child: child,
     }
 }

@@ -16,13 +16,15 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
+use tracing::Instrument;
 
 use crate::backoff::{Backoff, Jitter};
 use crate::engine::{
     AgentConnector, AgentError, AgentErrorKind, Content, RemoteState, SendRequest, Update, Updates,
 };
 use crate::protocol::ErrorCode;
-use crate::protocol::client::{A2aClient, ClientError, EventStream};
+use crate::protocol::client::{A2aClient, ClientError, EventStream, Protocol};
+use crate::protocol::method::Method;
 use crate::protocol::types::*;
 use crate::registry::{Lease, Registry, Requirements, Target};
 use crate::workflow::AgentTarget;
@@ -69,6 +71,33 @@ fn agent_error(e: ClientError) -> AgentError {
         _ => AgentErrorKind::Refused,
     };
     AgentError::new(kind, e.to_string())
+}
+
+/// The CLIENT span of one call to an agent, named by the method as the client sends it
+/// (`SendStreamingMessage`, `tasks/get`, …), and the client to make the call with: one
+/// that sends the span's trace context (`traceparent`) when traces are on.
+fn traced(
+    client: &A2aClient,
+    agent: &str,
+    method: Method,
+    task: Option<&str>,
+) -> (tracing::Span, A2aClient) {
+    let name = match client.protocol() {
+        Protocol::V0_3 => method.as_str(),
+        Protocol::V1_0 => method.v1_name(),
+    };
+    let span = tracing::info_span!(
+        "a2a_call",
+        otel.name = name,
+        otel.kind = "client",
+        "a2a.method.name" = name,
+        "a2a.protocol.version" = client.protocol().as_str(),
+        "a2a.task.id" = task,
+        "gen_ai.agent.name" = agent,
+        "server.address" = client.endpoint(),
+    );
+    let headers = span.in_scope(crate::telemetry::current_headers);
+    (span, client.with_headers(&headers))
 }
 
 /// Counts one call to `agent` in the metrics, by method and outcome.
@@ -339,8 +368,10 @@ impl AgentConnector for A2aConnector {
                     format!("agent {agent} is not available"),
                 )
             })?;
+            let (span, client) = traced(&client, &agent, Method::CancelTask, Some(&task_id));
             let r = client
                 .cancel_task(&TaskIdParams::new(TaskId::new(task_id)))
+                .instrument(span)
                 .await;
             count(&agent, "cancel", &r);
             r.map(|_| ()).map_err(agent_error)
@@ -383,7 +414,11 @@ fn followed(
             }
             phase = match phase {
                 Phase::Send(params) => {
-                    let r = Box::pin(c.client.send_message_stream(&params)).await;
+                    let (span, client) =
+                        traced(&c.client, &c.agent, Method::SendStreamingMessage, None);
+                    let r = Box::pin(client.send_message_stream(&params))
+                        .instrument(span)
+                        .await;
                     count(&c.agent, "stream", &r);
                     match r {
                         Ok(s) => Phase::Live(s),
@@ -394,7 +429,11 @@ fn followed(
                     }
                 }
                 Phase::Attach(id) => {
-                    let r = Box::pin(c.client.get_task(&TaskQueryParams::new(id))).await;
+                    let (span, client) =
+                        traced(&c.client, &c.agent, Method::GetTask, Some(id.as_str()));
+                    let r = Box::pin(client.get_task(&TaskQueryParams::new(id)))
+                        .instrument(span)
+                        .await;
                     count(&c.agent, "get", &r);
                     match r {
                         // The snapshot, then the live events (resubscribing, as after a drop).
@@ -455,7 +494,11 @@ fn followed(
                     let id = TaskId::new(c.task_id.clone().unwrap_or_default());
                     tracing::debug!(agent = %c.agent, task = %id, attempt = n + 1, "resubscribing after a dropped stream");
                     tokio::time::sleep(RESUME_BACKOFF.delay(n + 1)).await;
-                    let r = Box::pin(c.client.resubscribe(&TaskIdParams::new(id))).await;
+                    let (span, client) =
+                        traced(&c.client, &c.agent, Method::Resubscribe, Some(id.as_str()));
+                    let r = Box::pin(client.resubscribe(&TaskIdParams::new(id)))
+                        .instrument(span)
+                        .await;
                     count(&c.agent, "resubscribe", &r);
                     match r {
                         Ok(s) => Phase::Live(s),
@@ -514,7 +557,8 @@ fn polled_from(
             }
             phase = match phase {
                 Poll::Send(params) => {
-                    let r = c.client.send_message(&params).await;
+                    let (span, client) = traced(&c.client, &c.agent, Method::SendMessage, None);
+                    let r = client.send_message(&params).instrument(span).await;
                     count(&c.agent, "send", &r);
                     match r {
                         Ok(SendMessageResult::Task(t)) => c.snapshot(&t, &mut last),
@@ -526,7 +570,12 @@ fn polled_from(
                     Poll::Wait(1)
                 }
                 Poll::Attach(id) => {
-                    let r = c.client.get_task(&TaskQueryParams::new(id)).await;
+                    let (span, client) =
+                        traced(&c.client, &c.agent, Method::GetTask, Some(id.as_str()));
+                    let r = client
+                        .get_task(&TaskQueryParams::new(id))
+                        .instrument(span)
+                        .await;
                     count(&c.agent, "get", &r);
                     match r {
                         Ok(t) => c.snapshot(&t, &mut last),
@@ -537,7 +586,12 @@ fn polled_from(
                 Poll::Wait(n) => {
                     tokio::time::sleep(schedule.delay(n)).await;
                     let id = TaskId::new(c.task_id.clone().unwrap_or_default());
-                    let r = c.client.get_task(&TaskQueryParams::new(id)).await;
+                    let (span, client) =
+                        traced(&c.client, &c.agent, Method::GetTask, Some(id.as_str()));
+                    let r = client
+                        .get_task(&TaskQueryParams::new(id))
+                        .instrument(span)
+                        .await;
                     count(&c.agent, "get", &r);
                     match r {
                         Ok(t) => c.snapshot(&t, &mut last),

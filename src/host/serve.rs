@@ -8,7 +8,7 @@ use super::Orchestrator;
 use crate::config::Diagnostic;
 use crate::connect::A2aConnector;
 use crate::engine::{Engine, EngineOptions};
-use crate::protocol::server::{A2aServer, ServerConfig};
+use crate::protocol::server::{A2aServer, ServerConfig, TraceParent};
 use crate::protocol::types::{AgentCapabilities, AgentCard, AgentProvider};
 use crate::registry::config::{self as agents_config, AgentsFile};
 use crate::registry::env::ProcessEnv;
@@ -166,8 +166,11 @@ pub async fn build(
     let mut extended = card.clone();
     extended.skills = orchestrator.detailed_skills();
     let offers_extended = card.supports_authenticated_extended_card == Some(true);
+    // Requests that carry a trace context continue that trace (when traces are on).
+    let mut server_config = config.server.clone();
+    server_config.trace_parent = TraceParent::new(crate::telemetry::adopt_parent);
     let mut server = A2aServer::builder(orchestrator, card)
-        .config(config.server.clone())
+        .config(server_config)
         .store(store.clone());
     if offers_extended {
         server = server.extended_card(extended);

@@ -5,7 +5,8 @@ fields — the kind of agent most agents written from now on are.
 It streams the words of the text it receives back as chunks of one artifact, DELAY
 seconds apart, asks what to echo when the text says "ask me" (input-required), fails
 the first task whose text says "fail once" (the next one with that text succeeds), and
-supports cancel. Started by the Rust tests:
+supports cancel; it prints `TRACEPARENT <path> <value>` for each request that carries a
+W3C trace context. Started by the Rust tests:
 
     python sdk1_agent.py [DELAY_SECONDS] [jsonrpc|rest] [PUBLIC_URL]
 
@@ -21,6 +22,7 @@ import sys
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 
 from a2a.helpers.proto_helpers import new_task_from_user_message, new_text_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -77,6 +79,21 @@ class WordsExecutor(AgentExecutor):
         await updater.cancel()
 
 
+class RecordTraceContext:
+    """What a traced caller sent, for the tests: a line for each request carrying a W3C
+    trace context (plain ASGI, so streamed answers pass untouched)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            for name, value in scope["headers"]:
+                if name == b"traceparent":
+                    print(f"TRACEPARENT {scope['path']} {value.decode()}", flush=True)
+        await self.app(scope, receive, send)
+
+
 def main() -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -114,7 +131,8 @@ def main() -> None:
         routes = create_agent_card_routes(card) + create_rest_routes(handler)
     else:
         routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, "/")
-    app = Starlette(routes=routes)
+    app = Starlette(routes=routes, middleware=[Middleware(RecordTraceContext)])
+
     config = uvicorn.Config(app, log_level="warning")
     server = uvicorn.Server(config)
     print(f"PORT {port}", flush=True)

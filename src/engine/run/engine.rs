@@ -161,8 +161,16 @@ impl Engine {
         run_id: String,
         saved: Option<SavedRun>,
     ) -> RunHandle {
+        // Named after the OpenTelemetry GenAI conventions, for whoever exports spans.
+        let span = info_span!(
+            "run",
+            run_id = %run_id,
+            otel.name = %format!("invoke_workflow {}", workflow.id),
+            "gen_ai.operation.name" = "invoke_workflow",
+            "a2a.task.id" = %run_id,
+            workflow = %workflow.id,
+        );
         let (run, handle) = self.prepare(workflow, inputs, run_id, saved);
-        let span = info_span!("run", run_id = %handle.run_id);
         self.tracker.spawn(run.run().instrument(span));
         handle
     }

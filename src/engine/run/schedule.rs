@@ -233,7 +233,13 @@ impl Run {
             ask: self.ask_tx.clone(),
             cancel: token,
         };
-        let span = info_span!("step", step = %self.workflow.steps[i].id, item = ?item);
+        let id = &self.workflow.steps[i].id;
+        let span = match item {
+            None => info_span!("step", step = %id, item = ?item, otel.name = %format!("step {id}")),
+            Some(n) => {
+                info_span!("step", step = %id, item = ?item, otel.name = %format!("step {id}[{n}]"))
+            }
+        };
         self.units.spawn(
             futures::FutureExt::map(unit.run(), move |record| (i, item, record)).instrument(span),
         );

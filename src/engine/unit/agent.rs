@@ -97,7 +97,22 @@ impl Unit {
                 resume: resume.take(),
                 again: again.take(),
             };
-            let outcome = self.attempt(plan, &mut downstream).await;
+            // One span per attempt, named after the OpenTelemetry GenAI conventions.
+            let agent_name = match &target {
+                AgentTarget::Named(a) => a.as_str(),
+                AgentTarget::Skill(s) => s.as_str(),
+            };
+            let span = tracing::info_span!(
+                "attempt",
+                otel.name = %format!("invoke_agent {agent_name}"),
+                otel.kind = "client",
+                "gen_ai.operation.name" = "invoke_agent",
+                "gen_ai.agent.name" = agent_name,
+                step = %step.id,
+                attempt = i64::from(attempt),
+            );
+            let outcome =
+                tracing::Instrument::instrument(self.attempt(plan, &mut downstream), span).await;
             if downstream.as_ref().is_none_or(|d| d.task_id.is_none()) {
                 again = Some(first_id);
             }

@@ -127,7 +127,7 @@ pub struct A2aClient {
     interfaces: Arc<[Interface]>,
     current: Arc<AtomicUsize>,
     config: Arc<ClientConfig>,
-    headers: HeaderMap,
+    headers: Arc<HeaderMap>,
     next_id: Arc<AtomicI64>,
 }
 
@@ -220,7 +220,7 @@ impl A2aClient {
             interfaces: interfaces.into(),
             current: Arc::new(AtomicUsize::new(0)),
             config: Arc::new(config),
-            headers,
+            headers: Arc::new(headers),
             next_id: Arc::new(AtomicI64::new(1)),
         })
     }
@@ -244,6 +244,26 @@ impl A2aClient {
         self.interfaces = vec![at].into();
         self.current = Arc::new(AtomicUsize::new(0));
         self
+    }
+
+    /// The same client, sending `extra` headers too (a call's trace context, say).
+    /// Invalid names or values are left out.
+    pub fn with_headers(&self, extra: &[(String, String)]) -> Self {
+        let mut client = self.clone();
+        if extra.is_empty() {
+            return client;
+        }
+        let mut headers = (*self.headers).clone();
+        for (k, v) in extra {
+            if let (Ok(name), Ok(value)) = (
+                HeaderName::from_bytes(k.as_bytes()),
+                HeaderValue::from_str(v),
+            ) {
+                headers.insert(name, value);
+            }
+        }
+        client.headers = Arc::new(headers);
+        client
     }
 
     /// The interface calls go to now.

@@ -19,7 +19,10 @@ impl A2aClient {
         url: &str,
         at: &Interface,
     ) -> reqwest::RequestBuilder {
-        let mut builder = self.http.request(verb, url).headers(self.headers.clone());
+        let mut builder = self
+            .http
+            .request(verb, url)
+            .headers((*self.headers).clone());
         if at.protocol == Protocol::V1_0 {
             builder = builder.header("A2A-Version", crate::protocol::v1::VERSION_1_0);
         }

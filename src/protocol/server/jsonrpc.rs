@@ -146,11 +146,19 @@ pub(super) async fn rpc<A: AgentExecutor>(
     if let Err(e) = version::check_extensions(&inner.card, &headers) {
         return error_response(id, e, generation, label);
     }
+    // The request's SERVER span, named after the OpenTelemetry conventions; the method
+    // is a known one here, so its name is not the client's to choose.
     let span = info_span!(
         "rpc",
-        method = %crate::protocol::log::untrusted(&request.method),
-        version = generation.as_str()
+        method = %request.method,
+        version = generation.as_str(),
+        otel.name = %request.method,
+        otel.kind = "server",
+        "rpc.system" = "jsonrpc",
+        "a2a.method.name" = %request.method,
+        "a2a.protocol.version" = generation.as_str(),
     );
+    inner.config.trace_parent.adopt(&headers, &span);
     async move {
         if method.is_streaming() {
             return stream(inner, method, generation, &request, id, &headers).await;

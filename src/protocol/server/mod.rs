@@ -111,6 +111,39 @@ pub struct ServerConfig {
     pub http2_max_streams: u32,
     /// The A2A generations served (both by default).
     pub generations: Generations,
+    /// Makes the trace context a request carries the parent of its span (a tracing
+    /// setup's; none by default).
+    pub trace_parent: TraceParent,
+}
+
+/// How a request's span adopts the trace context its headers carry (`traceparent`):
+/// given by whoever exports traces, so that this layer needs no tracing backend.
+#[derive(Clone, Default)]
+pub struct TraceParent(Option<Arc<AdoptParent>>);
+
+/// What [`TraceParent`] calls: the request's headers, and its span.
+type AdoptParent = dyn Fn(&HeaderMap, &tracing::Span) + Send + Sync;
+
+impl TraceParent {
+    pub fn new(adopt: impl Fn(&HeaderMap, &tracing::Span) + Send + Sync + 'static) -> Self {
+        Self(Some(Arc::new(adopt)))
+    }
+
+    pub(crate) fn adopt(&self, headers: &HeaderMap, span: &tracing::Span) {
+        if let Some(f) = &self.0 {
+            f(headers, span);
+        }
+    }
+}
+
+impl std::fmt::Debug for TraceParent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "TraceParent(set)"
+        } else {
+            "TraceParent(none)"
+        })
+    }
 }
 
 impl Default for ServerConfig {
@@ -132,6 +165,7 @@ impl Default for ServerConfig {
             max_metadata_bytes: 64 * 1024,
             max_id_bytes: 256,
             generations: Generations::Both,
+            trace_parent: TraceParent::default(),
         }
     }
 }

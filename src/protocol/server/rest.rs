@@ -260,8 +260,16 @@ pub(super) async fn rest<A: AgentExecutor>(
         return json_with(StatusCode::UNSUPPORTED_MEDIA_TYPE, A2A_JSON, &body);
     }
     let streaming = route.is_streaming();
-    let span =
-        info_span!("rest", method = %method, path = %crate::protocol::log::untrusted(uri.path()));
+    let span = info_span!(
+        "rest",
+        method = %method,
+        path = %crate::protocol::log::untrusted(uri.path()),
+        otel.name = name,
+        otel.kind = "server",
+        "a2a.method.name" = name,
+        "a2a.protocol.version" = crate::protocol::v1::VERSION_1_0,
+    );
+    inner.config.trace_parent.adopt(&headers, &span);
     async move {
         // A stream counts itself once it has opened (or failed to).
         match handle(&inner, route, &uri, &headers, &bytes).await {

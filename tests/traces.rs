@@ -1,0 +1,194 @@
+//! OpenTelemetry traces from a real `serve`: a client's trace context is continued
+//! through the orchestrator's spans (request, run, step attempts, calls to agents) and
+//! handed to every agent, so one trace runs client → orchestrator → agents. Spans are
+//! received by a loopback OTLP/HTTP receiver decoding them with the OpenTelemetry
+//! protocol's own Python types; the agent (a2a-sdk 1.3.0) records the `traceparent` it
+//! gets.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::host::spawn_serve;
+
+const TRACED: &str = r#"
+[workflow]
+id = "traced"
+description = "A retried step, two in parallel, a join"
+[steps.a]
+agent = "py"
+message = "fail once then trace"
+retry = { max_attempts = 2, initial = "10ms" }
+[steps.b]
+agent = "py"
+needs = ["a"]
+message = "left"
+[steps.c]
+agent = "py"
+needs = ["a"]
+message = "right"
+[steps.d]
+agent = "py"
+needs = ["b", "c"]
+message = "join"
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_trace_runs_from_the_client_through_the_orchestrator_into_every_agent() {
+    let (receiver, agent) = tokio::join!(
+        crate::util::otlp_receiver(),
+        crate::util::python_v1_agent(0.0)
+    );
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("traces");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("flows")).unwrap();
+    std::fs::write(dir.join("flows/traced.toml"), TRACED).unwrap();
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!("[agents.py]\nurl = \"{}\"\n", agent.url),
+    )
+    .unwrap();
+    let endpoint = receiver.url.trim_end_matches('/').to_owned();
+    let args = [
+        "--agents",
+        &dir.join("agents.toml").display().to_string(),
+        "--workflows",
+        &dir.join("flows").display().to_string(),
+        "--listen",
+        "127.0.0.1:0",
+    ]
+    .map(str::to_owned);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_serve, base) = spawn_serve(
+        &args,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ],
+    )
+    .await;
+
+    // The client's own span: the orchestrator's request span is its child.
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let client_span = "00f067aa0ba902b7";
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "message/send",
+        "params": {"message": {"kind": "message", "messageId": "m-trace", "role": "user",
+            "parts": [{"kind": "data", "data": {"workflow": "traced"}}]}}
+    });
+    let answer: Value = reqwest::Client::new()
+        .post(&base)
+        .header("traceparent", format!("00-{trace_id}-{client_span}-01"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["result"]["status"]["state"], "completed", "{answer}");
+
+    // The run's span ends with the run; wait until it has been exported.
+    let spans: Vec<Value> = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let spans: Vec<Value> = receiver
+                .output
+                .lock()
+                .unwrap()
+                .iter()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .map(|v| v["span"].clone())
+                .collect();
+            if spans.iter().any(|s| s["name"] == "invoke_workflow traced") {
+                break spans;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("the run's span is exported");
+    let ours: Vec<&Value> = spans.iter().filter(|s| s["trace_id"] == trace_id).collect();
+    assert!(
+        ours.iter().all(|s| s["service"] == "a2a-orchestrator"),
+        "{ours:#?}"
+    );
+    let named = |name: &str| -> Vec<&Value> {
+        ours.iter().copied().filter(|s| s["name"] == name).collect()
+    };
+    let by_id = |id: &Value| ours.iter().copied().find(|s| &s["span_id"] == id);
+
+    // client → the request's SERVER span.
+    let request = named("message/send");
+    assert_eq!(request.len(), 1, "{ours:#?}");
+    assert_eq!(request[0]["parent_span_id"], client_span);
+    assert_eq!(request[0]["kind"], 2, "SERVER");
+    assert_eq!(request[0]["attributes"]["a2a.method.name"], "message/send");
+    assert_eq!(request[0]["attributes"]["a2a.protocol.version"], "0.3");
+
+    // The run, in the same trace, under the request.
+    let run = named("invoke_workflow traced");
+    assert_eq!(run.len(), 1, "{ours:#?}");
+    assert_eq!(
+        run[0]["attributes"]["gen_ai.operation.name"],
+        "invoke_workflow"
+    );
+    let mut up = run[0];
+    let mut hops = 0;
+    while up["span_id"] != request[0]["span_id"] {
+        up = by_id(&up["parent_span_id"]).expect("the run descends from the request");
+        hops += 1;
+        assert!(hops < 10);
+    }
+
+    // A step attempt per send: a twice (the failure and its retry), b, c, d.
+    let attempts = named("invoke_agent py");
+    assert_eq!(attempts.len(), 5, "{ours:#?}");
+    for a in &attempts {
+        assert_eq!(a["kind"], 3, "CLIENT");
+        assert_eq!(a["attributes"]["gen_ai.agent.name"], "py");
+        assert_eq!(a["attributes"]["gen_ai.operation.name"], "invoke_agent");
+    }
+    let retried: Vec<i64> = attempts
+        .iter()
+        .filter(|a| a["attributes"]["step"] == "a")
+        .map(|a| {
+            a["attributes"]["attempt"]
+                .as_i64()
+                .unwrap_or_else(|| panic!("{a:#}"))
+        })
+        .collect();
+    assert_eq!(retried.len(), 2, "{attempts:#?}");
+
+    // Under each attempt, the A2A call (v1.0: the agent speaks only that).
+    let calls = named("SendStreamingMessage");
+    assert_eq!(calls.len(), 5, "{ours:#?}");
+    for c in &calls {
+        let parent = by_id(&c["parent_span_id"]).expect("the call's parent is ours");
+        assert_eq!(parent["name"], "invoke_agent py");
+        assert_eq!(c["attributes"]["a2a.method.name"], "SendStreamingMessage");
+        assert_eq!(c["attributes"]["a2a.protocol.version"], "1.0");
+    }
+
+    // The agent got the trace: the client's trace id, the call's span as its parent.
+    let got: Vec<(String, String)> = agent
+        .output
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.strip_prefix("TRACEPARENT "))
+        .map(|l| {
+            let value = l.split_whitespace().nth(1).unwrap();
+            let parts: Vec<&str> = value.split('-').collect();
+            (parts[1].to_owned(), parts[2].to_owned())
+        })
+        .collect();
+    assert_eq!(got.len(), 5, "one traced request a send: {got:?}");
+    for (trace, parent) in &got {
+        assert_eq!(trace, trace_id);
+        assert!(
+            calls.iter().any(|c| c["span_id"] == parent.as_str()),
+            "the agent's parent {parent} is one of the orchestrator's A2A calls"
+        );
+    }
+}

@@ -81,8 +81,14 @@ pub fn init(format: LogFormat) -> Telemetry {
                         && m.target().starts_with("a2a_orchestrator")
                         && TRACED.contains(&m.name())
                 });
+                // Only the attributes the spans name: no source locations, threads,
+                // targets or busy/idle timings, which cost more than they tell here.
                 let layer = tracing_opentelemetry::layer()
                     .with_tracer(tracer)
+                    .with_location(false)
+                    .with_threads(false)
+                    .with_target(false)
+                    .with_tracked_inactivity(false)
                     .with_filter(only_ours);
                 (Some(provider), Some(layer))
             }

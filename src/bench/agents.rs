@@ -78,6 +78,10 @@ pub struct Agents {
     pub held: Arc<AtomicUsize>,
     /// Releases the `held` agent's tasks.
     release: CancellationToken,
+    /// A loopback OTLP/HTTP receiver (`OTEL_EXPORTER_OTLP_ENDPOINT`) that takes every
+    /// export and keeps nothing but the count of bytes received.
+    pub otlp: String,
+    pub otlp_bytes: Arc<AtomicUsize>,
     stop: CancellationToken,
     servers: JoinSet<()>,
 }
@@ -97,13 +101,34 @@ impl Agents {
         let held = Arc::new(AtomicUsize::new(0));
         let release = CancellationToken::new();
         let stop = CancellationToken::new();
+        let otlp_bytes = Arc::new(AtomicUsize::new(0));
+        let otlp_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let mut agents = Agents {
             urls: Vec::new(),
             held: held.clone(),
             release: release.clone(),
+            otlp: format!("http://{}", otlp_listener.local_addr()?),
+            otlp_bytes: otlp_bytes.clone(),
             stop: stop.clone(),
             servers: JoinSet::new(),
         };
+        // An empty body is an empty ExportTraceServiceResponse: everything accepted.
+        let sink = axum::Router::new().route(
+            "/v1/traces",
+            axum::routing::post(move |body: axum::body::Bytes| async move {
+                otlp_bytes.fetch_add(body.len(), Ordering::Relaxed);
+                (
+                    [(axum::http::header::CONTENT_TYPE, "application/x-protobuf")],
+                    "",
+                )
+            }),
+        );
+        let sink_stop = stop.clone();
+        agents.servers.spawn(async move {
+            let _ = axum::serve(otlp_listener, sink)
+                .with_graceful_shutdown(sink_stop.cancelled_owned())
+                .await;
+        });
         let all = [
             ("fast", Behaviour::Instant),
             ("sleepy", Behaviour::Sleep(pause)),

@@ -184,7 +184,7 @@ async fn measure(
         "agents: {STORE_ROUNDS} × {} diamond runs at concurrency 64 with the agents called over A2A 0.3, then 1.0",
         sizes.throughput_runs
     ));
-    let old = Serve::start_with(&options.exe, dir, "memory", process::AGENTS_V0_3).await?;
+    let old = Serve::start_with(&options.exe, dir, "memory", process::AGENTS_V0_3, &[]).await?;
     let old_host = old.upstream()?;
     warm_up(&old_host).await?;
     let (mut agents_v03, mut agents_v1) = (Vec::new(), Vec::new());
@@ -193,6 +193,32 @@ async fn measure(
         agents_v1.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
     }
     old.stop().await;
+
+    // Traces on, exported to a loopback receiver, against the same orchestrator without:
+    // in turns.
+    progress(&format!(
+        "traces: {STORE_ROUNDS} × {} diamond runs at concurrency 64 without traces, then exported over OTLP",
+        sizes.throughput_runs
+    ));
+    let traced = Serve::start_with(
+        &options.exe,
+        dir,
+        "memory",
+        process::AGENTS,
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", agents.otlp.as_str())],
+    )
+    .await?;
+    let traced_host = traced.upstream()?;
+    warm_up(&traced_host).await?;
+    let (mut untraced_rounds, mut traced_rounds) = (Vec::new(), Vec::new());
+    for _ in 0..STORE_ROUNDS {
+        untraced_rounds.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
+        traced_rounds.push(throughput(&traced_host, sizes.throughput_runs, 64).await?.0);
+    }
+    traced.stop().await;
+    if agents.otlp_bytes.load(Ordering::Relaxed) == 0 {
+        bail!("the traced orchestrator exported no spans");
+    }
 
     // The two stores compared like with like: in turns, so that a slower or faster
     // spell of the machine falls on both, and the median of each.
@@ -243,6 +269,8 @@ async fn measure(
         runs_per_sec_c64_v1_0: round(median(over_v1), 1),
         runs_per_sec_c64_agents_v0_3: round(median(agents_v03), 1),
         runs_per_sec_c64_agents_v1_0: round(median(agents_v1), 1),
+        runs_per_sec_c64_untraced: round(median(untraced_rounds), 1),
+        runs_per_sec_c64_traced: round(median(traced_rounds), 1),
     })
 }
 

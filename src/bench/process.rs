@@ -138,16 +138,17 @@ pub(super) struct Serve {
 
 impl Serve {
     pub(super) async fn start(exe: &Path, dir: &Scratch, store: &str) -> anyhow::Result<Serve> {
-        Self::start_with(exe, dir, store, AGENTS).await
+        Self::start_with(exe, dir, store, AGENTS, &[]).await
     }
 
     /// Like [`Serve::start`], with the agents of `agents` (a file of the scratch
-    /// directory).
+    /// directory) and `envs` in its environment.
     pub(super) async fn start_with(
         exe: &Path,
         dir: &Scratch,
         store: &str,
         agents: &str,
+        envs: &[(&str, &str)],
     ) -> anyhow::Result<Serve> {
         // A2A_BENCH_WRAP="valgrind --tool=massif" (say) runs serve under a profiler.
         let wrap = std::env::var("A2A_BENCH_WRAP").unwrap_or_default();
@@ -168,6 +169,7 @@ impl Serve {
             .arg(dir.path.join(agents))
             .args(["--listen", "127.0.0.1:0", "--store", store])
             .args(["--name", "bench"])
+            .envs(envs.iter().copied())
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true)

@@ -41,6 +41,10 @@ pub struct Report {
     /// three each).
     pub runs_per_sec_c64_agents_v0_3: f64,
     pub runs_per_sec_c64_agents_v1_0: f64,
+    /// The c64 diamond throughput without traces and with every span exported over
+    /// OTLP/HTTP to a loopback receiver, in turns (the median of three each).
+    pub runs_per_sec_c64_untraced: f64,
+    pub runs_per_sec_c64_traced: f64,
 }
 
 /// A figure's target on a 2-core machine.
@@ -167,6 +171,18 @@ impl Report {
                 "runs/s",
                 Some(Goal::AtLeast(0.95 * self.runs_per_sec_c64_agents_v0_3)),
             ),
+            row(
+                "runs_per_sec_c64_untraced",
+                self.runs_per_sec_c64_untraced,
+                "runs/s",
+                None,
+            ),
+            row(
+                "runs_per_sec_c64_traced",
+                self.runs_per_sec_c64_traced,
+                "runs/s",
+                Some(Goal::AtLeast(0.9 * self.runs_per_sec_c64_untraced)),
+            ),
         ]
     }
 }
@@ -239,6 +255,8 @@ mod tests {
             runs_per_sec_c64_v1_0: 99.0,
             runs_per_sec_c64_agents_v0_3: 100.0,
             runs_per_sec_c64_agents_v1_0: 98.0,
+            runs_per_sec_c64_untraced: 100.0,
+            runs_per_sec_c64_traced: 95.0,
         };
         let json = serde_json::to_string(&report).unwrap();
         let parsed: Map<String, Value> = serde_json::from_str(&json).unwrap();

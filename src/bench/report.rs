@@ -271,8 +271,15 @@ mod tests {
             .unwrap();
         assert_eq!(sqlite.goal, Some(Goal::AtLeast(50.0)));
         assert!(!sqlite.goal.unwrap().met(sqlite.value));
-        let v1 = rows.last().unwrap();
+        let v1 = rows
+            .iter()
+            .find(|r| r.key == "runs_per_sec_c64_v1_0")
+            .unwrap();
         assert_eq!(v1.goal, Some(Goal::AtLeast(95.0)));
         assert!(v1.goal.unwrap().met(v1.value));
+        let traced = rows.last().unwrap();
+        assert_eq!(traced.key, "runs_per_sec_c64_traced");
+        assert_eq!(traced.goal, Some(Goal::AtLeast(90.0)));
+        assert!(traced.goal.unwrap().met(traced.value));
     }
 }

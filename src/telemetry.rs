@@ -24,9 +24,12 @@ pub enum LogFormat {
     Json,
 }
 
-/// The spans exported as traces: requests, runs, step attempts and calls to agents.
+/// The spans exported as traces: requests, the upstream task's work, runs, step
+/// attempts (children of their run) and calls to agents. A span left out breaks the
+/// chain below it where it crosses a task, so each of these is either created with an
+/// explicit parent or inside its parent's task.
 const TRACED: &[&str] = &[
-    "rpc", "rest", "execute", "resume", "run", "step", "attempt", "a2a_call",
+    "rpc", "rest", "execute", "resume", "run", "attempt", "a2a_call",
 ];
 
 /// Keeps the trace pipeline alive; [`Telemetry::shutdown`] exports what is pending.

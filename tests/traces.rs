@@ -145,6 +145,10 @@ async fn one_trace_runs_from_the_client_through_the_orchestrator_into_every_agen
     let attempts = named("invoke_agent py");
     assert_eq!(attempts.len(), 5, "{ours:#?}");
     for a in &attempts {
+        assert_eq!(
+            a["parent_span_id"], run[0]["span_id"],
+            "an attempt is the run's"
+        );
         assert_eq!(a["kind"], 3, "CLIENT");
         assert_eq!(a["attributes"]["gen_ai.agent.name"], "py");
         assert_eq!(a["attributes"]["gen_ai.operation.name"], "invoke_agent");

@@ -303,6 +303,7 @@ mod tests {
             cancel: CancellationToken::new(),
             journal: None,
             resume: None,
+            run_span: None,
         }
         .run();
         let unit_size = std::mem::size_of_val(&unit);

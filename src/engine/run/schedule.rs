@@ -227,6 +227,8 @@ impl Run {
             item,
             context,
             run_id: self.run_id.clone(),
+            // Units are started from the run's own task, inside its span.
+            run_span: tracing::Span::current().id(),
             connector: self.connector.clone(),
             model: self.model.clone(),
             events: self.events.clone(),

@@ -103,6 +103,7 @@ impl Unit {
                 AgentTarget::Skill(s) => s.as_str(),
             };
             let span = tracing::info_span!(
+                parent: self.run_span.clone(),
                 "attempt",
                 otel.name = %format!("invoke_agent {agent_name}"),
                 otel.kind = "client",

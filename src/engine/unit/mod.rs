@@ -62,6 +62,9 @@ pub struct Unit {
     pub journal: Option<Journal>,
     /// The checkpoint to go on from (a `Sent`), after a restart.
     pub resume: Option<Checkpoint>,
+    /// The run's span, the parent of each attempt's (which is not the step's: a trace
+    /// shows run → attempt → call, one level fewer to export).
+    pub run_span: Option<tracing::Id>,
 }
 
 /// How an attempt ended, when not completed.

@@ -34,19 +34,33 @@ needs = ["b", "c"]
 message = "join"
 "#;
 
+const SLOW: &str = r#"
+[workflow]
+id = "slow"
+description = "One slow step, to cancel"
+[steps.long]
+agent = "slow"
+message = "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20"
+"#;
+
 #[tokio::test(flavor = "multi_thread")]
 async fn one_trace_runs_from_the_client_through_the_orchestrator_into_every_agent() {
-    let (receiver, agent) = tokio::join!(
+    let (receiver, agent, slow) = tokio::join!(
         crate::util::otlp_receiver(),
-        crate::util::python_v1_agent(0.0)
+        crate::util::python_v1_agent(0.0),
+        crate::util::python_v1_agent(0.2)
     );
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("traces");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("flows")).unwrap();
     std::fs::write(dir.join("flows/traced.toml"), TRACED).unwrap();
+    std::fs::write(dir.join("flows/slow.toml"), SLOW).unwrap();
     std::fs::write(
         dir.join("agents.toml"),
-        format!("[agents.py]\nurl = \"{}\"\n", agent.url),
+        format!(
+            "[agents.py]\nurl = \"{}\"\n[agents.slow]\nurl = \"{}\"\n",
+            agent.url, slow.url
+        ),
     )
     .unwrap();
     let endpoint = receiver.url.trim_end_matches('/').to_owned();
@@ -174,6 +188,16 @@ async fn one_trace_runs_from_the_client_through_the_orchestrator_into_every_agen
         assert_eq!(c["attributes"]["a2a.protocol.version"], "1.0");
     }
 
+    assert_eq!(run[0]["attributes"]["a2a.task.state"], "completed");
+    let execute = named("execute");
+    assert_eq!(execute.len(), 1, "{ours:#?}");
+    assert!(
+        execute[0]["attributes"]["gen_ai.conversation.id"].is_string(),
+        "{:#}",
+        execute[0]
+    );
+    assert_eq!(execute[0]["attributes"]["a2a.message.id"], "m-trace");
+
     // The agent got the trace: the client's trace id, the call's span as its parent.
     let got: Vec<(String, String)> = agent
         .output
@@ -195,4 +219,75 @@ async fn one_trace_runs_from_the_client_through_the_orchestrator_into_every_agen
             "the agent's parent {parent} is one of the orchestrator's A2A calls"
         );
     }
+
+    // A canceled run says so on its span.
+    let canceled_trace = "0af7651916cd43dd8448eb211c80319c";
+    let start = json!({
+        "jsonrpc": "2.0", "id": 2, "method": "message/send",
+        "params": {"message": {"kind": "message", "messageId": "m-slow", "role": "user",
+            "parts": [{"kind": "data", "data": {"workflow": "slow"}}]},
+            "configuration": {"blocking": false}}
+    });
+    let http = reqwest::Client::new();
+    let started: Value = http
+        .post(&base)
+        .header(
+            "traceparent",
+            format!("00-{canceled_trace}-b7ad6b7169203331-01"),
+        )
+        .json(&start)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let task_id = started["result"]["id"].as_str().unwrap().to_owned();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while !slow
+            .output
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains(canceled_trace))
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the slow step reached its agent");
+    let cancel =
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/cancel", "params": {"id": task_id}});
+    let canceled: Value = http
+        .post(&base)
+        .json(&cancel)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        canceled["result"]["status"]["state"], "canceled",
+        "{canceled}"
+    );
+    let run = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let found = receiver
+                .output
+                .lock()
+                .unwrap()
+                .iter()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .map(|v| v["span"].clone())
+                .find(|s| s["name"] == "invoke_workflow slow" && s["trace_id"] == canceled_trace);
+            if let Some(run) = found {
+                break run;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("the canceled run's span is exported");
+    assert_eq!(run["attributes"]["a2a.task.state"], "canceled", "{run:#}");
 }

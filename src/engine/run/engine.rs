@@ -168,6 +168,7 @@ impl Engine {
             otel.name = %format!("invoke_workflow {}", workflow.id),
             "gen_ai.operation.name" = "invoke_workflow",
             "a2a.task.id" = %run_id,
+            "a2a.task.state" = tracing::field::Empty,
             workflow = %workflow.id,
         );
         let (run, handle) = self.prepare(workflow, inputs, run_id, saved);

@@ -299,6 +299,8 @@ impl Run {
             })
             .await;
         }
+        // The run's span (see `Engine::launch`) says how it ended.
+        tracing::Span::current().record("a2a.task.state", end.state.as_str());
         self.emit(RunEvent::Run {
             state: end.state,
             message: end.message,

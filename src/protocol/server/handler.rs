@@ -340,7 +340,13 @@ impl<A: AgentExecutor> Inner<A> {
             context_id: ctx.context_id.clone(),
         };
         let agent = self.agent.clone();
-        let span = info_span!("execute", task_id = %ctx.task_id);
+        let span = info_span!(
+            "execute",
+            task_id = %ctx.task_id,
+            "a2a.task.id" = %ctx.task_id,
+            "a2a.message.id" = %ctx.message.message_id,
+            "gen_ai.conversation.id" = %ctx.context_id,
+        );
         self.spawn_agent(handle, span, async move { agent.execute(ctx, sink).await });
     }
 

@@ -363,7 +363,12 @@ impl<A: AgentExecutor> A2aServer<A> {
                 shutdown: inner.shutdown.clone(),
             };
             let agent = inner.agent.clone();
-            let span = info_span!("resume", task_id = %ctx.task.id);
+            let span = info_span!(
+                "resume",
+                task_id = %ctx.task.id,
+                "a2a.task.id" = %ctx.task.id,
+                "gen_ai.conversation.id" = %ctx.task.context_id,
+            );
             inner.spawn_agent(handle, span, async move { agent.resume(ctx, sink).await });
         }
         Ok(n)

@@ -328,7 +328,8 @@ async fn readiness_follows_the_store_and_the_agents() {
     assert_eq!(body["checks"]["store"]["ok"], true, "{body}");
     let why = body["checks"]["agents"]["reason"].as_str().unwrap();
     assert!(
-        why.contains("workflow `retried` step `flaky`: agent `flaky` is unavailable"),
+        why.starts_with("agent `flaky` is unavailable: ")
+            && why.ends_with("(needed by retried.flaky)"),
         "{why}"
     );
 

@@ -94,10 +94,12 @@ impl Ops {
         )
     }
 
-    /// Each workflow's step whose agent cannot be called now, and why.
+    /// Each agent (or skill) some workflow step needs that cannot be called now: why,
+    /// and which steps need it.
     fn missing_agents(&self) -> Vec<String> {
         let statuses = self.registry.statuses();
-        let mut missing = Vec::new();
+        // In the order first met: (what is missing, the steps needing it).
+        let mut missing: Vec<(String, Vec<String>)> = Vec::new();
         for w in &self.workflows {
             for step in &w.steps {
                 let StepKind::Agent { target, .. } = &step.kind else {
@@ -114,13 +116,18 @@ impl Ops {
                     }))
                     .then(|| format!("no available agent offers skill `{skill}`")),
                 };
-                if let Some(p) = problem {
-                    missing.push(format!("workflow `{}` step `{}`: {p}", w.id, step.id));
+                let Some(problem) = problem else { continue };
+                let needed = format!("{}.{}", w.id, step.id);
+                match missing.iter_mut().find(|(p, _)| *p == problem) {
+                    Some((_, steps)) => steps.push(needed),
+                    None => missing.push((problem, vec![needed])),
                 }
             }
         }
-        missing.dedup();
         missing
+            .into_iter()
+            .map(|(problem, steps)| format!("{problem} (needed by {})", steps.join(", ")))
+            .collect()
     }
 }
 

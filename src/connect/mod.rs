@@ -253,6 +253,25 @@ impl Conversation {
         }
     }
 
+    /// One `tasks/get` of task `id`: its snapshot taken in, or the failure.
+    async fn poll(&mut self, id: TaskId, last_state: &mut Option<TaskState>) {
+        let (span, client) = traced(
+            &self.client,
+            &self.agent,
+            Method::GetTask,
+            Some(id.as_str()),
+        );
+        let r = client
+            .get_task(&TaskQueryParams::new(id))
+            .instrument(span)
+            .await;
+        count(&self.agent, "get", &r);
+        match r {
+            Ok(t) => self.snapshot(&t, last_state),
+            Err(e) => self.fail(agent_error(e)),
+        }
+    }
+
     fn fail(&mut self, e: AgentError) {
         let counts = e.kind == AgentErrorKind::Transport;
         self.pending.push_back(Err(e));
@@ -570,33 +589,13 @@ fn polled_from(
                     Poll::Wait(1)
                 }
                 Poll::Attach(id) => {
-                    let (span, client) =
-                        traced(&c.client, &c.agent, Method::GetTask, Some(id.as_str()));
-                    let r = client
-                        .get_task(&TaskQueryParams::new(id))
-                        .instrument(span)
-                        .await;
-                    count(&c.agent, "get", &r);
-                    match r {
-                        Ok(t) => c.snapshot(&t, &mut last),
-                        Err(e) => c.fail(agent_error(e)),
-                    }
+                    c.poll(id, &mut last).await;
                     Poll::Wait(1)
                 }
                 Poll::Wait(n) => {
                     tokio::time::sleep(schedule.delay(n)).await;
                     let id = TaskId::new(c.task_id.clone().unwrap_or_default());
-                    let (span, client) =
-                        traced(&c.client, &c.agent, Method::GetTask, Some(id.as_str()));
-                    let r = client
-                        .get_task(&TaskQueryParams::new(id))
-                        .instrument(span)
-                        .await;
-                    count(&c.agent, "get", &r);
-                    match r {
-                        Ok(t) => c.snapshot(&t, &mut last),
-                        Err(e) => c.fail(agent_error(e)),
-                    }
+                    c.poll(id, &mut last).await;
                     Poll::Wait(n.saturating_add(1))
                 }
             };

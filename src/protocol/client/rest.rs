@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::events::Framing;
-use super::rpc::{abridged, decode_result, is_json};
+use super::rpc::{Statuses, abridged, decode_result, is_json};
 use super::{A2aClient, ClientError, EventStream, Interface};
 use crate::protocol::error::RpcError;
 
@@ -113,18 +113,7 @@ impl A2aClient {
     ) -> Result<R, ClientError> {
         let (url, builder) = self.rest_request(at, &route, body, "application/json");
         let url = &url;
-        let bytes = self
-            .bounded(url, async {
-                let resp = builder
-                    .send()
-                    .await
-                    .map_err(|e| ClientError::transport(url, e))?;
-                let resp = check_status(url, resp).await?;
-                resp.bytes()
-                    .await
-                    .map_err(|e| ClientError::transport(url, e))
-            })
-            .await?;
+        let bytes = self.fetch(url, builder, Statuses::A2aError).await?;
         let value: Value = if bytes.is_empty() {
             Value::Object(Default::default())
         } else {
@@ -164,7 +153,7 @@ impl A2aClient {
 
 /// A success as it is; an error status as the A2A error its `google.rpc.Status` names,
 /// or as the bare status when it names none.
-async fn check_status(
+pub(super) async fn check_status(
     url: &str,
     resp: reqwest::Response,
 ) -> Result<reqwest::Response, ClientError> {

@@ -60,19 +60,8 @@ impl A2aClient {
     ) -> Result<R, ClientError> {
         let (id, builder) = self.rpc_request(at, method, params);
         let url = &at.url;
-        let bytes = self
-            .bounded(url, async {
-                let resp = builder
-                    .header(header::ACCEPT, "application/json")
-                    .send()
-                    .await
-                    .map_err(|e| ClientError::transport(url, e))?;
-                let resp = check_status(url, resp).await?;
-                resp.bytes()
-                    .await
-                    .map_err(|e| ClientError::transport(url, e))
-            })
-            .await?;
+        let builder = builder.header(header::ACCEPT, "application/json");
+        let bytes = self.fetch(url, builder, Statuses::Plain).await?;
         let value: Value = serde_json::from_slice(&bytes)
             .map_err(|e| ClientError::protocol(url, format!("the response is not JSON: {e}")))?;
         let result = decode_response(url, &id, value)?;
@@ -143,6 +132,30 @@ impl A2aClient {
         ))
     }
 
+    /// Sends `builder` and reads the whole answer, all within the client's timeout; an
+    /// error status is read as `statuses` says.
+    pub(super) async fn fetch(
+        &self,
+        url: &str,
+        builder: reqwest::RequestBuilder,
+        statuses: Statuses,
+    ) -> Result<bytes::Bytes, ClientError> {
+        self.bounded(url, async {
+            let resp = builder
+                .send()
+                .await
+                .map_err(|e| ClientError::transport(url, e))?;
+            let resp = match statuses {
+                Statuses::Plain => check_status(url, resp).await?,
+                Statuses::A2aError => super::rest::check_status(url, resp).await?,
+            };
+            resp.bytes()
+                .await
+                .map_err(|e| ClientError::transport(url, e))
+        })
+        .await
+    }
+
     /// `fut` bounded by the client's timeout.
     pub(super) async fn bounded<T>(
         &self,
@@ -157,6 +170,15 @@ impl A2aClient {
                 timeout,
             })?
     }
+}
+
+/// How an answer's error status is read.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Statuses {
+    /// As the status and the start of the body (JSON-RPC: errors come in the body).
+    Plain,
+    /// As the A2A error its `google.rpc.Status` body names (HTTP+JSON).
+    A2aError,
 }
 
 fn content_type(resp: &reqwest::Response) -> String {

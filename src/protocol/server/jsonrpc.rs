@@ -45,10 +45,12 @@ pub(super) async fn rpc<A: AgentExecutor>(
 ) -> Response {
     const UNKNOWN: &str = "unknown";
     if let Err(challenge) = authorize(&inner, &headers) {
+        // Counted under the version the request says it speaks (its body is not read).
+        let asked = version::requested(&headers, uri.query()).unwrap_or(Version::V0_3);
         crate::metrics::upstream(
             UNKNOWN,
             crate::protocol::v1::BINDING_JSONRPC,
-            "",
+            asked.as_str(),
             Some(i64::from(challenge.status().as_u16())),
         );
         return *challenge;

@@ -9,10 +9,12 @@ use clap::Parser;
 async fn main() -> ExitCode {
     quiet_on_closed_pipe();
     let cli = a2a_orchestrator::cli::Cli::parse();
-    let telemetry = a2a_orchestrator::telemetry::init(match cli.log_format {
+    let format = match cli.log_format {
         a2a_orchestrator::cli::LogFormat::Text => a2a_orchestrator::telemetry::LogFormat::Text,
         a2a_orchestrator::cli::LogFormat::Json => a2a_orchestrator::telemetry::LogFormat::Json,
-    });
+    };
+    let traces = a2a_orchestrator::cli::trace_settings(&cli);
+    let telemetry = a2a_orchestrator::telemetry::init(format, &traces);
     let code = run(cli).await;
     // Blocking: the exporter's last batch goes out over a blocking HTTP client.
     tokio::task::spawn_blocking(move || telemetry.shutdown())

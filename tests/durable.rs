@@ -696,6 +696,7 @@ async fn store_contract(store: Arc<dyn Store>) {
         workflow_source: "[workflow]".into(),
         workflow_hash: "abc".into(),
         inputs: Default::default(),
+        trace: None,
     };
     store.create_run(&header).await.unwrap();
     let sent = Checkpoint::Sent {
@@ -1098,6 +1099,7 @@ async fn runs_finishing_together_each_keep_their_own_end() {
                 workflow_source: format!("source of {run}"),
                 workflow_hash: "hash".into(),
                 inputs: serde_json::Map::new(),
+                trace: None,
             };
             store.create_run(&header).await.unwrap();
             let done = Checkpoint::Done(Record::new(StepState::Completed));
@@ -1160,5 +1162,6 @@ fn run_header(id: &str) -> RunHeader {
         workflow_source: "source".into(),
         workflow_hash: "hash".into(),
         inputs: serde_json::Map::new(),
+        trace: None,
     }
 }

@@ -997,6 +997,7 @@ async fn a_resumed_run_keeps_finished_work_and_resends_an_unknown_send_with_its_
         workflow_source: wf.source.to_string(),
         workflow_hash: wf.hash.clone(),
         inputs,
+        trace: None,
     };
     store.create_run(&header).await.unwrap();
     let finished = |text: &str| {

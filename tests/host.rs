@@ -633,6 +633,15 @@ async fn serve_checks_its_files_then_serves_the_card_and_stops_on_sigterm() {
 /// Starts `serve` with `args` from the repository root (with `--store memory` unless
 /// `args` name a store or a config file); returns it and its URL.
 pub async fn spawn_serve(args: &[&str], envs: &[(&str, &str)]) -> (tokio::process::Child, String) {
+    spawn_serve_logging(args, envs, std::process::Stdio::null()).await
+}
+
+/// [`spawn_serve`] with its log lines (stderr) sent to `stderr`.
+pub async fn spawn_serve_logging(
+    args: &[&str],
+    envs: &[(&str, &str)],
+    stderr: std::process::Stdio,
+) -> (tokio::process::Child, String) {
     let default_store: &[&str] = if args.iter().any(|a| *a == "--store" || *a == "--config") {
         &[]
     } else {
@@ -645,7 +654,7 @@ pub async fn spawn_serve(args: &[&str], envs: &[(&str, &str)]) -> (tokio::proces
         .envs(envs.iter().copied())
         .current_dir(crate::util::ROOT)
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        .stderr(stderr)
         .kill_on_drop(true)
         .spawn()
         .unwrap();

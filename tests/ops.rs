@@ -391,8 +391,8 @@ async fn readiness_follows_the_store_and_the_agents() {
     assert!(ready.is_ok(), "ready again once the lock is gone");
 }
 
-/// `--log-format json`: every log line is one JSON object with its level, message and
-/// the spans it happened in.
+/// `--log-format json`: every log line is one flat JSON object with its time, level,
+/// message and fields.
 #[tokio::test]
 async fn json_logs_are_one_object_a_line() {
     let dir = project("ops-logs", &[], &[("gone", "http://127.0.0.1:9/")]);
@@ -410,8 +410,13 @@ async fn json_logs_are_one_object_a_line() {
         .collect();
     let problem = lines
         .iter()
-        .find(|l| l["fields"]["message"] == "agent card problem")
+        .find(|l| l["message"] == "agent card problem")
         .unwrap_or_else(|| panic!("the card problem is logged: {stderr}"));
     assert_eq!(problem["level"], "DEBUG");
-    assert_eq!(problem["fields"]["agent"], "gone");
+    assert_eq!(problem["agent"], "gone");
+    assert!(
+        problem["timestamp"]
+            .as_str()
+            .is_some_and(|t| t.contains('T'))
+    );
 }

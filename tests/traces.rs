@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::host::spawn_serve;
+use crate::host::spawn_serve_logging;
 
 const TRACED: &str = r#"
 [workflow]
@@ -74,12 +74,16 @@ async fn one_trace_runs_from_the_client_through_the_orchestrator_into_every_agen
     ]
     .map(str::to_owned);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (_serve, base) = spawn_serve(
+    let log = dir.join("serve.log");
+    let (_serve, base) = spawn_serve_logging(
         &args,
         &[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
             ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+            ("A2A_LOG_FORMAT", "json"),
+            ("RUST_LOG", "a2a_orchestrator=info"),
         ],
+        std::fs::File::create(&log).unwrap().into(),
     )
     .await;
 
@@ -177,6 +181,30 @@ async fn one_trace_runs_from_the_client_through_the_orchestrator_into_every_agen
         })
         .collect();
     assert_eq!(retried.len(), 2, "{attempts:#?}");
+
+    // The failed attempt's log line leads to its span: same trace, same span, with the
+    // run, the step and the agent on the line.
+    let lines: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let failed = lines
+        .iter()
+        .find(|l| l["message"] == "the step's attempt failed")
+        .unwrap_or_else(|| panic!("the failed attempt is logged: {lines:#?}"));
+    assert_eq!(failed["level"], "INFO");
+    assert_eq!(failed["trace_id"], trace_id, "{failed:#}");
+    let first = attempts
+        .iter()
+        .find(|a| a["attributes"]["step"] == "a" && a["attributes"]["attempt"] == 1)
+        .unwrap();
+    assert_eq!(failed["span_id"], first["span_id"], "{failed:#}");
+    assert_eq!(failed["step"], "a");
+    assert_eq!(failed["gen_ai.agent.name"], "py");
+    assert_eq!(failed["run_id"], request_task(&answer));
+    assert!(failed["error"].as_str().is_some_and(|e| !e.is_empty()));
+    assert!(failed.get("otel.name").is_none(), "{failed:#}");
 
     // Under each attempt, the A2A call (v1.0: the agent speaks only that).
     let calls = named("SendStreamingMessage");
@@ -290,4 +318,124 @@ async fn one_trace_runs_from_the_client_through_the_orchestrator_into_every_agen
     .await
     .expect("the canceled run's span is exported");
     assert_eq!(run["attributes"]["a2a.task.state"], "canceled", "{run:#}");
+}
+
+/// The task id of a `message/send` answer.
+fn request_task(answer: &Value) -> &str {
+    answer["result"]["id"].as_str().unwrap()
+}
+
+/// `[telemetry] otlp_endpoint` in the config file turns traces on; a run the process
+/// was killed in the middle of is resumed by the next one in a new trace that links to
+/// the one it started in.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resumed_run_links_to_the_trace_it_started_in() {
+    let (receiver, slow) = tokio::join!(
+        crate::util::otlp_receiver(),
+        crate::util::python_v1_agent(0.2)
+    );
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("traces-resume");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("flows")).unwrap();
+    std::fs::write(dir.join("flows/slow.toml"), SLOW).unwrap();
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!("[agents.slow]\nurl = \"{}\"\n", slow.url),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("orch.toml"),
+        format!(
+            "[server]\nlisten = \"127.0.0.1:0\"\nagents = \"agents.toml\"\nworkflows = \"flows\"\n\
+             [store]\nurl = \"sqlite://runs.db\"\n\
+             [telemetry]\notlp_endpoint = \"{}\"\n",
+            receiver.url
+        ),
+    )
+    .unwrap();
+    let config = dir.join("orch.toml").display().to_string();
+    let envs = [("OTEL_BSP_SCHEDULE_DELAY", "100")];
+    let (mut first, base) =
+        spawn_serve_logging(&["--config", &config], &envs, std::process::Stdio::null()).await;
+
+    let trace_id = "5cf92f3577b34da6a3ce929d0e0e4799";
+    let start = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "message/send",
+        "params": {"message": {"kind": "message", "messageId": "m-resume", "role": "user",
+            "parts": [{"kind": "data", "data": {"workflow": "slow"}}]},
+            "configuration": {"blocking": false}}
+    });
+    let started: Value = reqwest::Client::new()
+        .post(&base)
+        .header("traceparent", format!("00-{trace_id}-00f067aa0ba902b7-01"))
+        .json(&start)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let task_id = request_task(&started).to_owned();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while !slow
+            .output
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains(trace_id))
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the slow step reached its agent, in the client's trace");
+    first.start_kill().unwrap();
+    first.wait().await.unwrap();
+
+    let (_second, base) =
+        spawn_serve_logging(&["--config", &config], &envs, std::process::Stdio::null()).await;
+    let done = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get",
+                "params": {"id": task_id}});
+            let t: Value = match reqwest::Client::new().post(&base).json(&get).send().await {
+                Ok(r) => r.json().await.unwrap_or_default(),
+                Err(_) => Value::Null,
+            };
+            if t["result"]["status"]["state"] == "completed" {
+                break t["result"].clone();
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await
+    .expect("the resumed run completes");
+    assert_eq!(done["status"]["state"], "completed");
+
+    let resumed = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let found = receiver
+                .output
+                .lock()
+                .unwrap()
+                .iter()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .map(|v| v["span"].clone())
+                .find(|s| s["name"] == "invoke_workflow slow" && s["trace_id"] != trace_id);
+            if let Some(run) = found {
+                break run;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("the resumed run's span is exported (the endpoint came from the file)");
+    assert_eq!(resumed["attributes"]["a2a.task.state"], "completed");
+    let links = resumed["links"].as_array().unwrap();
+    assert_eq!(links.len(), 1, "{resumed:#}");
+    assert_eq!(links[0]["trace_id"], trace_id, "{resumed:#}");
+    assert_ne!(
+        links[0]["span_id"], "00f067aa0ba902b7",
+        "the run's own span, not the client's"
+    );
 }

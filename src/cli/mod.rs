@@ -323,7 +323,22 @@ impl ServeArgs {
             retention,
             llm: None,
             metrics_token: None,
+            traces: Default::default(),
         })
+    }
+}
+
+/// The trace settings of `serve --config FILE` (`[telemetry]`), read before anything
+/// else so the first spans are exported too. A file with problems gives none here;
+/// `serve` reports them when it loads the file properly.
+pub fn trace_settings(cli: &Cli) -> crate::telemetry::TraceSettings {
+    match &cli.command {
+        Command::Serve(ServeArgs {
+            config: Some(path), ..
+        }) => settings::load(path, &crate::registry::env::ProcessEnv)
+            .map(|s| s.traces)
+            .unwrap_or_default(),
+        _ => Default::default(),
     }
 }
 

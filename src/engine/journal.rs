@@ -60,6 +60,10 @@ pub struct RunHeader {
     pub workflow_hash: String,
     /// The checked inputs (defaults filled in).
     pub inputs: Map<String, Value>,
+    /// The trace context the run started in (see [`super::TraceHooks`]), so that the
+    /// run resumed after a restart links to its first trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 /// Where one unit of work (a step, or a fan-out item) stands.

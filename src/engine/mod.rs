@@ -17,6 +17,6 @@ pub use journal::{
     Checkpoint, MemoryRunStore, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun,
 };
 pub use record::{Outputs, Record, content_json};
-pub use run::{Engine, EngineOptions, RunControl, RunEvents, RunHandle};
+pub use run::{Engine, EngineOptions, RunControl, RunEvents, RunHandle, TraceHooks};
 pub use types::*;
 pub use unit::approval;

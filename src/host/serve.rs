@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::Orchestrator;
 use crate::config::Diagnostic;
 use crate::connect::A2aConnector;
-use crate::engine::{Engine, EngineOptions};
+use crate::engine::{Engine, EngineOptions, TraceHooks};
 use crate::protocol::server::{A2aServer, ServerConfig, TraceParent};
 use crate::protocol::types::{AgentCapabilities, AgentCard, AgentProvider};
 use crate::registry::config::{self as agents_config, AgentsFile};
@@ -149,10 +149,15 @@ pub async fn build(
     store: Arc<dyn Store>,
 ) -> Host {
     let registry = Registry::discover(agents, &ProcessEnv, RegistryOptions::default()).await;
-    let mut engine = Engine::new(
-        Arc::new(A2aConnector::new(registry.clone())),
-        EngineOptions::default(),
-    );
+    // Runs keep their trace context, so a run resumed after a restart links to it.
+    let options = EngineOptions {
+        trace: TraceHooks {
+            capture: Some(crate::telemetry::current_traceparent),
+            link: Some(crate::telemetry::link_to),
+        },
+        ..EngineOptions::default()
+    };
+    let mut engine = Engine::new(Arc::new(A2aConnector::new(registry.clone())), options);
     if store.durable() {
         engine = engine.with_store(store.clone());
     }

@@ -33,6 +33,8 @@
 //!
 //! [telemetry]
 //! metrics_token_env = "METRICS_TOKEN"     # /metrics asks for this bearer token (open when absent)
+//! otlp_endpoint = "http://collector:4318" # export traces over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT wins)
+//! trace_sample_ratio = 0.1                # keep this share of new traces (OTEL_TRACES_SAMPLER wins)
 //!
 //! [llm]                           # optional: off when absent (or enabled = false)
 //! base_url = "http://localhost:11434/v1"
@@ -93,6 +95,9 @@ pub struct Settings {
     pub llm: Option<Option<LlmConfig>>,
     /// The bearer token `/metrics` asks for.
     pub metrics_token: Option<String>,
+    /// Where traces are exported, and how many of them; read once at start-up, before
+    /// the rest (see [`crate::cli::trace_settings`]).
+    pub traces: crate::telemetry::TraceSettings,
 }
 
 /// What `serve` ends up with.
@@ -130,6 +135,10 @@ impl Settings {
             retention: over.retention.or(self.retention),
             llm: over.llm.or(self.llm),
             metrics_token: over.metrics_token.or(self.metrics_token),
+            traces: crate::telemetry::TraceSettings {
+                otlp_endpoint: over.traces.otlp_endpoint.or(self.traces.otlp_endpoint),
+                sample_ratio: over.traces.sample_ratio.or(self.traces.sample_ratio),
+            },
         }
     }
 
@@ -177,7 +186,7 @@ impl Settings {
 }
 
 const TOP_KEYS: &[&str] = &["server", "auth", "push", "store", "llm", "telemetry"];
-const TELEMETRY_KEYS: &[&str] = &["metrics_token_env"];
+const TELEMETRY_KEYS: &[&str] = &["metrics_token_env", "otlp_endpoint", "trace_sample_ratio"];
 const LLM_KEYS: &[&str] = &[
     "enabled",
     "base_url",
@@ -353,6 +362,33 @@ pub fn load_str(
                         name.value
                     ),
                 ),
+            }
+        }
+        if let Some(url) = t.string(&mut ctx, "otlp_endpoint") {
+            match reqwest::Url::parse(&url.value) {
+                Ok(u) if matches!(u.scheme(), "http" | "https") => {
+                    out.traces.otlp_endpoint = Some(url.value)
+                }
+                _ => ctx.error(
+                    url.span,
+                    format!(
+                        "`otlp_endpoint` must be an http:// or https:// URL (the collector's OTLP/HTTP base, like http://localhost:4318), got `{}`",
+                        url.value
+                    ),
+                ),
+            }
+        }
+        if let Some(r) = t.number(&mut ctx, "trace_sample_ratio") {
+            if (0.0..=1.0).contains(&r.value) {
+                out.traces.sample_ratio = Some(r.value);
+            } else {
+                ctx.error(
+                    r.span,
+                    format!(
+                        "`trace_sample_ratio` must be between 0 and 1 (the share of new traces kept), got {}",
+                        r.value
+                    ),
+                );
             }
         }
         t.finish(&mut ctx, TELEMETRY_KEYS);
@@ -678,6 +714,30 @@ timeout = "soon"
         );
         assert!(
             all.contains("orch.toml:3:1") && all.contains("unknown key `metrics`"),
+            "{all}"
+        );
+    }
+
+    #[test]
+    fn traces_are_set_in_the_telemetry_table_and_checked_where_they_stand() {
+        let source =
+            "[telemetry]\notlp_endpoint = \"http://collector:4318/\"\ntrace_sample_ratio = 0.25\n";
+        let s = load_str("orch.toml", source, Path::new(""), &env()).unwrap();
+        assert_eq!(
+            s.traces.otlp_endpoint.as_deref(),
+            Some("http://collector:4318/")
+        );
+        assert_eq!(s.traces.sample_ratio, Some(0.25));
+        let source = "[telemetry]\notlp_endpoint = \"collector:4318\"\ntrace_sample_ratio = 2\n";
+        let diags = load_str("orch.toml", source, Path::new(""), &env()).unwrap_err();
+        let all: Vec<String> = diags.iter().map(ToString::to_string).collect();
+        let all = all.join("\n");
+        assert!(
+            all.contains("orch.toml:2:17") && all.contains("http:// or https:// URL"),
+            "{all}"
+        );
+        assert!(
+            all.contains("orch.toml:3:22") && all.contains("between 0 and 1"),
             "{all}"
         );
     }

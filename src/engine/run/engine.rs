@@ -11,6 +11,20 @@ pub struct EngineOptions {
     pub grace: Duration,
     /// Events buffered per run before the run waits for its reader.
     pub event_buffer: usize,
+    /// Keeps a run's trace across a restart (none: nothing kept).
+    pub trace: TraceHooks,
+}
+
+/// How a run's trace context outlives the process, for whoever exports traces: the
+/// engine writes the string `capture` gives with the run and, when it resumes the run
+/// after a restart, hands it to `link` with the resumed run's span. The engine knows
+/// nothing of the string's format (a W3C `traceparent`, as set up by `serve`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TraceHooks {
+    /// The trace context of the current span, or none.
+    pub capture: Option<fn() -> Option<String>>,
+    /// Links a span to a context `capture` gave.
+    pub link: Option<fn(&tracing::Span, &str)>,
 }
 
 impl Default for EngineOptions {
@@ -18,6 +32,7 @@ impl Default for EngineOptions {
         Self {
             grace: Duration::from_secs(30),
             event_buffer: 1024,
+            trace: TraceHooks::default(),
         }
     }
 }
@@ -171,6 +186,13 @@ impl Engine {
             "a2a.task.state" = tracing::field::Empty,
             workflow = %workflow.id,
         );
+        // A resumed run's trace starts here, linked to the trace it started in.
+        if let (Some(link), Some(trace)) = (
+            self.options.trace.link,
+            saved.as_ref().and_then(|s| s.header.trace.as_deref()),
+        ) {
+            link(&span, trace);
+        }
         let (run, handle) = self.prepare(workflow, inputs, run_id, saved);
         self.tracker.spawn(run.run().instrument(span));
         handle
@@ -243,6 +265,7 @@ impl Engine {
             failure: None,
             state: RunState::Working,
             grace: self.options.grace,
+            trace_capture: self.options.trace.capture,
             grace_until: None,
         };
         let handle = RunHandle {

@@ -11,7 +11,7 @@ mod questions;
 mod schedule;
 
 use engine::Command;
-pub use engine::{Engine, EngineOptions, RunControl, RunEvents, RunHandle};
+pub use engine::{Engine, EngineOptions, RunControl, RunEvents, RunHandle, TraceHooks};
 use questions::Pending;
 
 use std::sync::Arc;
@@ -91,6 +91,8 @@ struct Run {
     state: RunState,
     grace: Duration,
     grace_until: Option<tokio::time::Instant>,
+    /// Gives the trace context written with the run (see [`TraceHooks`]).
+    trace_capture: Option<fn() -> Option<String>>,
 }
 
 /// A step that failed (and had no `continue_on_error`): why the run failed.
@@ -208,6 +210,8 @@ impl Run {
                         workflow_source: self.workflow.source.to_string(),
                         workflow_hash: self.workflow.hash.clone(),
                         inputs: self.inputs.clone(),
+                        // Inside the run's span: the context of the run itself.
+                        trace: self.trace_capture.and_then(|capture| capture()),
                     };
                     j.create(&header).await;
                 }

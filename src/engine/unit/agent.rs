@@ -113,7 +113,18 @@ impl Unit {
                 attempt = i64::from(attempt),
             );
             let outcome =
-                tracing::Instrument::instrument(self.attempt(plan, &mut downstream), span).await;
+                tracing::Instrument::instrument(self.attempt(plan, &mut downstream), span.clone())
+                    .await;
+            // Logged in the attempt's span: the line carries its step, agent and trace.
+            let failed = match &outcome {
+                Err(Failure::Retry(why) | Failure::Final(_, why)) => Some(why.as_str()),
+                Err(Failure::Deadline) => Some("the step's deadline passed"),
+                _ => None,
+            };
+            if let Some(why) = failed {
+                span.in_scope(|| tracing::info!(error = why, "the step's attempt failed"));
+            }
+            drop(span);
             if downstream.as_ref().is_none_or(|d| d.task_id.is_none()) {
                 again = Some(first_id);
             }

@@ -9,6 +9,8 @@
 //! `a2a.*`, `gen_ai.*`) without depending on OpenTelemetry; only this module and the
 //! adapters that carry the context across the wire (`host`, `connect`) know it.
 
+mod log;
+
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
@@ -48,50 +50,82 @@ impl Telemetry {
     }
 }
 
-/// Whether the environment asks for traces.
-pub fn tracing_requested() -> bool {
-    [
-        "OTEL_EXPORTER_OTLP_ENDPOINT",
-        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-    ]
-    .iter()
-    .any(|v| std::env::var(v).is_ok_and(|s| !s.trim().is_empty()))
-        && std::env::var("OTEL_SDK_DISABLED").map_or(true, |v| v.trim() != "true")
+/// Trace settings from the configuration file (`[telemetry]`); the standard `OTEL_*`
+/// variables beat them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TraceSettings {
+    /// The OTLP/HTTP base URL, as `OTEL_EXPORTER_OTLP_ENDPOINT` (`/v1/traces` is added).
+    pub otlp_endpoint: Option<String>,
+    /// The share of new traces kept (a parent-based ratio sampler); all when absent.
+    pub sample_ratio: Option<f64>,
+}
+
+/// Where traces go: the environment's endpoint, else the file's; none when neither is
+/// set or `OTEL_SDK_DISABLED=true`.
+fn trace_endpoint(settings: &TraceSettings) -> Option<Endpoint> {
+    let set = |v: &str| std::env::var(v).is_ok_and(|s| !s.trim().is_empty());
+    if std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.trim() == "true") {
+        return None;
+    }
+    if set("OTEL_EXPORTER_OTLP_ENDPOINT") || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
+        return Some(Endpoint::Environment);
+    }
+    settings
+        .otlp_endpoint
+        .as_ref()
+        .map(|base| Endpoint::File(format!("{}/v1/traces", base.trim_end_matches('/'))))
+}
+
+/// Where the exporter's endpoint comes from.
+enum Endpoint {
+    /// The `OTEL_EXPORTER_OTLP_*` variables, read by the exporter itself.
+    Environment,
+    /// The full traces URL built from `[telemetry] otlp_endpoint`.
+    File(String),
 }
 
 /// Installs the subscriber: logs to stderr (`RUST_LOG`, `warn` by default) in `format`,
-/// and, when the environment asks for it, the span exporter.
-pub fn init(format: LogFormat) -> Telemetry {
+/// and, when the environment or `settings` ask for it, the span exporter.
+pub fn init(format: LogFormat, settings: &TraceSettings) -> Telemetry {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let logs = match format {
         LogFormat::Text => logs.boxed(),
         LogFormat::Json => logs
-            .json()
-            .with_current_span(true)
-            .with_span_list(true)
+            .fmt_fields(tracing_subscriber::fmt::format::JsonFields::new())
+            .event_format(log::FlatJson)
             .boxed(),
     }
     .with_filter(filter);
-    let (provider, traces) = if tracing_requested() {
-        match provider() {
+    let (provider, traces) = match trace_endpoint(settings) {
+        None => (None, None),
+        Some(endpoint) => match provider(endpoint, settings.sample_ratio) {
             Ok(provider) => {
                 opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
                 let tracer = provider.tracer("a2a-orchestrator");
+                // Decided once per callsite, and with a level hint: without one the
+                // filter would let every dependency's `trace!` through the macros'
+                // static level check, to be refused one by one.
                 let only_ours = tracing_subscriber::filter::filter_fn(|m| {
                     m.is_span()
                         && m.target().starts_with("a2a_orchestrator")
                         && TRACED.contains(&m.name())
-                });
+                })
+                .with_max_level_hint(tracing::Level::INFO);
                 // Only the attributes the spans name: no source locations, threads,
                 // targets or busy/idle timings, which cost more than they tell here.
+                // Context activation (an OpenTelemetry context made current on every
+                // poll of an instrumented future) only for JSON logs, whose lines carry
+                // the ids of the span they happen in: the spans' parents come from
+                // `tracing`'s own span tree either way.
                 let layer = tracing_opentelemetry::layer()
                     .with_tracer(tracer)
                     .with_location(false)
                     .with_threads(false)
                     .with_target(false)
                     .with_tracked_inactivity(false)
+                    .with_context_activation(format == LogFormat::Json)
                     .with_filter(only_ours);
                 (Some(provider), Some(layer))
             }
@@ -99,9 +133,7 @@ pub fn init(format: LogFormat) -> Telemetry {
                 eprintln!("warning: traces are off: {e}");
                 (None, None)
             }
-        }
-    } else {
-        (None, None)
+        },
     };
     tracing_subscriber::registry()
         .with(logs)
@@ -110,20 +142,35 @@ pub fn init(format: LogFormat) -> Telemetry {
     Telemetry { provider }
 }
 
-fn provider() -> Result<SdkTracerProvider, opentelemetry_otlp::ExporterBuildError> {
+fn provider(
+    endpoint: Endpoint,
+    sample_ratio: Option<f64>,
+) -> Result<SdkTracerProvider, opentelemetry_otlp::ExporterBuildError> {
     use opentelemetry_otlp::WithExportConfig as _;
-    let exporter = opentelemetry_otlp::SpanExporter::builder()
+    let mut exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
-        .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-        .build()?;
+        .with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
+    if let Endpoint::File(url) = endpoint {
+        exporter = exporter.with_endpoint(url);
+    }
+    let exporter = exporter.build()?;
     let mut resource = opentelemetry_sdk::Resource::builder();
     if std::env::var("OTEL_SERVICE_NAME").is_err() {
         resource = resource.with_service_name("a2a-orchestrator");
     }
-    Ok(SdkTracerProvider::builder()
+    let mut builder = SdkTracerProvider::builder()
         .with_batch_exporter(exporter)
-        .with_resource(resource.build())
-        .build())
+        .with_resource(resource.build());
+    // OTEL_TRACES_SAMPLER, read by the SDK, beats the file's ratio.
+    if let Some(ratio) = sample_ratio
+        && std::env::var("OTEL_TRACES_SAMPLER").is_err()
+    {
+        use opentelemetry_sdk::trace::Sampler;
+        builder = builder.with_sampler(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
+            ratio,
+        ))));
+    }
+    Ok(builder.build())
 }
 
 /// Makes the trace context an upstream request carries (`traceparent`, `tracestate`)
@@ -156,4 +203,21 @@ pub fn current_headers() -> Vec<(String, String)> {
     let mut carrier = std::collections::HashMap::new();
     opentelemetry::global::get_text_map_propagator(|p| p.inject_context(&cx, &mut carrier));
     carrier.into_iter().collect()
+}
+
+/// The current span's trace context as a W3C `traceparent`; none when traces are off.
+pub fn current_traceparent() -> Option<String> {
+    current_headers()
+        .into_iter()
+        .find_map(|(k, v)| (k == "traceparent").then_some(v))
+}
+
+/// Links `span` to the span a `traceparent` names (a run resumed after a restart, to
+/// the trace it started in). Nothing when traces are off or the value is not one.
+pub fn link_to(span: &tracing::Span, traceparent: &str) {
+    use opentelemetry::trace::TraceContextExt as _;
+    let carrier =
+        std::collections::HashMap::from([("traceparent".to_string(), traceparent.to_string())]);
+    let cx = opentelemetry::global::get_text_map_propagator(|p| p.extract(&carrier));
+    span.add_link(cx.span().span_context().clone());
 }

@@ -245,6 +245,15 @@ async fn run_json_emits_well_formed_events_ending_in_the_final_state() {
     ] {
         assert!(completed.contains(&step), "{step} in {completed:?}");
     }
+    // A step event is the host's step metadata schema (`StepUpdate`) with `event`.
+    let hotel = events
+        .iter()
+        .find(|e| e["event"] == "step" && e["step"] == "hotel" && e["state"] == "input-required")
+        .unwrap_or_else(|| panic!("the hotel step asks: {out}"));
+    let update: a2a_orchestrator::host::detail::StepUpdate =
+        serde_json::from_value(hotel.clone()).unwrap();
+    assert!(update.downstream_task_id.is_some(), "{hotel}");
+    assert_eq!(update.agent.as_deref(), Some("hotels"), "{hotel}");
     let output = events.iter().find(|e| e["event"] == "output").unwrap();
     let result = output["text"].as_str().unwrap();
     assert!(result.starts_with("# Tokyo from Paris"), "{result}");

@@ -12,6 +12,7 @@ use super::progress::{Asker, Progress};
 use crate::config::Diagnostic;
 use crate::connect::A2aConnector;
 use crate::engine::{Answer, AnswerError, Engine, EngineOptions, QuestionKind, RunEvent, RunState};
+use crate::host::detail::StepUpdate;
 use crate::registry::env::ProcessEnv;
 use crate::registry::{Registry, RegistryOptions};
 use crate::workflow::Options;
@@ -107,18 +108,13 @@ pub fn event_json(e: &RunEvent) -> Value {
         RunEvent::Run { state, message } => {
             json!({ "event": "run", "state": run_state(*state), "message": message })
         }
-        RunEvent::Step {
-            step,
-            item,
-            state,
-            attempt,
-            agent,
-            task_id,
-            message,
-        } => json!({
-            "event": "step", "step": step.as_str(), "item": item, "state": state.as_str(),
-            "attempt": attempt, "agent": agent, "taskId": task_id, "message": message,
-        }),
+        RunEvent::Step { .. } => {
+            let mut line = Map::from_iter([("event".to_owned(), json!("step"))]);
+            if let Some(update) = StepUpdate::of(e) {
+                line.extend(update.to_map());
+            }
+            Value::Object(line)
+        }
         RunEvent::Artifact {
             step,
             item,

@@ -12,6 +12,7 @@
 //! on a task before and between runs; [`relay`] how a run's events reach the task.
 
 mod conversation;
+pub mod detail;
 mod meter;
 pub mod ops;
 mod relay;

@@ -2,6 +2,7 @@
 //! status and artifact updates — each step's state with its metadata, every agent's
 //! artifacts as `step/artifactId`, questions as `input-required`, the result at the end.
 
+use super::detail::StepUpdate;
 use super::*;
 use crate::engine::StepState;
 
@@ -165,13 +166,16 @@ fn translate(
             task_id,
             message,
         } => {
-            let mut meta = Map::new();
-            meta.insert("step".into(), json!(step.as_str()));
-            meta.insert("item".into(), json!(item));
-            meta.insert("state".into(), json!(state.as_str()));
-            meta.insert("attempt".into(), json!(attempt));
-            meta.insert("agent".into(), json!(agent));
-            meta.insert("downstreamTaskId".into(), json!(task_id));
+            let meta = StepUpdate {
+                step: step.to_string(),
+                item,
+                state,
+                attempt,
+                agent,
+                downstream_task_id: task_id,
+                message: message.clone(),
+            }
+            .to_map();
             if !matches!(state, StepState::InputRequired | StepState::AuthRequired) {
                 // The step moved on: its question, if it had one, is answered or gone.
                 view.lock()

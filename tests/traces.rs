@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::host::spawn_serve_logging;
+use crate::util::SdkAgent;
 
 const TRACED: &str = r#"
 [workflow]
@@ -108,24 +109,11 @@ async fn one_trace_runs_from_the_client_through_the_orchestrator_into_every_agen
     assert_eq!(answer["result"]["status"]["state"], "completed", "{answer}");
 
     // The run's span ends with the run; wait until it has been exported.
-    let spans: Vec<Value> = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            let spans: Vec<Value> = receiver
-                .output
-                .lock()
-                .unwrap()
-                .iter()
-                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .map(|v| v["span"].clone())
-                .collect();
-            if spans.iter().any(|s| s["name"] == "invoke_workflow traced") {
-                break spans;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+    exported(&receiver, "the run's span", |s| {
+        s["name"] == "invoke_workflow traced"
     })
-    .await
-    .expect("the run's span is exported");
+    .await;
+    let spans = received(&receiver);
     let ours: Vec<&Value> = spans.iter().filter(|s| s["trace_id"] == trace_id).collect();
     assert!(
         ours.iter().all(|s| s["service"] == "a2a-orchestrator"),
@@ -271,19 +259,7 @@ async fn one_trace_runs_from_the_client_through_the_orchestrator_into_every_agen
         .await
         .unwrap();
     let task_id = started["result"]["id"].as_str().unwrap().to_owned();
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while !slow
-            .output
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|l| l.contains(canceled_trace))
-        {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await
-    .expect("the slow step reached its agent");
+    printed(&slow, canceled_trace, "the slow step reached its agent").await;
     let cancel =
         json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/cancel", "params": {"id": task_id}});
     let canceled: Value = http
@@ -299,24 +275,10 @@ async fn one_trace_runs_from_the_client_through_the_orchestrator_into_every_agen
         canceled["result"]["status"]["state"], "canceled",
         "{canceled}"
     );
-    let run = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            let found = receiver
-                .output
-                .lock()
-                .unwrap()
-                .iter()
-                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .map(|v| v["span"].clone())
-                .find(|s| s["name"] == "invoke_workflow slow" && s["trace_id"] == canceled_trace);
-            if let Some(run) = found {
-                break run;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+    let run = exported(&receiver, "the canceled run's span", |s| {
+        s["name"] == "invoke_workflow slow" && s["trace_id"] == canceled_trace
     })
-    .await
-    .expect("the canceled run's span is exported");
+    .await;
     assert_eq!(run["attributes"]["a2a.task.state"], "canceled", "{run:#}");
 }
 
@@ -376,19 +338,12 @@ async fn a_resumed_run_links_to_the_trace_it_started_in() {
         .await
         .unwrap();
     let task_id = request_task(&started).to_owned();
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while !slow
-            .output
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|l| l.contains(trace_id))
-        {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await
-    .expect("the slow step reached its agent, in the client's trace");
+    printed(
+        &slow,
+        trace_id,
+        "the slow step reached its agent, in the client's trace",
+    )
+    .await;
     first.start_kill().unwrap();
     first.wait().await.unwrap();
 
@@ -412,24 +367,12 @@ async fn a_resumed_run_links_to_the_trace_it_started_in() {
     .expect("the resumed run completes");
     assert_eq!(done["status"]["state"], "completed");
 
-    let resumed = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            let found = receiver
-                .output
-                .lock()
-                .unwrap()
-                .iter()
-                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .map(|v| v["span"].clone())
-                .find(|s| s["name"] == "invoke_workflow slow" && s["trace_id"] != trace_id);
-            if let Some(run) = found {
-                break run;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    })
-    .await
-    .expect("the resumed run's span is exported (the endpoint came from the file)");
+    let resumed = exported(
+        &receiver,
+        "the resumed run's span (the endpoint came from the file)",
+        |s| s["name"] == "invoke_workflow slow" && s["trace_id"] != trace_id,
+    )
+    .await;
     assert_eq!(resumed["attributes"]["a2a.task.state"], "completed");
     let links = resumed["links"].as_array().unwrap();
     assert_eq!(links.len(), 1, "{resumed:#}");
@@ -438,4 +381,47 @@ async fn a_resumed_run_links_to_the_trace_it_started_in() {
         links[0]["span_id"], "00f067aa0ba902b7",
         "the run's own span, not the client's"
     );
+}
+
+/// Every span the receiver has decoded so far.
+fn received(receiver: &SdkAgent) -> Vec<Value> {
+    receiver
+        .output
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| v["span"].clone())
+        .collect()
+}
+
+/// The first span `pick` takes, once exported (30 s at most).
+async fn exported(receiver: &SdkAgent, what: &str, pick: impl Fn(&Value) -> bool) -> Value {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            if let Some(span) = received(receiver).into_iter().find(|s| pick(s)) {
+                break span;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{what} is exported"))
+}
+
+/// Waits (30 s at most) until `agent` has printed a line containing `needle`.
+async fn printed(agent: &SdkAgent, needle: &str, what: &str) {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while !agent
+            .output
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains(needle))
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{what}"));
 }

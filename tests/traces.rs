@@ -406,7 +406,7 @@ async fn exported(receiver: &SdkAgent, what: &str, pick: impl Fn(&Value) -> bool
         }
     })
     .await
-    .unwrap_or_else(|_| panic!("{what} is exported"))
+    .unwrap_or_else(|_| panic!("{what} is exported: {:#?}", received(receiver)))
 }
 
 /// Waits (30 s at most) until `agent` has printed a line containing `needle`.
@@ -424,4 +424,89 @@ async fn printed(agent: &SdkAgent, needle: &str, what: &str) {
     })
     .await
     .unwrap_or_else(|_| panic!("{what}"));
+}
+
+/// `trace_sample_ratio = 0` keeps no trace that starts in the orchestrator, yet follows
+/// a caller that sampled its trace (a parent-based ratio): a trace is kept or dropped
+/// whole.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sample_ratio_drops_new_traces_and_follows_the_callers() {
+    let (receiver, agent) = tokio::join!(
+        crate::util::otlp_receiver(),
+        crate::util::python_v1_agent(0.0)
+    );
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("traces-sampled");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("flows")).unwrap();
+    std::fs::write(
+        dir.join("flows/one.toml"),
+        "[workflow]\nid = \"one\"\ndescription = \"One step\"\n[steps.only]\nagent = \"py\"\nmessage = \"hello\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!("[agents.py]\nurl = \"{}\"\n", agent.url),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("orch.toml"),
+        format!(
+            "[server]\nlisten = \"127.0.0.1:0\"\nagents = \"agents.toml\"\nworkflows = \"flows\"\n\
+             [store]\nurl = \"memory\"\n[telemetry]\notlp_endpoint = \"{}\"\ntrace_sample_ratio = 0\n",
+            receiver.url
+        ),
+    )
+    .unwrap();
+    let config = dir.join("orch.toml").display().to_string();
+    let envs = [("OTEL_BSP_SCHEDULE_DELAY", "100")];
+    let (_serve, base) =
+        spawn_serve_logging(&["--config", &config], &envs, std::process::Stdio::null()).await;
+    let send = |id: &str| {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "message/send",
+            "params": {"message": {"kind": "message", "messageId": id, "role": "user",
+                "parts": [{"kind": "data", "data": {"workflow": "one"}}]}}})
+    };
+    let http = reqwest::Client::new();
+    // A trace of its own: not kept.
+    let untraced: Value = http
+        .post(&base)
+        .json(&send("m-new"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        untraced["result"]["status"]["state"], "completed",
+        "{untraced}"
+    );
+    // The caller's sampled trace: kept, whole.
+    let trace_id = "6df92f3577b34da6a3ce929d0e0e4711";
+    let traced: Value = http
+        .post(&base)
+        .header("traceparent", format!("00-{trace_id}-00f067aa0ba902b7-01"))
+        .json(&send("m-traced"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(traced["result"]["status"]["state"], "completed", "{traced}");
+    exported(&receiver, "the caller's run", |s| {
+        s["name"] == "invoke_workflow one" && s["trace_id"] == trace_id
+    })
+    .await;
+    // Spans end in order and go out in one exporter: what the first run would have
+    // exported is there by now, as the second's attempt is.
+    exported(&receiver, "the caller's attempt", |s| {
+        s["name"] == "invoke_agent py" && s["trace_id"] == trace_id
+    })
+    .await;
+    let others: Vec<Value> = received(&receiver)
+        .into_iter()
+        .filter(|s| s["trace_id"] != trace_id)
+        .collect();
+    assert!(others.is_empty(), "a new trace was kept: {others:#?}");
 }

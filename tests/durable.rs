@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2a_orchestrator::engine::{Checkpoint, Record, RunEnd, RunHeader, RunState, StepState};
+use a2a_orchestrator::host::detail::RunDetail;
 use a2a_orchestrator::protocol::RpcError;
 use a2a_orchestrator::protocol::server::{AgentExecutor, EventSink, RequestContext, apply_event};
 use a2a_orchestrator::protocol::sse::SseDecoder;
@@ -249,10 +250,12 @@ fn started() -> Value {
 /// The steps whose downstream task is known, and whether a question is pending.
 fn note(result: &Value, tasks: &mut HashMap<String, String>, asked: &mut bool) {
     let meta = &result["metadata"];
-    if let (Some(step), Some(task)) = (meta["step"].as_str(), meta["downstreamTaskId"].as_str()) {
+    let update = &meta["stepUpdate"];
+    if let (Some(step), Some(task)) = (update["step"].as_str(), update["downstreamTaskId"].as_str())
+    {
         tasks.insert(step.to_owned(), task.to_owned());
     }
-    if meta["pendingQuestions"]
+    if meta["run"]["pendingQuestions"]
         .as_array()
         .is_some_and(|q| !q.is_empty())
     {
@@ -493,6 +496,26 @@ async fn survives_a_stop(name: &str, stop: Stop, wire: Wire) {
         result["parts"][0]["text"],
         "from alpha / from beta / from gamma / from delta"
     );
+    // The run's detail on the task tells the whole run, across the restart: every step
+    // completed once, on the downstream task it started before the stop.
+    let detail: RunDetail = serde_json::from_value(done["result"]["metadata"]["run"].clone())
+        .expect("the task's metadata holds the run detail");
+    assert_eq!(detail.state, RunState::Completed);
+    assert_eq!(detail.workflow, "crash-test");
+    for s in &detail.steps {
+        assert_eq!(s.state, StepState::Completed, "{s:?}");
+        assert!(s.started_at.is_some() && s.ended_at.is_some(), "{s:?}");
+    }
+    for (step, agent) in [("a", "alpha"), ("b", "beta"), ("c", "gamma")] {
+        let s = detail.steps.iter().find(|s| s.step == step).unwrap();
+        assert_eq!(s.agent.as_deref(), Some(agent), "{s:?}");
+        assert_eq!(s.attempts, 1, "{s:?}");
+        assert_eq!(
+            s.downstream_task_id.as_ref(),
+            downstream.get(step),
+            "{step}'s task as its update named it before the stop"
+        );
+    }
     let seen = seen.lock().unwrap().clone();
     let want: HashMap<String, u32> = [
         ("alpha:a", 1),

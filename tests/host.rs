@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use a2a_orchestrator::engine::{RunState, StepState};
+use a2a_orchestrator::host::detail::{QuestionType, RunDetail};
 use a2a_orchestrator::host::serve::{HostConfig, build};
 use a2a_orchestrator::protocol::client::{A2aClient, ClientConfig, Protocol};
 use a2a_orchestrator::protocol::server::ServerConfig;
@@ -263,7 +265,7 @@ async fn a_workflow_runs_as_one_task_with_artifacts_relayed_live() {
     assert_eq!(first_a["step"], "a");
     assert_eq!(first_a["agent"], "one");
     let with_step_meta = events.iter().any(|e| matches!(e, StreamEvent::StatusUpdate(s)
-        if s.metadata.as_ref().is_some_and(|m| m["step"] == "c" && m["downstreamTaskId"].is_string())));
+        if s.metadata.as_ref().and_then(|m| m.get("stepUpdate")).is_some_and(|u| u["step"] == "c" && u["downstreamTaskId"].is_string())));
     assert!(
         with_step_meta,
         "status updates name the step and its downstream task"
@@ -359,7 +361,7 @@ async fn routing_by_data_part_by_text_and_by_clarification_with_inputs_asked_for
     assert_eq!(result_text(&t), "hello Bo");
 }
 
-const TWO_APPROVALS: &str = r#"
+pub(crate) const TWO_APPROVALS: &str = r#"
 [workflow]
 id = "two"
 description = "Two approvals asked together, then an echo"
@@ -441,9 +443,45 @@ async fn answered_questions_leave_the_pending_list() {
         "Second?",
         "the text names only what still waits"
     );
+    // The task's own metadata holds the run's detail: the same questions, the steps.
+    let detail = RunDetail::of_metadata(after_first.metadata.as_ref()).expect("a run detail");
+    let waiting: Vec<&str> = detail
+        .pending_questions
+        .iter()
+        .map(|q| q.step.as_str())
+        .collect();
+    assert_eq!(waiting, ["second"], "{detail:?}");
+    assert_eq!(detail.pending_questions[0].kind, QuestionType::Approval);
+    assert_eq!(detail.pending_questions[0].prompt, "Second?");
+    assert_eq!(detail.state, RunState::InputRequired);
+    let first = &detail.steps[0];
+    assert_eq!(
+        (first.step.as_str(), first.state),
+        ("first", StepState::Completed)
+    );
+    assert!(
+        first.started_at.is_some() && first.ended_at.is_some(),
+        "{first:?}"
+    );
+    assert_eq!(detail.steps[2].state, StepState::Pending, "`say` waits");
+    assert_eq!(detail.steps[2].needs, ["first", "second"]);
     let done = task(c.send_message(&answer("second")).await.unwrap());
     assert_eq!(done.status.state, TaskState::Completed, "{:?}", done.status);
     assert_eq!(result_text(&done), "both approved");
+    let detail = RunDetail::of_metadata(done.metadata.as_ref()).expect("a run detail");
+    assert_eq!(detail.state, RunState::Completed);
+    assert!(detail.pending_questions.is_empty());
+    assert!(detail.ended_at.is_some());
+    assert_eq!(detail.workflow, "two");
+    assert_eq!(detail.workflow_version, o.workflows[0].hash);
+    let say = &detail.steps[2];
+    assert_eq!(say.step, "say");
+    assert_eq!(say.state, StepState::Completed);
+    assert_eq!(say.attempts, 1);
+    assert_eq!(say.agent.as_deref(), Some("one"));
+    assert_eq!(say.agent_url.as_deref(), Some(o._agents[0].url.as_str()));
+    assert!(say.downstream_task_id.is_some(), "{say:?}");
+    assert_eq!(detail.progress(), (3, 3));
 }
 
 #[tokio::test]
@@ -505,10 +543,11 @@ async fn cancel_reaches_the_downstream_task() {
             && let Some(id) = s
                 .metadata
                 .as_ref()
-                .and_then(|m| m["downstreamTaskId"].as_str())
+                .and_then(|m| m.get("stepUpdate"))
+                .and_then(|u| u["downstreamTaskId"].as_str())
         {
             downstream = Some((
-                s.metadata.as_ref().unwrap()["agent"]
+                s.metadata.as_ref().unwrap()["stepUpdate"]["agent"]
                     .as_str()
                     .unwrap()
                     .to_owned(),

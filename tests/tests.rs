@@ -32,6 +32,7 @@ mod python_client;
 mod python_server;
 mod python_v1_client;
 mod registry;
+mod runs;
 mod schema;
 mod server;
 mod traces;

@@ -3,16 +3,15 @@
 //! any A2A client would (`message/stream`), showing each step live, the agents'
 //! artifacts as they complete, the questions and their answers, and the result.
 
-use std::collections::HashMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::progress::{Asker, Progress, label, print_result};
+use super::follow::{Start, drive, report};
+use super::progress::Asker;
 use crate::agents::{Behaviour, Fleet, Set, Speaks, speaks_label};
 use crate::host::serve::{self, HostConfig};
 use crate::protocol::client::{A2aClient, ClientConfig};
@@ -149,195 +148,15 @@ async fn with_fleet(
     data.insert("workflow".into(), json!(workflow_id));
     data.insert("input".into(), s.input.clone());
     message.parts.push(Part::data(data));
-    let outcome = drive(&url, MessageSendParams::new(message), Asker::new(yes)).await;
+    let start = Start::Send(Box::new(MessageSendParams::new(message)));
+    let outcome = match A2aClient::connect(&url, ClientConfig::default()).await {
+        Ok((client, _card)) => drive(&client, start, Asker::new(yes)).await,
+        Err(e) => Err(e.into()),
+    };
 
     stop.cancel();
     let _ = serving.await;
     host.registry.shutdown().await;
     let (state, result) = outcome?;
     Ok(report(state, result.as_ref()))
-}
-
-/// Prints the outcome; the exit code.
-fn report(state: TaskState, result: Option<&Artifact>) -> ExitCode {
-    if let Some(r) = result {
-        let text: String = r.parts.iter().filter_map(Part::as_text).collect();
-        let mut data = Map::new();
-        for p in &r.parts {
-            if let Part::Data(d) = p {
-                data.extend(d.data.clone());
-            }
-        }
-        print_result(
-            r.name.as_deref().unwrap_or("result"),
-            Some(&text),
-            (!data.is_empty()).then_some(Value::Object(data)).as_ref(),
-        );
-    }
-    println!("\nworkflow {}", state.as_str());
-    if state == TaskState::Completed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
-}
-
-/// An artifact being received, chunk by chunk.
-#[derive(Default)]
-struct Assembling {
-    text: String,
-    step: Option<String>,
-    agent: Option<String>,
-}
-
-/// Streams `params` to the orchestrator and follows the task to its end, answering
-/// questions on the same task. Returns the final state and the result artifact.
-pub async fn drive(
-    url: &str,
-    mut params: MessageSendParams,
-    asker: Asker,
-) -> anyhow::Result<(TaskState, Option<Artifact>)> {
-    let (client, _card) = A2aClient::connect(url, ClientConfig::default()).await?;
-    let mut progress = Progress::new();
-    let mut artifacts: HashMap<String, Assembling> = HashMap::new();
-    let mut result: Option<Artifact> = None;
-    loop {
-        let mut events = client.send_message_stream(&params).await?;
-        let mut task_id = params.message.task_id.clone();
-        let mut last: Option<TaskStatus> = None;
-        while let Some(event) = events.next().await {
-            match event? {
-                StreamEvent::Task(t) => {
-                    task_id = Some(t.id.clone());
-                    last = Some(t.status);
-                }
-                StreamEvent::Message(m) => progress.note(&m.text()),
-                StreamEvent::StatusUpdate(u) => {
-                    task_id = Some(u.task_id.clone());
-                    if let Some(meta) = &u.metadata {
-                        step_update(&mut progress, meta, u.status.message.as_ref());
-                    }
-                    let done = u.is_final;
-                    last = Some(u.status);
-                    if done {
-                        break;
-                    }
-                }
-                StreamEvent::ArtifactUpdate(u) => {
-                    let a = u.artifact;
-                    let id = a.artifact_id.to_string();
-                    if id == "result" {
-                        result = Some(a);
-                        continue;
-                    }
-                    let meta = a.metadata.clone().unwrap_or_default();
-                    let step = meta.get("step").and_then(Value::as_str);
-                    let item = meta.get("item").and_then(Value::as_u64).map(|i| i as usize);
-                    if let Some(step) = step {
-                        progress.chunk(step, item);
-                    }
-                    let entry = artifacts.entry(id.clone()).or_default();
-                    if u.append != Some(true) {
-                        entry.text.clear();
-                    }
-                    entry.step = step.map(|s| label(s, item));
-                    entry.agent = meta.get("agent").and_then(Value::as_str).map(str::to_owned);
-                    entry
-                        .text
-                        .push_str(&a.parts.iter().filter_map(Part::as_text).collect::<String>());
-                    if u.last_chunk == Some(true) {
-                        let done = artifacts.remove(&id).unwrap_or_default();
-                        let body: Vec<String> = done
-                            .text
-                            .trim()
-                            .lines()
-                            .map(|l| format!("    {l}"))
-                            .collect();
-                        progress.note(&format!(
-                            "── {} · {} ──\n{}",
-                            done.step.unwrap_or(id),
-                            done.agent.unwrap_or_default(),
-                            body.join("\n")
-                        ));
-                    }
-                }
-            }
-        }
-        let status = last.context("the stream ended before the task had a state")?;
-        match status.state {
-            TaskState::InputRequired | TaskState::AuthRequired => {
-                let task_id = task_id.context("input-required without a task id")?;
-                let (prompt, step, item) = question(status.message.as_ref());
-                let answer = asker.answer(&progress, step.as_deref(), &prompt);
-                let mut m = Message::user_text(answer);
-                m.task_id = Some(task_id);
-                if let Some(step) = step {
-                    let mut meta = Map::new();
-                    meta.insert("step".into(), json!(step));
-                    if let Some(i) = item {
-                        meta.insert("item".into(), json!(i));
-                    }
-                    m.metadata = Some(meta);
-                }
-                params = MessageSendParams::new(m);
-            }
-            s if s.is_terminal() => {
-                let elapsed = progress.finish();
-                if let Some(m) = status
-                    .message
-                    .as_ref()
-                    .filter(|_| s != TaskState::Completed)
-                {
-                    println!("{}", m.text());
-                }
-                println!("(in {:.1}s)", elapsed.as_secs_f64());
-                return Ok((s, result));
-            }
-            other => anyhow::bail!("the stream ended with the task still {}", other.as_str()),
-        }
-    }
-}
-
-/// A status update's step metadata, shown on the step's line.
-fn step_update(progress: &mut Progress, meta: &Map<String, Value>, message: Option<&Message>) {
-    let (Some(step), Some(state)) = (
-        meta.get("step").and_then(Value::as_str),
-        meta.get("state").and_then(Value::as_str),
-    ) else {
-        return;
-    };
-    let item = meta.get("item").and_then(Value::as_u64).map(|i| i as usize);
-    let agent = meta.get("agent").and_then(Value::as_str);
-    let attempt = meta.get("attempt").and_then(Value::as_u64).unwrap_or(1) as u32;
-    // The status text is "`step` state: message".
-    let text = message.map(Message::text);
-    let detail = text
-        .as_deref()
-        .and_then(|t| t.split_once(": "))
-        .map(|(_, m)| m);
-    progress.step(step, item, state, agent, attempt, detail);
-}
-
-/// The first pending question of an input-required status: (prompt, step, item).
-fn question(message: Option<&Message>) -> (String, Option<String>, Option<usize>) {
-    let Some(m) = message else {
-        return ("The orchestrator needs input".into(), None, None);
-    };
-    let pending = m.parts.iter().find_map(|p| match p {
-        Part::Data(d) => d
-            .data
-            .get("pendingQuestions")
-            .and_then(Value::as_array)
-            .and_then(|q| q.first())
-            .cloned(),
-        _ => None,
-    });
-    match pending {
-        Some(q) => (
-            q["prompt"].as_str().unwrap_or_default().to_owned(),
-            q["step"].as_str().map(str::to_owned),
-            q["item"].as_u64().map(|i| i as usize),
-        ),
-        None => (m.text(), None, None),
-    }
 }

@@ -4,8 +4,10 @@
 mod agents;
 mod bench;
 mod demo;
+mod follow;
 mod progress;
 mod run;
+mod runs;
 mod send;
 mod workflows;
 
@@ -105,6 +107,9 @@ pub enum Command {
     },
     /// Run a workflow in-process against the agents of agents.toml, with live progress.
     Run(run::RunArgs),
+    /// See and steer the runs of a serving orchestrator, over A2A: list, show, watch,
+    /// answer, approve, reject, cancel.
+    Runs(runs::RunsArgs),
     /// Send a message to any A2A agent (the orchestrator included) and print the reply,
     /// or with --stream every event as it arrives.
     Send(send::SendArgs),
@@ -186,6 +191,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Run(args) => run::run(args).await,
         Command::Send(args) => send::send(args).await,
+        Command::Runs(args) => runs::runs(args).await,
         Command::Bench(args) => bench::bench(args).await,
         Command::Graph {
             workflow,

@@ -36,12 +36,14 @@ fn finished(state: &str) -> bool {
     )
 }
 
-fn mark(state: &str) -> &'static str {
+/// A state's mark: ✓ done, ✗ failed, - not run, ? waiting, · pending, … going.
+pub fn mark(state: &str) -> &'static str {
     match state {
         "completed" => "✓",
         "failed" | "rejected" | "upstream_failed" => "✗",
         "canceled" | "skipped" => "-",
         "input-required" | "auth-required" => "?",
+        "pending" => "·",
         _ => "…",
     }
 }

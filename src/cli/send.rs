@@ -1,7 +1,7 @@
 //! `send URL TEXT [--stream] [--data JSON] [--task ID] [--context ID] [--metadata JSON]`:
 //! a general A2A client for any agent, the orchestrator included. Prints the reply
 //! (`message/send`), or every event as it arrives, one JSON object per line
-//! (`message/stream`).
+//! (`message/stream`), or with `--watch` an orchestrator's run drawn live.
 
 use std::process::ExitCode;
 
@@ -21,6 +21,13 @@ pub struct SendArgs {
     /// Stream (message/stream) instead of message/send.
     #[arg(long)]
     pub stream: bool,
+    /// Stream and show the orchestrator's run live (its steps, artifacts and result),
+    /// asking its questions at the terminal, as `demo` does.
+    #[arg(long, conflicts_with = "stream")]
+    pub watch: bool,
+    /// With --watch: answer every question automatically.
+    #[arg(long, short, requires = "watch")]
+    pub yes: bool,
     /// A JSON object sent as a data part.
     #[arg(long, value_name = "JSON")]
     pub data: Option<String>,
@@ -55,6 +62,20 @@ fn object(flag: &str, text: &str) -> anyhow::Result<Map<String, Value>> {
     }
 }
 
+/// A client's configuration, with `Authorization: Bearer` and the token in the
+/// environment variable `bearer_token_env` when one is named.
+pub fn client_config(bearer_token_env: Option<&str>) -> anyhow::Result<ClientConfig> {
+    let mut config = ClientConfig::default();
+    if let Some(var) = bearer_token_env {
+        let token = std::env::var(var)
+            .ok()
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| anyhow::anyhow!("the environment variable {var} is not set"))?;
+        config.auth = Some(ClientAuth::Bearer(token));
+    }
+    Ok(config)
+}
+
 /// The message `send` sends.
 pub fn message(args: &SendArgs) -> anyhow::Result<Message> {
     let mut m = Message::user_text(&args.text);
@@ -72,16 +93,15 @@ pub fn message(args: &SendArgs) -> anyhow::Result<Message> {
 /// Sends the message; exits 0 unless the call fails or the task ends failed.
 pub async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
     let m = message(&args)?;
-    let mut config = ClientConfig::default();
-    if let Some(var) = &args.bearer_token_env {
-        let token = std::env::var(var)
-            .ok()
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| anyhow::anyhow!("the environment variable {var} is not set"))?;
-        config.auth = Some(ClientAuth::Bearer(token));
-    }
+    let config = client_config(args.bearer_token_env.as_deref())?;
     let (client, _card) = A2aClient::connect(&args.url, config).await?;
     let params = MessageSendParams::new(m);
+    if args.watch {
+        let start = super::follow::Start::Send(Box::new(params));
+        let asker = super::progress::Asker::new(args.yes);
+        let (state, result) = super::follow::drive(&client, start, asker).await?;
+        return Ok(super::follow::report(state, result.as_ref()));
+    }
     let state = if args.stream {
         let mut events = client.send_message_stream(&params).await?;
         let mut state = None;

@@ -3,7 +3,7 @@
 //! gives (extracted by the model when there is one), what the task waits for after a
 //! restart, and questions asked and answered on the task.
 
-use super::relay::pending_json;
+use super::relay::{run_metadata, waiting_message};
 use super::*;
 
 impl Orchestrator {
@@ -162,27 +162,18 @@ impl Orchestrator {
             Ok(()) => {
                 // The answered question leaves the list (the run routed the answer the
                 // same way: to the step named, or to the only question).
-                let remaining: Vec<Value> = {
+                let (remaining, meta) = {
                     let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
-                    match step {
-                        Some(s) => v.questions.retain(|(q, i, _)| {
-                            !(q == s && item.is_none_or(|item| *i == Some(item)))
-                        }),
-                        None if v.questions.len() == 1 => v.questions.clear(),
-                        None => {}
-                    }
-                    v.questions
-                        .iter()
-                        .map(|(s, i, p)| pending_json(s, *i, p))
-                        .collect()
+                    v.detail.answered(step, item);
+                    (v.detail.pending_questions.clone(), run_metadata(&v.detail))
                 };
                 if !remaining.is_empty() {
                     // Other questions still wait: the task says so, and lists only them.
                     return status(
                         events,
                         TaskState::InputRequired,
-                        Some(super::relay::waiting_message(&remaining)),
-                        None,
+                        Some(waiting_message(&remaining)),
+                        Some(meta),
                     )
                     .await;
                 }
@@ -194,7 +185,7 @@ impl Orchestrator {
                     events,
                     TaskState::Working,
                     Some(agent_message(&taken, None)),
-                    None,
+                    Some(meta),
                 )
                 .await
             }
@@ -202,17 +193,11 @@ impl Orchestrator {
                 // Nothing is lost: the run and its questions stay as they were.
                 let (state, pending) = {
                     let v = view.lock().unwrap_or_else(|p| p.into_inner());
-                    (
-                        v.state,
-                        v.questions
-                            .iter()
-                            .map(|(s, i, p)| pending_json(s, *i, p))
-                            .collect::<Vec<_>>(),
-                    )
+                    (v.detail.state, v.detail.pending_questions.clone())
                 };
                 let text = format!("Your answer was not taken: {e}.");
                 let data = Some(json!({ "error": e.to_string(), "pendingQuestions": pending }));
-                let st = if state == Some(RunState::InputRequired) {
+                let st = if state == RunState::InputRequired {
                     TaskState::InputRequired
                 } else {
                     TaskState::Working

@@ -1,11 +1,23 @@
-//! A run's detail as clients read it, one typed schema: what `serve` puts in the
-//! metadata of the upstream task's status updates for a step, and what `run --json`
-//! prints for the same event. Before this type the two were hand-written maps that
-//! disagreed (`downstreamTaskId` in one, `taskId` in the other).
+//! A run's detail as clients read it, in typed schemas shared by everything that shows
+//! a run: [`StepUpdate`], one step's move (what `serve` puts in the metadata of the
+//! upstream task's status update for it, and what `run --json` prints for it), and
+//! [`RunDetail`], the whole run at a glance (what every status update of a run carries
+//! under `run`, so the task's metadata — as `GetTask` and `ListTasks` return it — always
+//! holds the latest). Before these types two hand-written maps disagreed
+//! (`downstreamTaskId` in one, `taskId` in the other).
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
-use crate::engine::{RunEvent, StepState};
+use std::collections::HashMap;
+
+use crate::engine::{Checkpoint, QuestionKind, RunEvent, RunState, StepState};
+use crate::workflow::Workflow;
+
+/// The key of the [`RunDetail`] in a task's metadata.
+pub const RUN_KEY: &str = "run";
+/// The key of the [`StepUpdate`] in a step's status update metadata.
+pub const STEP_UPDATE_KEY: &str = "stepUpdate";
 
 /// A step (or fan-out item) moved: its state, which attempt, which agent and which
 /// downstream task. JSON keys in camelCase, as A2A's own.
@@ -62,6 +74,350 @@ impl StepUpdate {
             _ => serde_json::Map::new(),
         }
     }
+}
+
+/// A run at a glance: its workflow and version, inputs, state and timings, each step
+/// (and fan-out item) with its agent, attempts, timings, downstream task and error, and
+/// the questions it waits on. JSON keys in camelCase; times are RFC 3339.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunDetail {
+    /// The workflow's id.
+    pub workflow: String,
+    /// The SHA-256 (hex) of the workflow file the run started with.
+    pub workflow_version: String,
+    /// The checked inputs (defaults filled in).
+    pub inputs: Map<String, Value>,
+    #[serde(with = "run_state_name")]
+    pub state: RunState,
+    pub started_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<String>,
+    /// Why the run failed or was canceled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Every step in the workflow's order, each fan-out item after its step.
+    pub steps: Vec<StepDetail>,
+    /// In the workflow's order of their steps.
+    #[serde(default)]
+    pub pending_questions: Vec<PendingQuestion>,
+}
+
+/// One step, or one item of a step over a list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepDetail {
+    pub step: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item: Option<usize>,
+    /// The steps it waits for (on a step, not its items).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub needs: Vec<String>,
+    #[serde(with = "state_name")]
+    pub state: StepState,
+    /// Attempts made so far (0 before the first).
+    pub attempts: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Where the agent was found (its card's location in `agents.toml`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub downstream_task_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<String>,
+    /// Why it ended as it did, or what it waits for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// A question a run waits on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingQuestion {
+    pub step: String,
+    pub item: Option<usize>,
+    pub prompt: String,
+    /// `approval` (yes or no), `input` (values for `inputSchema`) or `agent` (a
+    /// downstream agent asks).
+    pub kind: QuestionType,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<Value>,
+}
+
+/// What kind of answer a question wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuestionType {
+    Approval,
+    Input,
+    Agent,
+}
+
+impl StepDetail {
+    /// A step (or item) not started.
+    fn pending(step: String, item: Option<usize>, needs: Vec<String>) -> StepDetail {
+        StepDetail {
+            step,
+            item,
+            needs,
+            state: StepState::Pending,
+            attempts: 0,
+            agent: None,
+            agent_url: None,
+            downstream_task_id: None,
+            started_at: None,
+            ended_at: None,
+            message: None,
+        }
+    }
+}
+
+impl RunDetail {
+    /// A run of `workflow` starting now: every step pending.
+    pub fn new(workflow: &Workflow, inputs: Map<String, Value>, now: String) -> RunDetail {
+        RunDetail {
+            workflow: workflow.id.to_string(),
+            workflow_version: workflow.hash.clone(),
+            inputs,
+            state: RunState::Working,
+            started_at: now,
+            ended_at: None,
+            error: None,
+            steps: workflow
+                .steps
+                .iter()
+                .map(|s| {
+                    let needs = s.needs.iter().map(ToString::to_string).collect();
+                    StepDetail::pending(s.id.to_string(), None, needs)
+                })
+                .collect(),
+            pending_questions: Vec::new(),
+        }
+    }
+
+    /// The detail a task's metadata holds, if it holds one that reads.
+    pub fn of_metadata(metadata: Option<&Map<String, Value>>) -> Option<RunDetail> {
+        serde_json::from_value(metadata?.get(RUN_KEY)?.clone()).ok()
+    }
+
+    /// As a JSON value (for task metadata).
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The step (or item) entry, made when an item is first seen (after its step and
+    /// the items before it).
+    fn entry(&mut self, step: &str, item: Option<usize>) -> &mut StepDetail {
+        let found = self
+            .steps
+            .iter()
+            .position(|s| s.step == step && s.item == item);
+        let at = match found {
+            Some(i) => i,
+            None => {
+                let after = self
+                    .steps
+                    .iter()
+                    .rposition(|s| s.step == step && s.item.is_none_or(|i| Some(i) < item))
+                    .map_or(self.steps.len(), |i| i + 1);
+                let entry = StepDetail::pending(step.to_owned(), item, Vec::new());
+                self.steps.insert(after, entry);
+                after
+            }
+        };
+        &mut self.steps[at]
+    }
+
+    /// Moves the detail on by one run event, at `now`; `agent_url` says where a named
+    /// agent lives.
+    pub fn apply(
+        &mut self,
+        event: &RunEvent,
+        now: &str,
+        agent_url: impl Fn(&str) -> Option<String>,
+    ) {
+        match event {
+            RunEvent::Run { state, message } => {
+                self.state = *state;
+                if state.is_terminal() {
+                    self.ended_at.get_or_insert_with(|| now.to_owned());
+                    self.pending_questions.clear();
+                    if *state != RunState::Completed {
+                        self.error.clone_from(message);
+                    }
+                }
+            }
+            RunEvent::Step {
+                step,
+                item,
+                state,
+                attempt,
+                agent,
+                task_id,
+                message,
+            } => {
+                if !matches!(state, StepState::InputRequired | StepState::AuthRequired) {
+                    self.pending_questions
+                        .retain(|q| !(q.step == step.as_str() && q.item == *item));
+                }
+                let e = self.entry(step.as_str(), *item);
+                e.state = *state;
+                e.attempts = e.attempts.max(*attempt);
+                if agent.is_some() && *agent != e.agent {
+                    e.agent_url = agent.as_deref().and_then(&agent_url);
+                    e.agent.clone_from(agent);
+                }
+                if task_id.is_some() {
+                    e.downstream_task_id.clone_from(task_id);
+                }
+                e.message.clone_from(message);
+                if *state != StepState::Pending && !matches!(state, StepState::Skipped) {
+                    e.started_at.get_or_insert_with(|| now.to_owned());
+                }
+                if state.is_finished() {
+                    e.ended_at = Some(now.to_owned());
+                } else {
+                    e.ended_at = None;
+                }
+            }
+            RunEvent::Question {
+                step,
+                item,
+                kind,
+                prompt,
+            } => {
+                let (kind, input_schema) = match kind {
+                    QuestionKind::Approval => (QuestionType::Approval, None),
+                    QuestionKind::Input { schema } => (QuestionType::Input, Some(schema.clone())),
+                    QuestionKind::Downstream { .. } => (QuestionType::Agent, None),
+                };
+                self.pending_questions
+                    .retain(|q| !(q.step == step.as_str() && q.item == *item));
+                self.pending_questions.push(PendingQuestion {
+                    step: step.to_string(),
+                    item: *item,
+                    prompt: prompt.clone(),
+                    kind,
+                    input_schema,
+                });
+                // In the workflow's order, whichever was asked first.
+                let steps = &self.steps;
+                let order = |q: &PendingQuestion| {
+                    steps
+                        .iter()
+                        .position(|s| s.step == q.step && s.item == q.item)
+                        .unwrap_or(usize::MAX)
+                };
+                self.pending_questions.sort_by_key(order);
+            }
+            RunEvent::Artifact { .. } | RunEvent::Output { .. } => {}
+        }
+    }
+
+    /// Brings the detail up to what a saved run's units say (on resume: the task's
+    /// stored detail is as of the run's last own move, and steps that finished since are
+    /// restored by the engine without events).
+    pub fn restore(
+        &mut self,
+        units: &HashMap<(String, Option<usize>), Checkpoint>,
+        now: &str,
+        agent_url: impl Fn(&str) -> Option<String>,
+    ) {
+        let mut keys: Vec<&(String, Option<usize>)> = units.keys().collect();
+        keys.sort();
+        for key in keys {
+            let e = self.entry(&key.0, key.1);
+            let (agent, attempts) = match &units[key] {
+                Checkpoint::Done(record) => {
+                    e.state = record.state;
+                    e.message.clone_from(&record.error);
+                    e.ended_at.get_or_insert_with(|| now.to_owned());
+                    (record.agent.clone(), record.attempts)
+                }
+                Checkpoint::Sent {
+                    attempt,
+                    agent,
+                    task_id,
+                    ..
+                } => {
+                    if !e.state.is_finished() {
+                        e.state = StepState::Working;
+                    }
+                    if task_id.is_some() {
+                        e.downstream_task_id.clone_from(task_id);
+                    }
+                    (agent.clone(), *attempt)
+                }
+            };
+            e.attempts = e.attempts.max(attempts);
+            if e.state != StepState::Skipped {
+                e.started_at.get_or_insert_with(|| now.to_owned());
+            }
+            if agent.is_some() && agent != e.agent {
+                e.agent_url = agent.as_deref().and_then(&agent_url);
+                e.agent = agent;
+            }
+        }
+    }
+
+    /// Takes the question an answer went to off the list: the step's (and item's, when
+    /// named), or the only one.
+    pub fn answered(&mut self, step: Option<&str>, item: Option<usize>) {
+        match step {
+            Some(s) => self
+                .pending_questions
+                .retain(|q| !(q.step == s && item.is_none_or(|i| q.item == Some(i)))),
+            None if self.pending_questions.len() == 1 => self.pending_questions.clear(),
+            None => {}
+        }
+    }
+
+    /// Steps (items not counted) that finished, and all steps.
+    pub fn progress(&self) -> (usize, usize) {
+        let steps = self.steps.iter().filter(|s| s.item.is_none());
+        let done = steps.clone().filter(|s| s.state.is_finished()).count();
+        (done, steps.count())
+    }
+}
+
+/// A run state by the names the step states use (`input-required`).
+mod run_state_name {
+    use super::RunState;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    const ALL: [RunState; 5] = [
+        RunState::Working,
+        RunState::InputRequired,
+        RunState::Completed,
+        RunState::Failed,
+        RunState::Canceled,
+    ];
+
+    pub fn name(state: RunState) -> &'static str {
+        match state {
+            RunState::InputRequired => "input-required",
+            other => other.as_str(),
+        }
+    }
+
+    pub fn serialize<S: Serializer>(state: &RunState, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(name(*state))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<RunState, D::Error> {
+        let n = String::deserialize(d)?;
+        ALL.into_iter()
+            .find(|s| name(*s) == n)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown run state `{n}`")))
+    }
+}
+
+/// A run state's name in a [`RunDetail`] (`working`, `input-required`, `completed`, …).
+pub fn run_state_name(state: RunState) -> &'static str {
+    run_state_name::name(state)
 }
 
 /// A step state by the name [`StepState::as_str`] gives it.
@@ -121,5 +477,139 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown step state `input_required`"), "{e}");
+    }
+
+    fn step(step: &str, item: Option<usize>, state: StepState, attempt: u32) -> RunEvent {
+        RunEvent::Step {
+            step: crate::workflow::StepId::new(step),
+            item,
+            state,
+            attempt,
+            agent: Some("one".into()),
+            task_id: Some(format!("t-{step}-{item:?}")),
+            message: None,
+        }
+    }
+
+    fn question(step: &str) -> RunEvent {
+        RunEvent::Question {
+            step: crate::workflow::StepId::new(step),
+            item: None,
+            kind: QuestionKind::Approval,
+            prompt: format!("{step}?"),
+        }
+    }
+
+    #[test]
+    fn the_detail_follows_a_run_items_after_their_step_questions_in_step_order() {
+        let toml = r#"
+[workflow]
+id = "w"
+description = "fan-out and approvals"
+[steps.list]
+agent = "one"
+message = "list"
+[steps.each]
+agent = "one"
+needs = ["list"]
+for_each = "steps.list.data.items"
+message = "{{ item }}"
+[steps.a]
+kind = "approval"
+prompt = "a?"
+[steps.b]
+kind = "approval"
+prompt = "b?"
+"#;
+        let (w, diags) =
+            crate::workflow::load_str("w.toml", toml, crate::workflow::Options::default());
+        let w = w.unwrap_or_else(|| panic!("{diags:?}"));
+        let mut d = RunDetail::new(&w, Map::new(), "t0".into());
+        assert_eq!(d.progress(), (0, 4));
+        let url = |a: &str| Some(format!("http://{a}/"));
+        d.apply(&step("list", None, StepState::Working, 1), "t1", url);
+        d.apply(&step("list", None, StepState::Failed, 1), "t2", url);
+        d.apply(&step("list", None, StepState::Working, 2), "t3", url);
+        d.apply(&step("list", None, StepState::Completed, 2), "t4", url);
+        let list = &d.steps[0];
+        assert_eq!((list.state, list.attempts), (StepState::Completed, 2));
+        assert_eq!(
+            list.started_at.as_deref(),
+            Some("t1"),
+            "the first attempt's start"
+        );
+        assert_eq!(list.ended_at.as_deref(), Some("t4"));
+        assert_eq!(list.agent_url.as_deref(), Some("http://one/"));
+        // Items, in whatever order they move, stand after their step in item order.
+        d.apply(&step("each", Some(1), StepState::Working, 1), "t5", url);
+        d.apply(&step("each", Some(0), StepState::Working, 1), "t5", url);
+        let order: Vec<(&str, Option<usize>)> =
+            d.steps.iter().map(|s| (s.step.as_str(), s.item)).collect();
+        assert_eq!(
+            order,
+            [
+                ("list", None),
+                ("each", None),
+                ("each", Some(0)),
+                ("each", Some(1)),
+                ("a", None),
+                ("b", None)
+            ]
+        );
+        assert_eq!(d.progress(), (1, 4), "items are not counted as steps");
+        // Questions in the workflow's order whichever came first; an answer takes its own.
+        d.apply(&question("b"), "t6", url);
+        d.apply(&question("a"), "t6", url);
+        let asked: Vec<&str> = d
+            .pending_questions
+            .iter()
+            .map(|q| q.step.as_str())
+            .collect();
+        assert_eq!(asked, ["a", "b"]);
+        d.answered(Some("b"), None);
+        assert_eq!(d.pending_questions.len(), 1);
+        d.answered(None, None);
+        assert!(d.pending_questions.is_empty(), "the only one is answered");
+        d.apply(
+            &RunEvent::Run {
+                state: RunState::Failed,
+                message: Some("`each`[1] failed".into()),
+            },
+            "t9",
+            url,
+        );
+        assert_eq!(d.ended_at.as_deref(), Some("t9"));
+        assert_eq!(d.error.as_deref(), Some("`each`[1] failed"));
+        // What it writes it reads back, under its key in task metadata.
+        let meta = Map::from_iter([(RUN_KEY.to_owned(), d.to_value())]);
+        assert_eq!(meta["run"]["state"], "failed");
+        assert_eq!(RunDetail::of_metadata(Some(&meta)), Some(d.clone()));
+
+        // A restart: what the saved units say wins over a stale detail.
+        let mut stale = RunDetail::new(&w, Map::new(), "t0".into());
+        let mut units = HashMap::new();
+        let mut record = crate::engine::Record::new(StepState::Completed);
+        record.agent = Some("one".into());
+        record.attempts = 1;
+        units.insert(("list".to_owned(), None), Checkpoint::Done(record));
+        units.insert(
+            ("each".to_owned(), Some(0)),
+            Checkpoint::Sent {
+                attempt: 1,
+                turn: 0,
+                message_id: "m".into(),
+                agent: Some("one".into()),
+                task_id: Some("t-9".into()),
+                text: None,
+                data: None,
+            },
+        );
+        stale.restore(&units, "t5", url);
+        assert_eq!(stale.steps[0].state, StepState::Completed);
+        assert_eq!(stale.steps[0].agent_url.as_deref(), Some("http://one/"));
+        let item = &stale.steps[2];
+        assert_eq!((item.step.as_str(), item.item), ("each", Some(0)));
+        assert_eq!(item.state, StepState::Working);
+        assert_eq!(item.downstream_task_id.as_deref(), Some("t-9"));
     }
 }

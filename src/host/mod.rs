@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
-use crate::engine::{Answer, Engine, QuestionKind, RunControl, RunEvent, RunHandle, RunState};
+use crate::engine::{Answer, Engine, RunControl, RunEvent, RunHandle, RunState};
 use crate::llm::{Choice, Llm};
 use crate::protocol::RpcError;
 use crate::protocol::server::{
@@ -53,12 +53,10 @@ enum Conversation {
     },
 }
 
-/// What the relay knows of a run, for answering follow-up messages.
-#[derive(Default)]
+/// What the relay knows of a run, for answering follow-up messages: its detail as the
+/// task's status updates last carried it.
 struct View {
-    state: Option<RunState>,
-    /// (step, item, prompt) of each pending question.
-    questions: Vec<(String, Option<usize>, String)>,
+    detail: detail::RunDetail,
 }
 
 /// The orchestrator's agent. Cheap to clone.
@@ -75,6 +73,8 @@ struct Inner {
     tasks: Mutex<HashMap<TaskId, Conversation>>,
     /// Told when a run is registered in `tasks` (a resumed run, after a restart).
     registered: tokio::sync::Notify,
+    /// Each agent's location, by name, for the run detail.
+    agent_urls: HashMap<String, String>,
 }
 
 impl Orchestrator {
@@ -87,8 +87,18 @@ impl Orchestrator {
                 llm,
                 tasks: Mutex::new(HashMap::new()),
                 registered: tokio::sync::Notify::new(),
+                agent_urls: HashMap::new(),
             }),
         }
+    }
+
+    /// Names each agent's location (`name` → URL), for the run detail's `agentUrl`.
+    /// Call before the orchestrator is cloned.
+    pub fn with_agent_urls(mut self, urls: HashMap<String, String>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.agent_urls = urls;
+        }
+        self
     }
 
     /// The card's skills: one per workflow.
@@ -283,13 +293,14 @@ impl AgentExecutor for Orchestrator {
                 .start(workflow.clone(), &inputs, ctx.task_id.to_string())
                 .map_err(|p| RpcError::invalid_params("message", p.join("; ")))?;
             let meter = Box::new(meter::RunMeter::started(workflow.id.as_str()));
+            let detail = Box::new(detail::RunDetail::new(&workflow, inputs, now_rfc3339()));
+            let relayed = relay::Relayed { run, detail, meter };
             self.follow(
                 &ctx.task_id,
                 (&ctx.cancel, &ctx.shutdown),
                 &events,
                 &workflow,
-                run,
-                meter,
+                relayed,
             )
             .await
         }
@@ -348,17 +359,47 @@ impl AgentExecutor for Orchestrator {
             }
         };
         tracing::info!(task_id = %task.id, workflow = %workflow.id, "resuming a run");
+        // The detail goes on from what the task last said of the run (its timings and
+        // attempts), or starts again from the run's header.
+        let now = now_rfc3339();
+        let mut detail = Box::new(
+            detail::RunDetail::of_metadata(task.metadata.as_ref())
+                .filter(|d| d.workflow_version == h.workflow_hash)
+                .unwrap_or_else(|| {
+                    detail::RunDetail::new(&workflow, h.inputs.clone(), now.clone())
+                }),
+        );
+        detail.restore(&saved.units, &now, |a| {
+            self.inner.agent_urls.get(a).cloned()
+        });
         let run = self.inner.engine.resume(workflow.clone(), saved);
         let meter = Box::new(meter::RunMeter::resumed(workflow.id.as_str()));
+        let relayed = relay::Relayed { run, detail, meter };
         self.follow(
             &task.id,
             (&ctx.cancel, &ctx.shutdown),
             &events,
             &workflow,
-            run,
-            meter,
+            relayed,
         )
         .await
+    }
+
+    /// A running run's detail as it stands now: the status updates carry it only when
+    /// the run itself moves (it starts, waits, ends) and on questions, since a copy with
+    /// every step's move would cost a large fan-out its square.
+    fn describe(&self, task: &mut Task) {
+        let detail = match self.tasks().get(&task.id) {
+            Some(Conversation::Running { view, .. }) => view
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .detail
+                .to_value(),
+            _ => return,
+        };
+        task.metadata
+            .get_or_insert_with(Default::default)
+            .insert(detail::RUN_KEY.to_owned(), detail);
     }
 
     async fn cancel(&self, ctx: CancelContext, events: EventSink) -> Result<(), RpcError> {

@@ -2,28 +2,39 @@
 //! status and artifact updates — each step's state with its metadata, every agent's
 //! artifacts as `step/artifactId`, questions as `input-required`, the result at the end.
 
-use super::detail::StepUpdate;
+use super::detail::{PendingQuestion, RUN_KEY, RunDetail, STEP_UPDATE_KEY, StepUpdate};
 use super::*;
-use crate::engine::StepState;
+
+/// A run as the relay takes it: its handle; its detail as it starts; its meter, which
+/// counts its events in the metrics. (The last two boxed: every waiting run holds the
+/// relay's future.)
+pub(super) struct Relayed {
+    pub run: RunHandle,
+    pub detail: Box<RunDetail>,
+    pub meter: Box<super::meter::RunMeter>,
+}
 
 impl Orchestrator {
     /// Relays a run's events to the upstream task until the run ends; answers to its
     /// questions reach it through the task's entry in `tasks`. A client's cancel
     /// (`stop.0`) cancels the run; a server's stop (`stop.1`) only ends the relay: the
     /// run is left as it stands in the store, for the next server to resume, and no
-    /// cancel reaches any agent. `meter` (boxed: every waiting run holds this future)
-    /// counts the run's events in the metrics.
+    /// cancel reaches any agent.
     pub(super) async fn follow(
         &self,
         task_id: &TaskId,
         stop: (&CancellationToken, &CancellationToken),
         events: &EventSink,
         workflow: &Workflow,
-        mut run: RunHandle,
-        mut meter: Box<super::meter::RunMeter>,
+        relayed: Relayed,
     ) -> Result<(), RpcError> {
+        let Relayed {
+            mut run,
+            detail,
+            mut meter,
+        } = relayed;
         let (cancel, shutdown) = stop;
-        let view = Arc::new(Mutex::new(View::default()));
+        let view = Arc::new(Mutex::new(View { detail: *detail }));
         self.tasks().insert(
             task_id.clone(),
             Conversation::Running {
@@ -67,7 +78,8 @@ impl Orchestrator {
             }
             // Boxed: queuing is brief, and inline its future would double what every
             // waiting run's relay holds.
-            match Box::pin(events.queue(translate(events, &view, workflow, event))).await {
+            let event = translate(events, &view, workflow, &self.inner.agent_urls, event);
+            match Box::pin(events.queue(event)).await {
                 Ok(queued) => unsettled.push_back(queued),
                 Err(e) => refuse(e, &run.control),
             }
@@ -86,25 +98,15 @@ impl Orchestrator {
     }
 }
 
-pub(super) fn pending_json(step: &str, item: Option<usize>, prompt: &str) -> Value {
-    json!({ "step": step, "item": item, "prompt": prompt })
-}
-
 /// What the task says while questions wait: the one question's prompt, or each step's
-/// with how to answer one at a time; and the `pendingQuestions` metadata.
-pub(super) fn waiting_message(pending: &[Value]) -> Message {
-    let text = if pending.len() == 1 {
-        pending[0]["prompt"].as_str().unwrap_or("").to_owned()
+/// with how to answer one at a time; the questions again in a data part.
+pub(super) fn waiting_message(pending: &[PendingQuestion]) -> Message {
+    let text = if let [only] = pending {
+        only.prompt.clone()
     } else {
         let prompts: Vec<String> = pending
             .iter()
-            .map(|q| {
-                format!(
-                    "- {}: {}",
-                    q["step"].as_str().unwrap_or(""),
-                    q["prompt"].as_str().unwrap_or("")
-                )
-            })
+            .map(|q| format!("- {}: {}", q.step, q.prompt))
             .collect();
         format!(
             "Several questions are waiting; answer one at a time with metadata {{\"step\": ...}}:\n{}",
@@ -114,23 +116,79 @@ pub(super) fn waiting_message(pending: &[Value]) -> Message {
     agent_message(&text, Some(json!({ "pendingQuestions": pending })))
 }
 
-/// Turns one run event into the upstream task's events.
+/// A status update's metadata: the run's detail as it now stands.
+pub(super) fn run_metadata(detail: &RunDetail) -> Map<String, Value> {
+    Map::from_iter([(RUN_KEY.to_owned(), detail.to_value())])
+}
+
+/// Turns one run event into the upstream task's events; the run's and the questions'
+/// status updates carry the run's detail as it stands after the event.
 fn translate(
     events: &EventSink,
     view: &Mutex<View>,
     workflow: &Workflow,
+    agent_urls: &HashMap<String, String>,
     event: RunEvent,
 ) -> StreamEvent {
+    let now = now_rfc3339();
+    // The detail rides on the run's waits and its end, and on questions (few per run,
+    // and what a restart resumes from); a step's move carries only its update, and a
+    // reader of a running task gets the rest from `describe`.
+    let carries_detail = match &event {
+        RunEvent::Run { state, .. } => *state != RunState::Working,
+        RunEvent::Question { .. } => true,
+        _ => false,
+    };
+    let (state, mut meta, pending) = {
+        let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
+        v.detail
+            .apply(&event, &now, |agent| agent_urls.get(agent).cloned());
+        let asking = matches!(
+            event,
+            RunEvent::Run {
+                state: RunState::InputRequired,
+                ..
+            }
+        );
+        (
+            v.detail.state,
+            if carries_detail {
+                run_metadata(&v.detail)
+            } else {
+                Map::new()
+            },
+            if asking {
+                v.detail.pending_questions.clone()
+            } else {
+                Vec::new()
+            },
+        )
+    };
+    // While questions wait the task stays `input-required`, whatever else moves.
+    let waiting = if state == RunState::InputRequired {
+        TaskState::InputRequired
+    } else {
+        TaskState::Working
+    };
+    if let Some(update) = StepUpdate::of(&event) {
+        let label = match update.item {
+            Some(i) => format!("`{}`[{i}]", update.step),
+            None => format!("`{}`", update.step),
+        };
+        let text = match &update.message {
+            Some(m) => format!("{label} {}: {m}", update.state),
+            None => format!("{label} {}", update.state),
+        };
+        meta.insert(STEP_UPDATE_KEY.to_owned(), Value::Object(update.to_map()));
+        return status_event(
+            events,
+            waiting,
+            Some(agent_message(&text, None)),
+            Some(meta),
+        );
+    }
     match event {
         RunEvent::Run { state, message } => {
-            let pending: Vec<Value> = {
-                let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
-                v.state = Some(state);
-                v.questions
-                    .iter()
-                    .map(|(s, i, p)| pending_json(s, *i, p))
-                    .collect()
-            };
             let (st, msg) = match state {
                 RunState::Working => (TaskState::Working, None),
                 RunState::InputRequired => {
@@ -155,47 +213,11 @@ fn translate(
                     message.map(|m| agent_message(&m, None)),
                 ),
             };
-            status_event(events, st, msg, None)
+            status_event(events, st, msg, Some(meta))
         }
-        RunEvent::Step {
-            step,
-            item,
-            state,
-            attempt,
-            agent,
-            task_id,
-            message,
-        } => {
-            let meta = StepUpdate {
-                step: step.to_string(),
-                item,
-                state,
-                attempt,
-                agent,
-                downstream_task_id: task_id,
-                message: message.clone(),
-            }
-            .to_map();
-            if !matches!(state, StepState::InputRequired | StepState::AuthRequired) {
-                // The step moved on: its question, if it had one, is answered or gone.
-                view.lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .questions
-                    .retain(|(s, i, _)| !(s == step.as_str() && *i == item));
-            }
-            let label = item.map_or_else(|| format!("`{step}`"), |i| format!("`{step}`[{i}]"));
-            let text = match &message {
-                Some(m) => format!("{label} {state}: {m}"),
-                None => format!("{label} {state}"),
-            };
-            let st = if view.lock().unwrap_or_else(|p| p.into_inner()).state
-                == Some(RunState::InputRequired)
-            {
-                TaskState::InputRequired
-            } else {
-                TaskState::Working
-            };
-            status_event(events, st, Some(agent_message(&text, None)), Some(meta))
+        // (A step event was taken above.)
+        RunEvent::Step { .. } | RunEvent::Question { .. } => {
+            status_event(events, TaskState::Working, None, Some(meta))
         }
         RunEvent::Artifact {
             step,
@@ -219,27 +241,6 @@ fn translate(
             events
                 .artifact_update(artifact, chunk.append, chunk.last_chunk)
                 .into()
-        }
-        RunEvent::Question {
-            step,
-            item,
-            prompt,
-            kind,
-        } => {
-            let pending: Vec<Value> = {
-                let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
-                v.questions.push((step.to_string(), item, prompt.clone()));
-                v.questions
-                    .iter()
-                    .map(|(s, i, p)| pending_json(s, *i, p))
-                    .collect()
-            };
-            let mut meta = Map::new();
-            meta.insert("pendingQuestions".into(), Value::Array(pending));
-            if let QuestionKind::Input { schema } = kind {
-                meta.insert("inputSchema".into(), schema);
-            }
-            status_event(events, TaskState::Working, None, Some(meta))
         }
         RunEvent::Output { text, data } => {
             let mut parts = Vec::new();

@@ -166,7 +166,12 @@ pub async fn build(
         tracing::info!(model = %llm.config().model, base_url = %llm.config().base_url, "a language model helps with routing, inputs and llm steps");
         engine = engine.with_model(Arc::new(llm.clone()));
     }
-    let orchestrator = Orchestrator::new(workflows.clone(), engine, llm);
+    let urls = registry
+        .statuses()
+        .into_iter()
+        .map(|a| (a.name, a.url))
+        .collect();
+    let orchestrator = Orchestrator::new(workflows.clone(), engine, llm).with_agent_urls(urls);
     let card = card(config, url, &orchestrator);
     let mut extended = card.clone();
     extended.skills = orchestrator.detailed_skills();

@@ -76,6 +76,11 @@ async def stream_and_approval(http, card, clients):
     check(task.status.state == TaskState.completed, f"state {task.status.state}")
     check("a/echo" in ids and "b/echo" in ids and ids[-1] == "result", f"artifact ids {ids}")
     check(result_text(task) == "joined: alpha beta gamma | delta epsilon zeta", result_text(task))
+    # The SDK's task manager merges status metadata into the task: the run's detail.
+    run = (task.metadata or {}).get("run")
+    check(run is not None, f"no run detail in {task.metadata}")
+    check(run["workflow"] == "pair" and run["state"] == "completed", f"run {run}")
+    check(all(s["state"] == "completed" for s in run["steps"]), f"steps {run['steps']}")
     asked, _ = await last(clients["block"], message("start", "approve"))
     check(asked.status.state == TaskState.input_required, f"state {asked.status.state}")
     done, _ = await last(clients["block"], message("yes", task=asked))
@@ -87,9 +92,18 @@ async def non_blocking_and_get(http, card, clients):
     check(task.status.state in (TaskState.submitted, TaskState.working), f"returns at once: {task.status.state}")
     for _ in range(200):
         got = await clients["poll"].get_task(TaskQueryParams(id=task.id))
+        run = (got.metadata or {}).get("run")
+        if run is None:
+            # Only before the run has started.
+            check(got.status.state == TaskState.submitted, f"no run detail on a {got.status.state} task")
+            await asyncio.sleep(0.05)
+            continue
+        check(run["workflow"] == "pair", f"run {run}")
         if got.status.state == TaskState.completed:
             check(result_text(got).startswith("joined: "), result_text(got))
+            check(run["state"] == "completed" and run["endedAt"], f"run {run}")
             return
+        check(run["state"] == "working", f"a running run: {run}")
         await asyncio.sleep(0.05)
     raise AssertionError("never completed")
 

@@ -50,6 +50,14 @@ pub trait AgentExecutor: Send + Sync + 'static {
         }
     }
 
+    /// Adds what the agent knows of a task beyond its stored snapshot to a task a
+    /// client reads (GetTask, ListTasks, a subscription's first snapshot): live detail
+    /// too large or too frequent to write with every event. Must be quick (no I/O); the
+    /// default adds nothing.
+    fn describe(&self, task: &mut Task) {
+        let _ = task;
+    }
+
     /// Called once per unfinished task found in a durable store when the server starts
     /// ([`A2aServer::recover`](super::A2aServer::recover)): the agent picks its work up
     /// again. The default fails tasks that were being worked on (`submitted`,

@@ -1,5 +1,7 @@
 //! What an event does to a task's snapshot: statuses replace the status (the one before
-//! moving into the history), artifact chunks append or replace by `append` and
+//! moving into the history) and merge their metadata into the task's, key by key (as the
+//! official SDKs' task managers do: how an agent keeps its own summary on the task for
+//! `GetTask` and `ListTasks`), artifact chunks append or replace by `append` and
 //! `lastChunk`. The task actor moves tasks on with it, and a store that keeps snapshots
 //! less often than every event replays the events after one with it.
 
@@ -46,12 +48,19 @@ pub(super) fn normalize_status(e: &mut TaskStatusUpdateEvent) {
     }
 }
 
-/// The previous status message moves into the history; the new status replaces it.
+/// The previous status message moves into the history; the new status replaces it; the
+/// update's metadata keys replace the task's keys of the same name.
 fn apply_status(task: &mut Task, e: &TaskStatusUpdateEvent) {
     if let Some(previous) = task.status.message.take() {
         task.history.push(previous);
     }
     task.status = e.status.clone();
+    if let Some(meta) = &e.metadata {
+        let into = task.metadata.get_or_insert_with(Default::default);
+        for (k, v) in meta {
+            into.insert(k.clone(), v.clone());
+        }
+    }
 }
 
 /// `append: true` extends the artifact of the same id (creating it if it is new);
@@ -155,6 +164,24 @@ pub(super) mod tests {
         assert_eq!(task.history.len(), 1);
         assert_eq!(task.history[0].text(), "first");
         assert_eq!(task.status.state, TaskState::InputRequired);
+        assert_eq!(
+            task.metadata, None,
+            "an update without metadata leaves none"
+        );
+        let with = |meta: serde_json::Value| TaskStatusUpdateEvent {
+            metadata: serde_json::from_value(meta).unwrap(),
+            ..e.clone()
+        };
+        apply_status(
+            &mut task,
+            &with(serde_json::json!({"run": {"n": 1}, "a": 1})),
+        );
+        apply_status(&mut task, &with(serde_json::json!({"run": {"n": 2}})));
+        assert_eq!(
+            serde_json::to_value(&task.metadata).unwrap(),
+            serde_json::json!({"run": {"n": 2}, "a": 1}),
+            "keys replace keys; the others stay"
+        );
     }
 
     #[test]

@@ -491,12 +491,22 @@ impl<A: AgentExecutor> Inner<A> {
     pub(super) async fn get_task(&self, p: TaskQueryParams) -> Result<Task, RpcError> {
         let mut task = self.load(&p.id).await?;
         task.truncate_history(p.history_length);
+        self.agent.describe(&mut task);
         Ok(task)
     }
 
     /// ListTasks: a page of tasks, newest status first.
     pub(super) async fn list_tasks(&self, query: TaskQuery) -> Result<TaskPage, RpcError> {
-        self.manager.store().list(&query).await.map_err(store_error)
+        let mut page = self
+            .manager
+            .store()
+            .list(&query)
+            .await
+            .map_err(store_error)?;
+        for task in &mut page.tasks {
+            self.agent.describe(task);
+        }
+        Ok(page)
     }
 
     /// One push config of a task: the one named, or (v0.3, without a name) its first.
@@ -610,7 +620,10 @@ impl<A: AgentExecutor> Inner<A> {
                     )));
                 }
                 let handle = self.manager.open_existing(task, seq);
-                let sub = handle.subscribe().await.map_err(sink_error)?;
+                let mut sub = handle.subscribe().await.map_err(sink_error)?;
+                if let Some(snapshot) = &mut sub.snapshot {
+                    self.agent.describe(snapshot);
+                }
                 Ok((id, sub, after))
             }
         }

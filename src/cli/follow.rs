@@ -1,0 +1,258 @@
+//! Following an orchestrator's task from the terminal, for `demo`, `send --watch` and
+//! `runs watch`: its steps drawn live from the status updates' [`StepUpdate`]s, each
+//! agent's artifacts printed as they complete, its questions asked at the terminal (or
+//! answered automatically) and answered on the same task, to the end of the run.
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use futures::StreamExt;
+use serde::Deserialize as _;
+use serde_json::{Map, Value, json};
+
+use super::progress::{Asker, Progress, label, print_result};
+use crate::host::detail::{RunDetail, STEP_UPDATE_KEY, StepUpdate};
+use crate::protocol::client::A2aClient;
+use crate::protocol::types::*;
+
+/// Where following starts.
+#[derive(Debug)]
+pub enum Start {
+    /// Streams a new message.
+    Send(Box<MessageSendParams>),
+    /// Subscribes to a task already going.
+    Watch(TaskId),
+}
+
+/// Prints the outcome; the exit code.
+pub fn report(state: TaskState, result: Option<&Artifact>) -> ExitCode {
+    if let Some(r) = result {
+        let text: String = r.parts.iter().filter_map(Part::as_text).collect();
+        let mut data = Map::new();
+        for p in &r.parts {
+            if let Part::Data(d) = p {
+                data.extend(d.data.clone());
+            }
+        }
+        print_result(
+            r.name.as_deref().unwrap_or("result"),
+            Some(&text),
+            (!data.is_empty()).then_some(Value::Object(data)).as_ref(),
+        );
+    }
+    println!("\nworkflow {}", state.as_str());
+    if state == TaskState::Completed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// An artifact being received, chunk by chunk.
+#[derive(Default)]
+struct Assembling {
+    text: String,
+    step: Option<String>,
+    agent: Option<String>,
+}
+
+/// Follows a task of the orchestrator to its end (streaming a new message, or
+/// subscribing to a task already going), answering questions on the same task. Returns
+/// the final state and the result artifact.
+pub async fn drive(
+    client: &A2aClient,
+    start: Start,
+    asker: Asker,
+) -> anyhow::Result<(TaskState, Option<Artifact>)> {
+    let mut progress = Progress::new();
+    let mut artifacts: HashMap<String, Assembling> = HashMap::new();
+    let mut result: Option<Artifact> = None;
+    let mut next = Some(start);
+    loop {
+        let watching = matches!(next, Some(Start::Watch(_)));
+        let (mut events, mut task_id) = match next.take() {
+            Some(Start::Send(params)) => (
+                client.send_message_stream(&params).await?,
+                params.message.task_id.clone(),
+            ),
+            Some(Start::Watch(id)) => {
+                // A task that has ended has nothing to stream: its snapshot says it all.
+                let task = client.get_task(&TaskQueryParams::new(id.clone())).await?;
+                if task.status.state.is_terminal() {
+                    show_detail(&mut progress, &task);
+                    let result = task
+                        .artifacts
+                        .iter()
+                        .find(|a| a.artifact_id.as_str() == "result")
+                        .cloned();
+                    progress.finish();
+                    return Ok((task.status.state, result));
+                }
+                (
+                    client.resubscribe(&TaskIdParams::new(id.clone())).await?,
+                    Some(id),
+                )
+            }
+            None => anyhow::bail!("nothing to follow"),
+        };
+        let mut last: Option<TaskStatus> = None;
+        while let Some(event) = events.next().await {
+            match event? {
+                StreamEvent::Task(t) => {
+                    show_detail(&mut progress, &t);
+                    task_id = Some(t.id.clone());
+                    let interrupted = t.status.state.is_interrupted();
+                    last = Some(t.status);
+                    // A subscription to a waiting task may stay open: what it waits
+                    // for is asked now. (A new message's first snapshot may still show
+                    // the question it answers, so only a subscription stops here.)
+                    if watching && interrupted {
+                        break;
+                    }
+                }
+                StreamEvent::Message(m) => progress.note(&m.text()),
+                StreamEvent::StatusUpdate(u) => {
+                    task_id = Some(u.task_id.clone());
+                    if let Some(meta) = &u.metadata {
+                        step_update(&mut progress, meta);
+                    }
+                    let done = u.is_final;
+                    last = Some(u.status);
+                    if done {
+                        break;
+                    }
+                }
+                StreamEvent::ArtifactUpdate(u) => {
+                    let a = u.artifact;
+                    let id = a.artifact_id.to_string();
+                    if id == "result" {
+                        result = Some(a);
+                        continue;
+                    }
+                    let meta = a.metadata.clone().unwrap_or_default();
+                    let step = meta.get("step").and_then(Value::as_str);
+                    let item = meta.get("item").and_then(Value::as_u64).map(|i| i as usize);
+                    if let Some(step) = step {
+                        progress.chunk(step, item);
+                    }
+                    let entry = artifacts.entry(id.clone()).or_default();
+                    if u.append != Some(true) {
+                        entry.text.clear();
+                    }
+                    entry.step = step.map(|s| label(s, item));
+                    entry.agent = meta.get("agent").and_then(Value::as_str).map(str::to_owned);
+                    entry
+                        .text
+                        .push_str(&a.parts.iter().filter_map(Part::as_text).collect::<String>());
+                    if u.last_chunk == Some(true) {
+                        let done = artifacts.remove(&id).unwrap_or_default();
+                        let body: Vec<String> = done
+                            .text
+                            .trim()
+                            .lines()
+                            .map(|l| format!("    {l}"))
+                            .collect();
+                        progress.note(&format!(
+                            "── {} · {} ──\n{}",
+                            done.step.unwrap_or(id),
+                            done.agent.unwrap_or_default(),
+                            body.join("\n")
+                        ));
+                    }
+                }
+            }
+        }
+        let status = last.context("the stream ended before the task had a state")?;
+        match status.state {
+            TaskState::InputRequired | TaskState::AuthRequired => {
+                let task_id = task_id.context("input-required without a task id")?;
+                let (prompt, step, item) = question(status.message.as_ref());
+                let answer = asker.answer(&progress, step.as_deref(), &prompt);
+                let mut m = Message::user_text(answer);
+                m.task_id = Some(task_id);
+                if let Some(step) = step {
+                    let mut meta = Map::new();
+                    meta.insert("step".into(), json!(step));
+                    if let Some(i) = item {
+                        meta.insert("item".into(), json!(i));
+                    }
+                    m.metadata = Some(meta);
+                }
+                next = Some(Start::Send(Box::new(MessageSendParams::new(m))));
+            }
+            s if s.is_terminal() => {
+                let elapsed = progress.finish();
+                if let Some(m) = status
+                    .message
+                    .as_ref()
+                    .filter(|_| s != TaskState::Completed)
+                {
+                    println!("{}", m.text());
+                }
+                println!("(in {:.1}s)", elapsed.as_secs_f64());
+                return Ok((s, result));
+            }
+            other => anyhow::bail!("the stream ended with the task still {}", other.as_str()),
+        }
+    }
+}
+
+/// A status update's step metadata (a [`StepUpdate`]), shown on the step's line.
+fn step_update(progress: &mut Progress, meta: &Map<String, Value>) {
+    let Some(update) = meta
+        .get(STEP_UPDATE_KEY)
+        .and_then(|u| StepUpdate::deserialize(u).ok())
+    else {
+        return;
+    };
+    progress.step(
+        &update.step,
+        update.item,
+        update.state.as_str(),
+        update.agent.as_deref(),
+        update.attempt,
+        update.message.as_deref(),
+    );
+}
+
+/// The steps a task's run detail shows as started, drawn before its updates arrive.
+fn show_detail(progress: &mut Progress, task: &Task) {
+    let Some(detail) = RunDetail::of_metadata(task.metadata.as_ref()) else {
+        return;
+    };
+    for s in detail.steps.iter().filter(|s| s.started_at.is_some()) {
+        progress.step(
+            &s.step,
+            s.item,
+            s.state.as_str(),
+            s.agent.as_deref(),
+            s.attempts.max(1),
+            s.message.as_deref(),
+        );
+    }
+}
+
+/// The first pending question of an input-required status: (prompt, step, item).
+fn question(message: Option<&Message>) -> (String, Option<String>, Option<usize>) {
+    let Some(m) = message else {
+        return ("The orchestrator needs input".into(), None, None);
+    };
+    let pending = m.parts.iter().find_map(|p| match p {
+        Part::Data(d) => d
+            .data
+            .get("pendingQuestions")
+            .and_then(Value::as_array)
+            .and_then(|q| q.first())
+            .cloned(),
+        _ => None,
+    });
+    match pending {
+        Some(q) => (
+            q["prompt"].as_str().unwrap_or_default().to_owned(),
+            q["step"].as_str().map(str::to_owned),
+            q["item"].as_u64().map(|i| i as usize),
+        ),
+        None => (m.text(), None, None),
+    }
+}

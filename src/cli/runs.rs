@@ -1,0 +1,486 @@
+//! `runs list|show|watch|answer|approve|reject|cancel`: the runs of an orchestrator
+//! that is serving, seen and steered over A2A like any client would (ListTasks, GetTask,
+//! a subscription, a message on the task, CancelTask) with the same credentials, so it
+//! works across the network. What a run is comes from the [`RunDetail`] the orchestrator
+//! keeps in each task's metadata.
+
+use std::process::ExitCode;
+
+use serde_json::{Map, Value, json};
+
+use super::follow::{Start, drive, report};
+use super::progress::Asker;
+use crate::host::detail::{RunDetail, run_state_name};
+use crate::protocol::client::{A2aClient, ListTasksQuery};
+use crate::protocol::types::*;
+
+/// What `runs` was asked.
+#[derive(Debug, clap::Args)]
+pub struct RunsArgs {
+    #[command(subcommand)]
+    pub command: RunsCommand,
+    /// The orchestrator's base URL.
+    #[arg(
+        long,
+        global = true,
+        env = "A2A_ORCHESTRATOR_URL",
+        default_value = "http://127.0.0.1:8080/"
+    )]
+    pub url: String,
+    /// Send `Authorization: Bearer` with the token in this environment variable.
+    #[arg(long, global = true, value_name = "VAR")]
+    pub bearer_token_env: Option<String>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum RunsCommand {
+    /// The runs, newest first: id, workflow, state, start, duration, steps done, and a
+    /// question waiting.
+    List {
+        /// Only runs of this workflow.
+        #[arg(long)]
+        workflow: Option<String>,
+        /// Only runs in this state: working, input-required, completed, failed, canceled.
+        #[arg(long, value_parser = parse_state)]
+        state: Option<TaskState>,
+        /// Only runs that changed in this long (e.g. 30m, 1h, 2d).
+        #[arg(long, value_parser = crate::config::parse_duration)]
+        since: Option<std::time::Duration>,
+        /// Most runs shown.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// One JSON object a line (`id`, `contextId`, `state`, `run`) instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One run: its steps in order with state, agent, attempts, timings, downstream
+    /// task, artifacts and errors; its inputs, questions and output.
+    Show {
+        id: String,
+        /// The task as JSON (the run detail is its `metadata.run`).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Follows a run live to its end, asking its questions at the terminal.
+    Watch {
+        id: String,
+        /// Answer every question automatically (also when stdin is not a terminal).
+        #[arg(long, short)]
+        yes: bool,
+    },
+    /// Answers a run's question.
+    Answer {
+        id: String,
+        /// The answer.
+        text: String,
+        /// The step whose question it answers (needed when several wait).
+        #[arg(long)]
+        step: Option<String>,
+        /// The fan-out item, for a step over a list.
+        #[arg(long)]
+        item: Option<usize>,
+    },
+    /// Approves an approval step.
+    Approve {
+        id: String,
+        #[arg(long)]
+        step: Option<String>,
+        #[arg(long)]
+        item: Option<usize>,
+    },
+    /// Rejects an approval step.
+    Reject {
+        id: String,
+        #[arg(long)]
+        step: Option<String>,
+        #[arg(long)]
+        item: Option<usize>,
+    },
+    /// Cancels a run and its downstream tasks.
+    Cancel { id: String },
+}
+
+/// A task state as `--state` names it (the run detail's names).
+fn parse_state(s: &str) -> Result<TaskState, String> {
+    match s {
+        "working" => Ok(TaskState::Working),
+        "input-required" | "input_required" => Ok(TaskState::InputRequired),
+        "completed" => Ok(TaskState::Completed),
+        "failed" => Ok(TaskState::Failed),
+        "canceled" => Ok(TaskState::Canceled),
+        other => Err(format!(
+            "unknown run state `{other}` (one of working, input-required, completed, failed, canceled)"
+        )),
+    }
+}
+
+pub async fn runs(args: RunsArgs) -> anyhow::Result<ExitCode> {
+    let config = super::send::client_config(args.bearer_token_env.as_deref())?;
+    let (client, _card) = A2aClient::connect(&args.url, config).await?;
+    match args.command {
+        RunsCommand::List {
+            workflow,
+            state,
+            since,
+            limit,
+            json,
+        } => {
+            let after = since.map(|d| {
+                let t = time::OffsetDateTime::now_utc() - d;
+                t.format(&time::format_description::well_known::Rfc3339)
+                    .unwrap_or_default()
+            });
+            list(&client, workflow.as_deref(), state, after, limit, json).await
+        }
+        RunsCommand::Show { id, json } => show(&client, &id, json).await,
+        RunsCommand::Watch { id, yes } => {
+            let (state, result) =
+                drive(&client, Start::Watch(TaskId::new(id)), Asker::new(yes)).await?;
+            Ok(report(state, result.as_ref()))
+        }
+        RunsCommand::Answer {
+            id,
+            text,
+            step,
+            item,
+        } => answer(&client, &id, &text, step, item).await,
+        RunsCommand::Approve { id, step, item } => answer(&client, &id, "yes", step, item).await,
+        RunsCommand::Reject { id, step, item } => answer(&client, &id, "no", step, item).await,
+        RunsCommand::Cancel { id } => {
+            let task = client
+                .cancel_task(&TaskIdParams::new(TaskId::new(id)))
+                .await?;
+            println!("run {} {}", task.id, task.status.state.as_str());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Pages through ListTasks until `limit` runs are found.
+async fn list(
+    client: &A2aClient,
+    workflow: Option<&str>,
+    state: Option<TaskState>,
+    after: Option<String>,
+    limit: usize,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let mut query = ListTasksQuery {
+        status: state,
+        status_timestamp_after: after,
+        page_size: Some(100),
+        history_length: Some(0),
+        include_artifacts: Some(false),
+        ..ListTasksQuery::default()
+    };
+    let mut rows: Vec<(Task, RunDetail)> = Vec::new();
+    loop {
+        let page = client.list_tasks(&query).await?;
+        for task in page.tasks {
+            // A task that is still choosing its workflow or giving inputs has no run.
+            let Some(detail) = RunDetail::of_metadata(task.metadata.as_ref()) else {
+                continue;
+            };
+            if workflow.is_some_and(|w| w != detail.workflow) {
+                continue;
+            }
+            rows.push((task, detail));
+        }
+        match page.next_page_token {
+            Some(token) if rows.len() < limit => query.page_token = Some(token),
+            _ => break,
+        }
+    }
+    rows.truncate(limit);
+    if json {
+        for (task, detail) in &rows {
+            let line = json!({
+                "id": task.id.as_str(),
+                "contextId": task.context_id.as_str(),
+                "state": task.status.state.as_str(),
+                "run": detail,
+            });
+            println!("{line}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:<36}  {:<22} {:<15} {:<20} {:>9}  {:>5}  WAITING",
+        "RUN", "WORKFLOW", "STATE", "STARTED", "DURATION", "STEPS"
+    );
+    for (task, d) in &rows {
+        let (done, total) = d.progress();
+        let waiting = d
+            .pending_questions
+            .first()
+            .map(|q| abridge(&format!("{}: {}", q.step, q.prompt), 40))
+            .unwrap_or_default();
+        println!(
+            "{:<36}  {:<22} {:<15} {:<20} {:>9}  {:>5}  {waiting}",
+            task.id.as_str(),
+            abridge(&d.workflow, 22),
+            run_state_name(d.state),
+            short_time(&d.started_at),
+            duration(&d.started_at, d.ended_at.as_deref()),
+            format!("{done}/{total}"),
+        );
+    }
+    if rows.is_empty() {
+        println!("(no runs)");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints one run.
+async fn show(client: &A2aClient, id: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let task = client
+        .get_task(&TaskQueryParams::new(TaskId::new(id)))
+        .await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&task)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(d) = RunDetail::of_metadata(task.metadata.as_ref()) else {
+        anyhow::bail!(
+            "task {id} has no run (it is {}: {})",
+            task.status.state.as_str(),
+            task.status
+                .message
+                .as_ref()
+                .map(Message::text)
+                .unwrap_or_default()
+        );
+    };
+    print!("{}", render(&task, &d));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `runs show`'s text.
+pub fn render(task: &Task, d: &RunDetail) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let (done, total) = d.progress();
+    let _ = writeln!(
+        out,
+        "run {} · {} (version {}) · {} · {} · {done}/{total} steps",
+        task.id,
+        d.workflow,
+        d.workflow_version.get(..12).unwrap_or(&d.workflow_version),
+        run_state_name(d.state),
+        duration(&d.started_at, d.ended_at.as_deref()),
+    );
+    let _ = writeln!(
+        out,
+        "started {}{}",
+        d.started_at,
+        d.ended_at
+            .as_deref()
+            .map(|e| format!(", ended {e}"))
+            .unwrap_or_default()
+    );
+    if !d.inputs.is_empty() {
+        let _ = writeln!(out, "inputs: {}", Value::Object(d.inputs.clone()));
+    }
+    if let Some(e) = &d.error {
+        let _ = writeln!(out, "error: {e}");
+    }
+    let _ = writeln!(out, "steps:");
+    for s in &d.steps {
+        let label = super::progress::label(&s.step, s.item);
+        let indent = if s.item.is_some() { "    " } else { "  " };
+        let mut line = format!(
+            "{indent}{} {label:<18} {:<15}",
+            super::progress::mark(s.state.as_str()),
+            s.state.as_str()
+        );
+        if let Some(a) = &s.agent {
+            line.push_str(&format!(" {a}"));
+            if let Some(u) = &s.agent_url {
+                line.push_str(&format!(" ({u})"));
+            }
+        }
+        if s.attempts > 1 {
+            line.push_str(&format!(" · {} attempts", s.attempts));
+        }
+        if let Some(start) = &s.started_at {
+            line.push_str(&format!(" · {}", duration(start, s.ended_at.as_deref())));
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+        if !s.needs.is_empty() {
+            let _ = writeln!(out, "{indent}    needs {}", s.needs.join(", "));
+        }
+        if let Some(t) = &s.downstream_task_id {
+            let _ = writeln!(out, "{indent}    downstream task {t}");
+        }
+        if let Some(m) = &s.message {
+            let _ = writeln!(out, "{indent}    {m}");
+        }
+        for a in task.artifacts.iter().filter(|a| {
+            let meta = a.metadata.as_ref();
+            meta.and_then(|m| m.get("step")).and_then(Value::as_str) == Some(s.step.as_str())
+                && meta
+                    .and_then(|m| m.get("item"))
+                    .and_then(Value::as_u64)
+                    .map(|i| i as usize)
+                    == s.item
+        }) {
+            let _ = writeln!(
+                out,
+                "{indent}    artifact {}: {}",
+                a.artifact_id,
+                parts_summary(&a.parts)
+            );
+        }
+    }
+    for q in &d.pending_questions {
+        let _ = writeln!(
+            out,
+            "waiting: {}: {}",
+            super::progress::label(&q.step, q.item),
+            q.prompt
+        );
+    }
+    if let Some(r) = task
+        .artifacts
+        .iter()
+        .find(|a| a.artifact_id.as_str() == "result")
+    {
+        let _ = writeln!(out, "output: {}", parts_summary(&r.parts));
+    }
+    out
+}
+
+/// Sends an answer on the run's task and says where the run stands after it.
+async fn answer(
+    client: &A2aClient,
+    id: &str,
+    text: &str,
+    step: Option<String>,
+    item: Option<usize>,
+) -> anyhow::Result<ExitCode> {
+    let mut m = Message::user_text(text).with_task(TaskId::new(id));
+    let mut meta = Map::new();
+    if let Some(s) = &step {
+        meta.insert("step".into(), json!(s));
+    }
+    if let Some(i) = item {
+        meta.insert("item".into(), json!(i));
+    }
+    m.metadata = (!meta.is_empty()).then_some(meta);
+    let mut params = MessageSendParams::new(m);
+    // Answered at once: the run goes on without this command waiting for it.
+    params.configuration = Some(MessageSendConfiguration {
+        blocking: Some(false),
+        ..Default::default()
+    });
+    let task = match client.send_message(&params).await? {
+        SendMessageResult::Task(t) => t,
+        SendMessageResult::Message(m) => anyhow::bail!("the orchestrator replied: {}", m.text()),
+    };
+    let said = task
+        .status
+        .message
+        .as_ref()
+        .map(Message::text)
+        .unwrap_or_default();
+    println!("run {} {}: {said}", task.id, task.status.state.as_str());
+    let refused = said.starts_with("Your answer was not taken");
+    Ok(if refused {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Parts as one line: text abridged, data as JSON.
+fn parts_summary(parts: &[Part]) -> String {
+    let shown: Vec<String> = parts
+        .iter()
+        .map(|p| match p {
+            Part::Text(t) => abridge(&t.text, 100),
+            Part::Data(d) => abridge(&Value::Object(d.data.clone()).to_string(), 200),
+            Part::File(f) => format!(
+                "(file {})",
+                f.file.name.as_deref().unwrap_or("without a name")
+            ),
+        })
+        .collect();
+    shown.join(" ")
+}
+
+/// The text on one line, cut to `max` characters with an ellipsis.
+fn abridge(text: &str, max: usize) -> String {
+    let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() <= max {
+        return one;
+    }
+    let cut: String = one.chars().take(max.saturating_sub(1)).collect();
+    format!("{cut}…")
+}
+
+fn parse_time(t: &str) -> Option<time::OffsetDateTime> {
+    time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
+}
+
+/// `2026-11-23 12:05:09` (UTC) of an RFC 3339 time.
+fn short_time(t: &str) -> String {
+    match parse_time(t) {
+        Some(t) => {
+            let t = t.to_offset(time::UtcOffset::UTC);
+            format!(
+                "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+                t.year(),
+                u8::from(t.month()),
+                t.day(),
+                t.hour(),
+                t.minute(),
+                t.second()
+            )
+        }
+        None => t.to_owned(),
+    }
+}
+
+/// From `start` to `end` (or now), as `850ms`, `12.3s`, `4m05s` or `2h10m`.
+fn duration(start: &str, end: Option<&str>) -> String {
+    let Some(from) = parse_time(start) else {
+        return "-".into();
+    };
+    let to = end
+        .and_then(parse_time)
+        .unwrap_or_else(time::OffsetDateTime::now_utc);
+    let d = (to - from).max(time::Duration::ZERO);
+    let secs = d.whole_seconds();
+    if secs < 1 {
+        format!("{}ms", d.whole_milliseconds())
+    } else if secs < 60 {
+        format!("{:.1}s", d.as_seconds_f64())
+    } else if secs < 3600 {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else {
+        format!("{}h{:02}m", secs / 3600, secs % 3600 / 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_abridged_text_read_well() {
+        let at = "2026-11-23T12:00:00Z";
+        assert_eq!(duration(at, Some("2026-11-23T12:00:00.25Z")), "250ms");
+        assert_eq!(duration(at, Some("2026-11-23T12:00:12.3Z")), "12.3s");
+        assert_eq!(duration(at, Some("2026-11-23T12:04:05Z")), "4m05s");
+        assert_eq!(duration(at, Some("2026-11-23T14:10:00Z")), "2h10m");
+        assert_eq!(duration("not a time", None), "-");
+        assert_eq!(
+            short_time("2026-11-23T13:05:09+01:00"),
+            "2026-11-23 12:05:09"
+        );
+        assert_eq!(abridge("one\ntwo  three", 20), "one two three");
+        assert_eq!(abridge("abcdefghij", 5), "abcd…");
+        assert_eq!(parse_state("input-required"), Ok(TaskState::InputRequired));
+        assert!(parse_state("done").unwrap_err().contains("one of working"));
+    }
+}

@@ -1,0 +1,274 @@
+//! `runs` as a user runs it: the binary against an orchestrator serving on loopback,
+//! over A2A like any client (ListTasks, GetTask, a subscription, messages, CancelTask),
+//! its output read back and its steering seen in the tasks.
+
+use std::process::Output;
+use std::time::Duration;
+
+use a2a_orchestrator::engine::{RunState, StepState};
+use a2a_orchestrator::host::detail::RunDetail;
+use a2a_orchestrator::protocol::client::A2aClient;
+use a2a_orchestrator::protocol::types::*;
+use serde_json::Value;
+
+use crate::host::{TWO_APPROVALS, client, orchestra_with};
+use crate::util::ROOT;
+
+/// Runs `a2a-orchestrator runs ARGS --url URL`.
+async fn runs(url: &str, args: &[&str]) -> Output {
+    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .arg("runs")
+        .args(args)
+        .args(["--url", url])
+        .current_dir(ROOT)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the command finished")
+        .unwrap()
+}
+
+fn out(o: &Output) -> String {
+    format!(
+        "{}\n--- stderr ---\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Starts a run without waiting for it; its task once both questions are asked.
+async fn started(c: &A2aClient) -> Task {
+    let mut params = MessageSendParams::new(Message::user_text("start"));
+    params.configuration = Some(MessageSendConfiguration {
+        blocking: Some(false),
+        ..Default::default()
+    });
+    let SendMessageResult::Task(t) = c.send_message(&params).await.unwrap() else {
+        panic!("a task")
+    };
+    waiting(c, &t.id, 2).await
+}
+
+/// The task once its run waits on `n` questions (bounded).
+async fn waiting(c: &A2aClient, id: &TaskId, n: usize) -> Task {
+    for _ in 0..250 {
+        let t = c.get_task(&TaskQueryParams::new(id.clone())).await.unwrap();
+        if t.status.state == TaskState::InputRequired
+            && RunDetail::of_metadata(t.metadata.as_ref())
+                .is_some_and(|d| d.pending_questions.len() == n)
+        {
+            return t;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the run never waited on {n} questions");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn runs_lists_shows_answers_and_cancels_runs_of_a_serving_orchestrator() {
+    let o = orchestra_with(&[TWO_APPROVALS], 0, |_| {}).await;
+    let (c, _) = client(&o.url).await;
+    let first = started(&c).await;
+    let second = started(&c).await;
+
+    // The table: both runs, newest first, each waiting on its first question.
+    let list = runs(&o.url, &["list"]).await;
+    let text = out(&list);
+    assert!(list.status.success(), "{text}");
+    let rows: Vec<&str> = text.lines().skip(1).take(2).collect();
+    assert!(rows[0].starts_with(second.id.as_str()), "{text}");
+    assert!(rows[1].starts_with(first.id.as_str()), "{text}");
+    for row in rows {
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(&cols[1..3], ["two", "input-required"], "{row}");
+        assert!(
+            row.contains(" 0/3 ") && row.ends_with("first: First?"),
+            "{row}"
+        );
+    }
+
+    // JSON lines, each with the run's typed detail; filters by state and workflow.
+    let json = runs(
+        &o.url,
+        &[
+            "list",
+            "--json",
+            "--state",
+            "input-required",
+            "--since",
+            "1h",
+        ],
+    )
+    .await;
+    assert!(json.status.success(), "{}", out(&json));
+    let lines: Vec<Value> = String::from_utf8_lossy(&json.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let detail: RunDetail = serde_json::from_value(lines[1]["run"].clone()).unwrap();
+    assert_eq!(lines[1]["id"], first.id.as_str());
+    assert_eq!(detail.workflow, "two");
+    assert_eq!(detail.state, RunState::InputRequired);
+    let none = runs(&o.url, &["list", "--state", "completed"]).await;
+    assert!(out(&none).contains("(no runs)"), "{}", out(&none));
+    let none = runs(&o.url, &["list", "--workflow", "other"]).await;
+    assert!(out(&none).contains("(no runs)"), "{}", out(&none));
+
+    // One run: its steps in order, with what they wait for.
+    let show = runs(&o.url, &["show", first.id.as_str()]).await;
+    let text = out(&show);
+    assert!(show.status.success(), "{text}");
+    assert!(
+        text.starts_with(&format!("run {} · two (version ", first.id)),
+        "{text}"
+    );
+    for want in [
+        "? first",
+        "? second",
+        "· say",
+        "needs first, second",
+        "waiting: first: First?",
+        "waiting: second: Second?",
+    ] {
+        assert!(text.contains(want), "no {want:?} in:\n{text}");
+    }
+
+    // Steering: approve one, answer the other; the run completes.
+    let approve = runs(&o.url, &["approve", first.id.as_str(), "--step", "first"]).await;
+    assert!(approve.status.success(), "{}", out(&approve));
+    waiting(&c, &first.id, 1).await;
+    let wrong = runs(
+        &o.url,
+        &["answer", first.id.as_str(), "yes", "--step", "nope"],
+    )
+    .await;
+    let text = out(&wrong);
+    assert!(!wrong.status.success(), "{text}");
+    assert!(
+        text.contains("no question is pending for step `nope`"),
+        "{text}"
+    );
+    let answer = runs(
+        &o.url,
+        &["answer", first.id.as_str(), "yes", "--step", "second"],
+    )
+    .await;
+    assert!(answer.status.success(), "{}", out(&answer));
+    let mut done = None;
+    for _ in 0..250 {
+        let t = c
+            .get_task(&TaskQueryParams::new(first.id.clone()))
+            .await
+            .unwrap();
+        if t.status.state.is_terminal() {
+            done = Some(t);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let done = done.expect("the run ended");
+    assert_eq!(done.status.state, TaskState::Completed);
+    let show = runs(&o.url, &["show", first.id.as_str()]).await;
+    let text = out(&show);
+    assert!(
+        text.contains("· completed ·") && text.contains("3/3 steps"),
+        "{text}"
+    );
+    assert!(
+        text.contains("✓ say") && text.contains("downstream task "),
+        "{text}"
+    );
+    assert!(
+        text.contains("artifact say/"),
+        "the step's artifact: {text}"
+    );
+    assert!(text.contains("output: both approved"), "{text}");
+
+    // A rejection is an answer (`approved: false` for the workflow to act on); cancel
+    // ends the run.
+    let reject = runs(&o.url, &["reject", second.id.as_str(), "--step", "first"]).await;
+    assert!(reject.status.success(), "{}", out(&reject));
+    waiting(&c, &second.id, 1).await;
+    let cancel = runs(&o.url, &["cancel", second.id.as_str()]).await;
+    let text = out(&cancel);
+    assert!(cancel.status.success(), "{text}");
+    assert!(
+        text.contains(&format!("run {} canceled", second.id)),
+        "{text}"
+    );
+    let t = c
+        .get_task(&TaskQueryParams::new(second.id.clone()))
+        .await
+        .unwrap();
+    let detail = RunDetail::of_metadata(t.metadata.as_ref()).unwrap();
+    assert_eq!(detail.state, RunState::Canceled);
+    let states: Vec<StepState> = detail.steps.iter().map(|s| s.state).collect();
+    assert_eq!(
+        states,
+        [
+            StepState::Completed,
+            StepState::Canceled,
+            StepState::Canceled
+        ],
+        "{detail:?}"
+    );
+
+    // An unknown run is named in the error.
+    let missing = runs(&o.url, &["show", "no-such-run"]).await;
+    let text = out(&missing);
+    assert!(!missing.status.success(), "{text}");
+    assert!(text.contains("no-such-run"), "{text}");
+}
+
+/// `runs watch` follows a run started elsewhere to its end, answering its questions.
+#[tokio::test(flavor = "multi_thread")]
+async fn runs_watch_follows_a_run_and_answers_its_questions() {
+    let o = orchestra_with(&[TWO_APPROVALS], 0, |_| {}).await;
+    let (c, _) = client(&o.url).await;
+    let t = started(&c).await;
+    let watch = runs(&o.url, &["watch", t.id.as_str(), "--yes"]).await;
+    let text = out(&watch);
+    assert!(watch.status.success(), "{text}");
+    assert!(text.contains("? First?"), "the question is shown: {text}");
+    assert!(text.contains("answered automatically: yes"), "{text}");
+    assert!(text.contains("both approved"), "the result: {text}");
+    assert!(text.contains("workflow completed"), "{text}");
+    // Watching a finished run shows how it ended.
+    let again = runs(&o.url, &["watch", t.id.as_str()]).await;
+    let text = out(&again);
+    assert!(again.status.success(), "{text}");
+    assert!(
+        text.contains("both approved") && text.contains("workflow completed"),
+        "{text}"
+    );
+}
+
+/// `send --watch` starts a run and follows it as `demo` does.
+#[tokio::test(flavor = "multi_thread")]
+async fn send_watch_starts_a_run_and_follows_it_to_its_end() {
+    let o = orchestra_with(&[TWO_APPROVALS], 0, |_| {}).await;
+    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args(["send", o.url.as_str(), "start", "--watch", "--yes"])
+        .current_dir(ROOT)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let o = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the command finished")
+        .unwrap();
+    let text = out(&o);
+    assert!(o.status.success(), "{text}");
+    for want in [
+        "? First?",
+        "? Second?",
+        "✓ say",
+        "both approved",
+        "workflow completed",
+    ] {
+        assert!(text.contains(want), "no {want:?} in:\n{text}");
+    }
+}

@@ -250,9 +250,7 @@ fn started() -> Value {
 /// The steps whose downstream task is known, and whether a question is pending.
 fn note(result: &Value, tasks: &mut HashMap<String, String>, asked: &mut bool) {
     let meta = &result["metadata"];
-    let update = &meta["stepUpdate"];
-    if let (Some(step), Some(task)) = (update["step"].as_str(), update["downstreamTaskId"].as_str())
-    {
+    if let (Some(step), Some(task)) = (meta["step"].as_str(), meta["downstreamTaskId"].as_str()) {
         tasks.insert(step.to_owned(), task.to_owned());
     }
     if meta["run"]["pendingQuestions"]

@@ -303,8 +303,8 @@ async fn an_http_json_sdk_agent_asks_upstream_and_is_canceled_from_upstream() {
                 && let Some(id) = s
                     .metadata
                     .as_ref()
-                    .and_then(|m| m.get("stepUpdate"))
-                    .and_then(|u| u["downstreamTaskId"].as_str())
+                    .and_then(|m| m.get("downstreamTaskId"))
+                    .and_then(serde_json::Value::as_str)
             {
                 break id.to_owned();
             }

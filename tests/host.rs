@@ -166,7 +166,7 @@ pub(crate) async fn orchestra_on(
         store.clone(),
     )
     .await;
-    let router = host.server.router();
+    let router = host.router(None, true);
     tokio::spawn(async move { axum::serve(listener, router).await });
     Orchestra {
         url,
@@ -265,7 +265,7 @@ async fn a_workflow_runs_as_one_task_with_artifacts_relayed_live() {
     assert_eq!(first_a["step"], "a");
     assert_eq!(first_a["agent"], "one");
     let with_step_meta = events.iter().any(|e| matches!(e, StreamEvent::StatusUpdate(s)
-        if s.metadata.as_ref().and_then(|m| m.get("stepUpdate")).is_some_and(|u| u["step"] == "c" && u["downstreamTaskId"].is_string())));
+        if s.metadata.as_ref().is_some_and(|m| m.get("step").is_some_and(|s| s == "c") && m.get("downstreamTaskId").is_some_and(Value::is_string))));
     assert!(
         with_step_meta,
         "status updates name the step and its downstream task"
@@ -543,11 +543,11 @@ async fn cancel_reaches_the_downstream_task() {
             && let Some(id) = s
                 .metadata
                 .as_ref()
-                .and_then(|m| m.get("stepUpdate"))
-                .and_then(|u| u["downstreamTaskId"].as_str())
+                .and_then(|m| m.get("downstreamTaskId"))
+                .and_then(Value::as_str)
         {
             downstream = Some((
-                s.metadata.as_ref().unwrap()["stepUpdate"]["agent"]
+                s.metadata.as_ref().unwrap()["agent"]
                     .as_str()
                     .unwrap()
                     .to_owned(),
@@ -667,6 +667,42 @@ async fn serve_checks_its_files_then_serves_the_card_and_stops_on_sigterm() {
         .unwrap()
         .unwrap();
     assert!(status.success(), "graceful shutdown on SIGTERM: {status}");
+}
+
+/// `serve` serves the web view at `/ui/` (its page, script and style, each with a
+/// policy that keeps the page to its own origin) unless `--no-ui` turns it off.
+#[tokio::test]
+async fn the_web_view_is_served_unless_turned_off() {
+    let (_on, url) = spawn_serve(&["--listen", "127.0.0.1:0"], &[]).await;
+    let http = reqwest::Client::new();
+    for (path, kind, has) in [
+        ("ui/", "text/html", "app.js"),
+        ("ui/app.js", "text/javascript", "ListTasks"),
+        ("ui/style.css", "text/css", ".dag"),
+        ("ui", "text/html", "app.js"),
+    ] {
+        let r = http.get(format!("{url}{path}")).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        let h = r.headers();
+        assert!(
+            h[reqwest::header::CONTENT_TYPE]
+                .to_str()
+                .unwrap()
+                .starts_with(kind),
+            "{path}: {h:?}"
+        );
+        assert!(
+            h[reqwest::header::CONTENT_SECURITY_POLICY]
+                .to_str()
+                .unwrap()
+                .starts_with("default-src 'self'"),
+            "{path}: {h:?}"
+        );
+        assert!(r.text().await.unwrap().contains(has), "{path}");
+    }
+    let (_off, url) = spawn_serve(&["--listen", "127.0.0.1:0", "--no-ui"], &[]).await;
+    let r = http.get(format!("{url}ui/")).send().await.unwrap();
+    assert_eq!(r.status(), 404, "--no-ui");
 }
 
 /// Starts `serve` with `args` from the repository root (with `--store memory` unless

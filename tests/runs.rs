@@ -11,7 +11,7 @@ use a2a_orchestrator::protocol::client::A2aClient;
 use a2a_orchestrator::protocol::types::*;
 use serde_json::Value;
 
-use crate::host::{TWO_APPROVALS, client, orchestra_with};
+use crate::host::{GREET, TWO_APPROVALS, client, orchestra_with};
 use crate::util::ROOT;
 
 /// Runs `a2a-orchestrator runs ARGS --url URL`.
@@ -246,20 +246,25 @@ async fn runs_watch_follows_a_run_and_answers_its_questions() {
     );
 }
 
-/// `send --watch` starts a run and follows it as `demo` does.
-#[tokio::test(flavor = "multi_thread")]
-async fn send_watch_starts_a_run_and_follows_it_to_its_end() {
-    let o = orchestra_with(&[TWO_APPROVALS], 0, |_| {}).await;
+/// `a2a-orchestrator send URL TEXT --watch --yes`.
+async fn send_watch(url: &str, text: &str) -> Output {
     let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
-        .args(["send", o.url.as_str(), "start", "--watch", "--yes"])
+        .args(["send", url, text, "--watch", "--yes"])
         .current_dir(ROOT)
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true)
         .output();
-    let o = tokio::time::timeout(Duration::from_secs(60), run)
+    tokio::time::timeout(Duration::from_secs(60), run)
         .await
         .expect("the command finished")
-        .unwrap();
+        .unwrap()
+}
+
+/// `send --watch` starts a run and follows it as `demo` does.
+#[tokio::test(flavor = "multi_thread")]
+async fn send_watch_starts_a_run_and_follows_it_to_its_end() {
+    let o = orchestra_with(&[TWO_APPROVALS], 0, |_| {}).await;
+    let o = send_watch(&o.url, "start").await;
     let text = out(&o);
     assert!(o.status.success(), "{text}");
     for want in [
@@ -271,4 +276,20 @@ async fn send_watch_starts_a_run_and_follows_it_to_its_end() {
     ] {
         assert!(text.contains(want), "no {want:?} in:\n{text}");
     }
+}
+
+/// An automatic answer the task does not take ends `--yes` with the question, instead of
+/// answering it forever.
+#[tokio::test(flavor = "multi_thread")]
+async fn send_watch_stops_when_its_automatic_answer_is_not_taken() {
+    let o = orchestra_with(&[GREET], 0, |_| {}).await;
+    let o = send_watch(&o.url, "greet").await;
+    let text = out(&o);
+    assert!(!o.status.success(), "{text}");
+    assert!(
+        text.contains(
+            "the automatic answer was not taken, and the task asks again: To run `greet` I need:"
+        ),
+        "{text}"
+    );
 }

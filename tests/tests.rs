@@ -36,6 +36,7 @@ mod runs;
 mod schema;
 mod server;
 mod traces;
+mod ui;
 mod v1;
 mod wire;
 mod workflow_props;

@@ -209,7 +209,13 @@ pub fn js_dir() -> &'static Path {
         let wanted = std::fs::read_to_string(source.join("package-lock.json"))
             .expect("tests/js/package-lock.json");
         let marker = dir.join(".installed-lock");
-        for file in ["package.json", "package-lock.json", "client.mjs", "agent.mjs"] {
+        for file in [
+            "package.json",
+            "package-lock.json",
+            "client.mjs",
+            "agent.mjs",
+            "ui.mjs",
+        ] {
             std::fs::copy(source.join(file), dir.join(file))
                 .unwrap_or_else(|e| panic!("copying tests/js/{file}: {e}"));
         }
@@ -226,6 +232,46 @@ pub fn js_dir() -> &'static Path {
         }
         drop(lock);
         dir
+    })
+}
+
+/// Debian's Chromium for the browser tests, installed with apt-get (as root, once) when
+/// it is missing. Fails the test loudly when it cannot be had.
+pub fn chromium() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let path = PathBuf::from("/usr/bin/chromium");
+        let lock = File::create(Path::new(ROOT).join("target/apt.lock")).unwrap();
+        lock.lock().expect("lock target/apt.lock");
+        if !path.exists() {
+            let install = || {
+                std::process::Command::new("apt-get")
+                    .args(["install", "-y", "--no-install-recommends", "chromium"])
+                    .env("DEBIAN_FRONTEND", "noninteractive")
+                    .status()
+                    .is_ok_and(|s| s.success())
+            };
+            // The package lists may be missing or stale on a fresh machine.
+            if !install() {
+                run(
+                    std::process::Command::new("apt-get").arg("update"),
+                    "apt-get update (to install chromium for the browser test)",
+                );
+                run(
+                    std::process::Command::new("apt-get")
+                        .args(["install", "-y", "--no-install-recommends", "chromium"])
+                        .env("DEBIAN_FRONTEND", "noninteractive"),
+                    "installing Debian's chromium with apt-get (the browser test needs it; as root, or install `chromium` yourself)",
+                );
+            }
+        }
+        assert!(
+            path.exists(),
+            "no {} after installing chromium",
+            path.display()
+        );
+        drop(lock);
+        path
     })
 }
 

@@ -8,11 +8,10 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use futures::StreamExt;
-use serde::Deserialize as _;
 use serde_json::{Map, Value, json};
 
 use super::progress::{Asker, Progress, label, print_result};
-use crate::host::detail::{RunDetail, STEP_UPDATE_KEY, StepUpdate};
+use crate::host::detail::{RunDetail, StepUpdate};
 use crate::protocol::client::A2aClient;
 use crate::protocol::types::*;
 
@@ -69,6 +68,8 @@ pub async fn drive(
     let mut artifacts: HashMap<String, Assembling> = HashMap::new();
     let mut result: Option<Artifact> = None;
     let mut next = Some(start);
+    // The last question answered, to notice one asked again.
+    let mut repeated: Option<(Option<String>, String)> = None;
     loop {
         let watching = matches!(next, Some(Start::Watch(_)));
         let (mut events, mut task_id) = match next.take() {
@@ -168,6 +169,15 @@ pub async fn drive(
             TaskState::InputRequired | TaskState::AuthRequired => {
                 let task_id = task_id.context("input-required without a task id")?;
                 let (prompt, step, item) = question(status.message.as_ref());
+                // An automatic answer the task did not take would be given forever.
+                if !asker.interactive && repeated.as_ref() == Some(&(step.clone(), prompt.clone()))
+                {
+                    progress.finish();
+                    anyhow::bail!(
+                        "the automatic answer was not taken, and the task asks again: {prompt}"
+                    );
+                }
+                repeated = Some((step.clone(), prompt.clone()));
                 let answer = asker.answer(&progress, step.as_deref(), &prompt);
                 let mut m = Message::user_text(answer);
                 m.task_id = Some(task_id);
@@ -198,12 +208,12 @@ pub async fn drive(
     }
 }
 
-/// A status update's step metadata (a [`StepUpdate`]), shown on the step's line.
+/// A step's status update (its metadata a [`StepUpdate`]), shown on the step's line.
 fn step_update(progress: &mut Progress, meta: &Map<String, Value>) {
-    let Some(update) = meta
-        .get(STEP_UPDATE_KEY)
-        .and_then(|u| StepUpdate::deserialize(u).ok())
-    else {
+    if !meta.contains_key("step") {
+        return;
+    }
+    let Ok(update) = serde_json::from_value::<StepUpdate>(Value::Object(meta.clone())) else {
         return;
     };
     progress.step(

@@ -254,6 +254,9 @@ pub struct ServeArgs {
     /// [default: 7d].
     #[arg(long, value_name = "DURATION")]
     retention: Option<String>,
+    /// Do not serve the web view at /ui/.
+    #[arg(long)]
+    no_ui: bool,
     #[command(flatten)]
     llm: crate::llm::LlmArgs,
 }
@@ -322,6 +325,7 @@ impl ServeArgs {
             max_parts: None,
             max_metadata_bytes: None,
             max_id_bytes: None,
+            ui: self.no_ui.then_some(false),
             auth,
             allow_private_webhooks: self.allow_private_webhooks.then_some(true),
             push_timeout: None,
@@ -367,6 +371,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let resolved = file.overridden_by(flags).resolve();
     let (config, listen, public_url) = (resolved.host, resolved.listen, resolved.public_url);
     let metrics_token = resolved.metrics_token;
+    let ui = resolved.ui;
     let (workflows, agents) = match serve::load(&config) {
         Ok(x) => x,
         Err(problems) => return Ok(config_problems(problems)),
@@ -410,11 +415,17 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| s.id.clone())
         .collect();
+    // One line: whoever waits for it may stop reading there.
+    let view = if ui {
+        format!("; web view: {}/ui/", url.trim_end_matches('/'))
+    } else {
+        String::new()
+    };
     println!(
-        "a2a-orchestrator listening on {url} (workflows: {})",
+        "a2a-orchestrator listening on {url} (workflows: {}{view})",
         skills.join(", ")
     );
-    let router = host.router(metrics_token);
+    let router = host.router(metrics_token, ui);
     host.server
         .serve_router(listener, router, shutdown_signal())
         .await?;

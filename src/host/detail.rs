@@ -16,8 +16,6 @@ use crate::workflow::Workflow;
 
 /// The key of the [`RunDetail`] in a task's metadata.
 pub const RUN_KEY: &str = "run";
-/// The key of the [`StepUpdate`] in a step's status update metadata.
-pub const STEP_UPDATE_KEY: &str = "stepUpdate";
 
 /// A step (or fan-out item) moved: its state, which attempt, which agent and which
 /// downstream task. JSON keys in camelCase, as A2A's own.
@@ -274,13 +272,20 @@ impl RunDetail {
                     e.downstream_task_id.clone_from(task_id);
                 }
                 e.message.clone_from(message);
-                if *state != StepState::Pending && !matches!(state, StepState::Skipped) {
+                let started = *state != StepState::Pending && *state != StepState::Skipped;
+                if started {
                     e.started_at.get_or_insert_with(|| now.to_owned());
                 }
                 if state.is_finished() {
                     e.ended_at = Some(now.to_owned());
                 } else {
                     e.ended_at = None;
+                }
+                // A step over a list started with its first item.
+                if started && item.is_some() {
+                    self.entry(step.as_str(), None)
+                        .started_at
+                        .get_or_insert_with(|| now.to_owned());
                 }
             }
             RunEvent::Question {

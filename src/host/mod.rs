@@ -19,6 +19,7 @@ mod relay;
 mod route;
 pub mod serve;
 pub mod settings;
+pub mod ui;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -359,16 +360,13 @@ impl AgentExecutor for Orchestrator {
             }
         };
         tracing::info!(task_id = %task.id, workflow = %workflow.id, "resuming a run");
-        // The detail goes on from what the task last said of the run (its timings and
-        // attempts), or starts again from the run's header.
+        // The detail, rebuilt from what the run saved of its steps.
         let now = now_rfc3339();
-        let mut detail = Box::new(
-            detail::RunDetail::of_metadata(task.metadata.as_ref())
-                .filter(|d| d.workflow_version == h.workflow_hash)
-                .unwrap_or_else(|| {
-                    detail::RunDetail::new(&workflow, h.inputs.clone(), now.clone())
-                }),
-        );
+        let mut detail = Box::new(detail::RunDetail::new(
+            &workflow,
+            h.inputs.clone(),
+            now.clone(),
+        ));
         detail.restore(&saved.units, &now, |a| {
             self.inner.agent_urls.get(a).cloned()
         });

@@ -2,7 +2,7 @@
 //! status and artifact updates — each step's state with its metadata, every agent's
 //! artifacts as `step/artifactId`, questions as `input-required`, the result at the end.
 
-use super::detail::{PendingQuestion, RUN_KEY, RunDetail, STEP_UPDATE_KEY, StepUpdate};
+use super::detail::{PendingQuestion, RUN_KEY, RunDetail, StepUpdate};
 use super::*;
 
 /// A run as the relay takes it: its handle; its detail as it starts; its meter, which
@@ -179,7 +179,9 @@ fn translate(
             Some(m) => format!("{label} {}: {m}", update.state),
             None => format!("{label} {}", update.state),
         };
-        meta.insert(STEP_UPDATE_KEY.to_owned(), Value::Object(update.to_map()));
+        // The step's move is the update's metadata; the run's detail is not copied
+        // into every step's update (readers of a live task get it from `describe`).
+        meta = update.to_map();
         return status_event(
             events,
             waiting,

@@ -125,17 +125,24 @@ pub struct Host {
 
 impl Host {
     /// The A2A endpoints with the operations ones (`/healthz`, `/readyz`, `/metrics`,
-    /// the last behind `metrics_token` when given) beside them.
-    pub fn router(&self, metrics_token: Option<String>) -> axum::Router {
+    /// the last behind `metrics_token` when given) beside them, and with `ui` the web
+    /// view at `/ui/`.
+    pub fn router(&self, metrics_token: Option<String>, ui: bool) -> axum::Router {
         let ops = super::ops::Ops {
             registry: self.registry.clone(),
             store: self.store.clone(),
             workflows: self.workflows.clone(),
             metrics_token,
         };
-        self.server
+        let router = self
+            .server
             .router()
-            .merge(super::ops::router(Arc::new(ops)))
+            .merge(super::ops::router(Arc::new(ops)));
+        if ui {
+            router.merge(super::ui::router())
+        } else {
+            router
+        }
     }
 }
 

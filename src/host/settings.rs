@@ -17,6 +17,7 @@
 //! max_parts = 1000                # parts in one message
 //! max_metadata_bytes = 65536      # a message's or request's metadata, as JSON
 //! max_id_bytes = 256              # task, context and message ids
+//! ui = true                       # the web view at /ui/ (on by default)
 //!
 //! [auth]                          # every JSON-RPC call must present one of these
 //! bearer_token_env = ["ORCH_TOKEN"]
@@ -86,6 +87,8 @@ pub struct Settings {
     pub max_parts: Option<usize>,
     pub max_metadata_bytes: Option<usize>,
     pub max_id_bytes: Option<usize>,
+    /// Serve the web view at `/ui/`.
+    pub ui: Option<bool>,
     pub auth: Option<InboundAuth>,
     pub allow_private_webhooks: Option<bool>,
     pub push_timeout: Option<Duration>,
@@ -108,6 +111,8 @@ pub struct Resolved {
     pub public_url: Option<String>,
     /// The bearer token `/metrics` asks for; none: open.
     pub metrics_token: Option<String>,
+    /// Serve the web view at `/ui/`.
+    pub ui: bool,
 }
 
 impl Settings {
@@ -128,6 +133,7 @@ impl Settings {
             max_parts: over.max_parts.or(self.max_parts),
             max_metadata_bytes: over.max_metadata_bytes.or(self.max_metadata_bytes),
             max_id_bytes: over.max_id_bytes.or(self.max_id_bytes),
+            ui: over.ui.or(self.ui),
             auth: over.auth.or(self.auth),
             allow_private_webhooks: over.allow_private_webhooks.or(self.allow_private_webhooks),
             push_timeout: over.push_timeout.or(self.push_timeout),
@@ -181,6 +187,7 @@ impl Settings {
             listen: self.listen.unwrap_or_else(|| DEFAULT_LISTEN.to_owned()),
             public_url: self.public_url,
             metrics_token: self.metrics_token,
+            ui: self.ui.unwrap_or(true),
         }
     }
 }
@@ -213,6 +220,7 @@ const SERVER_KEYS: &[&str] = &[
     "max_parts",
     "max_metadata_bytes",
     "max_id_bytes",
+    "ui",
 ];
 const AUTH_KEYS: &[&str] = &["bearer_token_env", "api_key_env", "api_key_header"];
 const PUSH_KEYS: &[&str] = &["allow_private_webhooks", "timeout"];
@@ -288,6 +296,7 @@ pub fn load_str(
         out.max_id_bytes = s
             .int_at_least(&mut ctx, "max_id_bytes", 36)
             .map(|n| n as usize);
+        out.ui = s.bool(&mut ctx, "ui").map(|v| v.value);
         out.cors_origins = s.strings(&mut ctx, "cors_origins").map(|list| {
             let mut origins = Vec::new();
             for o in list.value {
@@ -560,6 +569,7 @@ shutdown_grace = "25s"
 cors_origins = ["https://app.example.com"]
 max_parts = 50
 header_read_timeout = "3s"
+ui = false
 [auth]
 bearer_token_env = ["ORCH_TOKEN"]
 [push]
@@ -587,6 +597,8 @@ retention = "2h"
         assert_eq!(r.host.server.max_parts, 50);
         assert_eq!(r.host.server.header_read_timeout, Duration::from_secs(3));
         assert_eq!(r.host.server.max_id_bytes, 256, "the default");
+        assert!(!r.ui, "`ui = false` turns the web view off");
+        assert!(Settings::default().resolve().ui, "on by default");
         assert_eq!(
             r.host.store,
             StoreSpec::Sqlite("/etc/orch/state/o.db".into())

@@ -1,8 +1,11 @@
 //! What an event does to a task's snapshot: statuses replace the status (the one before
-//! moving into the history) and merge their metadata into the task's, key by key (as the
-//! official SDKs' task managers do: how an agent keeps its own summary on the task for
-//! `GetTask` and `ListTasks`), artifact chunks append or replace by `append` and
-//! `lastChunk`. The task actor moves tasks on with it, and a store that keeps snapshots
+//! moving into the history), and the one that ends the task (terminal) merges its
+//! metadata into the task's, key by key — how an agent leaves its own summary on the task
+//! for `GetTask` and `ListTasks`, as the official SDKs' task managers merge every
+//! update's (the updates before the end are left out here: they describe a moment, and
+//! a snapshot that kept a copy of each would cost every live task memory; an agent shows
+//! a live task's summary through `AgentExecutor::describe`); artifact chunks append or
+//! replace by `append` and `lastChunk`. The task actor moves tasks on with it, and a store that keeps snapshots
 //! less often than every event replays the events after one with it.
 
 use crate::protocol::types::{
@@ -48,14 +51,14 @@ pub(super) fn normalize_status(e: &mut TaskStatusUpdateEvent) {
     }
 }
 
-/// The previous status message moves into the history; the new status replaces it; the
-/// update's metadata keys replace the task's keys of the same name.
+/// The previous status message moves into the history; the new status replaces it; a
+/// terminal update's metadata keys replace the task's keys of the same name.
 fn apply_status(task: &mut Task, e: &TaskStatusUpdateEvent) {
     if let Some(previous) = task.status.message.take() {
         task.history.push(previous);
     }
     task.status = e.status.clone();
-    if let Some(meta) = &e.metadata {
+    if let Some(meta) = e.metadata.as_ref().filter(|_| e.status.state.is_terminal()) {
         let into = task.metadata.get_or_insert_with(Default::default);
         for (k, v) in meta {
             into.insert(k.clone(), v.clone());
@@ -168,8 +171,10 @@ pub(super) mod tests {
             task.metadata, None,
             "an update without metadata leaves none"
         );
+        // Terminal updates, each leaving its metadata on the task.
         let with = |meta: serde_json::Value| TaskStatusUpdateEvent {
             metadata: serde_json::from_value(meta).unwrap(),
+            status: TaskStatus::new(TaskState::Completed),
             ..e.clone()
         };
         apply_status(
@@ -182,6 +187,17 @@ pub(super) mod tests {
             serde_json::json!({"run": {"n": 2}, "a": 1}),
             "keys replace keys; the others stay"
         );
+        for state in [TaskState::Working, TaskState::InputRequired] {
+            let mut progress = with(serde_json::json!({"run": {"n": 3}, "b": 2}));
+            progress.status.state = state;
+            normalize_status(&mut progress);
+            apply_status(&mut task, &progress);
+            assert_eq!(
+                serde_json::to_value(&task.metadata).unwrap(),
+                serde_json::json!({"run": {"n": 2}, "a": 1}),
+                "a {state:?} update's metadata stays with the update"
+            );
+        }
     }
 
     #[test]

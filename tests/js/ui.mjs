@@ -1,0 +1,77 @@
+// The web view in a real browser: Chromium (Debian's, driven by playwright-core) opens
+// /ui/ on an orchestrator that wants a bearer token, is refused until the token is
+// given, starts the travel workflow, watches its steps turn completed live, answers the
+// hotel's question in the page, sees the itinerary, and finds the run in the list.
+//
+//   node ui.mjs BASE_URL CHROMIUM TOKEN SCREENSHOT FAILURE_SCREENSHOT
+import { chromium } from 'playwright-core';
+
+const [base, executablePath, token, screenshot, failureShot] = process.argv.slice(2);
+const inputs = {
+  origin: 'London', destination: 'Lisbon', depart: '2027-03-10', nights: 5, travellers: 2,
+  budget: 2500, currency: 'GBP', interests: ['food', 'history'],
+};
+
+const browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox'] });
+const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+const consoleErrors = [];
+page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+page.on('pageerror', (e) => consoleErrors.push(String(e)));
+const step = (name) => console.log(`ui: ${name}`);
+
+try {
+  await page.goto(new URL('ui/', base).href);
+  step('without the token the server refuses, and the page says so');
+  await page.locator('#error').filter({ hasText: 'give a token above' }).waitFor({ timeout: 10000 });
+
+  step('with the token the list loads');
+  await page.fill('#token', token);
+  await page.dispatchEvent('#token', 'change');
+  await page.locator('#runs td', { hasText: 'no runs' }).waitFor({ timeout: 10000 });
+  await page.locator('#error').waitFor({ state: 'hidden' });
+  // The refusals before the token are the browser's console errors; none after it.
+  consoleErrors.length = 0;
+
+  step('start the travel workflow');
+  await page.selectOption('#start select[name=workflow]', 'travel-planning');
+  await page.fill('#start textarea[name=inputs]', JSON.stringify(inputs));
+  await page.click('#start button[type=submit]');
+  await page.waitForURL(/#\/run\//, { timeout: 10000 });
+  const runId = decodeURIComponent(page.url().split('#/run/')[1]);
+  step(`run ${runId}`);
+
+  step('steps turn completed live, in the DAG');
+  await page.locator('.dag g.node[data-step="flights"][data-state="completed"]').waitFor({ timeout: 30000 });
+  await page.locator('.dag g.node[data-step="currency"][data-state="completed"]').waitFor({ timeout: 30000 });
+  const flights = page.locator('tr[data-step="flights"] .artifact');
+  await flights.first().waitFor();
+  if (!/Lisbon/.test(await flights.first().innerText())) throw new Error('the flights artifact is not shown');
+
+  step("answer the hotel's question in the page");
+  const question = page.locator('form.question[data-step="hotel"]');
+  await question.waitFor({ timeout: 30000 });
+  await question.locator('input[name=answer]').fill('2');
+  await question.locator('button[data-act=answer]').click();
+  await question.waitFor({ state: 'detached', timeout: 15000 });
+
+  step('the run completes with the itinerary');
+  await page.locator('#run-state[data-state="completed"]').waitFor({ state: 'attached', timeout: 60000 });
+  const result = await page.locator('#result').innerText();
+  if (!/Lisbon/.test(result)) throw new Error(`the itinerary is not shown: ${result.slice(0, 200)}`);
+  const states = await page.locator('.dag g.node').evaluateAll((ns) => ns.map((n) => n.dataset.state));
+  if (states.length < 5 || states.some((s) => s !== 'completed')) throw new Error(`steps: ${states}`);
+  await page.screenshot({ path: screenshot, fullPage: false });
+
+  step('the run is in the list, completed');
+  await page.goto(new URL('ui/#/', base).href);
+  await page.locator(`tr[data-run="${runId}"] .s-completed`).waitFor({ timeout: 10000 });
+  if (consoleErrors.length) throw new Error(`errors in the page: ${consoleErrors.join('; ')}`);
+  step('ok');
+} catch (e) {
+  await page.screenshot({ path: failureShot, fullPage: true }).catch(() => {});
+  const typed = await page.inputValue('#token').catch(() => '?');
+  console.error(`ui: FAILED: ${e.message}\n(token field: ${typed.length} characters; screenshot: ${failureShot}; page errors: ${consoleErrors.join('; ') || 'none'})`);
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}

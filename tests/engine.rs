@@ -1074,7 +1074,14 @@ async fn a_resumed_run_keeps_finished_work_and_resends_an_unknown_send_with_its_
     let end = stored.end.clone().expect("the end is stored");
     assert_eq!(end.state, RunState::Completed);
     assert_eq!(end.output_text.as_deref(), Some("FIRST|X0yz|after FIRST"));
-    assert!(stored.units.is_empty(), "a finished run keeps only its end");
+    assert!(
+        stored
+            .units
+            .values()
+            .all(|c| matches!(c, Checkpoint::Done(_))),
+        "a finished run keeps its steps' results, for a retry: {:?}",
+        stored.units
+    );
 
     // A run that had ended reports its end again, and nothing is sent.
     let before = s.log.lock().unwrap().len();

@@ -73,7 +73,7 @@ text = "{% if steps.say.state == 'completed' %}{{ steps.say.text }}{% else %}not
 
 pub(crate) struct Orchestra {
     pub(crate) url: String,
-    _agents: Vec<crate::util::Running<crate::echo_agent::EchoAgent>>,
+    pub(crate) echo_agents: Vec<crate::util::Running<crate::echo_agent::EchoAgent>>,
     config: HostConfig,
     workflows: Vec<Arc<Workflow>>,
     agents_toml: String,
@@ -118,7 +118,7 @@ pub(crate) async fn orchestra_with(
         one.url, two.url
     );
     let mut o = orchestra_on(workflows, toml, configure).await;
-    o._agents = vec![one, two];
+    o.echo_agents = vec![one, two];
     o
 }
 
@@ -170,7 +170,7 @@ pub(crate) async fn orchestra_on(
     tokio::spawn(async move { axum::serve(listener, router).await });
     Orchestra {
         url,
-        _agents: Vec::new(),
+        echo_agents: Vec::new(),
         config,
         workflows,
         agents_toml: toml,
@@ -479,7 +479,10 @@ async fn answered_questions_leave_the_pending_list() {
     assert_eq!(say.state, StepState::Completed);
     assert_eq!(say.attempts, 1);
     assert_eq!(say.agent.as_deref(), Some("one"));
-    assert_eq!(say.agent_url.as_deref(), Some(o._agents[0].url.as_str()));
+    assert_eq!(
+        say.agent_url.as_deref(),
+        Some(o.echo_agents[0].url.as_str())
+    );
     assert!(say.downstream_task_id.is_some(), "{say:?}");
     assert_eq!(detail.progress(), (3, 3));
 }
@@ -562,9 +565,9 @@ async fn cancel_reaches_the_downstream_task() {
     assert_eq!(canceled.status.state, TaskState::Canceled);
     let (agent, id) = downstream.unwrap();
     let agent_url = if agent == "one" {
-        &o._agents[0].url
+        &o.echo_agents[0].url
     } else {
-        &o._agents[1].url
+        &o.echo_agents[1].url
     };
     let (direct, _) = client(agent_url).await;
     let down = direct

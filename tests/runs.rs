@@ -293,3 +293,118 @@ async fn send_watch_stops_when_its_automatic_answer_is_not_taken() {
         "{text}"
     );
 }
+
+const CHAIN: &str = r#"
+[workflow]
+id = "chain"
+description = "alpha, then beta on alpha's answer"
+[steps.a]
+agent = "one"
+message = "alpha"
+[steps.b]
+agent = "two"
+needs = ["a"]
+message = "beta after {{ steps.a.text }}"
+[output]
+text = "{{ steps.b.text }}"
+"#;
+
+/// The tasks an echo agent was given.
+async fn tasks_at(url: &str) -> u64 {
+    let (c, _) = client(url).await;
+    c.list_tasks(&Default::default()).await.unwrap().total_size
+}
+
+/// `runs retry` starts a new run that keeps what the old one completed (not sent again)
+/// and runs the rest; both runs name each other; bad retries are refused with the field.
+#[tokio::test(flavor = "multi_thread")]
+async fn runs_retry_keeps_what_completed_and_runs_the_rest() {
+    let db = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("runs-retry.db");
+    let _ = std::fs::remove_file(&db);
+    let store = format!("sqlite://{}", db.display());
+    let o = orchestra_with(&[CHAIN], 0, |c| {
+        c.store = a2a_orchestrator::store::StoreSpec::parse(&store).unwrap();
+    })
+    .await;
+    let (c, _) = client(&o.url).await;
+    let SendMessageResult::Task(first) = c
+        .send_message(&MessageSendParams::new(Message::user_text("go")))
+        .await
+        .unwrap()
+    else {
+        panic!("a task")
+    };
+    assert_eq!(
+        first.status.state,
+        TaskState::Completed,
+        "{:?}",
+        first.status
+    );
+    let (one, two) = (&o.echo_agents[0].url, &o.echo_agents[1].url);
+    assert_eq!((tasks_at(one).await, tasks_at(two).await), (1, 1));
+
+    let retry = runs(&o.url, &["retry", first.id.as_str(), "--from", "b"]).await;
+    let text = out(&retry);
+    assert!(retry.status.success(), "{text}");
+    let new_id = text
+        .split_whitespace()
+        .nth(1)
+        .expect("run NEW retries run OLD")
+        .to_owned();
+    assert!(
+        text.contains(&format!("retries run {}", first.id)),
+        "{text}"
+    );
+    let mut done = None;
+    for _ in 0..250 {
+        let t = c
+            .get_task(&TaskQueryParams::new(TaskId::new(new_id.clone())))
+            .await
+            .unwrap();
+        if t.status.state.is_terminal() {
+            done = Some(t);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let done = done.expect("the retry ended");
+    assert_eq!(done.status.state, TaskState::Completed, "{:?}", done.status);
+    assert_eq!(
+        (tasks_at(one).await, tasks_at(two).await),
+        (1, 2),
+        "`a` was kept, not sent again; `b` ran again"
+    );
+    let detail = RunDetail::of_metadata(done.metadata.as_ref()).unwrap();
+    assert_eq!(detail.retry_of.as_deref(), Some(first.id.as_str()));
+    let a = &detail.steps[0];
+    assert_eq!(
+        (a.state, a.message.clone()),
+        (
+            StepState::Completed,
+            Some(format!("kept from run {}", first.id))
+        )
+    );
+    assert_eq!(detail.steps[1].attempts, 1);
+    let shown = out(&runs(&o.url, &["show", &new_id]).await);
+    assert!(
+        shown.contains(&format!("retry of run {}", first.id)),
+        "{shown}"
+    );
+    assert!(shown.contains("output: beta after alpha"), "{shown}");
+    let shown = out(&runs(&o.url, &["show", first.id.as_str()]).await);
+    assert!(shown.contains(&format!("retried by: {new_id}")), "{shown}");
+
+    // Refused, with what is wrong and where.
+    for (args, want) in [
+        (vec!["retry", "no-such-run"], "metadata.retryOf"),
+        (
+            vec!["retry", first.id.as_str(), "--from", "nope"],
+            "workflow `chain` has no step `nope`",
+        ),
+    ] {
+        let r = runs(&o.url, &args).await;
+        let text = out(&r);
+        assert!(!r.status.success(), "{text}");
+        assert!(text.contains(want), "{want:?} in {text}");
+    }
+}

@@ -24,11 +24,16 @@ async fn the_web_view_starts_watches_and_answers_a_run_in_chromium() {
     let travel =
         std::fs::read_to_string(PathBuf::from(ROOT).join("workflows/travel-planning.toml"))
             .unwrap();
+    // A durable store: a retry begins with the stored results of the run it retries.
+    let db = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ui.db");
+    let _ = std::fs::remove_file(&db);
+    let store = format!("sqlite://{}", db.display());
     let o = orchestra_on(&[&travel], fleet.agents_toml(), |c| {
         c.server.auth = Some(InboundAuth {
             bearer_tokens: vec!["ui-token".into()],
             api_key: None,
         });
+        c.store = a2a_orchestrator::store::StoreSpec::parse(&store).unwrap();
     })
     .await;
     let out = PathBuf::from(ROOT).join("target/ui");

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::follow::{Start, drive, report};
 use super::progress::Asker;
-use crate::host::detail::{RunDetail, run_state_name};
+use crate::host::detail::{FROM_KEY, RETRY_OF_KEY, RunDetail, run_state_name};
 use crate::protocol::client::{A2aClient, ListTasksQuery};
 use crate::protocol::types::*;
 
@@ -98,6 +98,14 @@ pub enum RunsCommand {
     },
     /// Cancels a run and its downstream tasks.
     Cancel { id: String },
+    /// Starts a new run of the same workflow version and inputs that keeps the results
+    /// of the steps this one completed (not sent again) and runs the rest.
+    Retry {
+        id: String,
+        /// Run this step, and everything that depends on it, again too.
+        #[arg(long)]
+        from: Option<String>,
+    },
 }
 
 /// A task state as `--state` names it (the run detail's names).
@@ -146,6 +154,7 @@ pub async fn runs(args: RunsArgs) -> anyhow::Result<ExitCode> {
         } => answer(&client, &id, &text, step, item).await,
         RunsCommand::Approve { id, step, item } => answer(&client, &id, "yes", step, item).await,
         RunsCommand::Reject { id, step, item } => answer(&client, &id, "no", step, item).await,
+        RunsCommand::Retry { id, from } => retry(&client, &id, from).await,
         RunsCommand::Cancel { id } => {
             let task = client
                 .cancel_task(&TaskIdParams::new(TaskId::new(id)))
@@ -252,6 +261,12 @@ async fn show(client: &A2aClient, id: &str, json: bool) -> anyhow::Result<ExitCo
         );
     };
     print!("{}", render(&task, &d));
+    if let Some(ended) = &d.ended_at {
+        let by = retries(client, id, ended).await?;
+        if !by.is_empty() {
+            println!("retried by: {}", by.join(", "));
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -278,6 +293,9 @@ pub fn render(task: &Task, d: &RunDetail) -> String {
             .map(|e| format!(", ended {e}"))
             .unwrap_or_default()
     );
+    if let Some(of) = &d.retry_of {
+        let _ = writeln!(out, "retry of run {of}");
+    }
     if !d.inputs.is_empty() {
         let _ = writeln!(out, "inputs: {}", Value::Object(d.inputs.clone()));
     }
@@ -350,6 +368,62 @@ pub fn render(task: &Task, d: &RunDetail) -> String {
     out
 }
 
+/// Sends `m` without waiting for the run it starts or answers to move on; the task as
+/// the orchestrator took it.
+async fn send_at_once(client: &A2aClient, m: Message) -> anyhow::Result<Task> {
+    let mut params = MessageSendParams::new(m);
+    params.configuration = Some(MessageSendConfiguration {
+        blocking: Some(false),
+        ..Default::default()
+    });
+    match client.send_message(&params).await? {
+        SendMessageResult::Task(t) => Ok(t),
+        SendMessageResult::Message(m) => anyhow::bail!("the orchestrator replied: {}", m.text()),
+    }
+}
+
+/// Asks for a retry of run `id` (a new task); prints the new run's id.
+async fn retry(client: &A2aClient, id: &str, from: Option<String>) -> anyhow::Result<ExitCode> {
+    let mut m = Message::user_text(format!("retry run {id}"));
+    let mut meta = Map::new();
+    meta.insert(RETRY_OF_KEY.into(), json!(id));
+    if let Some(f) = &from {
+        meta.insert(FROM_KEY.into(), json!(f));
+    }
+    m.metadata = Some(meta);
+    let task = send_at_once(client, m).await?;
+    println!("run {} retries run {id}", task.id);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The runs that retry run `id` (ended at `ended`): among the tasks that changed since.
+async fn retries(client: &A2aClient, id: &str, ended: &str) -> anyhow::Result<Vec<String>> {
+    let mut query = ListTasksQuery {
+        status_timestamp_after: Some(ended.to_owned()),
+        page_size: Some(100),
+        history_length: Some(0),
+        include_artifacts: Some(false),
+        ..ListTasksQuery::default()
+    };
+    let mut found = Vec::new();
+    // A bounded look: ten pages of the newest tasks.
+    for _ in 0..10 {
+        let page = client.list_tasks(&query).await?;
+        for t in page.tasks {
+            if RunDetail::of_metadata(t.metadata.as_ref())
+                .is_some_and(|d| d.retry_of.as_deref() == Some(id))
+            {
+                found.push(t.id.to_string());
+            }
+        }
+        match page.next_page_token {
+            Some(token) => query.page_token = Some(token),
+            None => break,
+        }
+    }
+    Ok(found)
+}
+
 /// Sends an answer on the run's task and says where the run stands after it.
 async fn answer(
     client: &A2aClient,
@@ -367,16 +441,7 @@ async fn answer(
         meta.insert("item".into(), json!(i));
     }
     m.metadata = (!meta.is_empty()).then_some(meta);
-    let mut params = MessageSendParams::new(m);
-    // Answered at once: the run goes on without this command waiting for it.
-    params.configuration = Some(MessageSendConfiguration {
-        blocking: Some(false),
-        ..Default::default()
-    });
-    let task = match client.send_message(&params).await? {
-        SendMessageResult::Task(t) => t,
-        SendMessageResult::Message(m) => anyhow::bail!("the orchestrator replied: {}", m.text()),
-    };
+    let task = send_at_once(client, m).await?;
     let said = task
         .status
         .message

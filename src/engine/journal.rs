@@ -269,9 +269,9 @@ impl RunStore for MemoryRunStore {
     ) -> BoxFuture<'a, Result<(), RunStoreError>> {
         let r = self.with(|runs| {
             let run = runs.get_mut(run_id).ok_or_else(|| missing(run_id))?;
+            // A finished run keeps its steps' checkpoints: a retry of it begins with the
+            // results of those that completed.
             run.end = Some(end.clone());
-            // A finished run needs only its end: its steps are never run again.
-            run.units = HashMap::new();
             Ok(())
         });
         Box::pin(async move { r })

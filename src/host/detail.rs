@@ -16,6 +16,10 @@ use crate::workflow::Workflow;
 
 /// The key of the [`RunDetail`] in a task's metadata.
 pub const RUN_KEY: &str = "run";
+/// The request metadata key that asks for a retry of the run it names...
+pub const RETRY_OF_KEY: &str = "retryOf";
+/// ...and the one naming the step to retry from.
+pub const FROM_KEY: &str = "from";
 
 /// A step (or fan-out item) moved: its state, which attempt, which agent and which
 /// downstream task. JSON keys in camelCase, as A2A's own.
@@ -94,6 +98,9 @@ pub struct RunDetail {
     /// Why the run failed or was canceled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The run this one retries (its steps that completed are kept, not run again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_of: Option<String>,
     /// Every step in the workflow's order, each fan-out item after its step.
     pub steps: Vec<StepDetail>,
     /// In the workflow's order of their steps.
@@ -184,6 +191,7 @@ impl RunDetail {
             started_at: now,
             ended_at: None,
             error: None,
+            retry_of: None,
             steps: workflow
                 .steps
                 .iter()

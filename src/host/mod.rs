@@ -16,6 +16,7 @@ pub mod detail;
 mod meter;
 pub mod ops;
 mod relay;
+mod retry;
 mod route;
 pub mod serve;
 pub mod settings;
@@ -143,6 +144,33 @@ impl Orchestrator {
     fn tasks(&self) -> std::sync::MutexGuard<'_, HashMap<TaskId, Conversation>> {
         self.inner.tasks.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// The workflow version a stored run started with: the loaded one when unchanged,
+    /// else the run's own copy of the file (the file changed or went away since).
+    fn version_of(&self, h: &crate::engine::RunHeader) -> Result<Arc<Workflow>, RpcError> {
+        let current = self
+            .inner
+            .workflows
+            .iter()
+            .find(|w| w.id.as_str() == h.workflow_id && w.hash == h.workflow_hash);
+        if let Some(w) = current {
+            return Ok(w.clone());
+        }
+        tracing::info!(run_id = %h.run_id, workflow = %h.workflow_id, "the workflow changed since this run started; using its original version");
+        let (w, diags) = crate::workflow::load_str(
+            &h.workflow_file,
+            &h.workflow_source,
+            crate::workflow::Options::default(),
+        );
+        w.map(Arc::new).ok_or_else(|| {
+            let why: Vec<String> = diags.iter().map(ToString::to_string).collect();
+            tracing::warn!(run_id = %h.run_id, workflow = %h.workflow_id, problems = %why.join("; "), "the workflow version this run started with no longer loads");
+            RpcError::internal(format!(
+                "the version of workflow `{}` this run started with no longer loads",
+                h.workflow_id
+            ))
+        })
+    }
 }
 
 /// A task's event not taken: the cause is logged by the conversion, not sent.
@@ -211,6 +239,12 @@ impl AgentExecutor for Orchestrator {
         events: EventSink,
     ) -> impl std::future::Future<Output = Result<(), RpcError>> + Send {
         async move {
+            // A new task that retries a run.
+            if ctx.task.is_none()
+                && let Some((of, from)) = retry::retry_request(&ctx)
+            {
+                return Box::pin(self.retry(&ctx, &events, of, from)).await;
+            }
             let prior = {
                 let mut tasks = self.tasks();
                 match tasks.get(&ctx.task_id) {
@@ -330,35 +364,7 @@ impl AgentExecutor for Orchestrator {
             return Ok(());
         };
         let h = &saved.header;
-        let current = self
-            .inner
-            .workflows
-            .iter()
-            .find(|w| w.id.as_str() == h.workflow_id && w.hash == h.workflow_hash);
-        let workflow = match current {
-            Some(w) => w.clone(),
-            None => {
-                // The file changed (or went away) since the run started: the run goes on
-                // with the version it started with.
-                tracing::info!(task_id = %task.id, workflow = %h.workflow_id, "the workflow changed since this run started; resuming it on its original version");
-                let (w, diags) = crate::workflow::load_str(
-                    &h.workflow_file,
-                    &h.workflow_source,
-                    crate::workflow::Options::default(),
-                );
-                match w {
-                    Some(w) => Arc::new(w),
-                    None => {
-                        let why: Vec<String> = diags.iter().map(ToString::to_string).collect();
-                        tracing::warn!(task_id = %task.id, workflow = %h.workflow_id, problems = %why.join("; "), "the workflow version this run started with no longer loads");
-                        return Err(RpcError::internal(format!(
-                            "the version of workflow `{}` this run started with no longer loads",
-                            h.workflow_id
-                        )));
-                    }
-                }
-            }
-        };
+        let workflow = self.version_of(h)?;
         tracing::info!(task_id = %task.id, workflow = %workflow.id, "resuming a run");
         // The detail, rebuilt from what the run saved of its steps.
         let now = now_rfc3339();

@@ -1,7 +1,8 @@
 // The web view in a real browser: Chromium (Debian's, driven by playwright-core) opens
 // /ui/ on an orchestrator that wants a bearer token, is refused until the token is
 // given, starts the travel workflow, watches its steps turn completed live, answers the
-// hotel's question in the page, sees the itinerary, and finds the run in the list.
+// hotel's question in the page, sees the itinerary, retries the run (which keeps every
+// completed step), and finds the run in the list.
 //
 //   node ui.mjs BASE_URL CHROMIUM TOKEN SCREENSHOT FAILURE_SCREENSHOT
 import { chromium } from 'playwright-core';
@@ -61,6 +62,14 @@ try {
   const states = await page.locator('.dag g.node').evaluateAll((ns) => ns.map((n) => n.dataset.state));
   if (states.length < 5 || states.some((s) => s !== 'completed')) throw new Error(`steps: ${states}`);
   await page.screenshot({ path: screenshot, fullPage: false });
+
+  step('retry it: a new run keeps every completed step and sends nothing again');
+  await page.click('button[data-act=retry]');
+  await page.waitForURL((u) => u.hash.startsWith('#/run/') && !u.hash.endsWith(encodeURIComponent(runId)), { timeout: 10000 });
+  await page.locator('#run-state[data-state="completed"]').waitFor({ state: 'attached', timeout: 30000 });
+  await page.locator(`a[href="#/run/${encodeURIComponent(runId)}"]`).waitFor({ timeout: 10000 });
+  const kept = await page.locator('tr[data-step="flights"]').innerText();
+  if (!kept.includes(`kept from run ${runId}`)) throw new Error(`flights in the retry: ${kept}`);
 
   step('the run is in the list, completed');
   await page.goto(new URL('ui/#/', base).href);

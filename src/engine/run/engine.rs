@@ -3,6 +3,7 @@
 //! its [`RunEvents`].
 
 use super::*;
+use std::collections::HashMap;
 
 /// Tunables of the engine.
 #[derive(Debug, Clone)]
@@ -155,7 +156,25 @@ impl Engine {
         run_id: String,
     ) -> Result<RunHandle, Vec<String>> {
         let inputs = workflow.check_inputs(inputs)?;
-        Ok(self.launch(workflow, inputs, run_id, None))
+        Ok(self.launch(workflow, inputs, run_id, None, Default::default()))
+    }
+
+    /// Starts a new run that begins with the results of steps another run finished
+    /// (`seed`: `Done` checkpoints by step and fan-out item): those steps are not run
+    /// again, the others run as in any run. How a run is retried.
+    pub fn start_seeded(
+        &self,
+        workflow: Arc<Workflow>,
+        inputs: &Map<String, Value>,
+        run_id: String,
+        seed: HashMap<(String, Option<usize>), Checkpoint>,
+    ) -> Result<RunHandle, Vec<String>> {
+        let inputs = workflow.check_inputs(inputs)?;
+        let seed = seed
+            .into_iter()
+            .filter(|(_, c)| matches!(c, Checkpoint::Done(_)))
+            .collect();
+        Ok(self.launch(workflow, inputs, run_id, None, seed))
     }
 
     /// Goes on with a stored run (after a restart) on `workflow` — the version the run
@@ -166,7 +185,7 @@ impl Engine {
     pub fn resume(&self, workflow: Arc<Workflow>, saved: SavedRun) -> RunHandle {
         let inputs = saved.header.inputs.clone();
         let run_id = saved.header.run_id.clone();
-        self.launch(workflow, inputs, run_id, Some(saved))
+        self.launch(workflow, inputs, run_id, Some(saved), Default::default())
     }
 
     fn launch(
@@ -175,6 +194,7 @@ impl Engine {
         inputs: Map<String, Value>,
         run_id: String,
         saved: Option<SavedRun>,
+        seed: HashMap<(String, Option<usize>), Checkpoint>,
     ) -> RunHandle {
         // Named after the OpenTelemetry GenAI conventions, for whoever exports spans.
         let span = info_span!(
@@ -193,7 +213,8 @@ impl Engine {
         ) {
             link(&span, trace);
         }
-        let (run, handle) = self.prepare(workflow, inputs, run_id, saved);
+        let (mut run, handle) = self.prepare(workflow, inputs, run_id, saved);
+        run.seed = seed;
         self.tracker.spawn(run.run().instrument(span));
         handle
     }
@@ -237,6 +258,7 @@ impl Engine {
             journal,
             saved,
             restore: Default::default(),
+            seed: Default::default(),
             needs,
             dependents,
             waiting,

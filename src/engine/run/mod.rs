@@ -53,6 +53,9 @@ struct Run {
     saved: Option<SavedRun>,
     /// Checkpoints of the stored run not consumed yet.
     restore: std::collections::HashMap<(String, Option<usize>), Checkpoint>,
+    /// A new run's steps finished by another run (a retry): written down with the new
+    /// run, then restored as a resumed run's are.
+    seed: std::collections::HashMap<(String, Option<usize>), Checkpoint>,
     workflow: Arc<Workflow>,
     run_id: String,
     connector: Arc<dyn AgentConnector>,
@@ -215,6 +218,12 @@ impl Run {
                     };
                     j.create(&header).await;
                 }
+                if let Some(j) = &self.journal {
+                    for ((step, item), checkpoint) in &self.seed {
+                        j.unit(step, *item, checkpoint).await;
+                    }
+                }
+                self.restore = std::mem::take(&mut self.seed);
             }
             Some(saved) => {
                 if let Some(end) = saved.end {

@@ -295,6 +295,17 @@ async function runPage(id) {
     try {
       if (b.dataset.act === 'cancel') {
         await rpc('CancelTask', { id });
+      } else if (b.dataset.act === 'retry') {
+        // A new run that keeps what this one completed (docs/runs.md).
+        const result = await rpc('SendMessage', {
+          message: {
+            messageId: String(Date.now()) + Math.random(), role: 'ROLE_USER',
+            parts: [{ text: `retry run ${id}` }], metadata: { retryOf: id },
+          },
+          configuration: { returnImmediately: true },
+        });
+        if (result.task) location.hash = `#/run/${encodeURIComponent(result.task.id)}`;
+        return;
       } else {
         const form = b.closest('form');
         const text = b.dataset.act === 'answer' ? form.answer.value : b.dataset.act;
@@ -365,7 +376,8 @@ function draw(task) {
     <p>${badge(run.state)} <span id="run-state" data-state="${esc(state)}"></span>
       ${done}/${steps.length} steps · started ${esc(new Date(run.startedAt).toLocaleString())} · ${duration(run.startedAt, run.endedAt)}
       · version <span class="mono">${esc(run.workflowVersion.slice(0, 12))}</span>
-      ${terminal(state) ? '' : '<button type="button" class="danger" data-act="cancel">Cancel</button>'}</p>
+      ${terminal(state) ? '<button type="button" data-act="retry">Retry</button>' : '<button type="button" class="danger" data-act="cancel">Cancel</button>'}
+      ${run.retryOf ? `· retry of <a class="mono" href="#/run/${encodeURIComponent(run.retryOf)}">${esc(run.retryOf)}</a>` : ''}</p>
     ${run.error ? `<p class="artifact">${esc(run.error)}</p>` : ''}
     ${questions ? `<h2>Waiting for you</h2>${questions}` : ''}
     <div class="dag">${dag(run)}</div>

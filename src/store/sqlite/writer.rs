@@ -308,15 +308,8 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
                 .push_bind(now);
         });
         q.push(") AS ended WHERE runs.id = ended.column1");
-        execute(&mut tx, q).await?;
-        // A finished run needs only its end: its steps are never run again.
-        let mut q =
-            sqlx::QueryBuilder::<sqlx::Sqlite>::new("DELETE FROM run_units WHERE run_id IN (");
-        let mut ids = q.separated(", ");
-        for (run, _) in chunk {
-            ids.push_bind(run.as_str());
-        }
-        q.push(")");
+        // A finished run keeps its steps' checkpoints: a retry of it begins with the
+        // results of those that completed. They go when retention prunes the run.
         execute(&mut tx, q).await?;
     }
     let mut rows = Vec::with_capacity(ops.len());

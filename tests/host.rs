@@ -216,6 +216,22 @@ async fn the_card_lists_every_workflow_as_a_skill() {
     assert!(card.supports_streaming() && card.supports_push_notifications());
     assert_eq!(card.url, o.url);
     crate::schema::assert_valid("AgentCard", &serde_json::to_value(&card).unwrap());
+    // An open server's card carries the workflows' sources, by the version runs name.
+    let ext = card
+        .capabilities
+        .extensions
+        .as_ref()
+        .and_then(|e| {
+            e.iter()
+                .find(|e| e.uri == a2a_orchestrator::host::serve::WORKFLOW_SOURCES_EXTENSION)
+        })
+        .expect("the workflow sources extension");
+    let listed = ext.params.as_ref().unwrap()["workflows"]
+        .as_array()
+        .unwrap();
+    assert_eq!(listed[1]["id"], "greet");
+    assert_eq!(listed[1]["version"], o.workflows[1].hash.as_str());
+    assert_eq!(listed[1]["source"], GREET);
     // Without credentials to check, no extended card is offered, and none is served.
     assert_eq!(card.supports_authenticated_extended_card, None);
     // v1.0 says UnsupportedOperation (-32004), v0.3 not configured (-32007).
@@ -987,6 +1003,18 @@ async fn with_credentials_configured_every_call_needs_one_and_the_card_stays_pub
         "{}",
         extended.skills[0].description
     );
+    // The workflows' sources are for authenticated callers here: on the extended card,
+    // not the public one.
+    let has_sources = |c: &AgentCard| {
+        c.capabilities
+            .extensions
+            .iter()
+            .flatten()
+            .any(|e| e.uri == a2a_orchestrator::host::serve::WORKFLOW_SOURCES_EXTENSION)
+    };
+    assert!(has_sources(&extended));
+    let public: AgentCard = serde_json::from_value(card).unwrap();
+    assert!(!has_sources(&public));
 }
 
 #[tokio::test]

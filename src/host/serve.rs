@@ -9,7 +9,7 @@ use crate::config::Diagnostic;
 use crate::connect::A2aConnector;
 use crate::engine::{Engine, EngineOptions, TraceHooks};
 use crate::protocol::server::{A2aServer, ServerConfig, TraceParent};
-use crate::protocol::types::{AgentCapabilities, AgentCard, AgentProvider};
+use crate::protocol::types::{AgentCapabilities, AgentCard, AgentExtension, AgentProvider};
 use crate::registry::config::{self as agents_config, AgentsFile};
 use crate::registry::env::ProcessEnv;
 use crate::registry::{Registry, RegistryOptions};
@@ -115,6 +115,35 @@ pub fn card(config: &HostConfig, url: &str, orchestrator: &Orchestrator) -> Agen
     card
 }
 
+/// Where the card extension carrying the workflows' sources is described.
+pub const WORKFLOW_SOURCES_EXTENSION: &str =
+    "https://github.com/a2a-orchestrator/a2a-orchestrator/blob/main/docs/runs.md#workflow-sources";
+
+/// The card extension with each workflow's source: `{workflows: [{id, version, file,
+/// source}]}`, `version` the SHA-256 a run's detail names as `workflowVersion`.
+fn workflow_sources(workflows: &[Arc<Workflow>]) -> AgentExtension {
+    let list: Vec<serde_json::Value> = workflows
+        .iter()
+        .map(|w| {
+            serde_json::json!({
+                "id": w.id.as_str(),
+                "version": w.hash,
+                "file": w.file,
+                "source": &*w.source,
+            })
+        })
+        .collect();
+    AgentExtension {
+        uri: WORKFLOW_SOURCES_EXTENSION.into(),
+        description: Some("The source of each workflow, by the version runs name".into()),
+        required: Some(false),
+        params: Some(serde_json::Map::from_iter([(
+            "workflows".to_owned(),
+            serde_json::Value::Array(list),
+        )])),
+    }
+}
+
 /// The running parts of a host, built from checked configuration.
 pub struct Host {
     pub server: A2aServer<Orchestrator>,
@@ -180,9 +209,24 @@ pub async fn build(
         .collect();
     let orchestrator = Orchestrator::new(workflows.clone(), engine, llm).with_agent_urls(urls);
     let card = card(config, url, &orchestrator);
+    let mut card = card;
     let mut extended = card.clone();
     extended.skills = orchestrator.detailed_skills();
     let offers_extended = card.supports_authenticated_extended_card == Some(true);
+    // The workflows' sources, for a run's page: for authenticated callers when there
+    // are credentials to check; on an open server, where anyone may read every task and
+    // run anyway, on the card itself.
+    let sources = workflow_sources(&workflows);
+    let with_sources = if offers_extended {
+        &mut extended
+    } else {
+        &mut card
+    };
+    with_sources
+        .capabilities
+        .extensions
+        .get_or_insert_with(Vec::new)
+        .push(sources);
     // Requests that carry a trace context continue that trace (when traces are on).
     let mut server_config = config.server.clone();
     server_config.trace_parent = TraceParent::new(crate::telemetry::adopt_parent);

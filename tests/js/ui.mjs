@@ -62,6 +62,10 @@ try {
   const states = await page.locator('.dag g.node').evaluateAll((ns) => ns.map((n) => n.dataset.state));
   if (states.length < 5 || states.some((s) => s !== 'completed')) throw new Error(`steps: ${states}`);
   await page.screenshot({ path: screenshot, fullPage: false });
+  step("the workflow's source, from the extended card");
+  await page.click('#source summary');
+  const source = await page.locator('#source pre').innerText();
+  if (!source.includes('id = "travel-planning"')) throw new Error(`the source: ${source.slice(0, 200)}`);
 
   step('retry it: a new run keeps every completed step and sends nothing again');
   await page.click('button[data-act=retry]');

@@ -113,6 +113,20 @@ function partsText(parts) {
   }).join('\n');
 }
 
+// The workflows' sources, from the card extension that carries them: on the card of an
+// open server, on the extended card (asked for with the token) of one with credentials.
+const SOURCES = 'https://github.com/a2a-orchestrator/a2a-orchestrator/blob/main/docs/runs.md#workflow-sources';
+let sources = null;
+async function workflowSources() {
+  if (sources) return sources;
+  const find = (c) => ((c && c.capabilities && c.capabilities.extensions) || []).find((e) => e.uri === SOURCES);
+  let ext = find(card);
+  const extended = card.supportsAuthenticatedExtendedCard || (card.capabilities || {}).extendedAgentCard;
+  if (!ext && extended) ext = find(await rpc('GetExtendedAgentCard', {}));
+  sources = ext && ext.params ? ext.params.workflows || [] : [];
+  return sources;
+}
+
 // ---- pages ------------------------------------------------------------------------
 
 function leave() {
@@ -287,6 +301,7 @@ async function runPage(id) {
     draw(task);
   };
   main.innerHTML = '<p class="muted">loading…</p>';
+  workflowSources().then(() => task && draw(task), () => { /* no sources to show */ });
   follow();
 
   main.onclick = async (ev) => {
@@ -384,11 +399,24 @@ function draw(task) {
     ${result ? `<h2>Output</h2><div class="artifact result" id="result">${esc(partsText(result.parts))}</div>` : ''}
     <h2>Steps</h2>
     <table><thead><tr><th>step</th><th>state</th><th>agent</th><th>attempts</th><th>time</th><th>downstream task</th><th>artifacts</th></tr></thead><tbody>${rows}</tbody></table>
-    <h2>Inputs</h2><div class="artifact mono">${esc(JSON.stringify(run.inputs, null, 2))}</div>`;
+    <h2>Inputs</h2><div class="artifact mono">${esc(JSON.stringify(run.inputs, null, 2))}</div>
+    ${sourceOf(run)}`;
   if (focusKey) {
     const f = main.querySelector(`form.question[data-key="${CSS.escape(focusKey)}"]`);
     if (f && f.answer) f.answer.focus();
   }
+}
+
+// The run's workflow source, when the card carries it: the version the run started
+// with, or the loaded one with a note when the file changed since.
+function sourceOf(run) {
+  const all = (sources || []).filter((w) => w.id === run.workflow);
+  const same = all.find((w) => w.version === run.workflowVersion);
+  const shown = same || all[0];
+  if (!shown) return '';
+  const note = same ? '' : '<p class="muted">The file changed since this run started; this is the version loaded now.</p>';
+  return `<h2>Workflow</h2><details id="source"><summary class="mono">${esc(shown.file)}</summary>${note}
+    <pre class="artifact mono">${esc(shown.source)}</pre></details>`;
 }
 
 const COLORS = {

@@ -11,6 +11,7 @@ mod card;
 mod error;
 mod events;
 mod interface;
+mod list;
 mod rest;
 mod rpc;
 
@@ -32,6 +33,7 @@ use crate::protocol::v1::types as v1t;
 pub use card::{CardFetch, CardResolver, Protocol, v1_card_as_v03};
 pub use error::ClientError;
 pub use interface::{Binding, Choice, Interface, Preference, choose as choose_interfaces};
+pub use list::{ListTasksQuery, TaskList};
 use rest::Route;
 use rpc::check_status;
 
@@ -607,54 +609,6 @@ impl A2aClient {
         rpc::decode_result(&at.url, method.v1_name(), card)
     }
 
-    /// `ListTasks`, an A2A 1.0 method (0.3 has none): one page of the agent's tasks,
-    /// newest status first. Called over the card's 1.0 interface whichever this client
-    /// uses for the rest.
-    pub async fn list_tasks(&self, query: &ListTasksQuery) -> Result<TaskList, ClientError> {
-        let Some(at) = self
-            .interfaces
-            .iter()
-            .find(|at| at.protocol == Protocol::V1_0)
-        else {
-            return Err(ClientError::UnsupportedTransport {
-                wanted: "A2A 1.0 (ListTasks is a 1.0 method)".into(),
-                offered: self.interfaces.iter().map(ToString::to_string).collect(),
-            });
-        };
-        let method = Method::ListTasks;
-        let request = v1t::ListTasksRequest {
-            tenant: at.tenant.clone(),
-            context_id: query.context_id.clone().unwrap_or_default(),
-            status: query.status.map(v1c::task_state),
-            page_size: query.page_size.map(|n| n.min(i32::MAX as u32) as i32),
-            page_token: query.page_token.clone().unwrap_or_default(),
-            history_length: query.history_length.map(|n| n.min(i32::MAX as u32) as i32),
-            status_timestamp_after: query.status_timestamp_after.clone(),
-            include_artifacts: query.include_artifacts,
-        };
-        let route = Route::get("tasks")
-            .query("contextId", query.context_id.clone())
-            .query("status", request.status.map(|s| s.as_str()))
-            .query("pageSize", request.page_size)
-            .query("pageToken", query.page_token.clone())
-            .query("historyLength", request.history_length)
-            .query("statusTimestampAfter", query.status_timestamp_after.clone())
-            .query("includeArtifacts", query.include_artifacts);
-        let page: v1t::ListTasksResponse = self.v1(at, method, &request, route, false).await?;
-        let tasks = page
-            .tasks
-            .into_iter()
-            .enumerate()
-            .map(|(i, t)| v1c::task_in(t, &format!("result.tasks[{i}]")))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| Self::unreadable(at, method, e))?;
-        Ok(TaskList {
-            tasks,
-            next_page_token: (!page.next_page_token.is_empty()).then_some(page.next_page_token),
-            total_size: page.total_size.max(0) as u64,
-        })
-    }
-
     /// A v1.0 push config as the internal one.
     fn push_config_in(
         at: &Interface,
@@ -669,30 +623,6 @@ impl A2aClient {
             push_notification_config: config,
         })
     }
-}
-
-/// What [`A2aClient::list_tasks`] asks for; every field optional.
-#[derive(Debug, Clone, Default)]
-pub struct ListTasksQuery {
-    pub context_id: Option<String>,
-    pub status: Option<TaskState>,
-    pub page_size: Option<u32>,
-    /// The `next_page_token` of the page before.
-    pub page_token: Option<String>,
-    pub history_length: Option<u32>,
-    /// Only tasks whose status changed at or after this time (RFC 3339).
-    pub status_timestamp_after: Option<String>,
-    pub include_artifacts: Option<bool>,
-}
-
-/// A page of tasks.
-#[derive(Debug, Clone)]
-pub struct TaskList {
-    pub tasks: Vec<Task>,
-    /// Where the next page starts; `None` on the last.
-    pub next_page_token: Option<String>,
-    /// Tasks matching the query, on every page.
-    pub total_size: u64,
 }
 
 /// A task's id (and metadata) as v1.0's request for it.

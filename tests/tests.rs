@@ -23,6 +23,7 @@ mod engine;
 mod errors;
 mod fleet;
 mod fuzz;
+mod golden;
 mod host;
 mod js_client;
 mod layers;

@@ -105,4 +105,64 @@ async fn a_store_written_at_schema_2_reads_back_whole() {
         &waiting.units[&("book_tours".to_owned(), Some(2))],
         Checkpoint::Done(r) if r.state == StepState::Completed
     ));
+
+    // Today's store writes what it read exactly as it was written: a copy of each run,
+    // stored again under a new id, has the same JSON in every column.
+    for id in [COMPLETED, WAITING] {
+        let run = store.load_run(id).await.unwrap().unwrap();
+        let copy = format!("{id}-copy");
+        let mut header = run.header.clone();
+        header.run_id = copy.clone();
+        store.create_run(&header).await.unwrap();
+        for ((step, item), c) in &run.units {
+            store.save_unit(&copy, step, *item, c).await.unwrap();
+        }
+        if let Some(end) = &run.end {
+            store.finish_run(&copy, end).await.unwrap();
+        }
+    }
+    drop(store);
+    let path = url.trim_start_matches("sqlite://");
+    let options = sqlx::sqlite::SqliteConnectOptions::new().filename(path);
+    let mut conn = sqlx::SqliteConnection::connect_with(&options)
+        .await
+        .unwrap();
+    let json = |s: String| serde_json::from_str::<serde_json::Value>(&s).unwrap();
+    for id in [COMPLETED, WAITING] {
+        let copy = format!("{id}-copy");
+        let runs: Vec<(String, Option<String>)> =
+            sqlx::query_as("SELECT header, run_end FROM runs WHERE id = ?1 OR id = ?2 ORDER BY id")
+                .bind(id)
+                .bind(&copy)
+                .fetch_all(&mut conn)
+                .await
+                .unwrap();
+        let mut original = json(runs[0].0.clone());
+        original["run_id"] = copy.clone().into();
+        assert_eq!(original, json(runs[1].0.clone()), "{id}: the header");
+        assert_eq!(
+            runs[0].1.clone().map(json),
+            runs[1].1.clone().map(json),
+            "{id}: the end"
+        );
+        let units: Vec<(String, String, i64, String)> = sqlx::query_as(
+            "SELECT run_id, step, item, checkpoint FROM run_units WHERE run_id = ?1 OR run_id = ?2",
+        )
+        .bind(id)
+        .bind(&copy)
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+        let of = |run: &str| {
+            let mut u: Vec<(String, i64, serde_json::Value)> = units
+                .iter()
+                .filter(|(r, ..)| r == run)
+                .map(|(_, s, i, c)| (s.clone(), *i, json(c.clone())))
+                .collect();
+            u.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+            u
+        };
+        assert!(!of(id).is_empty());
+        assert_eq!(of(id), of(&copy), "{id}: the checkpoints");
+    }
 }

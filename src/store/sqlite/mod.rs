@@ -16,6 +16,7 @@
 //! [`schema`] holds the migrations, [`writer`] the writer and checkpointer tasks,
 //! [`tasks`] and [`runs`] the two traits' reads and writes.
 
+mod rows;
 mod runs;
 mod schema;
 mod tasks;

@@ -1,5 +1,6 @@
 //! Runs and their checkpoints: the engine's [`RunStore`] on SQLite.
 
+use super::rows::{CheckpointRow, EndRow, HeaderRow};
 use super::*;
 
 /// The write that stores a unit's checkpoint.
@@ -13,14 +14,14 @@ fn unit_write(
         run: run_id.to_owned(),
         step: step.to_owned(),
         item: item.map_or(-1, |i| i as i64),
-        checkpoint: encode(checkpoint)?,
+        checkpoint: encode(&CheckpointRow::from(checkpoint))?,
     })
 }
 
 impl RunStore for SqliteStore {
     fn create_run<'a>(&'a self, header: &'a RunHeader) -> BoxFuture<'a, Result<(), RunStoreError>> {
         Box::pin(async move {
-            let json = encode(header)?;
+            let json = encode(&HeaderRow::from(header))?;
             self.write(Write::CreateRun {
                 id: header.run_id.clone(),
                 header: json,
@@ -78,7 +79,7 @@ impl RunStore for SqliteStore {
         end: &'a RunEnd,
     ) -> BoxFuture<'a, Result<(), RunStoreError>> {
         Box::pin(async move {
-            let json = encode(end)?;
+            let json = encode(&EndRow::from(end))?;
             self.write(Write::FinishRun {
                 run: run_id.to_owned(),
                 end: json,
@@ -120,15 +121,18 @@ impl RunStore for SqliteStore {
                         let item: i64 = r.get(1);
                         let c: String = r.get(2);
                         let item = usize::try_from(item).ok();
-                        Ok(((step, item), serde_json::from_str(&c).map_err(unreadable)?))
+                        let c: CheckpointRow = serde_json::from_str(&c).map_err(unreadable)?;
+                        Ok(((step, item), c.into()))
                     })
                     .collect::<Result<HashMap<_, _>, RunStoreError>>()?;
             Ok(Some(SavedRun {
-                header: serde_json::from_str(&header).map_err(unreadable)?,
+                header: serde_json::from_str::<HeaderRow>(&header)
+                    .map_err(unreadable)?
+                    .into(),
                 canceled,
                 units,
                 end: end
-                    .map(|e| serde_json::from_str(&e))
+                    .map(|e| serde_json::from_str::<EndRow>(&e).map(RunEnd::from))
                     .transpose()
                     .map_err(unreadable)?,
             }))

@@ -66,6 +66,18 @@ async fn waiting(c: &A2aClient, id: &TaskId, n: usize) -> Task {
     panic!("the run never waited on {n} questions");
 }
 
+/// The task once it has ended (bounded).
+async fn ended(c: &A2aClient, id: &TaskId) -> Task {
+    for _ in 0..250 {
+        let t = c.get_task(&TaskQueryParams::new(id.clone())).await.unwrap();
+        if t.status.state.is_terminal() {
+            return t;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("task {id} never ended");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn runs_lists_shows_answers_and_cancels_runs_of_a_serving_orchestrator() {
     let o = orchestra_with(&[TWO_APPROVALS], 0, |_| {}).await;
@@ -157,19 +169,7 @@ async fn runs_lists_shows_answers_and_cancels_runs_of_a_serving_orchestrator() {
     )
     .await;
     assert!(answer.status.success(), "{}", out(&answer));
-    let mut done = None;
-    for _ in 0..250 {
-        let t = c
-            .get_task(&TaskQueryParams::new(first.id.clone()))
-            .await
-            .unwrap();
-        if t.status.state.is_terminal() {
-            done = Some(t);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let done = done.expect("the run ended");
+    let done = ended(&c, &first.id).await;
     assert_eq!(done.status.state, TaskState::Completed);
     let show = runs(&o.url, &["show", first.id.as_str()]).await;
     let text = out(&show);
@@ -355,19 +355,7 @@ async fn runs_retry_keeps_what_completed_and_runs_the_rest() {
         text.contains(&format!("retries run {}", first.id)),
         "{text}"
     );
-    let mut done = None;
-    for _ in 0..250 {
-        let t = c
-            .get_task(&TaskQueryParams::new(TaskId::new(new_id.clone())))
-            .await
-            .unwrap();
-        if t.status.state.is_terminal() {
-            done = Some(t);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let done = done.expect("the retry ended");
+    let done = ended(&c, &TaskId::new(new_id.clone())).await;
     assert_eq!(done.status.state, TaskState::Completed, "{:?}", done.status);
     assert_eq!(
         (tasks_at(one).await, tasks_at(two).await),

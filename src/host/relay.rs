@@ -130,7 +130,6 @@ fn translate(
     agent_urls: &HashMap<String, String>,
     event: RunEvent,
 ) -> StreamEvent {
-    let now = now_rfc3339();
     // The detail rides on the run's waits and its end, and on questions (few per run,
     // and what a restart resumes from); a step's move carries only its update, and a
     // reader of a running task gets the rest from `describe`.
@@ -141,8 +140,12 @@ fn translate(
     };
     let (state, mut meta, pending) = {
         let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
-        v.detail
-            .apply(&event, &now, |agent| agent_urls.get(agent).cloned());
+        // Artifacts and the output do not move the detail: no clock read for them.
+        if !matches!(event, RunEvent::Artifact { .. } | RunEvent::Output { .. }) {
+            let now = now_rfc3339();
+            v.detail
+                .apply(&event, &now, |agent| agent_urls.get(agent).cloned());
+        }
         let asking = matches!(
             event,
             RunEvent::Run {

@@ -960,6 +960,90 @@ async fn both_stores_keep_the_same_contract() {
     assert!(again.unfinished().await.unwrap().is_empty());
 }
 
+/// The PostgreSQL store keeps the contract the others keep, on a throwaway cluster:
+/// tasks and their logs, runs, snapshots, ListTasks, runs ending together, reopening;
+/// and it refuses a database of another program or of a newer version, as `serve`
+/// says.
+#[tokio::test]
+async fn postgres_keeps_the_same_contract() {
+    use sqlx::Connection;
+    let pg = crate::postgres::Cluster::start("contract");
+    let spec = StoreSpec::parse(&pg.database("store").await).unwrap();
+    store_contract(spec.open().await.unwrap()).await;
+    let again = spec.open().await.unwrap();
+    assert!(
+        again.unfinished().await.unwrap().is_empty(),
+        "reopened, nothing migrated twice or lost"
+    );
+    let snapshots = StoreSpec::parse(&pg.database("snapshots").await).unwrap();
+    snapshot_contract(snapshots.open().await.unwrap()).await;
+    let list = StoreSpec::parse(&pg.database("list").await).unwrap();
+    list_contract(list.open().await.unwrap()).await;
+    let ends = StoreSpec::parse(&pg.database("ends").await).unwrap();
+    runs_end_together(ends.open().await.unwrap()).await;
+
+    // Two replicas opening a new database at once migrate it once.
+    let fresh = StoreSpec::parse(&pg.database("together").await).unwrap();
+    let (a, b) = tokio::join!(fresh.open(), fresh.open());
+    a.unwrap();
+    b.unwrap();
+
+    let serve = |store: String| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--store", &store])
+            .current_dir(crate::util::ROOT)
+            .output()
+            .unwrap()
+    };
+    // Another program's database is not taken over.
+    let foreign = pg.database("foreign").await;
+    let mut conn = sqlx::PgConnection::connect(&foreign).await.unwrap();
+    sqlx::raw_sql("CREATE TABLE accounts (id INTEGER)")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let out = serve(foreign.clone());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("/foreign") && stderr.contains("another program"),
+        "{stderr}"
+    );
+    let tables: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'",
+    )
+    .fetch_one(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(tables, 1, "nothing created in it");
+    // One written by a newer version is refused.
+    let newer = pg.database("newer").await;
+    StoreSpec::parse(&newer).unwrap().open().await.unwrap();
+    let mut conn = sqlx::PgConnection::connect(&newer).await.unwrap();
+    sqlx::raw_sql("UPDATE a2a_orchestrator_schema SET version = 99")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let out = serve(newer);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("schema version 99"), "{stderr}");
+    // A server that is not there: said so, with the password hidden.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = serve(format!("postgres://orch:hunter2@127.0.0.1:{port}/orch"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot connect") && stderr.contains("orch:***@127.0.0.1"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}
+
 /// ListTasks's contract: newest status first (ties by id), filters by context, state
 /// and status time, pages that neither skip nor repeat, and a total; kept current as a
 /// task's state moves on without its snapshot being rewritten.
@@ -1110,8 +1194,8 @@ async fn the_wal_is_checkpointed_and_stays_bounded_under_steady_writes() {
     assert_eq!(got.history[0].text().len(), 40_000);
 }
 
-/// Runs ending together are written in one statement: each keeps its own end, and
-/// loses its checkpoints.
+/// Runs ending together (in SQLite, written in one statement) each keep their own end
+/// and their checkpoints.
 #[tokio::test]
 async fn runs_finishing_together_each_keep_their_own_end() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("durable-ends");
@@ -1120,6 +1204,10 @@ async fn runs_finishing_together_each_keep_their_own_end() {
         .open()
         .await
         .unwrap();
+    runs_end_together(store).await;
+}
+
+async fn runs_end_together(store: Arc<dyn Store>) {
     let runs: Vec<String> = (0..50).map(|i| format!("r{i}")).collect();
     let lifecycle = runs.iter().map(|run| {
         let store = store.clone();

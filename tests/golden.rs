@@ -1,7 +1,9 @@
-//! Data written by an earlier version still reads: a SQLite store as `serve` wrote it at
-//! schema 2 (`tests/fixtures/store-schema-2.sql`, how it was made in the fixtures'
-//! README), opened and read by today's store — tasks, their event logs, the messageId
-//! index, ListTasks, the runs with their headers, checkpoints and ends.
+//! Data written by an earlier version still reads, on every durable store: a SQLite
+//! store as `serve` wrote it at schema 2 (`tests/fixtures/store-schema-2.sql`) and a
+//! PostgreSQL one at its schema 1 (`postgres-schema-1.sql`; how both were made in the
+//! fixtures' README), opened and read by today's store — tasks, their event logs, the
+//! messageId index, ListTasks, the runs with their headers, checkpoints and ends — and
+//! written back the same.
 
 use std::path::PathBuf;
 
@@ -10,11 +12,20 @@ use a2a_orchestrator::host::detail::RunDetail;
 use a2a_orchestrator::protocol::server::TaskQuery;
 use a2a_orchestrator::protocol::types::*;
 use a2a_orchestrator::store::StoreSpec;
+use serde_json::Value;
 use sqlx::Connection;
 
 const DUMP: &str = include_str!("fixtures/store-schema-2.sql");
 const COMPLETED: &str = "01a208b2-2e98-70e5-83a3-931120d59a25";
 const WAITING: &str = "01a208b2-32bc-75ae-92b0-d137735c1d32";
+
+const PG_DUMP: &str = include_str!("fixtures/postgres-schema-1.sql");
+const PG_COMPLETED: &str = "01a20903-ae7f-7305-8b30-f79783a25d08";
+const PG_WAITING: &str = "01a20903-b2a3-779d-9dfd-c2291f1c7f4e";
+
+/// What a run's row and its units' rows hold, read straight from the database: the
+/// header, the end, and (step, item, checkpoint) sorted.
+type StoredRun = (Value, Option<Value>, Vec<(String, i64, Value)>);
 
 /// A database made from the dump, at a fresh path; its `sqlite://` URL.
 async fn database(name: &str) -> String {
@@ -34,12 +45,92 @@ async fn database(name: &str) -> String {
 }
 
 #[tokio::test]
-async fn a_store_written_at_schema_2_reads_back_whole() {
+async fn a_sqlite_store_written_at_schema_2_reads_back_whole() {
     let url = database("golden-schema-2.db").await;
-    let store = StoreSpec::parse(&url).unwrap().open().await.unwrap();
+    reads_back_whole(&url, COMPLETED, WAITING).await;
+    let path = url.trim_start_matches("sqlite://").to_owned();
+    let options = sqlx::sqlite::SqliteConnectOptions::new().filename(path);
+    let mut conn = sqlx::SqliteConnection::connect_with(&options)
+        .await
+        .unwrap();
+    for id in [COMPLETED, WAITING] {
+        let mut rows = Vec::new();
+        for run in [id.to_owned(), format!("{id}-copy")] {
+            let (header, end): (String, Option<String>) =
+                sqlx::query_as("SELECT header, run_end FROM runs WHERE id = ?1")
+                    .bind(&run)
+                    .fetch_one(&mut conn)
+                    .await
+                    .unwrap();
+            let units: Vec<(String, i64, String)> =
+                sqlx::query_as("SELECT step, item, checkpoint FROM run_units WHERE run_id = ?1")
+                    .bind(&run)
+                    .fetch_all(&mut conn)
+                    .await
+                    .unwrap();
+            rows.push(stored(header, end, units));
+        }
+        same_rows(id, &rows[0], &rows[1]);
+    }
+}
+
+#[tokio::test]
+async fn a_postgres_store_written_at_schema_1_reads_back_whole() {
+    let pg = crate::postgres::Cluster::start("golden");
+    let url = pg.database("golden").await;
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    sqlx::raw_sql(PG_DUMP).execute(&mut conn).await.unwrap();
+    conn.close().await.unwrap();
+    reads_back_whole(&url, PG_COMPLETED, PG_WAITING).await;
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    for id in [PG_COMPLETED, PG_WAITING] {
+        let mut rows = Vec::new();
+        for run in [id.to_owned(), format!("{id}-copy")] {
+            let (header, end): (String, Option<String>) =
+                sqlx::query_as("SELECT header, run_end FROM runs WHERE id = $1")
+                    .bind(&run)
+                    .fetch_one(&mut conn)
+                    .await
+                    .unwrap();
+            let units: Vec<(String, i64, String)> =
+                sqlx::query_as("SELECT step, item, checkpoint FROM run_units WHERE run_id = $1")
+                    .bind(&run)
+                    .fetch_all(&mut conn)
+                    .await
+                    .unwrap();
+            rows.push(stored(header, end, units));
+        }
+        same_rows(id, &rows[0], &rows[1]);
+    }
+}
+
+fn stored(header: String, end: Option<String>, units: Vec<(String, i64, String)>) -> StoredRun {
+    let json = |s: &str| serde_json::from_str::<Value>(s).unwrap();
+    let mut units: Vec<_> = units
+        .iter()
+        .map(|(s, i, c)| (s.clone(), *i, json(c)))
+        .collect();
+    units.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    (json(&header), end.as_deref().map(json), units)
+}
+
+/// A run and its copy stored by today's store hold the same JSON in every column.
+fn same_rows(id: &str, original: &StoredRun, copy: &StoredRun) {
+    let mut header = original.0.clone();
+    header["run_id"] = format!("{id}-copy").into();
+    assert_eq!(header, copy.0, "{id}: the header");
+    assert_eq!(original.1, copy.1, "{id}: the end");
+    assert!(!original.2.is_empty());
+    assert_eq!(original.2, copy.2, "{id}: the checkpoints");
+}
+
+/// Reads the fixture's store at `url` with today's store and checks everything in it;
+/// then stores a copy of each run under `{id}-copy` for the caller to compare.
+async fn reads_back_whole(url: &str, completed: &str, waiting: &str) {
+    let store = StoreSpec::parse(url).unwrap().open().await.unwrap();
 
     // The completed task: its snapshot, its event log, its run's detail.
-    let (done, seq) = store.get(&TaskId::new(COMPLETED)).await.unwrap().unwrap();
+    let (done, seq) = store.get(&TaskId::new(completed)).await.unwrap().unwrap();
     assert_eq!(done.status.state, TaskState::Completed);
     let result = done
         .artifacts
@@ -65,7 +156,7 @@ async fn a_store_written_at_schema_2_reads_back_whole() {
     // The waiting one: unfinished, found by ListTasks's state filter.
     let unfinished = store.unfinished().await.unwrap();
     let ids: Vec<&str> = unfinished.iter().map(|(t, _)| t.id.as_str()).collect();
-    assert_eq!(ids, [WAITING]);
+    assert_eq!(ids, [waiting]);
     assert_eq!(unfinished[0].0.status.state, TaskState::InputRequired);
     let page = store
         .list(&TaskQuery {
@@ -76,10 +167,10 @@ async fn a_store_written_at_schema_2_reads_back_whole() {
         .await
         .unwrap();
     assert_eq!(page.tasks.len(), 1);
-    assert_eq!(page.tasks[0].id.as_str(), WAITING);
+    assert_eq!(page.tasks[0].id.as_str(), waiting);
 
     // The runs: headers, checkpoints (done and sent), ends.
-    let run = store.load_run(COMPLETED).await.unwrap().unwrap();
+    let run = store.load_run(completed).await.unwrap().unwrap();
     assert_eq!(run.header.workflow_id, "travel-planning");
     assert_eq!(run.header.inputs["destination"], "Rome");
     assert!(run.header.workflow_source.contains("[workflow]"));
@@ -92,9 +183,9 @@ async fn a_store_written_at_schema_2_reads_back_whole() {
     assert_eq!(record.agent.as_deref(), Some("flights"));
     assert_eq!(record.attempts, 1);
     assert!(!record.outputs.artifacts.is_empty());
-    let waiting = store.load_run(WAITING).await.unwrap().unwrap();
-    assert!(waiting.end.is_none());
-    match &waiting.units[&("hotel".to_owned(), None)] {
+    let waiting_run = store.load_run(waiting).await.unwrap().unwrap();
+    assert!(waiting_run.end.is_none());
+    match &waiting_run.units[&("hotel".to_owned(), None)] {
         Checkpoint::Sent { task_id, agent, .. } => {
             assert!(task_id.is_some(), "the hotel's task is known");
             assert_eq!(agent.as_deref(), Some("hotels"));
@@ -102,13 +193,13 @@ async fn a_store_written_at_schema_2_reads_back_whole() {
         other => panic!("the hotel step: {other:?}"),
     }
     assert!(matches!(
-        &waiting.units[&("book_tours".to_owned(), Some(2))],
+        &waiting_run.units[&("book_tours".to_owned(), Some(2))],
         Checkpoint::Done(r) if r.state == StepState::Completed
     ));
 
     // Today's store writes what it read exactly as it was written: a copy of each run,
     // stored again under a new id, has the same JSON in every column.
-    for id in [COMPLETED, WAITING] {
+    for id in [completed, waiting] {
         let run = store.load_run(id).await.unwrap().unwrap();
         let copy = format!("{id}-copy");
         let mut header = run.header.clone();
@@ -121,48 +212,5 @@ async fn a_store_written_at_schema_2_reads_back_whole() {
             store.finish_run(&copy, end).await.unwrap();
         }
     }
-    drop(store);
-    let path = url.trim_start_matches("sqlite://");
-    let options = sqlx::sqlite::SqliteConnectOptions::new().filename(path);
-    let mut conn = sqlx::SqliteConnection::connect_with(&options)
-        .await
-        .unwrap();
-    let json = |s: String| serde_json::from_str::<serde_json::Value>(&s).unwrap();
-    for id in [COMPLETED, WAITING] {
-        let copy = format!("{id}-copy");
-        let runs: Vec<(String, Option<String>)> =
-            sqlx::query_as("SELECT header, run_end FROM runs WHERE id = ?1 OR id = ?2 ORDER BY id")
-                .bind(id)
-                .bind(&copy)
-                .fetch_all(&mut conn)
-                .await
-                .unwrap();
-        let mut original = json(runs[0].0.clone());
-        original["run_id"] = copy.clone().into();
-        assert_eq!(original, json(runs[1].0.clone()), "{id}: the header");
-        assert_eq!(
-            runs[0].1.clone().map(json),
-            runs[1].1.clone().map(json),
-            "{id}: the end"
-        );
-        let units: Vec<(String, String, i64, String)> = sqlx::query_as(
-            "SELECT run_id, step, item, checkpoint FROM run_units WHERE run_id = ?1 OR run_id = ?2",
-        )
-        .bind(id)
-        .bind(&copy)
-        .fetch_all(&mut conn)
-        .await
-        .unwrap();
-        let of = |run: &str| {
-            let mut u: Vec<(String, i64, serde_json::Value)> = units
-                .iter()
-                .filter(|(r, ..)| r == run)
-                .map(|(_, s, i, c)| (s.clone(), *i, json(c.clone())))
-                .collect();
-            u.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
-            u
-        };
-        assert!(!of(id).is_empty());
-        assert_eq!(of(id), of(&copy), "{id}: the checkpoints");
-    }
+    store.flush().await.unwrap();
 }

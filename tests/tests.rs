@@ -29,6 +29,7 @@ mod js_client;
 mod layers;
 mod llm;
 mod ops;
+mod postgres;
 mod python_client;
 mod python_server;
 mod python_v1_client;

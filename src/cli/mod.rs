@@ -246,7 +246,8 @@ pub struct ServeArgs {
     /// The header API keys come in [default: X-API-Key].
     #[arg(long)]
     api_key_header: Option<String>,
-    /// Where tasks and runs are kept: sqlite://PATH (survives restarts) or memory
+    /// Where tasks and runs are kept: sqlite://PATH (survives restarts),
+    /// postgres://USER:PASSWORD@HOST/DATABASE (a PostgreSQL server) or memory
     /// [default: sqlite://data/orchestrator.db].
     #[arg(long, value_name = "URL")]
     store: Option<String>,

@@ -2,12 +2,15 @@
 //! logs and push configs (the protocol layer's [`TaskStore`]) and runs with their
 //! checkpoints (the engine's [`RunStore`]).
 //!
-//! Two implementations: [`MemoryStore`] (fast, gone at exit) and [`SqliteStore`] (an
-//! embedded SQLite database in WAL mode, the default of `serve`). The engine and the
-//! host see only the traits, so another database (PostgreSQL, for several replicas)
-//! is one more implementation.
+//! Three implementations: [`MemoryStore`] (fast, gone at exit), [`SqliteStore`] (an
+//! embedded SQLite database in WAL mode, the default of `serve`) and [`PostgresStore`]
+//! (a PostgreSQL server several replicas share). The engine and the host see only the
+//! traits. The durable two write the same tables and the same JSON ([`rows`] for runs,
+//! A2A 0.3 JSON for tasks and events).
 
 mod memory;
+mod postgres;
+mod rows;
 mod sqlite;
 
 use std::path::PathBuf;
@@ -17,9 +20,11 @@ use std::time::SystemTime;
 use futures::future::BoxFuture;
 
 use crate::engine::RunStore;
-use crate::protocol::server::{StoreError, TaskStore};
+use crate::protocol::server::{LoggedEvent, StoreError, TaskStore};
+use crate::protocol::types::{StreamEvent, Task};
 
 pub use memory::MemoryStore;
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 /// Both halves of a store, and what concerns both.
@@ -43,6 +48,35 @@ pub trait Store: TaskStore + RunStore {
     fn check_writable(&self) -> BoxFuture<'_, Result<(), StoreError>> {
         Box::pin(async { Ok(()) })
     }
+}
+
+/// Most events logged after a task's stored snapshot: a read replays at most this many
+/// (and those of the commit that passed it).
+const SNAPSHOT_EVERY: u64 = 32;
+
+/// Whether a commit stores the task's snapshot, or only its events (the snapshot is
+/// then the stored one with the events after it replayed; the stores' `caught_up`).
+/// Most commits of a busy task are a status or an artifact chunk, and rewriting the
+/// whole task for each made up most of what a commit wrote. Stored: a task's first
+/// commit, one without events (a user's message added to the history), one with a
+/// whole task, the one that ends it (so a finished task is read without replaying), and
+/// at least every [`SNAPSHOT_EVERY`] events.
+pub(crate) fn snapshot_due(task: &Task, events: &[LoggedEvent]) -> bool {
+    let (Some((first, _)), Some((last, _))) = (events.first(), events.last()) else {
+        return true;
+    };
+    *first == 1
+        || task.status.state.is_terminal()
+        || events
+            .iter()
+            .any(|(_, e)| matches!(**e, StreamEvent::Task(_)))
+        || (first - 1) / SNAPSHOT_EVERY != last / SNAPSHOT_EVERY
+}
+
+/// Milliseconds since the Unix epoch: how the durable stores write times.
+pub(crate) fn millis(t: SystemTime) -> i64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// Why a store could not be opened: where, and what is wrong with it.
@@ -75,9 +109,13 @@ pub enum OpenErrorKind {
     )]
     NewerSchema { found: i64, known: i64 },
     #[error(
-        "it is a SQLite database of another program (it has tables but no a2a-orchestrator schema)"
+        "it is a database of another program (it has tables but no a2a-orchestrator schema); give the orchestrator a database of its own"
     )]
     Foreign,
+    #[error(
+        "cannot connect: {0} (is the server running, and are the URL's host, port, user, password and database right?)"
+    )]
+    Unreachable(sqlx::Error),
     #[error("migration {number} failed: {source}")]
     Migration { number: usize, source: sqlx::Error },
     #[error("{0}")]
@@ -89,18 +127,23 @@ pub enum OpenErrorKind {
 pub enum StoreSpec {
     Memory,
     Sqlite(PathBuf),
+    /// A `postgres://` (or `postgresql://`) URL, as libpq takes it.
+    Postgres(String),
 }
 
 /// The default of `serve`: a SQLite database under `data/`.
 pub const DEFAULT_STORE: &str = "sqlite://data/orchestrator.db";
 
 impl StoreSpec {
-    /// `memory`, or `sqlite://PATH` (relative paths from the working directory;
-    /// `sqlite:///abs/path` for an absolute one).
+    /// `memory`, `sqlite://PATH` (relative paths from the working directory;
+    /// `sqlite:///abs/path` for an absolute one), or `postgres://user:password@host/db`.
     pub fn parse(s: &str) -> Result<Self, String> {
         let s = s.trim();
         if s == "memory" || s == "memory://" {
             return Ok(StoreSpec::Memory);
+        }
+        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            return Ok(StoreSpec::Postgres(s.to_owned()));
         }
         let path = s
             .strip_prefix("sqlite://")
@@ -109,7 +152,7 @@ impl StoreSpec {
             Some("") => Err("`sqlite://` needs a path, as in sqlite://data/orchestrator.db".into()),
             Some(p) => Ok(StoreSpec::Sqlite(PathBuf::from(p))),
             None => Err(format!(
-                "unknown store {s:?}: use sqlite://PATH (for example {DEFAULT_STORE}) or memory"
+                "unknown store {s:?}: use sqlite://PATH (for example {DEFAULT_STORE}), postgres://USER:PASSWORD@HOST/DATABASE or memory"
             )),
         }
     }
@@ -128,6 +171,9 @@ impl StoreSpec {
         Ok(match self {
             StoreSpec::Memory => Arc::new(MemoryStore::new()),
             StoreSpec::Sqlite(path) => Arc::new(SqliteStore::open(path).await?),
+            StoreSpec::Postgres(url) => {
+                Arc::new(PostgresStore::open(url, &self.to_string()).await?)
+            }
         })
     }
 }
@@ -137,7 +183,25 @@ impl std::fmt::Display for StoreSpec {
         match self {
             StoreSpec::Memory => f.write_str("memory"),
             StoreSpec::Sqlite(p) => write!(f, "sqlite://{}", p.display()),
+            StoreSpec::Postgres(url) => f.write_str(&without_password(url)),
         }
+    }
+}
+
+/// A database URL with its password (if any) replaced by `***`: what logs and errors
+/// show.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***@{host}{path}"),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
     }
 }
 
@@ -157,9 +221,22 @@ mod tests {
             Ok(StoreSpec::Sqlite("/var/lib/o.db".into()))
         );
         assert!(
-            StoreSpec::parse("postgres://x")
+            StoreSpec::parse("mysql://x")
                 .unwrap_err()
-                .contains("unknown store")
+                .contains("postgres://")
+        );
+        let pg = StoreSpec::parse("postgres://orch:s3cr@t@db.internal:5432/orch?sslmode=require")
+            .unwrap();
+        assert_eq!(
+            pg.to_string(),
+            "postgres://orch:***@db.internal:5432/orch?sslmode=require",
+            "the password never shows"
+        );
+        assert_eq!(
+            StoreSpec::parse("postgresql://db/orch")
+                .unwrap()
+                .to_string(),
+            "postgresql://db/orch"
         );
         assert!(StoreSpec::parse("sqlite://").is_err());
     }

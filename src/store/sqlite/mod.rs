@@ -16,21 +16,20 @@
 //! [`schema`] holds the migrations, [`writer`] the writer and checkpointer tasks,
 //! [`tasks`] and [`runs`] the two traits' reads and writes.
 
-mod rows;
 mod runs;
 mod schema;
 mod tasks;
 mod writer;
 
 use schema::migrate;
-use writer::{Listed, Op, Write, checkpointer, millis, writer_loop};
+use writer::{Listed, Op, Write, checkpointer, writer_loop};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
 use sqlx::sqlite::{
@@ -41,7 +40,7 @@ use sqlx::{Connection, Row};
 use tokio::sync::{mpsc, oneshot};
 use tracing::warn;
 
-use super::{OpenError, OpenErrorKind, Store};
+use super::{OpenError, OpenErrorKind, Store, millis, snapshot_due};
 use crate::engine::{Checkpoint, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun};
 use crate::protocol::server::{
     LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,

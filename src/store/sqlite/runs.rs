@@ -1,7 +1,7 @@
 //! Runs and their checkpoints: the engine's [`RunStore`] on SQLite.
 
-use super::rows::{CheckpointRow, EndRow, HeaderRow};
 use super::*;
+use crate::store::rows::{CheckpointRow, EndRow, HeaderRow};
 
 /// The write that stores a unit's checkpoint.
 fn unit_write(

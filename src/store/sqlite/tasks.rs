@@ -4,29 +4,6 @@
 
 use super::*;
 
-/// Most events logged after a task's stored snapshot: a read replays at most this many
-/// (and those of the commit that passed it).
-const SNAPSHOT_EVERY: u64 = 32;
-
-/// Whether a commit stores the task's snapshot, or only its events (the snapshot is
-/// then the stored one with the events after it replayed; `SqliteStore::caught_up`).
-/// Most commits of a busy task are a status or an artifact chunk, and rewriting the
-/// whole task for each made up most of what a commit wrote. Stored: a task's first
-/// commit, one without events (a user's message added to the history), one with a
-/// whole task, the one that ends it (so a finished task is read without replaying), and
-/// at least every [`SNAPSHOT_EVERY`] events.
-fn snapshot_due(task: &Task, events: &[LoggedEvent]) -> bool {
-    let (Some((first, _)), Some((last, _))) = (events.first(), events.last()) else {
-        return true;
-    };
-    *first == 1
-        || task.status.state.is_terminal()
-        || events
-            .iter()
-            .any(|(_, e)| matches!(**e, StreamEvent::Task(_)))
-        || (first - 1) / SNAPSHOT_EVERY != last / SNAPSHOT_EVERY
-}
-
 impl SqliteStore {
     /// A stored snapshot brought up to date: the events logged after it, replayed.
     async fn caught_up(&self, mut task: Task, mut seq: u64) -> Result<(Task, u64), StoreError> {

@@ -86,11 +86,6 @@ fn now_ms() -> i64 {
     millis(SystemTime::now())
 }
 
-pub(super) fn millis(t: SystemTime) -> i64 {
-    t.duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
 /// Commits queued writes in batches until every handle is gone.
 pub(super) async fn writer_loop(
     mut conn: SqliteConnection,

@@ -1,4 +1,4 @@
-//! What the SQLite store writes for a run, in types of its own: the JSON of a run's
+//! What the durable stores (SQLite, PostgreSQL) write for a run, in types of its own: the JSON of a run's
 //! header, each unit's checkpoint and the run's end. They mirror the engine's types
 //! field by field today, and convert both ways; they are the stored format, so a field
 //! renamed in the engine changes nothing on disk, and a change here is a change of
@@ -12,7 +12,7 @@ use crate::engine::{Checkpoint, Content, Outputs, Record, RunEnd, RunHeader, Run
 
 /// A run's header (`runs.header`).
 #[derive(Serialize, Deserialize)]
-pub(super) struct HeaderRow {
+pub(crate) struct HeaderRow {
     run_id: String,
     workflow_id: String,
     workflow_file: String,
@@ -26,7 +26,7 @@ pub(super) struct HeaderRow {
 /// A unit's checkpoint (`run_units.checkpoint`).
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "phase", rename_all = "snake_case")]
-pub(super) enum CheckpointRow {
+pub(crate) enum CheckpointRow {
     Sent {
         attempt: u32,
         turn: u32,
@@ -41,7 +41,7 @@ pub(super) enum CheckpointRow {
 
 /// A finished step's (or item's) record.
 #[derive(Serialize, Deserialize)]
-pub(super) struct RecordRow {
+pub(crate) struct RecordRow {
     state: StepStateRow,
     outputs: OutputsRow,
     data: Option<Map<String, Value>>,
@@ -97,7 +97,7 @@ enum RunStateRow {
 
 /// A run's end (`runs.run_end`).
 #[derive(Serialize, Deserialize)]
-pub(super) struct EndRow {
+pub(crate) struct EndRow {
     state: RunStateRow,
     message: Option<String>,
     output_text: Option<String>,

@@ -1,0 +1,116 @@
+//! The database's schema and its migrations, applied in order at open; what a database
+//! that is not ours (another program's, a newer version's) is told.
+
+use sqlx::{Connection, PgPool};
+
+use super::OpenErrorKind;
+
+/// The schema, one migration per version (`a2a_orchestrator_schema.version` = how many
+/// are applied). The tables and columns are the SQLite store's at its schema 2, so
+/// that both keep the same things the same way.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE a2a_orchestrator_schema (version BIGINT NOT NULL);
+INSERT INTO a2a_orchestrator_schema VALUES (0);
+CREATE TABLE tasks (
+    id TEXT PRIMARY KEY,
+    snapshot TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    terminal BOOLEAN NOT NULL,
+    first_message_id TEXT,
+    updated_at BIGINT NOT NULL,
+    context_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    status_ms BIGINT NOT NULL
+);
+CREATE INDEX tasks_unfinished ON tasks (id) WHERE NOT terminal;
+CREATE INDEX tasks_by_terminal ON tasks (terminal, updated_at);
+CREATE INDEX tasks_by_first_message ON tasks (first_message_id);
+CREATE INDEX tasks_by_status_time ON tasks (status_ms DESC, id DESC);
+CREATE INDEX tasks_by_context_time ON tasks (context_id, status_ms DESC, id DESC);
+CREATE TABLE task_events (
+    task_id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    event TEXT NOT NULL,
+    PRIMARY KEY (task_id, seq)
+);
+CREATE TABLE push_configs (
+    task_id TEXT NOT NULL,
+    config_id TEXT NOT NULL,
+    position BIGINT NOT NULL,
+    config TEXT NOT NULL,
+    PRIMARY KEY (task_id, config_id)
+);
+CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    header TEXT NOT NULL,
+    canceled BOOLEAN NOT NULL DEFAULT false,
+    run_end TEXT,
+    updated_at BIGINT NOT NULL
+);
+CREATE INDEX runs_by_end ON runs ((run_end IS NULL), updated_at);
+CREATE TABLE run_units (
+    run_id TEXT NOT NULL,
+    step TEXT NOT NULL,
+    item BIGINT NOT NULL,
+    checkpoint TEXT NOT NULL,
+    PRIMARY KEY (run_id, step, item)
+);
+"#];
+
+/// The key of the advisory lock held while migrating: replicas opening one database
+/// together migrate it once, one after the other.
+const MIGRATION_LOCK: i64 = 0x4132_414f_7263_6801;
+
+/// Applies the migrations the database lacks, all in one transaction (PostgreSQL's
+/// DDL is transactional: a failed migration leaves the database as it was).
+pub(super) async fn migrate(pool: &PgPool) -> Result<(), OpenErrorKind> {
+    let mut conn = pool.acquire().await.map_err(OpenErrorKind::Unreachable)?;
+    let mut tx = conn.begin().await.map_err(OpenErrorKind::Database)?;
+    sqlx::query("SELECT pg_advisory_xact_lock($1)")
+        .bind(MIGRATION_LOCK)
+        .execute(&mut *tx)
+        .await
+        .map_err(OpenErrorKind::Database)?;
+    let ours: bool =
+        sqlx::query_scalar("SELECT to_regclass('a2a_orchestrator_schema') IS NOT NULL")
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(OpenErrorKind::Database)?;
+    let found: i64 = if ours {
+        sqlx::query_scalar("SELECT version FROM a2a_orchestrator_schema")
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(OpenErrorKind::Database)?
+    } else {
+        let tables: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()",
+        )
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(OpenErrorKind::Database)?;
+        if tables > 0 {
+            return Err(OpenErrorKind::Foreign);
+        }
+        0
+    };
+    let known = MIGRATIONS.len() as i64;
+    if found > known {
+        return Err(OpenErrorKind::NewerSchema { found, known });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        sqlx::raw_sql(sql)
+            .execute(&mut *tx)
+            .await
+            .map_err(|source| OpenErrorKind::Migration {
+                number: i + 1,
+                source,
+            })?;
+        sqlx::query("UPDATE a2a_orchestrator_schema SET version = $1")
+            .bind(i as i64 + 1)
+            .execute(&mut *tx)
+            .await
+            .map_err(OpenErrorKind::Database)?;
+    }
+    tx.commit().await.map_err(OpenErrorKind::Database)?;
+    Ok(())
+}

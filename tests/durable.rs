@@ -23,7 +23,7 @@ use crate::util::{Running, rpc, serve_with};
 /// An agent that counts the messages it is asked to work on (by the text's first word),
 /// thinks for `delay`, streams two chunks, and completes with a data part.
 #[derive(Clone)]
-struct Counting {
+pub(crate) struct Counting {
     name: &'static str,
     delay: Duration,
     seen: Arc<Mutex<HashMap<String, u32>>>,
@@ -76,7 +76,7 @@ fn card(name: &str, url: &str) -> AgentCard {
     c
 }
 
-async fn counting(
+pub(crate) async fn counting(
     name: &'static str,
     delay: Duration,
     seen: &Arc<Mutex<HashMap<String, u32>>>,
@@ -188,14 +188,14 @@ fn project(name: &str, agents: &[(&str, &str)], protocol: Wire) -> PathBuf {
 }
 
 /// An SSE response read event by event: (id, JSON-RPC result or error).
-struct Sse {
+pub(crate) struct Sse {
     body: futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
     decoder: SseDecoder,
     ready: std::collections::VecDeque<(Option<u64>, Value)>,
 }
 
 impl Sse {
-    async fn open(url: &str, body: &Value, last_event_id: Option<u64>) -> Sse {
+    pub(crate) async fn open(url: &str, body: &Value, last_event_id: Option<u64>) -> Sse {
         let mut req = reqwest::Client::new().post(url).json(body);
         if let Some(id) = last_event_id {
             req = req.header("Last-Event-ID", id.to_string());
@@ -210,7 +210,7 @@ impl Sse {
     }
 
     /// The next event, or `None` when the stream ends.
-    async fn next(&mut self) -> Option<(Option<u64>, Value)> {
+    pub(crate) async fn next(&mut self) -> Option<(Option<u64>, Value)> {
         loop {
             if let Some(e) = self.ready.pop_front() {
                 return Some(e);
@@ -229,7 +229,7 @@ impl Sse {
 }
 
 /// One JSON-RPC call; the response body.
-async fn call(url: &str, body: &Value) -> Value {
+pub(crate) async fn call(url: &str, body: &Value) -> Value {
     reqwest::Client::new()
         .post(url)
         .json(body)

@@ -34,6 +34,7 @@ mod python_client;
 mod python_server;
 mod python_v1_client;
 mod registry;
+mod replicas;
 mod runs;
 mod schema;
 mod server;

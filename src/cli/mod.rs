@@ -255,6 +255,11 @@ pub struct ServeArgs {
     /// [default: 7d].
     #[arg(long, value_name = "DURATION")]
     retention: Option<String>,
+    /// With a postgres:// store shared by replicas: how long a replica's lease lasts
+    /// without renewal, so how soon the runs of one that died are taken over
+    /// [default: 10s].
+    #[arg(long, value_name = "DURATION")]
+    lease: Option<String>,
     /// Do not serve the web view at /ui/.
     #[arg(long)]
     no_ui: bool,
@@ -311,6 +316,15 @@ impl ServeArgs {
             .transpose()
             .map_err(|e| anyhow::anyhow!("--retention: {e}"))?
             .filter(|d| !d.is_zero());
+        let lease = self
+            .lease
+            .as_deref()
+            .map(crate::config::parse_duration)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--lease: {e}"))?;
+        if lease.is_some_and(|l| l < std::time::Duration::from_millis(300)) {
+            anyhow::bail!("--lease: at least 300ms (a third of it is the renewal period)");
+        }
         Ok(Settings {
             name: self.name,
             description: self.description,
@@ -332,6 +346,7 @@ impl ServeArgs {
             push_timeout: None,
             store,
             retention,
+            lease,
             llm: None,
             metrics_token: None,
             traces: Default::default(),
@@ -370,7 +385,16 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let mut flags = args.settings()?;
     flags.llm = Some(llm);
     let resolved = file.overridden_by(flags).resolve();
-    let (config, listen, public_url) = (resolved.host, resolved.listen, resolved.public_url);
+    let (mut config, listen, public_url) = (resolved.host, resolved.listen, resolved.public_url);
+    if let Some(lease) = resolved.lease {
+        match config.store.clone().with_lease(lease) {
+            Ok(store) => config.store = store,
+            Err(e) => {
+                eprintln!("error: --lease / [store] lease: {e}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    }
     let metrics_token = resolved.metrics_token;
     let ui = resolved.ui;
     let (workflows, agents) = match serve::load(&config) {
@@ -427,7 +451,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         skills.join(", ")
     );
     let router = host.router(metrics_token, ui);
-    host.server
+    let server = host.server.clone();
+    server
         .serve_router(listener, router, shutdown_signal())
         .await?;
     // A stop hands over, never cancels: unfinished runs stay in the store as they are,
@@ -437,6 +462,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     host.registry.shutdown().await;
     if let Err(e) = host.store.flush().await {
         eprintln!("error: the store could not be flushed: {e}");
+        return Ok(ExitCode::FAILURE);
+    }
+    // Replicas sharing the store take this one's runs over at once.
+    if let Err(e) = host.server.release().await {
+        eprintln!("error: the store's lease could not be released: {e}");
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)

@@ -38,6 +38,10 @@ pub enum RunStoreError {
     /// The database (or the file system under it) failed.
     #[error("the run store failed: {0}")]
     Backend(#[source] std::sync::Arc<dyn std::error::Error + Send + Sync>),
+    /// Another process runs this run now (it took the run over while this one was
+    /// stopped or cut off): this one must not act for it any more.
+    #[error("run {0} is run by another process now")]
+    Fenced(String),
 }
 
 impl RunStoreError {
@@ -144,16 +148,20 @@ pub trait RunStore: Send + Sync + 'static {
 }
 
 /// One run's handle on the store. Write failures are logged, not fatal: the run goes
-/// on, only less durably.
+/// on, only less durably — except a write refused because another process runs the
+/// run now ([`RunStoreError::Fenced`]), which halts the run where it stands.
 #[derive(Clone)]
 pub(crate) struct Journal {
     pub store: Arc<dyn RunStore>,
     pub run_id: String,
+    /// The run's halt (see `RunControl::halt`).
+    pub halt: tokio_util::sync::CancellationToken,
 }
 
 impl Journal {
     pub async fn create(&self, header: &RunHeader) {
         if let Err(e) = self.store.create_run(header).await {
+            self.failed(&e);
             warn!(run_id = %self.run_id, error = %e, "could not save the run");
         }
     }
@@ -172,18 +180,34 @@ impl Journal {
 
     fn checkpoint_outcome(&self, step: &str, outcome: Result<(), RunStoreError>) {
         if let Err(e) = outcome {
+            self.failed(&e);
             warn!(run_id = %self.run_id, step, error = %e, "could not save a checkpoint");
         }
     }
 
+    /// Halts the run when the store says another process runs it now.
+    fn failed(&self, e: &RunStoreError) {
+        if matches!(e, RunStoreError::Fenced(_)) {
+            self.halt.cancel();
+        }
+    }
+
+    /// Whether the run is halted: what a unit asks after its checkpoint, before it
+    /// sends anything.
+    pub fn halted(&self) -> bool {
+        self.halt.is_cancelled()
+    }
+
     pub async fn canceled(&self) {
         if let Err(e) = self.store.set_canceled(&self.run_id).await {
+            self.failed(&e);
             warn!(run_id = %self.run_id, error = %e, "could not save the cancel");
         }
     }
 
     pub async fn finish(&self, end: &RunEnd) {
         if let Err(e) = self.store.finish_run(&self.run_id, end).await {
+            self.failed(&e);
             warn!(run_id = %self.run_id, error = %e, "could not save the run's end");
         }
     }

@@ -4,6 +4,7 @@
 
 use super::detail::{PendingQuestion, RUN_KEY, RunDetail, StepUpdate};
 use super::*;
+use crate::protocol::server::StoreError;
 
 /// A run as the relay takes it: its handle; its detail as it starts; its meter, which
 /// counts its events in the metrics. (The last two boxed: every waiting run holds the
@@ -49,7 +50,15 @@ impl Orchestrator {
         let mut unsettled: VecDeque<Queued> = VecDeque::new();
         let mut refused = false;
         let mut refuse = |e: SinkError, control: &RunControl| {
-            if !std::mem::replace(&mut refused, true) {
+            if std::mem::replace(&mut refused, true) {
+                return;
+            }
+            if matches!(e, SinkError::Store(StoreError::Fenced(_))) {
+                // Another replica runs the task now: this one stops where it stands,
+                // canceling nothing (the run is that replica's to go on with).
+                tracing::info!("another replica took this task over; halting its run here");
+                control.halt();
+            } else {
                 tracing::debug!(error = %e, "the upstream task no longer takes events; canceling the run");
                 control.cancel();
             }
@@ -63,7 +72,8 @@ impl Orchestrator {
                     continue;
                 }
                 () = shutdown.cancelled() => {
-                    tracing::info!(task_id = %task_id, "the server is stopping; the run is left for the next one to resume");
+                    tracing::info!(task_id = %task_id, "the server is stopping or handing the task over; the run is left for the next one to resume");
+                    run.control.halt();
                     break;
                 }
             };

@@ -29,8 +29,9 @@
 //! timeout = "10s"
 //!
 //! [store]
-//! url = "sqlite://data/orchestrator.db"   # or "memory"; relative to this file
+//! url = "sqlite://data/orchestrator.db"   # or "postgres://…", "memory"; relative to this file
 //! retention = "7d"                        # finished tasks and runs, then pruned
+//! lease = "10s"                           # postgres: a dead replica's runs taken over within this
 //!
 //! [telemetry]
 //! metrics_token_env = "METRICS_TOKEN"     # /metrics asks for this bearer token (open when absent)
@@ -94,6 +95,8 @@ pub struct Settings {
     pub push_timeout: Option<Duration>,
     pub store: Option<StoreSpec>,
     pub retention: Option<Duration>,
+    /// Replicas' leases on a shared (PostgreSQL) store.
+    pub lease: Option<Duration>,
     /// `Some(None)`: the file turns the model off (`enabled = false`).
     pub llm: Option<Option<LlmConfig>>,
     /// The bearer token `/metrics` asks for.
@@ -113,6 +116,9 @@ pub struct Resolved {
     pub metrics_token: Option<String>,
     /// Serve the web view at `/ui/`.
     pub ui: bool,
+    /// Replicas' leases, when set (`--lease`, `[store] lease`): applied to the store
+    /// by `StoreSpec::with_lease`, which says when the store has none.
+    pub lease: Option<Duration>,
 }
 
 impl Settings {
@@ -139,6 +145,7 @@ impl Settings {
             push_timeout: over.push_timeout.or(self.push_timeout),
             store: over.store.or(self.store),
             retention: over.retention.or(self.retention),
+            lease: over.lease.or(self.lease),
             llm: over.llm.or(self.llm),
             metrics_token: over.metrics_token.or(self.metrics_token),
             traces: crate::telemetry::TraceSettings {
@@ -188,6 +195,7 @@ impl Settings {
             public_url: self.public_url,
             metrics_token: self.metrics_token,
             ui: self.ui.unwrap_or(true),
+            lease: self.lease,
         }
     }
 }
@@ -204,7 +212,7 @@ const LLM_KEYS: &[&str] = &[
     "routing_max_tokens",
     "temperature",
 ];
-const STORE_KEYS: &[&str] = &["url", "retention"];
+const STORE_KEYS: &[&str] = &["url", "retention", "lease"];
 const SERVER_KEYS: &[&str] = &[
     "name",
     "description",
@@ -410,6 +418,7 @@ pub fn load_str(
                 .map(|spec| spec.relative_to(base))
         });
         out.retention = st.positive_duration(&mut ctx, "retention");
+        out.lease = st.positive_duration(&mut ctx, "lease");
         st.finish(&mut ctx, STORE_KEYS);
     }
     if let Some(l) = top.table_named(&mut ctx, "llm", "[llm]") {

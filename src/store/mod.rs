@@ -15,7 +15,7 @@ mod sqlite;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
 
@@ -127,9 +127,17 @@ pub enum OpenErrorKind {
 pub enum StoreSpec {
     Memory,
     Sqlite(PathBuf),
-    /// A `postgres://` (or `postgresql://`) URL, as libpq takes it.
-    Postgres(String),
+    /// A `postgres://` (or `postgresql://`) URL, as libpq takes it, and how long a
+    /// replica's lease on the runs it runs lasts without renewal.
+    Postgres {
+        url: String,
+        lease: Duration,
+    },
 }
+
+/// How long a replica's lease lasts by default: a replica that dies has its runs taken
+/// over within this (a third of it is the renewal period).
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
 
 /// The default of `serve`: a SQLite database under `data/`.
 pub const DEFAULT_STORE: &str = "sqlite://data/orchestrator.db";
@@ -143,7 +151,10 @@ impl StoreSpec {
             return Ok(StoreSpec::Memory);
         }
         if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-            return Ok(StoreSpec::Postgres(s.to_owned()));
+            return Ok(StoreSpec::Postgres {
+                url: s.to_owned(),
+                lease: DEFAULT_LEASE,
+            });
         }
         let path = s
             .strip_prefix("sqlite://")
@@ -153,6 +164,17 @@ impl StoreSpec {
             Some(p) => Ok(StoreSpec::Sqlite(PathBuf::from(p))),
             None => Err(format!(
                 "unknown store {s:?}: use sqlite://PATH (for example {DEFAULT_STORE}), postgres://USER:PASSWORD@HOST/DATABASE or memory"
+            )),
+        }
+    }
+
+    /// The same store with replicas' leases of `lease`; only a PostgreSQL store has
+    /// them (one several replicas share).
+    pub fn with_lease(self, lease: Duration) -> Result<Self, String> {
+        match self {
+            StoreSpec::Postgres { url, .. } => Ok(StoreSpec::Postgres { url, lease }),
+            other => Err(format!(
+                "a lease is for replicas sharing a postgres:// store; {other} is this process's alone"
             )),
         }
     }
@@ -171,8 +193,8 @@ impl StoreSpec {
         Ok(match self {
             StoreSpec::Memory => Arc::new(MemoryStore::new()),
             StoreSpec::Sqlite(path) => Arc::new(SqliteStore::open(path).await?),
-            StoreSpec::Postgres(url) => {
-                Arc::new(PostgresStore::open(url, &self.to_string()).await?)
+            StoreSpec::Postgres { url, lease } => {
+                Arc::new(PostgresStore::open(url, &self.to_string(), *lease).await?)
             }
         })
     }
@@ -183,7 +205,7 @@ impl std::fmt::Display for StoreSpec {
         match self {
             StoreSpec::Memory => f.write_str("memory"),
             StoreSpec::Sqlite(p) => write!(f, "sqlite://{}", p.display()),
-            StoreSpec::Postgres(url) => f.write_str(&without_password(url)),
+            StoreSpec::Postgres { url, .. } => f.write_str(&without_password(url)),
         }
     }
 }

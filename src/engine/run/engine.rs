@@ -63,7 +63,15 @@ pub(super) enum Command {
 #[derive(Clone)]
 pub struct RunControl {
     commands: mpsc::Sender<Box<Command>>,
+    /// Shared: every waiting run's relay holds a control, so it is kept small.
+    stops: Arc<Stops>,
+}
+
+struct Stops {
     cancel: CancellationToken,
+    /// Fired by `RunControl::halt`, or by the journal when the store refuses a write
+    /// because another process now runs the run.
+    halt: CancellationToken,
 }
 
 impl RunControl {
@@ -92,7 +100,14 @@ impl RunControl {
     /// Cancels the run: no new steps, every running downstream task canceled, `always`
     /// steps run within the grace period, the run ends `canceled`.
     pub fn cancel(&self) {
-        self.cancel.cancel();
+        self.stops.cancel.cancel();
+    }
+
+    /// Stops the run where it stands, writing nothing more and sending nothing more:
+    /// for a run this process no longer runs (it stops, or another process took the
+    /// run over). What the store holds is left for whoever resumes it.
+    pub fn halt(&self) {
+        self.stops.halt.cancel();
     }
 }
 
@@ -215,7 +230,18 @@ impl Engine {
         }
         let (mut run, handle) = self.prepare(workflow, inputs, run_id, saved);
         run.seed = seed;
-        self.tracker.spawn(run.run().instrument(span));
+        let halt = handle.control.stops.halt.clone();
+        // Halted, the run's future is dropped where it stands, and its units with it.
+        let run = run.run();
+        self.tracker.spawn(
+            async move {
+                tokio::select! {
+                    () = run => {}
+                    () = halt.cancelled() => tracing::info!("the run is halted: left as stored"),
+                }
+            }
+            .instrument(span),
+        );
         handle
     }
 
@@ -250,9 +276,11 @@ impl Engine {
         }
         let waiting: Vec<usize> = needs.iter().map(Vec::len).collect();
         let ready = (0..n).filter(|&i| waiting[i] == 0).collect();
+        let halt = CancellationToken::new();
         let journal = self.store.as_ref().map(|store| Journal {
             store: store.clone(),
             run_id: run_id.clone(),
+            halt: halt.clone(),
         });
         let run = Run {
             journal,
@@ -292,7 +320,10 @@ impl Engine {
         };
         let handle = RunHandle {
             run_id,
-            control: RunControl { commands, cancel },
+            control: RunControl {
+                commands,
+                stops: Arc::new(Stops { cancel, halt }),
+            },
             events: RunEvents(events),
         };
         (run, handle)

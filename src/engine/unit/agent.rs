@@ -63,6 +63,11 @@ impl Unit {
         } else {
             j.queue_unit(self.id().as_str(), self.item, &c).await;
         }
+        if j.halted() {
+            // Another process runs the run now: nothing is sent from here. The run's
+            // task drops this unit where it waits.
+            std::future::pending::<()>().await;
+        }
     }
 
     pub(super) async fn agent_step(

@@ -175,6 +175,7 @@ impl EventSink {
             std::sync::Arc::new(super::store::InMemoryTaskStore::new()),
             None,
             tokio_util::task::TaskTracker::new(),
+            CancellationToken::new(),
         );
         let (task_id, context_id) = (TaskId::new("t"), ContextId::new("c"));
         EventSink {

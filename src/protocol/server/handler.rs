@@ -269,6 +269,19 @@ impl<A: AgentExecutor> Inner<A> {
                 }
                 let context_id = task.context_id.clone();
                 message.context_id = Some(context_id.clone());
+                if let Route::Remote(store) = self.route(&task_id).await? {
+                    // Another server runs the task: it takes the message from the queue;
+                    // the client follows the task's log from here.
+                    let params = MessageSendParams {
+                        message,
+                        configuration,
+                        metadata,
+                    };
+                    self.forward(&store, &task_id, ClusterRequest::Message(Box::new(params)))
+                        .await?;
+                    let sub = self.tail(store, task, seq);
+                    return Ok(Started { task_id, sub });
+                }
                 let handle = self.manager.open_existing(task, seq);
                 let task = handle
                     .user_message(message.clone())
@@ -325,7 +338,7 @@ impl<A: AgentExecutor> Inner<A> {
             configuration: configuration.map(Box::new),
             metadata,
             cancel: handle.cancel.clone(),
-            shutdown: self.shutdown.clone(),
+            shutdown: handle.handover.clone(),
         };
         self.spawn_execute(handle, ctx);
         Ok(Started { task_id, sub })
@@ -441,26 +454,37 @@ impl<A: AgentExecutor> Inner<A> {
                 task.status.state.as_str(),
             ));
         }
-        let handle = self.manager.open_existing(task.clone(), seq);
-        let mut sub = handle.subscribe().await.map_err(sink_error)?;
-        let sink = EventSink {
-            handle: handle.clone(),
-            task_id: task.id.clone(),
-            context_id: task.context_id.clone(),
+        let mut sub = match self.route(&params.id).await? {
+            Route::Local => {
+                let handle = self.manager.open_existing(task.clone(), seq);
+                let sub = handle.subscribe().await.map_err(sink_error)?;
+                let sink = EventSink {
+                    handle: handle.clone(),
+                    task_id: task.id.clone(),
+                    context_id: task.context_id.clone(),
+                };
+                let ctx = CancelContext {
+                    task,
+                    metadata: params.metadata.clone(),
+                };
+                let outcome = AssertUnwindSafe(self.agent.cancel(ctx, sink))
+                    .catch_unwind()
+                    .await;
+                match outcome {
+                    Ok(Ok(())) => handle.cancel.cancel(),
+                    Ok(Err(e)) => return Err(e),
+                    Err(_) => return Err(RpcError::internal("the agent failed while canceling")),
+                }
+                sub
+            }
+            // Another server runs the task: it cancels it; this one waits for the log
+            // to say so.
+            Route::Remote(store) => {
+                self.forward(&store, &params.id, ClusterRequest::Cancel(params.clone()))
+                    .await?;
+                self.tail(store, task, seq)
+            }
         };
-        let ctx = CancelContext {
-            task,
-            metadata: params.metadata,
-        };
-        let outcome = AssertUnwindSafe(self.agent.cancel(ctx, sink))
-            .catch_unwind()
-            .await;
-        match outcome {
-            Ok(Ok(())) => handle.cancel.cancel(),
-            Ok(Err(e)) => return Err(e),
-            Err(_) => return Err(RpcError::internal("the agent failed while canceling")),
-        }
-        drop(handle);
         // Wait (bounded) for the agent to reach a terminal state.
         let wait = async {
             loop {
@@ -618,6 +642,12 @@ impl<A: AgentExecutor> Inner<A> {
                         "task {id} is {} and will not change: get it with GetTask",
                         task.status.state
                     )));
+                }
+                if !task.status.state.is_terminal()
+                    && let Route::Remote(store) = self.route(&id).await?
+                {
+                    // Another server runs the task: its log, followed from the store.
+                    return Ok((id, self.tail(store, task, seq), after));
                 }
                 let handle = self.manager.open_existing(task, seq);
                 let mut sub = handle.subscribe().await.map_err(sink_error)?;

@@ -10,6 +10,7 @@
 mod agent;
 mod apply;
 mod auth;
+mod cluster;
 mod handler;
 mod http;
 mod jsonrpc;
@@ -50,6 +51,8 @@ pub use agent::{
 pub use apply::apply_event;
 pub use auth::{InboundAuth, UNAUTHENTICATED};
 use axum::http::HeaderMap;
+use cluster::Route;
+pub use cluster::{Cluster, ClusterRequest, Owner, REQUEST_POLL, TAIL_POLL};
 use handler::{StreamRequest, store_error};
 use http::card;
 use jsonrpc::rpc;
@@ -242,7 +245,7 @@ impl<A: AgentExecutor> A2aServerBuilder<A> {
                 self.config.allow_private_webhooks,
             )
         });
-        let manager = TaskManager::new(store, push, tracker.clone());
+        let manager = TaskManager::new(store, push, tracker.clone(), shutdown.clone());
         let card_json =
             Bytes::from(http::published_card(&self.card, self.config.generations).to_string());
         A2aServer {
@@ -337,41 +340,36 @@ impl<A: AgentExecutor> A2aServer<A> {
 
     /// Resumes the work of every unfinished task in the store (after a restart): each
     /// is handed to [`AgentExecutor::resume`] in a task of its own. Returns how many.
+    /// On a store several servers share ([`TaskStore::cluster`]) it starts the loop
+    /// that claims, as long as the server runs, the tasks nobody runs — resumed the
+    /// same way — and returns 0.
     pub async fn recover(&self) -> Result<usize, StoreError> {
         let inner = &self.inner;
-        let unfinished = inner.manager.store().unfinished().await?;
+        let store = inner.manager.store().clone();
+        if store.cluster().is_some() {
+            // Servers sharing the store: this one resumes what it claims, now and as
+            // long as it runs (see `cluster`).
+            self.inner
+                .tracker
+                .spawn(cluster::cluster_loop(self.inner.clone()));
+            return Ok(0);
+        }
+        let unfinished = store.unfinished().await?;
         let n = unfinished.len();
         for (task, seq) in unfinished {
-            if !inner
-                .manager
-                .store()
-                .push_configs(&task.id)
-                .await?
-                .is_empty()
-            {
-                inner.manager.arm_push(&task.id);
-            }
-            let handle = inner.manager.open_existing(task.clone(), seq);
-            let sink = EventSink {
-                handle: handle.clone(),
-                task_id: task.id.clone(),
-                context_id: task.context_id.clone(),
-            };
-            let ctx = ResumeContext {
-                task,
-                cancel: handle.cancel.clone(),
-                shutdown: inner.shutdown.clone(),
-            };
-            let agent = inner.agent.clone();
-            let span = info_span!(
-                "resume",
-                task_id = %ctx.task.id,
-                "a2a.task.id" = %ctx.task.id,
-                "gen_ai.conversation.id" = %ctx.task.context_id,
-            );
-            inner.spawn_agent(handle, span, async move { agent.resume(ctx, sink).await });
+            inner.resume_task(task, seq).await?;
         }
         Ok(n)
+    }
+
+    /// Gives up this server's tasks to the other servers sharing its store, at once
+    /// (after its executors have stopped, at a graceful stop); nothing for a store this
+    /// server has to itself.
+    pub async fn release(&self) -> Result<(), StoreError> {
+        match self.inner.manager.store().cluster() {
+            Some(cluster) => cluster.release().await,
+            None => Ok(()),
+        }
     }
 
     /// Removes terminal tasks last changed before `before` from the store.

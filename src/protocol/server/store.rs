@@ -41,6 +41,10 @@ pub enum StoreError {
     /// The database (or the file system under it) failed.
     #[error("the task store failed: {0}")]
     Backend(#[source] Cause),
+    /// Another server runs this task now (servers sharing a store): this one must not
+    /// write for it.
+    #[error("task {0} is run by another server now")]
+    Fenced(TaskId),
 }
 
 impl StoreError {
@@ -174,6 +178,11 @@ pub trait TaskStore: Send + Sync + 'static {
     /// One page of the tasks `query` asks for, newest status first, through an index
     /// kept in that order (never a scan of every task).
     fn list(&self, query: &TaskQuery) -> BoxFuture<'_, Result<TaskPage, StoreError>>;
+    /// How the servers sharing this store divide its tasks; `None` (the default) for a
+    /// store one server has to itself, which runs every task.
+    fn cluster(&self) -> Option<&dyn super::Cluster> {
+        None
+    }
 }
 
 /// Keeps everything in process memory: fast, and gone at exit.

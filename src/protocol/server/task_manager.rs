@@ -31,7 +31,7 @@ use crate::protocol::types::{
 /// How many events a slow subscriber may fall behind before it is caught up from the
 /// stored log instead. Every live task allocates this many slots up front (about 50
 /// bytes each), so it is small: lagging is cheap, memory per task is not.
-const BROADCAST_CAPACITY: usize = 32;
+pub(super) const BROADCAST_CAPACITY: usize = 32;
 /// Commands queued to one actor before senders wait.
 const COMMAND_CAPACITY: usize = 64;
 /// Most events committed to the store in one write: events queued while a write is in
@@ -73,6 +73,10 @@ pub(crate) struct ActorHandle {
     tx: mpsc::Sender<Cmd>,
     /// Fires when the task is canceled or the server shuts down.
     pub cancel: CancellationToken,
+    /// Fires when this server stops running the task without ending it: it stops, or
+    /// (servers sharing a store) another server took the task over. The executors'
+    /// `shutdown`.
+    pub handover: CancellationToken,
 }
 
 impl std::fmt::Debug for ActorHandle {
@@ -128,6 +132,7 @@ impl ActorHandle {
 struct LiveEntry {
     tx: mpsc::WeakSender<Cmd>,
     cancel: CancellationToken,
+    handover: CancellationToken,
     generation: u64,
 }
 
@@ -144,6 +149,8 @@ struct Shared {
     next_generation: std::sync::atomic::AtomicU64,
     push: Option<PushNotifier>,
     tracker: TaskTracker,
+    /// The server's stop: every task's handover token is a child of it.
+    shutdown: CancellationToken,
 }
 
 impl TaskManager {
@@ -151,6 +158,7 @@ impl TaskManager {
         store: Arc<dyn TaskStore>,
         push: Option<PushNotifier>,
         tracker: TaskTracker,
+        shutdown: CancellationToken,
     ) -> Self {
         Self {
             shared: Arc::new(Shared {
@@ -159,7 +167,29 @@ impl TaskManager {
                 next_generation: Default::default(),
                 push,
                 tracker,
+                shutdown,
             }),
+        }
+    }
+
+    /// Whether this server has the task's actor now.
+    pub fn is_live(&self, task: &TaskId) -> bool {
+        let live = self.shared.live.lock().unwrap_or_else(|p| p.into_inner());
+        live.get(task).is_some_and(|e| e.tx.upgrade().is_some())
+    }
+
+    /// Stops running `task` here without ending it (another server runs it now): its
+    /// executors hear their `shutdown`, and the next request for it opens no actor from
+    /// this one.
+    pub fn hand_over(&self, task: &TaskId) {
+        let entry = self
+            .shared
+            .live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(task);
+        if let Some(entry) = entry {
+            entry.handover.cancel();
         }
     }
 
@@ -210,6 +240,7 @@ impl TaskManager {
             return ActorHandle {
                 tx,
                 cancel: entry.cancel.clone(),
+                handover: entry.handover.clone(),
             };
         }
         let (tx, rx) = mpsc::channel(COMMAND_CAPACITY);
@@ -217,6 +248,7 @@ impl TaskManager {
         // executors hear that through the server's shutdown token, and leave the task
         // as it is for the next server to resume).
         let cancel = CancellationToken::new();
+        let handover = shared.shutdown.child_token();
         let generation = shared
             .next_generation
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -225,6 +257,7 @@ impl TaskManager {
             LiveEntry {
                 tx: tx.downgrade(),
                 cancel: cancel.clone(),
+                handover: handover.clone(),
                 generation,
             },
         );
@@ -251,7 +284,11 @@ impl TaskManager {
             }
             .instrument(span),
         );
-        ActorHandle { tx, cancel }
+        ActorHandle {
+            tx,
+            cancel,
+            handover,
+        }
     }
 }
 
@@ -591,7 +628,12 @@ mod tests {
     #[tokio::test]
     async fn replaying_the_logged_events_gives_the_actors_snapshot() {
         let store = Arc::new(super::super::store::InMemoryTaskStore::new());
-        let manager = TaskManager::new(store.clone(), None, TaskTracker::new());
+        let manager = TaskManager::new(
+            store.clone(),
+            None,
+            TaskTracker::new(),
+            CancellationToken::new(),
+        );
         let id = TaskId::new("t");
         let first = Message::new(crate::protocol::types::Role::User, vec![Part::text("hi")]);
         let actor = manager.open_new(id.clone(), ContextId::new("c"), first);

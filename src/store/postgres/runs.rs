@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+
 use std::time::SystemTime;
 
 use futures::future::BoxFuture;
@@ -22,32 +23,90 @@ fn now() -> i64 {
     millis(SystemTime::now())
 }
 
+/// The row of the run's task, locked against a takeover until the write commits: a
+/// run is fenced by its task's owner and fencing number (the host runs each run as the
+/// task of the same id). A run whose task is not stored yet is its starter's.
+const HELD: &str = "held AS (SELECT owner, fence FROM tasks WHERE id = $1 FOR SHARE)";
+
+/// True unless the run's task is another replica's ($R, $F substituted).
+const MINE: &str = "NOT EXISTS (SELECT 1 FROM held WHERE owner IS DISTINCT FROM $R OR fence IS DISTINCT FROM $F::bigint)";
+
+/// A statement for run `$1`, `more` further parameters, made only while the run's task
+/// is this replica's: `sql` with `{HELD}` and `{MINE}` filled in, the replica and fence
+/// parameters numbered after the others.
+fn fenced(sql: &str, more: usize) -> String {
+    let mine = MINE
+        .replace("$R", &format!("${}", more + 2))
+        .replace("$F", &format!("${}", more + 3));
+    format!("WITH {HELD} {}", sql.replace("{MINE}", &mine))
+}
+
+/// A parameter of a run's write after the run's id.
+enum Value<'a> {
+    Text(&'a str),
+    Int(i64),
+}
+
 impl PostgresStore {
-    /// Runs one statement with the run's id and one more text: the rows it changed.
-    async fn run_write(&self, sql: &str, run_id: &str, text: &str) -> Result<u64, RunStoreError> {
-        Ok(sqlx::query(sql)
-            .bind(run_id)
-            .bind(text)
-            .bind(now())
+    /// Runs `sql` (see [`fenced`]) with the run's id and `texts`; refused with
+    /// [`RunStoreError::Fenced`] when the run's task is another replica's.
+    async fn run_write(
+        &self,
+        sql: &str,
+        run_id: &str,
+        values: &[Value<'_>],
+    ) -> Result<(), RunStoreError> {
+        let sql = fenced(sql, values.len());
+        let mut q = sqlx::query(&sql).bind(run_id);
+        for v in values {
+            q = match *v {
+                Value::Text(t) => q.bind(t),
+                Value::Int(n) => q.bind(n),
+            };
+        }
+        let written = q
+            .bind(&*self.replica)
+            .bind(self.fence(run_id))
             .execute(&self.pool)
             .await
             .map_err(RunStoreError::backend)?
-            .rows_affected())
+            .rows_affected();
+        if written > 0 {
+            return Ok(());
+        }
+        // Nothing written: the run's task is someone else's, or the run is not stored
+        // (nothing to change, as in the other stores).
+        let owner: Option<(Option<String>, i64)> =
+            sqlx::query_as("SELECT owner, fence FROM tasks WHERE id = $1")
+                .bind(run_id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(RunStoreError::backend)?;
+        match owner {
+            Some((owner, fence))
+                if owner.as_deref() != Some(&*self.replica)
+                    || Some(fence) != self.fence(run_id) =>
+            {
+                Err(RunStoreError::Fenced(run_id.to_owned()))
+            }
+            _ => Ok(()),
+        }
     }
 }
 
 impl RunStore for PostgresStore {
     fn create_run<'a>(&'a self, header: &'a RunHeader) -> BoxFuture<'a, Result<(), RunStoreError>> {
         Box::pin(async move {
+            let header_json = encode(&HeaderRow::from(header))?;
             self.run_write(
-                "INSERT INTO runs (id, header, updated_at) VALUES ($1, $2, $3)
+                "INSERT INTO runs (id, header, updated_at) SELECT $1, $2, $3
+                 WHERE {MINE}
                  ON CONFLICT (id) DO UPDATE SET header = excluded.header,
                    updated_at = excluded.updated_at",
                 &header.run_id,
-                &encode(&HeaderRow::from(header))?,
+                &[Value::Text(&header_json), Value::Int(now())],
             )
-            .await?;
-            Ok(())
+            .await
         })
     }
 
@@ -59,18 +118,19 @@ impl RunStore for PostgresStore {
         checkpoint: &'a Checkpoint,
     ) -> BoxFuture<'a, Result<(), RunStoreError>> {
         Box::pin(async move {
-            sqlx::query(
-                "INSERT INTO run_units (run_id, step, item, checkpoint) VALUES ($1, $2, $3, $4)
+            let checkpoint = encode(&CheckpointRow::from(checkpoint))?;
+            self.run_write(
+                "INSERT INTO run_units (run_id, step, item, checkpoint) SELECT $1, $2, $3, $4
+                 WHERE {MINE}
                  ON CONFLICT (run_id, step, item) DO UPDATE SET checkpoint = excluded.checkpoint",
+                run_id,
+                &[
+                    Value::Text(step),
+                    Value::Int(item.map_or(-1, |i| i as i64)),
+                    Value::Text(&checkpoint),
+                ],
             )
-            .bind(run_id)
-            .bind(step)
-            .bind(item.map_or(-1, |i| i as i64))
-            .bind(encode(&CheckpointRow::from(checkpoint))?)
-            .execute(&self.pool)
             .await
-            .map_err(RunStoreError::backend)?;
-            Ok(())
         })
     }
 
@@ -88,13 +148,12 @@ impl RunStore for PostgresStore {
 
     fn set_canceled<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), RunStoreError>> {
         Box::pin(async move {
-            sqlx::query("UPDATE runs SET canceled = true, updated_at = $2 WHERE id = $1")
-                .bind(run_id)
-                .bind(now())
-                .execute(&self.pool)
-                .await
-                .map_err(RunStoreError::backend)?;
-            Ok(())
+            self.run_write(
+                "UPDATE runs SET canceled = true, updated_at = $2 WHERE id = $1 AND {MINE}",
+                run_id,
+                &[Value::Int(now())],
+            )
+            .await
         })
     }
 
@@ -104,15 +163,15 @@ impl RunStore for PostgresStore {
         end: &'a RunEnd,
     ) -> BoxFuture<'a, Result<(), RunStoreError>> {
         Box::pin(async move {
+            let end = encode(&EndRow::from(end))?;
             // A finished run keeps its steps' checkpoints: a retry of it begins with the
             // results of those that completed. They go when retention prunes the run.
             self.run_write(
-                "UPDATE runs SET run_end = $2, updated_at = $3 WHERE id = $1",
+                "UPDATE runs SET run_end = $2, updated_at = $3 WHERE id = $1 AND {MINE}",
                 run_id,
-                &encode(&EndRow::from(end))?,
+                &[Value::Text(&end), Value::Int(now())],
             )
-            .await?;
-            Ok(())
+            .await
         })
     }
 

@@ -6,9 +6,10 @@ use sqlx::{Connection, PgPool};
 use super::OpenErrorKind;
 
 /// The schema, one migration per version (`a2a_orchestrator_schema.version` = how many
-/// are applied). The tables and columns are the SQLite store's at its schema 2, so
-/// that both keep the same things the same way.
-const MIGRATIONS: &[&str] = &[r#"
+/// are applied). The first is the SQLite store's schema 2, so that both keep the same
+/// things the same way.
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE a2a_orchestrator_schema (version BIGINT NOT NULL);
 INSERT INTO a2a_orchestrator_schema VALUES (0);
 CREATE TABLE tasks (
@@ -55,7 +56,27 @@ CREATE TABLE run_units (
     checkpoint TEXT NOT NULL,
     PRIMARY KEY (run_id, step, item)
 );
-"#];
+"#,
+    // Several servers on one database: each server's lease, who runs each unfinished
+    // task (and its fencing number), and the requests queued for the server running a
+    // task.
+    r#"
+CREATE TABLE replicas (
+    id TEXT PRIMARY KEY,
+    started_at BIGINT NOT NULL,
+    lease_until BIGINT NOT NULL
+);
+ALTER TABLE tasks ADD COLUMN owner TEXT;
+ALTER TABLE tasks ADD COLUMN fence BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX tasks_by_owner ON tasks (owner) WHERE NOT terminal;
+CREATE TABLE task_requests (
+    id BIGSERIAL PRIMARY KEY,
+    task_id TEXT NOT NULL,
+    request TEXT NOT NULL
+);
+CREATE INDEX task_requests_by_task ON task_requests (task_id);
+"#,
+];
 
 /// The key of the advisory lock held while migrating: replicas opening one database
 /// together migrate it once, one after the other.

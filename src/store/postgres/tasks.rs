@@ -20,36 +20,53 @@ use crate::store::{Store, millis, snapshot_due};
 /// it, and whether it is terminal.
 const TASK_COLUMNS: &str = "snapshot, seq, terminal";
 
-/// A task's commit that stores its snapshot: its events and its row in one statement.
+/// A task's commit that stores its snapshot: its row and its events in one statement,
+/// made only while the task is this replica's ($12) with this fencing number ($13; a
+/// new task's row gets 1). The events are written only if the row was: the upsert
+/// locks the row and checks the owner on its latest version, so a takeover committed
+/// meanwhile makes it write nothing. Gives how many rows were written (0: fenced).
 const COMMIT_SNAPSHOT: &str = "
-WITH logged AS (
+WITH written AS (
+    INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at,
+                       context_id, state, status_ms, owner, fence)
+    VALUES ($1, $4,
+            -- Without a new event the snapshot includes every event logged so far: a
+            -- task's commits each wait for the one before.
+            coalesce($5, (SELECT max(seq) FROM task_events WHERE task_id = $1), 0),
+            $6, $7, $8, $9, $10, $11, $12, coalesce($13::bigint, 1))
+    ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot,
+        seq = greatest(tasks.seq, excluded.seq), terminal = excluded.terminal,
+        first_message_id = coalesce(tasks.first_message_id, excluded.first_message_id),
+        updated_at = excluded.updated_at, context_id = excluded.context_id,
+        state = excluded.state, status_ms = excluded.status_ms
+    WHERE tasks.owner IS NOT DISTINCT FROM $12 AND tasks.fence IS NOT DISTINCT FROM $13::bigint
+    RETURNING id
+),
+logged AS (
     INSERT INTO task_events (task_id, seq, event)
     SELECT $1, e.seq, e.event FROM UNNEST($2::bigint[], $3::text[]) AS e(seq, event)
+    WHERE EXISTS (SELECT 1 FROM written)
 )
-INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at,
-                   context_id, state, status_ms)
-VALUES ($1, $4,
-        -- Without a new event the snapshot includes every event logged so far: a
-        -- task's commits each wait for the one before.
-        coalesce($5, (SELECT max(seq) FROM task_events WHERE task_id = $1), 0),
-        $6, $7, $8, $9, $10, $11)
-ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot,
-    seq = greatest(tasks.seq, excluded.seq), terminal = excluded.terminal,
-    first_message_id = coalesce(tasks.first_message_id, excluded.first_message_id),
-    updated_at = excluded.updated_at, context_id = excluded.context_id,
-    state = excluded.state, status_ms = excluded.status_ms";
+SELECT count(*) FROM written";
 
-/// A task's commit of events only: the events, and what ListTasks reads kept current.
+/// A task's commit of events only: what ListTasks reads kept current, and the events;
+/// made only while the task is this replica's ($6) with this fencing number ($7), as
+/// [`COMMIT_SNAPSHOT`]. Gives how many rows were written (0: fenced).
 const COMMIT_EVENTS: &str = "
-WITH logged AS (
+WITH written AS (
+    UPDATE tasks SET state = $4, status_ms = $5 WHERE id = $1 AND owner = $6 AND fence = $7
+    RETURNING id
+),
+logged AS (
     INSERT INTO task_events (task_id, seq, event)
     SELECT $1, e.seq, e.event FROM UNNEST($2::bigint[], $3::text[]) AS e(seq, event)
+    WHERE EXISTS (SELECT 1 FROM written)
 )
-UPDATE tasks SET state = $4, status_ms = $5 WHERE id = $1";
+SELECT count(*) FROM written";
 
 impl PostgresStore {
     /// A stored snapshot brought up to date: the events logged after it, replayed.
-    async fn caught_up(&self, row: PgRow) -> Result<(Task, u64), StoreError> {
+    pub(super) async fn caught_up(&self, row: PgRow) -> Result<(Task, u64), StoreError> {
         let snapshot: String = row.get(0);
         let seq: i64 = row.get(1);
         let terminal: bool = row.get(2);
@@ -96,6 +113,13 @@ impl TaskStore for PostgresStore {
                 .collect::<Result<Vec<_>, _>>()?;
             let id = task.id.as_str();
             let state = task.status.state.as_str();
+            let known = self.fence(id);
+            // A task new to this replica is written with the first fencing number, and
+            // holds it from now: its run's first writes may race this commit.
+            let fence = known.or(Some(1));
+            if known.is_none() {
+                self.set_fence(id, fence);
+            }
             let query = if snapshot_due(task, events) {
                 sqlx::query(COMMIT_SNAPSHOT)
                     .bind(id)
@@ -109,6 +133,8 @@ impl TaskStore for PostgresStore {
                     .bind(task.context_id.as_str())
                     .bind(state)
                     .bind(status_ms(task))
+                    .bind(&*self.replica)
+                    .bind(fence)
             } else {
                 sqlx::query(COMMIT_EVENTS)
                     .bind(id)
@@ -116,11 +142,27 @@ impl TaskStore for PostgresStore {
                     .bind(texts)
                     .bind(state)
                     .bind(status_ms(task))
+                    .bind(&*self.replica)
+                    .bind(fence)
             };
-            query
-                .execute(&self.pool)
+            let written: i64 = query
+                .fetch_one(&self.pool)
                 .await
-                .map_err(StoreError::backend)?;
+                .map_err(StoreError::backend)?
+                .get(0);
+            if written == 0 {
+                if known.is_none() {
+                    // Never this replica's.
+                    self.set_fence(id, None);
+                }
+                // The task is another replica's now; the next renewal reports it lost,
+                // and the server hands it over.
+                return Err(StoreError::Fenced(task.id.clone()));
+            }
+            if task.status.state.is_terminal() {
+                // Nobody runs a finished task.
+                self.set_fence(id, None);
+            }
             Ok(())
         })
     }
@@ -302,5 +344,9 @@ impl TaskStore for PostgresStore {
                 total: total as usize,
             })
         })
+    }
+
+    fn cluster(&self) -> Option<&dyn crate::protocol::server::Cluster> {
+        Some(self)
     }
 }

@@ -1,0 +1,276 @@
+//! Several servers sharing one store, behind any load balancer: each unfinished task is
+//! run by one of them, and any of them answers any request for any task.
+//!
+//! A store shared this way implements [`Cluster`]: who runs a task (a lease the server
+//! renews while it lives, a fencing number the store checks on every write for the
+//! task, so that a server that lost a task cannot write for it), taking over the tasks
+//! of a server that stopped renewing, and a queue of requests for the server that runs
+//! a task. Here is what the server does with it:
+//!
+//! - every third of the lease it renews its lease, hands over the tasks it lost (their
+//!   executors hear `shutdown`, as at a stop) and claims the tasks nobody runs, resuming
+//!   them as a restart resumes a store's unfinished tasks;
+//! - a request for a task another server runs is answered from the store: a stream or
+//!   a subscription follows the task's event log (polled, so it goes on across a
+//!   takeover), and a cancel or a message is queued for the server running the task,
+//!   which takes its queue every [`REQUEST_POLL`];
+//! - a graceful stop releases the lease at once, for the others to claim the tasks.
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+use tracing::info;
+
+use super::*;
+
+/// How often a server takes the requests queued for the tasks it runs.
+pub const REQUEST_POLL: Duration = Duration::from_millis(200);
+
+/// How often a stream on a task another server runs reads the task's log.
+pub const TAIL_POLL: Duration = Duration::from_millis(100);
+
+/// Most tasks claimed at once.
+const CLAIM_BATCH: usize = 64;
+
+/// Who runs a task now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// This server.
+    Here,
+    /// Another server, whose lease is current.
+    Elsewhere,
+    /// Nobody: the server that ran it stopped renewing its lease; the next claim takes
+    /// it over.
+    Nobody,
+}
+
+/// What a server asks of the server that runs a task.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum ClusterRequest {
+    /// `tasks/cancel` / CancelTask.
+    Cancel(TaskIdParams),
+    /// A message continuing the task (an answer to its question).
+    Message(Box<MessageSendParams>),
+}
+
+/// Ownership of tasks among the servers sharing a store (see the module's docs). The
+/// store checks the fencing number on every write for a task this server runs, and
+/// refuses one for a task it does not run with [`StoreError::Fenced`].
+pub trait Cluster: Send + Sync {
+    /// How long a lease lasts without renewal: how soon the tasks of a server that
+    /// died are taken over.
+    fn lease(&self) -> Duration;
+    /// Who runs task `id`.
+    fn owner<'a>(&'a self, id: &'a TaskId) -> BoxFuture<'a, Result<Owner, StoreError>>;
+    /// Renews this server's lease; the tasks it has lost since the last renewal (taken
+    /// over while it was stopped or cut off).
+    fn renew(&self) -> BoxFuture<'_, Result<Vec<TaskId>, StoreError>>;
+    /// Takes over up to `max` unfinished tasks nobody runs; with their last event's
+    /// number, to resume.
+    fn claim(&self, max: usize) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>>;
+    /// Gives up this server's lease and tasks at once (a graceful stop).
+    fn release(&self) -> BoxFuture<'_, Result<(), StoreError>>;
+    /// Queues `request` for the server that runs task `id`.
+    fn request<'a>(
+        &'a self,
+        id: &'a TaskId,
+        request: &'a ClusterRequest,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Takes the requests queued for the tasks this server runs, oldest first.
+    fn requests(&self) -> BoxFuture<'_, Result<Vec<(TaskId, ClusterRequest)>, StoreError>>;
+}
+
+/// Where a request for an existing task is served.
+pub(super) enum Route {
+    /// Here: this server runs the task (or the store is this server's alone).
+    Local,
+    /// From the store: another server runs it, or will once it claims it.
+    Remote(Arc<dyn TaskStore>),
+}
+
+impl<A: AgentExecutor> Inner<A> {
+    /// Where a request for unfinished task `id` is served.
+    pub(super) async fn route(&self, id: &TaskId) -> Result<Route, RpcError> {
+        let store = self.manager.store();
+        let Some(cluster) = store.cluster() else {
+            return Ok(Route::Local);
+        };
+        if self.manager.is_live(id) {
+            return Ok(Route::Local);
+        }
+        Ok(match cluster.owner(id).await.map_err(store_error)? {
+            Owner::Here => Route::Local,
+            Owner::Elsewhere | Owner::Nobody => Route::Remote(store.clone()),
+        })
+    }
+
+    /// Queues `request` for the server running task `id`.
+    pub(super) async fn forward(
+        &self,
+        store: &Arc<dyn TaskStore>,
+        id: &TaskId,
+        request: ClusterRequest,
+    ) -> Result<(), RpcError> {
+        let cluster = store.cluster().ok_or_else(|| {
+            RpcError::internal("a task served remotely needs a store shared by servers")
+        })?;
+        cluster.request(id, &request).await.map_err(store_error)
+    }
+
+    /// A subscription to a task another server runs: its snapshot, then the events
+    /// its log gets after `seq`, read every [`TAIL_POLL`] until one ends the task (or
+    /// nobody listens any more, or this server stops).
+    pub(super) fn tail(&self, store: Arc<dyn TaskStore>, task: Task, seq: u64) -> Subscription {
+        let (tx, events) = broadcast::channel(task_manager::BROADCAST_CAPACITY);
+        let id = task.id.clone();
+        let shutdown = self.shutdown.clone();
+        self.tracker.spawn(async move {
+            let mut last = seq;
+            let mut tick = tokio::time::interval(TAIL_POLL);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    () = shutdown.cancelled() => return,
+                }
+                if tx.receiver_count() == 0 {
+                    return;
+                }
+                let events = match store.events_after(&id, last).await {
+                    Ok(events) => events,
+                    Err(e) => {
+                        warn!(task_id = %id, error = %e, "reading the log of a task another server runs failed; retrying");
+                        continue;
+                    }
+                };
+                for (n, event) in events {
+                    last = n;
+                    let end = match &*event {
+                        StreamEvent::StatusUpdate(u) => u.status.state.is_terminal(),
+                        StreamEvent::Task(t) => t.status.state.is_terminal(),
+                        _ => false,
+                    };
+                    let _ = tx.send(Update::Event(n, event));
+                    if end {
+                        return;
+                    }
+                }
+            }
+        });
+        Subscription {
+            snapshot: Some(task),
+            seq,
+            events,
+        }
+    }
+
+    /// Resumes a task this server now runs (at start, or claimed from a server that
+    /// stopped): its executor's `resume`, in a task the server owns.
+    pub(super) async fn resume_task(&self, task: Task, seq: u64) -> Result<(), StoreError> {
+        if !self
+            .manager
+            .store()
+            .push_configs(&task.id)
+            .await?
+            .is_empty()
+        {
+            self.manager.arm_push(&task.id);
+        }
+        let handle = self.manager.open_existing(task.clone(), seq);
+        let sink = EventSink {
+            handle: handle.clone(),
+            task_id: task.id.clone(),
+            context_id: task.context_id.clone(),
+        };
+        let ctx = ResumeContext {
+            task,
+            cancel: handle.cancel.clone(),
+            shutdown: handle.handover.clone(),
+        };
+        let agent = self.agent.clone();
+        let span = info_span!(
+            "resume",
+            task_id = %ctx.task.id,
+            "a2a.task.id" = %ctx.task.id,
+            "gen_ai.conversation.id" = %ctx.task.context_id,
+        );
+        self.spawn_agent(handle, span, async move { agent.resume(ctx, sink).await });
+        Ok(())
+    }
+}
+
+/// What a server sharing its store does while it runs: renews its lease, hands over
+/// what it lost, claims what nobody runs, and takes the requests queued for its tasks.
+pub(super) async fn cluster_loop<A: AgentExecutor>(inner: Arc<Inner<A>>) {
+    let Some(lease) = inner.manager.store().cluster().map(|c| c.lease()) else {
+        return;
+    };
+    let mut beat = tokio::time::interval(lease / 3);
+    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut poll = tokio::time::interval(REQUEST_POLL);
+    poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = inner.shutdown.cancelled() => return,
+            _ = beat.tick() => heartbeat(&inner).await,
+            _ = poll.tick() => take_requests(&inner).await,
+        }
+    }
+}
+
+async fn heartbeat<A: AgentExecutor>(inner: &Arc<Inner<A>>) {
+    let store = inner.manager.store().clone();
+    let Some(cluster) = store.cluster() else {
+        return;
+    };
+    match cluster.renew().await {
+        Ok(lost) => {
+            for id in lost {
+                warn!(task_id = %id, "another server took this task over; handing it over");
+                inner.manager.hand_over(&id);
+            }
+        }
+        Err(e) => warn!(error = %e, "renewing this server's lease failed; retrying"),
+    }
+    match cluster.claim(CLAIM_BATCH).await {
+        Ok(claimed) => {
+            for (task, seq) in claimed {
+                info!(task_id = %task.id, "taking over a task nobody runs");
+                if let Err(e) = inner.resume_task(task, seq).await {
+                    warn!(error = %e, "resuming a claimed task failed");
+                }
+            }
+        }
+        Err(e) => warn!(error = %e, "claiming tasks nobody runs failed; retrying"),
+    }
+}
+
+async fn take_requests<A: AgentExecutor>(inner: &Arc<Inner<A>>) {
+    let Some(cluster) = inner.manager.store().cluster() else {
+        return;
+    };
+    let requests = match cluster.requests().await {
+        Ok(r) => r,
+        Err(e) => {
+            warn!(error = %e, "taking the requests queued for this server failed; retrying");
+            return;
+        }
+    };
+    for (id, request) in requests {
+        let inner2 = inner.clone();
+        // Each as if a client had sent it here; its answer went to the client of the
+        // server that queued it, from the task's log.
+        inner.tracker.spawn(async move {
+            let outcome = match request {
+                ClusterRequest::Cancel(params) => inner2.cancel(params).await.map(drop),
+                ClusterRequest::Message(params) => inner2.start(*params).await.map(drop),
+            };
+            if let Err(e) = outcome {
+                info!(task_id = %id, error = %e.message, "a request queued by another server was refused");
+            }
+        });
+    }
+}

@@ -1,0 +1,376 @@
+//! Several `serve` replicas on one PostgreSQL database (issue 26): the store's
+//! ownership contract — leases, takeover, fencing, the request queue — checked on two
+//! stores opened as two replicas would open them.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_orchestrator::engine::{Checkpoint, Record, RunHeader, StepState};
+use a2a_orchestrator::protocol::server::{ClusterRequest, Owner, StoreError};
+use a2a_orchestrator::protocol::types::*;
+use a2a_orchestrator::store::{Store, StoreSpec};
+
+use crate::postgres::Cluster;
+
+fn working(id: &str, state: TaskState) -> Task {
+    Task::new(TaskId::new(id), ContextId::new("c"), TaskStatus::new(state))
+}
+
+fn status(task: &Task) -> Arc<StreamEvent> {
+    Arc::new(StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
+        kind: Default::default(),
+        task_id: task.id.clone(),
+        context_id: task.context_id.clone(),
+        status: task.status.clone(),
+        is_final: task.status.state.is_terminal(),
+        metadata: None,
+    }))
+}
+
+fn header(id: &str) -> RunHeader {
+    RunHeader {
+        run_id: id.into(),
+        workflow_id: "w".into(),
+        workflow_file: "w.toml".into(),
+        workflow_source: "source".into(),
+        workflow_hash: "hash".into(),
+        inputs: serde_json::Map::new(),
+        trace: None,
+    }
+}
+
+/// Two replicas: A starts a task and its run; B cannot write for it and sees it run
+/// elsewhere; A stops renewing, B claims it with a new fencing number; from then on
+/// A's writes for the task and the run are refused, A hears it lost the task at its
+/// next renewal, and requests queued for the task reach B, once each.
+#[tokio::test]
+async fn a_task_is_written_only_by_the_replica_that_holds_it() {
+    let pg = Cluster::start("ownership");
+    let url = pg.database("ownership").await;
+    let spec = StoreSpec::parse(&url)
+        .unwrap()
+        .with_lease(Duration::from_millis(600))
+        .unwrap();
+    let a: Arc<dyn Store> = spec.open().await.unwrap();
+    let b: Arc<dyn Store> = spec.open().await.unwrap();
+    let (ca, cb) = (a.cluster().unwrap(), b.cluster().unwrap());
+
+    let mut task = working("t", TaskState::Submitted);
+    a.commit(&task, &[(1, Arc::new(StreamEvent::Task(task.clone())))])
+        .await
+        .unwrap();
+    a.create_run(&header("t")).await.unwrap();
+    assert_eq!(ca.owner(&task.id).await.unwrap(), Owner::Here);
+    assert_eq!(cb.owner(&task.id).await.unwrap(), Owner::Elsewhere);
+    assert!(cb.claim(10).await.unwrap().is_empty(), "A's lease holds");
+    task.status = TaskStatus::new(TaskState::Working);
+    let refused = b.commit(&task, &[(2, status(&task))]).await.unwrap_err();
+    assert!(matches!(refused, StoreError::Fenced(_)), "{refused:?}");
+    a.commit(&task, &[(2, status(&task))]).await.unwrap();
+
+    // A stops renewing (frozen, cut off): past its lease, B takes the task over.
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert_eq!(cb.owner(&task.id).await.unwrap(), Owner::Nobody);
+    cb.renew().await.unwrap();
+    let claimed = cb.claim(10).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(
+        (claimed[0].0.status.state, claimed[0].1),
+        (TaskState::Working, 2)
+    );
+    assert!(cb.claim(10).await.unwrap().is_empty(), "claimed once");
+    assert_eq!(cb.owner(&task.id).await.unwrap(), Owner::Here);
+
+    // A wakes up: nothing it writes for the task or its run lands.
+    task.status = TaskStatus::new(TaskState::Failed);
+    let refused = a.commit(&task, &[(3, status(&task))]).await.unwrap_err();
+    assert!(matches!(refused, StoreError::Fenced(_)), "{refused:?}");
+    let done = Checkpoint::Done(Record::new(StepState::Completed));
+    let refused = a.save_unit("t", "step", None, &done).await.unwrap_err();
+    assert!(
+        matches!(refused, a2a_orchestrator::engine::RunStoreError::Fenced(_)),
+        "{refused:?}"
+    );
+    assert_eq!(
+        ca.renew().await.unwrap(),
+        [task.id.clone()],
+        "A hears it lost the task"
+    );
+    assert_eq!(ca.owner(&task.id).await.unwrap(), Owner::Elsewhere);
+    let (stored, seq) = a.get(&task.id).await.unwrap().unwrap();
+    assert_eq!((stored.status.state, seq), (TaskState::Working, 2));
+    assert!(a.load_run("t").await.unwrap().unwrap().units.is_empty());
+
+    // B goes on with it.
+    b.save_unit("t", "step", None, &done).await.unwrap();
+    task.status = TaskStatus::new(TaskState::Completed);
+    b.commit(&task, &[(3, status(&task))]).await.unwrap();
+
+    // Requests queued for a task reach the replica running it, once.
+    let mut other = working("u", TaskState::InputRequired);
+    b.commit(&other, &[(1, Arc::new(StreamEvent::Task(other.clone())))])
+        .await
+        .unwrap();
+    let cancel = ClusterRequest::Cancel(TaskIdParams::new(other.id.clone()));
+    ca.request(&other.id, &cancel).await.unwrap();
+    assert!(ca.requests().await.unwrap().is_empty(), "not A's task");
+    let taken = cb.requests().await.unwrap();
+    assert_eq!(taken.len(), 1);
+    assert_eq!(taken[0].0, other.id);
+    assert!(matches!(&taken[0].1, ClusterRequest::Cancel(p) if p.id == other.id));
+    assert!(cb.requests().await.unwrap().is_empty(), "taken once");
+
+    // A replica that stops gracefully gives its tasks up at once.
+    cb.release().await.unwrap();
+    ca.renew().await.unwrap();
+    let claimed = ca.claim(10).await.unwrap();
+    assert_eq!(claimed.len(), 1, "the finished task is nobody's to claim");
+    assert_eq!(claimed[0].0.id, other.id);
+    other.status = TaskStatus::new(TaskState::Canceled);
+    a.commit(&other, &[(2, status(&other))]).await.unwrap();
+}
+
+// ---------------------------------------------------------------------------------
+// Replicas as processes: `serve` three times on one database, real agents on loopback.
+
+/// Two slow steps in parallel, then a join; every message names its run, so the
+/// agents' counts say how often each run's step reached them.
+const WORKFLOW: &str = r#"
+[workflow]
+id = "replicated"
+name = "Replicated"
+description = "Two slow steps in parallel, then a join"
+
+[steps.a]
+agent = "alpha"
+message = "a {{ run.id }}"
+
+[steps.b]
+agent = "beta"
+message = "b {{ run.id }}"
+
+[steps.join]
+agent = "delta"
+needs = ["a", "b"]
+message = "join {{ run.id }}"
+
+[output]
+text = "{{ steps.a.text }} / {{ steps.b.text }} / {{ steps.join.text }}"
+"#;
+
+/// Messages per "agent:text", counted by the agents themselves.
+type Seen = Arc<std::sync::Mutex<std::collections::HashMap<String, u32>>>;
+
+/// The agents (alpha and beta think for `slow`), a project for them, and `n` replicas
+/// of `serve` on a fresh database of `pg` with leases of `lease`.
+struct Fleet {
+    seen: Seen,
+    /// Kept running for as long as the fleet lives.
+    _agents: Vec<crate::util::Running<crate::durable::Counting>>,
+    replicas: Vec<Option<tokio::process::Child>>,
+    urls: Vec<String>,
+    dir: std::path::PathBuf,
+}
+
+impl Fleet {
+    async fn start(pg: &Cluster, name: &str, n: usize, slow: Duration, lease: &str) -> Fleet {
+        let seen = Seen::default();
+        let mut agents = Vec::new();
+        for (agent, delay) in [
+            ("alpha", slow),
+            ("beta", slow),
+            ("delta", Duration::from_millis(50)),
+        ] {
+            agents.push(crate::durable::counting(agent, delay, &seen).await);
+        }
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("flows")).unwrap();
+        std::fs::write(dir.join("flows/replicated.toml"), WORKFLOW).unwrap();
+        let text: String = ["alpha", "beta", "delta"]
+            .iter()
+            .zip(&agents)
+            .map(|(a, r)| format!("[agents.{a}]\nurl = \"{}\"\n\n", r.url))
+            .collect();
+        std::fs::write(dir.join("agents.toml"), text).unwrap();
+        let store = pg.database(name).await;
+        let mut fleet = Fleet {
+            seen,
+            _agents: agents,
+            replicas: Vec::new(),
+            urls: Vec::new(),
+            dir,
+        };
+        for i in 0..n {
+            let agents = fleet.dir.join("agents.toml").display().to_string();
+            let flows = fleet.dir.join("flows").display().to_string();
+            let log = std::fs::File::create(fleet.dir.join(format!("replica-{i}.log"))).unwrap();
+            let args = [
+                "--agents",
+                &agents,
+                "--workflows",
+                &flows,
+                "--listen",
+                "127.0.0.1:0",
+                "--store",
+                &store,
+                "--lease",
+                lease,
+            ];
+            let (child, url) = crate::host::spawn_serve_logging(&args, &[], log.into()).await;
+            fleet.replicas.push(Some(child));
+            fleet.urls.push(url);
+        }
+        fleet
+    }
+
+    /// Sends `signal` (`KILL`, `STOP`, `CONT`, `TERM`) to replica `i`.
+    fn signal(&self, i: usize, signal: &str) {
+        let pid = self.replicas[i].as_ref().unwrap().id().unwrap();
+        let status = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -{signal} {pid}");
+    }
+
+    /// How often each run's steps reached the agents: every count must be 1.
+    fn counts(&self) -> Vec<(String, u32)> {
+        let mut v: Vec<_> = self
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(k, n)| (k.clone(), *n))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// What replica `i` logged, for a failure's message.
+    fn log(&self, i: usize) -> String {
+        std::fs::read_to_string(self.dir.join(format!("replica-{i}.log"))).unwrap_or_default()
+    }
+}
+
+fn start_run() -> serde_json::Value {
+    let mut p = crate::util::text_params("go");
+    p["metadata"] = serde_json::json!({ "workflow": "replicated" });
+    crate::util::rpc("message/stream", p)
+}
+
+/// What a client following one run saw: the task, every event id in order, the last
+/// state, and how many times it reconnected.
+struct Followed {
+    task: String,
+    ids: Vec<u64>,
+    state: String,
+    reconnects: usize,
+}
+
+/// Starts a run on `urls[first]` with `message/stream` and follows it to its end; when
+/// the stream breaks before, reconnects to the next replica with `tasks/resubscribe`
+/// and `Last-Event-ID`, and so on.
+async fn follow(
+    urls: Vec<String>,
+    first: usize,
+    started: tokio::sync::mpsc::Sender<String>,
+) -> Followed {
+    let mut at = first;
+    let mut sse = crate::durable::Sse::open(&urls[at], &start_run(), None).await;
+    let mut f = Followed {
+        task: String::new(),
+        ids: Vec::new(),
+        state: String::new(),
+        reconnects: 0,
+    };
+    loop {
+        match sse.next().await {
+            Some((id, v)) => {
+                let r = &v["result"];
+                assert!(v.get("error").is_none(), "{v}");
+                if f.task.is_empty() {
+                    f.task = r["id"]
+                        .as_str()
+                        .or(r["taskId"].as_str())
+                        .unwrap()
+                        .to_owned();
+                    started.send(f.task.clone()).await.unwrap();
+                }
+                f.ids.extend(id);
+                let state = r["status"]["state"].as_str().unwrap_or_default();
+                if !state.is_empty() {
+                    f.state = state.to_owned();
+                }
+                if r["final"] == true || ["completed", "failed", "canceled"].contains(&state) {
+                    return f;
+                }
+            }
+            None => {
+                // The replica went away: another one, from the last event seen.
+                assert!(f.reconnects < 5, "{} reconnected too often", f.task);
+                f.reconnects += 1;
+                at = (at + 1) % urls.len();
+                let body =
+                    crate::util::rpc("tasks/resubscribe", serde_json::json!({ "id": f.task }));
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                sse = crate::durable::Sse::open(&urls[at], &body, f.ids.last().copied()).await;
+            }
+        }
+    }
+}
+
+/// Three replicas, 30 runs started across them round-robin, one replica SIGKILLed while
+/// every run's slow steps are with the agents: every run completes, every client's
+/// stream — reconnected to another replica with `Last-Event-ID` where it broke — is
+/// gapless, and each agent saw each run's step once.
+#[tokio::test]
+async fn a_killed_replicas_runs_are_taken_over_and_finish_once() {
+    let pg = Cluster::start("takeover");
+    let mut fleet = Fleet::start(
+        &pg,
+        "replicas-takeover",
+        3,
+        Duration::from_secs(3),
+        "1500ms",
+    )
+    .await;
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let mut clients = tokio::task::JoinSet::new();
+    for i in 0..30 {
+        clients.spawn(follow(fleet.urls.clone(), i % 3, tx.clone()));
+    }
+    for _ in 0..30 {
+        rx.recv().await.unwrap();
+    }
+    // Every run is started; its slow steps are on their way to the agents.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    fleet.signal(0, "KILL");
+    fleet.replicas[0].take().unwrap().wait().await.unwrap();
+    let mut followed = Vec::new();
+    let all = async {
+        while let Some(f) = clients.join_next().await {
+            followed.push(f.unwrap());
+        }
+    };
+    if tokio::time::timeout(Duration::from_secs(90), all)
+        .await
+        .is_err()
+    {
+        panic!(
+            "not every run ended; replica 1 said:\n{}\nreplica 2 said:\n{}",
+            fleet.log(1),
+            fleet.log(2)
+        );
+    }
+    let moved = followed.iter().filter(|f| f.reconnects > 0).count();
+    assert_eq!(moved, 10, "the killed replica's clients reconnected");
+    for f in &followed {
+        assert_eq!(f.state, "completed", "{}: {:?}", f.task, f.ids);
+        let expected: Vec<u64> = (1..=*f.ids.last().unwrap()).collect();
+        assert_eq!(f.ids, expected, "{}: gapless, nothing twice", f.task);
+    }
+    let counts = fleet.counts();
+    assert_eq!(counts.len(), 90, "{counts:?}");
+    assert!(counts.iter().all(|(_, n)| *n == 1), "{counts:?}");
+}

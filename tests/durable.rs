@@ -90,10 +90,10 @@ pub(crate) async fn counting(
 }
 
 /// Calls per "agent:method", counted at the agent's HTTP endpoint.
-type Calls = Arc<Mutex<HashMap<String, u32>>>;
+pub(crate) type Calls = Arc<Mutex<HashMap<String, u32>>>;
 
 /// Like [`counting`], also counting the JSON-RPC methods the agent is called with.
-async fn counting_calls(
+pub(crate) async fn counting_calls(
     name: &'static str,
     delay: Duration,
     seen: &Arc<Mutex<HashMap<String, u32>>>,

@@ -158,6 +158,23 @@ message = "join {{ run.id }}"
 text = "{{ steps.a.text }} / {{ steps.b.text }} / {{ steps.join.text }}"
 "#;
 
+/// An approval, then a slow step.
+const APPROVED: &str = r#"
+[workflow]
+id = "approved"
+name = "Approved"
+description = "An approval, then a slow step"
+
+[steps.approve]
+kind = "approval"
+prompt = "Go ahead?"
+
+[steps.a]
+agent = "alpha"
+needs = ["approve"]
+message = "a {{ run.id }}"
+"#;
+
 /// Messages per "agent:text", counted by the agents themselves.
 type Seen = Arc<std::sync::Mutex<std::collections::HashMap<String, u32>>>;
 
@@ -165,8 +182,10 @@ type Seen = Arc<std::sync::Mutex<std::collections::HashMap<String, u32>>>;
 /// of `serve` on a fresh database of `pg` with leases of `lease`.
 struct Fleet {
     seen: Seen,
-    /// Kept running for as long as the fleet lives.
-    _agents: Vec<crate::util::Running<crate::durable::Counting>>,
+    /// JSON-RPC calls per "agent:method", counted at the agents' endpoints.
+    calls: crate::durable::Calls,
+    /// The agents' URLs: alpha, beta, delta.
+    agents: Vec<String>,
     replicas: Vec<Option<tokio::process::Child>>,
     urls: Vec<String>,
     dir: std::path::PathBuf,
@@ -175,28 +194,31 @@ struct Fleet {
 impl Fleet {
     async fn start(pg: &Cluster, name: &str, n: usize, slow: Duration, lease: &str) -> Fleet {
         let seen = Seen::default();
+        let calls = crate::durable::Calls::default();
         let mut agents = Vec::new();
         for (agent, delay) in [
             ("alpha", slow),
             ("beta", slow),
             ("delta", Duration::from_millis(50)),
         ] {
-            agents.push(crate::durable::counting(agent, delay, &seen).await);
+            agents.push(crate::durable::counting_calls(agent, delay, &seen, &calls).await);
         }
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("flows")).unwrap();
         std::fs::write(dir.join("flows/replicated.toml"), WORKFLOW).unwrap();
+        std::fs::write(dir.join("flows/approved.toml"), APPROVED).unwrap();
         let text: String = ["alpha", "beta", "delta"]
             .iter()
             .zip(&agents)
-            .map(|(a, r)| format!("[agents.{a}]\nurl = \"{}\"\n\n", r.url))
+            .map(|(a, url)| format!("[agents.{a}]\nurl = \"{url}\"\n\n"))
             .collect();
         std::fs::write(dir.join("agents.toml"), text).unwrap();
         let store = pg.database(name).await;
         let mut fleet = Fleet {
             seen,
-            _agents: agents,
+            calls,
+            agents,
             replicas: Vec::new(),
             urls: Vec::new(),
             dir,
@@ -372,5 +394,199 @@ async fn a_killed_replicas_runs_are_taken_over_and_finish_once() {
     }
     let counts = fleet.counts();
     assert_eq!(counts.len(), 90, "{counts:?}");
+    assert!(counts.iter().all(|(_, n)| *n == 1), "{counts:?}");
+}
+
+/// Sends `params` as `method` to `url`; the JSON-RPC result (panics on an error).
+async fn result(url: &str, method: &str, params: serde_json::Value) -> serde_json::Value {
+    let v = crate::durable::call(url, &crate::util::rpc(method, params)).await;
+    assert!(v.get("error").is_none(), "{method}: {v}");
+    v["result"].clone()
+}
+
+/// Starts `workflow` on `url` without waiting (`blocking: false`); the task's id.
+async fn start_on(url: &str, workflow: &str) -> String {
+    let mut p = crate::util::text_params("go");
+    p["metadata"] = serde_json::json!({ "workflow": workflow });
+    p["configuration"] = serde_json::json!({ "blocking": false });
+    let task = result(url, "message/send", p).await;
+    task["id"].as_str().unwrap().to_owned()
+}
+
+/// Polls `tasks/get` on `url` until task `id` is in `state` (bounded); the task.
+async fn until_state(url: &str, id: &str, state: &str, within: Duration) -> serde_json::Value {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let task = result(url, "tasks/get", serde_json::json!({ "id": id })).await;
+        if task["status"]["state"] == state {
+            return task;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{id} not {state} in {within:?}: {}",
+            task["status"]
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A run owned by replica B, reached only through replica A: a subscription on A gets
+/// B's events live, an approval sent to A reaches B's run, and a cancel sent to A
+/// cancels B's run and its downstream tasks.
+#[tokio::test]
+async fn a_run_on_one_replica_is_followed_answered_and_canceled_through_another() {
+    let pg = Cluster::start("through");
+    let fleet = Fleet::start(&pg, "replicas-through", 2, Duration::from_secs(2), "10s").await;
+    let (a, b) = (&fleet.urls[0], &fleet.urls[1]);
+
+    // An approval run on B, waiting; followed and answered on A.
+    let id = start_on(b, "approved").await;
+    until_state(b, &id, "input-required", Duration::from_secs(10)).await;
+    let body = crate::util::rpc("tasks/resubscribe", serde_json::json!({ "id": id }));
+    let mut sse = crate::durable::Sse::open(a, &body, None).await;
+    let (_, first) = sse.next().await.unwrap();
+    assert_eq!(
+        first["result"]["status"]["state"], "input-required",
+        "{first}"
+    );
+    let mut yes = crate::util::text_params("yes");
+    yes["message"]["taskId"] = id.clone().into();
+    let answered = result(a, "message/send", yes).await;
+    assert_eq!(answered["status"]["state"], "completed", "{answered}");
+    // The subscription on A saw B's run go on and end, live, in order.
+    let mut states = Vec::new();
+    let mut last = 0;
+    while let Some((n, v)) = sse.next().await {
+        let n = n.expect("numbered");
+        assert!(n > last, "in order");
+        last = n;
+        if let Some(s) = v["result"]["status"]["state"].as_str() {
+            states.push(s.to_owned());
+        }
+    }
+    assert!(states.contains(&"working".to_owned()), "{states:?}");
+    assert_eq!(
+        states.last().map(String::as_str),
+        Some("completed"),
+        "{states:?}"
+    );
+    assert_eq!(fleet.seen.lock().unwrap()[&format!("alpha:a {id}")], 1);
+
+    // A slow run on B, canceled through A: B cancels it and its downstream tasks.
+    let id = start_on(b, "replicated").await;
+    let task = loop {
+        let task = result(b, "tasks/get", serde_json::json!({ "id": id })).await;
+        let steps = task["metadata"]["run"]["steps"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let known = steps
+            .iter()
+            .filter(|s| s["downstreamTaskId"].is_string())
+            .count();
+        if known == 2 {
+            break task;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let canceled = result(a, "tasks/cancel", serde_json::json!({ "id": id })).await;
+    assert_eq!(canceled["status"]["state"], "canceled", "{canceled}");
+    for (step, agent) in [("a", &fleet.agents[0]), ("b", &fleet.agents[1])] {
+        let downstream = task["metadata"]["run"]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["step"] == step)
+            .unwrap()["downstreamTaskId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        until_state(agent, &downstream, "canceled", Duration::from_secs(5)).await;
+    }
+}
+
+/// Replica B frozen (SIGSTOP) past its lease while its runs' slow steps are with the
+/// agents: A takes the runs over and finishes them; B, thawed (SIGCONT), sends nothing
+/// for them and writes nothing — it hears it lost them.
+#[tokio::test]
+async fn a_replica_frozen_past_its_lease_acts_for_nothing_it_lost() {
+    let pg = Cluster::start("frozen");
+    let fleet = Fleet::start(&pg, "replicas-frozen", 2, Duration::from_secs(2), "1500ms").await;
+    let (a, b) = (&fleet.urls[0], &fleet.urls[1]);
+    let mut ids = Vec::new();
+    for _ in 0..6 {
+        ids.push(start_on(b, "replicated").await);
+    }
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    fleet.signal(1, "STOP");
+    let mut done = Vec::new();
+    for id in &ids {
+        done.push(until_state(a, id, "completed", Duration::from_secs(30)).await);
+    }
+    let calls_before = fleet.calls.lock().unwrap().clone();
+    fleet.signal(1, "CONT");
+    // Long enough for B's agents' answers, its next renewal and whatever it would do.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    for (id, before) in ids.iter().zip(&done) {
+        let after = result(a, "tasks/get", serde_json::json!({ "id": id })).await;
+        assert_eq!(&after, before, "{id}: nothing written after the takeover");
+    }
+    let sends = |calls: &std::collections::HashMap<String, u32>| {
+        calls
+            .iter()
+            .filter(|(k, _)| {
+                [
+                    "message/stream",
+                    "message/send",
+                    "SendStreamingMessage",
+                    "SendMessage",
+                ]
+                .iter()
+                .any(|m| k.ends_with(&format!(":{m}")))
+            })
+            .map(|(k, n)| (k.clone(), *n))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    assert_eq!(
+        sends(&calls_before).values().sum::<u32>(),
+        18,
+        "each run's three steps sent once: {calls_before:?}"
+    );
+    assert_eq!(
+        sends(&fleet.calls.lock().unwrap()),
+        sends(&calls_before),
+        "B sent nothing after it woke"
+    );
+    let counts = fleet.counts();
+    assert_eq!(counts.len(), 18, "{counts:?}");
+    assert!(counts.iter().all(|(_, n)| *n == 1), "{counts:?}");
+    let log = fleet.log(1);
+    assert!(
+        log.contains("another server took this task over")
+            || log.contains("run by another process"),
+        "B heard it lost its runs:\n{log}"
+    );
+}
+
+/// A replica stopped with SIGTERM hands its runs over at once: with a lease of 30 s,
+/// the other replica finishes them within seconds.
+#[tokio::test]
+async fn a_replica_stopped_gracefully_hands_its_runs_over_at_once() {
+    let pg = Cluster::start("handover");
+    let mut fleet = Fleet::start(&pg, "replicas-handover", 2, Duration::from_secs(2), "30s").await;
+    let (a, b) = (fleet.urls[0].clone(), fleet.urls[1].clone());
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        ids.push(start_on(&b, "replicated").await);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    fleet.signal(1, "TERM");
+    let stopped = fleet.replicas[1].take().unwrap().wait().await.unwrap();
+    assert!(stopped.success(), "{stopped:?}\n{}", fleet.log(1));
+    for id in &ids {
+        until_state(&a, id, "completed", Duration::from_secs(10)).await;
+    }
+    let counts = fleet.counts();
+    assert_eq!(counts.len(), 12, "{counts:?}");
     assert!(counts.iter().all(|(_, n)| *n == 1), "{counts:?}");
 }

@@ -7,9 +7,10 @@
 //! of a server that stopped renewing, and a queue of requests for the server that runs
 //! a task. Here is what the server does with it:
 //!
-//! - every third of the lease it renews its lease, hands over the tasks it lost (their
-//!   executors hear `shutdown`, as at a stop) and claims the tasks nobody runs, resuming
-//!   them as a restart resumes a store's unfinished tasks;
+//! - every third of the lease it renews its lease and hands over the tasks it lost
+//!   (their executors hear `shutdown`, as at a stop); every second at most it claims
+//!   the tasks nobody runs, resuming them as a restart resumes a store's unfinished
+//!   tasks;
 //! - a request for a task another server runs is answered from the store: a stream or
 //!   a subscription follows the task's event log (polled, so it goes on across a
 //!   takeover), and a cancel or a message is queued for the server running the task,
@@ -30,6 +31,10 @@ pub const REQUEST_POLL: Duration = Duration::from_millis(200);
 
 /// How often a stream on a task another server runs reads the task's log.
 pub const TAIL_POLL: Duration = Duration::from_millis(100);
+
+/// How often a server looks for tasks nobody runs, at most (a third of the lease when
+/// that is shorter).
+const CLAIM_EVERY: Duration = Duration::from_secs(1);
 
 /// Most tasks claimed at once.
 const CLAIM_BATCH: usize = 64;
@@ -202,28 +207,35 @@ impl<A: AgentExecutor> Inner<A> {
     }
 }
 
-/// What a server sharing its store does while it runs: renews its lease, hands over
-/// what it lost, claims what nobody runs, and takes the requests queued for its tasks.
+/// What a server sharing its store does while it runs: renews its lease (every third
+/// of it) and hands over what it lost, claims what nobody runs (every [`CLAIM_EVERY`]
+/// at most, so that a stopped server's tasks move at once), and takes the requests
+/// queued for its tasks (every [`REQUEST_POLL`]).
 pub(super) async fn cluster_loop<A: AgentExecutor>(inner: Arc<Inner<A>>) {
     let Some(lease) = inner.manager.store().cluster().map(|c| c.lease()) else {
         return;
     };
-    let mut beat = tokio::time::interval(lease / 3);
-    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut poll = tokio::time::interval(REQUEST_POLL);
-    poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let every = |period: Duration| {
+        let mut i = tokio::time::interval(period);
+        i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        i
+    };
+    let mut beat = every(lease / 3);
+    let mut claims = every((lease / 3).min(CLAIM_EVERY));
+    let mut poll = every(REQUEST_POLL);
     loop {
         tokio::select! {
+            biased;
             () = inner.shutdown.cancelled() => return,
-            _ = beat.tick() => heartbeat(&inner).await,
+            _ = beat.tick() => renew(&inner).await,
+            _ = claims.tick() => claim(&inner).await,
             _ = poll.tick() => take_requests(&inner).await,
         }
     }
 }
 
-async fn heartbeat<A: AgentExecutor>(inner: &Arc<Inner<A>>) {
-    let store = inner.manager.store().clone();
-    let Some(cluster) = store.cluster() else {
+async fn renew<A: AgentExecutor>(inner: &Arc<Inner<A>>) {
+    let Some(cluster) = inner.manager.store().cluster() else {
         return;
     };
     match cluster.renew().await {
@@ -235,6 +247,12 @@ async fn heartbeat<A: AgentExecutor>(inner: &Arc<Inner<A>>) {
         }
         Err(e) => warn!(error = %e, "renewing this server's lease failed; retrying"),
     }
+}
+
+async fn claim<A: AgentExecutor>(inner: &Arc<Inner<A>>) {
+    let Some(cluster) = inner.manager.store().cluster() else {
+        return;
+    };
     match cluster.claim(CLAIM_BATCH).await {
         Ok(claimed) => {
             for (task, seq) in claimed {

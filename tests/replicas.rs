@@ -590,3 +590,42 @@ async fn a_replica_stopped_gracefully_hands_its_runs_over_at_once() {
     assert_eq!(counts.len(), 12, "{counts:?}");
     assert!(counts.iter().all(|(_, n)| *n == 1), "{counts:?}");
 }
+
+/// A lease is for a store replicas share: asked of any other, `serve` says so and
+/// starts nothing; and `[store] lease` in a file is read like `--lease`.
+#[tokio::test]
+async fn a_lease_is_refused_for_a_store_of_one_process() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("replicas-lease");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("orchestrator.toml"),
+        "[store]\nurl = \"memory\"\nlease = \"5s\"\n",
+    )
+    .unwrap();
+    let serve = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+            .arg("serve")
+            .args(["--listen", "127.0.0.1:0"])
+            .args(args)
+            .current_dir(crate::util::ROOT)
+            .output()
+            .unwrap()
+    };
+    let config = dir.join("orchestrator.toml").display().to_string();
+    for out in [
+        serve(&["--store", "memory", "--lease", "5s"]),
+        serve(&["--config", &config]),
+    ] {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("lease") && stderr.contains("postgres://"),
+            "{stderr}"
+        );
+    }
+    let out = serve(&["--store", "memory", "--lease", "100ms"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("--lease: at least 300ms"), "{stderr}");
+}

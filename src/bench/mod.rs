@@ -9,6 +9,7 @@
 //! each measures, [`process`] the scratch directory and the child process.
 
 mod agents;
+mod postgres;
 mod process;
 mod report;
 mod scenarios;
@@ -43,6 +44,8 @@ pub struct Options {
     pub quick: bool,
     /// The orchestrator binary, started as `serve`.
     pub exe: PathBuf,
+    /// A PostgreSQL database to measure the store on too (`bench --postgres URL`).
+    pub postgres: Option<String>,
 }
 
 /// How much work each measurement does.
@@ -223,17 +226,40 @@ async fn measure(
     // The two stores compared like with like: in turns, so that a slower or faster
     // spell of the machine falls on both, and the median of each.
     progress(&format!(
-        "stores: {STORE_ROUNDS} × {} diamond runs at concurrency 64 in memory, then in SQLite",
-        sizes.throughput_runs
+        "stores: {STORE_ROUNDS} × {} diamond runs at concurrency 64 in memory, then in SQLite{}",
+        sizes.throughput_runs,
+        if options.postgres.is_some() {
+            ", then in PostgreSQL"
+        } else {
+            ""
+        }
     ));
     let db = dir.path.join("bench.db");
     let durable = Serve::start(&options.exe, dir, &format!("sqlite://{}", db.display())).await?;
     let sqlite_host = durable.upstream()?;
     warm_up(&sqlite_host).await?;
+    let postgres = match &options.postgres {
+        Some(url) => {
+            let serve = Serve::start(&options.exe, dir, url).await?;
+            let host = serve.upstream()?;
+            warm_up(&host).await?;
+            Some((serve, host, postgres::Counter::connect(url).await?))
+        }
+        None => None,
+    };
     let (mut in_memory, mut in_sqlite) = (Vec::new(), Vec::new());
+    let (mut in_postgres, mut transactions) = (Vec::new(), 0);
     for _ in 0..STORE_ROUNDS {
         in_memory.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
         in_sqlite.push(throughput(&sqlite_host, sizes.throughput_runs, 64).await?.0);
+        if let Some((_, pg_host, counter)) = &postgres {
+            let before = counter.transactions().await?;
+            in_postgres.push(throughput(pg_host, sizes.throughput_runs, 64).await?.0);
+            transactions += counter.transactions().await? - before;
+        }
+    }
+    if let Some((serve, ..)) = postgres {
+        serve.stop().await;
     }
     durable.stop().await;
     serve.stop().await;
@@ -264,6 +290,16 @@ async fn measure(
         bytes_per_inflight_run: bytes,
         runs_per_sec_c64_memory: round(median(in_memory), 1),
         runs_per_sec_c64_sqlite: round(median(in_sqlite), 1),
+        runs_per_sec_c64_postgres: options
+            .postgres
+            .as_ref()
+            .map(|_| round(median(in_postgres), 1)),
+        postgres_transactions_per_run: options.postgres.as_ref().map(|_| {
+            round(
+                transactions as f64 / (STORE_ROUNDS * sizes.throughput_runs) as f64,
+                1,
+            )
+        }),
         overhead_ms_per_step_p50_v1_0: round(overhead_v1_p50, 3),
         runs_per_sec_c64_v0_3: round(median(over_v03), 1),
         runs_per_sec_c64_v1_0: round(median(over_v1), 1),

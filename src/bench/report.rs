@@ -30,6 +30,13 @@ pub struct Report {
     /// The c64 throughput with each store, measured in turns (the median of three each).
     pub runs_per_sec_c64_memory: f64,
     pub runs_per_sec_c64_sqlite: f64,
+    /// With `--postgres`: the c64 throughput on PostgreSQL (in the same turns), and
+    /// the database transactions committed per run (each a round trip: the store
+    /// writes and reads in single statements), as PostgreSQL counts them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs_per_sec_c64_postgres: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub postgres_transactions_per_run: Option<f64>,
     /// The per-step overhead with the chain run through A2A v1.0 JSON-RPC.
     pub overhead_ms_per_step_p50_v1_0: f64,
     /// The c64 diamond throughput through each protocol generation's JSON-RPC,
@@ -81,7 +88,7 @@ impl Report {
             unit,
             goal,
         };
-        vec![
+        let mut rows = vec![
             row(
                 "overhead_ms_per_step_p50",
                 self.overhead_ms_per_step_p50,
@@ -141,6 +148,20 @@ impl Report {
                 "runs/s",
                 Some(Goal::AtLeast(0.5 * self.runs_per_sec_c64_memory)),
             ),
+        ];
+        if let (Some(rate), Some(transactions)) = (
+            self.runs_per_sec_c64_postgres,
+            self.postgres_transactions_per_run,
+        ) {
+            rows.push(row("runs_per_sec_c64_postgres", rate, "runs/s", None));
+            rows.push(row(
+                "postgres_transactions_per_run",
+                transactions,
+                "transactions",
+                None,
+            ));
+        }
+        rows.extend([
             row(
                 "overhead_ms_per_step_p50_v1_0",
                 self.overhead_ms_per_step_p50_v1_0,
@@ -183,7 +204,8 @@ impl Report {
                 "runs/s",
                 Some(Goal::AtLeast(0.9 * self.runs_per_sec_c64_untraced)),
             ),
-        ]
+        ]);
+        rows
     }
 }
 
@@ -250,6 +272,8 @@ mod tests {
             bytes_per_inflight_run: 1000,
             runs_per_sec_c64_memory: 100.0,
             runs_per_sec_c64_sqlite: 40.0,
+            runs_per_sec_c64_postgres: None,
+            postgres_transactions_per_run: None,
             overhead_ms_per_step_p50_v1_0: 0.2,
             runs_per_sec_c64_v0_3: 100.0,
             runs_per_sec_c64_v1_0: 99.0,

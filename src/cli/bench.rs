@@ -14,6 +14,11 @@ pub struct BenchArgs {
     /// Print one JSON object with the figures (milliseconds, runs per second, bytes).
     #[arg(long)]
     json: bool,
+    /// Measure the store on this PostgreSQL database too (postgres://USER@HOST/DB):
+    /// the diamond's throughput beside memory and SQLite, and the database's
+    /// transactions per run.
+    #[arg(long, value_name = "URL")]
+    postgres: Option<String>,
 }
 
 pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
@@ -25,6 +30,7 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let options = Options {
         quick: args.quick,
         exe: std::env::current_exe()?,
+        postgres: args.postgres,
     };
     let report = crate::bench::run(&options, &|step| eprintln!("bench: {step}")).await?;
     if args.json {

@@ -70,8 +70,9 @@ pub struct RunControl {
 struct Stops {
     cancel: CancellationToken,
     /// Fired by `RunControl::halt`, or by the journal when the store refuses a write
-    /// because another process now runs the run.
-    halt: CancellationToken,
+    /// because another process now runs the run. Only a journaled run has one: a run
+    /// kept nowhere is never taken over, and ends with its process.
+    halt: Option<CancellationToken>,
 }
 
 impl RunControl {
@@ -107,7 +108,9 @@ impl RunControl {
     /// for a run this process no longer runs (it stops, or another process took the
     /// run over). What the store holds is left for whoever resumes it.
     pub fn halt(&self) {
-        self.stops.halt.cancel();
+        if let Some(halt) = &self.stops.halt {
+            halt.cancel();
+        }
     }
 }
 
@@ -230,18 +233,24 @@ impl Engine {
         }
         let (mut run, handle) = self.prepare(workflow, inputs, run_id, saved);
         run.seed = seed;
-        let halt = handle.control.stops.halt.clone();
-        // Halted, the run's future is dropped where it stands, and its units with it.
-        let run = run.run();
-        self.tracker.spawn(
-            async move {
-                tokio::select! {
-                    () = run => {}
-                    () = halt.cancelled() => tracing::info!("the run is halted: left as stored"),
-                }
+        match handle.control.stops.halt.clone() {
+            // Halted, the run's future is dropped where it stands, and its units with it.
+            Some(halt) => {
+                let run = run.run();
+                self.tracker.spawn(
+                    async move {
+                        tokio::select! {
+                            () = run => {}
+                            () = halt.cancelled() => tracing::info!("the run is halted: left as stored"),
+                        }
+                    }
+                    .instrument(span),
+                );
             }
-            .instrument(span),
-        );
+            None => {
+                self.tracker.spawn(run.run().instrument(span));
+            }
+        }
         handle
     }
 
@@ -276,12 +285,16 @@ impl Engine {
         }
         let waiting: Vec<usize> = needs.iter().map(Vec::len).collect();
         let ready = (0..n).filter(|&i| waiting[i] == 0).collect();
-        let halt = CancellationToken::new();
-        let journal = self.store.as_ref().map(|store| Journal {
-            store: store.clone(),
-            run_id: run_id.clone(),
-            halt: halt.clone(),
-        });
+        let halt = self.store.as_ref().map(|_| CancellationToken::new());
+        let journal = self
+            .store
+            .as_ref()
+            .zip(halt.clone())
+            .map(|(store, halt)| Journal {
+                store: store.clone(),
+                run_id: run_id.clone(),
+                halt,
+            });
         let run = Run {
             journal,
             saved,

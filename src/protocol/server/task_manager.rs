@@ -248,7 +248,14 @@ impl TaskManager {
         // executors hear that through the server's shutdown token, and leave the task
         // as it is for the next server to resume).
         let cancel = CancellationToken::new();
-        let handover = shared.shutdown.child_token();
+        // Only servers sharing their store hand a task over alone; for the others the
+        // server's stop is the task's (a child token per task would cost every waiting
+        // task an allocation).
+        let handover = if shared.store.cluster().is_some() {
+            shared.shutdown.child_token()
+        } else {
+            shared.shutdown.clone()
+        };
         let generation = shared
             .next_generation
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);

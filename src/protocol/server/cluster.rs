@@ -27,10 +27,10 @@ use tracing::info;
 use super::*;
 
 /// How often a server takes the requests queued for the tasks it runs.
-pub const REQUEST_POLL: Duration = Duration::from_millis(200);
+const REQUEST_POLL: Duration = Duration::from_millis(200);
 
 /// How often a stream on a task another server runs reads the task's log.
-pub const TAIL_POLL: Duration = Duration::from_millis(100);
+const TAIL_POLL: Duration = Duration::from_millis(100);
 
 /// How often a server looks for tasks nobody runs, at most (a third of the lease when
 /// that is shorter).

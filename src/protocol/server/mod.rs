@@ -52,7 +52,7 @@ pub use apply::apply_event;
 pub use auth::{InboundAuth, UNAUTHENTICATED};
 use axum::http::HeaderMap;
 use cluster::Route;
-pub use cluster::{Cluster, ClusterRequest, Owner, REQUEST_POLL, TAIL_POLL};
+pub use cluster::{Cluster, ClusterRequest, Owner};
 use handler::{StreamRequest, store_error};
 use http::card;
 use jsonrpc::rpc;

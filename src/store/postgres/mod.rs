@@ -122,11 +122,6 @@ impl PostgresStore {
             None => fences.remove(id),
         };
     }
-
-    /// Closes every connection, waiting for those in use to be returned.
-    pub async fn close(&self) {
-        self.pool.close().await;
-    }
 }
 
 /// JSON for a value to store.

@@ -1,12 +1,15 @@
-//! What the durable stores (SQLite, PostgreSQL) write for a run, in types of its own: the JSON of a run's
-//! header, each unit's checkpoint and the run's end. They mirror the engine's types
-//! field by field today, and convert both ways; they are the stored format, so a field
+//! What the durable stores (SQLite, PostgreSQL) write for a run, in types of their
+//! own: the JSON of a run's header, each unit's checkpoint and the run's end. They
+//! mirror the engine's types field by field today, and convert both ways; they are the stored format, so a field
 //! renamed in the engine changes nothing on disk, and a change here is a change of
 //! format (the golden store in `tests/fixtures` fails until a migration reads the old
-//! one). Tasks and their events are stored as A2A 0.3 JSON, a format the spec fixes.
+//! one). Tasks and their events are stored as A2A 0.3 JSON, a format the spec fixes;
+//! the functions at the end read them back, the same for both stores.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::protocol::server::{LoggedEvent, StoreError};
 
 use crate::engine::{Checkpoint, Content, Outputs, Record, RunEnd, RunHeader, RunState, StepState};
 
@@ -350,4 +353,23 @@ impl From<EndRow> for RunEnd {
             output_data: e.output_data,
         }
     }
+}
+
+/// A stored task snapshot (A2A 0.3 JSON) read back; unreadable if it no longer decodes.
+pub(crate) fn task_of(json: &str) -> Result<crate::protocol::types::Task, StoreError> {
+    serde_json::from_str(json).map_err(|e| StoreError::unreadable("task", e))
+}
+
+/// A logged event (`task_events.event`) read back, with its number.
+pub(crate) fn event_of(seq: i64, json: &str) -> Result<LoggedEvent, StoreError> {
+    let event: crate::protocol::types::StreamEvent =
+        serde_json::from_str(json).map_err(|e| StoreError::unreadable("event", e))?;
+    Ok((seq as u64, std::sync::Arc::new(event)))
+}
+
+/// A stored push config read back.
+pub(crate) fn push_config_of(
+    json: &str,
+) -> Result<crate::protocol::types::PushNotificationConfig, StoreError> {
+    serde_json::from_str(json).map_err(|e| StoreError::unreadable("push config", e))
 }

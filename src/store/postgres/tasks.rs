@@ -2,7 +2,6 @@
 //! protocol's [`TaskStore`] on PostgreSQL. As in SQLite, snapshots are kept now and
 //! then ([`snapshot_due`]); a read replays the events after the stored snapshot.
 
-use std::sync::Arc;
 use std::time::SystemTime;
 
 use futures::future::BoxFuture;
@@ -13,7 +12,8 @@ use super::{PostgresStore, encode};
 use crate::protocol::server::{
     LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
 };
-use crate::protocol::types::{PushNotificationConfig, StreamEvent, Task, TaskId};
+use crate::protocol::types::{PushNotificationConfig, Task, TaskId};
+use crate::store::rows::{event_of, push_config_of, task_of};
 use crate::store::{Store, millis, snapshot_due};
 
 /// The columns a task row is read by: its snapshot, the number of the last event in
@@ -70,8 +70,7 @@ impl PostgresStore {
         let snapshot: String = row.get(0);
         let seq: i64 = row.get(1);
         let terminal: bool = row.get(2);
-        let mut task: Task =
-            serde_json::from_str(&snapshot).map_err(|e| StoreError::unreadable("task", e))?;
+        let mut task = task_of(&snapshot)?;
         let mut seq = seq as u64;
         if !terminal {
             // Stored with the event that ended it, a terminal task has nothing after.
@@ -184,11 +183,8 @@ impl TaskStore for PostgresStore {
             .map_err(StoreError::backend)?;
             rows.into_iter()
                 .map(|r| {
-                    let seq: i64 = r.get(0);
                     let text: &str = r.get(1);
-                    let event: StreamEvent = serde_json::from_str(text)
-                        .map_err(|e| StoreError::unreadable("event", e))?;
-                    Ok((seq as u64, Arc::new(event)))
+                    event_of(r.get(0), text)
                 })
                 .collect()
         })
@@ -266,11 +262,7 @@ impl TaskStore for PostgresStore {
             .fetch_all(&self.pool)
             .await
             .map_err(StoreError::backend)?;
-            rows.iter()
-                .map(|c| {
-                    serde_json::from_str(c).map_err(|e| StoreError::unreadable("push config", e))
-                })
-                .collect()
+            rows.iter().map(|c| push_config_of(c)).collect()
         })
     }
 

@@ -45,7 +45,7 @@ use crate::engine::{Checkpoint, RunEnd, RunHeader, RunStore, RunStoreError, Save
 use crate::protocol::server::{
     LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
 };
-use crate::protocol::types::{PushNotificationConfig, StreamEvent, Task, TaskId};
+use crate::protocol::types::{PushNotificationConfig, Task, TaskId};
 
 /// Bytes a WAL file is cut back to when it is reused (SQLite's `journal_size_limit`).
 const JOURNAL_SIZE_LIMIT: u64 = 64 << 20;

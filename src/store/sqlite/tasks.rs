@@ -15,9 +15,7 @@ impl SqliteStore {
     }
 }
 
-fn parse_task(snapshot: &str) -> Result<Task, StoreError> {
-    serde_json::from_str(snapshot).map_err(|e| StoreError::unreadable("task", e))
-}
+use crate::store::rows::{event_of, push_config_of, task_of as parse_task};
 
 impl TaskStore for SqliteStore {
     fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
@@ -92,11 +90,8 @@ impl TaskStore for SqliteStore {
             .map_err(read_error)?;
             rows.into_iter()
                 .map(|r| {
-                    let seq: i64 = r.get(0);
-                    let text: String = r.get(1);
-                    let event: StreamEvent = serde_json::from_str(&text)
-                        .map_err(|e| StoreError::unreadable("event", e))?;
-                    Ok((seq as u64, std::sync::Arc::new(event)))
+                    let text: &str = r.get(1);
+                    event_of(r.get(0), text)
                 })
                 .collect()
         })
@@ -169,11 +164,7 @@ impl TaskStore for SqliteStore {
             .fetch_all(&self.reads)
             .await
             .map_err(read_error)?;
-            rows.iter()
-                .map(|c| {
-                    serde_json::from_str(c).map_err(|e| StoreError::unreadable("push config", e))
-                })
-                .collect()
+            rows.iter().map(|c| push_config_of(c)).collect()
         })
     }
 

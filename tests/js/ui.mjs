@@ -64,6 +64,14 @@ try {
   await page.screenshot({ path: screenshot, fullPage: false });
   step("the workflow's source, from the extended card");
   await page.click('#source summary');
+  // The page fetches the extended card on its own: wait (bounded) for the source to arrive.
+  await page
+    .waitForFunction(
+      () => (document.querySelector('#source pre')?.innerText ?? '').includes('id = "travel-planning"'),
+      null,
+      { timeout: 10000 },
+    )
+    .catch(() => {});
   const source = await page.locator('#source pre').innerText();
   if (!source.includes('id = "travel-planning"')) throw new Error(`the source: ${source.slice(0, 200)}`);
 

@@ -1089,3 +1089,126 @@ async fn a_conversation_and_a_pending_approval_survive_a_restart() {
     assert_eq!(t.status.state, TaskState::Completed, "{t:?}");
     assert_eq!(result_text(&t), "approved and echoed");
 }
+
+/// An echo agent on loopback that counts `tasks/cancel` / `CancelTask` calls per
+/// downstream task id; returns its URL and the counts.
+async fn cancel_counting_echo(
+    delay_ms: u64,
+) -> (
+    String,
+    Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+) {
+    use a2a_orchestrator::protocol::server::A2aServer;
+    let counts: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>> =
+        Default::default();
+    let counts2 = counts.clone();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let server = A2aServer::new(
+        crate::echo_agent::EchoAgent {
+            word_delay: Duration::from_millis(delay_ms),
+        },
+        crate::echo_agent::echo_card(&format!("{url}/")),
+    );
+    let router = server.router().layer(axum::middleware::from_fn(
+        move |req: axum::extract::Request, next: axum::middleware::Next| {
+            let counts = counts2.clone();
+            async move {
+                let (parts, body) = req.into_parts();
+                let bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap();
+                if let Ok(v) = serde_json::from_slice::<Value>(&bytes)
+                    && matches!(v["method"].as_str(), Some("tasks/cancel" | "CancelTask"))
+                {
+                    let id = v["params"]["id"].as_str().unwrap_or_default().to_owned();
+                    *counts.lock().unwrap().entry(id).or_default() += 1;
+                }
+                let req = axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes));
+                next.run(req).await
+            }
+        },
+    ));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (url, counts)
+}
+
+/// Issue 33: a storm of concurrent cancels (20 each on 30 live runs, 600 in all) is
+/// answered with the canceled task or `TaskNotCancelableError`, never an internal
+/// error or a 5xx; and every downstream task is canceled once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_storm_of_concurrent_cancels_answers_each_with_the_task_and_cancels_downstream_once() {
+    let (one, one_cancels) = cancel_counting_echo(200).await;
+    let (two, two_cancels) = cancel_counting_echo(200).await;
+    let toml = format!("[agents.one]\nurl = \"{one}\"\n[agents.two]\nurl = \"{two}\"\n");
+    let o = orchestra_on(&[PAIR], toml, |_| {}).await;
+    let (c, _) = client(&o.url).await;
+    let mut ids = Vec::new();
+    for i in 0..30 {
+        let mut p = message(&format!("go {i}"), Some("pair"));
+        p.configuration = Some(MessageSendConfiguration {
+            blocking: Some(false),
+            ..Default::default()
+        });
+        ids.push(task(c.send_message(&p).await.unwrap()).id);
+    }
+    // Wait until every run has its first steps running downstream.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut all = true;
+        for id in &ids {
+            let t = c.get_task(&TaskQueryParams::new(id.clone())).await.unwrap();
+            let detail: RunDetail =
+                serde_json::from_value(t.metadata.unwrap()["run"].clone()).unwrap();
+            all &= detail.steps.iter().any(|s| s.downstream_task_id.is_some());
+        }
+        if all {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "runs did not start");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let http = reqwest::Client::new();
+    let mut calls = Vec::new();
+    for round in 0..20 {
+        for id in &ids {
+            let http = http.clone();
+            let url = o.url.clone();
+            let body = json!({"jsonrpc": "2.0", "id": round, "method": "tasks/cancel",
+                "params": {"id": id.as_str()}});
+            calls.push(tokio::spawn(async move {
+                let resp = http.post(&url).json(&body).send().await.unwrap();
+                let status = resp.status().as_u16();
+                (status, resp.json::<Value>().await.unwrap())
+            }));
+        }
+    }
+    let mut canceled = 0;
+    for call in calls {
+        let (status, body) = call.await.unwrap();
+        assert_eq!(status, 200, "{body}");
+        if let Some(e) = body.get("error") {
+            assert_eq!(e["code"], -32002, "only TaskNotCancelableError: {body}");
+        } else {
+            assert_eq!(body["result"]["status"]["state"], "canceled", "{body}");
+            canceled += 1;
+        }
+    }
+    assert!(
+        canceled >= 30,
+        "each run's cancel answered with it: {canceled}"
+    );
+    for id in &ids {
+        let t = c.get_task(&TaskQueryParams::new(id.clone())).await.unwrap();
+        assert_eq!(t.status.state, TaskState::Canceled);
+    }
+    let mut downstream = 0;
+    for counts in [one_cancels, two_cancels] {
+        for (id, n) in counts.lock().unwrap().iter() {
+            assert_eq!(*n, 1, "downstream task {id} was canceled {n} times");
+            downstream += 1;
+        }
+    }
+    assert!(
+        downstream >= 30,
+        "the running steps were canceled: {downstream}"
+    );
+}

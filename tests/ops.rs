@@ -420,3 +420,147 @@ async fn json_logs_are_one_object_a_line() {
             .is_some_and(|t| t.contains('T'))
     );
 }
+
+const ECHO_ONCE: &str = r#"
+[workflow]
+id = "echo-once"
+description = "One step on our echo agent"
+[steps.say]
+agent = "echo"
+message = "hello"
+"#;
+
+/// Issue 33: 4,000 connections that send nothing, against a `serve` capped at 1,000
+/// connections: a new connection's `/healthz` is answered within a second throughout
+/// (idle connections make room at the cap), every idle connection is closed once it is
+/// past the first-request deadline (`header_read_timeout`), and a keep-alive connection
+/// with nothing in flight is closed after `idle_timeout`, not before.
+#[tokio::test(flavor = "multi_thread")]
+async fn idle_connections_are_closed_and_never_keep_new_clients_out() {
+    let ours = echo(0).await;
+    let dir = project(
+        "ops-idle",
+        &[("echo.toml", ECHO_ONCE)],
+        &[("echo", &ours.url)],
+    );
+    std::fs::write(
+        dir.join("serve.toml"),
+        "[server]\nmax_connections = 1000\nheader_read_timeout = \"4s\"\nidle_timeout = \"1s\"\n",
+    )
+    .unwrap();
+    let mut args = args(&dir);
+    args.extend([
+        "--config".into(),
+        dir.join("serve.toml").display().to_string(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_serve, base) = spawn_serve(&args, &[]).await;
+    let addr = base
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+
+    // The prober: a new connection every 100 ms, each answered within a second.
+    let probing = tokio_util::sync::CancellationToken::new();
+    let prober = {
+        let probing = probing.clone();
+        let url = format!("{base}healthz");
+        tokio::spawn(async move {
+            let http = reqwest::Client::builder()
+                .pool_max_idle_per_host(0)
+                .timeout(Duration::from_secs(1))
+                .build()
+                .unwrap();
+            let mut probes = 0;
+            while !probing.is_cancelled() {
+                let r = http.get(&url).send().await;
+                match r {
+                    Ok(r) if r.status() == 200 => probes += 1,
+                    other => panic!("/healthz not answered within a second: {other:?}"),
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            probes
+        })
+    };
+
+    // 4,000 connections that send nothing.
+    let mut idle = Vec::new();
+    for _ in 0..4_000 {
+        let addr = addr.clone();
+        idle.push(tokio::spawn(async move {
+            tokio::time::timeout(
+                Duration::from_secs(10),
+                tokio::net::TcpStream::connect(addr),
+            )
+            .await
+            .ok()
+            .and_then(Result::ok)
+        }));
+    }
+    let mut streams = Vec::new();
+    for c in idle {
+        if let Some(s) = c.await.unwrap() {
+            streams.push(s);
+        }
+    }
+    assert!(streams.len() >= 3_000, "only {} connected", streams.len());
+
+    // Each is closed by the server: past the 4 s first-request deadline, or earlier
+    // to make room at the cap.
+    let closes: Vec<_> = streams
+        .into_iter()
+        .map(|mut s| {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 16];
+                let read = tokio::time::timeout(
+                    Duration::from_secs(20),
+                    tokio::io::AsyncReadExt::read(&mut s, &mut buf),
+                )
+                .await;
+                matches!(read, Ok(Ok(0)) | Ok(Err(_)))
+            })
+        })
+        .collect();
+    let mut closed = 0;
+    for c in closes {
+        closed += usize::from(c.await.unwrap());
+    }
+    probing.cancel();
+    let probes = prober.await.unwrap();
+    assert!(
+        closed >= 3_000,
+        "the server closed {closed} idle connections"
+    );
+    assert!(probes >= 10, "{probes} probes answered");
+
+    // A keep-alive connection: one request answered, then closed after the idle
+    // timeout (1 s), not before, and before the header timeout (4 s) would.
+    let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    tokio::io::AsyncWriteExt::write_all(
+        &mut s,
+        format!("GET /healthz HTTP/1.1\r\nhost: {addr}\r\n\r\n").as_bytes(),
+    )
+    .await
+    .unwrap();
+    let answered = std::time::Instant::now();
+    let mut got = Vec::new();
+    let eof = tokio::time::timeout(Duration::from_secs(20), async {
+        let mut buf = [0u8; 1024];
+        loop {
+            match tokio::io::AsyncReadExt::read(&mut s, &mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    assert!(eof.is_ok(), "the idle keep-alive connection was closed");
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    let open_for = answered.elapsed();
+    assert!(
+        open_for >= Duration::from_millis(900) && open_for < Duration::from_millis(3_500),
+        "kept open for the idle timeout: closed after {open_for:?}"
+    );
+}

@@ -807,3 +807,201 @@ async fn an_http1_agent_marked_http2_is_unavailable_with_a_hint() {
     assert!(why.contains("http2 = true"), "{why}");
     assert!(why.contains("HTTP/2 without TLS"), "{why}");
 }
+
+/// A server on another origin that records every request it gets (and answers 404):
+/// where a hostile redirect would send a call.
+async fn recording_elsewhere() -> (String, Arc<Mutex<Vec<(String, HeaderMap)>>>) {
+    let seen: Arc<Mutex<Vec<(String, HeaderMap)>>> = Default::default();
+    let seen2 = seen.clone();
+    let router = Router::new().fallback(move |uri: axum::http::Uri, headers: HeaderMap| {
+        let seen = seen2.clone();
+        async move {
+            seen.lock().unwrap().push((uri.to_string(), headers));
+            StatusCode::NOT_FOUND
+        }
+    });
+    (serve_router(router).await, seen)
+}
+
+fn redirect_to(status: StatusCode, location: String) -> axum::response::Response {
+    axum::response::Response::builder()
+        .status(status)
+        .header("location", location)
+        .body(axum::body::Body::empty())
+        .unwrap()
+}
+
+/// Issue 33: a card fetch answered with 302 and a JSON-RPC call answered with 307 are
+/// not followed — to another origin nothing (no key, no header, no request at all)
+/// arrives — and the error names where the redirect pointed; with
+/// `follow_redirects = "same-origin"` redirects on the agent's own origin are followed
+/// (credentials with them) while one to another origin is still refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn redirects_are_not_followed_and_credentials_never_cross_origins() {
+    let (elsewhere, seen_elsewhere) = recording_elsewhere().await;
+    let seen_here: Arc<Mutex<Vec<HeaderMap>>> = Default::default();
+
+    // An agent whose card moved to another origin.
+    let target = format!("{elsewhere}/latest/meta-data/card.json");
+    let card_redirect = Router::new().route(
+        "/.well-known/agent-card.json",
+        get(move || {
+            let target = target.clone();
+            async move { redirect_to(StatusCode::FOUND, target) }
+        }),
+    );
+    let card_moved = serve_router(card_redirect).await;
+
+    // Agents whose card is served as is (on the agent's origin, through a same-origin
+    // 302), and whose JSON-RPC endpoint answers 307: to another origin at `/cross`, to
+    // its own `/` at `/old`.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let cross_card = echo_card(&format!("{base}/cross"));
+    let same_card = echo_card(&format!("{base}/old"));
+    let server = A2aServer::new(
+        crate::echo_agent::EchoAgent {
+            word_delay: Duration::ZERO,
+        },
+        echo_card(&format!("{base}/")),
+    );
+    let to_elsewhere = format!("{elsewhere}/steal");
+    let seen2 = seen_here.clone();
+    let router = server
+        .router()
+        .route(
+            "/cross",
+            axum::routing::post(move || {
+                let to = to_elsewhere.clone();
+                async move { redirect_to(StatusCode::TEMPORARY_REDIRECT, to) }
+            }),
+        )
+        .route(
+            "/old",
+            axum::routing::post(|| async {
+                redirect_to(StatusCode::TEMPORARY_REDIRECT, "/".to_owned())
+            }),
+        )
+        .route(
+            "/cross/card.json",
+            get(move || {
+                let card = cross_card.clone();
+                async move { axum::Json(card) }
+            }),
+        )
+        .route(
+            "/same/card.json",
+            get(move || {
+                let card = same_card.clone();
+                async move { axum::Json(card) }
+            }),
+        )
+        .route(
+            "/same/moved.json",
+            get(|| async { redirect_to(StatusCode::FOUND, "/same/card.json".to_owned()) }),
+        )
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                let seen = seen2.clone();
+                async move {
+                    if req.method() == axum::http::Method::POST {
+                        seen.lock().unwrap().push(req.headers().clone());
+                    }
+                    next.run(req).await
+                }
+            },
+        ));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let toml = format!(
+        r#"
+[agents.card_moved]
+url = "{card_moved}"
+auth = {{ type = "api_key", header = "X-API-Key", key_env = "KEY" }}
+headers = {{ "X-Tenant" = "acme" }}
+[agents.cross]
+card_url = "{base}/cross/card.json"
+auth = {{ type = "api_key", header = "X-API-Key", key_env = "KEY" }}
+headers = {{ "X-Tenant" = "acme" }}
+[agents.cross_opted_in]
+card_url = "{base}/cross/card.json"
+auth = {{ type = "api_key", header = "X-API-Key", key_env = "KEY" }}
+follow_redirects = "same-origin"
+[agents.same_not_opted_in]
+card_url = "{base}/same/moved.json"
+[agents.same]
+card_url = "{base}/same/moved.json"
+auth = {{ type = "api_key", header = "X-API-Key", key_env = "KEY" }}
+headers = {{ "X-Tenant" = "acme" }}
+follow_redirects = "same-origin"
+"#
+    );
+    let env: HashMap<String, String> = [("KEY".to_owned(), "key-secret".to_owned())].into();
+    let r = registry(&toml, env, RegistryOptions::default()).await;
+
+    // The card's 302 to another origin: the agent is unavailable, saying where it pointed.
+    let Health::Unavailable(why) = status(&r, "card_moved").health else {
+        panic!("{:?}", status(&r, "card_moved").health)
+    };
+    assert!(
+        why.contains("302") && why.contains("/latest/meta-data/card.json"),
+        "names the redirect and where it pointed: {why}"
+    );
+    // A same-origin 302 is not followed either unless the entry opts in.
+    let Health::Unavailable(why) = status(&r, "same_not_opted_in").health else {
+        panic!("{:?}", status(&r, "same_not_opted_in").health)
+    };
+    assert!(
+        why.contains("302") && why.contains("/same/card.json"),
+        "{why}"
+    );
+
+    // The JSON-RPC call's 307 to another origin: refused, with or without the opt-in.
+    for name in ["cross", "cross_opted_in"] {
+        let lease = r
+            .acquire(Target::Name(name), &Requirements::default())
+            .await
+            .unwrap();
+        let err = lease
+            .client()
+            .send_message(&MessageSendParams::new(Message::user_text("hi")))
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(
+                err,
+                a2a_orchestrator::protocol::client::ClientError::Redirect { status: 307, .. }
+            ),
+            "{name}: {text}"
+        );
+        assert!(
+            text.contains(&format!("{base}/cross")) && text.contains(&format!("{elsewhere}/steal")),
+            "{name}: names the URL requested and where it pointed: {text}"
+        );
+    }
+    assert!(
+        seen_elsewhere.lock().unwrap().is_empty(),
+        "nothing reached the other origin: {:?}",
+        seen_elsewhere.lock().unwrap()
+    );
+
+    // Opted in, same origin: the card's 302 and the call's 307 are followed, and the
+    // agent's own credentials reach it (its own origin) on the redirected call.
+    let lease = r
+        .acquire(Target::Name("same"), &Requirements::default())
+        .await
+        .unwrap();
+    let before = seen_here.lock().unwrap().len();
+    call(&lease).await;
+    let here = seen_here.lock().unwrap();
+    assert_eq!(
+        here.len(),
+        before + 2,
+        "the call to /old, then to / on the same origin"
+    );
+    for h in &here[before..] {
+        assert_eq!(h["x-api-key"], "key-secret");
+        assert_eq!(h["x-tenant"], "acme");
+    }
+}

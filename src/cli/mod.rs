@@ -337,6 +337,7 @@ impl ServeArgs {
             cors_origins: None,
             max_connections: None,
             header_read_timeout: None,
+            idle_timeout: None,
             max_parts: None,
             max_metadata_bytes: None,
             max_id_bytes: None,
@@ -409,7 +410,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let listener = tokio::net::TcpListener::bind(&listen)
+    let listener = crate::protocol::server::bind(&listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
     let addr = listener.local_addr()?;

@@ -106,7 +106,7 @@ fn count<T>(agent: &str, method: &str, r: &Result<T, ClientError>) {
         Ok(_) => "ok",
         Err(ClientError::Transport { .. }) => "transport",
         Err(ClientError::Timeout { .. }) => "timeout",
-        Err(ClientError::HttpStatus { .. }) => "http",
+        Err(ClientError::HttpStatus { .. } | ClientError::Redirect { .. }) => "http",
         Err(ClientError::Rpc(_)) => "a2a_error",
         Err(ClientError::Protocol { .. }) => "protocol",
         Err(_) => "client",

@@ -12,8 +12,9 @@
 //! max_body_bytes = 10485760
 //! shutdown_grace = "10s"          # on SIGTERM: how long requests in flight may finish
 //! cors_origins = ["https://app.example.com"]   # web pages allowed to call (none by default)
-//! max_connections = 4096          # connections at once; more wait in the backlog
-//! header_read_timeout = "10s"     # a request's headers and body must arrive within this
+//! max_connections = 4096          # connections at once; idle ones make room, else new ones wait
+//! header_read_timeout = "10s"     # a new connection's first request, and a request's headers and body
+//! idle_timeout = "60s"            # a connection with nothing in flight is closed after this
 //! max_parts = 1000                # parts in one message
 //! max_metadata_bytes = 65536      # a message's or request's metadata, as JSON
 //! max_id_bytes = 256              # task, context and message ids
@@ -85,6 +86,7 @@ pub struct Settings {
     pub cors_origins: Option<Vec<String>>,
     pub max_connections: Option<usize>,
     pub header_read_timeout: Option<Duration>,
+    pub idle_timeout: Option<Duration>,
     pub max_parts: Option<usize>,
     pub max_metadata_bytes: Option<usize>,
     pub max_id_bytes: Option<usize>,
@@ -136,6 +138,7 @@ impl Settings {
             cors_origins: over.cors_origins.or(self.cors_origins),
             max_connections: over.max_connections.or(self.max_connections),
             header_read_timeout: over.header_read_timeout.or(self.header_read_timeout),
+            idle_timeout: over.idle_timeout.or(self.idle_timeout),
             max_parts: over.max_parts.or(self.max_parts),
             max_metadata_bytes: over.max_metadata_bytes.or(self.max_metadata_bytes),
             max_id_bytes: over.max_id_bytes.or(self.max_id_bytes),
@@ -167,6 +170,7 @@ impl Settings {
             header_read_timeout: self
                 .header_read_timeout
                 .unwrap_or(defaults.header_read_timeout),
+            idle_timeout: self.idle_timeout.unwrap_or(defaults.idle_timeout),
             max_parts: self.max_parts.unwrap_or(defaults.max_parts),
             max_metadata_bytes: self
                 .max_metadata_bytes
@@ -225,6 +229,7 @@ const SERVER_KEYS: &[&str] = &[
     "cors_origins",
     "max_connections",
     "header_read_timeout",
+    "idle_timeout",
     "max_parts",
     "max_metadata_bytes",
     "max_id_bytes",
@@ -297,6 +302,7 @@ pub fn load_str(
             .int_at_least(&mut ctx, "max_connections", 1)
             .map(|n| n as usize);
         out.header_read_timeout = s.positive_duration(&mut ctx, "header_read_timeout");
+        out.idle_timeout = s.positive_duration(&mut ctx, "idle_timeout");
         out.max_parts = s.int_at_least(&mut ctx, "max_parts", 1).map(|n| n as usize);
         out.max_metadata_bytes = s
             .int_at_least(&mut ctx, "max_metadata_bytes", 1024)

@@ -11,6 +11,7 @@
 //! http2 = true                         # speaks HTTP/2 on plain http (h2c): one connection for all calls
 //! protocol = "auto"                    # or "1.0", "0.3": which A2A version to call it with
 //! binding = "auto"                     # or "jsonrpc", "http+json"
+//! follow_redirects = "never"           # or "same-origin": credentials never cross origins
 //!
 //! [agents.it]
 //! card_url = "https://it.example.com/cards/it.json"
@@ -24,7 +25,7 @@ use std::time::Duration;
 
 use crate::config::reader::{Ctx, Sp, TableReader, type_name};
 use crate::config::{Diagnostic, did_you_mean};
-use crate::protocol::client::{Binding, Preference, Protocol};
+use crate::protocol::client::{Binding, Preference, Protocol, Redirects};
 use crate::workflow::AgentName;
 
 /// The checked contents of `agents.toml`.
@@ -60,6 +61,9 @@ pub struct AgentEntry {
     pub http2: bool,
     /// Which of the card's interfaces to call (`protocol`, `binding`; auto when unset).
     pub interface: Preference,
+    /// Which redirects calls to the agent (its card included) follow: none unless
+    /// `follow_redirects = "same-origin"`.
+    pub redirects: Redirects,
 }
 
 /// Where an agent's card is.
@@ -91,6 +95,7 @@ const AGENT_KEYS: &[&str] = &[
     "http2",
     "protocol",
     "binding",
+    "follow_redirects",
 ];
 const AUTH_KEYS: &[&str] = &["type", "token_env", "header", "key_env"];
 
@@ -276,7 +281,24 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
             ("http+json", Binding::HttpJson),
         ],
     );
-    let (Some(protocol), Some(binding)) = (protocol, binding) else {
+    let redirects = match t.string(ctx, "follow_redirects") {
+        None => Some(Redirects::Never),
+        Some(given) => match given.value.as_str() {
+            "never" => Some(Redirects::Never),
+            "same-origin" => Some(Redirects::SameOrigin),
+            other => {
+                let hint = did_you_mean(other, ["never", "same-origin"])
+                    .map(|m| format!(" (did you mean \"{m}\"?)"))
+                    .unwrap_or_default();
+                ctx.error(
+                    given.span,
+                    format!("unknown follow_redirects \"{other}\"{hint}; expected \"never\" (the default) or \"same-origin\""),
+                );
+                None
+            }
+        },
+    };
+    let (Some(protocol), Some(binding), Some(redirects)) = (protocol, binding, redirects) else {
         return None;
     };
     if protocol == Some(Protocol::V0_3) && binding == Some(Binding::HttpJson) {
@@ -298,6 +320,7 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
         tags,
         http2,
         interface: Preference { protocol, binding },
+        redirects,
     })
 }
 

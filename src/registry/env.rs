@@ -58,6 +58,8 @@ pub struct ResolvedAgent {
     pub client: ClientConfig,
     /// Speak only HTTP/2 to the agent.
     pub http2: bool,
+    /// Which redirects its calls follow.
+    pub redirects: crate::protocol::client::Redirects,
     /// Which of its card's interfaces to call.
     pub interface: crate::protocol::client::Preference,
 }
@@ -97,6 +99,7 @@ pub fn resolve(
             ..ClientConfig::default()
         },
         http2: entry.http2,
+        redirects: entry.redirects,
         interface: entry.interface,
     })
 }

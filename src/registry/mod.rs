@@ -25,8 +25,8 @@ use tracing::{Instrument, debug, info_span, warn};
 
 use crate::backoff::{self, Backoff, Jitter};
 use crate::protocol::client::{
-    A2aClient, CardFetch, CardResolver, Choice, ClientError, Preference, choose_interfaces,
-    http_client, http2_client,
+    A2aClient, CardFetch, CardResolver, Choice, ClientError, Preference, Redirects,
+    choose_interfaces, http_client_with,
 };
 use crate::protocol::types::{AgentCard, PROTOCOL_VERSION};
 use crate::workflow::AgentName;
@@ -195,10 +195,11 @@ pub struct Registry {
 
 struct Inner {
     agents: Vec<Arc<Agent>>,
-    /// How agents are reached: over HTTP/1.1 (or HTTP/2 where TLS negotiates it), and,
-    /// for agents marked `http2`, over HTTP/2 only.
-    http1: Transport,
-    http2: Transport,
+    /// How agents are reached: over HTTP/1.1 (or HTTP/2 where TLS negotiates it) or,
+    /// for agents marked `http2`, over HTTP/2 only; following no redirect, or (agents
+    /// marked `follow_redirects = "same-origin"`) same-origin ones. Indexed by
+    /// [`Inner::transport`].
+    transports: [Transport; 4],
     options: RegistryOptions,
     /// Rotates the choice among equally loaded agents.
     turn: AtomicUsize,
@@ -208,11 +209,8 @@ struct Inner {
 
 impl Inner {
     fn transport(&self, agent: &ResolvedAgent) -> &Transport {
-        if agent.http2 {
-            &self.http2
-        } else {
-            &self.http1
-        }
+        let follow = agent.redirects == Redirects::SameOrigin;
+        &self.transports[usize::from(agent.http2) * 2 + usize::from(follow)]
     }
 }
 
@@ -272,8 +270,16 @@ impl Registry {
         let registry = Registry {
             inner: Arc::new(Inner {
                 agents,
-                http1: Transport::new(http_client(), options.card_timeout),
-                http2: Transport::new(http2_client(), options.card_timeout),
+                transports: [(false, false), (false, true), (true, false), (true, true)].map(
+                    |(http2, follow)| {
+                        let redirects = if follow {
+                            Redirects::SameOrigin
+                        } else {
+                            Redirects::Never
+                        };
+                        Transport::new(http_client_with(http2, redirects), options.card_timeout)
+                    },
+                ),
                 options,
                 turn: AtomicUsize::new(0),
                 shutdown: CancellationToken::new(),

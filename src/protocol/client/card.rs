@@ -59,6 +59,10 @@ pub struct CardResolver {
     timeout: Duration,
 }
 
+/// Largest Agent Card accepted (1 MiB): real cards are a few KB; one of many skills
+/// and long descriptions stays far below this.
+pub const MAX_CARD_BYTES: usize = 1024 * 1024;
+
 impl CardResolver {
     pub fn new(http: reqwest::Client, headers: HeaderMap, timeout: Duration) -> Self {
         Self {
@@ -166,10 +170,8 @@ impl CardResolver {
                 .get(header::ETAG)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
-            let bytes = resp
-                .bytes()
-                .await
-                .map_err(|e| ClientError::transport(card_url, e))?;
+            let bytes =
+                super::rpc::read_bounded(card_url, resp, MAX_CARD_BYTES, "agent card").await?;
             Ok(Ok((bytes, new_etag, age)))
         };
         let outcome = tokio::time::timeout(self.timeout, fut)

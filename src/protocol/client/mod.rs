@@ -30,7 +30,7 @@ use tracing::warn;
 use crate::protocol::error::ErrorCode;
 use crate::protocol::v1::convert as v1c;
 use crate::protocol::v1::types as v1t;
-pub use card::{CardFetch, CardResolver, Protocol, v1_card_as_v03};
+pub use card::{CardFetch, CardResolver, MAX_CARD_BYTES, Protocol, v1_card_as_v03};
 pub use error::ClientError;
 pub use interface::{Binding, Choice, Interface, Preference, choose as choose_interfaces};
 pub use list::{ListTasksQuery, TaskList};
@@ -141,17 +141,62 @@ impl std::fmt::Debug for A2aClient {
     }
 }
 
+/// Which redirects a client follows. None by default: an agent (or whoever answers in
+/// its place) must not be able to send a call, with its credentials and headers, to
+/// another server — a cloud metadata address, say.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Redirects {
+    /// A 3xx is an error naming where it pointed ([`ClientError::Redirect`]).
+    #[default]
+    Never,
+    /// Followed (at most [`MAX_REDIRECTS`]) while they stay on the origin (scheme, host
+    /// and port) of the URL first requested; one to another origin is an error.
+    SameOrigin,
+}
+
+/// Most redirects a [`Redirects::SameOrigin`] client follows for one request.
+pub const MAX_REDIRECTS: usize = 5;
+
 /// A shared HTTP client with this crate's user agent: HTTP/1.1, or HTTP/2 where TLS
-/// negotiates it.
+/// negotiates it. It follows no redirect.
 pub fn http_client() -> reqwest::Client {
-    build(builder())
+    http_client_with(false, Redirects::Never)
 }
 
 /// A shared HTTP client that speaks only HTTP/2: over `http://` without an upgrade
 /// (h2c, "prior knowledge"). Every call to one host shares one connection, a stream
 /// each; a streaming call waiting on a slow task costs a stream, not a connection.
+/// It follows no redirect.
 pub fn http2_client() -> reqwest::Client {
-    build(builder().http2_prior_knowledge())
+    http_client_with(true, Redirects::Never)
+}
+
+/// A shared HTTP client, HTTP/2-only when `http2`, following `redirects`.
+pub fn http_client_with(http2: bool, redirects: Redirects) -> reqwest::Client {
+    let builder = if http2 {
+        builder().http2_prior_knowledge()
+    } else {
+        builder()
+    };
+    build(builder.redirect(redirect_policy(redirects)))
+}
+
+fn redirect_policy(redirects: Redirects) -> reqwest::redirect::Policy {
+    match redirects {
+        Redirects::Never => reqwest::redirect::Policy::none(),
+        Redirects::SameOrigin => reqwest::redirect::Policy::custom(|attempt| {
+            let same = attempt
+                .previous()
+                .first()
+                .is_some_and(|first| first.origin() == attempt.url().origin());
+            if !same || attempt.previous().len() > MAX_REDIRECTS {
+                // Not followed: the 3xx itself reaches `check_status`, which names it.
+                attempt.stop()
+            } else {
+                attempt.follow()
+            }
+        }),
+    }
 }
 
 /// Builds a client with our settings. Building fails only when the TLS backend cannot

@@ -161,8 +161,12 @@ pub(super) async fn check_status(
     if status.is_success() {
         return Ok(resp);
     }
+    if let Some(e) = super::rpc::redirect_error(url, &resp) {
+        return Err(e);
+    }
+    let url = super::rpc::requested(url, &resp);
     let body = resp.text().await.unwrap_or_default();
-    Err(status_error(url, status.as_u16(), body))
+    Err(status_error(&url, status.as_u16(), body))
 }
 
 fn status_error(url: &str, status: u16, body: String) -> ClientError {

@@ -204,12 +204,78 @@ pub(super) async fn check_status(
     if status.is_success() {
         return Ok(resp);
     }
+    if let Some(e) = redirect_error(url, &resp) {
+        return Err(e);
+    }
+    let url = requested(url, &resp);
     let body = resp.text().await.unwrap_or_default();
     Err(ClientError::HttpStatus {
-        url: url.to_owned(),
+        url,
         status: status.as_u16(),
         body: abridged(body),
     })
+}
+
+/// The URL an answer came from: `url` as the caller named it, or where same-origin
+/// redirects led.
+pub(super) fn requested(url: &str, resp: &reqwest::Response) -> String {
+    if resp.url().as_str() == url {
+        url.to_owned()
+    } else {
+        resp.url().to_string()
+    }
+}
+
+/// A redirect the client did not follow, as the error that names where it pointed.
+pub(super) fn redirect_error(url: &str, resp: &reqwest::Response) -> Option<ClientError> {
+    let status = resp.status();
+    if !status.is_redirection() || status == reqwest::StatusCode::NOT_MODIFIED {
+        return None;
+    }
+    let location = resp
+        .headers()
+        .get(header::LOCATION)
+        .map(|v| crate::protocol::log::url(&String::from_utf8_lossy(v.as_bytes())))
+        .unwrap_or_else(|| "nowhere (no Location header)".to_owned());
+    Some(ClientError::Redirect {
+        url: requested(url, resp),
+        status: status.as_u16(),
+        location,
+        same_origin_allowed: resp.url().as_str() != url,
+    })
+}
+
+/// The body of `resp`, refused past `max` bytes (by its `Content-Length`, or as it
+/// arrives) so that a hostile server cannot make the client hold what it likes.
+pub(super) async fn read_bounded(
+    url: &str,
+    mut resp: reqwest::Response,
+    max: usize,
+    what: &str,
+) -> Result<bytes::Bytes, ClientError> {
+    let too_large = |size: String| {
+        ClientError::protocol(
+            url,
+            format!("the {what} is {size} bytes; at most {max} are accepted"),
+        )
+    };
+    if let Some(declared) = resp.content_length()
+        && declared > max as u64
+    {
+        return Err(too_large(declared.to_string()));
+    }
+    let mut body = bytes::BytesMut::new();
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| ClientError::transport(url, e))?
+    {
+        if body.len() + chunk.len() > max {
+            return Err(too_large(format!("more than {max}")));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
 }
 
 /// At most 512 bytes of an error body.

@@ -23,6 +23,15 @@ pub(super) fn sink_error(e: SinkError) -> RpcError {
     }
 }
 
+/// What a cancel answers once the task stands still: the task when it is canceled,
+/// `TaskNotCancelableError` naming its state otherwise.
+fn cancel_outcome(id: &TaskId, task: Task) -> Result<Task, RpcError> {
+    match task.status.state {
+        TaskState::Canceled => Ok(task),
+        state => Err(RpcError::task_not_cancelable(id.as_str(), state.as_str())),
+    }
+}
+
 /// Where a new message goes once checked.
 pub(super) struct Started {
     task_id: TaskId,
@@ -472,7 +481,16 @@ impl<A: AgentExecutor> Inner<A> {
                     .await;
                 match outcome {
                     Ok(Ok(())) => handle.cancel.cancel(),
-                    Ok(Err(e)) => return Err(e),
+                    Ok(Err(e)) => {
+                        // A concurrent cancel (or the task's own end) got there first:
+                        // the agent's refusal is then no failure, and the answer is the
+                        // one for a task found in that state.
+                        let now = self.load(&params.id).await?;
+                        if now.status.state.is_terminal() {
+                            return cancel_outcome(&params.id, now);
+                        }
+                        return Err(e);
+                    }
                     Err(_) => return Err(RpcError::internal("the agent failed while canceling")),
                 }
                 sub
@@ -502,13 +520,7 @@ impl<A: AgentExecutor> Inner<A> {
             Ok(r) => r?,
             Err(_) => self.load(&params.id).await?,
         };
-        match task.status.state {
-            TaskState::Canceled => Ok(task),
-            state => Err(RpcError::task_not_cancelable(
-                params.id.as_str(),
-                state.as_str(),
-            )),
-        }
+        cancel_outcome(&params.id, task)
     }
 
     /// GetTask / `tasks/get`.

@@ -3,18 +3,34 @@
 //! concurrent streams on one connection; so this is our own small accept loop: HTTP/1.1
 //! and HTTP/2 (h2c, prior knowledge) on one port, `TCP_NODELAY`, every connection a
 //! tracked task, and a graceful shutdown that lets in-flight responses finish (within a
-//! bound). It bounds what a client can hold: connections at once, and the time to send a
-//! request's headers (a connection that dawdles is closed).
+//! bound).
+//!
+//! It bounds what a client can hold. A connection must send its first request within
+//! `header_read_timeout` (hyper's own timer starts only at the first byte, so a
+//! connection that sends nothing would otherwise be held forever), and one that has
+//! nothing in flight is closed after `idle_timeout`. Connections are capped; at the cap
+//! the idle ones (nothing in flight), longest idle first, are closed to make room for
+//! new ones, so thousands of idle connections never keep a new client out — only
+//! connections that are all busy with requests make new ones wait in the backlog.
 
+use std::collections::HashMap;
 use std::io;
+use std::pin::pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::response::Response;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{debug, trace, warn};
 
@@ -22,13 +38,102 @@ use tracing::{debug, trace, warn};
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Limits {
     pub http2_max_streams: u32,
-    /// Connections open at once; past it, new ones wait in the listen backlog.
+    /// Connections open at once; past it, idle ones are closed to make room, and new
+    /// ones wait in the listen backlog while none is idle.
     pub max_connections: usize,
-    /// Time for a request's headers to arrive (HTTP/1.1), and for an HTTP/2
-    /// connection's keep-alive ping to be answered.
+    /// Time for a new connection's first request, and for a request's headers to
+    /// arrive (HTTP/1.1), and for an HTTP/2 connection's keep-alive ping to be answered.
     pub header_read_timeout: Duration,
+    /// How long a connection with nothing in flight is kept open.
+    pub idle_timeout: Duration,
     /// How long a stop waits for in-flight responses.
     pub drain: Duration,
+}
+
+/// One open connection, as the accept loop sees it: how many requests it has in
+/// flight, and when it was last busy.
+struct Conn {
+    in_flight: AtomicUsize,
+    /// Milliseconds after the loop's epoch when a request last started or ended.
+    last_active: AtomicU64,
+    /// Whether a request ever started on it.
+    used: std::sync::atomic::AtomicBool,
+    /// Fired to close it (graceful: what is in flight is answered first).
+    close: CancellationToken,
+    /// Set before `close` fires to make room at the cap: a connection with nothing in
+    /// flight is then dropped at once.
+    evicted: std::sync::atomic::AtomicBool,
+    /// Told when a request ends, so that the idle deadline is counted from then.
+    ended: tokio::sync::Notify,
+}
+
+impl Conn {
+    fn idle_since(&self) -> Option<u64> {
+        (self.in_flight.load(Ordering::Acquire) == 0)
+            .then(|| self.last_active.load(Ordering::Acquire))
+    }
+}
+
+/// The open connections, to find idle ones when the cap is reached.
+struct Open {
+    epoch: Instant,
+    // A std mutex: held only to insert, remove or scan, never across an await.
+    conns: Mutex<HashMap<u64, Arc<Conn>>>,
+}
+
+impl Open {
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// Closes up to `n` connections with nothing in flight, longest idle first; how
+    /// many it asked to close.
+    fn evict_idle(&self, n: usize) -> usize {
+        let conns = self.conns.lock().unwrap_or_else(|p| p.into_inner());
+        let mut idle: Vec<(u64, &Arc<Conn>)> = conns
+            .values()
+            .filter(|c| !c.close.is_cancelled())
+            .filter_map(|c| c.idle_since().map(|t| (t, c)))
+            .collect();
+        if idle.len() > n {
+            idle.select_nth_unstable_by_key(n, |(t, _)| *t);
+        }
+        for (_, c) in idle.iter().take(n) {
+            c.evicted.store(true, Ordering::Release);
+            c.close.cancel();
+        }
+        idle.len().min(n)
+    }
+}
+
+/// Connections the kernel queues for `accept` (Linux caps it at `net.core.somaxconn`,
+/// 4096 by default). Tokio's `TcpListener::bind` asks for 1024: a burst of more
+/// connections than that has the kernel drop new SYNs, and a client waits a second for
+/// its retransmit, however fast the loop accepts.
+const BACKLOG: u32 = 4096;
+
+/// A listener on `addr` (the first of its addresses that binds) with a backlog of
+/// [`BACKLOG`].
+pub async fn bind(addr: &str) -> io::Result<TcpListener> {
+    let mut last = None;
+    for a in tokio::net::lookup_host(addr).await? {
+        let socket = if a.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        socket.set_reuseaddr(true)?;
+        match socket.bind(a).and_then(|()| socket.listen(BACKLOG)) {
+            Ok(listener) => return Ok(listener),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{addr} names no address"),
+        )
+    }))
 }
 
 /// Serves `router` on `listener` until `stop` completes; then stops accepting, asks
@@ -51,19 +156,37 @@ pub(super) async fn serve(
         .max_concurrent_streams(limits.http2_max_streams)
         .keep_alive_interval(limits.header_read_timeout)
         .keep_alive_timeout(limits.header_read_timeout);
-    let graceful = GracefulShutdown::new();
+    let stopping = CancellationToken::new();
     let connections = TaskTracker::new();
-    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
-    let mut stop = std::pin::pin!(stop);
+    let open = Arc::new(Open {
+        epoch: Instant::now(),
+        conns: Mutex::new(HashMap::new()),
+    });
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let mut next_id = 0u64;
+    let mut stop = pin!(stop);
     loop {
-        // A free slot first: past the cap, connections wait in the kernel's backlog.
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => match slot {
-                Ok(slot) => slot,
-                Err(_) => break,
-            },
-            () = &mut stop => break,
+        // A free slot first. At the cap, idle connections make room (a few at a time,
+        // longest idle first); while none is idle, new ones wait in the kernel's backlog.
+        let slot = loop {
+            if let Ok(slot) = slots.clone().try_acquire_owned() {
+                break Some(slot);
+            }
+            // At the cap: the longest idle connections make room (closed at once; a
+            // batch, so that a burst costs a scan per batch, not per connection); with
+            // none idle, wait for one to end or become idle.
+            let wait = if open.evict_idle(1 + limits.max_connections / 64) > 0 {
+                Duration::from_millis(100)
+            } else {
+                Duration::from_secs(1)
+            };
+            tokio::select! {
+                slot = slots.clone().acquire_owned() => break slot.ok(),
+                () = tokio::time::sleep(wait) => {}
+                () = &mut stop => break None,
+            }
         };
+        let Some(slot) = slot else { break };
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             () = &mut stop => break,
@@ -72,8 +195,9 @@ pub(super) async fn serve(
             Ok(accepted) => accepted,
             Err(e) if is_per_connection(&e) => continue,
             Err(e) => {
-                // Out of file descriptors, say: wait rather than spin.
+                // Out of file descriptors, say: make room and wait rather than spin.
                 warn!(error = %e, "cannot accept a connection; retrying in 1 s");
+                open.evict_idle(1 + limits.max_connections / 64);
                 tokio::select! {
                     () = tokio::time::sleep(Duration::from_secs(1)) => continue,
                     () = &mut stop => break,
@@ -85,28 +209,204 @@ pub(super) async fn serve(
         if let Err(e) = tcp.set_nodelay(true) {
             debug!("cannot set TCP_NODELAY on a connection: {e}");
         }
-        let service = TowerToHyperService::new(router.clone());
+        let id = next_id;
+        next_id += 1;
+        let conn = Arc::new(Conn {
+            in_flight: AtomicUsize::new(0),
+            last_active: AtomicU64::new(open.now_ms()),
+            used: Default::default(),
+            close: stopping.child_token(),
+            evicted: Default::default(),
+            ended: tokio::sync::Notify::new(),
+        });
+        open.conns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, conn.clone());
+        let service = TowerToHyperService::new(Counted {
+            router: router.clone(),
+            conn: conn.clone(),
+            open: open.clone(),
+        });
         let connection = builder
             .serve_connection(TokioIo::new(tcp), service)
             .into_owned();
-        let connection = graceful.watch(connection);
+        let open = open.clone();
         connections.spawn(async move {
-            if let Err(e) = connection.await {
+            if let Err(e) = watch(connection, &conn, &open, limits).await {
                 trace!(%peer, "connection ended: {e}");
             }
+            open.conns
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&id);
             drop(slot);
         });
     }
     drop(listener);
-    if tokio::time::timeout(limits.drain, graceful.shutdown())
+    stopping.cancel();
+    connections.close();
+    if tokio::time::timeout(limits.drain, connections.wait())
         .await
         .is_err()
     {
+        // The connection tasks end with the process; waiting longer would outlast the
+        // grace.
         warn!("responses still in flight after the shutdown grace; closing their connections");
     }
-    connections.close();
-    // The connection tasks end with the process; waiting longer would outlast the grace.
-    let _ = tokio::time::timeout(Duration::from_secs(1), connections.wait()).await;
+}
+
+/// A connection as the accept loop serves it.
+type Connection =
+    auto::Connection<'static, TokioIo<TcpStream>, TowerToHyperService<Counted>, TokioExecutor>;
+
+/// Drives one connection until it ends; closes it gracefully when it is told to (a
+/// stop, an eviction), when it sent no request within the header timeout, or when it
+/// had nothing in flight for the idle timeout. A connection told to close that does not
+/// finish within the header timeout (or the stop's drain) is dropped.
+async fn watch(
+    connection: Connection,
+    conn: &Conn,
+    open: &Open,
+    limits: Limits,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let mut connection = pin!(connection);
+    let mut closing: Option<Instant> = None;
+    let limit = || {
+        if conn.used.load(Ordering::Acquire) {
+            limits.idle_timeout
+        } else {
+            limits.header_read_timeout
+        }
+    };
+    loop {
+        let deadline = match closing {
+            Some(since) => since + limits.header_read_timeout.max(limits.drain),
+            None => {
+                let idle_ms = conn.last_active.load(Ordering::Acquire);
+                open.epoch + Duration::from_millis(idle_ms) + limit()
+            }
+        };
+        tokio::select! {
+            r = connection.as_mut() => return r,
+            // A request ended: the deadline moves.
+            () = conn.ended.notified(), if closing.is_none() => {}
+            () = conn.close.cancelled(), if closing.is_none() => {
+                if conn.evicted.load(Ordering::Acquire) && conn.idle_since().is_some() {
+                    // Making room at the cap, with nothing to answer: closed now.
+                    return Ok(());
+                }
+                connection.as_mut().graceful_shutdown();
+                closing = Some(Instant::now());
+            }
+            () = tokio::time::sleep_until(deadline) => {
+                if closing.is_some() {
+                    return Ok(());
+                }
+                // Idle past its limit, unless a request came in meanwhile (the deadline
+                // is then computed again from its activity).
+                if let Some(since) = conn.idle_since()
+                    && open.now_ms().saturating_sub(since) >= limit().as_millis() as u64
+                {
+                    trace!("closing a connection idle for {:?}", limit());
+                    if !conn.used.load(Ordering::Acquire) {
+                        // It never sent a request: nothing to say goodbye to.
+                        return Ok(());
+                    }
+                    connection.as_mut().graceful_shutdown();
+                    closing = Some(Instant::now());
+                }
+            }
+        }
+    }
+}
+
+/// The router, counting a connection's requests in flight: a request is in flight
+/// from its headers' arrival until its response body is done (a stream's, too).
+#[derive(Clone)]
+struct Counted {
+    router: Router,
+    conn: Arc<Conn>,
+    open: Arc<Open>,
+}
+
+impl<B> tower_service::Service<Request<B>> for Counted
+where
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = futures::future::BoxFuture<'static, Result<Response, std::convert::Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        let guard = InFlight::start(self.conn.clone(), self.open.clone());
+        let mut router = self.router.clone();
+        Box::pin(async move {
+            let response = tower_service::Service::call(&mut router, req.map(Body::new)).await?;
+            Ok(response.map(|body| {
+                Body::new(Guarded {
+                    body,
+                    _guard: guard,
+                })
+            }))
+        })
+    }
+}
+
+/// One request in flight on a connection; dropping it ends it.
+struct InFlight {
+    conn: Arc<Conn>,
+    open: Arc<Open>,
+}
+
+impl InFlight {
+    fn start(conn: Arc<Conn>, open: Arc<Open>) -> InFlight {
+        conn.used.store(true, Ordering::Release);
+        conn.in_flight.fetch_add(1, Ordering::AcqRel);
+        conn.last_active.store(open.now_ms(), Ordering::Release);
+        InFlight { conn, open }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.conn
+            .last_active
+            .store(self.open.now_ms(), Ordering::Release);
+        self.conn.in_flight.fetch_sub(1, Ordering::AcqRel);
+        self.conn.ended.notify_one();
+    }
+}
+
+/// A response body that keeps its request in flight until it is done or dropped.
+struct Guarded {
+    body: Body,
+    _guard: InFlight,
+}
+
+impl http_body::Body for Guarded {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// Errors that concern one connection only (the peer gave up before it was accepted).

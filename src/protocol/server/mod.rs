@@ -56,6 +56,7 @@ pub use cluster::{Cluster, ClusterRequest, Owner};
 use handler::{StreamRequest, store_error};
 use http::card;
 use jsonrpc::rpc;
+pub use listen::bind;
 pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, check_webhook};
 use rest::rest;
 pub use store::{
@@ -97,8 +98,13 @@ pub struct ServerConfig {
     /// browser; a request from any other foreign origin is refused (403). A page the
     /// server serves itself is never foreign. Empty by default: no CORS.
     pub cors_origins: Vec<String>,
-    /// Connections open at once; more wait in the listen backlog until one closes.
+    /// Connections open at once. At the cap, connections with nothing in flight are
+    /// closed (longest idle first) to make room; while none is idle, more wait in the
+    /// listen backlog.
     pub max_connections: usize,
+    /// How long a connection with nothing in flight is kept open (HTTP keep-alive).
+    /// A new connection must send its first request within `header_read_timeout`.
+    pub idle_timeout: Duration,
     /// Time a client has to send a request's headers (and to answer an HTTP/2 ping), and
     /// to send its body; a connection that dawdles is closed.
     pub header_read_timeout: Duration,
@@ -163,6 +169,7 @@ impl Default for ServerConfig {
             http2_max_streams: 1_000,
             cors_origins: Vec::new(),
             max_connections: 4_096,
+            idle_timeout: Duration::from_secs(60),
             header_read_timeout: Duration::from_secs(10),
             max_parts: 1_000,
             max_metadata_bytes: 64 * 1024,
@@ -331,6 +338,7 @@ impl<A: AgentExecutor> A2aServer<A> {
             http2_max_streams: config.http2_max_streams,
             max_connections: config.max_connections,
             header_read_timeout: config.header_read_timeout,
+            idle_timeout: config.idle_timeout,
             drain: config.shutdown_grace,
         };
         listen::serve(listener, router, limits, stop).await;

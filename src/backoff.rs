@@ -8,6 +8,12 @@
 
 use std::time::Duration;
 
+/// How work waits for a store that failed for a reason that may pass (the database
+/// down, restarting, full or locked) before it writes again: a run stalls on it and
+/// never ends for it.
+pub const STORE: Backoff = Backoff::exponential(Duration::from_millis(100), Duration::from_secs(5))
+    .with_jitter(Jitter::Around(0.2));
+
 /// How waits are spread at random, so that many loops started together do not retry
 /// in step.
 #[derive(Debug, Clone, Copy, PartialEq)]

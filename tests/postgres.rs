@@ -16,6 +16,8 @@ use crate::util::ROOT;
 pub struct Cluster {
     dir: PathBuf,
     pub port: u16,
+    /// The server's options, for a restart.
+    options: String,
 }
 
 /// The directory of Debian's PostgreSQL programs (`initdb`, `pg_ctl`), installing the
@@ -138,20 +140,38 @@ impl Cluster {
         let options = format!(
             "-p {port} -h 127.0.0.1 -c unix_socket_directories='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         );
+        let cluster = Cluster { dir, port, options };
+        cluster.start_server();
+        cluster
+    }
+
+    fn start_server(&self) {
         run(
             program("pg_ctl").args([
                 "-D",
-                dir.to_str().unwrap(),
+                self.dir.to_str().unwrap(),
                 "-l",
-                dir.join("server.log").to_str().unwrap(),
+                self.dir.join("server.log").to_str().unwrap(),
                 "-w",
                 "-o",
-                &options,
+                &self.options,
                 "start",
             ]),
             "pg_ctl start",
         );
-        Cluster { dir, port }
+    }
+
+    /// Stops the server (fast: open connections are cut), as an outage would.
+    pub fn stop_server(&self) {
+        run(
+            program("pg_ctl").args(["-D", self.dir.to_str().unwrap(), "-m", "fast", "-w", "stop"]),
+            "pg_ctl stop",
+        );
+    }
+
+    /// Starts the server again after [`Cluster::stop_server`], on the same port.
+    pub fn restart_server(&self) {
+        self.start_server();
     }
 
     /// The URL of database `name` on this cluster.

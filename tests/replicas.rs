@@ -629,3 +629,103 @@ async fn a_lease_is_refused_for_a_store_of_one_process() {
     assert!(!out.status.success());
     assert!(stderr.contains("--lease: at least 300ms"), "{stderr}");
 }
+
+/// Issue 33: PostgreSQL stopped for 15 s while runs are with their agents, on one
+/// replica and on three: every run completes, none is canceled, no cancel reaches an
+/// agent, and each agent saw each run's step once. What waits for the store meanwhile
+/// (a task's events, a run's checkpoints) tries again until it is back.
+async fn runs_outlive_a_database_outage(replicas: usize, runs: usize, name: &str) {
+    let pg = Cluster::start(name);
+    let fleet = Fleet::start(&pg, name, replicas, Duration::from_secs(3), "10s").await;
+    let mut ids = Vec::new();
+    for i in 0..runs {
+        let url = &fleet.urls[i % replicas];
+        ids.push((url.clone(), start_on(url, "replicated").await));
+    }
+    // Every run's slow steps are with the agents: the database goes away.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    pg.stop_server();
+    // Meanwhile a request fails at once, saying why, rather than hanging.
+    let started = std::time::Instant::now();
+    let v = crate::durable::call(
+        &fleet.urls[0],
+        &crate::util::rpc("tasks/get", serde_json::json!({ "id": ids[0].1 })),
+    )
+    .await;
+    let message = v["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        message.contains("unavailable") || v.get("result").is_some(),
+        "a clear error while the store is down: {v}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(12),
+        "answered within the pool's timeout"
+    );
+    // Readiness says so, at once.
+    let started = std::time::Instant::now();
+    let r = reqwest::get(format!("{}readyz", fleet.urls[0]))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 503);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["checks"]["store"]["ok"], false, "{body}");
+    assert!(started.elapsed() < Duration::from_secs(5), "{body}");
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    pg.restart_server();
+    for (url, id) in &ids {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
+        loop {
+            let v = crate::durable::call(
+                url,
+                &crate::util::rpc("tasks/get", serde_json::json!({ "id": id })),
+            )
+            .await;
+            let state = v["result"]["status"]["state"].as_str().unwrap_or_default();
+            if state == "completed" {
+                break;
+            }
+            assert!(
+                !["canceled", "failed"].contains(&state),
+                "{id} ended {state}: {v}\n{}",
+                (0..replicas)
+                    .map(|i| fleet.log(i))
+                    .collect::<Vec<_>>()
+                    .join("\n---\n")
+            );
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{id} did not complete: {v}\n{}",
+                (0..replicas)
+                    .map(|i| fleet.log(i))
+                    .collect::<Vec<_>>()
+                    .join("\n---\n")
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    let counts = fleet.counts();
+    assert_eq!(counts.len(), runs * 3, "{counts:?}");
+    assert!(counts.iter().all(|(_, n)| *n == 1), "{counts:?}");
+    let calls = fleet.calls.lock().unwrap();
+    let cancels: Vec<_> = calls
+        .iter()
+        .filter(|(k, _)| k.ends_with("tasks/cancel") || k.ends_with("CancelTask"))
+        .collect();
+    assert!(
+        cancels.is_empty(),
+        "no cancel reached an agent: {cancels:?}"
+    );
+}
+
+#[tokio::test]
+async fn runs_on_one_replica_outlive_a_database_outage() {
+    runs_outlive_a_database_outage(1, 10, "outage-one").await;
+}
+
+#[tokio::test]
+async fn runs_on_three_replicas_outlive_a_database_outage() {
+    runs_outlive_a_database_outage(3, 30, "outage-three").await;
+}

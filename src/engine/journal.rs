@@ -45,6 +45,12 @@ pub enum RunStoreError {
 }
 
 impl RunStoreError {
+    /// Whether the failure may pass by itself (the database failing, unreachable,
+    /// restarting, full or locked): the run waits and writes again.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, RunStoreError::Backend(_))
+    }
+
     /// A failure of the database, keeping its error as the cause.
     pub fn backend(e: impl std::error::Error + Send + Sync + 'static) -> RunStoreError {
         RunStoreError::Backend(std::sync::Arc::new(e))
@@ -147,9 +153,12 @@ pub trait RunStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Option<SavedRun>, RunStoreError>>;
 }
 
-/// One run's handle on the store. Write failures are logged, not fatal: the run goes
-/// on, only less durably — except a write refused because another process runs the
-/// run now ([`RunStoreError::Fenced`]), which halts the run where it stands.
+/// One run's handle on the store. A write that fails for a reason that may pass (the
+/// database down, restarting, full or locked: [`RunStoreError::is_transient`]) is tried
+/// again with [`crate::backoff::STORE`] until it is stored — the run waits, never ends
+/// for it — or the run is halted. A write refused because another process runs the run
+/// now ([`RunStoreError::Fenced`]) halts the run where it stands. Other failures (an
+/// unreadable run, a closed store) are logged and the run goes on, less durably.
 #[derive(Clone)]
 pub(crate) struct Journal {
     pub store: Arc<dyn RunStore>,
@@ -160,29 +169,33 @@ pub(crate) struct Journal {
 
 impl Journal {
     pub async fn create(&self, header: &RunHeader) {
-        if let Err(e) = self.store.create_run(header).await {
-            self.failed(&e);
-            warn!(run_id = %self.run_id, error = %e, "could not save the run");
-        }
+        let first = self.store.create_run(header).await;
+        self.settle("the run", first, || self.store.create_run(header))
+            .await;
     }
 
     pub async fn unit(&self, step: &str, item: Option<usize>, checkpoint: &Checkpoint) {
-        let saved = self.store.save_unit(&self.run_id, step, item, checkpoint);
-        self.checkpoint_outcome(step, saved.await);
+        let first = self
+            .store
+            .save_unit(&self.run_id, step, item, checkpoint)
+            .await;
+        self.settle("a checkpoint", first, || {
+            self.store.save_unit(&self.run_id, step, item, checkpoint)
+        })
+        .await;
     }
 
     /// Like [`Journal::unit`], not waiting for the checkpoint to be stored (see
     /// [`RunStore::queue_unit`]).
     pub async fn queue_unit(&self, step: &str, item: Option<usize>, checkpoint: &Checkpoint) {
-        let queued = self.store.queue_unit(&self.run_id, step, item, checkpoint);
-        self.checkpoint_outcome(step, queued.await);
-    }
-
-    fn checkpoint_outcome(&self, step: &str, outcome: Result<(), RunStoreError>) {
-        if let Err(e) = outcome {
-            self.failed(&e);
-            warn!(run_id = %self.run_id, step, error = %e, "could not save a checkpoint");
-        }
+        let first = self
+            .store
+            .queue_unit(&self.run_id, step, item, checkpoint)
+            .await;
+        self.settle("a checkpoint", first, || {
+            self.store.queue_unit(&self.run_id, step, item, checkpoint)
+        })
+        .await;
     }
 
     /// Halts the run when the store says another process runs it now.
@@ -199,16 +212,69 @@ impl Journal {
     }
 
     pub async fn canceled(&self) {
-        if let Err(e) = self.store.set_canceled(&self.run_id).await {
-            self.failed(&e);
-            warn!(run_id = %self.run_id, error = %e, "could not save the cancel");
-        }
+        let first = self.store.set_canceled(&self.run_id).await;
+        self.settle("the cancel", first, || {
+            self.store.set_canceled(&self.run_id)
+        })
+        .await;
     }
 
     pub async fn finish(&self, end: &RunEnd) {
-        if let Err(e) = self.store.finish_run(&self.run_id, end).await {
-            self.failed(&e);
-            warn!(run_id = %self.run_id, error = %e, "could not save the run's end");
+        let first = self.store.finish_run(&self.run_id, end).await;
+        self.settle("the run's end", first, || {
+            self.store.finish_run(&self.run_id, end)
+        })
+        .await;
+    }
+
+    /// What follows a write's first outcome: nothing when it was stored; the same write
+    /// again (`again`) while it fails transiently; a halt when it was fenced.
+    async fn settle<'a>(
+        &'a self,
+        what: &'static str,
+        first: Result<(), RunStoreError>,
+        again: impl Fn() -> BoxFuture<'a, Result<(), RunStoreError>> + Send + 'a,
+    ) {
+        match first {
+            Ok(()) => {}
+            // Boxed: rarely taken, and inline it would grow every unit's future.
+            Err(e) if e.is_transient() => Box::pin(self.retry(what, e, again)).await,
+            Err(e) => {
+                self.failed(&e);
+                warn!(run_id = %self.run_id, error = %e, "could not save {what}");
+            }
+        }
+    }
+
+    async fn retry<'a>(
+        &'a self,
+        what: &'static str,
+        mut error: RunStoreError,
+        again: impl Fn() -> BoxFuture<'a, Result<(), RunStoreError>> + Send + 'a,
+    ) {
+        let mut waits = crate::backoff::STORE.waits();
+        for attempt in 1u64.. {
+            // Said once, then now and then: an outage must not flood the log.
+            if attempt == 1 || attempt.is_power_of_two() {
+                warn!(run_id = %self.run_id, error = %error, attempt, "could not save {what}; the run waits for the store and tries again");
+            }
+            let wait = waits.next().unwrap_or(crate::backoff::STORE.max);
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = self.halt.cancelled() => return,
+            }
+            match again().await {
+                Ok(()) => {
+                    tracing::info!(run_id = %self.run_id, attempt, "saved {what}; the store is back");
+                    return;
+                }
+                Err(e) if e.is_transient() => error = e,
+                Err(e) => {
+                    self.failed(&e);
+                    warn!(run_id = %self.run_id, error = %e, "could not save {what}");
+                    return;
+                }
+            }
         }
     }
 }

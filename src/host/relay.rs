@@ -58,6 +58,12 @@ impl Orchestrator {
                 // canceling nothing (the run is that replica's to go on with).
                 tracing::info!("another replica took this task over; halting its run here");
                 control.halt();
+            } else if matches!(e, SinkError::Store(_) | SinkError::Closed) {
+                // The store failed for good, or the server is stopping: never a reason
+                // to cancel anybody's run. It halts where it stands, as after a crash,
+                // for a restart (or another replica) to resume from the store.
+                tracing::warn!(error = %e, "the task store cannot take the run's events; halting the run (it resumes from the store)");
+                control.halt();
             } else {
                 tracing::debug!(error = %e, "the upstream task no longer takes events; canceling the run");
                 control.cancel();

@@ -8,6 +8,7 @@
 //! traits. The durable two write the same tables and the same JSON ([`rows`] for runs,
 //! A2A 0.3 JSON for tasks and events).
 
+mod gate;
 mod memory;
 mod postgres;
 mod rows;
@@ -23,6 +24,7 @@ use crate::engine::RunStore;
 use crate::protocol::server::{LoggedEvent, StoreError, TaskStore};
 use crate::protocol::types::{StreamEvent, Task};
 
+pub use gate::Gated;
 pub use memory::MemoryStore;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
@@ -188,14 +190,17 @@ impl StoreSpec {
     }
 
     /// Opens (creating if needed) the store. An unreadable, corrupt or foreign
-    /// database is an error, never replaced by an empty one.
+    /// database is an error, never replaced by an empty one. A durable store comes
+    /// behind its [`Gated`] gate: while its database is down, requests fail at once.
     pub async fn open(&self) -> Result<Arc<dyn Store>, OpenError> {
         Ok(match self {
             StoreSpec::Memory => Arc::new(MemoryStore::new()),
-            StoreSpec::Sqlite(path) => Arc::new(SqliteStore::open(path).await?),
-            StoreSpec::Postgres { url, lease } => {
-                Arc::new(PostgresStore::open(url, &self.to_string(), *lease).await?)
+            StoreSpec::Sqlite(path) => {
+                Arc::new(Gated::new(Arc::new(SqliteStore::open(path).await?)))
             }
+            StoreSpec::Postgres { url, lease } => Arc::new(Gated::new(Arc::new(
+                PostgresStore::open(url, &self.to_string(), *lease).await?,
+            ))),
         })
     }
 }

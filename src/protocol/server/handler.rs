@@ -8,7 +8,11 @@ use super::*;
 
 pub(super) fn store_error(e: StoreError) -> RpcError {
     warn!(error = %e, "task store failure");
-    RpcError::internal("the task store failed")
+    if e.is_transient() {
+        RpcError::internal("the task store is unavailable; try again shortly")
+    } else {
+        RpcError::internal("the task store failed")
+    }
 }
 
 pub(super) fn sink_error(e: SinkError) -> RpcError {

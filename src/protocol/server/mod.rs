@@ -60,7 +60,7 @@ pub use listen::bind;
 pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, check_webhook};
 use rest::rest;
 pub use store::{
-    InMemoryTaskStore, LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore,
+    Cause, InMemoryTaskStore, LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore,
     status_ms,
 };
 use stream::{ends_on, ends_stream, live_events};

@@ -45,9 +45,28 @@ pub enum StoreError {
     /// write for it.
     #[error("task {0} is run by another server now")]
     Fenced(TaskId),
+    /// The store failed moments ago and is not asked again until it has had time to
+    /// come back: the request fails at once rather than waiting on the database.
+    #[error("the task store is unavailable (it failed {ago_ms} ms ago: {cause})")]
+    Unavailable {
+        ago_ms: u64,
+        #[source]
+        cause: Cause,
+    },
 }
 
 impl StoreError {
+    /// Whether the failure may pass by itself (the database or the disk under it
+    /// failing, unreachable, restarting, full or locked): work that needs the write
+    /// waits and tries again rather than giving up. A closed store, an unreadable row
+    /// and a fenced task are not.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Backend(_) | StoreError::Unavailable { .. }
+        )
+    }
+
     /// A failure of the database, keeping its error as the cause.
     pub fn backend(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
         StoreError::Backend(Arc::new(e))

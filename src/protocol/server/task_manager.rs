@@ -277,6 +277,7 @@ impl TaskManager {
             push: shared.push.clone(),
             push_queue: None,
             tracker: shared.tracker.clone(),
+            handover: handover.clone(),
         };
         let span = info_span!("task", task_id = %task_id);
         let shared2 = self.shared.clone();
@@ -318,6 +319,56 @@ struct Actor {
     /// This task's delivery worker, started at its first state change.
     push_queue: Option<mpsc::Sender<Task>>,
     tracker: TaskTracker,
+    /// The task's handover (the server stops, or another runs it): a write waiting for
+    /// the store gives up then.
+    handover: CancellationToken,
+}
+
+/// Commits `events` with `task` again until the store takes them (or says they were
+/// taken), waiting between tries with [`crate::backoff::STORE`]: what a transient
+/// failure (`error`) leads to. Gives up when `handover` fires, or on a failure that is
+/// not transient (a fenced task, say).
+async fn commit_when_back(
+    store: &dyn TaskStore,
+    task: &Task,
+    events: &[super::store::LoggedEvent],
+    mut error: super::store::StoreError,
+    handover: &CancellationToken,
+) -> Result<(), super::store::StoreError> {
+    let mut waits = crate::backoff::STORE.waits();
+    for attempt in 1u64.. {
+        // Said once, then now and then: an outage must not flood the log.
+        if attempt == 1 || attempt.is_power_of_two() {
+            warn!(error = %error, attempt, "storing the task failed; it waits for the store and tries again");
+        }
+        let wait = waits.next().unwrap_or(crate::backoff::STORE.max);
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = handover.cancelled() => return Err(error),
+        }
+        // The failed write may have been stored, its answer lost with the connection:
+        // then writing it again would log its events twice.
+        if let Some((last, _)) = events.last() {
+            match store.get(&task.id).await {
+                Ok(Some((_, seq))) if seq >= *last => return Ok(()),
+                Ok(_) => {}
+                Err(e) if e.is_transient() => {
+                    error = e;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        match store.commit(task, events).await {
+            Ok(()) => {
+                tracing::info!(attempt, "stored the task; the store is back");
+                return Ok(());
+            }
+            Err(e) if e.is_transient() => error = e,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(error)
 }
 
 impl Actor {
@@ -539,7 +590,23 @@ impl Actor {
         let Some(task) = &self.state.snapshot else {
             return Ok(());
         };
-        if let Err(e) = self.store.commit(task, events).await {
+        let mut stored = self.store.commit(task, events).await;
+        if let Err(e) = &stored
+            && e.is_transient()
+        {
+            let first = e.clone();
+            // The store may come back: the task waits for it (and its agent, whose
+            // next events queue up behind this write, with it). Boxed: rarely taken.
+            stored = Box::pin(commit_when_back(
+                &*self.store,
+                task,
+                events,
+                first,
+                &self.handover,
+            ))
+            .await;
+        }
+        if let Err(e) = stored {
             warn!(error = %e, "saving the task failed; reloading the stored snapshot");
             match self.store.get(&self.state.task_id).await {
                 Ok(Some((stored, seq))) => {
@@ -618,6 +685,7 @@ mod tests {
             push: None,
             push_queue: None,
             tracker: TaskTracker::new(),
+            handover: CancellationToken::new(),
         };
         let (_tx, rx) = mpsc::channel(1);
         let size = std::mem::size_of_val(&actor.run(rx));

@@ -12,7 +12,9 @@
 use std::time::Duration;
 
 use a2a_orchestrator::protocol::RpcError;
-use a2a_orchestrator::protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext};
+use a2a_orchestrator::protocol::server::{
+    A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig,
+};
 use a2a_orchestrator::protocol::types::{
     AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, FileContent, FilePart,
     FileSource, Message, Part, TaskState,
@@ -199,7 +201,15 @@ async fn main() -> std::io::Result<()> {
     let url = format!("http://{}/", listener.local_addr()?);
     println!("conformance agent listening at {url} (JSON-RPC 1.0, HTTP+JSON 1.0, JSON-RPC 0.3)");
     let agent = ConformanceAgent { time_scale: 1.0 };
-    A2aServer::new(agent, conformance_card(&url))
+    // A fresh agent to the kit, which reuses one messageId across its tests: every
+    // message starts a new task.
+    let config = ServerConfig {
+        message_idempotency: false,
+        ..ServerConfig::default()
+    };
+    A2aServer::builder(agent, conformance_card(&url))
+        .config(config)
+        .build()
         .serve(listener, async {
             let _ = tokio::signal::ctrl_c().await;
         })

@@ -662,6 +662,7 @@ async fn store_contract(store: Arc<dyn Store>) {
     let mut first = Message::new(Role::User, vec![Part::text("hi")]);
     first.message_id = MessageId::new("m-1");
     task.history.push(first);
+    task.initiator = Some("bearer:0123abcd".into());
     let event = |t: &Task| Arc::new(StreamEvent::Task(t.clone()));
     store.commit(&task, &[(1, event(&task))]).await.unwrap();
     store
@@ -674,6 +675,17 @@ async fn store_contract(store: Arc<dyn Store>) {
         (got.id.as_str(), seq),
         ("t1", 3),
         "a commit without events keeps the number"
+    );
+    assert_eq!(
+        got.initiator.as_deref(),
+        Some("bearer:0123abcd"),
+        "who started the task is kept (never on the wire)"
+    );
+    assert!(!serde_json::to_string(&got).unwrap().contains("0123abcd"));
+    let unfinished = store.unfinished().await.unwrap();
+    assert_eq!(
+        unfinished[0].0.initiator.as_deref(),
+        Some("bearer:0123abcd")
     );
     let after: Vec<u64> = store
         .events_after(&id, 1)

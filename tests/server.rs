@@ -859,3 +859,116 @@ async fn slow_half_open_connections_are_closed_and_others_still_served() {
     .await;
     assert!(closed.is_ok(), "the half-open connections were closed");
 }
+
+/// Issue 33: a `messageId` sent again is answered with the task it started only when it
+/// is the same message (parts, conversation) from the same caller (credential); a
+/// different message, conversation or caller reusing the id is refused with an
+/// invalid-params error naming `messageId`, and never gets the earlier task. With
+/// idempotency off, every message starts a task of its own.
+#[tokio::test]
+async fn a_repeated_message_id_returns_the_task_only_for_the_same_message_and_caller() {
+    use a2a_orchestrator::protocol::client::ClientAuth;
+    use a2a_orchestrator::protocol::server::InboundAuth;
+    let config = ServerConfig {
+        auth: Some(InboundAuth {
+            bearer_tokens: vec!["token-a".into(), "token-b".into()],
+            api_key: None,
+        }),
+        ..ServerConfig::default()
+    };
+    let agent = crate::echo_agent::EchoAgent {
+        word_delay: Duration::ZERO,
+    };
+    let running = serve(agent, echo_card, config).await;
+    let as_caller = |token: &str| {
+        let config = ClientConfig {
+            auth: Some(ClientAuth::Bearer(token.into())),
+            ..ClientConfig::default()
+        };
+        let url = running.url.clone();
+        async move { A2aClient::connect(&url, config).await.unwrap().0 }
+    };
+    let a = as_caller("token-a").await;
+    let b = as_caller("token-b").await;
+    let message = |text: &str, context: &str| {
+        let mut m = Message::user_text(text);
+        m.message_id = MessageId::new("m-reused");
+        m.context_id = Some(ContextId::new(context));
+        send_params(m)
+    };
+    let first = as_task(
+        a.send_message(&message("hello there", "ctx-a"))
+            .await
+            .unwrap(),
+    );
+    // The same message from the same caller: the same task (a retry).
+    let again = as_task(
+        a.send_message(&message("hello there", "ctx-a"))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(again.id, first.id);
+    // Also without the context it was sent in (the task's own is implied).
+    let mut bare = Message::user_text("hello there");
+    bare.message_id = MessageId::new("m-reused");
+    let again = as_task(a.send_message(&send_params(bare)).await.unwrap());
+    assert_eq!(again.id, first.id);
+    // Anything else reusing the id is refused, naming the field.
+    let refusals = [
+        (
+            "other parts",
+            a.send_message(&message("something else", "ctx-a")).await,
+        ),
+        (
+            "another conversation",
+            a.send_message(&message("hello there", "ctx-b")).await,
+        ),
+        (
+            "another caller",
+            b.send_message(&message("hello there", "ctx-a")).await,
+        ),
+    ];
+    for (what, outcome) in refusals {
+        match outcome {
+            Err(ClientError::Rpc(e)) => {
+                assert_eq!(
+                    e.code,
+                    a2a_orchestrator::protocol::ErrorCode::INVALID_PARAMS,
+                    "{what}"
+                );
+                assert!(e.message.contains("messageId"), "{what}: {}", e.message);
+                assert!(
+                    !e.message.contains(first.id.as_str()),
+                    "{what}: no task id leaks"
+                );
+            }
+            other => panic!("{what}: refused, not answered with a task: {other:?}"),
+        }
+    }
+
+    // Idempotency off: the same message twice starts two tasks.
+    let config = ServerConfig {
+        message_idempotency: false,
+        ..ServerConfig::default()
+    };
+    let agent = crate::echo_agent::EchoAgent {
+        word_delay: Duration::ZERO,
+    };
+    let fresh = serve(agent, echo_card, config).await;
+    let c = client(&fresh.url).await;
+    let one = as_task(
+        c.send_message(&message("hello there", "ctx-a"))
+            .await
+            .unwrap(),
+    );
+    let two = as_task(
+        c.send_message(&message("hello there", "ctx-a"))
+            .await
+            .unwrap(),
+    );
+    assert_ne!(one.id, two.id);
+}
+
+fn send_params(m: Message) -> MessageSendParams {
+    MessageSendParams::new(m)
+}

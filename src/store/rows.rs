@@ -355,9 +355,16 @@ impl From<EndRow> for RunEnd {
     }
 }
 
-/// A stored task snapshot (A2A 0.3 JSON) read back; unreadable if it no longer decodes.
-pub(crate) fn task_of(json: &str) -> Result<crate::protocol::types::Task, StoreError> {
-    serde_json::from_str(json).map_err(|e| StoreError::unreadable("task", e))
+/// A stored task snapshot (A2A 0.3 JSON) read back, with its initiator (a column of its
+/// own: it is never on the wire); unreadable if it no longer decodes.
+pub(crate) fn task_of(
+    json: &str,
+    initiator: Option<String>,
+) -> Result<crate::protocol::types::Task, StoreError> {
+    let mut task: crate::protocol::types::Task =
+        serde_json::from_str(json).map_err(|e| StoreError::unreadable("task", e))?;
+    task.initiator = initiator;
+    Ok(task)
 }
 
 /// A logged event (`task_events.event`) read back, with its number.

@@ -179,7 +179,7 @@ impl EventSink {
         );
         let (task_id, context_id) = (TaskId::new("t"), ContextId::new("c"));
         EventSink {
-            handle: manager.open_new(task_id.clone(), context_id.clone(), first),
+            handle: manager.open_new(task_id.clone(), context_id.clone(), first, None),
             task_id,
             context_id,
         }

@@ -19,6 +19,39 @@ use crate::protocol::types::{
 /// -32000..-32099 to servers).
 pub const UNAUTHENTICATED: ErrorCode = ErrorCode(-32040);
 
+/// Who sent a request, as far as this server can tell: which of its credentials the
+/// request presented — named by a fingerprint of it, never the secret — or nobody, on
+/// a server that takes requests without credentials. Tasks remember who started them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Caller(Option<String>);
+
+impl Caller {
+    /// A caller known by `id` (a fingerprint of a credential, a principal's name).
+    pub fn known(id: impl Into<String>) -> Caller {
+        Caller(Some(id.into()))
+    }
+
+    /// A request that presented no credential (the server asks for none).
+    pub fn anonymous() -> Caller {
+        Caller(None)
+    }
+
+    /// Its id, when it is known.
+    pub fn id(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
+
+    /// A credential's fingerprint: `kind:` and the first 16 bytes of its SHA-256 in
+    /// hex. Stable across restarts and configuration changes, and says nothing of the
+    /// secret.
+    fn of_credential(kind: &str, secret: &str) -> Caller {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(secret.as_bytes());
+        let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        Caller::known(format!("{kind}:{hex}"))
+    }
+}
+
 /// The credentials the server accepts.
 #[derive(Clone, Default)]
 pub struct InboundAuth {
@@ -52,6 +85,11 @@ impl InboundAuth {
 
     /// Whether the request carries an accepted credential.
     pub fn allows(&self, headers: &HeaderMap) -> bool {
+        self.identify(headers).is_some()
+    }
+
+    /// The caller of a request that carries an accepted credential.
+    pub fn identify(&self, headers: &HeaderMap) -> Option<Caller> {
         let bearer = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
@@ -66,14 +104,15 @@ impl InboundAuth {
                 .iter()
                 .fold(false, |ok, t| ok | same(t, token))
         {
-            return true;
+            return Some(Caller::of_credential("bearer", token));
         }
         if let Some((name, keys)) = &self.api_key
             && let Some(key) = headers.get(name.as_str()).and_then(|v| v.to_str().ok())
+            && keys.iter().fold(false, |ok, k| ok | same(k, key))
         {
-            return keys.iter().fold(false, |ok, k| ok | same(k, key));
+            return Some(Caller::of_credential("api-key", key));
         }
-        false
+        None
     }
 
     /// The 401 answer.

@@ -284,7 +284,12 @@ async fn take_requests<A: AgentExecutor>(inner: &Arc<Inner<A>>) {
         inner.tracker.spawn(async move {
             let outcome = match request {
                 ClusterRequest::Cancel(params) => inner2.cancel(params).await.map(drop),
-                ClusterRequest::Message(params) => inner2.start(*params).await.map(drop),
+                // A message for a task that exists: who sent it was checked where
+                // it arrived.
+                ClusterRequest::Message(params) => inner2
+                    .start(*params, &super::auth::Caller::anonymous())
+                    .await
+                    .map(drop),
             };
             if let Err(e) = outcome {
                 info!(task_id = %id, error = %e.message, "a request queued by another server was refused");

@@ -36,6 +36,23 @@ fn cancel_outcome(id: &TaskId, task: Task) -> Result<Task, RpcError> {
     }
 }
 
+/// Whether `message` is the one that started `task`, sent again: from the same caller,
+/// with the same parts, in the same conversation (or naming none). Only then is the
+/// earlier task its answer; anything else reusing the id would be answered with
+/// another message's task — someone else's, perhaps.
+fn same_message(task: &Task, message: &Message, caller: &Caller) -> bool {
+    let Some(first) = task.history.first() else {
+        return false;
+    };
+    task.initiator.as_deref() == caller.id()
+        && first.message_id == message.message_id
+        && first.parts == message.parts
+        && message
+            .context_id
+            .as_ref()
+            .is_none_or(|c| *c == task.context_id)
+}
+
 /// Where a new message goes once checked.
 pub(super) struct Started {
     task_id: TaskId,
@@ -256,7 +273,11 @@ impl<A: AgentExecutor> Inner<A> {
     }
 
     /// Checks a message, binds it to a new or existing task, and starts the agent.
-    pub(super) async fn start(&self, params: MessageSendParams) -> Result<Started, RpcError> {
+    pub(super) async fn start(
+        &self,
+        params: MessageSendParams,
+        caller: &Caller,
+    ) -> Result<Started, RpcError> {
         self.check_message(&params).await?;
         let MessageSendParams {
             mut message,
@@ -305,14 +326,23 @@ impl<A: AgentExecutor> Inner<A> {
             None => {
                 // The same message again (a retry after a lost response): the task it
                 // created, not a second one.
-                if let Some(existing) = self
-                    .manager
-                    .store()
-                    .task_of_message(message.message_id.as_str())
-                    .await
-                    .map_err(store_error)?
-                {
+                let existing = if self.config.message_idempotency {
+                    self.manager
+                        .store()
+                        .task_of_message(message.message_id.as_str())
+                        .await
+                        .map_err(store_error)?
+                } else {
+                    None
+                };
+                if let Some(existing) = existing {
                     let (task, seq) = self.load_seq(&existing).await?;
+                    if !same_message(&task, &message, caller) {
+                        return Err(RpcError::invalid_params(
+                            "message.messageId",
+                            "is already used for a different message (other parts, another conversation or another caller); give every new message a messageId of its own",
+                        ));
+                    }
                     let handle = self.manager.open_existing(task, seq);
                     let sub = handle.subscribe().await.map_err(sink_error)?;
                     return Ok(Started {
@@ -324,9 +354,12 @@ impl<A: AgentExecutor> Inner<A> {
                 let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
                 message.task_id = Some(task_id.clone());
                 message.context_id = Some(context_id.clone());
-                let handle =
-                    self.manager
-                        .open_new(task_id.clone(), context_id.clone(), message.clone());
+                let handle = self.manager.open_new(
+                    task_id.clone(),
+                    context_id.clone(),
+                    message.clone(),
+                    caller.id().map(str::to_owned),
+                );
                 (handle, None, task_id, context_id)
             }
         };
@@ -408,10 +441,11 @@ impl<A: AgentExecutor> Inner<A> {
         &self,
         params: MessageSendParams,
         force_non_blocking: bool,
+        caller: &Caller,
     ) -> Result<SendMessageResult, RpcError> {
         let blocking = params.blocking() && !force_non_blocking;
         let history_length = params.history_length();
-        let Started { task_id, mut sub } = self.start(params).await?;
+        let Started { task_id, mut sub } = self.start(params, caller).await?;
         let mut task_exists = sub.snapshot.is_some();
         loop {
             let update = tokio::select! {
@@ -633,11 +667,12 @@ impl<A: AgentExecutor> Inner<A> {
         &self,
         method: Method,
         request: StreamRequest,
+        caller: &Caller,
     ) -> Result<(TaskId, Subscription, Option<u64>), RpcError> {
         self.require_streaming(method)?;
         match request {
             StreamRequest::Message(params) => {
-                let Started { task_id, sub } = self.start(*params).await?;
+                let Started { task_id, sub } = self.start(*params, caller).await?;
                 Ok((task_id, sub, None))
             }
             StreamRequest::Subscribe {

@@ -97,12 +97,17 @@ pub(super) async fn card<A: AgentExecutor>(State(inner): State<Arc<Inner<A>>>) -
         .into_response()
 }
 
-/// The request's credentials checked, when the server requires some: the challenge
-/// response when they are missing or wrong.
-pub(super) fn authorize<A>(inner: &Inner<A>, headers: &HeaderMap) -> Result<(), Box<Response>> {
+/// The request's credentials checked, when the server requires some: who the caller
+/// is, or the challenge response when they are missing or wrong.
+pub(super) fn authorize<A>(
+    inner: &Inner<A>,
+    headers: &HeaderMap,
+) -> Result<super::auth::Caller, Box<Response>> {
     match &inner.config.auth {
-        Some(auth) if !auth.is_empty() && !auth.allows(headers) => Err(Box::new(auth.challenge())),
-        _ => Ok(()),
+        Some(auth) if !auth.is_empty() => auth
+            .identify(headers)
+            .ok_or_else(|| Box::new(auth.challenge())),
+        _ => Ok(super::auth::Caller::anonymous()),
     }
 }
 

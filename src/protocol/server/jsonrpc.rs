@@ -44,17 +44,20 @@ pub(super) async fn rpc<A: AgentExecutor>(
     body: Body,
 ) -> Response {
     const UNKNOWN: &str = "unknown";
-    if let Err(challenge) = authorize(&inner, &headers) {
-        // Counted under the version the request says it speaks (its body is not read).
-        let asked = version::requested(&headers, uri.query()).unwrap_or(Version::V0_3);
-        crate::metrics::upstream(
-            UNKNOWN,
-            crate::protocol::v1::BINDING_JSONRPC,
-            asked.as_str(),
-            Some(i64::from(challenge.status().as_u16())),
-        );
-        return *challenge;
-    }
+    let caller = match authorize(&inner, &headers) {
+        Ok(caller) => caller,
+        Err(challenge) => {
+            // Counted under the version the request says it speaks (its body is not read).
+            let asked = version::requested(&headers, uri.query()).unwrap_or(Version::V0_3);
+            crate::metrics::upstream(
+                UNKNOWN,
+                crate::protocol::v1::BINDING_JSONRPC,
+                asked.as_str(),
+                Some(i64::from(challenge.status().as_u16())),
+            );
+            return *challenge;
+        }
+    };
     if !super::http::is_json(&headers) {
         let e = super::http::not_json();
         observe(UNKNOWN, Version::V0_3, Some(e.code));
@@ -163,11 +166,11 @@ pub(super) async fn rpc<A: AgentExecutor>(
     inner.config.trace_parent.adopt(&headers, &span);
     async move {
         if method.is_streaming() {
-            return stream(inner, method, generation, &request, id, &headers).await;
+            return stream(inner, method, generation, &request, id, &headers, &caller).await;
         }
         let result = match generation {
-            Version::V0_3 => unary_v03(&inner, method, &request).await,
-            Version::V1_0 => unary_v1(&inner, method, &request).await,
+            Version::V0_3 => unary_v03(&inner, method, &request, &caller).await,
+            Version::V1_0 => unary_v1(&inner, method, &request, &caller).await,
         };
         match result {
             Ok(result) => {
@@ -190,9 +193,10 @@ async fn unary_v03<A: AgentExecutor>(
     inner: &Arc<Inner<A>>,
     method: Method,
     req: &IncomingRequest,
+    caller: &Caller,
 ) -> Result<Value, RpcError> {
     match method {
-        Method::SendMessage => to_value(inner.send(req.params()?, false).await?),
+        Method::SendMessage => to_value(inner.send(req.params()?, false, caller).await?),
         // Streaming methods are answered by `stream`.
         Method::SendStreamingMessage | Method::Resubscribe => Err(RpcError::internal(
             "a streaming method reached the unary path",
@@ -234,9 +238,10 @@ async fn unary_v1<A: AgentExecutor>(
     inner: &Arc<Inner<A>>,
     method: Method,
     req: &IncomingRequest,
+    caller: &Caller,
 ) -> Result<Value, RpcError> {
     match method {
-        Method::SendMessage => to_value(super::v1::send(inner, req.params()?).await?),
+        Method::SendMessage => to_value(super::v1::send(inner, req.params()?, caller).await?),
         Method::SendStreamingMessage | Method::Resubscribe => Err(RpcError::internal(
             "a streaming method reached the unary path",
         )),
@@ -300,6 +305,7 @@ async fn stream<A: AgentExecutor>(
     req: &IncomingRequest,
     id: RequestId,
     headers: &HeaderMap,
+    caller: &Caller,
 ) -> Response {
     let keep_alive = inner.config.keep_alive;
     let setup = async {
@@ -320,7 +326,7 @@ async fn stream<A: AgentExecutor>(
             }
             (_, Version::V1_0) => super::v1::subscribe(req.params()?, last_event_id(headers)?)?,
         };
-        inner.open_stream(method, request).await
+        inner.open_stream(method, request, caller).await
     };
     match setup.await {
         Ok((task_id, sub, after)) => {

@@ -49,7 +49,7 @@ pub use agent::{
     AgentExecutor, CancelContext, EventSink, Queued, RequestContext, ResumeContext, SinkError,
 };
 pub use apply::apply_event;
-pub use auth::{InboundAuth, UNAUTHENTICATED};
+pub use auth::{Caller, InboundAuth, UNAUTHENTICATED};
 use axum::http::HeaderMap;
 use cluster::Route;
 pub use cluster::{Cluster, ClusterRequest, Owner};
@@ -114,6 +114,12 @@ pub struct ServerConfig {
     pub max_metadata_bytes: usize,
     /// Most bytes of an id (task, context, message, push config).
     pub max_id_bytes: usize,
+    /// Whether a message sent again with a `messageId` that already started a task is
+    /// answered with that task (a retry after a lost response) — only when it is the
+    /// same message (its parts and conversation) from the same caller; another message
+    /// reusing the id is refused. On by default; off, every message starts a new task
+    /// (what a conformance kit that reuses ids across tests expects).
+    pub message_idempotency: bool,
     /// Most requests one HTTP/2 connection may have open at once. A streaming call
     /// holds its stream until the task ends, so a client multiplexing many running
     /// tasks over one connection needs room (hyper's own default is 200).
@@ -174,6 +180,7 @@ impl Default for ServerConfig {
             max_parts: 1_000,
             max_metadata_bytes: 64 * 1024,
             max_id_bytes: 256,
+            message_idempotency: true,
             generations: Generations::Both,
             trace_parent: TraceParent::default(),
         }

@@ -219,10 +219,13 @@ pub(super) async fn rest<A: AgentExecutor>(
         observe("unknown", Some(e.code.0));
         return error_response(&e);
     };
-    if let Err(challenge) = authorize(&inner, &headers) {
-        observe("unknown", Some(i64::from(challenge.status().as_u16())));
-        return *challenge;
-    }
+    let caller = match authorize(&inner, &headers) {
+        Ok(caller) => caller,
+        Err(challenge) => {
+            observe("unknown", Some(i64::from(challenge.status().as_u16())));
+            return *challenge;
+        }
+    };
     let checks = version::requested(&headers, uri.query()).and_then(|v| match v {
         Version::V1_0 => inner
             .config
@@ -272,7 +275,7 @@ pub(super) async fn rest<A: AgentExecutor>(
     inner.config.trace_parent.adopt(&headers, &span);
     async move {
         // A stream counts itself once it has opened (or failed to).
-        match handle(&inner, route, &uri, &headers, &bytes).await {
+        match handle(&inner, route, &uri, &headers, &bytes, &caller).await {
             Ok(r) => {
                 if !streaming {
                     observe(name, None);
@@ -299,6 +302,7 @@ async fn handle<A: AgentExecutor>(
     uri: &axum::http::Uri,
     headers: &HeaderMap,
     body: &[u8],
+    caller: &Caller,
 ) -> Result<Response, RpcError> {
     let pairs = query_pairs(uri.query());
     let history_length = pairs
@@ -316,10 +320,10 @@ async fn handle<A: AgentExecutor>(
         metadata: None,
     };
     Ok(match route {
-        Route::Send => ok(&super::v1::send(inner, parse_body(body)?).await?),
+        Route::Send => ok(&super::v1::send(inner, parse_body(body)?, caller).await?),
         Route::Stream => {
             let request = super::v1::stream_message(parse_body(body)?)?;
-            stream(inner.clone(), Method::SendStreamingMessage, request).await
+            stream(inner.clone(), Method::SendStreamingMessage, request, caller).await
         }
         Route::Get(id) => {
             let request = w::GetTaskRequest {
@@ -340,7 +344,7 @@ async fn handle<A: AgentExecutor>(
         }
         Route::Subscribe(id) => {
             let request = super::v1::subscribe(task(id), last_event_id(headers)?)?;
-            stream(inner.clone(), Method::Resubscribe, request).await
+            stream(inner.clone(), Method::Resubscribe, request, caller).await
         }
         Route::Push(id) if body.is_empty() => {
             let request = w::ListPushConfigsRequest {
@@ -382,6 +386,7 @@ async fn stream<A: AgentExecutor>(
     inner: Arc<Inner<A>>,
     method: Method,
     request: super::handler::StreamRequest,
+    caller: &Caller,
 ) -> Response {
     let keep_alive = inner.config.keep_alive;
     let frame = |seq: u64, body: Result<&StreamEvent, RpcError>| {
@@ -396,7 +401,7 @@ async fn stream<A: AgentExecutor>(
             seq,
         )
     };
-    match inner.open_stream(method, request).await {
+    match inner.open_stream(method, request, caller).await {
         Ok((task_id, sub, after)) => {
             observe(method.v1_name(), None);
             let events = live_events(inner, task_id, sub, after);

@@ -205,14 +205,21 @@ impl TaskManager {
     }
 
     /// The actor of a task that does not exist yet; `first` becomes its first history
-    /// entry when the agent's first event creates the task.
-    pub fn open_new(&self, task_id: TaskId, context_id: ContextId, first: Message) -> ActorHandle {
+    /// entry, and `initiator` its initiator, when the agent's first event creates the
+    /// task.
+    pub fn open_new(
+        &self,
+        task_id: TaskId,
+        context_id: ContextId,
+        first: Message,
+        initiator: Option<String>,
+    ) -> ActorHandle {
         self.open(&task_id, || ActorState {
             task_id: task_id.clone(),
             context_id,
             snapshot: None,
             seq: 0,
-            first_message: Some(first),
+            first_message: Some(Box::new((first, initiator))),
             replied: false,
         })
     }
@@ -306,7 +313,9 @@ struct ActorState {
     snapshot: Option<Task>,
     /// The number of the last event committed.
     seq: u64,
-    first_message: Option<Message>,
+    /// A new task's first message and initiator, until the task is created. Boxed: the
+    /// actor's future holds it for the task's life.
+    first_message: Option<Box<(Message, Option<String>)>>,
     replied: bool,
 }
 
@@ -508,7 +517,9 @@ impl Actor {
                 // Exactly one: `extend` would reserve room for four messages, held
                 // for the life of the task.
                 if let Some(first) = self.state.first_message.take() {
-                    task.history = vec![first];
+                    let (message, initiator) = *first;
+                    task.history = vec![message];
+                    task.initiator = initiator;
                 }
                 if !matches!(event, StreamEvent::Task(_)) {
                     announce.push(StreamEvent::Task(task.clone()));
@@ -525,6 +536,8 @@ impl Actor {
                 if t.history.is_empty() {
                     t.history = std::mem::take(&mut task.history);
                 }
+                // Who started it is the server's to say, not the agent's.
+                t.initiator = task.initiator.take();
                 *task = t;
                 StreamEvent::Task(task.clone())
             }
@@ -711,7 +724,7 @@ mod tests {
         );
         let id = TaskId::new("t");
         let first = Message::new(crate::protocol::types::Role::User, vec![Part::text("hi")]);
-        let actor = manager.open_new(id.clone(), ContextId::new("c"), first);
+        let actor = manager.open_new(id.clone(), ContextId::new("c"), first, None);
         let status = |state, text: &str| {
             StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
                 kind: Default::default(),

@@ -14,9 +14,10 @@ pub(super) const DEFAULT_PAGE: i32 = 50;
 pub(super) async fn send<A: AgentExecutor>(
     inner: &Inner<A>,
     request: w::SendMessageRequest,
+    caller: &super::auth::Caller,
 ) -> Result<w::SendMessageResponse, RpcError> {
     let params = convert::send_request_in(request)?;
-    let result = inner.send(params, false).await?;
+    let result = inner.send(params, false, caller).await?;
     Ok(convert::send_result(&result))
 }
 

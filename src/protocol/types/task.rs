@@ -104,6 +104,10 @@ pub struct Task {
     pub artifacts: Vec<Artifact>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
+    /// Who started the task (the id of the server's `Caller`), when the server knows:
+    /// the server's own record, kept by its stores and never sent on the wire.
+    #[serde(skip)]
+    pub initiator: Option<String>,
 }
 
 impl Task {
@@ -117,6 +121,7 @@ impl Task {
             history: Vec::new(),
             artifacts: Vec::new(),
             metadata: None,
+            initiator: None,
         }
     }
 

@@ -76,6 +76,11 @@ CREATE TABLE task_requests (
 );
 CREATE INDEX task_requests_by_task ON task_requests (task_id);
 "#,
+    // Who started each task (the server's `Caller`), never on the wire: a messageId
+    // sent again is answered with its task only for the same caller.
+    r#"
+ALTER TABLE tasks ADD COLUMN initiator TEXT;
+"#,
 ];
 
 /// The key of the advisory lock held while migrating: replicas opening one database

@@ -17,8 +17,8 @@ use crate::store::rows::{event_of, push_config_of, task_of};
 use crate::store::{Store, millis, snapshot_due};
 
 /// The columns a task row is read by: its snapshot, the number of the last event in
-/// it, and whether it is terminal.
-const TASK_COLUMNS: &str = "snapshot, seq, terminal";
+/// it, whether it is terminal, and who started it.
+const TASK_COLUMNS: &str = "snapshot, seq, terminal, initiator";
 
 /// A task's commit that stores its snapshot: its row and its events in one statement,
 /// made only while the task is this replica's ($12) with this fencing number ($13; a
@@ -28,15 +28,16 @@ const TASK_COLUMNS: &str = "snapshot, seq, terminal";
 const COMMIT_SNAPSHOT: &str = "
 WITH written AS (
     INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at,
-                       context_id, state, status_ms, owner, fence)
+                       context_id, state, status_ms, owner, fence, initiator)
     VALUES ($1, $4,
             -- Without a new event the snapshot includes every event logged so far: a
             -- task's commits each wait for the one before.
             coalesce($5, (SELECT max(seq) FROM task_events WHERE task_id = $1), 0),
-            $6, $7, $8, $9, $10, $11, $12, coalesce($13::bigint, 1))
+            $6, $7, $8, $9, $10, $11, $12, coalesce($13::bigint, 1), $14)
     ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot,
         seq = greatest(tasks.seq, excluded.seq), terminal = excluded.terminal,
         first_message_id = coalesce(tasks.first_message_id, excluded.first_message_id),
+        initiator = coalesce(tasks.initiator, excluded.initiator),
         updated_at = excluded.updated_at, context_id = excluded.context_id,
         state = excluded.state, status_ms = excluded.status_ms
     WHERE tasks.owner IS NOT DISTINCT FROM $12 AND tasks.fence IS NOT DISTINCT FROM $13::bigint
@@ -70,7 +71,7 @@ impl PostgresStore {
         let snapshot: String = row.get(0);
         let seq: i64 = row.get(1);
         let terminal: bool = row.get(2);
-        let mut task = task_of(&snapshot)?;
+        let mut task = task_of(&snapshot, row.get(3))?;
         let mut seq = seq as u64;
         if !terminal {
             // Stored with the event that ended it, a terminal task has nothing after.
@@ -134,6 +135,7 @@ impl TaskStore for PostgresStore {
                     .bind(status_ms(task))
                     .bind(&*self.replica)
                     .bind(fence)
+                    .bind(task.initiator.as_deref())
             } else {
                 sqlx::query(COMMIT_EVENTS)
                     .bind(id)
@@ -325,8 +327,8 @@ impl TaskStore for PostgresStore {
             let mut last = None;
             for row in rows.into_iter().take(query.limit) {
                 last = Some(TaskCursor {
-                    status_ms: row.get(3),
-                    id: TaskId::new(row.get::<String, _>(4)),
+                    status_ms: row.get(4),
+                    id: TaskId::new(row.get::<String, _>(5)),
                 });
                 tasks.push(self.caught_up(row).await?.0);
             }

@@ -55,6 +55,11 @@ UPDATE tasks SET context_id = coalesce(json_extract(snapshot, '$.contextId'), ''
 CREATE INDEX tasks_by_status_time ON tasks (status_ms DESC, id DESC);
 CREATE INDEX tasks_by_context_time ON tasks (context_id, status_ms DESC, id DESC);
 "#,
+    // Who started each task (the server's `Caller`), never on the wire: a messageId
+    // sent again is answered with its task only for the same caller.
+    r#"
+ALTER TABLE tasks ADD COLUMN initiator TEXT;
+"#,
 ];
 
 /// SQLite's primary result codes for a file that is not a database (`SQLITE_NOTADB`)

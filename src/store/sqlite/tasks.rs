@@ -21,16 +21,17 @@ impl TaskStore for SqliteStore {
     fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
         let id = id.clone();
         Box::pin(async move {
-            let row = sqlx::query("SELECT snapshot, seq, terminal FROM tasks WHERE id = ?1")
-                .bind(id.as_str())
-                .fetch_optional(&self.reads)
-                .await
-                .map_err(read_error)?;
+            let row =
+                sqlx::query("SELECT snapshot, seq, terminal, initiator FROM tasks WHERE id = ?1")
+                    .bind(id.as_str())
+                    .fetch_optional(&self.reads)
+                    .await
+                    .map_err(read_error)?;
             let Some(row) = row else { return Ok(None) };
             let snapshot: String = row.get(0);
             let seq: i64 = row.get(1);
             let terminal: bool = row.get(2);
-            let task = parse_task(&snapshot)?;
+            let task = parse_task(&snapshot, row.get(3))?;
             Ok(Some(if terminal {
                 // Stored with the event that ended it: nothing follows.
                 (task, seq as u64)
@@ -61,6 +62,7 @@ impl TaskStore for SqliteStore {
                 seq,
                 terminal: task.status.state.is_terminal(),
                 first_message_id: task.history.first().map(|m| m.message_id.to_string()),
+                initiator: task.initiator.clone(),
                 events,
                 listed: Listed {
                     context_id: task.context_id.to_string(),
@@ -114,7 +116,7 @@ impl TaskStore for SqliteStore {
 
     fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
         Box::pin(async move {
-            let rows = sqlx::query("SELECT snapshot, seq FROM tasks WHERE terminal = 0")
+            let rows = sqlx::query("SELECT snapshot, seq, initiator FROM tasks WHERE terminal = 0")
                 .fetch_all(&self.reads)
                 .await
                 .map_err(read_error)?;
@@ -122,7 +124,10 @@ impl TaskStore for SqliteStore {
             for r in rows {
                 let snapshot: String = r.get(0);
                 let seq: i64 = r.get(1);
-                tasks.push(self.caught_up(parse_task(&snapshot)?, seq as u64).await?);
+                tasks.push(
+                    self.caught_up(parse_task(&snapshot, r.get(2))?, seq as u64)
+                        .await?,
+                );
             }
             Ok(tasks)
         })
@@ -194,7 +199,7 @@ impl TaskStore for SqliteStore {
                 .map(|a| (a.status_ms, a.id.to_string()))
                 .unzip();
             let rows = sqlx::query(&format!(
-                "SELECT snapshot, seq, terminal, status_ms, id FROM tasks WHERE {FILTERS}
+                "SELECT snapshot, seq, terminal, status_ms, id, initiator FROM tasks WHERE {FILTERS}
                  AND (?4 IS NULL OR (status_ms, id) < (?4, ?5))
                  ORDER BY status_ms DESC, id DESC LIMIT ?6"
             ))
@@ -226,7 +231,7 @@ impl TaskStore for SqliteStore {
                 let snapshot: String = row.get(0);
                 let seq: i64 = row.get(1);
                 let terminal: bool = row.get(2);
-                let task = parse_task(&snapshot)?;
+                let task = parse_task(&snapshot, row.get(5))?;
                 tasks.push(if terminal {
                     task
                 } else {

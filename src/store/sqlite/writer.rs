@@ -35,6 +35,8 @@ pub(super) enum Write {
         seq: i64,
         terminal: bool,
         first_message_id: Option<String>,
+        /// Who started the task; set once, with its first message.
+        initiator: Option<String>,
         events: Vec<(i64, String)>,
         /// What ListTasks filters and sorts on, kept current at every commit.
         listed: Listed,
@@ -194,13 +196,21 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
                 seq,
                 terminal,
                 first_message_id,
+                initiator,
                 events: logged,
                 listed: columns,
             } => {
                 // Without events, see `apply`.
                 let stored = snapshot.is_some();
                 if let Some(snapshot) = snapshot.as_ref().filter(|_| !logged.is_empty()) {
-                    tasks.push((id, snapshot, *seq, *terminal, first_message_id, columns));
+                    tasks.push((
+                        id,
+                        snapshot,
+                        *seq,
+                        *terminal,
+                        (first_message_id, initiator),
+                        columns,
+                    ));
                 }
                 listed.insert(id.as_str(), (columns, stored));
                 events.extend(logged.iter().map(|(seq, event)| (id, *seq, event)));
@@ -218,23 +228,28 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
     }
     for chunk in tasks.chunks(BULK_ROWS) {
         let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
-            "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at, context_id, state, status_ms) ",
+            "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, initiator, updated_at, context_id, state, status_ms) ",
         );
-        q.push_values(chunk, |mut row, (id, snapshot, seq, terminal, first, l)| {
-            row.push_bind(id.as_str())
-                .push_bind(snapshot.as_str())
-                .push_bind(*seq)
-                .push_bind(*terminal)
-                .push_bind(first.as_deref())
-                .push_bind(now)
-                .push_bind(l.context_id.as_str())
-                .push_bind(l.state)
-                .push_bind(l.status_ms);
-        });
+        q.push_values(
+            chunk,
+            |mut row, (id, snapshot, seq, terminal, (first, initiator), l)| {
+                row.push_bind(id.as_str())
+                    .push_bind(snapshot.as_str())
+                    .push_bind(*seq)
+                    .push_bind(*terminal)
+                    .push_bind(first.as_deref())
+                    .push_bind(initiator.as_deref())
+                    .push_bind(now)
+                    .push_bind(l.context_id.as_str())
+                    .push_bind(l.state)
+                    .push_bind(l.status_ms);
+            },
+        );
         q.push(
             " ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot,
               seq = max(tasks.seq, excluded.seq), terminal = excluded.terminal,
               first_message_id = coalesce(tasks.first_message_id, excluded.first_message_id),
+              initiator = coalesce(tasks.initiator, excluded.initiator),
               updated_at = excluded.updated_at, context_id = excluded.context_id,
               state = excluded.state, status_ms = excluded.status_ms",
         );
@@ -336,15 +351,17 @@ async fn apply(conn: &mut SqliteConnection, w: &Write) -> Result<u64, sqlx::Erro
             snapshot: Some(snapshot),
             terminal,
             first_message_id,
+            initiator,
             events,
             listed,
             ..
         } if events.is_empty() => sqlx::query(
-            "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at, context_id, state, status_ms)
-             VALUES (?1, ?2, coalesce((SELECT max(seq) FROM task_events WHERE task_id = ?1), 0), ?3, ?4, ?5, ?6, ?7, ?8)
+            "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at, context_id, state, status_ms, initiator)
+             VALUES (?1, ?2, coalesce((SELECT max(seq) FROM task_events WHERE task_id = ?1), 0), ?3, ?4, ?5, ?6, ?7, ?8, ?9)
              ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot, seq = excluded.seq,
                terminal = excluded.terminal,
                first_message_id = coalesce(tasks.first_message_id, excluded.first_message_id),
+               initiator = coalesce(tasks.initiator, excluded.initiator),
                updated_at = excluded.updated_at, context_id = excluded.context_id,
                state = excluded.state, status_ms = excluded.status_ms",
         )
@@ -356,6 +373,7 @@ async fn apply(conn: &mut SqliteConnection, w: &Write) -> Result<u64, sqlx::Erro
         .bind(&listed.context_id)
         .bind(listed.state)
         .bind(listed.status_ms)
+        .bind(initiator)
         .execute(&mut *conn)
         .await?
         .rows_affected(),

@@ -1301,3 +1301,78 @@ fn run_header(id: &str) -> RunHeader {
         trace: None,
     }
 }
+
+/// Issue 33: a PostgreSQL server that takes TLS only (`hostssl` in pg_hba, plain
+/// connections rejected), with a CA the test makes: `sslmode=require` and
+/// `verify-full` with that CA connect — the store's own connections are encrypted, as
+/// `pg_stat_ssl` says — `disable` is refused by the server with its own message, and
+/// `verify-full` with another CA fails naming the certificate problem.
+#[tokio::test]
+async fn postgres_over_tls_honours_the_urls_sslmode() {
+    use sqlx::Connection;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("pg-tls");
+    let _ = std::fs::remove_dir_all(&dir);
+    let certs = crate::postgres::Certs::make(&dir, "ours");
+    let other = crate::postgres::Certs::make(&dir, "other");
+    let pg = crate::postgres::Cluster::start_tls_only("tls", &certs);
+    let base = pg.database("orch").await;
+    let with = |query: &str| format!("{base}?{query}");
+    let ca = certs.ca.display().to_string();
+
+    for url in [
+        with("sslmode=require"),
+        with(&format!("sslmode=verify-full&sslrootcert={ca}")),
+        with(&format!("sslmode=verify-ca&sslrootcert={ca}")),
+    ] {
+        let store = StoreSpec::parse(&url).unwrap().open().await.unwrap();
+        let id = TaskId::new(format!("t-{}", url.len()));
+        let task = Task::new(
+            id.clone(),
+            ContextId::new("c"),
+            TaskStatus::new(TaskState::Working),
+        );
+        store
+            .commit(&task, &[(1, Arc::new(StreamEvent::Task(task.clone())))])
+            .await
+            .unwrap();
+        assert!(store.get(&id).await.unwrap().is_some(), "{url}");
+        // Every connection to the database is encrypted (the store's among them).
+        let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+        let (all, encrypted): (i64, i64) = sqlx::query_as(
+            "SELECT count(*), count(*) FILTER (WHERE s.ssl) FROM pg_stat_activity a
+             JOIN pg_stat_ssl s USING (pid) WHERE a.datname = 'orch'",
+        )
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+        assert!(all >= 2, "{url}: the store's connection and ours: {all}");
+        assert_eq!(all, encrypted, "{url}: every connection over TLS");
+    }
+
+    let serve = |store: String| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--store", &store])
+            .current_dir(crate::util::ROOT)
+            .output()
+            .unwrap()
+    };
+    // Plain text: the server refuses, and says why.
+    let out = serve(with("sslmode=disable"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("pg_hba.conf") && stderr.contains("no encryption"),
+        "the server's own words: {stderr}"
+    );
+    // Another CA: the certificate is refused, and the error says so.
+    let out = serve(with(&format!(
+        "sslmode=verify-full&sslrootcert={}",
+        other.ca.display()
+    )));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("certificate") && stderr.contains("sslrootcert"),
+        "names the certificate problem and what to check: {stderr}"
+    );
+}

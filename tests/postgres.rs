@@ -97,10 +97,112 @@ fn run(cmd: &mut Command, what: &str) {
     );
 }
 
+/// A certificate authority made for a test, and a server certificate it signed for
+/// `localhost` and `127.0.0.1` (files in one directory, made with openssl).
+pub struct Certs {
+    pub ca: PathBuf,
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+impl Certs {
+    /// Makes a CA named `name` and a server certificate under `dir`.
+    pub fn make(dir: &Path, name: &str) -> Certs {
+        std::fs::create_dir_all(dir).unwrap();
+        let at = |f: &str| dir.join(format!("{name}-{f}"));
+        let openssl = |args: &[&str], what: &str| {
+            let mut cmd = Command::new("openssl");
+            cmd.args(args);
+            run(&mut cmd, what);
+        };
+        let (ca, ca_key) = (at("ca.crt"), at("ca.key"));
+        openssl(
+            &[
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "2",
+                "-subj",
+                &format!("/CN={name} test CA"),
+                "-addext",
+                "basicConstraints=critical,CA:TRUE",
+                "-addext",
+                "keyUsage=critical,keyCertSign,cRLSign",
+                "-keyout",
+                ca_key.to_str().unwrap(),
+                "-out",
+                ca.to_str().unwrap(),
+            ],
+            "openssl: make a CA",
+        );
+        let (csr, key, cert, ext) = (
+            at("server.csr"),
+            at("server.key"),
+            at("server.crt"),
+            at("server.ext"),
+        );
+        openssl(
+            &[
+                "req",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-subj",
+                "/CN=localhost",
+                "-keyout",
+                key.to_str().unwrap(),
+                "-out",
+                csr.to_str().unwrap(),
+            ],
+            "openssl: make a server key",
+        );
+        std::fs::write(
+            &ext,
+            "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+        )
+        .unwrap();
+        openssl(
+            &[
+                "x509",
+                "-req",
+                "-in",
+                csr.to_str().unwrap(),
+                "-CA",
+                ca.to_str().unwrap(),
+                "-CAkey",
+                ca_key.to_str().unwrap(),
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-extfile",
+                ext.to_str().unwrap(),
+                "-out",
+                cert.to_str().unwrap(),
+            ],
+            "openssl: sign the server certificate",
+        );
+        Certs { ca, cert, key }
+    }
+}
+
 impl Cluster {
     /// Makes and starts a cluster named `name` (its directory under
     /// `target/postgres/`).
     pub fn start(name: &str) -> Cluster {
+        Self::start_with(name, None)
+    }
+
+    /// Makes and starts a cluster that takes connections over TLS only (`hostssl` in
+    /// `pg_hba.conf`, every plain connection rejected), with `certs`' server
+    /// certificate.
+    pub fn start_tls_only(name: &str, certs: &Certs) -> Cluster {
+        Self::start_with(name, Some(certs))
+    }
+
+    fn start_with(name: &str, tls: Option<&Certs>) -> Cluster {
         let dir = Path::new(ROOT)
             .join("target/postgres")
             .join(format!("{name}-{}", std::process::id()));
@@ -137,9 +239,32 @@ impl Cluster {
             .local_addr()
             .unwrap()
             .port();
-        let options = format!(
+        let mut options = format!(
             "-p {port} -h 127.0.0.1 -c unix_socket_directories='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         );
+        if let Some(certs) = tls {
+            // The server's key must be its own (and private) to be taken.
+            for (from, to) in [(&certs.cert, "server.crt"), (&certs.key, "server.key")] {
+                std::fs::copy(from, dir.join(to)).unwrap();
+                if root() {
+                    run(
+                        Command::new("chown")
+                            .args(["postgres:postgres", dir.join(to).to_str().unwrap()]),
+                        "chown the server's certificate",
+                    );
+                }
+            }
+            run(
+                Command::new("chmod").args(["600", dir.join("server.key").to_str().unwrap()]),
+                "chmod the server's key",
+            );
+            std::fs::write(
+                dir.join("pg_hba.conf"),
+                "hostssl all all 127.0.0.1/32 trust\nhostnossl all all 127.0.0.1/32 reject\n",
+            )
+            .unwrap();
+            options.push_str(" -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key");
+        }
         let cluster = Cluster { dir, port, options };
         cluster.start_server();
         cluster

@@ -118,6 +118,10 @@ pub enum OpenErrorKind {
         "cannot connect: {0} (is the server running, and are the URL's host, port, user, password and database right?)"
     )]
     Unreachable(sqlx::Error),
+    #[error(
+        "the TLS connection failed: {0} (check the URL's sslmode and sslrootcert: the server's certificate must be signed by the CA in sslrootcert, and with verify-full name the URL's host)"
+    )]
+    Tls(sqlx::Error),
     #[error("migration {number} failed: {source}")]
     Migration { number: usize, source: sqlx::Error },
     #[error("{0}")]

@@ -86,7 +86,12 @@ impl PostgresStore {
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options)
             .await
-            .map_err(|e| fail(OpenErrorKind::Unreachable(e)))?;
+            .map_err(|e| {
+                fail(match e {
+                    sqlx::Error::Tls(_) => OpenErrorKind::Tls(e),
+                    e => OpenErrorKind::Unreachable(e),
+                })
+            })?;
         schema::migrate(&pool).await.map_err(fail)?;
         let replica: Arc<str> = uuid::Uuid::now_v7().to_string().into();
         sqlx::query(&format!(

@@ -153,6 +153,7 @@ pub(crate) async fn orchestra_on(
         store: StoreSpec::Memory,
         retention: Duration::from_secs(3600),
         llm: None,
+        limits: Default::default(),
     };
     configure(&mut config);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

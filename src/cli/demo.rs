@@ -111,6 +111,7 @@ async fn with_fleet(
         store: crate::store::StoreSpec::Memory,
         retention: crate::host::settings::DEFAULT_RETENTION,
         llm,
+        limits: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}/", listener.local_addr()?);

@@ -350,6 +350,10 @@ impl ServeArgs {
             lease,
             llm: None,
             metrics_token: None,
+            step_output_bytes: None,
+            run_output_bytes: None,
+            step_artifacts: None,
+            step_events: None,
             traces: Default::default(),
         })
     }

@@ -6,6 +6,7 @@
 //! [`AgentConnector`] and reports through typed [`RunEvent`]s.
 
 mod journal;
+mod limits;
 mod record;
 mod run;
 #[cfg(test)]
@@ -16,6 +17,7 @@ mod unit;
 pub use journal::{
     Checkpoint, MemoryRunStore, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun,
 };
+pub use limits::OutputLimits;
 pub use record::{Outputs, Record, content_json};
 pub use run::{Engine, EngineOptions, RunControl, RunEvents, RunHandle, TraceHooks};
 pub use types::*;

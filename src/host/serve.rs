@@ -31,6 +31,8 @@ pub struct HostConfig {
     /// The language model for routing, input extraction and llm steps; none: all
     /// deterministic.
     pub llm: Option<crate::llm::LlmConfig>,
+    /// Bounds on what agents send a run.
+    pub limits: crate::engine::OutputLimits,
 }
 
 /// Loads and checks the workflows and the agents file; every problem is returned.
@@ -191,6 +193,7 @@ pub async fn build(
             capture: Some(crate::telemetry::current_traceparent),
             link: Some(crate::telemetry::link_to),
         },
+        limits: config.limits,
         ..EngineOptions::default()
     };
     let mut engine = Engine::new(Arc::new(A2aConnector::new(registry.clone())), options);

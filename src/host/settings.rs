@@ -34,6 +34,12 @@
 //! retention = "7d"                        # finished tasks and runs, then pruned
 //! lease = "10s"                           # postgres: a dead replica's runs taken over within this
 //!
+//! [limits]                              # what agents may send a run (see docs/durability.md)
+//! step_output_bytes = 4194304             # artifact bytes per step attempt (4 MiB)
+//! run_output_bytes = 16777216             # artifact bytes per run, all steps (16 MiB)
+//! step_artifacts = 1000                   # artifacts per step attempt
+//! step_events = 100000                    # updates per step attempt
+//!
 //! [telemetry]
 //! metrics_token_env = "METRICS_TOKEN"     # /metrics asks for this bearer token (open when absent)
 //! otlp_endpoint = "http://collector:4318" # export traces over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT wins)
@@ -58,6 +64,7 @@ use std::time::Duration;
 
 use crate::config::Diagnostic;
 use crate::config::reader::{Ctx, Sp, TableReader};
+use crate::engine::OutputLimits;
 use crate::llm::LlmConfig;
 use crate::protocol::server::{InboundAuth, ServerConfig};
 use crate::registry::env::Env;
@@ -103,6 +110,12 @@ pub struct Settings {
     pub llm: Option<Option<LlmConfig>>,
     /// The bearer token `/metrics` asks for.
     pub metrics_token: Option<String>,
+    /// `[limits]`: bounds on what agents send a run, each given one replacing the
+    /// default.
+    pub step_output_bytes: Option<u64>,
+    pub run_output_bytes: Option<u64>,
+    pub step_artifacts: Option<usize>,
+    pub step_events: Option<usize>,
     /// Where traces are exported, and how many of them; read once at start-up, before
     /// the rest (see [`crate::cli::trace_settings`]).
     pub traces: crate::telemetry::TraceSettings,
@@ -151,6 +164,10 @@ impl Settings {
             lease: over.lease.or(self.lease),
             llm: over.llm.or(self.llm),
             metrics_token: over.metrics_token.or(self.metrics_token),
+            step_output_bytes: over.step_output_bytes.or(self.step_output_bytes),
+            run_output_bytes: over.run_output_bytes.or(self.run_output_bytes),
+            step_artifacts: over.step_artifacts.or(self.step_artifacts),
+            step_events: over.step_events.or(self.step_events),
             traces: crate::telemetry::TraceSettings {
                 otlp_endpoint: over.traces.otlp_endpoint.or(self.traces.otlp_endpoint),
                 sample_ratio: over.traces.sample_ratio.or(self.traces.sample_ratio),
@@ -194,6 +211,15 @@ impl Settings {
                 }),
                 retention: self.retention.unwrap_or(DEFAULT_RETENTION),
                 llm: self.llm.flatten(),
+                limits: {
+                    let d = OutputLimits::default();
+                    OutputLimits {
+                        step_bytes: self.step_output_bytes.unwrap_or(d.step_bytes),
+                        run_bytes: self.run_output_bytes.unwrap_or(d.run_bytes),
+                        step_artifacts: self.step_artifacts.unwrap_or(d.step_artifacts),
+                        step_events: self.step_events.unwrap_or(d.step_events),
+                    }
+                },
             },
             listen: self.listen.unwrap_or_else(|| DEFAULT_LISTEN.to_owned()),
             public_url: self.public_url,
@@ -204,7 +230,21 @@ impl Settings {
     }
 }
 
-const TOP_KEYS: &[&str] = &["server", "auth", "push", "store", "llm", "telemetry"];
+const TOP_KEYS: &[&str] = &[
+    "server",
+    "auth",
+    "push",
+    "store",
+    "llm",
+    "telemetry",
+    "limits",
+];
+const LIMITS_KEYS: &[&str] = &[
+    "step_output_bytes",
+    "run_output_bytes",
+    "step_artifacts",
+    "step_events",
+];
 const TELEMETRY_KEYS: &[&str] = &["metrics_token_env", "otlp_endpoint", "trace_sample_ratio"];
 const LLM_KEYS: &[&str] = &[
     "enabled",
@@ -427,6 +467,21 @@ pub fn load_str(
         out.lease = st.positive_duration(&mut ctx, "lease");
         st.finish(&mut ctx, STORE_KEYS);
     }
+    if let Some(mut l) = top.table_named(&mut ctx, "limits", "[limits]") {
+        out.step_output_bytes = l
+            .int_at_least(&mut ctx, "step_output_bytes", 1024)
+            .map(|n| n as u64);
+        out.run_output_bytes = l
+            .int_at_least(&mut ctx, "run_output_bytes", 1024)
+            .map(|n| n as u64);
+        out.step_artifacts = l
+            .int_at_least(&mut ctx, "step_artifacts", 1)
+            .map(|n| n as usize);
+        out.step_events = l
+            .int_at_least(&mut ctx, "step_events", 1)
+            .map(|n| n as usize);
+        l.finish(&mut ctx, LIMITS_KEYS);
+    }
     if let Some(l) = top.table_named(&mut ctx, "llm", "[llm]") {
         out.llm = Some(llm_section(&mut ctx, l, env));
     }
@@ -584,6 +639,7 @@ shutdown_grace = "25s"
 cors_origins = ["https://app.example.com"]
 max_parts = 50
 header_read_timeout = "3s"
+idle_timeout = "90s"
 ui = false
 [auth]
 bearer_token_env = ["ORCH_TOKEN"]
@@ -593,6 +649,9 @@ timeout = "3s"
 [store]
 url = "sqlite://state/o.db"
 retention = "2h"
+[limits]
+step_output_bytes = 1048576
+step_artifacts = 10
 "#,
             Path::new("/etc/orch"),
             &env(),
@@ -619,6 +678,14 @@ retention = "2h"
             StoreSpec::Sqlite("/etc/orch/state/o.db".into())
         );
         assert_eq!(r.host.retention, Duration::from_secs(7200));
+        assert_eq!(r.host.server.idle_timeout, Duration::from_secs(90));
+        let limits = r.host.limits;
+        assert_eq!((limits.step_bytes, limits.step_artifacts), (1_048_576, 10));
+        assert_eq!(
+            limits.run_bytes,
+            OutputLimits::default().run_bytes,
+            "the default"
+        );
     }
 
     #[test]

@@ -14,6 +14,8 @@ pub struct EngineOptions {
     pub event_buffer: usize,
     /// Keeps a run's trace across a restart (none: nothing kept).
     pub trace: TraceHooks,
+    /// Bounds on what agents send a run.
+    pub limits: crate::engine::OutputLimits,
 }
 
 /// How a run's trace context outlives the process, for whoever exports traces: the
@@ -34,6 +36,7 @@ impl Default for EngineOptions {
             grace: Duration::from_secs(30),
             event_buffer: 1024,
             trace: TraceHooks::default(),
+            limits: Default::default(),
         }
     }
 }
@@ -328,6 +331,9 @@ impl Engine {
             failure: None,
             state: RunState::Working,
             grace: self.options.grace,
+            budget: Arc::new(crate::engine::limits::OutputBudget::new(
+                self.options.limits,
+            )),
             trace_capture: self.options.trace.capture,
             grace_until: None,
         };
@@ -394,6 +400,7 @@ mod tests {
             journal: None,
             resume: None,
             run_span: None,
+            budget: Arc::new(crate::engine::limits::OutputBudget::new(Default::default())),
         }
         .run();
         let unit_size = std::mem::size_of_val(&unit);

@@ -94,6 +94,8 @@ struct Run {
     state: RunState,
     grace: Duration,
     grace_until: Option<tokio::time::Instant>,
+    /// What the run's agents may still send, shared by its units.
+    budget: Arc<crate::engine::limits::OutputBudget>,
     /// Gives the trace context written with the run (see [`TraceHooks`]).
     trace_capture: Option<fn() -> Option<String>>,
 }

@@ -234,6 +234,7 @@ impl Run {
             events: self.events.clone(),
             ask: self.ask_tx.clone(),
             cancel: token,
+            budget: self.budget.clone(),
         };
         let id = &self.workflow.steps[i].id;
         let span = match item {

@@ -4,6 +4,7 @@
 //! the downstream task — and, after a restart, the task followed again instead of sent.
 
 use super::*;
+use crate::engine::limits::{Exceeded, Tally};
 
 /// What one attempt at an agent step sends, and where it goes on from.
 struct Attempt {
@@ -209,6 +210,8 @@ impl Unit {
             _ => self.message_id(attempt, turn),
         };
         let mut outputs = Outputs::default();
+        // Boxed: the attempt's future lives as long as the step.
+        let mut tally = Box::<Tally>::default();
         let mut last_message: Option<String> = None;
         let mut request = SendRequest {
             run_id: self.run_id.clone(),
@@ -307,6 +310,12 @@ impl Unit {
                         return Err(Failure::Canceled(note.unwrap_or_else(|| "canceled".into())));
                     }
                 };
+                if let Some(Ok(u)) = &next
+                    && !matches!(u, Update::Artifact(_))
+                    && let Err(over) = tally.take(&self.budget, None)
+                {
+                    return Err(Box::pin(self.refuse_output(agent, over)).await);
+                }
                 if let Some(Ok(Update::Status { state, .. })) = &next
                     && !matches!(
                         state,
@@ -338,6 +347,9 @@ impl Unit {
                         .await;
                     }
                     Some(Ok(Update::Artifact(chunk))) => {
+                        if let Err(over) = tally.take(&self.budget, Some(&chunk)) {
+                            return Err(Box::pin(self.refuse_output(agent, over)).await);
+                        }
                         outputs.apply(&chunk);
                         let name = agent.as_ref().map_or_else(String::new, |a| a.agent.clone());
                         self.emit(RunEvent::Artifact {
@@ -489,6 +501,24 @@ impl Unit {
 
     /// Sends `tasks/cancel` for the attempt's downstream task, if it has one. Returns a
     /// note when the agent did not cancel.
+    /// What an attempt past one of the run's bounds on agents' output ends with: its
+    /// downstream task canceled, and a failure naming the agent and the bound (retried
+    /// unless it is the run's own bound).
+    async fn refuse_output(&self, agent: &Option<Downstream>, over: Exceeded) -> Failure {
+        let name = agent.as_ref().map_or_else(
+            || "the agent".to_owned(),
+            |a| format!("agent `{}`", a.agent),
+        );
+        Box::pin(self.cancel_downstream(agent)).await;
+        tracing::warn!(step = %self.id(), %over, "{name} sent too much; its task was canceled");
+        let message = format!("{name} sent {over}; its task was canceled");
+        if over.retryable() {
+            Failure::Retry(message)
+        } else {
+            Failure::Final(StepState::Failed, message)
+        }
+    }
+
     async fn cancel_downstream(&self, agent: &Option<Downstream>) -> Option<String> {
         let Downstream {
             agent: name,

@@ -65,6 +65,8 @@ pub struct Unit {
     /// The run's span, the parent of each attempt's (which is not the step's: a trace
     /// shows run → attempt → call, one level fewer to export).
     pub run_span: Option<tracing::Id>,
+    /// The run's bounds on what its agents send, and its bytes so far.
+    pub budget: Arc<super::limits::OutputBudget>,
 }
 
 /// How an attempt ended, when not completed.

@@ -264,7 +264,9 @@ impl TaskStore for InMemoryTaskStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         self.with(|m| {
             let at = TaskCursor::of(task);
+            let mut fresh = false;
             let entry = m.tasks.entry(task.id.clone()).or_insert_with(|| {
+                fresh = true;
                 Box::new(Entry {
                     task: task.clone(),
                     log: Vec::new(),
@@ -275,7 +277,23 @@ impl TaskStore for InMemoryTaskStore {
             m.by_time.remove(&entry.at);
             m.by_time.insert(at.clone());
             entry.at = at;
-            entry.task = task.clone();
+            // Events are applied to the stored task, at the cost of each event: a copy
+            // of the whole task per commit would make streaming a large artifact cost
+            // its size at every chunk. A commit without events (a message added to the
+            // history), with a whole task or ending the task replaces it, as the
+            // durable stores store a snapshot then.
+            let whole = events.is_empty()
+                || task.status.state.is_terminal()
+                || events
+                    .iter()
+                    .any(|(_, e)| matches!(**e, StreamEvent::Task(_)));
+            if whole && !fresh {
+                entry.task = task.clone();
+            } else if !fresh {
+                for (_, e) in events {
+                    super::apply::apply_event(&mut entry.task, e);
+                }
+            }
             entry.log.extend(events.iter().cloned());
             entry.changed = SystemTime::now();
             if let Some(first) = task.history.first() {

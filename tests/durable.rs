@@ -1376,3 +1376,85 @@ async fn postgres_over_tls_honours_the_urls_sslmode() {
         "names the certificate problem and what to check: {stderr}"
     );
 }
+
+/// Issue 33: a SQLite store locked by another process for longer than the store waits
+/// for its lock (10 s): the run stalls on its writes and goes on once the lock is gone
+/// — it is not canceled, no cancel reaches an agent, each step executes once.
+#[tokio::test]
+async fn a_run_outlives_its_sqlite_store_being_locked() {
+    use sqlx::Connection;
+    let seen = Arc::new(Mutex::new(HashMap::new()));
+    let calls = Calls::default();
+    let alpha = counting_calls("alpha", Duration::from_millis(1500), &seen, &calls).await;
+    let delta = counting_calls("delta", Duration::from_millis(50), &seen, &calls).await;
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("durable-locked");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("flows")).unwrap();
+    std::fs::write(
+        dir.join("flows/locked.toml"),
+        "[workflow]\nid = \"locked\"\ndescription = \"a slow step, then a quick one\"\n[steps.a]\nagent = \"alpha\"\nmessage = \"a {{ run.id }}\"\n[steps.b]\nagent = \"delta\"\nneeds = [\"a\"]\nmessage = \"b {{ run.id }}\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!("[agents.alpha]\nurl = \"{alpha}\"\n[agents.delta]\nurl = \"{delta}\"\n"),
+    )
+    .unwrap();
+    let db = dir.join("orchestrator.db");
+    let args = [
+        "--agents".to_owned(),
+        dir.join("agents.toml").display().to_string(),
+        "--workflows".to_owned(),
+        dir.join("flows").display().to_string(),
+        "--listen".to_owned(),
+        "127.0.0.1:0".to_owned(),
+        "--store".to_owned(),
+        format!("sqlite://{}", db.display()),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_serve, url) = spawn_serve(&args, &[]).await;
+    let mut p = crate::util::text_params("go");
+    p["metadata"] = json!({ "workflow": "locked" });
+    p["configuration"] = json!({ "blocking": false });
+    let started = call(&url, &rpc("message/send", p)).await;
+    let id = started["result"]["id"].as_str().unwrap().to_owned();
+
+    // Step a is with its agent: another process takes the database's write lock, and
+    // keeps it past the store's 10 s wait.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut lock = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while sqlx::raw_sql("BEGIN EXCLUSIVE")
+        .execute(&mut lock)
+        .await
+        .is_err()
+    {
+        assert!(tokio::time::Instant::now() < deadline, "took the lock");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(13)).await;
+    sqlx::raw_sql("ROLLBACK").execute(&mut lock).await.unwrap();
+    drop(lock);
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let v = call(&url, &rpc("tasks/get", json!({ "id": id }))).await;
+        let state = v["result"]["status"]["state"].as_str().unwrap_or_default();
+        if state == "completed" {
+            break;
+        }
+        assert!(!["canceled", "failed"].contains(&state), "{v}");
+        assert!(tokio::time::Instant::now() < deadline, "{v}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert!(seen.values().all(|n| *n == 1), "{seen:?}");
+    assert!(
+        !calls.lock().unwrap().keys().any(|k| k.contains("cancel")),
+        "{:?}",
+        calls.lock().unwrap()
+    );
+}

@@ -115,6 +115,10 @@ fn start(engine: &Engine, wf: Arc<workflow::Workflow>) -> RunHandle {
         .unwrap()
 }
 
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
+)]
 #[tokio::test(flavor = "multi_thread")]
 async fn real_agents_stream_artifacts_live_and_results_flow_downstream() {
     let one = echo(5).await;
@@ -530,12 +534,20 @@ async fn a_retry_after_a_dropped_answer_does_not_run_the_step_twice() {
 /// An agent written with the official SDK 1.x and its defaults — A2A v1.0 only, a card
 /// with `supportedInterfaces` and no v0.3 fields — is discovered and orchestrated: its
 /// streamed chunks arrive live and in order, and its question is answered on its task.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
+)]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_v1_only_sdk_agent_is_discovered_streamed_and_asked() {
     v1_sdk_agent_streamed_and_asked(crate::util::python_v1_agent(0.01).await).await;
 }
 
 /// The same over HTTP+JSON: the SDK's REST routes alone.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
+)]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_v1_sdk_agent_over_http_json_is_streamed_and_asked() {
     v1_sdk_agent_streamed_and_asked(crate::util::python_v1_rest_agent(0.01).await).await;
@@ -591,12 +603,20 @@ async fn v1_sdk_agent_streamed_and_asked(py: crate::util::SdkAgent) {
 }
 
 /// A cancel reaches the v1.0-only agent's task (`CancelTask`), which ends canceled.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
+)]
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_reaches_a_v1_only_sdk_agent() {
     cancel_reaches_v1_sdk_agent(crate::util::python_v1_agent(0.2).await).await;
 }
 
 /// The same over HTTP+JSON (`POST /tasks/{id}:cancel`).
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
+)]
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_reaches_a_v1_sdk_agent_over_http_json() {
     cancel_reaches_v1_sdk_agent(crate::util::python_v1_rest_agent(0.2).await).await;
@@ -604,6 +624,10 @@ async fn cancel_reaches_a_v1_sdk_agent_over_http_json() {
 
 /// A step whose task the SDK agent fails is sent again and completes: over JSON-RPC and
 /// over HTTP+JSON.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
+)]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failing_v1_sdk_agent_is_retried_on_both_bindings() {
     let (rpc, rest) = tokio::join!(
@@ -630,6 +654,10 @@ async fn a_failing_v1_sdk_agent_is_retried_on_both_bindings() {
 /// The stream of a step on an SDK 1.x agent breaks mid-way (a proxy cuts the
 /// connection): the step resubscribes (SubscribeToTask; over HTTP+JSON
 /// `POST /tasks/{id}:subscribe`) and its artifact is whole, each chunk once.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
+)]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dropped_stream_from_a_v1_sdk_agent_is_resumed_without_loss_or_repeats() {
     let ((rpc, rpc_cuts), (rest, rest_cuts)) = tokio::join!(

@@ -976,6 +976,10 @@ async fn both_stores_keep_the_same_contract() {
 /// tasks and their logs, runs, snapshots, ListTasks, runs ending together, reopening;
 /// and it refuses a database of another program or of a newer version, as `serve`
 /// says.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
 #[tokio::test]
 async fn postgres_keeps_the_same_contract() {
     use sqlx::Connection;
@@ -1307,6 +1311,10 @@ fn run_header(id: &str) -> RunHeader {
 /// `verify-full` with that CA connect — the store's own connections are encrypted, as
 /// `pg_stat_ssl` says — `disable` is refused by the server with its own message, and
 /// `verify-full` with another CA fails naming the certificate problem.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL and openssl: the full suite, `cargo xtask test`"
+)]
 #[tokio::test]
 async fn postgres_over_tls_honours_the_urls_sslmode() {
     use sqlx::Connection;

@@ -6,6 +6,10 @@ use crate::util::{echo, run_node};
 
 const BINDINGS: [&str; 2] = ["JSONRPC", "HTTP+JSON"];
 
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"
+)]
 #[tokio::test(flavor = "multi_thread")]
 async fn js_client_sends_and_streams_to_the_echo_agent() {
     let agent = echo(10).await;
@@ -15,6 +19,10 @@ async fn js_client_sends_and_streams_to_the_echo_agent() {
     }
 }
 
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"
+)]
 #[tokio::test(flavor = "multi_thread")]
 async fn js_client_streams_a_run_of_the_orchestrator_and_answers_it() {
     let o = crate::host::orchestra_with(&[crate::host::APPROVE], 10, |_| {}).await;

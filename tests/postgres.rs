@@ -1,9 +1,8 @@
-//! Throwaway PostgreSQL clusters for the tests: Debian's `postgresql` (installed with
-//! apt-get, as root, when missing), a cluster made with `initdb` under
+//! Throwaway PostgreSQL clusters for the tests: Debian's `postgresql` (installed by
+//! `cargo xtask prepare`), a cluster made with `initdb` under
 //! `target/postgres/` on a free loopback port, stopped and removed when the test drops
 //! it. Each test that needs PostgreSQL makes its own, so tests never share a server.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -20,31 +19,18 @@ pub struct Cluster {
     options: String,
 }
 
-/// The directory of Debian's PostgreSQL programs (`initdb`, `pg_ctl`), installing the
-/// package when there is none.
+/// The directory of Debian's PostgreSQL programs (`initdb`, `pg_ctl`), which `cargo
+/// xtask prepare` installs.
 fn bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let lock = File::create(Path::new(ROOT).join("target/apt.lock")).unwrap();
-        lock.lock().expect("lock target/apt.lock");
-        if find_bin().is_none() {
-            let install = || {
-                Command::new("apt-get")
-                    .args(["install", "-y", "--no-install-recommends", "postgresql"])
-                    .env("DEBIAN_FRONTEND", "noninteractive")
-                    .status()
-                    .is_ok_and(|s| s.success())
-            };
-            // The package lists may be missing or stale on a fresh machine.
-            if !install() {
-                let updated = Command::new("apt-get").arg("update").status();
-                assert!(
-                    updated.is_ok_and(|s| s.success()) && install(),
-                    "installing Debian's postgresql with apt-get failed (the PostgreSQL tests need it; run them as root, or install `postgresql` yourself)"
-                );
-            }
-        }
-        find_bin().expect("no /usr/lib/postgresql/*/bin/initdb after installing postgresql")
+        crate::util::require_full_suite("PostgreSQL");
+        find_bin().unwrap_or_else(|| {
+            panic!(
+                "no /usr/lib/postgresql/*/bin/initdb (Debian's postgresql): {}",
+                crate::util::PREPARE
+            )
+        })
     })
 }
 
@@ -110,6 +96,7 @@ impl Certs {
     pub fn make(dir: &Path, name: &str) -> Certs {
         std::fs::create_dir_all(dir).unwrap();
         let at = |f: &str| dir.join(format!("{name}-{f}"));
+        crate::util::require_full_suite("openssl");
         let openssl = |args: &[&str], what: &str| {
             let mut cmd = Command::new("openssl");
             cmd.args(args);

@@ -43,6 +43,10 @@ fn header(id: &str) -> RunHeader {
 /// elsewhere; A stops renewing, B claims it with a new fencing number; from then on
 /// A's writes for the task and the run are refused, A hears it lost the task at its
 /// next renewal, and requests queued for the task reach B, once each.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
 #[tokio::test]
 async fn a_task_is_written_only_by_the_replica_that_holds_it() {
     let pg = Cluster::start("ownership");
@@ -346,6 +350,10 @@ async fn follow(
 /// every run's slow steps are with the agents: every run completes, every client's
 /// stream — reconnected to another replica with `Last-Event-ID` where it broke — is
 /// gapless, and each agent saw each run's step once.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
 #[tokio::test]
 async fn a_killed_replicas_runs_are_taken_over_and_finish_once() {
     let pg = Cluster::start("takeover");
@@ -433,6 +441,10 @@ async fn until_state(url: &str, id: &str, state: &str, within: Duration) -> serd
 /// A run owned by replica B, reached only through replica A: a subscription on A gets
 /// B's events live, an approval sent to A reaches B's run, and a cancel sent to A
 /// cancels B's run and its downstream tasks.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
 #[tokio::test]
 async fn a_run_on_one_replica_is_followed_answered_and_canceled_through_another() {
     let pg = Cluster::start("through");
@@ -508,6 +520,10 @@ async fn a_run_on_one_replica_is_followed_answered_and_canceled_through_another(
 /// Replica B frozen (SIGSTOP) past its lease while its runs' slow steps are with the
 /// agents: A takes the runs over and finishes them; B, thawed (SIGCONT), sends nothing
 /// for them and writes nothing — it hears it lost them.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
 #[tokio::test]
 async fn a_replica_frozen_past_its_lease_acts_for_nothing_it_lost() {
     let pg = Cluster::start("frozen");
@@ -570,6 +586,10 @@ async fn a_replica_frozen_past_its_lease_acts_for_nothing_it_lost() {
 
 /// A replica stopped with SIGTERM hands its runs over at once: with a lease of 30 s,
 /// the other replica finishes them within seconds.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
 #[tokio::test]
 async fn a_replica_stopped_gracefully_hands_its_runs_over_at_once() {
     let pg = Cluster::start("handover");
@@ -720,11 +740,19 @@ async fn runs_outlive_a_database_outage(replicas: usize, runs: usize, name: &str
     );
 }
 
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
 #[tokio::test]
 async fn runs_on_one_replica_outlive_a_database_outage() {
     runs_outlive_a_database_outage(1, 10, "outage-one").await;
 }
 
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
 #[tokio::test]
 async fn runs_on_three_replicas_outlive_a_database_outage() {
     runs_outlive_a_database_outage(3, 30, "outage-three").await;

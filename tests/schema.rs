@@ -32,8 +32,14 @@ fn validator() -> &'static Mutex<(ChildStdin, BufReader<ChildStdout>)> {
 }
 
 /// Asserts that the official SDK 0.3 reads `value` as its type `def` (the spec's name:
-/// `Task`, `SendMessageSuccessResponse`, `TaskNotFoundError`, …).
+/// `Task`, `SendMessageSuccessResponse`, `TaskNotFoundError`, …). The SDK is the full
+/// suite's (`cargo xtask test`): in plain `cargo test`, which needs Rust alone, the tests
+/// that call this check what they check in Rust, and the SDK's reading of it is left to
+/// the full suite, which runs the same tests with this check on.
 pub fn assert_valid(def: &str, value: &Value) {
+    if !cfg!(feature = "full-suite") {
+        return;
+    }
     let answer = {
         let mut guard = validator().lock().unwrap_or_else(|p| p.into_inner());
         let (stdin, stdout) = &mut *guard;
@@ -56,6 +62,10 @@ pub fn assert_valid(def: &str, value: &Value) {
     );
 }
 
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
+)]
 #[tokio::test]
 async fn card_validates() {
     let agent = echo(0).await;
@@ -70,6 +80,10 @@ async fn card_validates() {
     }
 }
 
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
+)]
 #[tokio::test]
 async fn unary_responses_validate() {
     let agent = echo(0).await;
@@ -140,6 +154,10 @@ async fn unary_responses_validate() {
     assert_eq!(canceled["result"]["status"]["state"], "canceled");
 }
 
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
+)]
 #[tokio::test]
 async fn stream_events_validate() {
     let agent = echo(0).await;
@@ -183,6 +201,10 @@ async fn stream_events_validate() {
     assert_valid("Task", &resub[0]["result"]);
 }
 
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
+)]
 #[tokio::test]
 async fn errors_validate() {
     let agent = echo(0).await;
@@ -215,6 +237,10 @@ async fn errors_validate() {
 }
 
 /// The check can fail: what the SDK cannot read is refused, naming the problem.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
+)]
 #[test]
 fn the_validator_refuses_what_the_sdk_cannot_read() {
     let bad = json!({ "kind": "task", "id": "t" });

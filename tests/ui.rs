@@ -11,6 +11,10 @@ use a2a_orchestrator::protocol::server::InboundAuth;
 use crate::host::orchestra_on;
 use crate::util::{ROOT, chromium, run_node};
 
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs Chromium and playwright-core: the full suite, `cargo xtask test`"
+)]
 #[tokio::test(flavor = "multi_thread")]
 async fn the_web_view_starts_watches_and_answers_a_run_in_chromium() {
     let behaviour = Behaviour {

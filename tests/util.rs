@@ -1,7 +1,6 @@
 //! Test helpers: in-process servers on loopback, raw HTTP, the Python venv with the
 //! official SDK, and the Python peers.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;
@@ -132,9 +131,24 @@ pub fn text_params(text: &str) -> Value {
     })
 }
 
-/// The venv's Python with the official SDK 0.3 installed (`tests/python/requirements.txt`).
-/// Created under `target/py-venv` on first use; fails the test loudly when Python or the
-/// SDK cannot be installed.
+/// Whether this build is the full suite (`cargo xtask test`, which turns on the feature
+/// `full-suite` after `cargo xtask prepare` installed its tools): the tests with the
+/// official SDKs, PostgreSQL and Chromium. Plain `cargo test` marks those ignored; one
+/// that reaches a tool anyway fails here, saying so.
+pub fn require_full_suite(what: &str) {
+    if !cfg!(feature = "full-suite") {
+        panic!(
+            "this test needs {what}, which only the full suite has (`cargo xtask test`); plain `cargo test` must mark it #[cfg_attr(not(feature = \"full-suite\"), ignore = \"...\")]"
+        );
+    }
+}
+
+/// What to run when a tool of the full suite is missing.
+pub const PREPARE: &str =
+    "run `cargo xtask prepare` (or the whole suite with `cargo xtask test`), which installs it";
+
+/// The venv's Python with the official SDK 0.3 installed (`tests/python/requirements.txt`)
+/// under `target/py-venv` by `cargo xtask prepare`.
 pub fn python() -> &'static Path {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON.get_or_init(|| venv("py-venv", "requirements.txt"))
@@ -147,132 +161,54 @@ pub fn python_v1() -> &'static Path {
     PYTHON.get_or_init(|| venv("py1-venv", "requirements-v1.txt"))
 }
 
-/// Creates (once, or again when its requirements changed) a venv under `target/` with
-/// `tests/python/<requirements>` installed; its Python.
+/// The Python of the venv `target/<name>`, which `cargo xtask prepare` made with
+/// `tests/python/<requirements>`; a missing or outdated one fails the test, saying what
+/// to run.
 fn venv(name: &str, requirements: &str) -> PathBuf {
-    let target = Path::new(ROOT).join("target");
-    let venv = target.join(name);
-    let requirements = Path::new(ROOT).join("tests/python").join(requirements);
-    let wanted = std::fs::read_to_string(&requirements)
-        .unwrap_or_else(|e| panic!("{}: {e}", requirements.display()));
-    std::fs::create_dir_all(&target).unwrap();
-    // Test binaries may run in parallel processes (nextest): one installs, others wait.
-    let lock = File::create(target.join(format!("{name}.lock"))).unwrap();
-    lock.lock()
-        .unwrap_or_else(|e| panic!("lock target/{name}.lock: {e}"));
-    let marker = venv.join(".a2a-requirements");
+    require_full_suite("the official Python SDK");
+    let venv = Path::new(ROOT).join("target").join(name);
+    let wanted = std::fs::read_to_string(Path::new(ROOT).join("tests/python").join(requirements))
+        .unwrap_or_else(|e| panic!("tests/python/{requirements}: {e}"));
     let python = venv.join("bin/python");
-    if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) || !python.exists()
-    {
-        let base = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
-        run(
-            std::process::Command::new(&base)
-                .args(["-m", "venv", "--clear"])
-                .arg(&venv),
-            &format!(
-                "creating a Python venv with `{base} -m venv` (the interop tests need Python 3.10+ with venv; set PYTHON to choose the interpreter)"
-            ),
-        );
-        run(
-            std::process::Command::new(&python)
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--disable-pip-version-check",
-                    "-q",
-                    "-r",
-                ])
-                .arg(&requirements),
-            &format!(
-                "installing {} (the official a2a-sdk) with pip",
-                requirements.display()
-            ),
-        );
-        std::fs::write(&marker, &wanted).unwrap();
-    }
-    drop(lock);
+    let current = std::fs::read_to_string(venv.join(".a2a-requirements")).ok();
+    assert!(
+        current.as_deref() == Some(wanted.as_str()) && python.exists(),
+        "target/{name} (Python with tests/python/{requirements}) is missing or out of date: {PREPARE}"
+    );
     python
 }
 
 /// A directory under `target/js` with the official JavaScript SDK installed from
-/// `tests/js/package-lock.json` (with `npm ci`, once, or again when the lock changed),
-/// and the scripts of `tests/js` beside it. Fails the test loudly without Node and npm.
+/// `tests/js/package-lock.json` by `cargo xtask prepare`, and the scripts of `tests/js`
+/// copied beside it.
 pub fn js_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
+        require_full_suite("Node and the official JavaScript SDK");
         let source = Path::new(ROOT).join("tests/js");
         let dir = Path::new(ROOT).join("target/js");
-        std::fs::create_dir_all(&dir).unwrap();
-        let lock = File::create(Path::new(ROOT).join("target/js.lock")).unwrap();
-        lock.lock().expect("lock target/js.lock");
         let wanted = std::fs::read_to_string(source.join("package-lock.json"))
             .expect("tests/js/package-lock.json");
-        let marker = dir.join(".installed-lock");
-        for file in [
-            "package.json",
-            "package-lock.json",
-            "client.mjs",
-            "agent.mjs",
-            "ui.mjs",
-        ] {
+        let current = std::fs::read_to_string(dir.join(".installed-lock")).ok();
+        assert!(
+            current.as_deref() == Some(wanted.as_str())
+                && dir.join("node_modules/@a2a-js/sdk").exists(),
+            "target/js (the packages of tests/js/package-lock.json) is missing or out of date: {PREPARE}"
+        );
+        for file in ["client.mjs", "agent.mjs", "ui.mjs"] {
             std::fs::copy(source.join(file), dir.join(file))
                 .unwrap_or_else(|e| panic!("copying tests/js/{file}: {e}"));
         }
-        if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str())
-            || !dir.join("node_modules/@a2a-js/sdk").exists()
-        {
-            run(
-                std::process::Command::new("npm")
-                    .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-                    .current_dir(&dir),
-                "installing tests/js (the official @a2a-js/sdk) with `npm ci` (the interop tests need Node 20+ and npm)",
-            );
-            std::fs::write(&marker, &wanted).unwrap();
-        }
-        drop(lock);
         dir
     })
 }
 
-/// Debian's Chromium for the browser tests, installed with apt-get (as root, once) when
-/// it is missing. Fails the test loudly when it cannot be had.
+/// Debian's Chromium for the browser tests.
 pub fn chromium() -> &'static Path {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let path = PathBuf::from("/usr/bin/chromium");
-        let lock = File::create(Path::new(ROOT).join("target/apt.lock")).unwrap();
-        lock.lock().expect("lock target/apt.lock");
-        if !path.exists() {
-            let install = || {
-                std::process::Command::new("apt-get")
-                    .args(["install", "-y", "--no-install-recommends", "chromium"])
-                    .env("DEBIAN_FRONTEND", "noninteractive")
-                    .status()
-                    .is_ok_and(|s| s.success())
-            };
-            // The package lists may be missing or stale on a fresh machine.
-            if !install() {
-                run(
-                    std::process::Command::new("apt-get").arg("update"),
-                    "apt-get update (to install chromium for the browser test)",
-                );
-                run(
-                    std::process::Command::new("apt-get")
-                        .args(["install", "-y", "--no-install-recommends", "chromium"])
-                        .env("DEBIAN_FRONTEND", "noninteractive"),
-                    "installing Debian's chromium with apt-get (the browser test needs it; as root, or install `chromium` yourself)",
-                );
-            }
-        }
-        assert!(
-            path.exists(),
-            "no {} after installing chromium",
-            path.display()
-        );
-        drop(lock);
-        path
-    })
+    require_full_suite("Chromium");
+    let path = Path::new("/usr/bin/chromium");
+    assert!(path.exists(), "no /usr/bin/chromium: {PREPARE}");
+    path
 }
 
 /// Runs a script of `tests/js` with Node to completion (bounded); (success, output).
@@ -312,14 +248,6 @@ async fn finish(
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.success(), text)
-}
-
-fn run(cmd: &mut std::process::Command, what: &str) {
-    match cmd.status() {
-        Ok(s) if s.success() => {}
-        Ok(s) => panic!("{what} failed with {s}"),
-        Err(e) => panic!("{what} failed: {e}"),
-    }
 }
 
 /// Runs a script from `tests/python` to completion (bounded) with the SDK 0.3 venv;

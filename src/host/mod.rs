@@ -343,15 +343,26 @@ impl AgentExecutor for Orchestrator {
 
     async fn resume(&self, ctx: ResumeContext, events: EventSink) -> Result<(), RpcError> {
         let task = ctx.task;
-        let saved = self
-            .inner
-            .engine
-            .saved_run(task.id.as_str())
-            .await
-            .map_err(|e| {
-                tracing::warn!(task_id = %task.id, error = %e, "reading the task's run failed");
-                RpcError::internal("the run store failed")
-            })?;
+        // A store that fails for a reason that may pass is asked again: it never ends
+        // the run (a server that stops meanwhile leaves the task for the next one).
+        let mut waits = crate::backoff::STORE.waits();
+        let saved = loop {
+            match self.inner.engine.saved_run(task.id.as_str()).await {
+                Ok(saved) => break saved,
+                Err(e) if e.is_transient() => {
+                    tracing::warn!(task_id = %task.id, error = %e, "reading the task's run failed; trying again");
+                    let wait = waits.next().unwrap_or(crate::backoff::STORE.max);
+                    tokio::select! {
+                        () = tokio::time::sleep(wait) => {}
+                        () = ctx.shutdown.cancelled() => return Ok(()),
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(task_id = %task.id, error = %e, "reading the task's run failed");
+                    return Err(RpcError::internal("the run store failed"));
+                }
+            }
+        };
         let Some(saved) = saved else {
             // No run was started: the task was choosing a workflow or giving inputs, and
             // its next message starts over; unless it was being worked on, which is lost.

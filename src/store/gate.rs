@@ -1,5 +1,5 @@
-//! The gate in front of a durable store: once the database fails for a reason that may
-//! pass (down, restarting, unreachable, full, locked), requests are not sent to it for
+//! The gate in front of a durable store: once the database cannot be reached or used
+//! (down, restarting, unreachable, full, locked: [`is_outage`]), requests are not sent to it for
 //! a moment — they fail at once with [`StoreError::Unavailable`] instead of each
 //! waiting out the pool's timeout — and one request a second goes through as a probe.
 //! The first write that succeeds opens the gate again.
@@ -118,7 +118,7 @@ impl Gated {
         self.admit()?;
         let r = call().await;
         match &r {
-            Err(StoreError::Backend(cause)) => self.observe(Some(cause)),
+            Err(StoreError::Backend(cause)) if is_outage(cause) => self.observe(Some(cause)),
             Err(StoreError::Closed | StoreError::Unavailable { .. }) => {}
             Ok(_) | Err(_) => self.observe(None),
         }
@@ -133,11 +133,44 @@ impl Gated {
         self.admit().map_err(RunStoreError::backend)?;
         let r = call().await;
         match &r {
-            Err(RunStoreError::Backend(cause)) => self.observe(Some(cause)),
+            Err(RunStoreError::Backend(cause)) if is_outage(cause) => self.observe(Some(cause)),
             Err(RunStoreError::Closed) => {}
             Ok(_) | Err(_) => self.observe(None),
         }
         r
+    }
+}
+
+/// Whether a failure says the database cannot be reached or used now — the
+/// connection lost or refused, no connection free in time, the server shutting down or
+/// out of disk, memory or connections, SQLite busy, locked, full or failing I/O —
+/// rather than that one statement failed (a deadlock, a constraint): only the first
+/// shuts the gate. (Both kinds are written again by what waits for them.)
+fn is_outage(cause: &Cause) -> bool {
+    let cause: &(dyn std::error::Error + 'static) = &**cause;
+    let Some(e) = cause.downcast_ref::<sqlx::Error>() else {
+        return false;
+    };
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => {
+            if let Some(pg) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
+                let code = pg.code();
+                // Connection exception, insufficient resources, operator intervention.
+                code.starts_with("08") || code.starts_with("53") || code.starts_with("57P")
+            } else if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
+                // The primary result code: BUSY, LOCKED, IOERR, FULL, CANTOPEN.
+                let code = db.code().and_then(|c| c.parse::<i64>().ok()).unwrap_or(0);
+                matches!(code & 0xff, 5 | 6 | 10 | 13 | 14)
+            } else {
+                false
+            }
+        }
+        _ => false,
     }
 }
 
@@ -297,5 +330,20 @@ mod tests {
         assert!(gate.admit().is_err(), "only one probe a second");
         gate.observe(None);
         assert!(gate.admit().is_ok(), "open again");
+    }
+
+    /// Only a failure of the database itself shuts the gate; one statement's does not.
+    #[test]
+    fn outages_are_told_from_failed_statements() {
+        let outage: Cause = Arc::new(sqlx::Error::PoolTimedOut);
+        assert!(is_outage(&outage));
+        let io: Cause = Arc::new(sqlx::Error::Io(std::io::Error::from(
+            std::io::ErrorKind::ConnectionRefused,
+        )));
+        assert!(is_outage(&io));
+        let statement: Cause = Arc::new(sqlx::Error::RowNotFound);
+        assert!(!is_outage(&statement));
+        let other: Cause = Arc::new(std::io::Error::other("not the database's"));
+        assert!(!is_outage(&other));
     }
 }

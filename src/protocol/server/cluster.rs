@@ -175,14 +175,14 @@ impl<A: AgentExecutor> Inner<A> {
     /// Resumes a task this server now runs (at start, or claimed from a server that
     /// stopped): its executor's `resume`, in a task the server owns.
     pub(super) async fn resume_task(&self, task: Task, seq: u64) -> Result<(), StoreError> {
-        if !self
-            .manager
-            .store()
-            .push_configs(&task.id)
-            .await?
-            .is_empty()
-        {
-            self.manager.arm_push(&task.id);
+        match self.manager.store().push_configs(&task.id).await {
+            Ok(configs) if configs.is_empty() => {}
+            Ok(_) => self.manager.arm_push(&task.id),
+            // Unknown: armed, so that a config is not missed (delivery reads them).
+            Err(e) => {
+                warn!(task_id = %task.id, error = %e, "reading a resumed task's push configs failed; delivering as if it had some");
+                self.manager.arm_push(&task.id);
+            }
         }
         let handle = self.manager.open_existing(task.clone(), seq);
         let sink = EventSink {

@@ -50,6 +50,10 @@ pub(super) struct Limits {
     pub drain: Duration,
 }
 
+/// How long a new connection that has not sent a request yet is spared when idle ones
+/// are closed to make room: its request may be in its socket, unread.
+const EVICT_GRACE: Duration = Duration::from_millis(100);
+
 /// One open connection, as the accept loop sees it: how many requests it has in
 /// flight, and when it was last busy.
 struct Conn {
@@ -87,13 +91,17 @@ impl Open {
     }
 
     /// Closes up to `n` connections with nothing in flight, longest idle first; how
-    /// many it asked to close.
+    /// many it asked to close. A connection accepted moments ago ([`EVICT_GRACE`]) is
+    /// spared: its first request may be on its way (in the socket, not yet read).
     fn evict_idle(&self, n: usize) -> usize {
+        let now = self.now_ms();
+        let grace = EVICT_GRACE.as_millis() as u64;
         let conns = self.conns.lock().unwrap_or_else(|p| p.into_inner());
         let mut idle: Vec<(u64, &Arc<Conn>)> = conns
             .values()
             .filter(|c| !c.close.is_cancelled())
             .filter_map(|c| c.idle_since().map(|t| (t, c)))
+            .filter(|(t, c)| c.used.load(Ordering::Acquire) || now.saturating_sub(*t) >= grace)
             .collect();
         if idle.len() > n {
             idle.select_nth_unstable_by_key(n, |(t, _)| *t);

@@ -396,3 +396,99 @@ async fn runs_retry_keeps_what_completed_and_runs_the_rest() {
         assert!(text.contains(want), "{want:?} in {text}");
     }
 }
+
+/// Issue 38: watching never decides. `runs watch` without a terminal and without
+/// `--yes` shows a question with how to answer it and answers nothing (the run still
+/// waits on both questions); answered elsewhere (`runs approve`), the watcher follows
+/// the run to its end.
+#[tokio::test(flavor = "multi_thread")]
+async fn runs_watch_without_a_terminal_shows_questions_and_answers_none() {
+    use tokio::io::AsyncReadExt;
+    let o = orchestra_with(&[TWO_APPROVALS], 0, |_| {}).await;
+    let (c, _) = client(&o.url).await;
+    let t = started(&c).await;
+    let mut watch = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args(["runs", "watch", t.id.as_str(), "--url", &o.url])
+        .current_dir(ROOT)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = watch.stdout.take().unwrap();
+    let mut seen = String::new();
+    let shown = tokio::time::timeout(Duration::from_secs(30), async {
+        let mut buf = [0u8; 4096];
+        while !seen.contains("runs answer") {
+            let n = stdout.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the watcher ended early: {seen}");
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    })
+    .await;
+    assert!(shown.is_ok(), "the question and how to answer it: {seen}");
+    assert!(seen.contains("? First?"), "{seen}");
+    assert!(
+        seen.contains(&format!(
+            "a2a-orchestrator runs answer {} ANSWER --step first",
+            t.id
+        )),
+        "{seen}"
+    );
+    assert!(!seen.contains("answered automatically"), "{seen}");
+    // Nothing was answered: both questions still wait.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    waiting(&c, &t.id, 2).await;
+
+    // Answered elsewhere, the watcher sees the run to its end.
+    for step in ["first", "second"] {
+        let approve = runs(&o.url, &["approve", t.id.as_str(), "--step", step]).await;
+        assert!(approve.status.success(), "{}", out(&approve));
+    }
+    let mut rest = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), stdout.read_to_end(&mut rest))
+        .await
+        .expect("the watcher ended with the run")
+        .unwrap();
+    let done = watch.wait_with_output().await.unwrap();
+    let rest = format!(
+        "{seen}{}{}",
+        String::from_utf8_lossy(&rest),
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert!(done.status.success(), "{rest}");
+    assert!(rest.contains("workflow completed"), "{rest}");
+    assert!(!rest.contains("answered automatically"), "{rest}");
+}
+
+/// `send --watch --answer STEP=VALUE` answers the steps it names, and only those.
+#[tokio::test(flavor = "multi_thread")]
+async fn send_watch_answers_the_steps_given() {
+    let o = orchestra_with(&[TWO_APPROVALS], 0, |_| {}).await;
+    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args(["send", &o.url, "start", "--watch"])
+        .args(["--answer", "first=yes", "--answer", "second=no"])
+        .current_dir(ROOT)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let done = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the command finished")
+        .unwrap();
+    let text = out(&done);
+    assert!(text.contains("answered as given: yes"), "{text}");
+    assert!(text.contains("answered as given: no"), "{text}");
+    assert!(!text.contains("answered automatically"), "{text}");
+    assert!(text.contains("workflow completed"), "{text}");
+    // A malformed --answer is refused, naming the form.
+    let bad = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args(["send", &o.url, "start", "--watch", "--answer", "first"])
+        .current_dir(ROOT)
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "{}", out(&bad));
+    assert!(out(&bad).contains("STEP=VALUE"), "{}", out(&bad));
+}

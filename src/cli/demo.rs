@@ -150,8 +150,21 @@ async fn with_fleet(
     data.insert("input".into(), s.input.clone());
     message.parts.push(Part::data(data));
     let start = Start::Send(Box::new(MessageSendParams::new(message)));
+    let asker = Asker::new(yes);
+    if !asker.interactive {
+        // Unlike `runs watch` and `send --watch`, the demo answers by itself: it is a
+        // demonstration, and its agents book nothing.
+        println!(
+            "(the demo's questions are answered automatically: {}; the first option, else yes)\n",
+            if yes {
+                "--yes"
+            } else {
+                "stdin is not a terminal"
+            }
+        );
+    }
     let outcome = match A2aClient::connect(&url, ClientConfig::default()).await {
-        Ok((client, _card)) => drive(&client, start, Asker::new(yes)).await,
+        Ok((client, _card)) => drive(&client, start, asker).await,
         Err(e) => Err(e.into()),
     };
 

@@ -70,6 +70,8 @@ pub async fn drive(
     let mut next = Some(start);
     // The last question answered, to notice one asked again.
     let mut repeated: Option<(Option<String>, String)> = None;
+    // A question shown but left to someone else to answer: the subscription waits on.
+    let mut awaiting: Option<(Option<String>, String)> = None;
     loop {
         let watching = matches!(next, Some(Start::Watch(_)));
         let (mut events, mut task_id) = match next.take() {
@@ -106,9 +108,14 @@ pub async fn drive(
                     let interrupted = t.status.state.is_interrupted();
                     last = Some(t.status);
                     // A subscription to a waiting task may stay open: what it waits
-                    // for is asked now. (A new message's first snapshot may still show
+                    // for is asked now — unless it is the question already shown and
+                    // left to others. (A new message's first snapshot may still show
                     // the question it answers, so only a subscription stops here.)
-                    if watching && interrupted {
+                    let shown = last.as_ref().is_some_and(|s| {
+                        let (prompt, step, _) = question(s.message.as_ref());
+                        awaiting.as_ref() == Some(&(step, prompt))
+                    });
+                    if watching && interrupted && !shown {
                         break;
                     }
                 }
@@ -170,7 +177,8 @@ pub async fn drive(
                 let task_id = task_id.context("input-required without a task id")?;
                 let (prompt, step, item) = question(status.message.as_ref());
                 // An automatic answer the task did not take would be given forever.
-                if !asker.interactive && repeated.as_ref() == Some(&(step.clone(), prompt.clone()))
+                if asker.unattended(step.as_deref())
+                    && repeated.as_ref() == Some(&(step.clone(), prompt.clone()))
                 {
                     progress.finish();
                     anyhow::bail!(
@@ -178,7 +186,29 @@ pub async fn drive(
                     );
                 }
                 repeated = Some((step.clone(), prompt.clone()));
-                let answer = asker.answer(&progress, step.as_deref(), &prompt);
+                let Some(answer) = asker.answer(&progress, step.as_deref(), &prompt) else {
+                    // Not this watcher's to decide: shown once, with how to answer it,
+                    // and followed until someone does.
+                    if awaiting.as_ref() != Some(&(step.clone(), prompt.clone())) {
+                        let who = step
+                            .as_deref()
+                            .map(|s| format!(" ({s})"))
+                            .unwrap_or_default();
+                        let flag = step
+                            .as_deref()
+                            .map(|s| format!(" --step {s}"))
+                            .unwrap_or_default();
+                        let given = step.as_deref().unwrap_or("STEP");
+                        progress.note(&format!(
+                            "? {prompt}{who}\n  → waiting for an answer (stdin is not a terminal, so none is given from here). Answer it with:\n      a2a-orchestrator runs answer {task_id} ANSWER{flag}\n    or watch with --answer {given}=ANSWER, or --yes to answer every question automatically."
+                        ));
+                    }
+                    awaiting = Some((step, prompt));
+                    repeated = None;
+                    next = Some(Start::Watch(task_id));
+                    continue;
+                };
+                awaiting = None;
                 let mut m = Message::user_text(answer);
                 m.task_id = Some(task_id);
                 if let Some(step) = step {

@@ -191,27 +191,69 @@ pub fn print_result(title: &str, text: Option<&str>, data: Option<&serde_json::V
 }
 
 /// How questions get their answers.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Default)]
 pub struct Asker {
-    /// Ask at the terminal; otherwise answer automatically.
+    /// Ask at the terminal.
     pub interactive: bool,
+    /// Answer what is not asked at the terminal automatically (the first numbered
+    /// option, else yes). Without it, and without an answer given for the step, a
+    /// question is only shown, with how to answer it: nothing is decided.
+    pub automatic: bool,
+    /// Answers given in advance, by step (`--answer STEP=VALUE`).
+    pub given: Vec<(String, String)>,
 }
 
 impl Asker {
-    /// Interactive when stdin is a terminal and `--yes` was not given.
+    /// The demo's and `run`'s: ask at a terminal unless `--yes`; otherwise answer
+    /// automatically, saying so.
     pub fn new(yes: bool) -> Self {
         Self {
             interactive: !yes && std::io::stdin().is_terminal(),
+            automatic: true,
+            given: Vec::new(),
         }
     }
 
-    /// The answer to `prompt` from `step`: typed by the user, or chosen automatically.
-    pub fn answer(&self, progress: &Progress, step: Option<&str>, prompt: &str) -> String {
+    /// A watcher's (`runs watch`, `send --watch`): answers given for a step are sent;
+    /// the rest are asked at a terminal, answered automatically only with `--yes`, and
+    /// otherwise only shown — watching a run, piped or in CI, never decides anything.
+    pub fn watching(yes: bool, given: Vec<(String, String)>) -> Self {
+        Self {
+            interactive: !yes && std::io::stdin().is_terminal(),
+            automatic: yes,
+            given,
+        }
+    }
+
+    /// Whether an answer comes without anyone typing it (given or automatic): one the
+    /// task does not take would be sent forever.
+    pub fn unattended(&self, step: Option<&str>) -> bool {
+        self.given_for(step).is_some() || (!self.interactive && self.automatic)
+    }
+
+    fn given_for(&self, step: Option<&str>) -> Option<&str> {
+        let step = step?;
+        self.given
+            .iter()
+            .find(|(s, _)| s == step)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The answer to `prompt` from `step`: given in advance, typed by the user, or
+    /// chosen automatically; `None` when this asker does not decide it.
+    pub fn answer(&self, progress: &Progress, step: Option<&str>, prompt: &str) -> Option<String> {
         let who = step.map(|s| format!(" ({s})")).unwrap_or_default();
+        if let Some(a) = self.given_for(step) {
+            progress.note(&format!("? {prompt}{who}\n  → answered as given: {a}"));
+            return Some(a.to_owned());
+        }
         if !self.interactive {
+            if !self.automatic {
+                return None;
+            }
             let a = auto_answer(prompt);
             progress.note(&format!("? {prompt}{who}\n  → answered automatically: {a}"));
-            return a;
+            return Some(a);
         }
         progress.suspend(|| {
             let mut stderr = std::io::stderr();
@@ -220,10 +262,22 @@ impl Asker {
             let mut line = String::new();
             let read = tokio::task::block_in_place(|| std::io::stdin().lock().read_line(&mut line));
             match read {
-                Ok(n) if n > 0 && !line.trim().is_empty() => line.trim().to_owned(),
-                _ => auto_answer(prompt),
+                Ok(n) if n > 0 && !line.trim().is_empty() => Some(line.trim().to_owned()),
+                _ => Some(auto_answer(prompt)),
             }
         })
+    }
+}
+
+/// `--answer STEP=VALUE`, as a pair.
+pub fn parse_answer(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((step, value)) if !step.trim().is_empty() => {
+            Ok((step.trim().to_owned(), value.to_owned()))
+        }
+        _ => Err(format!(
+            "`{s}` is not STEP=VALUE (the step's id, then the answer; e.g. hotel=2 or approve_laptop=yes)"
+        )),
     }
 }
 

@@ -280,7 +280,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 // automatic answer is given once.
                 loop {
                     let text = match progress.as_ref() {
-                        Some(p) => asker.answer(p, Some(step.as_str()), prompt),
+                        // `run`'s asker answers what it does not ask (Asker::new).
+                        Some(p) => asker
+                            .answer(p, Some(step.as_str()), prompt)
+                            .unwrap_or_else(|| super::progress::auto_answer(prompt)),
                         None => {
                             let a = super::progress::auto_answer(prompt);
                             println!(

@@ -62,11 +62,16 @@ pub enum RunsCommand {
         json: bool,
     },
     /// Follows a run live to its end, asking its questions at the terminal.
+    /// Without a terminal, questions are only shown, with how to answer them: watching
+    /// decides nothing unless told to (`--yes`, `--answer`).
     Watch {
         id: String,
-        /// Answer every question automatically (also when stdin is not a terminal).
+        /// Answer every question automatically (the first option, else yes).
         #[arg(long, short)]
         yes: bool,
+        /// Answer step STEP's question with VALUE (repeatable).
+        #[arg(long = "answer", value_name = "STEP=VALUE", value_parser = super::progress::parse_answer)]
+        answers: Vec<(String, String)>,
     },
     /// Answers a run's question.
     Answer {
@@ -141,9 +146,9 @@ pub async fn runs(args: RunsArgs) -> anyhow::Result<ExitCode> {
             list(&client, workflow.as_deref(), state, after, limit, json).await
         }
         RunsCommand::Show { id, json } => show(&client, &id, json).await,
-        RunsCommand::Watch { id, yes } => {
-            let (state, result) =
-                drive(&client, Start::Watch(TaskId::new(id)), Asker::new(yes)).await?;
+        RunsCommand::Watch { id, yes, answers } => {
+            let asker = Asker::watching(yes, answers);
+            let (state, result) = drive(&client, Start::Watch(TaskId::new(id)), asker).await?;
             Ok(report(state, result.as_ref()))
         }
         RunsCommand::Answer {

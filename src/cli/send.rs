@@ -25,9 +25,13 @@ pub struct SendArgs {
     /// asking its questions at the terminal, as `demo` does.
     #[arg(long, conflicts_with = "stream")]
     pub watch: bool,
-    /// With --watch: answer every question automatically.
+    /// With --watch: answer every question automatically (without it, and without a
+    /// terminal, questions are only shown, with how to answer them).
     #[arg(long, short, requires = "watch")]
     pub yes: bool,
+    /// With --watch: answer step STEP's question with VALUE (repeatable).
+    #[arg(long = "answer", value_name = "STEP=VALUE", requires = "watch", value_parser = super::progress::parse_answer)]
+    pub answers: Vec<(String, String)>,
     /// A JSON object sent as a data part.
     #[arg(long, value_name = "JSON")]
     pub data: Option<String>,
@@ -98,7 +102,7 @@ pub async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
     let params = MessageSendParams::new(m);
     if args.watch {
         let start = super::follow::Start::Send(Box::new(params));
-        let asker = super::progress::Asker::new(args.yes);
+        let asker = super::progress::Asker::watching(args.yes, args.answers.clone());
         let (state, result) = super::follow::drive(&client, start, asker).await?;
         return Ok(super::follow::report(state, result.as_ref()));
     }

@@ -89,6 +89,7 @@ pub struct Metrics {
     pub downstream_calls: Family<CallLabels, Counter>,
     pub agent_available: Family<AgentLabels, Gauge>,
     pub agent_circuit_open: Family<AgentLabels, Gauge>,
+    pub workflow_agents_available: Family<WorkflowLabels, Gauge>,
     pub upstream_requests: Family<UpstreamLabels, Counter>,
     pub sse_subscribers: Gauge,
     pub store_commit: Histogram,
@@ -117,6 +118,7 @@ impl Metrics {
             downstream_calls: Family::default(),
             agent_available: Family::default(),
             agent_circuit_open: Family::default(),
+            workflow_agents_available: Family::default(),
             upstream_requests: Family::default(),
             sse_subscribers: Gauge::default(),
             store_commit: fast_seconds(),
@@ -167,6 +169,11 @@ impl Metrics {
             "agent_circuit_open",
             "1 when a downstream agent's circuit breaker is open (or half-open), else 0",
             m.agent_circuit_open.clone(),
+        );
+        r.register(
+            "workflow_agents_available",
+            "1 when every agent a workflow's steps need can be called, else 0 (its runs would wait or fail)",
+            m.workflow_agents_available.clone(),
         );
         r.register(
             "upstream_requests",

@@ -154,6 +154,7 @@ pub(crate) async fn orchestra_on(
         retention: Duration::from_secs(3600),
         llm: None,
         limits: Default::default(),
+        ready_requires_agents: false,
     };
     configure(&mut config);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -310,7 +310,9 @@ async fn metrics_take_a_token_when_one_is_configured() {
 }
 
 /// `/readyz` is unready while the store cannot take a write (another process holds the
-/// database's write lock) and while an agent a workflow needs is down; ready again after.
+/// database's write lock); an agent a workflow needs that is down is reported (the
+/// workflow named as waiting for it) and makes the replica unready only with
+/// `ready_requires_agents = true` (issue 38); ready again after.
 #[tokio::test(flavor = "multi_thread")]
 async fn readiness_follows_the_store_and_the_agents() {
     let ours = echo(0).await;
@@ -329,17 +331,44 @@ async fn readiness_follows_the_store_and_the_agents() {
     let args = args(&dir);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (_serve, base) = spawn_serve(&args, &[]).await;
+    // A second replica of it that wants agent health in its readiness.
+    std::fs::write(
+        dir.join("strict.toml"),
+        "[server]\nready_requires_agents = true\n",
+    )
+    .unwrap();
+    let mut strict_args = self::args(&dir);
+    // Its own store, in place of the first one's.
+    let at = strict_args.iter().position(|a| a == "--store").unwrap();
+    strict_args[at + 1] = format!("sqlite://{}", dir.join("strict.db").display());
+    strict_args.extend([
+        "--config".into(),
+        dir.join("strict.toml").display().to_string(),
+    ]);
+    let strict_args: Vec<&str> = strict_args.iter().map(String::as_str).collect();
+    let (_strict, strict) = spawn_serve(&strict_args, &[]).await;
 
+    // By default: ready, the agent reported, the workflow named as waiting for it.
     let (status, body) = get(&format!("{base}readyz")).await;
-    assert_eq!(status, 503, "{body}");
-    assert_eq!(body["status"], "unready");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["status"], "ready");
     assert_eq!(body["checks"]["store"]["ok"], true, "{body}");
+    assert_eq!(body["checks"]["agents"]["ok"], false, "{body}");
+    assert_eq!(body["checks"]["agents"]["required"], false, "{body}");
+    assert_eq!(
+        body["checks"]["workflows"]["waiting_for_agents"],
+        json!(["retried"]),
+        "{body}"
+    );
     let why = body["checks"]["agents"]["reason"].as_str().unwrap();
     assert!(
         why.starts_with("agent `flaky` is unavailable: ")
             && why.ends_with("(needed by retried.flaky)"),
         "{why}"
     );
+    let (status, body) = get(&format!("{strict}readyz")).await;
+    assert_eq!(status, 503, "agents required: {body}");
+    assert_eq!(body["status"], "unready");
 
     // The agent comes up where agents.toml says; discovery retries find it.
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
@@ -355,7 +384,7 @@ async fn readiness_follows_the_store_and_the_agents() {
     tokio::spawn(async move { axum::serve(listener, router).await });
     let ready = tokio::time::timeout(Duration::from_secs(30), async {
         loop {
-            let (status, body) = get(&format!("{base}readyz")).await;
+            let (status, body) = get(&format!("{strict}readyz")).await;
             if status == 200 {
                 break body;
             }
@@ -365,6 +394,12 @@ async fn readiness_follows_the_store_and_the_agents() {
     .await
     .expect("ready once the agent is up");
     assert_eq!(ready["checks"]["workflows"]["loaded"], 1, "{ready}");
+    assert_eq!(ready["checks"]["agents"]["ok"], true, "{ready}");
+    assert_eq!(
+        ready["checks"]["workflows"]["waiting_for_agents"],
+        json!([]),
+        "{ready}"
+    );
 
     // Another process takes the database's write lock: unready until it lets go.
     let db = dir.join("orchestrator.db");

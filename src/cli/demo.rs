@@ -112,6 +112,7 @@ async fn with_fleet(
         retention: crate::host::settings::DEFAULT_RETENTION,
         llm,
         limits: Default::default(),
+        ready_requires_agents: false,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}/", listener.local_addr()?);

@@ -342,6 +342,7 @@ impl ServeArgs {
             max_metadata_bytes: None,
             max_id_bytes: None,
             ui: self.no_ui.then_some(false),
+            ready_requires_agents: None,
             auth,
             allow_private_webhooks: self.allow_private_webhooks.then_some(true),
             push_timeout: None,

@@ -1,7 +1,8 @@
 //! What operators and their platforms ask of a running orchestrator, beside A2A:
-//! `/healthz` (the process answers), `/readyz` (it can do its work: the store takes
-//! writes, the workflows are loaded, the agents every workflow needs are discovered — or
-//! why not) and `/metrics` (Prometheus). Probes answer without credentials, as
+//! `/healthz` (the process answers), `/readyz` (this replica can serve: the store takes
+//! writes and the workflows are loaded; the agents each workflow needs are reported,
+//! and make it unready only when the operator asks for that) and `/metrics`
+//! (Prometheus). Probes answer without credentials, as
 //! Kubernetes sends none; `/metrics` takes a bearer token when one is configured.
 
 use std::sync::Arc;
@@ -28,6 +29,10 @@ pub struct Ops {
     pub workflows: Vec<Arc<Workflow>>,
     /// The bearer token `/metrics` asks for; none: open.
     pub metrics_token: Option<String>,
+    /// Whether agents that are down make `/readyz` unready (by default they are only
+    /// reported: one agent down must not take the whole orchestrator — approvals,
+    /// status, other workflows — out of its load balancer).
+    pub ready_requires_agents: bool,
 }
 
 /// `/healthz`, `/readyz` and `/metrics`.
@@ -68,7 +73,7 @@ async fn readyz(State(ops): State<Arc<Ops>>) -> Response {
 }
 
 impl Ops {
-    /// Whether every check passes, and each check's finding.
+    /// Whether the replica is ready, and each check's finding.
     pub async fn readiness(&self) -> (bool, Value) {
         let store = match tokio::time::timeout(STORE_WAIT, self.store.check_writable()).await {
             Ok(Ok(())) => json!({ "ok": true }),
@@ -78,16 +83,23 @@ impl Ops {
                 "reason": format!("the store did not take a write within {}s", STORE_WAIT.as_secs()),
             }),
         };
-        let workflows = json!({ "ok": !self.workflows.is_empty(), "loaded": self.workflows.len() });
-        let missing = self.missing_agents();
+        let (missing, unavailable) = self.missing_agents();
+        let workflows = json!({
+            "ok": !self.workflows.is_empty(),
+            "loaded": self.workflows.len(),
+            "waiting_for_agents": unavailable,
+        });
         let agents = if missing.is_empty() {
-            json!({ "ok": true })
+            json!({ "ok": true, "required": self.ready_requires_agents })
         } else {
-            json!({ "ok": false, "reason": missing.join("; ") })
+            json!({ "ok": false, "required": self.ready_requires_agents, "reason": missing.join("; ") })
         };
-        let ready = [&store, &workflows, &agents]
-            .iter()
-            .all(|c| c["ok"] == Value::Bool(true));
+        let needed: &[&Value] = if self.ready_requires_agents {
+            &[&store, &workflows, &agents]
+        } else {
+            &[&store, &workflows]
+        };
+        let ready = needed.iter().all(|c| c["ok"] == Value::Bool(true));
         (
             ready,
             json!({ "store": store, "workflows": workflows, "agents": agents }),
@@ -95,12 +107,15 @@ impl Ops {
     }
 
     /// Each agent (or skill) some workflow step needs that cannot be called now: why,
-    /// and which steps need it.
-    fn missing_agents(&self) -> Vec<String> {
+    /// and which steps need it; and the workflows with such a step.
+    fn missing_agents(&self) -> (Vec<String>, Vec<String>) {
         let statuses = self.registry.statuses();
         // In the order first met: (what is missing, the steps needing it).
         let mut missing: Vec<(String, Vec<String>)> = Vec::new();
+        let mut waiting = Vec::new();
+        let m = crate::metrics::get();
         for w in &self.workflows {
+            let before = missing.iter().map(|(_, s)| s.len()).sum::<usize>();
             for step in &w.steps {
                 let StepKind::Agent { target, .. } = &step.kind else {
                     continue;
@@ -123,11 +138,21 @@ impl Ops {
                     None => missing.push((problem, vec![needed])),
                 }
             }
+            let all_there = missing.iter().map(|(_, s)| s.len()).sum::<usize>() == before;
+            if !all_there {
+                waiting.push(w.id.to_string());
+            }
+            m.workflow_agents_available
+                .get_or_create(&crate::metrics::WorkflowLabels {
+                    workflow: w.id.to_string(),
+                })
+                .set(i64::from(all_there));
         }
-        missing
+        let missing = missing
             .into_iter()
             .map(|(problem, steps)| format!("{problem} (needed by {})", steps.join(", ")))
-            .collect()
+            .collect();
+        (missing, waiting)
     }
 }
 
@@ -146,6 +171,8 @@ async fn metrics(State(ops): State<Arc<Ops>>, headers: HeaderMap) -> Response {
                 .into_response();
         }
     }
+    // Refreshes the workflows' availability gauges.
+    let _ = ops.missing_agents();
     let m = crate::metrics::get();
     for s in ops.registry.statuses() {
         let agent = crate::metrics::AgentLabels { agent: s.name };

@@ -33,6 +33,10 @@ pub struct HostConfig {
     pub llm: Option<crate::llm::LlmConfig>,
     /// Bounds on what agents send a run.
     pub limits: crate::engine::OutputLimits,
+    /// Whether `/readyz` also needs every workflow's agents available (by default it
+    /// only reports them: one agent down must not take the orchestrator out of a load
+    /// balancer).
+    pub ready_requires_agents: bool,
 }
 
 /// Loads and checks the workflows and the agents file; every problem is returned.
@@ -152,6 +156,8 @@ pub struct Host {
     pub registry: Registry,
     pub store: Arc<dyn Store>,
     pub workflows: Vec<Arc<Workflow>>,
+    /// See [`HostConfig::ready_requires_agents`].
+    pub ready_requires_agents: bool,
 }
 
 impl Host {
@@ -164,6 +170,7 @@ impl Host {
             store: self.store.clone(),
             workflows: self.workflows.clone(),
             metrics_token,
+            ready_requires_agents: self.ready_requires_agents,
         };
         let router = self
             .server
@@ -244,6 +251,7 @@ pub async fn build(
         registry,
         store,
         workflows,
+        ready_requires_agents: config.ready_requires_agents,
     }
 }
 

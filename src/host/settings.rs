@@ -19,6 +19,7 @@
 //! max_metadata_bytes = 65536      # a message's or request's metadata, as JSON
 //! max_id_bytes = 256              # task, context and message ids
 //! ui = true                       # the web view at /ui/ (on by default)
+//! ready_requires_agents = false   # /readyz reports agents down; true: they make it 503
 //!
 //! [auth]                          # every JSON-RPC call must present one of these
 //! bearer_token_env = ["ORCH_TOKEN"]
@@ -99,6 +100,7 @@ pub struct Settings {
     pub max_id_bytes: Option<usize>,
     /// Serve the web view at `/ui/`.
     pub ui: Option<bool>,
+    pub ready_requires_agents: Option<bool>,
     pub auth: Option<InboundAuth>,
     pub allow_private_webhooks: Option<bool>,
     pub push_timeout: Option<Duration>,
@@ -156,6 +158,7 @@ impl Settings {
             max_metadata_bytes: over.max_metadata_bytes.or(self.max_metadata_bytes),
             max_id_bytes: over.max_id_bytes.or(self.max_id_bytes),
             ui: over.ui.or(self.ui),
+            ready_requires_agents: over.ready_requires_agents.or(self.ready_requires_agents),
             auth: over.auth.or(self.auth),
             allow_private_webhooks: over.allow_private_webhooks.or(self.allow_private_webhooks),
             push_timeout: over.push_timeout.or(self.push_timeout),
@@ -211,6 +214,7 @@ impl Settings {
                 }),
                 retention: self.retention.unwrap_or(DEFAULT_RETENTION),
                 llm: self.llm.flatten(),
+                ready_requires_agents: self.ready_requires_agents.unwrap_or(false),
                 limits: {
                     let d = OutputLimits::default();
                     OutputLimits {
@@ -274,6 +278,7 @@ const SERVER_KEYS: &[&str] = &[
     "max_metadata_bytes",
     "max_id_bytes",
     "ui",
+    "ready_requires_agents",
 ];
 const AUTH_KEYS: &[&str] = &["bearer_token_env", "api_key_env", "api_key_header"];
 const PUSH_KEYS: &[&str] = &["allow_private_webhooks", "timeout"];
@@ -351,6 +356,7 @@ pub fn load_str(
             .int_at_least(&mut ctx, "max_id_bytes", 36)
             .map(|n| n as usize);
         out.ui = s.bool(&mut ctx, "ui").map(|v| v.value);
+        out.ready_requires_agents = s.bool(&mut ctx, "ready_requires_agents").map(|v| v.value);
         out.cors_origins = s.strings(&mut ctx, "cors_origins").map(|list| {
             let mut origins = Vec::new();
             for o in list.value {

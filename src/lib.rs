@@ -11,8 +11,8 @@
 //!   templates, graph rendering. It knows nothing about HTTP or JSON-RPC.
 //! - [`registry`]: the downstream agents of `agents.toml`.
 //! - [`engine`]: runs workflows, reaching agents and models only through traits.
-//! - [`store`]: [`protocol::server::TaskStore`] and [`engine::RunStore`] in memory or
-//!   SQLite.
+//! - [`store`]: [`protocol::server::TaskStore`] and [`engine::RunStore`] in memory,
+//!   SQLite or PostgreSQL (replicas sharing one database).
 //! - [`connect`]: the engine's agent connector over the protocol's client and the
 //!   registry; [`host`]: the orchestrator as one A2A agent (`serve`). These adapters are
 //!   the only places the engine and the protocol meet.

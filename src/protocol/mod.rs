@@ -1,5 +1,6 @@
-//! The A2A protocol layer (spec v0.3.0): wire types, JSON-RPC 2.0, SSE, a server generic
-//! over an agent, and a client.
+//! The A2A protocol layer, v1.0 and v0.3: the internal model (v0.3's shapes) and v1.0's
+//! at the boundary (`v1`), JSON-RPC 2.0 and HTTP+JSON, SSE, a server generic over an
+//! agent, and a client that speaks either generation on either binding.
 //!
 //! **Architecture invariant:** nothing here knows about workflows, steps or the
 //! orchestrator. This module is usable on its own to write any A2A agent or client.

@@ -1,5 +1,6 @@
-//! The A2A server: an axum JSON-RPC 2.0 endpoint, with SSE streaming, generic over an
-//! [`AgentExecutor`].
+//! The A2A server, generic over an [`AgentExecutor`]: both generations (v1.0 and v0.3)
+//! over JSON-RPC 2.0 and v1.0 over HTTP+JSON on one port, with SSE streaming, our own
+//! accept loop, durable stores and replicas sharing one.
 //!
 //! This module turns HTTP requests into calls on the agent and the task manager, and
 //! their results into JSON-RPC responses and SSE frames. It checks everything the spec

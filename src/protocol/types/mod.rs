@@ -7,8 +7,8 @@
 //! dispatch on their `kind` / `type` member so that errors name what was wrong rather
 //! than "did not match any variant".
 //!
-//! A future wire binding (A2A v1.0, which renames methods and reshapes parts and enums)
-//! is meant to live beside these as its own serde structs converting to and from them;
+//! A2A v1.0, which renames methods and reshapes parts and enums, lives beside these in
+//! `protocol::v1` as its own serde structs converted to and from them at the edge;
 //! nothing outside `protocol` depends on the JSON shape.
 
 mod card;

@@ -610,8 +610,8 @@ async fn idle_connections_are_closed_and_never_keep_new_clients_out() {
     );
 }
 
-/// An agent that floods: "big" streams 50 chunks of 1 MiB into one artifact, "many"
-/// sends 10,000 tiny artifacts; anything else is answered at once. It stops when its
+/// An agent that floods: "big" streams 50 chunks of 1 MiB into one artifact, "large"
+/// 3 of them, "many" sends 10,000 tiny artifacts; anything else is answered at once. It stops when its
 /// task is canceled, and counts how often that happened.
 #[derive(Clone, Default)]
 struct Flood {
@@ -628,6 +628,7 @@ impl a2a_orchestrator::protocol::server::AgentExecutor for Flood {
         let text = ctx.message.text();
         let (count, size) = match text.as_str() {
             "big" => (50, 1024 * 1024),
+            "large" => (3, 1024 * 1024),
             "many" => (10_000, 1),
             _ => (1, 5),
         };
@@ -637,7 +638,7 @@ impl a2a_orchestrator::protocol::server::AgentExecutor for Flood {
             if ctx.cancel.is_cancelled() {
                 break;
             }
-            let (id, append) = if text == "big" {
+            let (id, append) = if text == "big" || text == "large" {
                 ("blob".to_owned(), i > 0)
             } else {
                 (format!("a{i}"), false)
@@ -702,10 +703,11 @@ async fn an_agent_that_sends_too_much_fails_its_step_and_nothing_else() {
     let flood = Flood::default();
     let canceled = flood.canceled.clone();
     let agent = crate::util::serve_with(flood, flood_card, |b| b).await;
-    let (big, many, small) = (
+    let (big, many, small, large) = (
         one_step("big", "big"),
         one_step("many", "many"),
         one_step("small", "hi"),
+        one_step("large", "large"),
     );
     let dir = project(
         "ops-flood",
@@ -713,6 +715,7 @@ async fn an_agent_that_sends_too_much_fails_its_step_and_nothing_else() {
             ("big.toml", &big),
             ("many.toml", &many),
             ("small.toml", &small),
+            ("large.toml", &large),
         ],
         &[("flood", &agent.url)],
     );
@@ -788,4 +791,34 @@ async fn an_agent_that_sends_too_much_fails_its_step_and_nothing_else() {
         store_growth_mb <= 4 * 4,
         "the store grew by {store_growth_mb} MB (the step bound is 4 MiB)"
     );
+
+    // A large output within the bounds (3 MiB): the run completes, and its result,
+    // with no [output] to say otherwise, names the step's artifact rather than
+    // repeating it.
+    let large = run(&base, "large").await;
+    assert_eq!(large["status"]["state"], "completed", "{large}");
+    let result = large["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["artifactId"] == "result")
+        .unwrap();
+    let said = result["parts"][0]["text"].as_str().unwrap();
+    assert!(
+        said.len() < 200 && said.contains("s/blob") && said.contains("3072 KiB"),
+        "{said}"
+    );
+    let blob = large["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["artifactId"] == "s/blob")
+        .unwrap();
+    let kept: usize = blob["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["text"].as_str().unwrap().len())
+        .sum();
+    assert_eq!(kept, 3 * 1024 * 1024, "the step's artifact is whole");
 }

@@ -100,6 +100,10 @@ struct Run {
     trace_capture: Option<fn() -> Option<String>>,
 }
 
+/// Longest step text a workflow without `[output]` repeats in its result; a longer one
+/// is named by its artifacts instead.
+const RESULT_INLINE_MAX: usize = 64 * 1024;
+
 /// A step that failed (and had no `continue_on_error`): why the run failed.
 struct StepFailure {
     step: StepId,
@@ -343,14 +347,35 @@ impl Run {
                 Ok((text, data))
             }
             None => {
+                // Each completed step's text; a large one is named, not repeated: the
+                // step's artifacts already hold it (relayed as `step/artifactId`), and a
+                // second copy would double what the task keeps and stores.
                 let texts: Vec<String> = self
                     .workflow
                     .steps
                     .iter()
-                    .filter_map(|s| self.context_steps.get(s.id.as_str()))
-                    .filter(|v| v["state"] == "completed")
-                    .filter_map(|v| v["text"].as_str().map(str::to_owned))
-                    .filter(|t| !t.is_empty())
+                    .filter_map(|s| Some((s, self.context_steps.get(s.id.as_str())?)))
+                    .filter(|(_, v)| v["state"] == "completed")
+                    .filter_map(|(s, v)| {
+                        let text = v["text"].as_str().filter(|t| !t.is_empty())?;
+                        if text.len() <= RESULT_INLINE_MAX {
+                            return Some(text.to_owned());
+                        }
+                        let ids: Vec<String> = v["artifacts"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|a| a["artifactId"].as_str())
+                            .map(|a| format!("{}/{a}", s.id))
+                            .collect();
+                        Some(format!(
+                            "(the output of step `{}`, {} KiB, is in its artifact{} {})",
+                            s.id,
+                            text.len() / 1024,
+                            if ids.len() == 1 { "" } else { "s" },
+                            ids.join(", ")
+                        ))
+                    })
                     .collect();
                 Ok((Some(texts.join("\n\n")), None))
             }

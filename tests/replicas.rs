@@ -243,7 +243,12 @@ impl Fleet {
                 "--lease",
                 lease,
             ];
-            let (child, url) = crate::host::spawn_serve_logging(&args, &[], log.into()).await;
+            let (child, url) = crate::host::spawn_serve_logging(
+                &args,
+                &[("RUST_LOG", "a2a_orchestrator=info")],
+                log.into(),
+            )
+            .await;
             fleet.replicas.push(Some(child));
             fleet.urls.push(url);
         }
@@ -396,7 +401,23 @@ async fn a_killed_replicas_runs_are_taken_over_and_finish_once() {
     let moved = followed.iter().filter(|f| f.reconnects > 0).count();
     assert_eq!(moved, 10, "the killed replica's clients reconnected");
     for f in &followed {
-        assert_eq!(f.state, "completed", "{}: {:?}", f.task, f.ids);
+        if f.state != "completed" {
+            let task = result(
+                &fleet.urls[1],
+                "tasks/get",
+                serde_json::json!({ "id": f.task }),
+            )
+            .await;
+            panic!(
+                "{} ended {}: {}\nevents {:?}\nreplica 1 said:\n{}\nreplica 2 said:\n{}",
+                f.task,
+                f.state,
+                serde_json::to_string_pretty(&task).unwrap(),
+                f.ids,
+                fleet.log(1),
+                fleet.log(2)
+            );
+        }
         let expected: Vec<u64> = (1..=*f.ids.last().unwrap()).collect();
         assert_eq!(f.ids, expected, "{}: gapless, nothing twice", f.task);
     }

@@ -780,10 +780,11 @@ async fn an_agent_that_sends_too_much_fails_its_step_and_nothing_else() {
     eprintln!("flood: peak RSS grew {rss_growth_mb} MB, the store {store_growth_mb} MB");
     // What passed the 4 MiB step bound is held several times over at the peak (the
     // step's outputs, the upstream task, its stored JSON, the answer to the client, the
-    // decoding of each chunk) and the allocator keeps some: 52-58 MB measured, against
-    // 967 MB for one such run before the bounds.
+    // decoding of each chunk, what the socket read ahead) and the allocator keeps some:
+    // 52-58 MB measured alone, up to 82 MB beside the rest of the suite, against 967 MB
+    // for one such run before the bounds.
     assert!(
-        rss_growth_mb < 80,
+        rss_growth_mb < 100,
         "the memory peak grew by {rss_growth_mb} MB (the step bound is 4 MiB)"
     );
     // Its events, the task's snapshots and SQLite's write-ahead log: 12-13 MB measured.

@@ -7,7 +7,8 @@
 //!   `tests/python/`) and the official JavaScript SDK with playwright-core (`npm ci` from
 //!   `tests/js/package-lock.json`). What is already there and current is left alone.
 //! - `cargo xtask test [ARGS]` prepares, then runs the full suite:
-//!   `cargo test --features full-suite [ARGS]`.
+//!   `cargo test --features full-suite [ARGS]` — without ARGS in two passes, the
+//!   replicas' multi-process tests (short leases) after the rest, on their own.
 //!
 //! Plain `cargo test` needs none of it: the tests that need these tools are marked
 //! ignored without the `full-suite` feature, and the tests themselves never install
@@ -67,7 +68,23 @@ fn prepare() -> Result<(), String> {
     Ok(())
 }
 
+/// The tests that run several `serve` processes on one PostgreSQL database with short
+/// leases: the full suite runs them after the rest, so that a machine loaded by
+/// everything else at once does not stall a replica past its lease.
+const REPLICA_TESTS: &str = "replicas::";
+
 fn test(args: &[String]) -> Result<(), String> {
+    if args.is_empty() {
+        // Everything but the replicas' tests, then those alone.
+        cargo_test(&["--", "--skip", REPLICA_TESTS])?;
+        return cargo_test(&["--test", "tests", "--", REPLICA_TESTS]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    cargo_test(&args)
+}
+
+/// `cargo test --features full-suite ARGS`.
+fn cargo_test(args: &[&str]) -> Result<(), String> {
     let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     // What `cargo run` set for this process is not the suite's: build scripts that
     // watch these would see a change and build their crates again (and again at the

@@ -119,6 +119,7 @@ const SOURCES = 'https://github.com/a2a-orchestrator/a2a-orchestrator/blob/main/
 let sources = null;
 async function workflowSources() {
   if (sources) return sources;
+  if (!card) throw new Error('the card is not loaded yet');
   const find = (c) => ((c && c.capabilities && c.capabilities.extensions) || []).find((e) => e.uri === SOURCES);
   let ext = find(card);
   const extended = card.supportsAuthenticatedExtendedCard || (card.capabilities || {}).extendedAgentCard;
@@ -301,7 +302,13 @@ async function runPage(id) {
     draw(task);
   };
   main.innerHTML = '<p class="muted">loading…</p>';
-  workflowSources().then(() => task && draw(task), () => { /* no sources to show */ });
+  // The sources, fetched beside the run; a failed fetch (the card not loaded yet, a
+  // request cut) is tried again a few times rather than leaving the panel empty.
+  const loadSources = (tries) => workflowSources().then(
+    () => task && draw(task),
+    () => { if (tries > 0) setTimeout(() => loadSources(tries - 1), 1000); },
+  );
+  loadSources(10);
   follow();
 
   main.onclick = async (ev) => {

@@ -300,9 +300,22 @@ async fn requests_without_an_id_are_refused_and_not_run() {
     assert_eq!(code(&resp), -32600, "{resp}");
     assert_eq!(resp["id"], Value::Null);
     assert!(resp["error"]["message"].as_str().unwrap().contains("id"));
+    // What is wrong besides the id is said first (issue 37: the v0.3 kit's order): an
+    // unknown method is -32601, malformed params -32602, both with a null id.
     let unknown = json!({ "jsonrpc": "2.0", "method": "no/such" });
     let (_, resp) = post_raw(&agent.url, unknown.to_string()).await;
-    assert_eq!(code(&resp), -32600);
+    assert_eq!(code(&resp), -32601, "{resp}");
+    assert_eq!(resp["id"], Value::Null);
+    let malformed = json!({ "jsonrpc": "2.0", "method": "message/send", "params": {"message": 7} });
+    let (_, resp) = post_raw(&agent.url, malformed.to_string()).await;
+    assert_eq!(code(&resp), -32602, "{resp}");
+    assert_eq!(resp["id"], Value::Null);
+    let (_, resp) = post_raw(
+        &agent.url,
+        json!({ "jsonrpc": "2.0", "method": "tasks/get", "params": {} }).to_string(),
+    )
+    .await;
+    assert_eq!(code(&resp), -32602, "a missing required field: {resp}");
     // Nothing ran: the agent has no task at all.
     let list = reqwest::Client::new()
         .post(&agent.url)

@@ -972,3 +972,51 @@ async fn a_repeated_message_id_returns_the_task_only_for_the_same_message_and_ca
 fn send_params(m: Message) -> MessageSendParams {
     MessageSendParams::new(m)
 }
+
+/// Issue 37: the card is served with `Cache-Control`, a strong `ETag` and
+/// `Last-Modified`; a request naming its ETag in `If-None-Match` gets 304 without a
+/// body, one naming another gets the card.
+#[tokio::test]
+async fn the_card_carries_validators_and_answers_conditional_requests() {
+    let agent = echo(0).await;
+    let url = format!("{}.well-known/agent-card.json", agent.url);
+    let http = reqwest::Client::new();
+    let first = http.get(&url).send().await.unwrap();
+    assert_eq!(first.status(), 200);
+    let h = first.headers().clone();
+    assert_eq!(h["cache-control"], "public, max-age=300");
+    let etag = h["etag"].to_str().unwrap().to_owned();
+    assert!(
+        etag.starts_with('"') && etag.ends_with('"') && etag.len() > 10,
+        "{etag}"
+    );
+    let modified = h["last-modified"].to_str().unwrap();
+    assert!(modified.ends_with(" GMT"), "{modified}");
+    let card: Value = first.json().await.unwrap();
+    assert_eq!(card["name"], "Echo");
+
+    let again = http
+        .get(&url)
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
+    assert_eq!(again.headers()["etag"].to_str().unwrap(), etag);
+    assert!(again.bytes().await.unwrap().is_empty());
+
+    let other = http
+        .get(&url)
+        .header("if-none-match", "\"something-else\"")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 200);
+    // The legacy path serves the same card, with the same validators.
+    let legacy = http
+        .get(format!("{}.well-known/agent.json", agent.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(legacy.headers()["etag"].to_str().unwrap(), etag);
+}

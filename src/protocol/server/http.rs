@@ -89,8 +89,69 @@ fn v1_only(value: &mut Value) {
     }
 }
 
-pub(super) async fn card<A: AgentExecutor>(State(inner): State<Arc<Inner<A>>>) -> Response {
+/// How long a client may keep the card before asking again (it changes only when the
+/// server is restarted or reconfigured); after that, a conditional request costs a 304.
+const CARD_MAX_AGE: &str = "public, max-age=300";
+
+/// A published card's validators, for caches and conditional requests.
+pub(super) struct CardValidators {
+    etag: axum::http::HeaderValue,
+    last_modified: axum::http::HeaderValue,
+}
+
+impl CardValidators {
+    /// A strong `ETag` of the card's bytes and a `Last-Modified` of now.
+    pub(super) fn of(card: &[u8]) -> CardValidators {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(card);
+        let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        // HTTP's date (RFC 9110 IMF-fixdate).
+        let now = time::format_description::parse(
+            "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT",
+        )
+        .ok()
+        .and_then(|f| time::OffsetDateTime::now_utc().format(&f).ok())
+        .unwrap_or_default();
+        CardValidators {
+            etag: axum::http::HeaderValue::from_str(&format!("\"{hex}\""))
+                .unwrap_or_else(|_| axum::http::HeaderValue::from_static("\"card\"")),
+            last_modified: axum::http::HeaderValue::from_str(&now)
+                .unwrap_or_else(|_| axum::http::HeaderValue::from_static("")),
+        }
+    }
+
+    /// Whether `If-None-Match` names this card (or `*`).
+    fn matches(&self, headers: &HeaderMap) -> bool {
+        headers
+            .get_all(header::IF_NONE_MATCH)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(|tag| tag.trim().trim_start_matches("W/"))
+            .any(|tag| tag == "*" || tag.as_bytes() == self.etag.as_bytes())
+    }
+}
+
+/// The public card, with `Cache-Control`, `ETag` and `Last-Modified`; a request whose
+/// `If-None-Match` names it gets `304 Not Modified`.
+pub(super) async fn card<A: AgentExecutor>(
+    State(inner): State<Arc<Inner<A>>>,
+    headers: HeaderMap,
+) -> Response {
+    let v = &inner.card_validators;
+    let validators = [
+        (
+            header::CACHE_CONTROL,
+            axum::http::HeaderValue::from_static(CARD_MAX_AGE),
+        ),
+        (header::ETAG, v.etag.clone()),
+        (header::LAST_MODIFIED, v.last_modified.clone()),
+    ];
+    if v.matches(&headers) {
+        return (StatusCode::NOT_MODIFIED, validators).into_response();
+    }
     (
+        validators,
         [(header::CONTENT_TYPE, "application/json")],
         inner.card_json.clone(),
     )

@@ -107,19 +107,26 @@ pub(super) async fn rpc<A: AgentExecutor>(
     } else {
         UNKNOWN
     };
-    let Some(id) = request.id.clone() else {
-        let error = RpcError::invalid_request(
-            "the request has no `id`: every A2A request needs one, and nothing was done",
-        );
-        return error_response(RequestId::Null, error, generation, label);
-    };
+    // The method and its params are checked before the missing id, so that an id-less
+    // request is told the first thing wrong with it (-32601, -32602), as the spec's
+    // order of checks and the conformance kits have it.
     let Some(method) = method else {
         return error_response(
-            id,
+            request.id.clone().unwrap_or(RequestId::Null),
             RpcError::method_not_found(&request.method),
             generation,
             label,
         );
+    };
+    let Some(id) = request.id.clone() else {
+        let error = check_params(method, generation, &request)
+            .err()
+            .unwrap_or_else(|| {
+                RpcError::invalid_request(
+                    "the request has no `id`: every A2A request needs one, and nothing was done",
+                )
+            });
+        return error_response(RequestId::Null, error, generation, label);
     };
     let asked = match version::requested(&headers, uri.query()) {
         Ok(v) => v,
@@ -182,6 +189,55 @@ pub(super) async fn rpc<A: AgentExecutor>(
     }
     .instrument(span)
     .await
+}
+
+/// The params of `method`, parsed as its handler would and dropped: what an id-less
+/// request is checked for before it is refused for its missing id.
+fn check_params(
+    method: Method,
+    generation: Version,
+    req: &IncomingRequest,
+) -> Result<(), RpcError> {
+    match (generation, method) {
+        (_, Method::GetAuthenticatedExtendedCard) => Ok(()),
+        (Version::V0_3, Method::SendMessage | Method::SendStreamingMessage) => {
+            req.params::<MessageSendParams>().map(drop)
+        }
+        (Version::V0_3, Method::GetTask) => req.params::<TaskQueryParams>().map(drop),
+        (Version::V0_3, Method::CancelTask | Method::Resubscribe | Method::ListPushConfig) => {
+            req.params::<TaskIdParams>().map(drop)
+        }
+        (Version::V0_3, Method::SetPushConfig) => {
+            req.params::<TaskPushNotificationConfig>().map(drop)
+        }
+        (Version::V0_3, Method::GetPushConfig) => req
+            .params::<GetTaskPushNotificationConfigParams>()
+            .map(drop),
+        (Version::V0_3, Method::DeletePushConfig) => req
+            .params::<DeleteTaskPushNotificationConfigParams>()
+            .map(drop),
+        (Version::V0_3, Method::ListTasks) => Ok(()),
+        (Version::V1_0, Method::SendMessage | Method::SendStreamingMessage) => {
+            req.params::<w::SendMessageRequest>().map(drop)
+        }
+        (Version::V1_0, Method::GetTask) => req.params::<w::GetTaskRequest>().map(drop),
+        (Version::V1_0, Method::CancelTask | Method::Resubscribe) => {
+            req.params::<w::TaskRequest>().map(drop)
+        }
+        (Version::V1_0, Method::ListTasks) => match &req.params {
+            None => Ok(()),
+            Some(_) => req.params::<w::ListTasksRequest>().map(drop),
+        },
+        (Version::V1_0, Method::SetPushConfig) => {
+            req.params::<w::TaskPushNotificationConfig>().map(drop)
+        }
+        (Version::V1_0, Method::GetPushConfig | Method::DeletePushConfig) => {
+            req.params::<w::PushConfigRequest>().map(drop)
+        }
+        (Version::V1_0, Method::ListPushConfig) => {
+            req.params::<w::ListPushConfigsRequest>().map(drop)
+        }
+    }
 }
 
 fn to_value<T: Serialize>(v: T) -> Result<Value, RpcError> {

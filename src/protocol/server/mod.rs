@@ -205,6 +205,9 @@ struct Inner<A> {
     agent: Arc<A>,
     card: AgentCard,
     card_json: Bytes,
+    /// The published card's validators: a strong `ETag` (a digest of its bytes) and
+    /// `Last-Modified` (when this server built it).
+    card_validators: http::CardValidators,
     extended_card: Option<AgentCard>,
     manager: TaskManager,
     config: ServerConfig,
@@ -263,11 +266,13 @@ impl<A: AgentExecutor> A2aServerBuilder<A> {
         let manager = TaskManager::new(store, push, tracker.clone(), shutdown.clone());
         let card_json =
             Bytes::from(http::published_card(&self.card, self.config.generations).to_string());
+        let card_validators = http::CardValidators::of(&card_json);
         A2aServer {
             inner: Arc::new(Inner {
                 agent: Arc::new(self.agent),
                 card: self.card,
                 card_json,
+                card_validators,
                 extended_card: self.extended_card,
                 manager,
                 config: self.config,

@@ -702,7 +702,7 @@ async fn serve_checks_its_files_then_serves_the_card_and_stops_on_sigterm() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("nothing was started"));
 
-    let (mut child, url) = spawn_serve(&["--listen", "127.0.0.1:0"], &[]).await;
+    let (mut child, url, mut stdout) = spawn_serve_with_stdout(&["--listen", "127.0.0.1:0"]).await;
     let (_, card) = client(&url).await;
     let ids: Vec<&str> = card.skills.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(ids, ["employee-onboarding", "travel-planning"]);
@@ -716,6 +716,16 @@ async fn serve_checks_its_files_then_serves_the_card_and_stops_on_sigterm() {
         .unwrap()
         .unwrap();
     assert!(status.success(), "graceful shutdown on SIGTERM: {status}");
+    // It says so (issue 38).
+    let mut said = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stdout, &mut said)
+        .await
+        .unwrap();
+    assert!(
+        said.contains("a2a-orchestrator stopping (SIGTERM)"),
+        "{said}"
+    );
+    assert!(said.contains("a2a-orchestrator stopped"), "{said}");
 }
 
 /// `serve` serves the web view at `/ui/` (its page, script and style, each with a
@@ -758,6 +768,48 @@ async fn the_web_view_is_served_unless_turned_off() {
 /// `args` name a store or a config file); returns it and its URL.
 pub async fn spawn_serve(args: &[&str], envs: &[(&str, &str)]) -> (tokio::process::Child, String) {
     spawn_serve_logging(args, envs, std::process::Stdio::null()).await
+}
+
+/// [`spawn_serve`] (memory store) keeping the rest of its standard output to read.
+async fn spawn_serve_with_stdout(
+    args: &[&str],
+) -> (tokio::process::Child, String, tokio::process::ChildStdout) {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .arg("serve")
+        .args(args)
+        .args(["--store", "memory"])
+        .current_dir(crate::util::ROOT)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let url = tokio::time::timeout(Duration::from_secs(30), async {
+        let mut byte = [0u8; 1];
+        loop {
+            let n = tokio::io::AsyncReadExt::read(&mut stdout, &mut byte)
+                .await
+                .unwrap();
+            assert!(n > 0, "serve ended before listening");
+            seen.push(byte[0]);
+            if byte[0] == b'\n' {
+                let line = String::from_utf8_lossy(&seen).to_string();
+                if let Some(url) = line
+                    .split_whitespace()
+                    .find(|w| w.starts_with("http://"))
+                    .filter(|_| line.contains("listening on"))
+                {
+                    return url.to_owned();
+                }
+                seen.clear();
+            }
+        }
+    })
+    .await
+    .expect("serve printed its URL");
+    (child, url, stdout)
 }
 
 /// [`spawn_serve`] with its log lines (stderr) sent to `stderr`.

@@ -11,6 +11,7 @@ mod runs;
 mod send;
 mod workflows;
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -475,6 +476,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         eprintln!("error: the store's lease could not be released: {e}");
         return Ok(ExitCode::FAILURE);
     }
+    let _ = writeln!(std::io::stdout(), "a2a-orchestrator stopped");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -503,8 +505,14 @@ async fn shutdown_signal() {
     };
     #[cfg(not(unix))]
     let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
-    }
+    let signal = tokio::select! {
+        () = interrupt => "SIGINT",
+        () = terminate => "SIGTERM",
+    };
+    // On stdout, beside the line that said where it listens; written, not printed: a
+    // reader gone (the pipe closed) must not stop the stop.
+    let _ = writeln!(
+        std::io::stdout(),
+        "a2a-orchestrator stopping ({signal}): no new connections; requests in flight finish, runs stay in the store for the next server"
+    );
 }

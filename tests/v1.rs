@@ -897,3 +897,69 @@ async fn the_client_falls_back_to_v0_3_when_v1_0_is_turned_down() {
         "{e}"
     );
 }
+
+/// Issue 37, defect 3: `historyLength = 0` asks for no history at all — on GetTask over
+/// JSON-RPC and HTTP+JSON, and on SendMessage's configuration — while an unset one
+/// gives the whole history and 1 the last message.
+#[tokio::test]
+async fn history_length_zero_returns_no_history_on_both_bindings() {
+    let agent = echo(0).await;
+    let url = &agent.url;
+    let sent = rpc(
+        url,
+        Some("1.0"),
+        "SendMessage",
+        send_params("hello history"),
+    )
+    .await;
+    let id = sent["result"]["task"]["id"].as_str().unwrap().to_owned();
+    let whole = rpc(url, Some("1.0"), "GetTask", json!({ "id": id })).await;
+    let all = whole["result"]["history"].as_array().map_or(0, Vec::len);
+    assert!(all >= 1, "{whole}");
+    let none = rpc(
+        url,
+        Some("1.0"),
+        "GetTask",
+        json!({ "id": id, "historyLength": 0 }),
+    )
+    .await;
+    assert!(
+        none["result"]["history"]
+            .as_array()
+            .is_none_or(Vec::is_empty),
+        "{none}"
+    );
+    let one = rpc(
+        url,
+        Some("1.0"),
+        "GetTask",
+        json!({ "id": id, "historyLength": 1 }),
+    )
+    .await;
+    assert_eq!(
+        one["result"]["history"].as_array().map_or(0, Vec::len),
+        1,
+        "{one}"
+    );
+    let (status, body) = rest(
+        reqwest::Method::GET,
+        &format!("{url}tasks/{id}?historyLength=0"),
+        Some("1.0"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body["history"].as_array().is_none_or(Vec::is_empty),
+        "{body}"
+    );
+    let mut params = send_params("no history back");
+    params["configuration"] = json!({ "historyLength": 0 });
+    let sent = rpc(url, Some("1.0"), "SendMessage", params).await;
+    assert!(
+        sent["result"]["task"]["history"]
+            .as_array()
+            .is_none_or(Vec::is_empty),
+        "{sent}"
+    );
+}

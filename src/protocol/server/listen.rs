@@ -174,15 +174,14 @@ pub(super) async fn serve(
     let mut next_id = 0u64;
     let mut stop = pin!(stop);
     loop {
-        // A free slot first. At the cap, idle connections make room (a few at a time,
-        // longest idle first); while none is idle, new ones wait in the kernel's backlog.
+        // A free slot first.
         let slot = loop {
             if let Ok(slot) = slots.clone().try_acquire_owned() {
                 break Some(slot);
             }
             // At the cap: the longest idle connections make room (closed at once; a
             // batch, so that a burst costs a scan per batch, not per connection); with
-            // none idle, wait for one to end or become idle.
+            // none idle, new ones wait in the kernel's backlog for one to end or idle.
             let wait = if open.evict_idle(1 + limits.max_connections / 64) > 0 {
                 Duration::from_millis(100)
             } else {

@@ -894,7 +894,7 @@ async fn a_repeated_message_id_returns_the_task_only_for_the_same_message_and_ca
         let mut m = Message::user_text(text);
         m.message_id = MessageId::new("m-reused");
         m.context_id = Some(ContextId::new(context));
-        send_params(m)
+        MessageSendParams::new(m)
     };
     let first = as_task(
         a.send_message(&message("hello there", "ctx-a"))
@@ -911,7 +911,7 @@ async fn a_repeated_message_id_returns_the_task_only_for_the_same_message_and_ca
     // Also without the context it was sent in (the task's own is implied).
     let mut bare = Message::user_text("hello there");
     bare.message_id = MessageId::new("m-reused");
-    let again = as_task(a.send_message(&send_params(bare)).await.unwrap());
+    let again = as_task(a.send_message(&MessageSendParams::new(bare)).await.unwrap());
     assert_eq!(again.id, first.id);
     // Anything else reusing the id is refused, naming the field.
     let refusals = [
@@ -967,10 +967,6 @@ async fn a_repeated_message_id_returns_the_task_only_for_the_same_message_and_ca
             .unwrap(),
     );
     assert_ne!(one.id, two.id);
-}
-
-fn send_params(m: Message) -> MessageSendParams {
-    MessageSendParams::new(m)
 }
 
 /// Issue 37: the card is served with `Cache-Control`, a strong `ETag` and

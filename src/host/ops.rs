@@ -107,7 +107,8 @@ impl Ops {
     }
 
     /// Each agent (or skill) some workflow step needs that cannot be called now: why,
-    /// and which steps need it; and the workflows with such a step.
+    /// and which steps need it; and the workflows with such a step. Sets each
+    /// workflow's `workflow_agents_available` gauge on the way.
     fn missing_agents(&self) -> (Vec<String>, Vec<String>) {
         let statuses = self.registry.statuses();
         // In the order first met: (what is missing, the steps needing it).

@@ -25,8 +25,7 @@ pub enum ClientError {
     /// to another origin, when it follows only same-origin ones): credentials and
     /// headers meant for one server never reach another.
     #[error(
-        "{url} answered HTTP {status} redirecting to {location}; redirects {}",
-        if *same_origin_allowed { "to another origin are not followed" } else { "are not followed" }
+        "{url} answered HTTP {status} redirecting to {location}, which is not followed (a client follows at most redirects to the same origin, and only when built to)"
     )]
     Redirect {
         /// The URL that was requested (the last one, when same-origin ones are followed).
@@ -34,8 +33,6 @@ pub enum ClientError {
         status: u16,
         /// Where the answer pointed (`Location`), as sent.
         location: String,
-        /// Whether the client follows same-origin redirects.
-        same_origin_allowed: bool,
     },
     /// The agent answered with a JSON-RPC error.
     #[error("the agent answered with an error: {0}")]

@@ -163,15 +163,10 @@ pub fn http_client() -> reqwest::Client {
     http_client_with(false, Redirects::Never)
 }
 
-/// A shared HTTP client that speaks only HTTP/2: over `http://` without an upgrade
-/// (h2c, "prior knowledge"). Every call to one host shares one connection, a stream
-/// each; a streaming call waiting on a slow task costs a stream, not a connection.
-/// It follows no redirect.
-pub fn http2_client() -> reqwest::Client {
-    http_client_with(true, Redirects::Never)
-}
-
-/// A shared HTTP client, HTTP/2-only when `http2`, following `redirects`.
+/// A shared HTTP client following `redirects`; with `http2`, one that speaks only
+/// HTTP/2: over `http://` without an upgrade (h2c, "prior knowledge"), every call to one
+/// host sharing one connection, a stream each, so that a streaming call waiting on a
+/// slow task costs a stream, not a connection.
 pub fn http_client_with(http2: bool, redirects: Redirects) -> reqwest::Client {
     let builder = if http2 {
         builder().http2_prior_knowledge()

@@ -241,7 +241,6 @@ pub(super) fn redirect_error(url: &str, resp: &reqwest::Response) -> Option<Clie
         url: requested(url, resp),
         status: status.as_u16(),
         location,
-        same_origin_allowed: resp.url().as_str() != url,
     })
 }
 

@@ -83,11 +83,6 @@ impl InboundAuth {
         self.bearer_tokens.is_empty() && self.api_key.as_ref().is_none_or(|(_, k)| k.is_empty())
     }
 
-    /// Whether the request carries an accepted credential.
-    pub fn allows(&self, headers: &HeaderMap) -> bool {
-        self.identify(headers).is_some()
-    }
-
     /// The caller of a request that carries an accepted credential.
     pub fn identify(&self, headers: &HeaderMap) -> Option<Caller> {
         let bearer = headers

@@ -6,9 +6,9 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use a2a_orchestrator::protocol::RpcError;
-use a2a_orchestrator::protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext};
-use a2a_orchestrator::protocol::types::AgentCard;
+use a2a::RpcError;
+use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext};
+use a2a::types::AgentCard;
 use a2a_orchestrator::registry::config::load_str;
 use a2a_orchestrator::registry::{Health, Registry, RegistryOptions};
 

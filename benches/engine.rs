@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use a2a_orchestrator::engine::*;
-use a2a_orchestrator::workflow::{self, Options};
 use futures::future::BoxFuture;
+use orchestrator_core::engine::*;
+use orchestrator_core::workflow::{self, Options};
 use serde_json::Map;
 
 /// Answers every message at once with a one-part artifact.

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use a2a_orchestrator::workflow::{self, Options};
+use orchestrator_core::workflow::{self, Options};
 
 fn generate(n: usize) -> String {
     let mut s = String::from(

@@ -11,11 +11,9 @@
 
 use std::time::Duration;
 
-use a2a_orchestrator::protocol::RpcError;
-use a2a_orchestrator::protocol::server::{
-    A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig,
-};
-use a2a_orchestrator::protocol::types::{
+use a2a::RpcError;
+use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig};
+use a2a::types::{
     AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, FileContent, FilePart,
     FileSource, Message, Part, TaskState,
 };

@@ -10,13 +10,9 @@
 
 use std::time::Duration;
 
-use a2a_orchestrator::protocol::RpcError;
-use a2a_orchestrator::protocol::server::{
-    A2aServer, AgentExecutor, EventSink, Generations, RequestContext, ServerConfig,
-};
-use a2a_orchestrator::protocol::types::{
-    AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, Part, TaskState,
-};
+use a2a::RpcError;
+use a2a::server::{A2aServer, AgentExecutor, EventSink, Generations, RequestContext, ServerConfig};
+use a2a::types::{AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, Part, TaskState};
 
 /// Echoes text back, one word per artifact chunk, `word_delay` apart.
 pub struct EchoAgent {
@@ -37,8 +33,7 @@ impl AgentExecutor for EchoAgent {
                 .map_err(|e| RpcError::internal(e.to_string()))?;
             return Ok(());
         }
-        let fail =
-            |e: a2a_orchestrator::protocol::server::SinkError| RpcError::internal(e.to_string());
+        let fail = |e: a2a::server::SinkError| RpcError::internal(e.to_string());
         events.working(Some("echoing")).await.map_err(fail)?;
         let words: Vec<&str> = text.split_whitespace().collect();
         let artifact_id = ArtifactId::new("echo");

@@ -29,17 +29,10 @@
 #![forbid(unsafe_code)]
 
 pub mod agents;
-pub mod backoff;
 pub mod bench;
 pub mod cli;
-pub mod config;
 pub mod connect;
-pub mod engine;
 pub mod host;
 pub mod llm;
-pub mod metrics;
-pub mod protocol;
 pub mod registry;
-pub mod store;
 pub mod telemetry;
-pub mod workflow;

@@ -4,10 +4,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2a_orchestrator::protocol::client::{
-    A2aClient, CardResolver, ClientAuth, ClientConfig, ClientError, http_client,
-};
-use a2a_orchestrator::protocol::types::*;
+use a2a::client::{A2aClient, CardResolver, ClientAuth, ClientConfig, ClientError, http_client};
+use a2a::types::*;
 use axum::Router;
 use axum::http::HeaderMap;
 use axum::routing::{get, post};

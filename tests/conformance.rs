@@ -18,7 +18,7 @@ async fn agent() -> crate::util::Running<ConformanceAgent> {
 fn send(prefix: &str, return_immediately: bool) -> Value {
     json!({
         "message": {
-            "messageId": format!("{prefix}-{}", a2a_orchestrator::protocol::types::MessageId::random()),
+            "messageId": format!("{prefix}-{}", a2a::types::MessageId::random()),
             "role": "ROLE_USER",
             "parts": [{"text": "go"}]
         },

@@ -9,16 +9,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use a2a::client::{A2aClient, ClientConfig};
+use a2a::server::{A2aServer, ServerConfig};
+use a2a::types::{AgentCapabilities, TaskId, TaskQueryParams, TaskState};
 use a2a_orchestrator::connect::A2aConnector;
-use a2a_orchestrator::engine::*;
-use a2a_orchestrator::protocol::client::{A2aClient, ClientConfig};
-use a2a_orchestrator::protocol::server::{A2aServer, ServerConfig};
-use a2a_orchestrator::protocol::types::{AgentCapabilities, TaskId, TaskQueryParams, TaskState};
 use a2a_orchestrator::registry::config::load_str;
 use a2a_orchestrator::registry::{Registry, RegistryOptions};
-use a2a_orchestrator::workflow::{self, Options};
 use axum::body::Body;
 use futures::StreamExt;
+use orchestrator_core::engine::*;
+use orchestrator_core::workflow::{self, Options};
 use serde_json::Map;
 
 use crate::echo_agent::{EchoAgent, echo_card};
@@ -728,10 +728,7 @@ async fn cancel_reaches_v1_sdk_agent(py: crate::util::SdkAgent) {
     let (client, _) = A2aClient::connect(&py.url, ClientConfig::default())
         .await
         .unwrap();
-    assert_eq!(
-        client.protocol(),
-        a2a_orchestrator::protocol::client::Protocol::V1_0
-    );
+    assert_eq!(client.protocol(), a2a::client::Protocol::V1_0);
     let state = client
         .get_task(&TaskQueryParams::new(TaskId::new(task)))
         .await

@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2a_orchestrator::engine::{Checkpoint, Record, RunEnd, RunHeader, RunState, StepState};
+use a2a::RpcError;
+use a2a::server::{AgentExecutor, EventSink, RequestContext, apply_event};
+use a2a::sse::SseDecoder;
+use a2a::types::*;
 use a2a_orchestrator::host::detail::RunDetail;
-use a2a_orchestrator::protocol::RpcError;
-use a2a_orchestrator::protocol::server::{AgentExecutor, EventSink, RequestContext, apply_event};
-use a2a_orchestrator::protocol::sse::SseDecoder;
-use a2a_orchestrator::protocol::types::*;
-use a2a_orchestrator::store::{Store, StoreSpec};
 use futures::StreamExt;
+use orchestrator_core::engine::{Checkpoint, Record, RunEnd, RunHeader, RunState, StepState};
+use orchestrator_store::{Store, StoreSpec};
 use serde_json::{Value, json};
 
 use crate::host::spawn_serve;
@@ -106,7 +106,7 @@ pub(crate) async fn counting_calls(
         delay,
         seen: seen.clone(),
     };
-    let server = a2a_orchestrator::protocol::server::A2aServer::new(agent, card(name, &url));
+    let server = a2a::server::A2aServer::new(agent, card(name, &url));
     let calls = calls.clone();
     let router = server.router().layer(axum::middleware::from_fn(
         move |req: axum::extract::Request, next: axum::middleware::Next| {
@@ -1064,7 +1064,7 @@ async fn postgres_keeps_the_same_contract() {
 /// and status time, pages that neither skip nor repeat, and a total; kept current as a
 /// task's state moves on without its snapshot being rewritten.
 async fn list_contract(store: Arc<dyn Store>) {
-    use a2a_orchestrator::protocol::server::{TaskPage, TaskQuery};
+    use a2a::server::{TaskPage, TaskQuery};
     let at = |secs: u32| format!("2026-03-01T10:00:{secs:02}.000Z");
     let make = |id: &str, ctx: &str, state: TaskState, secs: u32| {
         let mut t = Task::new(TaskId::new(id), ContextId::new(ctx), TaskStatus::new(state));
@@ -1270,13 +1270,11 @@ async fn runs_end_together(store: Arc<dyn Store>) {
 /// ends, and `closed` waits for that: a graceful stop loses no queued checkpoint.
 #[tokio::test]
 async fn a_closed_store_has_committed_what_was_queued() {
-    use a2a_orchestrator::engine::RunStore;
+    use orchestrator_core::engine::RunStore;
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("durable-closed");
     let _ = std::fs::remove_dir_all(&dir);
     let path = dir.join("store.db");
-    let store = a2a_orchestrator::store::SqliteStore::open(&path)
-        .await
-        .unwrap();
+    let store = orchestrator_store::SqliteStore::open(&path).await.unwrap();
     let header = run_header("r1");
     store.create_run(&header).await.unwrap();
     let done = Checkpoint::Done(Record::new(StepState::Completed));
@@ -1286,9 +1284,7 @@ async fn a_closed_store_has_committed_what_was_queued() {
     tokio::time::timeout(Duration::from_secs(10), store.closed())
         .await
         .expect("the writer ends once the store is dropped");
-    let again = a2a_orchestrator::store::SqliteStore::open(&path)
-        .await
-        .unwrap();
+    let again = orchestrator_store::SqliteStore::open(&path).await.unwrap();
     let run = again.load_run("r1").await.unwrap().unwrap();
     assert_eq!(run.units.len(), 3, "every queued checkpoint was committed");
 }

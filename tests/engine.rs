@@ -7,9 +7,9 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2a_orchestrator::engine::*;
-use a2a_orchestrator::workflow::{self, AgentTarget, Options};
 use futures::future::BoxFuture;
+use orchestrator_core::engine::*;
+use orchestrator_core::workflow::{self, AgentTarget, Options};
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use a2a_orchestrator::protocol::server::ServerConfig;
-use a2a_orchestrator::protocol::types::AgentCapabilities;
+use a2a::server::ServerConfig;
+use a2a::types::AgentCapabilities;
 use serde_json::{Value, json};
 
 use crate::echo_agent::{EchoAgent, echo_card};
@@ -20,7 +20,7 @@ fn code(resp: &Value) -> i64 {
     assert_valid("JSONRPCErrorResponse", resp);
     // The spec's name for the code is the schema's definition name; a wrong name
     // would validate the error against the wrong definition and fail.
-    let def = a2a_orchestrator::protocol::ErrorCode(code)
+    let def = a2a::ErrorCode(code)
         .name()
         .unwrap_or_else(|| panic!("not a spec error code: {code}"));
     assert_valid(def, &resp["error"]);

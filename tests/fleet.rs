@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use a2a_orchestrator::protocol::server::{Generations, ServerConfig};
-use a2a_orchestrator::protocol::types::*;
+use a2a::server::{Generations, ServerConfig};
+use a2a::types::*;
 use a2a_orchestrator::registry::env::ProcessEnv;
 use a2a_orchestrator::registry::{Registry, RegistryOptions};
 use futures::StreamExt;

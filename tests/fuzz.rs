@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use a2a_orchestrator::protocol::server::A2aServer;
+use a2a::server::A2aServer;
 use axum::body::Body;
 use axum::http::Request;
 use proptest::prelude::*;

@@ -7,11 +7,11 @@
 
 use std::path::PathBuf;
 
-use a2a_orchestrator::engine::{Checkpoint, RunState, StepState};
+use a2a::server::TaskQuery;
+use a2a::types::*;
 use a2a_orchestrator::host::detail::RunDetail;
-use a2a_orchestrator::protocol::server::TaskQuery;
-use a2a_orchestrator::protocol::types::*;
-use a2a_orchestrator::store::StoreSpec;
+use orchestrator_core::engine::{Checkpoint, RunState, StepState};
+use orchestrator_store::StoreSpec;
 use serde_json::Value;
 use sqlx::Connection;
 

@@ -5,16 +5,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_orchestrator::engine::{RunState, StepState};
+use a2a::client::{A2aClient, ClientConfig, Protocol};
+use a2a::server::ServerConfig;
+use a2a::types::*;
 use a2a_orchestrator::host::detail::{QuestionType, RunDetail};
 use a2a_orchestrator::host::serve::{HostConfig, build};
-use a2a_orchestrator::protocol::client::{A2aClient, ClientConfig, Protocol};
-use a2a_orchestrator::protocol::server::ServerConfig;
-use a2a_orchestrator::protocol::types::*;
 use a2a_orchestrator::registry::config::load_str as load_agents;
-use a2a_orchestrator::store::StoreSpec;
-use a2a_orchestrator::workflow::{self, Options, Workflow};
 use futures::StreamExt;
+use orchestrator_core::engine::{RunState, StepState};
+use orchestrator_core::workflow::{self, Options, Workflow};
+use orchestrator_store::StoreSpec;
 use serde_json::{Value, json};
 
 use crate::util::{echo, run_python};
@@ -77,7 +77,7 @@ pub(crate) struct Orchestra {
     config: HostConfig,
     workflows: Vec<Arc<Workflow>>,
     agents_toml: String,
-    store: Arc<dyn a2a_orchestrator::store::Store>,
+    store: Arc<dyn orchestrator_store::Store>,
 }
 
 impl Orchestra {
@@ -675,7 +675,7 @@ async fn python_client_gets_private_webhooks_refused() {
 )]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_without_credentials_gets_401() {
-    let auth = a2a_orchestrator::protocol::server::InboundAuth {
+    let auth = a2a::server::InboundAuth {
         bearer_tokens: vec!["s3cret-token".into()],
         api_key: None,
     };
@@ -986,10 +986,7 @@ async fn push_notifications_of_a_run_reach_a_webhook_with_the_token() {
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(
-            headers[a2a_orchestrator::protocol::server::NOTIFICATION_TOKEN_HEADER],
-            "run-token"
-        );
+        assert_eq!(headers[a2a::server::NOTIFICATION_TOKEN_HEADER], "run-token");
         assert_eq!(body["id"], t.id.as_str());
         if body["status"]["state"] == "completed" {
             break;
@@ -999,8 +996,8 @@ async fn push_notifications_of_a_run_reach_a_webhook_with_the_token() {
 
 #[tokio::test]
 async fn with_credentials_configured_every_call_needs_one_and_the_card_stays_public() {
-    use a2a_orchestrator::protocol::client::{ClientAuth, ClientError};
-    let auth = a2a_orchestrator::protocol::server::InboundAuth {
+    use a2a::client::{ClientAuth, ClientError};
+    let auth = a2a::server::InboundAuth {
         bearer_tokens: vec!["s3cret-token".into()],
         api_key: Some(("X-API-Key".into(), vec!["key-1".into()])),
     };
@@ -1180,7 +1177,7 @@ async fn cancel_counting_echo(
     String,
     Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
 ) {
-    use a2a_orchestrator::protocol::server::A2aServer;
+    use a2a::server::A2aServer;
     let counts: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>> =
         Default::default();
     let counts2 = counts.clone();

@@ -6,9 +6,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use a2a::client::A2aClient;
+use a2a::types::*;
 use a2a_orchestrator::llm::LlmConfig;
-use a2a_orchestrator::protocol::client::A2aClient;
-use a2a_orchestrator::protocol::types::*;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::State;

@@ -374,7 +374,7 @@ async fn readiness_follows_the_store_and_the_agents() {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
         .unwrap();
-    let server = a2a_orchestrator::protocol::server::A2aServer::new(
+    let server = a2a::server::A2aServer::new(
         crate::echo_agent::EchoAgent {
             word_delay: Duration::ZERO,
         },
@@ -618,13 +618,13 @@ struct Flood {
     canceled: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
-impl a2a_orchestrator::protocol::server::AgentExecutor for Flood {
+impl a2a::server::AgentExecutor for Flood {
     async fn execute(
         &self,
-        ctx: a2a_orchestrator::protocol::server::RequestContext,
-        events: a2a_orchestrator::protocol::server::EventSink,
-    ) -> Result<(), a2a_orchestrator::protocol::RpcError> {
-        use a2a_orchestrator::protocol::types::{Artifact, ArtifactId, Part};
+        ctx: a2a::server::RequestContext,
+        events: a2a::server::EventSink,
+    ) -> Result<(), a2a::RpcError> {
+        use a2a::types::{Artifact, ArtifactId, Part};
         let text = ctx.message.text();
         let (count, size) = match text.as_str() {
             "big" => (50, 1024 * 1024),
@@ -670,8 +670,8 @@ impl a2a_orchestrator::protocol::server::AgentExecutor for Flood {
     }
 }
 
-fn flood_card(url: &str) -> a2a_orchestrator::protocol::types::AgentCard {
-    use a2a_orchestrator::protocol::types::{AgentCard, AgentSkill};
+fn flood_card(url: &str) -> a2a::types::AgentCard {
+    use a2a::types::{AgentCard, AgentSkill};
     let mut c = AgentCard::new("Flood", "sends too much", url);
     c.capabilities.streaming = Some(true);
     c.skills = vec![AgentSkill {

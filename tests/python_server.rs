@@ -1,8 +1,8 @@
 //! Our client drives an agent written with the official Python SDK (`a2a-sdk`):
 //! discovery, send, stream, get, cancel.
 
-use a2a_orchestrator::protocol::client::{A2aClient, ClientConfig};
-use a2a_orchestrator::protocol::types::*;
+use a2a::client::{A2aClient, ClientConfig};
+use a2a::types::*;
 use futures::StreamExt;
 
 use crate::util::python_agent;

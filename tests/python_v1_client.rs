@@ -4,7 +4,7 @@
 //! `tests/python/sdk1_client.py`; `wire` parses what we send with the SDK's protobuf
 //! types, unknown fields refused.
 
-use a2a_orchestrator::protocol::server::{InboundAuth, ServerConfig};
+use a2a::server::{InboundAuth, ServerConfig};
 
 use crate::echo_agent::{EchoAgent, echo_card};
 use crate::util::{run_python_v1, serve, serve_with};
@@ -52,7 +52,7 @@ async fn v1_card_lists_both_generations() {
 )]
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_only_server_is_a_v1_agent_to_the_sdk_and_refuses_v0_3() {
-    use a2a_orchestrator::protocol::server::Generations;
+    use a2a::server::Generations;
     let agent = serve(
         EchoAgent {
             word_delay: std::time::Duration::from_millis(5),
@@ -85,7 +85,7 @@ async fn v1_only_server_is_a_v1_agent_to_the_sdk_and_refuses_v0_3() {
 /// refused on both bindings.
 #[tokio::test(flavor = "multi_thread")]
 async fn v0_3_only_server_has_a_v0_3_card_and_refuses_v1_0() {
-    use a2a_orchestrator::protocol::server::Generations;
+    use a2a::server::Generations;
     let agent = serve(
         EchoAgent {
             word_delay: std::time::Duration::from_millis(5),

@@ -9,11 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2a_orchestrator::protocol::RpcError;
-use a2a_orchestrator::protocol::server::{
-    A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig,
-};
-use a2a_orchestrator::protocol::types::*;
+use a2a::RpcError;
+use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig};
+use a2a::types::*;
 use a2a_orchestrator::registry::config::load_str;
 use a2a_orchestrator::registry::{
     Health, Registry, RegistryOptions, Requirements, SelectError, Target,
@@ -971,10 +969,7 @@ follow_redirects = "same-origin"
             .unwrap_err();
         let text = err.to_string();
         assert!(
-            matches!(
-                err,
-                a2a_orchestrator::protocol::client::ClientError::Redirect { status: 307, .. }
-            ),
+            matches!(err, a2a::client::ClientError::Redirect { status: 307, .. }),
             "{name}: {text}"
         );
         assert!(

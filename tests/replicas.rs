@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_orchestrator::engine::{Checkpoint, Record, RunHeader, StepState};
-use a2a_orchestrator::protocol::server::{ClusterRequest, Owner, StoreError};
-use a2a_orchestrator::protocol::types::*;
-use a2a_orchestrator::store::{Store, StoreSpec};
+use a2a::server::{ClusterRequest, Owner, StoreError};
+use a2a::types::*;
+use orchestrator_core::engine::{Checkpoint, Record, RunHeader, StepState};
+use orchestrator_store::{Store, StoreSpec};
 
 use crate::postgres::Cluster;
 
@@ -92,7 +92,7 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
     let done = Checkpoint::Done(Record::new(StepState::Completed));
     let refused = a.save_unit("t", "step", None, &done).await.unwrap_err();
     assert!(
-        matches!(refused, a2a_orchestrator::engine::RunStoreError::Fenced(_)),
+        matches!(refused, orchestrator_core::engine::RunStoreError::Fenced(_)),
         "{refused:?}"
     );
     assert_eq!(

@@ -5,10 +5,10 @@
 use std::process::Output;
 use std::time::Duration;
 
-use a2a_orchestrator::engine::{RunState, StepState};
+use a2a::client::A2aClient;
+use a2a::types::*;
 use a2a_orchestrator::host::detail::RunDetail;
-use a2a_orchestrator::protocol::client::A2aClient;
-use a2a_orchestrator::protocol::types::*;
+use orchestrator_core::engine::{RunState, StepState};
 use serde_json::Value;
 
 use crate::host::{GREET, TWO_APPROVALS, client, orchestra_with};
@@ -323,7 +323,7 @@ async fn runs_retry_keeps_what_completed_and_runs_the_rest() {
     let _ = std::fs::remove_file(&db);
     let store = format!("sqlite://{}", db.display());
     let o = orchestra_with(&[CHAIN], 0, |c| {
-        c.store = a2a_orchestrator::store::StoreSpec::parse(&store).unwrap();
+        c.store = orchestrator_store::StoreSpec::parse(&store).unwrap();
     })
     .await;
     let (c, _) = client(&o.url).await;

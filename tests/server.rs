@@ -5,12 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_orchestrator::protocol::RpcError;
-use a2a_orchestrator::protocol::client::{A2aClient, ClientConfig, ClientError};
-use a2a_orchestrator::protocol::server::{
+use a2a::RpcError;
+use a2a::client::{A2aClient, ClientConfig, ClientError};
+use a2a::server::{
     AgentExecutor, EventSink, NOTIFICATION_TOKEN_HEADER, RequestContext, ServerConfig,
 };
-use a2a_orchestrator::protocol::types::*;
+use a2a::types::*;
 use axum::http::HeaderMap;
 use futures::StreamExt;
 use serde_json::Value;
@@ -296,8 +296,7 @@ struct Scripted;
 
 impl AgentExecutor for Scripted {
     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
-        let fail =
-            |e: a2a_orchestrator::protocol::server::SinkError| RpcError::internal(e.to_string());
+        let fail = |e: a2a::server::SinkError| RpcError::internal(e.to_string());
         match ctx.message.text().as_str() {
             "reply" => events
                 .reply(vec![Part::text("a direct answer")])
@@ -699,8 +698,7 @@ struct Queuing {
 
 impl AgentExecutor for Queuing {
     async fn execute(&self, _ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
-        let fail =
-            |e: a2a_orchestrator::protocol::server::SinkError| RpcError::internal(e.to_string());
+        let fail = |e: a2a::server::SinkError| RpcError::internal(e.to_string());
         let mut queued = vec![
             events
                 .queue(events.status_update(TaskState::Working, None))
@@ -824,7 +822,7 @@ async fn slow_half_open_connections_are_closed_and_others_still_served() {
         header_read_timeout: Duration::from_secs(1),
         ..ServerConfig::default()
     };
-    let server = a2a_orchestrator::protocol::server::A2aServer::builder(
+    let server = a2a::server::A2aServer::builder(
         crate::echo_agent::EchoAgent {
             word_delay: Duration::ZERO,
         },
@@ -867,8 +865,8 @@ async fn slow_half_open_connections_are_closed_and_others_still_served() {
 /// idempotency off, every message starts a task of its own.
 #[tokio::test]
 async fn a_repeated_message_id_returns_the_task_only_for_the_same_message_and_caller() {
-    use a2a_orchestrator::protocol::client::ClientAuth;
-    use a2a_orchestrator::protocol::server::InboundAuth;
+    use a2a::client::ClientAuth;
+    use a2a::server::InboundAuth;
     let config = ServerConfig {
         auth: Some(InboundAuth {
             bearer_tokens: vec!["token-a".into(), "token-b".into()],
@@ -931,11 +929,7 @@ async fn a_repeated_message_id_returns_the_task_only_for_the_same_message_and_ca
     for (what, outcome) in refusals {
         match outcome {
             Err(ClientError::Rpc(e)) => {
-                assert_eq!(
-                    e.code,
-                    a2a_orchestrator::protocol::ErrorCode::INVALID_PARAMS,
-                    "{what}"
-                );
+                assert_eq!(e.code, a2a::ErrorCode::INVALID_PARAMS, "{what}");
                 assert!(e.message.contains("messageId"), "{what}: {}", e.message);
                 assert!(
                     !e.message.contains(first.id.as_str()),

@@ -18,6 +18,7 @@ mod cli;
 mod client;
 mod conformance;
 mod connect;
+mod crates;
 mod durable;
 mod engine;
 mod errors;

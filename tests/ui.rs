@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use a2a::server::InboundAuth;
 use a2a_orchestrator::agents::{Behaviour, Fleet, Set};
-use a2a_orchestrator::protocol::server::InboundAuth;
 
 use crate::host::orchestra_on;
 use crate::util::{ROOT, chromium, run_node};
@@ -37,7 +37,7 @@ async fn the_web_view_starts_watches_and_answers_a_run_in_chromium() {
             bearer_tokens: vec!["ui-token".into()],
             api_key: None,
         });
-        c.store = a2a_orchestrator::store::StoreSpec::parse(&store).unwrap();
+        c.store = orchestrator_store::StoreSpec::parse(&store).unwrap();
     })
     .await;
     let out = PathBuf::from(ROOT).join("target/ui");

@@ -6,9 +6,9 @@ use std::process::Stdio;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use a2a_orchestrator::protocol::server::{A2aServer, AgentExecutor, ServerConfig};
-use a2a_orchestrator::protocol::sse::SseDecoder;
-use a2a_orchestrator::protocol::types::AgentCard;
+use a2a::server::{A2aServer, AgentExecutor, ServerConfig};
+use a2a::sse::SseDecoder;
+use a2a::types::AgentCard;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -35,9 +35,7 @@ pub async fn serve<A: AgentExecutor>(
 pub async fn serve_with<A: AgentExecutor>(
     agent: A,
     card: impl FnOnce(&str) -> AgentCard,
-    build: impl FnOnce(
-        a2a_orchestrator::protocol::server::A2aServerBuilder<A>,
-    ) -> a2a_orchestrator::protocol::server::A2aServerBuilder<A>,
+    build: impl FnOnce(a2a::server::A2aServerBuilder<A>) -> a2a::server::A2aServerBuilder<A>,
 ) -> Running<A> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use a2a_orchestrator::protocol::server::ServerConfig;
-use a2a_orchestrator::protocol::types::{AgentCapabilities, AgentExtension};
+use a2a::server::ServerConfig;
+use a2a::types::{AgentCapabilities, AgentExtension};
 use serde_json::{Value, json};
 
 use crate::echo_agent::{EchoAgent, echo_card};
@@ -66,7 +66,7 @@ fn send_params(text: &str) -> Value {
 }
 
 fn uuid_like() -> String {
-    a2a_orchestrator::protocol::types::MessageId::random().to_string()
+    a2a::types::MessageId::random().to_string()
 }
 
 /// The JSON-RPC error's code and its ErrorInfo reason.
@@ -678,26 +678,18 @@ async fn floods_of_parts_are_refused_and_memory_comes_back() {
 /// extended card.
 #[tokio::test]
 async fn our_client_speaks_v1_0_throughout_over_jsonrpc() {
-    our_client_speaks_v1_0_throughout(a2a_orchestrator::protocol::client::Binding::JsonRpc, "")
-        .await;
+    our_client_speaks_v1_0_throughout(a2a::client::Binding::JsonRpc, "").await;
 }
 
 /// The same over HTTP+JSON, with a tenant in the path.
 #[tokio::test]
 async fn our_client_speaks_v1_0_throughout_over_http_json() {
-    our_client_speaks_v1_0_throughout(
-        a2a_orchestrator::protocol::client::Binding::HttpJson,
-        "acme",
-    )
-    .await;
+    our_client_speaks_v1_0_throughout(a2a::client::Binding::HttpJson, "acme").await;
 }
 
-async fn our_client_speaks_v1_0_throughout(
-    binding: a2a_orchestrator::protocol::client::Binding,
-    tenant: &str,
-) {
-    use a2a_orchestrator::protocol::client::{A2aClient, ClientConfig, Interface, Protocol};
-    use a2a_orchestrator::protocol::types::*;
+async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant: &str) {
+    use a2a::client::{A2aClient, ClientConfig, Interface, Protocol};
+    use a2a::types::*;
     use futures::StreamExt;
     let agent = crate::util::serve_with(
         EchoAgent {
@@ -814,7 +806,7 @@ async fn our_client_speaks_v1_0_throughout(
         .unwrap_err();
     assert_eq!(
         e.rpc().map(|e| e.code),
-        Some(a2a_orchestrator::protocol::ErrorCode::TASK_NOT_FOUND),
+        Some(a2a::ErrorCode::TASK_NOT_FOUND),
         "{e}"
     );
     // v1.0 refuses a subscription to a finished task (UnsupportedOperation).
@@ -829,7 +821,7 @@ async fn our_client_speaks_v1_0_throughout(
     };
     assert_eq!(
         e.rpc().map(|e| e.code),
-        Some(a2a_orchestrator::protocol::ErrorCode::UNSUPPORTED_OPERATION),
+        Some(a2a::ErrorCode::UNSUPPORTED_OPERATION),
         "{e}"
     );
 }
@@ -838,11 +830,9 @@ async fn our_client_speaks_v1_0_throughout(
 /// to the card's v0.3 interface on VersionNotSupported, and stays there.
 #[tokio::test]
 async fn the_client_falls_back_to_v0_3_when_v1_0_is_turned_down() {
-    use a2a_orchestrator::protocol::client::{
-        A2aClient, ClientConfig, Interface, Protocol, http_client,
-    };
-    use a2a_orchestrator::protocol::server::Generations;
-    use a2a_orchestrator::protocol::types::*;
+    use a2a::client::{A2aClient, ClientConfig, Interface, Protocol, http_client};
+    use a2a::server::Generations;
+    use a2a::types::*;
     let agent = crate::util::serve(
         EchoAgent {
             word_delay: Duration::ZERO,
@@ -893,7 +883,7 @@ async fn the_client_falls_back_to_v0_3_when_v1_0_is_turned_down() {
         .unwrap_err();
     assert_eq!(
         e.rpc().map(|e| e.code),
-        Some(a2a_orchestrator::protocol::ErrorCode::VERSION_NOT_SUPPORTED),
+        Some(a2a::ErrorCode::VERSION_NOT_SUPPORTED),
         "{e}"
     );
 }

@@ -1,8 +1,8 @@
 //! Round trips of every wire type: JSON → type → JSON gives the same JSON, and each
 //! sample is itself valid against the official schema, so the samples are realistic.
 
-use a2a_orchestrator::protocol::RpcError;
-use a2a_orchestrator::protocol::types::*;
+use a2a::RpcError;
+use a2a::types::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use a2a_orchestrator::workflow::{self, Options, StepKind};
+use orchestrator_core::workflow::{self, Options, StepKind};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use a2a_orchestrator::registry::config as agents_config;
-use a2a_orchestrator::workflow::{self, Options, StepKind, Trigger};
+use orchestrator_core::workflow::{self, Options, StepKind, Trigger};
 use serde_json::json;
 
 use crate::util::ROOT;

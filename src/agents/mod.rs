@@ -20,12 +20,12 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::llm::Llm;
-use crate::protocol::RpcError;
-use crate::protocol::client::Binding;
-use crate::protocol::server::{
+use a2a::RpcError;
+use a2a::client::Binding;
+use a2a::server::{
     A2aServer, AgentExecutor, EventSink, Generations, RequestContext, ServerConfig, SinkError,
 };
-use crate::protocol::types::{
+use a2a::types::{
     AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, Message, Part, Role, TaskState,
 };
 
@@ -519,10 +519,10 @@ impl Fleet {
 #[command(about = "Serves example A2A agents on the ports of agents.toml")]
 pub struct ExampleArgs {
     /// Think time before each answer.
-    #[arg(long, default_value = "250ms", value_parser = crate::config::parse_duration)]
+    #[arg(long, default_value = "250ms", value_parser = orchestrator_core::config::parse_duration)]
     pub latency: Duration,
     /// Time between streamed chunks.
-    #[arg(long, default_value = "60ms", value_parser = crate::config::parse_duration)]
+    #[arg(long, default_value = "60ms", value_parser = orchestrator_core::config::parse_duration)]
     pub chunk_delay: Duration,
     /// Share of new tasks that fail with a simulated outage (0 to 1), to show retries.
     #[arg(long, default_value_t = 0.0, value_parser = parse_rate)]

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::RpcError;
-use crate::protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig};
-use crate::protocol::types::{AgentCard, Artifact, ArtifactId, Part};
+use a2a::RpcError;
+use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig};
+use a2a::types::{AgentCard, Artifact, ArtifactId, Part};
 
 /// What an agent does with each task.
 #[derive(Clone)]

@@ -9,7 +9,6 @@
 //! each measures, [`process`] the scratch directory and the child process.
 
 mod agents;
-mod postgres;
 mod process;
 mod report;
 mod scenarios;
@@ -30,12 +29,13 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::protocol::client::{A2aClient, ClientConfig};
-use crate::protocol::types::{
+use a2a::client::{A2aClient, ClientConfig};
+use a2a::types::{
     Message, MessageSendConfiguration, MessageSendParams, Part, Role, SendMessageResult,
     StreamEvent, TaskState,
 };
 use agents::{Agents, ChunkPlan};
+use orchestrator_store::TransactionCounter;
 
 /// How much to measure.
 #[derive(Debug, Clone)]
@@ -243,7 +243,10 @@ async fn measure(
             let serve = Serve::start(&options.exe, dir, url).await?;
             let host = serve.upstream()?;
             warm_up(&host).await?;
-            Some((serve, host, postgres::Counter::connect(url).await?))
+            let counter = TransactionCounter::connect(url)
+                .await
+                .context("cannot connect to --postgres to read its statistics")?;
+            Some((serve, host, counter))
         }
         None => None,
     };
@@ -253,9 +256,16 @@ async fn measure(
         in_memory.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
         in_sqlite.push(throughput(&sqlite_host, sizes.throughput_runs, 64).await?.0);
         if let Some((_, pg_host, counter)) = &postgres {
-            let before = counter.transactions().await?;
+            let before = counter
+                .transactions()
+                .await
+                .context("reading pg_stat_database")?;
             in_postgres.push(throughput(pg_host, sizes.throughput_runs, 64).await?.0);
-            transactions += counter.transactions().await? - before;
+            transactions += counter
+                .transactions()
+                .await
+                .context("reading pg_stat_database")?
+                - before;
         }
     }
     if let Some((serve, ..)) = postgres {

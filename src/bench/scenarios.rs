@@ -87,7 +87,7 @@ async fn run_blocking_v1(
     let body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
         "params": { "message": {
-            "messageId": crate::protocol::types::MessageId::random().to_string(),
+            "messageId": a2a::types::MessageId::random().to_string(),
             "role": "ROLE_USER",
             "parts": [{ "data": { "workflow": workflow, "input": input } }],
         }},

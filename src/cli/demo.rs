@@ -14,10 +14,10 @@ use super::follow::{Start, drive, report};
 use super::progress::Asker;
 use crate::agents::{Behaviour, Fleet, Set, Speaks, speaks_label};
 use crate::host::serve::{self, HostConfig};
-use crate::protocol::client::{A2aClient, ClientConfig};
-use crate::protocol::server::ServerConfig;
-use crate::protocol::types::*;
-use crate::workflow::{self, Options};
+use a2a::client::{A2aClient, ClientConfig};
+use a2a::server::ServerConfig;
+use a2a::types::*;
+use orchestrator_core::workflow::{self, Options};
 
 /// One demo: its agents, its workflow (embedded, so the demo runs anywhere), and the
 /// request a user would send.
@@ -108,7 +108,7 @@ async fn with_fleet(
         workflows: s.file.into(),
         agents: "demo agents".into(),
         server: ServerConfig::default(),
-        store: crate::store::StoreSpec::Memory,
+        store: orchestrator_store::StoreSpec::Memory,
         retention: crate::host::settings::DEFAULT_RETENTION,
         llm,
         limits: Default::default(),

@@ -12,8 +12,8 @@ use serde_json::{Map, Value, json};
 
 use super::progress::{Asker, Progress, label, print_result};
 use crate::host::detail::{RunDetail, StepUpdate};
-use crate::protocol::client::A2aClient;
-use crate::protocol::types::*;
+use a2a::client::A2aClient;
+use a2a::types::*;
 
 /// Where following starts.
 #[derive(Debug)]

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::host::settings::{self, Settings};
-use crate::protocol::client::{CardResolver, ClientConfig, choose_interfaces, http_client};
+use a2a::client::{CardResolver, ClientConfig, choose_interfaces, http_client};
 
 /// A multi-agent orchestrator for the Agent2Agent (A2A) protocol.
 #[derive(Debug, Parser)]
@@ -92,7 +92,7 @@ pub enum Command {
         #[arg(long, short)]
         yes: bool,
         /// The example agents' think time before each answer.
-        #[arg(long, default_value = "250ms", value_parser = crate::config::parse_duration)]
+        #[arg(long, default_value = "250ms", value_parser = orchestrator_core::config::parse_duration)]
         latency: std::time::Duration,
         /// Share of the agents' tasks that fail with a simulated outage (0 to 1), to see
         /// retries.
@@ -200,8 +200,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             workflows: dir,
         } => {
             let format = match format {
-                GraphFormat::Mermaid => crate::workflow::graph::Format::Mermaid,
-                GraphFormat::Dot => crate::workflow::graph::Format::Dot,
+                GraphFormat::Mermaid => orchestrator_core::workflow::graph::Format::Mermaid,
+                GraphFormat::Dot => orchestrator_core::workflow::graph::Format::Dot,
             };
             workflows::graph(&workflow, &dir, format)
         }
@@ -292,12 +292,11 @@ impl ServeArgs {
             .map(secret)
             .collect::<anyhow::Result<Vec<_>>>()?;
         let header = self.api_key_header.unwrap_or_else(|| "X-API-Key".into());
-        let auth = (!bearer_tokens.is_empty() || !keys.is_empty()).then(|| {
-            crate::protocol::server::InboundAuth {
+        let auth =
+            (!bearer_tokens.is_empty() || !keys.is_empty()).then(|| a2a::server::InboundAuth {
                 bearer_tokens,
                 api_key: (!keys.is_empty()).then_some((header, keys)),
-            }
-        });
+            });
         if let Some(l) = &self.listen {
             settings::check_listen(l).map_err(|e| anyhow::anyhow!("--listen: {e}"))?;
         }
@@ -307,20 +306,20 @@ impl ServeArgs {
         let store = self
             .store
             .as_deref()
-            .map(crate::store::StoreSpec::parse)
+            .map(orchestrator_store::StoreSpec::parse)
             .transpose()
             .map_err(|e| anyhow::anyhow!("--store: {e}"))?;
         let retention = self
             .retention
             .as_deref()
-            .map(crate::config::parse_duration)
+            .map(orchestrator_core::config::parse_duration)
             .transpose()
             .map_err(|e| anyhow::anyhow!("--retention: {e}"))?
             .filter(|d| !d.is_zero());
         let lease = self
             .lease
             .as_deref()
-            .map(crate::config::parse_duration)
+            .map(orchestrator_core::config::parse_duration)
             .transpose()
             .map_err(|e| anyhow::anyhow!("--lease: {e}"))?;
         if lease.is_some_and(|l| l < std::time::Duration::from_millis(300)) {
@@ -416,7 +415,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let listener = crate::protocol::server::bind(&listen)
+    let listener = a2a::server::bind(&listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
     let addr = listener.local_addr()?;
@@ -481,7 +480,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Prints every configuration problem; the exit code that says "nothing was started".
-fn config_problems(problems: Vec<crate::config::Diagnostic>) -> ExitCode {
+fn config_problems(problems: Vec<orchestrator_core::config::Diagnostic>) -> ExitCode {
     for p in problems {
         eprintln!("{p}\n");
     }

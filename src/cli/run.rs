@@ -9,13 +9,15 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::progress::{Asker, Progress};
-use crate::config::Diagnostic;
 use crate::connect::A2aConnector;
-use crate::engine::{Answer, AnswerError, Engine, EngineOptions, QuestionKind, RunEvent, RunState};
 use crate::host::detail::StepUpdate;
 use crate::registry::env::ProcessEnv;
 use crate::registry::{Registry, RegistryOptions};
-use crate::workflow::Options;
+use orchestrator_core::config::Diagnostic;
+use orchestrator_core::engine::{
+    Answer, AnswerError, Engine, EngineOptions, QuestionKind, RunEvent, RunState,
+};
+use orchestrator_core::workflow::Options;
 
 /// What `run` was asked.
 #[derive(Debug, clap::Args)]
@@ -124,7 +126,7 @@ pub fn event_json(e: &RunEvent) -> Value {
             "event": "artifact", "step": step.as_str(), "item": item, "agent": agent,
             "artifactId": chunk.artifact_id, "name": chunk.name, "append": chunk.append,
             "lastChunk": chunk.last_chunk,
-            "parts": chunk.parts.iter().map(crate::engine::content_json).collect::<Vec<_>>(),
+            "parts": chunk.parts.iter().map(orchestrator_core::engine::content_json).collect::<Vec<_>>(),
         }),
         RunEvent::Question {
             step,
@@ -195,8 +197,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .steps
         .iter()
         .filter_map(|s| match &s.kind {
-            crate::workflow::StepKind::Agent {
-                target: crate::workflow::AgentTarget::Named(a),
+            orchestrator_core::workflow::StepKind::Agent {
+                target: orchestrator_core::workflow::AgentTarget::Named(a),
                 ..
             } => Some(a.to_string()),
             _ => None,

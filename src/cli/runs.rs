@@ -11,8 +11,8 @@ use serde_json::{Map, Value, json};
 use super::follow::{Start, drive, report};
 use super::progress::Asker;
 use crate::host::detail::{FROM_KEY, RETRY_OF_KEY, RunDetail, run_state_name};
-use crate::protocol::client::{A2aClient, ListTasksQuery};
-use crate::protocol::types::*;
+use a2a::client::{A2aClient, ListTasksQuery};
+use a2a::types::*;
 
 /// What `runs` was asked.
 #[derive(Debug, clap::Args)]
@@ -44,7 +44,7 @@ pub enum RunsCommand {
         #[arg(long, value_parser = parse_state)]
         state: Option<TaskState>,
         /// Only runs that changed in this long (e.g. 30m, 1h, 2d).
-        #[arg(long, value_parser = crate::config::parse_duration)]
+        #[arg(long, value_parser = orchestrator_core::config::parse_duration)]
         since: Option<std::time::Duration>,
         /// Most runs shown.
         #[arg(long, default_value_t = 50)]

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use futures::StreamExt;
 use serde_json::{Map, Value};
 
-use crate::protocol::client::{A2aClient, ClientAuth, ClientConfig};
-use crate::protocol::types::*;
+use a2a::client::{A2aClient, ClientAuth, ClientConfig};
+use a2a::types::*;
 
 /// What `send` was asked.
 #[derive(Debug, clap::Args)]

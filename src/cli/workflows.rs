@@ -6,10 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::config::Diagnostic;
 use crate::registry::config::{self as agents_config, AgentsFile};
-use crate::workflow::graph::{self, Format};
-use crate::workflow::{self, Options, Workflow};
+use orchestrator_core::config::Diagnostic;
+use orchestrator_core::workflow::graph::{self, Format};
+use orchestrator_core::workflow::{self, Options, Workflow};
 
 /// Reads `agents.toml`: the given path (which must exist), or the default one if present.
 fn agents(path: Option<&Path>, diags: &mut Vec<Diagnostic>) -> anyhow::Result<Option<AgentsFile>> {

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use super::content;
-use crate::engine::ArtifactChunk;
-use crate::protocol::types::{Artifact, TaskArtifactUpdateEvent};
+use a2a::types::{Artifact, TaskArtifactUpdateEvent};
+use orchestrator_core::engine::ArtifactChunk;
 
 #[derive(Debug, Default)]
 pub struct Ledger {
@@ -60,8 +60,8 @@ fn chunk(a: &Artifact, from: usize, append: bool, last_chunk: bool) -> ArtifactC
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Content;
-    use crate::protocol::types::{ArtifactId, ArtifactUpdateKind, ContextId, Part, TaskId};
+    use a2a::types::{ArtifactId, ArtifactUpdateKind, ContextId, Part, TaskId};
+    use orchestrator_core::engine::Content;
 
     fn artifact(parts: &[&str]) -> Artifact {
         Artifact::new(

@@ -18,17 +18,17 @@ use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
 use tracing::Instrument;
 
-use crate::backoff::{Backoff, Jitter};
-use crate::engine::{
+use crate::registry::{Lease, Registry, Requirements, Target};
+use a2a::ErrorCode;
+use a2a::client::{A2aClient, ClientError, EventStream, Protocol};
+use a2a::method::Method;
+use a2a::types::*;
+use backoff::{Backoff, Jitter};
+use ledger::Ledger;
+use orchestrator_core::engine::{
     AgentConnector, AgentError, AgentErrorKind, Content, RemoteState, SendRequest, Update, Updates,
 };
-use crate::protocol::ErrorCode;
-use crate::protocol::client::{A2aClient, ClientError, EventStream, Protocol};
-use crate::protocol::method::Method;
-use crate::protocol::types::*;
-use crate::registry::{Lease, Registry, Requirements, Target};
-use crate::workflow::AgentTarget;
-use ledger::Ledger;
+use orchestrator_core::workflow::AgentTarget;
 
 /// How many times a dropped stream is resumed within one attempt.
 const MAX_RESUMES: u32 = 3;
@@ -111,9 +111,9 @@ fn count<T>(agent: &str, method: &str, r: &Result<T, ClientError>) {
         Err(ClientError::Protocol { .. }) => "protocol",
         Err(_) => "client",
     };
-    crate::metrics::get()
+    orchestrator_metrics::get()
         .downstream_calls
-        .get_or_create(&crate::metrics::CallLabels {
+        .get_or_create(&orchestrator_metrics::CallLabels {
             agent: agent.to_owned(),
             method: method.to_owned(),
             outcome: outcome.to_owned(),

@@ -5,8 +5,8 @@
 use futures::StreamExt;
 use futures::future::BoxFuture;
 
-use crate::engine::{ModelError, Prompt, TextModel, Tokens};
 use crate::llm::Llm;
+use orchestrator_core::engine::{ModelError, Prompt, TextModel, Tokens};
 
 impl TextModel for Llm {
     fn name(&self) -> &str {

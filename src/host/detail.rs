@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 
 use std::collections::HashMap;
 
-use crate::engine::{Checkpoint, QuestionKind, RunEvent, RunState, StepState};
-use crate::workflow::Workflow;
+use orchestrator_core::engine::{Checkpoint, QuestionKind, RunEvent, RunState, StepState};
+use orchestrator_core::workflow::Workflow;
 
 /// The key of the [`RunDetail`] in a task's metadata.
 pub const RUN_KEY: &str = "run";
@@ -494,7 +494,7 @@ mod tests {
 
     fn step(step: &str, item: Option<usize>, state: StepState, attempt: u32) -> RunEvent {
         RunEvent::Step {
-            step: crate::workflow::StepId::new(step),
+            step: orchestrator_core::workflow::StepId::new(step),
             item,
             state,
             attempt,
@@ -506,7 +506,7 @@ mod tests {
 
     fn question(step: &str) -> RunEvent {
         RunEvent::Question {
-            step: crate::workflow::StepId::new(step),
+            step: orchestrator_core::workflow::StepId::new(step),
             item: None,
             kind: QuestionKind::Approval,
             prompt: format!("{step}?"),
@@ -534,8 +534,11 @@ prompt = "a?"
 kind = "approval"
 prompt = "b?"
 "#;
-        let (w, diags) =
-            crate::workflow::load_str("w.toml", toml, crate::workflow::Options::default());
+        let (w, diags) = orchestrator_core::workflow::load_str(
+            "w.toml",
+            toml,
+            orchestrator_core::workflow::Options::default(),
+        );
         let w = w.unwrap_or_else(|| panic!("{diags:?}"));
         let mut d = RunDetail::new(&w, Map::new(), "t0".into());
         assert_eq!(d.progress(), (0, 4));
@@ -601,7 +604,7 @@ prompt = "b?"
         // A restart: what the saved units say wins over a stale detail.
         let mut stale = RunDetail::new(&w, Map::new(), "t0".into());
         let mut units = HashMap::new();
-        let mut record = crate::engine::Record::new(StepState::Completed);
+        let mut record = orchestrator_core::engine::Record::new(StepState::Completed);
         record.agent = Some("one".into());
         record.attempts = 1;
         units.insert(("list".to_owned(), None), Checkpoint::Done(record));

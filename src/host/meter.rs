@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use crate::engine::{RunEvent, StepState};
-use crate::metrics::{self, RunEndLabels, StepEndLabels, StepLabels, WorkflowLabels};
+use orchestrator_core::engine::{RunEvent, StepState};
+use orchestrator_metrics::{RunEndLabels, StepEndLabels, StepLabels, WorkflowLabels};
 
 /// One step (or `for_each` item) this process has seen working.
 struct Started {
@@ -29,7 +29,7 @@ pub(super) struct RunMeter {
 impl RunMeter {
     /// A run this process starts now: counted as started.
     pub(super) fn started(workflow: &str) -> Self {
-        metrics::get()
+        orchestrator_metrics::get()
             .runs_started
             .get_or_create(&WorkflowLabels {
                 workflow: workflow.to_owned(),
@@ -52,7 +52,7 @@ impl RunMeter {
     }
 
     fn in_flight(&self) -> prometheus_client::metrics::gauge::Gauge {
-        metrics::get()
+        orchestrator_metrics::get()
             .steps_in_flight
             .get_or_create(&WorkflowLabels {
                 workflow: self.workflow.clone(),
@@ -63,7 +63,7 @@ impl RunMeter {
     pub(super) fn observe(&mut self, event: &RunEvent) {
         match event {
             RunEvent::Run { state, .. } if state.is_terminal() => {
-                let m = metrics::get();
+                let m = orchestrator_metrics::get();
                 m.runs_finished
                     .get_or_create(&RunEndLabels {
                         workflow: self.workflow.clone(),
@@ -91,7 +91,7 @@ impl RunMeter {
                 if is_final(*state) {
                     if let Some(s) = self.steps.remove(&key) {
                         self.in_flight().dec();
-                        metrics::get()
+                        orchestrator_metrics::get()
                             .step_duration
                             .get_or_create(&StepEndLabels {
                                 workflow: self.workflow.clone(),
@@ -133,7 +133,7 @@ impl RunMeter {
                         Some(s) if agent.is_empty() => s.agent.clone(),
                         _ => agent,
                     };
-                    metrics::get()
+                    orchestrator_metrics::get()
                         .step_retries
                         .get_or_create(&StepLabels {
                             workflow: self.workflow.clone(),

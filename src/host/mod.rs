@@ -27,15 +27,13 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
-use crate::engine::{Answer, Engine, RunControl, RunEvent, RunHandle, RunState};
 use crate::llm::{Choice, Llm};
-use crate::protocol::RpcError;
-use crate::protocol::server::{
-    AgentExecutor, CancelContext, EventSink, RequestContext, ResumeContext,
-};
-use crate::protocol::server::{Queued, SinkError};
-use crate::protocol::types::*;
-use crate::workflow::Workflow;
+use a2a::RpcError;
+use a2a::server::{AgentExecutor, CancelContext, EventSink, RequestContext, ResumeContext};
+use a2a::server::{Queued, SinkError};
+use a2a::types::*;
+use orchestrator_core::engine::{Answer, Engine, RunControl, RunEvent, RunHandle, RunState};
+use orchestrator_core::workflow::Workflow;
 pub use route::{Route, inputs_from, route};
 use tokio_util::sync::CancellationToken;
 
@@ -130,7 +128,7 @@ impl Orchestrator {
                 .steps
                 .iter()
                 .map(|s| match &s.kind {
-                    crate::workflow::StepKind::Agent { target, .. } => {
+                    orchestrator_core::workflow::StepKind::Agent { target, .. } => {
                         format!("{} ({target})", s.id)
                     }
                     other => format!("{} ({})", s.id, other.name()),
@@ -147,7 +145,10 @@ impl Orchestrator {
 
     /// The workflow version a stored run started with: the loaded one when unchanged,
     /// else the run's own copy of the file (the file changed or went away since).
-    fn version_of(&self, h: &crate::engine::RunHeader) -> Result<Arc<Workflow>, RpcError> {
+    fn version_of(
+        &self,
+        h: &orchestrator_core::engine::RunHeader,
+    ) -> Result<Arc<Workflow>, RpcError> {
         let current = self
             .inner
             .workflows
@@ -157,10 +158,10 @@ impl Orchestrator {
             return Ok(w.clone());
         }
         tracing::info!(run_id = %h.run_id, workflow = %h.workflow_id, "the workflow changed since this run started; using its original version");
-        let (w, diags) = crate::workflow::load_str(
+        let (w, diags) = orchestrator_core::workflow::load_str(
             &h.workflow_file,
             &h.workflow_source,
-            crate::workflow::Options::default(),
+            orchestrator_core::workflow::Options::default(),
         );
         w.map(Arc::new).ok_or_else(|| {
             let why: Vec<String> = diags.iter().map(ToString::to_string).collect();
@@ -345,13 +346,13 @@ impl AgentExecutor for Orchestrator {
         let task = ctx.task;
         // A store that fails for a reason that may pass is asked again: it never ends
         // the run (a server that stops meanwhile leaves the task for the next one).
-        let mut waits = crate::backoff::STORE.waits();
+        let mut waits = backoff::STORE.waits();
         let saved = loop {
             match self.inner.engine.saved_run(task.id.as_str()).await {
                 Ok(saved) => break saved,
                 Err(e) if e.is_transient() => {
                     tracing::warn!(task_id = %task.id, error = %e, "reading the task's run failed; trying again");
-                    let wait = waits.next().unwrap_or(crate::backoff::STORE.max);
+                    let wait = waits.next().unwrap_or(backoff::STORE.max);
                     tokio::select! {
                         () = tokio::time::sleep(wait) => {}
                         () = ctx.shutdown.cancelled() => return Ok(()),
@@ -443,7 +444,7 @@ impl AgentExecutor for Orchestrator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::testing::Silent;
+    use orchestrator_core::engine::testing::Silent;
 
     /// Bytes of the execute future, which every upstream task holds while its run goes
     /// on: everything but following the run is boxed and it is an `async move` block,
@@ -452,7 +453,10 @@ mod tests {
 
     #[tokio::test]
     async fn the_execute_future_stays_small() {
-        let engine = Engine::new(Arc::new(Silent), crate::engine::EngineOptions::default());
+        let engine = Engine::new(
+            Arc::new(Silent),
+            orchestrator_core::engine::EngineOptions::default(),
+        );
         let orchestrator = Orchestrator::new(Vec::new(), engine, None);
         let message = Message::user_text("hello");
         let ctx = RequestContext {
@@ -465,7 +469,7 @@ mod tests {
             cancel: CancellationToken::new(),
             shutdown: CancellationToken::new(),
         };
-        let events = EventSink::for_tests(message);
+        let events = EventSink::detached(message);
         let size = std::mem::size_of_val(&orchestrator.execute(ctx, events));
         eprintln!("execute future {size} B");
         assert!(

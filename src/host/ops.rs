@@ -16,8 +16,8 @@ use axum::routing::get;
 use serde_json::{Value, json};
 
 use crate::registry::Registry;
-use crate::store::Store;
-use crate::workflow::{AgentTarget, StepKind, Workflow};
+use orchestrator_core::workflow::{AgentTarget, StepKind, Workflow};
+use orchestrator_store::Store;
 
 /// Bound on the store's answer to the readiness write.
 const STORE_WAIT: Duration = Duration::from_secs(2);
@@ -114,7 +114,7 @@ impl Ops {
         // In the order first met: (what is missing, the steps needing it).
         let mut missing: Vec<(String, Vec<String>)> = Vec::new();
         let mut waiting = Vec::new();
-        let m = crate::metrics::get();
+        let m = orchestrator_metrics::get();
         for w in &self.workflows {
             let before = missing.iter().map(|(_, s)| s.len()).sum::<usize>();
             for step in &w.steps {
@@ -144,7 +144,7 @@ impl Ops {
                 waiting.push(w.id.to_string());
             }
             m.workflow_agents_available
-                .get_or_create(&crate::metrics::WorkflowLabels {
+                .get_or_create(&orchestrator_metrics::WorkflowLabels {
                     workflow: w.id.to_string(),
                 })
                 .set(i64::from(all_there));
@@ -174,9 +174,9 @@ async fn metrics(State(ops): State<Arc<Ops>>, headers: HeaderMap) -> Response {
     }
     // Refreshes the workflows' availability gauges.
     let _ = ops.missing_agents();
-    let m = crate::metrics::get();
+    let m = orchestrator_metrics::get();
     for s in ops.registry.statuses() {
-        let agent = crate::metrics::AgentLabels { agent: s.name };
+        let agent = orchestrator_metrics::AgentLabels { agent: s.name };
         m.agent_available
             .get_or_create(&agent)
             .set(i64::from(!s.health.is_unavailable()));

@@ -4,7 +4,7 @@
 
 use super::detail::{PendingQuestion, RUN_KEY, RunDetail, StepUpdate};
 use super::*;
-use crate::protocol::server::StoreError;
+use a2a::server::StoreError;
 
 /// A run as the relay takes it: its handle; its detail as it starts; its meter, which
 /// counts its events in the metrics. (The last two boxed: every waiting run holds the
@@ -280,8 +280,8 @@ fn translate(
     }
 }
 
-fn part(c: &crate::engine::Content) -> Part {
-    use crate::engine::Content;
+fn part(c: &orchestrator_core::engine::Content) -> Part {
+    use orchestrator_core::engine::Content;
     match c {
         Content::Text(t) => Part::text(t.clone()),
         Content::Data(d) => Part::data(d.clone()),

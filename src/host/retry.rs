@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::detail::{FROM_KEY, RETRY_OF_KEY};
 use super::*;
-use crate::engine::{Checkpoint, StepState};
+use orchestrator_core::engine::{Checkpoint, StepState};
 
 /// Checkpoints of a run by step and fan-out item.
 type Units = HashMap<(String, Option<usize>), Checkpoint>;
@@ -136,7 +136,7 @@ impl Orchestrator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Record;
+    use orchestrator_core::engine::Record;
 
     #[test]
     fn a_retry_keeps_what_completed_and_nothing_downstream_of_what_runs_again() {
@@ -164,8 +164,11 @@ message = "c"
 agent = "x"
 message = "side"
 "#;
-        let (w, diags) =
-            crate::workflow::load_str("w.toml", toml, crate::workflow::Options::default());
+        let (w, diags) = orchestrator_core::workflow::load_str(
+            "w.toml",
+            toml,
+            orchestrator_core::workflow::Options::default(),
+        );
         let w = w.unwrap_or_else(|| panic!("{diags:?}"));
         let done = |state| Checkpoint::Done(Record::new(state));
         let mut units: Units = HashMap::new();

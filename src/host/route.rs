@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::protocol::types::{Message, Metadata, Part};
-use crate::workflow::{InputType, Workflow};
+use a2a::types::{Message, Metadata, Part};
+use orchestrator_core::workflow::{InputType, Workflow};
 
 /// The outcome of routing.
 pub enum Route {

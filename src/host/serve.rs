@@ -5,16 +5,16 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::Orchestrator;
-use crate::config::Diagnostic;
 use crate::connect::A2aConnector;
-use crate::engine::{Engine, EngineOptions, TraceHooks};
-use crate::protocol::server::{A2aServer, ServerConfig, TraceParent};
-use crate::protocol::types::{AgentCapabilities, AgentCard, AgentExtension, AgentProvider};
 use crate::registry::config::{self as agents_config, AgentsFile};
 use crate::registry::env::ProcessEnv;
 use crate::registry::{Registry, RegistryOptions};
-use crate::store::{Store, StoreSpec};
-use crate::workflow::{self, Options, Workflow};
+use a2a::server::{A2aServer, ServerConfig, TraceParent};
+use a2a::types::{AgentCapabilities, AgentCard, AgentExtension, AgentProvider};
+use orchestrator_core::config::Diagnostic;
+use orchestrator_core::engine::{Engine, EngineOptions, TraceHooks};
+use orchestrator_core::workflow::{self, Options, Workflow};
+use orchestrator_store::{Store, StoreSpec};
 
 /// What `serve` is given.
 #[derive(Debug, Clone)]
@@ -32,7 +32,7 @@ pub struct HostConfig {
     /// deterministic.
     pub llm: Option<crate::llm::LlmConfig>,
     /// Bounds on what agents send a run.
-    pub limits: crate::engine::OutputLimits,
+    pub limits: orchestrator_core::engine::OutputLimits,
     /// Whether `/readyz` also needs every workflow's agents available (by default it
     /// only reports them: one agent down must not take the orchestrator out of a load
     /// balancer).
@@ -86,7 +86,7 @@ pub fn load(config: &HostConfig) -> Result<(Vec<Arc<Workflow>>, AgentsFile), Vec
 
 fn file_problem(path: &Path, message: &str) -> Diagnostic {
     Diagnostic::new(
-        crate::config::Severity::Error,
+        orchestrator_core::config::Severity::Error,
         &path.display().to_string(),
         "",
         0..0,
@@ -240,6 +240,7 @@ pub async fn build(
     // Requests that carry a trace context continue that trace (when traces are on).
     let mut server_config = config.server.clone();
     server_config.trace_parent = TraceParent::new(crate::telemetry::adopt_parent);
+    orchestrator_metrics::observe_servers();
     let mut server = A2aServer::builder(orchestrator, card)
         .config(server_config)
         .store(store.clone());

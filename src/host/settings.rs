@@ -63,13 +63,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::config::Diagnostic;
-use crate::config::reader::{Ctx, Sp, TableReader};
-use crate::engine::OutputLimits;
 use crate::llm::LlmConfig;
-use crate::protocol::server::{InboundAuth, ServerConfig};
 use crate::registry::env::Env;
-use crate::store::{DEFAULT_STORE, StoreSpec};
+use a2a::server::{InboundAuth, ServerConfig};
+use orchestrator_core::config::Diagnostic;
+use orchestrator_core::config::reader::{Ctx, Sp, TableReader};
+use orchestrator_core::engine::OutputLimits;
+use orchestrator_store::{DEFAULT_STORE, StoreSpec};
 
 use super::serve::HostConfig;
 
@@ -289,7 +289,7 @@ pub fn load(path: &Path, env: &dyn Env) -> Result<Settings, Vec<Diagnostic>> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| {
         vec![Diagnostic::new(
-            crate::config::Severity::Error,
+            orchestrator_core::config::Severity::Error,
             &name,
             "",
             0..0,

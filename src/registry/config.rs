@@ -23,10 +23,10 @@
 
 use std::time::Duration;
 
-use crate::config::reader::{Ctx, Sp, TableReader, type_name};
-use crate::config::{Diagnostic, did_you_mean};
-use crate::protocol::client::{Binding, Preference, Protocol, Redirects};
-use crate::workflow::AgentName;
+use a2a::client::{Binding, Preference, Protocol, Redirects};
+use orchestrator_core::config::reader::{Ctx, Sp, TableReader, type_name};
+use orchestrator_core::config::{Diagnostic, did_you_mean};
+use orchestrator_core::workflow::AgentName;
 
 /// The checked contents of `agents.toml`.
 #[derive(Debug, Clone, Default)]

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::config::{AgentEntry, AuthConfig, CardSource};
-use crate::protocol::client::{ClientAuth, ClientConfig};
+use a2a::client::{ClientAuth, ClientConfig};
 
 /// Where environment variables come from.
 pub trait Env {
@@ -59,9 +59,9 @@ pub struct ResolvedAgent {
     /// Speak only HTTP/2 to the agent.
     pub http2: bool,
     /// Which redirects its calls follow.
-    pub redirects: crate::protocol::client::Redirects,
+    pub redirects: a2a::client::Redirects,
     /// Which of its card's interfaces to call.
-    pub interface: crate::protocol::client::Preference,
+    pub interface: a2a::client::Preference,
 }
 
 /// Resolves one entry; the error says which variable is missing.

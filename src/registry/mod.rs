@@ -23,16 +23,16 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
-use crate::backoff::{self, Backoff, Jitter};
-use crate::protocol::client::{
+use a2a::client::{
     A2aClient, CardFetch, CardResolver, Choice, ClientError, Preference, Redirects,
     choose_interfaces, http_client_with,
 };
-use crate::protocol::types::{AgentCard, PROTOCOL_VERSION};
-use crate::workflow::AgentName;
+use a2a::types::{AgentCard, PROTOCOL_VERSION};
+use backoff::{self, Backoff, Jitter};
 use breaker::{Breaker, BreakerState};
 use config::AgentsFile;
 use env::{Env, ResolvedAgent};
+use orchestrator_core::workflow::AgentName;
 pub use select::{Lease, Requirements, SelectError, Target};
 
 /// Tunables of discovery, refresh and the circuit breakers.

@@ -9,8 +9,8 @@ use std::time::Instant;
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::{Agent, Health, Registry};
-use crate::protocol::client::A2aClient;
-use crate::protocol::types::{AgentCard, media_type_matches};
+use a2a::client::A2aClient;
+use a2a::types::{AgentCard, media_type_matches};
 
 /// Which agents may serve a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,393 @@
+//! Agent Card discovery (spec §5.3) and transport selection (spec §5.6.3).
+
+use serde_json::Value;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use reqwest::header::{self, HeaderMap};
+
+use super::ClientError;
+use super::check_status;
+use crate::types::AgentCard;
+use crate::types::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
+
+/// The outcome of a conditional card fetch.
+#[derive(Debug, Clone)]
+pub enum CardFetch {
+    /// The server answered 304: the card the caller has is current.
+    NotModified {
+        /// `Cache-Control: max-age` of the answer, if any.
+        max_age: Option<Duration>,
+    },
+    /// A (new) card.
+    Fetched {
+        card: Box<AgentCard>,
+        /// The card as the agent served it, of either generation.
+        document: Box<Value>,
+        /// The URL it was found at (the well-known path or the legacy one).
+        url: String,
+        etag: Option<String>,
+        max_age: Option<Duration>,
+    },
+}
+
+/// `max-age` from a `Cache-Control` header (`no-store` / `no-cache` mean zero).
+fn max_age(headers: &HeaderMap) -> Option<Duration> {
+    let value = headers.get(header::CACHE_CONTROL)?.to_str().ok()?;
+    let mut age = None;
+    for directive in value.split(',').map(str::trim) {
+        let lower = directive.to_ascii_lowercase();
+        if lower == "no-store" || lower == "no-cache" {
+            return Some(Duration::ZERO);
+        }
+        if let Some(v) = lower.strip_prefix("max-age=") {
+            age = v
+                .trim_matches('"')
+                .parse::<u64>()
+                .ok()
+                .map(Duration::from_secs);
+        }
+    }
+    age
+}
+
+/// Fetches and checks Agent Cards.
+#[derive(Debug, Clone)]
+pub struct CardResolver {
+    http: reqwest::Client,
+    headers: HeaderMap,
+    timeout: Duration,
+}
+
+/// Largest Agent Card accepted (1 MiB): real cards are a few KB; one of many skills
+/// and long descriptions stays far below this.
+pub const MAX_CARD_BYTES: usize = 1024 * 1024;
+
+impl CardResolver {
+    pub fn new(http: reqwest::Client, headers: HeaderMap, timeout: Duration) -> Self {
+        Self {
+            http,
+            headers,
+            timeout,
+        }
+    }
+
+    /// The card of the agent at `base_url`: `/.well-known/agent-card.json`, falling back
+    /// to the legacy `/.well-known/agent.json` when the first is not served. A URL that
+    /// already ends in `.json` is fetched as it is.
+    pub async fn resolve(&self, base_url: &str) -> Result<AgentCard, ClientError> {
+        self.resolve_document(base_url).await.map(|(card, _)| card)
+    }
+
+    /// Like [`CardResolver::resolve`], with the card as the agent served it.
+    pub async fn resolve_document(
+        &self,
+        base_url: &str,
+    ) -> Result<(AgentCard, Value), ClientError> {
+        match self.resolve_conditional(base_url, None).await? {
+            CardFetch::Fetched { card, document, .. } => Ok((*card, *document)),
+            CardFetch::NotModified { .. } => Err(ClientError::protocol(
+                base_url,
+                "answered 304 Not Modified to an unconditional request",
+            )),
+        }
+    }
+
+    /// The card at exactly `card_url`, checked for the fields the schema requires.
+    pub async fn fetch(&self, card_url: &str) -> Result<AgentCard, ClientError> {
+        match self.fetch_conditional(card_url, None).await? {
+            CardFetch::Fetched { card, .. } => Ok(*card),
+            CardFetch::NotModified { .. } => Err(ClientError::protocol(
+                card_url,
+                "answered 304 Not Modified to an unconditional request",
+            )),
+        }
+    }
+
+    /// Like [`CardResolver::resolve`], sending `If-None-Match: etag` when one is known.
+    pub async fn resolve_conditional(
+        &self,
+        base_url: &str,
+        etag: Option<&str>,
+    ) -> Result<CardFetch, ClientError> {
+        if base_url.ends_with(".json") {
+            return self.fetch_conditional(base_url, etag).await;
+        }
+        let base = base_url.trim_end_matches('/');
+        let primary = format!("{base}{AGENT_CARD_PATH}");
+        match self.fetch_conditional(&primary, etag).await {
+            Err(ClientError::HttpStatus { status, .. }) if status == 404 || status == 405 => {
+                let legacy = format!("{base}{LEGACY_AGENT_CARD_PATH}");
+                self.fetch_conditional(&legacy, etag)
+                    .await
+                    .map_err(|e| match e {
+                        ClientError::HttpStatus { status, .. } if status == 404 => {
+                            ClientError::HttpStatus {
+                                url: primary.clone(),
+                                status,
+                                body: format!(
+                                    "no agent card at {primary} nor at the legacy {legacy}"
+                                ),
+                            }
+                        }
+                        other => other,
+                    })
+            }
+            other => other,
+        }
+    }
+
+    /// Fetches the card at exactly `card_url`, conditionally when `etag` is given.
+    pub async fn fetch_conditional(
+        &self,
+        card_url: &str,
+        etag: Option<&str>,
+    ) -> Result<CardFetch, ClientError> {
+        reqwest::Url::parse(card_url).map_err(|e| ClientError::InvalidUrl {
+            url: card_url.to_owned(),
+            detail: e.to_string(),
+        })?;
+        let fut = async {
+            let mut req = self
+                .http
+                .get(card_url)
+                .headers(self.headers.clone())
+                .header(header::ACCEPT, "application/json");
+            if let Some(tag) = etag {
+                req = req.header(header::IF_NONE_MATCH, tag);
+            }
+            let resp = req
+                .send()
+                .await
+                .map_err(|e| ClientError::transport(card_url, e))?;
+            let age = max_age(resp.headers());
+            if resp.status() == StatusCode::NOT_MODIFIED {
+                return Ok(Err(age));
+            }
+            let resp = check_status(card_url, resp).await?;
+            let new_etag = resp
+                .headers()
+                .get(header::ETAG)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let bytes =
+                super::rpc::read_bounded(card_url, resp, MAX_CARD_BYTES, "agent card").await?;
+            Ok(Ok((bytes, new_etag, age)))
+        };
+        let outcome = tokio::time::timeout(self.timeout, fut)
+            .await
+            .map_err(|_| ClientError::Timeout {
+                url: card_url.to_owned(),
+                timeout: self.timeout,
+            })??;
+        let (bytes, etag, max_age) = match outcome {
+            Err(max_age) => return Ok(CardFetch::NotModified { max_age }),
+            Ok(x) => x,
+        };
+        let mut value: Value =
+            serde_json::from_slice(&bytes).map_err(|e| ClientError::Protocol {
+                url: card_url.to_owned(),
+                detail: format!("the agent card is not JSON: {e}"),
+            })?;
+        let document = Box::new(value.clone());
+        v1_card_as_v03(&mut value);
+        let card: AgentCard = serde_path_to_error::deserialize(&value).map_err(|e| {
+            let path = e.path().to_string();
+            ClientError::Protocol {
+                url: card_url.to_owned(),
+                detail: format!("invalid agent card at `{path}`: {}", e.inner()),
+            }
+        })?;
+        Ok(CardFetch::Fetched {
+            card: Box::new(card),
+            document,
+            url: card_url.to_owned(),
+            etag,
+            max_age,
+        })
+    }
+}
+
+/// A v1.0 card (no `url`, no `protocolVersion`; `supportedInterfaces` instead) given
+/// the v0.3 fields the internal card has, in place — the reverse of what the official
+/// SDKs do to read a v0.3 card. The interface list itself is kept as it is. A v0.3 card,
+/// or a card with both generations' fields, is left alone.
+pub fn v1_card_as_v03(card: &mut Value) {
+    let Some(obj) = card.as_object_mut() else {
+        return;
+    };
+    let Some(interfaces) = obj
+        .get("supportedInterfaces")
+        .and_then(Value::as_array)
+        .cloned()
+    else {
+        return;
+    };
+    let Some(first) = interfaces.first() else {
+        return;
+    };
+    if !obj.contains_key("url") {
+        obj.insert(
+            "url".into(),
+            first.get("url").cloned().unwrap_or(Value::Null),
+        );
+        if let Some(binding) = first.get("protocolBinding") {
+            obj.insert("preferredTransport".into(), binding.clone());
+        }
+        let others: Vec<Value> = interfaces
+            .iter()
+            .skip(1)
+            .map(|i| serde_json::json!({ "url": i["url"], "transport": i["protocolBinding"] }))
+            .collect();
+        if !others.is_empty() {
+            obj.insert("additionalInterfaces".into(), Value::Array(others));
+        }
+    }
+    if !obj.contains_key("protocolVersion") {
+        let version = first.get("protocolVersion").cloned();
+        obj.insert(
+            "protocolVersion".into(),
+            version.unwrap_or_else(|| "1.0".into()),
+        );
+    }
+    if let Some(true) = obj
+        .get("capabilities")
+        .and_then(|c| c.get("extendedAgentCard"))
+        .and_then(Value::as_bool)
+    {
+        obj.entry("supportsAuthenticatedExtendedCard")
+            .or_insert(Value::Bool(true));
+    }
+    // v1.0 security schemes are one-of wrappers: `{"httpAuthSecurityScheme": {...}}`.
+    if let Some(Value::Object(schemes)) = obj.get_mut("securitySchemes") {
+        for scheme in schemes.values_mut() {
+            let Some(map) = scheme.as_object() else {
+                continue;
+            };
+            if map.contains_key("type") || map.len() != 1 {
+                continue;
+            }
+            let Some((kind, inner)) = map.iter().next().map(|(k, v)| (k.clone(), v.clone())) else {
+                continue;
+            };
+            let ty = match kind.as_str() {
+                "apiKeySecurityScheme" => "apiKey",
+                "httpAuthSecurityScheme" => "http",
+                "oauth2SecurityScheme" => "oauth2",
+                "openIdConnectSecurityScheme" => "openIdConnect",
+                "mtlsSecurityScheme" => "mutualTLS",
+                _ => continue,
+            };
+            let mut flat = inner.as_object().cloned().unwrap_or_default();
+            if ty == "apiKey"
+                && let Some(location) = flat.remove("location")
+            {
+                flat.insert("in".into(), location);
+            }
+            flat.insert("type".into(), Value::String(ty.into()));
+            *scheme = Value::Object(flat);
+        }
+    }
+    // v1.0 requirements: `[{"schemes": {"name": {"list": [scopes]}}}]`.
+    if !obj.contains_key("security")
+        && let Some(Value::Array(reqs)) = obj.get("securityRequirements").cloned()
+    {
+        let legacy: Vec<Value> = reqs
+            .iter()
+            .map(|r| {
+                let schemes = r["schemes"].as_object().cloned().unwrap_or_default();
+                Value::Object(
+                    schemes
+                        .into_iter()
+                        .map(|(name, scopes)| (name, scopes["list"].clone()))
+                        .map(|(name, list)| {
+                            (
+                                name,
+                                if list.is_null() {
+                                    Value::Array(vec![])
+                                } else {
+                                    list
+                                },
+                            )
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        obj.insert("security".into(), Value::Array(legacy));
+    }
+}
+
+/// Which protocol generation a client speaks to an interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    V0_3,
+    V1_0,
+}
+
+impl Protocol {
+    /// `Major.Minor`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::V0_3 => crate::v1::VERSION_0_3,
+            Protocol::V1_0 => crate::v1::VERSION_1_0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(cache_control: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(header::CACHE_CONTROL, cache_control.parse().unwrap());
+        h
+    }
+
+    /// A v1.0-only card reads as a card with the v0.3 fields, its interface list kept,
+    /// and is called over v1.0.
+    #[test]
+    fn v1_cards_are_read_and_their_interface_chosen() {
+        let mut v1 = serde_json::json!({
+            "name": "n", "description": "d", "version": "1",
+            "supportedInterfaces": [
+                {"url": "http://a/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+                {"url": "http://a/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
+            ],
+            "capabilities": {"streaming": true, "extendedAgentCard": true},
+            "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+            "skills": [],
+            "securitySchemes": {"key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}}},
+            "securityRequirements": [{"schemes": {"key": {"list": []}}}]
+        });
+        v1_card_as_v03(&mut v1);
+        let card: AgentCard = serde_json::from_value(v1).unwrap();
+        assert_eq!(card.url, "http://a/rpc");
+        assert_eq!(card.protocol_version, "1.0");
+        assert_eq!(card.supports_authenticated_extended_card, Some(true));
+        assert_eq!(card.supported_interfaces.as_ref().unwrap().len(), 2);
+        assert!(card.security_schemes.as_ref().unwrap().contains_key("key"));
+        assert_eq!(
+            card.security.as_ref().unwrap()[0]["key"],
+            Vec::<String>::new()
+        );
+        let choice = super::super::choose_interfaces(&card, Default::default()).unwrap();
+        let at = &choice.interfaces[0];
+        assert_eq!(
+            (at.url.as_str(), at.protocol),
+            ("http://a/rpc", Protocol::V1_0)
+        );
+    }
+
+    #[test]
+    fn cache_control_max_age() {
+        assert_eq!(
+            max_age(&headers("public, max-age=600")),
+            Some(Duration::from_secs(600))
+        );
+        assert_eq!(max_age(&headers("no-cache")), Some(Duration::ZERO));
+        assert_eq!(max_age(&headers("private")), None);
+        assert_eq!(max_age(&HeaderMap::new()), None);
+    }
+}

@@ -1,0 +1,100 @@
+//! What can go wrong when calling an agent, kept apart by what the caller does about it.
+
+use std::time::Duration;
+
+use crate::error::RpcError;
+
+/// A failed client call.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The agent could not be reached, or the connection broke.
+    #[error("cannot reach {url}: {detail}")]
+    Transport { url: String, detail: String },
+    /// The agent did not answer in time.
+    #[error("{url} did not answer within {timeout:?}")]
+    Timeout { url: String, timeout: Duration },
+    /// The agent answered with an HTTP error status.
+    #[error("{url} answered HTTP {status}: {body}")]
+    HttpStatus {
+        url: String,
+        status: u16,
+        body: String,
+    },
+    /// The agent answered with a redirect, which this client does not follow (or one
+    /// to another origin, when it follows only same-origin ones): credentials and
+    /// headers meant for one server never reach another.
+    #[error(
+        "{url} answered HTTP {status} redirecting to {location}, which is not followed (a client follows at most redirects to the same origin, and only when built to)"
+    )]
+    Redirect {
+        /// The URL that was requested (the last one, when same-origin ones are followed).
+        url: String,
+        status: u16,
+        /// Where the answer pointed (`Location`), as sent.
+        location: String,
+    },
+    /// The agent answered with a JSON-RPC error.
+    #[error("the agent answered with an error: {0}")]
+    Rpc(RpcError),
+    /// The agent's answer breaks the protocol.
+    #[error("protocol violation by {url}: {detail}")]
+    Protocol { url: String, detail: String },
+    /// The card offers no interface this client speaks (or none the caller asked for).
+    #[error(
+        "the agent offers no interface with {wanted}; it offers: {}",
+        offered.join(", ")
+    )]
+    UnsupportedTransport {
+        /// What was looked for.
+        wanted: String,
+        /// Each interface on the card.
+        offered: Vec<String>,
+    },
+    /// A URL given to the client is not valid.
+    #[error("invalid URL {url:?}: {detail}")]
+    InvalidUrl { url: String, detail: String },
+    /// The client's configuration is not usable (a header that cannot be sent, ...).
+    #[error("invalid client configuration: {0}")]
+    Config(String),
+}
+
+impl ClientError {
+    pub(crate) fn transport(url: &str, e: reqwest::Error) -> Self {
+        // reqwest's own message wraps the cause in layers ("error sending request for
+        // url (...): client error (Connect): ..."); say what kind of failure it was and
+        // the root cause.
+        let mut root: &dyn std::error::Error = &e;
+        while let Some(s) = root.source() {
+            root = s;
+        }
+        let kind = if e.is_timeout() {
+            "timed out"
+        } else if e.is_connect() {
+            "connection failed"
+        } else if e.is_body() || e.is_decode() {
+            "the response broke off"
+        } else {
+            "request failed"
+        };
+        ClientError::Transport {
+            url: url.to_owned(),
+            detail: format!("{kind}: {root}"),
+        }
+    }
+
+    pub(crate) fn protocol(url: &str, detail: impl Into<String>) -> Self {
+        ClientError::Protocol {
+            url: url.to_owned(),
+            detail: detail.into(),
+        }
+    }
+
+    /// The JSON-RPC error, if the agent answered with one.
+    pub fn rpc(&self) -> Option<&RpcError> {
+        match self {
+            ClientError::Rpc(e) => Some(e),
+            _ => None,
+        }
+    }
+}

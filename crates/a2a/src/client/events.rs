@@ -1,0 +1,125 @@
+//! A streaming answer's SSE body as a stream of internal events, whatever carried it:
+//! JSON-RPC responses of v0.3 or v1.0 (the request's id checked), or HTTP+JSON's bare
+//! `StreamResponse`s and `{"error": google.rpc.Status}`.
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use serde_json::Value;
+
+use super::rpc::{decode_response, decode_result};
+use super::{ClientError, EventStream, Protocol};
+use crate::jsonrpc::RequestId;
+use crate::sse::{SseDecoder, SseEvent};
+use crate::types::StreamEvent;
+use crate::v1::convert as v1c;
+use crate::v1::types as v1t;
+
+/// How each event of a stream is framed.
+#[derive(Debug, Clone)]
+pub(super) enum Framing {
+    /// A JSON-RPC response to the request with this id, of this generation.
+    JsonRpc(RequestId, Protocol),
+    /// HTTP+JSON: the event itself.
+    HttpJson,
+}
+
+/// Decodes an SSE body into events; ends after the first error.
+pub(super) fn sse_events(
+    url: String,
+    framing: Framing,
+    resp: reqwest::Response,
+    max_event_bytes: usize,
+    idle: Option<Duration>,
+) -> EventStream {
+    struct St {
+        url: String,
+        framing: Framing,
+        body: Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
+        decoder: SseDecoder,
+        pending: std::collections::VecDeque<SseEvent>,
+        idle: Option<Duration>,
+        done: bool,
+    }
+    let st = St {
+        url,
+        framing,
+        body: Box::pin(resp.bytes_stream()),
+        decoder: SseDecoder::new(max_event_bytes),
+        pending: Default::default(),
+        idle,
+        done: false,
+    };
+    let stream = futures::stream::unfold(st, |mut st| async move {
+        loop {
+            if st.done {
+                return None;
+            }
+            if let Some(ev) = st.pending.pop_front() {
+                let item = decode_event(&st.url, &st.framing, &ev.data);
+                if item.is_err() {
+                    st.done = true;
+                }
+                return Some((item, st));
+            }
+            let next = match st.idle {
+                Some(d) => match tokio::time::timeout(d, st.body.next()).await {
+                    Ok(n) => n,
+                    Err(_) => {
+                        st.done = true;
+                        let e = ClientError::Timeout {
+                            url: st.url.clone(),
+                            timeout: d,
+                        };
+                        return Some((Err(e), st));
+                    }
+                },
+                None => st.body.next().await,
+            };
+            match next {
+                None => return None,
+                Some(Err(e)) => {
+                    st.done = true;
+                    let e = ClientError::transport(&st.url, e);
+                    return Some((Err(e), st));
+                }
+                Some(Ok(chunk)) => match st.decoder.feed(&chunk) {
+                    Ok(events) => st.pending.extend(events),
+                    Err(e) => {
+                        st.done = true;
+                        let e = ClientError::protocol(&st.url, e.to_string());
+                        return Some((Err(e), st));
+                    }
+                },
+            }
+        }
+    });
+    Box::pin(stream)
+}
+
+fn decode_event(url: &str, framing: &Framing, data: &str) -> Result<StreamEvent, ClientError> {
+    let value: Value = serde_json::from_str(data)
+        .map_err(|e| ClientError::protocol(url, format!("an SSE event is not JSON: {e}")))?;
+    let (result, protocol) = match framing {
+        Framing::JsonRpc(id, protocol) => (decode_response(url, id, value)?, *protocol),
+        Framing::HttpJson => match value.get("error") {
+            Some(status) => {
+                return Err(crate::v1::error::from_status(status)
+                    .map(ClientError::Rpc)
+                    .unwrap_or_else(|| {
+                        ClientError::protocol(url, format!("the stream ended with {status}"))
+                    }));
+            }
+            None => (value, Protocol::V1_0),
+        },
+    };
+    match protocol {
+        Protocol::V0_3 => decode_result(url, "stream event", result),
+        Protocol::V1_0 => {
+            let event: v1t::StreamResponse = decode_result(url, "stream event", result)?;
+            v1c::stream_event_in(event)
+                .map_err(|e| ClientError::protocol(url, format!("invalid stream event at {e}")))
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! Which of an agent's interfaces to call: every interface a card offers that this
+//! client speaks (A2A 1.0 over JSON-RPC or HTTP+JSON, A2A 0.3 over JSON-RPC), in the
+//! order it tries them — v1.0 before v0.3, the card's own order within a generation —
+//! narrowed by what the caller asks for, with a sentence saying why the first won.
+
+use super::{ClientError, Protocol};
+use crate::types::{AgentCard, Transport};
+use crate::v1::{BINDING_HTTP_JSON, BINDING_JSONRPC};
+
+/// How requests travel to an interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Binding {
+    /// JSON-RPC 2.0 over HTTP: one endpoint, the method in the body.
+    JsonRpc,
+    /// HTTP+JSON (v1.0's REST binding): a route per operation.
+    HttpJson,
+}
+
+impl Binding {
+    /// The card's name for it (`JSONRPC`, `HTTP+JSON`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Binding::JsonRpc => BINDING_JSONRPC,
+            Binding::HttpJson => BINDING_HTTP_JSON,
+        }
+    }
+}
+
+impl std::fmt::Display for Binding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One interface this client can call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interface {
+    pub url: String,
+    pub protocol: Protocol,
+    pub binding: Binding,
+    /// The tenant the card names for it (v1.0; empty for none).
+    pub tenant: String,
+}
+
+impl Interface {
+    /// A JSON-RPC interface without a tenant.
+    pub fn jsonrpc(url: impl Into<String>, protocol: Protocol) -> Self {
+        Self {
+            url: url.into(),
+            protocol,
+            binding: Binding::JsonRpc,
+            tenant: String::new(),
+        }
+    }
+}
+
+impl std::fmt::Display for Interface {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "A2A {} {} at {}",
+            self.protocol.as_str(),
+            self.binding,
+            self.url
+        )?;
+        if !self.tenant.is_empty() {
+            write!(f, " (tenant {})", self.tenant)?;
+        }
+        Ok(())
+    }
+}
+
+/// What the caller asks of the interface; `None` leaves the choice to the card.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Preference {
+    pub protocol: Option<Protocol>,
+    pub binding: Option<Binding>,
+}
+
+/// The interfaces to try, best first, and why the first was chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    /// Never empty. The client falls back along it when an agent answers
+    /// VersionNotSupported.
+    pub interfaces: Vec<Interface>,
+    pub reason: String,
+}
+
+/// `Major.Minor` of a version string, or `None` for one we do not speak.
+fn spoken(version: &str) -> Option<Protocol> {
+    let mut parts = version.trim().split('.');
+    match (parts.next(), parts.next()) {
+        (Some("1"), Some("0") | None) => Some(Protocol::V1_0),
+        (Some("0"), Some("3")) => Some(Protocol::V0_3),
+        _ => None,
+    }
+}
+
+/// Every interface on the card, in the card's order: `(interface, or why not spoken)`.
+fn offered(card: &AgentCard) -> Vec<Result<Interface, String>> {
+    let mut out: Vec<Result<Interface, String>> = Vec::new();
+    for i in card.supported_interfaces.iter().flatten() {
+        // v1.0 requires the version; a card that leaves it out means its own, 1.0.
+        let version = if i.protocol_version.is_empty() {
+            "1.0"
+        } else {
+            i.protocol_version.as_str()
+        };
+        let described = format!("{} {} at {}", i.protocol_binding, version, i.url);
+        let binding = match i.protocol_binding.as_str() {
+            BINDING_JSONRPC => Some(Binding::JsonRpc),
+            BINDING_HTTP_JSON => Some(Binding::HttpJson),
+            _ => None,
+        };
+        out.push(match (spoken(version), binding) {
+            (Some(Protocol::V0_3), Some(Binding::HttpJson)) => Err(described),
+            (Some(protocol), Some(binding)) => Ok(Interface {
+                url: i.url.clone(),
+                protocol,
+                binding,
+                tenant: i.tenant.clone(),
+            }),
+            _ => Err(described),
+        });
+    }
+    // The v0.3 fields count as v0.3 interfaces only on a card that declares v0.3 (a
+    // v1.0 card read by this client carries them too, filled from its list).
+    if card.protocol_version.starts_with("0.") {
+        for i in card.interfaces() {
+            let entry = match i.transport {
+                Transport::JsonRpc => Ok(Interface::jsonrpc(i.url.clone(), Protocol::V0_3)),
+                other => Err(format!("{} {} at {}", other, card.protocol_version, i.url)),
+            };
+            if !out.contains(&entry) {
+                out.push(entry);
+            }
+        }
+    }
+    out
+}
+
+/// Chooses the interfaces to call on `card` as `want` asks.
+pub fn choose(card: &AgentCard, want: Preference) -> Result<Choice, ClientError> {
+    let all = offered(card);
+    let mut usable: Vec<Interface> = all.iter().filter_map(|i| i.clone().ok()).collect();
+    // v1.0 first; the sort is stable, so the card's order stays within a generation.
+    usable.sort_by_key(|i| match i.protocol {
+        Protocol::V1_0 => 0,
+        Protocol::V0_3 => 1,
+    });
+    let speakable = usable.clone();
+    usable.retain(|i| {
+        want.protocol.is_none_or(|p| p == i.protocol) && want.binding.is_none_or(|b| b == i.binding)
+    });
+    let Some(first) = usable.first() else {
+        let mut offered: Vec<String> = all
+            .iter()
+            .map(|i| match i {
+                Ok(i) => format!("{} {} at {}", i.binding, i.protocol.as_str(), i.url),
+                Err(described) => described.clone(),
+            })
+            .collect();
+        if offered.is_empty() {
+            offered.push("nothing".into());
+        }
+        return Err(ClientError::UnsupportedTransport {
+            wanted: describe_want(want),
+            offered,
+        });
+    };
+    let versions = |p: Protocol| speakable.iter().any(|i| i.protocol == p);
+    let reason = match (want.protocol, want.binding) {
+        (None, None) if versions(Protocol::V1_0) && versions(Protocol::V0_3) => {
+            "the newest A2A version the card offers; its first binding of it".to_owned()
+        }
+        (None, None) if speakable.len() > 1 => {
+            format!("the card's first A2A {} binding", first.protocol.as_str())
+        }
+        (None, None) => "the only interface the card offers that this client speaks".to_owned(),
+        _ => format!("agents.toml asks for {}", describe_want(want)),
+    };
+    Ok(Choice {
+        interfaces: usable,
+        reason,
+    })
+}
+
+fn describe_want(want: Preference) -> String {
+    match (want.protocol, want.binding) {
+        (None, None) => "A2A 1.0 (JSON-RPC or HTTP+JSON) or A2A 0.3 (JSON-RPC)".to_owned(),
+        (Some(p), None) => format!("protocol = \"{}\"", p.as_str()),
+        (None, Some(b)) => format!("binding = \"{}\"", b.config_name()),
+        (Some(p), Some(b)) => format!(
+            "protocol = \"{}\" and binding = \"{}\"",
+            p.as_str(),
+            b.config_name()
+        ),
+    }
+}
+
+impl Binding {
+    /// Its name in `agents.toml` (`jsonrpc`, `http+json`).
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Binding::JsonRpc => "jsonrpc",
+            Binding::HttpJson => "http+json",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::v1::types::AgentInterface;
+
+    fn card(version: &str, list: &[(&str, &str, &str)]) -> AgentCard {
+        let mut card: AgentCard = serde_json::from_value(serde_json::json!({
+            "name": "n", "description": "d", "version": "1",
+            "url": "http://a/v03", "protocolVersion": version,
+            "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [], "skills": []
+        }))
+        .unwrap();
+        card.supported_interfaces = Some(
+            list.iter()
+                .map(|(url, binding, version)| AgentInterface {
+                    url: (*url).into(),
+                    protocol_binding: (*binding).into(),
+                    tenant: String::new(),
+                    protocol_version: (*version).into(),
+                })
+                .collect(),
+        );
+        card
+    }
+
+    #[test]
+    fn v1_first_then_the_cards_order_then_v03() {
+        // Our own server's card: both generations, v0.3 fields too.
+        let c = card(
+            "0.3.0",
+            &[
+                ("http://a/rpc", "JSONRPC", "1.0"),
+                ("http://a/rpc", "HTTP+JSON", "1.0"),
+                ("http://a/rpc", "JSONRPC", "0.3"),
+            ],
+        );
+        let got = choose(&c, Preference::default()).unwrap();
+        let order: Vec<String> = got.interfaces.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            order,
+            [
+                "A2A 1.0 JSONRPC at http://a/rpc",
+                "A2A 1.0 HTTP+JSON at http://a/rpc",
+                "A2A 0.3 JSONRPC at http://a/rpc",
+                "A2A 0.3 JSONRPC at http://a/v03",
+            ]
+        );
+        assert!(got.reason.contains("newest"), "{}", got.reason);
+
+        let rest = Preference {
+            protocol: None,
+            binding: Some(Binding::HttpJson),
+        };
+        let got = choose(&c, rest).unwrap();
+        assert_eq!(got.interfaces.len(), 1);
+        assert_eq!(got.reason, "agents.toml asks for binding = \"http+json\"");
+
+        let old = Preference {
+            protocol: Some(Protocol::V0_3),
+            binding: None,
+        };
+        let got = choose(&c, old).unwrap();
+        assert_eq!(got.interfaces[0].url, "http://a/rpc");
+        assert_eq!(got.interfaces[0].protocol, Protocol::V0_3);
+    }
+
+    #[test]
+    fn a_v03_card_is_v03_and_v03_rest_is_not_spoken() {
+        let mut c = card("0.3.0", &[]);
+        c.supported_interfaces = None;
+        let got = choose(&c, Preference::default()).unwrap();
+        assert_eq!(
+            got.interfaces,
+            [Interface::jsonrpc("http://a/v03", Protocol::V0_3)]
+        );
+        let want_v1 = Preference {
+            protocol: Some(Protocol::V1_0),
+            binding: None,
+        };
+        let e = choose(&c, want_v1).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "the agent offers no interface with protocol = \"1.0\"; it offers: JSONRPC 0.3 at http://a/v03"
+        );
+
+        let c = card("1.0", &[("http://a/grpc", "GRPC", "1.0")]);
+        let e = choose(&c, Preference::default()).unwrap_err().to_string();
+        assert!(e.ends_with("it offers: GRPC 1.0 at http://a/grpc"), "{e}");
+    }
+
+    #[test]
+    fn tenants_are_kept() {
+        let mut c = card("1.0", &[("http://a/", "HTTP+JSON", "1.0")]);
+        c.supported_interfaces.as_mut().unwrap()[0].tenant = "acme".into();
+        let got = choose(&c, Preference::default()).unwrap();
+        assert_eq!(got.interfaces[0].tenant, "acme");
+        assert_eq!(
+            got.reason,
+            "the only interface the card offers that this client speaks"
+        );
+    }
+}

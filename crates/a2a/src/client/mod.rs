@@ -1,0 +1,671 @@
+//! The A2A client: Agent Card discovery, the choice of interface, and every operation —
+//! over A2A 0.3 JSON-RPC, A2A 1.0 JSON-RPC or A2A 1.0 HTTP+JSON, behind one API on the
+//! internal model — with the streaming ones as typed async streams of events.
+//!
+//! Errors keep apart what a caller must handle differently: the agent could not be
+//! reached or timed out ([`ClientError::Transport`], [`ClientError::Timeout`]), it
+//! answered with an HTTP error status, it answered with a JSON-RPC error (code intact),
+//! or it broke the protocol.
+
+mod card;
+mod error;
+mod events;
+mod interface;
+mod list;
+mod rest;
+mod rpc;
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures::Stream;
+use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tracing::warn;
+
+use crate::error::ErrorCode;
+use crate::v1::convert as v1c;
+use crate::v1::types as v1t;
+pub use card::{CardFetch, CardResolver, MAX_CARD_BYTES, Protocol, v1_card_as_v03};
+pub use error::ClientError;
+pub use interface::{Binding, Choice, Interface, Preference, choose as choose_interfaces};
+pub use list::{ListTasksQuery, TaskList};
+use rest::Route;
+use rpc::check_status;
+
+use super::method::Method;
+use super::types::*;
+
+/// The `User-Agent` this crate sends.
+pub const USER_AGENT: &str = concat!("a2a-orchestrator/", env!("CARGO_PKG_VERSION"));
+
+/// A stream of events from `message/stream` or `tasks/resubscribe`.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ClientError>> + Send>>;
+
+/// Credentials sent with every request.
+#[derive(Clone)]
+pub enum ClientAuth {
+    /// `Authorization: Bearer <token>`.
+    Bearer(String),
+    /// An API key in a header, e.g. `X-API-Key`.
+    ApiKey { header: String, value: String },
+}
+
+impl std::fmt::Debug for ClientAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientAuth::Bearer(_) => f.write_str("Bearer(<redacted>)"),
+            ClientAuth::ApiKey { header, .. } => write!(f, "ApiKey({header}: <redacted>)"),
+        }
+    }
+}
+
+/// Options of an [`A2aClient`].
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Bound on one unary call, and on receiving a stream's response headers.
+    pub timeout: Duration,
+    /// Bound on the silence between two chunks of a stream (keep-alives count); `None`
+    /// waits as long as the server keeps the connection open.
+    pub stream_idle_timeout: Option<Duration>,
+    /// Largest SSE event accepted.
+    pub max_event_bytes: usize,
+    pub auth: Option<ClientAuth>,
+    /// Extra headers on every request.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(60),
+            stream_idle_timeout: None,
+            max_event_bytes: 16 * 1024 * 1024,
+            auth: None,
+            headers: Vec::new(),
+        }
+    }
+}
+
+impl ClientConfig {
+    /// The headers this config adds to every request.
+    pub fn header_map(&self) -> Result<HeaderMap, ClientError> {
+        let mut map = HeaderMap::new();
+        let bad = |name: &str| ClientError::Config(format!("invalid header {name:?}"));
+        for (k, v) in &self.headers {
+            let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| bad(k))?;
+            let value = HeaderValue::from_str(v).map_err(|_| bad(k))?;
+            map.insert(name, value);
+        }
+        match &self.auth {
+            Some(ClientAuth::Bearer(token)) => {
+                let mut v = HeaderValue::from_str(&format!("Bearer {token}"))
+                    .map_err(|_| bad("Authorization"))?;
+                v.set_sensitive(true);
+                map.insert(header::AUTHORIZATION, v);
+            }
+            Some(ClientAuth::ApiKey { header, value }) => {
+                let name = HeaderName::from_bytes(header.as_bytes()).map_err(|_| bad(header))?;
+                let mut v = HeaderValue::from_str(value).map_err(|_| bad(header))?;
+                v.set_sensitive(true);
+                map.insert(name, v);
+            }
+            None => {}
+        }
+        Ok(map)
+    }
+}
+
+/// A client of one agent: the interfaces it may call, best first, and the one it calls
+/// now (it moves down the list when the agent answers VersionNotSupported). Cheap to
+/// clone; clones share the choice.
+#[derive(Clone)]
+pub struct A2aClient {
+    http: reqwest::Client,
+    interfaces: Arc<[Interface]>,
+    current: Arc<AtomicUsize>,
+    config: Arc<ClientConfig>,
+    headers: Arc<HeaderMap>,
+    next_id: Arc<AtomicI64>,
+}
+
+impl std::fmt::Debug for A2aClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("A2aClient")
+            .field("interface", self.interface())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Which redirects a client follows. None by default: an agent (or whoever answers in
+/// its place) must not be able to send a call, with its credentials and headers, to
+/// another server — a cloud metadata address, say.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Redirects {
+    /// A 3xx is an error naming where it pointed ([`ClientError::Redirect`]).
+    #[default]
+    Never,
+    /// Followed (at most [`MAX_REDIRECTS`]) while they stay on the origin (scheme, host
+    /// and port) of the URL first requested; one to another origin is an error.
+    SameOrigin,
+}
+
+/// Most redirects a [`Redirects::SameOrigin`] client follows for one request.
+pub const MAX_REDIRECTS: usize = 5;
+
+/// A shared HTTP client with this crate's user agent: HTTP/1.1, or HTTP/2 where TLS
+/// negotiates it. It follows no redirect.
+pub fn http_client() -> reqwest::Client {
+    http_client_with(false, Redirects::Never)
+}
+
+/// A shared HTTP client following `redirects`; with `http2`, one that speaks only
+/// HTTP/2: over `http://` without an upgrade (h2c, "prior knowledge"), every call to one
+/// host sharing one connection, a stream each, so that a streaming call waiting on a
+/// slow task costs a stream, not a connection.
+pub fn http_client_with(http2: bool, redirects: Redirects) -> reqwest::Client {
+    let builder = if http2 {
+        builder().http2_prior_knowledge()
+    } else {
+        builder()
+    };
+    build(builder.redirect(redirect_policy(redirects)))
+}
+
+fn redirect_policy(redirects: Redirects) -> reqwest::redirect::Policy {
+    match redirects {
+        Redirects::Never => reqwest::redirect::Policy::none(),
+        Redirects::SameOrigin => reqwest::redirect::Policy::custom(|attempt| {
+            let same = attempt
+                .previous()
+                .first()
+                .is_some_and(|first| first.origin() == attempt.url().origin());
+            if !same || attempt.previous().len() > MAX_REDIRECTS {
+                // Not followed: the 3xx itself reaches `check_status`, which names it.
+                attempt.stop()
+            } else {
+                attempt.follow()
+            }
+        }),
+    }
+}
+
+/// Builds a client with our settings. Building fails only when the TLS backend cannot
+/// be set up (reqwest's own `Client::new` panics then too); falling back to a default
+/// client would silently drop the connect timeout and the user agent, so it is not done.
+fn build(builder: reqwest::ClientBuilder) -> reqwest::Client {
+    builder
+        .build()
+        .expect("the HTTP client's TLS backend could not be initialized")
+}
+
+fn builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .user_agent(USER_AGENT)
+        .connect_timeout(Duration::from_secs(10))
+}
+
+/// Runs `$body` with `$at` bound to the client's current interface, moving on to the
+/// next generation's when the agent turns the version down.
+macro_rules! on_interface {
+    ($self:ident, |$at:ident| $body:expr) => {{
+        let mut i = $self.current.load(Ordering::Relaxed);
+        loop {
+            let $at = &$self.interfaces[i];
+            let result = $body;
+            match $self.fall_back(i, &result) {
+                Some(next) => i = next,
+                None => break result,
+            }
+        }
+    }};
+}
+
+impl A2aClient {
+    /// A client of the A2A 0.3 JSON-RPC endpoint at `endpoint`.
+    pub fn new(endpoint: impl Into<String>, config: ClientConfig) -> Result<Self, ClientError> {
+        Self::with_http(http_client(), endpoint, config)
+    }
+
+    /// Like [`A2aClient::new`], sharing an existing HTTP client (and its connection pool).
+    pub fn with_http(
+        http: reqwest::Client,
+        endpoint: impl Into<String>,
+        config: ClientConfig,
+    ) -> Result<Self, ClientError> {
+        let at = Interface::jsonrpc(endpoint, Protocol::V0_3);
+        Self::with_interfaces(http, vec![at], config)
+    }
+
+    /// A client of `interfaces`, tried in order (see [`choose_interfaces`]).
+    pub fn with_interfaces(
+        http: reqwest::Client,
+        interfaces: Vec<Interface>,
+        config: ClientConfig,
+    ) -> Result<Self, ClientError> {
+        for at in &interfaces {
+            reqwest::Url::parse(&at.url).map_err(|e| ClientError::InvalidUrl {
+                url: at.url.clone(),
+                detail: e.to_string(),
+            })?;
+        }
+        if interfaces.is_empty() {
+            return Err(ClientError::Config("no interface to call".into()));
+        }
+        let headers = config.header_map()?;
+        Ok(Self {
+            http,
+            interfaces: interfaces.into(),
+            current: Arc::new(AtomicUsize::new(0)),
+            config: Arc::new(config),
+            headers: Arc::new(headers),
+            next_id: Arc::new(AtomicI64::new(1)),
+        })
+    }
+
+    /// A client for the interface of the card [`choose_interfaces`] picks.
+    pub fn from_card(card: &AgentCard, config: ClientConfig) -> Result<Self, ClientError> {
+        let choice = choose_interfaces(card, Preference::default())?;
+        Self::with_interfaces(http_client(), choice.interfaces, config)
+    }
+
+    /// The same client, speaking `protocol` over JSON-RPC at its current URL (its
+    /// method names, shapes and `A2A-Version`); the methods of this type take and give
+    /// the internal model whatever it speaks.
+    pub fn speaking(self, protocol: Protocol) -> Self {
+        let at = Interface::jsonrpc(self.endpoint(), protocol);
+        self.only(at)
+    }
+
+    /// The same client, calling only `at`.
+    pub fn only(mut self, at: Interface) -> Self {
+        self.interfaces = vec![at].into();
+        self.current = Arc::new(AtomicUsize::new(0));
+        self
+    }
+
+    /// The same client, sending `extra` headers too (a call's trace context, say).
+    /// Invalid names or values are left out.
+    pub fn with_headers(&self, extra: &[(String, String)]) -> Self {
+        let mut client = self.clone();
+        if extra.is_empty() {
+            return client;
+        }
+        let mut headers = (*self.headers).clone();
+        for (k, v) in extra {
+            if let (Ok(name), Ok(value)) = (
+                HeaderName::from_bytes(k.as_bytes()),
+                HeaderValue::from_str(v),
+            ) {
+                headers.insert(name, value);
+            }
+        }
+        client.headers = Arc::new(headers);
+        client
+    }
+
+    /// The interface calls go to now.
+    pub fn interface(&self) -> &Interface {
+        &self.interfaces[self.current.load(Ordering::Relaxed)]
+    }
+
+    /// The generation this client speaks now.
+    pub fn protocol(&self) -> Protocol {
+        self.interface().protocol
+    }
+
+    /// Resolves the card under `base_url` (well-known path, then the legacy one) and
+    /// returns a client for the interface it chooses, along with the card.
+    pub async fn connect(
+        base_url: &str,
+        config: ClientConfig,
+    ) -> Result<(Self, AgentCard), ClientError> {
+        let http = http_client();
+        let resolver = CardResolver::new(http.clone(), config.header_map()?, config.timeout);
+        let card = resolver.resolve(base_url).await?;
+        let choice = choose_interfaces(&card, Preference::default())?;
+        let client = Self::with_interfaces(http, choice.interfaces, config)?;
+        Ok((client, card))
+    }
+
+    /// The URL calls go to now.
+    pub fn endpoint(&self) -> &str {
+        &self.interface().url
+    }
+
+    /// After a call to interface `i`: the interface to try next, when the agent turned
+    /// down the version (VersionNotSupported; or a v1.0 method it does not know, as an
+    /// agent that speaks only v0.3 answers) and the card offers another generation.
+    fn fall_back<T>(&self, i: usize, result: &Result<T, ClientError>) -> Option<usize> {
+        let Err(ClientError::Rpc(e)) = result else {
+            return None;
+        };
+        let from = &self.interfaces[i];
+        let refused = e.code == ErrorCode::VERSION_NOT_SUPPORTED
+            || (e.code == ErrorCode::METHOD_NOT_FOUND && from.protocol == Protocol::V1_0);
+        if !refused {
+            return None;
+        }
+        let next = (i + 1..self.interfaces.len())
+            .find(|&j| self.interfaces[j].protocol != from.protocol)?;
+        warn!(from = %from, to = %self.interfaces[next], error = %e, "the agent turned the version down; falling back");
+        let _ = self
+            .current
+            .compare_exchange(i, next, Ordering::Relaxed, Ordering::Relaxed);
+        Some(next)
+    }
+
+    /// A v1.0 unary call over `at`'s binding: `method` over JSON-RPC, `route` (with
+    /// `request` as its body when `with_body`) over HTTP+JSON.
+    async fn v1<Req: Serialize, Resp: DeserializeOwned>(
+        &self,
+        at: &Interface,
+        method: Method,
+        request: &Req,
+        route: Route,
+        with_body: bool,
+    ) -> Result<Resp, ClientError> {
+        match at.binding {
+            Binding::JsonRpc => self.rpc(at, method.v1_name(), Some(request)).await,
+            Binding::HttpJson => self.rest(at, route, with_body.then_some(request)).await,
+        }
+    }
+
+    /// What an agent answered that the internal model cannot hold.
+    fn unreadable(at: &Interface, method: Method, e: crate::v1::ConvertError) -> ClientError {
+        ClientError::protocol(
+            &at.url,
+            format!("invalid {} result at {e}", method.v1_name()),
+        )
+    }
+
+    /// `message/send` (v1.0: `SendMessage`).
+    pub async fn send_message(
+        &self,
+        params: &MessageSendParams,
+    ) -> Result<SendMessageResult, ClientError> {
+        on_interface!(self, |at| self.send_message_at(at, params).await)
+    }
+
+    async fn send_message_at(
+        &self,
+        at: &Interface,
+        params: &MessageSendParams,
+    ) -> Result<SendMessageResult, ClientError> {
+        let method = Method::SendMessage;
+        if at.protocol == Protocol::V0_3 {
+            return self.rpc(at, method.as_str(), Some(params)).await;
+        }
+        let mut request = v1c::send_request(params);
+        request.tenant = at.tenant.clone();
+        let route = Route::post("message:send");
+        let answer: v1t::SendMessageResponse = self.v1(at, method, &request, route, true).await?;
+        v1c::send_response_in(answer).map_err(|e| Self::unreadable(at, method, e))
+    }
+
+    /// `message/stream` (v1.0: `SendStreamingMessage`).
+    pub async fn send_message_stream(
+        &self,
+        params: &MessageSendParams,
+    ) -> Result<EventStream, ClientError> {
+        on_interface!(self, |at| self.send_message_stream_at(at, params).await)
+    }
+
+    async fn send_message_stream_at(
+        &self,
+        at: &Interface,
+        params: &MessageSendParams,
+    ) -> Result<EventStream, ClientError> {
+        let method = Method::SendStreamingMessage;
+        if at.protocol == Protocol::V0_3 {
+            return self.rpc_stream(at, method.as_str(), params).await;
+        }
+        let mut request = v1c::send_request(params);
+        request.tenant = at.tenant.clone();
+        match at.binding {
+            Binding::JsonRpc => self.rpc_stream(at, method.v1_name(), &request).await,
+            Binding::HttpJson => {
+                let route = Route::post("message:stream");
+                self.rest_stream(at, route, Some(&request)).await
+            }
+        }
+    }
+
+    /// `tasks/get` (v1.0: `GetTask`).
+    pub async fn get_task(&self, params: &TaskQueryParams) -> Result<Task, ClientError> {
+        on_interface!(self, |at| self.get_task_at(at, params).await)
+    }
+
+    async fn get_task_at(
+        &self,
+        at: &Interface,
+        params: &TaskQueryParams,
+    ) -> Result<Task, ClientError> {
+        let method = Method::GetTask;
+        if at.protocol == Protocol::V0_3 {
+            return self.rpc(at, method.as_str(), Some(params)).await;
+        }
+        let history_length = params.history_length.map(|n| n.min(i32::MAX as u32) as i32);
+        let request = v1t::GetTaskRequest {
+            tenant: at.tenant.clone(),
+            id: params.id.to_string(),
+            history_length,
+        };
+        let route =
+            Route::get(Route::task(params.id.as_str(), "")).query("historyLength", history_length);
+        let task: v1t::Task = self.v1(at, method, &request, route, false).await?;
+        v1c::task_in(task, "result").map_err(|e| Self::unreadable(at, method, e))
+    }
+
+    /// `tasks/cancel` (v1.0: `CancelTask`).
+    pub async fn cancel_task(&self, params: &TaskIdParams) -> Result<Task, ClientError> {
+        on_interface!(self, |at| self.cancel_task_at(at, params).await)
+    }
+
+    async fn cancel_task_at(
+        &self,
+        at: &Interface,
+        params: &TaskIdParams,
+    ) -> Result<Task, ClientError> {
+        let method = Method::CancelTask;
+        if at.protocol == Protocol::V0_3 {
+            return self.rpc(at, method.as_str(), Some(params)).await;
+        }
+        let request = v1_task_request(at, params);
+        let route = Route::post(Route::task(params.id.as_str(), ":cancel"));
+        let task: v1t::Task = self.v1(at, method, &request, route, true).await?;
+        v1c::task_in(task, "result").map_err(|e| Self::unreadable(at, method, e))
+    }
+
+    /// `tasks/resubscribe` (v1.0: `SubscribeToTask`).
+    pub async fn resubscribe(&self, params: &TaskIdParams) -> Result<EventStream, ClientError> {
+        on_interface!(self, |at| self.resubscribe_at(at, params).await)
+    }
+
+    async fn resubscribe_at(
+        &self,
+        at: &Interface,
+        params: &TaskIdParams,
+    ) -> Result<EventStream, ClientError> {
+        let method = Method::Resubscribe;
+        match (at.protocol, at.binding) {
+            (Protocol::V0_3, _) => self.rpc_stream(at, method.as_str(), params).await,
+            (Protocol::V1_0, Binding::JsonRpc) => {
+                let request = v1_task_request(at, params);
+                self.rpc_stream(at, method.v1_name(), &request).await
+            }
+            (Protocol::V1_0, Binding::HttpJson) => {
+                // The SDKs POST it (the proto says GET; servers take both).
+                let route = Route::post(Route::task(params.id.as_str(), ":subscribe"));
+                self.rest_stream::<()>(at, route, None).await
+            }
+        }
+    }
+
+    /// `tasks/pushNotificationConfig/set` (v1.0: `CreateTaskPushNotificationConfig`).
+    pub async fn set_push_config(
+        &self,
+        params: &TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        on_interface!(self, |at| self.set_push_config_at(at, params).await)
+    }
+
+    async fn set_push_config_at(
+        &self,
+        at: &Interface,
+        params: &TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        let method = Method::SetPushConfig;
+        if at.protocol == Protocol::V0_3 {
+            return self.rpc(at, method.as_str(), Some(params)).await;
+        }
+        let mut request = v1c::push_config(params);
+        request.tenant = at.tenant.clone();
+        let route = Route::post(Route::task(
+            params.task_id.as_str(),
+            "/pushNotificationConfigs",
+        ));
+        let made: v1t::TaskPushNotificationConfig =
+            self.v1(at, method, &request, route, true).await?;
+        Self::push_config_in(at, made, method)
+    }
+
+    /// `tasks/pushNotificationConfig/get` (v1.0: `GetTaskPushNotificationConfig`; a
+    /// config id left out means the task's default one, whose id is the task's).
+    pub async fn get_push_config(
+        &self,
+        params: &GetTaskPushNotificationConfigParams,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        on_interface!(self, |at| self.get_push_config_at(at, params).await)
+    }
+
+    async fn get_push_config_at(
+        &self,
+        at: &Interface,
+        params: &GetTaskPushNotificationConfigParams,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        let method = Method::GetPushConfig;
+        if at.protocol == Protocol::V0_3 {
+            return self.rpc(at, method.as_str(), Some(params)).await;
+        }
+        let request = v1t::PushConfigRequest {
+            tenant: at.tenant.clone(),
+            task_id: params.id.to_string(),
+            id: params
+                .push_notification_config_id
+                .clone()
+                .unwrap_or_else(|| params.id.to_string()),
+        };
+        let path = format!("/pushNotificationConfigs/{}", rest::segment(&request.id));
+        let route = Route::get(Route::task(params.id.as_str(), &path));
+        let found: v1t::TaskPushNotificationConfig =
+            self.v1(at, method, &request, route, false).await?;
+        Self::push_config_in(at, found, method)
+    }
+
+    /// `tasks/pushNotificationConfig/list` (v1.0: `ListTaskPushNotificationConfigs`).
+    pub async fn list_push_configs(
+        &self,
+        params: &TaskIdParams,
+    ) -> Result<Vec<TaskPushNotificationConfig>, ClientError> {
+        on_interface!(self, |at| self.list_push_configs_at(at, params).await)
+    }
+
+    async fn list_push_configs_at(
+        &self,
+        at: &Interface,
+        params: &TaskIdParams,
+    ) -> Result<Vec<TaskPushNotificationConfig>, ClientError> {
+        let method = Method::ListPushConfig;
+        if at.protocol == Protocol::V0_3 {
+            return self.rpc(at, method.as_str(), Some(params)).await;
+        }
+        let request = v1t::ListPushConfigsRequest {
+            tenant: at.tenant.clone(),
+            task_id: params.id.to_string(),
+            page_size: None,
+            page_token: String::new(),
+        };
+        let route = Route::get(Route::task(params.id.as_str(), "/pushNotificationConfigs"));
+        let list: v1t::ListPushConfigsResponse =
+            self.v1(at, method, &request, route, false).await?;
+        list.configs
+            .into_iter()
+            .map(|c| Self::push_config_in(at, c, method))
+            .collect()
+    }
+
+    /// `tasks/pushNotificationConfig/delete` (v1.0: `DeleteTaskPushNotificationConfig`).
+    pub async fn delete_push_config(
+        &self,
+        params: &DeleteTaskPushNotificationConfigParams,
+    ) -> Result<(), ClientError> {
+        on_interface!(self, |at| self.delete_push_config_at(at, params).await)
+    }
+
+    async fn delete_push_config_at(
+        &self,
+        at: &Interface,
+        params: &DeleteTaskPushNotificationConfigParams,
+    ) -> Result<(), ClientError> {
+        let method = Method::DeletePushConfig;
+        let _: Value = if at.protocol == Protocol::V0_3 {
+            self.rpc(at, method.as_str(), Some(params)).await?
+        } else {
+            let request = v1t::PushConfigRequest {
+                tenant: at.tenant.clone(),
+                task_id: params.id.to_string(),
+                id: params.push_notification_config_id.clone(),
+            };
+            let path = format!("/pushNotificationConfigs/{}", rest::segment(&request.id));
+            let route = Route::delete(Route::task(params.id.as_str(), &path));
+            self.v1(at, method, &request, route, false).await?
+        };
+        Ok(())
+    }
+
+    /// `agent/getAuthenticatedExtendedCard` (v1.0: `GetExtendedAgentCard`).
+    pub async fn get_authenticated_extended_card(&self) -> Result<AgentCard, ClientError> {
+        on_interface!(self, |at| self.extended_card_at(at).await)
+    }
+
+    async fn extended_card_at(&self, at: &Interface) -> Result<AgentCard, ClientError> {
+        let method = Method::GetAuthenticatedExtendedCard;
+        if at.protocol == Protocol::V0_3 {
+            return self.rpc::<(), _>(at, method.as_str(), None).await;
+        }
+        let request = serde_json::json!({});
+        let route = Route::get("extendedAgentCard");
+        let mut card: Value = self.v1(at, method, &request, route, false).await?;
+        v1_card_as_v03(&mut card);
+        rpc::decode_result(&at.url, method.v1_name(), card)
+    }
+
+    /// A v1.0 push config as the internal one.
+    fn push_config_in(
+        at: &Interface,
+        c: v1t::TaskPushNotificationConfig,
+        method: Method,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        let task_id = TaskId::new(c.task_id.clone());
+        let config =
+            v1c::push_config_in(c, "result").map_err(|e| Self::unreadable(at, method, e))?;
+        Ok(TaskPushNotificationConfig {
+            task_id,
+            push_notification_config: config,
+        })
+    }
+}
+
+/// A task's id (and metadata) as v1.0's request for it.
+fn v1_task_request(at: &Interface, params: &TaskIdParams) -> v1t::TaskRequest {
+    v1t::TaskRequest {
+        tenant: at.tenant.clone(),
+        id: params.id.to_string(),
+        metadata: params.metadata.clone(),
+    }
+}

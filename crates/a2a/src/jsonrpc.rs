@@ -1,0 +1,301 @@
+//! The JSON-RPC 2.0 envelope: request ids, parsing a request out of a body, and the
+//! response objects — in both directions, for the server and the client.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::error::RpcError;
+use super::types::JsonRpcVersion;
+
+/// A request id: a string, a number, or null.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    Str(String),
+    Num(serde_json::Number),
+    Null,
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::Num(n.into())
+    }
+}
+
+impl From<String> for RequestId {
+    fn from(s: String) -> Self {
+        RequestId::Str(s)
+    }
+}
+
+/// A JSON-RPC request as sent by a client.
+#[derive(Debug, Clone, Serialize)]
+pub struct OutgoingRequest<'a, P: Serialize> {
+    pub jsonrpc: JsonRpcVersion,
+    pub id: RequestId,
+    pub method: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub params: Option<&'a P>,
+}
+
+/// A request the server has checked to be well-formed JSON-RPC 2.0. Its `params` are
+/// kept as the raw JSON text and deserialized straight into the method's types: a
+/// generic JSON tree of a large body would cost many times the body's size.
+#[derive(Debug, Clone)]
+pub struct IncomingRequest {
+    /// `None` for a request without an `id` member.
+    pub id: Option<RequestId>,
+    pub method: String,
+    pub params: Option<Box<serde_json::value::RawValue>>,
+}
+
+/// The envelope of a request, its `params` left as they are.
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(default, deserialize_with = "present")]
+    jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<Value>,
+    #[serde(default)]
+    params: Option<Box<serde_json::value::RawValue>>,
+}
+
+/// A member that is present, `null` included (serde reads a `null` as absent).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+impl IncomingRequest {
+    /// Checks that `body` is a single JSON-RPC 2.0 request object. On failure, returns
+    /// the error and the id to answer it with (null when the id itself is unusable).
+    pub fn from_slice(body: &[u8]) -> Result<Self, (RequestId, RpcError)> {
+        // Valid JSON at all, without building anything.
+        if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+            return Err((RequestId::Null, RpcError::parse_error(e)));
+        }
+        let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
+        let kind = match first {
+            Some(b'{') => None,
+            Some(b'[') => {
+                return Err((
+                    RequestId::Null,
+                    RpcError::invalid_request(
+                        "JSON-RPC batch requests are not supported by A2A: send one request object per HTTP request",
+                    ),
+                ));
+            }
+            Some(b'"') => Some("a string"),
+            Some(b't' | b'f') => Some("a boolean"),
+            Some(b'n') => Some("null"),
+            _ => Some("a number"),
+        };
+        if let Some(kind) = kind {
+            return Err((
+                RequestId::Null,
+                RpcError::invalid_request(format!(
+                    "a JSON-RPC request must be an object, got {kind}"
+                )),
+            ));
+        }
+        let envelope: Envelope = serde_json::from_slice(body).map_err(|e| {
+            (
+                RequestId::Null,
+                RpcError::invalid_request(format!("not a JSON-RPC request: {e}")),
+            )
+        })?;
+        let id = match envelope.id {
+            None => None,
+            Some(Value::String(s)) => Some(RequestId::Str(s)),
+            Some(Value::Number(n)) => Some(RequestId::Num(n)),
+            Some(Value::Null) => Some(RequestId::Null),
+            Some(other) => {
+                return Err((
+                    RequestId::Null,
+                    RpcError::invalid_request(format!(
+                        "`id` must be a string, a number or null, got {}",
+                        json_type(&other)
+                    )),
+                ));
+            }
+        };
+        let reply_id = id.clone().unwrap_or(RequestId::Null);
+        match envelope.jsonrpc {
+            Some(Value::String(v)) if v == "2.0" => {}
+            Some(_) => {
+                return Err((
+                    reply_id,
+                    RpcError::invalid_request("`jsonrpc` must be exactly \"2.0\""),
+                ));
+            }
+            None => {
+                return Err((
+                    reply_id,
+                    RpcError::invalid_request("missing `jsonrpc`: \"2.0\""),
+                ));
+            }
+        }
+        let method = match envelope.method {
+            Some(Value::String(m)) => m,
+            Some(other) => {
+                return Err((
+                    reply_id,
+                    RpcError::invalid_request(format!(
+                        "`method` must be a string, got {}",
+                        json_type(&other)
+                    )),
+                ));
+            }
+            None => return Err((reply_id, RpcError::invalid_request("missing `method`"))),
+        };
+        let params = match envelope.params {
+            // JSON-RPC 2.0 says omit `params`; `null` is read the same way, leniently.
+            None => None,
+            Some(p) if p.get().trim() == "null" => None,
+            Some(p) if p.get().trim_start().starts_with(['{', '[']) => Some(p),
+            Some(p) => {
+                let kind = match p.get().trim_start().as_bytes().first() {
+                    Some(b'"') => "a string",
+                    Some(b't' | b'f') => "a boolean",
+                    _ => "a number",
+                };
+                return Err((
+                    reply_id,
+                    RpcError::invalid_request(format!(
+                        "`params` must be an object or an array, got {kind}"
+                    )),
+                ));
+            }
+        };
+        Ok(IncomingRequest { id, method, params })
+    }
+
+    /// Deserializes `params` into `P`, naming the offending field on failure.
+    pub fn params<P: DeserializeOwned>(&self) -> Result<P, RpcError> {
+        match &self.params {
+            None => Err(RpcError::invalid_params("params", "missing")),
+            Some(raw) if raw.get().trim_start().starts_with('[') => Err(RpcError::invalid_params(
+                "params",
+                "A2A methods take params by name: send an object, not an array",
+            )),
+            Some(raw) => parse_params_str(raw.get()),
+        }
+    }
+}
+
+/// Deserializes params from JSON text, naming the failing field, without building a
+/// generic JSON tree first.
+pub fn parse_params_str<P: DeserializeOwned>(text: &str) -> Result<P, RpcError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| path_error(e.path().to_string(), e.inner().to_string()))
+}
+
+/// Deserializes params with the path of the failing field (`message.parts[0].kind`).
+///
+/// ```
+/// use a2a::jsonrpc::parse_params;
+/// use a2a::types::TaskQueryParams;
+///
+/// let err = parse_params::<TaskQueryParams>(&serde_json::json!({ "historyLength": 2 })).unwrap_err();
+/// assert_eq!(err.code.0, -32602);
+/// assert_eq!(err.data.unwrap()["field"], "id");
+/// ```
+pub fn parse_params<P: DeserializeOwned>(value: &Value) -> Result<P, RpcError> {
+    serde_path_to_error::deserialize(value)
+        .map_err(|e| path_error(e.path().to_string(), e.inner().to_string()))
+}
+
+/// The invalid-params error of a failed deserialization at `path`.
+fn path_error(mut path: String, detail: String) -> RpcError {
+    if path == "." {
+        path.clear();
+    }
+    // serde reports a missing field at its parent; name the field itself.
+    if let Some(name) = detail
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split('`').next())
+    {
+        path = if path.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{path}.{name}")
+        };
+    }
+    RpcError::invalid_params(&path, detail)
+}
+
+/// The name of a JSON value's type, for error messages.
+pub fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A JSON-RPC response: `result` or `error`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Response<T: Serialize> {
+    pub jsonrpc: JsonRpcVersion,
+    pub id: RequestId,
+    #[serde(flatten)]
+    pub outcome: Outcome<T>,
+}
+
+/// The two shapes of a response body.
+#[derive(Debug, Clone, Serialize)]
+pub enum Outcome<T> {
+    #[serde(rename = "result")]
+    Result(T),
+    #[serde(rename = "error")]
+    Error(RpcError),
+}
+
+impl<T: Serialize> Response<T> {
+    pub fn success(id: RequestId, result: T) -> Self {
+        Self {
+            jsonrpc: JsonRpcVersion,
+            id,
+            outcome: Outcome::Result(result),
+        }
+    }
+}
+
+impl Response<()> {
+    pub fn error(id: RequestId, error: RpcError) -> Self {
+        Self {
+            jsonrpc: JsonRpcVersion,
+            id,
+            outcome: Outcome::Error(error),
+        }
+    }
+}
+
+/// Reads a response body received by a client: the `result` value, or the error.
+/// `Err(None)`-style protocol violations are reported as a message.
+pub fn read_response(value: Value) -> Result<Result<Value, RpcError>, String> {
+    let Value::Object(mut obj) = value else {
+        return Err(format!(
+            "a JSON-RPC response must be an object, got {}",
+            json_type(&value)
+        ));
+    };
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err("the response lacks `\"jsonrpc\": \"2.0\"`".to_owned());
+    }
+    if let Some(err) = obj.remove("error") {
+        let err: RpcError = serde_json::from_value(err)
+            .map_err(|e| format!("the response's `error` is malformed: {e}"))?;
+        return Ok(Err(err));
+    }
+    match obj.remove("result") {
+        Some(result) => Ok(Ok(result)),
+        None => Err("the response has neither `result` nor `error`".to_owned()),
+    }
+}

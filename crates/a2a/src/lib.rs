@@ -1,0 +1,22 @@
+//! The A2A protocol layer, v1.0 and v0.3: the internal model (v0.3's shapes) and v1.0's
+//! at the boundary (`v1`), JSON-RPC 2.0 and HTTP+JSON, SSE, a server generic over an
+//! agent, and a client that speaks either generation on either binding.
+//!
+//! **Architecture invariant:** nothing here knows about workflows, steps or the
+//! orchestrator. This module is usable on its own to write any A2A agent or client.
+
+#[cfg(feature = "client")]
+pub mod client;
+pub mod error;
+pub mod jsonrpc;
+pub mod log;
+pub mod method;
+#[cfg(feature = "server")]
+pub mod server;
+#[cfg(feature = "client")]
+pub mod sse;
+pub mod types;
+pub mod v1;
+
+pub use error::{ErrorCode, RpcError};
+pub use method::Method;

@@ -1,0 +1,214 @@
+//! What an event does to a task's snapshot: statuses replace the status (the one before
+//! moving into the history), and the one that ends the task (terminal) merges its
+//! metadata into the task's, key by key — how an agent leaves its own summary on the task
+//! for `GetTask` and `ListTasks`, as the official SDKs' task managers merge every
+//! update's (the updates before the end are left out here: they describe a moment, and
+//! a snapshot that kept a copy of each would cost every live task memory; an agent shows
+//! a live task's summary through `AgentExecutor::describe`); artifact chunks append or
+//! replace by `append` and `lastChunk`. The task actor moves tasks on with it, and a store that keeps snapshots
+//! less often than every event replays the events after one with it.
+
+use crate::types::{
+    StreamEvent, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent, now_rfc3339,
+};
+
+/// Applies one event, as logged, to a task's snapshot: how the actor moves a task on,
+/// and how a store that keeps a snapshot less often than every event brings it up to
+/// date from the events logged after it.
+pub fn apply_event(task: &mut Task, event: &StreamEvent) {
+    match event {
+        StreamEvent::Task(t) => {
+            let mut t = t.clone();
+            if t.history.is_empty() {
+                t.history = std::mem::take(&mut task.history);
+            }
+            *task = t;
+        }
+        StreamEvent::Message(m) => task.history.push(m.clone()),
+        StreamEvent::StatusUpdate(e) => apply_status(task, e),
+        StreamEvent::ArtifactUpdate(e) => apply_artifact(task, e),
+    }
+    keep_history(task);
+}
+
+/// Messages a task's snapshot keeps; older ones are dropped from it (each stays in the
+/// task's event log). Bounds what a long conversation costs every read and write.
+pub const MAX_HISTORY: usize = 1_000;
+
+/// Drops the oldest messages past [`MAX_HISTORY`].
+pub(super) fn keep_history(task: &mut Task) {
+    if task.history.len() > MAX_HISTORY {
+        let extra = task.history.len() - MAX_HISTORY;
+        task.history.drain(..extra);
+    }
+}
+
+/// Sets `final` from the state and stamps a missing timestamp.
+pub(super) fn normalize_status(e: &mut TaskStatusUpdateEvent) {
+    e.is_final = e.status.state.is_terminal() || e.status.state.is_interrupted();
+    if e.status.timestamp.is_none() {
+        e.status.timestamp = Some(now_rfc3339());
+    }
+}
+
+/// The previous status message moves into the history; the new status replaces it; a
+/// terminal update's metadata keys replace the task's keys of the same name.
+fn apply_status(task: &mut Task, e: &TaskStatusUpdateEvent) {
+    if let Some(previous) = task.status.message.take() {
+        task.history.push(previous);
+    }
+    task.status = e.status.clone();
+    if let Some(meta) = e.metadata.as_ref().filter(|_| e.status.state.is_terminal()) {
+        let into = task.metadata.get_or_insert_with(Default::default);
+        for (k, v) in meta {
+            into.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// `append: true` extends the artifact of the same id (creating it if it is new);
+/// otherwise the artifact replaces any artifact of the same id.
+fn apply_artifact(task: &mut Task, e: &TaskArtifactUpdateEvent) {
+    let incoming = &e.artifact;
+    let existing = task
+        .artifacts
+        .iter_mut()
+        .find(|a| a.artifact_id == incoming.artifact_id);
+    match existing {
+        Some(a) if e.append == Some(true) => {
+            a.parts.extend(incoming.parts.iter().cloned());
+            if a.name.is_none() {
+                a.name.clone_from(&incoming.name);
+            }
+            if a.description.is_none() {
+                a.description.clone_from(&incoming.description);
+            }
+            if let Some(meta) = &incoming.metadata {
+                a.metadata
+                    .get_or_insert_with(Default::default)
+                    .extend(meta.clone());
+            }
+        }
+        Some(a) => *a = incoming.clone(),
+        None => task.artifacts.push(incoming.clone()),
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::types::{
+        Artifact, ArtifactId, ArtifactUpdateKind, ContextId, Message, Part, TaskId, TaskState,
+        TaskStatus,
+    };
+
+    /// An artifact chunk of task `t` in context `c`.
+    pub(in crate::server) fn chunk(id: &str, text: &str, append: bool) -> TaskArtifactUpdateEvent {
+        TaskArtifactUpdateEvent {
+            kind: ArtifactUpdateKind,
+            task_id: TaskId::new("t"),
+            context_id: ContextId::new("c"),
+            artifact: Artifact::new(ArtifactId::new(id), vec![Part::text(text)]),
+            append: Some(append),
+            last_chunk: None,
+            metadata: None,
+        }
+    }
+
+    #[test]
+    fn append_extends_and_replace_replaces() {
+        let mut task = Task::new(
+            TaskId::new("t"),
+            ContextId::new("c"),
+            TaskStatus::new(TaskState::Working),
+        );
+        apply_artifact(&mut task, &chunk("a", "one ", true));
+        apply_artifact(&mut task, &chunk("a", "two", true));
+        apply_artifact(&mut task, &chunk("b", "x", false));
+        assert_eq!(task.artifacts.len(), 2);
+        assert_eq!(
+            crate::types::parts_text(&task.artifacts[0].parts),
+            "one two"
+        );
+        apply_artifact(&mut task, &chunk("a", "new", false));
+        assert_eq!(crate::types::parts_text(&task.artifacts[0].parts), "new");
+    }
+
+    #[test]
+    fn status_moves_previous_message_to_history() {
+        let mut task = Task::new(
+            TaskId::new("t"),
+            ContextId::new("c"),
+            TaskStatus::new(TaskState::Working).with_message(Message::agent_text("first")),
+        );
+        let mut e = TaskStatusUpdateEvent {
+            kind: Default::default(),
+            task_id: TaskId::new("t"),
+            context_id: ContextId::new("c"),
+            status: TaskStatus {
+                state: TaskState::InputRequired,
+                message: Some(Message::agent_text("which?")),
+                timestamp: None,
+            },
+            is_final: false,
+            metadata: None,
+        };
+        normalize_status(&mut e);
+        assert!(e.is_final, "input-required ends a stream");
+        assert!(e.status.timestamp.is_some());
+        apply_status(&mut task, &e);
+        assert_eq!(task.history.len(), 1);
+        assert_eq!(task.history[0].text(), "first");
+        assert_eq!(task.status.state, TaskState::InputRequired);
+        assert_eq!(
+            task.metadata, None,
+            "an update without metadata leaves none"
+        );
+        // Terminal updates, each leaving its metadata on the task.
+        let with = |meta: serde_json::Value| TaskStatusUpdateEvent {
+            metadata: serde_json::from_value(meta).unwrap(),
+            status: TaskStatus::new(TaskState::Completed),
+            ..e.clone()
+        };
+        apply_status(
+            &mut task,
+            &with(serde_json::json!({"run": {"n": 1}, "a": 1})),
+        );
+        apply_status(&mut task, &with(serde_json::json!({"run": {"n": 2}})));
+        assert_eq!(
+            serde_json::to_value(&task.metadata).unwrap(),
+            serde_json::json!({"run": {"n": 2}, "a": 1}),
+            "keys replace keys; the others stay"
+        );
+        for state in [TaskState::Working, TaskState::InputRequired] {
+            let mut progress = with(serde_json::json!({"run": {"n": 3}, "b": 2}));
+            progress.status.state = state;
+            normalize_status(&mut progress);
+            apply_status(&mut task, &progress);
+            assert_eq!(
+                serde_json::to_value(&task.metadata).unwrap(),
+                serde_json::json!({"run": {"n": 2}, "a": 1}),
+                "a {state:?} update's metadata stays with the update"
+            );
+        }
+    }
+
+    #[test]
+    fn history_keeps_the_latest_messages_only() {
+        let mut task = Task::new(
+            TaskId::new("t"),
+            ContextId::new("c"),
+            TaskStatus::new(TaskState::Working),
+        );
+        for i in 0..MAX_HISTORY + 100 {
+            let m = Message::agent_text(format!("m{i}"));
+            apply_event(&mut task, &StreamEvent::Message(m));
+        }
+        assert_eq!(task.history.len(), MAX_HISTORY);
+        assert_eq!(task.history[0].text(), "m100");
+        assert_eq!(
+            task.history.last().unwrap().text(),
+            format!("m{}", MAX_HISTORY + 99)
+        );
+    }
+}

@@ -1,0 +1,389 @@
+//! What every HTTP binding shares: the Agent Card (one document both generations
+//! read), authentication, reading a bounded body, JSON and SSE responses, and the
+//! `Last-Event-ID` a reconnecting client sends.
+
+use super::*;
+use crate::v1::{BINDING_HTTP_JSON, BINDING_JSONRPC, VERSION_0_3, VERSION_1_0};
+
+/// The card as published. Serving both generations: the v0.3 card a v0.3 client reads,
+/// with what a v1.0 client reads beside it — `supportedInterfaces` (JSON-RPC 1.0,
+/// HTTP+JSON 1.0, JSON-RPC 0.3, each at the card's URL) and
+/// `capabilities.extendedAgentCard`. A v1.0 client moves the v0.3 fields it knows (`url`,
+/// `security`, the schemes' `type`) to their v1.0 places and ignores the rest, as the
+/// official SDKs do; a v0.3 client ignores the v1.0 fields. Serving one generation: that
+/// generation's card alone.
+pub(super) fn published_card(card: &AgentCard, generations: Generations) -> Value {
+    // An AgentCard always serializes: every map in it has string keys and every field
+    // is plain data.
+    let mut value = serde_json::to_value(card).expect("an agent card always serializes to JSON");
+    if generations == Generations::V0_3 {
+        return value;
+    }
+    let url = card.url.clone();
+    let interface = |binding: &str, version: &str| serde_json::json!({ "url": url, "protocolBinding": binding, "protocolVersion": version });
+    let mut interfaces = vec![
+        interface(BINDING_JSONRPC, VERSION_1_0),
+        interface(BINDING_HTTP_JSON, VERSION_1_0),
+    ];
+    if generations == Generations::Both {
+        interfaces.push(interface(BINDING_JSONRPC, VERSION_0_3));
+    }
+    value["supportedInterfaces"] = Value::Array(interfaces);
+    if card.supports_authenticated_extended_card == Some(true) {
+        value["capabilities"]["extendedAgentCard"] = Value::Bool(true);
+    }
+    if generations == Generations::V1_0 {
+        v1_only(&mut value);
+    }
+    value
+}
+
+/// A card with both generations' fields as v1.0 alone: the v0.3 fields dropped, the
+/// security schemes and requirements in their v1.0 shapes.
+fn v1_only(value: &mut Value) {
+    let Some(obj) = value.as_object_mut() else {
+        return;
+    };
+    for v03 in [
+        "url",
+        "protocolVersion",
+        "preferredTransport",
+        "additionalInterfaces",
+        "supportsAuthenticatedExtendedCard",
+    ] {
+        obj.remove(v03);
+    }
+    if let Some(Value::Object(schemes)) = obj.get_mut("securitySchemes") {
+        for scheme in schemes.values_mut() {
+            let Some(mut flat) = scheme.as_object().cloned() else {
+                continue;
+            };
+            let kind = match flat.remove("type").as_ref().and_then(Value::as_str) {
+                Some("apiKey") => "apiKeySecurityScheme",
+                Some("http") => "httpAuthSecurityScheme",
+                Some("oauth2") => "oauth2SecurityScheme",
+                Some("openIdConnect") => "openIdConnectSecurityScheme",
+                Some("mutualTLS") => "mtlsSecurityScheme",
+                _ => continue,
+            };
+            if let Some(location) = flat.remove("in") {
+                flat.insert("location".into(), location);
+            }
+            *scheme = serde_json::json!({ kind: flat });
+        }
+    }
+    if let Some(Value::Array(reqs)) = obj.remove("security") {
+        let v1: Vec<Value> = reqs
+            .iter()
+            .map(|r| {
+                let schemes: serde_json::Map<String, Value> = r
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(name, scopes)| (name.clone(), serde_json::json!({ "list": scopes })))
+                    .collect();
+                serde_json::json!({ "schemes": schemes })
+            })
+            .collect();
+        obj.insert("securityRequirements".into(), Value::Array(v1));
+    }
+}
+
+/// How long a client may keep the card before asking again (it changes only when the
+/// server is restarted or reconfigured); after that, a conditional request costs a 304.
+const CARD_MAX_AGE: &str = "public, max-age=300";
+
+/// A published card's validators, for caches and conditional requests.
+pub(super) struct CardValidators {
+    etag: axum::http::HeaderValue,
+    last_modified: axum::http::HeaderValue,
+}
+
+impl CardValidators {
+    /// A strong `ETag` of the card's bytes and a `Last-Modified` of now.
+    pub(super) fn of(card: &[u8]) -> CardValidators {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(card);
+        let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        // HTTP's date (RFC 9110 IMF-fixdate).
+        let now = time::format_description::parse(
+            "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT",
+        )
+        .ok()
+        .and_then(|f| time::OffsetDateTime::now_utc().format(&f).ok())
+        .unwrap_or_default();
+        CardValidators {
+            etag: axum::http::HeaderValue::from_str(&format!("\"{hex}\""))
+                .unwrap_or_else(|_| axum::http::HeaderValue::from_static("\"card\"")),
+            last_modified: axum::http::HeaderValue::from_str(&now)
+                .unwrap_or_else(|_| axum::http::HeaderValue::from_static("")),
+        }
+    }
+
+    /// Whether `If-None-Match` names this card (or `*`).
+    fn matches(&self, headers: &HeaderMap) -> bool {
+        headers
+            .get_all(header::IF_NONE_MATCH)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(|tag| tag.trim().trim_start_matches("W/"))
+            .any(|tag| tag == "*" || tag.as_bytes() == self.etag.as_bytes())
+    }
+}
+
+/// The public card, with `Cache-Control`, `ETag` and `Last-Modified`; a request whose
+/// `If-None-Match` names it gets `304 Not Modified`.
+pub(super) async fn card<A: AgentExecutor>(
+    State(inner): State<Arc<Inner<A>>>,
+    headers: HeaderMap,
+) -> Response {
+    let v = &inner.card_validators;
+    let validators = [
+        (
+            header::CACHE_CONTROL,
+            axum::http::HeaderValue::from_static(CARD_MAX_AGE),
+        ),
+        (header::ETAG, v.etag.clone()),
+        (header::LAST_MODIFIED, v.last_modified.clone()),
+    ];
+    if v.matches(&headers) {
+        return (StatusCode::NOT_MODIFIED, validators).into_response();
+    }
+    (
+        validators,
+        [(header::CONTENT_TYPE, "application/json")],
+        inner.card_json.clone(),
+    )
+        .into_response()
+}
+
+/// The request's credentials checked, when the server requires some: who the caller
+/// is, or the challenge response when they are missing or wrong.
+pub(super) fn authorize<A>(
+    inner: &Inner<A>,
+    headers: &HeaderMap,
+) -> Result<super::auth::Caller, Box<Response>> {
+    match &inner.config.auth {
+        Some(auth) if !auth.is_empty() => auth
+            .identify(headers)
+            .ok_or_else(|| Box::new(auth.challenge())),
+        _ => Ok(super::auth::Caller::anonymous()),
+    }
+}
+
+/// Why a body could not be read: too large, or broken off.
+pub(super) enum BodyError {
+    TooLarge(RpcError),
+    Unreadable(RpcError),
+}
+
+/// A request's body, and its turn when the body is large: hold it while the request is
+/// parsed and handled.
+pub(super) struct ReadBody {
+    pub bytes: Bytes,
+    pub _turn: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl std::ops::Deref for ReadBody {
+    type Target = Bytes;
+    fn deref(&self) -> &Bytes {
+        &self.bytes
+    }
+}
+
+/// The request body, at most `ServerConfig::max_body_bytes`; a large one (by its
+/// `Content-Length`, or one sent without) waits for its turn before it is read, so that
+/// large requests are read and parsed one at a time.
+pub(super) async fn read_body<A>(
+    inner: &Inner<A>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<ReadBody, BodyError> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .or_else(|| axum::body::HttpBody::size_hint(&body).exact());
+    let turn = if declared.is_none_or(|n| n > super::LARGE_BODY as u64) {
+        inner.large_bodies.clone().acquire_owned().await.ok()
+    } else {
+        None
+    };
+    let bytes = read_bytes(inner, body).await?;
+    Ok(ReadBody { bytes, _turn: turn })
+}
+
+async fn read_bytes<A>(inner: &Inner<A>, body: Body) -> Result<Bytes, BodyError> {
+    let limit = inner.config.max_body_bytes;
+    let wait = inner.config.header_read_timeout;
+    let read = http_body_util::Limited::new(body, limit).collect();
+    let Ok(read) = tokio::time::timeout(wait, read).await else {
+        return Err(BodyError::Unreadable(RpcError::invalid_request(format!(
+            "the request body did not arrive within {} s",
+            wait.as_secs()
+        ))));
+    };
+    match read {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            Err(BodyError::TooLarge(RpcError::invalid_request(format!(
+                "the request body exceeds the limit of {limit} bytes"
+            ))))
+        }
+        Err(e) => Err(BodyError::Unreadable(RpcError::invalid_request(format!(
+            "cannot read the request body: {e}"
+        )))),
+    }
+}
+
+/// A JSON response of `content_type`.
+pub(super) fn json_with<T: Serialize>(
+    status: StatusCode,
+    content_type: &'static str,
+    body: &T,
+) -> Response {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => (status, [(header::CONTENT_TYPE, content_type)], bytes).into_response(),
+        Err(e) => {
+            warn!(error = %e, "cannot serialize a response");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                [(header::CONTENT_TYPE, content_type)],
+                r#"{"error":{"code":-32603,"message":"cannot serialize the response"}}"#,
+            )
+                .into_response()
+        }
+    }
+}
+
+/// The `Last-Event-ID` header: the number of the last event a reconnecting client saw.
+pub(super) fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, RpcError> {
+    let Some(v) = headers.get("last-event-id") else {
+        return Ok(None);
+    };
+    let text = v.to_str().unwrap_or("").trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|_| {
+        RpcError::invalid_request(format!(
+            "the Last-Event-ID header must be the id of an event of this task's stream (a number), got {:?}",
+            text.chars().take(32).collect::<String>()
+        ))
+    })
+}
+
+pub(super) type SseStream =
+    std::pin::Pin<Box<dyn Stream<Item = Result<Event, std::convert::Infallible>> + Send>>;
+
+pub(super) fn sse_response(stream: SseStream, keep_alive: Duration) -> Response {
+    Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(keep_alive))
+        .into_response()
+}
+
+/// One SSE event carrying `data`, with `id:` set to the event's number in the task's
+/// log when it has one (what a client reconnects with, as `Last-Event-ID`).
+pub(super) fn sse_event(data: String, seq: u64) -> Event {
+    let event = Event::default().data(data);
+    if seq > 0 {
+        event.id(seq.to_string())
+    } else {
+        event
+    }
+}
+
+/// Whether a `Content-Type` is JSON: `application/json` or `application/a2a+json`, with
+/// or without parameters.
+pub(super) fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .is_some_and(|v| v == "application/json" || v == "application/a2a+json")
+}
+
+/// The error for a body that is not JSON: a browser's form or `text/plain` POST, which
+/// needs no CORS preflight, never runs anything.
+pub(super) fn not_json() -> RpcError {
+    RpcError::invalid_request(
+        "the request body must be JSON, sent with Content-Type application/json or application/a2a+json",
+    )
+}
+
+/// Refuses requests from a web page of a foreign origin unless it is allowed, answers
+/// the CORS preflight of allowed ones, and marks their responses. A request without
+/// `Origin` (every non-browser client) and one from the server's own origin pass.
+pub(super) async fn browser_guard(
+    allowed: Arc<Vec<String>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let Some(origin) = req
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|o| o.to_str().ok())
+        .map(str::to_owned)
+    else {
+        return next.run(req).await;
+    };
+    let own = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|host| {
+            origin.eq_ignore_ascii_case(&format!("http://{host}"))
+                || origin.eq_ignore_ascii_case(&format!("https://{host}"))
+        });
+    if own {
+        return next.run(req).await;
+    }
+    if !allowed.iter().any(|a| a.eq_ignore_ascii_case(&origin)) {
+        let error = RpcError::new(
+            crate::ErrorCode::INVALID_REQUEST,
+            format!(
+                "requests from web pages of {} are not allowed here (`cors_origins` lists the allowed ones)",
+                crate::log::untrusted(&origin)
+            ),
+        );
+        return json_with(
+            StatusCode::FORBIDDEN,
+            "application/json",
+            &RpcResponse::error(RequestId::Null, error),
+        );
+    }
+    let value = axum::http::HeaderValue::from_str(&origin).ok();
+    if req.method() == axum::http::Method::OPTIONS {
+        let mut resp = StatusCode::NO_CONTENT.into_response();
+        let h = resp.headers_mut();
+        if let Some(v) = value {
+            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
+        }
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            axum::http::HeaderValue::from_static("GET, POST, DELETE, OPTIONS"),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            axum::http::HeaderValue::from_static(
+                "content-type, authorization, a2a-version, a2a-extensions, last-event-id, x-api-key",
+            ),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            axum::http::HeaderValue::from_static("600"),
+        );
+        h.insert(header::VARY, axum::http::HeaderValue::from_static("origin"));
+        return resp;
+    }
+    let mut resp = next.run(req).await;
+    if let Some(v) = value {
+        resp.headers_mut()
+            .insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
+        resp.headers_mut()
+            .insert(header::VARY, axum::http::HeaderValue::from_static("origin"));
+    }
+    resp
+}

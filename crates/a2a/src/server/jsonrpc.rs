@@ -1,0 +1,409 @@
+//! The JSON-RPC binding, both generations on one endpoint: v0.3's methods
+//! (`message/send`, …) and v1.0's (`SendMessage`, …), told apart by name, the
+//! `A2A-Version` (header or query parameter) checked to agree. Each parses its params
+//! into the internal model, calls the handler, and answers in its version's shape — one
+//! JSON response, or an SSE stream of them.
+
+use super::http::{
+    BodyError, authorize, json_with, last_event_id, read_body, sse_event, sse_response,
+};
+use super::observe;
+use super::version::{self, Version};
+use super::*;
+use crate::v1::error as v1_error;
+use crate::v1::types as w;
+
+fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
+    json_with(status, "application/json", body)
+}
+
+/// Counts one request in the metrics: its method (`unknown` when it names none), its
+/// generation, and its error code (none for a success).
+fn observe(method: &str, generation: Version, code: Option<crate::ErrorCode>) {
+    observe::request(observe::Request {
+        method,
+        binding: crate::v1::BINDING_JSONRPC,
+        version: generation.as_str(),
+        code: code.map(|c| c.0),
+    });
+}
+
+/// An error answer, in the shape of the request's generation, counted for `method`.
+fn error_response(id: RequestId, error: RpcError, generation: Version, method: &str) -> Response {
+    observe(method, generation, Some(error.code));
+    let error = match generation {
+        Version::V0_3 => error,
+        Version::V1_0 => v1_error::jsonrpc(&error),
+    };
+    json_response(StatusCode::OK, &RpcResponse::error(id, error))
+}
+
+pub(super) async fn rpc<A: AgentExecutor>(
+    State(inner): State<Arc<Inner<A>>>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    body: Body,
+) -> Response {
+    const UNKNOWN: &str = "unknown";
+    let caller = match authorize(&inner, &headers) {
+        Ok(caller) => caller,
+        Err(challenge) => {
+            // Counted under the version the request says it speaks (its body is not read).
+            let asked = version::requested(&headers, uri.query()).unwrap_or(Version::V0_3);
+            observe::request(observe::Request {
+                method: UNKNOWN,
+                binding: crate::v1::BINDING_JSONRPC,
+                version: asked.as_str(),
+                code: Some(i64::from(challenge.status().as_u16())),
+            });
+            return *challenge;
+        }
+    };
+    if !super::http::is_json(&headers) {
+        let e = super::http::not_json();
+        observe(UNKNOWN, Version::V0_3, Some(e.code));
+        return json_response(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            &RpcResponse::error(RequestId::Null, e),
+        );
+    }
+    let bytes = match read_body(&inner, &headers, body).await {
+        Ok(b) => b,
+        Err(BodyError::TooLarge(e)) => {
+            observe(UNKNOWN, Version::V0_3, Some(e.code));
+            return json_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &RpcResponse::error(RequestId::Null, e),
+            );
+        }
+        Err(BodyError::Unreadable(e)) => {
+            observe(UNKNOWN, Version::V0_3, Some(e.code));
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                &RpcResponse::error(RequestId::Null, e),
+            );
+        }
+    };
+    let request = match IncomingRequest::from_slice(&bytes) {
+        Ok(r) => r,
+        Err((id, e)) => return error_response(id, e, Version::V0_3, UNKNOWN),
+    };
+    let (method, generation) = match (
+        Method::parse(&request.method),
+        Method::parse_v1(&request.method),
+    ) {
+        (Some(m), _) => (Some(m), Version::V0_3),
+        (None, Some(m)) => (Some(m), Version::V1_0),
+        // Unknown: answered in the shape of the version the request says it speaks.
+        (None, None) => (
+            None,
+            version::requested(&headers, uri.query()).unwrap_or(Version::V0_3),
+        ),
+    };
+    // Every A2A request has an id; one without is not a notification here, and is not
+    // run (spec §9.3 of v1.0, §7 of v0.3).
+    // Only a known method's name becomes a metrics label.
+    let label = if method.is_some() {
+        request.method.as_str()
+    } else {
+        UNKNOWN
+    };
+    // The method and its params are checked before the missing id, so that an id-less
+    // request is told the first thing wrong with it (-32601, -32602), as the spec's
+    // order of checks and the conformance kits have it.
+    let Some(method) = method else {
+        return error_response(
+            request.id.clone().unwrap_or(RequestId::Null),
+            RpcError::method_not_found(&request.method),
+            generation,
+            label,
+        );
+    };
+    let Some(id) = request.id.clone() else {
+        let error = check_params(method, generation, &request)
+            .err()
+            .unwrap_or_else(|| {
+                RpcError::invalid_request(
+                    "the request has no `id`: every A2A request needs one, and nothing was done",
+                )
+            });
+        return error_response(RequestId::Null, error, generation, label);
+    };
+    let asked = match version::requested(&headers, uri.query()) {
+        Ok(v) => v,
+        Err(e) => return error_response(id, e, generation, label),
+    };
+    if asked != generation {
+        let e = RpcError::version_not_supported(asked.as_str(), &version::SUPPORTED).with_data(
+            serde_json::json!({
+                "requestedVersion": asked.as_str(),
+                "method": request.method,
+                "methodVersion": generation.as_str(),
+            }),
+        );
+        let e = RpcError {
+            message: format!(
+                "method {} is A2A {}, but the request speaks A2A {} (send the header `A2A-Version: {}`)",
+                request.method,
+                generation.as_str(),
+                asked.as_str(),
+                generation.as_str()
+            ),
+            ..e
+        };
+        return error_response(id, e, generation, label);
+    }
+    if let Err(e) = inner.config.generations.check(generation) {
+        return error_response(id, e, generation, label);
+    }
+    if let Err(e) = version::check_extensions(&inner.card, &headers) {
+        return error_response(id, e, generation, label);
+    }
+    // The request's SERVER span, named after the OpenTelemetry conventions; the method
+    // is a known one here, so its name is not the client's to choose.
+    let span = info_span!(
+        "rpc",
+        method = %request.method,
+        version = generation.as_str(),
+        otel.name = %request.method,
+        otel.kind = "server",
+        "rpc.system" = "jsonrpc",
+        "a2a.method.name" = %request.method,
+        "a2a.protocol.version" = generation.as_str(),
+    );
+    inner.config.trace_parent.adopt(&headers, &span);
+    async move {
+        if method.is_streaming() {
+            return stream(inner, method, generation, &request, id, &headers, &caller).await;
+        }
+        let result = match generation {
+            Version::V0_3 => unary_v03(&inner, method, &request, &caller).await,
+            Version::V1_0 => unary_v1(&inner, method, &request, &caller).await,
+        };
+        match result {
+            Ok(result) => {
+                observe(&request.method, generation, None);
+                json_response(StatusCode::OK, &RpcResponse::success(id, result))
+            }
+            Err(e) => error_response(id, e, generation, &request.method),
+        }
+    }
+    .instrument(span)
+    .await
+}
+
+/// The params of `method`, parsed as its handler would and dropped: what an id-less
+/// request is checked for before it is refused for its missing id.
+fn check_params(
+    method: Method,
+    generation: Version,
+    req: &IncomingRequest,
+) -> Result<(), RpcError> {
+    match (generation, method) {
+        (_, Method::GetAuthenticatedExtendedCard) => Ok(()),
+        (Version::V0_3, Method::SendMessage | Method::SendStreamingMessage) => {
+            req.params::<MessageSendParams>().map(drop)
+        }
+        (Version::V0_3, Method::GetTask) => req.params::<TaskQueryParams>().map(drop),
+        (Version::V0_3, Method::CancelTask | Method::Resubscribe | Method::ListPushConfig) => {
+            req.params::<TaskIdParams>().map(drop)
+        }
+        (Version::V0_3, Method::SetPushConfig) => {
+            req.params::<TaskPushNotificationConfig>().map(drop)
+        }
+        (Version::V0_3, Method::GetPushConfig) => req
+            .params::<GetTaskPushNotificationConfigParams>()
+            .map(drop),
+        (Version::V0_3, Method::DeletePushConfig) => req
+            .params::<DeleteTaskPushNotificationConfigParams>()
+            .map(drop),
+        (Version::V0_3, Method::ListTasks) => Ok(()),
+        (Version::V1_0, Method::SendMessage | Method::SendStreamingMessage) => {
+            req.params::<w::SendMessageRequest>().map(drop)
+        }
+        (Version::V1_0, Method::GetTask) => req.params::<w::GetTaskRequest>().map(drop),
+        (Version::V1_0, Method::CancelTask | Method::Resubscribe) => {
+            req.params::<w::TaskRequest>().map(drop)
+        }
+        (Version::V1_0, Method::ListTasks) => match &req.params {
+            None => Ok(()),
+            Some(_) => req.params::<w::ListTasksRequest>().map(drop),
+        },
+        (Version::V1_0, Method::SetPushConfig) => {
+            req.params::<w::TaskPushNotificationConfig>().map(drop)
+        }
+        (Version::V1_0, Method::GetPushConfig | Method::DeletePushConfig) => {
+            req.params::<w::PushConfigRequest>().map(drop)
+        }
+        (Version::V1_0, Method::ListPushConfig) => {
+            req.params::<w::ListPushConfigsRequest>().map(drop)
+        }
+    }
+}
+
+fn to_value<T: Serialize>(v: T) -> Result<Value, RpcError> {
+    serde_json::to_value(v).map_err(|e| RpcError::internal(format!("cannot serialize: {e}")))
+}
+
+/// v0.3's methods answered with one JSON response.
+async fn unary_v03<A: AgentExecutor>(
+    inner: &Arc<Inner<A>>,
+    method: Method,
+    req: &IncomingRequest,
+    caller: &Caller,
+) -> Result<Value, RpcError> {
+    match method {
+        Method::SendMessage => to_value(inner.send(req.params()?, false, caller).await?),
+        // Streaming methods are answered by `stream`.
+        Method::SendStreamingMessage | Method::Resubscribe => Err(RpcError::internal(
+            "a streaming method reached the unary path",
+        )),
+        Method::ListTasks => Err(RpcError::method_not_found(method.v1_name())),
+        Method::GetTask => to_value(inner.get_task(req.params()?).await?),
+        Method::CancelTask => to_value(inner.cancel(req.params()?).await?),
+        Method::SetPushConfig => to_value(inner.set_push(req.params()?).await?),
+        Method::GetPushConfig => {
+            let p: GetTaskPushNotificationConfigParams = req.params()?;
+            let id = p.push_notification_config_id.as_deref();
+            to_value(
+                inner
+                    .get_push_config(&p.id, id, "pushNotificationConfigId")
+                    .await?,
+            )
+        }
+        Method::ListPushConfig => {
+            let p: TaskIdParams = req.params()?;
+            to_value(inner.list_push_configs(&p.id).await?)
+        }
+        Method::DeletePushConfig => {
+            let p: DeleteTaskPushNotificationConfigParams = req.params()?;
+            inner
+                .delete_push_config(
+                    &p.id,
+                    &p.push_notification_config_id,
+                    "pushNotificationConfigId",
+                )
+                .await?;
+            Ok(Value::Null)
+        }
+        Method::GetAuthenticatedExtendedCard => to_value(inner.extended_card()?),
+    }
+}
+
+/// v1.0's methods answered with one JSON response.
+async fn unary_v1<A: AgentExecutor>(
+    inner: &Arc<Inner<A>>,
+    method: Method,
+    req: &IncomingRequest,
+    caller: &Caller,
+) -> Result<Value, RpcError> {
+    match method {
+        Method::SendMessage => to_value(super::v1::send(inner, req.params()?, caller).await?),
+        Method::SendStreamingMessage | Method::Resubscribe => Err(RpcError::internal(
+            "a streaming method reached the unary path",
+        )),
+        Method::GetTask => to_value(super::v1::get(inner, req.params()?).await?),
+        Method::ListTasks => {
+            let params: w::ListTasksRequest = match &req.params {
+                None => w::ListTasksRequest::default(),
+                Some(_) => req.params()?,
+            };
+            to_value(super::v1::list(inner, params).await?)
+        }
+        Method::CancelTask => to_value(super::v1::cancel(inner, req.params()?).await?),
+        Method::SetPushConfig => to_value(super::v1::create_push(inner, req.params()?).await?),
+        Method::GetPushConfig => to_value(super::v1::get_push(inner, req.params()?).await?),
+        Method::ListPushConfig => to_value(super::v1::list_push(inner, req.params()?).await?),
+        Method::DeletePushConfig => {
+            super::v1::delete_push(inner, req.params()?).await?;
+            Ok(serde_json::json!({}))
+        }
+        Method::GetAuthenticatedExtendedCard => super::v1::extended_card(inner),
+    }
+}
+
+/// One SSE event: a JSON-RPC response carrying `body` (or the error) in the shape of
+/// `generation`.
+fn sse_frame(
+    id: &RequestId,
+    seq: u64,
+    body: Result<&StreamEvent, RpcError>,
+    generation: Version,
+) -> Event {
+    let json = match (body, generation) {
+        (Ok(event), Version::V0_3) => {
+            serde_json::to_string(&RpcResponse::success(id.clone(), event))
+        }
+        (Ok(event), Version::V1_0) => serde_json::to_string(&RpcResponse::success(
+            id.clone(),
+            super::v1::stream_response(event),
+        )),
+        (Err(e), Version::V0_3) => serde_json::to_string(&RpcResponse::error(id.clone(), e)),
+        (Err(e), Version::V1_0) => {
+            serde_json::to_string(&RpcResponse::error(id.clone(), v1_error::jsonrpc(&e)))
+        }
+    };
+    let data = json.unwrap_or_else(|e| {
+        format!(r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32603,"message":"cannot serialize event: {e}"}}}}"#)
+    });
+    sse_event(data, seq)
+}
+
+/// The streaming methods: an SSE stream of JSON-RPC responses. Errors found before the
+/// stream starts are sent as its one event, so SSE clients see them.
+///
+/// A subscription with a `Last-Event-ID` header replays every logged event after that
+/// one, then follows the task live; without it, the stream starts with the task's
+/// current snapshot.
+async fn stream<A: AgentExecutor>(
+    inner: Arc<Inner<A>>,
+    method: Method,
+    generation: Version,
+    req: &IncomingRequest,
+    id: RequestId,
+    headers: &HeaderMap,
+    caller: &Caller,
+) -> Response {
+    let keep_alive = inner.config.keep_alive;
+    let setup = async {
+        let request = match (method, generation) {
+            (Method::SendStreamingMessage, Version::V0_3) => {
+                StreamRequest::Message(Box::new(req.params()?))
+            }
+            (Method::SendStreamingMessage, Version::V1_0) => {
+                super::v1::stream_message(req.params()?)?
+            }
+            (_, Version::V0_3) => {
+                let p: TaskIdParams = req.params()?;
+                StreamRequest::Subscribe {
+                    id: p.id,
+                    after: last_event_id(headers)?,
+                    terminal_ok: true,
+                }
+            }
+            (_, Version::V1_0) => super::v1::subscribe(req.params()?, last_event_id(headers)?)?,
+        };
+        inner.open_stream(method, request, caller).await
+    };
+    match setup.await {
+        Ok((task_id, sub, after)) => {
+            observe(&req.method, generation, None);
+            let events = live_events(inner, task_id, sub, after);
+            let frames = events.map(move |item| {
+                Ok(match item {
+                    Ok((seq, event)) => sse_frame(&id, seq, Ok(&*event), generation),
+                    Err(e) => sse_frame(&id, 0, Err(e), generation),
+                })
+            });
+            sse_response(Box::pin(frames), keep_alive)
+        }
+        Err(e) => {
+            observe(&req.method, generation, Some(e.code));
+            let frame = sse_frame(&id, 0, Err(e), generation);
+            sse_response(
+                Box::pin(futures::stream::once(async { Ok(frame) })),
+                keep_alive,
+            )
+        }
+    }
+}

@@ -1,0 +1,431 @@
+//! The A2A server, generic over an [`AgentExecutor`]: both generations (v1.0 and v0.3)
+//! over JSON-RPC 2.0 and v1.0 over HTTP+JSON on one port, with SSE streaming, our own
+//! accept loop, durable stores and replicas sharing one.
+//!
+//! This module turns HTTP requests into calls on the agent and the task manager, and
+//! their results into JSON-RPC responses and SSE frames. It checks everything the spec
+//! lets a client get wrong and answers with the spec's error code, naming the field:
+//! malformed JSON, non-requests, unknown methods, bad params, unknown or finished tasks,
+//! capabilities the card does not declare, media types the agent does not take.
+
+mod agent;
+mod apply;
+mod auth;
+mod cluster;
+mod handler;
+mod http;
+mod jsonrpc;
+mod listen;
+pub mod observe;
+mod push;
+mod rest;
+mod sink_error;
+mod store;
+mod stream;
+mod task_manager;
+mod v1;
+mod version;
+pub use version::Generations;
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures::{FutureExt, Stream, StreamExt};
+use http_body_util::BodyExt;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{Instrument, info_span, warn};
+
+pub use agent::{
+    AgentExecutor, CancelContext, EventSink, Queued, RequestContext, ResumeContext, SinkError,
+};
+pub use apply::apply_event;
+pub use auth::{Caller, InboundAuth, UNAUTHENTICATED};
+use axum::http::HeaderMap;
+use cluster::Route;
+pub use cluster::{Cluster, ClusterRequest, Owner};
+use handler::{StreamRequest, store_error};
+use http::card;
+use jsonrpc::rpc;
+pub use listen::bind;
+pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, check_webhook};
+use rest::rest;
+pub use store::{
+    Cause, InMemoryTaskStore, LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore,
+    status_ms,
+};
+use stream::{ends_on, ends_stream, live_events};
+use task_manager::{ActorHandle, Subscription, TaskManager, Update};
+
+use super::error::RpcError;
+use super::jsonrpc::{IncomingRequest, RequestId, Response as RpcResponse};
+use super::method::Method;
+use super::types::*;
+
+pub use crate::types::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
+
+/// Tunables of the HTTP layer.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Path of the JSON-RPC endpoint (the card's `url` should point here).
+    pub rpc_path: String,
+    /// Largest request body accepted; larger ones get HTTP 413 with a JSON-RPC error.
+    pub max_body_bytes: usize,
+    /// Interval of SSE keep-alive comments while a stream is idle.
+    pub keep_alive: Duration,
+    /// Timeout of one webhook POST.
+    pub push_timeout: Duration,
+    /// Allow webhooks on loopback, private and link-local addresses (refused by default,
+    /// against server-side request forgery).
+    pub allow_private_webhooks: bool,
+    /// Credentials every JSON-RPC call must present; none when `None`. Declare them on
+    /// the card with [`InboundAuth::card_security`].
+    pub auth: Option<InboundAuth>,
+    /// How long `tasks/cancel` waits for the agent to reach a terminal state.
+    pub cancel_wait: Duration,
+    /// How long shutdown waits for running agents after canceling them.
+    pub shutdown_grace: Duration,
+    /// Web origins (`https://app.example.com`) whose pages may call this server from a
+    /// browser; a request from any other foreign origin is refused (403). A page the
+    /// server serves itself is never foreign. Empty by default: no CORS.
+    pub cors_origins: Vec<String>,
+    /// Connections open at once. At the cap, connections with nothing in flight are
+    /// closed (longest idle first) to make room; while none is idle, more wait in the
+    /// listen backlog.
+    pub max_connections: usize,
+    /// How long a connection with nothing in flight is kept open (HTTP keep-alive).
+    /// A new connection must send its first request within `header_read_timeout`.
+    pub idle_timeout: Duration,
+    /// Time a client has to send a request's headers (and to answer an HTTP/2 ping), and
+    /// to send its body; a connection that dawdles is closed.
+    pub header_read_timeout: Duration,
+    /// Most parts one message may have.
+    pub max_parts: usize,
+    /// Most bytes of a message's or request's `metadata`, as JSON.
+    pub max_metadata_bytes: usize,
+    /// Most bytes of an id (task, context, message, push config).
+    pub max_id_bytes: usize,
+    /// Whether a message sent again with a `messageId` that already started a task is
+    /// answered with that task (a retry after a lost response) — only when it is the
+    /// same message (its parts and conversation) from the same caller; another message
+    /// reusing the id is refused. On by default; off, every message starts a new task
+    /// (what a conformance kit that reuses ids across tests expects).
+    pub message_idempotency: bool,
+    /// Most requests one HTTP/2 connection may have open at once. A streaming call
+    /// holds its stream until the task ends, so a client multiplexing many running
+    /// tasks over one connection needs room (hyper's own default is 200).
+    pub http2_max_streams: u32,
+    /// The A2A generations served (both by default).
+    pub generations: Generations,
+    /// Makes the trace context a request carries the parent of its span (a tracing
+    /// setup's; none by default).
+    pub trace_parent: TraceParent,
+}
+
+/// How a request's span adopts the trace context its headers carry (`traceparent`):
+/// given by whoever exports traces, so that this layer needs no tracing backend.
+#[derive(Clone, Default)]
+pub struct TraceParent(Option<Arc<AdoptParent>>);
+
+/// What [`TraceParent`] calls: the request's headers, and its span.
+type AdoptParent = dyn Fn(&HeaderMap, &tracing::Span) + Send + Sync;
+
+impl TraceParent {
+    pub fn new(adopt: impl Fn(&HeaderMap, &tracing::Span) + Send + Sync + 'static) -> Self {
+        Self(Some(Arc::new(adopt)))
+    }
+
+    pub(crate) fn adopt(&self, headers: &HeaderMap, span: &tracing::Span) {
+        if let Some(f) = &self.0 {
+            f(headers, span);
+        }
+    }
+}
+
+impl std::fmt::Debug for TraceParent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "TraceParent(set)"
+        } else {
+            "TraceParent(none)"
+        })
+    }
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            rpc_path: "/".to_owned(),
+            max_body_bytes: 10 * 1024 * 1024,
+            keep_alive: Duration::from_secs(15),
+            push_timeout: Duration::from_secs(10),
+            allow_private_webhooks: false,
+            auth: None,
+            cancel_wait: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(10),
+            http2_max_streams: 1_000,
+            cors_origins: Vec::new(),
+            max_connections: 4_096,
+            idle_timeout: Duration::from_secs(60),
+            header_read_timeout: Duration::from_secs(10),
+            max_parts: 1_000,
+            max_metadata_bytes: 64 * 1024,
+            max_id_bytes: 256,
+            message_idempotency: true,
+            generations: Generations::Both,
+            trace_parent: TraceParent::default(),
+        }
+    }
+}
+
+/// An A2A server for one agent. Cheap to clone.
+pub struct A2aServer<A> {
+    inner: Arc<Inner<A>>,
+}
+
+impl<A> Clone for A2aServer<A> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+struct Inner<A> {
+    agent: Arc<A>,
+    card: AgentCard,
+    card_json: Bytes,
+    /// The published card's validators: a strong `ETag` (a digest of its bytes) and
+    /// `Last-Modified` (when this server built it).
+    card_validators: http::CardValidators,
+    extended_card: Option<AgentCard>,
+    manager: TaskManager,
+    config: ServerConfig,
+    shutdown: CancellationToken,
+    tracker: TaskTracker,
+    /// Requests with a large body are handled one at a time: parsing one costs many
+    /// times its size for a moment, and memory a process has grown to is seldom given
+    /// back; one at a time, the peak is one large request's, whatever arrives at once.
+    large_bodies: Arc<tokio::sync::Semaphore>,
+}
+
+/// Bodies past this many bytes take their turn (see `Inner::large_bodies`).
+const LARGE_BODY: usize = 1 << 20;
+
+/// Builds an [`A2aServer`].
+pub struct A2aServerBuilder<A> {
+    agent: A,
+    card: AgentCard,
+    extended_card: Option<AgentCard>,
+    store: Option<Arc<dyn TaskStore>>,
+    config: ServerConfig,
+}
+
+impl<A: AgentExecutor> A2aServerBuilder<A> {
+    /// The card served by `agent/getAuthenticatedExtendedCard` (the public card must set
+    /// `supportsAuthenticatedExtendedCard`).
+    pub fn extended_card(mut self, card: AgentCard) -> Self {
+        self.extended_card = Some(card);
+        self
+    }
+
+    /// Where tasks are kept (in memory by default).
+    pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    pub fn config(mut self, config: ServerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    pub fn build(self) -> A2aServer<A> {
+        let store = self
+            .store
+            .unwrap_or_else(|| Arc::new(InMemoryTaskStore::new()));
+        let shutdown = CancellationToken::new();
+        let tracker = TaskTracker::new();
+        let push = self.card.supports_push_notifications().then(|| {
+            PushNotifier::new(
+                store.clone(),
+                self.config.push_timeout,
+                self.config.allow_private_webhooks,
+            )
+        });
+        let manager = TaskManager::new(store, push, tracker.clone(), shutdown.clone());
+        let card_json =
+            Bytes::from(http::published_card(&self.card, self.config.generations).to_string());
+        let card_validators = http::CardValidators::of(&card_json);
+        A2aServer {
+            inner: Arc::new(Inner {
+                agent: Arc::new(self.agent),
+                card: self.card,
+                card_json,
+                card_validators,
+                extended_card: self.extended_card,
+                manager,
+                config: self.config,
+                shutdown,
+                tracker,
+                large_bodies: Arc::new(tokio::sync::Semaphore::new(1)),
+            }),
+        }
+    }
+}
+
+impl<A: AgentExecutor> A2aServer<A> {
+    /// A server with default settings and an in-memory store.
+    pub fn new(agent: A, card: AgentCard) -> Self {
+        Self::builder(agent, card).build()
+    }
+
+    pub fn builder(agent: A, card: AgentCard) -> A2aServerBuilder<A> {
+        A2aServerBuilder {
+            agent,
+            card,
+            extended_card: None,
+            store: None,
+            config: ServerConfig::default(),
+        }
+    }
+
+    pub fn card(&self) -> &AgentCard {
+        &self.inner.card
+    }
+
+    /// The axum router: the JSON-RPC endpoint, both card paths and the HTTP+JSON
+    /// routes, behind the browser guard (foreign origins refused unless allowed, CORS for
+    /// the allowed ones). Add layers (tracing, say) around it as needed.
+    pub fn router(&self) -> Router {
+        let origins = Arc::new(self.inner.config.cors_origins.clone());
+        Router::new()
+            .route(&self.inner.config.rpc_path, post(rpc::<A>))
+            .route(AGENT_CARD_PATH, get(card::<A>))
+            .route(LEGACY_AGENT_CARD_PATH, get(card::<A>))
+            .fallback(rest::<A>)
+            .with_state(self.inner.clone())
+            .layer(axum::middleware::from_fn(move |req, next| {
+                http::browser_guard(origins.clone(), req, next)
+            }))
+    }
+
+    /// Serves on `listener` until `signal` completes, then shuts down gracefully.
+    /// HTTP/1.1 and HTTP/2 without TLS (h2c) share the port.
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        signal: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let router = self.router();
+        self.serve_router(listener, router, signal).await
+    }
+
+    /// Like [`A2aServer::serve`], serving `router`: this server's
+    /// [`router`](A2aServer::router) with layers or routes of the caller's.
+    pub async fn serve_router(
+        self,
+        listener: tokio::net::TcpListener,
+        router: Router,
+        signal: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let token = self.inner.shutdown.clone();
+        let stop = async move {
+            tokio::select! {
+                () = signal => token.cancel(),
+                () = token.cancelled() => {}
+            }
+        };
+        let config = &self.inner.config;
+        let limits = listen::Limits {
+            http2_max_streams: config.http2_max_streams,
+            max_connections: config.max_connections,
+            header_read_timeout: config.header_read_timeout,
+            idle_timeout: config.idle_timeout,
+            drain: config.shutdown_grace,
+        };
+        listen::serve(listener, router, limits, stop).await;
+        self.shutdown().await;
+        Ok(())
+    }
+
+    /// Resumes the work of every unfinished task in the store (after a restart): each
+    /// is handed to [`AgentExecutor::resume`] in a task of its own. Returns how many.
+    /// On a store several servers share ([`TaskStore::cluster`]) it starts the loop
+    /// that claims, as long as the server runs, the tasks nobody runs — resumed the
+    /// same way — and returns 0.
+    pub async fn recover(&self) -> Result<usize, StoreError> {
+        let inner = &self.inner;
+        let store = inner.manager.store().clone();
+        if store.cluster().is_some() {
+            // Servers sharing the store: this one resumes what it claims, now and as
+            // long as it runs (see `cluster`).
+            self.inner
+                .tracker
+                .spawn(cluster::cluster_loop(self.inner.clone()));
+            return Ok(0);
+        }
+        let unfinished = store.unfinished().await?;
+        let n = unfinished.len();
+        for (task, seq) in unfinished {
+            inner.resume_task(task, seq).await?;
+        }
+        Ok(n)
+    }
+
+    /// Gives up this server's tasks to the other servers sharing its store, at once
+    /// (after its executors have stopped, at a graceful stop); nothing for a store this
+    /// server has to itself.
+    pub async fn release(&self) -> Result<(), StoreError> {
+        match self.inner.manager.store().cluster() {
+            Some(cluster) => cluster.release().await,
+            None => Ok(()),
+        }
+    }
+
+    /// Removes terminal tasks last changed before `before` from the store.
+    pub async fn prune(&self, before: std::time::SystemTime) -> Result<usize, StoreError> {
+        self.inner.manager.store().prune(before).await
+    }
+
+    /// Cancels running agents and open streams, and waits (bounded) for them to end.
+    pub async fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+        self.inner.tracker.close();
+        if tokio::time::timeout(self.inner.config.shutdown_grace, self.inner.tracker.wait())
+            .await
+            .is_err()
+        {
+            warn!("agents still running after the shutdown grace period");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::types::media_type_matches;
+
+    #[test]
+    fn media_types_match_with_wildcards_and_parameters() {
+        assert!(media_type_matches(
+            "text/plain",
+            "text/plain; charset=utf-8"
+        ));
+        assert!(media_type_matches("*/*", "image/png"));
+        assert!(media_type_matches("image/*", "image/png"));
+        assert!(media_type_matches("text", "text/plain"));
+        assert!(!media_type_matches("image/png", "text/plain"));
+        assert!(!media_type_matches("application/json", "text/plain"));
+    }
+}

@@ -1,0 +1,241 @@
+//! Delivers push notifications: POSTs a task's snapshot to each of its webhooks when its
+//! state changes (spec §9.5).
+//!
+//! Each live task gets one delivery worker fed through a bounded queue, so notifications
+//! of one task arrive in order and a slow webhook never blocks the task: when the queue
+//! is full, the task drops the notification and logs it rather than wait.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio_util::task::TaskTracker;
+use tracing::{Instrument, debug, info_span, warn};
+
+use super::store::TaskStore;
+use crate::types::{PushNotificationConfig, Task, TaskId};
+use backoff::{Backoff, Jitter};
+
+/// Why a webhook URL is refused, if it is: not http(s), no host, a host that does not
+/// resolve, or one that is or resolves to a loopback, private, link-local (cloud metadata
+/// included), shared or unspecified address — unless `allow_private`.
+pub async fn check_webhook(url: &str, allow_private: bool) -> Result<(), String> {
+    let u = reqwest::Url::parse(url).map_err(|e| format!("not a URL: {e}"))?;
+    if !matches!(u.scheme(), "http" | "https") {
+        return Err(format!(
+            "webhook URL must be http or https, got scheme {:?}",
+            u.scheme()
+        ));
+    }
+    let host = u
+        .host_str()
+        .ok_or("webhook URL has no host")?
+        .trim_matches(['[', ']'])
+        .to_owned();
+    if allow_private {
+        return Ok(());
+    }
+    let lower = host.to_ascii_lowercase();
+    if lower == "localhost" || lower.ends_with(".localhost") || lower == "metadata.google.internal"
+    {
+        return Err(format!(
+            "webhook host {host} is internal; refused (the server does not allow private webhooks)"
+        ));
+    }
+    let port = u.port_or_known_default().unwrap_or(80);
+    let addrs: Vec<std::net::IpAddr> = match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => vec![ip],
+        Err(_) => tokio::net::lookup_host((host.as_str(), port))
+            .await
+            .map_err(|e| format!("webhook host {host} does not resolve: {e}"))?
+            .map(|a| a.ip())
+            .collect(),
+    };
+    match addrs.iter().find(|ip| is_private(ip)) {
+        Some(ip) => Err(format!(
+            "webhook host {host} is a private address ({ip}); refused (the server does not allow private webhooks)"
+        )),
+        None => Ok(()),
+    }
+}
+
+fn is_private(ip: &std::net::IpAddr) -> bool {
+    use std::net::IpAddr;
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || (o[0] == 100 && (64..128).contains(&o[1]))
+                || o[0] == 0
+        }
+        IpAddr::V6(v6) => {
+            let seg = v6.segments();
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || (seg[0] & 0xfe00) == 0xfc00
+                || (seg[0] & 0xffc0) == 0xfe80
+                || v6
+                    .to_ipv4_mapped()
+                    .is_some_and(|v4| is_private(&IpAddr::V4(v4)))
+        }
+    }
+}
+
+/// Resolves webhook hosts for the delivery client, refusing private addresses (unless
+/// allowed) when the connection is made, not only when the URL was checked.
+struct GuardedResolver {
+    allow_private: bool,
+}
+
+impl reqwest::dns::Resolve for GuardedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let allow_private = self.allow_private;
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let found: Vec<std::net::SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
+                .await?
+                .filter(|a| allow_private || !is_private(&a.ip()))
+                .collect();
+            if found.is_empty() {
+                let why =
+                    format!("webhook host {host} resolves only to private addresses; refused");
+                return Err(why.into());
+            }
+            Ok(Box::new(found.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+/// The header carrying a config's token back to the client.
+pub const NOTIFICATION_TOKEN_HEADER: &str = "X-A2A-Notification-Token";
+
+const QUEUE: usize = 32;
+const ATTEMPTS: u32 = 3;
+const FIRST_BACKOFF: Duration = Duration::from_millis(200);
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
+/// Sends webhooks for a server.
+#[derive(Clone)]
+pub struct PushNotifier {
+    http: reqwest::Client,
+    store: Arc<dyn TaskStore>,
+    allow_private: bool,
+    /// The tasks given a push config through this server (or found with one at
+    /// recovery): only their state changes start a delivery worker and read the
+    /// store's configs. A std mutex, never held across an await.
+    armed: Arc<Mutex<HashSet<TaskId>>>,
+}
+
+impl PushNotifier {
+    pub fn new(store: Arc<dyn TaskStore>, timeout: Duration, allow_private: bool) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .user_agent(concat!("a2a-orchestrator/", env!("CARGO_PKG_VERSION")))
+            // A redirect is not followed: the guard checked the configured URL only, and
+            // the token must never reach another host.
+            .redirect(reqwest::redirect::Policy::none())
+            // The address is checked again when the connection is made: a name that
+            // resolved to a public address at the check may resolve elsewhere now.
+            .dns_resolver(Arc::new(GuardedResolver { allow_private }))
+            .build()
+            .expect("the webhook client's TLS backend could not be initialized");
+        Self {
+            http,
+            store,
+            allow_private,
+            armed: Default::default(),
+        }
+    }
+
+    /// Notes that `task` has a push config.
+    pub(crate) fn arm(&self, task: &TaskId) {
+        self.armed
+            .lock()
+            .expect("not poisoned")
+            .insert(task.clone());
+    }
+
+    /// Whether `task` may have a push config.
+    pub(crate) fn is_armed(&self, task: &TaskId) -> bool {
+        self.armed.lock().expect("not poisoned").contains(task)
+    }
+
+    /// Forgets `task` (it is finished).
+    pub(crate) fn disarm(&self, task: &TaskId) {
+        self.armed.lock().expect("not poisoned").remove(task);
+    }
+
+    /// Starts a delivery worker for one task; it ends when the sender is dropped.
+    pub(crate) fn worker(&self, tracker: &TaskTracker) -> mpsc::Sender<Task> {
+        let (tx, mut rx) = mpsc::channel::<Task>(QUEUE);
+        let this = self.clone();
+        tracker.spawn(
+            async move {
+                while let Some(task) = rx.recv().await {
+                    let configs = match this.store.push_configs(&task.id).await {
+                        Ok(c) => c,
+                        Err(e) => {
+                            warn!(error = %e, "cannot read push configs");
+                            continue;
+                        }
+                    };
+                    for config in &configs {
+                        this.deliver(config, &task).await;
+                    }
+                }
+            }
+            .instrument(info_span!("push")),
+        );
+        tx
+    }
+
+    async fn deliver(&self, config: &PushNotificationConfig, task: &Task) {
+        // Checked again at delivery: a name may resolve elsewhere than when it was set.
+        if let Err(why) = check_webhook(&config.url, self.allow_private).await {
+            warn!(url = %crate::log::url(&config.url), why = %crate::log::untrusted(&why), "push notification not sent");
+            return;
+        }
+        let mut waits = Backoff::exponential(FIRST_BACKOFF, MAX_BACKOFF)
+            .with_jitter(Jitter::Up(0.2))
+            .waits();
+        for attempt in 1..=ATTEMPTS {
+            let mut req = self.http.post(&config.url).json(task);
+            if let Some(token) = &config.token {
+                req = req.header(NOTIFICATION_TOKEN_HEADER, token);
+            }
+            if let Some(auth) = &config.authentication
+                && let Some(credentials) = &auth.credentials
+                && let Some(scheme) = auth.schemes.first()
+            {
+                req = req.header(
+                    reqwest::header::AUTHORIZATION,
+                    format!("{scheme} {credentials}"),
+                );
+            }
+            match req.send().await {
+                Ok(resp) if resp.status().is_success() => {
+                    debug!(url = %crate::log::url(&config.url), state = %task.status.state, "push notification delivered");
+                    return;
+                }
+                Ok(resp) => {
+                    warn!(url = %crate::log::url(&config.url), status = %resp.status(), attempt, "webhook refused the notification")
+                }
+                Err(e) => {
+                    // The error's own URL would carry the credentials: left out.
+                    let e = e.without_url();
+                    warn!(url = %crate::log::url(&config.url), error = %e, attempt, "webhook unreachable")
+                }
+            }
+            if attempt < ATTEMPTS
+                && let Some(wait) = waits.next()
+            {
+                tokio::time::sleep(wait).await;
+            }
+        }
+    }
+}

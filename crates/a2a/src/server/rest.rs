@@ -1,0 +1,451 @@
+//! The HTTP+JSON binding of A2A v1.0 (spec §11): the proto's `google.api.http` routes —
+//! `POST /message:send`, `GET /tasks/{id}`, `POST /tasks/{id}:cancel`, … — each
+//! optionally under a `/{tenant}` prefix, below the JSON-RPC endpoint's path. Bodies and
+//! results are the v1.0 shapes; errors are `google.rpc.Status` with the spec's HTTP
+//! status and an `ErrorInfo`; streams are SSE whose `data:` is a `StreamResponse`.
+
+use axum::http::Method as HttpMethod;
+
+use super::http::{
+    BodyError, authorize, json_with, last_event_id, read_body, sse_event, sse_response,
+};
+use super::version::{self, Version};
+use super::*;
+use crate::v1::error as v1_error;
+use crate::v1::types as w;
+
+/// The media type of HTTP+JSON bodies.
+const A2A_JSON: &str = "application/a2a+json";
+
+/// One route of the binding, with what its path names.
+#[derive(Debug, PartialEq, Eq)]
+enum Route {
+    Send,
+    Stream,
+    List,
+    Get(String),
+    Cancel(String),
+    Subscribe(String),
+    Push(String),
+    GetPush(String, String),
+    DeletePush(String, String),
+    ExtendedCard,
+}
+
+impl Route {
+    /// The v1.0 method the route carries, for the metrics.
+    fn method(&self, has_body: bool) -> &'static str {
+        match self {
+            Route::Send => Method::SendMessage.v1_name(),
+            Route::Stream => Method::SendStreamingMessage.v1_name(),
+            Route::List => Method::ListTasks.v1_name(),
+            Route::Get(_) => Method::GetTask.v1_name(),
+            Route::Cancel(_) => Method::CancelTask.v1_name(),
+            Route::Subscribe(_) => Method::Resubscribe.v1_name(),
+            Route::Push(_) if has_body => Method::SetPushConfig.v1_name(),
+            Route::Push(_) => Method::ListPushConfig.v1_name(),
+            Route::GetPush(..) => Method::GetPushConfig.v1_name(),
+            Route::DeletePush(..) => Method::DeletePushConfig.v1_name(),
+            Route::ExtendedCard => Method::GetAuthenticatedExtendedCard.v1_name(),
+        }
+    }
+
+    fn is_streaming(&self) -> bool {
+        matches!(self, Route::Stream | Route::Subscribe(_))
+    }
+}
+
+/// Counts one request of the binding in the metrics.
+fn observe(method: &str, code: Option<i64>) {
+    super::observe::request(super::observe::Request {
+        method,
+        binding: crate::v1::BINDING_HTTP_JSON,
+        version: crate::v1::VERSION_1_0,
+        code,
+    });
+}
+
+/// Matches a path (below the binding's base) and method to a route, with or without a
+/// tenant first. `None` when nothing matches.
+fn route(method: &HttpMethod, path: &str) -> Option<Route> {
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let known = |first: &str| {
+        matches!(
+            first,
+            "message:send" | "message:stream" | "tasks" | "extendedAgentCard"
+        )
+    };
+    // A tenant is a first segment that is not one of the binding's own.
+    let rest = match segments.first() {
+        Some(first) if !known(first) && segments.len() > 1 => &segments[1..],
+        _ => &segments[..],
+    };
+    let get = method == HttpMethod::GET;
+    let post = method == HttpMethod::POST;
+    Some(match rest {
+        ["message:send"] if post => Route::Send,
+        ["message:stream"] if post => Route::Stream,
+        ["tasks"] if get => Route::List,
+        ["extendedAgentCard"] if get => Route::ExtendedCard,
+        ["tasks", id] => match id.rsplit_once(':') {
+            Some((id, "cancel")) if post => Route::Cancel(decode(id)),
+            // The proto says GET, the spec's table and the official SDKs POST: both.
+            Some((id, "subscribe")) if get || post => Route::Subscribe(decode(id)),
+            None if get => Route::Get(decode(id)),
+            _ => return None,
+        },
+        ["tasks", id, "pushNotificationConfigs"] if get || post => Route::Push(decode(id)),
+        ["tasks", id, "pushNotificationConfigs", config] if get => {
+            Route::GetPush(decode(id), decode(config))
+        }
+        ["tasks", id, "pushNotificationConfigs", config] if method == HttpMethod::DELETE => {
+            Route::DeletePush(decode(id), decode(config))
+        }
+        _ => return None,
+    })
+}
+
+/// A path segment with its percent-escapes decoded.
+fn decode(segment: &str) -> String {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(hex) = segment.get(i + 1..i + 3)
+            && let Ok(b) = u8::from_str_radix(hex, 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The query string's parameters, decoded (`+` is a space).
+fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
+    query
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode(&k.replace('+', " ")), decode(&v.replace('+', " ")))
+        })
+        .collect()
+}
+
+fn error_response(e: &RpcError) -> Response {
+    let (status, body) = v1_error::http(e);
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    json_with(status, A2A_JSON, &body)
+}
+
+fn ok<T: Serialize>(body: &T) -> Response {
+    json_with(StatusCode::OK, A2A_JSON, body)
+}
+
+/// A body parsed as `T`, naming the field that is wrong; straight from the text, without
+/// a generic JSON tree (which would cost many times a large body's size).
+fn parse_body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, RpcError> {
+    serde_json::from_slice::<serde::de::IgnoredAny>(bytes).map_err(RpcError::parse_error)?;
+    let text = std::str::from_utf8(bytes).map_err(RpcError::parse_error)?;
+    crate::jsonrpc::parse_params_str(text)
+}
+
+/// ListTasks's query parameters as its request.
+fn list_request(pairs: &[(String, String)]) -> Result<w::ListTasksRequest, RpcError> {
+    let mut r = w::ListTasksRequest::default();
+    let number = |k: &str, v: &str| {
+        v.parse::<i32>()
+            .map_err(|_| RpcError::invalid_params(k, format!("must be a number, got {v:?}")))
+    };
+    for (k, v) in pairs {
+        match k.as_str() {
+            "tenant" => r.tenant = v.clone(),
+            "contextId" => r.context_id = v.clone(),
+            "status" => {
+                r.status = Some(w::TaskState::parse(v).ok_or_else(|| {
+                    RpcError::invalid_params(
+                        "status",
+                        format!(
+                            "unknown task state {v:?} (one of {})",
+                            w::TaskState::ALL.map(w::TaskState::as_str).join(", ")
+                        ),
+                    )
+                })?)
+            }
+            "pageSize" => r.page_size = Some(number(k, v)?),
+            "pageToken" => r.page_token = v.clone(),
+            "historyLength" => r.history_length = Some(number(k, v)?),
+            "statusTimestampAfter" => r.status_timestamp_after = Some(v.clone()),
+            "includeArtifacts" => {
+                r.include_artifacts = Some(match v.as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => {
+                        return Err(RpcError::invalid_params(
+                            "includeArtifacts",
+                            format!("must be true or false, got {v:?}"),
+                        ));
+                    }
+                })
+            }
+            // Service parameters and unknown ones are not the request's.
+            _ => {}
+        }
+    }
+    Ok(r)
+}
+
+/// Every request of the binding: routed, checked (auth, version, extensions), run.
+pub(super) async fn rest<A: AgentExecutor>(
+    State(inner): State<Arc<Inner<A>>>,
+    method: HttpMethod,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let base = inner.config.rpc_path.trim_end_matches('/');
+    let Some(route) = uri
+        .path()
+        .strip_prefix(base)
+        .and_then(|path| route(&method, path))
+    else {
+        let e = not_found(uri.path());
+        observe("unknown", Some(e.code.0));
+        return error_response(&e);
+    };
+    let caller = match authorize(&inner, &headers) {
+        Ok(caller) => caller,
+        Err(challenge) => {
+            observe("unknown", Some(i64::from(challenge.status().as_u16())));
+            return *challenge;
+        }
+    };
+    let checks = version::requested(&headers, uri.query()).and_then(|v| match v {
+        Version::V1_0 => inner
+            .config
+            .generations
+            .check(Version::V1_0)
+            .and_then(|()| version::check_extensions(&inner.card, &headers)),
+        Version::V0_3 => Err(RpcError::version_not_supported(
+            Version::V0_3.as_str(),
+            &[Version::V1_0.as_str()],
+        )
+        .with_data(serde_json::json!({"binding": "HTTP+JSON"}))),
+    });
+    let name = route.method(false);
+    if let Err(e) = checks {
+        observe(name, Some(e.code.0));
+        return error_response(&e);
+    }
+    let bytes = match read_body(&inner, &headers, body).await {
+        Ok(b) => b,
+        Err(BodyError::TooLarge(e)) => {
+            observe(name, Some(e.code.0));
+            let (_, body) = v1_error::http(&e);
+            return json_with(StatusCode::PAYLOAD_TOO_LARGE, A2A_JSON, &body);
+        }
+        Err(BodyError::Unreadable(e)) => {
+            observe(name, Some(e.code.0));
+            return error_response(&e);
+        }
+    };
+    let name = route.method(!bytes.is_empty());
+    if !bytes.is_empty() && !super::http::is_json(&headers) {
+        let e = super::http::not_json();
+        observe(name, Some(e.code.0));
+        let (_, body) = v1_error::http(&e);
+        return json_with(StatusCode::UNSUPPORTED_MEDIA_TYPE, A2A_JSON, &body);
+    }
+    let streaming = route.is_streaming();
+    let span = info_span!(
+        "rest",
+        method = %method,
+        path = %crate::log::untrusted(uri.path()),
+        otel.name = name,
+        otel.kind = "server",
+        "a2a.method.name" = name,
+        "a2a.protocol.version" = crate::v1::VERSION_1_0,
+    );
+    inner.config.trace_parent.adopt(&headers, &span);
+    async move {
+        // A stream counts itself once it has opened (or failed to).
+        match handle(&inner, route, &uri, &headers, &bytes, &caller).await {
+            Ok(r) => {
+                if !streaming {
+                    observe(name, None);
+                }
+                r
+            }
+            Err(e) => {
+                observe(name, Some(e.code.0));
+                error_response(&e)
+            }
+        }
+    }
+    .instrument(span)
+    .await
+}
+
+fn not_found(path: &str) -> RpcError {
+    RpcError::method_not_found(&path.chars().take(200).collect::<String>())
+}
+
+async fn handle<A: AgentExecutor>(
+    inner: &Arc<Inner<A>>,
+    route: Route,
+    uri: &axum::http::Uri,
+    headers: &HeaderMap,
+    body: &[u8],
+    caller: &Caller,
+) -> Result<Response, RpcError> {
+    let pairs = query_pairs(uri.query());
+    let history_length = pairs
+        .iter()
+        .find(|(k, _)| k == "historyLength")
+        .map(|(_, v)| {
+            v.parse::<i32>().map_err(|_| {
+                RpcError::invalid_params("historyLength", format!("must be a number, got {v:?}"))
+            })
+        })
+        .transpose()?;
+    let task = |id: String| w::TaskRequest {
+        tenant: String::new(),
+        id,
+        metadata: None,
+    };
+    Ok(match route {
+        Route::Send => ok(&super::v1::send(inner, parse_body(body)?, caller).await?),
+        Route::Stream => {
+            let request = super::v1::stream_message(parse_body(body)?)?;
+            stream(inner.clone(), Method::SendStreamingMessage, request, caller).await
+        }
+        Route::Get(id) => {
+            let request = w::GetTaskRequest {
+                tenant: String::new(),
+                id,
+                history_length,
+            };
+            ok(&super::v1::get(inner, request).await?)
+        }
+        Route::List => ok(&super::v1::list(inner, list_request(&pairs)?).await?),
+        Route::Cancel(id) => {
+            let mut request = task(id);
+            if !body.is_empty() {
+                let given: Value = serde_json::from_slice(body).map_err(RpcError::parse_error)?;
+                request.metadata = given.get("metadata").and_then(Value::as_object).cloned();
+            }
+            ok(&super::v1::cancel(inner, request).await?)
+        }
+        Route::Subscribe(id) => {
+            let request = super::v1::subscribe(task(id), last_event_id(headers)?)?;
+            stream(inner.clone(), Method::Resubscribe, request, caller).await
+        }
+        Route::Push(id) if body.is_empty() => {
+            let request = w::ListPushConfigsRequest {
+                tenant: String::new(),
+                task_id: id,
+                page_size: None,
+                page_token: String::new(),
+            };
+            ok(&super::v1::list_push(inner, request).await?)
+        }
+        Route::Push(id) => {
+            let mut config: w::TaskPushNotificationConfig = parse_body(body)?;
+            config.task_id = id;
+            ok(&super::v1::create_push(inner, config).await?)
+        }
+        Route::GetPush(task_id, id) => {
+            let request = w::PushConfigRequest {
+                tenant: String::new(),
+                task_id,
+                id,
+            };
+            ok(&super::v1::get_push(inner, request).await?)
+        }
+        Route::DeletePush(task_id, id) => {
+            let request = w::PushConfigRequest {
+                tenant: String::new(),
+                task_id,
+                id,
+            };
+            super::v1::delete_push(inner, request).await?;
+            ok(&serde_json::json!({}))
+        }
+        Route::ExtendedCard => ok(&super::v1::extended_card(inner)?),
+    })
+}
+
+/// A stream of `StreamResponse`s as SSE; an error before it starts is its one event.
+async fn stream<A: AgentExecutor>(
+    inner: Arc<Inner<A>>,
+    method: Method,
+    request: super::handler::StreamRequest,
+    caller: &Caller,
+) -> Response {
+    let keep_alive = inner.config.keep_alive;
+    let frame = |seq: u64, body: Result<&StreamEvent, RpcError>| {
+        let data = match body {
+            Ok(event) => serde_json::to_string(&super::v1::stream_response(event)),
+            Err(e) => serde_json::to_string(&v1_error::http(&e).1),
+        };
+        sse_event(
+            data.unwrap_or_else(|e| {
+                format!(r#"{{"error":{{"code":500,"message":"cannot serialize event: {e}"}}}}"#)
+            }),
+            seq,
+        )
+    };
+    match inner.open_stream(method, request, caller).await {
+        Ok((task_id, sub, after)) => {
+            observe(method.v1_name(), None);
+            let events = live_events(inner, task_id, sub, after);
+            let frames = events.map(move |item| {
+                Ok(match item {
+                    Ok((seq, event)) => frame(seq, Ok(&*event)),
+                    Err(e) => frame(0, Err(e)),
+                })
+            });
+            sse_response(Box::pin(frames), keep_alive)
+        }
+        // Before the stream starts, an error is an ordinary error response.
+        Err(e) => {
+            observe(method.v1_name(), Some(e.code.0));
+            error_response(&e)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_match_the_proto_with_or_without_a_tenant() {
+        let post = HttpMethod::POST;
+        let get = HttpMethod::GET;
+        assert_eq!(route(&post, "/message:send"), Some(Route::Send));
+        assert_eq!(route(&post, "/acme/message:stream"), Some(Route::Stream));
+        assert_eq!(route(&get, "/tasks"), Some(Route::List));
+        assert_eq!(route(&get, "/tasks/t-1"), Some(Route::Get("t-1".into())));
+        assert_eq!(
+            route(&post, "/acme/tasks/t-1:cancel"),
+            Some(Route::Cancel("t-1".into()))
+        );
+        assert_eq!(
+            route(&get, "/tasks/t%3A1:subscribe"),
+            Some(Route::Subscribe("t:1".into()))
+        );
+        assert_eq!(
+            route(&HttpMethod::DELETE, "/tasks/t/pushNotificationConfigs/c"),
+            Some(Route::DeletePush("t".into(), "c".into()))
+        );
+        assert_eq!(route(&get, "/tasks/t-1:cancel"), None);
+        assert_eq!(route(&get, "/nothing/here/at/all"), None);
+    }
+}

@@ -1,0 +1,424 @@
+//! Where the server keeps tasks, their event logs and their push-notification configs.
+//!
+//! A trait so that a durable store (SQLite, PostgreSQL) can replace the in-memory one
+//! without the server changing. The server commits a task's new snapshot together with
+//! the events that produced it, each numbered (`seq`, from 1, per task), *before* it
+//! announces them; so a store always holds a state some client may have seen, and a
+//! client that reconnects with the number of the last event it saw (SSE `Last-Event-ID`)
+//! can be given exactly the events it missed.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use futures::future::BoxFuture;
+
+use crate::types::{ContextId, PushNotificationConfig, StreamEvent, Task, TaskId, TaskState};
+
+/// The error a store keeps as the cause of a failure: the database's own error (or an
+/// I/O or decoding error), shared so that the failure can be reported to every caller
+/// that waited on the same write.
+pub type Cause = Arc<dyn std::error::Error + Send + Sync>;
+
+/// Why a task store could not do what it was asked. The server answers each with an
+/// internal error and logs it; the cause stays in the log, never on the wire.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The store takes no more requests: its writer has stopped (the process is
+    /// shutting down).
+    #[error("the task store is closed")]
+    Closed,
+    /// Something stored cannot be read back (`what`: a task, an event, a config).
+    #[error("a stored {what} is unreadable: {cause}")]
+    Unreadable {
+        what: &'static str,
+        #[source]
+        cause: Cause,
+    },
+    /// The database (or the file system under it) failed.
+    #[error("the task store failed: {0}")]
+    Backend(#[source] Cause),
+    /// Another server runs this task now (servers sharing a store): this one must not
+    /// write for it.
+    #[error("task {0} is run by another server now")]
+    Fenced(TaskId),
+    /// The store failed moments ago and is not asked again until it has had time to
+    /// come back: the request fails at once rather than waiting on the database.
+    #[error("the task store is unavailable (it failed {ago_ms} ms ago: {cause})")]
+    Unavailable {
+        ago_ms: u64,
+        #[source]
+        cause: Cause,
+    },
+}
+
+impl StoreError {
+    /// Whether the failure may pass by itself (the database or the disk under it
+    /// failing, unreachable, restarting, full or locked): work that needs the write
+    /// waits and tries again rather than giving up. A closed store, an unreadable row
+    /// and a fenced task are not.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Backend(_) | StoreError::Unavailable { .. }
+        )
+    }
+
+    /// A failure of the database, keeping its error as the cause.
+    pub fn backend(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+        StoreError::Backend(Arc::new(e))
+    }
+
+    /// A stored `what` that cannot be decoded.
+    pub fn unreadable(
+        what: &'static str,
+        e: impl std::error::Error + Send + Sync + 'static,
+    ) -> StoreError {
+        StoreError::Unreadable {
+            what,
+            cause: Arc::new(e),
+        }
+    }
+}
+
+/// One entry of a task's event log.
+pub type LoggedEvent = (u64, Arc<StreamEvent>);
+
+/// Which tasks ListTasks asks for: newest status first, a page at a time.
+#[derive(Debug, Clone, Default)]
+pub struct TaskQuery {
+    pub context_id: Option<ContextId>,
+    pub state: Option<TaskState>,
+    /// Only tasks whose status changed at or after this (milliseconds since the epoch).
+    pub changed_since_ms: Option<i64>,
+    /// Most tasks on the page.
+    pub limit: usize,
+    /// Where the previous page ended.
+    pub after: Option<TaskCursor>,
+}
+
+/// A place in the list order: tasks sort by status time, newest first, then by id.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TaskCursor {
+    pub status_ms: i64,
+    pub id: TaskId,
+}
+
+impl TaskCursor {
+    /// The cursor of `task`: its status time (0 when it has none) and id.
+    pub fn of(task: &Task) -> TaskCursor {
+        TaskCursor {
+            status_ms: status_ms(task),
+            id: task.id.clone(),
+        }
+    }
+}
+
+/// One page of tasks, and how many match in all.
+#[derive(Debug, Clone, Default)]
+pub struct TaskPage {
+    pub tasks: Vec<Task>,
+    /// Where the next page starts; `None` on the last page.
+    pub next: Option<TaskCursor>,
+    pub total: usize,
+}
+
+/// A task's status time in milliseconds since the epoch (0 when it has none or it does
+/// not parse).
+pub fn status_ms(task: &Task) -> i64 {
+    task.status
+        .timestamp
+        .as_deref()
+        .and_then(|t| {
+            time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
+        })
+        .map_or(0, |t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+}
+
+/// Whether `task` passes the filters of `q` (not its page).
+pub fn matches(q: &TaskQuery, task: &Task, ms: i64) -> bool {
+    q.context_id.as_ref().is_none_or(|c| *c == task.context_id)
+        && q.state.is_none_or(|s| s == task.status.state)
+        && q.changed_since_ms.is_none_or(|since| ms >= since)
+}
+
+/// Persistence for tasks, their event logs, and push configs. Implementations must be
+/// cheap to share, and must apply each call atomically.
+pub trait TaskStore: Send + Sync + 'static {
+    /// The latest snapshot of a task, with the `seq` of its last logged event (0 if none).
+    /// A store may keep snapshots less often than every commit and bring the one it
+    /// kept up to date with [`apply_event`](super::apply_event) over the events after it.
+    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>>;
+    /// Replaces the snapshot of `task.id` and appends `events` (numbered by the caller,
+    /// consecutively after the last one) to its log, in one step.
+    fn commit<'a>(
+        &'a self,
+        task: &'a Task,
+        events: &'a [LoggedEvent],
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// The logged events of a task with `seq > after`, in order.
+    fn events_after(
+        &self,
+        id: &TaskId,
+        after: u64,
+    ) -> BoxFuture<'_, Result<Vec<LoggedEvent>, StoreError>>;
+    /// The task a message (by `messageId`) created, if any: a client resending the same
+    /// message after a lost response gets that task rather than a second one.
+    fn task_of_message<'a>(
+        &'a self,
+        message_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskId>, StoreError>>;
+    /// Every task not in a terminal state, with its last `seq`: the work a restarted
+    /// server resumes.
+    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>>;
+    /// Removes terminal tasks last changed before `before` (their logs and push configs
+    /// too); how many were removed.
+    fn prune(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>>;
+    /// Adds or replaces (by `config.id`, which the caller has set) a push config.
+    fn set_push_config(
+        &self,
+        task: &TaskId,
+        config: PushNotificationConfig,
+    ) -> BoxFuture<'_, Result<(), StoreError>>;
+    /// All push configs of a task, in the order they were first set.
+    fn push_configs(
+        &self,
+        task: &TaskId,
+    ) -> BoxFuture<'_, Result<Vec<PushNotificationConfig>, StoreError>>;
+    /// Removes one push config; whether it existed.
+    fn delete_push_config(
+        &self,
+        task: &TaskId,
+        config_id: &str,
+    ) -> BoxFuture<'_, Result<bool, StoreError>>;
+    /// One page of the tasks `query` asks for, newest status first, through an index
+    /// kept in that order (never a scan of every task).
+    fn list(&self, query: &TaskQuery) -> BoxFuture<'_, Result<TaskPage, StoreError>>;
+    /// How the servers sharing this store divide its tasks; `None` (the default) for a
+    /// store one server has to itself, which runs every task.
+    fn cluster(&self) -> Option<&dyn super::Cluster> {
+        None
+    }
+}
+
+/// Keeps everything in process memory: fast, and gone at exit.
+#[derive(Debug, Clone, Default)]
+pub struct InMemoryTaskStore {
+    // A std mutex: every critical section is a map operation, never held across an await.
+    inner: Arc<Mutex<Maps>>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    task: Task,
+    log: Vec<LoggedEvent>,
+    changed: SystemTime,
+    /// Its key in `Maps::by_time`.
+    at: TaskCursor,
+}
+
+#[derive(Debug, Default)]
+struct Maps {
+    /// Boxed: a task is large, and a hash map's empty slots are as large as its full ones.
+    tasks: HashMap<TaskId, Box<Entry>>,
+    by_message: HashMap<String, TaskId>,
+    push: HashMap<TaskId, Vec<PushNotificationConfig>>,
+    /// Every task by status time: the list order.
+    by_time: BTreeSet<TaskCursor>,
+}
+
+impl InMemoryTaskStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether the store holds a task.
+    pub fn contains(&self, id: &TaskId) -> bool {
+        self.with(|m| m.tasks.contains_key(id))
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Maps) -> R) -> R {
+        // A poisoned lock means a panic mid-update of a plain map; the maps stay usable.
+        let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut guard)
+    }
+}
+
+fn last_seq(log: &[LoggedEvent]) -> u64 {
+    log.last().map_or(0, |(s, _)| *s)
+}
+
+impl TaskStore for InMemoryTaskStore {
+    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
+        let task = self.with(|m| m.tasks.get(id).map(|e| (e.task.clone(), last_seq(&e.log))));
+        Box::pin(async move { Ok(task) })
+    }
+
+    fn commit<'a>(
+        &'a self,
+        task: &'a Task,
+        events: &'a [LoggedEvent],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.with(|m| {
+            let at = TaskCursor::of(task);
+            let mut fresh = false;
+            let entry = m.tasks.entry(task.id.clone()).or_insert_with(|| {
+                fresh = true;
+                Box::new(Entry {
+                    task: task.clone(),
+                    log: Vec::new(),
+                    changed: SystemTime::now(),
+                    at: at.clone(),
+                })
+            });
+            m.by_time.remove(&entry.at);
+            m.by_time.insert(at.clone());
+            entry.at = at;
+            // Events are applied to the stored task, at the cost of each event: a copy
+            // of the whole task per commit would make streaming a large artifact cost
+            // its size at every chunk. A commit without events (a message added to the
+            // history), with a whole task or ending the task replaces it, as the
+            // durable stores store a snapshot then.
+            let whole = events.is_empty()
+                || task.status.state.is_terminal()
+                || events
+                    .iter()
+                    .any(|(_, e)| matches!(**e, StreamEvent::Task(_)));
+            if whole && !fresh {
+                entry.task = task.clone();
+            } else if !fresh {
+                for (_, e) in events {
+                    super::apply::apply_event(&mut entry.task, e);
+                }
+            }
+            entry.log.extend(events.iter().cloned());
+            entry.changed = SystemTime::now();
+            if let Some(first) = task.history.first() {
+                m.by_message
+                    .entry(first.message_id.as_str().to_owned())
+                    .or_insert_with(|| task.id.clone());
+            }
+        });
+        Box::pin(async { Ok(()) })
+    }
+
+    fn events_after(
+        &self,
+        id: &TaskId,
+        after: u64,
+    ) -> BoxFuture<'_, Result<Vec<LoggedEvent>, StoreError>> {
+        let events = self.with(|m| {
+            m.tasks.get(id).map_or_else(Vec::new, |e| {
+                let start = e.log.partition_point(|(s, _)| *s <= after);
+                e.log[start..].to_vec()
+            })
+        });
+        Box::pin(async move { Ok(events) })
+    }
+
+    fn task_of_message<'a>(
+        &'a self,
+        message_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskId>, StoreError>> {
+        let id = self.with(|m| m.by_message.get(message_id).cloned());
+        Box::pin(async move { Ok(id) })
+    }
+
+    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
+        let tasks = self.with(|m| {
+            m.tasks
+                .values()
+                .filter(|e| !e.task.status.state.is_terminal())
+                .map(|e| (e.task.clone(), last_seq(&e.log)))
+                .collect()
+        });
+        Box::pin(async move { Ok(tasks) })
+    }
+
+    fn prune(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>> {
+        let removed = self.with(|m| {
+            let old: Vec<TaskId> = m
+                .tasks
+                .iter()
+                .filter(|(_, e)| e.task.status.state.is_terminal() && e.changed < before)
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in &old {
+                if let Some(e) = m.tasks.remove(id) {
+                    m.by_time.remove(&e.at);
+                    if let Some(first) = e.task.history.first() {
+                        m.by_message.remove(first.message_id.as_str());
+                    }
+                }
+                m.push.remove(id);
+            }
+            m.tasks.shrink_to_fit();
+            m.by_message.shrink_to_fit();
+            old.len()
+        });
+        Box::pin(async move { Ok(removed) })
+    }
+
+    fn set_push_config(
+        &self,
+        task: &TaskId,
+        config: PushNotificationConfig,
+    ) -> BoxFuture<'_, Result<(), StoreError>> {
+        self.with(|m| {
+            let list = m.push.entry(task.clone()).or_default();
+            match list.iter_mut().find(|c| c.id == config.id) {
+                Some(existing) => *existing = config,
+                None => list.push(config),
+            }
+        });
+        Box::pin(async { Ok(()) })
+    }
+
+    fn push_configs(
+        &self,
+        task: &TaskId,
+    ) -> BoxFuture<'_, Result<Vec<PushNotificationConfig>, StoreError>> {
+        let list = self.with(|m| m.push.get(task).cloned().unwrap_or_default());
+        Box::pin(async move { Ok(list) })
+    }
+
+    fn delete_push_config(
+        &self,
+        task: &TaskId,
+        config_id: &str,
+    ) -> BoxFuture<'_, Result<bool, StoreError>> {
+        let removed = self.with(|m| {
+            let Some(list) = m.push.get_mut(task) else {
+                return false;
+            };
+            let before = list.len();
+            list.retain(|c| c.id.as_deref() != Some(config_id));
+            before != list.len()
+        });
+        Box::pin(async move { Ok(removed) })
+    }
+
+    fn list(&self, query: &TaskQuery) -> BoxFuture<'_, Result<TaskPage, StoreError>> {
+        let page = self.with(|m| {
+            let mut page = TaskPage::default();
+            let mut matching = m.by_time.iter().rev().filter_map(|at| {
+                let e = m.tasks.get(&at.id)?;
+                matches(query, &e.task, at.status_ms).then_some((at, e))
+            });
+            for (at, e) in matching.by_ref() {
+                page.total += 1;
+                if query.after.as_ref().is_some_and(|after| at >= after) {
+                    continue;
+                }
+                if page.tasks.len() == query.limit {
+                    page.next = page.tasks.last().map(TaskCursor::of);
+                    continue;
+                }
+                page.tasks.push(e.task.clone());
+            }
+            page
+        });
+        Box::pin(async move { Ok(page) })
+    }
+}

@@ -1,0 +1,771 @@
+//! The live state of tasks: one single-writer actor per task that is being worked on.
+//!
+//! Every event for a task goes through its actor, which applies it to the snapshot
+//! (with the spec's `append` / `lastChunk` semantics), saves the snapshot to the store,
+//! and only then announces the event on a broadcast channel. Because one actor owns each
+//! task, events are applied and announced in one order, and a subscriber that takes the
+//! snapshot and a receiver in one command sees every later event exactly once.
+//!
+//! An actor lives while someone holds a strong handle to it: the agent's [`EventSink`]s
+//! and request handlers setting work up. Subscribers hold only broadcast receivers, so
+//! when the agent's work ends the actor ends, the channel closes, and every stream ends.
+//! The registry of live actors holds weak handles, so it never keeps an actor alive.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{Instrument, debug, info_span, warn};
+
+use super::apply::{apply_event, keep_history, normalize_status};
+use super::push::PushNotifier;
+use super::sink_error::SinkError;
+use super::store::TaskStore;
+use crate::error::RpcError;
+use crate::types::{
+    ContextId, Message, StreamEvent, Task, TaskId, TaskState, TaskStatus, TaskStatusUpdateEvent,
+};
+
+/// How many events a slow subscriber may fall behind before it is caught up from the
+/// stored log instead. Every live task allocates this many slots up front (about 50
+/// bytes each), so it is small: lagging is cheap, memory per task is not.
+pub(super) const BROADCAST_CAPACITY: usize = 32;
+/// Commands queued to one actor before senders wait.
+const COMMAND_CAPACITY: usize = 64;
+/// Most events committed to the store in one write: events queued while a write is in
+/// progress are committed together.
+const MAX_BATCH: usize = 64;
+
+/// What subscribers of a task receive.
+#[derive(Debug, Clone)]
+pub(crate) enum Update {
+    /// An event and its number in the task's log (0 for a direct reply, which is not
+    /// logged). Shared: the broadcast channel clones an update once per subscriber.
+    Event(u64, Arc<StreamEvent>),
+    /// The agent failed before it created a task or replied. Boxed: the broadcast
+    /// channel allocates all its slots with the task, and an error inline would double
+    /// them.
+    Error(Box<RpcError>),
+}
+
+/// Events, messages and errors are boxed: the command channel allocates its slots in
+/// blocks of 32 per live task, and a task inline would make each slot ~350 bytes.
+enum Cmd {
+    Apply(Box<StreamEvent>, oneshot::Sender<Result<(), SinkError>>),
+    UserMessage(Box<Message>, oneshot::Sender<Result<Task, SinkError>>),
+    Subscribe(oneshot::Sender<Subscription>),
+    Fail(Box<RpcError>, oneshot::Sender<()>),
+}
+
+/// A snapshot and every event after it.
+pub(crate) struct Subscription {
+    pub snapshot: Option<Task>,
+    /// The number of the last event the snapshot includes.
+    pub seq: u64,
+    pub events: broadcast::Receiver<Update>,
+}
+
+/// A strong handle to a task's actor.
+#[derive(Clone)]
+pub(crate) struct ActorHandle {
+    tx: mpsc::Sender<Cmd>,
+    /// Fires when the task is canceled or the server shuts down.
+    pub cancel: CancellationToken,
+    /// Fires when this server stops running the task without ending it: it stops, or
+    /// (servers sharing a store) another server took the task over. The executors'
+    /// `shutdown`.
+    pub handover: CancellationToken,
+}
+
+impl std::fmt::Debug for ActorHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActorHandle").finish_non_exhaustive()
+    }
+}
+
+impl ActorHandle {
+    /// Sends a command; the receiver hears its answer.
+    async fn post<R>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<R>) -> Cmd,
+    ) -> Result<oneshot::Receiver<R>, SinkError> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(make(tx))
+            .await
+            .map_err(|_| SinkError::Closed)?;
+        Ok(rx)
+    }
+
+    async fn call<R>(&self, make: impl FnOnce(oneshot::Sender<R>) -> Cmd) -> Result<R, SinkError> {
+        self.post(make).await?.await.map_err(|_| SinkError::Closed)
+    }
+
+    pub async fn apply(&self, event: StreamEvent) -> Result<(), SinkError> {
+        self.call(|ack| Cmd::Apply(Box::new(event), ack)).await?
+    }
+
+    /// Queues `event` without waiting for it to be stored; the receiver hears when it is.
+    pub async fn queue(
+        &self,
+        event: StreamEvent,
+    ) -> Result<oneshot::Receiver<Result<(), SinkError>>, SinkError> {
+        self.post(|ack| Cmd::Apply(Box::new(event), ack)).await
+    }
+
+    pub async fn user_message(&self, message: Message) -> Result<Task, SinkError> {
+        self.call(|ack| Cmd::UserMessage(Box::new(message), ack))
+            .await?
+    }
+
+    pub async fn subscribe(&self) -> Result<Subscription, SinkError> {
+        self.call(Cmd::Subscribe).await
+    }
+
+    pub async fn fail(&self, error: RpcError) {
+        let _ = self.call(|ack| Cmd::Fail(Box::new(error), ack)).await;
+    }
+}
+
+struct LiveEntry {
+    tx: mpsc::WeakSender<Cmd>,
+    cancel: CancellationToken,
+    handover: CancellationToken,
+    generation: u64,
+}
+
+/// The registry of live task actors. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct TaskManager {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    store: Arc<dyn TaskStore>,
+    // A std mutex: held only to look up or insert an entry, never across an await.
+    live: Mutex<HashMap<TaskId, LiveEntry>>,
+    next_generation: std::sync::atomic::AtomicU64,
+    push: Option<PushNotifier>,
+    tracker: TaskTracker,
+    /// The server's stop: every task's handover token is a child of it.
+    shutdown: CancellationToken,
+}
+
+impl TaskManager {
+    pub fn new(
+        store: Arc<dyn TaskStore>,
+        push: Option<PushNotifier>,
+        tracker: TaskTracker,
+        shutdown: CancellationToken,
+    ) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                store,
+                live: Mutex::new(HashMap::new()),
+                next_generation: Default::default(),
+                push,
+                tracker,
+                shutdown,
+            }),
+        }
+    }
+
+    /// Whether this server has the task's actor now.
+    pub fn is_live(&self, task: &TaskId) -> bool {
+        let live = self.shared.live.lock().unwrap_or_else(|p| p.into_inner());
+        live.get(task).is_some_and(|e| e.tx.upgrade().is_some())
+    }
+
+    /// Stops running `task` here without ending it (another server runs it now): its
+    /// executors hear their `shutdown`, and the next request for it opens no actor from
+    /// this one.
+    pub fn hand_over(&self, task: &TaskId) {
+        let entry = self
+            .shared
+            .live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(task);
+        if let Some(entry) = entry {
+            entry.handover.cancel();
+        }
+    }
+
+    /// Notes that `task` has a push config: its state changes are delivered.
+    pub fn arm_push(&self, task: &TaskId) {
+        if let Some(push) = &self.shared.push {
+            push.arm(task);
+        }
+    }
+
+    pub fn store(&self) -> &Arc<dyn TaskStore> {
+        &self.shared.store
+    }
+
+    /// The actor of a task that does not exist yet; `first` becomes its first history
+    /// entry, and `initiator` its initiator, when the agent's first event creates the
+    /// task.
+    pub fn open_new(
+        &self,
+        task_id: TaskId,
+        context_id: ContextId,
+        first: Message,
+        initiator: Option<String>,
+    ) -> ActorHandle {
+        self.open(&task_id, || ActorState {
+            task_id: task_id.clone(),
+            context_id,
+            snapshot: None,
+            seq: 0,
+            first_message: Some(Box::new((first, initiator))),
+            replied: false,
+        })
+    }
+
+    /// The actor of an existing task: the live one, or a new one starting from `task`,
+    /// whose last logged event is `seq`.
+    pub fn open_existing(&self, task: Task, seq: u64) -> ActorHandle {
+        let id = task.id.clone();
+        self.open(&id, || ActorState {
+            task_id: task.id.clone(),
+            context_id: task.context_id.clone(),
+            snapshot: Some(task),
+            seq,
+            first_message: None,
+            replied: false,
+        })
+    }
+
+    fn open(&self, task_id: &TaskId, init: impl FnOnce() -> ActorState) -> ActorHandle {
+        let shared = &self.shared;
+        let mut live = shared.live.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(entry) = live.get(task_id)
+            && let Some(tx) = entry.tx.upgrade()
+        {
+            return ActorHandle {
+                tx,
+                cancel: entry.cancel.clone(),
+                handover: entry.handover.clone(),
+            };
+        }
+        let (tx, rx) = mpsc::channel(COMMAND_CAPACITY);
+        // A task's own token: a client's cancel fires it, a server's stop does not (the
+        // executors hear that through the server's shutdown token, and leave the task
+        // as it is for the next server to resume).
+        let cancel = CancellationToken::new();
+        // Only servers sharing their store hand a task over alone; for the others the
+        // server's stop is the task's (a child token per task would cost every waiting
+        // task an allocation).
+        let handover = if shared.store.cluster().is_some() {
+            shared.shutdown.child_token()
+        } else {
+            shared.shutdown.clone()
+        };
+        let generation = shared
+            .next_generation
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        live.insert(
+            task_id.clone(),
+            LiveEntry {
+                tx: tx.downgrade(),
+                cancel: cancel.clone(),
+                handover: handover.clone(),
+                generation,
+            },
+        );
+        let state = init();
+        let (broadcast_tx, _) = broadcast::channel(BROADCAST_CAPACITY);
+        let actor = Actor {
+            state,
+            broadcast: broadcast_tx,
+            store: shared.store.clone(),
+            push: shared.push.clone(),
+            push_queue: None,
+            tracker: shared.tracker.clone(),
+            handover: handover.clone(),
+        };
+        let span = info_span!("task", task_id = %task_id);
+        let shared2 = self.shared.clone();
+        let id = task_id.clone();
+        shared.tracker.spawn(
+            async move {
+                actor.run(rx).await;
+                let mut live = shared2.live.lock().unwrap_or_else(|p| p.into_inner());
+                if live.get(&id).is_some_and(|e| e.generation == generation) {
+                    live.remove(&id);
+                }
+            }
+            .instrument(span),
+        );
+        ActorHandle {
+            tx,
+            cancel,
+            handover,
+        }
+    }
+}
+
+struct ActorState {
+    task_id: TaskId,
+    context_id: ContextId,
+    snapshot: Option<Task>,
+    /// The number of the last event committed.
+    seq: u64,
+    /// A new task's first message and initiator, until the task is created. Boxed: the
+    /// actor's future holds it for the task's life.
+    first_message: Option<Box<(Message, Option<String>)>>,
+    replied: bool,
+}
+
+struct Actor {
+    state: ActorState,
+    broadcast: broadcast::Sender<Update>,
+    store: Arc<dyn TaskStore>,
+    /// Set when the server delivers push notifications.
+    push: Option<PushNotifier>,
+    /// This task's delivery worker, started at its first state change.
+    push_queue: Option<mpsc::Sender<Task>>,
+    tracker: TaskTracker,
+    /// The task's handover (the server stops, or another runs it): a write waiting for
+    /// the store gives up then.
+    handover: CancellationToken,
+}
+
+/// Commits `events` with `task` again until the store takes them (or says they were
+/// taken), waiting between tries with [`backoff::STORE`]: what a transient
+/// failure (`error`) leads to. Gives up when `handover` fires, or on a failure that is
+/// not transient (a fenced task, say).
+async fn commit_when_back(
+    store: &dyn TaskStore,
+    task: &Task,
+    events: &[super::store::LoggedEvent],
+    mut error: super::store::StoreError,
+    handover: &CancellationToken,
+) -> Result<(), super::store::StoreError> {
+    let mut waits = backoff::STORE.waits();
+    for attempt in 1u64.. {
+        // Said once, then now and then: an outage must not flood the log.
+        if attempt == 1 || attempt.is_power_of_two() {
+            warn!(error = %error, attempt, "storing the task failed; it waits for the store and tries again");
+        }
+        let wait = waits.next().unwrap_or(backoff::STORE.max);
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = handover.cancelled() => return Err(error),
+        }
+        // The failed write may have been stored, its answer lost with the connection:
+        // then writing it again would log its events twice.
+        if let Some((last, _)) = events.last() {
+            match store.get(&task.id).await {
+                Ok(Some((_, seq))) if seq >= *last => return Ok(()),
+                Ok(_) => {}
+                Err(e) if e.is_transient() => {
+                    error = e;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        match store.commit(task, events).await {
+            Ok(()) => {
+                tracing::info!(attempt, "stored the task; the store is back");
+                return Ok(());
+            }
+            Err(e) if e.is_transient() => error = e,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(error)
+}
+
+impl Actor {
+    // Not an `async fn`, whose arguments would be kept twice in the future (as passed
+    // and as bound): the actor lives as long as its task.
+    #[allow(clippy::manual_async_fn)] // see above: an async fn would hold its arguments twice
+    fn run(
+        mut self,
+        mut rx: mpsc::Receiver<Cmd>,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        async move {
+            let mut next = None;
+            loop {
+                let cmd = match next.take() {
+                    Some(cmd) => cmd,
+                    None => match rx.recv().await {
+                        Some(cmd) => cmd,
+                        None => break,
+                    },
+                };
+                match cmd {
+                    Cmd::Apply(event, ack) => {
+                        // Group commit: events already queued are applied and written with
+                        // this one, in one store write; each sender is told after it.
+                        let mut batch = Vec::new();
+                        let mut acks = Vec::new();
+                        let r = self.stage(*event, &mut batch);
+                        acks.push((ack, r));
+                        while acks.len() < MAX_BATCH {
+                            match rx.try_recv() {
+                                Ok(Cmd::Apply(event, ack)) => {
+                                    let r = self.stage(*event, &mut batch);
+                                    acks.push((ack, r));
+                                }
+                                Ok(other) => {
+                                    next = Some(other);
+                                    break;
+                                }
+                                Err(_) => break,
+                            }
+                        }
+                        let committed = self.commit(batch).await;
+                        for (ack, r) in acks {
+                            let r = match (&committed, r) {
+                                (Err(e), Ok(())) => Err(e.clone()),
+                                (_, r) => r,
+                            };
+                            let _ = ack.send(r);
+                        }
+                    }
+                    Cmd::UserMessage(message, ack) => {
+                        let r = self.user_message(*message).await;
+                        let _ = ack.send(r);
+                    }
+                    Cmd::Subscribe(reply) => {
+                        let _ = reply.send(Subscription {
+                            snapshot: self.state.snapshot.clone(),
+                            seq: self.state.seq,
+                            events: self.broadcast.subscribe(),
+                        });
+                    }
+                    Cmd::Fail(error, ack) => {
+                        self.fail(*error).await;
+                        let _ = ack.send(());
+                    }
+                }
+            }
+            if let (Some(push), Some(task)) = (&self.push, &self.state.snapshot)
+                && task.status.state.is_terminal()
+            {
+                push.disarm(&task.id);
+            }
+            debug!("task actor finished");
+        }
+    }
+
+    fn check_ids(&self, event: &StreamEvent) -> Result<(), SinkError> {
+        let s = &self.state;
+        let (task, context) = match event {
+            StreamEvent::Task(t) => (Some(&t.id), Some(&t.context_id)),
+            StreamEvent::Message(m) => (m.task_id.as_ref(), m.context_id.as_ref()),
+            StreamEvent::StatusUpdate(e) => (Some(&e.task_id), Some(&e.context_id)),
+            StreamEvent::ArtifactUpdate(e) => (Some(&e.task_id), Some(&e.context_id)),
+        };
+        if let Some(t) = task
+            && *t != s.task_id
+        {
+            return Err(SinkError::WrongTask {
+                expected: s.task_id.clone(),
+                got: t.clone(),
+            });
+        }
+        if let Some(c) = context
+            && *c != s.context_id
+        {
+            return Err(SinkError::WrongContext {
+                expected: s.context_id.clone(),
+                got: c.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Applies one event and commits it.
+    async fn apply(&mut self, event: StreamEvent) -> Result<(), SinkError> {
+        let mut batch = Vec::with_capacity(2);
+        self.stage(event, &mut batch)?;
+        self.commit(batch).await
+    }
+
+    /// Applies an event to the snapshot and adds what it announces to `announce`.
+    fn stage(
+        &mut self,
+        event: StreamEvent,
+        announce: &mut Vec<StreamEvent>,
+    ) -> Result<(), SinkError> {
+        if self.state.replied {
+            return Err(SinkError::AlreadyReplied);
+        }
+        self.check_ids(&event)?;
+        let task = match self.state.snapshot.as_mut() {
+            Some(task) => task,
+            None => {
+                if let StreamEvent::Message(m) = event {
+                    // A direct reply: no task is created or stored.
+                    self.state.replied = true;
+                    let _ = self
+                        .broadcast
+                        .send(Update::Event(0, Arc::new(StreamEvent::Message(m))));
+                    return Ok(());
+                }
+                let mut task = Task::new(
+                    self.state.task_id.clone(),
+                    self.state.context_id.clone(),
+                    TaskStatus::new(TaskState::Submitted),
+                );
+                // Exactly one: `extend` would reserve room for four messages, held
+                // for the life of the task.
+                if let Some(first) = self.state.first_message.take() {
+                    let (message, initiator) = *first;
+                    task.history = vec![message];
+                    task.initiator = initiator;
+                }
+                if !matches!(event, StreamEvent::Task(_)) {
+                    announce.push(StreamEvent::Task(task.clone()));
+                }
+                self.state.snapshot.insert(task)
+            }
+        };
+        if task.status.state.is_terminal() {
+            return Err(SinkError::Terminal(task.id.clone(), task.status.state));
+        }
+        let event = match event {
+            // Moved in rather than applied from a reference: a task is large.
+            StreamEvent::Task(mut t) => {
+                if t.history.is_empty() {
+                    t.history = std::mem::take(&mut task.history);
+                }
+                // Who started it is the server's to say, not the agent's.
+                t.initiator = task.initiator.take();
+                *task = t;
+                StreamEvent::Task(task.clone())
+            }
+            StreamEvent::StatusUpdate(mut e) => {
+                normalize_status(&mut e);
+                let e = StreamEvent::StatusUpdate(e);
+                apply_event(task, &e);
+                e
+            }
+            e => {
+                apply_event(task, &e);
+                e
+            }
+        };
+        announce.push(event);
+        Ok(())
+    }
+
+    async fn user_message(&mut self, message: Message) -> Result<Task, SinkError> {
+        let Some(task) = self.state.snapshot.as_mut() else {
+            return Err(SinkError::Closed);
+        };
+        if task.status.state.is_terminal() {
+            return Err(SinkError::Terminal(task.id.clone(), task.status.state));
+        }
+        if let Some(previous) = task.status.message.take() {
+            task.history.push(previous);
+        }
+        task.history.push(message);
+        keep_history(task);
+        let task = task.clone();
+        self.save(&[]).await?;
+        Ok(task)
+    }
+
+    async fn fail(&mut self, error: RpcError) {
+        match &self.state.snapshot {
+            None if !self.state.replied => {
+                let _ = self.broadcast.send(Update::Error(Box::new(error)));
+            }
+            Some(task) if !task.status.state.is_terminal() => {
+                let status = TaskStatus::new(TaskState::Failed)
+                    .with_message(Message::agent_text(error.message.clone()));
+                let event = TaskStatusUpdateEvent {
+                    kind: Default::default(),
+                    task_id: self.state.task_id.clone(),
+                    context_id: self.state.context_id.clone(),
+                    status,
+                    is_final: true,
+                    metadata: None,
+                };
+                if let Err(e) = self.apply(event.into()).await {
+                    warn!(error = %e, "could not mark the task failed");
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Stores the snapshot with `events` appended to the log; on failure the snapshot
+    /// goes back to the stored one, so nothing unstored is ever announced.
+    async fn save(&mut self, events: &[super::store::LoggedEvent]) -> Result<(), SinkError> {
+        let Some(task) = &self.state.snapshot else {
+            return Ok(());
+        };
+        let mut stored = self.store.commit(task, events).await;
+        if let Err(e) = &stored
+            && e.is_transient()
+        {
+            let first = e.clone();
+            // The store may come back: the task waits for it (and its agent, whose
+            // next events queue up behind this write, with it). Boxed: rarely taken.
+            stored = Box::pin(commit_when_back(
+                &*self.store,
+                task,
+                events,
+                first,
+                &self.handover,
+            ))
+            .await;
+        }
+        if let Err(e) = stored {
+            warn!(error = %e, "saving the task failed; reloading the stored snapshot");
+            match self.store.get(&self.state.task_id).await {
+                Ok(Some((stored, seq))) => {
+                    self.state.snapshot = Some(stored);
+                    self.state.seq = seq;
+                }
+                Ok(None) => self.state.snapshot = None,
+                Err(_) => {}
+            }
+            return Err(SinkError::Store(e));
+        }
+        if let Some((seq, _)) = events.last() {
+            self.state.seq = *seq;
+        }
+        Ok(())
+    }
+
+    /// Numbers `events`, stores them with the snapshot, then announces them and
+    /// notifies webhooks.
+    async fn commit(&mut self, events: Vec<StreamEvent>) -> Result<(), SinkError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let state_changed = events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::StatusUpdate(_) | StreamEvent::Task(_)));
+        let first = self.state.seq + 1;
+        let logged: Vec<super::store::LoggedEvent> = events
+            .into_iter()
+            .zip(first..)
+            .map(|(e, seq)| (seq, Arc::new(e)))
+            .collect();
+        self.save(&logged).await?;
+        for (seq, e) in logged {
+            // No receivers is fine: nobody is watching this task right now.
+            let _ = self.broadcast.send(Update::Event(seq, e));
+        }
+        if state_changed
+            && let (Some(push), Some(task)) = (&self.push, &self.state.snapshot)
+            && push.is_armed(&task.id)
+        {
+            let queue = self
+                .push_queue
+                .get_or_insert_with(|| push.worker(&self.tracker));
+            if queue.try_send(task.clone()).is_err() {
+                warn!("push-notification queue full; a notification was dropped");
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bytes of a task actor's future, which every live task holds for its whole life:
+    /// commands carry boxed events and the future is an `async move` block, so it stays
+    /// this small. Fails when a change undoes that.
+    const ACTOR_FUTURE_MAX: usize = 1_700;
+
+    #[test]
+    fn the_actor_future_stays_small() {
+        let (broadcast, _) = broadcast::channel(1);
+        let actor = Actor {
+            state: ActorState {
+                task_id: TaskId::new("t"),
+                context_id: ContextId::new("c"),
+                snapshot: None,
+                seq: 0,
+                first_message: None,
+                replied: false,
+            },
+            broadcast,
+            store: Arc::new(super::super::store::InMemoryTaskStore::new()),
+            push: None,
+            push_queue: None,
+            tracker: TaskTracker::new(),
+            handover: CancellationToken::new(),
+        };
+        let (_tx, rx) = mpsc::channel(1);
+        let size = std::mem::size_of_val(&actor.run(rx));
+        eprintln!("actor future {size} B");
+        assert!(
+            size <= ACTOR_FUTURE_MAX,
+            "the task actor's future grew to {size} bytes (bound {ACTOR_FUTURE_MAX})"
+        );
+    }
+    use super::super::apply::tests::chunk;
+    use crate::types::Part;
+
+    /// A store may keep a snapshot less often than every event and replay the events
+    /// logged after it (`apply_event`); the replay must give the actor's own snapshot.
+    #[tokio::test]
+    async fn replaying_the_logged_events_gives_the_actors_snapshot() {
+        let store = Arc::new(super::super::store::InMemoryTaskStore::new());
+        let manager = TaskManager::new(
+            store.clone(),
+            None,
+            TaskTracker::new(),
+            CancellationToken::new(),
+        );
+        let id = TaskId::new("t");
+        let first = Message::new(crate::types::Role::User, vec![Part::text("hi")]);
+        let actor = manager.open_new(id.clone(), ContextId::new("c"), first, None);
+        let status = |state, text: &str| {
+            StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
+                kind: Default::default(),
+                task_id: id.clone(),
+                context_id: ContextId::new("c"),
+                status: TaskStatus::new(state).with_message(Message::agent_text(text)),
+                is_final: false,
+                metadata: None,
+            })
+        };
+        let events = [
+            status(TaskState::Working, "on it"),
+            StreamEvent::ArtifactUpdate(chunk("a", "one ", false)),
+            StreamEvent::ArtifactUpdate(chunk("a", "two", true)),
+            StreamEvent::Message(Message::agent_text("an aside")),
+            status(TaskState::Working, "still on it"),
+            StreamEvent::ArtifactUpdate(chunk("b", "x", false)),
+            StreamEvent::ArtifactUpdate(chunk("a", "new", false)),
+            status(TaskState::Completed, "done"),
+        ];
+        for e in events {
+            actor.apply(e).await.unwrap();
+        }
+        let (stored, seq) = store.get(&id).await.unwrap().unwrap();
+        let logged = store.events_after(&id, 0).await.unwrap();
+        assert_eq!(logged.len() as u64, seq);
+        assert!(matches!(&*logged[0].1, StreamEvent::Task(_)));
+        // The log starts with the task as created; the rest replays onto it.
+        let mut task = Task::new(
+            id.clone(),
+            ContextId::new("c"),
+            TaskStatus::new(TaskState::Unknown),
+        );
+        for (_, e) in &logged {
+            apply_event(&mut task, e);
+        }
+        assert_eq!(
+            serde_json::to_value(&task).unwrap(),
+            serde_json::to_value(&stored).unwrap()
+        );
+        assert_eq!(stored.artifacts.len(), 2);
+        assert_eq!(stored.history.len(), 4, "{:?}", stored.history);
+    }
+}

@@ -1,0 +1,203 @@
+//! The operations in A2A v1.0's shapes, shared by its two bindings (JSON-RPC and
+//! HTTP+JSON): each takes a v1.0 request, converts it (`protocol::v1::convert`), calls
+//! the handler, and converts the result back. Nothing here knows HTTP or JSON-RPC.
+
+use super::handler::StreamRequest;
+use super::*;
+use crate::v1::convert;
+use crate::v1::types as w;
+
+/// Most tasks on one ListTasks page, and the default.
+pub(super) const MAX_PAGE: i32 = 100;
+pub(super) const DEFAULT_PAGE: i32 = 50;
+
+pub(super) async fn send<A: AgentExecutor>(
+    inner: &Inner<A>,
+    request: w::SendMessageRequest,
+    caller: &super::auth::Caller,
+) -> Result<w::SendMessageResponse, RpcError> {
+    let params = convert::send_request_in(request)?;
+    let result = inner.send(params, false, caller).await?;
+    Ok(convert::send_result(&result))
+}
+
+pub(super) fn stream_message(request: w::SendMessageRequest) -> Result<StreamRequest, RpcError> {
+    Ok(StreamRequest::Message(Box::new(convert::send_request_in(
+        request,
+    )?)))
+}
+
+pub(super) fn subscribe(
+    request: w::TaskRequest,
+    after: Option<u64>,
+) -> Result<StreamRequest, RpcError> {
+    let p = convert::task_request_in(request)?;
+    Ok(StreamRequest::Subscribe {
+        id: p.id,
+        after,
+        terminal_ok: false,
+    })
+}
+
+pub(super) async fn get<A: AgentExecutor>(
+    inner: &Inner<A>,
+    request: w::GetTaskRequest,
+) -> Result<w::Task, RpcError> {
+    let params = convert::get_request_in(request)?;
+    Ok(convert::task(&inner.get_task(params).await?))
+}
+
+pub(super) async fn cancel<A: AgentExecutor>(
+    inner: &Inner<A>,
+    request: w::TaskRequest,
+) -> Result<w::Task, RpcError> {
+    let params = convert::task_request_in(request)?;
+    Ok(convert::task(&inner.cancel(params).await?))
+}
+
+/// A page token: where the page before ended (`<status ms>.<task id>`).
+fn page_token(cursor: &TaskCursor) -> String {
+    format!("{}.{}", cursor.status_ms, cursor.id)
+}
+
+fn parse_page_token(token: &str) -> Result<TaskCursor, RpcError> {
+    let bad = || {
+        RpcError::invalid_params(
+            "pageToken",
+            "not a page token this server gave: pass the nextPageToken of the previous page as it is",
+        )
+    };
+    let (ms, id) = token.split_once('.').ok_or_else(bad)?;
+    Ok(TaskCursor {
+        status_ms: ms.parse().map_err(|_| bad())?,
+        id: TaskId::new(id),
+    })
+}
+
+pub(super) async fn list<A: AgentExecutor>(
+    inner: &Inner<A>,
+    request: w::ListTasksRequest,
+) -> Result<w::ListTasksResponse, RpcError> {
+    let page_size = request.page_size.unwrap_or(DEFAULT_PAGE);
+    if !(1..=MAX_PAGE).contains(&page_size) {
+        return Err(RpcError::invalid_params(
+            "pageSize",
+            format!("must be between 1 and {MAX_PAGE}, got {page_size}"),
+        ));
+    }
+    let history_length = match request.history_length {
+        None => None,
+        Some(n) => Some(u32::try_from(n).map_err(|_| {
+            RpcError::invalid_params("historyLength", format!("must be 0 or more, got {n}"))
+        })?),
+    };
+    let changed_since_ms = request
+        .status_timestamp_after
+        .as_deref()
+        .map(|t| {
+            time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339)
+                .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+                .map_err(|e| {
+                    RpcError::invalid_params(
+                        "statusTimestampAfter",
+                        format!("must be an ISO 8601 time such as 2026-03-01T10:00:00Z: {e}"),
+                    )
+                })
+        })
+        .transpose()?;
+    let query = TaskQuery {
+        context_id: (!request.context_id.is_empty()).then(|| ContextId::new(request.context_id)),
+        state: request.status.and_then(convert::task_state_in),
+        changed_since_ms,
+        limit: page_size as usize,
+        after: match request.page_token.as_str() {
+            "" => None,
+            token => Some(parse_page_token(token)?),
+        },
+    };
+    let page = inner.list_tasks(query).await?;
+    let include_artifacts = request.include_artifacts.unwrap_or(false);
+    let tasks = page
+        .tasks
+        .into_iter()
+        .map(|mut t| {
+            t.truncate_history(history_length);
+            let mut out = convert::task(&t);
+            out.artifacts = include_artifacts.then(|| out.artifacts.take().unwrap_or_default());
+            out
+        })
+        .collect();
+    Ok(w::ListTasksResponse {
+        tasks,
+        next_page_token: page.next.as_ref().map(page_token).unwrap_or_default(),
+        page_size,
+        total_size: i32::try_from(page.total).unwrap_or(i32::MAX),
+    })
+}
+
+pub(super) async fn create_push<A: AgentExecutor>(
+    inner: &Inner<A>,
+    request: w::TaskPushNotificationConfig,
+) -> Result<w::TaskPushNotificationConfig, RpcError> {
+    if request.task_id.is_empty() {
+        return Err(RpcError::invalid_params("taskId", "a task id is required"));
+    }
+    let task_id = TaskId::new(request.task_id.clone());
+    let config = convert::push_config_in(request, "")?;
+    let stored = inner
+        .set_push(TaskPushNotificationConfig {
+            task_id,
+            push_notification_config: config,
+        })
+        .await?;
+    Ok(convert::push_config(&stored))
+}
+
+pub(super) async fn get_push<A: AgentExecutor>(
+    inner: &Inner<A>,
+    request: w::PushConfigRequest,
+) -> Result<w::TaskPushNotificationConfig, RpcError> {
+    let task_id = TaskId::new(request.task_id);
+    let found = inner
+        .get_push_config(&task_id, Some(&request.id), "id")
+        .await?;
+    Ok(convert::push_config(&found))
+}
+
+pub(super) async fn list_push<A: AgentExecutor>(
+    inner: &Inner<A>,
+    request: w::ListPushConfigsRequest,
+) -> Result<w::ListPushConfigsResponse, RpcError> {
+    let task_id = TaskId::new(request.task_id);
+    let configs = inner.list_push_configs(&task_id).await?;
+    Ok(w::ListPushConfigsResponse {
+        configs: configs.iter().map(convert::push_config).collect(),
+        next_page_token: String::new(),
+    })
+}
+
+pub(super) async fn delete_push<A: AgentExecutor>(
+    inner: &Inner<A>,
+    request: w::PushConfigRequest,
+) -> Result<(), RpcError> {
+    let task_id = TaskId::new(request.task_id);
+    inner.delete_push_config(&task_id, &request.id, "id").await
+}
+
+/// The extended card as published (both generations' fields).
+pub(super) fn extended_card<A: AgentExecutor>(inner: &Inner<A>) -> Result<Value, RpcError> {
+    if inner.card.supports_authenticated_extended_card != Some(true) {
+        return Err(RpcError::unsupported_operation(
+            "this agent's card does not offer an extended card (capabilities.extendedAgentCard)",
+        ));
+    }
+    Ok(http::published_card(
+        inner.extended_card()?,
+        inner.config.generations,
+    ))
+}
+
+/// One logged event as a v1.0 `StreamResponse`.
+pub(super) fn stream_response(event: &StreamEvent) -> w::StreamResponse {
+    convert::stream_event(event)
+}

@@ -1,0 +1,297 @@
+//! Messages and their parts (spec §6.4–§6.6): the unit of communication between a
+//! client and an agent, and the content blocks that messages and artifacts carry.
+
+use serde::{Deserialize, Serialize};
+
+use super::{ContextId, MessageId, MessageKind, Metadata, TaskId};
+
+/// Who sent a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The client side.
+    User,
+    /// The agent side.
+    Agent,
+}
+
+/// One communication turn (`"kind": "message"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    pub kind: MessageKind,
+    pub message_id: MessageId,
+    pub role: Role,
+    #[serde(deserialize_with = "bounded_parts")]
+    pub parts: Vec<Part>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<ContextId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<TaskId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_task_ids: Option<Vec<TaskId>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+impl Message {
+    /// A message with a fresh random id and the given parts.
+    pub fn new(role: Role, parts: Vec<Part>) -> Self {
+        Self {
+            kind: MessageKind,
+            message_id: MessageId::random(),
+            role,
+            parts,
+            context_id: None,
+            task_id: None,
+            reference_task_ids: None,
+            extensions: None,
+            metadata: None,
+        }
+    }
+
+    /// A user message with one text part.
+    ///
+    /// ```
+    /// use a2a::types::{Message, Role};
+    ///
+    /// let m = Message::user_text("hello");
+    /// assert_eq!(m.role, Role::User);
+    /// let json = serde_json::to_value(&m).unwrap();
+    /// assert_eq!(json["kind"], "message");
+    /// assert_eq!(json["parts"][0], serde_json::json!({ "kind": "text", "text": "hello" }));
+    /// assert!(json.get("taskId").is_none(), "absent optionals are omitted");
+    /// ```
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Self::new(Role::User, vec![Part::text(text)])
+    }
+
+    /// An agent message with one text part.
+    pub fn agent_text(text: impl Into<String>) -> Self {
+        Self::new(Role::Agent, vec![Part::text(text)])
+    }
+
+    /// Sets the task this message belongs to.
+    pub fn with_task(mut self, task_id: TaskId) -> Self {
+        self.task_id = Some(task_id);
+        self
+    }
+
+    /// Sets the conversation context.
+    pub fn with_context(mut self, context_id: ContextId) -> Self {
+        self.context_id = Some(context_id);
+        self
+    }
+
+    /// The text of all text parts, joined with no separator.
+    pub fn text(&self) -> String {
+        parts_text(&self.parts)
+    }
+}
+
+/// Concatenates the text of every text part in `parts`.
+pub fn parts_text(parts: &[Part]) -> String {
+    parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A content block, discriminated by `kind`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Part {
+    Text(TextPart),
+    File(FilePart),
+    Data(DataPart),
+}
+
+impl Part {
+    /// A text part.
+    pub fn text(text: impl Into<String>) -> Self {
+        Part::Text(TextPart {
+            text: text.into(),
+            metadata: None,
+        })
+    }
+
+    /// A structured-data part.
+    pub fn data(data: serde_json::Map<String, serde_json::Value>) -> Self {
+        Part::Data(DataPart {
+            data,
+            metadata: None,
+        })
+    }
+
+    /// The text of a text part.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Part::Text(t) => Some(&t.text),
+            _ => None,
+        }
+    }
+
+    /// The media type this part carries, as used to match input and output modes:
+    /// `text/plain` for text, `application/json` for data, the file's own type (or
+    /// `application/octet-stream` when it declares none) for files.
+    pub fn media_type(&self) -> &str {
+        match self {
+            Part::Text(_) => "text/plain",
+            Part::Data(_) => "application/json",
+            Part::File(f) => f
+                .file
+                .mime_type
+                .as_deref()
+                .unwrap_or("application/octet-stream"),
+        }
+    }
+}
+
+/// Whether `offered` satisfies `wanted`, with `*/*` and `type/*` wildcards on either side
+/// and media-type parameters (`; charset=utf-8`) ignored.
+pub fn media_type_matches(wanted: &str, offered: &str) -> bool {
+    fn split(m: &str) -> (String, String) {
+        let essence = m
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        match essence.split_once('/') {
+            Some((t, s)) => (t.to_owned(), s.to_owned()),
+            None => (essence, "*".to_owned()),
+        }
+    }
+    let (wt, ws) = split(wanted);
+    let (ot, os) = split(offered);
+    (wt == "*" || ot == "*" || wt == ot) && (ws == "*" || os == "*" || ws == os)
+}
+
+/// `{"kind": "text", "text": ...}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TextPart {
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// `{"kind": "file", "file": {...}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FilePart {
+    pub file: FileContent,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// `{"kind": "data", "data": {...}}`: structured JSON content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DataPart {
+    pub data: serde_json::Map<String, serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// A file, carried inline as base64 (`FileWithBytes`) or by reference (`FileWithUri`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawFile", into = "RawFile")]
+pub struct FileContent {
+    pub name: Option<String>,
+    pub mime_type: Option<String>,
+    pub source: FileSource,
+}
+
+/// Where a file's content is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileSource {
+    /// Base64-encoded content (`bytes`).
+    Bytes(String),
+    /// A URI the content can be fetched from (`uri`).
+    Uri(String),
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mime_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bytes: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    uri: Option<String>,
+}
+
+impl TryFrom<RawFile> for FileContent {
+    type Error = &'static str;
+
+    fn try_from(raw: RawFile) -> Result<Self, Self::Error> {
+        let source = match (raw.bytes, raw.uri) {
+            (Some(b), None) => FileSource::Bytes(b),
+            (None, Some(u)) => FileSource::Uri(u),
+            (Some(_), Some(_)) => return Err("a file must have `bytes` or `uri`, not both"),
+            (None, None) => return Err("a file must have either `bytes` or `uri`"),
+        };
+        Ok(FileContent {
+            name: raw.name,
+            mime_type: raw.mime_type,
+            source,
+        })
+    }
+}
+
+impl From<FileContent> for RawFile {
+    fn from(f: FileContent) -> Self {
+        let (bytes, uri) = match f.source {
+            FileSource::Bytes(b) => (Some(b), None),
+            FileSource::Uri(u) => (None, Some(u)),
+        };
+        RawFile {
+            name: f.name,
+            mime_type: f.mime_type,
+            bytes,
+            uri,
+        }
+    }
+}
+
+/// Most parts a message or an artifact may carry on the wire. A server bounds them
+/// lower still (`ServerConfig::max_parts`); this bound stops reading at once, before a
+/// flood of tiny parts costs memory.
+pub const MAX_PARTS: usize = 10_000;
+
+/// A list of parts, read one by one and refused past [`MAX_PARTS`].
+pub fn bounded_parts<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Bounded<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Bounded<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "a list of at most {MAX_PARTS} parts")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+            while let Some(part) = seq.next_element()? {
+                if out.len() == MAX_PARTS {
+                    return Err(serde::de::Error::custom(format!(
+                        "more than {MAX_PARTS} parts"
+                    )));
+                }
+                out.push(part);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(Bounded(std::marker::PhantomData))
+}

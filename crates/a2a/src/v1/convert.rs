@@ -1,0 +1,566 @@
+//! The one place where A2A v1.0 shapes and the internal model meet. Internal to v1.0 is
+//! total and infallible: every internal value has a v1.0 form. v1.0 to internal fails
+//! only where the internal model cannot hold what was sent — a `data` part that is not a
+//! JSON object, a text part with another media type — and then says which field, as a
+//! -32602 would.
+
+use serde_json::Value;
+
+use super::types as v1;
+use crate::error::RpcError;
+use crate::types::{self as t, ContextId, FileContent, FileSource, MessageId, TaskId};
+
+/// A v1.0 value the internal model cannot hold: which field, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {why}")]
+pub struct ConvertError {
+    pub field: String,
+    pub why: String,
+}
+
+impl From<ConvertError> for RpcError {
+    fn from(e: ConvertError) -> RpcError {
+        RpcError::invalid_params(&e.field, e.why)
+    }
+}
+
+fn refuse(field: &str, why: impl Into<String>) -> ConvertError {
+    ConvertError {
+        field: field.to_owned(),
+        why: why.into(),
+    }
+}
+
+// ---- internal -> v1.0 -------------------------------------------------------------
+
+pub fn task_state(s: t::TaskState) -> v1::TaskState {
+    match s {
+        t::TaskState::Submitted => v1::TaskState::Submitted,
+        t::TaskState::Working => v1::TaskState::Working,
+        t::TaskState::InputRequired => v1::TaskState::InputRequired,
+        t::TaskState::Completed => v1::TaskState::Completed,
+        t::TaskState::Canceled => v1::TaskState::Canceled,
+        t::TaskState::Failed => v1::TaskState::Failed,
+        t::TaskState::Rejected => v1::TaskState::Rejected,
+        t::TaskState::AuthRequired => v1::TaskState::AuthRequired,
+        t::TaskState::Unknown => v1::TaskState::Unspecified,
+    }
+}
+
+pub fn role(r: t::Role) -> v1::Role {
+    match r {
+        t::Role::User => v1::Role::User,
+        t::Role::Agent => v1::Role::Agent,
+    }
+}
+
+pub fn part(p: &t::Part) -> v1::Part {
+    match p {
+        t::Part::Text(x) => v1::Part {
+            text: Some(x.text.clone()),
+            metadata: x.metadata.clone(),
+            ..Default::default()
+        },
+        t::Part::Data(x) => v1::Part {
+            data: Some(Value::Object(x.data.clone())),
+            metadata: x.metadata.clone(),
+            ..Default::default()
+        },
+        t::Part::File(x) => {
+            let (raw, url) = match &x.file.source {
+                FileSource::Bytes(b) => (Some(b.clone()), None),
+                FileSource::Uri(u) => (None, Some(u.clone())),
+            };
+            v1::Part {
+                raw,
+                url,
+                metadata: x.metadata.clone(),
+                filename: x.file.name.clone().unwrap_or_default(),
+                media_type: x.file.mime_type.clone().unwrap_or_default(),
+                ..Default::default()
+            }
+        }
+    }
+}
+
+pub fn message(m: &t::Message) -> v1::Message {
+    v1::Message {
+        message_id: m.message_id.to_string(),
+        context_id: m
+            .context_id
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+        task_id: m
+            .task_id
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+        role: role(m.role),
+        parts: m.parts.iter().map(part).collect(),
+        metadata: m.metadata.clone(),
+        extensions: m.extensions.clone().unwrap_or_default(),
+        reference_task_ids: m
+            .reference_task_ids
+            .iter()
+            .flatten()
+            .map(ToString::to_string)
+            .collect(),
+    }
+}
+
+pub fn status(s: &t::TaskStatus) -> v1::TaskStatus {
+    v1::TaskStatus {
+        state: task_state(s.state),
+        message: s.message.as_ref().map(message),
+        timestamp: s.timestamp.clone(),
+    }
+}
+
+pub fn artifact(a: &t::Artifact) -> v1::Artifact {
+    v1::Artifact {
+        artifact_id: a.artifact_id.to_string(),
+        name: a.name.clone().unwrap_or_default(),
+        description: a.description.clone().unwrap_or_default(),
+        parts: a.parts.iter().map(part).collect(),
+        metadata: a.metadata.clone(),
+        extensions: a.extensions.clone().unwrap_or_default(),
+    }
+}
+
+/// A task; its artifacts are written when it has some (ProtoJSON leaves out an empty
+/// list).
+pub fn task(x: &t::Task) -> v1::Task {
+    v1::Task {
+        id: x.id.to_string(),
+        context_id: x.context_id.to_string(),
+        status: status(&x.status),
+        artifacts: (!x.artifacts.is_empty()).then(|| x.artifacts.iter().map(artifact).collect()),
+        history: x.history.iter().map(message).collect(),
+        metadata: x.metadata.clone(),
+    }
+}
+
+pub fn stream_event(e: &t::StreamEvent) -> v1::StreamResponse {
+    match e {
+        t::StreamEvent::Task(x) => v1::StreamResponse::Task(task(x)),
+        t::StreamEvent::Message(m) => v1::StreamResponse::Message(message(m)),
+        t::StreamEvent::StatusUpdate(u) => {
+            v1::StreamResponse::StatusUpdate(v1::TaskStatusUpdateEvent {
+                task_id: u.task_id.to_string(),
+                context_id: u.context_id.to_string(),
+                status: status(&u.status),
+                metadata: u.metadata.clone(),
+            })
+        }
+        t::StreamEvent::ArtifactUpdate(u) => {
+            v1::StreamResponse::ArtifactUpdate(v1::TaskArtifactUpdateEvent {
+                task_id: u.task_id.to_string(),
+                context_id: u.context_id.to_string(),
+                artifact: artifact(&u.artifact),
+                append: u.append.unwrap_or(false),
+                last_chunk: u.last_chunk.unwrap_or(false),
+                metadata: u.metadata.clone(),
+            })
+        }
+    }
+}
+
+pub fn send_result(r: &t::SendMessageResult) -> v1::SendMessageResponse {
+    match r {
+        t::SendMessageResult::Task(x) => v1::SendMessageResponse::Task(task(x)),
+        t::SendMessageResult::Message(m) => v1::SendMessageResponse::Message(message(m)),
+    }
+}
+
+pub fn push_config(c: &t::TaskPushNotificationConfig) -> v1::TaskPushNotificationConfig {
+    let p = &c.push_notification_config;
+    v1::TaskPushNotificationConfig {
+        tenant: String::new(),
+        id: p.id.clone().unwrap_or_default(),
+        task_id: c.task_id.to_string(),
+        url: p.url.clone(),
+        token: p.token.clone().unwrap_or_default(),
+        authentication: p.authentication.as_ref().map(|a| v1::AuthenticationInfo {
+            scheme: a.schemes.first().cloned().unwrap_or_default(),
+            credentials: a.credentials.clone().unwrap_or_default(),
+        }),
+    }
+}
+
+// ---- v1.0 -> internal -------------------------------------------------------------
+
+fn non_empty(s: String) -> Option<String> {
+    (!s.is_empty()).then_some(s)
+}
+
+/// The internal state of a v1.0 one (`TASK_STATE_UNSPECIFIED` has none).
+pub fn task_state_in(s: v1::TaskState) -> Option<t::TaskState> {
+    Some(match s {
+        v1::TaskState::Unspecified => return None,
+        v1::TaskState::Submitted => t::TaskState::Submitted,
+        v1::TaskState::Working => t::TaskState::Working,
+        v1::TaskState::Completed => t::TaskState::Completed,
+        v1::TaskState::Failed => t::TaskState::Failed,
+        v1::TaskState::Canceled => t::TaskState::Canceled,
+        v1::TaskState::InputRequired => t::TaskState::InputRequired,
+        v1::TaskState::Rejected => t::TaskState::Rejected,
+        v1::TaskState::AuthRequired => t::TaskState::AuthRequired,
+    })
+}
+
+pub fn part_in(p: v1::Part, at: &str) -> Result<t::Part, ConvertError> {
+    let set = [
+        p.text.is_some(),
+        p.raw.is_some(),
+        p.url.is_some(),
+        p.data.is_some(),
+    ]
+    .iter()
+    .filter(|b| **b)
+    .count();
+    if set != 1 {
+        return Err(refuse(
+            at,
+            format!(
+                "a part has exactly one of `text`, `raw`, `url` or `data` (this one has {set})"
+            ),
+        ));
+    }
+    let v1::Part {
+        text,
+        raw,
+        url,
+        data,
+        metadata,
+        filename,
+        media_type,
+    } = p;
+    if let Some(text) = text {
+        // Text is text: a text part's media type (`text/markdown`, say) has no place in
+        // the internal model, and refusing the part would refuse a whole answer.
+        if !filename.is_empty() {
+            return Err(refuse(
+                &format!("{at}.filename"),
+                "a text part has no file name here; send a file as `raw` or `url`",
+            ));
+        }
+        return Ok(t::Part::Text(t::TextPart { text, metadata }));
+    }
+    if let Some(data) = data {
+        if !media_type.is_empty() && !t::media_type_matches("application/json", &media_type) {
+            return Err(refuse(
+                &format!("{at}.mediaType"),
+                format!("a data part is application/json, not {media_type:?}"),
+            ));
+        }
+        let Value::Object(data) = data else {
+            return Err(refuse(
+                &format!("{at}.data"),
+                "this agent takes structured data as a JSON object (wrap a list or a value in one)",
+            ));
+        };
+        return Ok(t::Part::Data(t::DataPart { data, metadata }));
+    }
+    let source = match (raw, url) {
+        (Some(b), _) => FileSource::Bytes(b),
+        (_, Some(u)) => FileSource::Uri(u),
+        (None, None) => unreachable!("exactly one content field is set, checked above"),
+    };
+    Ok(t::Part::File(t::FilePart {
+        file: FileContent {
+            name: non_empty(filename),
+            mime_type: non_empty(media_type),
+            source,
+        },
+        metadata,
+    }))
+}
+
+pub fn message_in(m: v1::Message, at: &str) -> Result<t::Message, ConvertError> {
+    let role = match m.role {
+        v1::Role::User => t::Role::User,
+        v1::Role::Agent => t::Role::Agent,
+        v1::Role::Unspecified => {
+            return Err(refuse(
+                &format!("{at}.role"),
+                "a message needs a role: ROLE_USER or ROLE_AGENT",
+            ));
+        }
+    };
+    if m.message_id.is_empty() {
+        return Err(refuse(
+            &format!("{at}.messageId"),
+            "a message needs a messageId",
+        ));
+    }
+    let parts = m
+        .parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| part_in(p, &format!("{at}.parts[{i}]")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut out = t::Message::new(role, parts);
+    out.message_id = MessageId::new(m.message_id);
+    out.context_id = non_empty(m.context_id).map(ContextId::new);
+    out.task_id = non_empty(m.task_id).map(TaskId::new);
+    out.metadata = m.metadata;
+    out.extensions = (!m.extensions.is_empty()).then_some(m.extensions);
+    out.reference_task_ids = (!m.reference_task_ids.is_empty())
+        .then(|| m.reference_task_ids.into_iter().map(TaskId::new).collect());
+    Ok(out)
+}
+
+/// A v1.0 push config as the internal (v0.3-shaped) one; the task it names.
+pub fn push_config_in(
+    c: v1::TaskPushNotificationConfig,
+    at: &str,
+) -> Result<t::PushNotificationConfig, ConvertError> {
+    if c.url.is_empty() {
+        return Err(refuse(&format!("{at}.url"), "a push config needs a url"));
+    }
+    Ok(t::PushNotificationConfig {
+        id: non_empty(c.id),
+        url: c.url,
+        token: non_empty(c.token),
+        authentication: c
+            .authentication
+            .map(|a| t::PushNotificationAuthenticationInfo {
+                schemes: vec![a.scheme],
+                credentials: non_empty(a.credentials),
+            }),
+    })
+}
+
+/// A history length from the wire: negative means "no limit" is not allowed.
+fn history_length(n: Option<i32>, at: &str) -> Result<Option<u32>, ConvertError> {
+    n.map(|n| u32::try_from(n).map_err(|_| refuse(at, format!("must be 0 or more, got {n}"))))
+        .transpose()
+}
+
+pub fn send_request_in(r: v1::SendMessageRequest) -> Result<t::MessageSendParams, ConvertError> {
+    let message = message_in(r.message, "message")?;
+    let configuration = match r.configuration {
+        None => None,
+        Some(c) => Some(t::MessageSendConfiguration {
+            accepted_output_modes: (!c.accepted_output_modes.is_empty())
+                .then_some(c.accepted_output_modes),
+            blocking: Some(!c.return_immediately),
+            history_length: history_length(c.history_length, "configuration.historyLength")?,
+            push_notification_config: c
+                .task_push_notification_config
+                .map(|p| push_config_in(p, "configuration.taskPushNotificationConfig"))
+                .transpose()?,
+        }),
+    };
+    Ok(t::MessageSendParams {
+        message,
+        configuration,
+        metadata: r.metadata,
+    })
+}
+
+pub fn get_request_in(r: v1::GetTaskRequest) -> Result<t::TaskQueryParams, ConvertError> {
+    if r.id.is_empty() {
+        return Err(refuse("id", "a task id is required"));
+    }
+    Ok(t::TaskQueryParams {
+        id: TaskId::new(r.id),
+        history_length: history_length(r.history_length, "historyLength")?,
+        metadata: None,
+    })
+}
+
+pub fn task_request_in(r: v1::TaskRequest) -> Result<t::TaskIdParams, ConvertError> {
+    if r.id.is_empty() {
+        return Err(refuse("id", "a task id is required"));
+    }
+    Ok(t::TaskIdParams {
+        id: TaskId::new(r.id),
+        metadata: r.metadata,
+    })
+}
+
+/// An agent's v1.0 status as the internal one.
+pub fn status_in(s: v1::TaskStatus, at: &str) -> Result<t::TaskStatus, ConvertError> {
+    Ok(t::TaskStatus {
+        state: task_state_in(s.state).unwrap_or(t::TaskState::Unknown),
+        message: s
+            .message
+            .map(|m| message_in(m, &format!("{at}.message")))
+            .transpose()?,
+        timestamp: s.timestamp,
+    })
+}
+
+pub fn artifact_in(a: v1::Artifact, at: &str) -> Result<t::Artifact, ConvertError> {
+    Ok(t::Artifact {
+        artifact_id: t::ArtifactId::new(a.artifact_id),
+        parts: a
+            .parts
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| part_in(p, &format!("{at}.parts[{i}]")))
+            .collect::<Result<_, _>>()?,
+        name: non_empty(a.name),
+        description: non_empty(a.description),
+        extensions: (!a.extensions.is_empty()).then_some(a.extensions),
+        metadata: a.metadata,
+    })
+}
+
+/// An agent's v1.0 task as the internal one.
+pub fn task_in(x: v1::Task, at: &str) -> Result<t::Task, ConvertError> {
+    let mut task = t::Task::new(
+        TaskId::new(x.id),
+        ContextId::new(x.context_id),
+        status_in(x.status, &format!("{at}.status"))?,
+    );
+    task.artifacts = x
+        .artifacts
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| artifact_in(a, &format!("{at}.artifacts[{i}]")))
+        .collect::<Result<_, _>>()?;
+    task.history = x
+        .history
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| message_in(m, &format!("{at}.history[{i}]")))
+        .collect::<Result<_, _>>()?;
+    task.metadata = x.metadata;
+    Ok(task)
+}
+
+/// An agent's v1.0 stream event as the internal one; a status update is final when its
+/// state is terminal or waits for the client (v1.0 has no `final`: the stream ends).
+pub fn stream_event_in(e: v1::StreamResponse) -> Result<t::StreamEvent, ConvertError> {
+    Ok(match e {
+        v1::StreamResponse::Task(x) => t::StreamEvent::Task(task_in(x, "task")?),
+        v1::StreamResponse::Message(m) => t::StreamEvent::Message(message_in(m, "message")?),
+        v1::StreamResponse::StatusUpdate(u) => {
+            let status = status_in(u.status, "statusUpdate.status")?;
+            t::StreamEvent::StatusUpdate(t::TaskStatusUpdateEvent {
+                kind: t::StatusUpdateKind,
+                task_id: TaskId::new(u.task_id),
+                context_id: ContextId::new(u.context_id),
+                is_final: status.state.is_terminal() || status.state.is_interrupted(),
+                status,
+                metadata: u.metadata,
+            })
+        }
+        v1::StreamResponse::ArtifactUpdate(u) => {
+            t::StreamEvent::ArtifactUpdate(t::TaskArtifactUpdateEvent {
+                kind: t::ArtifactUpdateKind,
+                task_id: TaskId::new(u.task_id),
+                context_id: ContextId::new(u.context_id),
+                artifact: artifact_in(u.artifact, "artifactUpdate.artifact")?,
+                append: Some(u.append),
+                last_chunk: Some(u.last_chunk),
+                metadata: u.metadata,
+            })
+        }
+    })
+}
+
+pub fn send_response_in(r: v1::SendMessageResponse) -> Result<t::SendMessageResult, ConvertError> {
+    Ok(match r {
+        v1::SendMessageResponse::Task(x) => t::SendMessageResult::Task(task_in(x, "task")?),
+        v1::SendMessageResponse::Message(m) => {
+            t::SendMessageResult::Message(message_in(m, "message")?)
+        }
+    })
+}
+
+/// The internal push config of a task as v1.0's flat one.
+fn push_out(task_id: &TaskId, p: &t::PushNotificationConfig) -> v1::TaskPushNotificationConfig {
+    push_config(&t::TaskPushNotificationConfig {
+        task_id: task_id.clone(),
+        push_notification_config: p.clone(),
+    })
+}
+
+/// What a client sends as v1.0's `SendMessageRequest`.
+pub fn send_request(p: &t::MessageSendParams) -> v1::SendMessageRequest {
+    let task_id = p.message.task_id.clone().unwrap_or_else(|| TaskId::new(""));
+    v1::SendMessageRequest {
+        tenant: String::new(),
+        message: message(&p.message),
+        configuration: p
+            .configuration
+            .as_ref()
+            .map(|c| v1::SendMessageConfiguration {
+                accepted_output_modes: c.accepted_output_modes.clone().unwrap_or_default(),
+                task_push_notification_config: c
+                    .push_notification_config
+                    .as_ref()
+                    .map(|push| push_out(&task_id, push)),
+                history_length: c.history_length.map(|n| n.min(i32::MAX as u32) as i32),
+                return_immediately: c.blocking == Some(false),
+            }),
+        metadata: p.metadata.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_round_trip_and_what_cannot_be_held_is_named() {
+        let text = v1::Part {
+            text: Some("hi".into()),
+            ..Default::default()
+        };
+        assert_eq!(part(&part_in(text.clone(), "p").unwrap()), text);
+        let file = v1::Part {
+            raw: Some("aGk=".into()),
+            filename: "a.txt".into(),
+            media_type: "text/plain".into(),
+            ..Default::default()
+        };
+        assert_eq!(part(&part_in(file.clone(), "p").unwrap()), file);
+        let list = v1::Part {
+            data: Some(serde_json::json!([1, 2])),
+            ..Default::default()
+        };
+        assert_eq!(
+            part_in(list, "message.parts[2]").unwrap_err().field,
+            "message.parts[2].data"
+        );
+        let two = v1::Part {
+            text: Some("a".into()),
+            url: Some("http://x".into()),
+            ..Default::default()
+        };
+        assert!(part_in(two, "p").unwrap_err().why.contains("exactly one"));
+    }
+
+    #[test]
+    fn states_map_both_ways() {
+        for s in [
+            t::TaskState::Submitted,
+            t::TaskState::Working,
+            t::TaskState::InputRequired,
+            t::TaskState::Completed,
+            t::TaskState::Canceled,
+            t::TaskState::Failed,
+            t::TaskState::Rejected,
+            t::TaskState::AuthRequired,
+        ] {
+            assert_eq!(task_state_in(task_state(s)), Some(s));
+        }
+        assert_eq!(task_state_in(task_state(t::TaskState::Unknown)), None);
+    }
+
+    #[test]
+    fn return_immediately_is_the_opposite_of_blocking() {
+        let r: v1::SendMessageRequest = serde_json::from_value(serde_json::json!({
+            "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}]},
+            "configuration": {"returnImmediately": true}
+        }))
+        .unwrap();
+        assert!(!send_request_in(r).unwrap().blocking());
+    }
+}

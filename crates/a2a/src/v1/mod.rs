@@ -1,0 +1,22 @@
+//! A2A v1.0 on the wire: its shapes ([`types`], the proto's ProtoJSON form) and their
+//! conversion to and from the internal model ([`convert`]). The server's bindings and the
+//! client use these at the boundary; everything behind them works on
+//! [`crate::types`], whatever version a peer speaks.
+
+pub mod convert;
+pub mod error;
+pub mod types;
+
+pub use convert::ConvertError;
+
+/// The protocol versions this crate speaks, as `Major.Minor`.
+pub const VERSION_1_0: &str = "1.0";
+pub const VERSION_0_3: &str = "0.3";
+
+/// `protocolBinding` names of the interfaces a card lists.
+pub const BINDING_JSONRPC: &str = "JSONRPC";
+pub const BINDING_HTTP_JSON: &str = "HTTP+JSON";
+
+/// The `@type` and domain of the `google.rpc.ErrorInfo` detail v1.0 errors carry.
+pub const ERROR_INFO_TYPE: &str = "type.googleapis.com/google.rpc.ErrorInfo";
+pub const ERROR_DOMAIN: &str = "a2a-protocol.org";

@@ -1,0 +1,417 @@
+//! The engine's public face: [`Engine`] starts and resumes runs, each in its own task
+//! (a [`Run`]), and hands back a [`RunHandle`] — its [`RunControl`] (answers, cancel) and
+//! its [`RunEvents`].
+
+use super::*;
+use std::collections::HashMap;
+
+/// Tunables of the engine.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// How long `always` steps may run after a cancel or a cancelling failure.
+    pub grace: Duration,
+    /// Events buffered per run before the run waits for its reader.
+    pub event_buffer: usize,
+    /// Keeps a run's trace across a restart (none: nothing kept).
+    pub trace: TraceHooks,
+    /// Bounds on what agents send a run.
+    pub limits: crate::engine::OutputLimits,
+}
+
+/// How a run's trace context outlives the process, for whoever exports traces: the
+/// engine writes the string `capture` gives with the run and, when it resumes the run
+/// after a restart, hands it to `link` with the resumed run's span. The engine knows
+/// nothing of the string's format (a W3C `traceparent`, as set up by `serve`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TraceHooks {
+    /// The trace context of the current span, or none.
+    pub capture: Option<fn() -> Option<String>>,
+    /// Links a span to a context `capture` gave.
+    pub link: Option<fn(&tracing::Span, &str)>,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        Self {
+            grace: Duration::from_secs(30),
+            event_buffer: 1024,
+            trace: TraceHooks::default(),
+            limits: Default::default(),
+        }
+    }
+}
+
+/// Runs workflows. Cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    connector: Arc<dyn AgentConnector>,
+    /// Writes `kind = "llm"` steps; without one they use their `fallback`.
+    model: Option<Arc<dyn TextModel>>,
+    options: EngineOptions,
+    tracker: TaskTracker,
+    /// Where runs are written down, when they should survive the process.
+    store: Option<Arc<dyn RunStore>>,
+}
+
+pub(super) enum Command {
+    Answer {
+        step: Option<String>,
+        item: Option<usize>,
+        answer: Answer,
+        reply: tokio::sync::oneshot::Sender<Result<(), AnswerError>>,
+    },
+}
+
+/// Controls a running run. Cheap to clone.
+#[derive(Clone)]
+pub struct RunControl {
+    commands: mpsc::Sender<Box<Command>>,
+    /// Shared: every waiting run's relay holds a control, so it is kept small.
+    stops: Arc<Stops>,
+}
+
+struct Stops {
+    cancel: CancellationToken,
+    /// Fired by `RunControl::halt`, or by the journal when the store refuses a write
+    /// because another process now runs the run. Only a journaled run has one: a run
+    /// kept nowhere is never taken over, and ends with its process.
+    halt: Option<CancellationToken>,
+}
+
+impl RunControl {
+    /// Routes an answer to the pending question of `step` (and `item`), or to the only
+    /// pending question when `step` is `None`.
+    pub async fn answer(
+        &self,
+        step: Option<&str>,
+        item: Option<usize>,
+        answer: Answer,
+    ) -> Result<(), AnswerError> {
+        let (reply, result) = tokio::sync::oneshot::channel();
+        let cmd = Command::Answer {
+            step: step.map(str::to_owned),
+            item,
+            answer,
+            reply,
+        };
+        self.commands
+            .send(Box::new(cmd))
+            .await
+            .map_err(|_| AnswerError::Finished)?;
+        result.await.map_err(|_| AnswerError::Finished)?
+    }
+
+    /// Cancels the run: no new steps, every running downstream task canceled, `always`
+    /// steps run within the grace period, the run ends `canceled`.
+    pub fn cancel(&self) {
+        self.stops.cancel.cancel();
+    }
+
+    /// Stops the run where it stands, writing nothing more and sending nothing more:
+    /// for a run this process no longer runs (it stops, or another process took the
+    /// run over). What the store holds is left for whoever resumes it.
+    pub fn halt(&self) {
+        if let Some(halt) = &self.stops.halt {
+            halt.cancel();
+        }
+    }
+}
+
+/// A started run: its control and its events (ending with the final `Run` event).
+pub struct RunHandle {
+    pub run_id: String,
+    pub control: RunControl,
+    pub events: RunEvents,
+}
+
+/// A run's events, in order, ending with the final `Run` event.
+///
+/// Each waits in the channel boxed: a channel allocates its slots in blocks of 32, and a
+/// block of boxes is a twentieth of a block of events — memory every run holds.
+pub struct RunEvents(mpsc::Receiver<Box<RunEvent>>);
+
+impl RunEvents {
+    /// The next event; `None` once the run has ended and every event was taken.
+    pub async fn recv(&mut self) -> Option<RunEvent> {
+        self.0.recv().await.map(|e| *e)
+    }
+}
+
+impl Engine {
+    pub fn new(connector: Arc<dyn AgentConnector>, options: EngineOptions) -> Self {
+        Self {
+            connector,
+            model: None,
+            options,
+            tracker: TaskTracker::new(),
+            store: None,
+        }
+    }
+
+    /// Writes `kind = "llm"` steps with `model`.
+    pub fn with_model(mut self, model: Arc<dyn TextModel>) -> Self {
+        self.model = Some(model);
+        self
+    }
+
+    /// Writes every run down in `store`, so that [`Engine::resume`] can go on with it
+    /// after a restart.
+    pub fn with_store(mut self, store: Arc<dyn RunStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// A run as stored (none without a store, or for an unknown id).
+    pub async fn saved_run(&self, run_id: &str) -> Result<Option<SavedRun>, RunStoreError> {
+        match &self.store {
+            Some(store) => store.load_run(run_id).await,
+            None => Ok(None),
+        }
+    }
+
+    /// Checks the inputs, then starts the run. The error lists every input problem.
+    pub fn start(
+        &self,
+        workflow: Arc<Workflow>,
+        inputs: &Map<String, Value>,
+        run_id: String,
+    ) -> Result<RunHandle, Vec<String>> {
+        let inputs = workflow.check_inputs(inputs)?;
+        Ok(self.launch(workflow, inputs, run_id, None, Default::default()))
+    }
+
+    /// Starts a new run that begins with the results of steps another run finished
+    /// (`seed`: `Done` checkpoints by step and fan-out item): those steps are not run
+    /// again, the others run as in any run. How a run is retried.
+    pub fn start_seeded(
+        &self,
+        workflow: Arc<Workflow>,
+        inputs: &Map<String, Value>,
+        run_id: String,
+        seed: HashMap<(String, Option<usize>), Checkpoint>,
+    ) -> Result<RunHandle, Vec<String>> {
+        let inputs = workflow.check_inputs(inputs)?;
+        let seed = seed
+            .into_iter()
+            .filter(|(_, c)| matches!(c, Checkpoint::Done(_)))
+            .collect();
+        Ok(self.launch(workflow, inputs, run_id, None, seed))
+    }
+
+    /// Goes on with a stored run (after a restart) on `workflow` — the version the run
+    /// started with. Finished steps keep their results and are not run again; a step
+    /// whose downstream task is known follows that task again; a message whose fate is
+    /// unknown is sent again with the same message id; questions are asked again. A run
+    /// that had ended reports its end again.
+    pub fn resume(&self, workflow: Arc<Workflow>, saved: SavedRun) -> RunHandle {
+        let inputs = saved.header.inputs.clone();
+        let run_id = saved.header.run_id.clone();
+        self.launch(workflow, inputs, run_id, Some(saved), Default::default())
+    }
+
+    fn launch(
+        &self,
+        workflow: Arc<Workflow>,
+        inputs: Map<String, Value>,
+        run_id: String,
+        saved: Option<SavedRun>,
+        seed: HashMap<(String, Option<usize>), Checkpoint>,
+    ) -> RunHandle {
+        // Named after the OpenTelemetry GenAI conventions, for whoever exports spans.
+        let span = info_span!(
+            "run",
+            run_id = %run_id,
+            otel.name = %format!("invoke_workflow {}", workflow.id),
+            "gen_ai.operation.name" = "invoke_workflow",
+            "a2a.task.id" = %run_id,
+            "a2a.task.state" = tracing::field::Empty,
+            workflow = %workflow.id,
+        );
+        // A resumed run's trace starts here, linked to the trace it started in.
+        if let (Some(link), Some(trace)) = (
+            self.options.trace.link,
+            saved.as_ref().and_then(|s| s.header.trace.as_deref()),
+        ) {
+            link(&span, trace);
+        }
+        let (mut run, handle) = self.prepare(workflow, inputs, run_id, saved);
+        run.seed = seed;
+        match handle.control.stops.halt.clone() {
+            // Halted, the run's future is dropped where it stands, and its units with it.
+            Some(halt) => {
+                let run = run.run();
+                self.tracker.spawn(
+                    async move {
+                        tokio::select! {
+                            () = run => {}
+                            () = halt.cancelled() => tracing::info!("the run is halted: left as stored"),
+                        }
+                    }
+                    .instrument(span),
+                );
+            }
+            None => {
+                self.tracker.spawn(run.run().instrument(span));
+            }
+        }
+        handle
+    }
+
+    /// A run's state and its handle, not started yet.
+    fn prepare(
+        &self,
+        workflow: Arc<Workflow>,
+        inputs: Map<String, Value>,
+        run_id: String,
+        saved: Option<SavedRun>,
+    ) -> (Run, RunHandle) {
+        let (events_tx, events) = mpsc::channel(self.options.event_buffer);
+        let (commands, commands_rx) = mpsc::channel(16);
+        let cancel = CancellationToken::new();
+        let (ask_tx, ask_rx) = mpsc::channel(64);
+        let n = workflow.steps.len();
+        let needs: Vec<Vec<usize>> = workflow
+            .steps
+            .iter()
+            .map(|s| {
+                s.needs
+                    .iter()
+                    .filter_map(|n| workflow.steps.iter().position(|x| x.id == *n))
+                    .collect()
+            })
+            .collect();
+        let mut dependents = vec![Vec::new(); n];
+        for (i, ns) in needs.iter().enumerate() {
+            for &j in ns {
+                dependents[j].push(i);
+            }
+        }
+        let waiting: Vec<usize> = needs.iter().map(Vec::len).collect();
+        let ready = (0..n).filter(|&i| waiting[i] == 0).collect();
+        let halt = self.store.as_ref().map(|_| CancellationToken::new());
+        let journal = self
+            .store
+            .as_ref()
+            .zip(halt.clone())
+            .map(|(store, halt)| Journal {
+                store: store.clone(),
+                run_id: run_id.clone(),
+                halt,
+            });
+        let run = Run {
+            journal,
+            saved,
+            restore: Default::default(),
+            seed: Default::default(),
+            needs,
+            dependents,
+            waiting,
+            ready,
+            active: Default::default(),
+            finished_count: 0,
+            context_steps: Map::new(),
+            inputs,
+            slots: (0..n).map(|_| Slot::default()).collect(),
+            workflow,
+            run_id: run_id.clone(),
+            connector: self.connector.clone(),
+            model: self.model.clone(),
+            events: events_tx,
+            ask_tx,
+            ask_rx,
+            commands: commands_rx,
+            cancel: cancel.clone(),
+            work: CancellationToken::new(),
+            always: CancellationToken::new(),
+            units: JoinSet::new(),
+            running: 0,
+            questions: Vec::new(),
+            stopping: false,
+            canceled: false,
+            failure: None,
+            state: RunState::Working,
+            grace: self.options.grace,
+            budget: Arc::new(crate::engine::limits::OutputBudget::new(
+                self.options.limits,
+            )),
+            trace_capture: self.options.trace.capture,
+            grace_until: None,
+        };
+        let handle = RunHandle {
+            run_id,
+            control: RunControl {
+                commands,
+                stops: Arc::new(Stops { cancel, halt }),
+            },
+            events: RunEvents(events),
+        };
+        (run, handle)
+    }
+
+    /// Waits for every run to end (after canceling them, if `cancel`).
+    pub async fn shutdown(&self) {
+        self.tracker.close();
+        self.tracker.wait().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The futures every in-flight run holds for as long as it runs. Their size is memory
+    //! per run (`bench`'s `bytes_per_inflight_run`): rarely taken branches are boxed and
+    //! the long-lived futures are `async move` blocks, not `async fn`s, to keep them
+    //! small. These bounds fail when a change undoes that (an unboxed branch, an
+    //! `async fn`), before the benchmark would show it.
+
+    use super::super::super::testing::Silent;
+    use super::super::super::unit::Unit;
+    use super::*;
+    use crate::workflow::{Options, load_str};
+
+    /// A shipped workflow: the futures' sizes do not depend on which one.
+    const WORKFLOW: &str = include_str!("../../../../../workflows/travel-planning.toml");
+
+    /// Bytes of the run loop's future: the run's whole life.
+    const RUN_FUTURE_MAX: usize = 1_450;
+    /// Bytes of a unit's future: a step's whole life.
+    const UNIT_FUTURE_MAX: usize = 2_900;
+
+    #[test]
+    fn the_futures_a_run_holds_stay_small() {
+        let (workflow, diags) = load_str("travel-planning.toml", WORKFLOW, Options::default());
+        let workflow = Arc::new(workflow.unwrap_or_else(|| panic!("{diags:?}")));
+        let engine = Engine::new(Arc::new(Silent), EngineOptions::default());
+        let (run, handle) = engine.prepare(workflow.clone(), Map::new(), "r".into(), None);
+        let run = run.run();
+        let run_size = std::mem::size_of_val(&run);
+        let (ask, _asks) = mpsc::channel(1);
+        let (events, _events) = mpsc::channel(1);
+        let unit = Unit {
+            workflow,
+            step: 0,
+            item: None,
+            context: Value::Null,
+            run_id: handle.run_id.clone(),
+            connector: Arc::new(Silent),
+            model: None,
+            events,
+            ask,
+            cancel: CancellationToken::new(),
+            journal: None,
+            resume: None,
+            run_span: None,
+            budget: Arc::new(crate::engine::limits::OutputBudget::new(Default::default())),
+        }
+        .run();
+        let unit_size = std::mem::size_of_val(&unit);
+        assert!(
+            run_size <= RUN_FUTURE_MAX,
+            "the run future grew to {run_size} bytes (bound {RUN_FUTURE_MAX}): box the branch that grew it"
+        );
+        assert!(
+            unit_size <= UNIT_FUTURE_MAX,
+            "the unit future grew to {unit_size} bytes (bound {UNIT_FUTURE_MAX}): box the branch that grew it"
+        );
+        eprintln!("run future {run_size} B, unit future {unit_size} B");
+    }
+}

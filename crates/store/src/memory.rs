@@ -1,0 +1,129 @@
+//! The in-memory store: the protocol layer's task store and the engine's run store side
+//! by side. Nothing survives the process; retention still bounds its size.
+
+use std::time::SystemTime;
+
+use futures::future::BoxFuture;
+
+use super::Store;
+use a2a::server::{InMemoryTaskStore, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskStore};
+use a2a::types::{PushNotificationConfig, Task, TaskId};
+use orchestrator_core::engine::{
+    Checkpoint, MemoryRunStore, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun,
+};
+
+/// Tasks and runs in process memory.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryStore {
+    tasks: InMemoryTaskStore,
+    runs: MemoryRunStore,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Store for MemoryStore {
+    fn durable(&self) -> bool {
+        false
+    }
+
+    fn prune_finished(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>> {
+        Box::pin(async move {
+            let removed = self.tasks.prune(before).await?;
+            // A run shares its id with its upstream task: it goes when the task goes.
+            self.runs
+                .retain_finished(|id| self.tasks.contains(&TaskId::new(id)));
+            Ok(removed)
+        })
+    }
+}
+
+impl TaskStore for MemoryStore {
+    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
+        self.tasks.get(id)
+    }
+    fn commit<'a>(
+        &'a self,
+        task: &'a Task,
+        events: &'a [LoggedEvent],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.tasks.commit(task, events)
+    }
+    fn events_after(
+        &self,
+        id: &TaskId,
+        after: u64,
+    ) -> BoxFuture<'_, Result<Vec<LoggedEvent>, StoreError>> {
+        self.tasks.events_after(id, after)
+    }
+    fn task_of_message<'a>(
+        &'a self,
+        message_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskId>, StoreError>> {
+        self.tasks.task_of_message(message_id)
+    }
+    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
+        self.tasks.unfinished()
+    }
+    fn prune(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>> {
+        self.prune_finished(before)
+    }
+    fn set_push_config(
+        &self,
+        task: &TaskId,
+        config: PushNotificationConfig,
+    ) -> BoxFuture<'_, Result<(), StoreError>> {
+        self.tasks.set_push_config(task, config)
+    }
+    fn push_configs(
+        &self,
+        task: &TaskId,
+    ) -> BoxFuture<'_, Result<Vec<PushNotificationConfig>, StoreError>> {
+        self.tasks.push_configs(task)
+    }
+    fn delete_push_config(
+        &self,
+        task: &TaskId,
+        config_id: &str,
+    ) -> BoxFuture<'_, Result<bool, StoreError>> {
+        self.tasks.delete_push_config(task, config_id)
+    }
+
+    fn list(&self, query: &TaskQuery) -> BoxFuture<'_, Result<TaskPage, StoreError>> {
+        self.tasks.list(query)
+    }
+}
+
+impl RunStore for MemoryStore {
+    fn create_run<'a>(&'a self, header: &'a RunHeader) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        self.runs.create_run(header)
+    }
+    fn save_unit<'a>(
+        &'a self,
+        run_id: &'a str,
+        step: &'a str,
+        item: Option<usize>,
+        checkpoint: &'a Checkpoint,
+    ) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        self.runs.save_unit(run_id, step, item, checkpoint)
+    }
+    fn set_canceled<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        self.runs.set_canceled(run_id)
+    }
+    fn finish_run<'a>(
+        &'a self,
+        run_id: &'a str,
+        end: &'a RunEnd,
+    ) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        self.runs.finish_run(run_id, end)
+    }
+    fn load_run<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SavedRun>, RunStoreError>> {
+        self.runs.load_run(run_id)
+    }
+}

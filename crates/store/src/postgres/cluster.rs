@@ -1,0 +1,175 @@
+//! The replicas sharing the database: each one's lease (`replicas.lease_until`, on the
+//! database's clock), who runs each unfinished task (`tasks.owner`) with its fencing
+//! number (`tasks.fence`, raised at every takeover), and the requests queued for the
+//! replica running a task (`task_requests`): the protocol's [`Cluster`].
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use sqlx::Row;
+
+use super::{NOW_MS, PostgresStore};
+use a2a::server::{Cluster, ClusterRequest, Owner, StoreError};
+use a2a::types::{Task, TaskId};
+
+impl Cluster for PostgresStore {
+    fn lease(&self) -> Duration {
+        self.lease
+    }
+
+    fn owner<'a>(&'a self, id: &'a TaskId) -> BoxFuture<'a, Result<Owner, StoreError>> {
+        Box::pin(async move {
+            let row: Option<(Option<String>, i64, Option<bool>)> = sqlx::query_as(&format!(
+                "SELECT t.owner, t.fence, r.lease_until >= {NOW_MS}
+                 FROM tasks t LEFT JOIN replicas r ON r.id = t.owner WHERE t.id = $1"
+            ))
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(StoreError::backend)?;
+            Ok(match row {
+                Some((Some(owner), fence, _))
+                    if owner == *self.replica && self.fence(id.as_str()) == Some(fence) =>
+                {
+                    Owner::Here
+                }
+                Some((Some(owner), _, Some(true))) if owner != *self.replica => Owner::Elsewhere,
+                _ => Owner::Nobody,
+            })
+        })
+    }
+
+    fn renew(&self) -> BoxFuture<'_, Result<Vec<TaskId>, StoreError>> {
+        Box::pin(async move {
+            let ms = self.lease.as_millis() as i64;
+            // Whether the lease had run out before this renewal: only then can another
+            // replica have taken a task over.
+            let lapsed: Option<bool> = sqlx::query_scalar(&format!(
+                "UPDATE replicas r SET lease_until = {NOW_MS} + $2
+                 FROM (SELECT lease_until AS before FROM replicas WHERE id = $1) old
+                 WHERE r.id = $1 RETURNING old.before < {NOW_MS}"
+            ))
+            .bind(&*self.replica)
+            .bind(ms)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(StoreError::backend)?;
+            if lapsed.is_none() {
+                // Our row is gone (someone cleaned the table): register again.
+                sqlx::query(&format!(
+                    "INSERT INTO replicas (id, started_at, lease_until)
+                     VALUES ($1, {NOW_MS}, {NOW_MS} + $2) ON CONFLICT (id) DO NOTHING"
+                ))
+                .bind(&*self.replica)
+                .bind(ms)
+                .execute(&self.pool)
+                .await
+                .map_err(StoreError::backend)?;
+            }
+            if lapsed == Some(false) {
+                return Ok(Vec::new());
+            }
+            let held: Vec<(String, i64)> =
+                sqlx::query_as("SELECT id, fence FROM tasks WHERE owner = $1 AND NOT terminal")
+                    .bind(&*self.replica)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(StoreError::backend)?;
+            let held: std::collections::HashMap<String, i64> = held.into_iter().collect();
+            let mut fences = self.fences.lock().unwrap_or_else(|p| p.into_inner());
+            let lost: Vec<String> = fences
+                .iter()
+                .filter(|(id, fence)| held.get(*id) != Some(*fence))
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in &lost {
+                fences.remove(id);
+            }
+            Ok(lost.into_iter().map(TaskId::new).collect())
+        })
+    }
+
+    fn claim(&self, max: usize) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
+        Box::pin(async move {
+            // Unfinished tasks of replicas whose lease ran out (or of none: a store
+            // migrated from one replica), each taken by one replica only.
+            let rows = sqlx::query(&format!(
+                "UPDATE tasks SET owner = $1, fence = fence + 1
+                 WHERE id IN (
+                     SELECT id FROM tasks
+                     WHERE NOT terminal AND (owner IS NULL OR owner IN
+                         (SELECT id FROM replicas WHERE lease_until < {NOW_MS}))
+                     ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+                 RETURNING snapshot, seq, terminal, initiator, fence"
+            ))
+            .bind(&*self.replica)
+            .bind(max as i64)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(StoreError::backend)?;
+            let mut claimed = Vec::with_capacity(rows.len());
+            for row in rows {
+                let fence: i64 = row.get(4);
+                let (task, seq) = self.caught_up(row).await?;
+                self.set_fence(task.id.as_str(), Some(fence));
+                claimed.push((task, seq));
+            }
+            Ok(claimed)
+        })
+    }
+
+    fn release(&self) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            sqlx::query("UPDATE replicas SET lease_until = 0 WHERE id = $1")
+                .bind(&*self.replica)
+                .execute(&self.pool)
+                .await
+                .map_err(StoreError::backend)?;
+            self.fences
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clear();
+            Ok(())
+        })
+    }
+
+    fn request<'a>(
+        &'a self,
+        id: &'a TaskId,
+        request: &'a ClusterRequest,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let body = serde_json::to_string(request).map_err(StoreError::backend)?;
+            sqlx::query("INSERT INTO task_requests (task_id, request) VALUES ($1, $2)")
+                .bind(id.as_str())
+                .bind(body)
+                .execute(&self.pool)
+                .await
+                .map_err(StoreError::backend)?;
+            Ok(())
+        })
+    }
+
+    fn requests(&self) -> BoxFuture<'_, Result<Vec<(TaskId, ClusterRequest)>, StoreError>> {
+        Box::pin(async move {
+            let mut rows: Vec<(i64, String, String)> = sqlx::query_as(
+                "DELETE FROM task_requests WHERE id IN (
+                     SELECT q.id FROM task_requests q JOIN tasks t ON t.id = q.task_id
+                     WHERE t.owner = $1 FOR UPDATE OF q SKIP LOCKED)
+                 RETURNING id, task_id, request",
+            )
+            .bind(&*self.replica)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(StoreError::backend)?;
+            rows.sort_by_key(|(n, ..)| *n);
+            rows.into_iter()
+                .map(|(_, id, body)| {
+                    let request = serde_json::from_str(&body)
+                        .map_err(|e| StoreError::unreadable("request", e))?;
+                    Ok((TaskId::new(id), request))
+                })
+                .collect()
+        })
+    }
+}

@@ -1,0 +1,189 @@
+//! The PostgreSQL store (sqlx): what several `serve` replicas share.
+//!
+//! Unlike SQLite, PostgreSQL takes writes from many connections at once and commits
+//! them together (its own group commit), so there is no writer task here: each call is
+//! one statement on a pooled connection — a task's commit writes its events and its
+//! row in one statement, so it is one round trip and one transaction — and is
+//! acknowledged once committed. What is stored is what the SQLite store stores (the
+//! same tables and the same JSON, [`super::rows`]), so the two read alike.
+//!
+//! The schema's version is the row of `a2a_orchestrator_schema`; migrations are
+//! embedded here and applied in order at open, under an advisory lock so that replicas
+//! starting together migrate once. A database with other tables and not ours, or one
+//! written by a newer version, is refused with an error saying so.
+//!
+//! Several `serve` processes (replicas) share one database: each registers itself with
+//! a lease it renews, runs the tasks it starts or claims, and writes for a task only
+//! while it holds it — every write for a task or its run checks, in its own statement,
+//! that the task's owner and fencing number are still this replica's ([`cluster`]).
+//!
+//! [`schema`] holds the migrations, [`tasks`] and [`runs`] the two traits' reads and
+//! writes, [`cluster`] the replicas' leases and requests.
+
+mod cluster;
+mod runs;
+mod schema;
+mod stats;
+mod tasks;
+
+pub use stats::TransactionCounter;
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use futures::future::BoxFuture;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+
+use super::{OpenError, OpenErrorKind, Store};
+use crate::rows::millis;
+use a2a::server::StoreError;
+
+/// Connections each replica keeps to the database at most.
+const MAX_CONNECTIONS: u32 = 16;
+
+/// How long a call waits for a pooled connection before it fails.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The database's clock in milliseconds since the Unix epoch: leases are compared on
+/// one clock, whatever the replicas' clocks say.
+const NOW_MS: &str = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+
+/// Tasks and runs in a PostgreSQL database. Cheap to clone.
+#[derive(Clone)]
+pub struct PostgresStore {
+    pool: PgPool,
+    /// The database as the user named it, its password hidden.
+    location: String,
+    /// This replica's id in `replicas` and `tasks.owner`.
+    replica: Arc<str>,
+    lease: Duration,
+    /// The fencing number of each unfinished task this replica runs: every write for
+    /// the task (or its run) is refused unless the task's row still has it.
+    fences: Arc<Mutex<HashMap<String, i64>>>,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("location", &self.location)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` (`postgres://user:password@host:port/db`),
+    /// brings its schema up to date and registers this process as a replica with a
+    /// lease of `lease`. `location` is the URL as errors show it.
+    pub async fn open(url: &str, location: &str, lease: Duration) -> Result<Self, OpenError> {
+        let fail = |kind: OpenErrorKind| OpenError {
+            location: location.to_owned(),
+            kind,
+        };
+        let options = PgConnectOptions::from_str(url)
+            .map_err(|e| fail(OpenErrorKind::Database(e)))?
+            .application_name("a2a-orchestrator");
+        let pool = PgPoolOptions::new()
+            .max_connections(MAX_CONNECTIONS)
+            .min_connections(1)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(options)
+            .await
+            .map_err(|e| {
+                fail(match e {
+                    sqlx::Error::Tls(_) => OpenErrorKind::Tls(e),
+                    e => OpenErrorKind::Unreachable(e),
+                })
+            })?;
+        schema::migrate(&pool).await.map_err(fail)?;
+        let replica: Arc<str> = uuid::Uuid::now_v7().to_string().into();
+        sqlx::query(&format!(
+            "INSERT INTO replicas (id, started_at, lease_until) VALUES ($1, {NOW_MS}, {NOW_MS} + $2)"
+        ))
+        .bind(&*replica)
+        .bind(lease.as_millis() as i64)
+        .execute(&pool)
+        .await
+        .map_err(|e| fail(OpenErrorKind::Database(e)))?;
+        Ok(Self {
+            pool,
+            location: location.to_owned(),
+            replica,
+            lease,
+            fences: Default::default(),
+        })
+    }
+
+    /// The fencing number this replica holds for task (or run) `id`, if it runs it.
+    fn fence(&self, id: &str) -> Option<i64> {
+        self.fences
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .copied()
+    }
+
+    fn set_fence(&self, id: &str, fence: Option<i64>) {
+        let mut fences = self.fences.lock().unwrap_or_else(|p| p.into_inner());
+        match fence {
+            Some(f) => fences.insert(id.to_owned(), f),
+            None => fences.remove(id),
+        };
+    }
+}
+
+/// JSON for a value to store.
+fn encode<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(StoreError::backend)
+}
+
+impl Store for PostgresStore {
+    fn durable(&self) -> bool {
+        true
+    }
+
+    fn prune_finished(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>> {
+        Box::pin(async move {
+            let before = millis(before);
+            let mut tx = self.pool.begin().await.map_err(StoreError::backend)?;
+            for sql in [
+                "DELETE FROM task_events WHERE task_id IN
+                   (SELECT id FROM tasks WHERE terminal AND updated_at < $1)",
+                "DELETE FROM push_configs WHERE task_id IN
+                   (SELECT id FROM tasks WHERE terminal AND updated_at < $1)",
+                // Requests that came too late for their task (it ended first).
+                "DELETE FROM task_requests WHERE task_id IN (SELECT id FROM tasks WHERE terminal)",
+                "DELETE FROM run_units WHERE run_id IN
+                   (SELECT id FROM runs WHERE run_end IS NOT NULL AND updated_at < $1)",
+                "DELETE FROM runs WHERE run_end IS NOT NULL AND updated_at < $1",
+            ] {
+                sqlx::query(sql)
+                    .bind(before)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(StoreError::backend)?;
+            }
+            let n = sqlx::query("DELETE FROM tasks WHERE terminal AND updated_at < $1")
+                .bind(before)
+                .execute(&mut *tx)
+                .await
+                .map_err(StoreError::backend)?
+                .rows_affected();
+            tx.commit().await.map_err(StoreError::backend)?;
+            Ok(n as usize)
+        })
+    }
+
+    fn check_writable(&self) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            // A write that changes nothing: it needs the database up, reachable and
+            // not read-only (a standby refuses it).
+            sqlx::query("UPDATE a2a_orchestrator_schema SET version = version")
+                .execute(&self.pool)
+                .await
+                .map_err(StoreError::backend)?;
+            Ok(())
+        })
+    }
+}

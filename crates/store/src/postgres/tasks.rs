@@ -1,0 +1,347 @@
+//! Tasks, their numbered event logs, the messageId index and push configs: the
+//! protocol's [`TaskStore`] on PostgreSQL. As in SQLite, snapshots are kept now and
+//! then ([`snapshot_due`]); a read replays the events after the stored snapshot.
+
+use std::time::SystemTime;
+
+use futures::future::BoxFuture;
+use sqlx::Row;
+use sqlx::postgres::PgRow;
+
+use super::{PostgresStore, encode};
+use crate::Store;
+use crate::rows::{event_of, push_config_of, task_of};
+use crate::rows::{millis, snapshot_due};
+use a2a::server::{
+    LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
+};
+use a2a::types::{PushNotificationConfig, Task, TaskId};
+
+/// The columns a task row is read by: its snapshot, the number of the last event in
+/// it, whether it is terminal, and who started it.
+const TASK_COLUMNS: &str = "snapshot, seq, terminal, initiator";
+
+/// A task's commit that stores its snapshot: its row and its events in one statement,
+/// made only while the task is this replica's ($12) with this fencing number ($13; a
+/// new task's row gets 1). The events are written only if the row was: the upsert
+/// locks the row and checks the owner on its latest version, so a takeover committed
+/// meanwhile makes it write nothing. Gives how many rows were written (0: fenced).
+const COMMIT_SNAPSHOT: &str = "
+WITH written AS (
+    INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at,
+                       context_id, state, status_ms, owner, fence, initiator)
+    VALUES ($1, $4,
+            -- Without a new event the snapshot includes every event logged so far: a
+            -- task's commits each wait for the one before.
+            coalesce($5, (SELECT max(seq) FROM task_events WHERE task_id = $1), 0),
+            $6, $7, $8, $9, $10, $11, $12, coalesce($13::bigint, 1), $14)
+    ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot,
+        seq = greatest(tasks.seq, excluded.seq), terminal = excluded.terminal,
+        first_message_id = coalesce(tasks.first_message_id, excluded.first_message_id),
+        initiator = coalesce(tasks.initiator, excluded.initiator),
+        updated_at = excluded.updated_at, context_id = excluded.context_id,
+        state = excluded.state, status_ms = excluded.status_ms
+    WHERE tasks.owner IS NOT DISTINCT FROM $12 AND tasks.fence IS NOT DISTINCT FROM $13::bigint
+    RETURNING id
+),
+logged AS (
+    INSERT INTO task_events (task_id, seq, event)
+    SELECT $1, e.seq, e.event FROM UNNEST($2::bigint[], $3::text[]) AS e(seq, event)
+    WHERE EXISTS (SELECT 1 FROM written)
+)
+SELECT count(*) FROM written";
+
+/// A task's commit of events only: what ListTasks reads kept current, and the events;
+/// made only while the task is this replica's ($6) with this fencing number ($7), as
+/// [`COMMIT_SNAPSHOT`]. Gives how many rows were written (0: fenced).
+const COMMIT_EVENTS: &str = "
+WITH written AS (
+    UPDATE tasks SET state = $4, status_ms = $5 WHERE id = $1 AND owner = $6 AND fence = $7
+    RETURNING id
+),
+logged AS (
+    INSERT INTO task_events (task_id, seq, event)
+    SELECT $1, e.seq, e.event FROM UNNEST($2::bigint[], $3::text[]) AS e(seq, event)
+    WHERE EXISTS (SELECT 1 FROM written)
+)
+SELECT count(*) FROM written";
+
+impl PostgresStore {
+    /// A stored snapshot brought up to date: the events logged after it, replayed.
+    pub(super) async fn caught_up(&self, row: PgRow) -> Result<(Task, u64), StoreError> {
+        let snapshot: String = row.get(0);
+        let seq: i64 = row.get(1);
+        let terminal: bool = row.get(2);
+        let mut task = task_of(&snapshot, row.get(3))?;
+        let mut seq = seq as u64;
+        if !terminal {
+            // Stored with the event that ended it, a terminal task has nothing after.
+            for (n, event) in self.events_after(&task.id, seq).await? {
+                apply_event(&mut task, &event);
+                seq = n;
+            }
+        }
+        Ok((task, seq))
+    }
+}
+
+impl TaskStore for PostgresStore {
+    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
+        let id = id.clone();
+        Box::pin(async move {
+            let row = sqlx::query(&format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = $1"))
+                .bind(id.as_str())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(StoreError::backend)?;
+            match row {
+                Some(row) => Ok(Some(self.caught_up(row).await?)),
+                None => Ok(None),
+            }
+        })
+    }
+
+    fn commit<'a>(
+        &'a self,
+        task: &'a Task,
+        events: &'a [LoggedEvent],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let seqs: Vec<i64> = events.iter().map(|(n, _)| *n as i64).collect();
+            let texts = events
+                .iter()
+                .map(|(_, e)| encode(&**e))
+                .collect::<Result<Vec<_>, _>>()?;
+            let id = task.id.as_str();
+            let state = task.status.state.as_str();
+            let known = self.fence(id);
+            // A task new to this replica is written with the first fencing number, and
+            // holds it from now: its run's first writes may race this commit.
+            let fence = known.or(Some(1));
+            if known.is_none() {
+                self.set_fence(id, fence);
+            }
+            let query = if snapshot_due(task, events) {
+                sqlx::query(COMMIT_SNAPSHOT)
+                    .bind(id)
+                    .bind(seqs.clone())
+                    .bind(texts)
+                    .bind(encode(task)?)
+                    .bind(seqs.last().copied())
+                    .bind(task.status.state.is_terminal())
+                    .bind(task.history.first().map(|m| m.message_id.to_string()))
+                    .bind(millis(SystemTime::now()))
+                    .bind(task.context_id.as_str())
+                    .bind(state)
+                    .bind(status_ms(task))
+                    .bind(&*self.replica)
+                    .bind(fence)
+                    .bind(task.initiator.as_deref())
+            } else {
+                sqlx::query(COMMIT_EVENTS)
+                    .bind(id)
+                    .bind(seqs)
+                    .bind(texts)
+                    .bind(state)
+                    .bind(status_ms(task))
+                    .bind(&*self.replica)
+                    .bind(fence)
+            };
+            let written: i64 = query
+                .fetch_one(&self.pool)
+                .await
+                .map_err(StoreError::backend)?
+                .get(0);
+            if written == 0 {
+                if known.is_none() {
+                    // Never this replica's.
+                    self.set_fence(id, None);
+                }
+                // The task is another replica's now; the next renewal reports it lost,
+                // and the server hands it over.
+                return Err(StoreError::Fenced(task.id.clone()));
+            }
+            if task.status.state.is_terminal() {
+                // Nobody runs a finished task.
+                self.set_fence(id, None);
+            }
+            Ok(())
+        })
+    }
+
+    fn events_after(
+        &self,
+        id: &TaskId,
+        after: u64,
+    ) -> BoxFuture<'_, Result<Vec<LoggedEvent>, StoreError>> {
+        let id = id.to_string();
+        Box::pin(async move {
+            let rows = sqlx::query(
+                "SELECT seq, event FROM task_events WHERE task_id = $1 AND seq > $2 ORDER BY seq",
+            )
+            .bind(&id)
+            .bind(after as i64)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(StoreError::backend)?;
+            rows.into_iter()
+                .map(|r| {
+                    let text: &str = r.get(1);
+                    event_of(r.get(0), text)
+                })
+                .collect()
+        })
+    }
+
+    fn task_of_message<'a>(
+        &'a self,
+        message_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskId>, StoreError>> {
+        Box::pin(async move {
+            let id: Option<String> =
+                sqlx::query_scalar("SELECT id FROM tasks WHERE first_message_id = $1 LIMIT 1")
+                    .bind(message_id)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(StoreError::backend)?;
+            Ok(id.map(TaskId::new))
+        })
+    }
+
+    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
+        Box::pin(async move {
+            let rows = sqlx::query(&format!(
+                "SELECT {TASK_COLUMNS} FROM tasks WHERE NOT terminal ORDER BY id"
+            ))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(StoreError::backend)?;
+            let mut tasks = Vec::with_capacity(rows.len());
+            for row in rows {
+                tasks.push(self.caught_up(row).await?);
+            }
+            Ok(tasks)
+        })
+    }
+
+    fn prune(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>> {
+        self.prune_finished(before)
+    }
+
+    fn set_push_config(
+        &self,
+        task: &TaskId,
+        config: PushNotificationConfig,
+    ) -> BoxFuture<'_, Result<(), StoreError>> {
+        let task = task.to_string();
+        Box::pin(async move {
+            let config_id = config.id.clone().unwrap_or_else(|| task.clone());
+            sqlx::query(
+                "INSERT INTO push_configs (task_id, config_id, position, config)
+                 VALUES ($1, $2, (SELECT coalesce(max(position), 0) + 1 FROM push_configs
+                                  WHERE task_id = $1), $3)
+                 ON CONFLICT (task_id, config_id) DO UPDATE SET config = excluded.config",
+            )
+            .bind(&task)
+            .bind(&config_id)
+            .bind(encode(&config)?)
+            .execute(&self.pool)
+            .await
+            .map_err(StoreError::backend)?;
+            Ok(())
+        })
+    }
+
+    fn push_configs(
+        &self,
+        task: &TaskId,
+    ) -> BoxFuture<'_, Result<Vec<PushNotificationConfig>, StoreError>> {
+        let task = task.to_string();
+        Box::pin(async move {
+            let rows: Vec<String> = sqlx::query_scalar(
+                "SELECT config FROM push_configs WHERE task_id = $1 ORDER BY position",
+            )
+            .bind(&task)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(StoreError::backend)?;
+            rows.iter().map(|c| push_config_of(c)).collect()
+        })
+    }
+
+    fn delete_push_config(
+        &self,
+        task: &TaskId,
+        config_id: &str,
+    ) -> BoxFuture<'_, Result<bool, StoreError>> {
+        let (task, config_id) = (task.to_string(), config_id.to_owned());
+        Box::pin(async move {
+            let n = sqlx::query("DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2")
+                .bind(&task)
+                .bind(&config_id)
+                .execute(&self.pool)
+                .await
+                .map_err(StoreError::backend)?
+                .rows_affected();
+            Ok(n > 0)
+        })
+    }
+
+    fn list(&self, query: &TaskQuery) -> BoxFuture<'_, Result<TaskPage, StoreError>> {
+        let query = query.clone();
+        Box::pin(async move {
+            // The filters, the same for the page and the count; an absent one is NULL.
+            let context = query.context_id.as_ref().map(|c| c.to_string());
+            let state = query.state.map(|s| s.as_str());
+            const FILTERS: &str = "($1::text IS NULL OR context_id = $1)
+                AND ($2::text IS NULL OR state = $2)
+                AND ($3::bigint IS NULL OR status_ms >= $3)";
+            let (after_ms, after_id) = query
+                .after
+                .as_ref()
+                .map(|a| (a.status_ms, a.id.to_string()))
+                .unzip();
+            let rows = sqlx::query(&format!(
+                "SELECT {TASK_COLUMNS}, status_ms, id FROM tasks WHERE {FILTERS}
+                 AND ($4::bigint IS NULL OR (status_ms, id) < ($4, $5::text))
+                 ORDER BY status_ms DESC, id DESC LIMIT $6"
+            ))
+            .bind(&context)
+            .bind(state)
+            .bind(query.changed_since_ms)
+            .bind(after_ms)
+            .bind(&after_id)
+            .bind(query.limit as i64 + 1)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(StoreError::backend)?;
+            let total: i64 =
+                sqlx::query_scalar(&format!("SELECT count(*) FROM tasks WHERE {FILTERS}"))
+                    .bind(&context)
+                    .bind(state)
+                    .bind(query.changed_since_ms)
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err(StoreError::backend)?;
+            let more = rows.len() > query.limit;
+            let mut tasks = Vec::with_capacity(rows.len().min(query.limit));
+            let mut last = None;
+            for row in rows.into_iter().take(query.limit) {
+                last = Some(TaskCursor {
+                    status_ms: row.get(4),
+                    id: TaskId::new(row.get::<String, _>(5)),
+                });
+                tasks.push(self.caught_up(row).await?.0);
+            }
+            Ok(TaskPage {
+                next: last.filter(|_| more),
+                tasks,
+                total: total as usize,
+            })
+        })
+    }
+
+    fn cluster(&self) -> Option<&dyn a2a::server::Cluster> {
+        Some(self)
+    }
+}

@@ -1,0 +1,414 @@
+//! What the durable stores (SQLite, PostgreSQL) write for a run, in types of their
+//! own: the JSON of a run's header, each unit's checkpoint and the run's end. They
+//! mirror the engine's types field by field today, and convert both ways; they are the stored format, so a field
+//! renamed in the engine changes nothing on disk, and a change here is a change of
+//! format (the golden store in `tests/fixtures` fails until a migration reads the old
+//! one). Tasks and their events are stored as A2A 0.3 JSON, a format the spec fixes;
+//! the functions at the end read them back, the same for both stores, and decide when a
+//! task's snapshot is written.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use std::time::SystemTime;
+
+use a2a::server::{LoggedEvent, StoreError};
+use a2a::types::{StreamEvent, Task};
+
+use orchestrator_core::engine::{
+    Checkpoint, Content, Outputs, Record, RunEnd, RunHeader, RunState, StepState,
+};
+
+/// A run's header (`runs.header`).
+#[derive(Serialize, Deserialize)]
+pub(crate) struct HeaderRow {
+    run_id: String,
+    workflow_id: String,
+    workflow_file: String,
+    workflow_source: String,
+    workflow_hash: String,
+    inputs: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trace: Option<String>,
+}
+
+/// A unit's checkpoint (`run_units.checkpoint`).
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "phase", rename_all = "snake_case")]
+pub(crate) enum CheckpointRow {
+    Sent {
+        attempt: u32,
+        turn: u32,
+        message_id: String,
+        agent: Option<String>,
+        task_id: Option<String>,
+        text: Option<String>,
+        data: Option<Map<String, Value>>,
+    },
+    Done(RecordRow),
+}
+
+/// A finished step's (or item's) record.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct RecordRow {
+    state: StepStateRow,
+    outputs: OutputsRow,
+    data: Option<Map<String, Value>>,
+    items: Option<Vec<RecordRow>>,
+    error: Option<String>,
+    agent: Option<String>,
+    attempts: u32,
+}
+
+/// Artifacts: (id, name, parts).
+#[derive(Serialize, Deserialize)]
+struct OutputsRow {
+    artifacts: Vec<(String, Option<String>, Vec<ContentRow>)>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+enum ContentRow {
+    Text(String),
+    Data(Map<String, Value>),
+    File {
+        name: Option<String>,
+        mime_type: Option<String>,
+        uri: Option<String>,
+        bytes: Option<String>,
+    },
+}
+
+#[derive(Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum StepStateRow {
+    Pending,
+    Working,
+    InputRequired,
+    AuthRequired,
+    Completed,
+    Failed,
+    Canceled,
+    Rejected,
+    Skipped,
+    UpstreamFailed,
+}
+
+#[derive(Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum RunStateRow {
+    Working,
+    InputRequired,
+    Completed,
+    Failed,
+    Canceled,
+}
+
+/// A run's end (`runs.run_end`).
+#[derive(Serialize, Deserialize)]
+pub(crate) struct EndRow {
+    state: RunStateRow,
+    message: Option<String>,
+    output_text: Option<String>,
+    output_data: Option<Value>,
+}
+
+impl From<&RunHeader> for HeaderRow {
+    fn from(h: &RunHeader) -> Self {
+        HeaderRow {
+            run_id: h.run_id.clone(),
+            workflow_id: h.workflow_id.clone(),
+            workflow_file: h.workflow_file.clone(),
+            workflow_source: h.workflow_source.clone(),
+            workflow_hash: h.workflow_hash.clone(),
+            inputs: h.inputs.clone(),
+            trace: h.trace.clone(),
+        }
+    }
+}
+
+impl From<HeaderRow> for RunHeader {
+    fn from(h: HeaderRow) -> Self {
+        RunHeader {
+            run_id: h.run_id,
+            workflow_id: h.workflow_id,
+            workflow_file: h.workflow_file,
+            workflow_source: h.workflow_source,
+            workflow_hash: h.workflow_hash,
+            inputs: h.inputs,
+            trace: h.trace,
+        }
+    }
+}
+
+impl From<&Checkpoint> for CheckpointRow {
+    fn from(c: &Checkpoint) -> Self {
+        match c {
+            Checkpoint::Sent {
+                attempt,
+                turn,
+                message_id,
+                agent,
+                task_id,
+                text,
+                data,
+            } => CheckpointRow::Sent {
+                attempt: *attempt,
+                turn: *turn,
+                message_id: message_id.clone(),
+                agent: agent.clone(),
+                task_id: task_id.clone(),
+                text: text.clone(),
+                data: data.clone(),
+            },
+            Checkpoint::Done(r) => CheckpointRow::Done(r.into()),
+        }
+    }
+}
+
+impl From<CheckpointRow> for Checkpoint {
+    fn from(c: CheckpointRow) -> Self {
+        match c {
+            CheckpointRow::Sent {
+                attempt,
+                turn,
+                message_id,
+                agent,
+                task_id,
+                text,
+                data,
+            } => Checkpoint::Sent {
+                attempt,
+                turn,
+                message_id,
+                agent,
+                task_id,
+                text,
+                data,
+            },
+            CheckpointRow::Done(r) => Checkpoint::Done(r.into()),
+        }
+    }
+}
+
+impl From<&Record> for RecordRow {
+    fn from(r: &Record) -> Self {
+        RecordRow {
+            state: r.state.into(),
+            outputs: OutputsRow {
+                artifacts: r
+                    .outputs
+                    .artifacts
+                    .iter()
+                    .map(|(id, name, parts)| {
+                        (
+                            id.clone(),
+                            name.clone(),
+                            parts.iter().map(Into::into).collect(),
+                        )
+                    })
+                    .collect(),
+            },
+            data: r.data.clone(),
+            items: r.items.as_ref().map(|i| i.iter().map(Into::into).collect()),
+            error: r.error.clone(),
+            agent: r.agent.clone(),
+            attempts: r.attempts,
+        }
+    }
+}
+
+impl From<RecordRow> for Record {
+    fn from(r: RecordRow) -> Self {
+        Record {
+            state: r.state.into(),
+            outputs: Outputs {
+                artifacts: r
+                    .outputs
+                    .artifacts
+                    .into_iter()
+                    .map(|(id, name, parts)| {
+                        (id, name, parts.into_iter().map(Into::into).collect())
+                    })
+                    .collect(),
+            },
+            data: r.data,
+            items: r.items.map(|i| i.into_iter().map(Into::into).collect()),
+            error: r.error,
+            agent: r.agent,
+            attempts: r.attempts,
+        }
+    }
+}
+
+impl From<&Content> for ContentRow {
+    fn from(c: &Content) -> Self {
+        match c {
+            Content::Text(t) => ContentRow::Text(t.clone()),
+            Content::Data(d) => ContentRow::Data(d.clone()),
+            Content::File {
+                name,
+                mime_type,
+                uri,
+                bytes,
+            } => ContentRow::File {
+                name: name.clone(),
+                mime_type: mime_type.clone(),
+                uri: uri.clone(),
+                bytes: bytes.clone(),
+            },
+        }
+    }
+}
+
+impl From<ContentRow> for Content {
+    fn from(c: ContentRow) -> Self {
+        match c {
+            ContentRow::Text(t) => Content::Text(t),
+            ContentRow::Data(d) => Content::Data(d),
+            ContentRow::File {
+                name,
+                mime_type,
+                uri,
+                bytes,
+            } => Content::File {
+                name,
+                mime_type,
+                uri,
+                bytes,
+            },
+        }
+    }
+}
+
+impl From<StepState> for StepStateRow {
+    fn from(s: StepState) -> Self {
+        match s {
+            StepState::Pending => StepStateRow::Pending,
+            StepState::Working => StepStateRow::Working,
+            StepState::InputRequired => StepStateRow::InputRequired,
+            StepState::AuthRequired => StepStateRow::AuthRequired,
+            StepState::Completed => StepStateRow::Completed,
+            StepState::Failed => StepStateRow::Failed,
+            StepState::Canceled => StepStateRow::Canceled,
+            StepState::Rejected => StepStateRow::Rejected,
+            StepState::Skipped => StepStateRow::Skipped,
+            StepState::UpstreamFailed => StepStateRow::UpstreamFailed,
+        }
+    }
+}
+
+impl From<StepStateRow> for StepState {
+    fn from(s: StepStateRow) -> Self {
+        match s {
+            StepStateRow::Pending => StepState::Pending,
+            StepStateRow::Working => StepState::Working,
+            StepStateRow::InputRequired => StepState::InputRequired,
+            StepStateRow::AuthRequired => StepState::AuthRequired,
+            StepStateRow::Completed => StepState::Completed,
+            StepStateRow::Failed => StepState::Failed,
+            StepStateRow::Canceled => StepState::Canceled,
+            StepStateRow::Rejected => StepState::Rejected,
+            StepStateRow::Skipped => StepState::Skipped,
+            StepStateRow::UpstreamFailed => StepState::UpstreamFailed,
+        }
+    }
+}
+
+impl From<RunState> for RunStateRow {
+    fn from(s: RunState) -> Self {
+        match s {
+            RunState::Working => RunStateRow::Working,
+            RunState::InputRequired => RunStateRow::InputRequired,
+            RunState::Completed => RunStateRow::Completed,
+            RunState::Failed => RunStateRow::Failed,
+            RunState::Canceled => RunStateRow::Canceled,
+        }
+    }
+}
+
+impl From<RunStateRow> for RunState {
+    fn from(s: RunStateRow) -> Self {
+        match s {
+            RunStateRow::Working => RunState::Working,
+            RunStateRow::InputRequired => RunState::InputRequired,
+            RunStateRow::Completed => RunState::Completed,
+            RunStateRow::Failed => RunState::Failed,
+            RunStateRow::Canceled => RunState::Canceled,
+        }
+    }
+}
+
+impl From<&RunEnd> for EndRow {
+    fn from(e: &RunEnd) -> Self {
+        EndRow {
+            state: e.state.into(),
+            message: e.message.clone(),
+            output_text: e.output_text.clone(),
+            output_data: e.output_data.clone(),
+        }
+    }
+}
+
+impl From<EndRow> for RunEnd {
+    fn from(e: EndRow) -> Self {
+        RunEnd {
+            state: e.state.into(),
+            message: e.message,
+            output_text: e.output_text,
+            output_data: e.output_data,
+        }
+    }
+}
+
+/// A stored task snapshot (A2A 0.3 JSON) read back, with its initiator (a column of its
+/// own: it is never on the wire); unreadable if it no longer decodes.
+pub(crate) fn task_of(
+    json: &str,
+    initiator: Option<String>,
+) -> Result<a2a::types::Task, StoreError> {
+    let mut task: a2a::types::Task =
+        serde_json::from_str(json).map_err(|e| StoreError::unreadable("task", e))?;
+    task.initiator = initiator;
+    Ok(task)
+}
+
+/// A logged event (`task_events.event`) read back, with its number.
+pub(crate) fn event_of(seq: i64, json: &str) -> Result<LoggedEvent, StoreError> {
+    let event: a2a::types::StreamEvent =
+        serde_json::from_str(json).map_err(|e| StoreError::unreadable("event", e))?;
+    Ok((seq as u64, std::sync::Arc::new(event)))
+}
+
+/// A stored push config read back.
+pub(crate) fn push_config_of(json: &str) -> Result<a2a::types::PushNotificationConfig, StoreError> {
+    serde_json::from_str(json).map_err(|e| StoreError::unreadable("push config", e))
+}
+/// Most events logged after a task's stored snapshot: a read replays at most this many
+/// (and those of the commit that passed it).
+const SNAPSHOT_EVERY: u64 = 32;
+
+/// Whether a commit stores the task's snapshot, or only its events (the snapshot is
+/// then the stored one with the events after it replayed; the stores' `caught_up`).
+/// Most commits of a busy task are a status or an artifact chunk, and rewriting the
+/// whole task for each made up most of what a commit wrote. Stored: a task's first
+/// commit, one without events (a user's message added to the history), one with a
+/// whole task, the one that ends it (so a finished task is read without replaying), and
+/// at least every [`SNAPSHOT_EVERY`] events.
+pub(crate) fn snapshot_due(task: &Task, events: &[LoggedEvent]) -> bool {
+    let (Some((first, _)), Some((last, _))) = (events.first(), events.last()) else {
+        return true;
+    };
+    *first == 1
+        || task.status.state.is_terminal()
+        || events
+            .iter()
+            .any(|(_, e)| matches!(**e, StreamEvent::Task(_)))
+        || (first - 1) / SNAPSHOT_EVERY != last / SNAPSHOT_EVERY
+}
+
+/// Milliseconds since the Unix epoch: how the durable stores write times.
+pub(crate) fn millis(t: SystemTime) -> i64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}

@@ -1,0 +1,236 @@
+//! The embedded SQLite store (sqlx, SQLite bundled in the binary, WAL mode).
+//!
+//! Writes go through one writer task that owns the only writing connection and commits
+//! whatever is queued in one transaction (group commit): under load many small writes
+//! cost one commit, and a write is acknowledged only once it is committed. Reads use a
+//! separate pool of read-only connections, which WAL lets run beside the writer. A
+//! third connection checkpoints the WAL (copies it into the database file) beside the
+//! writer too, so that no commit waits for a checkpoint.
+//! `synchronous = NORMAL`: a commit survives the process being killed; a power loss may
+//! lose the last commits, never corrupt the database.
+//!
+//! The schema's version is SQLite's `user_version`; migrations are embedded here and
+//! applied in order at open. A file that is not a database, a database of another
+//! program, or one written by a newer version is refused with an error saying so.
+//!
+//! [`schema`] holds the migrations, [`writer`] the writer and checkpointer tasks,
+//! [`tasks`] and [`runs`] the two traits' reads and writes.
+
+mod runs;
+mod schema;
+mod tasks;
+mod writer;
+
+use schema::migrate;
+use writer::{Listed, Op, Write, checkpointer, writer_loop};
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime};
+
+use futures::future::BoxFuture;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteSynchronous,
+};
+use sqlx::{Connection, Row};
+use tokio::sync::{mpsc, oneshot};
+use tracing::warn;
+
+use super::{OpenError, OpenErrorKind, Store};
+use crate::rows::{millis, snapshot_due};
+use a2a::server::{
+    LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
+};
+use a2a::types::{PushNotificationConfig, Task, TaskId};
+use orchestrator_core::engine::{Checkpoint, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun};
+
+/// Bytes a WAL file is cut back to when it is reused (SQLite's `journal_size_limit`).
+const JOURNAL_SIZE_LIMIT: u64 = 64 << 20;
+
+/// Tasks and runs in a SQLite database. Cheap to clone.
+#[derive(Clone)]
+pub struct SqliteStore {
+    writes: mpsc::Sender<Op>,
+    reads: SqlitePool,
+    path: PathBuf,
+    /// The writer and the checkpointer: owned here, ending when the last handle to the
+    /// store is dropped (the writer once every queued write is committed).
+    tasks: tokio_util::task::TaskTracker,
+}
+
+impl SqliteStore {
+    /// Waits until the writer and the checkpointer have ended: after the last other
+    /// handle to the store is dropped, every queued write is then committed and the
+    /// connections closed.
+    pub async fn closed(self) {
+        let tasks = self.tasks.clone();
+        drop(self);
+        tasks.wait().await;
+    }
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens the database at `path`, creating it (and its directory) if it does not
+    /// exist, and brings its schema up to date.
+    pub async fn open(path: &Path) -> Result<Self, OpenError> {
+        let fail = |kind: OpenErrorKind| OpenError {
+            location: path.display().to_string(),
+            kind,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| {
+                fail(OpenErrorKind::CreateDir {
+                    dir: dir.to_owned(),
+                    source,
+                })
+            })?;
+        }
+        if path.is_dir() {
+            return Err(fail(OpenErrorKind::IsDirectory));
+        }
+        let options = SqliteConnectOptions::from_str("sqlite://")
+            .map_err(|e| fail(schema::explain(e)))?
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(10))
+            // A WAL file grown under load is cut back to this once it is reused.
+            .pragma("journal_size_limit", JOURNAL_SIZE_LIMIT.to_string())
+            // A multi-row statement keeps a journal of its own (to undo just itself);
+            // in memory, not in a temporary file.
+            .pragma("temp_store", "memory")
+            .foreign_keys(false);
+        // The writer never checkpoints: a checkpoint copies the WAL's pages into the
+        // database file and syncs it, and done in a commit (SQLite's default) it makes
+        // every write queued behind that commit wait. The checkpointer does it beside.
+        let mut writer =
+            SqliteConnection::connect_with(&options.clone().pragma("wal_autocheckpoint", "0"))
+                .await
+                .map_err(|e| fail(schema::explain(e)))?;
+        migrate(&mut writer).await.map_err(fail)?;
+        let checkpoints = SqliteConnection::connect_with(&options)
+            .await
+            .map_err(|e| fail(schema::explain(e)))?;
+        let reads = SqlitePoolOptions::new()
+            .max_connections(4)
+            .min_connections(1)
+            .connect_with(options.read_only(true).create_if_missing(false))
+            .await
+            .map_err(|e| fail(schema::explain(e)))?;
+        let (tx, rx) = mpsc::channel(4096);
+        let (committed, commits) = mpsc::channel(1);
+        let wal_long = Arc::new(AtomicBool::new(false));
+        // The writer ends when the last handle to the store is dropped, the checkpointer
+        // when the writer has ended.
+        let tasks = tokio_util::task::TaskTracker::new();
+        tasks.spawn(writer_loop(writer, rx, committed, wal_long.clone()));
+        tasks.spawn(checkpointer(checkpoints, commits, wal_long));
+        tasks.close();
+        Ok(Self {
+            writes: tx,
+            reads,
+            path: path.to_owned(),
+            tasks,
+        })
+    }
+
+    /// Queues a write and waits until it is committed; the rows it affected.
+    async fn write(&self, write: Write) -> Result<u64, WriteError> {
+        let (done, rx) = oneshot::channel();
+        self.writes
+            .send(Op { write, done })
+            .await
+            .map_err(|_| WriteError::Closed)?;
+        rx.await.map_err(|_| WriteError::Closed)?
+    }
+}
+
+/// Why a write or a read failed, before it is said in the words of the trait it was
+/// made for.
+#[derive(Debug, Clone, thiserror::Error)]
+enum WriteError {
+    /// The writer task has ended: every handle to the store was dropped.
+    #[error("the store's writer has stopped")]
+    Closed,
+    /// SQLite failed (shared: a failed batch answers each of its writes).
+    #[error(transparent)]
+    Sql(Arc<sqlx::Error>),
+    /// A value could not be turned into its stored JSON.
+    #[error("cannot encode a value to store: {0}")]
+    Encode(Arc<serde_json::Error>),
+}
+
+impl From<sqlx::Error> for WriteError {
+    fn from(e: sqlx::Error) -> Self {
+        WriteError::Sql(Arc::new(e))
+    }
+}
+
+impl From<WriteError> for StoreError {
+    fn from(e: WriteError) -> Self {
+        match e {
+            WriteError::Closed => StoreError::Closed,
+            WriteError::Sql(e) => StoreError::Backend(e),
+            WriteError::Encode(e) => StoreError::Backend(e),
+        }
+    }
+}
+
+impl From<WriteError> for RunStoreError {
+    fn from(e: WriteError) -> Self {
+        match e {
+            WriteError::Closed => RunStoreError::Closed,
+            WriteError::Sql(e) => RunStoreError::Backend(e),
+            WriteError::Encode(e) => RunStoreError::Backend(e),
+        }
+    }
+}
+
+/// JSON for a value to store.
+fn encode<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, WriteError> {
+    serde_json::to_string(value).map_err(|e| WriteError::Encode(Arc::new(e)))
+}
+
+impl Store for SqliteStore {
+    fn durable(&self) -> bool {
+        true
+    }
+
+    fn prune_finished(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>> {
+        Box::pin(async move {
+            let n = self
+                .write(Write::Prune {
+                    before: millis(before),
+                })
+                .await?;
+            Ok(n as usize)
+        })
+    }
+
+    fn flush(&self) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.write(Write::Flush).await?;
+            Ok(())
+        })
+    }
+
+    fn check_writable(&self) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.write(Write::Probe).await?;
+            Ok(())
+        })
+    }
+}

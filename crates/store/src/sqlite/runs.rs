@@ -1,0 +1,141 @@
+//! Runs and their checkpoints: the engine's [`RunStore`] on SQLite.
+
+use super::*;
+use crate::rows::{CheckpointRow, EndRow, HeaderRow};
+
+/// The write that stores a unit's checkpoint.
+fn unit_write(
+    run_id: &str,
+    step: &str,
+    item: Option<usize>,
+    checkpoint: &Checkpoint,
+) -> Result<Write, RunStoreError> {
+    Ok(Write::SaveUnit {
+        run: run_id.to_owned(),
+        step: step.to_owned(),
+        item: item.map_or(-1, |i| i as i64),
+        checkpoint: encode(&CheckpointRow::from(checkpoint))?,
+    })
+}
+
+impl RunStore for SqliteStore {
+    fn create_run<'a>(&'a self, header: &'a RunHeader) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        Box::pin(async move {
+            let json = encode(&HeaderRow::from(header))?;
+            self.write(Write::CreateRun {
+                id: header.run_id.clone(),
+                header: json,
+            })
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn save_unit<'a>(
+        &'a self,
+        run_id: &'a str,
+        step: &'a str,
+        item: Option<usize>,
+        checkpoint: &'a Checkpoint,
+    ) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        Box::pin(async move {
+            self.write(unit_write(run_id, step, item, checkpoint)?)
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn queue_unit<'a>(
+        &'a self,
+        run_id: &'a str,
+        step: &'a str,
+        item: Option<usize>,
+        checkpoint: &'a Checkpoint,
+    ) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        Box::pin(async move {
+            let write = unit_write(run_id, step, item, checkpoint)?;
+            // Nobody waits for the outcome: the writer logs a failure.
+            let (done, _) = oneshot::channel();
+            self.writes
+                .send(Op { write, done })
+                .await
+                .map_err(|_| RunStoreError::Closed)
+        })
+    }
+
+    fn set_canceled<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        Box::pin(async move {
+            self.write(Write::SetCanceled {
+                run: run_id.to_owned(),
+            })
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn finish_run<'a>(
+        &'a self,
+        run_id: &'a str,
+        end: &'a RunEnd,
+    ) -> BoxFuture<'a, Result<(), RunStoreError>> {
+        Box::pin(async move {
+            let json = encode(&EndRow::from(end))?;
+            self.write(Write::FinishRun {
+                run: run_id.to_owned(),
+                end: json,
+            })
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn load_run<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SavedRun>, RunStoreError>> {
+        Box::pin(async move {
+            let Some(row) = sqlx::query("SELECT header, canceled, run_end FROM runs WHERE id = ?1")
+                .bind(run_id)
+                .fetch_optional(&self.reads)
+                .await
+                .map_err(RunStoreError::backend)?
+            else {
+                return Ok(None);
+            };
+            let header: String = row.get(0);
+            let canceled: bool = row.get(1);
+            let end: Option<String> = row.get(2);
+            let unreadable = |e: serde_json::Error| RunStoreError::Unreadable {
+                run: run_id.to_owned(),
+                cause: Arc::new(e),
+            };
+            let units =
+                sqlx::query("SELECT step, item, checkpoint FROM run_units WHERE run_id = ?1")
+                    .bind(run_id)
+                    .fetch_all(&self.reads)
+                    .await
+                    .map_err(RunStoreError::backend)?
+                    .into_iter()
+                    .map(|r| {
+                        let step: String = r.get(0);
+                        let item: i64 = r.get(1);
+                        let c: String = r.get(2);
+                        let item = usize::try_from(item).ok();
+                        let c: CheckpointRow = serde_json::from_str(&c).map_err(unreadable)?;
+                        Ok(((step, item), c.into()))
+                    })
+                    .collect::<Result<HashMap<_, _>, RunStoreError>>()?;
+            Ok(Some(SavedRun {
+                header: serde_json::from_str::<HeaderRow>(&header)
+                    .map_err(unreadable)?
+                    .into(),
+                canceled,
+                units,
+                end: end
+                    .map(|e| serde_json::from_str::<EndRow>(&e).map(RunEnd::from))
+                    .transpose()
+                    .map_err(unreadable)?,
+            }))
+        })
+    }
+}

@@ -1,0 +1,288 @@
+//! Tasks, their numbered event logs, the messageId index and push configs: the
+//! protocol's [`TaskStore`] on SQLite. Snapshots are kept now and then, not at every
+//! event; a read replays the events after the stored snapshot.
+
+use super::*;
+
+impl SqliteStore {
+    /// A stored snapshot brought up to date: the events logged after it, replayed.
+    async fn caught_up(&self, mut task: Task, mut seq: u64) -> Result<(Task, u64), StoreError> {
+        for (n, event) in self.events_after(&task.id, seq).await? {
+            apply_event(&mut task, &event);
+            seq = n;
+        }
+        Ok((task, seq))
+    }
+}
+
+use crate::rows::{event_of, push_config_of, task_of as parse_task};
+
+impl TaskStore for SqliteStore {
+    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
+        let id = id.clone();
+        Box::pin(async move {
+            let row =
+                sqlx::query("SELECT snapshot, seq, terminal, initiator FROM tasks WHERE id = ?1")
+                    .bind(id.as_str())
+                    .fetch_optional(&self.reads)
+                    .await
+                    .map_err(read_error)?;
+            let Some(row) = row else { return Ok(None) };
+            let snapshot: String = row.get(0);
+            let seq: i64 = row.get(1);
+            let terminal: bool = row.get(2);
+            let task = parse_task(&snapshot, row.get(3))?;
+            Ok(Some(if terminal {
+                // Stored with the event that ended it: nothing follows.
+                (task, seq as u64)
+            } else {
+                self.caught_up(task, seq as u64).await?
+            }))
+        })
+    }
+
+    fn commit<'a>(
+        &'a self,
+        task: &'a Task,
+        events: &'a [LoggedEvent],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let snapshot = snapshot_due(task, events)
+                .then(|| encode(task))
+                .transpose()?;
+            let events = events
+                .iter()
+                .map(|(seq, e)| Ok((*seq as i64, encode(&**e)?)))
+                .collect::<Result<Vec<_>, WriteError>>()?;
+            // Without a new event, `apply` gives the snapshot the task's last stored number.
+            let seq = events.last().map_or(0, |(s, _)| *s);
+            self.write(Write::Commit {
+                id: task.id.to_string(),
+                snapshot,
+                seq,
+                terminal: task.status.state.is_terminal(),
+                first_message_id: task.history.first().map(|m| m.message_id.to_string()),
+                initiator: task.initiator.clone(),
+                events,
+                listed: Listed {
+                    context_id: task.context_id.to_string(),
+                    state: task.status.state.as_str(),
+                    status_ms: status_ms(task),
+                },
+            })
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn events_after(
+        &self,
+        id: &TaskId,
+        after: u64,
+    ) -> BoxFuture<'_, Result<Vec<LoggedEvent>, StoreError>> {
+        let id = id.to_string();
+        Box::pin(async move {
+            let rows = sqlx::query(
+                "SELECT seq, event FROM task_events WHERE task_id = ?1 AND seq > ?2 ORDER BY seq",
+            )
+            .bind(&id)
+            .bind(after as i64)
+            .fetch_all(&self.reads)
+            .await
+            .map_err(read_error)?;
+            rows.into_iter()
+                .map(|r| {
+                    let text: &str = r.get(1);
+                    event_of(r.get(0), text)
+                })
+                .collect()
+        })
+    }
+
+    fn task_of_message<'a>(
+        &'a self,
+        message_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskId>, StoreError>> {
+        Box::pin(async move {
+            let id: Option<String> =
+                sqlx::query_scalar("SELECT id FROM tasks WHERE first_message_id = ?1 LIMIT 1")
+                    .bind(message_id)
+                    .fetch_optional(&self.reads)
+                    .await
+                    .map_err(read_error)?;
+            Ok(id.map(TaskId::new))
+        })
+    }
+
+    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
+        Box::pin(async move {
+            let rows = sqlx::query("SELECT snapshot, seq, initiator FROM tasks WHERE terminal = 0")
+                .fetch_all(&self.reads)
+                .await
+                .map_err(read_error)?;
+            let mut tasks = Vec::with_capacity(rows.len());
+            for r in rows {
+                let snapshot: String = r.get(0);
+                let seq: i64 = r.get(1);
+                tasks.push(
+                    self.caught_up(parse_task(&snapshot, r.get(2))?, seq as u64)
+                        .await?,
+                );
+            }
+            Ok(tasks)
+        })
+    }
+
+    fn prune(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>> {
+        self.prune_finished(before)
+    }
+
+    fn set_push_config(
+        &self,
+        task: &TaskId,
+        config: PushNotificationConfig,
+    ) -> BoxFuture<'_, Result<(), StoreError>> {
+        let task = task.to_string();
+        Box::pin(async move {
+            let config_id = config.id.clone().unwrap_or_else(|| task.clone());
+            let config = encode(&config)?;
+            self.write(Write::SetPush {
+                task,
+                config_id,
+                config,
+            })
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn push_configs(
+        &self,
+        task: &TaskId,
+    ) -> BoxFuture<'_, Result<Vec<PushNotificationConfig>, StoreError>> {
+        let task = task.to_string();
+        Box::pin(async move {
+            let rows: Vec<String> = sqlx::query_scalar(
+                "SELECT config FROM push_configs WHERE task_id = ?1 ORDER BY position",
+            )
+            .bind(&task)
+            .fetch_all(&self.reads)
+            .await
+            .map_err(read_error)?;
+            rows.iter().map(|c| push_config_of(c)).collect()
+        })
+    }
+
+    fn delete_push_config(
+        &self,
+        task: &TaskId,
+        config_id: &str,
+    ) -> BoxFuture<'_, Result<bool, StoreError>> {
+        let (task, config_id) = (task.to_string(), config_id.to_owned());
+        Box::pin(async move {
+            let n = self.write(Write::DeletePush { task, config_id }).await?;
+            Ok(n > 0)
+        })
+    }
+
+    fn list(&self, query: &TaskQuery) -> BoxFuture<'_, Result<TaskPage, StoreError>> {
+        let query = query.clone();
+        Box::pin(async move {
+            // The filters, the same for the page and the count; an absent one is NULL.
+            let context = query.context_id.as_ref().map(|c| c.to_string());
+            let state = query.state.map(|s| s.as_str());
+            const FILTERS: &str = "(?1 IS NULL OR context_id = ?1) AND (?2 IS NULL OR state = ?2)
+                AND (?3 IS NULL OR status_ms >= ?3)";
+            let (after_ms, after_id) = query
+                .after
+                .as_ref()
+                .map(|a| (a.status_ms, a.id.to_string()))
+                .unzip();
+            let rows = sqlx::query(&format!(
+                "SELECT snapshot, seq, terminal, status_ms, id, initiator FROM tasks WHERE {FILTERS}
+                 AND (?4 IS NULL OR (status_ms, id) < (?4, ?5))
+                 ORDER BY status_ms DESC, id DESC LIMIT ?6"
+            ))
+            .bind(&context)
+            .bind(state)
+            .bind(query.changed_since_ms)
+            .bind(after_ms)
+            .bind(&after_id)
+            .bind(query.limit as i64 + 1)
+            .fetch_all(&self.reads)
+            .await
+            .map_err(read_error)?;
+            let total: i64 =
+                sqlx::query_scalar(&format!("SELECT count(*) FROM tasks WHERE {FILTERS}"))
+                    .bind(&context)
+                    .bind(state)
+                    .bind(query.changed_since_ms)
+                    .fetch_one(&self.reads)
+                    .await
+                    .map_err(read_error)?;
+            let more = rows.len() > query.limit;
+            let mut tasks = Vec::with_capacity(rows.len().min(query.limit));
+            let mut last = None;
+            for row in rows.into_iter().take(query.limit) {
+                last = Some(TaskCursor {
+                    status_ms: row.get(3),
+                    id: TaskId::new(row.get::<String, _>(4)),
+                });
+                let snapshot: String = row.get(0);
+                let seq: i64 = row.get(1);
+                let terminal: bool = row.get(2);
+                let task = parse_task(&snapshot, row.get(5))?;
+                tasks.push(if terminal {
+                    task
+                } else {
+                    self.caught_up(task, seq as u64).await?.0
+                });
+            }
+            Ok(TaskPage {
+                next: last.filter(|_| more),
+                tasks,
+                total: total as usize,
+            })
+        })
+    }
+}
+
+/// A failed read: the database's error, kept.
+fn read_error(e: sqlx::Error) -> StoreError {
+    StoreError::backend(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use a2a::types::{ContextId, TaskState, TaskStatus};
+
+    /// A row that no longer decodes is reported as unreadable, with serde's error as the
+    /// cause, not as a database failure or an empty answer.
+    #[tokio::test]
+    async fn an_unreadable_task_is_typed_as_such() {
+        let dir = std::env::temp_dir().join(format!("a2a-unreadable-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("t.db");
+        let store = SqliteStore::open(&path).await.expect("a fresh store opens");
+        let task = Task::new(
+            TaskId::new("t"),
+            ContextId::new("c"),
+            TaskStatus::new(TaskState::Completed),
+        );
+        store.commit(&task, &[]).await.expect("stored");
+        let mut conn = SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .expect("a second connection");
+        sqlx::query("UPDATE tasks SET snapshot = '{\"not\": \"a task\"}', terminal = 1")
+            .execute(&mut conn)
+            .await
+            .expect("the row is damaged");
+        let e = store.get(&TaskId::new("t")).await.unwrap_err();
+        assert!(
+            matches!(&e, StoreError::Unreadable { what: "task", cause } if cause.is::<serde_json::Error>()),
+            "{e:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,146 @@
+//! The architecture's crate graph (ARCHITECTURE.md), checked on what Cargo resolves: the
+//! protocol crate knows no workflow, database, model or metrics library; the core knows
+//! no HTTP, wire format, database or network I/O. The compiler holds each crate to its
+//! `Cargo.toml`; this holds each `Cargo.toml` to the architecture, transitively.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+/// The crates `package` builds on (itself included), with `features` (`None`: its
+/// defaults; `Some("")`: none), normal dependencies only.
+fn dependencies(package: &str, features: Option<&str>) -> BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["tree", "--offline", "-e", "normal", "--prefix", "none"])
+        .args(["-f", "{p}", "-p", package]);
+    match features {
+        None => {}
+        Some("") => {
+            command.arg("--no-default-features");
+        }
+        Some(f) => {
+            command.args(["--no-default-features", "--features", f]);
+        }
+    }
+    let out = command.output().expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "cargo tree -p {package}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Fails with each crate of `forbidden` that `package` builds on.
+fn refuses(package: &str, features: Option<&str>, forbidden: &[&str], why: &str) {
+    let found = dependencies(package, features);
+    let bad: Vec<&&str> = forbidden.iter().filter(|f| found.contains(**f)).collect();
+    assert!(
+        bad.is_empty(),
+        "{package} ({features:?}) builds on {bad:?}: {why}"
+    );
+}
+
+/// What only the application may know: the orchestrator's own crates, databases,
+/// models, metrics and trace exporters.
+const APPLICATION: &[&str] = &[
+    "a2a-orchestrator",
+    "orchestrator-core",
+    "orchestrator-store",
+    "orchestrator-metrics",
+    "sqlx",
+    "sqlx-core",
+    "async-openai",
+    "prometheus-client",
+    "opentelemetry",
+    "opentelemetry_sdk",
+    "clap",
+];
+
+#[test]
+fn the_protocol_crate_knows_nothing_of_the_orchestrator() {
+    for features in [None, Some(""), Some("client"), Some("server")] {
+        refuses(
+            "a2a",
+            features,
+            APPLICATION,
+            "crate a2a is the A2A protocol alone, usable to write any agent or client",
+        );
+    }
+    // The types alone: no HTTP stack at all.
+    refuses(
+        "a2a",
+        Some(""),
+        &["reqwest", "hyper", "axum"],
+        "a2a without `client` and `server` is the types and JSON-RPC, with no HTTP stack",
+    );
+}
+
+#[test]
+fn the_core_knows_no_http_wire_format_database_or_network() {
+    refuses(
+        "orchestrator-core",
+        None,
+        &[
+            "a2a",
+            "orchestrator-store",
+            "orchestrator-metrics",
+            "reqwest",
+            "hyper",
+            "axum",
+            "sqlx",
+            "sqlx-core",
+            "async-openai",
+            "prometheus-client",
+            "opentelemetry",
+            // Tokio's network I/O driver: the core uses Tokio for time and tasks only.
+            "mio",
+        ],
+        "the workflow language and the engine reach agents, models and storage only through their traits",
+    );
+}
+
+#[test]
+fn the_stores_know_the_database_and_nothing_of_the_application() {
+    for features in [Some(""), Some("sqlite"), Some("postgres")] {
+        refuses(
+            "orchestrator-store",
+            features,
+            &["a2a-orchestrator", "async-openai", "opentelemetry", "clap"],
+            "the stores adapt the protocol's TaskStore and the engine's RunStore to a database; nothing above them",
+        );
+    }
+    refuses(
+        "orchestrator-store",
+        Some(""),
+        &["sqlx", "sqlx-core"],
+        "without `sqlite` and `postgres` the store is the memory one",
+    );
+}
+
+#[test]
+fn the_leaves_know_nothing_of_the_orchestrator() {
+    refuses(
+        "backoff",
+        None,
+        &["a2a", "orchestrator-core", "tokio"],
+        "backoff is a schedule of waits every crate may use",
+    );
+    refuses(
+        "orchestrator-metrics",
+        None,
+        &[
+            "orchestrator-core",
+            "orchestrator-store",
+            "a2a-orchestrator",
+            "sqlx",
+        ],
+        "the metrics are a leaf every layer records into",
+    );
+}

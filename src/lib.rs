@@ -1,27 +1,24 @@
-//! a2a-orchestrator: a multi-agent orchestrator for the Agent2Agent (A2A) protocol.
+//! a2a-orchestrator: a multi-agent orchestrator for the Agent2Agent (A2A) protocol —
+//! the application, built on the workspace's crates:
 //!
-//! The crate is layered; each layer knows only the ones below it:
+//! - [`a2a`]: the A2A protocol, v1.0 and v0.3 (types, JSON-RPC, HTTP+JSON, SSE, client
+//!   and server). It knows nothing of workflows.
+//! - [`orchestrator_core`]: the workflow language and the engine, over traits; no HTTP,
+//!   database or wire format.
+//! - [`orchestrator_store`]: the protocol's `TaskStore` and the engine's `RunStore` in
+//!   memory, SQLite or PostgreSQL.
+//! - [`orchestrator_metrics`] and [`backoff`]: leaves every layer uses.
 //!
-//! - [`protocol`]: a complete A2A implementation, v1.0 and v0.3 — wire types, a server
-//!   (JSON-RPC and HTTP+JSON, SSE streaming) generic over an
-//!   [`protocol::server::AgentExecutor`], and a client with card discovery speaking
-//!   either generation on either binding. It knows nothing about workflows.
-//! - [`config`]: reading the project's TOML files with `file:line:column` diagnostics.
-//! - [`workflow`]: the workflow definition language — TOML format, static validation,
-//!   templates, graph rendering. It knows nothing about HTTP or JSON-RPC.
-//! - [`registry`]: the downstream agents of `agents.toml`.
-//! - [`engine`]: runs workflows, reaching agents and models only through traits.
-//! - [`store`]: [`protocol::server::TaskStore`] and [`engine::RunStore`] in memory,
-//!   SQLite or PostgreSQL (replicas sharing one database).
+//! This crate joins them:
+//!
+//! - [`registry`]: the downstream agents of `agents.toml` (discovery, health, selection).
 //! - [`connect`]: the engine's agent connector over the protocol's client and the
-//!   registry; [`host`]: the orchestrator as one A2A agent (`serve`). These adapters are
-//!   the only places the engine and the protocol meet.
+//!   registry, and its text model over [`llm`].
+//! - [`host`]: the orchestrator as one A2A agent (`serve`).
 //! - [`llm`]: the optional language model (any OpenAI-compatible API).
-//! - [`agents`]: the demo's example downstream agents, built on the protocol only.
-//! - [`bench`]: the benchmark behind `bench`.
-//! - [`backoff`]: the one retry schedule every retry loop uses (a leaf).
-//! - [`metrics`]: the Prometheus metrics every layer records into (a leaf).
 //! - [`telemetry`]: logs, and OpenTelemetry traces carried across every hop.
+//! - [`agents`]: the demo's example downstream agents, built on the protocol only.
+//! - [`bench`](mod@bench): the benchmark behind `bench`.
 //! - [`cli`]: the command-line front end.
 //!
 //! See `ARCHITECTURE.md` for the bird's-eye view and the invariants.

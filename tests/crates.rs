@@ -144,3 +144,31 @@ fn the_leaves_know_nothing_of_the_orchestrator() {
         "the metrics are a leaf every layer records into",
     );
 }
+
+#[test]
+fn one_version_of_each_http_and_tls_crate() {
+    let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock"))
+        .expect("Cargo.lock is committed");
+    let lock: toml::Value = toml::from_str(&lock).expect("Cargo.lock is TOML");
+    let packages = lock["package"].as_array().expect("packages");
+    for name in [
+        "reqwest",
+        "hyper",
+        "hyper-util",
+        "http",
+        "h2",
+        "rustls",
+        "axum",
+        "tokio",
+    ] {
+        let versions: Vec<&str> = packages
+            .iter()
+            .filter(|p| p["name"].as_str() == Some(name))
+            .filter_map(|p| p["version"].as_str())
+            .collect();
+        assert!(
+            versions.len() <= 1,
+            "Cargo.lock has {name} {versions:?}: two HTTP or TLS stacks are built and kept apart"
+        );
+    }
+}

@@ -5,8 +5,8 @@
 //! directly. The figures and their targets are in `docs/benchmarks.md`.
 //!
 //! Library code: it reports progress through a callback and returns a [`Report`]; the
-//! CLI prints it. [`report`] holds the figures and their targets, [`scenarios`] what
-//! each measures, [`process`] the scratch directory and the child process.
+//! CLI prints it. `report` holds the figures and their targets, `scenarios` what
+//! each measures, `process` the scratch directory and the child process.
 
 mod agents;
 mod process;
@@ -245,7 +245,7 @@ async fn measure(
             warm_up(&host).await?;
             let counter = TransactionCounter::connect(url)
                 .await
-                .context("cannot connect to --postgres to read its statistics")?;
+                .map_err(|e| anyhow!("cannot connect to --postgres to read its statistics: {e}"))?;
             Some((serve, host, counter))
         }
         None => None,
@@ -259,12 +259,12 @@ async fn measure(
             let before = counter
                 .transactions()
                 .await
-                .context("reading pg_stat_database")?;
+                .map_err(|e| anyhow!("reading pg_stat_database: {e}"))?;
             in_postgres.push(throughput(pg_host, sizes.throughput_runs, 64).await?.0);
             transactions += counter
                 .transactions()
                 .await
-                .context("reading pg_stat_database")?
+                .map_err(|e| anyhow!("reading pg_stat_database: {e}"))?
                 - before;
         }
     }

@@ -8,8 +8,8 @@
 //! model does, the deterministic routing and the usual input checks stay in charge.
 //!
 //! It adapts the engine to the protocol layer and is the only place that knows both.
-//! This file holds the executor (execute, resume, cancel); [`conversation`] what happens
-//! on a task before and between runs; [`relay`] how a run's events reach the task.
+//! This file holds the executor (execute, resume, cancel); `conversation` what happens
+//! on a task before and between runs; `relay` how a run's events reach the task.
 
 mod conversation;
 pub mod detail;

@@ -8,7 +8,7 @@ use super::LlmConfig;
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct LlmArgs {
     /// Use a language model at this OpenAI-compatible API (with --llm-model), e.g.
-    /// https://api.openai.com/v1 or http://localhost:11434/v1 (Ollama). Off by default.
+    /// `https://api.openai.com/v1` or `http://localhost:11434/v1` (Ollama). Off by default.
     #[arg(long, env = "A2A_LLM_BASE_URL", value_name = "URL")]
     pub llm_base_url: Option<String>,
     /// The model's name at that API, e.g. gpt-4o-mini or llama3.2.

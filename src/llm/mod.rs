@@ -1,13 +1,14 @@
 //! Optional help from a language model behind any OpenAI-compatible chat API (OpenAI,
-//! Ollama, vLLM, llama.cpp's server), through `async-openai`: choosing a workflow for a
+//! Ollama, vLLM, llama.cpp's server): choosing a workflow for a
 //! free-text request, extracting the workflow's inputs from it as JSON, and writing
-//! `kind = "llm"` steps token by token.
+//! `kind = "llm"` steps token by token. The API is spoken by `chat`.
 //!
 //! Everything here is best effort by design: callers treat every error (the endpoint
 //! down, a timeout, an answer that is not the JSON asked for) as "no help from the
 //! model" and go on deterministically. This module knows nothing of A2A or of
 //! workflows: it takes text and JSON Schemas and gives back text and JSON.
 
+mod chat;
 mod flags;
 
 pub use flags::LlmArgs;
@@ -16,9 +17,6 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_openai::Client;
-use async_openai::config::OpenAIConfig;
-use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse};
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
@@ -109,7 +107,8 @@ pub struct Llm {
 }
 
 struct Inner {
-    client: Client<OpenAIConfig>,
+    /// Why not, when no HTTP client could be built (then every call fails with it).
+    chat: Result<chat::Chat, LlmError>,
     config: LlmConfig,
     /// `llm:<model>`: how steps written by it name their agent.
     name: String,
@@ -132,18 +131,11 @@ impl Llm {
     }
 
     pub fn new(config: LlmConfig) -> Self {
-        // async-openai's HTTP client takes the process's TLS provider; an error here
-        // only means one is installed already.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let api = OpenAIConfig::new()
-            .with_api_base(config.base_url.trim_end_matches('/'))
-            .with_api_key(config.api_key.clone().unwrap_or_default())
-            // Never the ones of the environment: only what `[llm]` says is sent.
-            .with_org_id("")
-            .with_project_id("");
+        // Only what `[llm]` says is sent: no key, organization or project from the
+        // environment.
         Self {
             inner: Arc::new(Inner {
-                client: Client::with_config(api),
+                chat: chat::Chat::new(&config.base_url, config.api_key.clone()),
                 name: format!("llm:{}", config.model),
                 config,
             }),
@@ -239,18 +231,10 @@ impl Llm {
                 "json_schema": { "name": name, "schema": schema, "strict": false },
             },
         });
-        let request: CreateChatCompletionRequest = serde_json::from_value(body)
-            .map_err(|e| LlmError::Endpoint(format!("cannot build the request: {e}")))?;
-        let answer: CreateChatCompletionResponse =
-            tokio::time::timeout(c.timeout, self.inner.client.chat().create(request))
-                .await
-                .map_err(|_| LlmError::Timeout(c.timeout))?
-                .map_err(|e| LlmError::Endpoint(e.to_string()))?;
-        let text = answer
-            .choices
-            .first()
-            .and_then(|c| c.message.content.clone())
-            .ok_or_else(|| LlmError::Malformed("the answer has no text".into()))?;
+        let chat = self.inner.chat.as_ref().map_err(Clone::clone)?;
+        let text = tokio::time::timeout(c.timeout, chat.complete(&body))
+            .await
+            .map_err(|_| LlmError::Timeout(c.timeout))??;
         parse_json(&text)
     }
 
@@ -275,27 +259,18 @@ impl Llm {
         if let Some(t) = c.temperature {
             body["temperature"] = json!(t);
         }
-        let request: CreateChatCompletionRequest = serde_json::from_value(body)
-            .map_err(|e| LlmError::Endpoint(format!("cannot build the request: {e}")))?;
         let idle = c.timeout;
-        let stream = tokio::time::timeout(idle, self.inner.client.chat().create_stream(request))
+        let chat = self.inner.chat.as_ref().map_err(Clone::clone)?;
+        let stream = tokio::time::timeout(idle, chat.stream(&body))
             .await
-            .map_err(|_| LlmError::Timeout(idle))?
-            .map_err(|e| LlmError::Endpoint(e.to_string()))?;
+            .map_err(|_| LlmError::Timeout(idle))??;
         let tokens = futures::stream::unfold(Some(stream), move |stream| async move {
             let mut stream = stream?;
             match tokio::time::timeout(idle, stream.next()).await {
                 Err(_) => Some((Err(LlmError::Timeout(idle)), None)),
                 Ok(None) => None,
-                Ok(Some(Err(e))) => Some((Err(LlmError::Endpoint(e.to_string())), None)),
-                Ok(Some(Ok(chunk))) => {
-                    let text: String = chunk
-                        .choices
-                        .iter()
-                        .filter_map(|c| c.delta.content.as_deref())
-                        .collect();
-                    Some((Ok(text), Some(stream)))
-                }
+                Ok(Some(Err(e))) => Some((Err(e), None)),
+                Ok(Some(Ok(text))) => Some((Ok(text), Some(stream))),
             }
         });
         Ok(tokens.boxed())

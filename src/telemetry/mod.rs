@@ -34,6 +34,36 @@ const TRACED: &[&str] = &[
     "rpc", "rest", "execute", "resume", "run", "attempt", "a2a_call",
 ];
 
+/// The orchestrator's crates, as `tracing` targets: the application's (whose name a
+/// `RUST_LOG` directive uses for all of them) first.
+const CRATES: &[&str] = &[
+    "a2a_orchestrator",
+    "a2a",
+    "orchestrator_core",
+    "orchestrator_store",
+];
+
+/// `RUST_LOG`'s directives with each one for the whole orchestrator
+/// (`a2a_orchestrator` or `a2a_orchestrator=LEVEL`) repeated for each of its crates: the
+/// name users know keeps meaning every log line of ours.
+fn ours(directives: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for directive in directives.split(',').map(str::trim) {
+        out.push(directive.to_owned());
+        let (target, level) = directive.split_once('=').unwrap_or((directive, ""));
+        if target == CRATES[0] {
+            for c in &CRATES[1..] {
+                out.push(if level.is_empty() {
+                    (*c).to_owned()
+                } else {
+                    format!("{c}={level}")
+                });
+            }
+        }
+    }
+    out.join(",")
+}
+
 /// Keeps the trace pipeline alive; [`Telemetry::shutdown`] exports what is pending.
 pub struct Telemetry {
     provider: Option<SdkTracerProvider>,
@@ -87,8 +117,10 @@ enum Endpoint {
 /// Installs the subscriber: logs to stderr (`RUST_LOG`, `warn` by default) in `format`,
 /// and, when the environment or `settings` ask for it, the span exporter.
 pub fn init(format: LogFormat, settings: &TraceSettings) -> Telemetry {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let filter = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|directives| tracing_subscriber::EnvFilter::try_new(ours(&directives)).ok())
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("warn"));
     let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let logs = match format {
         LogFormat::Text => logs.boxed(),
@@ -109,7 +141,9 @@ pub fn init(format: LogFormat, settings: &TraceSettings) -> Telemetry {
                 // static level check, to be refused one by one.
                 let only_ours = tracing_subscriber::filter::filter_fn(|m| {
                     m.is_span()
-                        && m.target().starts_with("a2a_orchestrator")
+                        && CRATES
+                            .iter()
+                            .any(|c| m.target() == *c || m.target().starts_with(&format!("{c}::")))
                         && TRACED.contains(&m.name())
                 })
                 .with_max_level_hint(tracing::Level::INFO);
@@ -142,6 +176,8 @@ pub fn init(format: LogFormat, settings: &TraceSettings) -> Telemetry {
     Telemetry { provider }
 }
 
+/// The tracer provider exporting to `endpoint` over OTLP/HTTP.
+#[cfg(feature = "otlp")]
 fn provider(
     endpoint: Endpoint,
     sample_ratio: Option<f64>,
@@ -171,6 +207,18 @@ fn provider(
         ))));
     }
     Ok(builder.build())
+}
+
+/// Without the `otlp` feature there is no exporter to build.
+#[cfg(not(feature = "otlp"))]
+fn provider(endpoint: Endpoint, _: Option<f64>) -> Result<SdkTracerProvider, String> {
+    let to = match endpoint {
+        Endpoint::Environment => "OTEL_EXPORTER_OTLP_ENDPOINT".to_owned(),
+        Endpoint::File(url) => url,
+    };
+    Err(format!(
+        "this build of a2a-orchestrator has no OTLP exporter for {to} (build it with the `otlp` feature, on by default)"
+    ))
 }
 
 /// Makes the trace context an upstream request carries (`traceparent`, `tracestate`)
@@ -220,4 +268,26 @@ pub fn link_to(span: &tracing::Span, traceparent: &str) {
         std::collections::HashMap::from([("traceparent".to_string(), traceparent.to_string())]);
     let cx = opentelemetry::global::get_text_map_propagator(|p| p.extract(&carrier));
     span.add_link(cx.span().span_context().clone());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ours;
+
+    #[test]
+    fn the_applications_name_stands_for_every_crate_of_ours() {
+        assert_eq!(
+            ours("warn,a2a_orchestrator=debug"),
+            "warn,a2a_orchestrator=debug,a2a=debug,orchestrator_core=debug,orchestrator_store=debug"
+        );
+        assert_eq!(
+            ours("a2a_orchestrator"),
+            "a2a_orchestrator,a2a,orchestrator_core,orchestrator_store"
+        );
+        assert_eq!(
+            ours("a2a_orchestrator::host=info"),
+            "a2a_orchestrator::host=info"
+        );
+        assert_eq!(ours("h2=debug"), "h2=debug");
+    }
 }

@@ -2,8 +2,12 @@
 //! at the boundary (`v1`), JSON-RPC 2.0 and HTTP+JSON, SSE, a server generic over an
 //! agent, and a client that speaks either generation on either binding.
 //!
-//! **Architecture invariant:** nothing here knows about workflows, steps or the
-//! orchestrator. This module is usable on its own to write any A2A agent or client.
+//! Nothing here knows about workflows, steps or the orchestrator (the crate graph holds
+//! it): the crate is usable on its own to write any A2A agent or client. Features:
+//! `client` (card discovery and every operation) and `server` (every operation on one
+//! port, push delivery), both on by default; without them, the types and JSON-RPC.
+
+#![forbid(unsafe_code)]
 
 #[cfg(feature = "client")]
 pub mod client;

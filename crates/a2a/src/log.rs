@@ -5,7 +5,7 @@
 use std::fmt;
 
 /// The most characters of an untrusted string a log line shows.
-const MAX: usize = 128;
+pub const MAX: usize = 128;
 
 /// An untrusted string as it may be logged: control characters escaped (`\n`, `\u{1b}`),
 /// at most [`MAX`] characters, with how long it was when cut.

@@ -5,7 +5,7 @@
 //! Three implementations: [`MemoryStore`] (fast, gone at exit), [`SqliteStore`] (an
 //! embedded SQLite database in WAL mode, the default of `serve`) and [`PostgresStore`]
 //! (a PostgreSQL server several replicas share). The engine and the host see only the
-//! traits. The durable two write the same tables and the same JSON ([`rows`] for runs,
+//! traits. The durable two write the same tables and the same JSON (`rows` for runs,
 //! A2A 0.3 JSON for tasks and events).
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -17,6 +17,7 @@ mod postgres;
 mod rows;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod stats;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,9 +32,10 @@ use orchestrator_core::engine::RunStore;
 pub use gate::Gated;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
-pub use postgres::{PostgresStore, TransactionCounter};
+pub use postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
+pub use stats::TransactionCounter;
 
 /// Both halves of a store, and what concerns both.
 pub trait Store: TaskStore + RunStore {

@@ -118,7 +118,7 @@ impl Open {
 /// 4096 by default). Tokio's `TcpListener::bind` asks for 1024: a burst of more
 /// connections than that has the kernel drop new SYNs, and a client waits a second for
 /// its retransmit, however fast the loop accepts.
-const BACKLOG: u32 = 4096;
+pub const BACKLOG: u32 = 4096;
 
 /// A listener on `addr` (the first of its addresses that binds) with a backlog of
 /// [`BACKLOG`].

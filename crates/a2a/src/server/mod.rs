@@ -58,7 +58,7 @@ pub use cluster::{Cluster, ClusterRequest, Owner};
 use handler::{StreamRequest, store_error};
 use http::card;
 use jsonrpc::rpc;
-pub use listen::bind;
+pub use listen::{BACKLOG, bind};
 pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, check_webhook};
 use rest::rest;
 pub use store::{

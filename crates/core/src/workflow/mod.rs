@@ -2,7 +2,7 @@
 //!
 //! A workflow is a DAG of steps; each step delegates a message to a downstream agent
 //! (named, or chosen by skill), or asks the upstream client for an approval or input.
-//! Loading is two-staged: [`raw`] reads the file's shape with spans, [`validate`] checks
+//! Loading is two-staged: `raw` reads the file's shape with spans, `validate` checks
 //! its meaning and builds the [`Workflow`] model, reporting every problem at once as a
 //! [`Diagnostic`] with `file:line:column`.
 //!

@@ -23,10 +23,7 @@
 mod cluster;
 mod runs;
 mod schema;
-mod stats;
 mod tasks;
-
-pub use stats::TransactionCounter;
 
 use std::collections::HashMap;
 use std::str::FromStr;

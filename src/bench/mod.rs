@@ -16,24 +16,16 @@ mod scenarios;
 use process::{Scratch, Serve};
 pub use report::{Goal, Report, Row};
 use report::{median, ms, p50_p99, round};
-use scenarios::*;
+use scenarios::{direct_call, memory, relay, run_blocking, throughput, warm_up};
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
-use futures::StreamExt;
-use serde::Serialize;
-use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use serde_json::json;
 
 use a2a::client::{A2aClient, ClientConfig};
-use a2a::types::{
-    Message, MessageSendConfiguration, MessageSendParams, Part, Role, SendMessageResult,
-    StreamEvent, TaskState,
-};
 use agents::{Agents, ChunkPlan};
 use orchestrator_store::TransactionCounter;
 

@@ -1,7 +1,14 @@
 //! The benchmark's scratch directory (its workflows and agents file) and the
 //! orchestrator under test, `serve` in a child process killed when dropped.
 
-use super::*;
+use super::agents::Agents;
+use super::scenarios::Upstream;
+use super::{CHAIN_STEPS, client};
+use a2a::client::A2aClient;
+use anyhow::{Context, anyhow};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// The benchmark's workflows and agents file, in a temporary directory removed on drop.
 pub(super) struct Scratch {

@@ -1,7 +1,8 @@
 //! The figures `bench` reports, their targets, and the arithmetic that makes them
 //! (medians, percentiles, rounding).
 
-use super::*;
+use serde::Serialize;
+use std::time::Duration;
 
 /// The figures, under the names `--json` prints: milliseconds, runs per second, bytes.
 #[derive(Debug, Clone, Serialize)]
@@ -240,6 +241,7 @@ pub(super) fn p50_p99(mut values: Vec<f64>) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Map, Value};
 
     #[test]
     fn the_median_of_the_store_rounds() {

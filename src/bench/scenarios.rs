@@ -2,7 +2,21 @@
 //! throughput of many clients, the relay latency of streamed chunks, and the resident
 //! memory of held runs.
 
-use super::*;
+use super::Options;
+use super::agents::Agents;
+use super::process::{Scratch, Serve};
+use super::report::ms;
+use a2a::client::A2aClient;
+use a2a::types::{
+    Message, MessageSendConfiguration, MessageSendParams, Part, Role, SendMessageResult,
+    StreamEvent, TaskState,
+};
+use anyhow::{Context, bail};
+use futures::StreamExt;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// How the benchmark's clients reach the orchestrator: A2A v0.3 through our client, or
 /// A2A v1.0 JSON-RPC (requests written as the spec shows them).

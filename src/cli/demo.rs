@@ -16,7 +16,7 @@ use crate::agents::{Behaviour, Fleet, Set, Speaks, speaks_label};
 use crate::host::serve::{self, HostConfig};
 use a2a::client::{A2aClient, ClientConfig};
 use a2a::server::ServerConfig;
-use a2a::types::*;
+use a2a::types::{Message, MessageSendParams, Part};
 use orchestrator_core::workflow::{self, Options};
 
 /// One demo: its agents, its workflow (embedded, so the demo runs anywhere), and the

@@ -13,7 +13,10 @@ use serde_json::{Map, Value, json};
 use super::progress::{Asker, Progress, label, print_result};
 use crate::host::detail::{RunDetail, StepUpdate};
 use a2a::client::A2aClient;
-use a2a::types::*;
+use a2a::types::{
+    Artifact, Message, MessageSendParams, Part, StreamEvent, Task, TaskId, TaskIdParams,
+    TaskQueryParams, TaskState, TaskStatus,
+};
 
 /// Where following starts.
 #[derive(Debug)]

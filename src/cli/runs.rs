@@ -12,7 +12,10 @@ use super::follow::{Start, drive, report};
 use super::progress::Asker;
 use crate::host::detail::{FROM_KEY, RETRY_OF_KEY, RunDetail, run_state_name};
 use a2a::client::{A2aClient, ListTasksQuery};
-use a2a::types::*;
+use a2a::types::{
+    Message, MessageSendConfiguration, MessageSendParams, Part, SendMessageResult, Task, TaskId,
+    TaskIdParams, TaskQueryParams, TaskState,
+};
 
 /// What `runs` was asked.
 #[derive(Debug, clap::Args)]

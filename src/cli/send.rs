@@ -9,7 +9,9 @@ use futures::StreamExt;
 use serde_json::{Map, Value};
 
 use a2a::client::{A2aClient, ClientAuth, ClientConfig};
-use a2a::types::*;
+use a2a::types::{
+    ContextId, Message, MessageSendParams, Part, SendMessageResult, StreamEvent, TaskId, TaskState,
+};
 
 /// What `send` was asked.
 #[derive(Debug, clap::Args)]

@@ -22,7 +22,11 @@ use crate::registry::{Lease, Registry, Requirements, Target};
 use a2a::ErrorCode;
 use a2a::client::{A2aClient, ClientError, EventStream, Protocol};
 use a2a::method::Method;
-use a2a::types::*;
+use a2a::types::{
+    ContextId, FileSource, Message, MessageId, MessageSendConfiguration, MessageSendParams, Part,
+    Role, SendMessageResult, StreamEvent, Task, TaskId, TaskIdParams, TaskQueryParams, TaskState,
+    TaskStatus,
+};
 use backoff::{Backoff, Jitter};
 use ledger::Ledger;
 use orchestrator_core::engine::{

@@ -4,7 +4,16 @@
 //! restart, and questions asked and answered on the task.
 
 use super::relay::{run_metadata, waiting_message};
-use super::*;
+use super::route::{Route, inputs_from, route};
+use super::{Conversation, Orchestrator, View, agent_message, answer_of, status};
+use crate::llm::Choice;
+use a2a::RpcError;
+use a2a::server::{EventSink, RequestContext};
+use a2a::types::{Message, Metadata, Part, Role, Task, TaskId, TaskState};
+use orchestrator_core::engine::{RunControl, RunState};
+use orchestrator_core::workflow::Workflow;
+use serde_json::{Map, Value, json};
+use std::sync::{Arc, Mutex};
 
 impl Orchestrator {
     /// Routes a new message. A message that names its workflow, or a choice of one
@@ -13,7 +22,7 @@ impl Orchestrator {
     pub(super) async fn route(&self, message: &Message, request: Option<&Metadata>) -> Route {
         let workflows = &self.inner.workflows;
         let text = match &self.inner.llm {
-            Some(_) if workflows.len() > 1 && !route::names_workflow(message, request) => {
+            Some(_) if workflows.len() > 1 && !super::route::names_workflow(message, request) => {
                 message.text()
             }
             _ => String::new(),

@@ -22,20 +22,22 @@ pub mod serve;
 pub mod settings;
 pub mod ui;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
-use crate::llm::{Choice, Llm};
+use crate::llm::Llm;
 use a2a::RpcError;
-use a2a::server::{AgentExecutor, CancelContext, EventSink, RequestContext, ResumeContext};
-use a2a::server::{Queued, SinkError};
-use a2a::types::*;
-use orchestrator_core::engine::{Answer, Engine, RunControl, RunEvent, RunHandle, RunState};
+use a2a::server::{
+    AgentExecutor, CancelContext, EventSink, RequestContext, ResumeContext, SinkError,
+};
+use a2a::types::{
+    AgentSkill, Message, Part, Role, StreamEvent, Task, TaskId, TaskState, now_rfc3339,
+};
+use orchestrator_core::engine::{Answer, Engine, RunControl};
 use orchestrator_core::workflow::Workflow;
 pub use route::{Route, inputs_from, route};
-use tokio_util::sync::CancellationToken;
 
 /// Where an upstream task's conversation stands.
 enum Conversation {
@@ -444,7 +446,9 @@ impl AgentExecutor for Orchestrator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use a2a::types::ContextId;
     use orchestrator_core::engine::testing::Silent;
+    use tokio_util::sync::CancellationToken;
 
     /// Bytes of the execute future, which every upstream task holds while its run goes
     /// on: everything but following the run is boxed and it is an `async move` block,

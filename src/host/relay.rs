@@ -3,8 +3,19 @@
 //! artifacts as `step/artifactId`, questions as `input-required`, the result at the end.
 
 use super::detail::{PendingQuestion, RUN_KEY, RunDetail, StepUpdate};
-use super::*;
-use a2a::server::StoreError;
+use super::{Conversation, Orchestrator, View, agent_message, status_event};
+use a2a::RpcError;
+use a2a::server::{EventSink, Queued, SinkError, StoreError};
+use a2a::types::{
+    Artifact, ArtifactId, FileContent, FilePart, FileSource, Message, Part, StreamEvent, TaskId,
+    TaskState, now_rfc3339,
+};
+use orchestrator_core::engine::{RunControl, RunEvent, RunHandle, RunState};
+use orchestrator_core::workflow::Workflow;
+use serde_json::{Map, Value, json};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
 
 /// A run as the relay takes it: its handle; its detail as it starts; its meter, which
 /// counts its events in the metrics. (The last two boxed: every waiting run holds the

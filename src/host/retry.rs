@@ -5,11 +5,18 @@
 //! request asks for it with `{"retryOf": RUN, "from": STEP}` in its metadata; the new
 //! run's detail names the old one (`retryOf`).
 
+use super::{detail, meter};
+use a2a::types::now_rfc3339;
 use std::collections::{HashMap, HashSet};
 
+use super::Orchestrator;
 use super::detail::{FROM_KEY, RETRY_OF_KEY};
-use super::*;
+use crate::host::relay;
+use a2a::RpcError;
+use a2a::server::{EventSink, RequestContext};
 use orchestrator_core::engine::{Checkpoint, StepState};
+use orchestrator_core::workflow::Workflow;
+use serde_json::Value;
 
 /// Checkpoints of a run by step and fan-out item.
 type Units = HashMap<(String, Option<usize>), Checkpoint>;

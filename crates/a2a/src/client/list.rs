@@ -1,7 +1,9 @@
 //! `ListTasks`, the A2A 1.0 method that pages through an agent's tasks (0.3 has none):
 //! the query, the page, and the call over the card's 1.0 interface.
 
-use super::*;
+use crate::Method;
+use crate::client::{A2aClient, ClientError, Protocol, Route, v1c, v1t};
+use crate::types::{Task, TaskState};
 
 impl A2aClient {
     /// `ListTasks`, an A2A 1.0 method (0.3 has none): one page of the agent's tasks,

@@ -28,8 +28,7 @@ use serde_json::Value;
 use tracing::warn;
 
 use crate::error::ErrorCode;
-use crate::v1::convert as v1c;
-use crate::v1::types as v1t;
+use crate::v1::{convert as v1c, types as v1t};
 pub use card::{CardFetch, CardResolver, MAX_CARD_BYTES, Protocol, v1_card_as_v03};
 pub use error::ClientError;
 pub use interface::{Binding, Choice, Interface, Preference, choose as choose_interfaces};
@@ -38,7 +37,11 @@ use rest::Route;
 use rpc::check_status;
 
 use super::method::Method;
-use super::types::*;
+use super::types::{
+    AgentCard, DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams,
+    MessageSendParams, SendMessageResult, StreamEvent, Task, TaskId, TaskIdParams,
+    TaskPushNotificationConfig, TaskQueryParams,
+};
 
 /// The `User-Agent` this crate sends.
 pub const USER_AGENT: &str = concat!("a2a-orchestrator/", env!("CARGO_PKG_VERSION"));

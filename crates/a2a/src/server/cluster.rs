@@ -24,7 +24,14 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 use tracing::info;
 
-use super::*;
+use crate::RpcError;
+use crate::server::{
+    AgentExecutor, EventSink, Inner, ResumeContext, StoreError, Subscription, TaskStore, Update,
+    store_error, task_manager,
+};
+use crate::types::{MessageSendParams, StreamEvent, Task, TaskId, TaskIdParams};
+use std::sync::Arc;
+use tracing::{info_span, warn};
 
 /// How often a server takes the requests queued for the tasks it runs.
 const REQUEST_POLL: Duration = Duration::from_millis(200);

@@ -4,7 +4,21 @@
 //! parse a request into the internal params, call one of these, and write the result in
 //! their version's shape.
 
-use super::*;
+use crate::server::{
+    ActorHandle, AgentExecutor, Caller, CancelContext, ClusterRequest, EventSink, Inner,
+    RequestContext, Route, SinkError, StoreError, Subscription, TaskPage, TaskQuery, Update,
+    check_webhook, ends_on, ends_stream,
+};
+use crate::types::{
+    AgentCard, ContextId, Message, MessageSendParams, Metadata, PushNotificationConfig, Role,
+    SendMessageResult, StreamEvent, Task, TaskId, TaskIdParams, TaskPushNotificationConfig,
+    TaskQueryParams, TaskState, media_type_matches,
+};
+use crate::{Method, RpcError};
+use futures::FutureExt;
+use std::panic::AssertUnwindSafe;
+use tokio::sync::broadcast::error::RecvError;
+use tracing::{Instrument, info_span, warn};
 
 pub(super) fn store_error(e: StoreError) -> RpcError {
     warn!(error = %e, "task store failure");

@@ -2,8 +2,22 @@
 //! read), authentication, reading a bounded body, JSON and SSE responses, and the
 //! `Last-Event-ID` a reconnecting client sends.
 
-use super::*;
+use crate::RpcError;
+use crate::server::{AgentExecutor, Generations, Inner, RequestId, RpcResponse};
+use crate::types::AgentCard;
 use crate::v1::{BINDING_HTTP_JSON, BINDING_JSONRPC, VERSION_0_3, VERSION_1_0};
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::Stream;
+use http_body_util::BodyExt;
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+use tracing::warn;
 
 /// The card as published. Serving both generations: the v0.3 card a v0.3 client reads,
 /// with what a v1.0 client reads beside it — `supportedInterfaces` (JSON-RPC 1.0,

@@ -9,9 +9,26 @@ use super::http::{
 };
 use super::observe;
 use super::version::{self, Version};
-use super::*;
-use crate::v1::error as v1_error;
-use crate::v1::types as w;
+use crate::server::{
+    AgentExecutor, Caller, IncomingRequest, Inner, RequestId, RpcResponse, StreamRequest,
+    live_events,
+};
+use crate::types::{
+    DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams, MessageSendParams,
+    StreamEvent, TaskIdParams, TaskPushNotificationConfig, TaskQueryParams,
+};
+use crate::v1::{error as v1_error, types as w};
+use crate::{Method, RpcError};
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::response::sse::Event;
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::Arc;
+use tracing::{Instrument, info_span};
 
 fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
     json_with(status, "application/json", body)

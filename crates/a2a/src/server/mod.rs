@@ -27,25 +27,16 @@ mod v1;
 mod version;
 pub use version::Generations;
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{StatusCode, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
+use axum::body::Bytes;
 use axum::routing::{get, post};
-use futures::{FutureExt, Stream, StreamExt};
-use http_body_util::BodyExt;
-use serde::Serialize;
-use serde_json::Value;
-use tokio::sync::broadcast::error::RecvError;
+
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use tracing::{Instrument, info_span, warn};
+use tracing::warn;
 
 pub use agent::{
     AgentExecutor, CancelContext, EventSink, Queued, RequestContext, ResumeContext, SinkError,
@@ -68,10 +59,8 @@ pub use store::{
 use stream::{ends_on, ends_stream, live_events};
 use task_manager::{ActorHandle, Subscription, TaskManager, Update};
 
-use super::error::RpcError;
 use super::jsonrpc::{IncomingRequest, RequestId, Response as RpcResponse};
-use super::method::Method;
-use super::types::*;
+use super::types::AgentCard;
 
 pub use crate::types::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
 

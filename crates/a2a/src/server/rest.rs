@@ -10,9 +10,19 @@ use super::http::{
     BodyError, authorize, json_with, last_event_id, read_body, sse_event, sse_response,
 };
 use super::version::{self, Version};
-use super::*;
-use crate::v1::error as v1_error;
-use crate::v1::types as w;
+use crate::server::{AgentExecutor, Caller, Inner, live_events};
+use crate::types::StreamEvent;
+use crate::v1::{error as v1_error, types as w};
+use crate::{Method, RpcError};
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::Arc;
+use tracing::{Instrument, info_span};
 
 /// The media type of HTTP+JSON bodies.
 const A2A_JSON: &str = "application/a2a+json";

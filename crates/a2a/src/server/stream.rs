@@ -2,7 +2,13 @@
 //! client missed (after `Last-Event-ID`), or the task's snapshot, then its live events
 //! until a final one. The bindings frame each as SSE in their version's shape.
 
-use super::*;
+use crate::RpcError;
+use crate::server::{AgentExecutor, Inner, LoggedEvent, Subscription, Update, store_error};
+use crate::types::{StreamEvent, Task, TaskId, TaskState};
+use futures::Stream;
+use std::sync::Arc;
+use tokio::sync::broadcast::error::RecvError;
+use tracing::warn;
 
 /// Whether a stream ends after this event.
 pub(super) fn ends_stream(event: &StreamEvent) -> bool {

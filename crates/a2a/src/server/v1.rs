@@ -3,9 +3,11 @@
 //! the handler, and converts the result back. Nothing here knows HTTP or JSON-RPC.
 
 use super::handler::StreamRequest;
-use super::*;
-use crate::v1::convert;
-use crate::v1::types as w;
+use crate::RpcError;
+use crate::server::{AgentExecutor, Inner, TaskCursor, TaskQuery, http};
+use crate::types::{ContextId, StreamEvent, TaskId, TaskPushNotificationConfig};
+use crate::v1::{convert, types as w};
+use serde_json::Value;
 
 /// Most tasks on one ListTasks page, and the default.
 pub(super) const MAX_PAGE: i32 = 100;

@@ -22,31 +22,26 @@ mod tasks;
 mod writer;
 
 use schema::migrate;
-use writer::{Listed, Op, Write, checkpointer, writer_loop};
+use writer::{Op, Write, checkpointer, writer_loop};
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
+use sqlx::Connection;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
     SqliteSynchronous,
 };
-use sqlx::{Connection, Row};
 use tokio::sync::{mpsc, oneshot};
-use tracing::warn;
 
 use super::{OpenError, OpenErrorKind, Store};
-use crate::rows::{millis, snapshot_due};
-use a2a::server::{
-    LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
-};
-use a2a::types::{PushNotificationConfig, Task, TaskId};
-use orchestrator_core::engine::{Checkpoint, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun};
+use crate::rows::millis;
+use a2a::server::StoreError;
+use orchestrator_core::engine::RunStoreError;
 
 /// Bytes a WAL file is cut back to when it is reused (SQLite's `journal_size_limit`).
 const JOURNAL_SIZE_LIMIT: u64 = 64 << 20;

@@ -1,7 +1,14 @@
 //! Runs and their checkpoints: the engine's [`RunStore`] on SQLite.
 
-use super::*;
+use super::writer::{Op, Write};
+use super::{SqliteStore, encode};
 use crate::rows::{CheckpointRow, EndRow, HeaderRow};
+use futures::future::BoxFuture;
+use orchestrator_core::engine::{Checkpoint, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun};
+use sqlx::Row;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::oneshot;
 
 /// The write that stores a unit's checkpoint.
 fn unit_write(

@@ -1,7 +1,9 @@
 //! The database's schema and its migrations, applied in order at open; what a file
 //! that is not ours (not a database, another program's, a newer version's) is told.
 
-use super::*;
+use super::super::OpenErrorKind;
+use sqlx::Connection;
+use sqlx::sqlite::SqliteConnection;
 
 /// The schema, one migration per version (`user_version` = how many are applied).
 const MIGRATIONS: &[&str] = &[

@@ -2,7 +2,17 @@
 //! protocol's [`TaskStore`] on SQLite. Snapshots are kept now and then, not at every
 //! event; a read replays the events after the stored snapshot.
 
-use super::*;
+use super::writer::{Listed, Write};
+use super::{SqliteStore, WriteError, encode};
+use crate::Store;
+use crate::rows::snapshot_due;
+use a2a::server::{
+    LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
+};
+use a2a::types::{PushNotificationConfig, Task, TaskId};
+use futures::future::BoxFuture;
+use sqlx::Row;
+use std::time::SystemTime;
 
 impl SqliteStore {
     /// A stored snapshot brought up to date: the events logged after it, replayed.
@@ -256,6 +266,8 @@ fn read_error(e: sqlx::Error) -> StoreError {
 mod tests {
     use super::*;
     use a2a::types::{ContextId, TaskState, TaskStatus};
+    use sqlx::Connection;
+    use sqlx::sqlite::SqliteConnection;
 
     /// A row that no longer decodes is reported as unreadable, with serde's error as the
     /// cause, not as a database failure or an empty answer.

@@ -3,7 +3,16 @@
 //! and the checkpointer beside it, which copies the WAL into the database file so that
 //! no commit waits for a checkpoint.
 
-use super::*;
+use super::WriteError;
+use crate::rows::millis;
+use sqlx::Connection;
+use sqlx::sqlite::SqliteConnection;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime};
+use tokio::sync::{mpsc, oneshot};
+use tracing::warn;
 
 /// Most writes committed in one transaction.
 const MAX_BATCH: usize = 512;

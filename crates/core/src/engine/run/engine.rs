@@ -2,8 +2,19 @@
 //! (a [`Run`]), and hands back a [`RunHandle`] — its [`RunControl`] (answers, cancel) and
 //! its [`RunEvents`].
 
-use super::*;
+use super::super::journal::{Checkpoint, Journal, RunStore, RunStoreError, SavedRun};
+use super::{Run, Slot};
+use crate::engine::{AgentConnector, Answer, AnswerError, RunEvent, RunState, TextModel};
+use crate::workflow::Workflow;
+use serde_json::{Map, Value};
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{Instrument, info_span};
 
 /// Tunables of the engine.
 #[derive(Debug, Clone)]

@@ -21,14 +21,13 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
-use tracing::{Instrument, debug, info_span};
+use tracing::debug;
 
-use super::journal::{Checkpoint, Journal, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun};
+use super::journal::{Checkpoint, Journal, RunEnd, RunHeader, SavedRun};
 use super::record::Record;
-use super::types::*;
-use super::unit::{Ask, Unit, approval};
-use crate::workflow::{OnFailure, StepId, StepKind, Trigger, Workflow, check_inputs};
+use super::types::{AgentConnector, RunEvent, RunState, StepState, TextModel};
+use super::unit::Ask;
+use crate::workflow::{StepId, Workflow};
 
 #[derive(Default)]
 struct Slot {

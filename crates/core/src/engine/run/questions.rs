@@ -2,7 +2,12 @@
 //! routed to the one pending question it names (step, item) and checked as that
 //! question's kind says (an approval, a step's inputs, or passed on to an agent).
 
-use super::*;
+use super::super::unit::{Ask, approval};
+use super::Run;
+use super::engine::Command;
+use crate::engine::{Answer, AnswerError, QuestionKind, RunEvent};
+use crate::workflow::{StepKind, check_inputs};
+use serde_json::json;
 
 /// A question put to the client and not answered yet.
 pub(super) struct Pending {

@@ -2,7 +2,14 @@
 //! `when`), how many units start (`max_parallel`, fan-outs), and what a finished unit or
 //! step changes — its dependents, the failure policy and the template context.
 
-use super::*;
+use super::super::journal::Checkpoint;
+use super::super::record::Record;
+use super::super::unit::Unit;
+use super::{Fan, Run, StepFailure};
+use crate::engine::{RunEvent, StepState};
+use crate::workflow::{OnFailure, Trigger};
+use serde_json::Value;
+use tracing::{Instrument, info_span};
 
 /// What a trigger decides once all needs have finished.
 enum Decision {

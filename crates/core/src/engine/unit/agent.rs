@@ -3,8 +3,17 @@
 //! questions put to the client, the step's timeout and deadline enforced by canceling
 //! the downstream task — and, after a restart, the task followed again instead of sent.
 
-use super::*;
+use super::super::journal::Checkpoint;
+use super::super::record::{Outputs, Record};
+use super::{CANCEL_TIMEOUT, DEFAULT_ANSWER_WAIT, Failure, RETRY_JITTER, Unit, with_state};
 use crate::engine::limits::{Exceeded, Tally};
+use crate::engine::{
+    ArtifactChunk, Content, QuestionKind, RemoteState, RunEvent, SendRequest, StepState, Update,
+};
+use crate::workflow::{AgentName, AgentTarget};
+use futures::StreamExt;
+use serde_json::{Map, Value};
+use tokio::time::{Instant, sleep_until};
 
 /// What one attempt at an agent step sends, and where it goes on from.
 struct Attempt {

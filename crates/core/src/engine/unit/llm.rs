@@ -2,7 +2,11 @@
 //! with retries; its `fallback` written instead when there is no model or it fails
 //! every attempt.
 
-use super::*;
+use super::super::record::{Outputs, Record};
+use super::{DEFAULT_ANSWER_WAIT, Failure, RETRY_JITTER, Unit, failed, with_state};
+use crate::engine::{ArtifactChunk, Content, Prompt, RunEvent, StepState, TextModel};
+use futures::StreamExt;
+use tokio::time::{Instant, sleep_until};
 
 impl Unit {
     /// Streams the model's answer as one artifact, token by token; on no model, or a

@@ -15,16 +15,15 @@ pub use question::approval;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use super::journal::{Checkpoint, Journal};
-use super::record::{Outputs, Record};
-use super::types::*;
-use crate::workflow::{AgentName, AgentTarget, StepKind, Workflow, inputs_schema};
+use super::record::Record;
+use super::types::{AgentConnector, Answer, Prompt, QuestionKind, RunEvent, StepState, TextModel};
+use crate::workflow::{StepKind, Workflow};
 use backoff::Jitter;
 
 /// Bound on a `tasks/cancel` call.

@@ -1,7 +1,13 @@
 //! Approval and input steps, and the questions every kind of step puts to the client
 //! through the run loop; parsing an approval's answer.
 
-use super::*;
+use super::super::record::Record;
+use super::{Ask, DEFAULT_ANSWER_WAIT, Failure, Unit, failed, with_state};
+use crate::engine::{Answer, ArtifactChunk, Content, QuestionKind, StepState};
+use crate::workflow::{StepKind, inputs_schema};
+use serde_json::{Map, json};
+use tokio::sync::oneshot;
+use tokio::time::{Instant, sleep_until};
 
 impl Unit {
     pub(super) async fn question_step(&self, prompt: String, deadline: Option<Instant>) -> Record {

@@ -2,7 +2,12 @@
 //! `[input]` declarations, durations, retry policies and the workflow-wide defaults.
 //! Nothing here needs the graph or the templates.
 
-use super::*;
+use super::super::raw::{RawInput, RawRetry, RawWorkflow};
+use super::{Header, Validator, choices, is_identifier, is_skill_id};
+use crate::config::duration::parse_duration;
+use crate::config::reader::Sp;
+use crate::workflow::{Backoff, InputSpec, InputType, OnFailure, RetryPolicy, WorkflowId};
+use std::time::Duration;
 
 impl Validator<'_, '_, '_> {
     pub(super) fn header(&mut self, raw: &RawWorkflow) -> Option<Header> {

@@ -2,7 +2,9 @@
 //! a topological order (file order among steps ready together), and which steps are
 //! upstream of which.
 
-use super::*;
+use super::{Pending, Validator};
+use petgraph::graphmap::DiGraphMap;
+use std::collections::{BTreeSet, HashMap};
 
 impl Validator<'_, '_, '_> {
     /// Finds cycles (reporting each with its path) and returns a topological order:

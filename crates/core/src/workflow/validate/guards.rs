@@ -2,7 +2,9 @@
 //! may be skipped (a `when`, or a skipped need) or fail (`continue_on_error`, a trigger
 //! that runs after failures) and its user still run, unguarded by `state` or `default`.
 
-use super::*;
+use super::{OUTPUT_FIELDS, Pending, Uses, Validator};
+use crate::workflow::Trigger;
+use std::collections::{BTreeSet, HashMap};
 
 impl Validator<'_, '_, '_> {
     /// Warns about outputs of a step used where that step may not have completed.

@@ -21,18 +21,11 @@ use graph::ancestors;
 
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
-use std::time::Duration;
 
-use petgraph::graphmap::DiGraphMap;
-use serde_json::Value;
-
-use super::model::*;
-use super::raw::{self, RawData, RawInput, RawRetry, RawStep, RawWorkflow};
-use super::template::{
-    CompileError, DataTemplate, Expr, Template, TemplateBuilder, is_template, sole_expression,
-};
-use crate::config::diag::{Diagnostic, did_you_mean};
-use crate::config::duration::parse_duration;
+use super::model::{InputSpec, OnFailure, Step, StepId, Workflow, WorkflowId};
+use super::raw::{self, RawWorkflow};
+use super::template::{Template, TemplateBuilder};
+use crate::config::diag::Diagnostic;
 use crate::config::reader::{Ctx, Sp};
 
 /// What the validator may check beyond the file itself.

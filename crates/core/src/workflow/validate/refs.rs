@@ -2,7 +2,11 @@
 //! and their fields, `workflow`, `run`, `item`/`index` in fan-outs. Every reference is
 //! recorded in [`Uses`] for the guard check after the graph is known.
 
-use super::*;
+use super::{GLOBALS, InputUse, Refs, STEP_FIELDS, Scope, StepUse, Uses, Validator};
+use crate::config::diag::did_you_mean;
+use crate::config::reader::Sp;
+use std::collections::BTreeSet;
+use std::ops::Range;
 
 impl Validator<'_, '_, '_> {
     /// Checks the variables a template or expression uses.

@@ -1,7 +1,15 @@
 //! Checks of one step's own fields — its kind, agent or skill, message, question,
 //! options, timeouts, retries and `for_each` — before the graph or templates are known.
 
-use super::*;
+use super::super::raw::RawStep;
+use super::super::template::Expr;
+use super::{Pending, Validator, is_identifier, is_skill_id, placeholder};
+use crate::config::diag::did_you_mean;
+use crate::config::reader::Sp;
+use crate::workflow::{
+    AgentName, AgentTarget, FanOut, RetryPolicy, Step, StepId, StepKind, Trigger,
+};
+use std::time::Duration;
 
 impl Validator<'_, '_, '_> {
     /// Checks everything about one step that does not need the graph or templates.

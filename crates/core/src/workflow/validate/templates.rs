@@ -1,7 +1,17 @@
 //! Compiling a step's and the output's templates and expressions (through
 //! [`TemplateBuilder`]), reporting compile errors at their place in the file.
 
-use super::*;
+use super::super::raw;
+use super::super::raw::{RawData, RawStep};
+use super::super::template::{
+    CompileError, DataTemplate, Expr, Template, TemplateBuilder, is_template, sole_expression,
+};
+use super::{Refs, Scope, Uses, Validator};
+use crate::config::reader::Sp;
+use crate::workflow::{Output, Step, StepKind};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::ops::Range;
 
 impl Validator<'_, '_, '_> {
     pub(super) fn step_templates(

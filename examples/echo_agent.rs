@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use a2a::RpcError;
-use a2a::server::{A2aServer, AgentExecutor, EventSink, Generations, RequestContext, ServerConfig};
+use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig, Versions};
 use a2a::types::{AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, Part, TaskState};
 
 /// Echoes text back, one word per artifact chunk, `word_delay` apart.
@@ -99,7 +99,7 @@ async fn main() -> std::io::Result<()> {
         println!("An A2A agent that streams your text back word by word.\n{USAGE}");
         return Ok(());
     }
-    let mut generations = Generations::Both;
+    let mut generations = Versions::Both;
     let mut positional = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -113,7 +113,7 @@ async fn main() -> std::io::Result<()> {
         };
         generations = value
             .as_deref()
-            .and_then(Generations::parse)
+            .and_then(Versions::parse)
             .unwrap_or_else(|| {
                 eprintln!("error: --protocol must be both, 1.0 or 0.3, got {value:?}\n{USAGE}");
                 std::process::exit(2)
@@ -131,9 +131,9 @@ async fn main() -> std::io::Result<()> {
     };
     let url = format!("http://{}/", listener.local_addr()?);
     let speaks = match generations {
-        Generations::Both => "A2A 1.0 and 0.3",
-        Generations::V1_0 => "A2A 1.0 only",
-        Generations::V0_3 => "A2A 0.3 only",
+        Versions::Both => "A2A 1.0 and 0.3",
+        Versions::V1_0 => "A2A 1.0 only",
+        Versions::V0_3 => "A2A 0.3 only",
     };
     println!("echo agent listening at {url} ({speaks})");
     let agent = EchoAgent {

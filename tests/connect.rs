@@ -728,7 +728,7 @@ async fn cancel_reaches_v1_sdk_agent(py: crate::util::SdkAgent) {
     let (client, _) = A2aClient::connect(&py.url, ClientConfig::default())
         .await
         .unwrap();
-    assert_eq!(client.protocol(), a2a::client::Protocol::V1_0);
+    assert_eq!(client.version(), a2a::Version::V1_0);
     let state = client
         .get_task(&TaskQueryParams::new(TaskId::new(task)))
         .await

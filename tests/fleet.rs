@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use a2a::server::{Generations, ServerConfig};
+use a2a::server::{ServerConfig, Versions};
 use a2a::types::*;
 use a2a_orchestrator::registry::env::ProcessEnv;
 use a2a_orchestrator::registry::{Registry, RegistryOptions};
@@ -49,7 +49,7 @@ message = "{{ steps.py03.text }} | {{ steps.py1.text }} | {{ steps.py1rest.text 
 text = "{{ steps.join.text }}"
 "#;
 
-async fn ours(generations: Generations) -> crate::util::Running<EchoAgent> {
+async fn ours(generations: Versions) -> crate::util::Running<EchoAgent> {
     crate::util::serve(
         EchoAgent {
             word_delay: Duration::from_millis(40),
@@ -75,9 +75,9 @@ async fn a_mixed_fleet_runs_in_parallel_and_fans_in_live() {
         crate::util::python_v1_rest_agent(0.05),
         crate::util::js_agent(50, "rest"),
     );
-    let ours1 = ours(Generations::V1_0).await;
-    let ours03 = ours(Generations::V0_3).await;
-    let both = ours(Generations::Both).await;
+    let ours1 = ours(Versions::V1_0).await;
+    let ours03 = ours(Versions::V0_3).await;
+    let both = ours(Versions::Both).await;
     let toml = format!(
         "[agents.py03]\nurl = \"{}\"\n[agents.py1]\nurl = \"{}\"\n[agents.py1rest]\nurl = \"{}\"\n\
          [agents.js]\nurl = \"{}\"\n[agents.ours1]\nurl = \"{}\"\n[agents.ours03]\nurl = \"{}\"\n\

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a::client::{A2aClient, ClientConfig, Protocol};
+use a2a::Version;
+use a2a::client::{A2aClient, ClientConfig};
 use a2a::server::ServerConfig;
 use a2a::types::*;
 use a2a_orchestrator::host::detail::{QuestionType, RunDetail};
@@ -238,11 +239,11 @@ async fn the_card_lists_every_workflow_as_a_skill() {
     assert_eq!(card.supports_authenticated_extended_card, None);
     // v1.0 says UnsupportedOperation (-32004), v0.3 not configured (-32007).
     let (c, _) = client(&o.url).await;
-    assert_eq!(c.protocol(), Protocol::V1_0);
+    assert_eq!(c.version(), Version::V1_0);
     let e = c.get_authenticated_extended_card().await.unwrap_err();
     assert!(e.to_string().contains("-32004"), "{e}");
     let e = c
-        .speaking(Protocol::V0_3)
+        .speaking(Version::V0_3)
         .get_authenticated_extended_card()
         .await
         .unwrap_err();

@@ -52,14 +52,14 @@ async fn v1_card_lists_both_generations() {
 )]
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_only_server_is_a_v1_agent_to_the_sdk_and_refuses_v0_3() {
-    use a2a::server::Generations;
+    use a2a::server::Versions;
     let agent = serve(
         EchoAgent {
             word_delay: std::time::Duration::from_millis(5),
         },
         echo_card,
         ServerConfig {
-            generations: Generations::V1_0,
+            generations: Versions::V1_0,
             ..ServerConfig::default()
         },
     )
@@ -85,14 +85,14 @@ async fn v1_only_server_is_a_v1_agent_to_the_sdk_and_refuses_v0_3() {
 /// refused on both bindings.
 #[tokio::test(flavor = "multi_thread")]
 async fn v0_3_only_server_has_a_v0_3_card_and_refuses_v1_0() {
-    use a2a::server::Generations;
+    use a2a::server::Versions;
     let agent = serve(
         EchoAgent {
             word_delay: std::time::Duration::from_millis(5),
         },
         echo_card,
         ServerConfig {
-            generations: Generations::V0_3,
+            generations: Versions::V0_3,
             ..ServerConfig::default()
         },
     )

@@ -688,7 +688,8 @@ async fn our_client_speaks_v1_0_throughout_over_http_json() {
 }
 
 async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant: &str) {
-    use a2a::client::{A2aClient, ClientConfig, Interface, Protocol};
+    use a2a::Version;
+    use a2a::client::{A2aClient, ClientConfig, Interface};
     use a2a::types::*;
     use futures::StreamExt;
     let agent = crate::util::serve_with(
@@ -715,7 +716,7 @@ async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant
         .unwrap()
         .only(Interface {
             url: agent.url.clone(),
-            protocol: Protocol::V1_0,
+            protocol: Version::V1_0,
             binding,
             tenant: tenant.to_owned(),
         });
@@ -830,8 +831,9 @@ async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant
 /// to the card's v0.3 interface on VersionNotSupported, and stays there.
 #[tokio::test]
 async fn the_client_falls_back_to_v0_3_when_v1_0_is_turned_down() {
-    use a2a::client::{A2aClient, ClientConfig, Interface, Protocol, http_client};
-    use a2a::server::Generations;
+    use a2a::Version;
+    use a2a::client::{A2aClient, ClientConfig, Interface, http_client};
+    use a2a::server::Versions;
     use a2a::types::*;
     let agent = crate::util::serve(
         EchoAgent {
@@ -839,7 +841,7 @@ async fn the_client_falls_back_to_v0_3_when_v1_0_is_turned_down() {
         },
         echo_card,
         ServerConfig {
-            generations: Generations::V0_3,
+            generations: Versions::V0_3,
             ..ServerConfig::default()
         },
     )
@@ -847,13 +849,13 @@ async fn the_client_falls_back_to_v0_3_when_v1_0_is_turned_down() {
     let c = A2aClient::with_interfaces(
         http_client(),
         vec![
-            Interface::jsonrpc(&agent.url, Protocol::V1_0),
-            Interface::jsonrpc(&agent.url, Protocol::V0_3),
+            Interface::jsonrpc(&agent.url, Version::V1_0),
+            Interface::jsonrpc(&agent.url, Version::V0_3),
         ],
         ClientConfig::default(),
     )
     .unwrap();
-    assert_eq!(c.protocol(), Protocol::V1_0);
+    assert_eq!(c.version(), Version::V1_0);
     let sent = c
         .send_message(&MessageSendParams::new(Message::user_text("fall back")))
         .await
@@ -862,7 +864,7 @@ async fn the_client_falls_back_to_v0_3_when_v1_0_is_turned_down() {
         panic!("a task")
     };
     assert_eq!(task.status.state, TaskState::Completed);
-    assert_eq!(c.protocol(), Protocol::V0_3, "it stays on v0.3");
+    assert_eq!(c.version(), Version::V0_3, "it stays on v0.3");
     let again = c
         .clone()
         .get_task(&TaskQueryParams::new(task.id))
@@ -873,7 +875,7 @@ async fn the_client_falls_back_to_v0_3_when_v1_0_is_turned_down() {
     // With nothing to fall back to, the refusal is the caller's.
     let only = A2aClient::with_interfaces(
         http_client(),
-        vec![Interface::jsonrpc(&agent.url, Protocol::V1_0)],
+        vec![Interface::jsonrpc(&agent.url, Version::V1_0)],
         ClientConfig::default(),
     )
     .unwrap();

@@ -23,7 +23,7 @@ use crate::llm::Llm;
 use a2a::RpcError;
 use a2a::client::Binding;
 use a2a::server::{
-    A2aServer, AgentExecutor, EventSink, Generations, RequestContext, ServerConfig, SinkError,
+    A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig, SinkError, Versions,
 };
 use a2a::types::{
     AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, Message, Part, Role, TaskState,
@@ -374,16 +374,16 @@ pub enum Speaks {
 impl Speaks {
     /// What the `i`-th agent of a fleet serves, and the binding `agents.toml` asks for
     /// (none: the card's choice).
-    pub fn for_agent(self, i: usize) -> (Generations, Option<Binding>) {
+    pub fn for_agent(self, i: usize) -> (Versions, Option<Binding>) {
         match self {
-            Speaks::Both => (Generations::Both, None),
-            Speaks::V1_0 => (Generations::V1_0, None),
-            Speaks::V0_3 => (Generations::V0_3, None),
+            Speaks::Both => (Versions::Both, None),
+            Speaks::V1_0 => (Versions::V1_0, None),
+            Speaks::V0_3 => (Versions::V0_3, None),
             Speaks::Mixed => [
-                (Generations::V1_0, None),
-                (Generations::V0_3, None),
-                (Generations::Both, None),
-                (Generations::V1_0, Some(Binding::HttpJson)),
+                (Versions::V1_0, None),
+                (Versions::V0_3, None),
+                (Versions::Both, None),
+                (Versions::V1_0, Some(Binding::HttpJson)),
             ][i % 4],
         }
     }
@@ -413,7 +413,7 @@ pub struct Fleet {
     /// `(name, base URL)` of each agent, in order.
     pub agents: Vec<(String, String)>,
     /// The generations each agent serves, in the same order.
-    pub generations: Vec<Generations>,
+    pub generations: Vec<Versions>,
     /// The binding `agents.toml` asks for each agent, in the same order.
     pub bindings: Vec<Option<Binding>>,
     stop: CancellationToken,
@@ -611,11 +611,11 @@ pub async fn serve_example(set: Set) -> std::io::Result<()> {
 }
 
 /// How a fleet listing names what an agent speaks.
-pub fn speaks_label(g: Generations) -> &'static str {
+pub fn speaks_label(g: Versions) -> &'static str {
     match g {
-        Generations::Both => "1.0 and 0.3",
-        Generations::V1_0 => "1.0 only",
-        Generations::V0_3 => "0.3 only",
+        Versions::Both => "1.0 and 0.3",
+        Versions::V1_0 => "1.0 only",
+        Versions::V0_3 => "0.3 only",
     }
 }
 

@@ -20,7 +20,8 @@ use tracing::Instrument;
 
 use crate::registry::{Lease, Registry, Requirements, Target};
 use a2a::ErrorCode;
-use a2a::client::{A2aClient, ClientError, EventStream, Protocol};
+use a2a::Version;
+use a2a::client::{A2aClient, ClientError, EventStream};
 use a2a::method::Method;
 use a2a::types::{
     ContextId, FileSource, Message, MessageId, MessageSendConfiguration, MessageSendParams, Part,
@@ -86,16 +87,16 @@ fn traced(
     method: Method,
     task: Option<&str>,
 ) -> (tracing::Span, A2aClient) {
-    let name = match client.protocol() {
-        Protocol::V0_3 => method.as_str(),
-        Protocol::V1_0 => method.v1_name(),
+    let name = match client.version() {
+        Version::V0_3 => method.as_str(),
+        Version::V1_0 => method.v1_name(),
     };
     let span = tracing::info_span!(
         "a2a_call",
         otel.name = name,
         otel.kind = "client",
         "a2a.method.name" = name,
-        "a2a.protocol.version" = client.protocol().as_str(),
+        "a2a.protocol.version" = client.version().as_str(),
         "a2a.task.id" = task,
         "gen_ai.agent.name" = agent,
         "server.address" = client.endpoint(),

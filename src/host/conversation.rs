@@ -4,7 +4,7 @@
 //! restart, and questions asked and answered on the task.
 
 use super::relay::{run_metadata, waiting_message};
-use super::route::{Route, inputs_from, route};
+use super::route::{WorkflowMatch, inputs_from, route};
 use super::{Conversation, Orchestrator, View, agent_message, answer_of, status};
 use crate::llm::Choice;
 use a2a::RpcError;
@@ -19,7 +19,11 @@ impl Orchestrator {
     /// Routes a new message. A message that names its workflow, or a choice of one
     /// workflow, needs no model; otherwise the model chooses, when there is one and the
     /// message has text. A model that fails leaves it to the deterministic match.
-    pub(super) async fn route(&self, message: &Message, request: Option<&Metadata>) -> Route {
+    pub(super) async fn route(
+        &self,
+        message: &Message,
+        request: Option<&Metadata>,
+    ) -> WorkflowMatch {
         let workflows = &self.inner.workflows;
         let text = match &self.inner.llm {
             Some(_) if workflows.len() > 1 && !super::route::names_workflow(message, request) => {
@@ -43,11 +47,11 @@ impl Orchestrator {
                 Ok(Some(id)) => {
                     if let Some(w) = workflows.iter().find(|w| w.id.as_str() == id) {
                         tracing::debug!(workflow = %id, "the language model chose the workflow");
-                        return Route::Found(w.clone());
+                        return WorkflowMatch::Found(w.clone());
                     }
                 }
                 Ok(None) => {
-                    return Route::Unclear {
+                    return WorkflowMatch::Unclear {
                         candidates: workflows.clone(),
                         reason: "I could not tell which workflow you want".into(),
                     };
@@ -102,8 +106,8 @@ impl Orchestrator {
                 .iter()
                 .rev()
                 .find_map(|m| match route(&self.inner.workflows, m, None) {
-                    Route::Found(w) => Some(w),
-                    Route::Unclear { .. } => None,
+                    WorkflowMatch::Found(w) => Some(w),
+                    WorkflowMatch::Unclear { .. } => None,
                 })?;
         let mut given = Map::new();
         for m in &users {

@@ -37,7 +37,7 @@ use a2a::types::{
 };
 use orchestrator_core::engine::{Answer, Engine, RunControl};
 use orchestrator_core::workflow::Workflow;
-pub use route::{Route, inputs_from, route};
+pub use route::{WorkflowMatch, inputs_from, route};
 
 /// Where an upstream task's conversation stands.
 enum Conversation {
@@ -279,8 +279,8 @@ impl AgentExecutor for Orchestrator {
                 Some(Ok(Conversation::Inputs { workflow, given })) => (workflow, given),
                 Some(Ok(_)) | None => {
                     match Box::pin(self.route(&ctx.message, ctx.metadata.as_ref())).await {
-                        Route::Found(w) => (w, Map::new()),
-                        Route::Unclear { candidates, reason } => {
+                        WorkflowMatch::Found(w) => (w, Map::new()),
+                        WorkflowMatch::Unclear { candidates, reason } => {
                             let list: Vec<String> = candidates
                                 .iter()
                                 .map(|w| format!("- {} ({}): {}", w.id, w.name, w.description))

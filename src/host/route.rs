@@ -10,7 +10,7 @@ use a2a::types::{Message, Metadata, Part};
 use orchestrator_core::workflow::{InputType, Workflow};
 
 /// The outcome of routing.
-pub enum Route {
+pub enum WorkflowMatch {
     Found(Arc<Workflow>),
     /// Nothing matched, or several did: the client must choose.
     Unclear {
@@ -53,18 +53,22 @@ pub fn names_workflow(message: &Message, request: Option<&Metadata>) -> bool {
 }
 
 /// Routes a new message to a workflow.
-pub fn route(workflows: &[Arc<Workflow>], message: &Message, request: Option<&Metadata>) -> Route {
+pub fn route(
+    workflows: &[Arc<Workflow>],
+    message: &Message,
+    request: Option<&Metadata>,
+) -> WorkflowMatch {
     if let Some(id) = named(message, request) {
         return match workflows.iter().find(|w| w.id.as_str() == id) {
-            Some(w) => Route::Found(w.clone()),
-            None => Route::Unclear {
+            Some(w) => WorkflowMatch::Found(w.clone()),
+            None => WorkflowMatch::Unclear {
                 candidates: workflows.to_vec(),
                 reason: format!("there is no workflow `{id}`"),
             },
         };
     }
     if let [only] = workflows {
-        return Route::Found(only.clone());
+        return WorkflowMatch::Found(only.clone());
     }
     let text = words(&message.text());
     let score = |w: &Workflow| {
@@ -86,12 +90,12 @@ pub fn route(workflows: &[Arc<Workflow>], message: &Message, request: Option<&Me
         .map(|(_, w)| *w)
         .collect();
     match top.as_slice() {
-        [one] => Route::Found((*one).clone()),
-        [] => Route::Unclear {
+        [one] => WorkflowMatch::Found((*one).clone()),
+        [] => WorkflowMatch::Unclear {
             candidates: workflows.to_vec(),
             reason: "I could not tell which workflow you want".into(),
         },
-        many => Route::Unclear {
+        many => WorkflowMatch::Unclear {
             candidates: many.iter().map(|w| (*w).clone()).collect(),
             reason: "several workflows could fit".into(),
         },

@@ -23,7 +23,8 @@
 
 use std::time::Duration;
 
-use a2a::client::{Binding, Preference, Protocol, Redirects};
+use a2a::Version;
+use a2a::client::{Binding, Preference, Redirects};
 use orchestrator_core::config::reader::{Ctx, Sp, TableReader, type_name};
 use orchestrator_core::config::{Diagnostic, did_you_mean};
 use orchestrator_core::workflow::AgentName;
@@ -269,7 +270,7 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
         ctx,
         given,
         "protocol",
-        &[("1.0", Protocol::V1_0), ("0.3", Protocol::V0_3)],
+        &[("1.0", Version::V1_0), ("0.3", Version::V0_3)],
     );
     let given = t.string(ctx, "binding");
     let binding = choice(
@@ -301,7 +302,7 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
     let (Some(protocol), Some(binding), Some(redirects)) = (protocol, binding, redirects) else {
         return None;
     };
-    if protocol == Some(Protocol::V0_3) && binding == Some(Binding::HttpJson) {
+    if protocol == Some(Version::V0_3) && binding == Some(Binding::HttpJson) {
         let at = t.get("binding").map_or(t.span.clone(), |v| v.span());
         ctx.error(
             at,
@@ -435,7 +436,7 @@ auth = { type = "api_key", key_env = "IT_KEY" }
         assert_eq!(
             file.agents[0].interface,
             Preference {
-                protocol: Some(Protocol::V1_0),
+                protocol: Some(Version::V1_0),
                 binding: Some(Binding::HttpJson)
             }
         );

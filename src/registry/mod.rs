@@ -456,7 +456,7 @@ impl Registry {
                     name: a.name.to_string(),
                     url: a.location.clone(),
                     endpoint: st.client.as_ref().map(|c| c.endpoint().to_owned()),
-                    protocol: st.client.as_ref().map(|c| c.protocol().as_str().to_owned()),
+                    protocol: st.client.as_ref().map(|c| c.version().as_str().to_owned()),
                     binding: st
                         .client
                         .as_ref()

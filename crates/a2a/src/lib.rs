@@ -21,6 +21,8 @@ pub mod server;
 pub mod sse;
 pub mod types;
 pub mod v1;
+pub mod version;
 
 pub use error::{ErrorCode, RpcError};
 pub use method::Method;
+pub use version::{Version, Versions};

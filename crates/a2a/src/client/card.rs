@@ -318,26 +318,10 @@ pub fn v1_card_as_v03(card: &mut Value) {
     }
 }
 
-/// Which protocol generation a client speaks to an interface.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Protocol {
-    V0_3,
-    V1_0,
-}
-
-impl Protocol {
-    /// `Major.Minor`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Protocol::V0_3 => crate::v1::VERSION_0_3,
-            Protocol::V1_0 => crate::v1::VERSION_1_0,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Version;
 
     fn headers(cache_control: &str) -> HeaderMap {
         let mut h = HeaderMap::new();
@@ -376,7 +360,7 @@ mod tests {
         let at = &choice.interfaces[0];
         assert_eq!(
             (at.url.as_str(), at.protocol),
-            ("http://a/rpc", Protocol::V1_0)
+            ("http://a/rpc", Version::V1_0)
         );
     }
 

@@ -9,7 +9,8 @@ use futures::{Stream, StreamExt};
 use serde_json::Value;
 
 use super::rpc::{decode_response, decode_result};
-use super::{ClientError, EventStream, Protocol};
+use super::{ClientError, EventStream};
+use crate::Version;
 use crate::jsonrpc::RequestId;
 use crate::sse::{SseDecoder, SseEvent};
 use crate::types::StreamEvent;
@@ -20,7 +21,7 @@ use crate::v1::types as v1t;
 #[derive(Debug, Clone)]
 pub(super) enum Framing {
     /// A JSON-RPC response to the request with this id, of this generation.
-    JsonRpc(RequestId, Protocol),
+    JsonRpc(RequestId, Version),
     /// HTTP+JSON: the event itself.
     HttpJson,
 }
@@ -111,12 +112,12 @@ fn decode_event(url: &str, framing: &Framing, data: &str) -> Result<StreamEvent,
                         ClientError::protocol(url, format!("the stream ended with {status}"))
                     }));
             }
-            None => (value, Protocol::V1_0),
+            None => (value, Version::V1_0),
         },
     };
     match protocol {
-        Protocol::V0_3 => decode_result(url, "stream event", result),
-        Protocol::V1_0 => {
+        Version::V0_3 => decode_result(url, "stream event", result),
+        Version::V1_0 => {
             let event: v1t::StreamResponse = decode_result(url, "stream event", result)?;
             v1c::stream_event_in(event)
                 .map_err(|e| ClientError::protocol(url, format!("invalid stream event at {e}")))

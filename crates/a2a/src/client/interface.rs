@@ -3,7 +3,8 @@
 //! order it tries them — v1.0 before v0.3, the card's own order within a generation —
 //! narrowed by what the caller asks for, with a sentence saying why the first won.
 
-use super::{ClientError, Protocol};
+use super::ClientError;
+use crate::Version;
 use crate::types::{AgentCard, Transport};
 use crate::v1::{BINDING_HTTP_JSON, BINDING_JSONRPC};
 
@@ -36,7 +37,7 @@ impl std::fmt::Display for Binding {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Interface {
     pub url: String,
-    pub protocol: Protocol,
+    pub protocol: Version,
     pub binding: Binding,
     /// The tenant the card names for it (v1.0; empty for none).
     pub tenant: String,
@@ -44,7 +45,7 @@ pub struct Interface {
 
 impl Interface {
     /// A JSON-RPC interface without a tenant.
-    pub fn jsonrpc(url: impl Into<String>, protocol: Protocol) -> Self {
+    pub fn jsonrpc(url: impl Into<String>, protocol: Version) -> Self {
         Self {
             url: url.into(),
             protocol,
@@ -73,7 +74,7 @@ impl std::fmt::Display for Interface {
 /// What the caller asks of the interface; `None` leaves the choice to the card.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Preference {
-    pub protocol: Option<Protocol>,
+    pub protocol: Option<Version>,
     pub binding: Option<Binding>,
 }
 
@@ -87,11 +88,11 @@ pub struct Choice {
 }
 
 /// `Major.Minor` of a version string, or `None` for one we do not speak.
-fn spoken(version: &str) -> Option<Protocol> {
+fn spoken(version: &str) -> Option<Version> {
     let mut parts = version.trim().split('.');
     match (parts.next(), parts.next()) {
-        (Some("1"), Some("0") | None) => Some(Protocol::V1_0),
-        (Some("0"), Some("3")) => Some(Protocol::V0_3),
+        (Some("1"), Some("0") | None) => Some(Version::V1_0),
+        (Some("0"), Some("3")) => Some(Version::V0_3),
         _ => None,
     }
 }
@@ -113,7 +114,7 @@ fn offered(card: &AgentCard) -> Vec<Result<Interface, String>> {
             _ => None,
         };
         out.push(match (spoken(version), binding) {
-            (Some(Protocol::V0_3), Some(Binding::HttpJson)) => Err(described),
+            (Some(Version::V0_3), Some(Binding::HttpJson)) => Err(described),
             (Some(protocol), Some(binding)) => Ok(Interface {
                 url: i.url.clone(),
                 protocol,
@@ -128,7 +129,7 @@ fn offered(card: &AgentCard) -> Vec<Result<Interface, String>> {
     if card.protocol_version.starts_with("0.") {
         for i in card.interfaces() {
             let entry = match i.transport {
-                Transport::JsonRpc => Ok(Interface::jsonrpc(i.url.clone(), Protocol::V0_3)),
+                Transport::JsonRpc => Ok(Interface::jsonrpc(i.url.clone(), Version::V0_3)),
                 other => Err(format!("{} {} at {}", other, card.protocol_version, i.url)),
             };
             if !out.contains(&entry) {
@@ -145,8 +146,8 @@ pub fn choose(card: &AgentCard, want: Preference) -> Result<Choice, ClientError>
     let mut usable: Vec<Interface> = all.iter().filter_map(|i| i.clone().ok()).collect();
     // v1.0 first; the sort is stable, so the card's order stays within a generation.
     usable.sort_by_key(|i| match i.protocol {
-        Protocol::V1_0 => 0,
-        Protocol::V0_3 => 1,
+        Version::V1_0 => 0,
+        Version::V0_3 => 1,
     });
     let speakable = usable.clone();
     usable.retain(|i| {
@@ -168,9 +169,9 @@ pub fn choose(card: &AgentCard, want: Preference) -> Result<Choice, ClientError>
             offered,
         });
     };
-    let versions = |p: Protocol| speakable.iter().any(|i| i.protocol == p);
+    let versions = |p: Version| speakable.iter().any(|i| i.protocol == p);
     let reason = match (want.protocol, want.binding) {
-        (None, None) if versions(Protocol::V1_0) && versions(Protocol::V0_3) => {
+        (None, None) if versions(Version::V1_0) && versions(Version::V0_3) => {
             "the newest A2A version the card offers; its first binding of it".to_owned()
         }
         (None, None) if speakable.len() > 1 => {
@@ -266,12 +267,12 @@ mod tests {
         assert_eq!(got.reason, "agents.toml asks for binding = \"http+json\"");
 
         let old = Preference {
-            protocol: Some(Protocol::V0_3),
+            protocol: Some(Version::V0_3),
             binding: None,
         };
         let got = choose(&c, old).unwrap();
         assert_eq!(got.interfaces[0].url, "http://a/rpc");
-        assert_eq!(got.interfaces[0].protocol, Protocol::V0_3);
+        assert_eq!(got.interfaces[0].protocol, Version::V0_3);
     }
 
     #[test]
@@ -281,10 +282,10 @@ mod tests {
         let got = choose(&c, Preference::default()).unwrap();
         assert_eq!(
             got.interfaces,
-            [Interface::jsonrpc("http://a/v03", Protocol::V0_3)]
+            [Interface::jsonrpc("http://a/v03", Version::V0_3)]
         );
         let want_v1 = Preference {
-            protocol: Some(Protocol::V1_0),
+            protocol: Some(Version::V1_0),
             binding: None,
         };
         let e = choose(&c, want_v1).unwrap_err().to_string();

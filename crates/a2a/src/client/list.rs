@@ -2,7 +2,8 @@
 //! the query, the page, and the call over the card's 1.0 interface.
 
 use crate::Method;
-use crate::client::{A2aClient, ClientError, Protocol, Route, v1c, v1t};
+use crate::Version;
+use crate::client::{A2aClient, ClientError, RequestLine, v1c, v1t};
 use crate::types::{Task, TaskState};
 
 impl A2aClient {
@@ -13,7 +14,7 @@ impl A2aClient {
         let Some(at) = self
             .interfaces
             .iter()
-            .find(|at| at.protocol == Protocol::V1_0)
+            .find(|at| at.protocol == Version::V1_0)
         else {
             return Err(ClientError::UnsupportedTransport {
                 wanted: "A2A 1.0 (ListTasks is a 1.0 method)".into(),
@@ -31,7 +32,7 @@ impl A2aClient {
             status_timestamp_after: query.status_timestamp_after.clone(),
             include_artifacts: query.include_artifacts,
         };
-        let route = Route::get("tasks")
+        let line = RequestLine::get("tasks")
             .query("contextId", query.context_id.clone())
             .query("status", request.status.map(|s| s.as_str()))
             .query("pageSize", request.page_size)
@@ -39,7 +40,7 @@ impl A2aClient {
             .query("historyLength", request.history_length)
             .query("statusTimestampAfter", query.status_timestamp_after.clone())
             .query("includeArtifacts", query.include_artifacts);
-        let page: v1t::ListTasksResponse = self.v1(at, method, &request, route, false).await?;
+        let page: v1t::ListTasksResponse = self.v1(at, method, &request, line, false).await?;
         let tasks = page
             .tasks
             .into_iter()

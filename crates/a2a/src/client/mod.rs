@@ -27,13 +27,14 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tracing::warn;
 
+use crate::Version;
 use crate::error::ErrorCode;
 use crate::v1::{convert as v1c, types as v1t};
-pub use card::{CardFetch, CardResolver, MAX_CARD_BYTES, Protocol, v1_card_as_v03};
+pub use card::{CardFetch, CardResolver, MAX_CARD_BYTES, v1_card_as_v03};
 pub use error::ClientError;
 pub use interface::{Binding, Choice, Interface, Preference, choose as choose_interfaces};
 pub use list::{ListTasksQuery, TaskList};
-use rest::Route;
+use rest::RequestLine;
 use rpc::check_status;
 
 use super::method::Method;
@@ -240,7 +241,7 @@ impl A2aClient {
         endpoint: impl Into<String>,
         config: ClientConfig,
     ) -> Result<Self, ClientError> {
-        let at = Interface::jsonrpc(endpoint, Protocol::V0_3);
+        let at = Interface::jsonrpc(endpoint, Version::V0_3);
         Self::with_interfaces(http, vec![at], config)
     }
 
@@ -279,7 +280,7 @@ impl A2aClient {
     /// The same client, speaking `protocol` over JSON-RPC at its current URL (its
     /// method names, shapes and `A2A-Version`); the methods of this type take and give
     /// the internal model whatever it speaks.
-    pub fn speaking(self, protocol: Protocol) -> Self {
+    pub fn speaking(self, protocol: Version) -> Self {
         let at = Interface::jsonrpc(self.endpoint(), protocol);
         self.only(at)
     }
@@ -317,7 +318,7 @@ impl A2aClient {
     }
 
     /// The generation this client speaks now.
-    pub fn protocol(&self) -> Protocol {
+    pub fn version(&self) -> Version {
         self.interface().protocol
     }
 
@@ -349,7 +350,7 @@ impl A2aClient {
         };
         let from = &self.interfaces[i];
         let refused = e.code == ErrorCode::VERSION_NOT_SUPPORTED
-            || (e.code == ErrorCode::METHOD_NOT_FOUND && from.protocol == Protocol::V1_0);
+            || (e.code == ErrorCode::METHOD_NOT_FOUND && from.protocol == Version::V1_0);
         if !refused {
             return None;
         }
@@ -362,19 +363,19 @@ impl A2aClient {
         Some(next)
     }
 
-    /// A v1.0 unary call over `at`'s binding: `method` over JSON-RPC, `route` (with
+    /// A v1.0 unary call over `at`'s binding: `method` over JSON-RPC, `line` (with
     /// `request` as its body when `with_body`) over HTTP+JSON.
     async fn v1<Req: Serialize, Resp: DeserializeOwned>(
         &self,
         at: &Interface,
         method: Method,
         request: &Req,
-        route: Route,
+        line: RequestLine,
         with_body: bool,
     ) -> Result<Resp, ClientError> {
         match at.binding {
             Binding::JsonRpc => self.rpc(at, method.v1_name(), Some(request)).await,
-            Binding::HttpJson => self.rest(at, route, with_body.then_some(request)).await,
+            Binding::HttpJson => self.rest(at, line, with_body.then_some(request)).await,
         }
     }
 
@@ -400,13 +401,13 @@ impl A2aClient {
         params: &MessageSendParams,
     ) -> Result<SendMessageResult, ClientError> {
         let method = Method::SendMessage;
-        if at.protocol == Protocol::V0_3 {
+        if at.protocol == Version::V0_3 {
             return self.rpc(at, method.as_str(), Some(params)).await;
         }
         let mut request = v1c::send_request(params);
         request.tenant = at.tenant.clone();
-        let route = Route::post("message:send");
-        let answer: v1t::SendMessageResponse = self.v1(at, method, &request, route, true).await?;
+        let line = RequestLine::post("message:send");
+        let answer: v1t::SendMessageResponse = self.v1(at, method, &request, line, true).await?;
         v1c::send_response_in(answer).map_err(|e| Self::unreadable(at, method, e))
     }
 
@@ -424,7 +425,7 @@ impl A2aClient {
         params: &MessageSendParams,
     ) -> Result<EventStream, ClientError> {
         let method = Method::SendStreamingMessage;
-        if at.protocol == Protocol::V0_3 {
+        if at.protocol == Version::V0_3 {
             return self.rpc_stream(at, method.as_str(), params).await;
         }
         let mut request = v1c::send_request(params);
@@ -432,8 +433,8 @@ impl A2aClient {
         match at.binding {
             Binding::JsonRpc => self.rpc_stream(at, method.v1_name(), &request).await,
             Binding::HttpJson => {
-                let route = Route::post("message:stream");
-                self.rest_stream(at, route, Some(&request)).await
+                let line = RequestLine::post("message:stream");
+                self.rest_stream(at, line, Some(&request)).await
             }
         }
     }
@@ -449,7 +450,7 @@ impl A2aClient {
         params: &TaskQueryParams,
     ) -> Result<Task, ClientError> {
         let method = Method::GetTask;
-        if at.protocol == Protocol::V0_3 {
+        if at.protocol == Version::V0_3 {
             return self.rpc(at, method.as_str(), Some(params)).await;
         }
         let history_length = params.history_length.map(|n| n.min(i32::MAX as u32) as i32);
@@ -458,9 +459,9 @@ impl A2aClient {
             id: params.id.to_string(),
             history_length,
         };
-        let route =
-            Route::get(Route::task(params.id.as_str(), "")).query("historyLength", history_length);
-        let task: v1t::Task = self.v1(at, method, &request, route, false).await?;
+        let line = RequestLine::get(RequestLine::task(params.id.as_str(), ""))
+            .query("historyLength", history_length);
+        let task: v1t::Task = self.v1(at, method, &request, line, false).await?;
         v1c::task_in(task, "result").map_err(|e| Self::unreadable(at, method, e))
     }
 
@@ -475,12 +476,12 @@ impl A2aClient {
         params: &TaskIdParams,
     ) -> Result<Task, ClientError> {
         let method = Method::CancelTask;
-        if at.protocol == Protocol::V0_3 {
+        if at.protocol == Version::V0_3 {
             return self.rpc(at, method.as_str(), Some(params)).await;
         }
         let request = v1_task_request(at, params);
-        let route = Route::post(Route::task(params.id.as_str(), ":cancel"));
-        let task: v1t::Task = self.v1(at, method, &request, route, true).await?;
+        let line = RequestLine::post(RequestLine::task(params.id.as_str(), ":cancel"));
+        let task: v1t::Task = self.v1(at, method, &request, line, true).await?;
         v1c::task_in(task, "result").map_err(|e| Self::unreadable(at, method, e))
     }
 
@@ -496,15 +497,15 @@ impl A2aClient {
     ) -> Result<EventStream, ClientError> {
         let method = Method::Resubscribe;
         match (at.protocol, at.binding) {
-            (Protocol::V0_3, _) => self.rpc_stream(at, method.as_str(), params).await,
-            (Protocol::V1_0, Binding::JsonRpc) => {
+            (Version::V0_3, _) => self.rpc_stream(at, method.as_str(), params).await,
+            (Version::V1_0, Binding::JsonRpc) => {
                 let request = v1_task_request(at, params);
                 self.rpc_stream(at, method.v1_name(), &request).await
             }
-            (Protocol::V1_0, Binding::HttpJson) => {
+            (Version::V1_0, Binding::HttpJson) => {
                 // The SDKs POST it (the proto says GET; servers take both).
-                let route = Route::post(Route::task(params.id.as_str(), ":subscribe"));
-                self.rest_stream::<()>(at, route, None).await
+                let line = RequestLine::post(RequestLine::task(params.id.as_str(), ":subscribe"));
+                self.rest_stream::<()>(at, line, None).await
             }
         }
     }
@@ -523,17 +524,17 @@ impl A2aClient {
         params: &TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
         let method = Method::SetPushConfig;
-        if at.protocol == Protocol::V0_3 {
+        if at.protocol == Version::V0_3 {
             return self.rpc(at, method.as_str(), Some(params)).await;
         }
         let mut request = v1c::push_config(params);
         request.tenant = at.tenant.clone();
-        let route = Route::post(Route::task(
+        let line = RequestLine::post(RequestLine::task(
             params.task_id.as_str(),
             "/pushNotificationConfigs",
         ));
         let made: v1t::TaskPushNotificationConfig =
-            self.v1(at, method, &request, route, true).await?;
+            self.v1(at, method, &request, line, true).await?;
         Self::push_config_in(at, made, method)
     }
 
@@ -552,7 +553,7 @@ impl A2aClient {
         params: &GetTaskPushNotificationConfigParams,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
         let method = Method::GetPushConfig;
-        if at.protocol == Protocol::V0_3 {
+        if at.protocol == Version::V0_3 {
             return self.rpc(at, method.as_str(), Some(params)).await;
         }
         let request = v1t::PushConfigRequest {
@@ -564,9 +565,9 @@ impl A2aClient {
                 .unwrap_or_else(|| params.id.to_string()),
         };
         let path = format!("/pushNotificationConfigs/{}", rest::segment(&request.id));
-        let route = Route::get(Route::task(params.id.as_str(), &path));
+        let line = RequestLine::get(RequestLine::task(params.id.as_str(), &path));
         let found: v1t::TaskPushNotificationConfig =
-            self.v1(at, method, &request, route, false).await?;
+            self.v1(at, method, &request, line, false).await?;
         Self::push_config_in(at, found, method)
     }
 
@@ -584,7 +585,7 @@ impl A2aClient {
         params: &TaskIdParams,
     ) -> Result<Vec<TaskPushNotificationConfig>, ClientError> {
         let method = Method::ListPushConfig;
-        if at.protocol == Protocol::V0_3 {
+        if at.protocol == Version::V0_3 {
             return self.rpc(at, method.as_str(), Some(params)).await;
         }
         let request = v1t::ListPushConfigsRequest {
@@ -593,9 +594,11 @@ impl A2aClient {
             page_size: None,
             page_token: String::new(),
         };
-        let route = Route::get(Route::task(params.id.as_str(), "/pushNotificationConfigs"));
-        let list: v1t::ListPushConfigsResponse =
-            self.v1(at, method, &request, route, false).await?;
+        let line = RequestLine::get(RequestLine::task(
+            params.id.as_str(),
+            "/pushNotificationConfigs",
+        ));
+        let list: v1t::ListPushConfigsResponse = self.v1(at, method, &request, line, false).await?;
         list.configs
             .into_iter()
             .map(|c| Self::push_config_in(at, c, method))
@@ -616,7 +619,7 @@ impl A2aClient {
         params: &DeleteTaskPushNotificationConfigParams,
     ) -> Result<(), ClientError> {
         let method = Method::DeletePushConfig;
-        let _: Value = if at.protocol == Protocol::V0_3 {
+        let _: Value = if at.protocol == Version::V0_3 {
             self.rpc(at, method.as_str(), Some(params)).await?
         } else {
             let request = v1t::PushConfigRequest {
@@ -625,8 +628,8 @@ impl A2aClient {
                 id: params.push_notification_config_id.clone(),
             };
             let path = format!("/pushNotificationConfigs/{}", rest::segment(&request.id));
-            let route = Route::delete(Route::task(params.id.as_str(), &path));
-            self.v1(at, method, &request, route, false).await?
+            let line = RequestLine::delete(RequestLine::task(params.id.as_str(), &path));
+            self.v1(at, method, &request, line, false).await?
         };
         Ok(())
     }
@@ -638,12 +641,12 @@ impl A2aClient {
 
     async fn extended_card_at(&self, at: &Interface) -> Result<AgentCard, ClientError> {
         let method = Method::GetAuthenticatedExtendedCard;
-        if at.protocol == Protocol::V0_3 {
+        if at.protocol == Version::V0_3 {
             return self.rpc::<(), _>(at, method.as_str(), None).await;
         }
         let request = serde_json::json!({});
-        let route = Route::get("extendedAgentCard");
-        let mut card: Value = self.v1(at, method, &request, route, false).await?;
+        let line = RequestLine::get("extendedAgentCard");
+        let mut card: Value = self.v1(at, method, &request, line, false).await?;
         v1_card_as_v03(&mut card);
         rpc::decode_result(&at.url, method.v1_name(), card)
     }

@@ -1,4 +1,4 @@
-//! The HTTP+JSON binding of A2A v1.0 (spec §11): a route per operation below the
+//! The HTTP+JSON binding of A2A v1.0 (spec §11): a route (verb and path) per operation below the
 //! interface's URL (`POST /message:send`, `GET /tasks/{id}`, …), under `/{tenant}` when
 //! the interface names one; v1.0 bodies; errors as `google.rpc.Status` whose `ErrorInfo`
 //! names the A2A error, read back into the same [`RpcError`] codes JSON-RPC gives.
@@ -13,16 +13,16 @@ use super::rpc::{Statuses, abridged, decode_result, is_json};
 use super::{A2aClient, ClientError, EventStream, Interface};
 use crate::error::RpcError;
 
-/// One route of the binding: the verb, the path below the interface (and tenant), and
+/// The request line of one operation of the binding: the verb, the path below the interface (and tenant), and
 /// the query.
 #[derive(Debug, Clone)]
-pub(super) struct Route {
+pub(super) struct RequestLine {
     verb: reqwest::Method,
     path: String,
     query: Vec<(&'static str, String)>,
 }
 
-impl Route {
+impl RequestLine {
     pub(super) fn post(path: impl Into<String>) -> Self {
         Self {
             verb: reqwest::Method::POST,
@@ -71,15 +71,15 @@ pub(super) fn segment(s: &str) -> String {
     out
 }
 
-/// The route's URL at `at`.
-fn url_of(at: &Interface, route: &Route) -> String {
+/// The request line's URL at `at`.
+fn url_of(at: &Interface, line: &RequestLine) -> String {
     let mut url = at.url.trim_end_matches('/').to_owned();
     if !at.tenant.is_empty() {
         url.push('/');
         url.push_str(&segment(&at.tenant));
     }
     url.push('/');
-    url.push_str(&route.path);
+    url.push_str(&line.path);
     url
 }
 
@@ -87,16 +87,16 @@ impl A2aClient {
     fn rest_request<B: Serialize>(
         &self,
         at: &Interface,
-        route: &Route,
+        line: &RequestLine,
         body: Option<&B>,
         accept: &str,
     ) -> (String, reqwest::RequestBuilder) {
-        let url = url_of(at, route);
+        let url = url_of(at, line);
         let mut builder = self
-            .http_request(route.verb.clone(), &url, at)
+            .http_request(line.verb.clone(), &url, at)
             .header(header::ACCEPT, accept);
-        if !route.query.is_empty() {
-            builder = builder.query(&route.query);
+        if !line.query.is_empty() {
+            builder = builder.query(&line.query);
         }
         if let Some(body) = body {
             builder = builder.json(body);
@@ -104,14 +104,14 @@ impl A2aClient {
         (url, builder)
     }
 
-    /// Calls `route` at `at` with `body` and decodes the answer.
+    /// Calls `line` at `at` with `body` and decodes the answer.
     pub(super) async fn rest<B: Serialize, R: DeserializeOwned>(
         &self,
         at: &Interface,
-        route: Route,
+        line: RequestLine,
         body: Option<&B>,
     ) -> Result<R, ClientError> {
-        let (url, builder) = self.rest_request(at, &route, body, "application/json");
+        let (url, builder) = self.rest_request(at, &line, body, "application/json");
         let url = &url;
         let bytes = self.fetch(url, builder, Statuses::A2aError).await?;
         let value: Value = if bytes.is_empty() {
@@ -120,17 +120,17 @@ impl A2aClient {
             serde_json::from_slice(&bytes)
                 .map_err(|e| ClientError::protocol(url, format!("the answer is not JSON: {e}")))?
         };
-        decode_result(url, &format!("{} /{}", route.verb, route.path), value)
+        decode_result(url, &format!("{} /{}", line.verb, line.path), value)
     }
 
-    /// Opens the stream of `route` at `at`.
+    /// Opens the stream of `line` at `at`.
     pub(super) async fn rest_stream<B: Serialize>(
         &self,
         at: &Interface,
-        route: Route,
+        line: RequestLine,
         body: Option<&B>,
     ) -> Result<EventStream, ClientError> {
-        let (url, builder) = self.rest_request(at, &route, body, "text/event-stream");
+        let (url, builder) = self.rest_request(at, &line, body, "text/event-stream");
         let resp = self
             .bounded(&url, async {
                 builder
@@ -146,7 +146,7 @@ impl A2aClient {
                 "a stream must be answered with text/event-stream, got JSON",
             ));
         }
-        let name = format!("{} /{}", route.verb, route.path);
+        let name = format!("{} /{}", line.verb, line.path);
         self.events(url, Framing::HttpJson, resp, &name)
     }
 }
@@ -186,22 +186,23 @@ fn status_error(url: &str, status: u16, body: String) -> ClientError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::{Binding, Protocol};
+    use crate::Version;
+    use crate::client::Binding;
     use crate::error::ErrorCode;
 
     #[test]
     fn urls_put_the_tenant_first_and_escape_ids() {
         let mut at = Interface {
             url: "http://a/api/".into(),
-            protocol: Protocol::V1_0,
+            protocol: Version::V1_0,
             binding: Binding::HttpJson,
             tenant: String::new(),
         };
-        let route = Route::post(Route::task("t/1:x", ":cancel"));
-        assert_eq!(url_of(&at, &route), "http://a/api/tasks/t%2F1%3Ax:cancel");
+        let line = RequestLine::post(RequestLine::task("t/1:x", ":cancel"));
+        assert_eq!(url_of(&at, &line), "http://a/api/tasks/t%2F1%3Ax:cancel");
         at.tenant = "acme corp".into();
         assert_eq!(
-            url_of(&at, &Route::post("message:send")),
+            url_of(&at, &RequestLine::post("message:send")),
             "http://a/api/acme%20corp/message:send"
         );
     }

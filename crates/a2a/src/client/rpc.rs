@@ -7,7 +7,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::events::{Framing, sse_events};
-use super::{A2aClient, ClientError, EventStream, Interface, Protocol};
+use super::{A2aClient, ClientError, EventStream, Interface};
+use crate::Version;
 use crate::jsonrpc::{OutgoingRequest, RequestId, read_response};
 use crate::types::JsonRpcVersion;
 
@@ -23,8 +24,8 @@ impl A2aClient {
             .http
             .request(verb, url)
             .headers((*self.headers).clone());
-        if at.protocol == Protocol::V1_0 {
-            builder = builder.header("A2A-Version", crate::v1::VERSION_1_0);
+        if at.protocol == Version::V1_0 {
+            builder = builder.header("A2A-Version", crate::Version::V1_0.as_str());
         }
         builder
     }

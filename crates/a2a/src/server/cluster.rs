@@ -96,7 +96,7 @@ pub trait Cluster: Send + Sync {
 }
 
 /// Where a request for an existing task is served.
-pub(super) enum Route {
+pub(super) enum Placement {
     /// Here: this server runs the task (or the store is this server's alone).
     Local,
     /// From the store: another server runs it, or will once it claims it.
@@ -105,17 +105,17 @@ pub(super) enum Route {
 
 impl<A: AgentExecutor> Inner<A> {
     /// Where a request for unfinished task `id` is served.
-    pub(super) async fn route(&self, id: &TaskId) -> Result<Route, RpcError> {
+    pub(super) async fn placement(&self, id: &TaskId) -> Result<Placement, RpcError> {
         let store = self.manager.store();
         let Some(cluster) = store.cluster() else {
-            return Ok(Route::Local);
+            return Ok(Placement::Local);
         };
         if self.manager.is_live(id) {
-            return Ok(Route::Local);
+            return Ok(Placement::Local);
         }
         Ok(match cluster.owner(id).await.map_err(store_error)? {
-            Owner::Here => Route::Local,
-            Owner::Elsewhere | Owner::Nobody => Route::Remote(store.clone()),
+            Owner::Here => Placement::Local,
+            Owner::Elsewhere | Owner::Nobody => Placement::Remote(store.clone()),
         })
     }
 

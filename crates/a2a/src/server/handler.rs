@@ -5,8 +5,8 @@
 //! their version's shape.
 
 use crate::server::{
-    ActorHandle, AgentExecutor, Caller, CancelContext, ClusterRequest, EventSink, Inner,
-    RequestContext, Route, SinkError, StoreError, Subscription, TaskPage, TaskQuery, Update,
+    ActorHandle, AgentExecutor, Caller, CancelContext, ClusterRequest, EventSink, Inner, Placement,
+    RequestContext, SinkError, StoreError, Subscription, TaskPage, TaskQuery, Update,
     check_webhook, ends_on, ends_stream,
 };
 use crate::types::{
@@ -317,7 +317,7 @@ impl<A: AgentExecutor> Inner<A> {
                 }
                 let context_id = task.context_id.clone();
                 message.context_id = Some(context_id.clone());
-                if let Route::Remote(store) = self.route(&task_id).await? {
+                if let Placement::Remote(store) = self.placement(&task_id).await? {
                     // Another server runs the task: it takes the message from the queue;
                     // the client follows the task's log from here.
                     let params = MessageSendParams {
@@ -515,8 +515,8 @@ impl<A: AgentExecutor> Inner<A> {
                 task.status.state.as_str(),
             ));
         }
-        let mut sub = match self.route(&params.id).await? {
-            Route::Local => {
+        let mut sub = match self.placement(&params.id).await? {
+            Placement::Local => {
                 let handle = self.manager.open_existing(task.clone(), seq);
                 let sub = handle.subscribe().await.map_err(sink_error)?;
                 let sink = EventSink {
@@ -549,7 +549,7 @@ impl<A: AgentExecutor> Inner<A> {
             }
             // Another server runs the task: it cancels it; this one waits for the log
             // to say so.
-            Route::Remote(store) => {
+            Placement::Remote(store) => {
                 self.forward(&store, &params.id, ClusterRequest::Cancel(params.clone()))
                     .await?;
                 self.tail(store, task, seq)
@@ -709,7 +709,7 @@ impl<A: AgentExecutor> Inner<A> {
                     )));
                 }
                 if !task.status.state.is_terminal()
-                    && let Route::Remote(store) = self.route(&id).await?
+                    && let Placement::Remote(store) = self.placement(&id).await?
                 {
                     // Another server runs the task: its log, followed from the store.
                     return Ok((id, self.tail(store, task, seq), after));

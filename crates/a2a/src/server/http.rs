@@ -3,9 +3,10 @@
 //! `Last-Event-ID` a reconnecting client sends.
 
 use crate::RpcError;
-use crate::server::{AgentExecutor, Generations, Inner, RequestId, RpcResponse};
+use crate::Version;
+use crate::server::{AgentExecutor, Inner, RequestId, RpcResponse, Versions};
 use crate::types::AgentCard;
-use crate::v1::{BINDING_HTTP_JSON, BINDING_JSONRPC, VERSION_0_3, VERSION_1_0};
+use crate::v1::{BINDING_HTTP_JSON, BINDING_JSONRPC};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -26,27 +27,27 @@ use tracing::warn;
 /// `security`, the schemes' `type`) to their v1.0 places and ignores the rest, as the
 /// official SDKs do; a v0.3 client ignores the v1.0 fields. Serving one generation: that
 /// generation's card alone.
-pub(super) fn published_card(card: &AgentCard, generations: Generations) -> Value {
+pub(super) fn published_card(card: &AgentCard, generations: Versions) -> Value {
     // An AgentCard always serializes: every map in it has string keys and every field
     // is plain data.
     let mut value = serde_json::to_value(card).expect("an agent card always serializes to JSON");
-    if generations == Generations::V0_3 {
+    if generations == Versions::V0_3 {
         return value;
     }
     let url = card.url.clone();
     let interface = |binding: &str, version: &str| serde_json::json!({ "url": url, "protocolBinding": binding, "protocolVersion": version });
     let mut interfaces = vec![
-        interface(BINDING_JSONRPC, VERSION_1_0),
-        interface(BINDING_HTTP_JSON, VERSION_1_0),
+        interface(BINDING_JSONRPC, Version::V1_0.as_str()),
+        interface(BINDING_HTTP_JSON, Version::V1_0.as_str()),
     ];
-    if generations == Generations::Both {
-        interfaces.push(interface(BINDING_JSONRPC, VERSION_0_3));
+    if generations == Versions::Both {
+        interfaces.push(interface(BINDING_JSONRPC, Version::V0_3.as_str()));
     }
     value["supportedInterfaces"] = Value::Array(interfaces);
     if card.supports_authenticated_extended_card == Some(true) {
         value["capabilities"]["extendedAgentCard"] = Value::Bool(true);
     }
-    if generations == Generations::V1_0 {
+    if generations == Versions::V1_0 {
         v1_only(&mut value);
     }
     value

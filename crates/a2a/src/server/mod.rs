@@ -25,7 +25,7 @@ mod stream;
 mod task_manager;
 mod v1;
 mod version;
-pub use version::Generations;
+pub use crate::version::Versions;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,7 +44,7 @@ pub use agent::{
 pub use apply::apply_event;
 pub use auth::{Caller, InboundAuth, UNAUTHENTICATED};
 use axum::http::HeaderMap;
-use cluster::Route;
+use cluster::Placement;
 pub use cluster::{Cluster, ClusterRequest, Owner};
 use handler::{StreamRequest, store_error};
 use http::card;
@@ -116,7 +116,7 @@ pub struct ServerConfig {
     /// tasks over one connection needs room (hyper's own default is 200).
     pub http2_max_streams: u32,
     /// The A2A generations served (both by default).
-    pub generations: Generations,
+    pub generations: Versions,
     /// Makes the trace context a request carries the parent of its span (a tracing
     /// setup's; none by default).
     pub trace_parent: TraceParent,
@@ -172,7 +172,7 @@ impl Default for ServerConfig {
             max_metadata_bytes: 64 * 1024,
             max_id_bytes: 256,
             message_idempotency: true,
-            generations: Generations::Both,
+            generations: Versions::Both,
             trace_parent: TraceParent::default(),
         }
     }

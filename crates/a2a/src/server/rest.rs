@@ -29,7 +29,7 @@ const A2A_JSON: &str = "application/a2a+json";
 
 /// One route of the binding, with what its path names.
 #[derive(Debug, PartialEq, Eq)]
-enum Route {
+enum Endpoint {
     Send,
     Stream,
     List,
@@ -42,26 +42,26 @@ enum Route {
     ExtendedCard,
 }
 
-impl Route {
+impl Endpoint {
     /// The v1.0 method the route carries, for the metrics.
     fn method(&self, has_body: bool) -> &'static str {
         match self {
-            Route::Send => Method::SendMessage.v1_name(),
-            Route::Stream => Method::SendStreamingMessage.v1_name(),
-            Route::List => Method::ListTasks.v1_name(),
-            Route::Get(_) => Method::GetTask.v1_name(),
-            Route::Cancel(_) => Method::CancelTask.v1_name(),
-            Route::Subscribe(_) => Method::Resubscribe.v1_name(),
-            Route::Push(_) if has_body => Method::SetPushConfig.v1_name(),
-            Route::Push(_) => Method::ListPushConfig.v1_name(),
-            Route::GetPush(..) => Method::GetPushConfig.v1_name(),
-            Route::DeletePush(..) => Method::DeletePushConfig.v1_name(),
-            Route::ExtendedCard => Method::GetAuthenticatedExtendedCard.v1_name(),
+            Endpoint::Send => Method::SendMessage.v1_name(),
+            Endpoint::Stream => Method::SendStreamingMessage.v1_name(),
+            Endpoint::List => Method::ListTasks.v1_name(),
+            Endpoint::Get(_) => Method::GetTask.v1_name(),
+            Endpoint::Cancel(_) => Method::CancelTask.v1_name(),
+            Endpoint::Subscribe(_) => Method::Resubscribe.v1_name(),
+            Endpoint::Push(_) if has_body => Method::SetPushConfig.v1_name(),
+            Endpoint::Push(_) => Method::ListPushConfig.v1_name(),
+            Endpoint::GetPush(..) => Method::GetPushConfig.v1_name(),
+            Endpoint::DeletePush(..) => Method::DeletePushConfig.v1_name(),
+            Endpoint::ExtendedCard => Method::GetAuthenticatedExtendedCard.v1_name(),
         }
     }
 
     fn is_streaming(&self) -> bool {
-        matches!(self, Route::Stream | Route::Subscribe(_))
+        matches!(self, Endpoint::Stream | Endpoint::Subscribe(_))
     }
 }
 
@@ -70,14 +70,14 @@ fn observe(method: &str, code: Option<i64>) {
     super::observe::request(super::observe::Request {
         method,
         binding: crate::v1::BINDING_HTTP_JSON,
-        version: crate::v1::VERSION_1_0,
+        version: crate::Version::V1_0.as_str(),
         code,
     });
 }
 
 /// Matches a path (below the binding's base) and method to a route, with or without a
 /// tenant first. `None` when nothing matches.
-fn route(method: &HttpMethod, path: &str) -> Option<Route> {
+fn endpoint(method: &HttpMethod, path: &str) -> Option<Endpoint> {
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let known = |first: &str| {
         matches!(
@@ -93,23 +93,23 @@ fn route(method: &HttpMethod, path: &str) -> Option<Route> {
     let get = method == HttpMethod::GET;
     let post = method == HttpMethod::POST;
     Some(match rest {
-        ["message:send"] if post => Route::Send,
-        ["message:stream"] if post => Route::Stream,
-        ["tasks"] if get => Route::List,
-        ["extendedAgentCard"] if get => Route::ExtendedCard,
+        ["message:send"] if post => Endpoint::Send,
+        ["message:stream"] if post => Endpoint::Stream,
+        ["tasks"] if get => Endpoint::List,
+        ["extendedAgentCard"] if get => Endpoint::ExtendedCard,
         ["tasks", id] => match id.rsplit_once(':') {
-            Some((id, "cancel")) if post => Route::Cancel(decode(id)),
+            Some((id, "cancel")) if post => Endpoint::Cancel(decode(id)),
             // The proto says GET, the spec's table and the official SDKs POST: both.
-            Some((id, "subscribe")) if get || post => Route::Subscribe(decode(id)),
-            None if get => Route::Get(decode(id)),
+            Some((id, "subscribe")) if get || post => Endpoint::Subscribe(decode(id)),
+            None if get => Endpoint::Get(decode(id)),
             _ => return None,
         },
-        ["tasks", id, "pushNotificationConfigs"] if get || post => Route::Push(decode(id)),
+        ["tasks", id, "pushNotificationConfigs"] if get || post => Endpoint::Push(decode(id)),
         ["tasks", id, "pushNotificationConfigs", config] if get => {
-            Route::GetPush(decode(id), decode(config))
+            Endpoint::GetPush(decode(id), decode(config))
         }
         ["tasks", id, "pushNotificationConfigs", config] if method == HttpMethod::DELETE => {
-            Route::DeletePush(decode(id), decode(config))
+            Endpoint::DeletePush(decode(id), decode(config))
         }
         _ => return None,
     })
@@ -223,7 +223,7 @@ pub(super) async fn rest<A: AgentExecutor>(
     let Some(route) = uri
         .path()
         .strip_prefix(base)
-        .and_then(|path| route(&method, path))
+        .and_then(|path| endpoint(&method, path))
     else {
         let e = not_found(uri.path());
         observe("unknown", Some(e.code.0));
@@ -280,7 +280,7 @@ pub(super) async fn rest<A: AgentExecutor>(
         otel.name = name,
         otel.kind = "server",
         "a2a.method.name" = name,
-        "a2a.protocol.version" = crate::v1::VERSION_1_0,
+        "a2a.protocol.version" = crate::Version::V1_0.as_str(),
     );
     inner.config.trace_parent.adopt(&headers, &span);
     async move {
@@ -308,7 +308,7 @@ fn not_found(path: &str) -> RpcError {
 
 async fn handle<A: AgentExecutor>(
     inner: &Arc<Inner<A>>,
-    route: Route,
+    route: Endpoint,
     uri: &axum::http::Uri,
     headers: &HeaderMap,
     body: &[u8],
@@ -330,12 +330,12 @@ async fn handle<A: AgentExecutor>(
         metadata: None,
     };
     Ok(match route {
-        Route::Send => ok(&super::v1::send(inner, parse_body(body)?, caller).await?),
-        Route::Stream => {
+        Endpoint::Send => ok(&super::v1::send(inner, parse_body(body)?, caller).await?),
+        Endpoint::Stream => {
             let request = super::v1::stream_message(parse_body(body)?)?;
             stream(inner.clone(), Method::SendStreamingMessage, request, caller).await
         }
-        Route::Get(id) => {
+        Endpoint::Get(id) => {
             let request = w::GetTaskRequest {
                 tenant: String::new(),
                 id,
@@ -343,8 +343,8 @@ async fn handle<A: AgentExecutor>(
             };
             ok(&super::v1::get(inner, request).await?)
         }
-        Route::List => ok(&super::v1::list(inner, list_request(&pairs)?).await?),
-        Route::Cancel(id) => {
+        Endpoint::List => ok(&super::v1::list(inner, list_request(&pairs)?).await?),
+        Endpoint::Cancel(id) => {
             let mut request = task(id);
             if !body.is_empty() {
                 let given: Value = serde_json::from_slice(body).map_err(RpcError::parse_error)?;
@@ -352,11 +352,11 @@ async fn handle<A: AgentExecutor>(
             }
             ok(&super::v1::cancel(inner, request).await?)
         }
-        Route::Subscribe(id) => {
+        Endpoint::Subscribe(id) => {
             let request = super::v1::subscribe(task(id), last_event_id(headers)?)?;
             stream(inner.clone(), Method::Resubscribe, request, caller).await
         }
-        Route::Push(id) if body.is_empty() => {
+        Endpoint::Push(id) if body.is_empty() => {
             let request = w::ListPushConfigsRequest {
                 tenant: String::new(),
                 task_id: id,
@@ -365,12 +365,12 @@ async fn handle<A: AgentExecutor>(
             };
             ok(&super::v1::list_push(inner, request).await?)
         }
-        Route::Push(id) => {
+        Endpoint::Push(id) => {
             let mut config: w::TaskPushNotificationConfig = parse_body(body)?;
             config.task_id = id;
             ok(&super::v1::create_push(inner, config).await?)
         }
-        Route::GetPush(task_id, id) => {
+        Endpoint::GetPush(task_id, id) => {
             let request = w::PushConfigRequest {
                 tenant: String::new(),
                 task_id,
@@ -378,7 +378,7 @@ async fn handle<A: AgentExecutor>(
             };
             ok(&super::v1::get_push(inner, request).await?)
         }
-        Route::DeletePush(task_id, id) => {
+        Endpoint::DeletePush(task_id, id) => {
             let request = w::PushConfigRequest {
                 tenant: String::new(),
                 task_id,
@@ -387,7 +387,7 @@ async fn handle<A: AgentExecutor>(
             super::v1::delete_push(inner, request).await?;
             ok(&serde_json::json!({}))
         }
-        Route::ExtendedCard => ok(&super::v1::extended_card(inner)?),
+        Endpoint::ExtendedCard => ok(&super::v1::extended_card(inner)?),
     })
 }
 
@@ -439,23 +439,29 @@ mod tests {
     fn routes_match_the_proto_with_or_without_a_tenant() {
         let post = HttpMethod::POST;
         let get = HttpMethod::GET;
-        assert_eq!(route(&post, "/message:send"), Some(Route::Send));
-        assert_eq!(route(&post, "/acme/message:stream"), Some(Route::Stream));
-        assert_eq!(route(&get, "/tasks"), Some(Route::List));
-        assert_eq!(route(&get, "/tasks/t-1"), Some(Route::Get("t-1".into())));
+        assert_eq!(endpoint(&post, "/message:send"), Some(Endpoint::Send));
         assert_eq!(
-            route(&post, "/acme/tasks/t-1:cancel"),
-            Some(Route::Cancel("t-1".into()))
+            endpoint(&post, "/acme/message:stream"),
+            Some(Endpoint::Stream)
+        );
+        assert_eq!(endpoint(&get, "/tasks"), Some(Endpoint::List));
+        assert_eq!(
+            endpoint(&get, "/tasks/t-1"),
+            Some(Endpoint::Get("t-1".into()))
         );
         assert_eq!(
-            route(&get, "/tasks/t%3A1:subscribe"),
-            Some(Route::Subscribe("t:1".into()))
+            endpoint(&post, "/acme/tasks/t-1:cancel"),
+            Some(Endpoint::Cancel("t-1".into()))
         );
         assert_eq!(
-            route(&HttpMethod::DELETE, "/tasks/t/pushNotificationConfigs/c"),
-            Some(Route::DeletePush("t".into(), "c".into()))
+            endpoint(&get, "/tasks/t%3A1:subscribe"),
+            Some(Endpoint::Subscribe("t:1".into()))
         );
-        assert_eq!(route(&get, "/tasks/t-1:cancel"), None);
-        assert_eq!(route(&get, "/nothing/here/at/all"), None);
+        assert_eq!(
+            endpoint(&HttpMethod::DELETE, "/tasks/t/pushNotificationConfigs/c"),
+            Some(Endpoint::DeletePush("t".into(), "c".into()))
+        );
+        assert_eq!(endpoint(&get, "/tasks/t-1:cancel"), None);
+        assert_eq!(endpoint(&get, "/nothing/here/at/all"), None);
     }
 }

@@ -7,86 +7,7 @@ use axum::http::HeaderMap;
 
 use crate::error::RpcError;
 use crate::types::AgentCard;
-use crate::v1::{VERSION_0_3, VERSION_1_0};
-
-/// A protocol generation this server speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Version {
-    V0_3,
-    V1_0,
-}
-
-impl Version {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Version::V0_3 => VERSION_0_3,
-            Version::V1_0 => VERSION_1_0,
-        }
-    }
-}
-
-/// The versions spoken here, for error messages.
-pub const SUPPORTED: [&str; 2] = [VERSION_1_0, VERSION_0_3];
-
-/// Which generations a server speaks: both by default; one of them to stand in for an
-/// agent of that generation (the example agents' `--protocol`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Generations {
-    #[default]
-    Both,
-    /// A2A 1.0 only (JSON-RPC and HTTP+JSON): a v1.0 card, v0.3 requests refused.
-    V1_0,
-    /// A2A 0.3 only (JSON-RPC): a v0.3 card, v1.0 requests refused.
-    V0_3,
-}
-
-impl Generations {
-    /// `both`, `1.0` or `0.3`.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "both" => Some(Self::Both),
-            "1.0" => Some(Self::V1_0),
-            "0.3" => Some(Self::V0_3),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Both => "both",
-            Self::V1_0 => VERSION_1_0,
-            Self::V0_3 => VERSION_0_3,
-        }
-    }
-
-    pub fn serves(self, v: Version) -> bool {
-        match self {
-            Self::Both => true,
-            Self::V1_0 => v == Version::V1_0,
-            Self::V0_3 => v == Version::V0_3,
-        }
-    }
-
-    /// The versions spoken, for error messages.
-    pub fn supported(self) -> &'static [&'static str] {
-        match self {
-            Self::Both => &SUPPORTED,
-            Self::V1_0 => &[VERSION_1_0],
-            Self::V0_3 => &[VERSION_0_3],
-        }
-    }
-
-    /// VersionNotSupported (-32009) when `v` is not spoken here.
-    pub fn check(self, v: Version) -> Result<(), RpcError> {
-        if self.serves(v) {
-            return Ok(());
-        }
-        Err(RpcError::version_not_supported(
-            v.as_str(),
-            self.supported(),
-        ))
-    }
-}
+pub use crate::version::{SUPPORTED, Version};
 
 const VERSION_PARAM: &str = "A2A-Version";
 
@@ -115,10 +36,9 @@ pub fn requested(headers: &HeaderMap, query: Option<&str>) -> Result<Version, Rp
             _ => asked.clone(),
         }
     };
-    match major_minor.as_str() {
-        VERSION_1_0 => Ok(Version::V1_0),
-        VERSION_0_3 => Ok(Version::V0_3),
-        _ => Err(RpcError::version_not_supported(&brief(&asked), &SUPPORTED)),
+    match Version::parse(&major_minor) {
+        Some(v) => Ok(v),
+        None => Err(RpcError::version_not_supported(&brief(&asked), &SUPPORTED)),
     }
 }
 

@@ -9,10 +9,6 @@ pub mod types;
 
 pub use convert::ConvertError;
 
-/// The protocol versions this crate speaks, as `Major.Minor`.
-pub const VERSION_1_0: &str = "1.0";
-pub const VERSION_0_3: &str = "0.3";
-
 /// `protocolBinding` names of the interfaces a card lists.
 pub const BINDING_JSONRPC: &str = "JSONRPC";
 pub const BINDING_HTTP_JSON: &str = "HTTP+JSON";

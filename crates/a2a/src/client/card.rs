@@ -7,7 +7,7 @@ use reqwest::StatusCode;
 use reqwest::header::{self, HeaderMap};
 
 use super::ClientError;
-use super::check_status;
+use super::http::{Statuses, check_status, read_bounded};
 use crate::types::AgentCard;
 use crate::types::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
 
@@ -164,14 +164,13 @@ impl CardResolver {
             if resp.status() == StatusCode::NOT_MODIFIED {
                 return Ok(Err(age));
             }
-            let resp = check_status(card_url, resp).await?;
+            let resp = check_status(card_url, resp, Statuses::Plain).await?;
             let new_etag = resp
                 .headers()
                 .get(header::ETAG)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
-            let bytes =
-                super::rpc::read_bounded(card_url, resp, MAX_CARD_BYTES, "agent card").await?;
+            let bytes = read_bounded(card_url, resp, MAX_CARD_BYTES, "agent card").await?;
             Ok(Ok((bytes, new_etag, age)))
         };
         let outcome = tokio::time::timeout(self.timeout, fut)

@@ -1,6 +1,8 @@
 //! A streaming answer's SSE body as a stream of internal events, whatever carried it:
 //! JSON-RPC responses of v0.3 or v1.0 (the request's id checked), or HTTP+JSON's bare
-//! `StreamResponse`s and `{"error": google.rpc.Status}`.
+//! `StreamResponse`s and `{"error": google.rpc.Status}`. The check of a JSON-RPC
+//! response's envelope and id (`decode_response`) lives here too: the JSON-RPC binding's
+//! unary calls use it as its stream events do.
 
 use std::pin::Pin;
 use std::time::Duration;
@@ -8,10 +10,11 @@ use std::time::Duration;
 use futures::{Stream, StreamExt};
 use serde_json::Value;
 
-use super::rpc::{decode_response, decode_result};
-use super::{ClientError, EventStream};
+use super::http::{content_type, decode_result};
+use super::{A2aClient, ClientError, EventStream};
 use crate::Version;
 use crate::jsonrpc::RequestId;
+use crate::jsonrpc::read_response;
 use crate::sse::{SseDecoder, SseEvent};
 use crate::types::StreamEvent;
 use crate::v1::convert as v1c;
@@ -24,6 +27,32 @@ pub(super) enum Framing {
     JsonRpc(RequestId, Version),
     /// HTTP+JSON: the event itself.
     HttpJson,
+}
+
+impl A2aClient {
+    /// The SSE body of `resp` as events, once its media type is checked.
+    pub(super) fn events(
+        &self,
+        url: String,
+        framing: Framing,
+        resp: reqwest::Response,
+        method: &str,
+    ) -> Result<EventStream, ClientError> {
+        let content_type = content_type(&resp);
+        if !content_type.starts_with("text/event-stream") {
+            return Err(ClientError::protocol(
+                &url,
+                format!("{method} must answer with text/event-stream, got {content_type:?}"),
+            ));
+        }
+        Ok(sse_events(
+            url,
+            framing,
+            resp,
+            self.config.max_event_bytes,
+            self.config.stream_idle_timeout,
+        ))
+    }
 }
 
 /// Decodes an SSE body into events; ends after the first error.
@@ -123,4 +152,23 @@ fn decode_event(url: &str, framing: &Framing, data: &str) -> Result<StreamEvent,
                 .map_err(|e| ClientError::protocol(url, format!("invalid stream event at {e}")))
         }
     }
+}
+
+/// Checks the envelope and id of a response; returns its `result`.
+pub(super) fn decode_response(
+    url: &str,
+    id: &RequestId,
+    value: Value,
+) -> Result<Value, ClientError> {
+    let got_id = value.get("id").cloned();
+    let outcome = read_response(value).map_err(|d| ClientError::protocol(url, d))?;
+    let result = outcome.map_err(ClientError::Rpc)?;
+    let expected = serde_json::to_value(id).unwrap_or(Value::Null);
+    if got_id.as_ref() != Some(&expected) {
+        return Err(ClientError::protocol(
+            url,
+            format!("the response id {got_id:?} does not match the request id {expected}"),
+        ));
+    }
+    Ok(result)
 }

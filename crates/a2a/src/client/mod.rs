@@ -10,6 +10,7 @@
 mod card;
 mod error;
 mod events;
+mod http;
 mod interface;
 mod list;
 mod rest;
@@ -35,7 +36,6 @@ pub use error::ClientError;
 pub use interface::{Binding, Choice, Interface, Preference, choose as choose_interfaces};
 pub use list::{ListTasksQuery, TaskList};
 use rest::RequestLine;
-use rpc::check_status;
 
 use super::method::Method;
 use super::types::{
@@ -648,7 +648,7 @@ impl A2aClient {
         let line = RequestLine::get("extendedAgentCard");
         let mut card: Value = self.v1(at, method, &request, line, false).await?;
         v1_card_as_v03(&mut card);
-        rpc::decode_result(&at.url, method.v1_name(), card)
+        http::decode_result(&at.url, method.v1_name(), card)
     }
 
     /// A v1.0 push config as the internal one.

@@ -9,9 +9,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::events::Framing;
-use super::rpc::{Statuses, abridged, decode_result, is_json};
+use super::http::{Statuses, check_status, decode_result, is_json};
 use super::{A2aClient, ClientError, EventStream, Interface};
-use crate::error::RpcError;
 
 /// The request line of one operation of the binding: the verb, the path below the interface (and tenant), and
 /// the query.
@@ -139,7 +138,7 @@ impl A2aClient {
                     .map_err(|e| ClientError::transport(&url, e))
             })
             .await?;
-        let resp = check_status(&url, resp).await?;
+        let resp = check_status(&url, resp, Statuses::A2aError).await?;
         if is_json(&resp) {
             return Err(ClientError::protocol(
                 &url,
@@ -151,44 +150,11 @@ impl A2aClient {
     }
 }
 
-/// A success as it is; an error status as the A2A error its `google.rpc.Status` names,
-/// or as the bare status when it names none.
-pub(super) async fn check_status(
-    url: &str,
-    resp: reqwest::Response,
-) -> Result<reqwest::Response, ClientError> {
-    let status = resp.status();
-    if status.is_success() {
-        return Ok(resp);
-    }
-    if let Some(e) = super::rpc::redirect_error(url, &resp) {
-        return Err(e);
-    }
-    let url = super::rpc::requested(url, &resp);
-    let body = resp.text().await.unwrap_or_default();
-    Err(status_error(&url, status.as_u16(), body))
-}
-
-fn status_error(url: &str, status: u16, body: String) -> ClientError {
-    let named: Option<RpcError> = serde_json::from_str::<Value>(&body)
-        .ok()
-        .and_then(|v| crate::v1::error::from_status(v.get("error")?));
-    match named {
-        Some(e) => ClientError::Rpc(e),
-        None => ClientError::HttpStatus {
-            url: url.to_owned(),
-            status,
-            body: abridged(body),
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Version;
     use crate::client::Binding;
-    use crate::error::ErrorCode;
 
     #[test]
     fn urls_put_the_tenant_first_and_escape_ids() {
@@ -205,21 +171,5 @@ mod tests {
             url_of(&at, &RequestLine::post("message:send")),
             "http://a/api/acme%20corp/message:send"
         );
-    }
-
-    #[test]
-    fn a_status_naming_an_a2a_error_is_that_error() {
-        let body = r#"{"error":{"code":404,"status":"NOT_FOUND","message":"Task not found","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}"#;
-        match status_error("u", 404, body.into()) {
-            ClientError::Rpc(e) => {
-                assert_eq!(e.code, ErrorCode::TASK_NOT_FOUND);
-                assert_eq!(e.message, "Task not found");
-            }
-            other => panic!("{other:?}"),
-        }
-        match status_error("u", 502, "bad gateway".into()) {
-            ClientError::HttpStatus { status: 502, .. } => {}
-            other => panic!("{other:?}"),
-        }
     }
 }

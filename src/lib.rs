@@ -25,6 +25,24 @@
 
 #![forbid(unsafe_code)]
 
+/// Writes a line to standard output and gives the write's error for `?` — the reader
+/// gone (`… | head`) included, which `main` turns into a quiet, successful end — where
+/// `println!` would panic. Declared before the modules, so every one of them has it.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
+/// [`say!`] without the line's end.
+macro_rules! say_part {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
 pub mod agents;
 pub mod bench;
 pub mod cli;

@@ -599,12 +599,12 @@ pub async fn serve_example(set: Set) -> std::io::Result<()> {
         }
     };
     for ((name, url), serves) in fleet.agents.iter().zip(&fleet.generations) {
-        println!(
+        say!(
             "{name:<11} listening at {url}  (A2A {})",
             speaks_label(*serves)
-        );
+        )?;
     }
-    println!("(the names and ports of agents.toml; Ctrl-C stops them)");
+    say!("(the names and ports of agents.toml; Ctrl-C stops them)")?;
     let _ = tokio::signal::ctrl_c().await;
     fleet.shutdown().await;
     Ok(())

@@ -34,11 +34,11 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     };
     let report = crate::bench::run(&options, &|step| eprintln!("bench: {step}")).await?;
     if args.json {
-        println!("{}", serde_json::to_string(&report)?);
+        say!("{}", serde_json::to_string(&report)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    println!(
+    say!(
         "\n{} build, {cores} cores{}\n",
         if cfg!(debug_assertions) {
             "debug"
@@ -46,13 +46,16 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             "release"
         },
         if args.quick { ", --quick" } else { "" }
-    );
+    )?;
     let rows = report.rows();
     let width = rows.iter().map(|r| r.key.len()).max().unwrap_or(0);
-    println!(
+    say!(
         "{:<width$} {:>10} {:<6}  {:<10}",
-        "figure", "value", "unit", "target"
-    );
+        "figure",
+        "value",
+        "unit",
+        "target"
+    )?;
     for row in rows {
         let (target, verdict) = match row.goal {
             None => (String::new(), ""),
@@ -64,12 +67,12 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 (target, if goal.met(row.value) { "met" } else { "missed" })
             }
         };
-        println!(
+        say!(
             "{:<width$} {:>10} {:<6}  {target:<10} {verdict}",
             row.key,
             trim(row.value),
             row.unit
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

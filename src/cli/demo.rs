@@ -123,7 +123,7 @@ async fn with_fleet(
     let server = host.server.clone();
     let serving = tokio::spawn(server.serve(listener, stop.clone().cancelled_owned()));
 
-    println!("a2a-orchestrator demo: {}", workflow_id);
+    say!("a2a-orchestrator demo: {}", workflow_id)?;
     let statuses = host.registry.statuses();
     for ((name, agent_url), serves) in fleet.agents.iter().zip(&fleet.generations) {
         let called = statuses
@@ -137,13 +137,13 @@ async fn with_fleet(
                 ))
             })
             .unwrap_or_else(|| "not discovered".to_owned());
-        println!(
+        say!(
             "  agent {name:<11} {agent_url}  (speaks A2A {}; {called})",
             speaks_label(*serves)
-        );
+        )?;
     }
-    println!("  orchestrator      {url}  (one A2A agent; its skills are the workflows)");
-    println!("\n→ message/stream: \"{}\"\n", s.text);
+    say!("  orchestrator      {url}  (one A2A agent; its skills are the workflows)")?;
+    say!("\n→ message/stream: \"{}\"\n", s.text)?;
 
     let mut message = Message::user_text(s.text);
     let mut data = Map::new();
@@ -155,14 +155,14 @@ async fn with_fleet(
     if !asker.interactive {
         // Unlike `runs watch` and `send --watch`, the demo answers by itself: it is a
         // demonstration, and its agents book nothing.
-        println!(
+        say!(
             "(the demo's questions are answered automatically: {}; the first option, else yes)\n",
             if yes {
                 "--yes"
             } else {
                 "stdin is not a terminal"
             }
-        );
+        )?;
     }
     let outcome = match A2aClient::connect(&url, ClientConfig::default()).await {
         Ok((client, _card)) => drive(&client, start, asker).await,
@@ -173,5 +173,5 @@ async fn with_fleet(
     let _ = serving.await;
     host.registry.shutdown().await;
     let (state, result) = outcome?;
-    Ok(report(state, result.as_ref()))
+    Ok(report(state, result.as_ref())?)
 }

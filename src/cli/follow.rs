@@ -28,7 +28,7 @@ pub enum Start {
 }
 
 /// Prints the outcome; the exit code.
-pub fn report(state: TaskState, result: Option<&Artifact>) -> ExitCode {
+pub fn report(state: TaskState, result: Option<&Artifact>) -> std::io::Result<ExitCode> {
     if let Some(r) = result {
         let text: String = r.parts.iter().filter_map(Part::as_text).collect();
         let mut data = Map::new();
@@ -41,14 +41,14 @@ pub fn report(state: TaskState, result: Option<&Artifact>) -> ExitCode {
             r.name.as_deref().unwrap_or("result"),
             Some(&text),
             (!data.is_empty()).then_some(Value::Object(data)).as_ref(),
-        );
+        )?;
     }
-    println!("\nworkflow {}", state.as_str());
-    if state == TaskState::Completed {
+    say!("\nworkflow {}", state.as_str())?;
+    Ok(if state == TaskState::Completed {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
-    }
+    })
 }
 
 /// An artifact being received, chunk by chunk.
@@ -231,9 +231,9 @@ pub async fn drive(
                     .as_ref()
                     .filter(|_| s != TaskState::Completed)
                 {
-                    println!("{}", m.text());
+                    say!("{}", m.text())?;
                 }
-                println!("(in {:.1}s)", elapsed.as_secs_f64());
+                say!("(in {:.1}s)", elapsed.as_secs_f64())?;
                 return Ok((s, result));
             }
             other => anyhow::bail!("the stream ended with the task still {}", other.as_str()),

@@ -152,7 +152,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let config = ClientConfig::default();
             let resolver = CardResolver::new(http_client(), config.header_map()?, config.timeout);
             let (card, document) = resolver.resolve_document(&url).await?;
-            println!("{}", serde_json::to_string_pretty(&document)?);
+            say!("{}", serde_json::to_string_pretty(&document)?)?;
             match choose_interfaces(&card, Default::default()) {
                 Ok(choice) => eprintln!("would call {} ({})", choice.interfaces[0], choice.reason),
                 Err(e) => eprintln!("warning: {e}"),
@@ -211,6 +211,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 /// The flags of `serve`; each one given beats the --config file.
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
+    /// The `--config` file as read, once, by [`Cli::read_config`] (before the trace
+    /// pipeline, which it configures, is set up).
+    #[arg(skip)]
+    read: Option<Box<Result<Settings, Vec<orchestrator_core::config::Diagnostic>>>>,
     /// A configuration file with [server], [auth] and [push] tables (see the README).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -360,29 +364,37 @@ impl ServeArgs {
     }
 }
 
-/// The trace settings of `serve --config FILE` (`[telemetry]`), read before anything
-/// else so the first spans are exported too. A file with problems gives none here;
-/// `serve` reports them when it loads the file properly.
-pub fn trace_settings(cli: &Cli) -> crate::telemetry::TraceSettings {
-    match &cli.command {
-        Command::Serve(ServeArgs {
-            config: Some(path), ..
-        }) => settings::load(path, &crate::registry::env::ProcessEnv)
-            .map(|s| s.traces)
-            .unwrap_or_default(),
-        _ => Default::default(),
+impl Cli {
+    /// Reads `serve --config FILE` (the only read of it) and gives its trace settings
+    /// (`[telemetry]`), so the first spans are exported too. A file with problems gives
+    /// none here; `serve` reports them.
+    pub fn read_config(&mut self) -> crate::telemetry::TraceSettings {
+        match &mut self.command {
+            Command::Serve(args) => {
+                let Some(path) = &args.config else {
+                    return Default::default();
+                };
+                let read = settings::load(path, &crate::registry::env::ProcessEnv);
+                let traces = read.as_ref().map(|s| s.traces.clone()).unwrap_or_default();
+                args.read = Some(Box::new(read));
+                traces
+            }
+            _ => Default::default(),
+        }
     }
 }
 
 /// `serve`: checks every file, binds, discovers the agents, serves until SIGINT/SIGTERM.
-async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+async fn serve(mut args: ServeArgs) -> anyhow::Result<ExitCode> {
     use crate::host::serve;
-    let file = match &args.config {
-        None => Settings::default(),
-        Some(path) => match settings::load(path, &crate::registry::env::ProcessEnv) {
-            Ok(s) => s,
-            Err(problems) => return Ok(config_problems(problems)),
-        },
+    let read = match (args.read.take(), &args.config) {
+        (Some(read), _) => *read,
+        (None, Some(path)) => settings::load(path, &crate::registry::env::ProcessEnv),
+        (None, None) => Ok(Settings::default()),
+    };
+    let file = match read {
+        Ok(s) => s,
+        Err(problems) => return Ok(config_problems(problems)),
     };
     let llm = args
         .llm
@@ -401,15 +413,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let metrics_token = resolved.metrics_token;
-    let ui = resolved.ui;
-    let (workflows, agents) = match serve::load(&config) {
-        Ok(x) => x,
-        Err(problems) => return Ok(config_problems(problems)),
+    let options = serve::RunOptions {
+        metrics_token: resolved.metrics_token,
+        ui: resolved.ui,
+        retention: config.retention,
     };
-    // A store that cannot be opened stops everything: never a fresh one in its place.
-    let store = match config.store.open().await {
-        Ok(s) => s,
+    let store_name = config.store.to_string();
+    let prepared = match serve::prepare(config).await {
+        Ok(p) => p,
+        Err(serve::StartError::Config(problems)) => return Ok(config_problems(problems)),
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(ExitCode::from(2));
@@ -420,7 +432,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
     let addr = listener.local_addr()?;
     let url = public_url.unwrap_or_else(|| format!("http://{addr}/"));
-    let host = serve::build(&config, workflows, &agents, &url, store).await;
+    let host = prepared.build(&url).await;
     for s in host.registry.statuses() {
         if s.health.is_unavailable() {
             eprintln!("warning: agent `{}` {}", s.name, s.health);
@@ -429,16 +441,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     host.registry.start_refresh();
     match host.server.recover().await {
         Ok(0) => {}
-        Ok(n) => println!("resuming {n} unfinished task(s) from {}", config.store),
+        Ok(n) => writeln!(
+            std::io::stdout(),
+            "resuming {n} unfinished task(s) from {store_name}"
+        )?,
         Err(e) => {
-            eprintln!(
-                "error: cannot read the unfinished tasks of {}: {e}",
-                config.store
-            );
+            eprintln!("error: cannot read the unfinished tasks of {store_name}: {e}");
             return Ok(ExitCode::from(2));
         }
     }
-    let pruner = tokio::spawn(serve::prune_every(host.store.clone(), config.retention));
     let skills: Vec<String> = host
         .server
         .card()
@@ -447,32 +458,18 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .map(|s| s.id.clone())
         .collect();
     // One line: whoever waits for it may stop reading there.
-    let view = if ui {
+    let view = if options.ui {
         format!("; web view: {}/ui/", url.trim_end_matches('/'))
     } else {
         String::new()
     };
-    println!(
+    writeln!(
+        std::io::stdout(),
         "a2a-orchestrator listening on {url} (workflows: {}{view})",
         skills.join(", ")
-    );
-    let router = host.router(metrics_token, ui);
-    let server = host.server.clone();
-    server
-        .serve_router(listener, router, shutdown_signal())
-        .await?;
-    // A stop hands over, never cancels: unfinished runs stay in the store as they are,
-    // and the next server (or this one restarted) resumes them. What is queued is
-    // stored before the process ends.
-    pruner.abort();
-    host.registry.shutdown().await;
-    if let Err(e) = host.store.flush().await {
-        eprintln!("error: the store could not be flushed: {e}");
-        return Ok(ExitCode::FAILURE);
-    }
-    // Replicas sharing the store take this one's runs over at once.
-    if let Err(e) = host.server.release().await {
-        eprintln!("error: the store's lease could not be released: {e}");
+    )?;
+    if let Err(e) = host.run(listener, options, shutdown_signal()).await {
+        eprintln!("error: {e}");
         return Ok(ExitCode::FAILURE);
     }
     let _ = writeln!(std::io::stdout(), "a2a-orchestrator stopped");

@@ -135,7 +135,8 @@ impl Progress {
             line.ended = Some(line.started.elapsed());
             line.bar.finish_with_message(Self::render(&key, line));
             if !self.live {
-                println!("{}", Self::render(&key, line));
+                // Display only, as `note` says.
+                let _ = say!("{}", Self::render(&key, line));
             }
         } else if !finished(state) {
             line.ended = None;
@@ -155,12 +156,16 @@ impl Progress {
     }
 
     /// Prints text above the bars.
+    ///
+    /// Progress is display only: a reader gone mid-run does not stop the run (whose
+    /// agents may be halfway through their work); the end's report, written with `?`,
+    /// ends the command quietly.
     pub fn note(&self, text: &str) {
-        if self.live {
-            let _ = self.multi.println(text);
+        let _ = if self.live {
+            self.multi.println(text)
         } else {
-            println!("{text}");
-        }
+            say!("{text}")
+        };
     }
 
     /// Runs `f` with the bars hidden (to prompt).
@@ -180,14 +185,19 @@ impl Progress {
 }
 
 /// Prints a workflow's result under its name: the text, then the data as JSON.
-pub fn print_result(title: &str, text: Option<&str>, data: Option<&serde_json::Value>) {
-    println!("\n══ {title} ══");
+pub fn print_result(
+    title: &str,
+    text: Option<&str>,
+    data: Option<&serde_json::Value>,
+) -> std::io::Result<()> {
+    say!("\n══ {title} ══")?;
     if let Some(t) = text {
-        println!("{}", t.trim_end());
+        say!("{}", t.trim_end())?;
     }
     if let Some(d) = data.filter(|d| !d.is_null()) {
-        println!("{}", serde_json::to_string_pretty(d).unwrap_or_default());
+        say!("{}", serde_json::to_string_pretty(d).unwrap_or_default())?;
     }
+    Ok(())
 }
 
 /// How questions get their answers.

@@ -247,7 +247,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         };
         let Some(event) = event else { break };
         if args.json {
-            println!("{}", event_json(&event));
+            say!("{}", event_json(&event))?;
         }
         match &event {
             RunEvent::Step {
@@ -288,10 +288,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                             .unwrap_or_else(|| super::progress::auto_answer(prompt)),
                         None => {
                             let a = super::progress::auto_answer(prompt);
-                            println!(
+                            say!(
                                 "{}",
                                 json!({ "event": "answer", "step": step.as_str(), "item": item, "answer": a })
-                            );
+                            )?;
                             a
                         }
                     };
@@ -329,16 +329,16 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = progress.as_mut() {
         let elapsed = p.finish();
         if let Some((text, data)) = &output {
-            super::progress::print_result(&workflow.name, text.as_deref(), data.as_ref());
+            super::progress::print_result(&workflow.name, text.as_deref(), data.as_ref())?;
         }
         if let Some(m) = &end.1 {
-            println!("{m}");
+            say!("{m}")?;
         }
-        println!(
+        say!(
             "\nworkflow {} (in {:.1}s)",
             run_state(end.0),
             elapsed.as_secs_f64()
-        );
+        )?;
     }
     Ok(if end.0 == RunState::Completed {
         ExitCode::SUCCESS

@@ -152,7 +152,7 @@ pub async fn runs(args: RunsArgs) -> anyhow::Result<ExitCode> {
         RunsCommand::Watch { id, yes, answers } => {
             let asker = Asker::watching(yes, answers);
             let (state, result) = drive(&client, Start::Watch(TaskId::new(id)), asker).await?;
-            Ok(report(state, result.as_ref()))
+            Ok(report(state, result.as_ref())?)
         }
         RunsCommand::Answer {
             id,
@@ -167,7 +167,7 @@ pub async fn runs(args: RunsArgs) -> anyhow::Result<ExitCode> {
             let task = client
                 .cancel_task(&TaskIdParams::new(TaskId::new(id)))
                 .await?;
-            println!("run {} {}", task.id, task.status.state.as_str());
+            say!("run {} {}", task.id, task.status.state.as_str())?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -217,14 +217,19 @@ async fn list(
                 "state": task.status.state.as_str(),
                 "run": detail,
             });
-            println!("{line}");
+            say!("{line}")?;
         }
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    say!(
         "{:<36}  {:<22} {:<15} {:<20} {:>9}  {:>5}  WAITING",
-        "RUN", "WORKFLOW", "STATE", "STARTED", "DURATION", "STEPS"
-    );
+        "RUN",
+        "WORKFLOW",
+        "STATE",
+        "STARTED",
+        "DURATION",
+        "STEPS"
+    )?;
     for (task, d) in &rows {
         let (done, total) = d.progress();
         let waiting = d
@@ -232,7 +237,7 @@ async fn list(
             .first()
             .map(|q| abridge(&format!("{}: {}", q.step, q.prompt), 40))
             .unwrap_or_default();
-        println!(
+        say!(
             "{:<36}  {:<22} {:<15} {:<20} {:>9}  {:>5}  {waiting}",
             task.id.as_str(),
             abridge(&d.workflow, 22),
@@ -240,10 +245,10 @@ async fn list(
             short_time(&d.started_at),
             duration(&d.started_at, d.ended_at.as_deref()),
             format!("{done}/{total}"),
-        );
+        )?;
     }
     if rows.is_empty() {
-        println!("(no runs)");
+        say!("(no runs)")?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -254,7 +259,7 @@ async fn show(client: &A2aClient, id: &str, json: bool) -> anyhow::Result<ExitCo
         .get_task(&TaskQueryParams::new(TaskId::new(id)))
         .await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&task)?);
+        say!("{}", serde_json::to_string_pretty(&task)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let Some(d) = RunDetail::of_metadata(task.metadata.as_ref()) else {
@@ -268,11 +273,11 @@ async fn show(client: &A2aClient, id: &str, json: bool) -> anyhow::Result<ExitCo
                 .unwrap_or_default()
         );
     };
-    print!("{}", render(&task, &d));
+    say_part!("{}", render(&task, &d))?;
     if let Some(ended) = &d.ended_at {
         let by = retries(client, id, ended).await?;
         if !by.is_empty() {
-            println!("retried by: {}", by.join(", "));
+            say!("retried by: {}", by.join(", "))?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -400,7 +405,7 @@ async fn retry(client: &A2aClient, id: &str, from: Option<String>) -> anyhow::Re
     }
     m.metadata = Some(meta);
     let task = send_at_once(client, m).await?;
-    println!("run {} retries run {id}", task.id);
+    say!("run {} retries run {id}", task.id)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -456,7 +461,7 @@ async fn answer(
         .as_ref()
         .map(Message::text)
         .unwrap_or_default();
-    println!("run {} {}: {said}", task.id, task.status.state.as_str());
+    say!("run {} {}: {said}", task.id, task.status.state.as_str())?;
     let refused = said.starts_with("Your answer was not taken");
     Ok(if refused {
         ExitCode::FAILURE

@@ -106,14 +106,14 @@ pub async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
         let start = super::follow::Start::Send(Box::new(params));
         let asker = super::progress::Asker::watching(args.yes, args.answers.clone());
         let (state, result) = super::follow::drive(&client, start, asker).await?;
-        return Ok(super::follow::report(state, result.as_ref()));
+        return Ok(super::follow::report(state, result.as_ref())?);
     }
     let state = if args.stream {
         let mut events = client.send_message_stream(&params).await?;
         let mut state = None;
         while let Some(event) = events.next().await {
             let event = event?;
-            println!("{}", serde_json::to_string(&event)?);
+            say!("{}", serde_json::to_string(&event)?)?;
             match &event {
                 StreamEvent::Task(t) => state = Some(t.status.state),
                 StreamEvent::StatusUpdate(u) => state = Some(u.status.state),
@@ -124,7 +124,7 @@ pub async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
         state
     } else {
         let result = client.send_message(&params).await?;
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        say!("{}", serde_json::to_string_pretty(&result)?)?;
         match result {
             SendMessageResult::Task(t) => Some(t.status.state),
             SendMessageResult::Message(_) => Some(TaskState::Completed),

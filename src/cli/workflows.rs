@@ -138,7 +138,7 @@ pub(super) fn find(
 pub fn graph(workflow: &str, dir: &Path, format: Format) -> anyhow::Result<ExitCode> {
     match find(workflow, dir, Options::default())? {
         Ok(w) => {
-            print!("{}", graph::render(&w, format));
+            say_part!("{}", graph::render(&w, format))?;
             Ok(ExitCode::SUCCESS)
         }
         Err(diags) => {

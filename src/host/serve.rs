@@ -1,5 +1,8 @@
-//! Assembling the orchestrator from its files: workflows, `agents.toml`, the registry,
-//! the engine, the card. Everything is checked before anything is bound or started.
+//! The composition root of `serve`: the orchestrator assembled from its validated
+//! settings and run. [`prepare`] loads and checks the files and opens the store
+//! (everything that can refuse to start, before a port is taken); [`Prepared::build`]
+//! discovers the agents and builds registry, engine, card and server; [`Host::run`]
+//! serves until the shutdown signal and then stops in order.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -161,6 +164,34 @@ pub struct Host {
 }
 
 impl Host {
+    /// Serves on `listener` until `shutdown` completes, then stops in order: no new
+    /// connections, requests in flight finished (bounded), the pruner and the
+    /// registry's refresh stopped, the store flushed, and the replica's lease released so
+    /// that replicas sharing the store take its runs over at once. A stop hands over,
+    /// never cancels: unfinished runs stay in the store for the next server. Call
+    /// [`A2aServer::recover`] on `self.server` first to resume what the store holds.
+    pub async fn run(
+        self,
+        listener: tokio::net::TcpListener,
+        options: RunOptions,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Result<(), StopError> {
+        let pruner = tokio::spawn(prune_every(self.store.clone(), options.retention));
+        let router = self.router(options.metrics_token, options.ui);
+        let served = self
+            .server
+            .clone()
+            .serve_router(listener, router, shutdown)
+            .await;
+        pruner.abort();
+        self.registry.shutdown().await;
+        // What is queued is stored before the process ends, even after a failure.
+        let flushed = self.store.flush().await.map_err(StopError::Flush);
+        served?;
+        flushed?;
+        self.server.release().await.map_err(StopError::Release)
+    }
+
     /// The A2A endpoints with the operations ones (`/healthz`, `/readyz`, `/metrics`,
     /// the last behind `metrics_token` when given) beside them, and with `ui` the web
     /// view at `/ui/`.
@@ -182,6 +213,66 @@ impl Host {
             router
         }
     }
+}
+
+/// Why `serve` did not start: nothing was started.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The configuration, workflows or agents file has problems (each located).
+    #[error("the configuration has problems; nothing was started")]
+    Config(Vec<Diagnostic>),
+    /// The store cannot be opened: never a fresh one in its place.
+    #[error(transparent)]
+    Store(#[from] orchestrator_store::OpenError),
+}
+
+/// What a clean stop could not do; the server itself has stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum StopError {
+    #[error("serving failed: {0}")]
+    Serve(#[from] std::io::Error),
+    #[error("the store could not be flushed: {0}")]
+    Flush(a2a::server::StoreError),
+    #[error("the store's lease could not be released: {0}")]
+    Release(a2a::server::StoreError),
+}
+
+/// The checked files and the open store, before anything is bound or started.
+pub struct Prepared {
+    pub config: HostConfig,
+    pub workflows: Vec<Arc<Workflow>>,
+    pub agents: AgentsFile,
+    pub store: Arc<dyn Store>,
+}
+
+/// Loads and checks every file of `config`, then opens its store.
+pub async fn prepare(config: HostConfig) -> Result<Prepared, StartError> {
+    let (workflows, agents) = load(&config).map_err(StartError::Config)?;
+    let store = config.store.open().await?;
+    Ok(Prepared {
+        config,
+        workflows,
+        agents,
+        store,
+    })
+}
+
+impl Prepared {
+    /// Discovers the agents and builds the orchestrator that serves at `url`.
+    pub async fn build(self, url: &str) -> Host {
+        build(&self.config, self.workflows, &self.agents, url, self.store).await
+    }
+}
+
+/// How [`Host::run`] serves.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// `/metrics` takes this bearer token when set.
+    pub metrics_token: Option<String>,
+    /// Serve the web view at `/ui/`.
+    pub ui: bool,
+    /// Finished tasks and runs older than this are pruned.
+    pub retention: std::time::Duration,
 }
 
 /// Discovers the agents and builds the server for `url`, keeping tasks and runs in

@@ -119,7 +119,7 @@ pub struct Settings {
     pub step_artifacts: Option<usize>,
     pub step_events: Option<usize>,
     /// Where traces are exported, and how many of them; read once at start-up, before
-    /// the rest (see [`crate::cli::trace_settings`]).
+    /// the rest (see [`crate::cli::Cli::read_config`]).
     pub traces: crate::telemetry::TraceSettings,
 }
 

@@ -7,136 +7,17 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2a::RpcError;
-use a2a::server::{AgentExecutor, EventSink, RequestContext, apply_event};
-use a2a::sse::SseDecoder;
+use a2a::server::apply_event;
 use a2a::types::*;
 use a2a_orchestrator::host::detail::RunDetail;
-use futures::StreamExt;
 use orchestrator_core::engine::{Checkpoint, Record, RunEnd, RunHeader, RunState, StepState};
 use orchestrator_store::{Store, StoreSpec};
 use serde_json::{Value, json};
 
-use crate::host::spawn_serve;
-use crate::util::{Running, rpc, serve_with};
-
-/// An agent that counts the messages it is asked to work on (by the text's first word),
-/// thinks for `delay`, streams two chunks, and completes with a data part.
-#[derive(Clone)]
-pub(crate) struct Counting {
-    name: &'static str,
-    delay: Duration,
-    seen: Arc<Mutex<HashMap<String, u32>>>,
-}
-
-impl AgentExecutor for Counting {
-    async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
-        let key = format!("{}:{}", self.name, ctx.message.text());
-        *self.seen.lock().unwrap().entry(key).or_default() += 1;
-        events.working(Some("on it")).await.ok();
-        tokio::select! {
-            () = tokio::time::sleep(self.delay) => {}
-            () = ctx.stopped() => return Ok(()),
-        }
-        let id = ArtifactId::new("answer");
-        for (i, chunk) in ["from ", self.name].iter().enumerate() {
-            let a = Artifact::new(id.clone(), vec![Part::text(*chunk)]);
-            events.artifact(a, i > 0, i == 1).await.ok();
-        }
-        let mut data = serde_json::Map::new();
-        data.insert("agent".into(), json!(self.name));
-        events
-            .artifact(
-                Artifact::new(ArtifactId::new("data"), vec![Part::data(data)]),
-                false,
-                true,
-            )
-            .await
-            .ok();
-        events.complete(None).await.ok();
-        Ok(())
-    }
-}
-
-fn card(name: &str, url: &str) -> AgentCard {
-    let mut c = AgentCard::new(name, "a counting test agent", url);
-    c.capabilities.streaming = Some(true);
-    c.default_input_modes = vec!["text/plain".into(), "application/json".into()];
-    c.default_output_modes = vec!["text/plain".into(), "application/json".into()];
-    c.skills = vec![AgentSkill {
-        id: name.into(),
-        name: name.into(),
-        description: "counts".into(),
-        tags: vec![],
-        examples: None,
-        input_modes: None,
-        output_modes: None,
-        security: None,
-    }];
-    c
-}
-
-pub(crate) async fn counting(
-    name: &'static str,
-    delay: Duration,
-    seen: &Arc<Mutex<HashMap<String, u32>>>,
-) -> Running<Counting> {
-    let agent = Counting {
-        name,
-        delay,
-        seen: seen.clone(),
-    };
-    serve_with(agent, |url| card(name, url), |b| b).await
-}
-
-/// Calls per "agent:method", counted at the agent's HTTP endpoint.
-pub(crate) type Calls = Arc<Mutex<HashMap<String, u32>>>;
-
-/// Like [`counting`], also counting the JSON-RPC methods the agent is called with.
-pub(crate) async fn counting_calls(
-    name: &'static str,
-    delay: Duration,
-    seen: &Arc<Mutex<HashMap<String, u32>>>,
-    calls: &Calls,
-) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/", listener.local_addr().unwrap());
-    let agent = Counting {
-        name,
-        delay,
-        seen: seen.clone(),
-    };
-    let server = a2a::server::A2aServer::new(agent, card(name, &url));
-    let calls = calls.clone();
-    let router = server.router().layer(axum::middleware::from_fn(
-        move |req: axum::extract::Request, next: axum::middleware::Next| {
-            let calls = calls.clone();
-            async move {
-                let (parts, body) = req.into_parts();
-                let bytes = http_body_util::BodyExt::collect(body)
-                    .await
-                    .map(|b| b.to_bytes())
-                    .unwrap_or_default();
-                if let Ok(v) = serde_json::from_slice::<Value>(&bytes)
-                    && let Some(m) = v["method"].as_str()
-                {
-                    *calls
-                        .lock()
-                        .unwrap()
-                        .entry(format!("{name}:{m}"))
-                        .or_default() += 1;
-                }
-                next.run(axum::extract::Request::from_parts(
-                    parts,
-                    axum::body::Body::from(bytes),
-                ))
-                .await
-            }
-        },
-    ));
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    url
-}
+use crate::util::counting::{Calls, counting, counting_calls};
+use crate::util::orchestra::spawn_serve;
+use crate::util::rpc;
+use crate::util::sse::{Sse, call};
 
 const WORKFLOW: &str = r#"
 [workflow]
@@ -185,60 +66,6 @@ fn project(name: &str, agents: &[(&str, &str)], protocol: Wire) -> PathBuf {
     }
     std::fs::write(dir.join("agents.toml"), text).unwrap();
     dir
-}
-
-/// An SSE response read event by event: (id, JSON-RPC result or error).
-pub(crate) struct Sse {
-    body: futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
-    decoder: SseDecoder,
-    ready: std::collections::VecDeque<(Option<u64>, Value)>,
-}
-
-impl Sse {
-    pub(crate) async fn open(url: &str, body: &Value, last_event_id: Option<u64>) -> Sse {
-        let mut req = reqwest::Client::new().post(url).json(body);
-        if let Some(id) = last_event_id {
-            req = req.header("Last-Event-ID", id.to_string());
-        }
-        let resp = req.send().await.unwrap();
-        assert_eq!(resp.status(), 200);
-        Sse {
-            body: resp.bytes_stream().boxed(),
-            decoder: SseDecoder::new(1 << 24),
-            ready: Default::default(),
-        }
-    }
-
-    /// The next event, or `None` when the stream ends.
-    pub(crate) async fn next(&mut self) -> Option<(Option<u64>, Value)> {
-        loop {
-            if let Some(e) = self.ready.pop_front() {
-                return Some(e);
-            }
-            let chunk = tokio::time::timeout(Duration::from_secs(30), self.body.next())
-                .await
-                .expect("an event within 30s")?;
-            let Ok(chunk) = chunk else { return None };
-            for e in self.decoder.feed(&chunk).unwrap() {
-                let v: Value = serde_json::from_str(&e.data).unwrap();
-                let id = e.id.map(|i| i.parse().expect("numeric SSE id"));
-                self.ready.push_back((id, v));
-            }
-        }
-    }
-}
-
-/// One JSON-RPC call; the response body.
-pub(crate) async fn call(url: &str, body: &Value) -> Value {
-    reqwest::Client::new()
-        .post(url)
-        .json(body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
 }
 
 fn started() -> Value {
@@ -983,7 +810,7 @@ async fn both_stores_keep_the_same_contract() {
 #[tokio::test]
 async fn postgres_keeps_the_same_contract() {
     use sqlx::Connection;
-    let pg = crate::postgres::Cluster::start("contract");
+    let pg = crate::util::postgres::Cluster::start("contract");
     let spec = StoreSpec::parse(&pg.database("store").await).unwrap();
     store_contract(spec.open().await.unwrap()).await;
     let again = spec.open().await.unwrap();
@@ -1316,9 +1143,9 @@ async fn postgres_over_tls_honours_the_urls_sslmode() {
     use sqlx::Connection;
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("pg-tls");
     let _ = std::fs::remove_dir_all(&dir);
-    let certs = crate::postgres::Certs::make(&dir, "ours");
-    let other = crate::postgres::Certs::make(&dir, "other");
-    let pg = crate::postgres::Cluster::start_tls_only("tls", &certs);
+    let certs = crate::util::postgres::Certs::make(&dir, "ours");
+    let other = crate::util::postgres::Certs::make(&dir, "other");
+    let pg = crate::util::postgres::Cluster::start_tls_only("tls", &certs);
     let base = pg.database("orch").await;
     let with = |query: &str| format!("{base}?{query}");
     let ca = certs.ca.display().to_string();

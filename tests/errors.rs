@@ -8,7 +8,7 @@ use a2a::types::AgentCapabilities;
 use serde_json::{Value, json};
 
 use crate::echo_agent::{EchoAgent, echo_card};
-use crate::schema::assert_valid;
+use crate::util::schema::assert_valid;
 use crate::util::{Running, echo, post_raw, post_sse, rpc, serve, text_params};
 
 /// The error code of a response, after checking the whole response against the schema:

@@ -12,7 +12,7 @@ use a2a_orchestrator::registry::{Registry, RegistryOptions};
 use futures::StreamExt;
 
 use crate::echo_agent::{EchoAgent, echo_card};
-use crate::host::{client, orchestra_on};
+use crate::util::orchestra::{client, orchestra_on};
 
 /// One step per agent, all in parallel, then a join on ours.
 const FLEET: &str = r#"
@@ -256,7 +256,7 @@ async fn an_http_json_sdk_agent_asks_upstream_and_is_canceled_from_upstream() {
     let o = orchestra_on(&[ASKED, LONG], toml, |_| {}).await;
     let (c, _) = client(&o.url).await;
 
-    let mut t = crate::host::task(c.send_message(&start("asked", true)).await.unwrap());
+    let mut t = crate::util::orchestra::task(c.send_message(&start("asked", true)).await.unwrap());
     for _ in 0..500 {
         if t.status.state == TaskState::InputRequired {
             break;
@@ -279,7 +279,7 @@ async fn an_http_json_sdk_agent_asks_upstream_and_is_canceled_from_upstream() {
         t.status.message
     );
     let answer = Message::user_text("echo this back").with_task(t.id.clone());
-    let mut done = crate::host::task(
+    let mut done = crate::util::orchestra::task(
         c.send_message(&MessageSendParams::new(answer))
             .await
             .unwrap(),
@@ -296,11 +296,11 @@ async fn an_http_json_sdk_agent_asks_upstream_and_is_canceled_from_upstream() {
     }
     assert_eq!(done.status.state, TaskState::Completed, "{:?}", done.status);
     assert_eq!(
-        crate::host::result_text(&done),
+        crate::util::orchestra::result_text(&done),
         "one two three / echo this back"
     );
 
-    let t = crate::host::task(c.send_message(&start("long", false)).await.unwrap());
+    let t = crate::util::orchestra::task(c.send_message(&start("long", false)).await.unwrap());
     let mut watch = c
         .resubscribe(&TaskIdParams::new(t.id.clone()))
         .await

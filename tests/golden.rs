@@ -80,7 +80,7 @@ async fn a_sqlite_store_written_at_schema_2_reads_back_whole() {
 )]
 #[tokio::test]
 async fn a_postgres_store_written_at_schema_1_reads_back_whole() {
-    let pg = crate::postgres::Cluster::start("golden");
+    let pg = crate::util::postgres::Cluster::start("golden");
     let url = pg.database("golden").await;
     let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
     sqlx::raw_sql(PG_DUMP).execute(&mut conn).await.unwrap();

@@ -1,24 +1,24 @@
 //! The orchestrator as one A2A agent, end to end: our client and the official Python SDK
 //! client call it; real echo agents serve the steps behind it.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use a2a::Version;
 use a2a::client::{A2aClient, ClientConfig};
-use a2a::server::ServerConfig;
 use a2a::types::*;
 use a2a_orchestrator::host::detail::{QuestionType, RunDetail};
-use a2a_orchestrator::host::serve::{HostConfig, build};
-use a2a_orchestrator::registry::config::load_str as load_agents;
+use a2a_orchestrator::host::serve::HostConfig;
 use futures::StreamExt;
 use orchestrator_core::engine::{RunState, StepState};
-use orchestrator_core::workflow::{self, Options, Workflow};
 use orchestrator_store::StoreSpec;
 use serde_json::{Value, json};
 
-use crate::util::{echo, run_python};
+use crate::util::orchestra::{
+    APPROVE, GREET, Orchestra, TWO_APPROVALS, client, orchestra_on, orchestra_with, result_text,
+    spawn_serve, task,
+};
+use crate::util::run_python;
 
 const PAIR: &str = r#"
 [workflow]
@@ -40,151 +40,8 @@ message = "{{ steps.a.text }} | {{ steps.b.text }}"
 text = "joined: {{ steps.c.text }}"
 "#;
 
-pub(crate) const GREET: &str = r#"
-[workflow]
-id = "greet"
-name = "Greeter"
-description = "Greets someone by name"
-tags = ["greet", "hello"]
-[input]
-name = { type = "string", description = "Who to greet", required = true }
-[steps.hello]
-agent = "one"
-message = "hello {{ input.name }}"
-[output]
-text = "{{ steps.hello.text }}"
-"#;
-
-pub(crate) const APPROVE: &str = r#"
-[workflow]
-id = "approve"
-name = "Approved echo"
-description = "Asks for approval, then echoes"
-[steps.ok]
-kind = "approval"
-prompt = "May I echo?"
-[steps.say]
-agent = "one"
-needs = ["ok"]
-when = "steps.ok.data.approved"
-message = "approved and echoed"
-[output]
-text = "{% if steps.say.state == 'completed' %}{{ steps.say.text }}{% else %}not approved{% endif %}"
-"#;
-
-pub(crate) struct Orchestra {
-    pub(crate) url: String,
-    pub(crate) echo_agents: Vec<crate::util::Running<crate::echo_agent::EchoAgent>>,
-    config: HostConfig,
-    workflows: Vec<Arc<Workflow>>,
-    agents_toml: String,
-    store: Arc<dyn orchestrator_store::Store>,
-}
-
-impl Orchestra {
-    /// A new host on the same store, agents and workflows, as after a restart: the
-    /// first host's memory is gone; it resumes what the store holds. Returns its URL.
-    async fn restarted(&self) -> String {
-        let (agents, _) = load_agents("agents.toml", &self.agents_toml);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/", listener.local_addr().unwrap());
-        let host = build(
-            &self.config,
-            self.workflows.clone(),
-            &agents.unwrap(),
-            &url,
-            self.store.clone(),
-        )
-        .await;
-        host.server.recover().await.unwrap();
-        let router = host.server.router();
-        tokio::spawn(async move { axum::serve(listener, router).await });
-        url
-    }
-}
-
 async fn orchestra(workflows: &[&str], delay_ms: u64) -> Orchestra {
     orchestra_with(workflows, delay_ms, |_| {}).await
-}
-
-pub(crate) async fn orchestra_with(
-    workflows: &[&str],
-    delay_ms: u64,
-    configure: impl FnOnce(&mut HostConfig),
-) -> Orchestra {
-    let one = echo(delay_ms).await;
-    let two = echo(delay_ms).await;
-    let toml = format!(
-        "[agents.one]\nurl = \"{}\"\n[agents.two]\nurl = \"{}\"\n",
-        one.url, two.url
-    );
-    let mut o = orchestra_on(workflows, toml, configure).await;
-    o.echo_agents = vec![one, two];
-    o
-}
-
-/// An orchestrator (in memory, on a free port) with `workflows` over the agents of
-/// `toml`, which the caller keeps running.
-pub(crate) async fn orchestra_on(
-    workflows: &[&str],
-    toml: String,
-    configure: impl FnOnce(&mut HostConfig),
-) -> Orchestra {
-    let (agents, diags) = load_agents("agents.toml", &toml);
-    assert!(diags.is_empty(), "{diags:?}");
-    let workflows: Vec<Arc<Workflow>> = workflows
-        .iter()
-        .map(|w| {
-            Arc::new(
-                workflow::load_str("w.toml", w, Options::default())
-                    .0
-                    .expect("valid workflow"),
-            )
-        })
-        .collect();
-    let mut config = HostConfig {
-        name: "Test orchestrator".into(),
-        description: "runs test workflows".into(),
-        workflows: PathBuf::new(),
-        agents: PathBuf::new(),
-        server: ServerConfig {
-            allow_private_webhooks: true,
-            ..ServerConfig::default()
-        },
-        store: StoreSpec::Memory,
-        retention: Duration::from_secs(3600),
-        llm: None,
-        limits: Default::default(),
-        ready_requires_agents: false,
-    };
-    configure(&mut config);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/", listener.local_addr().unwrap());
-    let store = config.store.open().await.unwrap();
-    let host = build(
-        &config,
-        workflows.clone(),
-        &agents.unwrap(),
-        &url,
-        store.clone(),
-    )
-    .await;
-    let router = host.router(None, true);
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    Orchestra {
-        url,
-        echo_agents: Vec::new(),
-        config,
-        workflows,
-        agents_toml: toml,
-        store,
-    }
-}
-
-pub(crate) async fn client(url: &str) -> (A2aClient, AgentCard) {
-    A2aClient::connect(url, ClientConfig::default())
-        .await
-        .unwrap()
 }
 
 fn message(text: &str, workflow: Option<&str>) -> MessageSendParams {
@@ -195,21 +52,6 @@ fn message(text: &str, workflow: Option<&str>) -> MessageSendParams {
     MessageSendParams::new(m)
 }
 
-pub(crate) fn task(r: SendMessageResult) -> Task {
-    match r {
-        SendMessageResult::Task(t) => t,
-        other => panic!("{other:?}"),
-    }
-}
-
-pub(crate) fn result_text(t: &Task) -> String {
-    t.artifacts
-        .iter()
-        .find(|a| a.artifact_id.as_str() == "result")
-        .map(|a| parts_text(&a.parts))
-        .unwrap_or_default()
-}
-
 #[tokio::test]
 async fn the_card_lists_every_workflow_as_a_skill() {
     let o = orchestra(&[PAIR, GREET], 0).await;
@@ -218,7 +60,7 @@ async fn the_card_lists_every_workflow_as_a_skill() {
     assert_eq!(ids, ["pair", "greet"]);
     assert!(card.supports_streaming() && card.supports_push_notifications());
     assert_eq!(card.url, o.url);
-    crate::schema::assert_valid("AgentCard", &serde_json::to_value(&card).unwrap());
+    crate::util::schema::assert_valid("AgentCard", &serde_json::to_value(&card).unwrap());
     // An open server's card carries the workflows' sources, by the version runs name.
     let ext = card
         .capabilities
@@ -379,24 +221,6 @@ async fn routing_by_data_part_by_text_and_by_clarification_with_inputs_asked_for
     );
     assert_eq!(result_text(&t), "hello Bo");
 }
-
-pub(crate) const TWO_APPROVALS: &str = r#"
-[workflow]
-id = "two"
-description = "Two approvals asked together, then an echo"
-[steps.first]
-kind = "approval"
-prompt = "First?"
-[steps.second]
-kind = "approval"
-prompt = "Second?"
-[steps.say]
-agent = "one"
-needs = ["first", "second"]
-message = "both approved"
-[output]
-text = "{{ steps.say.text }}"
-"#;
 
 /// Two questions wait together; each answered one leaves the list and the task's text,
 /// so the task always says exactly what still waits.
@@ -765,12 +589,6 @@ async fn the_web_view_is_served_unless_turned_off() {
     assert_eq!(r.status(), 404, "--no-ui");
 }
 
-/// Starts `serve` with `args` from the repository root (with `--store memory` unless
-/// `args` name a store or a config file); returns it and its URL.
-pub async fn spawn_serve(args: &[&str], envs: &[(&str, &str)]) -> (tokio::process::Child, String) {
-    spawn_serve_logging(args, envs, std::process::Stdio::null()).await
-}
-
 /// [`spawn_serve`] (memory store) keeping the rest of its standard output to read.
 async fn spawn_serve_with_stdout(
     args: &[&str],
@@ -811,50 +629,6 @@ async fn spawn_serve_with_stdout(
     .await
     .expect("serve printed its URL");
     (child, url, stdout)
-}
-
-/// [`spawn_serve`] with its log lines (stderr) sent to `stderr`.
-pub async fn spawn_serve_logging(
-    args: &[&str],
-    envs: &[(&str, &str)],
-    stderr: std::process::Stdio,
-) -> (tokio::process::Child, String) {
-    let default_store: &[&str] = if args.iter().any(|a| *a == "--store" || *a == "--config") {
-        &[]
-    } else {
-        &["--store", "memory"]
-    };
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
-        .arg("serve")
-        .args(args)
-        .args(default_store)
-        .envs(envs.iter().copied())
-        .current_dir(crate::util::ROOT)
-        .stdout(std::process::Stdio::piped())
-        .stderr(stderr)
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
-    let line = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            match lines.next_line().await.unwrap() {
-                Some(l) if l.contains("listening on") => return Some(l),
-                Some(_) => continue,
-                None => return None,
-            }
-        }
-    })
-    .await
-    .unwrap()
-    .expect("serve printed its URL");
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_owned();
-    (child, url)
 }
 
 #[tokio::test]
@@ -1016,7 +790,7 @@ async fn with_credentials_configured_every_call_needs_one_and_the_card_stays_pub
         card["security"],
         json!([{ "bearer": [] }, { "apiKey": [] }])
     );
-    crate::schema::assert_valid("AgentCard", &card);
+    crate::util::schema::assert_valid("AgentCard", &card);
 
     let resp = reqwest::Client::new()
         .post(&o.url)

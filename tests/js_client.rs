@@ -25,7 +25,8 @@ async fn js_client_sends_and_streams_to_the_echo_agent() {
 )]
 #[tokio::test(flavor = "multi_thread")]
 async fn js_client_streams_a_run_of_the_orchestrator_and_answers_it() {
-    let o = crate::host::orchestra_with(&[crate::host::APPROVE], 10, |_| {}).await;
+    let o = crate::util::orchestra::orchestra_with(&[crate::util::orchestra::APPROVE], 10, |_| {})
+        .await;
     for binding in BINDINGS {
         let (ok, out) = run_node("client.mjs", &[&o.url, binding, "host"]).await;
         assert!(ok && out.trim_end().ends_with("ok"), "{binding}:\n{out}");

@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use crate::host::{Orchestra, client, orchestra_with, result_text, task};
+use crate::util::orchestra::{Orchestra, client, orchestra_with, result_text, task};
 
 /// What the fake model does with one request.
 #[derive(Clone)]

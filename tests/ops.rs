@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::host::spawn_serve;
+use crate::util::orchestra::spawn_serve;
 use crate::util::{echo, run_python_v1};
 
 /// A project directory with `workflows` and an agents file naming `agents`.

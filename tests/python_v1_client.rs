@@ -104,7 +104,7 @@ async fn v0_3_only_server_has_a_v0_3_card_and_refuses_v1_0() {
         .await
         .unwrap();
     assert!(card.get("supportedInterfaces").is_none(), "{card}");
-    crate::schema::assert_valid("AgentCard", &card);
+    crate::util::schema::assert_valid("AgentCard", &card);
     let v1 = reqwest::Client::new()
         .post(&agent.url)
         .header("A2A-Version", "1.0")
@@ -251,8 +251,15 @@ async fn v1_extended_card_with_and_without_credentials() {
 }
 
 async fn host(name: &str) {
-    let o =
-        crate::host::orchestra_with(&[crate::host::GREET, crate::host::APPROVE], 10, |_| {}).await;
+    let o = crate::util::orchestra::orchestra_with(
+        &[
+            crate::util::orchestra::GREET,
+            crate::util::orchestra::APPROVE,
+        ],
+        10,
+        |_| {},
+    )
+    .await;
     for binding in BINDINGS {
         let (ok, output) = run_python_v1("sdk1_client.py", &[&o.url, binding, name]).await;
         assert!(

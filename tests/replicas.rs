@@ -10,7 +10,7 @@ use a2a::types::*;
 use orchestrator_core::engine::{Checkpoint, Record, RunHeader, StepState};
 use orchestrator_store::{Store, StoreSpec};
 
-use crate::postgres::Cluster;
+use crate::util::postgres::Cluster;
 
 fn working(id: &str, state: TaskState) -> Task {
     Task::new(TaskId::new(id), ContextId::new("c"), TaskStatus::new(state))
@@ -187,7 +187,7 @@ type Seen = Arc<std::sync::Mutex<std::collections::HashMap<String, u32>>>;
 struct Fleet {
     seen: Seen,
     /// JSON-RPC calls per "agent:method", counted at the agents' endpoints.
-    calls: crate::durable::Calls,
+    calls: crate::util::counting::Calls,
     /// The agents' URLs: alpha, beta, delta.
     agents: Vec<String>,
     replicas: Vec<Option<tokio::process::Child>>,
@@ -198,14 +198,14 @@ struct Fleet {
 impl Fleet {
     async fn start(pg: &Cluster, name: &str, n: usize, slow: Duration, lease: &str) -> Fleet {
         let seen = Seen::default();
-        let calls = crate::durable::Calls::default();
+        let calls = crate::util::counting::Calls::default();
         let mut agents = Vec::new();
         for (agent, delay) in [
             ("alpha", slow),
             ("beta", slow),
             ("delta", Duration::from_millis(50)),
         ] {
-            agents.push(crate::durable::counting_calls(agent, delay, &seen, &calls).await);
+            agents.push(crate::util::counting::counting_calls(agent, delay, &seen, &calls).await);
         }
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
         let _ = std::fs::remove_dir_all(&dir);
@@ -243,7 +243,7 @@ impl Fleet {
                 "--lease",
                 lease,
             ];
-            let (child, url) = crate::host::spawn_serve_logging(
+            let (child, url) = crate::util::orchestra::spawn_serve_logging(
                 &args,
                 &[("RUST_LOG", "a2a_orchestrator=info")],
                 log.into(),
@@ -308,7 +308,7 @@ async fn follow(
     started: tokio::sync::mpsc::Sender<String>,
 ) -> Followed {
     let mut at = first;
-    let mut sse = crate::durable::Sse::open(&urls[at], &start_run(), None).await;
+    let mut sse = crate::util::sse::Sse::open(&urls[at], &start_run(), None).await;
     let mut f = Followed {
         task: String::new(),
         ids: Vec::new(),
@@ -345,7 +345,7 @@ async fn follow(
                 let body =
                     crate::util::rpc("tasks/resubscribe", serde_json::json!({ "id": f.task }));
                 tokio::time::sleep(Duration::from_millis(200)).await;
-                sse = crate::durable::Sse::open(&urls[at], &body, f.ids.last().copied()).await;
+                sse = crate::util::sse::Sse::open(&urls[at], &body, f.ids.last().copied()).await;
             }
         }
     }
@@ -428,7 +428,7 @@ async fn a_killed_replicas_runs_are_taken_over_and_finish_once() {
 
 /// Sends `params` as `method` to `url`; the JSON-RPC result (panics on an error).
 async fn result(url: &str, method: &str, params: serde_json::Value) -> serde_json::Value {
-    let v = crate::durable::call(url, &crate::util::rpc(method, params)).await;
+    let v = crate::util::sse::call(url, &crate::util::rpc(method, params)).await;
     assert!(v.get("error").is_none(), "{method}: {v}");
     v["result"].clone()
 }
@@ -476,7 +476,7 @@ async fn a_run_on_one_replica_is_followed_answered_and_canceled_through_another(
     let id = start_on(b, "approved").await;
     until_state(b, &id, "input-required", Duration::from_secs(10)).await;
     let body = crate::util::rpc("tasks/resubscribe", serde_json::json!({ "id": id }));
-    let mut sse = crate::durable::Sse::open(a, &body, None).await;
+    let mut sse = crate::util::sse::Sse::open(a, &body, None).await;
     let (_, first) = sse.next().await.unwrap();
     assert_eq!(
         first["result"]["status"]["state"], "input-required",
@@ -688,7 +688,7 @@ async fn runs_outlive_a_database_outage(replicas: usize, runs: usize, name: &str
     pg.stop_server();
     // Meanwhile a request fails at once, saying why, rather than hanging.
     let started = std::time::Instant::now();
-    let v = crate::durable::call(
+    let v = crate::util::sse::call(
         &fleet.urls[0],
         &crate::util::rpc("tasks/get", serde_json::json!({ "id": ids[0].1 })),
     )
@@ -719,7 +719,7 @@ async fn runs_outlive_a_database_outage(replicas: usize, runs: usize, name: &str
     for (url, id) in &ids {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
         loop {
-            let v = crate::durable::call(
+            let v = crate::util::sse::call(
                 url,
                 &crate::util::rpc("tasks/get", serde_json::json!({ "id": id })),
             )

@@ -11,8 +11,8 @@ use a2a_orchestrator::host::detail::RunDetail;
 use orchestrator_core::engine::{RunState, StepState};
 use serde_json::Value;
 
-use crate::host::{GREET, TWO_APPROVALS, client, orchestra_with};
 use crate::util::ROOT;
+use crate::util::orchestra::{GREET, TWO_APPROVALS, client, orchestra_with};
 
 /// Runs `a2a-orchestrator runs ARGS --url URL`.
 async fn runs(url: &str, args: &[&str]) -> Output {

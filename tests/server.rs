@@ -355,8 +355,8 @@ async fn agents_that_reply_fail_or_panic() {
     )
     .await;
     assert_eq!(raw.len(), 1);
-    crate::schema::assert_valid("SendStreamingMessageSuccessResponse", &raw[0]);
-    crate::schema::assert_valid("Message", &raw[0]["result"]);
+    crate::util::schema::assert_valid("SendStreamingMessageSuccessResponse", &raw[0]);
+    crate::util::schema::assert_valid("Message", &raw[0]["result"]);
 
     let err = c.send_message(&send("reject", true)).await.unwrap_err();
     let rpc = err.rpc().unwrap();
@@ -476,7 +476,7 @@ async fn push_notifications_reach_the_webhook_with_the_token() {
         assert_eq!(headers[NOTIFICATION_TOKEN_HEADER], "secret-token");
         assert_eq!(headers["authorization"], "Bearer hook-credential");
         assert_eq!(body["id"], task.id.as_str());
-        crate::schema::assert_valid("Task", &body);
+        crate::util::schema::assert_valid("Task", &body);
         states.push(body["status"]["state"].as_str().unwrap().to_owned());
     }
     assert!(states.contains(&"working".to_owned()), "{states:?}");

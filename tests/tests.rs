@@ -1,5 +1,7 @@
 //! The integration test suite: one binary, with real servers on `127.0.0.1:0` and the
-//! official Python SDK (`a2a-sdk`) as a peer. Helpers are in `util.rs`.
+//! official Python SDK (`a2a-sdk`) as a peer. Shared fixtures are in `util/`: helpers and
+//! servers (`mod.rs`), orchestras in-process or as `serve` (`orchestra.rs`), counting
+//! agents, raw SSE, throwaway PostgreSQL clusters and the SDK 0.3 validator.
 
 mod util;
 
@@ -30,7 +32,7 @@ mod js_client;
 mod layers;
 mod llm;
 mod ops;
-mod postgres;
+
 mod python_client;
 mod python_server;
 mod python_v1_client;

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::host::spawn_serve_logging;
 use crate::util::SdkAgent;
+use crate::util::orchestra::spawn_serve_logging;
 
 const TRACED: &str = r#"
 [workflow]

@@ -8,7 +8,7 @@ use std::time::Duration;
 use a2a::server::InboundAuth;
 use a2a_orchestrator::agents::{Behaviour, Fleet, Set};
 
-use crate::host::orchestra_on;
+use crate::util::orchestra::orchestra_on;
 use crate::util::{ROOT, chromium, run_node};
 
 #[cfg_attr(

@@ -609,7 +609,7 @@ fn rss_bytes(pid: u32) -> u64 {
 /// parts, nothing of them is kept, and `serve`'s memory comes back near where it was.
 #[tokio::test(flavor = "multi_thread")]
 async fn floods_of_parts_are_refused_and_memory_comes_back() {
-    let (child, url) = crate::host::spawn_serve(
+    let (child, url) = crate::util::orchestra::spawn_serve(
         &["--workflows", "workflows", "--agents", "agents.toml"],
         &[],
     )

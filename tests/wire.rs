@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::schema::assert_valid;
+use crate::util::schema::assert_valid;
 
 fn round_trip<T: Serialize + DeserializeOwned + std::fmt::Debug>(def: &str, sample: Value) -> T {
     assert_valid(def, &sample);

@@ -1,6 +1,12 @@
 //! Test helpers: in-process servers on loopback, raw HTTP, the Python venv with the
 //! official SDK, and the Python peers.
 
+pub mod counting;
+pub mod orchestra;
+pub mod postgres;
+pub mod schema;
+pub mod sse;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;

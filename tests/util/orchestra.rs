@@ -1,0 +1,244 @@
+//! An orchestrator for a test: in-process on `127.0.0.1:0` over our echo agents
+//! ([`orchestra_with`], [`orchestra_on`]), or the real binary's `serve` in a child
+//! process ([`spawn_serve`]); the workflows several tests share, and reading a run's
+//! result off its task.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a::client::{A2aClient, ClientConfig};
+use a2a::server::ServerConfig;
+use a2a::types::*;
+use a2a_orchestrator::host::serve::{HostConfig, build};
+use a2a_orchestrator::registry::config::load_str as load_agents;
+use orchestrator_core::workflow::{self, Options, Workflow};
+use orchestrator_store::StoreSpec;
+
+use crate::util::echo;
+
+/// [`spawn_serve`] with its log lines (stderr) sent to `stderr`.
+pub async fn spawn_serve_logging(
+    args: &[&str],
+    envs: &[(&str, &str)],
+    stderr: std::process::Stdio,
+) -> (tokio::process::Child, String) {
+    let default_store: &[&str] = if args.iter().any(|a| *a == "--store" || *a == "--config") {
+        &[]
+    } else {
+        &["--store", "memory"]
+    };
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .arg("serve")
+        .args(args)
+        .args(default_store)
+        .envs(envs.iter().copied())
+        .current_dir(crate::util::ROOT)
+        .stdout(std::process::Stdio::piped())
+        .stderr(stderr)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    let line = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match lines.next_line().await.unwrap() {
+                Some(l) if l.contains("listening on") => return Some(l),
+                Some(_) => continue,
+                None => return None,
+            }
+        }
+    })
+    .await
+    .unwrap()
+    .expect("serve printed its URL");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_owned();
+    (child, url)
+}
+
+/// Starts `serve` with `args` from the repository root (with `--store memory` unless
+/// `args` name a store or a config file); returns it and its URL.
+pub async fn spawn_serve(args: &[&str], envs: &[(&str, &str)]) -> (tokio::process::Child, String) {
+    spawn_serve_logging(args, envs, std::process::Stdio::null()).await
+}
+
+pub(crate) fn result_text(t: &Task) -> String {
+    t.artifacts
+        .iter()
+        .find(|a| a.artifact_id.as_str() == "result")
+        .map(|a| parts_text(&a.parts))
+        .unwrap_or_default()
+}
+
+pub(crate) fn task(r: SendMessageResult) -> Task {
+    match r {
+        SendMessageResult::Task(t) => t,
+        other => panic!("{other:?}"),
+    }
+}
+
+pub(crate) async fn client(url: &str) -> (A2aClient, AgentCard) {
+    A2aClient::connect(url, ClientConfig::default())
+        .await
+        .unwrap()
+}
+
+/// An orchestrator (in memory, on a free port) with `workflows` over the agents of
+/// `toml`, which the caller keeps running.
+pub(crate) async fn orchestra_on(
+    workflows: &[&str],
+    toml: String,
+    configure: impl FnOnce(&mut HostConfig),
+) -> Orchestra {
+    let (agents, diags) = load_agents("agents.toml", &toml);
+    assert!(diags.is_empty(), "{diags:?}");
+    let workflows: Vec<Arc<Workflow>> = workflows
+        .iter()
+        .map(|w| {
+            Arc::new(
+                workflow::load_str("w.toml", w, Options::default())
+                    .0
+                    .expect("valid workflow"),
+            )
+        })
+        .collect();
+    let mut config = HostConfig {
+        name: "Test orchestrator".into(),
+        description: "runs test workflows".into(),
+        workflows: PathBuf::new(),
+        agents: PathBuf::new(),
+        server: ServerConfig {
+            allow_private_webhooks: true,
+            ..ServerConfig::default()
+        },
+        store: StoreSpec::Memory,
+        retention: Duration::from_secs(3600),
+        llm: None,
+        limits: Default::default(),
+        ready_requires_agents: false,
+    };
+    configure(&mut config);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let store = config.store.open().await.unwrap();
+    let host = build(
+        &config,
+        workflows.clone(),
+        &agents.unwrap(),
+        &url,
+        store.clone(),
+    )
+    .await;
+    let router = host.router(None, true);
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    Orchestra {
+        url,
+        echo_agents: Vec::new(),
+        config,
+        workflows,
+        agents_toml: toml,
+        store,
+    }
+}
+
+pub(crate) async fn orchestra_with(
+    workflows: &[&str],
+    delay_ms: u64,
+    configure: impl FnOnce(&mut HostConfig),
+) -> Orchestra {
+    let one = echo(delay_ms).await;
+    let two = echo(delay_ms).await;
+    let toml = format!(
+        "[agents.one]\nurl = \"{}\"\n[agents.two]\nurl = \"{}\"\n",
+        one.url, two.url
+    );
+    let mut o = orchestra_on(workflows, toml, configure).await;
+    o.echo_agents = vec![one, two];
+    o
+}
+
+pub(crate) struct Orchestra {
+    pub(crate) url: String,
+    pub(crate) echo_agents: Vec<crate::util::Running<crate::echo_agent::EchoAgent>>,
+    pub(crate) config: HostConfig,
+    pub(crate) workflows: Vec<Arc<Workflow>>,
+    pub(crate) agents_toml: String,
+    pub(crate) store: Arc<dyn orchestrator_store::Store>,
+}
+
+impl Orchestra {
+    /// A new host on the same store, agents and workflows, as after a restart: the
+    /// first host's memory is gone; it resumes what the store holds. Returns its URL.
+    pub(crate) async fn restarted(&self) -> String {
+        let (agents, _) = load_agents("agents.toml", &self.agents_toml);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let host = build(
+            &self.config,
+            self.workflows.clone(),
+            &agents.unwrap(),
+            &url,
+            self.store.clone(),
+        )
+        .await;
+        host.server.recover().await.unwrap();
+        let router = host.server.router();
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        url
+    }
+}
+
+pub(crate) const APPROVE: &str = r#"
+[workflow]
+id = "approve"
+name = "Approved echo"
+description = "Asks for approval, then echoes"
+[steps.ok]
+kind = "approval"
+prompt = "May I echo?"
+[steps.say]
+agent = "one"
+needs = ["ok"]
+when = "steps.ok.data.approved"
+message = "approved and echoed"
+[output]
+text = "{% if steps.say.state == 'completed' %}{{ steps.say.text }}{% else %}not approved{% endif %}"
+"#;
+
+pub(crate) const GREET: &str = r#"
+[workflow]
+id = "greet"
+name = "Greeter"
+description = "Greets someone by name"
+tags = ["greet", "hello"]
+[input]
+name = { type = "string", description = "Who to greet", required = true }
+[steps.hello]
+agent = "one"
+message = "hello {{ input.name }}"
+[output]
+text = "{{ steps.hello.text }}"
+"#;
+
+pub(crate) const TWO_APPROVALS: &str = r#"
+[workflow]
+id = "two"
+description = "Two approvals asked together, then an echo"
+[steps.first]
+kind = "approval"
+prompt = "First?"
+[steps.second]
+kind = "approval"
+prompt = "Second?"
+[steps.say]
+agent = "one"
+needs = ["first", "second"]
+message = "both approved"
+[output]
+text = "{{ steps.say.text }}"
+"#;

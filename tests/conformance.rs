@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use crate::conformance_agent::{ConformanceAgent, conformance_card};
 use crate::util::serve;
 
-async fn agent() -> crate::util::Running<ConformanceAgent> {
+async fn agent() -> crate::util::Running {
     serve(
         ConformanceAgent { time_scale: 0.05 },
         conformance_card,

@@ -28,7 +28,7 @@ fn code(resp: &Value) -> i64 {
 }
 
 /// An echo agent whose card declares neither streaming nor push notifications.
-async fn plain_agent() -> Running<EchoAgent> {
+async fn plain_agent() -> Running {
     serve(
         EchoAgent {
             word_delay: Duration::ZERO,

@@ -49,7 +49,7 @@ message = "{{ steps.py03.text }} | {{ steps.py1.text }} | {{ steps.py1rest.text 
 text = "{{ steps.join.text }}"
 "#;
 
-async fn ours(generations: Versions) -> crate::util::Running<EchoAgent> {
+async fn ours(generations: Versions) -> crate::util::Running {
     crate::util::serve(
         EchoAgent {
             word_delay: Duration::from_millis(40),

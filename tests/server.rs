@@ -380,7 +380,7 @@ async fn agents_that_reply_fail_or_panic() {
 /// A webhook on loopback (its URL, and the headers and body of each delivery) and an
 /// echo agent whose server allows private webhooks.
 async fn echo_with_webhook() -> (
-    crate::util::Running<crate::echo_agent::EchoAgent>,
+    crate::util::Running,
     String,
     mpsc::Receiver<(HeaderMap, Value)>,
 ) {

@@ -155,7 +155,7 @@ fn workflow_sources(workflows: &[Arc<Workflow>]) -> AgentExtension {
 
 /// The running parts of a host, built from checked configuration.
 pub struct Host {
-    pub server: A2aServer<Orchestrator>,
+    pub server: A2aServer,
     pub registry: Registry,
     pub store: Arc<dyn Store>,
     pub workflows: Vec<Arc<Workflow>>,

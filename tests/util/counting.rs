@@ -65,7 +65,7 @@ pub(crate) async fn counting(
     name: &'static str,
     delay: Duration,
     seen: &Arc<Mutex<HashMap<String, u32>>>,
-) -> Running<Counting> {
+) -> Running {
     let agent = Counting {
         name,
         delay,

@@ -23,9 +23,9 @@ use crate::echo_agent::{EchoAgent, echo_card};
 pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// A server running on a loopback port for the duration of a test.
-pub struct Running<A> {
+pub struct Running {
     pub url: String,
-    pub server: A2aServer<A>,
+    pub server: A2aServer,
 }
 
 /// Serves `agent` on `127.0.0.1:0` with the card `card(url)`.
@@ -33,7 +33,7 @@ pub async fn serve<A: AgentExecutor>(
     agent: A,
     card: impl FnOnce(&str) -> AgentCard,
     config: ServerConfig,
-) -> Running<A> {
+) -> Running {
     serve_with(agent, card, |b| b.config(config)).await
 }
 
@@ -41,8 +41,8 @@ pub async fn serve<A: AgentExecutor>(
 pub async fn serve_with<A: AgentExecutor>(
     agent: A,
     card: impl FnOnce(&str) -> AgentCard,
-    build: impl FnOnce(a2a::server::A2aServerBuilder<A>) -> a2a::server::A2aServerBuilder<A>,
-) -> Running<A> {
+    build: impl FnOnce(a2a::server::A2aServerBuilder) -> a2a::server::A2aServerBuilder,
+) -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
     let server = build(A2aServer::builder(agent, card(&url))).build();
@@ -52,7 +52,7 @@ pub async fn serve_with<A: AgentExecutor>(
 }
 
 /// The echo example agent with `delay_ms` between words.
-pub async fn echo(delay_ms: u64) -> Running<EchoAgent> {
+pub async fn echo(delay_ms: u64) -> Running {
     serve(
         EchoAgent {
             word_delay: Duration::from_millis(delay_ms),

@@ -164,7 +164,7 @@ pub(crate) async fn orchestra_with(
 
 pub(crate) struct Orchestra {
     pub(crate) url: String,
-    pub(crate) echo_agents: Vec<crate::util::Running<crate::echo_agent::EchoAgent>>,
+    pub(crate) echo_agents: Vec<crate::util::Running>,
     pub(crate) config: HostConfig,
     pub(crate) workflows: Vec<Arc<Workflow>>,
     pub(crate) agents_toml: String,

@@ -6,6 +6,7 @@
 //! to the task's snapshot, stores it, and fans them out to every client waiting on the
 //! task — blocking `message/send`, `message/stream`, `tasks/resubscribe` alike.
 
+use futures::future::BoxFuture;
 use std::future::Future;
 
 use tokio_util::sync::CancellationToken;
@@ -80,6 +81,43 @@ pub trait AgentExecutor: Send + Sync + 'static {
             }
             Ok(())
         }
+    }
+}
+
+/// An [`AgentExecutor`] behind a pointer: the server holds its agent as this, so that
+/// nothing of the server past its builder is compiled once per agent type (as axum
+/// erases handlers). Each call's future is boxed: one allocation per task, not per
+/// event.
+pub(super) trait ErasedExecutor: Send + Sync + 'static {
+    fn execute(
+        &self,
+        ctx: RequestContext,
+        events: EventSink,
+    ) -> BoxFuture<'_, Result<(), RpcError>>;
+    fn cancel(&self, ctx: CancelContext, events: EventSink) -> BoxFuture<'_, Result<(), RpcError>>;
+    fn describe(&self, task: &mut Task);
+    fn resume(&self, ctx: ResumeContext, events: EventSink) -> BoxFuture<'_, Result<(), RpcError>>;
+}
+
+impl<A: AgentExecutor> ErasedExecutor for A {
+    fn execute(
+        &self,
+        ctx: RequestContext,
+        events: EventSink,
+    ) -> BoxFuture<'_, Result<(), RpcError>> {
+        Box::pin(AgentExecutor::execute(self, ctx, events))
+    }
+
+    fn cancel(&self, ctx: CancelContext, events: EventSink) -> BoxFuture<'_, Result<(), RpcError>> {
+        Box::pin(AgentExecutor::cancel(self, ctx, events))
+    }
+
+    fn describe(&self, task: &mut Task) {
+        AgentExecutor::describe(self, task)
+    }
+
+    fn resume(&self, ctx: ResumeContext, events: EventSink) -> BoxFuture<'_, Result<(), RpcError>> {
+        Box::pin(AgentExecutor::resume(self, ctx, events))
     }
 }
 

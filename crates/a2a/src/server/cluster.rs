@@ -26,8 +26,8 @@ use tracing::info;
 
 use crate::RpcError;
 use crate::server::{
-    AgentExecutor, EventSink, Inner, ResumeContext, StoreError, Subscription, TaskStore, Update,
-    store_error, task_manager,
+    EventSink, Inner, ResumeContext, StoreError, Subscription, TaskStore, Update, store_error,
+    task_manager,
 };
 use crate::types::{MessageSendParams, StreamEvent, Task, TaskId, TaskIdParams};
 use std::sync::Arc;
@@ -103,7 +103,7 @@ pub(super) enum Placement {
     Remote(Arc<dyn TaskStore>),
 }
 
-impl<A: AgentExecutor> Inner<A> {
+impl Inner {
     /// Where a request for unfinished task `id` is served.
     pub(super) async fn placement(&self, id: &TaskId) -> Result<Placement, RpcError> {
         let store = self.manager.store();
@@ -218,7 +218,7 @@ impl<A: AgentExecutor> Inner<A> {
 /// of it) and hands over what it lost, claims what nobody runs (every [`CLAIM_EVERY`]
 /// at most, so that a stopped server's tasks move at once), and takes the requests
 /// queued for its tasks (every [`REQUEST_POLL`]).
-pub(super) async fn cluster_loop<A: AgentExecutor>(inner: Arc<Inner<A>>) {
+pub(super) async fn cluster_loop(inner: Arc<Inner>) {
     let Some(lease) = inner.manager.store().cluster().map(|c| c.lease()) else {
         return;
     };
@@ -241,7 +241,7 @@ pub(super) async fn cluster_loop<A: AgentExecutor>(inner: Arc<Inner<A>>) {
     }
 }
 
-async fn renew<A: AgentExecutor>(inner: &Arc<Inner<A>>) {
+async fn renew(inner: &Arc<Inner>) {
     let Some(cluster) = inner.manager.store().cluster() else {
         return;
     };
@@ -256,7 +256,7 @@ async fn renew<A: AgentExecutor>(inner: &Arc<Inner<A>>) {
     }
 }
 
-async fn claim<A: AgentExecutor>(inner: &Arc<Inner<A>>) {
+async fn claim(inner: &Arc<Inner>) {
     let Some(cluster) = inner.manager.store().cluster() else {
         return;
     };
@@ -273,7 +273,7 @@ async fn claim<A: AgentExecutor>(inner: &Arc<Inner<A>>) {
     }
 }
 
-async fn take_requests<A: AgentExecutor>(inner: &Arc<Inner<A>>) {
+async fn take_requests(inner: &Arc<Inner>) {
     let Some(cluster) = inner.manager.store().cluster() else {
         return;
     };

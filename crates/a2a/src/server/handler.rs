@@ -5,7 +5,7 @@
 //! their version's shape.
 
 use crate::server::{
-    ActorHandle, AgentExecutor, Caller, CancelContext, ClusterRequest, EventSink, Inner, Placement,
+    ActorHandle, Caller, CancelContext, ClusterRequest, EventSink, Inner, Placement,
     RequestContext, SinkError, StoreError, Subscription, TaskPage, TaskQuery, Update,
     check_webhook, ends_on, ends_stream,
 };
@@ -73,7 +73,7 @@ pub(super) struct Started {
     sub: Subscription,
 }
 
-impl<A: AgentExecutor> Inner<A> {
+impl Inner {
     pub(super) fn require_streaming(&self, method: Method) -> Result<(), RpcError> {
         if self.card.supports_streaming() {
             Ok(())

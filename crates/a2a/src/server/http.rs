@@ -4,7 +4,7 @@
 
 use crate::RpcError;
 use crate::Version;
-use crate::server::{AgentExecutor, Inner, RequestId, RpcResponse, Versions};
+use crate::server::{Inner, RequestId, RpcResponse, Versions};
 use crate::types::AgentCard;
 use crate::v1::{BINDING_HTTP_JSON, BINDING_JSONRPC};
 use axum::body::{Body, Bytes};
@@ -149,10 +149,7 @@ impl CardValidators {
 
 /// The public card, with `Cache-Control`, `ETag` and `Last-Modified`; a request whose
 /// `If-None-Match` names it gets `304 Not Modified`.
-pub(super) async fn card<A: AgentExecutor>(
-    State(inner): State<Arc<Inner<A>>>,
-    headers: HeaderMap,
-) -> Response {
+pub(super) async fn card(State(inner): State<Arc<Inner>>, headers: HeaderMap) -> Response {
     let v = &inner.card_validators;
     let validators = [
         (
@@ -175,8 +172,8 @@ pub(super) async fn card<A: AgentExecutor>(
 
 /// The request's credentials checked, when the server requires some: who the caller
 /// is, or the challenge response when they are missing or wrong.
-pub(super) fn authorize<A>(
-    inner: &Inner<A>,
+pub(super) fn authorize(
+    inner: &Inner,
     headers: &HeaderMap,
 ) -> Result<super::auth::Caller, Box<Response>> {
     match &inner.config.auth {
@@ -210,8 +207,8 @@ impl std::ops::Deref for ReadBody {
 /// The request body, at most `ServerConfig::max_body_bytes`; a large one (by its
 /// `Content-Length`, or one sent without) waits for its turn before it is read, so that
 /// large requests are read and parsed one at a time.
-pub(super) async fn read_body<A>(
-    inner: &Inner<A>,
+pub(super) async fn read_body(
+    inner: &Inner,
     headers: &HeaderMap,
     body: Body,
 ) -> Result<ReadBody, BodyError> {
@@ -229,7 +226,7 @@ pub(super) async fn read_body<A>(
     Ok(ReadBody { bytes, _turn: turn })
 }
 
-async fn read_bytes<A>(inner: &Inner<A>, body: Body) -> Result<Bytes, BodyError> {
+async fn read_bytes(inner: &Inner, body: Body) -> Result<Bytes, BodyError> {
     let limit = inner.config.max_body_bytes;
     let wait = inner.config.header_read_timeout;
     let read = http_body_util::Limited::new(body, limit).collect();

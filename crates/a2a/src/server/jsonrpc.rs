@@ -10,8 +10,7 @@ use super::http::{
 use super::observe;
 use super::version::{self, Version};
 use crate::server::{
-    AgentExecutor, Caller, IncomingRequest, Inner, RequestId, RpcResponse, StreamRequest,
-    live_events,
+    Caller, IncomingRequest, Inner, RequestId, RpcResponse, StreamRequest, live_events,
 };
 use crate::types::{
     DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams, MessageSendParams,
@@ -55,8 +54,8 @@ fn error_response(id: RequestId, error: RpcError, generation: Version, method: &
     json_response(StatusCode::OK, &RpcResponse::error(id, error))
 }
 
-pub(super) async fn rpc<A: AgentExecutor>(
-    State(inner): State<Arc<Inner<A>>>,
+pub(super) async fn rpc(
+    State(inner): State<Arc<Inner>>,
     headers: HeaderMap,
     uri: axum::http::Uri,
     body: Body,
@@ -263,8 +262,8 @@ fn to_value<T: Serialize>(v: T) -> Result<Value, RpcError> {
 }
 
 /// v0.3's methods answered with one JSON response.
-async fn unary_v03<A: AgentExecutor>(
-    inner: &Arc<Inner<A>>,
+async fn unary_v03(
+    inner: &Arc<Inner>,
     method: Method,
     req: &IncomingRequest,
     caller: &Caller,
@@ -308,8 +307,8 @@ async fn unary_v03<A: AgentExecutor>(
 }
 
 /// v1.0's methods answered with one JSON response.
-async fn unary_v1<A: AgentExecutor>(
-    inner: &Arc<Inner<A>>,
+async fn unary_v1(
+    inner: &Arc<Inner>,
     method: Method,
     req: &IncomingRequest,
     caller: &Caller,
@@ -372,8 +371,8 @@ fn sse_frame(
 /// A subscription with a `Last-Event-ID` header replays every logged event after that
 /// one, then follows the task live; without it, the stream starts with the task's
 /// current snapshot.
-async fn stream<A: AgentExecutor>(
-    inner: Arc<Inner<A>>,
+async fn stream(
+    inner: Arc<Inner>,
     method: Method,
     generation: Version,
     req: &IncomingRequest,

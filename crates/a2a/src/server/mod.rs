@@ -38,6 +38,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::warn;
 
+use agent::ErasedExecutor;
 pub use agent::{
     AgentExecutor, CancelContext, EventSink, Queued, RequestContext, ResumeContext, SinkError,
 };
@@ -179,20 +180,13 @@ impl Default for ServerConfig {
 }
 
 /// An A2A server for one agent. Cheap to clone.
-pub struct A2aServer<A> {
-    inner: Arc<Inner<A>>,
+#[derive(Clone)]
+pub struct A2aServer {
+    inner: Arc<Inner>,
 }
 
-impl<A> Clone for A2aServer<A> {
-    fn clone(&self) -> Self {
-        Self {
-            inner: self.inner.clone(),
-        }
-    }
-}
-
-struct Inner<A> {
-    agent: Arc<A>,
+struct Inner {
+    agent: Arc<dyn ErasedExecutor>,
     card: AgentCard,
     card_json: Bytes,
     /// The published card's validators: a strong `ETag` (a digest of its bytes) and
@@ -213,15 +207,15 @@ struct Inner<A> {
 const LARGE_BODY: usize = 1 << 20;
 
 /// Builds an [`A2aServer`].
-pub struct A2aServerBuilder<A> {
-    agent: A,
+pub struct A2aServerBuilder {
+    agent: Arc<dyn ErasedExecutor>,
     card: AgentCard,
     extended_card: Option<AgentCard>,
     store: Option<Arc<dyn TaskStore>>,
     config: ServerConfig,
 }
 
-impl<A: AgentExecutor> A2aServerBuilder<A> {
+impl A2aServerBuilder {
     /// The card served by `agent/getAuthenticatedExtendedCard` (the public card must set
     /// `supportsAuthenticatedExtendedCard`).
     pub fn extended_card(mut self, card: AgentCard) -> Self {
@@ -240,7 +234,7 @@ impl<A: AgentExecutor> A2aServerBuilder<A> {
         self
     }
 
-    pub fn build(self) -> A2aServer<A> {
+    pub fn build(self) -> A2aServer {
         let store = self
             .store
             .unwrap_or_else(|| Arc::new(InMemoryTaskStore::new()));
@@ -259,7 +253,7 @@ impl<A: AgentExecutor> A2aServerBuilder<A> {
         let card_validators = http::CardValidators::of(&card_json);
         A2aServer {
             inner: Arc::new(Inner {
-                agent: Arc::new(self.agent),
+                agent: self.agent,
                 card: self.card,
                 card_json,
                 card_validators,
@@ -274,15 +268,17 @@ impl<A: AgentExecutor> A2aServerBuilder<A> {
     }
 }
 
-impl<A: AgentExecutor> A2aServer<A> {
+impl A2aServer {
     /// A server with default settings and an in-memory store.
-    pub fn new(agent: A, card: AgentCard) -> Self {
+    pub fn new(agent: impl AgentExecutor, card: AgentCard) -> Self {
         Self::builder(agent, card).build()
     }
 
-    pub fn builder(agent: A, card: AgentCard) -> A2aServerBuilder<A> {
+    /// A server for `agent`: the one place its type is known; the server behind it is
+    /// compiled once, whatever the agent.
+    pub fn builder(agent: impl AgentExecutor, card: AgentCard) -> A2aServerBuilder {
         A2aServerBuilder {
-            agent,
+            agent: Arc::new(agent),
             card,
             extended_card: None,
             store: None,
@@ -300,10 +296,10 @@ impl<A: AgentExecutor> A2aServer<A> {
     pub fn router(&self) -> Router {
         let origins = Arc::new(self.inner.config.cors_origins.clone());
         Router::new()
-            .route(&self.inner.config.rpc_path, post(rpc::<A>))
-            .route(AGENT_CARD_PATH, get(card::<A>))
-            .route(LEGACY_AGENT_CARD_PATH, get(card::<A>))
-            .fallback(rest::<A>)
+            .route(&self.inner.config.rpc_path, post(rpc))
+            .route(AGENT_CARD_PATH, get(card))
+            .route(LEGACY_AGENT_CARD_PATH, get(card))
+            .fallback(rest)
             .with_state(self.inner.clone())
             .layer(axum::middleware::from_fn(move |req, next| {
                 http::browser_guard(origins.clone(), req, next)

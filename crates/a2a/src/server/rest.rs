@@ -10,7 +10,7 @@ use super::http::{
     BodyError, authorize, json_with, last_event_id, read_body, sse_event, sse_response,
 };
 use super::version::{self, Version};
-use crate::server::{AgentExecutor, Caller, Inner, live_events};
+use crate::server::{Caller, Inner, live_events};
 use crate::types::StreamEvent;
 use crate::v1::{error as v1_error, types as w};
 use crate::{Method, RpcError};
@@ -212,8 +212,8 @@ fn list_request(pairs: &[(String, String)]) -> Result<w::ListTasksRequest, RpcEr
 }
 
 /// Every request of the binding: routed, checked (auth, version, extensions), run.
-pub(super) async fn rest<A: AgentExecutor>(
-    State(inner): State<Arc<Inner<A>>>,
+pub(super) async fn rest(
+    State(inner): State<Arc<Inner>>,
     method: HttpMethod,
     uri: axum::http::Uri,
     headers: HeaderMap,
@@ -306,8 +306,8 @@ fn not_found(path: &str) -> RpcError {
     RpcError::method_not_found(&path.chars().take(200).collect::<String>())
 }
 
-async fn handle<A: AgentExecutor>(
-    inner: &Arc<Inner<A>>,
+async fn handle(
+    inner: &Arc<Inner>,
     route: Endpoint,
     uri: &axum::http::Uri,
     headers: &HeaderMap,
@@ -392,8 +392,8 @@ async fn handle<A: AgentExecutor>(
 }
 
 /// A stream of `StreamResponse`s as SSE; an error before it starts is its one event.
-async fn stream<A: AgentExecutor>(
-    inner: Arc<Inner<A>>,
+async fn stream(
+    inner: Arc<Inner>,
     method: Method,
     request: super::handler::StreamRequest,
     caller: &Caller,

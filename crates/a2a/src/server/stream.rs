@@ -3,7 +3,7 @@
 //! until a final one. The bindings frame each as SSE in their version's shape.
 
 use crate::RpcError;
-use crate::server::{AgentExecutor, Inner, LoggedEvent, Subscription, Update, store_error};
+use crate::server::{Inner, LoggedEvent, Subscription, Update, store_error};
 use crate::types::{StreamEvent, Task, TaskId, TaskState};
 use futures::Stream;
 use std::sync::Arc;
@@ -27,14 +27,14 @@ pub(super) fn ends_on(state: TaskState) -> bool {
 /// `Last-Event-ID`), else the snapshot (if the task exists); then live events until a
 /// final one. Events are numbered; one already sent is never sent again, and a
 /// subscriber that falls behind the live channel is caught up from the log.
-pub(super) fn live_events<A: AgentExecutor>(
-    inner: Arc<Inner<A>>,
+pub(super) fn live_events(
+    inner: Arc<Inner>,
     task_id: TaskId,
     sub: Subscription,
     after: Option<u64>,
 ) -> impl Stream<Item = Result<LoggedEvent, RpcError>> + Send {
-    struct St<A> {
-        inner: Arc<Inner<A>>,
+    struct St {
+        inner: Arc<Inner>,
         task_id: TaskId,
         /// The snapshot to send first, with its number.
         first: Option<(u64, Task)>,

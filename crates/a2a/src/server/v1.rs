@@ -4,7 +4,7 @@
 
 use super::handler::StreamRequest;
 use crate::RpcError;
-use crate::server::{AgentExecutor, Inner, TaskCursor, TaskQuery, http};
+use crate::server::{Inner, TaskCursor, TaskQuery, http};
 use crate::types::{ContextId, StreamEvent, TaskId, TaskPushNotificationConfig};
 use crate::v1::{convert, types as w};
 use serde_json::Value;
@@ -13,8 +13,8 @@ use serde_json::Value;
 pub(super) const MAX_PAGE: i32 = 100;
 pub(super) const DEFAULT_PAGE: i32 = 50;
 
-pub(super) async fn send<A: AgentExecutor>(
-    inner: &Inner<A>,
+pub(super) async fn send(
+    inner: &Inner,
     request: w::SendMessageRequest,
     caller: &super::auth::Caller,
 ) -> Result<w::SendMessageResponse, RpcError> {
@@ -41,18 +41,12 @@ pub(super) fn subscribe(
     })
 }
 
-pub(super) async fn get<A: AgentExecutor>(
-    inner: &Inner<A>,
-    request: w::GetTaskRequest,
-) -> Result<w::Task, RpcError> {
+pub(super) async fn get(inner: &Inner, request: w::GetTaskRequest) -> Result<w::Task, RpcError> {
     let params = convert::get_request_in(request)?;
     Ok(convert::task(&inner.get_task(params).await?))
 }
 
-pub(super) async fn cancel<A: AgentExecutor>(
-    inner: &Inner<A>,
-    request: w::TaskRequest,
-) -> Result<w::Task, RpcError> {
+pub(super) async fn cancel(inner: &Inner, request: w::TaskRequest) -> Result<w::Task, RpcError> {
     let params = convert::task_request_in(request)?;
     Ok(convert::task(&inner.cancel(params).await?))
 }
@@ -76,8 +70,8 @@ fn parse_page_token(token: &str) -> Result<TaskCursor, RpcError> {
     })
 }
 
-pub(super) async fn list<A: AgentExecutor>(
-    inner: &Inner<A>,
+pub(super) async fn list(
+    inner: &Inner,
     request: w::ListTasksRequest,
 ) -> Result<w::ListTasksResponse, RpcError> {
     let page_size = request.page_size.unwrap_or(DEFAULT_PAGE);
@@ -137,8 +131,8 @@ pub(super) async fn list<A: AgentExecutor>(
     })
 }
 
-pub(super) async fn create_push<A: AgentExecutor>(
-    inner: &Inner<A>,
+pub(super) async fn create_push(
+    inner: &Inner,
     request: w::TaskPushNotificationConfig,
 ) -> Result<w::TaskPushNotificationConfig, RpcError> {
     if request.task_id.is_empty() {
@@ -155,8 +149,8 @@ pub(super) async fn create_push<A: AgentExecutor>(
     Ok(convert::push_config(&stored))
 }
 
-pub(super) async fn get_push<A: AgentExecutor>(
-    inner: &Inner<A>,
+pub(super) async fn get_push(
+    inner: &Inner,
     request: w::PushConfigRequest,
 ) -> Result<w::TaskPushNotificationConfig, RpcError> {
     let task_id = TaskId::new(request.task_id);
@@ -166,8 +160,8 @@ pub(super) async fn get_push<A: AgentExecutor>(
     Ok(convert::push_config(&found))
 }
 
-pub(super) async fn list_push<A: AgentExecutor>(
-    inner: &Inner<A>,
+pub(super) async fn list_push(
+    inner: &Inner,
     request: w::ListPushConfigsRequest,
 ) -> Result<w::ListPushConfigsResponse, RpcError> {
     let task_id = TaskId::new(request.task_id);
@@ -178,8 +172,8 @@ pub(super) async fn list_push<A: AgentExecutor>(
     })
 }
 
-pub(super) async fn delete_push<A: AgentExecutor>(
-    inner: &Inner<A>,
+pub(super) async fn delete_push(
+    inner: &Inner,
     request: w::PushConfigRequest,
 ) -> Result<(), RpcError> {
     let task_id = TaskId::new(request.task_id);
@@ -187,7 +181,7 @@ pub(super) async fn delete_push<A: AgentExecutor>(
 }
 
 /// The extended card as published (both generations' fields).
-pub(super) fn extended_card<A: AgentExecutor>(inner: &Inner<A>) -> Result<Value, RpcError> {
+pub(super) fn extended_card(inner: &Inner) -> Result<Value, RpcError> {
     if inner.card.supports_authenticated_extended_card != Some(true) {
         return Err(RpcError::unsupported_operation(
             "this agent's card does not offer an extended card (capabilities.extendedAgentCard)",

@@ -12,17 +12,29 @@ use serde_json::{Value, json};
 pub struct ErrorCode(pub i64);
 
 impl ErrorCode {
+    /// Invalid JSON was received (-32700).
     pub const PARSE_ERROR: Self = Self(-32700);
+    /// The JSON is not a valid request (-32600).
     pub const INVALID_REQUEST: Self = Self(-32600);
+    /// The method does not exist (-32601).
     pub const METHOD_NOT_FOUND: Self = Self(-32601);
+    /// Invalid method parameters (-32602).
     pub const INVALID_PARAMS: Self = Self(-32602);
+    /// An internal error of the server (-32603).
     pub const INTERNAL_ERROR: Self = Self(-32603);
+    /// The task does not exist, or is not visible (-32001).
     pub const TASK_NOT_FOUND: Self = Self(-32001);
+    /// The task cannot be canceled, e.g. it is finished (-32002).
     pub const TASK_NOT_CANCELABLE: Self = Self(-32002);
+    /// The agent does not support push notifications (-32003).
     pub const PUSH_NOTIFICATION_NOT_SUPPORTED: Self = Self(-32003);
+    /// The operation is not supported (-32004).
     pub const UNSUPPORTED_OPERATION: Self = Self(-32004);
+    /// A media type of the request is not supported (-32005).
     pub const CONTENT_TYPE_NOT_SUPPORTED: Self = Self(-32005);
+    /// The agent's answer is invalid (-32006).
     pub const INVALID_AGENT_RESPONSE: Self = Self(-32006);
+    /// No authenticated extended card is configured (-32007).
     pub const AUTHENTICATED_EXTENDED_CARD_NOT_CONFIGURED: Self = Self(-32007);
     /// v1.0: a `required` extension of the card the request did not declare.
     pub const EXTENSION_SUPPORT_REQUIRED: Self = Self(-32008);
@@ -64,8 +76,11 @@ impl std::fmt::Display for ErrorCode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
 #[error("JSON-RPC error {code}: {message}")]
 pub struct RpcError {
+    /// The error's code.
     pub code: ErrorCode,
+    /// A short description, for people.
     pub message: String,
+    /// Details for programs (`data`), when any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
 }
@@ -83,6 +98,7 @@ impl RpcError {
             .find_map(|d| d.get("fieldViolations")?.get(0)?.get("field")?.as_str())
     }
 
+    /// An error with `code` and `message` and no data.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             code,
@@ -91,6 +107,7 @@ impl RpcError {
         }
     }
 
+    /// The same error with `data`.
     pub fn with_data(mut self, data: Value) -> Self {
         self.data = Some(data);
         self

@@ -12,8 +12,11 @@ use super::types::JsonRpcVersion;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RequestId {
+    /// A string id.
     Str(String),
+    /// A numeric id.
     Num(serde_json::Number),
+    /// The null id (a response to a request whose id could not be read).
     Null,
 }
 
@@ -32,9 +35,13 @@ impl From<String> for RequestId {
 /// A JSON-RPC request as sent by a client.
 #[derive(Debug, Clone, Serialize)]
 pub struct OutgoingRequest<'a, P: Serialize> {
+    /// Always `"2.0"`.
     pub jsonrpc: JsonRpcVersion,
+    /// The id the response will carry.
     pub id: RequestId,
+    /// The method called.
     pub method: &'a str,
+    /// Its params, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub params: Option<&'a P>,
 }
@@ -46,7 +53,9 @@ pub struct OutgoingRequest<'a, P: Serialize> {
 pub struct IncomingRequest {
     /// `None` for a request without an `id` member.
     pub id: Option<RequestId>,
+    /// The method called.
     pub method: String,
+    /// Its params, unparsed until the method is known.
     pub params: Option<Box<serde_json::value::RawValue>>,
 }
 
@@ -242,8 +251,11 @@ pub fn json_type(v: &Value) -> &'static str {
 /// A JSON-RPC response: `result` or `error`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Response<T: Serialize> {
+    /// Always `"2.0"`.
     pub jsonrpc: JsonRpcVersion,
+    /// The id of the request answered.
     pub id: RequestId,
+    /// The result or the error.
     #[serde(flatten)]
     pub outcome: Outcome<T>,
 }
@@ -251,13 +263,16 @@ pub struct Response<T: Serialize> {
 /// The two shapes of a response body.
 #[derive(Debug, Clone, Serialize)]
 pub enum Outcome<T> {
+    /// A success.
     #[serde(rename = "result")]
     Result(T),
+    /// A failure.
     #[serde(rename = "error")]
     Error(RpcError),
 }
 
 impl<T: Serialize> Response<T> {
+    /// A success answering request `id`.
     pub fn success(id: RequestId, result: T) -> Self {
         Self {
             jsonrpc: JsonRpcVersion,
@@ -268,6 +283,7 @@ impl<T: Serialize> Response<T> {
 }
 
 impl Response<()> {
+    /// A failure answering request `id`.
     pub fn error(id: RequestId, error: RpcError) -> Self {
         Self {
             jsonrpc: JsonRpcVersion,

@@ -8,6 +8,8 @@
 //! port, push delivery), both on by default; without them, the types and JSON-RPC.
 
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![doc = include_str!("../README.md")]
 
 #[cfg(feature = "client")]
 pub mod client;

@@ -5,21 +5,32 @@
 /// An A2A operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Method {
+    /// `message/send`, `SendMessage`.
     SendMessage,
+    /// `message/stream`, `SendStreamingMessage`.
     SendStreamingMessage,
+    /// `tasks/get`, `GetTask`.
     GetTask,
+    /// `tasks/cancel`, `CancelTask`.
     CancelTask,
+    /// `tasks/resubscribe`, `SubscribeToTask`.
     Resubscribe,
+    /// `tasks/pushNotificationConfig/set`, `CreateTaskPushNotificationConfig`.
     SetPushConfig,
+    /// `tasks/pushNotificationConfig/get`, `GetTaskPushNotificationConfig`.
     GetPushConfig,
+    /// `tasks/pushNotificationConfig/list`, `ListTaskPushNotificationConfig`.
     ListPushConfig,
+    /// `tasks/pushNotificationConfig/delete`, `DeleteTaskPushNotificationConfig`.
     DeletePushConfig,
+    /// `agent/getAuthenticatedExtendedCard`, `GetExtendedAgentCard`.
     GetAuthenticatedExtendedCard,
     /// v1.0 only.
     ListTasks,
 }
 
 impl Method {
+    /// Every operation.
     pub const ALL: [Method; 11] = [
         Method::SendMessage,
         Method::SendStreamingMessage,

@@ -22,8 +22,13 @@ pub struct SseEvent {
 /// Why a stream could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SseError {
+    /// An event is longer than the decoder takes.
     #[error("an SSE event exceeded the limit of {limit} bytes")]
-    EventTooLarge { limit: usize },
+    EventTooLarge {
+        /// The most bytes an event may have.
+        limit: usize,
+    },
+    /// A line is not UTF-8.
     #[error("an SSE line is not valid UTF-8")]
     InvalidUtf8,
 }

@@ -21,12 +21,15 @@ pub enum CardFetch {
     },
     /// A (new) card.
     Fetched {
+        /// The card, with the v0.3 fields the internal model has.
         card: Box<AgentCard>,
         /// The card as the agent served it, of either generation.
         document: Box<Value>,
         /// The URL it was found at (the well-known path or the legacy one).
         url: String,
+        /// The `ETag` it was served with, for a conditional refresh.
         etag: Option<String>,
+        /// How long it may be kept (`Cache-Control: max-age`).
         max_age: Option<Duration>,
     },
 }
@@ -64,6 +67,7 @@ pub struct CardResolver {
 pub const MAX_CARD_BYTES: usize = 1024 * 1024;
 
 impl CardResolver {
+    /// A resolver fetching with `http`, sending `headers`, each fetch bounded by `timeout`.
     pub fn new(http: reqwest::Client, headers: HeaderMap, timeout: Duration) -> Self {
         Self {
             http,

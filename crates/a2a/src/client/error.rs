@@ -10,15 +10,28 @@ use crate::error::RpcError;
 pub enum ClientError {
     /// The agent could not be reached, or the connection broke.
     #[error("cannot reach {url}: {detail}")]
-    Transport { url: String, detail: String },
+    Transport {
+        /// The URL called.
+        url: String,
+        /// What failed.
+        detail: String,
+    },
     /// The agent did not answer in time.
     #[error("{url} did not answer within {timeout:?}")]
-    Timeout { url: String, timeout: Duration },
+    Timeout {
+        /// The URL called.
+        url: String,
+        /// How long the client waited.
+        timeout: Duration,
+    },
     /// The agent answered with an HTTP error status.
     #[error("{url} answered HTTP {status}: {body}")]
     HttpStatus {
+        /// The URL called (or where same-origin redirects led).
         url: String,
+        /// The status.
         status: u16,
+        /// The start of the body.
         body: String,
     },
     /// The agent answered with a redirect, which this client does not follow (or one
@@ -30,6 +43,7 @@ pub enum ClientError {
     Redirect {
         /// The URL that was requested (the last one, when same-origin ones are followed).
         url: String,
+        /// The redirect's status (301, 302, 303, 307, 308).
         status: u16,
         /// Where the answer pointed (`Location`), as sent.
         location: String,
@@ -39,7 +53,12 @@ pub enum ClientError {
     Rpc(RpcError),
     /// The agent's answer breaks the protocol.
     #[error("protocol violation by {url}: {detail}")]
-    Protocol { url: String, detail: String },
+    Protocol {
+        /// The URL called.
+        url: String,
+        /// What is wrong with the answer.
+        detail: String,
+    },
     /// The card offers no interface this client speaks (or none the caller asked for).
     #[error(
         "the agent offers no interface with {wanted}; it offers: {}",
@@ -53,7 +72,12 @@ pub enum ClientError {
     },
     /// A URL given to the client is not valid.
     #[error("invalid URL {url:?}: {detail}")]
-    InvalidUrl { url: String, detail: String },
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        detail: String,
+    },
     /// The client's configuration is not usable (a header that cannot be sent, ...).
     #[error("invalid client configuration: {0}")]
     Config(String),

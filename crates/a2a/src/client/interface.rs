@@ -36,8 +36,11 @@ impl std::fmt::Display for Binding {
 /// One interface this client can call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Interface {
+    /// Where the interface is served.
     pub url: String,
+    /// The protocol generation it speaks.
     pub protocol: Version,
+    /// Its binding.
     pub binding: Binding,
     /// The tenant the card names for it (v1.0; empty for none).
     pub tenant: String,
@@ -74,7 +77,9 @@ impl std::fmt::Display for Interface {
 /// What the caller asks of the interface; `None` leaves the choice to the card.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Preference {
+    /// Only interfaces of this generation; any when `None`.
     pub protocol: Option<Version>,
+    /// Only interfaces of this binding; any when `None`.
     pub binding: Option<Binding>,
 }
 
@@ -84,6 +89,7 @@ pub struct Choice {
     /// Never empty. The client falls back along it when an agent answers
     /// VersionNotSupported.
     pub interfaces: Vec<Interface>,
+    /// Why these interfaces, in this order, for a status line.
     pub reason: String,
 }
 

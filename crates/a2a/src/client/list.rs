@@ -59,20 +59,26 @@ impl A2aClient {
 /// What [`A2aClient::list_tasks`] asks for; every field optional.
 #[derive(Debug, Clone, Default)]
 pub struct ListTasksQuery {
+    /// Only tasks of this context.
     pub context_id: Option<String>,
+    /// Only tasks in this state.
     pub status: Option<TaskState>,
+    /// At most this many tasks a page (the agent's default when `None`).
     pub page_size: Option<u32>,
     /// The `next_page_token` of the page before.
     pub page_token: Option<String>,
+    /// At most this many messages of each task's history.
     pub history_length: Option<u32>,
     /// Only tasks whose status changed at or after this time (RFC 3339).
     pub status_timestamp_after: Option<String>,
+    /// Whether each task comes with its artifacts.
     pub include_artifacts: Option<bool>,
 }
 
 /// A page of tasks.
 #[derive(Debug, Clone)]
 pub struct TaskList {
+    /// The tasks of this page.
     pub tasks: Vec<Task>,
     /// Where the next page starts; `None` on the last.
     pub next_page_token: Option<String>,

@@ -56,7 +56,12 @@ pub enum ClientAuth {
     /// `Authorization: Bearer <token>`.
     Bearer(String),
     /// An API key in a header, e.g. `X-API-Key`.
-    ApiKey { header: String, value: String },
+    ApiKey {
+        /// The header's name.
+        header: String,
+        /// The key.
+        value: String,
+    },
 }
 
 impl std::fmt::Debug for ClientAuth {
@@ -78,6 +83,7 @@ pub struct ClientConfig {
     pub stream_idle_timeout: Option<Duration>,
     /// Largest SSE event accepted.
     pub max_event_bytes: usize,
+    /// Credentials sent with every call (`None`: none).
     pub auth: Option<ClientAuth>,
     /// Extra headers on every request.
     pub headers: Vec<(String, String)>,

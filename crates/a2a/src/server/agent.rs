@@ -124,6 +124,7 @@ impl<A: AgentExecutor> ErasedExecutor for A {
 /// What `resume` is told: the task as it was stored.
 #[derive(Debug, Clone)]
 pub struct ResumeContext {
+    /// The task as stored when the server started.
     pub task: Task,
     /// Fires when a client cancels the task.
     pub cancel: CancellationToken,
@@ -136,6 +137,7 @@ pub struct ResumeContext {
 pub struct RequestContext {
     /// The task this message creates or continues.
     pub task_id: TaskId,
+    /// The context the task belongs to.
     pub context_id: ContextId,
     /// The incoming message (with `taskId` and `contextId` filled in).
     pub message: Message,
@@ -143,6 +145,7 @@ pub struct RequestContext {
     /// continues an existing task; `None` for a new task. (Boxed, like `configuration`:
     /// the context lives in the agent's future for as long as the task runs.)
     pub task: Option<Box<Task>>,
+    /// The client's configuration of the request (history length, blocking, push).
     pub configuration: Option<Box<MessageSendConfiguration>>,
     /// The request's `params.metadata`.
     pub metadata: Option<Metadata>,
@@ -170,7 +173,9 @@ impl RequestContext {
 /// What `cancel` is told.
 #[derive(Debug, Clone)]
 pub struct CancelContext {
+    /// The task as stored (not yet terminal).
     pub task: Task,
+    /// The cancel request's metadata.
     pub metadata: Option<Metadata>,
 }
 
@@ -222,10 +227,12 @@ impl EventSink {
         }
     }
 
+    /// The task these events belong to.
     pub fn task_id(&self) -> &TaskId {
         &self.task_id
     }
 
+    /// The task's context.
     pub fn context_id(&self) -> &ContextId {
         &self.context_id
     }

@@ -55,6 +55,7 @@ impl Caller {
 /// The credentials the server accepts.
 #[derive(Clone, Default)]
 pub struct InboundAuth {
+    /// Accepted as `Authorization: Bearer <token>`.
     pub bearer_tokens: Vec<String>,
     /// The header API keys come in (e.g. `X-API-Key`), and the keys.
     pub api_key: Option<(String, Vec<String>)>,
@@ -79,6 +80,7 @@ fn same(a: &str, b: &str) -> bool {
 }
 
 impl InboundAuth {
+    /// Whether no credential is configured (then nothing is checked).
     pub fn is_empty(&self) -> bool {
         self.bearer_tokens.is_empty() && self.api_key.as_ref().is_none_or(|(_, k)| k.is_empty())
     }

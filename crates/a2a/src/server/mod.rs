@@ -132,6 +132,7 @@ pub struct TraceParent(Option<Arc<AdoptParent>>);
 type AdoptParent = dyn Fn(&HeaderMap, &tracing::Span) + Send + Sync;
 
 impl TraceParent {
+    /// A hook that makes a request's span continue the trace its headers carry (`adopt`).
     pub fn new(adopt: impl Fn(&HeaderMap, &tracing::Span) + Send + Sync + 'static) -> Self {
         Self(Some(Arc::new(adopt)))
     }
@@ -229,11 +230,13 @@ impl A2aServerBuilder {
         self
     }
 
+    /// The server's settings.
     pub fn config(mut self, config: ServerConfig) -> Self {
         self.config = config;
         self
     }
 
+    /// The server.
     pub fn build(self) -> A2aServer {
         let store = self
             .store
@@ -286,6 +289,7 @@ impl A2aServer {
         }
     }
 
+    /// The public card.
     pub fn card(&self) -> &AgentCard {
         &self.inner.card
     }

@@ -132,6 +132,7 @@ pub struct PushNotifier {
 }
 
 impl PushNotifier {
+    /// Delivers the push notifications of the tasks in `store`, each call bounded by `timeout`; webhooks on private addresses refused unless `allow_private`.
     pub fn new(store: Arc<dyn TaskStore>, timeout: Duration, allow_private: bool) -> Self {
         let http = reqwest::Client::builder()
             .timeout(timeout)

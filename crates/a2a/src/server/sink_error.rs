@@ -9,16 +9,32 @@ use crate::types::{ContextId, TaskId, TaskState};
 /// Why an event was not accepted.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum SinkError {
+    /// The task has ended (in this state): it takes no more events.
     #[error("task {0} is already {1}; no further events are accepted")]
     Terminal(TaskId, TaskState),
+    /// The agent answered with a message instead of a task.
     #[error("the agent already answered with a message; this request has no task")]
     AlreadyReplied,
+    /// An event names another task than the sink's.
     #[error("event for task {got} sent to the sink of task {expected}")]
-    WrongTask { expected: TaskId, got: TaskId },
+    WrongTask {
+        /// The sink's task.
+        expected: TaskId,
+        /// The event's.
+        got: TaskId,
+    },
+    /// An event names another context than the task's.
     #[error("event for context {got} sent to the sink of a task in context {expected}")]
-    WrongContext { expected: ContextId, got: ContextId },
+    WrongContext {
+        /// The task's context.
+        expected: ContextId,
+        /// The event's.
+        got: ContextId,
+    },
+    /// The store did not take the event.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The server is stopping.
     #[error("the server is shutting down")]
     Closed,
 }

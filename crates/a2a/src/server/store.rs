@@ -32,7 +32,9 @@ pub enum StoreError {
     /// Something stored cannot be read back (`what`: a task, an event, a config).
     #[error("a stored {what} is unreadable: {cause}")]
     Unreadable {
+        /// What could not be read.
         what: &'static str,
+        /// Why.
         #[source]
         cause: Cause,
     },
@@ -47,7 +49,9 @@ pub enum StoreError {
     /// come back: the request fails at once rather than waiting on the database.
     #[error("the task store is unavailable (it failed {ago_ms} ms ago: {cause})")]
     Unavailable {
+        /// How long ago it failed.
         ago_ms: u64,
+        /// How it failed.
         #[source]
         cause: Cause,
     },
@@ -88,7 +92,9 @@ pub type LoggedEvent = (u64, Arc<StreamEvent>);
 /// Which tasks ListTasks asks for: newest status first, a page at a time.
 #[derive(Debug, Clone, Default)]
 pub struct TaskQuery {
+    /// Only tasks of this context.
     pub context_id: Option<ContextId>,
+    /// Only tasks in this state.
     pub state: Option<TaskState>,
     /// Only tasks whose status changed at or after this (milliseconds since the epoch).
     pub changed_since_ms: Option<i64>,
@@ -101,7 +107,9 @@ pub struct TaskQuery {
 /// A place in the list order: tasks sort by status time, newest first, then by id.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TaskCursor {
+    /// When the task's status last changed (ms since the epoch).
     pub status_ms: i64,
+    /// The task's id, which breaks ties.
     pub id: TaskId,
 }
 
@@ -118,9 +126,11 @@ impl TaskCursor {
 /// One page of tasks, and how many match in all.
 #[derive(Debug, Clone, Default)]
 pub struct TaskPage {
+    /// The tasks of this page.
     pub tasks: Vec<Task>,
     /// Where the next page starts; `None` on the last page.
     pub next: Option<TaskCursor>,
+    /// How many tasks match the query in all.
     pub total: usize,
 }
 
@@ -229,6 +239,7 @@ struct Maps {
 }
 
 impl InMemoryTaskStore {
+    /// An empty store.
     pub fn new() -> Self {
         Self::default()
     }

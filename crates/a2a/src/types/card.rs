@@ -10,6 +10,7 @@ pub const PROTOCOL_VERSION: &str = "0.3.0";
 
 /// The paths an Agent Card is served at: the current one and the legacy one.
 pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
+/// Where v0.3.0 agents published their card before `agent-card.json`; still read.
 pub const LEGACY_AGENT_CARD_PATH: &str = "/.well-known/agent.json";
 
 /// A security requirement: scheme name → required scopes (OpenAPI style).
@@ -19,33 +20,49 @@ pub type SecurityRequirement = BTreeMap<String, Vec<String>>;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentCard {
+    /// The protocol version the card is for (`0.3.0`).
     pub protocol_version: String,
+    /// The agent's name, for people.
     pub name: String,
+    /// What the agent does, for people and models.
     pub description: String,
     /// The endpoint of the preferred transport.
     pub url: String,
+    /// The agent's own version.
     pub version: String,
+    /// The optional features it supports.
     pub capabilities: AgentCapabilities,
+    /// The media types it takes by default.
     pub default_input_modes: Vec<String>,
+    /// The media types it answers with by default.
     pub default_output_modes: Vec<String>,
+    /// What it can do.
     pub skills: Vec<AgentSkill>,
     /// Transport at `url`; `JSONRPC` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preferred_transport: Option<Transport>,
+    /// Other interfaces it is served at (`url` being the preferred one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub additional_interfaces: Option<Vec<AgentInterface>>,
+    /// Who provides it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<AgentProvider>,
+    /// An icon.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icon_url: Option<String>,
+    /// Its documentation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub documentation_url: Option<String>,
+    /// The authentication schemes it accepts, by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_schemes: Option<BTreeMap<String, SecurityScheme>>,
+    /// Which schemes (with scopes) a request needs: any one entry satisfies it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security: Option<Vec<SecurityRequirement>>,
+    /// Whether an authenticated client may fetch a fuller card.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_authenticated_extended_card: Option<bool>,
+    /// JWS signatures over the card.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signatures: Option<Vec<AgentCardSignature>>,
     /// v1.0's interface list (every binding and version the agent speaks), kept as read.
@@ -116,12 +133,16 @@ impl AgentCard {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentCapabilities {
+    /// Whether it streams (`message/stream`, `tasks/resubscribe`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streaming: Option<bool>,
+    /// Whether it sends push notifications.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub push_notifications: Option<bool>,
+    /// Whether tasks keep the history of their states.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_transition_history: Option<bool>,
+    /// The protocol extensions it supports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extensions: Option<Vec<AgentExtension>>,
 }
@@ -130,11 +151,15 @@ pub struct AgentCapabilities {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentExtension {
+    /// The extension's URI, its identity.
     pub uri: String,
+    /// How the agent uses it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Whether a client must support it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required: Option<bool>,
+    /// Its parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<serde_json::Map<String, serde_json::Value>>,
 }
@@ -143,7 +168,9 @@ pub struct AgentExtension {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentProvider {
+    /// The provider's name.
     pub organization: String,
+    /// The provider's website.
     pub url: String,
 }
 
@@ -151,16 +178,24 @@ pub struct AgentProvider {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentSkill {
+    /// The skill's id, unique on the card.
     pub id: String,
+    /// Its name, for people.
     pub name: String,
+    /// What it does.
     pub description: String,
+    /// Keywords describing it.
     pub tags: Vec<String>,
+    /// Example requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub examples: Option<Vec<String>>,
+    /// The media types it takes, when not the card's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_modes: Option<Vec<String>>,
+    /// The media types it answers with, when not the card's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_modes: Option<Vec<String>>,
+    /// The schemes a request for this skill needs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security: Option<Vec<SecurityRequirement>>,
 }
@@ -169,7 +204,9 @@ pub struct AgentSkill {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentInterface {
+    /// The interface's transport (binding).
     pub transport: Transport,
+    /// Where it is served.
     pub url: String,
 }
 
@@ -177,13 +214,18 @@ pub struct AgentInterface {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum Transport {
+    /// JSON-RPC 2.0 over HTTP.
     JsonRpc,
+    /// gRPC.
     Grpc,
+    /// HTTP+JSON (REST).
     HttpJson,
+    /// A transport this crate does not know, by name.
     Other(String),
 }
 
 impl Transport {
+    /// The transport's name on a card (`JSONRPC`, `GRPC`, `HTTP+JSON`).
     pub fn as_str(&self) -> &str {
         match self {
             Transport::JsonRpc => "JSONRPC",
@@ -221,9 +263,12 @@ impl std::fmt::Display for Transport {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentCardSignature {
+    /// The JWS protected header (base64url).
     #[serde(rename = "protected")]
     pub protected_header: String,
+    /// The signature (base64url).
     pub signature: String,
+    /// The unprotected header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub header: Option<serde_json::Map<String, serde_json::Value>>,
 }
@@ -232,14 +277,19 @@ pub struct AgentCardSignature {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum SecurityScheme {
+    /// An API key.
     #[serde(rename = "apiKey")]
     ApiKey(ApiKeySecurityScheme),
+    /// HTTP authentication (`Bearer`, `Basic`, ...).
     #[serde(rename = "http")]
     Http(HttpAuthSecurityScheme),
+    /// OAuth 2.0.
     #[serde(rename = "oauth2")]
     OAuth2(Box<OAuth2SecurityScheme>),
+    /// OpenID Connect.
     #[serde(rename = "openIdConnect")]
     OpenIdConnect(OpenIdConnectSecurityScheme),
+    /// Mutual TLS.
     #[serde(rename = "mutualTLS")]
     MutualTls(MutualTlsSecurityScheme),
 }
@@ -248,53 +298,72 @@ pub enum SecurityScheme {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ApiKeyLocation {
+    /// In a header.
     Header,
+    /// In the query string.
     Query,
+    /// In a cookie.
     Cookie,
 }
 
+/// An API key sent in a header, query parameter or cookie.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiKeySecurityScheme {
+    /// Where the key is sent.
     #[serde(rename = "in")]
     pub location: ApiKeyLocation,
+    /// The header, parameter or cookie's name.
     pub name: String,
+    /// A description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
+/// HTTP authentication (RFC 7235).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HttpAuthSecurityScheme {
     /// e.g. `bearer` or `basic`.
     pub scheme: String,
+    /// How bearer tokens are formatted (a hint, e.g. `JWT`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bearer_format: Option<String>,
+    /// A description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
+/// OAuth 2.0 with its flows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OAuth2SecurityScheme {
+    /// The flows the agent supports.
     pub flows: OAuthFlows,
+    /// The authorization server's metadata URL (RFC 8414).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth2_metadata_url: Option<String>,
+    /// A description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
+/// OpenID Connect discovery.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OpenIdConnectSecurityScheme {
+    /// The discovery document's URL.
     pub open_id_connect_url: String,
+    /// A description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
+/// Mutual TLS: the client presents a certificate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MutualTlsSecurityScheme {
+    /// A description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
@@ -303,12 +372,16 @@ pub struct MutualTlsSecurityScheme {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OAuthFlows {
+    /// The authorization code flow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authorization_code: Option<AuthorizationCodeOAuthFlow>,
+    /// The client credentials flow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_credentials: Option<ClientCredentialsOAuthFlow>,
+    /// The implicit flow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub implicit: Option<ImplicitOAuthFlow>,
+    /// The resource owner password flow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password: Option<PasswordOAuthFlow>,
 }
@@ -316,39 +389,56 @@ pub struct OAuthFlows {
 /// OAuth scope name → description.
 pub type Scopes = BTreeMap<String, String>;
 
+/// The authorization code flow's endpoints and scopes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuthorizationCodeOAuthFlow {
+    /// Where the user authorizes.
     pub authorization_url: String,
+    /// Where tokens are issued.
     pub token_url: String,
+    /// The scopes, with descriptions.
     pub scopes: Scopes,
+    /// Where tokens are refreshed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_url: Option<String>,
 }
 
+/// The client credentials flow's endpoint and scopes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientCredentialsOAuthFlow {
+    /// Where tokens are issued.
     pub token_url: String,
+    /// The scopes, with descriptions.
     pub scopes: Scopes,
+    /// Where tokens are refreshed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_url: Option<String>,
 }
 
+/// The implicit flow's endpoint and scopes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImplicitOAuthFlow {
+    /// Where the user authorizes.
     pub authorization_url: String,
+    /// The scopes, with descriptions.
     pub scopes: Scopes,
+    /// Where tokens are refreshed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_url: Option<String>,
 }
 
+/// The password flow's endpoint and scopes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PasswordOAuthFlow {
+    /// Where tokens are issued.
     pub token_url: String,
+    /// The scopes, with descriptions.
     pub scopes: Scopes,
+    /// Where tokens are refreshed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_url: Option<String>,
 }

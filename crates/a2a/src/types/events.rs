@@ -12,13 +12,18 @@ use super::{
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatusUpdateEvent {
+    /// Always `status-update`.
     pub kind: StatusUpdateKind,
+    /// The task.
     pub task_id: TaskId,
+    /// Its context.
     pub context_id: ContextId,
+    /// The new status.
     pub status: TaskStatus,
     /// `final` on the wire: the last event of this stream.
     #[serde(rename = "final")]
     pub is_final: bool,
+    /// The event's metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }
@@ -27,9 +32,13 @@ pub struct TaskStatusUpdateEvent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskArtifactUpdateEvent {
+    /// Always `artifact-update`.
     pub kind: ArtifactUpdateKind,
+    /// The task.
     pub task_id: TaskId,
+    /// Its context.
     pub context_id: ContextId,
+    /// The artifact, or the chunk of it this event adds.
     pub artifact: Artifact,
     /// When true, these parts extend the artifact of the same id already sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -37,6 +46,7 @@ pub struct TaskArtifactUpdateEvent {
     /// When true, this is the artifact's last chunk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_chunk: Option<bool>,
+    /// The event's metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }
@@ -45,9 +55,13 @@ pub struct TaskArtifactUpdateEvent {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum StreamEvent {
+    /// The task as a whole.
     Task(Task),
+    /// A message (the agent answered without a task).
     Message(Message),
+    /// A status change.
     StatusUpdate(TaskStatusUpdateEvent),
+    /// An artifact, or a chunk of one.
     ArtifactUpdate(TaskArtifactUpdateEvent),
 }
 
@@ -120,7 +134,9 @@ impl<'de> Deserialize<'de> for StreamEvent {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum SendMessageResult {
+    /// The task.
     Task(Task),
+    /// A message, when the agent answered without a task.
     Message(Message),
 }
 

@@ -19,19 +19,28 @@ pub enum Role {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
+    /// Always `message`.
     pub kind: MessageKind,
+    /// The message's id, chosen by its sender.
     pub message_id: MessageId,
+    /// Who sent it.
     pub role: Role,
+    /// Its content.
     #[serde(deserialize_with = "bounded_parts")]
     pub parts: Vec<Part>,
+    /// The context it belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_id: Option<ContextId>,
+    /// The task it belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<TaskId>,
+    /// Other tasks it refers to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_task_ids: Option<Vec<TaskId>>,
+    /// The extensions it uses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extensions: Option<Vec<String>>,
+    /// Its metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }
@@ -106,8 +115,11 @@ pub fn parts_text(parts: &[Part]) -> String {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Part {
+    /// Text.
     Text(TextPart),
+    /// A file, inline or by URI.
     File(FilePart),
+    /// Structured data (a JSON object).
     Data(DataPart),
 }
 
@@ -176,7 +188,9 @@ pub fn media_type_matches(wanted: &str, offered: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TextPart {
+    /// The text.
     pub text: String,
+    /// The part's metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }
@@ -185,7 +199,9 @@ pub struct TextPart {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FilePart {
+    /// The file.
     pub file: FileContent,
+    /// The part's metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }
@@ -194,7 +210,9 @@ pub struct FilePart {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DataPart {
+    /// The data.
     pub data: serde_json::Map<String, serde_json::Value>,
+    /// The part's metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }
@@ -203,8 +221,11 @@ pub struct DataPart {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "RawFile", into = "RawFile")]
 pub struct FileContent {
+    /// The file's name.
     pub name: Option<String>,
+    /// Its media type.
     pub mime_type: Option<String>,
+    /// Its bytes, or where to fetch them.
     pub source: FileSource,
 }
 

@@ -17,6 +17,7 @@ pub struct PushNotificationConfig {
     /// Sent back as `X-A2A-Notification-Token` so the client can check the sender.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
+    /// How the agent authenticates to the webhook.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authentication: Option<PushNotificationAuthenticationInfo>,
 }
@@ -27,6 +28,7 @@ pub struct PushNotificationConfig {
 pub struct PushNotificationAuthenticationInfo {
     /// Auth schemes, e.g. `["Bearer"]`.
     pub schemes: Vec<String>,
+    /// Credentials for the scheme.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials: Option<String>,
 }
@@ -35,6 +37,8 @@ pub struct PushNotificationAuthenticationInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskPushNotificationConfig {
+    /// The task.
     pub task_id: TaskId,
+    /// The config.
     pub push_notification_config: PushNotificationConfig,
 }

@@ -8,14 +8,23 @@ use super::{ArtifactId, ContextId, Message, Metadata, Part, TaskId, TaskKind};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TaskState {
+    /// Received, not yet worked on.
     Submitted,
+    /// Being worked on.
     Working,
+    /// Waiting for the client's answer.
     InputRequired,
+    /// Finished successfully.
     Completed,
+    /// Canceled by the client.
     Canceled,
+    /// Failed.
     Failed,
+    /// Refused by the agent.
     Rejected,
+    /// Waiting for the client to authenticate.
     AuthRequired,
+    /// A state this crate does not know.
     Unknown,
 }
 
@@ -59,9 +68,12 @@ impl std::fmt::Display for TaskState {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatus {
+    /// The state.
     pub state: TaskState,
+    /// A message that comes with it (a question, a reason).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<Message>,
+    /// When the status was set (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
 }
@@ -94,14 +106,21 @@ pub fn now_rfc3339() -> String {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Task {
+    /// Always `task`.
     pub kind: TaskKind,
+    /// The task's id, chosen by the agent.
     pub id: TaskId,
+    /// The context it belongs to.
     pub context_id: ContextId,
+    /// Its current status.
     pub status: TaskStatus,
+    /// The messages exchanged, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<Message>,
+    /// What it produced.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<Artifact>,
+    /// Its metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// Who started the task (the id of the server's `Caller`), when the server knows:
@@ -141,15 +160,21 @@ impl Task {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Artifact {
+    /// The artifact's id, unique within its task.
     pub artifact_id: ArtifactId,
+    /// Its content.
     #[serde(deserialize_with = "super::message::bounded_parts")]
     pub parts: Vec<Part>,
+    /// Its name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// What it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The extensions it uses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extensions: Option<Vec<String>>,
+    /// Its metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }

@@ -14,7 +14,9 @@ use crate::types::{self as t, ContextId, FileContent, FileSource, MessageId, Tas
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{field}: {why}")]
 pub struct ConvertError {
+    /// Where in the request (a JSON path).
     pub field: String,
+    /// Why it cannot be converted.
     pub why: String,
 }
 
@@ -33,6 +35,7 @@ fn refuse(field: &str, why: impl Into<String>) -> ConvertError {
 
 // ---- internal -> v1.0 -------------------------------------------------------------
 
+/// A state in v1.0's form.
 pub fn task_state(s: t::TaskState) -> v1::TaskState {
     match s {
         t::TaskState::Submitted => v1::TaskState::Submitted,
@@ -47,6 +50,7 @@ pub fn task_state(s: t::TaskState) -> v1::TaskState {
     }
 }
 
+/// A role in v1.0's form.
 pub fn role(r: t::Role) -> v1::Role {
     match r {
         t::Role::User => v1::Role::User,
@@ -54,6 +58,7 @@ pub fn role(r: t::Role) -> v1::Role {
     }
 }
 
+/// A part in v1.0's form.
 pub fn part(p: &t::Part) -> v1::Part {
     match p {
         t::Part::Text(x) => v1::Part {
@@ -83,6 +88,7 @@ pub fn part(p: &t::Part) -> v1::Part {
     }
 }
 
+/// A message in v1.0's form.
 pub fn message(m: &t::Message) -> v1::Message {
     v1::Message {
         message_id: m.message_id.to_string(),
@@ -109,6 +115,7 @@ pub fn message(m: &t::Message) -> v1::Message {
     }
 }
 
+/// A status in v1.0's form.
 pub fn status(s: &t::TaskStatus) -> v1::TaskStatus {
     v1::TaskStatus {
         state: task_state(s.state),
@@ -117,6 +124,7 @@ pub fn status(s: &t::TaskStatus) -> v1::TaskStatus {
     }
 }
 
+/// An artifact in v1.0's form.
 pub fn artifact(a: &t::Artifact) -> v1::Artifact {
     v1::Artifact {
         artifact_id: a.artifact_id.to_string(),
@@ -141,6 +149,7 @@ pub fn task(x: &t::Task) -> v1::Task {
     }
 }
 
+/// A stream event as v1.0's `StreamResponse`.
 pub fn stream_event(e: &t::StreamEvent) -> v1::StreamResponse {
     match e {
         t::StreamEvent::Task(x) => v1::StreamResponse::Task(task(x)),
@@ -166,6 +175,7 @@ pub fn stream_event(e: &t::StreamEvent) -> v1::StreamResponse {
     }
 }
 
+/// A `SendMessage` result in v1.0's form.
 pub fn send_result(r: &t::SendMessageResult) -> v1::SendMessageResponse {
     match r {
         t::SendMessageResult::Task(x) => v1::SendMessageResponse::Task(task(x)),
@@ -173,6 +183,7 @@ pub fn send_result(r: &t::SendMessageResult) -> v1::SendMessageResponse {
     }
 }
 
+/// A push config in v1.0's form.
 pub fn push_config(c: &t::TaskPushNotificationConfig) -> v1::TaskPushNotificationConfig {
     let p = &c.push_notification_config;
     v1::TaskPushNotificationConfig {
@@ -209,6 +220,7 @@ pub fn task_state_in(s: v1::TaskState) -> Option<t::TaskState> {
     })
 }
 
+/// A v1.0 part in the internal model (`at`: its path, for errors).
 pub fn part_in(p: v1::Part, at: &str) -> Result<t::Part, ConvertError> {
     let set = [
         p.text.is_some(),
@@ -277,6 +289,7 @@ pub fn part_in(p: v1::Part, at: &str) -> Result<t::Part, ConvertError> {
     }))
 }
 
+/// A v1.0 message in the internal model (`at`: its path, for errors).
 pub fn message_in(m: v1::Message, at: &str) -> Result<t::Message, ConvertError> {
     let role = match m.role {
         v1::Role::User => t::Role::User,
@@ -338,6 +351,7 @@ fn history_length(n: Option<i32>, at: &str) -> Result<Option<u32>, ConvertError>
         .transpose()
 }
 
+/// A v1.0 `SendMessageRequest` as the internal params.
 pub fn send_request_in(r: v1::SendMessageRequest) -> Result<t::MessageSendParams, ConvertError> {
     let message = message_in(r.message, "message")?;
     let configuration = match r.configuration {
@@ -360,6 +374,7 @@ pub fn send_request_in(r: v1::SendMessageRequest) -> Result<t::MessageSendParams
     })
 }
 
+/// A v1.0 `GetTaskRequest` as the internal params.
 pub fn get_request_in(r: v1::GetTaskRequest) -> Result<t::TaskQueryParams, ConvertError> {
     if r.id.is_empty() {
         return Err(refuse("id", "a task id is required"));
@@ -371,6 +386,7 @@ pub fn get_request_in(r: v1::GetTaskRequest) -> Result<t::TaskQueryParams, Conve
     })
 }
 
+/// A v1.0 request naming a task as the internal params.
 pub fn task_request_in(r: v1::TaskRequest) -> Result<t::TaskIdParams, ConvertError> {
     if r.id.is_empty() {
         return Err(refuse("id", "a task id is required"));
@@ -393,6 +409,7 @@ pub fn status_in(s: v1::TaskStatus, at: &str) -> Result<t::TaskStatus, ConvertEr
     })
 }
 
+/// A v1.0 artifact in the internal model (`at`: its path, for errors).
 pub fn artifact_in(a: v1::Artifact, at: &str) -> Result<t::Artifact, ConvertError> {
     Ok(t::Artifact {
         artifact_id: t::ArtifactId::new(a.artifact_id),
@@ -464,6 +481,7 @@ pub fn stream_event_in(e: v1::StreamResponse) -> Result<t::StreamEvent, ConvertE
     })
 }
 
+/// A v1.0 `SendMessageResponse` as the internal result.
 pub fn send_response_in(r: v1::SendMessageResponse) -> Result<t::SendMessageResult, ConvertError> {
     Ok(match r {
         v1::SendMessageResponse::Task(x) => t::SendMessageResult::Task(task_in(x, "task")?),

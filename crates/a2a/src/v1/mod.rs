@@ -11,8 +11,10 @@ pub use convert::ConvertError;
 
 /// `protocolBinding` names of the interfaces a card lists.
 pub const BINDING_JSONRPC: &str = "JSONRPC";
+/// The HTTP+JSON binding's name.
 pub const BINDING_HTTP_JSON: &str = "HTTP+JSON";
 
 /// The `@type` and domain of the `google.rpc.ErrorInfo` detail v1.0 errors carry.
 pub const ERROR_INFO_TYPE: &str = "type.googleapis.com/google.rpc.ErrorInfo";
+/// The `domain` of v1.0's `ErrorInfo`.
 pub const ERROR_DOMAIN: &str = "a2a-protocol.org";

@@ -7,6 +7,11 @@
 //! Defaults are omitted when writing (ProtoJSON leaves out empty strings, lists and
 //! `false`), and tolerated when absent on reading.
 
+// Every type and field here is the proto message and field of the same name (`a2a.proto`,
+// the normative definition of v1.0, documents them); they exist only at the boundary,
+// converted at once to and from the documented internal model in `crate::types`.
+#![allow(missing_docs)]
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -1,4 +1,4 @@
-//! The A2A server, generic over an [`AgentExecutor`]: both generations (v1.0 and v0.3)
+//! The A2A server for any [`AgentExecutor`] (its type erased at the builder): both generations (v1.0 and v0.3)
 //! over JSON-RPC 2.0 and v1.0 over HTTP+JSON on one port, with SSE streaming, our own
 //! accept loop, durable stores and replicas sharing one.
 //!

@@ -8,8 +8,8 @@
 //! than "did not match any variant".
 //!
 //! A2A v1.0, which renames methods and reshapes parts and enums, lives beside these in
-//! `protocol::v1` as its own serde structs converted to and from them at the edge;
-//! nothing outside `protocol` depends on the JSON shape.
+//! [`crate::v1`] as its own serde structs converted to and from them at the edge;
+//! nothing outside this crate depends on the JSON shape.
 
 mod card;
 mod events;

@@ -256,6 +256,8 @@ async fn survives_a_stop(name: &str, stop: Stop, wire: Wire) {
         "a, b and c were sent once before the crash"
     );
 
+    // Issue 38: what happened before the restart keeps its times.
+    let restarted_ms = time_ms(&a2a::types::now_rfc3339());
     let second_args = args(&store);
     let second_args: Vec<&str> = second_args.iter().map(String::as_str).collect();
     let (_second, url) = spawn_serve(&second_args, &[]).await;
@@ -330,6 +332,21 @@ async fn survives_a_stop(name: &str, stop: Stop, wire: Wire) {
     for s in &detail.steps {
         assert_eq!(s.state, StepState::Completed, "{s:?}");
         assert!(s.started_at.is_some() && s.ended_at.is_some(), "{s:?}");
+    }
+    // Start and durations count from the run's real start, not from the restart: the
+    // run and its three slow steps started before it.
+    assert!(
+        time_ms(&detail.started_at) < restarted_ms,
+        "the run's start survives the restart: {} (restarted at {restarted_ms} ms)",
+        detail.started_at
+    );
+    for step in ["a", "b", "c"] {
+        let s = detail.steps.iter().find(|s| s.step == step).unwrap();
+        let started = time_ms(s.started_at.as_deref().unwrap());
+        assert!(
+            started < restarted_ms,
+            "{step} started before the restart and says so: {s:?}"
+        );
     }
     for (step, agent) in [("a", "alpha"), ("b", "beta"), ("c", "gamma")] {
         let s = detail.steps.iter().find(|s| s.step == step).unwrap();
@@ -557,6 +574,7 @@ async fn store_contract(store: Arc<dyn Store>) {
         workflow_hash: "abc".into(),
         inputs: Default::default(),
         trace: None,
+        started_at: None,
     };
     store.create_run(&header).await.unwrap();
     let sent = Checkpoint::Sent {
@@ -567,6 +585,7 @@ async fn store_contract(store: Arc<dyn Store>) {
         task_id: Some("down-1".into()),
         text: Some("yes".into()),
         data: None,
+        started_at: None,
     };
     store.save_unit("t1", "a", None, &sent).await.unwrap();
     store.save_unit("t1", "b", Some(3), &sent).await.unwrap();
@@ -642,6 +661,7 @@ async fn queued_checkpoints_are_stored_with_the_next_waited_write() {
         task_id: None,
         text: Some(step.into()),
         data: None,
+        started_at: None,
     };
     // Queued, in order: a step's task id, then its end; then the next step's message,
     // waited for, which stores them all.
@@ -1063,6 +1083,7 @@ async fn runs_end_together(store: Arc<dyn Store>) {
                 workflow_hash: "hash".into(),
                 inputs: serde_json::Map::new(),
                 trace: None,
+                started_at: None,
             };
             store.create_run(&header).await.unwrap();
             let done = Checkpoint::Done(Record::new(StepState::Completed));
@@ -1126,6 +1147,7 @@ fn run_header(id: &str) -> RunHeader {
         workflow_hash: "hash".into(),
         inputs: serde_json::Map::new(),
         trace: None,
+        started_at: None,
     }
 }
 

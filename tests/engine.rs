@@ -998,6 +998,7 @@ async fn a_resumed_run_keeps_finished_work_and_resends_an_unknown_send_with_its_
         workflow_hash: wf.hash.clone(),
         inputs,
         trace: None,
+        started_at: None,
     };
     store.create_run(&header).await.unwrap();
     let finished = |text: &str| {
@@ -1028,6 +1029,7 @@ async fn a_resumed_run_keeps_finished_work_and_resends_an_unknown_send_with_its_
         task_id: None,
         text: Some("y".into()),
         data: None,
+        started_at: None,
     };
     store
         .save_unit("run-1", "each", Some(1), &sent)

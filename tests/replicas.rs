@@ -36,6 +36,7 @@ fn header(id: &str) -> RunHeader {
         workflow_hash: "hash".into(),
         inputs: serde_json::Map::new(),
         trace: None,
+        started_at: None,
     }
 }
 

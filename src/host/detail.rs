@@ -347,13 +347,20 @@ impl RunDetail {
                 Checkpoint::Done(record) => {
                     e.state = record.state;
                     e.message.clone_from(&record.error);
+                    if let Some(t) = &record.ended_at {
+                        e.ended_at = Some(t.clone());
+                    }
                     e.ended_at.get_or_insert_with(|| now.to_owned());
+                    if let Some(t) = &record.started_at {
+                        e.started_at = Some(t.clone());
+                    }
                     (record.agent.clone(), record.attempts)
                 }
                 Checkpoint::Sent {
                     attempt,
                     agent,
                     task_id,
+                    started_at,
                     ..
                 } => {
                     if !e.state.is_finished() {
@@ -362,11 +369,15 @@ impl RunDetail {
                     if task_id.is_some() {
                         e.downstream_task_id.clone_from(task_id);
                     }
+                    if let Some(t) = started_at {
+                        e.started_at = Some(t.clone());
+                    }
                     (agent.clone(), *attempt)
                 }
             };
             e.attempts = e.attempts.max(attempts);
             if e.state != StepState::Skipped {
+                // Runs stored before times were kept: the restart's time.
                 e.started_at.get_or_insert_with(|| now.to_owned());
             }
             if agent.is_some() && agent != e.agent {
@@ -607,6 +618,8 @@ prompt = "b?"
         let mut record = orchestrator_core::engine::Record::new(StepState::Completed);
         record.agent = Some("one".into());
         record.attempts = 1;
+        record.started_at = Some("t1".into());
+        record.ended_at = Some("t2".into());
         units.insert(("list".to_owned(), None), Checkpoint::Done(record));
         units.insert(
             ("each".to_owned(), Some(0)),
@@ -618,10 +631,15 @@ prompt = "b?"
                 task_id: Some("t-9".into()),
                 text: None,
                 data: None,
+                started_at: Some("t3".into()),
             },
         );
         stale.restore(&units, "t5", url);
         assert_eq!(stale.steps[0].state, StepState::Completed);
+        // The times the journal kept, not the restart's.
+        assert_eq!(stale.steps[0].started_at.as_deref(), Some("t1"));
+        assert_eq!(stale.steps[0].ended_at.as_deref(), Some("t2"));
+        assert_eq!(stale.steps[2].started_at.as_deref(), Some("t3"));
         assert_eq!(stale.steps[0].agent_url.as_deref(), Some("http://one/"));
         let item = &stale.steps[2];
         assert_eq!((item.step.as_str(), item.item), ("each", Some(0)));

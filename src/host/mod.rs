@@ -382,10 +382,12 @@ impl AgentExecutor for Orchestrator {
         tracing::info!(task_id = %task.id, workflow = %workflow.id, "resuming a run");
         // The detail, rebuilt from what the run saved of its steps.
         let now = now_rfc3339();
+        // The run's start as it was written down (the restart's time for runs stored
+        // before starts were kept).
         let mut detail = Box::new(detail::RunDetail::new(
             &workflow,
             h.inputs.clone(),
-            now.clone(),
+            h.started_at.clone().unwrap_or_else(|| now.clone()),
         ));
         detail.restore(&saved.units, &now, |a| {
             self.inner.agent_urls.get(a).cloned()

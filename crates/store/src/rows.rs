@@ -30,6 +30,9 @@ pub(crate) struct HeaderRow {
     inputs: Map<String, Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     trace: Option<String>,
+    /// When the run started; absent in rows written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    started_at: Option<String>,
 }
 
 /// A unit's checkpoint (`run_units.checkpoint`).
@@ -44,6 +47,8 @@ pub(crate) enum CheckpointRow {
         task_id: Option<String>,
         text: Option<String>,
         data: Option<Map<String, Value>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        started_at: Option<String>,
     },
     Done(RecordRow),
 }
@@ -58,6 +63,10 @@ pub(crate) struct RecordRow {
     error: Option<String>,
     agent: Option<String>,
     attempts: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ended_at: Option<String>,
 }
 
 /// Artifacts: (id, name, parts).
@@ -123,6 +132,7 @@ impl From<&RunHeader> for HeaderRow {
             workflow_hash: h.workflow_hash.clone(),
             inputs: h.inputs.clone(),
             trace: h.trace.clone(),
+            started_at: h.started_at.clone(),
         }
     }
 }
@@ -137,6 +147,7 @@ impl From<HeaderRow> for RunHeader {
             workflow_hash: h.workflow_hash,
             inputs: h.inputs,
             trace: h.trace,
+            started_at: h.started_at,
         }
     }
 }
@@ -152,6 +163,7 @@ impl From<&Checkpoint> for CheckpointRow {
                 task_id,
                 text,
                 data,
+                started_at,
             } => CheckpointRow::Sent {
                 attempt: *attempt,
                 turn: *turn,
@@ -160,6 +172,7 @@ impl From<&Checkpoint> for CheckpointRow {
                 task_id: task_id.clone(),
                 text: text.clone(),
                 data: data.clone(),
+                started_at: started_at.clone(),
             },
             Checkpoint::Done(r) => CheckpointRow::Done(r.into()),
         }
@@ -177,6 +190,7 @@ impl From<CheckpointRow> for Checkpoint {
                 task_id,
                 text,
                 data,
+                started_at,
             } => Checkpoint::Sent {
                 attempt,
                 turn,
@@ -185,6 +199,7 @@ impl From<CheckpointRow> for Checkpoint {
                 task_id,
                 text,
                 data,
+                started_at,
             },
             CheckpointRow::Done(r) => Checkpoint::Done(r.into()),
         }
@@ -214,6 +229,8 @@ impl From<&Record> for RecordRow {
             error: r.error.clone(),
             agent: r.agent.clone(),
             attempts: r.attempts,
+            started_at: r.started_at.clone(),
+            ended_at: r.ended_at.clone(),
         }
     }
 }
@@ -237,6 +254,8 @@ impl From<RecordRow> for Record {
             error: r.error,
             agent: r.agent,
             attempts: r.attempts,
+            started_at: r.started_at,
+            ended_at: r.ended_at,
         }
     }
 }

@@ -74,6 +74,18 @@ pub struct RunHeader {
     /// run resumed after a restart links to its first trace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
+    /// When the run started (RFC 3339), so that its start and duration survive
+    /// restarts and takeovers; `None` in runs stored before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+}
+
+/// The wall-clock time now, as RFC 3339: how the journal writes when a run and each of
+/// its units started and ended.
+pub fn wall_clock() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
 }
 
 /// Where one unit of work (a step, or a fan-out item) stands.
@@ -92,6 +104,9 @@ pub enum Checkpoint {
         task_id: Option<String>,
         text: Option<String>,
         data: Option<Map<String, Value>>,
+        /// When the unit started (its first attempt; RFC 3339), kept across its
+        /// checkpoints; `None` in runs stored before it was kept.
+        started_at: Option<String>,
     },
     /// Finished: never run again.
     Done(Record),

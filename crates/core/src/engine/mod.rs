@@ -14,7 +14,7 @@ mod types;
 mod unit;
 
 pub use journal::{
-    Checkpoint, MemoryRunStore, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun,
+    Checkpoint, MemoryRunStore, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun, wall_clock,
 };
 pub use limits::OutputLimits;
 pub use record::{Outputs, Record, content_json};

@@ -111,6 +111,10 @@ pub struct Record {
     pub agent: Option<String>,
     /// Attempts made (0 when no agent was called: skipped, approvals, ...).
     pub attempts: u32,
+    /// When the step (or item) started and ended (RFC 3339); set by the run as it
+    /// settles the unit, so they survive a restart.
+    pub started_at: Option<String>,
+    pub ended_at: Option<String>,
 }
 
 impl Record {
@@ -123,6 +127,8 @@ impl Record {
             error: None,
             agent: None,
             attempts: 0,
+            started_at: None,
+            ended_at: None,
         }
     }
 

@@ -382,10 +382,14 @@ mod tests {
     /// A shipped workflow: the futures' sizes do not depend on which one.
     const WORKFLOW: &str = include_str!("../../../../../workflows/travel-planning.toml");
 
-    /// Bytes of the run loop's future: the run's whole life.
-    const RUN_FUTURE_MAX: usize = 1_450;
-    /// Bytes of a unit's future: a step's whole life.
-    const UNIT_FUTURE_MAX: usize = 2_900;
+    /// Bytes of the run loop's future: the run's whole life. (1,448 until a settled
+    /// unit's record carried its start and end, which the run holds while it writes the
+    /// record down: 48 bytes, for times that survive a restart.)
+    const RUN_FUTURE_MAX: usize = 1_500;
+    /// Bytes of a unit's future: a step's whole life. (2,900 until units kept when they
+    /// started and their records when they started and ended: 4% more, for times that
+    /// survive a restart.)
+    const UNIT_FUTURE_MAX: usize = 3_050;
 
     #[test]
     fn the_futures_a_run_holds_stay_small() {
@@ -401,6 +405,7 @@ mod tests {
             workflow,
             step: 0,
             item: None,
+            started_at: String::new(),
             context: Value::Null,
             run_id: handle.run_id.clone(),
             connector: Arc::new(Silent),

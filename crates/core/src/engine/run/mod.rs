@@ -35,6 +35,9 @@ struct Slot {
     /// The unit was spawned (for a plain step).
     spawned: bool,
     fan: Option<Fan>,
+    /// When each of its running units started (RFC 3339; by item for a fan-out), for
+    /// its record.
+    starts: Vec<(Option<usize>, String)>,
 }
 
 struct Fan {
@@ -220,6 +223,7 @@ impl Run {
                         inputs: self.inputs.clone(),
                         // Inside the run's span: the context of the run itself.
                         trace: self.trace_capture.and_then(|capture| capture()),
+                        started_at: Some(super::journal::wall_clock()),
                     };
                     j.create(&header).await;
                 }

@@ -2,7 +2,7 @@
 //! `when`), how many units start (`max_parallel`, fan-outs), and what a finished unit or
 //! step changes — its dependents, the failure policy and the template context.
 
-use super::super::journal::Checkpoint;
+use super::super::journal::{Checkpoint, wall_clock};
 use super::super::record::Record;
 use super::super::unit::Unit;
 use super::{Fan, Run, StepFailure};
@@ -226,7 +226,16 @@ impl Run {
             Some(c @ Checkpoint::Sent { .. }) => Some(c),
             _ => None,
         };
+        let started_at = match &resume {
+            Some(Checkpoint::Sent {
+                started_at: Some(t),
+                ..
+            }) => t.clone(),
+            _ => wall_clock(),
+        };
+        self.slots[i].starts.push((item, started_at.clone()));
         let unit = Unit {
+            started_at,
             journal: self.journal.clone(),
             resume,
             workflow: self.workflow.clone(),
@@ -256,8 +265,14 @@ impl Run {
         self.running += 1;
     }
 
-    pub(super) async fn unit_done(&mut self, i: usize, item: Option<usize>, record: Record) {
+    pub(super) async fn unit_done(&mut self, i: usize, item: Option<usize>, mut record: Record) {
         self.questions.retain(|q| !(q.step == i && q.item == item));
+        let starts = &mut self.slots[i].starts;
+        if let Some(at) = starts.iter().position(|(k, _)| *k == item) {
+            let (_, started) = starts.swap_remove(at);
+            record.started_at.get_or_insert(started);
+        }
+        record.ended_at.get_or_insert_with(wall_clock);
         let Some(k) = item else {
             return self.close(i, record).await;
         };
@@ -328,8 +343,18 @@ impl Run {
 
     /// Records a step's final state (in the journal first: no step that needs it starts
     /// before it is written), emits it, and settles it.
-    pub(super) async fn close(&mut self, i: usize, record: Record) {
+    pub(super) async fn close(&mut self, i: usize, mut record: Record) {
         let step = &self.workflow.steps[i];
+        if record.started_at.is_none() {
+            // A fan-out started with its first item.
+            record.started_at = record
+                .items
+                .iter()
+                .flatten()
+                .filter_map(|r| r.started_at.clone())
+                .min();
+        }
+        record.ended_at.get_or_insert_with(wall_clock);
         if let Some(j) = &self.journal {
             // Not waited for: the run's next waited write (a message's checkpoint, its
             // end) stores it; a crash before then resumes the step from its last one.

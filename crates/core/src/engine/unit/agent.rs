@@ -67,6 +67,7 @@ impl Unit {
             task_id: request.task_id.clone().or(task.flatten()),
             text: request.text.clone(),
             data: request.data.clone(),
+            started_at: Some(self.started_at.clone()),
         };
         if wait {
             j.unit(self.id().as_str(), self.item, &c).await;

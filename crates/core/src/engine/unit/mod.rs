@@ -61,6 +61,8 @@ pub struct Unit {
     pub journal: Option<Journal>,
     /// The checkpoint to go on from (a `Sent`), after a restart.
     pub resume: Option<Checkpoint>,
+    /// When the unit started (RFC 3339): now, or as its checkpoint says after a restart.
+    pub started_at: String,
     /// The run's span, the parent of each attempt's (which is not the step's: a trace
     /// shows run → attempt → call, one level fewer to export).
     pub run_span: Option<tracing::Id>,

@@ -56,6 +56,9 @@ fn project(name: &str, agents: &[(&str, &str)], protocol: Wire) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("flows")).unwrap();
+    // A named store's directory must exist (serve refuses a path whose directory does
+    // not).
+    std::fs::create_dir_all(dir.join("data")).unwrap();
     std::fs::write(dir.join("flows/crash-test.toml"), WORKFLOW).unwrap();
     let mut text = String::new();
     for (agent, url) in agents {
@@ -491,6 +494,18 @@ async fn a_corrupt_or_foreign_database_stops_serve_with_a_clear_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("another program"), "{stderr}");
+
+    // Issue 38: a named store in a directory that does not exist (a typo) is refused,
+    // not started empty in its place; nothing is created.
+    let typo = dir.join("dta/orchestrator.db");
+    let out = run(&typo);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("dta") && stderr.contains("does not exist"),
+        "{stderr}"
+    );
+    assert!(!dir.join("dta").exists(), "nothing is created");
 }
 
 /// The same contract checked on both stores: tasks with numbered logs, the message

@@ -413,6 +413,15 @@ async fn serve(mut args: ServeArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    if resolved.store_named
+        && let Some(dir) = settings::missing_store_dir(&config.store)
+    {
+        eprintln!(
+            "error: --store / [store]: the directory {} does not exist; create it first (a mistyped path would otherwise start an empty store and hide your runs)",
+            dir.display()
+        );
+        return Ok(ExitCode::from(2));
+    }
     let options = serve::RunOptions {
         metrics_token: resolved.metrics_token,
         ui: resolved.ui,

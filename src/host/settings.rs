@@ -136,6 +136,20 @@ pub struct Resolved {
     /// Replicas' leases, when set (`--lease`, `[store] lease`): applied to the store
     /// by `StoreSpec::with_lease`, which says when the store has none.
     pub lease: Option<Duration>,
+    /// The store was named (`--store`, `[store]`), not the default: a SQLite file's
+    /// directory must then exist (see [`missing_store_dir`]).
+    pub store_named: bool,
+}
+
+/// For a store the user named: the directory its SQLite file would be in, when that
+/// does not exist. A typo in a path must not start an empty store in its place (and
+/// hide every run of the real one); the default store's `data/` is created.
+pub fn missing_store_dir(store: &StoreSpec) -> Option<std::path::PathBuf> {
+    let StoreSpec::Sqlite(path) = store else {
+        return None;
+    };
+    let dir = path.parent()?;
+    (!dir.as_os_str().is_empty() && !dir.is_dir()).then(|| dir.to_owned())
 }
 
 impl Settings {
@@ -200,6 +214,7 @@ impl Settings {
             auth: self.auth.filter(|a| !a.is_empty()),
             ..defaults
         };
+        let store_named = self.store.is_some();
         Resolved {
             host: HostConfig {
                 name: self.name.unwrap_or_else(|| DEFAULT_NAME.to_owned()),
@@ -209,7 +224,7 @@ impl Settings {
                 workflows: self.workflows.unwrap_or_else(|| "workflows".into()),
                 agents: self.agents.unwrap_or_else(|| "agents.toml".into()),
                 server,
-                store: self.store.unwrap_or_else(|| {
+                store: self.store.clone().unwrap_or_else(|| {
                     StoreSpec::parse(DEFAULT_STORE).unwrap_or(StoreSpec::Memory)
                 }),
                 retention: self.retention.unwrap_or(DEFAULT_RETENTION),
@@ -230,6 +245,7 @@ impl Settings {
             metrics_token: self.metrics_token,
             ui: self.ui.unwrap_or(true),
             lease: self.lease,
+            store_named,
         }
     }
 }

@@ -16,13 +16,14 @@ async fn main() -> ExitCode {
     };
     let traces = cli.read_config();
     let telemetry = telemetry::init(format, &traces);
+    let verbose = cli.verbose;
     let code = match cli::run(cli).await {
         Ok(code) => code,
         // The reader went away (`… | head`): the output ends there, as with any tool.
         Err(e) if broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            eprintln!("error: {}", cli::describe(&e, verbose));
+            cli::exit_code(&e)
         }
     };
     // Blocking: the exporter's last batch goes out over a blocking HTTP client.

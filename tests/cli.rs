@@ -425,3 +425,53 @@ fn echo_agent_helps_and_names_a_taken_port() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The README's exit codes, one row at a time, in several commands: 2 for bad input
+/// (nothing done), 1 for a failure of what the command did, 0 for done.
+#[test]
+fn exit_codes_are_the_readmes() {
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+            .args(args)
+            .current_dir(ROOT)
+            .env_remove("A2A_TEST_UNSET_TOKEN")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for (args, says) in [
+        (&["serve", "--lease", "abc"][..], "--lease"),
+        (&["serve", "--store", "mysql://db/x"], "--store"),
+        (&["serve", "--no-such-flag"], "--no-such-flag"),
+        (&["graph", "no-such-workflow"], "no-such-workflow"),
+        (
+            &["send", "http://127.0.0.1:9/", "hi", "--data", "[1]"],
+            "--data",
+        ),
+        (
+            &[
+                "send",
+                "http://127.0.0.1:9/",
+                "hi",
+                "--bearer-token-env",
+                "A2A_TEST_UNSET_TOKEN",
+            ],
+            "A2A_TEST_UNSET_TOKEN",
+        ),
+        (&["run", "no-such-workflow"], "no-such-workflow"),
+    ] {
+        let (code, stderr) = run(args);
+        assert_eq!(code, Some(2), "{args:?} is bad input: {stderr}");
+        assert!(stderr.contains(says), "{args:?} names {says}: {stderr}");
+    }
+    // What the command did failed: the agent cannot be reached.
+    let (code, stderr) = run(&["card", "http://127.0.0.1:9/"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    // Done.
+    let (code, stderr) = run(&["validate"]);
+    assert_eq!(code, Some(0), "{stderr}");
+}

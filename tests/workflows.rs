@@ -364,7 +364,7 @@ fn graph_command_renders_mermaid_and_dot() {
     assert!(out.contains("\"activities\" -> \"book_tours\";"), "{out}");
 
     let (code, _, err) = cli(&["graph", "no-such-workflow"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2, "an unknown workflow is bad input");
     assert!(
         err.contains("employee-onboarding") && err.contains("travel-planning"),
         "lists what exists: {err}"

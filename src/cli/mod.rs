@@ -1,6 +1,14 @@
 //! The command-line front end: argument parsing and the user-facing output of each
 //! subcommand. Library code never prints; this module does.
 
+/// A [`BadInput`] error with the message `format!` makes (declared before the
+/// modules, so every command has it).
+macro_rules! bad_input {
+    ($($arg:tt)*) => {
+        anyhow::Error::from($crate::cli::BadInput(format!($($arg)*)))
+    };
+}
+
 mod agents;
 mod bench;
 mod demo;
@@ -34,8 +42,53 @@ pub struct Cli {
         env = "A2A_LOG_FORMAT"
     )]
     pub log_format: LogFormat,
+    /// Errors in full: each cause, with the protocol's error codes and data.
+    #[arg(long, short = 'v', global = true)]
+    pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// A mistake in what the user gave — a flag, an argument, a name, a variable — as
+/// opposed to a failure of what the command did: it exits 2 (the README's exit codes).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadInput(pub String);
+
+/// An error as the user reads it: the first cause that says what went wrong in their
+/// terms. An A2A error from the orchestrator or an agent is given by its message, its
+/// code and data only with `verbose` (which gives every cause).
+pub fn describe(e: &anyhow::Error, verbose: bool) -> String {
+    if verbose {
+        return format!("{e:#}");
+    }
+    let rpc = e
+        .chain()
+        .find_map(|c| match c.downcast_ref::<a2a::client::ClientError>() {
+            Some(a2a::client::ClientError::Rpc(rpc)) => Some(rpc),
+            _ => c.downcast_ref::<a2a::RpcError>(),
+        });
+    match rpc {
+        Some(rpc) => {
+            let context = e.to_string();
+            let said = format!("{} (-v for details)", rpc.message);
+            if context.contains(&rpc.message) || context.contains("answered with an error") {
+                said
+            } else {
+                format!("{context}: {said}")
+            }
+        }
+        None => format!("{e:#}"),
+    }
+}
+
+/// The exit code of a failed command: 2 for bad input, else 1.
+pub fn exit_code(e: &anyhow::Error) -> ExitCode {
+    if e.chain().any(|c| c.is::<BadInput>()) {
+        ExitCode::from(2)
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 /// The log line format.
@@ -187,7 +240,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 failure_rate,
                 ..Default::default()
             };
-            let llm = llm.config(None).map_err(|e| anyhow::anyhow!(e))?;
+            let llm = llm.config(None).map_err(|e| bad_input!("{e}"))?;
             demo::demo(set, behaviour, protocol, yes, llm).await
         }
         Command::Run(args) => run::run(args).await,
@@ -280,9 +333,7 @@ impl ServeArgs {
                 .ok()
                 .filter(|v| !v.is_empty())
                 .ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "the environment variable {var} (a credential for serve) is not set"
-                    )
+                    bad_input!("the environment variable {var} (a credential for serve) is not set")
                 })
         };
         let bearer_tokens = self
@@ -302,32 +353,34 @@ impl ServeArgs {
                 api_key: (!keys.is_empty()).then_some((header, keys)),
             });
         if let Some(l) = &self.listen {
-            settings::check_listen(l).map_err(|e| anyhow::anyhow!("--listen: {e}"))?;
+            settings::check_listen(l).map_err(|e| bad_input!("--listen: {e}"))?;
         }
         if let Some(u) = &self.public_url {
-            settings::check_public_url(u).map_err(|e| anyhow::anyhow!("--public-url: {e}"))?;
+            settings::check_public_url(u).map_err(|e| bad_input!("--public-url: {e}"))?;
         }
         let store = self
             .store
             .as_deref()
             .map(orchestrator_store::StoreSpec::parse)
             .transpose()
-            .map_err(|e| anyhow::anyhow!("--store: {e}"))?;
+            .map_err(|e| bad_input!("--store: {e}"))?;
         let retention = self
             .retention
             .as_deref()
             .map(orchestrator_core::config::parse_duration)
             .transpose()
-            .map_err(|e| anyhow::anyhow!("--retention: {e}"))?
+            .map_err(|e| bad_input!("--retention: {e}"))?
             .filter(|d| !d.is_zero());
         let lease = self
             .lease
             .as_deref()
             .map(orchestrator_core::config::parse_duration)
             .transpose()
-            .map_err(|e| anyhow::anyhow!("--lease: {e}"))?;
+            .map_err(|e| bad_input!("--lease: {e}"))?;
         if lease.is_some_and(|l| l < std::time::Duration::from_millis(300)) {
-            anyhow::bail!("--lease: at least 300ms (a third of it is the renewal period)");
+            return Err(bad_input!(
+                "--lease: at least 300ms (a third of it is the renewal period)"
+            ));
         }
         Ok(Settings {
             name: self.name,
@@ -399,7 +452,7 @@ async fn serve(mut args: ServeArgs) -> anyhow::Result<ExitCode> {
     let llm = args
         .llm
         .config(file.llm.clone().flatten())
-        .map_err(|e| anyhow::anyhow!(e))?;
+        .map_err(|e| bad_input!("{e}"))?;
     let mut flags = args.settings()?;
     flags.llm = Some(llm);
     let resolved = file.overridden_by(flags).resolve();
@@ -520,4 +573,36 @@ async fn shutdown_signal() {
         std::io::stdout(),
         "a2a-orchestrator stopping ({signal}): no new connections; requests in flight finish, runs stay in the store for the next server"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BadInput, describe, exit_code};
+    use a2a::RpcError;
+    use a2a::client::ClientError;
+    use std::process::ExitCode;
+
+    #[test]
+    fn errors_speak_the_users_terms_and_give_codes_with_verbose() {
+        let refused = anyhow::Error::from(ClientError::Rpc(RpcError::invalid_params(
+            "metadata.from",
+            "no step `aprove` is waiting; waiting: approve",
+        )))
+        .context("cannot answer run r-1");
+        let plain = describe(&refused, false);
+        assert!(
+            plain.starts_with("cannot answer run r-1: ") && plain.contains("approve"),
+            "{plain}"
+        );
+        assert!(
+            !plain.contains("-32602") && !plain.contains("JSON-RPC"),
+            "{plain}"
+        );
+        let verbose = describe(&refused, true);
+        assert!(verbose.contains("-32602"), "{verbose}");
+        assert_eq!(exit_code(&refused), ExitCode::FAILURE);
+        let bad = anyhow::Error::from(BadInput("--lease: not a duration".into()));
+        assert_eq!(exit_code(&bad), ExitCode::from(2));
+        assert_eq!(describe(&bad, false), "--lease: not a duration");
+    }
 }

@@ -54,7 +54,7 @@ pub struct SendArgs {
 fn object(flag: &str, text: &str) -> anyhow::Result<Map<String, Value>> {
     match serde_json::from_str(text) {
         Ok(Value::Object(m)) => Ok(m),
-        Ok(other) => anyhow::bail!(
+        Ok(other) => Err(bad_input!(
             "--{flag} must be a JSON object, not {}",
             match other {
                 Value::Array(_) => "an array",
@@ -63,8 +63,8 @@ fn object(flag: &str, text: &str) -> anyhow::Result<Map<String, Value>> {
                 Value::Bool(_) => "a boolean",
                 _ => "null",
             }
-        ),
-        Err(e) => anyhow::bail!("--{flag} is not valid JSON: {e}"),
+        )),
+        Err(e) => Err(bad_input!("--{flag} is not valid JSON: {e}")),
     }
 }
 
@@ -76,7 +76,7 @@ pub fn client_config(bearer_token_env: Option<&str>) -> anyhow::Result<ClientCon
         let token = std::env::var(var)
             .ok()
             .filter(|t| !t.is_empty())
-            .ok_or_else(|| anyhow::anyhow!("the environment variable {var} is not set"))?;
+            .ok_or_else(|| bad_input!("the environment variable {var} is not set"))?;
         config.auth = Some(ClientAuth::Bearer(token));
     }
     Ok(config)

@@ -123,7 +123,7 @@ pub(super) fn find(
             }
         }
     }
-    anyhow::bail!(
+    Err(bad_input!(
         "no workflow file or id `{workflow}` (workflows in {}: {})",
         dir.display(),
         if ids.is_empty() {
@@ -131,7 +131,7 @@ pub(super) fn find(
         } else {
             ids.join(", ")
         }
-    )
+    ))
 }
 
 /// `graph WORKFLOW [--format mermaid|dot]`.

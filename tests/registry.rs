@@ -1002,3 +1002,45 @@ follow_redirects = "same-origin"
         assert_eq!(h["x-tenant"], "acme");
     }
 }
+
+/// Issue 38: an agent down at its last probe that has come back since is fetched again
+/// before a step fails on it — by name and by skill — without waiting for the
+/// background refresh (not even started here).
+#[tokio::test]
+async fn a_down_agent_is_fetched_again_before_a_step_fails_on_it() {
+    let port = closed_port().await;
+    let toml = format!("[agents.late]\nurl = \"http://127.0.0.1:{port}\"\n");
+    let r = registry(&toml, HashMap::new(), RegistryOptions::default()).await;
+    assert!(status(&r, "late").health.is_unavailable());
+    // Still down: the step fails, saying why.
+    let Err(down) = r
+        .acquire(Target::Name("late"), &Requirements::default())
+        .await
+    else {
+        panic!("no agent to call while it is down");
+    };
+    assert!(down.to_string().contains("late"), "{down}");
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let server = A2aServer::new(
+        Counting::default(),
+        counting_card(&format!("http://127.0.0.1:{port}/"), "count", false),
+    );
+    let router = server.router();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    // By skill first: no card offered it, so the choice would fail without the
+    // refetch.
+    let by_skill = r
+        .acquire(Target::Skill("count"), &Requirements::default())
+        .await
+        .expect("the card is fetched again before the step fails");
+    assert_eq!(by_skill.agent(), "late");
+    drop(by_skill);
+    assert_eq!(status(&r, "late").health, Health::Healthy);
+    let by_name = r
+        .acquire(Target::Name("late"), &Requirements::default())
+        .await
+        .expect("and by name");
+    assert_eq!(by_name.agent(), "late");
+}

@@ -370,3 +370,61 @@ fn graph_command_renders_mermaid_and_dot() {
         "lists what exists: {err}"
     );
 }
+
+/// Issue 38: `validate --agents` discovers the agents and checks every `skill = "…"`
+/// against their cards: a typo is a warning at its line with the closest skill offered
+/// (`--strict` fails on it), an agent not reached is named.
+#[tokio::test(flavor = "multi_thread")]
+async fn validate_with_agents_checks_skills_against_the_cards() {
+    let agent = crate::util::echo(0).await;
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("validate-skills");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("flows")).unwrap();
+    std::fs::write(
+        dir.join("flows/typo.toml"),
+        "[workflow]\nid = \"typo\"\ndescription = \"A skill with a typo\"\n\n[steps.say]\nskill = \"ecoh\"\nmessage = \"hi\"\n",
+    )
+    .unwrap();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!(
+            "[agents.echo]\nurl = \"{}\"\n\n[agents.gone]\nurl = \"http://127.0.0.1:{port}\"\n",
+            agent.url
+        ),
+    )
+    .unwrap();
+    let run = |strict: bool| {
+        let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"));
+        c.arg("validate")
+            .arg(dir.join("flows"))
+            .arg("--agents")
+            .arg(dir.join("agents.toml"));
+        if strict {
+            c.arg("--strict");
+        }
+        c.output()
+    };
+    let out = run(false).await.unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "a warning: {stdout}{stderr}");
+    assert!(
+        stderr.contains("typo.toml:6:")
+            && stderr.contains("no agent's card offers skill `ecoh`")
+            && stderr.contains("did you mean `echo`?"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`gone`"),
+        "the agent not reached is named: {stderr}"
+    );
+    assert!(stdout.contains("not reached: gone"), "{stdout}");
+    let strict = run(true).await.unwrap();
+    assert_eq!(strict.status.code(), Some(1));
+}

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use super::progress::{Asker, Progress, label, print_result};
 use crate::host::detail::{RunDetail, StepUpdate};
-use a2a::client::A2aClient;
+use a2a::client::{A2aClient, ClientError};
 use a2a::types::{
     Artifact, Message, MessageSendParams, Part, StreamEvent, Task, TaskId, TaskIdParams,
     TaskQueryParams, TaskState, TaskStatus,
@@ -78,10 +78,25 @@ pub async fn drive(
     loop {
         let watching = matches!(next, Some(Start::Watch(_)));
         let (mut events, mut task_id) = match next.take() {
-            Some(Start::Send(params)) => (
-                client.send_message_stream(&params).await?,
-                params.message.task_id.clone(),
-            ),
+            Some(Start::Send(params)) => match client.send_message_stream(&params).await {
+                Ok(events) => (events, params.message.task_id.clone()),
+                Err(e) => {
+                    // An answer that arrived after the task ended (its questions were
+                    // answered already, by this watcher or another): the task's end is
+                    // what there is to show.
+                    if let Some(id) = &params.message.task_id
+                        && matches!(e, ClientError::Rpc(_))
+                        && client
+                            .get_task(&TaskQueryParams::new(id.clone()))
+                            .await
+                            .is_ok_and(|t| t.status.state.is_terminal())
+                    {
+                        next = Some(Start::Watch(id.clone()));
+                        continue;
+                    }
+                    return Err(e.into());
+                }
+            },
             Some(Start::Watch(id)) => {
                 // A task that has ended has nothing to stream: its snapshot says it all.
                 let task = client.get_task(&TaskQueryParams::new(id.clone())).await?;

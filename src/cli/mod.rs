@@ -216,7 +216,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             paths,
             agents,
             strict,
-        } => workflows::validate(&paths, agents.as_deref(), strict),
+        } => workflows::validate(&paths, agents.as_deref(), strict).await,
         Command::Agents {
             agents: path,
             json,
@@ -499,6 +499,15 @@ async fn serve(mut args: ServeArgs) -> anyhow::Result<ExitCode> {
         if s.health.is_unavailable() {
             eprintln!("warning: agent `{}` {}", s.name, s.health);
         }
+    }
+    for problem in host
+        .registry
+        .skill_problems(host.workflows.iter().map(AsRef::as_ref))
+    {
+        eprintln!(
+            "{problem}
+"
+        );
     }
     host.registry.start_refresh();
     match host.server.recover().await {

@@ -27,8 +27,9 @@ fn agents(path: Option<&Path>, diags: &mut Vec<Diagnostic>) -> anyhow::Result<Op
     Ok(file)
 }
 
-/// `validate [PATH]... [--agents FILE] [--strict]`.
-pub fn validate(
+/// `validate [PATH]... [--agents FILE] [--strict]`. With `--agents` given, the agents
+/// are discovered too and every `skill = "…"` checked against their cards.
+pub async fn validate(
     paths: &[PathBuf],
     agents_path: Option<&Path>,
     strict: bool,
@@ -68,6 +69,33 @@ pub fn validate(
         }
     }
     diags.extend(extra);
+    if let (Some(_), Some(file)) = (agents_path, &agents) {
+        let registry = crate::registry::Registry::discover(
+            file,
+            &crate::registry::env::ProcessEnv,
+            crate::registry::RegistryOptions::default(),
+        )
+        .await;
+        let checked: Vec<&Workflow> = loaded.iter().filter_map(|l| l.workflow.as_ref()).collect();
+        diags.extend(registry.skill_problems(checked));
+        let statuses = registry.statuses();
+        let down: Vec<&str> = statuses
+            .iter()
+            .filter(|s| s.health.is_unavailable())
+            .map(|s| s.name.as_str())
+            .collect();
+        writeln!(
+            out,
+            "{} agent(s) discovered{}",
+            statuses.len() - down.len(),
+            if down.is_empty() {
+                String::new()
+            } else {
+                format!(", not reached: {}", down.join(", "))
+            }
+        )?;
+        registry.shutdown().await;
+    }
     let errors = diags.iter().filter(|d| d.is_error()).count();
     let warnings = diags.len() - errors;
     let mut err = std::io::stderr().lock();

@@ -223,6 +223,9 @@ fn translate(
         RunEvent::Run { state, message } => {
             let (st, msg) = match state {
                 RunState::Working => (TaskState::Working, None),
+                // Every question it waited for was answered meanwhile (the answers are
+                // on their way to the run): nothing waits for the client.
+                RunState::InputRequired if pending.is_empty() => (TaskState::Working, None),
                 RunState::InputRequired => {
                     (TaskState::InputRequired, Some(waiting_message(&pending)))
                 }

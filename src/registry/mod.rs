@@ -12,6 +12,7 @@ mod breaker;
 pub mod config;
 pub mod env;
 mod select;
+mod skills;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -42,8 +43,12 @@ pub struct RegistryOptions {
     pub card_timeout: Duration,
     /// How often cards are fetched again (when the server gives no `max-age`).
     pub refresh_interval: Duration,
-    /// First wait before retrying an unavailable agent; doubles up to `refresh_interval`.
+    /// First wait before retrying an unavailable agent (or a failed refresh); doubles
+    /// up to `retry_max`.
     pub retry_initial: Duration,
+    /// Longest wait between probes of an unavailable agent: one that comes back is
+    /// noticed within it, however long it was down.
+    pub retry_max: Duration,
     /// Consecutive failed calls that open an agent's circuit.
     pub breaker_threshold: u32,
     /// How long an open circuit keeps the agent out before a probe.
@@ -60,6 +65,7 @@ impl Default for RegistryOptions {
             card_timeout: Duration::from_secs(5),
             refresh_interval: Duration::from_secs(300),
             retry_initial: Duration::from_secs(1),
+            retry_max: Duration::from_secs(10),
             breaker_threshold: 5,
             breaker_cooldown: Duration::from_secs(30),
             call_timeout: Duration::from_secs(60),
@@ -437,8 +443,11 @@ impl Registry {
         }
         st.failures = st.failures.saturating_add(1);
         let options = &self.inner.options;
-        let retry = Backoff::exponential(options.retry_initial, options.refresh_interval)
-            .with_jitter(REFRESH_JITTER);
+        let retry = Backoff::exponential(
+            options.retry_initial,
+            options.retry_max.min(options.refresh_interval),
+        )
+        .with_jitter(REFRESH_JITTER);
         st.next_refresh = now + retry.delay(st.failures);
     }
 

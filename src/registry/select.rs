@@ -159,12 +159,42 @@ fn incapable(card: &AgentCard, skill: Option<&str>, req: &Requirements) -> Optio
 
 impl Registry {
     /// Chooses an agent for `target` and takes one of its concurrency permits (waiting
-    /// for one if the agent is at its limit).
+    /// for one if the agent is at its limit). When none can be chosen and some agent
+    /// has no card (down at its last probe), those cards are fetched again, once,
+    /// before the choice fails: a step does not fail on an agent that has come back
+    /// since.
     pub async fn acquire(
         &self,
         target: Target<'_>,
         req: &Requirements,
     ) -> Result<Lease, SelectError> {
+        match self.choose(target, req).await {
+            Err(SelectError::NoneOffers { .. } | SelectError::NoneUsable { .. })
+                if self.refetch_cardless().await =>
+            {
+                self.choose(target, req).await
+            }
+            chosen => chosen,
+        }
+    }
+
+    /// Fetches the card of every agent that has none again (concurrently, each bounded
+    /// by the card timeout); whether any now has one.
+    async fn refetch_cardless(&self) -> bool {
+        let cardless: Vec<&Arc<Agent>> = self
+            .inner
+            .agents
+            .iter()
+            .filter(|a| a.resolved.is_ok() && a.state().card.is_none())
+            .collect();
+        if cardless.is_empty() {
+            return false;
+        }
+        futures::future::join_all(cardless.iter().map(|a| self.refresh(a))).await;
+        cardless.iter().any(|a| a.state().card.is_some())
+    }
+
+    async fn choose(&self, target: Target<'_>, req: &Requirements) -> Result<Lease, SelectError> {
         let now = Instant::now();
         let agents = &self.inner.agents;
         let candidates: Vec<&Arc<Agent>> = match target {

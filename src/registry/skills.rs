@@ -1,0 +1,90 @@
+//! Checking the skills workflows ask for against the cards discovered: a `skill = "…"`
+//! no card offers is a typo or a missing agent, better said at `validate --agents` and
+//! at `serve`'s start than when a run reaches the step. Each problem is a warning at the
+//! `skill = "…"` line (an agent may come up later), with the closest skill offered.
+
+use std::ops::Range;
+
+use orchestrator_core::config::{Diagnostic, Severity, did_you_mean};
+use orchestrator_core::workflow::{AgentTarget, StepKind, Workflow};
+
+use super::Registry;
+
+impl Registry {
+    /// A warning for each step whose skill no discovered card offers (naming the
+    /// closest offered one), and one for each agent that could not be reached (whose
+    /// skills are unknown).
+    pub fn skill_problems<'a>(
+        &self,
+        workflows: impl IntoIterator<Item = &'a Workflow>,
+    ) -> Vec<Diagnostic> {
+        let statuses = self.statuses();
+        let offered: Vec<&str> = statuses
+            .iter()
+            .flat_map(|s| s.skills.iter().map(String::as_str))
+            .collect();
+        let unreachable: Vec<String> = statuses
+            .iter()
+            .filter(|s| s.health.is_unavailable())
+            .map(|s| format!("`{}` ({})", s.name, s.health))
+            .collect();
+        let mut problems = Vec::new();
+        for w in workflows {
+            for step in &w.steps {
+                let StepKind::Agent {
+                    target: AgentTarget::Skill(skill),
+                    ..
+                } = &step.kind
+                else {
+                    continue;
+                };
+                if offered.contains(&skill.as_str()) {
+                    continue;
+                }
+                let mut message =
+                    format!("step `{}`: no agent's card offers skill `{skill}`", step.id);
+                if let Some(close) = did_you_mean(skill, offered.iter().copied()) {
+                    message.push_str(&format!(" (did you mean `{close}`?)"));
+                }
+                if !unreachable.is_empty() {
+                    message.push_str(&format!(
+                        "; not reached, so their skills are unknown: {}",
+                        unreachable.join(", ")
+                    ));
+                }
+                problems.push(Diagnostic::new(
+                    Severity::Warning,
+                    &w.file,
+                    &w.source,
+                    skill_span(&w.source, step.id.as_str(), skill),
+                    message,
+                ));
+            }
+        }
+        problems
+    }
+}
+
+/// Where `skill = "<skill>"` is written in step `step`'s table (the table's header when
+/// it cannot be found; the start of the file at worst).
+fn skill_span(source: &str, step: &str, skill: &str) -> Range<usize> {
+    let table = source.find(&format!("[steps.{step}]")).unwrap_or(0);
+    let quoted = format!("\"{skill}\"");
+    match source[table..].find(&quoted) {
+        Some(i) => table + i + 1..table + i + 1 + skill.len(),
+        None => table..table,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::skill_span;
+
+    #[test]
+    fn the_span_is_the_skill_in_its_steps_table() {
+        let src = "[steps.a]\nskill = \"flights\"\n[steps.b]\nskill = \"flights\"\n";
+        let at = skill_span(src, "b", "flights");
+        assert_eq!(&src[at.clone()], "flights");
+        assert!(at.start > src.find("[steps.b]").unwrap());
+    }
+}

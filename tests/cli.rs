@@ -43,6 +43,13 @@ async fn the_travel_demo_runs_without_a_terminal_and_prints_the_itinerary() {
     let o = orchestrator(&["demo"]).await;
     let out = text(&o);
     assert!(o.status.success(), "{out}");
+    // Issue 38: it shows all it sends, the inputs beside the sentence.
+    assert!(
+        out.contains("→ message/stream: \"Plan 5 nights in Lisbon")
+            && out.contains("with a data part: {\"input\":{")
+            && out.contains("\"workflow\":\"travel-planning\""),
+        "{out}"
+    );
     for step in [
         "flights",
         "hotel",

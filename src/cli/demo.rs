@@ -143,12 +143,17 @@ async fn with_fleet(
         )?;
     }
     say!("  orchestrator      {url}  (one A2A agent; its skills are the workflows)")?;
-    say!("\n→ message/stream: \"{}\"\n", s.text)?;
-
     let mut message = Message::user_text(s.text);
     let mut data = Map::new();
     data.insert("workflow".into(), json!(workflow_id));
     data.insert("input".into(), s.input.clone());
+    // What is sent, all of it: the sentence, and the inputs as a client's form (or a
+    // model, with --llm-*) would give them beside it.
+    say!(
+        "\n→ message/stream: \"{}\"\n  with a data part: {}\n  (the workflow and its inputs, as a form or a model would give them; the text alone\n  makes the orchestrator ask for what it cannot read from it)\n",
+        s.text,
+        Value::Object(data.clone())
+    )?;
     message.parts.push(Part::data(data));
     let start = Start::Send(Box::new(MessageSendParams::new(message)));
     let asker = Asker::new(yes);

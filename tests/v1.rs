@@ -53,9 +53,15 @@ async fn stream_text(url: &str, method: &str, params: Value, extra: &[(&str, &st
     let mut req = http().post(url).header("A2A-Version", "1.0").json(&json!({
         "jsonrpc": "2.0", "id": 1, "method": method, "params": params
     }));
+    // Replacing, not adding to, what the client sends by default (its `Accept: */*`).
+    let mut headers = reqwest::header::HeaderMap::new();
     for (k, v) in extra {
-        req = req.header(*k, *v);
+        headers.append(
+            reqwest::header::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+            v.parse().unwrap(),
+        );
     }
+    req = req.headers(headers);
     req.send().await.unwrap().text().await.unwrap()
 }
 
@@ -954,4 +960,103 @@ async fn history_length_zero_returns_no_history_on_both_bindings() {
             .is_none_or(Vec::is_empty),
         "{sent}"
     );
+}
+
+/// Issue 37 (conformance defect 4): ProtoJSON parsers read a field under its proto name
+/// as well as its JSON name — the kit sends `task_id` — and a webhook whose host does not
+/// resolve yet is taken (its address is checked at each delivery).
+#[tokio::test]
+async fn proto_field_names_are_read_and_unresolved_webhooks_taken() {
+    let agent = echo(0).await;
+    let url = &agent.url;
+    let sent = rpc(url, Some("1.0"), "SendMessage", send_params("proto names")).await;
+    let id = sent["result"]["task"]["id"].as_str().unwrap().to_owned();
+    let none = rpc(
+        url,
+        Some("1.0"),
+        "GetTask",
+        json!({ "id": id, "history_length": 0 }),
+    )
+    .await;
+    assert!(
+        none["result"]["history"]
+            .as_array()
+            .is_none_or(Vec::is_empty),
+        "history_length is historyLength: {none}"
+    );
+    let created = rpc(
+        url,
+        Some("1.0"),
+        "CreateTaskPushNotificationConfig",
+        json!({ "task_id": id, "url": "https://hooks.invalid/a2a" }),
+    )
+    .await;
+    assert!(created["error"].is_null(), "{created}");
+    assert_eq!(created["result"]["taskId"], id.as_str(), "{created}");
+    assert_eq!(created["result"]["url"], "https://hooks.invalid/a2a");
+    // A private address is still refused.
+    let private = rpc(
+        url,
+        Some("1.0"),
+        "CreateTaskPushNotificationConfig",
+        json!({ "taskId": id, "url": "http://10.0.0.1/hook" }),
+    )
+    .await;
+    assert!(!private["error"].is_null(), "{private}");
+}
+
+/// Issue 37 (conformance defect 1): a stream asked for with an `Accept` that leaves out
+/// `text/event-stream` is ContentTypeNotSupported (-32005) on both bindings, and a part
+/// of a media type the agent does not take is too; `*/*` and no `Accept` stream.
+#[tokio::test]
+async fn streams_refuse_an_accept_they_cannot_answer() {
+    let agent = echo(0).await;
+    let url = &agent.url;
+    let refused = stream_text(
+        url,
+        "SendStreamingMessage",
+        send_params("hi"),
+        &[("Accept", "application/json")],
+    )
+    .await;
+    let refused: Value = serde_json::from_str(&refused)
+        .unwrap_or_else(|e| panic!("a JSON-RPC error, not a stream ({e}): {refused}"));
+    assert_eq!(
+        rpc_error(&refused),
+        (-32005, "CONTENT_TYPE_NOT_SUPPORTED".into()),
+        "{refused}"
+    );
+    let resp = http()
+        .post(format!("{url}message:stream"))
+        .header("A2A-Version", "1.0")
+        .json(&send_params("hi"))
+        .headers(reqwest::header::HeaderMap::from_iter([(
+            reqwest::header::ACCEPT,
+            "application/xml".parse().unwrap(),
+        )]))
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(
+        rest_error(&body).1,
+        "CONTENT_TYPE_NOT_SUPPORTED",
+        "{status} {body}"
+    );
+    for accept in ["*/*", "text/event-stream, application/json;q=0.5"] {
+        let streamed = stream_text(
+            url,
+            "SendStreamingMessage",
+            send_params("hi"),
+            &[("Accept", accept)],
+        )
+        .await;
+        assert!(streamed.contains("data:"), "{accept}: {streamed}");
+    }
+    // A part the agent does not take (its card takes text only).
+    let mut params = send_params("a picture");
+    params["message"]["parts"] = json!([{ "raw": "aGk=", "mediaType": "image/png" }]);
+    let resp = rpc(url, Some("1.0"), "SendMessage", params).await;
+    assert_eq!(rpc_error(&resp).0, -32005, "{resp}");
 }

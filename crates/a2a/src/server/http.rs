@@ -270,6 +270,37 @@ pub(super) fn json_with<T: Serialize>(
 }
 
 /// The `Last-Event-ID` header: the number of the last event a reconnecting client saw.
+/// ContentTypeNotSupported (-32005) when the request's `Accept` leaves out
+/// `text/event-stream`, which a streaming method answers with. No `Accept`, `*/*` and
+/// `text/*` take it.
+pub(super) fn accepts_event_stream(headers: &HeaderMap) -> Result<(), RpcError> {
+    let ranges: Vec<String> = headers
+        .get_all(axum::http::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|r| {
+            r.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .filter(|r| !r.is_empty())
+        .collect();
+    if ranges.is_empty()
+        || ranges
+            .iter()
+            .any(|r| matches!(r.as_str(), "text/event-stream" | "text/*" | "*/*"))
+    {
+        return Ok(());
+    }
+    Err(RpcError::content_type_not_supported(format!(
+        "this method answers with text/event-stream, which Accept ({}) does not take",
+        crate::log::untrusted(&ranges.join(", "))
+    )))
+}
+
 pub(super) fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, RpcError> {
     let Some(v) = headers.get("last-event-id") else {
         return Ok(None);

@@ -5,7 +5,8 @@
 //! JSON response, or an SSE stream of them.
 
 use super::http::{
-    BodyError, authorize, json_with, last_event_id, read_body, sse_event, sse_response,
+    BodyError, accepts_event_stream, authorize, json_with, last_event_id, read_body, sse_event,
+    sse_response,
 };
 use super::observe;
 use super::version::{self, Version};
@@ -381,6 +382,10 @@ async fn stream(
     caller: &Caller,
 ) -> Response {
     let keep_alive = inner.config.keep_alive;
+    // Answered as JSON: the client said it cannot read a stream.
+    if let Err(e) = accepts_event_stream(headers) {
+        return error_response(id, e, generation, &req.method);
+    }
     let setup = async {
         let request = match (method, generation) {
             (Method::SendStreamingMessage, Version::V0_3) => {

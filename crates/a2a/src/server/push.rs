@@ -17,9 +17,12 @@ use super::store::TaskStore;
 use crate::types::{PushNotificationConfig, Task, TaskId};
 use backoff::{Backoff, Jitter};
 
-/// Why a webhook URL is refused, if it is: not http(s), no host, a host that does not
-/// resolve, or one that is or resolves to a loopback, private, link-local (cloud metadata
-/// included), shared or unspecified address — unless `allow_private`.
+/// Why a webhook URL is refused, if it is: not http(s), no host, or a host that is or
+/// resolves to a loopback, private, link-local (cloud metadata included), shared or
+/// unspecified address — unless `allow_private`. A host that does not resolve now is
+/// taken: its addresses are checked again when each notification connects (the
+/// delivery client's resolver refuses private ones), which is what protects, and a
+/// webhook's DNS may well come up after it is configured.
 pub async fn check_webhook(url: &str, allow_private: bool) -> Result<(), String> {
     let u = reqwest::Url::parse(url).map_err(|e| format!("not a URL: {e}"))?;
     if !matches!(u.scheme(), "http" | "https") {
@@ -46,11 +49,10 @@ pub async fn check_webhook(url: &str, allow_private: bool) -> Result<(), String>
     let port = u.port_or_known_default().unwrap_or(80);
     let addrs: Vec<std::net::IpAddr> = match host.parse::<std::net::IpAddr>() {
         Ok(ip) => vec![ip],
-        Err(_) => tokio::net::lookup_host((host.as_str(), port))
-            .await
-            .map_err(|e| format!("webhook host {host} does not resolve: {e}"))?
-            .map(|a| a.ip())
-            .collect(),
+        Err(_) => match tokio::net::lookup_host((host.as_str(), port)).await {
+            Ok(found) => found.map(|a| a.ip()).collect(),
+            Err(_) => return Ok(()),
+        },
     };
     match addrs.iter().find(|ip| is_private(ip)) {
         Some(ip) => Err(format!(

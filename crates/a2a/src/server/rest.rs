@@ -7,7 +7,8 @@
 use axum::http::Method as HttpMethod;
 
 use super::http::{
-    BodyError, authorize, json_with, last_event_id, read_body, sse_event, sse_response,
+    BodyError, accepts_event_stream, authorize, json_with, last_event_id, read_body, sse_event,
+    sse_response,
 };
 use super::version::{self, Version};
 use crate::server::{Caller, Inner, live_events};
@@ -332,6 +333,7 @@ async fn handle(
     Ok(match route {
         Endpoint::Send => ok(&super::v1::send(inner, parse_body(body)?, caller).await?),
         Endpoint::Stream => {
+            accepts_event_stream(headers)?;
             let request = super::v1::stream_message(parse_body(body)?)?;
             stream(inner.clone(), Method::SendStreamingMessage, request, caller).await
         }
@@ -353,6 +355,7 @@ async fn handle(
             ok(&super::v1::cancel(inner, request).await?)
         }
         Endpoint::Subscribe(id) => {
+            accepts_event_stream(headers)?;
             let request = super::v1::subscribe(task(id), last_event_id(headers)?)?;
             stream(inner.clone(), Method::Resubscribe, request, caller).await
         }

@@ -9,7 +9,9 @@
 
 // Every type and field here is the proto message and field of the same name (`a2a.proto`,
 // the normative definition of v1.0, documents them); they exist only at the boundary,
-// converted at once to and from the documented internal model in `crate::types`.
+// converted at once to and from the documented internal model in `crate::types`. As
+// ProtoJSON parsers must, each field is read under its JSON name (lowerCamelCase, what
+// is written) and its proto name (snake_case, which some clients send).
 #![allow(missing_docs)]
 
 use serde::{Deserialize, Serialize};
@@ -108,6 +110,7 @@ pub struct Part {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub filename: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(alias = "media_type")]
     pub media_type: String,
 }
 
@@ -115,10 +118,13 @@ pub struct Part {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
+    #[serde(alias = "message_id")]
     pub message_id: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(alias = "context_id")]
     pub context_id: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(alias = "task_id")]
     pub task_id: String,
     pub role: Role,
     #[serde(deserialize_with = "crate::types::bounded_parts")]
@@ -128,6 +134,7 @@ pub struct Message {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "reference_task_ids")]
     pub reference_task_ids: Vec<String>,
 }
 
@@ -146,6 +153,7 @@ pub struct TaskStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Artifact {
+    #[serde(alias = "artifact_id")]
     pub artifact_id: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
@@ -166,6 +174,7 @@ pub struct Artifact {
 pub struct Task {
     pub id: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(alias = "context_id")]
     pub context_id: String,
     pub status: TaskStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -180,7 +189,9 @@ pub struct Task {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatusUpdateEvent {
+    #[serde(alias = "task_id")]
     pub task_id: String,
+    #[serde(alias = "context_id")]
     pub context_id: String,
     pub status: TaskStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -191,12 +202,15 @@ pub struct TaskStatusUpdateEvent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskArtifactUpdateEvent {
+    #[serde(alias = "task_id")]
     pub task_id: String,
+    #[serde(alias = "context_id")]
     pub context_id: String,
     pub artifact: Artifact,
     #[serde(default, skip_serializing_if = "is_false")]
     pub append: bool,
     #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(alias = "last_chunk")]
     pub last_chunk: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
@@ -208,7 +222,9 @@ pub struct TaskArtifactUpdateEvent {
 pub enum StreamResponse {
     Task(Task),
     Message(Message),
+    #[serde(alias = "status_update")]
     StatusUpdate(TaskStatusUpdateEvent),
+    #[serde(alias = "artifact_update")]
     ArtifactUpdate(TaskArtifactUpdateEvent),
 }
 
@@ -238,6 +254,7 @@ pub struct TaskPushNotificationConfig {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(alias = "task_id")]
     pub task_id: String,
     pub url: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -251,12 +268,16 @@ pub struct TaskPushNotificationConfig {
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageConfiguration {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "accepted_output_modes")]
     pub accepted_output_modes: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "task_push_notification_config")]
     pub task_push_notification_config: Option<TaskPushNotificationConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(alias = "return_immediately")]
     pub return_immediately: bool,
 }
 
@@ -281,6 +302,7 @@ pub struct GetTaskRequest {
     pub tenant: String,
     pub id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
 }
 
@@ -302,18 +324,24 @@ pub struct ListTasksRequest {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tenant: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(alias = "context_id")]
     pub context_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskState>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "page_size")]
     pub page_size: Option<i32>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(alias = "page_token")]
     pub page_token: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "status_timestamp_after")]
     pub status_timestamp_after: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "include_artifacts")]
     pub include_artifacts: Option<bool>,
 }
 
@@ -323,8 +351,11 @@ pub struct ListTasksRequest {
 #[serde(rename_all = "camelCase")]
 pub struct ListTasksResponse {
     pub tasks: Vec<Task>,
+    #[serde(alias = "next_page_token")]
     pub next_page_token: String,
+    #[serde(alias = "page_size")]
     pub page_size: i32,
+    #[serde(alias = "total_size")]
     pub total_size: i32,
 }
 
@@ -334,6 +365,7 @@ pub struct ListTasksResponse {
 pub struct PushConfigRequest {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tenant: String,
+    #[serde(alias = "task_id")]
     pub task_id: String,
     pub id: String,
 }
@@ -344,10 +376,13 @@ pub struct PushConfigRequest {
 pub struct ListPushConfigsRequest {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tenant: String,
+    #[serde(alias = "task_id")]
     pub task_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "page_size")]
     pub page_size: Option<i32>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(alias = "page_token")]
     pub page_token: String,
 }
 
@@ -357,6 +392,7 @@ pub struct ListPushConfigsRequest {
 pub struct ListPushConfigsResponse {
     pub configs: Vec<TaskPushNotificationConfig>,
     #[serde(default)]
+    #[serde(alias = "next_page_token")]
     pub next_page_token: String,
 }
 
@@ -366,9 +402,11 @@ pub struct ListPushConfigsResponse {
 pub struct AgentInterface {
     pub url: String,
     /// `JSONRPC`, `HTTP+JSON`, `GRPC`.
+    #[serde(alias = "protocol_binding")]
     pub protocol_binding: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tenant: String,
     /// `Major.Minor`: `1.0`, `0.3`.
+    #[serde(alias = "protocol_version")]
     pub protocol_version: String,
 }

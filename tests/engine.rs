@@ -1098,3 +1098,50 @@ async fn a_resumed_run_keeps_finished_work_and_resends_an_unknown_send_with_its_
     assert_eq!(output(&events).0.as_deref(), Some("FIRST|X0yz|after FIRST"));
     assert_eq!(s.log.lock().unwrap().len(), before);
 }
+
+/// Issue 38: `[workflow] deadline` bounds the whole run: past it what still runs is
+/// canceled (its downstream task too), steps not started never start, and the run fails
+/// naming the deadline and what was running; what finished before keeps its result.
+#[tokio::test(start_paused = true)]
+async fn a_run_past_its_deadline_fails_naming_what_was_still_running() {
+    let wf = load(
+        "[workflow]\nid = \"t\"\ndescription = \"d\"\ndeadline = \"5s\"\n\
+         [steps.quick]\nagent = \"quick\"\nmessage = \"x\"\n\
+         [steps.slow]\nagent = \"slow\"\nneeds = [\"quick\"]\nmessage = \"x\"\n\
+         [steps.after]\nagent = \"quick\"\nneeds = [\"slow\"]\nmessage = \"x\"\n",
+    );
+    let s = Scripted::new(vec![
+        ("quick", works(10, "quick done")),
+        ("slow", script(|_, _| vec![started("slow", "S-1"), Hang])),
+    ]);
+    let begun = Instant::now();
+    let (events, state, message) = collect(start(&engine(&s), wf, json!({}))).await;
+    let took = begun.elapsed();
+    assert_eq!(state, RunState::Failed);
+    let message = message.unwrap();
+    assert!(
+        message.contains("the run's deadline of 5s passed with `slow` still running (canceled)"),
+        "{message}"
+    );
+    assert!(
+        took >= Duration::from_secs(5) && took < Duration::from_secs(6),
+        "ended at the deadline: {took:?}"
+    );
+    assert_eq!(s.cancels(), ["S-1"], "the downstream task got tasks/cancel");
+    assert_eq!(step_state(&events, "quick"), StepState::Completed);
+    assert_eq!(s.sends("quick").len(), 1, "`after` never started");
+}
+
+#[test]
+fn a_deadline_must_be_a_duration_longer_than_zero() {
+    for (deadline, says) in [("soon", "`deadline`"), ("0s", "longer than zero")] {
+        let text = format!(
+            "[workflow]\nid = \"t\"\ndescription = \"d\"\ndeadline = \"{deadline}\"\n[steps.a]\nagent = \"a\"\nmessage = \"x\"\n"
+        );
+        let (loaded, diags) = workflow::load_str("t.toml", &text, Options::default());
+        assert!(loaded.is_none(), "{deadline}");
+        let d = diags.iter().find(|d| d.is_error()).expect("an error");
+        assert_eq!(d.line, 4, "{d}");
+        assert!(d.message.contains(says), "{d}");
+    }
+}

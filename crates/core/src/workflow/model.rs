@@ -58,6 +58,9 @@ pub struct Workflow {
     /// Most steps (and fan-out items) running at once.
     pub max_parallel: usize,
     pub on_failure: OnFailure,
+    /// How long the whole run may take (`[workflow] deadline`): past it the run fails,
+    /// naming what was still running, which is canceled.
+    pub deadline: Option<std::time::Duration>,
     /// Declared inputs, in file order.
     pub inputs: Vec<InputSpec>,
     /// Steps in a topological order (file order among independent steps).

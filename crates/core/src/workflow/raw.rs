@@ -28,6 +28,7 @@ pub struct RawHeader {
     pub examples: Option<Sp<Vec<Sp<String>>>>,
     pub max_parallel: Option<Sp<i64>>,
     pub on_failure: Option<Sp<String>>,
+    pub deadline: Option<Sp<String>>,
 }
 
 pub struct RawInput {
@@ -102,6 +103,7 @@ const HEADER: &[&str] = &[
     "examples",
     "max_parallel",
     "on_failure",
+    "deadline",
 ];
 const INPUT: &[&str] = &["type", "description", "required", "default", "enum"];
 const DEFAULTS: &[&str] = &["timeout", "deadline", "retry"];
@@ -152,6 +154,7 @@ pub fn read(ctx: &mut Ctx<'_>) -> Option<RawWorkflow> {
             examples: t.strings(ctx, "examples"),
             max_parallel: t.int(ctx, "max_parallel"),
             on_failure: t.string(ctx, "on_failure"),
+            deadline: t.string(ctx, "deadline"),
         };
         t.finish(ctx, HEADER);
         h

@@ -340,6 +340,7 @@ impl Engine {
             stopping: false,
             canceled: false,
             failure: None,
+            deadline: None,
             state: RunState::Working,
             grace: self.options.grace,
             budget: Arc::new(crate::engine::limits::OutputBudget::new(
@@ -384,8 +385,9 @@ mod tests {
 
     /// Bytes of the run loop's future: the run's whole life. (1,448 until a settled
     /// unit's record carried its start and end, which the run holds while it writes the
-    /// record down: 48 bytes, for times that survive a restart.)
-    const RUN_FUTURE_MAX: usize = 1_500;
+    /// record down: 48 bytes, for times that survive a restart; then 16 for the run's
+    /// deadline, which shares the grace's timer.)
+    const RUN_FUTURE_MAX: usize = 1_520;
     /// Bytes of a unit's future: a step's whole life. (2,900 until units kept when they
     /// started and their records when they started and ended: 4% more, for times that
     /// survive a restart.)

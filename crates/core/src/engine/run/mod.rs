@@ -92,7 +92,9 @@ struct Run {
     stopping: bool,
     canceled: bool,
     /// The first failure, which the run's end reports.
-    failure: Option<StepFailure>,
+    failure: Option<Failure>,
+    /// When the run's deadline (`[workflow] deadline`) passes, until it has.
+    deadline: Option<tokio::time::Instant>,
     state: RunState,
     grace: Duration,
     grace_until: Option<tokio::time::Instant>,
@@ -105,6 +107,49 @@ struct Run {
 /// Longest step text a workflow without `[output]` repeats in its result; a longer one
 /// is named by its artifacts instead.
 const RESULT_INLINE_MAX: usize = 64 * 1024;
+
+/// What is left of `deadline` for a run that started at `started_at` (RFC 3339; the
+/// whole of it when unknown).
+fn remaining(deadline: Duration, started_at: Option<&str>) -> Duration {
+    let Some(started) = started_at.and_then(|s| {
+        time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()
+    }) else {
+        return deadline;
+    };
+    let elapsed = time::OffsetDateTime::now_utc() - started;
+    Duration::try_from(elapsed).map_or(deadline, |e| deadline.saturating_sub(e))
+}
+
+/// Why a run failed.
+enum Failure {
+    /// A step failed (and had no `continue_on_error`).
+    Step(StepFailure),
+    /// The run's deadline passed with these steps still running.
+    Deadline {
+        after: Duration,
+        running: Vec<String>,
+    },
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Step(s) => s.fmt(f),
+            Failure::Deadline { after, running } => {
+                write!(
+                    f,
+                    "the run's deadline of {} passed",
+                    crate::config::format_duration(*after)
+                )?;
+                if running.is_empty() {
+                    Ok(())
+                } else {
+                    write!(f, " with {} still running (canceled)", running.join(", "))
+                }
+            }
+        }
+    }
+}
 
 /// A step that failed (and had no `continue_on_error`): why the run failed.
 struct StepFailure {
@@ -186,7 +231,11 @@ impl Run {
                     break;
                 }
                 Box::pin(self.update_run_state()).await;
-                let grace = self.grace_until;
+                // One timer for the grace of `always` steps and the run's deadline.
+                let wake = match (self.grace_until, self.deadline) {
+                    (Some(g), Some(d)) => Some(g.min(d)),
+                    (g, d) => g.or(d),
+                };
                 tokio::select! {
                     Some(done) = self.units.join_next() => {
                         self.running -= 1;
@@ -198,9 +247,15 @@ impl Run {
                     Some(ask) = self.ask_rx.recv() => Box::pin(self.asked(*ask)).await,
                     Some(cmd) = self.commands.recv() => Box::pin(self.command(*cmd)).await,
                     () = self.cancel.cancelled(), if !self.canceled => Box::pin(self.cancel_run()).await,
-                    () = async { tokio::time::sleep_until(grace.unwrap_or_else(tokio::time::Instant::now)).await }, if grace.is_some() => {
-                        self.always.cancel();
-                        self.grace_until = None;
+                    () = async { tokio::time::sleep_until(wake.unwrap_or_else(tokio::time::Instant::now)).await }, if wake.is_some() => {
+                        let now = tokio::time::Instant::now();
+                        if self.deadline.is_some_and(|d| d <= now) {
+                            Box::pin(self.deadline_passed()).await;
+                        }
+                        if self.grace_until.is_some_and(|g| g <= now) {
+                            self.always.cancel();
+                            self.grace_until = None;
+                        }
                     }
                 }
             }
@@ -233,12 +288,20 @@ impl Run {
                     }
                 }
                 self.restore = std::mem::take(&mut self.seed);
+                self.deadline = self
+                    .workflow
+                    .deadline
+                    .map(|d| tokio::time::Instant::now() + d);
             }
             Some(saved) => {
                 if let Some(end) = saved.end {
                     self.report_end(end).await;
                     return false;
                 }
+                // The deadline counts from the run's start, not from the restart.
+                self.deadline = self.workflow.deadline.map(|d| {
+                    tokio::time::Instant::now() + remaining(d, saved.header.started_at.as_deref())
+                });
                 self.restore = saved.units;
                 if saved.canceled {
                     self.cancel.cancel();
@@ -268,6 +331,29 @@ impl Run {
             })
             .await;
         }
+    }
+
+    /// The run's deadline passed: what still runs is canceled (`always` steps after the
+    /// grace), and the run fails saying so.
+    async fn deadline_passed(&mut self) {
+        self.deadline = None;
+        let Some(after) = self.workflow.deadline else {
+            return;
+        };
+        let running: Vec<String> = self
+            .slots
+            .iter()
+            .zip(&self.workflow.steps)
+            .filter(|(slot, _)| slot.state == Some(StepState::Working))
+            .map(|(_, step)| format!("`{}`", step.id))
+            .collect();
+        if self.failure.is_none() {
+            self.failure = Some(Failure::Deadline { after, running });
+        }
+        self.stopping = true;
+        self.work.cancel();
+        self.grace_until
+            .get_or_insert(tokio::time::Instant::now() + self.grace);
     }
 
     async fn cancel_run(&mut self) {

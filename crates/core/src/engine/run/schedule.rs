@@ -5,7 +5,7 @@
 use super::super::journal::{Checkpoint, wall_clock};
 use super::super::record::Record;
 use super::super::unit::Unit;
-use super::{Fan, Run, StepFailure};
+use super::{Failure, Fan, Run, StepFailure};
 use crate::engine::{RunEvent, StepState};
 use crate::workflow::{OnFailure, Trigger};
 use serde_json::Value;
@@ -390,14 +390,14 @@ impl Run {
         let failed = matches!(record.state, StepState::Failed | StepState::Rejected)
             && !step.continue_on_error;
         if failed && self.failure.is_none() {
-            self.failure = Some(StepFailure {
+            self.failure = Some(Failure::Step(StepFailure {
                 step: step.id.clone(),
                 agent: record.agent.clone(),
                 reason: record
                     .error
                     .clone()
                     .unwrap_or_else(|| record.state.to_string()),
-            });
+            }));
         }
         if failed && !self.canceled {
             match self.workflow.on_failure {

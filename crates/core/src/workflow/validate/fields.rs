@@ -77,6 +77,10 @@ impl Validator<'_, '_, '_> {
                 .map(|l| l.value.iter().map(|s| s.value.clone()).collect())
                 .unwrap_or_default()
         };
+        let deadline = self.duration(&h.deadline, "deadline");
+        if h.deadline.is_some() && deadline.is_none() {
+            return None;
+        }
         let id = id?;
         let name = h
             .name
@@ -90,6 +94,7 @@ impl Validator<'_, '_, '_> {
             examples: list(&h.examples),
             max_parallel: max_parallel?,
             on_failure: on_failure?,
+            deadline,
         })
     }
 

@@ -125,6 +125,7 @@ struct Header {
     examples: Vec<String>,
     max_parallel: usize,
     on_failure: OnFailure,
+    deadline: Option<std::time::Duration>,
 }
 
 /// A step on its way into the model, with the raw parts later checks need.
@@ -257,6 +258,7 @@ impl Validator<'_, '_, '_> {
             examples,
             max_parallel,
             on_failure,
+            deadline,
         } = header?;
         let mut by_id: HashMap<String, Step> = HashMap::new();
         for s in compiled.into_iter().flatten() {
@@ -277,6 +279,7 @@ impl Validator<'_, '_, '_> {
             examples,
             max_parallel,
             on_failure,
+            deadline,
             inputs,
             steps,
             output,

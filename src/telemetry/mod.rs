@@ -46,7 +46,7 @@ const CRATES: &[&str] = &[
 /// `RUST_LOG`'s directives with each one for the whole orchestrator
 /// (`a2a_orchestrator` or `a2a_orchestrator=LEVEL`) repeated for each of its crates: the
 /// name users know keeps meaning every log line of ours.
-fn ours(directives: &str) -> String {
+fn with_all_our_crates(directives: &str) -> String {
     let mut out: Vec<String> = Vec::new();
     for directive in directives.split(',').map(str::trim) {
         out.push(directive.to_owned());
@@ -119,7 +119,9 @@ enum Endpoint {
 pub fn init(format: LogFormat, settings: &TraceSettings) -> Telemetry {
     let filter = std::env::var("RUST_LOG")
         .ok()
-        .and_then(|directives| tracing_subscriber::EnvFilter::try_new(ours(&directives)).ok())
+        .and_then(|directives| {
+            tracing_subscriber::EnvFilter::try_new(with_all_our_crates(&directives)).ok()
+        })
         .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("warn"));
     let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let logs = match format {
@@ -272,22 +274,22 @@ pub fn link_to(span: &tracing::Span, traceparent: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::ours;
+    use super::with_all_our_crates;
 
     #[test]
     fn the_applications_name_stands_for_every_crate_of_ours() {
         assert_eq!(
-            ours("warn,a2a_orchestrator=debug"),
+            with_all_our_crates("warn,a2a_orchestrator=debug"),
             "warn,a2a_orchestrator=debug,a2a=debug,orchestrator_core=debug,orchestrator_store=debug"
         );
         assert_eq!(
-            ours("a2a_orchestrator"),
+            with_all_our_crates("a2a_orchestrator"),
             "a2a_orchestrator,a2a,orchestrator_core,orchestrator_store"
         );
         assert_eq!(
-            ours("a2a_orchestrator::host=info"),
+            with_all_our_crates("a2a_orchestrator::host=info"),
             "a2a_orchestrator::host=info"
         );
-        assert_eq!(ours("h2=debug"), "h2=debug");
+        assert_eq!(with_all_our_crates("h2=debug"), "h2=debug");
     }
 }

@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use a2a::RpcError;
+use a2a::Versions;
 use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig};
 use a2a::types::{
     AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, FileContent, FilePart,
@@ -180,15 +181,25 @@ pub fn conformance_card(url: &str) -> AgentCard {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let port: u16 = std::env::args()
-        .nth(1)
-        .map(|p| {
-            p.parse().unwrap_or_else(|_| {
-                eprintln!("usage: conformance_agent [PORT]  (PORT must be a number, got {p:?})");
-                std::process::exit(2)
-            })
-        })
-        .unwrap_or(9998);
+    let usage = |why: &str| -> ! {
+        eprintln!("usage: conformance_agent [PORT] [--protocol both|1.0]  ({why})");
+        std::process::exit(2)
+    };
+    let (mut port, mut generations) = (9998u16, Versions::Both);
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if arg == "--protocol" {
+            generations = match args.next().as_deref() {
+                Some("both") => Versions::Both,
+                Some("1.0") => Versions::V1_0,
+                other => usage(&format!("--protocol takes both or 1.0, got {other:?}")),
+            };
+        } else {
+            port = arg
+                .parse()
+                .unwrap_or_else(|_| usage(&format!("PORT must be a number, got {arg:?}")));
+        }
+    }
     let listener = match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
         Ok(l) => l,
         Err(e) => {
@@ -197,12 +208,17 @@ async fn main() -> std::io::Result<()> {
         }
     };
     let url = format!("http://{}/", listener.local_addr()?);
-    println!("conformance agent listening at {url} (JSON-RPC 1.0, HTTP+JSON 1.0, JSON-RPC 0.3)");
+    let speaks = match generations {
+        Versions::V1_0 => "JSON-RPC 1.0, HTTP+JSON 1.0; a v1.0-only card",
+        _ => "JSON-RPC 1.0, HTTP+JSON 1.0, JSON-RPC 0.3",
+    };
+    println!("conformance agent listening at {url} ({speaks})");
     let agent = ConformanceAgent { time_scale: 1.0 };
     // A fresh agent to the kit, which reuses one messageId across its tests: every
     // message starts a new task.
     let config = ServerConfig {
         message_idempotency: false,
+        generations,
         ..ServerConfig::default()
     };
     A2aServer::builder(agent, conformance_card(&url))

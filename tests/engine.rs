@@ -1145,3 +1145,88 @@ fn a_deadline_must_be_a_duration_longer_than_zero() {
         assert!(d.message.contains(says), "{d}");
     }
 }
+
+/// Issue 38: an approval nobody answers within its `timeout` does what its
+/// `on_timeout` says: `reject` ends it rejected; `escalate` asks again of
+/// `escalate_to`, whose answer goes on, and whose silence fails the step.
+#[tokio::test(start_paused = true)]
+async fn an_unanswered_approval_is_rejected_or_escalated_as_on_timeout_says() {
+    let approval = |policy: &str| {
+        load(&format!(
+            "{HEAD}[steps.ok]\nkind = \"approval\"\nprompt = \"Pay it?\"\ntimeout = \"1m\"\n{policy}\ncontinue_on_error = true\n"
+        ))
+    };
+    let s = Scripted::new(vec![]);
+    let (events, _, _) = collect(start(
+        &engine(&s),
+        approval("on_timeout = \"reject\""),
+        json!({}),
+    ))
+    .await;
+    assert_eq!(step_state(&events, "ok"), StepState::Rejected);
+
+    // Escalated, then answered by the next approvers.
+    let wf = approval("on_timeout = \"escalate\"\nescalate_to = [\"director\", \"cfo\"]");
+    let mut handle = start(&engine(&s), wf.clone(), json!({}));
+    let mut prompts = Vec::new();
+    while prompts.len() < 2 {
+        if let RunEvent::Question { prompt, .. } = handle.events.recv().await.unwrap() {
+            prompts.push(prompt);
+        }
+    }
+    assert_eq!(prompts[0], "Pay it?");
+    assert_eq!(
+        prompts[1],
+        "Escalated to director, cfo (no answer within 1m): Pay it?"
+    );
+    handle
+        .control
+        .answer(Some("ok"), None, Answer::text("yes"))
+        .await
+        .unwrap();
+    let (events, state, _) = collect(handle).await;
+    assert_eq!(state, RunState::Completed);
+    assert_eq!(step_state(&events, "ok"), StepState::Completed);
+
+    // Escalated, and silent again: the step fails, saying both waits.
+    let (events, _, _) = collect(start(&engine(&s), wf, json!({}))).await;
+    assert_eq!(step_state(&events, "ok"), StepState::Failed);
+    let said = events.iter().any(|e| {
+        matches!(e, RunEvent::Step { step, message: Some(m), .. }
+            if step.as_str() == "ok" && m.contains("nor within 1m more after escalating to director, cfo"))
+    });
+    assert!(said, "{events:#?}");
+}
+
+#[test]
+fn on_timeout_is_checked_where_it_is_written() {
+    for (step, says, line) in [
+        (
+            "kind = \"approval\"\nprompt = \"p\"\non_timeout = \"escalate\"\n",
+            "needs `escalate_to`",
+            7,
+        ),
+        (
+            "kind = \"approval\"\nprompt = \"p\"\non_timeout = \"ignore\"\n",
+            "unknown `on_timeout` value \"ignore\"",
+            7,
+        ),
+        (
+            "agent = \"a\"\nmessage = \"m\"\non_timeout = \"reject\"\n",
+            "applies only to approval and input steps",
+            7,
+        ),
+        (
+            "kind = \"approval\"\nprompt = \"p\"\nescalate_to = [\"x\"]\n",
+            "goes with `on_timeout = \"escalate\"`",
+            7,
+        ),
+    ] {
+        let text = format!("[workflow]\nid = \"t\"\ndescription = \"d\"\n[steps.s]\n{step}");
+        let (loaded, diags) = workflow::load_str("t.toml", &text, Options::default());
+        assert!(loaded.is_none(), "{step}");
+        let d = diags.iter().find(|d| d.is_error()).expect("an error");
+        assert!(d.message.contains(says), "{step}: {d}");
+        assert_eq!(d.line, line, "{step}: {d}");
+    }
+}

@@ -634,7 +634,10 @@ async fn spawn_serve_with_stdout(
 #[tokio::test]
 async fn serve_reads_a_config_file_and_flags_beat_it() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-config");
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("flows")).unwrap();
+    // The [store] file's directory, relative to the file: a named store's must exist.
+    std::fs::create_dir_all(dir.join("state")).unwrap();
     std::fs::copy(
         std::path::Path::new(crate::util::ROOT).join("workflows/travel-planning.toml"),
         dir.join("flows/travel-planning.toml"),

@@ -189,6 +189,23 @@ impl OnFailure {
     }
 }
 
+/// What an approval or input step does when nobody answers within its `timeout`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum OnTimeout {
+    /// The step fails.
+    #[default]
+    Fail,
+    /// The step ends `rejected`: silence is a no.
+    Reject,
+    /// The question is asked again, addressed to these approvers, for another
+    /// `timeout`; then the step fails.
+    Escalate(Vec<String>),
+}
+
+impl OnTimeout {
+    pub const NAMES: [&'static str; 3] = ["fail", "reject", "escalate"];
+}
+
 /// A typed input.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InputSpec {
@@ -308,6 +325,8 @@ pub struct Step {
     pub timeout: Option<Duration>,
     /// Bound on the whole step, retries included.
     pub deadline: Option<Duration>,
+    /// For approval and input steps: what silence past `timeout` does.
+    pub on_timeout: OnTimeout,
     pub retry: RetryPolicy,
     pub for_each: Option<FanOut>,
     /// The steps its message, data and prompt use (`steps.<id>`), sorted: all a run

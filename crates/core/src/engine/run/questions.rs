@@ -19,6 +19,9 @@ pub(super) struct Pending {
 
 impl Run {
     pub(super) async fn asked(&mut self, ask: Ask) {
+        // A question its unit stopped waiting for (its wait ran out) is no longer
+        // pending: a question asked again (escalated) replaces it.
+        self.questions.retain(|q| !q.reply.is_closed());
         self.emit(RunEvent::Question {
             step: self.workflow.steps[ask.step].id.clone(),
             item: ask.item,
@@ -41,6 +44,7 @@ impl Run {
             answer,
             reply,
         } = cmd;
+        self.questions.retain(|q| !q.reply.is_closed());
         let _ = reply.send(self.route_answer(step, item, answer));
     }
 

@@ -179,6 +179,7 @@ impl Unit {
                     with_state(StepState::Failed, format!("{reason}{tries}"))
                 }
                 Err(Failure::Final(state, reason)) => with_state(state, reason),
+                Err(Failure::Escalated(reason)) => with_state(StepState::Failed, reason),
                 Err(Failure::Canceled(reason)) => with_state(StepState::Canceled, reason),
                 Err(Failure::Deadline) => with_state(
                     StepState::Failed,

@@ -48,7 +48,7 @@ impl Unit {
                 }
                 Err(Failure::Canceled(m)) => return with_state(StepState::Canceled, m),
                 Err(Failure::Deadline) => "the model did not finish in time".to_owned(),
-                Err(Failure::Retry(m) | Failure::Final(_, m)) => m,
+                Err(Failure::Retry(m) | Failure::Final(_, m) | Failure::Escalated(m)) => m,
             };
             let resume =
                 Instant::now() + policy.schedule().with_jitter(RETRY_JITTER).delay(attempt);

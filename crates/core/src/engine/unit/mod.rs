@@ -78,6 +78,8 @@ enum Failure {
     Final(StepState, String),
     Canceled(String),
     Deadline,
+    /// A question's wait ran out again after it was escalated to these approvers.
+    Escalated(String),
 }
 
 impl Unit {

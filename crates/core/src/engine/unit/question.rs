@@ -4,7 +4,7 @@
 use super::super::record::Record;
 use super::{Ask, DEFAULT_ANSWER_WAIT, Failure, Unit, failed, with_state};
 use crate::engine::{Answer, ArtifactChunk, Content, QuestionKind, StepState};
-use crate::workflow::{StepKind, inputs_schema};
+use crate::workflow::{OnTimeout, StepKind, inputs_schema};
 use serde_json::{Map, json};
 use tokio::sync::oneshot;
 use tokio::time::{Instant, sleep_until};
@@ -27,8 +27,29 @@ impl Unit {
         ))
         .await;
         let wait = step.timeout.unwrap_or(DEFAULT_ANSWER_WAIT);
-        let until = deadline.map_or(Instant::now() + wait, |d| d.min(Instant::now() + wait));
-        match self.ask(kind, prompt, until).await {
+        let until = |now: Instant| deadline.map_or(now + wait, |d| d.min(now + wait));
+        let waited = crate::config::format_duration(wait);
+        let mut asked = self
+            .ask(kind.clone(), prompt.clone(), until(Instant::now()))
+            .await;
+        if let (Err(Failure::Deadline), OnTimeout::Escalate(to)) = (&asked, &step.on_timeout)
+            && deadline.is_none_or(|d| d > Instant::now())
+        {
+            // Asked again, of the approvers it escalates to, for another `timeout`.
+            let to = to.join(", ");
+            asked = self
+                .ask(
+                    kind,
+                    format!("Escalated to {to} (no answer within {waited}): {prompt}"),
+                    until(Instant::now()),
+                )
+                .await
+                .map_err(|e| match e {
+                    Failure::Deadline => Failure::Escalated(to),
+                    other => other,
+                });
+        }
+        match asked {
             Ok(answer) => {
                 let mut r = Record::new(StepState::Completed);
                 r.data = Some(answer.data.unwrap_or_default());
@@ -44,10 +65,14 @@ impl Unit {
                 r
             }
             Err(Failure::Canceled(m)) => with_state(StepState::Canceled, m),
-            Err(_) => failed(format!(
-                "no answer within {}",
-                crate::config::format_duration(wait)
+            Err(Failure::Escalated(to)) => failed(format!(
+                "no answer within {waited}, nor within {waited} more after escalating to {to}"
             )),
+            Err(_) if step.on_timeout == OnTimeout::Reject => with_state(
+                StepState::Rejected,
+                format!("no answer within {waited}: rejected, as its on_timeout says"),
+            ),
+            Err(_) => failed(format!("no answer within {waited}")),
         }
     }
 

@@ -7,7 +7,7 @@ use super::{Pending, Validator, is_identifier, is_skill_id, placeholder};
 use crate::config::diag::did_you_mean;
 use crate::config::reader::Sp;
 use crate::workflow::{
-    AgentName, AgentTarget, FanOut, RetryPolicy, Step, StepId, StepKind, Trigger,
+    AgentName, AgentTarget, FanOut, OnTimeout, RetryPolicy, Step, StepId, StepKind, Trigger,
 };
 use std::time::Duration;
 
@@ -228,6 +228,7 @@ impl Validator<'_, '_, '_> {
             self.ctx
                 .error(span, "`for_each` applies only to agent steps");
         }
+        let on_timeout = self.on_timeout(s, kind);
         let kind_model = match (kind, target) {
             ("agent", Some(target)) => StepKind::Agent {
                 target,
@@ -257,6 +258,7 @@ impl Validator<'_, '_, '_> {
             continue_on_error: s.continue_on_error.as_ref().is_some_and(|b| b.value),
             timeout,
             deadline,
+            on_timeout,
             retry,
             for_each: s.for_each.as_ref().map(|_| FanOut {
                 items: Expr {
@@ -275,6 +277,78 @@ impl Validator<'_, '_, '_> {
             id: s.id.clone(),
             step,
             needs,
+        }
+    }
+
+    /// `on_timeout` and `escalate_to`, for approval and input steps: what silence past
+    /// the step's `timeout` does.
+    fn on_timeout(&mut self, s: &RawStep, kind: &str) -> OnTimeout {
+        if !matches!(kind, "approval" | "input") {
+            for (name, span) in [
+                ("on_timeout", s.on_timeout.as_ref().map(|v| v.span.clone())),
+                (
+                    "escalate_to",
+                    s.escalate_to.as_ref().map(|v| v.span.clone()),
+                ),
+            ] {
+                if let Some(span) = span {
+                    self.ctx.error(
+                        span,
+                        format!("`{name}` applies only to approval and input steps"),
+                    );
+                }
+            }
+            return OnTimeout::Fail;
+        }
+        let to: Vec<String> = s
+            .escalate_to
+            .as_ref()
+            .map(|l| l.value.iter().map(|v| v.value.clone()).collect())
+            .unwrap_or_default();
+        let chosen = self.choice(
+            &s.on_timeout,
+            |v| format!("unknown `on_timeout` value \"{v}\""),
+            &OnTimeout::NAMES,
+            |v| match v {
+                "fail" => Some(OnTimeout::Fail),
+                "reject" => Some(OnTimeout::Reject),
+                "escalate" => Some(OnTimeout::Escalate(Vec::new())),
+                _ => None,
+            },
+        );
+        match chosen {
+            Some(Ok(OnTimeout::Escalate(_))) if to.is_empty() => {
+                let span = s
+                    .on_timeout
+                    .as_ref()
+                    .map_or(s.span.clone(), |v| v.span.clone());
+                self.ctx.error(
+                    span,
+                    "`on_timeout = \"escalate\"` needs `escalate_to`: the approvers the question goes to next",
+                );
+                OnTimeout::Fail
+            }
+            Some(Ok(OnTimeout::Escalate(_))) => OnTimeout::Escalate(to),
+            Some(Ok(other)) => {
+                if let Some(e) = &s.escalate_to {
+                    self.ctx.error(
+                        e.span.clone(),
+                        "`escalate_to` goes with `on_timeout = \"escalate\"`",
+                    );
+                }
+                other
+            }
+            _ => {
+                if s.on_timeout.is_none()
+                    && let Some(e) = &s.escalate_to
+                {
+                    self.ctx.error(
+                        e.span.clone(),
+                        "`escalate_to` goes with `on_timeout = \"escalate\"`",
+                    );
+                }
+                OnTimeout::Fail
+            }
         }
     }
 }

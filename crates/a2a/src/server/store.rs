@@ -213,10 +213,26 @@ pub trait TaskStore: Send + Sync + 'static {
 }
 
 /// Keeps everything in process memory: fast, and gone at exit.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct InMemoryTaskStore {
     // A std mutex: every critical section is a map operation, never held across an await.
     inner: Arc<Mutex<Maps>>,
+    /// Most finished tasks kept (see [`DEFAULT_FINISHED_KEPT`]).
+    finished_kept: usize,
+}
+
+/// How many finished tasks an in-memory store keeps by default, the oldest finished
+/// dropped first: memory stays bounded however long the process serves (a finished
+/// task with its event log is tens of kilobytes), whatever the age-based pruning says.
+pub const DEFAULT_FINISHED_KEPT: usize = 10_000;
+
+impl Default for InMemoryTaskStore {
+    fn default() -> Self {
+        Self {
+            inner: Default::default(),
+            finished_kept: DEFAULT_FINISHED_KEPT,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -236,12 +252,35 @@ struct Maps {
     push: HashMap<TaskId, Vec<PushNotificationConfig>>,
     /// Every task by status time: the list order.
     by_time: BTreeSet<TaskCursor>,
+    /// Finished tasks, in the order they finished: the first to go past the bound.
+    finished: std::collections::VecDeque<TaskId>,
+}
+
+impl Maps {
+    /// Removes a task and what refers to it.
+    fn remove(&mut self, id: &TaskId) {
+        if let Some(e) = self.tasks.remove(id) {
+            self.by_time.remove(&e.at);
+            if let Some(first) = e.task.history.first() {
+                self.by_message.remove(first.message_id.as_str());
+            }
+        }
+        self.push.remove(id);
+    }
 }
 
 impl InMemoryTaskStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty store that keeps at most `n` finished tasks (at least one).
+    pub fn with_finished_kept(n: usize) -> Self {
+        Self {
+            finished_kept: n.max(1),
+            ..Self::default()
+        }
     }
 
     /// Whether the store holds a task.
@@ -271,6 +310,7 @@ impl TaskStore for InMemoryTaskStore {
         task: &'a Task,
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let kept = self.finished_kept;
         self.with(|m| {
             let at = TaskCursor::of(task);
             let mut fresh = false;
@@ -291,6 +331,8 @@ impl TaskStore for InMemoryTaskStore {
             // its size at every chunk. A commit without events (a message added to the
             // history), with a whole task or ending the task replaces it, as the
             // durable stores store a snapshot then.
+            let finishes = task.status.state.is_terminal()
+                && (fresh || !entry.task.status.state.is_terminal());
             let whole = events.is_empty()
                 || task.status.state.is_terminal()
                 || events
@@ -309,6 +351,14 @@ impl TaskStore for InMemoryTaskStore {
                 m.by_message
                     .entry(first.message_id.as_str().to_owned())
                     .or_insert_with(|| task.id.clone());
+            }
+            if finishes {
+                m.finished.push_back(task.id.clone());
+                while m.finished.len() > kept {
+                    if let Some(oldest) = m.finished.pop_front() {
+                        m.remove(&oldest);
+                    }
+                }
             }
         });
         Box::pin(async { Ok(()) })
@@ -356,14 +406,9 @@ impl TaskStore for InMemoryTaskStore {
                 .map(|(id, _)| id.clone())
                 .collect();
             for id in &old {
-                if let Some(e) = m.tasks.remove(id) {
-                    m.by_time.remove(&e.at);
-                    if let Some(first) = e.task.history.first() {
-                        m.by_message.remove(first.message_id.as_str());
-                    }
-                }
-                m.push.remove(id);
+                m.remove(id);
             }
+            m.finished.retain(|id| m.tasks.contains_key(id));
             m.tasks.shrink_to_fit();
             m.by_message.shrink_to_fit();
             old.len()
@@ -431,5 +476,55 @@ impl TaskStore for InMemoryTaskStore {
             page
         });
         Box::pin(async move { Ok(page) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{InMemoryTaskStore, TaskQuery, TaskStore};
+    use crate::types::{ContextId, Task, TaskId, TaskState, TaskStatus};
+
+    fn task(id: &str, state: TaskState) -> Task {
+        Task::new(TaskId::new(id), ContextId::new("c"), TaskStatus::new(state))
+    }
+
+    /// Past its bound, the store forgets the tasks that finished first; tasks still
+    /// going are never dropped.
+    #[tokio::test]
+    async fn the_oldest_finished_tasks_go_past_the_bound() {
+        let store = InMemoryTaskStore::with_finished_kept(3);
+        store
+            .commit(&task("going", TaskState::Working), &[])
+            .await
+            .unwrap();
+        for i in 0..5 {
+            let id = format!("t{i}");
+            store
+                .commit(&task(&id, TaskState::Working), &[])
+                .await
+                .unwrap();
+            store
+                .commit(&task(&id, TaskState::Completed), &[])
+                .await
+                .unwrap();
+            // Committed again once finished: counted once.
+            store
+                .commit(&task(&id, TaskState::Completed), &[])
+                .await
+                .unwrap();
+        }
+        for (id, kept) in [
+            ("t0", false),
+            ("t1", false),
+            ("t2", true),
+            ("t3", true),
+            ("t4", true),
+            ("going", true),
+        ] {
+            assert_eq!(store.contains(&TaskId::new(id)), kept, "{id}");
+        }
+        assert!(store.get(&TaskId::new("t0")).await.unwrap().is_none());
+        let listed = store.list(&TaskQuery::default()).await.unwrap();
+        assert_eq!(listed.total, 4, "listed: {:?}", listed.tasks);
     }
 }

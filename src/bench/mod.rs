@@ -243,9 +243,13 @@ async fn measure(
         None => None,
     };
     let (mut in_memory, mut in_sqlite) = (Vec::new(), Vec::new());
+    let mut cpu_per_run = Vec::new();
     let (mut in_postgres, mut transactions) = (Vec::new(), 0);
     for _ in 0..STORE_ROUNDS {
+        let cpu_before = serve.cpu_time()?;
         in_memory.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
+        let cpu = serve.cpu_time()?.saturating_sub(cpu_before);
+        cpu_per_run.push(cpu.as_secs_f64() * 1000.0 / sizes.throughput_runs as f64);
         in_sqlite.push(throughput(&sqlite_host, sizes.throughput_runs, 64).await?.0);
         if let Some((_, pg_host, counter)) = &postgres {
             let before = counter
@@ -291,6 +295,7 @@ async fn measure(
         relay_latency_ms_p99: round(relay_p99, 3),
         bytes_per_inflight_run: bytes,
         runs_per_sec_c64_memory: round(median(in_memory), 1),
+        cpu_ms_per_run: round(median(cpu_per_run), 3),
         runs_per_sec_c64_sqlite: round(median(in_sqlite), 1),
         runs_per_sec_c64_postgres: options
             .postgres

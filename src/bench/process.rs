@@ -233,6 +233,28 @@ impl Serve {
             .ok_or_else(|| anyhow!("no VmRSS in /proc/{pid}/status"))
     }
 
+    /// The CPU time the child has used so far, user and system (`/proc/PID/stat`, in
+    /// the kernel's USER_HZ ticks of 10 ms).
+    pub(super) fn cpu_time(&self) -> anyhow::Result<Duration> {
+        let pid = self.child.id().ok_or_else(|| anyhow!("serve has exited"))?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .context("measuring CPU needs /proc (Linux)")?;
+        // The fields after the command (which may hold spaces) in parentheses.
+        let after = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest)
+            .ok_or_else(|| anyhow!("unreadable /proc/{pid}/stat"))?;
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        // utime and stime are the 14th and 15th fields, the 12th and 13th after it.
+        let ticks = |i: usize| -> anyhow::Result<u64> {
+            fields
+                .get(i)
+                .and_then(|f| f.parse().ok())
+                .ok_or_else(|| anyhow!("no CPU times in /proc/{pid}/stat"))
+        };
+        Ok(Duration::from_millis((ticks(11)? + ticks(12)?) * 10))
+    }
+
     /// Stops serve with SIGTERM (a profiler it runs under writes its output), killing
     /// it if it has not exited within 30 s.
     pub(super) async fn stop(mut self) {

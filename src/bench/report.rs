@@ -30,6 +30,9 @@ pub struct Report {
     pub bytes_per_inflight_run: u64,
     /// The c64 throughput with each store, measured in turns (the median of three each).
     pub runs_per_sec_c64_memory: f64,
+    /// The orchestrator's own CPU time per diamond run (user and system, from
+    /// `/proc`) in those memory-store rounds: what a run costs, whatever the cores.
+    pub cpu_ms_per_run: f64,
     pub runs_per_sec_c64_sqlite: f64,
     /// With `--postgres`: the c64 throughput on PostgreSQL (in the same turns), and
     /// the database transactions committed per run (each a round trip: the store
@@ -142,6 +145,12 @@ impl Report {
                 self.runs_per_sec_c64_memory,
                 "runs/s",
                 None,
+            ),
+            row(
+                "cpu_ms_per_run",
+                self.cpu_ms_per_run,
+                "ms",
+                Some(Goal::AtMost(0.4)),
             ),
             row(
                 "runs_per_sec_c64_sqlite",
@@ -273,6 +282,7 @@ mod tests {
             relay_latency_ms_p99: 0.3,
             bytes_per_inflight_run: 1000,
             runs_per_sec_c64_memory: 100.0,
+            cpu_ms_per_run: 1.0,
             runs_per_sec_c64_sqlite: 40.0,
             runs_per_sec_c64_postgres: None,
             postgres_transactions_per_run: None,

@@ -70,13 +70,12 @@ pub fn describe(e: &anyhow::Error, verbose: bool) -> String {
         });
     match rpc {
         Some(rpc) => {
-            let context = e.to_string();
             let said = format!("{} (-v for details)", rpc.message);
-            if context.contains(&rpc.message) || context.contains("answered with an error") {
-                said
-            } else {
-                format!("{context}: {said}")
-            }
+            // The error itself, or the context a command put around it.
+            let bare = e.chain().next().is_some_and(|outer| {
+                outer.is::<a2a::client::ClientError>() || outer.is::<a2a::RpcError>()
+            });
+            if bare { said } else { format!("{e}: {said}") }
         }
         None => format!("{e:#}"),
     }

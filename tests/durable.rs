@@ -922,8 +922,8 @@ async fn postgres_keeps_the_same_contract() {
     assert!(!stderr.contains("hunter2"), "{stderr}");
 }
 
-/// ListTasks's contract: newest status first (ties by id), filters by context, state
-/// and status time, pages that neither skip nor repeat, and a total; kept current as a
+/// ListTasks's contract: newest status first (ties by id), filters by context, state,
+/// status time and initiator, pages that neither skip nor repeat, and a total; kept current as a
 /// task's state moves on without its snapshot being rewritten.
 async fn list_contract(store: Arc<dyn Store>) {
     use a2a::server::{TaskPage, TaskQuery};
@@ -933,9 +933,13 @@ async fn list_contract(store: Arc<dyn Store>) {
         t.status.timestamp = Some(at(secs));
         t
     };
+    let by_alice = |mut t: Task| {
+        t.initiator = Some("token:alice".into());
+        t
+    };
     let tasks = [
-        make("a", "c1", TaskState::Completed, 1),
-        make("b", "c1", TaskState::Working, 5),
+        by_alice(make("a", "c1", TaskState::Completed, 1)),
+        by_alice(make("b", "c1", TaskState::Working, 5)),
         make("c", "c2", TaskState::Working, 3),
         make("d", "c1", TaskState::Failed, 4),
         make("e", "c2", TaskState::Completed, 2),
@@ -980,6 +984,12 @@ async fn list_contract(store: Arc<dyn Store>) {
         ..all(10)
     };
     assert_eq!(ids(&store.list(&since).await.unwrap()), ["b", "d", "c"]);
+    let alices = TaskQuery {
+        initiator: Some("token:alice".into()),
+        ..all(10)
+    };
+    let page = store.list(&alices).await.unwrap();
+    assert_eq!((ids(&page), page.total), (vec!["b".to_owned(), "a".to_owned()], 2));
     // The state moves on by an event alone (the store may keep the old snapshot): the
     // list follows.
     let mut c = tasks[2].clone();

@@ -500,10 +500,7 @@ async fn python_client_gets_private_webhooks_refused() {
 )]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_without_credentials_gets_401() {
-    let auth = a2a::server::InboundAuth {
-        bearer_tokens: vec!["s3cret-token".into()],
-        api_key: None,
-    };
+    let auth = a2a::server::InboundAuth::unnamed(vec!["s3cret-token".into()], None);
     python("unauthenticated", &[PAIR], 0, |c| {
         c.server.auth = Some(auth)
     })
@@ -775,10 +772,10 @@ async fn push_notifications_of_a_run_reach_a_webhook_with_the_token() {
 #[tokio::test]
 async fn with_credentials_configured_every_call_needs_one_and_the_card_stays_public() {
     use a2a::client::{ClientAuth, ClientError};
-    let auth = a2a::server::InboundAuth {
-        bearer_tokens: vec!["s3cret-token".into()],
-        api_key: Some(("X-API-Key".into(), vec!["key-1".into()])),
-    };
+    let auth = a2a::server::InboundAuth::unnamed(
+        vec!["s3cret-token".into()],
+        Some(("X-API-Key".into(), vec!["key-1".into()])),
+    );
     let o = orchestra_with(&[PAIR], 0, |c| c.server.auth = Some(auth)).await;
 
     let card: Value = reqwest::get(format!("{}.well-known/agent-card.json", o.url))

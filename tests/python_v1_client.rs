@@ -218,10 +218,7 @@ async fn v1_wire_shapes_parse_with_the_sdks_protobuf_types() {
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_extended_card_with_and_without_credentials() {
     let config = ServerConfig {
-        auth: Some(InboundAuth {
-            bearer_tokens: vec!["s3cret".into()],
-            api_key: None,
-        }),
+        auth: Some(InboundAuth::unnamed(vec!["s3cret".into()], None)),
         ..ServerConfig::default()
     };
     let agent = serve_with(

@@ -116,13 +116,23 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
     b.commit(&other, &[(1, Arc::new(StreamEvent::Task(other.clone())))])
         .await
         .unwrap();
-    let cancel = ClusterRequest::Cancel(TaskIdParams::new(other.id.clone()));
+    // With who asked, checked where the request arrived (issue 35).
+    let olga = a2a::server::Caller::known(std::sync::Arc::new(a2a::server::Principal::new(
+        None,
+        "token:olga",
+        "Olga",
+    )));
+    let cancel = ClusterRequest::Cancel(a2a::server::Forwarded::new(
+        TaskIdParams::new(other.id.clone()),
+        &olga,
+    ));
     ca.request(&other.id, &cancel).await.unwrap();
     assert!(ca.requests().await.unwrap().is_empty(), "not A's task");
     let taken = cb.requests().await.unwrap();
     assert_eq!(taken.len(), 1);
     assert_eq!(taken[0].0, other.id);
-    assert!(matches!(&taken[0].1, ClusterRequest::Cancel(p) if p.id == other.id));
+    assert!(matches!(&taken[0].1, ClusterRequest::Cancel(f)
+        if f.params.id == other.id && f.caller.as_ref().map(|p| p.id.as_str()) == Some("token:olga")));
     assert!(cb.requests().await.unwrap().is_empty(), "taken once");
 
     // A replica that stops gracefully gives its tasks up at once.

@@ -868,10 +868,10 @@ async fn a_repeated_message_id_returns_the_task_only_for_the_same_message_and_ca
     use a2a::client::ClientAuth;
     use a2a::server::InboundAuth;
     let config = ServerConfig {
-        auth: Some(InboundAuth {
-            bearer_tokens: vec!["token-a".into(), "token-b".into()],
-            api_key: None,
-        }),
+        auth: Some(InboundAuth::unnamed(
+            vec!["token-a".into(), "token-b".into()],
+            None,
+        )),
         ..ServerConfig::default()
     };
     let agent = crate::echo_agent::EchoAgent {
@@ -1009,4 +1009,137 @@ async fn the_card_carries_validators_and_answers_conditional_requests() {
         .await
         .unwrap();
     assert_eq!(legacy.headers()["etag"].to_str().unwrap(), etag);
+}
+
+/// Issue 35: a task belongs to the principal who started it. Another principal gets
+/// `TaskNotFoundError` for everything about it (get, cancel, subscribe, a message to
+/// it, push configs) and does not see it listed; a viewer reads every task but steers
+/// none of others'; an operator reads and steers every task.
+#[tokio::test]
+async fn a_task_is_its_initiators_and_others_reach_it_only_by_their_role() {
+    use a2a::client::{ClientAuth, ListTasksQuery};
+    use a2a::server::{Credential, InboundAuth, Principal, Reach};
+    let person = |name: &str, reach: Reach| {
+        let mut p = Principal::new(None, format!("token:{name}"), name);
+        p.reach = reach;
+        Credential {
+            secret: format!("{name}-token"),
+            principal: Arc::new(p),
+        }
+    };
+    let config = ServerConfig {
+        auth: Some(InboundAuth {
+            bearer: vec![
+                person("alice", Reach::Own),
+                person("bob", Reach::Own),
+                person("vera", Reach::ReadAll),
+                person("olga", Reach::SteerAll),
+            ],
+            ..InboundAuth::default()
+        }),
+        ..ServerConfig::default()
+    };
+    let agent = crate::echo_agent::EchoAgent {
+        word_delay: Duration::ZERO,
+    };
+    let running = serve(agent, echo_card, config).await;
+    let as_caller = |name: &str| {
+        let config = ClientConfig {
+            auth: Some(ClientAuth::Bearer(format!("{name}-token"))),
+            ..ClientConfig::default()
+        };
+        let url = running.url.clone();
+        async move { A2aClient::connect(&url, config).await.unwrap().0 }
+    };
+    let (alice, bob, vera, olga) = (
+        as_caller("alice").await,
+        as_caller("bob").await,
+        as_caller("vera").await,
+        as_caller("olga").await,
+    );
+    // Alice's task waits for her answer.
+    let task = as_task(
+        alice
+            .send_message(&MessageSendParams::new(Message::user_text("ask me")))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(task.status.state, TaskState::InputRequired);
+    let id = TaskIdParams::new(task.id.clone());
+    let not_found = |what: &str, outcome: Result<(), ClientError>| match outcome {
+        Err(ClientError::Rpc(e)) => {
+            assert_eq!(e.code, a2a::ErrorCode::TASK_NOT_FOUND, "{what}: {e:?}")
+        }
+        other => panic!("{what}: expected TaskNotFoundError, got {other:?}"),
+    };
+    let answer = || {
+        let mut m = Message::user_text("echo this");
+        m.task_id = Some(task.id.clone());
+        MessageSendParams::new(m)
+    };
+    let push = TaskPushNotificationConfig {
+        task_id: task.id.clone(),
+        push_notification_config: PushNotificationConfig {
+            id: None,
+            url: "https://hooks.example.com/a2a".into(),
+            token: None,
+            authentication: None,
+        },
+    };
+    let listed = |c: A2aClient| async move {
+        let page = c.list_tasks(&ListTasksQuery::default()).await.unwrap();
+        page.tasks.into_iter().map(|t| t.id).collect::<Vec<_>>()
+    };
+
+    // Bob reaches nothing of it, and is told nothing of it.
+    not_found(
+        "get",
+        bob.get_task(&TaskQueryParams::new(task.id.clone()))
+            .await
+            .map(drop),
+    );
+    not_found("cancel", bob.cancel_task(&id).await.map(drop));
+    // A stream's error is its one event.
+    let first_event = match bob.resubscribe(&id).await {
+        Ok(mut events) => events.next().await.expect("an event").map(drop),
+        Err(e) => Err(e),
+    };
+    not_found("subscribe", first_event);
+    not_found("answer", bob.send_message(&answer()).await.map(drop));
+    not_found("set push", bob.set_push_config(&push).await.map(drop));
+    not_found("list push", bob.list_push_configs(&id).await.map(drop));
+    assert!(
+        listed(bob.clone()).await.is_empty(),
+        "bob lists none of alice's tasks"
+    );
+    assert_eq!(listed(alice.clone()).await, std::slice::from_ref(&task.id));
+
+    // A viewer reads it but cannot steer it.
+    let seen = vera
+        .get_task(&TaskQueryParams::new(task.id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(seen.id, task.id);
+    assert_eq!(listed(vera.clone()).await, std::slice::from_ref(&task.id));
+    not_found("viewer's cancel", vera.cancel_task(&id).await.map(drop));
+    not_found(
+        "viewer's answer",
+        vera.send_message(&answer()).await.map(drop),
+    );
+
+    // An operator steers it; its owner answers it.
+    assert_eq!(listed(olga.clone()).await, std::slice::from_ref(&task.id));
+    let answered = as_task(alice.send_message(&answer()).await.unwrap());
+    assert_eq!(answered.status.state, TaskState::Completed);
+    let other = as_task(
+        alice
+            .send_message(&MessageSendParams::new(Message::user_text("ask me")))
+            .await
+            .unwrap(),
+    );
+    let canceled = olga
+        .cancel_task(&TaskIdParams::new(other.id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(canceled.status.state, TaskState::Canceled);
 }

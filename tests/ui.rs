@@ -33,10 +33,7 @@ async fn the_web_view_starts_watches_and_answers_a_run_in_chromium() {
     let _ = std::fs::remove_file(&db);
     let store = format!("sqlite://{}", db.display());
     let o = orchestra_on(&[&travel], fleet.agents_toml(), |c| {
-        c.server.auth = Some(InboundAuth {
-            bearer_tokens: vec!["ui-token".into()],
-            api_key: None,
-        });
+        c.server.auth = Some(InboundAuth::unnamed(vec!["ui-token".into()], None));
         c.store = orchestrator_store::StoreSpec::parse(&store).unwrap();
     })
     .await;

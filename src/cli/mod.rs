@@ -346,11 +346,12 @@ impl ServeArgs {
             .map(secret)
             .collect::<anyhow::Result<Vec<_>>>()?;
         let header = self.api_key_header.unwrap_or_else(|| "X-API-Key".into());
-        let auth =
-            (!bearer_tokens.is_empty() || !keys.is_empty()).then(|| a2a::server::InboundAuth {
+        let auth = (!bearer_tokens.is_empty() || !keys.is_empty()).then(|| {
+            a2a::server::InboundAuth::unnamed(
                 bearer_tokens,
-                api_key: (!keys.is_empty()).then_some((header, keys)),
-            });
+                (!keys.is_empty()).then_some((header, keys)),
+            )
+        });
         if let Some(l) = &self.listen {
             settings::check_listen(l).map_err(|e| bad_input!("--listen: {e}"))?;
         }

@@ -472,6 +472,7 @@ mod tests {
             task: None,
             configuration: None,
             metadata: None,
+            caller: a2a::server::Caller::anonymous(),
             cancel: CancellationToken::new(),
             shutdown: CancellationToken::new(),
         };

@@ -424,10 +424,10 @@ pub fn load_str(
         let header = a
             .string(&mut ctx, "api_key_header")
             .map_or_else(|| "X-API-Key".to_owned(), |h| h.value);
-        out.auth = Some(InboundAuth {
+        out.auth = Some(InboundAuth::unnamed(
             bearer_tokens,
-            api_key: (!keys.is_empty()).then_some((header, keys)),
-        });
+            (!keys.is_empty()).then_some((header, keys)),
+        ));
         let all: Vec<&str> = AUTH_KEYS.iter().chain(SECRET_KEYS).copied().collect();
         a.finish(&mut ctx, &all);
     }
@@ -685,7 +685,7 @@ step_artifacts = 10
         assert_eq!(r.listen, "0.0.0.0:9000");
         assert_eq!(r.host.agents, Path::new("/etc/orch/conf/agents.toml"));
         assert_eq!(r.host.workflows, Path::new("/srv/workflows"));
-        assert_eq!(r.host.server.auth.unwrap().bearer_tokens, ["t0k3n"]);
+        assert_eq!(r.host.server.auth.unwrap().bearer[0].secret, "t0k3n");
         assert!(r.host.server.allow_private_webhooks);
         assert_eq!(r.host.server.push_timeout, Duration::from_secs(3));
         assert_eq!(r.host.server.shutdown_grace, Duration::from_secs(25));

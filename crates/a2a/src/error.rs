@@ -40,6 +40,10 @@ impl ErrorCode {
     pub const EXTENSION_SUPPORT_REQUIRED: Self = Self(-32008);
     /// v1.0: the `A2A-Version` asked for is not spoken here.
     pub const VERSION_NOT_SUPPORTED: Self = Self(-32009);
+    /// This server's: the request carries no accepted credential (HTTP 401).
+    pub const UNAUTHENTICATED: Self = Self(-32040);
+    /// This server's: the caller may not do this (HTTP 403).
+    pub const PERMISSION_DENIED: Self = Self(-32041);
 
     /// The spec's name for this code, if it is one of the spec's.
     pub fn name(self) -> Option<&'static str> {
@@ -218,5 +222,11 @@ impl RpcError {
             ),
         )
         .with_data(json!({ "requestedVersion": asked, "supportedVersions": supported.join(",") }))
+    }
+
+    /// -32041 (this server's, HTTP 403): the caller may not do what it asked; `detail`
+    /// says who may, never anything of a resource the caller cannot see.
+    pub fn permission_denied(detail: impl Into<String>) -> Self {
+        Self::new(ErrorCode::PERMISSION_DENIED, detail)
     }
 }

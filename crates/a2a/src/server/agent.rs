@@ -11,6 +11,7 @@ use std::future::Future;
 
 use tokio_util::sync::CancellationToken;
 
+use super::auth::Caller;
 pub use super::sink_error::SinkError;
 use super::task_manager::ActorHandle;
 use crate::error::RpcError;
@@ -149,6 +150,8 @@ pub struct RequestContext {
     pub configuration: Option<Box<MessageSendConfiguration>>,
     /// The request's `params.metadata`.
     pub metadata: Option<Metadata>,
+    /// Who sent the message (anonymous on a server that asks for no credentials).
+    pub caller: Caller,
     /// Fires when a client cancels the task: stop, the server has marked it canceled.
     pub cancel: CancellationToken,
     /// Fires when the server stops (SIGTERM, a deploy): stop working *without* ending
@@ -177,6 +180,8 @@ pub struct CancelContext {
     pub task: Task,
     /// The cancel request's metadata.
     pub metadata: Option<Metadata>,
+    /// Who asked.
+    pub caller: Caller,
 }
 
 /// An event queued with [`EventSink::queue`].

@@ -1,12 +1,24 @@
-//! Inbound authentication for the JSON-RPC endpoint: bearer tokens and/or API keys in a
-//! header. The Agent Card stays public (it declares the schemes); every JSON-RPC call
-//! must present a credential, or gets HTTP 401 with `WWW-Authenticate` and a JSON-RPC
-//! error body.
+//! Inbound authentication and task ownership: who sent a request, and which tasks they
+//! may see and steer.
+//!
+//! Every accepted credential names a [`Principal`]: static bearer tokens and API keys
+//! map to the principal configured with them, and a bearer token that is none of them
+//! goes to the server's [`VerifyToken`] (an OpenID Connect verifier, say). The Agent
+//! Card stays public (it declares the schemes); every other request must present a
+//! credential, or gets HTTP 401 with an RFC 6750 `WWW-Authenticate` challenge.
+//!
+//! A task belongs to the principal who started it. The server answers another
+//! principal's requests about it — get, list, subscribe, cancel, messages, push
+//! configs — as if it did not exist (`TaskNotFoundError`, the spec's "no existence
+//! leak"), unless the principal's [`Reach`] is wider.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorCode, RpcError};
 use crate::jsonrpc::{RequestId, Response as RpcResponse};
@@ -17,18 +29,91 @@ use crate::types::{
 
 /// The server-defined JSON-RPC code answered with HTTP 401 (spec §8.2 leaves
 /// -32000..-32099 to servers).
-pub const UNAUTHENTICATED: ErrorCode = ErrorCode(-32040);
+pub const UNAUTHENTICATED: ErrorCode = ErrorCode::UNAUTHENTICATED;
 
-/// Who sent a request, as far as this server can tell: which of its credentials the
-/// request presented — named by a fingerprint of it, never the secret — or nobody, on
-/// a server that takes requests without credentials. Tasks remember who started them.
+/// What a principal may do with tasks that others started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Reach {
+    /// Only its own tasks.
+    #[default]
+    Own,
+    /// Read every task (get, list, subscribe); steer only its own.
+    ReadAll,
+    /// Read and steer every task (cancel, answer, push configs).
+    SteerAll,
+}
+
+/// What a request does with a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reads it: get, list, subscribe, read its push configs.
+    Read,
+    /// Changes it: cancel, a message to it, push configs set or deleted.
+    Steer,
+}
+
+/// Someone a credential speaks for: a person signed in at an identity provider, or a
+/// service holding a static token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Principal {
+    /// Stable and unique: `{issuer}#{subject}` for a token an issuer signed, the
+    /// subject alone for a static credential. Tasks record it as their initiator.
+    pub id: String,
+    /// Who vouches for it (an OpenID issuer), none for a static credential.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
+    /// Its name at the issuer (`sub`), or the static credential's name (`token:ci`).
+    pub subject: String,
+    /// A name to show people.
+    pub name: String,
+    /// The groups it belongs to (from the token's roles claim, or configured).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+    /// The roles granted to it (by the server's configuration).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<String>,
+    /// What it may do with tasks others started.
+    #[serde(default)]
+    pub reach: Reach,
+}
+
+impl Principal {
+    /// A principal named by `issuer` (when a token issuer vouches for it) and `subject`,
+    /// shown as `name`, with no groups, roles or reach beyond its own tasks.
+    pub fn new(
+        issuer: Option<String>,
+        subject: impl Into<String>,
+        name: impl Into<String>,
+    ) -> Self {
+        let subject = subject.into();
+        let id = match &issuer {
+            Some(iss) => format!("{iss}#{subject}"),
+            None => subject.clone(),
+        };
+        Principal {
+            id,
+            issuer,
+            subject,
+            name: name.into(),
+            groups: Vec::new(),
+            roles: Vec::new(),
+            reach: Reach::Own,
+        }
+    }
+}
+
+/// Who sent a request, as far as this server can tell: the principal its credential
+/// names, or nobody, on a server that takes requests without credentials (where every
+/// caller may do everything, as on a loopback demo).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Caller(Option<String>);
+pub struct Caller(Option<Arc<Principal>>);
 
 impl Caller {
-    /// A caller known by `id` (a fingerprint of a credential, a principal's name).
-    pub fn known(id: impl Into<String>) -> Caller {
-        Caller(Some(id.into()))
+    /// A caller the server knows.
+    pub fn known(principal: Arc<Principal>) -> Caller {
+        Caller(Some(principal))
     }
 
     /// A request that presented no credential (the server asks for none).
@@ -36,38 +121,115 @@ impl Caller {
         Caller(None)
     }
 
-    /// Its id, when it is known.
+    /// Its principal's id, when it is known.
     pub fn id(&self) -> Option<&str> {
-        self.0.as_deref()
+        self.0.as_deref().map(|p| p.id.as_str())
     }
 
-    /// A credential's fingerprint: `kind:` and the first 16 bytes of its SHA-256 in
-    /// hex. Stable across restarts and configuration changes, and says nothing of the
-    /// secret.
-    fn of_credential(kind: &str, secret: &str) -> Caller {
+    /// Its principal, when it is known.
+    pub fn principal(&self) -> Option<&Arc<Principal>> {
+        self.0.as_ref()
+    }
+
+    /// Whether it may `access` a task started by `initiator`: its own, or any when its
+    /// reach allows, or any at all on a server without credentials.
+    pub fn may(&self, initiator: Option<&str>, access: Access) -> bool {
+        match &self.0 {
+            None => true,
+            Some(p) => match (p.reach, access) {
+                (Reach::SteerAll, _) | (Reach::ReadAll, Access::Read) => true,
+                _ => initiator == Some(p.id.as_str()),
+            },
+        }
+    }
+
+    /// The initiator whose tasks a list for this caller is limited to: its own, unless
+    /// it may read every task.
+    pub fn list_scope(&self) -> Option<&str> {
+        match &self.0 {
+            Some(p) if p.reach == Reach::Own => Some(p.id.as_str()),
+            _ => None,
+        }
+    }
+}
+
+/// Checks bearer tokens that are not static: a JSON Web Token signed by an identity
+/// provider, typically. Implemented by the application, which knows its issuers.
+pub trait VerifyToken: Send + Sync + 'static {
+    /// The principal `token` speaks for, or why it is refused (one sentence saying which
+    /// check failed, fit for the `WWW-Authenticate` header: nothing secret).
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, String>>;
+
+    /// The scheme to declare on the card under `name`, and that name.
+    fn card_scheme(&self) -> (String, SecurityScheme);
+}
+
+/// A static credential and the principal it names.
+#[derive(Clone)]
+pub struct Credential {
+    /// The secret the request presents.
+    pub secret: String,
+    /// Who presents it.
+    pub principal: Arc<Principal>,
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credential")
+            .field("principal", &self.principal.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Credential {
+    /// A credential known only by itself (the plain token lists of older
+    /// configurations): its principal is named by a fingerprint of the secret — `kind:`
+    /// and the first 16 bytes of its SHA-256 in hex, stable across restarts and saying
+    /// nothing of the secret — and reaches every task, as every credential did before
+    /// principals had names.
+    pub fn unnamed(kind: &str, secret: String) -> Credential {
         use sha2::Digest;
         let digest = sha2::Sha256::digest(secret.as_bytes());
         let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-        Caller::known(format!("{kind}:{hex}"))
+        let subject = format!("{kind}:{hex}");
+        let mut principal = Principal::new(None, subject.clone(), subject);
+        principal.reach = Reach::SteerAll;
+        principal.roles = vec!["operator".to_owned()];
+        Credential {
+            secret,
+            principal: Arc::new(principal),
+        }
     }
 }
 
 /// The credentials the server accepts.
 #[derive(Clone, Default)]
 pub struct InboundAuth {
-    /// Accepted as `Authorization: Bearer <token>`.
-    pub bearer_tokens: Vec<String>,
+    /// Static tokens accepted as `Authorization: Bearer <token>`.
+    pub bearer: Vec<Credential>,
     /// The header API keys come in (e.g. `X-API-Key`), and the keys.
-    pub api_key: Option<(String, Vec<String>)>,
+    pub api_key: Option<(String, Vec<Credential>)>,
+    /// Checks a bearer token that is none of the static ones.
+    pub tokens: Option<Arc<dyn VerifyToken>>,
 }
 
 impl std::fmt::Debug for InboundAuth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("InboundAuth")
-            .field("bearer_tokens", &self.bearer_tokens.len())
+            .field("bearer", &self.bearer.len())
             .field("api_key_header", &self.api_key.as_ref().map(|(h, _)| h))
+            .field("tokens", &self.tokens.is_some())
             .finish()
     }
+}
+
+/// Why a request was not authenticated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// It presented no credential.
+    Missing,
+    /// It presented one that is not accepted, for this reason.
+    Invalid(String),
 }
 
 /// Equal, in time that does not depend on where they differ.
@@ -79,66 +241,133 @@ fn same(a: &str, b: &str) -> bool {
             == 0
 }
 
+/// The credential whose secret is `presented`, looked at in time that does not depend
+/// on which one (or whether any) matches.
+fn find<'a>(credentials: &'a [Credential], presented: &str) -> Option<&'a Credential> {
+    credentials
+        .iter()
+        .fold(None, |found, c| match same(&c.secret, presented) {
+            true => Some(c),
+            false => found,
+        })
+}
+
+/// A header value fit for a quoted string of `WWW-Authenticate` (RFC 6750 §3 allows
+/// printable ASCII but `"` and `\`).
+fn quotable(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '"' | '\\' => '\'',
+            c if (' '..='~').contains(&c) => c,
+            _ => '?',
+        })
+        .collect()
+}
+
 impl InboundAuth {
+    /// Tokens and API keys known only by themselves (see [`Credential::unnamed`]).
+    pub fn unnamed(bearer_tokens: Vec<String>, api_key: Option<(String, Vec<String>)>) -> Self {
+        InboundAuth {
+            bearer: bearer_tokens
+                .into_iter()
+                .map(|t| Credential::unnamed("bearer", t))
+                .collect(),
+            api_key: api_key.map(|(header, keys)| {
+                let keys = keys
+                    .into_iter()
+                    .map(|k| Credential::unnamed("api-key", k))
+                    .collect();
+                (header, keys)
+            }),
+            tokens: None,
+        }
+    }
+
     /// Whether no credential is configured (then nothing is checked).
     pub fn is_empty(&self) -> bool {
-        self.bearer_tokens.is_empty() && self.api_key.as_ref().is_none_or(|(_, k)| k.is_empty())
+        self.bearer.is_empty()
+            && self.tokens.is_none()
+            && self.api_key.as_ref().is_none_or(|(_, k)| k.is_empty())
     }
 
-    /// The caller of a request that carries an accepted credential.
-    pub fn identify(&self, headers: &HeaderMap) -> Option<Caller> {
-        let bearer = headers
+    fn takes_bearer(&self) -> bool {
+        !self.bearer.is_empty() || self.tokens.is_some()
+    }
+
+    /// The caller of a request, or why it is refused.
+    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, Refusal> {
+        let authorization = headers
             .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            })
-            .map(str::trim);
-        if let Some(token) = bearer
-            && self
-                .bearer_tokens
-                .iter()
-                .fold(false, |ok, t| ok | same(t, token))
-        {
-            return Some(Caller::of_credential("bearer", token));
+            .map(|v| v.to_str().unwrap_or(""));
+        if let Some(value) = authorization {
+            let token = value
+                .split_once(' ')
+                .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+                .map(|(_, t)| t.trim());
+            if let Some(token) = token.filter(|t| !t.is_empty())
+                && self.takes_bearer()
+            {
+                if let Some(c) = find(&self.bearer, token) {
+                    return Ok(Caller::known(c.principal.clone()));
+                }
+                return match &self.tokens {
+                    Some(verifier) => match verifier.verify(token).await {
+                        Ok(p) => Ok(Caller::known(Arc::new(p))),
+                        Err(why) => Err(Refusal::Invalid(why)),
+                    },
+                    None => Err(Refusal::Invalid(
+                        "the token is not one this server accepts".to_owned(),
+                    )),
+                };
+            }
         }
         if let Some((name, keys)) = &self.api_key
-            && let Some(key) = headers.get(name.as_str()).and_then(|v| v.to_str().ok())
-            && keys.iter().fold(false, |ok, k| ok | same(k, key))
+            && let Some(key) = headers.get(name.as_str())
         {
-            return Some(Caller::of_credential("api-key", key));
+            let key = key.to_str().unwrap_or("");
+            return match find(keys, key) {
+                Some(c) => Ok(Caller::known(c.principal.clone())),
+                None => Err(Refusal::Invalid(format!(
+                    "the key in {name} is not one this server accepts"
+                ))),
+            };
         }
-        None
+        match authorization {
+            Some(_) => Err(Refusal::Invalid(
+                "the Authorization header is not a Bearer token".to_owned(),
+            )),
+            None => Err(Refusal::Missing),
+        }
     }
 
-    /// The 401 answer.
-    pub fn challenge(&self) -> Response {
+    /// The 401 answer to `refusal`: an RFC 6750 challenge (with `error="invalid_token"`
+    /// and the reason when a credential was presented) and a JSON-RPC error body.
+    pub fn challenge(&self, refusal: &Refusal) -> Response {
         let mut schemes = Vec::new();
-        if !self.bearer_tokens.is_empty() {
-            schemes.push("a Bearer token");
+        if self.takes_bearer() {
+            schemes.push("a Bearer token".to_owned());
         }
-        if self.api_key.is_some() {
-            schemes.push("an API key");
+        if let Some((h, _)) = &self.api_key {
+            schemes.push(format!("an API key in {h}"));
         }
-        let header_name = self
-            .api_key
-            .as_ref()
-            .map(|(h, _)| format!(" in {h}"))
-            .unwrap_or_default();
-        let error = RpcError::new(
-            UNAUTHENTICATED,
-            format!(
-                "authentication required: send {}{header_name}",
-                schemes.join(" or ")
-            ),
-        );
+        let message = match refusal {
+            Refusal::Missing => format!("authentication required: send {}", schemes.join(" or ")),
+            Refusal::Invalid(why) => format!("authentication failed: {why}"),
+        };
+        let error = RpcError::new(UNAUTHENTICATED, message);
         let body =
             serde_json::to_vec(&RpcResponse::error(RequestId::Null, error)).unwrap_or_default();
-        let challenge = if self.bearer_tokens.is_empty() {
-            "ApiKey realm=\"a2a\"".to_owned()
+        let scheme = if self.takes_bearer() {
+            "Bearer"
         } else {
-            "Bearer realm=\"a2a\"".to_owned()
+            "ApiKey"
+        };
+        let challenge = match refusal {
+            Refusal::Missing => format!("{scheme} realm=\"a2a\""),
+            Refusal::Invalid(why) => format!(
+                "{scheme} realm=\"a2a\", error=\"invalid_token\", error_description=\"{}\"",
+                quotable(why)
+            ),
         };
         (
             StatusCode::UNAUTHORIZED,
@@ -151,11 +380,16 @@ impl InboundAuth {
             .into_response()
     }
 
-    /// The schemes and requirements to declare on the card (either scheme will do).
+    /// The schemes and requirements to declare on the card (any one scheme will do).
     pub fn card_security(&self) -> (BTreeMap<String, SecurityScheme>, Vec<SecurityRequirement>) {
         let mut schemes = BTreeMap::new();
         let mut requirements = Vec::new();
-        if !self.bearer_tokens.is_empty() {
+        if let Some(verifier) = &self.tokens {
+            let (name, scheme) = verifier.card_scheme();
+            requirements.push(BTreeMap::from([(name.clone(), Vec::new())]));
+            schemes.insert(name, scheme);
+        }
+        if !self.bearer.is_empty() {
             schemes.insert(
                 "bearer".to_owned(),
                 SecurityScheme::Http(HttpAuthSecurityScheme {
@@ -178,5 +412,52 @@ impl InboundAuth {
             requirements.push(BTreeMap::from([("apiKey".to_owned(), Vec::new())]));
         }
         (schemes, requirements)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(subject: &str, reach: Reach) -> Arc<Principal> {
+        let mut p = Principal::new(None, subject, subject);
+        p.reach = reach;
+        Arc::new(p)
+    }
+
+    #[test]
+    fn a_caller_reaches_its_own_tasks_and_what_its_reach_grants() {
+        let own = Caller::known(named("token:a", Reach::Own));
+        assert!(own.may(Some("token:a"), Access::Steer));
+        assert!(!own.may(Some("token:b"), Access::Read));
+        assert!(!own.may(None, Access::Read));
+        assert_eq!(own.list_scope(), Some("token:a"));
+        let viewer = Caller::known(named("token:v", Reach::ReadAll));
+        assert!(viewer.may(Some("token:b"), Access::Read));
+        assert!(!viewer.may(Some("token:b"), Access::Steer));
+        assert_eq!(viewer.list_scope(), None);
+        let operator = Caller::known(named("token:o", Reach::SteerAll));
+        assert!(operator.may(Some("token:b"), Access::Steer));
+        assert!(Caller::anonymous().may(Some("token:b"), Access::Steer));
+    }
+
+    #[tokio::test]
+    async fn a_wrong_token_is_invalid_and_a_missing_one_is_missing() {
+        let auth = InboundAuth::unnamed(vec!["s3cret".into()], None);
+        let mut h = HeaderMap::new();
+        assert_eq!(auth.authenticate(&h).await, Err(Refusal::Missing));
+        h.insert(header::AUTHORIZATION, "Bearer nope".parse().unwrap());
+        assert!(matches!(
+            auth.authenticate(&h).await,
+            Err(Refusal::Invalid(_))
+        ));
+        h.insert(header::AUTHORIZATION, "bearer s3cret".parse().unwrap());
+        let caller = auth.authenticate(&h).await.unwrap();
+        assert!(caller.id().unwrap().starts_with("bearer:"));
+        let challenge = auth.challenge(&Refusal::Invalid("bad \"sig\"".into()));
+        assert_eq!(
+            challenge.headers()[header::WWW_AUTHENTICATE],
+            "Bearer realm=\"a2a\", error=\"invalid_token\", error_description=\"bad 'sig'\""
+        );
     }
 }

@@ -26,8 +26,8 @@ use tracing::info;
 
 use crate::RpcError;
 use crate::server::{
-    EventSink, Inner, ResumeContext, StoreError, Subscription, TaskStore, Update, store_error,
-    task_manager,
+    Caller, EventSink, Inner, Principal, ResumeContext, StoreError, Subscription, TaskStore,
+    Update, store_error, task_manager,
 };
 use crate::types::{MessageSendParams, StreamEvent, Task, TaskId, TaskIdParams};
 use std::sync::Arc;
@@ -63,9 +63,38 @@ pub enum Owner {
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum ClusterRequest {
     /// `tasks/cancel` / CancelTask.
-    Cancel(TaskIdParams),
+    Cancel(Forwarded<TaskIdParams>),
     /// A message continuing the task (an answer to its question).
-    Message(Box<MessageSendParams>),
+    Message(Box<Forwarded<MessageSendParams>>),
+}
+
+/// A request queued for the server that runs its task, with who sent it (checked where
+/// it arrived; none from a server that asks for no credentials, or from an older one).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Forwarded<T> {
+    /// The request's params.
+    #[serde(flatten)]
+    pub params: T,
+    /// Who sent it.
+    #[serde(default, rename = "a2aCaller", skip_serializing_if = "Option::is_none")]
+    pub caller: Option<Principal>,
+}
+
+impl<T> Forwarded<T> {
+    /// `params` sent by `caller`.
+    pub fn new(params: T, caller: &Caller) -> Self {
+        Forwarded {
+            params,
+            caller: caller.principal().map(|p| (**p).clone()),
+        }
+    }
+
+    /// The caller it came from, as the server that runs the task sees it.
+    fn caller(&self) -> Caller {
+        self.caller
+            .clone()
+            .map_or_else(Caller::anonymous, |p| Caller::known(Arc::new(p)))
+    }
 }
 
 /// Ownership of tasks among the servers sharing a store (see the module's docs). The
@@ -290,17 +319,38 @@ async fn take_requests(inner: &Arc<Inner>) {
         // server that queued it, from the task's log.
         inner.tracker.spawn(async move {
             let outcome = match request {
-                ClusterRequest::Cancel(params) => inner2.cancel(params).await.map(drop),
-                // A message for a task that exists: who sent it was checked where
-                // it arrived.
-                ClusterRequest::Message(params) => inner2
-                    .start(*params, &super::auth::Caller::anonymous())
-                    .await
-                    .map(drop),
+                // Who sent it was checked where it arrived.
+                ClusterRequest::Cancel(f) => {
+                    let caller = f.caller();
+                    inner2.cancel(f.params, &caller).await.map(drop)
+                }
+                ClusterRequest::Message(f) => {
+                    let caller = f.caller();
+                    inner2.start(f.params, &caller).await.map(drop)
+                }
             };
             if let Err(e) = outcome {
                 info!(task_id = %id, error = %e.message, "a request queued by another server was refused");
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_queued_by_an_older_server_still_reads() {
+        let old: ClusterRequest = serde_json::from_str(r#"{"kind":"cancel","id":"t-1"}"#).unwrap();
+        assert!(
+            matches!(old, ClusterRequest::Cancel(f) if f.params.id.as_str() == "t-1" && f.caller.is_none())
+        );
+        let who = Caller::known(Arc::new(Principal::new(None, "token:ci", "CI")));
+        let new =
+            ClusterRequest::Cancel(Forwarded::new(TaskIdParams::new(TaskId::new("t-2")), &who));
+        let text = serde_json::to_string(&new).unwrap();
+        let back: ClusterRequest = serde_json::from_str(&text).unwrap();
+        assert!(matches!(back, ClusterRequest::Cancel(f) if f.caller().id() == Some("token:ci")));
     }
 }

@@ -5,8 +5,8 @@
 //! their version's shape.
 
 use crate::server::{
-    ActorHandle, Caller, CancelContext, ClusterRequest, EventSink, Inner, Placement,
-    RequestContext, SinkError, StoreError, Subscription, TaskPage, TaskQuery, Update,
+    Access, ActorHandle, Caller, CancelContext, ClusterRequest, EventSink, Forwarded, Inner,
+    Placement, RequestContext, SinkError, StoreError, Subscription, TaskPage, TaskQuery, Update,
     check_webhook, ends_on, ends_stream,
 };
 use crate::types::{
@@ -92,8 +92,13 @@ impl Inner {
         }
     }
 
-    pub(super) async fn load(&self, id: &TaskId) -> Result<Task, RpcError> {
-        Ok(self.load_seq(id).await?.0)
+    pub(super) async fn load(
+        &self,
+        id: &TaskId,
+        caller: &Caller,
+        access: Access,
+    ) -> Result<Task, RpcError> {
+        Ok(self.load_seq(id, caller, access).await?.0)
     }
 
     /// An id from a request within `max_id_bytes`; too long is an invalid-params error
@@ -126,22 +131,31 @@ impl Inner {
     }
 
     /// A task and the number of its last logged event.
-    pub(super) async fn load_seq(&self, id: &TaskId) -> Result<(Task, u64), RpcError> {
+    /// Task `id` and its last event's number, when `caller` may `access` it; another
+    /// principal's task is not found, as if it did not exist.
+    pub(super) async fn load_seq(
+        &self,
+        id: &TaskId,
+        caller: &Caller,
+        access: Access,
+    ) -> Result<(Task, u64), RpcError> {
         self.check_id("id", id.as_str())?;
         self.manager
             .store()
             .get(id)
             .await
             .map_err(store_error)?
+            .filter(|(task, _)| caller.may(task.initiator.as_deref(), access))
             .ok_or_else(|| RpcError::task_not_found(id.as_str()))
     }
 
     pub(super) async fn push_configs(
         &self,
         id: &TaskId,
+        caller: &Caller,
     ) -> Result<Vec<PushNotificationConfig>, RpcError> {
         self.require_push()?;
-        self.load(id).await?;
+        self.load(id, caller, Access::Read).await?;
         self.manager
             .store()
             .push_configs(id)
@@ -162,11 +176,12 @@ impl Inner {
     pub(super) async fn set_push(
         &self,
         mut p: TaskPushNotificationConfig,
+        caller: &Caller,
     ) -> Result<TaskPushNotificationConfig, RpcError> {
         self.require_push()?;
         self.check_push_config(&p.push_notification_config, "pushNotificationConfig")
             .await?;
-        let task = self.load(&p.task_id).await?;
+        let task = self.load(&p.task_id, caller, Access::Steer).await?;
         let config = &mut p.push_notification_config;
         config
             .id
@@ -300,7 +315,7 @@ impl Inner {
         } = params;
         let (handle, task, task_id, context_id) = match message.task_id.clone() {
             Some(task_id) => {
-                let (task, seq) = self.load_seq(&task_id).await?;
+                let (task, seq) = self.load_seq(&task_id, caller, Access::Steer).await?;
                 if task.status.state.is_terminal() {
                     return Err(sink_error(SinkError::Terminal(task_id, task.status.state)));
                 }
@@ -325,8 +340,12 @@ impl Inner {
                         configuration,
                         metadata,
                     };
-                    self.forward(&store, &task_id, ClusterRequest::Message(Box::new(params)))
-                        .await?;
+                    self.forward(
+                        &store,
+                        &task_id,
+                        ClusterRequest::Message(Box::new(Forwarded::new(params, caller))),
+                    )
+                    .await?;
                     let sub = self.tail(store, task, seq);
                     return Ok(Started { task_id, sub });
                 }
@@ -350,7 +369,7 @@ impl Inner {
                     None
                 };
                 if let Some(existing) = existing {
-                    let (task, seq) = self.load_seq(&existing).await?;
+                    let (task, seq) = self.load_seq(&existing, caller, Access::Read).await?;
                     if !same_message(&task, &message, caller) {
                         return Err(RpcError::invalid_params(
                             "message.messageId",
@@ -397,6 +416,7 @@ impl Inner {
             task: task.map(Box::new),
             configuration: configuration.map(Box::new),
             metadata,
+            caller: caller.clone(),
             cancel: handle.cancel.clone(),
             shutdown: handle.handover.clone(),
         };
@@ -481,7 +501,7 @@ impl Inner {
                 }
                 Err(RecvError::Lagged(_)) => {
                     task_exists = true;
-                    let task = self.load(&task_id).await?;
+                    let task = self.load(&task_id, caller, Access::Read).await?;
                     if !blocking || ends_on(task.status.state) {
                         break;
                     }
@@ -507,8 +527,12 @@ impl Inner {
     }
 
     /// `tasks/cancel`.
-    pub(super) async fn cancel(&self, params: TaskIdParams) -> Result<Task, RpcError> {
-        let (task, seq) = self.load_seq(&params.id).await?;
+    pub(super) async fn cancel(
+        &self,
+        params: TaskIdParams,
+        caller: &Caller,
+    ) -> Result<Task, RpcError> {
+        let (task, seq) = self.load_seq(&params.id, caller, Access::Steer).await?;
         if task.status.state.is_terminal() {
             return Err(RpcError::task_not_cancelable(
                 params.id.as_str(),
@@ -527,6 +551,7 @@ impl Inner {
                 let ctx = CancelContext {
                     task,
                     metadata: params.metadata.clone(),
+                    caller: caller.clone(),
                 };
                 let outcome = AssertUnwindSafe(self.agent.cancel(ctx, sink))
                     .catch_unwind()
@@ -537,7 +562,7 @@ impl Inner {
                         // A concurrent cancel (or the task's own end) got there first:
                         // the agent's refusal is then no failure, and the answer is the
                         // one for a task found in that state.
-                        let now = self.load(&params.id).await?;
+                        let now = self.load(&params.id, caller, Access::Read).await?;
                         if now.status.state.is_terminal() {
                             return cancel_outcome(&params.id, now);
                         }
@@ -550,41 +575,56 @@ impl Inner {
             // Another server runs the task: it cancels it; this one waits for the log
             // to say so.
             Placement::Remote(store) => {
-                self.forward(&store, &params.id, ClusterRequest::Cancel(params.clone()))
-                    .await?;
+                self.forward(
+                    &store,
+                    &params.id,
+                    ClusterRequest::Cancel(Forwarded::new(params.clone(), caller)),
+                )
+                .await?;
                 self.tail(store, task, seq)
             }
         };
         // Wait (bounded) for the agent to reach a terminal state.
         let wait = async {
             loop {
-                let current = self.load(&params.id).await?;
+                let current = self.load(&params.id, caller, Access::Read).await?;
                 if current.status.state.is_terminal() {
                     return Ok::<_, RpcError>(current);
                 }
                 match sub.events.recv().await {
                     Ok(_) | Err(RecvError::Lagged(_)) => {}
-                    Err(RecvError::Closed) => return self.load(&params.id).await,
+                    Err(RecvError::Closed) => {
+                        return self.load(&params.id, caller, Access::Read).await;
+                    }
                 }
             }
         };
         let task = match tokio::time::timeout(self.config.cancel_wait, wait).await {
             Ok(r) => r?,
-            Err(_) => self.load(&params.id).await?,
+            Err(_) => self.load(&params.id, caller, Access::Read).await?,
         };
         cancel_outcome(&params.id, task)
     }
 
     /// GetTask / `tasks/get`.
-    pub(super) async fn get_task(&self, p: TaskQueryParams) -> Result<Task, RpcError> {
-        let mut task = self.load(&p.id).await?;
+    pub(super) async fn get_task(
+        &self,
+        p: TaskQueryParams,
+        caller: &Caller,
+    ) -> Result<Task, RpcError> {
+        let mut task = self.load(&p.id, caller, Access::Read).await?;
         task.truncate_history(p.history_length);
         self.agent.describe(&mut task);
         Ok(task)
     }
 
     /// ListTasks: a page of tasks, newest status first.
-    pub(super) async fn list_tasks(&self, query: TaskQuery) -> Result<TaskPage, RpcError> {
+    pub(super) async fn list_tasks(
+        &self,
+        mut query: TaskQuery,
+        caller: &Caller,
+    ) -> Result<TaskPage, RpcError> {
+        query.initiator = caller.list_scope().map(str::to_owned);
         let mut page = self
             .manager
             .store()
@@ -603,8 +643,9 @@ impl Inner {
         task_id: &TaskId,
         config_id: Option<&str>,
         field: &str,
+        caller: &Caller,
     ) -> Result<TaskPushNotificationConfig, RpcError> {
-        let configs = self.push_configs(task_id).await?;
+        let configs = self.push_configs(task_id, caller).await?;
         let found = match config_id {
             Some(id) => configs.into_iter().find(|c| c.id.as_deref() == Some(id)),
             None => configs.into_iter().next(),
@@ -629,8 +670,9 @@ impl Inner {
     pub(super) async fn list_push_configs(
         &self,
         task_id: &TaskId,
+        caller: &Caller,
     ) -> Result<Vec<TaskPushNotificationConfig>, RpcError> {
-        let configs = self.push_configs(task_id).await?;
+        let configs = self.push_configs(task_id, caller).await?;
         Ok(configs
             .into_iter()
             .map(|c| TaskPushNotificationConfig {
@@ -646,9 +688,10 @@ impl Inner {
         task_id: &TaskId,
         config_id: &str,
         field: &str,
+        caller: &Caller,
     ) -> Result<(), RpcError> {
         self.require_push()?;
-        self.load(task_id).await?;
+        self.load(task_id, caller, Access::Steer).await?;
         let removed = self
             .manager
             .store()
@@ -694,7 +737,7 @@ impl Inner {
                 after,
                 terminal_ok,
             } => {
-                let (task, seq) = self.load_seq(&id).await?;
+                let (task, seq) = self.load_seq(&id, caller, Access::Read).await?;
                 if let Some(after) = after
                     && after > seq
                 {

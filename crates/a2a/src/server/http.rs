@@ -172,14 +172,15 @@ pub(super) async fn card(State(inner): State<Arc<Inner>>, headers: HeaderMap) ->
 
 /// The request's credentials checked, when the server requires some: who the caller
 /// is, or the challenge response when they are missing or wrong.
-pub(super) fn authorize(
+pub(super) async fn authorize(
     inner: &Inner,
     headers: &HeaderMap,
 ) -> Result<super::auth::Caller, Box<Response>> {
     match &inner.config.auth {
-        Some(auth) if !auth.is_empty() => auth
-            .identify(headers)
-            .ok_or_else(|| Box::new(auth.challenge())),
+        Some(auth) if !auth.is_empty() => match auth.authenticate(headers).await {
+            Ok(caller) => Ok(caller),
+            Err(refusal) => Err(Box::new(auth.challenge(&refusal))),
+        },
         _ => Ok(super::auth::Caller::anonymous()),
     }
 }

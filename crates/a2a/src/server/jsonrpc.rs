@@ -62,7 +62,7 @@ pub(super) async fn rpc(
     body: Body,
 ) -> Response {
     const UNKNOWN: &str = "unknown";
-    let caller = match authorize(&inner, &headers) {
+    let caller = match authorize(&inner, &headers).await {
         Ok(caller) => caller,
         Err(challenge) => {
             // Counted under the version the request says it speaks (its body is not read).
@@ -276,21 +276,21 @@ async fn unary_v03(
             "a streaming method reached the unary path",
         )),
         Method::ListTasks => Err(RpcError::method_not_found(method.v1_name())),
-        Method::GetTask => to_value(inner.get_task(req.params()?).await?),
-        Method::CancelTask => to_value(inner.cancel(req.params()?).await?),
-        Method::SetPushConfig => to_value(inner.set_push(req.params()?).await?),
+        Method::GetTask => to_value(inner.get_task(req.params()?, caller).await?),
+        Method::CancelTask => to_value(inner.cancel(req.params()?, caller).await?),
+        Method::SetPushConfig => to_value(inner.set_push(req.params()?, caller).await?),
         Method::GetPushConfig => {
             let p: GetTaskPushNotificationConfigParams = req.params()?;
             let id = p.push_notification_config_id.as_deref();
             to_value(
                 inner
-                    .get_push_config(&p.id, id, "pushNotificationConfigId")
+                    .get_push_config(&p.id, id, "pushNotificationConfigId", caller)
                     .await?,
             )
         }
         Method::ListPushConfig => {
             let p: TaskIdParams = req.params()?;
-            to_value(inner.list_push_configs(&p.id).await?)
+            to_value(inner.list_push_configs(&p.id, caller).await?)
         }
         Method::DeletePushConfig => {
             let p: DeleteTaskPushNotificationConfigParams = req.params()?;
@@ -299,6 +299,7 @@ async fn unary_v03(
                     &p.id,
                     &p.push_notification_config_id,
                     "pushNotificationConfigId",
+                    caller,
                 )
                 .await?;
             Ok(Value::Null)
@@ -319,20 +320,24 @@ async fn unary_v1(
         Method::SendStreamingMessage | Method::Resubscribe => Err(RpcError::internal(
             "a streaming method reached the unary path",
         )),
-        Method::GetTask => to_value(super::v1::get(inner, req.params()?).await?),
+        Method::GetTask => to_value(super::v1::get(inner, req.params()?, caller).await?),
         Method::ListTasks => {
             let params: w::ListTasksRequest = match &req.params {
                 None => w::ListTasksRequest::default(),
                 Some(_) => req.params()?,
             };
-            to_value(super::v1::list(inner, params).await?)
+            to_value(super::v1::list(inner, params, caller).await?)
         }
-        Method::CancelTask => to_value(super::v1::cancel(inner, req.params()?).await?),
-        Method::SetPushConfig => to_value(super::v1::create_push(inner, req.params()?).await?),
-        Method::GetPushConfig => to_value(super::v1::get_push(inner, req.params()?).await?),
-        Method::ListPushConfig => to_value(super::v1::list_push(inner, req.params()?).await?),
+        Method::CancelTask => to_value(super::v1::cancel(inner, req.params()?, caller).await?),
+        Method::SetPushConfig => {
+            to_value(super::v1::create_push(inner, req.params()?, caller).await?)
+        }
+        Method::GetPushConfig => to_value(super::v1::get_push(inner, req.params()?, caller).await?),
+        Method::ListPushConfig => {
+            to_value(super::v1::list_push(inner, req.params()?, caller).await?)
+        }
         Method::DeletePushConfig => {
-            super::v1::delete_push(inner, req.params()?).await?;
+            super::v1::delete_push(inner, req.params()?, caller).await?;
             Ok(serde_json::json!({}))
         }
         Method::GetAuthenticatedExtendedCard => super::v1::extended_card(inner),

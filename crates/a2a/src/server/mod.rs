@@ -43,10 +43,13 @@ pub use agent::{
     AgentExecutor, CancelContext, EventSink, Queued, RequestContext, ResumeContext, SinkError,
 };
 pub use apply::apply_event;
-pub use auth::{Caller, InboundAuth, UNAUTHENTICATED};
+pub use auth::{
+    Access, Caller, Credential, InboundAuth, Principal, Reach, Refusal, UNAUTHENTICATED,
+    VerifyToken,
+};
 use axum::http::HeaderMap;
 use cluster::Placement;
-pub use cluster::{Cluster, ClusterRequest, Owner};
+pub use cluster::{Cluster, ClusterRequest, Forwarded, Owner};
 use handler::{StreamRequest, store_error};
 use http::card;
 use jsonrpc::rpc;

@@ -230,7 +230,7 @@ pub(super) async fn rest(
         observe("unknown", Some(e.code.0));
         return error_response(&e);
     };
-    let caller = match authorize(&inner, &headers) {
+    let caller = match authorize(&inner, &headers).await {
         Ok(caller) => caller,
         Err(challenge) => {
             observe("unknown", Some(i64::from(challenge.status().as_u16())));
@@ -343,16 +343,16 @@ async fn handle(
                 id,
                 history_length,
             };
-            ok(&super::v1::get(inner, request).await?)
+            ok(&super::v1::get(inner, request, caller).await?)
         }
-        Endpoint::List => ok(&super::v1::list(inner, list_request(&pairs)?).await?),
+        Endpoint::List => ok(&super::v1::list(inner, list_request(&pairs)?, caller).await?),
         Endpoint::Cancel(id) => {
             let mut request = task(id);
             if !body.is_empty() {
                 let given: Value = serde_json::from_slice(body).map_err(RpcError::parse_error)?;
                 request.metadata = given.get("metadata").and_then(Value::as_object).cloned();
             }
-            ok(&super::v1::cancel(inner, request).await?)
+            ok(&super::v1::cancel(inner, request, caller).await?)
         }
         Endpoint::Subscribe(id) => {
             accepts_event_stream(headers)?;
@@ -366,12 +366,12 @@ async fn handle(
                 page_size: None,
                 page_token: String::new(),
             };
-            ok(&super::v1::list_push(inner, request).await?)
+            ok(&super::v1::list_push(inner, request, caller).await?)
         }
         Endpoint::Push(id) => {
             let mut config: w::TaskPushNotificationConfig = parse_body(body)?;
             config.task_id = id;
-            ok(&super::v1::create_push(inner, config).await?)
+            ok(&super::v1::create_push(inner, config, caller).await?)
         }
         Endpoint::GetPush(task_id, id) => {
             let request = w::PushConfigRequest {
@@ -379,7 +379,7 @@ async fn handle(
                 task_id,
                 id,
             };
-            ok(&super::v1::get_push(inner, request).await?)
+            ok(&super::v1::get_push(inner, request, caller).await?)
         }
         Endpoint::DeletePush(task_id, id) => {
             let request = w::PushConfigRequest {
@@ -387,7 +387,7 @@ async fn handle(
                 task_id,
                 id,
             };
-            super::v1::delete_push(inner, request).await?;
+            super::v1::delete_push(inner, request, caller).await?;
             ok(&serde_json::json!({}))
         }
         Endpoint::ExtendedCard => ok(&super::v1::extended_card(inner)?),

@@ -102,6 +102,8 @@ pub struct TaskQuery {
     pub limit: usize,
     /// Where the previous page ended.
     pub after: Option<TaskCursor>,
+    /// Only tasks this principal started (by [`crate::types::Task::initiator`]).
+    pub initiator: Option<String>,
 }
 
 /// A place in the list order: tasks sort by status time, newest first, then by id.
@@ -151,6 +153,9 @@ pub fn matches(q: &TaskQuery, task: &Task, ms: i64) -> bool {
     q.context_id.as_ref().is_none_or(|c| *c == task.context_id)
         && q.state.is_none_or(|s| s == task.status.state)
         && q.changed_since_ms.is_none_or(|since| ms >= since)
+        && q.initiator
+            .as_deref()
+            .is_none_or(|who| task.initiator.as_deref() == Some(who))
 }
 
 /// Persistence for tasks, their event logs, and push configs. Implementations must be

@@ -4,7 +4,7 @@
 
 use super::handler::StreamRequest;
 use crate::RpcError;
-use crate::server::{Inner, TaskCursor, TaskQuery, http};
+use crate::server::{Caller, Inner, TaskCursor, TaskQuery, http};
 use crate::types::{ContextId, StreamEvent, TaskId, TaskPushNotificationConfig};
 use crate::v1::{convert, types as w};
 use serde_json::Value;
@@ -16,7 +16,7 @@ pub(super) const DEFAULT_PAGE: i32 = 50;
 pub(super) async fn send(
     inner: &Inner,
     request: w::SendMessageRequest,
-    caller: &super::auth::Caller,
+    caller: &Caller,
 ) -> Result<w::SendMessageResponse, RpcError> {
     let params = convert::send_request_in(request)?;
     let result = inner.send(params, false, caller).await?;
@@ -41,14 +41,22 @@ pub(super) fn subscribe(
     })
 }
 
-pub(super) async fn get(inner: &Inner, request: w::GetTaskRequest) -> Result<w::Task, RpcError> {
+pub(super) async fn get(
+    inner: &Inner,
+    request: w::GetTaskRequest,
+    caller: &Caller,
+) -> Result<w::Task, RpcError> {
     let params = convert::get_request_in(request)?;
-    Ok(convert::task(&inner.get_task(params).await?))
+    Ok(convert::task(&inner.get_task(params, caller).await?))
 }
 
-pub(super) async fn cancel(inner: &Inner, request: w::TaskRequest) -> Result<w::Task, RpcError> {
+pub(super) async fn cancel(
+    inner: &Inner,
+    request: w::TaskRequest,
+    caller: &Caller,
+) -> Result<w::Task, RpcError> {
     let params = convert::task_request_in(request)?;
-    Ok(convert::task(&inner.cancel(params).await?))
+    Ok(convert::task(&inner.cancel(params, caller).await?))
 }
 
 /// A page token: where the page before ended (`<status ms>.<task id>`).
@@ -73,6 +81,7 @@ fn parse_page_token(token: &str) -> Result<TaskCursor, RpcError> {
 pub(super) async fn list(
     inner: &Inner,
     request: w::ListTasksRequest,
+    caller: &Caller,
 ) -> Result<w::ListTasksResponse, RpcError> {
     let page_size = request.page_size.unwrap_or(DEFAULT_PAGE);
     if !(1..=MAX_PAGE).contains(&page_size) {
@@ -110,8 +119,9 @@ pub(super) async fn list(
             "" => None,
             token => Some(parse_page_token(token)?),
         },
+        initiator: None,
     };
-    let page = inner.list_tasks(query).await?;
+    let page = inner.list_tasks(query, caller).await?;
     let include_artifacts = request.include_artifacts.unwrap_or(false);
     let tasks = page
         .tasks
@@ -134,6 +144,7 @@ pub(super) async fn list(
 pub(super) async fn create_push(
     inner: &Inner,
     request: w::TaskPushNotificationConfig,
+    caller: &Caller,
 ) -> Result<w::TaskPushNotificationConfig, RpcError> {
     if request.task_id.is_empty() {
         return Err(RpcError::invalid_params("taskId", "a task id is required"));
@@ -141,10 +152,13 @@ pub(super) async fn create_push(
     let task_id = TaskId::new(request.task_id.clone());
     let config = convert::push_config_in(request, "")?;
     let stored = inner
-        .set_push(TaskPushNotificationConfig {
-            task_id,
-            push_notification_config: config,
-        })
+        .set_push(
+            TaskPushNotificationConfig {
+                task_id,
+                push_notification_config: config,
+            },
+            caller,
+        )
         .await?;
     Ok(convert::push_config(&stored))
 }
@@ -152,10 +166,11 @@ pub(super) async fn create_push(
 pub(super) async fn get_push(
     inner: &Inner,
     request: w::PushConfigRequest,
+    caller: &Caller,
 ) -> Result<w::TaskPushNotificationConfig, RpcError> {
     let task_id = TaskId::new(request.task_id);
     let found = inner
-        .get_push_config(&task_id, Some(&request.id), "id")
+        .get_push_config(&task_id, Some(&request.id), "id", caller)
         .await?;
     Ok(convert::push_config(&found))
 }
@@ -163,9 +178,10 @@ pub(super) async fn get_push(
 pub(super) async fn list_push(
     inner: &Inner,
     request: w::ListPushConfigsRequest,
+    caller: &Caller,
 ) -> Result<w::ListPushConfigsResponse, RpcError> {
     let task_id = TaskId::new(request.task_id);
-    let configs = inner.list_push_configs(&task_id).await?;
+    let configs = inner.list_push_configs(&task_id, caller).await?;
     Ok(w::ListPushConfigsResponse {
         configs: configs.iter().map(convert::push_config).collect(),
         next_page_token: String::new(),
@@ -175,9 +191,12 @@ pub(super) async fn list_push(
 pub(super) async fn delete_push(
     inner: &Inner,
     request: w::PushConfigRequest,
+    caller: &Caller,
 ) -> Result<(), RpcError> {
     let task_id = TaskId::new(request.task_id);
-    inner.delete_push_config(&task_id, &request.id, "id").await
+    inner
+        .delete_push_config(&task_id, &request.id, "id", caller)
+        .await
 }
 
 /// The extended card as published (both generations' fields).

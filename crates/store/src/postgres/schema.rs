@@ -81,6 +81,10 @@ CREATE INDEX task_requests_by_task ON task_requests (task_id);
     r#"
 ALTER TABLE tasks ADD COLUMN initiator TEXT;
 "#,
+    // A principal lists its own tasks (issue 35).
+    r#"
+CREATE INDEX tasks_by_initiator_time ON tasks (initiator, status_ms DESC, id DESC);
+"#,
 ];
 
 /// The key of the advisory lock held while migrating: replicas opening one database

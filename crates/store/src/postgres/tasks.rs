@@ -295,7 +295,8 @@ impl TaskStore for PostgresStore {
             let state = query.state.map(|s| s.as_str());
             const FILTERS: &str = "($1::text IS NULL OR context_id = $1)
                 AND ($2::text IS NULL OR state = $2)
-                AND ($3::bigint IS NULL OR status_ms >= $3)";
+                AND ($3::bigint IS NULL OR status_ms >= $3)
+                AND ($4::text IS NULL OR initiator = $4)";
             let (after_ms, after_id) = query
                 .after
                 .as_ref()
@@ -303,12 +304,13 @@ impl TaskStore for PostgresStore {
                 .unzip();
             let rows = sqlx::query(&format!(
                 "SELECT {TASK_COLUMNS}, status_ms, id FROM tasks WHERE {FILTERS}
-                 AND ($4::bigint IS NULL OR (status_ms, id) < ($4, $5::text))
-                 ORDER BY status_ms DESC, id DESC LIMIT $6"
+                 AND ($5::bigint IS NULL OR (status_ms, id) < ($5, $6::text))
+                 ORDER BY status_ms DESC, id DESC LIMIT $7"
             ))
             .bind(&context)
             .bind(state)
             .bind(query.changed_since_ms)
+            .bind(&query.initiator)
             .bind(after_ms)
             .bind(&after_id)
             .bind(query.limit as i64 + 1)
@@ -320,6 +322,7 @@ impl TaskStore for PostgresStore {
                     .bind(&context)
                     .bind(state)
                     .bind(query.changed_since_ms)
+                    .bind(&query.initiator)
                     .fetch_one(&self.pool)
                     .await
                     .map_err(StoreError::backend)?;

@@ -62,6 +62,10 @@ CREATE INDEX tasks_by_context_time ON tasks (context_id, status_ms DESC, id DESC
     r#"
 ALTER TABLE tasks ADD COLUMN initiator TEXT;
 "#,
+    // A principal lists its own tasks (issue 35).
+    r#"
+CREATE INDEX tasks_by_initiator_time ON tasks (initiator, status_ms DESC, id DESC);
+"#,
 ];
 
 /// SQLite's primary result codes for a file that is not a database (`SQLITE_NOTADB`)

@@ -202,7 +202,7 @@ impl TaskStore for SqliteStore {
             let context = query.context_id.as_ref().map(|c| c.to_string());
             let state = query.state.map(|s| s.as_str());
             const FILTERS: &str = "(?1 IS NULL OR context_id = ?1) AND (?2 IS NULL OR state = ?2)
-                AND (?3 IS NULL OR status_ms >= ?3)";
+                AND (?3 IS NULL OR status_ms >= ?3) AND (?7 IS NULL OR initiator = ?7)";
             let (after_ms, after_id) = query
                 .after
                 .as_ref()
@@ -219,6 +219,7 @@ impl TaskStore for SqliteStore {
             .bind(after_ms)
             .bind(&after_id)
             .bind(query.limit as i64 + 1)
+            .bind(&query.initiator)
             .fetch_all(&self.reads)
             .await
             .map_err(read_error)?;
@@ -227,6 +228,11 @@ impl TaskStore for SqliteStore {
                     .bind(&context)
                     .bind(state)
                     .bind(query.changed_since_ms)
+                    // ?4 to ?6 are the page's, not in this query.
+                    .bind(None::<i64>)
+                    .bind(None::<String>)
+                    .bind(None::<i64>)
+                    .bind(&query.initiator)
                     .fetch_one(&self.reads)
                     .await
                     .map_err(read_error)?;

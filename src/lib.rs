@@ -44,6 +44,7 @@ macro_rules! say_part {
 }
 
 pub mod agents;
+pub mod auth;
 pub mod bench;
 pub mod cli;
 pub mod connect;

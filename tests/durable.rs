@@ -989,7 +989,10 @@ async fn list_contract(store: Arc<dyn Store>) {
         ..all(10)
     };
     let page = store.list(&alices).await.unwrap();
-    assert_eq!((ids(&page), page.total), (vec!["b".to_owned(), "a".to_owned()], 2));
+    assert_eq!(
+        (ids(&page), page.total),
+        (vec!["b".to_owned(), "a".to_owned()], 2)
+    );
     // The state moves on by an event alone (the store may keep the old snapshot): the
     // list follows.
     let mut c = tasks[2].clone();

@@ -28,6 +28,7 @@ mod fleet;
 mod fuzz;
 mod golden;
 mod host;
+mod identity;
 mod js_client;
 mod layers;
 mod llm;

@@ -21,9 +21,9 @@
 //! ui = true                       # the web view at /ui/ (on by default)
 //! ready_requires_agents = false   # /readyz reports agents down; true: they make it 503
 //!
-//! [auth]                          # every JSON-RPC call must present one of these
-//! bearer_token_env = ["ORCH_TOKEN"]
-//! api_key_env = ["ORCH_KEY"]
+//! [auth]                          # every A2A call must present one of these
+//! bearer_token_env = ["ORCH_TOKEN"]   # and named tokens, roles, OpenID Connect:
+//! api_key_env = ["ORCH_KEY"]          # see crate::auth::config
 //! api_key_header = "X-API-Key"
 //!
 //! [push]
@@ -296,7 +296,6 @@ const SERVER_KEYS: &[&str] = &[
     "ui",
     "ready_requires_agents",
 ];
-const AUTH_KEYS: &[&str] = &["bearer_token_env", "api_key_env", "api_key_header"];
 const PUSH_KEYS: &[&str] = &["allow_private_webhooks", "timeout"];
 const SECRET_KEYS: &[&str] = &["token", "tokens", "key", "keys", "api_key", "password"];
 
@@ -390,46 +389,8 @@ pub fn load_str(
         });
         s.finish(&mut ctx, SERVER_KEYS);
     }
-    if let Some(mut a) = top.table_named(&mut ctx, "auth", "[auth]") {
-        for secret in SECRET_KEYS {
-            if let Some(v) = a.get(secret) {
-                ctx.error(
-                    v.span(),
-                    "secrets do not go in the configuration file: put each in an environment variable and list its name in `bearer_token_env` or `api_key_env`",
-                );
-            }
-        }
-        let mut secrets = |a: &mut TableReader<'_, '_>, key: &str| -> Vec<String> {
-            let mut values = Vec::new();
-            for name in a
-                .strings(&mut ctx, key)
-                .map(|v| v.value)
-                .unwrap_or_default()
-            {
-                match env.var(&name.value).filter(|v| !v.is_empty()) {
-                    Some(v) => values.push(v),
-                    None => ctx.error(
-                        name.span,
-                        format!(
-                            "the environment variable {} (named in `{key}`) is not set",
-                            name.value
-                        ),
-                    ),
-                }
-            }
-            values
-        };
-        let bearer_tokens = secrets(&mut a, "bearer_token_env");
-        let keys = secrets(&mut a, "api_key_env");
-        let header = a
-            .string(&mut ctx, "api_key_header")
-            .map_or_else(|| "X-API-Key".to_owned(), |h| h.value);
-        out.auth = Some(InboundAuth::unnamed(
-            bearer_tokens,
-            (!keys.is_empty()).then_some((header, keys)),
-        ));
-        let all: Vec<&str> = AUTH_KEYS.iter().chain(SECRET_KEYS).copied().collect();
-        a.finish(&mut ctx, &all);
+    if let Some(a) = top.table_named(&mut ctx, "auth", "[auth]") {
+        out.auth = Some(crate::auth::config::read(&mut ctx, a, env, base));
     }
     if let Some(mut p) = top.table_named(&mut ctx, "push", "[push]") {
         out.allow_private_webhooks = p.bool(&mut ctx, "allow_private_webhooks").map(|v| v.value);
@@ -751,6 +712,72 @@ step_artifacts = 10
             "o.toml:4:15: error: the environment variable NOPE",
             "o.toml:5:15: error: `temperature` must be between 0 and 2",
             "o.toml:6:1: error: unknown key `modle` in [llm] (did you mean `model`?)",
+        ] {
+            assert!(all.contains(expected), "{expected}\nin:\n{all}");
+        }
+    }
+
+    #[test]
+    fn named_tokens_roles_and_oidc_are_read() {
+        let source = r#"[auth]
+bearer_token_env = ["ORCH_TOKEN"]
+[auth.tokens.ci]
+env = "ORCH_TOKEN"
+roles = ["viewer"]
+groups = ["deploy"]
+name = "CI pipeline"
+[auth.roles]
+operator = ["group:deploy"]
+[auth.oidc]
+issuer = "https://login.example.com/realms/acme"
+audience = "a2a-orchestrator"
+roles_claim = "realm_access.roles"
+"#;
+        let s = load_str("o.toml", source, Path::new(""), &env()).unwrap();
+        let auth = s.auth.unwrap();
+        let legacy = &auth.bearer[0].principal;
+        assert!(legacy.id.starts_with("bearer:"), "{legacy:?}");
+        assert_eq!(
+            legacy.reach,
+            a2a::server::Reach::SteerAll,
+            "as before names"
+        );
+        let ci = &auth.bearer[1].principal;
+        assert_eq!(
+            (ci.id.as_str(), ci.name.as_str()),
+            ("token:ci", "CI pipeline")
+        );
+        assert_eq!(ci.roles, ["viewer", "operator"], "its own, then the rules'");
+        assert_eq!(ci.reach, a2a::server::Reach::SteerAll);
+        assert!(auth.tokens.is_some());
+    }
+
+    #[test]
+    fn auth_problems_are_located() {
+        let source = r#"[auth.tokens.ci]
+roles = ["boss"]
+secret = "x"
+[auth.roles]
+viewer = ["auditors", "role:admin"]
+owner = ["sub:x"]
+[auth.oidc]
+issuer = "http://login.example.com"
+audience = "a"
+[auth.tokens.cd]
+env = "UNSET_VAR"
+"#;
+        let diags = load_str("o.toml", source, Path::new(""), &env()).unwrap_err();
+        let all: Vec<String> = diags.iter().map(ToString::to_string).collect();
+        let all = all.join("\n");
+        for expected in [
+            "o.toml:1:14: error: [auth.tokens.ci] needs `env`",
+            "o.toml:2:10: error: there is no role \"boss\"",
+            "o.toml:3:10: error: secrets do not go in the configuration file",
+            "o.toml:5:11: error: \"auditors\" names no one",
+            "o.toml:5:23: error: a role is granted by group or subject",
+            "o.toml:6:1: error: unknown key `owner` in [auth.roles]",
+            "o.toml:8:10: error: `issuer` must be an https:// URL",
+            "o.toml:11:7: error: the environment variable UNSET_VAR",
         ] {
             assert!(all.contains(expected), "{expected}\nin:\n{all}");
         }

@@ -199,7 +199,7 @@ pub fn js_dir() -> &'static Path {
                 && dir.join("node_modules/@a2a-js/sdk").exists(),
             "target/js (the packages of tests/js/package-lock.json) is missing or out of date: {PREPARE}"
         );
-        for file in ["client.mjs", "agent.mjs", "ui.mjs"] {
+        for file in ["client.mjs", "agent.mjs", "ui.mjs", "idp.mjs"] {
             std::fs::copy(source.join(file), dir.join(file))
                 .unwrap_or_else(|e| panic!("copying tests/js/{file}: {e}"));
         }
@@ -386,6 +386,17 @@ pub async fn js_agent(delay_ms: u64, first: &str) -> SdkAgent {
         .arg(first)
         .current_dir(dir);
     start_agent(cmd, "the @a2a-js/sdk agent (node)").await
+}
+
+/// Starts `tests/js/idp.mjs`: a real OpenID Provider (panva's oidc-provider) on
+/// 127.0.0.1 with three people as service clients (alice in group hr, bob in
+/// it-managers, olga in sre) whose client-credentials tokens are JWTs for the audience
+/// `a2a-orchestrator`; see the script for its test endpoints (key rotation, forgeries).
+pub async fn idp() -> SdkAgent {
+    let dir = js_dir();
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg(dir.join("idp.mjs")).current_dir(dir);
+    start_agent(cmd, "the OpenID Provider (node oidc-provider)").await
 }
 
 async fn start_python_agent(python: &Path, script: &str, args: &[&str]) -> SdkAgent {

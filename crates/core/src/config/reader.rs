@@ -89,6 +89,11 @@ impl<'a, 'i> TableReader<'a, 'i> {
         }
     }
 
+    /// Where the table is in the source.
+    pub fn span(&self) -> Range<usize> {
+        self.span.clone()
+    }
+
     /// Every key with its span and value, in source order.
     pub fn entries(&self) -> impl Iterator<Item = (Sp<&'a str>, &'a Spanned<DeValue<'i>>)> {
         self.table

@@ -1,0 +1,136 @@
+// A real OpenID Provider for the identity tests: panva's oidc-provider (OpenID
+// Certified), on 127.0.0.1, with
+// - three service clients standing for people (client credentials; the access token is
+//   a JWT for the audience `a2a-orchestrator`, with the client's `groups` and `name`):
+//   alice (group hr), bob (group it-managers), olga (group sre);
+// - a resource `urn:a2a:other` whose tokens are for another audience;
+// - signing keys it rotates on `POST /_test/rotate` (the new key signs, the old one is
+//   still published), as a provider does;
+// - `GET /_test/forge?kind=…`: tokens no provider would issue, made with this provider's
+//   own key and jose (expired, wrong-issuer, none, hs256, tampered), for the refusals.
+//
+//   node idp.mjs          prints `PORT <n>` once it serves
+import http from 'node:http';
+import crypto from 'node:crypto';
+import Provider from 'oidc-provider';
+import * as jose from 'jose';
+
+const AUDIENCE = 'a2a-orchestrator';
+const PEOPLE = {
+  alice: { name: 'Alice Archer', groups: ['hr'] },
+  bob: { name: 'Bob Baker', groups: ['it-managers'] },
+  olga: { name: 'Olga Ops', groups: ['sre'] },
+};
+
+async function newKey() {
+  const { privateKey, publicKey } = await jose.generateKeyPair('RS256', { extractable: true });
+  const jwk = await jose.exportJWK(privateKey);
+  jwk.kid = crypto.randomUUID();
+  jwk.alg = 'RS256';
+  jwk.use = 'sig';
+  return { jwk, privateKey, publicKey };
+}
+
+const keys = [await newKey()];
+let provider;
+let issuer;
+
+function build() {
+  const p = new Provider(issuer, {
+    clients: Object.keys(PEOPLE).map((id) => ({
+      client_id: id,
+      client_secret: `${id}-secret`,
+      grant_types: ['client_credentials'],
+      redirect_uris: [],
+      response_types: [],
+    })),
+    jwks: { keys: keys.map((k) => k.jwk) },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => 'urn:a2a:orchestrator',
+        useGrantedResource: () => true,
+        getResourceServerInfo: (ctx, resource) => ({
+          scope: 'a2a',
+          audience: resource === 'urn:a2a:other' ? 'someone-else' : AUDIENCE,
+          accessTokenTTL: 600,
+          accessTokenFormat: 'jwt',
+          jwt: { sign: { alg: 'RS256' } },
+        }),
+      },
+    },
+    ttl: { ClientCredentials: 600 },
+    extraTokenClaims: (ctx, token) => {
+      const who = PEOPLE[token.clientId];
+      return who ? { name: who.name, groups: who.groups } : {};
+    },
+  });
+  p.on('server_error', (ctx, err) => console.error('idp server_error', err));
+  return p;
+}
+
+async function forge(kind) {
+  const now = Math.floor(Date.now() / 1000);
+  const current = keys[0];
+  const claims = { iss: issuer, sub: 'alice', aud: AUDIENCE, iat: now, exp: now + 600, groups: ['hr'] };
+  const header = { alg: 'RS256', kid: current.jwk.kid, typ: 'at+jwt' };
+  const sign = (c, h = header) => new jose.SignJWT(c).setProtectedHeader(h).sign(current.privateKey);
+  switch (kind) {
+    case 'valid':
+      return sign(claims);
+    case 'expired':
+      return sign({ ...claims, iat: now - 7200, exp: now - 3600 });
+    case 'wrong-issuer':
+      return sign({ ...claims, iss: 'http://127.0.0.1:1/not-the-issuer' });
+    case 'none': {
+      const b64 = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
+      return `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.`;
+    }
+    case 'hs256': {
+      // The classic confusion: the public key's PEM used as an HMAC secret.
+      const pem = await jose.exportSPKI(current.publicKey);
+      return new jose.SignJWT(claims)
+        .setProtectedHeader({ alg: 'HS256', kid: current.jwk.kid })
+        .sign(new TextEncoder().encode(pem));
+    }
+    case 'tampered': {
+      const [h, , s] = (await sign(claims)).split('.');
+      const payload = Buffer.from(JSON.stringify({ ...claims, sub: 'mallory', groups: ['sre'] })).toString('base64url');
+      return `${h}.${payload}.${s}`;
+    }
+    default:
+      throw new Error(`no forgery ${kind}`);
+  }
+}
+
+const server = http.createServer(async (req, res) => {
+  try {
+    const url = new URL(req.url, issuer);
+    if (req.method === 'POST' && url.pathname === '/_test/rotate') {
+      keys.unshift(await newKey());
+      provider = build();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kid: keys[0].jwk.kid }));
+      return;
+    }
+    if (req.method === 'GET' && url.pathname === '/_test/forge') {
+      const token = await forge(url.searchParams.get('kind'));
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(token);
+      return;
+    }
+    provider.callback()(req, res);
+  } catch (e) {
+    res.writeHead(500);
+    res.end(String(e));
+  }
+});
+
+server.listen(0, '127.0.0.1', () => {
+  const { port } = server.address();
+  issuer = `http://127.0.0.1:${port}`;
+  provider = build();
+  console.log(`PORT ${port}`);
+});

@@ -576,6 +576,7 @@ async fn v1_sdk_agent_streamed_and_asked(py: crate::util::SdkAgent) {
                     Answer {
                         text: Some("echo this back".into()),
                         data: None,
+                        by: None,
                     },
                 )
                 .await

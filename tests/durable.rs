@@ -590,6 +590,7 @@ async fn store_contract(store: Arc<dyn Store>) {
         inputs: Default::default(),
         trace: None,
         started_at: None,
+        initiator: None,
     };
     store.create_run(&header).await.unwrap();
     let sent = Checkpoint::Sent {
@@ -1112,6 +1113,7 @@ async fn runs_end_together(store: Arc<dyn Store>) {
                 inputs: serde_json::Map::new(),
                 trace: None,
                 started_at: None,
+                initiator: None,
             };
             store.create_run(&header).await.unwrap();
             let done = Checkpoint::Done(Record::new(StepState::Completed));
@@ -1176,6 +1178,7 @@ fn run_header(id: &str) -> RunHeader {
         inputs: serde_json::Map::new(),
         trace: None,
         started_at: None,
+        initiator: None,
     }
 }
 

@@ -752,6 +752,7 @@ async fn approvals_gate_steps_and_bad_answers_are_refused() {
                 Answer {
                     text: Some(answer.into()),
                     data: None,
+                    by: None,
                 },
             )
             .await
@@ -999,6 +1000,7 @@ async fn a_resumed_run_keeps_finished_work_and_resends_an_unknown_send_with_its_
         inputs,
         trace: None,
         started_at: None,
+        initiator: None,
     };
     store.create_run(&header).await.unwrap();
     let finished = |text: &str| {
@@ -1166,7 +1168,8 @@ async fn an_unanswered_approval_is_rejected_or_escalated_as_on_timeout_says() {
     assert_eq!(step_state(&events, "ok"), StepState::Rejected);
 
     // Escalated, then answered by the next approvers.
-    let wf = approval("on_timeout = \"escalate\"\nescalate_to = [\"director\", \"cfo\"]");
+    let wf =
+        approval("on_timeout = \"escalate\"\nescalate_to = [\"group:directors\", \"sub:cfo\"]");
     let mut handle = start(&engine(&s), wf.clone(), json!({}));
     let mut prompts = Vec::new();
     while prompts.len() < 2 {
@@ -1177,7 +1180,7 @@ async fn an_unanswered_approval_is_rejected_or_escalated_as_on_timeout_says() {
     assert_eq!(prompts[0], "Pay it?");
     assert_eq!(
         prompts[1],
-        "Escalated to director, cfo (no answer within 1m): Pay it?"
+        "Escalated to group:directors or sub:cfo (no answer within 1m): Pay it?"
     );
     handle
         .control
@@ -1193,9 +1196,19 @@ async fn an_unanswered_approval_is_rejected_or_escalated_as_on_timeout_says() {
     assert_eq!(step_state(&events, "ok"), StepState::Failed);
     let said = events.iter().any(|e| {
         matches!(e, RunEvent::Step { step, message: Some(m), .. }
-            if step.as_str() == "ok" && m.contains("nor within 1m more after escalating to director, cfo"))
+            if step.as_str() == "ok" && m.contains("nor within 1m more after escalating to group:directors or sub:cfo"))
     });
     assert!(said, "{events:#?}");
+}
+
+#[test]
+fn who_may_answer_is_checked_where_it_is_written() {
+    let text = "[workflow]\nid = \"t\"\ndescription = \"d\"\nallow = [\"group:hr\", \"role:boss\"]\n[steps.s]\nkind = \"approval\"\nprompt = \"p\"\n";
+    let (loaded, diags) = workflow::load_str("t.toml", text, Options::default());
+    assert!(loaded.is_none());
+    let d = diags.iter().find(|d| d.is_error()).expect("an error");
+    assert!(d.message.contains("there is no role \"boss\""), "{d}");
+    assert_eq!((d.line, d.column), (4, 22), "{d}");
 }
 
 #[test]
@@ -1217,8 +1230,33 @@ fn on_timeout_is_checked_where_it_is_written() {
             7,
         ),
         (
-            "kind = \"approval\"\nprompt = \"p\"\nescalate_to = [\"x\"]\n",
+            "kind = \"approval\"\nprompt = \"p\"\nescalate_to = [\"sub:x\"]\n",
             "goes with `on_timeout = \"escalate\"`",
+            7,
+        ),
+        (
+            "kind = \"approval\"\nprompt = \"p\"\non_timeout = \"escalate\"\nescalate_to = [\"director\"]\n",
+            "\"director\" names no one: write `group:NAME`",
+            8,
+        ),
+        (
+            "kind = \"approval\"\nprompt = \"p\"\napprovers = [\"team:x\"]\n",
+            "`team:` is not a kind of name",
+            7,
+        ),
+        (
+            "agent = \"a\"\nmessage = \"m\"\nquorum = 2\n",
+            "`quorum` applies only to approval steps",
+            7,
+        ),
+        (
+            "kind = \"approval\"\nprompt = \"p\"\nquorum = 0\n",
+            "`quorum` must be between 1 and 100",
+            7,
+        ),
+        (
+            "kind = \"llm\"\nprompt = \"p\"\nfour_eyes = true\n",
+            "`four_eyes` applies to steps that ask questions",
             7,
         ),
     ] {
@@ -1229,4 +1267,116 @@ fn on_timeout_is_checked_where_it_is_written() {
         assert!(d.message.contains(says), "{step}: {d}");
         assert_eq!(d.line, line, "{step}: {d}");
     }
+}
+
+fn person(subject: &str, groups: &[&str]) -> orchestrator_core::access::Actor {
+    orchestrator_core::access::Actor {
+        id: format!("https://idp#{subject}"),
+        subject: subject.into(),
+        name: subject.to_uppercase(),
+        groups: groups.iter().map(|g| g.to_string()).collect(),
+        roles: Vec::new(),
+    }
+}
+
+fn from(actor: &orchestrator_core::access::Actor, text: &str) -> Answer {
+    Answer {
+        by: Some(actor.clone()),
+        ..Answer::text(text)
+    }
+}
+
+/// Issue 35: an approval that names its approvers takes answers only from them, never
+/// from the run's initiator under four eyes, and with a quorum waits for that many
+/// different approvers; each answer taken is an `Answered` event, and the step records
+/// who decided.
+#[tokio::test(start_paused = true)]
+async fn approvals_take_answers_from_their_approvers_only() {
+    let toml = format!(
+        "{HEAD}[steps.ok]\nkind = \"approval\"\nprompt = \"Pay it?\"\n\
+         approvers = [\"group:finance\", \"sub:cfo\"]\nfour_eyes = true\nquorum = 2\n"
+    );
+    let (alice, bob, carol, cfo) = (
+        person("alice", &["finance"]),
+        person("bob", &["finance"]),
+        person("carol", &["sales"]),
+        person("cfo", &[]),
+    );
+    let s = Scripted::new(Vec::new());
+    let mut handle = engine(&s)
+        .start_by(
+            load(&toml),
+            &Map::new(),
+            "run-1".into(),
+            Some(alice.clone()),
+        )
+        .unwrap();
+    loop {
+        if let RunEvent::Question {
+            approvers,
+            four_eyes,
+            ..
+        } = handle.events.recv().await.unwrap()
+        {
+            assert_eq!(approvers.len(), 2);
+            assert!(four_eyes);
+            break;
+        }
+    }
+    let answer = |a: Answer| {
+        let control = handle.control.clone();
+        async move { control.answer(Some("ok"), None, a).await }
+    };
+    let refused = |r: Result<Taken, AnswerError>| match r {
+        Err(AnswerError::NotAllowed(why)) => why,
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+    let why = refused(answer(from(&carol, "yes")).await);
+    assert!(why.contains("it is for group:finance or sub:cfo"), "{why}");
+    let why = refused(answer(from(&alice, "yes")).await);
+    assert!(why.contains("four eyes"), "{why}");
+    assert_eq!(
+        answer(from(&bob, "yes")).await,
+        Ok(Taken::Counted { left: 1 })
+    );
+    let why = refused(answer(from(&bob, "yes")).await);
+    assert!(why.contains("already approved"), "{why}");
+    assert_eq!(answer(from(&cfo, "yes")).await, Ok(Taken::Answered));
+    let (events, state, _) = collect(handle).await;
+    assert_eq!(state, RunState::Completed);
+    let decided: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Answered { decision, .. } => {
+                Some((decision.by.subject.clone(), decision.action.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        decided,
+        [
+            ("bob".to_owned(), "approved".to_owned()),
+            ("cfo".to_owned(), "approved".to_owned())
+        ]
+    );
+
+    // A rejection by one approver ends the approval at once.
+    let s = Scripted::new(Vec::new());
+    let mut handle = engine(&s)
+        .start_by(
+            load(&toml),
+            &Map::new(),
+            "run-2".into(),
+            Some(alice.clone()),
+        )
+        .unwrap();
+    while !matches!(handle.events.recv().await, Some(RunEvent::Question { .. })) {}
+    let control = handle.control.clone();
+    assert_eq!(
+        control.answer(Some("ok"), None, from(&cfo, "no")).await,
+        Ok(Taken::Answered)
+    );
+    let (_, state, _) = collect(handle).await;
+    assert_eq!(state, RunState::Completed);
 }

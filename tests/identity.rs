@@ -232,3 +232,244 @@ async fn provider_tokens_are_checked_and_name_their_caller() {
         .unwrap();
     assert_eq!(canceled.status.state, TaskState::Canceled);
 }
+
+/// A laptop for a new hire: HR and IT managers may start it; an IT manager who did not
+/// start the run approves it.
+const LAPTOP: &str = r#"
+[workflow]
+id = "laptop"
+name = "Laptop"
+description = "Orders a laptop for a new hire once an IT manager approves"
+allow = ["group:hr", "group:it-managers"]
+[steps.approve]
+kind = "approval"
+prompt = "Order a laptop for the new hire?"
+approvers = ["group:it-managers"]
+four_eyes = true
+[steps.order]
+agent = "one"
+needs = ["approve"]
+when = "steps.approve.data.approved"
+message = "laptop ordered"
+[output]
+text = "{% if steps.order.state == 'completed' %}{{ steps.order.text }} (approved by {{ steps.approve.data.approved_by | join(', ') }}){% else %}not approved{% endif %}"
+"#;
+
+fn permission_denied(what: &str, outcome: Result<impl std::fmt::Debug, ClientError>) -> String {
+    match outcome {
+        Err(ClientError::Rpc(e)) => {
+            assert_eq!(e.code, a2a::ErrorCode::PERMISSION_DENIED, "{what}: {e:?}");
+            e.message
+        }
+        other => panic!("{what}: expected a permission error, got {other:?}"),
+    }
+}
+
+fn laptop_request() -> MessageSendParams {
+    let mut m = Message::user_text("a laptop for Jo, please");
+    m.metadata = Some(json!({ "workflow": "laptop" }).as_object().unwrap().clone());
+    MessageSendParams::new(m)
+}
+
+fn approval(task: &a2a::types::TaskId, yes: bool) -> MessageSendParams {
+    let mut m = Message::user_text(if yes { "yes" } else { "no" });
+    m.task_id = Some(task.clone());
+    MessageSendParams::new(m)
+}
+
+/// Issue 35: who may start a workflow, who may approve its step, and the audit trail —
+/// through `serve --config` with `[auth.oidc]`, as an operator deploys it.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs Node and oidc-provider: the full suite, `cargo xtask test`"
+)]
+#[tokio::test(flavor = "multi_thread")]
+async fn approvers_four_eyes_and_the_audit_trail() {
+    let idp = idp().await;
+    let agent = crate::util::echo(0).await;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("identity-laptop");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::write(dir.join("workflows/laptop.toml"), LAPTOP).unwrap();
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!("[agents.one]\nurl = \"{}\"\n", agent.url),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("orchestrator.toml"),
+        format!(
+            "[server]\nworkflows = \"workflows\"\nagents = \"agents.toml\"\n\
+             [auth.oidc]\nissuer = \"{}\"\naudience = \"{AUDIENCE}\"\n\
+             [auth.roles]\noperator = [\"group:sre\"]\n",
+            issuer(&idp)
+        ),
+    )
+    .unwrap();
+    let log = dir.join("serve.log");
+    let (_serve, url) = crate::util::orchestra::spawn_serve_logging(
+        &[
+            "--config",
+            dir.join("orchestrator.toml").to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+            "--store",
+            "memory",
+            "--log-format",
+            "json",
+        ],
+        &[],
+        std::fs::File::create(&log).unwrap().into(),
+    )
+    .await;
+    let alice_token = token(&idp, "alice").await;
+    let alice = as_bearer(&url, &alice_token).await;
+    let bob = as_bearer(&url, &token(&idp, "bob").await).await;
+    let olga = as_bearer(&url, &token(&idp, "olga").await).await;
+
+    // The public card does not list a workflow only some may start; the extended card
+    // lists it to those who may.
+    let (_, public) = crate::util::orchestra::client(&url).await;
+    assert!(
+        public.skills.iter().all(|s| s.id != "laptop"),
+        "{:?}",
+        public.skills
+    );
+    let skills = |card: a2a::types::AgentCard| -> Vec<String> {
+        card.skills.into_iter().map(|s| s.id).collect()
+    };
+    assert_eq!(
+        skills(alice.get_authenticated_extended_card().await.unwrap()),
+        ["laptop"]
+    );
+    assert!(skills(olga.get_authenticated_extended_card().await.unwrap()).is_empty());
+    // Olga (sre) may not start it, even as an operator.
+    let why = permission_denied("olga starts", olga.send_message(&laptop_request()).await);
+    assert!(why.contains("group:hr or group:it-managers"), "{why}");
+
+    // Alice (hr) starts it; it waits for an IT manager.
+    let run = task(alice.send_message(&laptop_request()).await.unwrap());
+    assert_eq!(run.status.state, TaskState::InputRequired);
+    // Alice is no IT manager; Olga reaches every run but is no approver either.
+    let why = permission_denied(
+        "alice approves",
+        alice.send_message(&approval(&run.id, true)).await,
+    );
+    assert!(why.contains("it is for group:it-managers"), "{why}");
+    let why = permission_denied(
+        "olga approves",
+        olga.send_message(&approval(&run.id, true)).await,
+    );
+    assert!(
+        why.contains("Olga Ops may not answer step `approve`"),
+        "{why}"
+    );
+    // Bob, an IT manager, may read the run he is asked to approve, and approves it.
+    let seen = bob
+        .get_task(&TaskQueryParams::new(run.id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(seen.status.state, TaskState::InputRequired);
+    let mut done = task(bob.send_message(&approval(&run.id, true)).await.unwrap());
+    for _ in 0..100 {
+        if done.status.state.is_terminal() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        done = alice
+            .get_task(&TaskQueryParams::new(run.id.clone()))
+            .await
+            .unwrap();
+    }
+    assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
+    assert_eq!(
+        crate::util::orchestra::result_text(&done),
+        "laptop ordered (approved by Bob Baker)"
+    );
+    // Now that it waits for nobody, Bob no longer reaches it.
+    match bob.get_task(&TaskQueryParams::new(run.id.clone())).await {
+        Err(ClientError::Rpc(e)) => assert_eq!(e.code, a2a::ErrorCode::TASK_NOT_FOUND),
+        other => panic!("bob still reads the run: {other:?}"),
+    }
+
+    // Bob starts one himself: four eyes — he may not approve his own request.
+    let his = task(bob.send_message(&laptop_request()).await.unwrap());
+    let why = permission_denied(
+        "bob approves his own",
+        bob.send_message(&approval(&his.id, true)).await,
+    );
+    assert!(why.contains("four eyes"), "{why}");
+
+    // The audit trail: on the task, in `runs show`, and in the JSON log.
+    let detail = &done.metadata.as_ref().unwrap()["run"];
+    assert_eq!(detail["startedBy"]["name"], "Alice Archer", "{detail:#}");
+    let actions: Vec<(String, String)> = detail["audit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["action"].as_str().unwrap().to_owned(),
+                a["by"]["name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("started".to_owned(), "Alice Archer".to_owned()),
+            ("approved".to_owned(), "Bob Baker".to_owned())
+        ]
+    );
+    let shown = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args([
+            "runs",
+            "--url",
+            &url,
+            "--token-env",
+            "ALICE_TOKEN",
+            "show",
+            run.id.as_str(),
+        ])
+        .env("ALICE_TOKEN", &alice_token)
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    assert!(text.contains("started by Alice Archer"), "{text}");
+    assert!(text.contains("approved approve by Bob Baker"), "{text}");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let audit: Vec<Value> = logged
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["audit"] == true)
+        .collect();
+    let seen: Vec<(&str, &str)> = audit
+        .iter()
+        .map(|l| (l["action"].as_str().unwrap(), l["name"].as_str().unwrap()))
+        .collect();
+    assert!(seen.contains(&("started", "Alice Archer")), "{seen:?}");
+    assert!(seen.contains(&("approved", "Bob Baker")), "{seen:?}");
+    assert!(
+        audit
+            .iter()
+            .all(|l| l["principal"].as_str().unwrap().starts_with(&issuer(&idp)))
+    );
+    let metrics = reqwest::get(format!("{url}metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for line in [
+        "a2a_orchestrator_actions_total{action=\"started\"} 2",
+        "a2a_orchestrator_actions_total{action=\"approved\"} 1",
+    ] {
+        assert!(metrics.contains(line), "{line} in\n{metrics}");
+    }
+}

@@ -37,6 +37,7 @@ fn header(id: &str) -> RunHeader {
         inputs: serde_json::Map::new(),
         trace: None,
         started_at: None,
+        initiator: None,
     }
 }
 

@@ -10,55 +10,23 @@ pub mod config;
 pub mod oidc;
 
 use a2a::server::{Principal, Reach};
+use orchestrator_core::access::Actor;
 
-/// The roles `[auth.roles]` grants, each wider than the one before.
-pub const ROLES: [&str; 3] = ["viewer", "operator", "admin"];
+pub use orchestrator_core::access::{Pattern, ROLES};
 
-/// Who a pattern names: `group:NAME` (a member of the group), `sub:SUBJECT` (the
-/// principal whose subject this is, `sub:token:ci` for a named token), `role:NAME`
-/// (anyone granted the role), or `*` (anyone authenticated).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Pattern {
-    Group(String),
-    Subject(String),
-    Role(String),
-    Anyone,
+/// Whether `pattern` names `principal`.
+pub fn names(pattern: &Pattern, principal: &Principal) -> bool {
+    pattern.names(&principal.subject, &principal.groups, &principal.roles)
 }
 
-impl Pattern {
-    /// Reads one pattern, or says what is wrong with it.
-    pub fn parse(text: &str) -> Result<Pattern, String> {
-        if text == "*" {
-            return Ok(Pattern::Anyone);
-        }
-        let (kind, name) = text.split_once(':').ok_or_else(|| {
-            format!("{text:?} names no one: write `group:NAME`, `sub:SUBJECT`, `role:NAME` or `*`")
-        })?;
-        if name.is_empty() {
-            return Err(format!("{text:?} has nothing after `{kind}:`"));
-        }
-        match kind {
-            "group" => Ok(Pattern::Group(name.to_owned())),
-            "sub" => Ok(Pattern::Subject(name.to_owned())),
-            "role" if ROLES.contains(&name) => Ok(Pattern::Role(name.to_owned())),
-            "role" => Err(format!(
-                "{text:?}: there is no role {name:?} (the roles are {})",
-                ROLES.join(", ")
-            )),
-            _ => Err(format!(
-                "{text:?}: `{kind}:` is not a kind of name (write `group:`, `sub:` or `role:`)"
-            )),
-        }
-    }
-
-    /// Whether `principal` is one it names.
-    pub fn matches(&self, principal: &Principal) -> bool {
-        match self {
-            Pattern::Anyone => true,
-            Pattern::Group(g) => principal.groups.iter().any(|x| x == g),
-            Pattern::Subject(s) => principal.subject == *s,
-            Pattern::Role(r) => principal.roles.iter().any(|x| x == r),
-        }
+/// The core's view of a principal: who acts on a run.
+pub fn actor(principal: &Principal) -> Actor {
+    Actor {
+        id: principal.id.clone(),
+        subject: principal.subject.clone(),
+        name: principal.name.clone(),
+        groups: principal.groups.clone(),
+        roles: principal.roles.clone(),
     }
 }
 
@@ -78,7 +46,7 @@ impl RoleRules {
             if !principal.roles.contains(role)
                 && patterns
                     .iter()
-                    .any(|p| !matches!(p, Pattern::Role(_)) && p.matches(principal))
+                    .any(|p| !matches!(p, Pattern::Role(_)) && names(p, principal))
             {
                 principal.roles.push(role.clone());
             }
@@ -105,25 +73,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn patterns_name_groups_subjects_and_roles() {
+    fn rules_grant_roles_and_their_reach() {
         let mut p = Principal::new(Some("https://idp".into()), "alice", "Alice");
         p.groups = vec!["hr".into()];
-        assert!(Pattern::parse("group:hr").unwrap().matches(&p));
-        assert!(!Pattern::parse("group:it").unwrap().matches(&p));
-        assert!(Pattern::parse("sub:alice").unwrap().matches(&p));
-        assert!(Pattern::parse("*").unwrap().matches(&p));
-        assert!(
-            Pattern::parse("role:boss")
-                .unwrap_err()
-                .contains("there is no role")
-        );
-        assert!(Pattern::parse("hr").unwrap_err().contains("group:NAME"));
         let rules = RoleRules {
-            grants: vec![("viewer".into(), vec![Pattern::Group("hr".into())])],
+            grants: vec![
+                ("viewer".into(), vec![Pattern::Group("hr".into())]),
+                ("operator".into(), vec![Pattern::Subject("bob".into())]),
+            ],
         };
         rules.apply(&mut p);
         assert_eq!(p.roles, ["viewer"]);
         assert_eq!(p.reach, Reach::ReadAll);
-        assert!(Pattern::parse("role:viewer").unwrap().matches(&p));
+        assert!(names(&Pattern::parse("role:viewer").unwrap(), &p));
+        assert_eq!(actor(&p).id, "https://idp#alice");
     }
 }

@@ -133,6 +133,7 @@ pub fn event_json(e: &RunEvent) -> Value {
             item,
             kind,
             prompt,
+            ..
         } => {
             let kind = match kind {
                 QuestionKind::Approval => "approval",
@@ -142,6 +143,14 @@ pub fn event_json(e: &RunEvent) -> Value {
             json!({ "event": "question", "step": step.as_str(), "item": item, "kind": kind, "prompt": prompt })
         }
         RunEvent::Output { text, data } => json!({ "event": "output", "text": text, "data": data }),
+        RunEvent::Answered {
+            step,
+            item,
+            decision,
+        } => json!({
+            "event": "answered", "step": step.as_str(), "item": item,
+            "action": decision.action, "by": decision.by.name, "at": decision.at,
+        }),
     }
 }
 
@@ -300,7 +309,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                         .answer(Some(step.as_str()), *item, Answer::text(text))
                         .await
                     {
-                        Ok(()) => break,
+                        Ok(_) => break,
                         Err(AnswerError::Invalid(why))
                             if asker.interactive && progress.is_some() =>
                         {
@@ -318,6 +327,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 }
             }
             RunEvent::Output { text, data } => output = Some((text.clone(), data.clone())),
+            RunEvent::Answered { .. } => {}
             RunEvent::Run { state, message } if state.is_terminal() => {
                 end = (*state, message.clone());
                 break;

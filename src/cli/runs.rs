@@ -31,7 +31,7 @@ pub struct RunsArgs {
     )]
     pub url: String,
     /// Send `Authorization: Bearer` with the token in this environment variable.
-    #[arg(long, global = true, value_name = "VAR")]
+    #[arg(long, global = true, value_name = "VAR", visible_alias = "token-env")]
     pub bearer_token_env: Option<String>,
 }
 
@@ -306,6 +306,9 @@ pub fn render(task: &Task, d: &RunDetail) -> String {
             .map(|e| format!(", ended {e}"))
             .unwrap_or_default()
     );
+    if let Some(by) = &d.started_by {
+        let _ = writeln!(out, "started by {} ({})", by.name, by.id);
+    }
     if let Some(of) = &d.retry_of {
         let _ = writeln!(out, "retry of run {of}");
     }
@@ -370,6 +373,37 @@ pub fn render(task: &Task, d: &RunDetail) -> String {
             super::progress::label(&q.step, q.item),
             q.prompt
         );
+        if !q.approvers.is_empty() || q.four_eyes {
+            let _ = writeln!(
+                out,
+                "    answered by {}{}",
+                if q.approvers.is_empty() {
+                    "whoever may steer the run".to_owned()
+                } else {
+                    q.approvers.join(" or ")
+                },
+                if q.four_eyes {
+                    ", not the run's initiator"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    if !d.audit.is_empty() {
+        let _ = writeln!(out, "audit:");
+        for a in &d.audit {
+            let step = a
+                .step
+                .as_deref()
+                .map(|s| format!(" {}", super::progress::label(s, a.item)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {} {}{step} by {} ({})",
+                a.at, a.action, a.by.name, a.by.id
+            );
+        }
     }
     if let Some(r) = task
         .artifacts

@@ -47,7 +47,7 @@ pub struct SendArgs {
     #[arg(long, value_name = "JSON")]
     pub metadata: Option<String>,
     /// Send `Authorization: Bearer` with the token in this environment variable.
-    #[arg(long, value_name = "VAR")]
+    #[arg(long, value_name = "VAR", visible_alias = "token-env")]
     pub bearer_token_env: Option<String>,
 }
 

@@ -10,7 +10,7 @@ use crate::llm::Choice;
 use a2a::RpcError;
 use a2a::server::{EventSink, RequestContext};
 use a2a::types::{Message, Metadata, Part, Role, Task, TaskId, TaskState};
-use orchestrator_core::engine::{RunControl, RunState};
+use orchestrator_core::engine::{RunControl, RunState, Taken};
 use orchestrator_core::workflow::Workflow;
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, Mutex};
@@ -171,8 +171,25 @@ impl Orchestrator {
             .and_then(|m| m.get("item"))
             .and_then(Value::as_u64)
             .map(|i| i as usize);
-        match control.answer(step, item, answer_of(&ctx.message)).await {
-            Ok(()) => {
+        let answer = answer_of(&ctx.message, super::actor_of(&ctx.caller));
+        match control.answer(step, item, answer).await {
+            Ok(Taken::Counted { left }) => {
+                // An approval towards its quorum: the question waits for the others.
+                let (pending, meta) = {
+                    let v = view.lock().unwrap_or_else(|p| p.into_inner());
+                    (v.detail.pending_questions.clone(), run_metadata(&v.detail))
+                };
+                let text = format!(
+                    "Approval counted; {left} more approval{} from someone else needed",
+                    if left == 1 { " is" } else { "s are" }
+                );
+                let mut waiting = waiting_message(&pending);
+                waiting
+                    .parts
+                    .insert(0, a2a::types::Part::text(format!("{text}.\n")));
+                status(events, TaskState::InputRequired, Some(waiting), Some(meta)).await
+            }
+            Ok(Taken::Answered) => {
                 // The answered question leaves the list (the run routed the answer the
                 // same way: to the step named, or to the only question).
                 let (remaining, meta) = {

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use std::collections::HashMap;
 
+use orchestrator_core::access::Actor;
 use orchestrator_core::engine::{Checkpoint, QuestionKind, RunEvent, RunState, StepState};
 use orchestrator_core::workflow::Workflow;
 
@@ -106,6 +107,45 @@ pub struct RunDetail {
     /// In the workflow's order of their steps.
     #[serde(default)]
     pub pending_questions: Vec<PendingQuestion>,
+    /// Who started the run (on a server that knows its callers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_by: Option<Person>,
+    /// Every human action on the run, oldest first: started, approved, rejected,
+    /// answered, canceled, retried.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub audit: Vec<AuditEntry>,
+}
+
+/// Someone who acted on a run, as the detail names them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Person {
+    /// The principal's id (`{issuer}#{subject}`, or `token:NAME`).
+    pub id: String,
+    pub name: String,
+}
+
+impl From<&Actor> for Person {
+    fn from(a: &Actor) -> Self {
+        Person {
+            id: a.id.clone(),
+            name: a.name.clone(),
+        }
+    }
+}
+
+/// One human action on a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    /// `started`, `approved`, `rejected`, `answered`, `canceled` or `retried`.
+    pub action: String,
+    pub by: Person,
+    /// When (RFC 3339).
+    pub at: String,
+    /// The step it concerned, for answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item: Option<usize>,
 }
 
 /// One step, or one item of a step over a list.
@@ -150,6 +190,13 @@ pub struct PendingQuestion {
     pub kind: QuestionType,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_schema: Option<Value>,
+    /// Who may answer (`group:…`, `sub:…`, `role:…`); none listed: whoever may steer
+    /// the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvers: Vec<String>,
+    /// The run's initiator may not answer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub four_eyes: bool,
 }
 
 /// What kind of answer a question wants.
@@ -201,7 +248,34 @@ impl RunDetail {
                 })
                 .collect(),
             pending_questions: Vec::new(),
+            started_by: None,
+            audit: Vec::new(),
         }
+    }
+
+    /// Records a human action on the run.
+    pub fn audited(
+        &mut self,
+        action: &str,
+        by: &Actor,
+        at: String,
+        step: Option<String>,
+        item: Option<usize>,
+    ) {
+        self.audit.push(AuditEntry {
+            action: action.to_owned(),
+            by: by.into(),
+            at,
+            step,
+            item,
+        });
+    }
+
+    /// Records who started the run, and when.
+    pub fn started(&mut self, by: &Actor) {
+        self.started_by = Some(by.into());
+        let at = self.started_at.clone();
+        self.audited("started", by, at, None, None);
     }
 
     /// The detail a task's metadata holds, if it holds one that reads.
@@ -301,6 +375,8 @@ impl RunDetail {
                 item,
                 kind,
                 prompt,
+                approvers,
+                four_eyes,
             } => {
                 let (kind, input_schema) = match kind {
                     QuestionKind::Approval => (QuestionType::Approval, None),
@@ -315,6 +391,8 @@ impl RunDetail {
                     prompt: prompt.clone(),
                     kind,
                     input_schema,
+                    approvers: approvers.iter().map(ToString::to_string).collect(),
+                    four_eyes: *four_eyes,
                 });
                 // In the workflow's order, whichever was asked first.
                 let steps = &self.steps;
@@ -326,6 +404,17 @@ impl RunDetail {
                 };
                 self.pending_questions.sort_by_key(order);
             }
+            RunEvent::Answered {
+                step,
+                item,
+                decision,
+            } => self.audited(
+                &decision.action,
+                &decision.by,
+                decision.at.clone(),
+                Some(step.to_string()),
+                *item,
+            ),
             RunEvent::Artifact { .. } | RunEvent::Output { .. } => {}
         }
     }
@@ -341,10 +430,20 @@ impl RunDetail {
     ) {
         let mut keys: Vec<&(String, Option<usize>)> = units.keys().collect();
         keys.sort();
+        let mut decisions = Vec::new();
         for key in keys {
             let e = self.entry(&key.0, key.1);
             let (agent, attempts) = match &units[key] {
                 Checkpoint::Done(record) => {
+                    for d in &record.decisions {
+                        decisions.push(AuditEntry {
+                            action: d.action.clone(),
+                            by: (&d.by).into(),
+                            at: d.at.clone(),
+                            step: Some(key.0.clone()),
+                            item: key.1,
+                        });
+                    }
                     e.state = record.state;
                     e.message.clone_from(&record.error);
                     if let Some(t) = &record.ended_at {
@@ -385,6 +484,13 @@ impl RunDetail {
                 e.agent = agent;
             }
         }
+        // The answers the run recorded with its steps join the audit, in time order.
+        for d in decisions {
+            if !self.audit.contains(&d) {
+                self.audit.push(d);
+            }
+        }
+        self.audit.sort_by(|a, b| a.at.cmp(&b.at));
     }
 
     /// Takes the question an answer went to off the list: the step's (and item's, when
@@ -521,6 +627,8 @@ mod tests {
             item: None,
             kind: QuestionKind::Approval,
             prompt: format!("{step}?"),
+            approvers: Vec::new(),
+            four_eyes: false,
         }
     }
 

@@ -11,6 +11,8 @@
 //! This file holds the executor (execute, resume, cancel); `conversation` what happens
 //! on a task before and between runs; `relay` how a run's events reach the task.
 
+mod access;
+mod audit;
 mod conversation;
 pub mod detail;
 mod meter;
@@ -30,11 +32,13 @@ use serde_json::{Map, Value, json};
 use crate::llm::Llm;
 use a2a::RpcError;
 use a2a::server::{
-    AgentExecutor, CancelContext, EventSink, RequestContext, ResumeContext, SinkError,
+    Access, AgentExecutor, Caller, CancelContext, EventSink, RequestContext, ResumeContext,
+    SinkError,
 };
 use a2a::types::{
-    AgentSkill, Message, Part, Role, StreamEvent, Task, TaskId, TaskState, now_rfc3339,
+    AgentCard, AgentSkill, Message, Part, Role, StreamEvent, Task, TaskId, TaskState, now_rfc3339,
 };
+use orchestrator_core::access::Actor;
 use orchestrator_core::engine::{Answer, Engine, RunControl};
 use orchestrator_core::workflow::Workflow;
 pub use route::{WorkflowMatch, inputs_from, route};
@@ -121,6 +125,16 @@ impl Orchestrator {
             .collect()
     }
 
+    /// The skills of the workflows any caller may start (no `allow`).
+    pub fn public_skills(&self) -> Vec<AgentSkill> {
+        self.skills()
+            .into_iter()
+            .zip(&self.inner.workflows)
+            .filter(|(_, w)| w.allow.is_empty())
+            .map(|(s, _)| s)
+            .collect()
+    }
+
     /// The skills with each workflow's steps and the agents behind them, for the
     /// authenticated extended card.
     pub fn detailed_skills(&self) -> Vec<AgentSkill> {
@@ -139,6 +153,34 @@ impl Orchestrator {
             skill.description = format!("{}\n\nSteps: {}.", skill.description, steps.join(", "));
         }
         skills
+    }
+
+    /// Starts a run of `workflow` for the request of `ctx`, recording who started it.
+    /// Not async, so that nothing of it stays in the execute future.
+    fn start_run(
+        &self,
+        ctx: &RequestContext,
+        workflow: &Arc<Workflow>,
+        inputs: Map<String, Value>,
+    ) -> Result<relay::Relayed, RpcError> {
+        let by = actor_of(&ctx.caller);
+        let run = self
+            .inner
+            .engine
+            .start_by(
+                workflow.clone(),
+                &inputs,
+                ctx.task_id.to_string(),
+                by.clone(),
+            )
+            .map_err(|p| RpcError::invalid_params("message", p.join("; ")))?;
+        let meter = Box::new(meter::RunMeter::started(workflow.id.as_str()));
+        let mut detail = Box::new(detail::RunDetail::new(workflow, inputs, now_rfc3339()));
+        if let Some(by) = &by {
+            detail.started(by);
+            audit::action("started", by, ctx.task_id.as_str(), None);
+        }
+        Ok(relay::Relayed { run, detail, meter })
     }
 
     fn tasks(&self) -> std::sync::MutexGuard<'_, HashMap<TaskId, Conversation>> {
@@ -215,8 +257,8 @@ fn status_event(
     StreamEvent::StatusUpdate(update)
 }
 
-/// The answer a message carries: its text and its data parts merged.
-fn answer_of(message: &Message) -> Answer {
+/// The answer a message carries (its text and its data parts merged), from `by`.
+fn answer_of(message: &Message, by: Option<Actor>) -> Answer {
     let text = message.text();
     let mut data = Map::new();
     for p in &message.parts {
@@ -227,7 +269,13 @@ fn answer_of(message: &Message) -> Answer {
     Answer {
         text: (!text.trim().is_empty()).then_some(text),
         data: (!data.is_empty()).then_some(data),
+        by,
     }
+}
+
+/// Who sent a request, in the engine's terms.
+fn actor_of(caller: &Caller) -> Option<Actor> {
+    caller.principal().map(|p| crate::auth::actor(p))
 }
 
 impl AgentExecutor for Orchestrator {
@@ -280,7 +328,12 @@ impl AgentExecutor for Orchestrator {
                 Some(Ok(_)) | None => {
                     match Box::pin(self.route(&ctx.message, ctx.metadata.as_ref())).await {
                         WorkflowMatch::Found(w) => (w, Map::new()),
-                        WorkflowMatch::Unclear { candidates, reason } => {
+                        WorkflowMatch::Unclear {
+                            mut candidates,
+                            reason,
+                        } => {
+                            // Only what the caller may start is offered.
+                            candidates.retain(|w| access::may_start(w, &ctx.caller));
                             let list: Vec<String> = candidates
                                 .iter()
                                 .map(|w| format!("- {} ({}): {}", w.id, w.name, w.description))
@@ -303,6 +356,9 @@ impl AgentExecutor for Orchestrator {
                     }
                 }
             };
+            if !access::may_start(&workflow, &ctx.caller) {
+                return Err(access::start_refused(&workflow, &ctx.caller));
+            }
             given.extend(Box::pin(self.extracted(&ctx.message, &workflow)).await);
             given.extend(inputs_from(&ctx.message, &workflow));
             let inputs = match workflow.check_inputs(&given) {
@@ -325,14 +381,7 @@ impl AgentExecutor for Orchestrator {
                     .await;
                 }
             };
-            let run = self
-                .inner
-                .engine
-                .start(workflow.clone(), &inputs, ctx.task_id.to_string())
-                .map_err(|p| RpcError::invalid_params("message", p.join("; ")))?;
-            let meter = Box::new(meter::RunMeter::started(workflow.id.as_str()));
-            let detail = Box::new(detail::RunDetail::new(&workflow, inputs, now_rfc3339()));
-            let relayed = relay::Relayed { run, detail, meter };
+            let relayed = self.start_run(&ctx, &workflow, inputs)?;
             self.follow(
                 &ctx.task_id,
                 (&ctx.cancel, &ctx.shutdown),
@@ -389,6 +438,9 @@ impl AgentExecutor for Orchestrator {
             h.inputs.clone(),
             h.started_at.clone().unwrap_or_else(|| now.clone()),
         ));
+        if let Some(by) = &h.initiator {
+            detail.started(by);
+        }
         detail.restore(&saved.units, &now, |a| {
             self.inner.agent_urls.get(a).cloned()
         });
@@ -403,6 +455,18 @@ impl AgentExecutor for Orchestrator {
             relayed,
         )
         .await
+    }
+
+    fn lets(&self, task: &Task, caller: &Caller, access: Access) -> bool {
+        access::lets(task, caller, access)
+    }
+
+    fn admit(&self, task: &Task, message: &Message, caller: &Caller) -> Result<(), RpcError> {
+        access::admit(task, message, caller)
+    }
+
+    fn tailor_extended_card(&self, card: &mut AgentCard, caller: &Caller) {
+        access::tailor(card, &self.inner.workflows, caller);
     }
 
     /// A running run's detail as it stands now: the status updates carry it only when
@@ -423,11 +487,24 @@ impl AgentExecutor for Orchestrator {
     }
 
     async fn cancel(&self, ctx: CancelContext, events: EventSink) -> Result<(), RpcError> {
+        let by = actor_of(&ctx.caller);
+        if let Some(by) = &by {
+            audit::action("canceled", by, ctx.task.id.as_str(), None);
+        }
         // The guard ends with this block: nothing below may run while it is held.
         let control = {
             let tasks = self.tasks();
             match tasks.get(&ctx.task.id) {
-                Some(Conversation::Running { control, .. }) => Some(control.clone()),
+                Some(Conversation::Running { control, view }) => {
+                    if let Some(by) = &by {
+                        // The run's end carries it in its detail.
+                        view.lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .detail
+                            .audited("canceled", by, now_rfc3339(), None, None);
+                    }
+                    Some(control.clone())
+                }
                 _ => None,
             }
         };

@@ -3,7 +3,7 @@
 //! artifacts as `step/artifactId`, questions as `input-required`, the result at the end.
 
 use super::detail::{PendingQuestion, RUN_KEY, RunDetail, StepUpdate};
-use super::{Conversation, Orchestrator, View, agent_message, status_event};
+use super::{Conversation, Orchestrator, View, agent_message, audit, status_event};
 use a2a::RpcError;
 use a2a::server::{EventSink, Queued, SinkError, StoreError};
 use a2a::types::{
@@ -102,6 +102,33 @@ impl Orchestrator {
                 if let Err(e) = outcome {
                     refuse(e, &run.control);
                 }
+            }
+            // Someone answered: the audit trail (the log, the counter, the detail); the
+            // task learns of it with the run's next move.
+            if let RunEvent::Answered {
+                step,
+                item,
+                decision,
+            } = &event
+            {
+                audit::action(
+                    &decision.action,
+                    &decision.by,
+                    task_id.as_str(),
+                    Some(step.as_str()),
+                );
+                let now = now_rfc3339();
+                view.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .detail
+                    .audited(
+                        &decision.action,
+                        &decision.by,
+                        now,
+                        Some(step.to_string()),
+                        *item,
+                    );
+                continue;
             }
             // Boxed: queuing is brief, and inline its future would double what every
             // waiting run's relay holds.
@@ -250,8 +277,8 @@ fn translate(
             };
             status_event(events, st, msg, Some(meta))
         }
-        // (A step event was taken above.)
-        RunEvent::Step { .. } | RunEvent::Question { .. } => {
+        // (A step event was taken above; an answer is taken by the relay.)
+        RunEvent::Step { .. } | RunEvent::Question { .. } | RunEvent::Answered { .. } => {
             status_event(events, TaskState::Working, None, Some(meta))
         }
         RunEvent::Artifact {

@@ -5,7 +5,7 @@
 //! request asks for it with `{"retryOf": RUN, "from": STEP}` in its metadata; the new
 //! run's detail names the old one (`retryOf`).
 
-use super::{detail, meter};
+use super::{audit, detail, meter};
 use a2a::types::now_rfc3339;
 use std::collections::{HashMap, HashSet};
 
@@ -13,7 +13,7 @@ use super::Orchestrator;
 use super::detail::{FROM_KEY, RETRY_OF_KEY};
 use crate::host::relay;
 use a2a::RpcError;
-use a2a::server::{EventSink, RequestContext};
+use a2a::server::{Access, EventSink, RequestContext};
 use orchestrator_core::engine::{Checkpoint, StepState};
 use orchestrator_core::workflow::Workflow;
 use serde_json::Value;
@@ -83,6 +83,11 @@ impl Orchestrator {
             tracing::warn!(run_id = %of, error = %e, "reading the run to retry failed");
             RpcError::internal("the run store failed")
         })?;
+        // Another principal's run is not there for this caller (issue 35).
+        let saved = saved.filter(|s| {
+            let owner = s.header.initiator.as_ref().map(|a| a.id.as_str());
+            ctx.caller.may(owner, Access::Steer)
+        });
         let Some(saved) = saved else {
             return Err(RpcError::invalid_params(
                 &field,
@@ -122,10 +127,16 @@ impl Orchestrator {
         }
         detail.retry_of = Some(of.clone());
         tracing::info!(task_id = %ctx.task_id, retry_of = %of, kept = seed.len(), "retrying a run");
+        let by = ctx.caller.principal().map(|p| crate::auth::actor(p));
+        if let Some(by) = &by {
+            detail.started(by);
+            detail.audited("retried", by, now.clone(), None, None);
+            audit::action("retried", by, &of, None);
+        }
         let run = self
             .inner
             .engine
-            .start_seeded(workflow.clone(), &inputs, ctx.task_id.to_string(), seed)
+            .start_seeded(workflow.clone(), &inputs, ctx.task_id.to_string(), seed, by)
             .map_err(|p| RpcError::invalid_params(&field, p.join("; ")))?;
         let meter = Box::new(meter::RunMeter::started(workflow.id.as_str()));
         let relayed = relay::Relayed { run, detail, meter };

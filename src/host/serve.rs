@@ -110,6 +110,8 @@ pub fn card(config: &HostConfig, url: &str, orchestrator: &Orchestrator) -> Agen
     card.default_output_modes = vec!["text/plain".into(), "application/json".into()];
     card.skills = orchestrator.skills();
     if let Some(auth) = config.server.auth.as_ref().filter(|a| !a.is_empty()) {
+        // A workflow only some may start is on the extended card of those who may.
+        card.skills = orchestrator.public_skills();
         let (schemes, security) = auth.card_security();
         card.security_schemes = Some(schemes);
         card.security = Some(security);
@@ -248,6 +250,18 @@ pub struct Prepared {
 /// Loads and checks every file of `config`, then opens its store.
 pub async fn prepare(config: HostConfig) -> Result<Prepared, StartError> {
     let (workflows, agents) = load(&config).map_err(StartError::Config)?;
+    if config.server.auth.as_ref().is_none_or(|a| a.is_empty()) {
+        // Who may start or answer is checked only against callers the server knows.
+        for w in &workflows {
+            let guarded = !w.allow.is_empty()
+                || w.steps
+                    .iter()
+                    .any(|s| !s.answerers.approvers.is_empty() || s.answerers.four_eyes);
+            if guarded {
+                tracing::info!(workflow = %w.id, "workflow `{}` says who may start or answer it, but [auth] names no credentials: anyone who reaches the server may", w.id);
+            }
+        }
+    }
     let store = config.store.open().await?;
     Ok(Prepared {
         config,

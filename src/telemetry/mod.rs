@@ -114,15 +114,33 @@ enum Endpoint {
     File(String),
 }
 
-/// Installs the subscriber: logs to stderr (`RUST_LOG`, `warn` by default) in `format`,
-/// and, when the environment or `settings` ask for it, the span exporter.
+/// The target of the audit trail's log lines, on at `info` whatever `RUST_LOG` says
+/// (unless it names the target itself).
+pub const AUDIT_TARGET: &str = "audit";
+
+/// `directives` with the audit trail on, unless they set it themselves.
+fn with_audit(directives: &str) -> String {
+    if directives
+        .split(',')
+        .any(|d| d.trim().starts_with(AUDIT_TARGET))
+    {
+        directives.to_owned()
+    } else {
+        format!("{directives},{AUDIT_TARGET}=info")
+    }
+}
+
+/// Installs the subscriber: logs to stderr (`RUST_LOG`, `warn` by default, and the
+/// audit trail) in `format`, and, when the environment or `settings` ask for it, the
+/// span exporter.
 pub fn init(format: LogFormat, settings: &TraceSettings) -> Telemetry {
     let filter = std::env::var("RUST_LOG")
         .ok()
         .and_then(|directives| {
-            tracing_subscriber::EnvFilter::try_new(with_all_our_crates(&directives)).ok()
+            tracing_subscriber::EnvFilter::try_new(with_audit(&with_all_our_crates(&directives)))
+                .ok()
         })
-        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(with_audit("warn")));
     let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let logs = match format {
         LogFormat::Text => logs.boxed(),

@@ -78,6 +78,13 @@ pub struct UpstreamLabels {
     pub code: String,
 }
 
+/// A human action on a run (the audit trail).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ActionLabels {
+    /// `started`, `approved`, `rejected`, `answered`, `canceled` or `retried`.
+    pub action: String,
+}
+
 type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
 
 /// Every metric this process exports.
@@ -93,6 +100,7 @@ pub struct Metrics {
     pub agent_circuit_open: Family<AgentLabels, Gauge>,
     pub workflow_agents_available: Family<WorkflowLabels, Gauge>,
     pub upstream_requests: Family<UpstreamLabels, Counter>,
+    pub actions: Family<ActionLabels, Counter>,
     pub sse_subscribers: Gauge,
     pub store_commit: Histogram,
     registry: Registry,
@@ -122,6 +130,7 @@ impl Metrics {
             agent_circuit_open: Family::default(),
             workflow_agents_available: Family::default(),
             upstream_requests: Family::default(),
+            actions: Family::default(),
             sse_subscribers: Gauge::default(),
             store_commit: fast_seconds(),
             registry: Registry::with_prefix("a2a_orchestrator"),
@@ -181,6 +190,11 @@ impl Metrics {
             "upstream_requests",
             "A2A requests from upstream clients, by method, binding, version and error code",
             m.upstream_requests.clone(),
+        );
+        r.register(
+            "actions",
+            "Human actions on runs (the audit trail), by action",
+            m.actions.clone(),
         );
         r.register(
             "sse_subscribers",

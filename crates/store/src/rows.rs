@@ -15,6 +15,7 @@ use std::time::SystemTime;
 use a2a::server::{LoggedEvent, StoreError};
 use a2a::types::{StreamEvent, Task};
 
+use orchestrator_core::access::{Actor, Decision};
 use orchestrator_core::engine::{
     Checkpoint, Content, Outputs, Record, RunEnd, RunHeader, RunState, StepState,
 };
@@ -33,6 +34,53 @@ pub(crate) struct HeaderRow {
     /// When the run started; absent in rows written before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     started_at: Option<String>,
+    /// Who started it; absent on servers without identities, and in older rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    initiator: Option<ActorRow>,
+}
+
+/// Someone acting on a run.
+#[derive(Serialize, Deserialize)]
+struct ActorRow {
+    id: String,
+    subject: String,
+    name: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    groups: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    roles: Vec<String>,
+}
+
+/// One answer to a step's question, and who gave it.
+#[derive(Serialize, Deserialize)]
+struct DecisionRow {
+    by: ActorRow,
+    at: String,
+    action: String,
+}
+
+impl From<&Actor> for ActorRow {
+    fn from(a: &Actor) -> Self {
+        ActorRow {
+            id: a.id.clone(),
+            subject: a.subject.clone(),
+            name: a.name.clone(),
+            groups: a.groups.clone(),
+            roles: a.roles.clone(),
+        }
+    }
+}
+
+impl From<ActorRow> for Actor {
+    fn from(a: ActorRow) -> Self {
+        Actor {
+            id: a.id,
+            subject: a.subject,
+            name: a.name,
+            groups: a.groups,
+            roles: a.roles,
+        }
+    }
 }
 
 /// A unit's checkpoint (`run_units.checkpoint`).
@@ -67,6 +115,8 @@ pub(crate) struct RecordRow {
     started_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ended_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    decisions: Vec<DecisionRow>,
 }
 
 /// Artifacts: (id, name, parts).
@@ -133,6 +183,7 @@ impl From<&RunHeader> for HeaderRow {
             inputs: h.inputs.clone(),
             trace: h.trace.clone(),
             started_at: h.started_at.clone(),
+            initiator: h.initiator.as_ref().map(Into::into),
         }
     }
 }
@@ -148,6 +199,7 @@ impl From<HeaderRow> for RunHeader {
             inputs: h.inputs,
             trace: h.trace,
             started_at: h.started_at,
+            initiator: h.initiator.map(Into::into),
         }
     }
 }
@@ -231,6 +283,15 @@ impl From<&Record> for RecordRow {
             attempts: r.attempts,
             started_at: r.started_at.clone(),
             ended_at: r.ended_at.clone(),
+            decisions: r
+                .decisions
+                .iter()
+                .map(|d| DecisionRow {
+                    by: (&d.by).into(),
+                    at: d.at.clone(),
+                    action: d.action.clone(),
+                })
+                .collect(),
         }
     }
 }
@@ -256,6 +317,15 @@ impl From<RecordRow> for Record {
             attempts: r.attempts,
             started_at: r.started_at,
             ended_at: r.ended_at,
+            decisions: r
+                .decisions
+                .into_iter()
+                .map(|d| Decision {
+                    by: d.by.into(),
+                    at: d.at,
+                    action: d.action,
+                })
+                .collect(),
         }
     }
 }

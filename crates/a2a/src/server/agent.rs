@@ -11,14 +11,14 @@ use std::future::Future;
 
 use tokio_util::sync::CancellationToken;
 
-use super::auth::Caller;
+use super::auth::{Access, Caller};
 pub use super::sink_error::SinkError;
 use super::task_manager::ActorHandle;
 use crate::error::RpcError;
 use crate::types::{
-    Artifact, ArtifactUpdateKind, ContextId, Message, MessageSendConfiguration, Metadata, Part,
-    Role, StatusUpdateKind, StreamEvent, Task, TaskArtifactUpdateEvent, TaskId, TaskState,
-    TaskStatus, TaskStatusUpdateEvent,
+    AgentCard, Artifact, ArtifactUpdateKind, ContextId, Message, MessageSendConfiguration,
+    Metadata, Part, Role, StatusUpdateKind, StreamEvent, Task, TaskArtifactUpdateEvent, TaskId,
+    TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
 
 /// An A2A agent: what the server calls for each incoming message and cancel request.
@@ -60,6 +60,28 @@ pub trait AgentExecutor: Send + Sync + 'static {
         let _ = task;
     }
 
+    /// Whether `caller`, who neither started `task` nor reaches every task, may still
+    /// `access` it: someone a question of the task is for, say. Must be quick (no I/O);
+    /// the default lets nobody else in.
+    fn lets(&self, task: &Task, caller: &Caller, access: Access) -> bool {
+        let _ = (task, caller, access);
+        false
+    }
+
+    /// Shapes the authenticated extended card for `caller` (the skills it may use, say).
+    /// Must be quick (no I/O); the default serves the card as configured.
+    fn tailor_extended_card(&self, card: &mut AgentCard, caller: &Caller) {
+        let _ = (card, caller);
+    }
+
+    /// Checks a message `caller` sends to an existing `task` before the task takes it
+    /// (before it joins the history): an error refuses the message and leaves the task
+    /// as it was. Must be quick (no I/O); the default takes every message.
+    fn admit(&self, task: &Task, message: &Message, caller: &Caller) -> Result<(), RpcError> {
+        let _ = (task, message, caller);
+        Ok(())
+    }
+
     /// Called once per unfinished task found in a durable store when the server starts
     /// ([`A2aServer::recover`](super::A2aServer::recover)): the agent picks its work up
     /// again. The default fails tasks that were being worked on (`submitted`,
@@ -97,6 +119,9 @@ pub(super) trait ErasedExecutor: Send + Sync + 'static {
     ) -> BoxFuture<'_, Result<(), RpcError>>;
     fn cancel(&self, ctx: CancelContext, events: EventSink) -> BoxFuture<'_, Result<(), RpcError>>;
     fn describe(&self, task: &mut Task);
+    fn lets(&self, task: &Task, caller: &Caller, access: Access) -> bool;
+    fn tailor_extended_card(&self, card: &mut AgentCard, caller: &Caller);
+    fn admit(&self, task: &Task, message: &Message, caller: &Caller) -> Result<(), RpcError>;
     fn resume(&self, ctx: ResumeContext, events: EventSink) -> BoxFuture<'_, Result<(), RpcError>>;
 }
 
@@ -115,6 +140,18 @@ impl<A: AgentExecutor> ErasedExecutor for A {
 
     fn describe(&self, task: &mut Task) {
         AgentExecutor::describe(self, task)
+    }
+
+    fn lets(&self, task: &Task, caller: &Caller, access: Access) -> bool {
+        AgentExecutor::lets(self, task, caller, access)
+    }
+
+    fn admit(&self, task: &Task, message: &Message, caller: &Caller) -> Result<(), RpcError> {
+        AgentExecutor::admit(self, task, message, caller)
+    }
+
+    fn tailor_extended_card(&self, card: &mut AgentCard, caller: &Caller) {
+        AgentExecutor::tailor_extended_card(self, card, caller)
     }
 
     fn resume(&self, ctx: ResumeContext, events: EventSink) -> BoxFuture<'_, Result<(), RpcError>> {

@@ -40,7 +40,7 @@ pub enum Reach {
     Own,
     /// Read every task (get, list, subscribe); steer only its own.
     ReadAll,
-    /// Read and steer every task (cancel, answer, push configs).
+    /// Read, answer and steer every task.
     SteerAll,
 }
 
@@ -49,7 +49,9 @@ pub enum Reach {
 pub enum Access {
     /// Reads it: get, list, subscribe, read its push configs.
     Read,
-    /// Changes it: cancel, a message to it, push configs set or deleted.
+    /// Sends it a message (answers its question).
+    Answer,
+    /// Changes it otherwise: cancel, push configs set or deleted.
     Steer,
 }
 

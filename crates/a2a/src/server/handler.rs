@@ -145,7 +145,10 @@ impl Inner {
             .get(id)
             .await
             .map_err(store_error)?
-            .filter(|(task, _)| caller.may(task.initiator.as_deref(), access))
+            .filter(|(task, _)| {
+                caller.may(task.initiator.as_deref(), access)
+                    || self.agent.lets(task, caller, access)
+            })
             .ok_or_else(|| RpcError::task_not_found(id.as_str()))
     }
 
@@ -315,10 +318,11 @@ impl Inner {
         } = params;
         let (handle, task, task_id, context_id) = match message.task_id.clone() {
             Some(task_id) => {
-                let (task, seq) = self.load_seq(&task_id, caller, Access::Steer).await?;
+                let (task, seq) = self.load_seq(&task_id, caller, Access::Answer).await?;
                 if task.status.state.is_terminal() {
                     return Err(sink_error(SinkError::Terminal(task_id, task.status.state)));
                 }
+                self.agent.admit(&task, &message, caller)?;
                 if let Some(ctx) = &message.context_id
                     && *ctx != task.context_id
                 {
@@ -707,13 +711,18 @@ impl Inner {
         Ok(())
     }
 
-    /// The authenticated extended card, when the card offers one and it is configured.
-    pub(super) fn extended_card(&self) -> Result<&AgentCard, RpcError> {
+    /// The authenticated extended card, when the card offers one and it is configured,
+    /// as the agent shapes it for `caller`.
+    pub(super) fn extended_card(&self, caller: &Caller) -> Result<AgentCard, RpcError> {
         match (
             &self.extended_card,
             self.card.supports_authenticated_extended_card,
         ) {
-            (Some(card), Some(true)) => Ok(card),
+            (Some(card), Some(true)) => {
+                let mut card = card.clone();
+                self.agent.tailor_extended_card(&mut card, caller);
+                Ok(card)
+            }
             _ => Err(RpcError::extended_card_not_configured()),
         }
     }

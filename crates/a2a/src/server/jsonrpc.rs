@@ -304,7 +304,7 @@ async fn unary_v03(
                 .await?;
             Ok(Value::Null)
         }
-        Method::GetAuthenticatedExtendedCard => to_value(inner.extended_card()?),
+        Method::GetAuthenticatedExtendedCard => to_value(inner.extended_card(caller)?),
     }
 }
 
@@ -340,7 +340,7 @@ async fn unary_v1(
             super::v1::delete_push(inner, req.params()?, caller).await?;
             Ok(serde_json::json!({}))
         }
-        Method::GetAuthenticatedExtendedCard => super::v1::extended_card(inner),
+        Method::GetAuthenticatedExtendedCard => super::v1::extended_card(inner, caller),
     }
 }
 

@@ -390,7 +390,7 @@ async fn handle(
             super::v1::delete_push(inner, request, caller).await?;
             ok(&serde_json::json!({}))
         }
-        Endpoint::ExtendedCard => ok(&super::v1::extended_card(inner)?),
+        Endpoint::ExtendedCard => ok(&super::v1::extended_card(inner, caller)?),
     })
 }
 

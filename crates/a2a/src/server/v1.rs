@@ -200,14 +200,14 @@ pub(super) async fn delete_push(
 }
 
 /// The extended card as published (both generations' fields).
-pub(super) fn extended_card(inner: &Inner) -> Result<Value, RpcError> {
+pub(super) fn extended_card(inner: &Inner, caller: &Caller) -> Result<Value, RpcError> {
     if inner.card.supports_authenticated_extended_card != Some(true) {
         return Err(RpcError::unsupported_operation(
             "this agent's card does not offer an extended card (capabilities.extendedAgentCard)",
         ));
     }
     Ok(http::published_card(
-        inner.extended_card()?,
+        &inner.extended_card(caller)?,
         inner.config.generations,
     ))
 }

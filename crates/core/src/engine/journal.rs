@@ -78,6 +78,9 @@ pub struct RunHeader {
     /// restarts and takeovers; `None` in runs stored before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
+    /// Who started the run; `None` on a server that does not authenticate its callers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initiator: Option<crate::access::Actor>,
 }
 
 /// The wall-clock time now, as RFC 3339: how the journal writes when a run and each of

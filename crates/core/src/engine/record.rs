@@ -115,6 +115,8 @@ pub struct Record {
     /// settles the unit, so they survive a restart.
     pub started_at: Option<String>,
     pub ended_at: Option<String>,
+    /// Who answered the step's question, and how (approval and input steps).
+    pub decisions: Vec<crate::access::Decision>,
 }
 
 impl Record {
@@ -129,6 +131,7 @@ impl Record {
             attempts: 0,
             started_at: None,
             ended_at: None,
+            decisions: Vec::new(),
         }
     }
 

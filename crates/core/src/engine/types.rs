@@ -12,6 +12,7 @@ use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::access::{Actor, Decision};
 use crate::workflow::{AgentTarget, StepId};
 
 /// A block of content from an agent.
@@ -289,10 +290,21 @@ pub enum RunEvent {
         item: Option<usize>,
         kind: QuestionKind,
         prompt: String,
+        /// Who may answer (empty: anyone who may steer the run).
+        approvers: Vec<crate::access::Pattern>,
+        /// The run's initiator may not.
+        four_eyes: bool,
     },
     Output {
         text: Option<String>,
         data: Option<Value>,
+    },
+    /// Someone answered a question of the step (the audit trail); for an approval that
+    /// needs a quorum, one event per approver.
+    Answered {
+        step: StepId,
+        item: Option<usize>,
+        decision: Box<Decision>,
     },
 }
 
@@ -301,6 +313,8 @@ pub enum RunEvent {
 pub struct Answer {
     pub text: Option<String>,
     pub data: Option<Map<String, Value>>,
+    /// Who answered (none on a server that does not authenticate its callers).
+    pub by: Option<Actor>,
 }
 
 impl Answer {
@@ -308,9 +322,18 @@ impl Answer {
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             text: Some(text.into()),
-            data: None,
+            ..Self::default()
         }
     }
+}
+
+/// What became of an answer that was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Taken {
+    /// It answered the question.
+    Answered,
+    /// It counted towards the approval's quorum; `left` more approvals are needed.
+    Counted { left: usize },
 }
 
 /// Why an answer was not taken.
@@ -322,6 +345,10 @@ pub enum AnswerError {
     Ambiguous(String),
     #[error("{0}")]
     Invalid(String),
+    /// The one answering may not answer this question (not among its approvers, the
+    /// run's initiator under four eyes, or already counted towards its quorum).
+    #[error("{0}")]
+    NotAllowed(String),
     #[error("the run has finished")]
     Finished,
 }

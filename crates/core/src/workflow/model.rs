@@ -61,6 +61,8 @@ pub struct Workflow {
     /// How long the whole run may take (`[workflow] deadline`): past it the run fails,
     /// naming what was still running, which is canceled.
     pub deadline: Option<std::time::Duration>,
+    /// Who may start it (`[workflow] allow`); empty: anyone who may call the server.
+    pub allow: Vec<crate::access::Pattern>,
     /// Declared inputs, in file order.
     pub inputs: Vec<InputSpec>,
     /// Steps in a topological order (file order among independent steps).
@@ -199,7 +201,7 @@ pub enum OnTimeout {
     Reject,
     /// The question is asked again, addressed to these approvers, for another
     /// `timeout`; then the step fails.
-    Escalate(Vec<String>),
+    Escalate(Vec<crate::access::Pattern>),
 }
 
 impl OnTimeout {
@@ -327,6 +329,9 @@ pub struct Step {
     pub deadline: Option<Duration>,
     /// For approval and input steps: what silence past `timeout` does.
     pub on_timeout: OnTimeout,
+    /// Who may answer its questions (approval and input steps, and agent steps whose
+    /// agent asks).
+    pub answerers: crate::access::Answerers,
     pub retry: RetryPolicy,
     pub for_each: Option<FanOut>,
     /// The steps its message, data and prompt use (`steps.<id>`), sorted: all a run

@@ -29,6 +29,7 @@ pub struct RawHeader {
     pub max_parallel: Option<Sp<i64>>,
     pub on_failure: Option<Sp<String>>,
     pub deadline: Option<Sp<String>>,
+    pub allow: Option<Sp<Vec<Sp<String>>>>,
 }
 
 pub struct RawInput {
@@ -76,6 +77,9 @@ pub struct RawStep {
     pub deadline: Option<Sp<String>>,
     pub on_timeout: Option<Sp<String>>,
     pub escalate_to: Option<Sp<Vec<Sp<String>>>>,
+    pub approvers: Option<Sp<Vec<Sp<String>>>>,
+    pub four_eyes: Option<Sp<bool>>,
+    pub quorum: Option<Sp<i64>>,
     pub retry: Option<RawRetry>,
     pub for_each: Option<Sp<String>>,
     pub max_parallel: Option<Sp<i64>>,
@@ -106,6 +110,7 @@ const HEADER: &[&str] = &[
     "max_parallel",
     "on_failure",
     "deadline",
+    "allow",
 ];
 const INPUT: &[&str] = &["type", "description", "required", "default", "enum"];
 const DEFAULTS: &[&str] = &["timeout", "deadline", "retry"];
@@ -128,6 +133,9 @@ const STEP: &[&str] = &[
     "deadline",
     "on_timeout",
     "escalate_to",
+    "approvers",
+    "four_eyes",
+    "quorum",
     "retry",
     "for_each",
     "max_parallel",
@@ -159,6 +167,7 @@ pub fn read(ctx: &mut Ctx<'_>) -> Option<RawWorkflow> {
             max_parallel: t.int(ctx, "max_parallel"),
             on_failure: t.string(ctx, "on_failure"),
             deadline: t.string(ctx, "deadline"),
+            allow: t.strings(ctx, "allow"),
         };
         t.finish(ctx, HEADER);
         h
@@ -308,6 +317,9 @@ fn read_step(ctx: &mut Ctx<'_>, id: Sp<String>, mut t: TableReader<'_, '_>) -> R
         deadline: t.string(ctx, "deadline"),
         on_timeout: t.string(ctx, "on_timeout"),
         escalate_to: t.strings(ctx, "escalate_to"),
+        approvers: t.strings(ctx, "approvers"),
+        four_eyes: t.bool(ctx, "four_eyes"),
+        quorum: t.int(ctx, "quorum"),
         retry: t.table(ctx, "retry").map(|r| read_retry(ctx, r)),
         for_each: t.string(ctx, "for_each"),
         max_parallel: t.int(ctx, "max_parallel"),

@@ -4,7 +4,8 @@
 
 use super::super::journal::{Checkpoint, Journal, RunStore, RunStoreError, SavedRun};
 use super::{Run, Slot};
-use crate::engine::{AgentConnector, Answer, AnswerError, RunEvent, RunState, TextModel};
+use crate::access::Actor;
+use crate::engine::{AgentConnector, Answer, AnswerError, RunEvent, RunState, Taken, TextModel};
 use crate::workflow::Workflow;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -69,7 +70,7 @@ pub(super) enum Command {
         step: Option<String>,
         item: Option<usize>,
         answer: Answer,
-        reply: tokio::sync::oneshot::Sender<Result<(), AnswerError>>,
+        reply: tokio::sync::oneshot::Sender<Result<Taken, AnswerError>>,
     },
 }
 
@@ -97,7 +98,7 @@ impl RunControl {
         step: Option<&str>,
         item: Option<usize>,
         answer: Answer,
-    ) -> Result<(), AnswerError> {
+    ) -> Result<Taken, AnswerError> {
         let (reply, result) = tokio::sync::oneshot::channel();
         let cmd = Command::Answer {
             step: step.map(str::to_owned),
@@ -187,8 +188,27 @@ impl Engine {
         inputs: &Map<String, Value>,
         run_id: String,
     ) -> Result<RunHandle, Vec<String>> {
+        self.start_by(workflow, inputs, run_id, None)
+    }
+
+    /// Like [`Engine::start`], for a run `initiator` starts: the run records who, and
+    /// its four-eyes steps refuse their answers.
+    pub fn start_by(
+        &self,
+        workflow: Arc<Workflow>,
+        inputs: &Map<String, Value>,
+        run_id: String,
+        initiator: Option<Actor>,
+    ) -> Result<RunHandle, Vec<String>> {
         let inputs = workflow.check_inputs(inputs)?;
-        Ok(self.launch(workflow, inputs, run_id, None, Default::default()))
+        Ok(self.launch(
+            workflow,
+            inputs,
+            run_id,
+            None,
+            Default::default(),
+            initiator,
+        ))
     }
 
     /// Starts a new run that begins with the results of steps another run finished
@@ -200,13 +220,14 @@ impl Engine {
         inputs: &Map<String, Value>,
         run_id: String,
         seed: HashMap<(String, Option<usize>), Checkpoint>,
+        initiator: Option<Actor>,
     ) -> Result<RunHandle, Vec<String>> {
         let inputs = workflow.check_inputs(inputs)?;
         let seed = seed
             .into_iter()
             .filter(|(_, c)| matches!(c, Checkpoint::Done(_)))
             .collect();
-        Ok(self.launch(workflow, inputs, run_id, None, seed))
+        Ok(self.launch(workflow, inputs, run_id, None, seed, initiator))
     }
 
     /// Goes on with a stored run (after a restart) on `workflow` — the version the run
@@ -217,7 +238,15 @@ impl Engine {
     pub fn resume(&self, workflow: Arc<Workflow>, saved: SavedRun) -> RunHandle {
         let inputs = saved.header.inputs.clone();
         let run_id = saved.header.run_id.clone();
-        self.launch(workflow, inputs, run_id, Some(saved), Default::default())
+        let initiator = saved.header.initiator.clone();
+        self.launch(
+            workflow,
+            inputs,
+            run_id,
+            Some(saved),
+            Default::default(),
+            initiator,
+        )
     }
 
     fn launch(
@@ -227,6 +256,7 @@ impl Engine {
         run_id: String,
         saved: Option<SavedRun>,
         seed: HashMap<(String, Option<usize>), Checkpoint>,
+        initiator: Option<Actor>,
     ) -> RunHandle {
         // Named after the OpenTelemetry GenAI conventions, for whoever exports spans.
         let span = info_span!(
@@ -247,6 +277,7 @@ impl Engine {
         }
         let (mut run, handle) = self.prepare(workflow, inputs, run_id, saved);
         run.seed = seed;
+        run.initiator = initiator.map(Box::new);
         match handle.control.stops.halt.clone() {
             // Halted, the run's future is dropped where it stands, and its units with it.
             Some(halt) => {
@@ -346,6 +377,7 @@ impl Engine {
             budget: Arc::new(crate::engine::limits::OutputBudget::new(
                 self.options.limits,
             )),
+            initiator: None,
             trace_capture: self.options.trace.capture,
             grace_until: None,
         };

@@ -1,12 +1,16 @@
 //! Questions the run's steps ask and the answers the client sends back: each answer is
-//! routed to the one pending question it names (step, item) and checked as that
-//! question's kind says (an approval, a step's inputs, or passed on to an agent).
+//! routed to the one pending question it names (step, item), checked against who may
+//! give it (the step's approvers, four eyes, a quorum of different approvers), then as
+//! the question's kind says (an approval, a step's inputs, or passed on to an agent).
+//! Every answer taken is an [`RunEvent::Answered`]: the run's audit trail.
 
-use super::super::unit::{Ask, approval};
+use super::super::journal::wall_clock;
+use super::super::unit::{Answered, Ask, approval};
 use super::Run;
 use super::engine::Command;
-use crate::engine::{Answer, AnswerError, QuestionKind, RunEvent};
-use crate::workflow::{StepKind, check_inputs};
+use crate::access::{Actor, Decision, Pattern, allowed, describe};
+use crate::engine::{Answer, AnswerError, QuestionKind, RunEvent, Taken};
+use crate::workflow::{StepId, StepKind, check_inputs};
 use serde_json::json;
 
 /// A question put to the client and not answered yet.
@@ -14,7 +18,10 @@ pub(super) struct Pending {
     pub(super) step: usize,
     pub(super) item: Option<usize>,
     kind: QuestionKind,
-    reply: tokio::sync::oneshot::Sender<Answer>,
+    approvers: Vec<Pattern>,
+    /// Approvals counted so far towards the step's quorum.
+    votes: Vec<Decision>,
+    reply: tokio::sync::oneshot::Sender<Answered>,
 }
 
 impl Run {
@@ -22,17 +29,22 @@ impl Run {
         // A question its unit stopped waiting for (its wait ran out) is no longer
         // pending: a question asked again (escalated) replaces it.
         self.questions.retain(|q| !q.reply.is_closed());
+        let step = &self.workflow.steps[ask.step];
         self.emit(RunEvent::Question {
-            step: self.workflow.steps[ask.step].id.clone(),
+            step: step.id.clone(),
             item: ask.item,
             kind: ask.kind.clone(),
             prompt: ask.prompt,
+            approvers: ask.approvers.clone(),
+            four_eyes: step.answerers.four_eyes,
         })
         .await;
         self.questions.push(Pending {
             step: ask.step,
             item: ask.item,
             kind: ask.kind,
+            approvers: ask.approvers,
+            votes: Vec::new(),
             reply: ask.reply,
         });
     }
@@ -45,15 +57,65 @@ impl Run {
             reply,
         } = cmd;
         self.questions.retain(|q| !q.reply.is_closed());
-        let _ = reply.send(self.route_answer(step, item, answer));
+        match self.route_answer(step, item, answer) {
+            Ok((taken, Some((step, item, decision)))) => {
+                let _ = reply.send(Ok(taken));
+                self.emit(RunEvent::Answered {
+                    step,
+                    item,
+                    decision: Box::new(decision),
+                })
+                .await;
+            }
+            Ok((taken, None)) => {
+                let _ = reply.send(Ok(taken));
+            }
+            Err(e) => {
+                let _ = reply.send(Err(e));
+            }
+        }
     }
 
+    /// Whether `by` may answer question `k`: one of its approvers, not the run's
+    /// initiator when the step wants four eyes, not an approver counted already.
+    fn may_answer(&self, k: usize, by: &Actor) -> Result<(), AnswerError> {
+        let q = &self.questions[k];
+        let step = &self.workflow.steps[q.step];
+        if !allowed(&q.approvers, by) {
+            return Err(AnswerError::NotAllowed(format!(
+                "{} may not answer step `{}`: it is for {}",
+                by.name,
+                step.id,
+                describe(&q.approvers)
+            )));
+        }
+        if step.answerers.four_eyes && self.initiator.as_ref().is_some_and(|i| i.id == by.id) {
+            return Err(AnswerError::NotAllowed(format!(
+                "{} started this run, and step `{}` needs someone else to answer (four eyes)",
+                by.name, step.id
+            )));
+        }
+        if q.votes.iter().any(|v| v.by.id == by.id) {
+            let left = step.answerers.quorum as usize - q.votes.len();
+            return Err(AnswerError::NotAllowed(format!(
+                "{} has already approved step `{}`; it needs {left} more approval{} from someone else",
+                by.name,
+                step.id,
+                if left == 1 { "" } else { "s" }
+            )));
+        }
+        Ok(())
+    }
+
+    /// Routes an answer: what became of it, and the decision to record (none on a
+    /// server that does not know who answers).
+    #[allow(clippy::type_complexity)]
     fn route_answer(
         &mut self,
         step: Option<String>,
         item: Option<usize>,
         answer: Answer,
-    ) -> Result<(), AnswerError> {
+    ) -> Result<(Taken, Option<(StepId, Option<usize>, Decision)>), AnswerError> {
         let matches: Vec<usize> = self
             .questions
             .iter()
@@ -82,6 +144,9 @@ impl Run {
                 return Err(AnswerError::Ambiguous(names.join(", ")));
             }
         };
+        if let Some(by) = &answer.by {
+            self.may_answer(k, by)?;
+        }
         let q = &self.questions[k];
         let answer = match &q.kind {
             QuestionKind::Approval => approval(&answer).map_err(AnswerError::Invalid)?,
@@ -100,12 +165,46 @@ impl Run {
                 Answer {
                     text: answer.text.clone(),
                     data: Some(checked),
+                    by: answer.by.clone(),
                 }
             }
             QuestionKind::Downstream { .. } => answer,
         };
+        let approved = answer
+            .data
+            .as_ref()
+            .and_then(|d| d.get("approved"))
+            .and_then(|v| v.as_bool());
+        let decision = answer.by.clone().map(|by| Decision {
+            by,
+            at: wall_clock(),
+            action: match approved {
+                Some(true) => "approved",
+                Some(false) => "rejected",
+                None => "answered",
+            }
+            .to_owned(),
+        });
+        let step_id = self.workflow.steps[q.step].id.clone();
+        let item = q.item;
+        let quorum = self.workflow.steps[q.step].answerers.quorum as usize;
+        let q = &mut self.questions[k];
+        if let Some(d) = &decision {
+            q.votes.push(d.clone());
+        }
+        // An approval waits for its quorum of different approvers; a rejection ends it.
+        if approved == Some(true) && decision.is_some() && q.votes.len() < quorum {
+            let left = quorum - q.votes.len();
+            return Ok((
+                Taken::Counted { left },
+                decision.map(|d| (step_id, item, d)),
+            ));
+        }
         let q = self.questions.remove(k);
-        let _ = q.reply.send(answer);
-        Ok(())
+        let _ = q.reply.send(Answered {
+            answer,
+            decisions: q.votes,
+        });
+        Ok((Taken::Answered, decision.map(|d| (step_id, item, d))))
     }
 }

@@ -473,9 +473,11 @@ impl Unit {
                                         auth,
                                     },
                                     prompt,
+                                    step.answerers.approvers.clone(),
                                     step_until,
                                 )
-                                .await?;
+                                .await?
+                                .answer;
                             // The answer goes to the same downstream task; the wait did not
                             // count against the attempt's timeout.
                             turn += 1;

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::journal::{Checkpoint, Journal};
 use super::record::Record;
 use super::types::{AgentConnector, Answer, Prompt, QuestionKind, RunEvent, StepState, TextModel};
+use crate::access::{Decision, Pattern};
 use crate::workflow::{StepKind, Workflow};
 use backoff::Jitter;
 
@@ -39,7 +40,16 @@ pub struct Ask {
     pub item: Option<usize>,
     pub kind: QuestionKind,
     pub prompt: String,
-    pub reply: oneshot::Sender<Answer>,
+    /// Who may answer it (empty: anyone who may steer the run).
+    pub approvers: Vec<Pattern>,
+    pub reply: oneshot::Sender<Answered>,
+}
+
+/// The answer a question got, and who gave it (several people for an approval that
+/// needs a quorum).
+pub struct Answered {
+    pub answer: Answer,
+    pub decisions: Vec<Decision>,
 }
 
 /// Everything a unit needs.

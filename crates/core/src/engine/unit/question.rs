@@ -2,7 +2,8 @@
 //! through the run loop; parsing an approval's answer.
 
 use super::super::record::Record;
-use super::{Ask, DEFAULT_ANSWER_WAIT, Failure, Unit, failed, with_state};
+use super::{Answered, Ask, DEFAULT_ANSWER_WAIT, Failure, Unit, failed, with_state};
+use crate::access::{Pattern, describe};
 use crate::engine::{Answer, ArtifactChunk, Content, QuestionKind, StepState};
 use crate::workflow::{OnTimeout, StepKind, inputs_schema};
 use serde_json::{Map, json};
@@ -30,29 +31,42 @@ impl Unit {
         let until = |now: Instant| deadline.map_or(now + wait, |d| d.min(now + wait));
         let waited = crate::config::format_duration(wait);
         let mut asked = self
-            .ask(kind.clone(), prompt.clone(), until(Instant::now()))
+            .ask(
+                kind.clone(),
+                prompt.clone(),
+                step.answerers.approvers.clone(),
+                until(Instant::now()),
+            )
             .await;
         if let (Err(Failure::Deadline), OnTimeout::Escalate(to)) = (&asked, &step.on_timeout)
             && deadline.is_none_or(|d| d > Instant::now())
         {
             // Asked again, of the approvers it escalates to, for another `timeout`.
-            let to = to.join(", ");
+            let named = describe(to);
             asked = self
                 .ask(
                     kind,
-                    format!("Escalated to {to} (no answer within {waited}): {prompt}"),
+                    format!("Escalated to {named} (no answer within {waited}): {prompt}"),
+                    to.clone(),
                     until(Instant::now()),
                 )
                 .await
                 .map_err(|e| match e {
-                    Failure::Deadline => Failure::Escalated(to),
+                    Failure::Deadline => Failure::Escalated(named),
                     other => other,
                 });
         }
         match asked {
-            Ok(answer) => {
+            Ok(Answered { answer, decisions }) => {
                 let mut r = Record::new(StepState::Completed);
-                r.data = Some(answer.data.unwrap_or_default());
+                let mut data = answer.data.unwrap_or_default();
+                if matches!(step.kind, StepKind::Approval { .. }) && !decisions.is_empty() {
+                    // Who approved, for templates and whoever reads the run.
+                    let names: Vec<&str> = decisions.iter().map(|d| d.by.name.as_str()).collect();
+                    data.insert("approved_by".into(), json!(names));
+                }
+                r.data = Some(data);
+                r.decisions = decisions;
                 if let Some(t) = answer.text {
                     r.outputs.apply(&ArtifactChunk {
                         artifact_id: "answer".into(),
@@ -76,19 +90,22 @@ impl Unit {
         }
     }
 
-    /// Asks the client through the run loop and waits (bounded) for the answer.
+    /// Asks the client through the run loop and waits (bounded) for the answer, which
+    /// only `approvers` may give (anyone who may steer the run, when empty).
     pub(super) async fn ask(
         &self,
         kind: QuestionKind,
         prompt: String,
+        approvers: Vec<Pattern>,
         until: Instant,
-    ) -> Result<Answer, Failure> {
+    ) -> Result<Answered, Failure> {
         let (reply, answer) = oneshot::channel();
         let ask = Ask {
             step: self.step,
             item: self.item,
             kind,
             prompt,
+            approvers,
             reply,
         };
         if self.ask.send(Box::new(ask)).await.is_err() {
@@ -134,5 +151,6 @@ pub fn approval(answer: &Answer) -> Result<Answer, String> {
     Ok(Answer {
         text: answer.text.clone(),
         data: Some(data),
+        by: answer.by.clone(),
     })
 }

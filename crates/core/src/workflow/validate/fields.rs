@@ -4,6 +4,7 @@
 
 use super::super::raw::{RawInput, RawRetry, RawWorkflow};
 use super::{Header, Validator, choices, is_identifier, is_skill_id};
+use crate::access::Pattern;
 use crate::config::duration::parse_duration;
 use crate::config::reader::Sp;
 use crate::workflow::{Backoff, InputSpec, InputType, OnFailure, RetryPolicy, WorkflowId};
@@ -81,6 +82,7 @@ impl Validator<'_, '_, '_> {
         if h.deadline.is_some() && deadline.is_none() {
             return None;
         }
+        let allow = self.patterns(&h.allow);
         let id = id?;
         let name = h
             .name
@@ -95,7 +97,21 @@ impl Validator<'_, '_, '_> {
             max_parallel: max_parallel?,
             on_failure: on_failure?,
             deadline,
+            allow,
         })
+    }
+
+    /// A list of who-patterns (`group:hr`, `sub:alice`, `role:operator`, `*`), each
+    /// problem located.
+    pub(super) fn patterns(&mut self, list: &Option<Sp<Vec<Sp<String>>>>) -> Vec<Pattern> {
+        let mut out = Vec::new();
+        for p in list.iter().flat_map(|l| &l.value) {
+            match Pattern::parse(&p.value) {
+                Ok(pattern) => out.push(pattern),
+                Err(why) => self.ctx.error(p.span.clone(), why),
+            }
+        }
+        out
     }
 
     pub(super) fn inputs(&mut self, raw: &[RawInput]) -> Vec<InputSpec> {

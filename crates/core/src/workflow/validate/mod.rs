@@ -126,6 +126,7 @@ struct Header {
     max_parallel: usize,
     on_failure: OnFailure,
     deadline: Option<std::time::Duration>,
+    allow: Vec<crate::access::Pattern>,
 }
 
 /// A step on its way into the model, with the raw parts later checks need.
@@ -259,6 +260,7 @@ impl Validator<'_, '_, '_> {
             max_parallel,
             on_failure,
             deadline,
+            allow,
         } = header?;
         let mut by_id: HashMap<String, Step> = HashMap::new();
         for s in compiled.into_iter().flatten() {
@@ -280,6 +282,7 @@ impl Validator<'_, '_, '_> {
             max_parallel,
             on_failure,
             deadline,
+            allow,
             inputs,
             steps,
             output,

@@ -4,6 +4,7 @@
 use super::super::raw::RawStep;
 use super::super::template::Expr;
 use super::{Pending, Validator, is_identifier, is_skill_id, placeholder};
+use crate::access::Answerers;
 use crate::config::diag::did_you_mean;
 use crate::config::reader::Sp;
 use crate::workflow::{
@@ -229,6 +230,7 @@ impl Validator<'_, '_, '_> {
                 .error(span, "`for_each` applies only to agent steps");
         }
         let on_timeout = self.on_timeout(s, kind);
+        let answerers = self.answerers(s, kind);
         let kind_model = match (kind, target) {
             ("agent", Some(target)) => StepKind::Agent {
                 target,
@@ -259,6 +261,7 @@ impl Validator<'_, '_, '_> {
             timeout,
             deadline,
             on_timeout,
+            answerers,
             retry,
             for_each: s.for_each.as_ref().map(|_| FanOut {
                 items: Expr {
@@ -277,6 +280,44 @@ impl Validator<'_, '_, '_> {
             id: s.id.clone(),
             step,
             needs,
+        }
+    }
+
+    /// `approvers`, `four_eyes` and `quorum`: who may answer the step's questions.
+    fn answerers(&mut self, s: &RawStep, kind: &str) -> Answerers {
+        if kind == "llm" {
+            for (name, span) in [
+                ("approvers", s.approvers.as_ref().map(|v| v.span.clone())),
+                ("four_eyes", s.four_eyes.as_ref().map(|v| v.span.clone())),
+            ] {
+                if let Some(span) = span {
+                    self.ctx.error(
+                        span,
+                        format!("`{name}` applies to steps that ask questions (approval, input and agent steps), not to llm steps"),
+                    );
+                }
+            }
+        }
+        let quorum = match &s.quorum {
+            None => 1,
+            Some(q) if kind != "approval" => {
+                self.ctx
+                    .error(q.span.clone(), "`quorum` applies only to approval steps");
+                1
+            }
+            Some(q) if !(1..=100).contains(&q.value) => {
+                self.ctx.error(
+                    q.span.clone(),
+                    format!("`quorum` must be between 1 and 100, got {}", q.value),
+                );
+                1
+            }
+            Some(q) => q.value as u32,
+        };
+        Answerers {
+            approvers: self.patterns(&s.approvers),
+            four_eyes: s.four_eyes.as_ref().is_some_and(|b| b.value),
+            quorum,
         }
     }
 
@@ -300,11 +341,7 @@ impl Validator<'_, '_, '_> {
             }
             return OnTimeout::Fail;
         }
-        let to: Vec<String> = s
-            .escalate_to
-            .as_ref()
-            .map(|l| l.value.iter().map(|v| v.value.clone()).collect())
-            .unwrap_or_default();
+        let to = self.patterns(&s.escalate_to);
         let chosen = self.choice(
             &s.on_timeout,
             |v| format!("unknown `on_timeout` value \"{v}\""),
@@ -317,7 +354,10 @@ impl Validator<'_, '_, '_> {
             },
         );
         match chosen {
-            Some(Ok(OnTimeout::Escalate(_))) if to.is_empty() => {
+            // (A list whose names are all in error was reported name by name.)
+            Some(Ok(OnTimeout::Escalate(_)))
+                if s.escalate_to.as_ref().is_none_or(|l| l.value.is_empty()) =>
+            {
                 let span = s
                     .on_timeout
                     .as_ref()

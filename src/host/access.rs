@@ -1,0 +1,143 @@
+//! Who may do what with the orchestrator's runs, beyond the A2A server's rule that a
+//! task is its initiator's: who may start a workflow (`allow`), which skills a caller
+//! sees on the extended card, and who else may reach a run — the approvers its pending
+//! questions name, who may read it and answer them, and only them.
+//!
+//! What a run waits for is read off the task itself (the pending questions its status
+//! message lists), so a replica that does not run the task decides the same way.
+
+use a2a::RpcError;
+use a2a::server::{Access, Caller, Principal};
+use a2a::types::{AgentCard, Message, Part, Task, TaskState};
+use orchestrator_core::access::{Pattern, describe};
+use orchestrator_core::workflow::Workflow;
+use serde_json::Value;
+
+use super::detail::PendingQuestion;
+use crate::auth::names;
+
+/// Whether `principal` is named by one of `patterns` (an empty list names everyone).
+fn named(patterns: &[Pattern], principal: &Principal) -> bool {
+    patterns.is_empty() || patterns.iter().any(|p| names(p, principal))
+}
+
+/// Whether `caller` may start `workflow`: anyone on a server without credentials.
+pub(super) fn may_start(workflow: &Workflow, caller: &Caller) -> bool {
+    caller.principal().is_none_or(|p| named(&workflow.allow, p))
+}
+
+/// The refusal of a start `caller` may not make.
+pub(super) fn start_refused(workflow: &Workflow, caller: &Caller) -> RpcError {
+    let who = caller.principal().map_or("you", |p| p.name.as_str());
+    RpcError::permission_denied(format!(
+        "{who} may not start workflow `{}`: it is for {}",
+        workflow.id,
+        describe(&workflow.allow)
+    ))
+    .with_data(serde_json::json!({ "workflow": workflow.id.as_str() }))
+}
+
+/// The questions a task waits on, as its status message lists them.
+fn pending(task: &Task) -> Vec<PendingQuestion> {
+    if task.status.state != TaskState::InputRequired {
+        return Vec::new();
+    }
+    let Some(message) = &task.status.message else {
+        return Vec::new();
+    };
+    message
+        .parts
+        .iter()
+        .find_map(|p| match p {
+            Part::Data(d) => d.data.get("pendingQuestions").cloned(),
+            _ => None,
+        })
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default()
+}
+
+/// A question's approvers, read back (a pattern that does not read names nobody).
+fn approvers(q: &PendingQuestion) -> Vec<Pattern> {
+    q.approvers
+        .iter()
+        .filter_map(|p| Pattern::parse(p).ok())
+        .collect()
+}
+
+/// Whether `caller` — neither the task's initiator nor one who reaches every task — may
+/// still reach it: an approver of one of its pending questions may read it and answer.
+pub(super) fn lets(task: &Task, caller: &Caller, access: Access) -> bool {
+    let Some(principal) = caller.principal() else {
+        return false;
+    };
+    matches!(access, Access::Read | Access::Answer)
+        && pending(task).iter().any(|q| {
+            let list = approvers(q);
+            !list.is_empty() && named(&list, principal)
+        })
+}
+
+/// Checks an answer before the task takes it: the question it is for (the step its
+/// metadata names, or the only one) must be one `caller` may answer.
+pub(super) fn admit(task: &Task, message: &Message, caller: &Caller) -> Result<(), RpcError> {
+    let Some(principal) = caller.principal() else {
+        return Ok(());
+    };
+    let questions = pending(task);
+    let meta = message.metadata.as_ref();
+    let step = meta.and_then(|m| m.get("step")).and_then(Value::as_str);
+    let item = meta
+        .and_then(|m| m.get("item"))
+        .and_then(Value::as_u64)
+        .map(|i| i as usize);
+    let targeted: Vec<&PendingQuestion> = questions
+        .iter()
+        .filter(|q| step.is_none_or(|s| q.step == s) && item.is_none_or(|i| q.item == Some(i)))
+        .collect();
+    // None or several: the run says which (and refuses what it cannot route).
+    let [q] = targeted.as_slice() else {
+        return Ok(());
+    };
+    let list = approvers(q);
+    if !named(&list, principal) {
+        return Err(RpcError::permission_denied(format!(
+            "{} may not answer step `{}`: it is for {}",
+            principal.name,
+            q.step,
+            describe(&list)
+        ))
+        .with_data(serde_json::json!({ "step": q.step })));
+    }
+    if q.four_eyes && task.initiator.as_deref() == Some(principal.id.as_str()) {
+        return Err(RpcError::permission_denied(format!(
+            "{} started this run, and step `{}` needs someone else to answer (four eyes)",
+            principal.name, q.step
+        ))
+        .with_data(serde_json::json!({ "step": q.step })));
+    }
+    Ok(())
+}
+
+/// Keeps on the extended card only the workflows `caller` may start (their skills and
+/// their sources).
+pub(super) fn tailor(
+    card: &mut AgentCard,
+    workflows: &[std::sync::Arc<Workflow>],
+    caller: &Caller,
+) {
+    let startable: Vec<&str> = workflows
+        .iter()
+        .filter(|w| may_start(w, caller))
+        .map(|w| w.id.as_str())
+        .collect();
+    card.skills.retain(|s| startable.contains(&s.id.as_str()));
+    for ext in card.capabilities.extensions.iter_mut().flatten() {
+        if let Some(Value::Array(list)) = ext.params.as_mut().and_then(|p| p.get_mut("workflows")) {
+            list.retain(|w| {
+                w.get("id")
+                    .and_then(Value::as_str)
+                    .is_some_and(|id| startable.contains(&id))
+            });
+        }
+    }
+}

@@ -1312,14 +1312,10 @@ async fn approvals_take_answers_from_their_approvers_only() {
         )
         .unwrap();
     loop {
-        if let RunEvent::Question {
-            approvers,
-            four_eyes,
-            ..
-        } = handle.events.recv().await.unwrap()
-        {
-            assert_eq!(approvers.len(), 2);
-            assert!(four_eyes);
+        if let RunEvent::Question { answerers, .. } = handle.events.recv().await.unwrap() {
+            assert_eq!(answerers.approvers.len(), 2);
+            assert!(answerers.four_eyes);
+            assert_eq!(answerers.quorum, 2);
             break;
         }
     }

@@ -375,8 +375,7 @@ impl RunDetail {
                 item,
                 kind,
                 prompt,
-                approvers,
-                four_eyes,
+                answerers,
             } => {
                 let (kind, input_schema) = match kind {
                     QuestionKind::Approval => (QuestionType::Approval, None),
@@ -391,8 +390,8 @@ impl RunDetail {
                     prompt: prompt.clone(),
                     kind,
                     input_schema,
-                    approvers: approvers.iter().map(ToString::to_string).collect(),
-                    four_eyes: *four_eyes,
+                    approvers: answerers.approvers.iter().map(ToString::to_string).collect(),
+                    four_eyes: answerers.four_eyes,
                 });
                 // In the workflow's order, whichever was asked first.
                 let steps = &self.steps;
@@ -627,8 +626,7 @@ mod tests {
             item: None,
             kind: QuestionKind::Approval,
             prompt: format!("{step}?"),
-            approvers: Vec::new(),
-            four_eyes: false,
+            answerers: Default::default(),
         }
     }
 

@@ -290,10 +290,8 @@ pub enum RunEvent {
         item: Option<usize>,
         kind: QuestionKind,
         prompt: String,
-        /// Who may answer (empty: anyone who may steer the run).
-        approvers: Vec<crate::access::Pattern>,
-        /// The run's initiator may not.
-        four_eyes: bool,
+        /// Who may answer it (boxed: every run's future holds events).
+        answerers: Box<crate::access::Answerers>,
     },
     Output {
         text: Option<String>,

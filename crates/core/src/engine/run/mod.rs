@@ -51,8 +51,9 @@ struct Fan {
 
 struct Run {
     journal: Option<Journal>,
-    /// The stored run this one goes on with; taken at start.
-    saved: Option<SavedRun>,
+    /// The stored run this one goes on with; taken at start (boxed: the run's future
+    /// holds its `Run` as long as it runs).
+    saved: Option<Box<SavedRun>>,
     /// Checkpoints of the stored run not consumed yet.
     restore: std::collections::HashMap<(String, Option<usize>), Checkpoint>,
     /// A new run's steps finished by another run (a retry): written down with the new
@@ -297,6 +298,7 @@ impl Run {
                     .map(|d| tokio::time::Instant::now() + d);
             }
             Some(saved) => {
+                let saved = *saved;
                 if let Some(end) = saved.end {
                     self.report_end(end).await;
                     return false;

@@ -8,7 +8,7 @@ use super::super::journal::wall_clock;
 use super::super::unit::{Answered, Ask, approval};
 use super::Run;
 use super::engine::Command;
-use crate::access::{Actor, Decision, Pattern, allowed, describe};
+use crate::access::{Actor, Answerers, Decision, Pattern, allowed, describe};
 use crate::engine::{Answer, AnswerError, QuestionKind, RunEvent, Taken};
 use crate::workflow::{StepId, StepKind, check_inputs};
 use serde_json::json;
@@ -35,8 +35,10 @@ impl Run {
             item: ask.item,
             kind: ask.kind.clone(),
             prompt: ask.prompt,
-            approvers: ask.approvers.clone(),
-            four_eyes: step.answerers.four_eyes,
+            answerers: Box::new(Answerers {
+                approvers: ask.approvers.clone(),
+                ..step.answerers.clone()
+            }),
         })
         .await;
         self.questions.push(Pending {

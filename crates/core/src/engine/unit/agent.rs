@@ -466,18 +466,18 @@ impl Unit {
                                 Some(prompt.clone()),
                             ))
                             .await;
-                            let answer = self
-                                .ask(
-                                    QuestionKind::Downstream {
-                                        agent: name.clone(),
-                                        auth,
-                                    },
-                                    prompt,
-                                    step.answerers.approvers.clone(),
-                                    step_until,
-                                )
-                                .await?
-                                .answer;
+                            // Boxed: the wait is rare, and the answer large.
+                            let answer = Box::pin(self.ask(
+                                QuestionKind::Downstream {
+                                    agent: name.clone(),
+                                    auth,
+                                },
+                                prompt,
+                                step.answerers.approvers.clone(),
+                                step_until,
+                            ))
+                            .await?
+                            .answer;
                             // The answer goes to the same downstream task; the wait did not
                             // count against the attempt's timeout.
                             turn += 1;

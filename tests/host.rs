@@ -1066,3 +1066,73 @@ async fn a_storm_of_concurrent_cancels_answers_each_with_the_task_and_cancels_do
         "the running steps were canceled: {downstream}"
     );
 }
+
+/// Issue 35: `serve --tls-cert --tls-key` serves HTTPS — HTTP/2 by ALPN, the card's
+/// URL `https://` — and picks up a certificate replaced on disk without a restart.
+#[tokio::test]
+async fn serve_speaks_tls_and_picks_up_a_new_certificate() {
+    use crate::util::tls::Ca;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-tls");
+    let _ = std::fs::remove_dir_all(&dir);
+    let (first, second) = (Ca::new("first CA"), Ca::new("second CA"));
+    let (cert, key) = first.issue(&dir);
+    let (_serve, url) = spawn_serve(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+        &[],
+    )
+    .await;
+    assert!(url.starts_with("https://127.0.0.1:"), "{url}");
+    let card_url = format!("{url}.well-known/agent-card.json");
+    let response = first.client().get(&card_url).send().await.unwrap();
+    assert_eq!(
+        response.version(),
+        reqwest::Version::HTTP_2,
+        "ALPN chose h2"
+    );
+    let card: Value = response.json().await.unwrap();
+    assert_eq!(card["url"], url.as_str());
+    // A JSON-RPC call over TLS, on HTTP/1.1 this time.
+    let http1 = reqwest::Client::builder()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(first.pem().as_bytes()).unwrap())
+        .http1_only()
+        .build()
+        .unwrap();
+    let answer: Value = http1
+        .post(&url)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "none"}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+    // Plain HTTP on the TLS port is not served.
+    let plain = reqwest::get(url.replacen("https", "http", 1)).await;
+    assert!(plain.is_err() || !plain.unwrap().status().is_success());
+
+    // The certificate is replaced by one another authority signed: new connections get
+    // it without a restart.
+    second.issue(&dir);
+    let mut served = false;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if second.client().get(&card_url).send().await.is_ok() {
+            served = true;
+            break;
+        }
+    }
+    assert!(served, "the new certificate was never served");
+    assert!(
+        first.client().get(&card_url).send().await.is_err(),
+        "the old certificate is no longer served"
+    );
+}

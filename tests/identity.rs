@@ -473,3 +473,57 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         assert!(metrics.contains(line), "{line} in\n{metrics}");
     }
 }
+
+/// Issue 35: the official Python SDK 1.x client, over HTTPS (a certificate the test's
+/// own authority signed) with the provider's tokens, on both bindings: A's task is not
+/// found by B for get, cancel, an answer or a subscription, nor listed; an operator
+/// reads and cancels it.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs Node, oidc-provider and the official Python SDK: the full suite, `cargo xtask test`"
+)]
+#[tokio::test(flavor = "multi_thread")]
+async fn sdk_clients_over_https_reach_only_their_own_tasks() {
+    use crate::util::tls::Ca;
+    let idp = idp().await;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("identity-sdk-tls");
+    let _ = std::fs::remove_dir_all(&dir);
+    let ca = Ca::new("test CA");
+    let (cert, key) = ca.issue(&dir);
+    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+    let config = a2a::server::ServerConfig {
+        auth: Some(verifier(&idp)),
+        tls: Some(Arc::new(a2a::server::CertFiles::open(&cert, &key).unwrap())),
+        ..a2a::server::ServerConfig::default()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://{}/", listener.local_addr().unwrap());
+    let agent = crate::echo_agent::EchoAgent {
+        word_delay: std::time::Duration::ZERO,
+    };
+    let server = a2a::server::A2aServer::builder(agent, crate::echo_agent::echo_card(&url))
+        .config(config)
+        .build();
+    tokio::spawn(server.serve(listener, std::future::pending()));
+    let (a, b, o) = (
+        token(&idp, "alice").await,
+        token(&idp, "bob").await,
+        token(&idp, "olga").await,
+    );
+    let ca_file = dir.join("ca.pem");
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let (ok, output) = crate::util::run_python_v1_with(
+            "sdk1_client.py",
+            &[&url, binding, "owners"],
+            &[
+                ("TEST_CA_FILE", ca_file.to_str().unwrap()),
+                ("TOKEN_A", &a),
+                ("TOKEN_B", &b),
+                ("TOKEN_OPERATOR", &o),
+            ],
+        )
+        .await;
+        assert!(ok, "over {binding}:\n{output}");
+        assert!(output.trim_end().ends_with("ok"), "{output}");
+    }
+}

@@ -133,7 +133,7 @@ pub enum Command {
     /// Serve the orchestrator as one A2A agent: every workflow is a skill on its card.
     ///
     /// Settings come from the flags, then the --config file, then the defaults.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// See it all work: start the example agents and the orchestrator on loopback, send
     /// the example request over A2A, and show the run live.
     Demo {
@@ -221,7 +221,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             json,
             strict,
         } => agents::agents(&path, json, strict).await,
-        Command::Serve(args) => serve(args).await,
+        Command::Serve(args) => serve(*args).await,
         Command::Demo {
             which,
             yes,
@@ -282,6 +282,13 @@ pub struct ServeArgs {
     /// The URL clients reach the orchestrator at (its card's URL), if not http://LISTEN/.
     #[arg(long)]
     public_url: Option<String>,
+    /// Serve HTTPS with this certificate chain (PEM), reloaded when the file changes;
+    /// with --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<std::path::PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
     /// The agent's name on its card [default: a2a-orchestrator].
     #[arg(long)]
     name: Option<String>,
@@ -382,6 +389,13 @@ impl ServeArgs {
                 "--lease: at least 300ms (a third of it is the renewal period)"
             ));
         }
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some(std::sync::Arc::new(
+                a2a::server::CertFiles::open(cert, key)
+                    .map_err(|e| bad_input!("--tls-cert / --tls-key: {e}"))?,
+            )),
+            _ => None,
+        };
         Ok(Settings {
             name: self.name,
             description: self.description,
@@ -400,6 +414,7 @@ impl ServeArgs {
             max_id_bytes: None,
             ui: self.no_ui.then_some(false),
             ready_requires_agents: None,
+            tls,
             auth,
             allow_private_webhooks: self.allow_private_webhooks.then_some(true),
             push_timeout: None,
@@ -481,6 +496,11 @@ async fn serve(mut args: ServeArgs) -> anyhow::Result<ExitCode> {
         retention: config.retention,
     };
     let store_name = config.store.to_string();
+    let scheme = if config.server.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let prepared = match serve::prepare(config).await {
         Ok(p) => p,
         Err(serve::StartError::Config(problems)) => return Ok(config_problems(problems)),
@@ -493,7 +513,7 @@ async fn serve(mut args: ServeArgs) -> anyhow::Result<ExitCode> {
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
     let addr = listener.local_addr()?;
-    let url = public_url.unwrap_or_else(|| format!("http://{addr}/"));
+    let url = public_url.unwrap_or_else(|| format!("{scheme}://{addr}/"));
     let host = prepared.build(&url).await;
     for s in host.registry.statuses() {
         if s.health.is_unavailable() {

@@ -390,7 +390,11 @@ impl RunDetail {
                     prompt: prompt.clone(),
                     kind,
                     input_schema,
-                    approvers: answerers.approvers.iter().map(ToString::to_string).collect(),
+                    approvers: answerers
+                        .approvers
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect(),
                     four_eyes: answerers.four_eyes,
                 });
                 // In the workflow's order, whichever was asked first.

@@ -20,6 +20,8 @@
 //! max_id_bytes = 256              # task, context and message ids
 //! ui = true                       # the web view at /ui/ (on by default)
 //! ready_requires_agents = false   # /readyz reports agents down; true: they make it 503
+//! tls_cert = "tls/cert.pem"       # serve HTTPS (HTTP/2 and HTTP/1.1): the chain, PEM…
+//! tls_key = "tls/key.pem"         # …and its key; both picked up again when they change
 //!
 //! [auth]                          # every A2A call must present one of these
 //! bearer_token_env = ["ORCH_TOKEN"]   # and named tokens, roles, OpenID Connect:
@@ -65,7 +67,9 @@ use std::time::Duration;
 
 use crate::llm::LlmConfig;
 use crate::registry::env::Env;
-use a2a::server::{InboundAuth, ServerConfig};
+use std::sync::Arc;
+
+use a2a::server::{CertFiles, InboundAuth, ServerConfig};
 use orchestrator_core::config::Diagnostic;
 use orchestrator_core::config::reader::{Ctx, Sp, TableReader};
 use orchestrator_core::engine::OutputLimits;
@@ -101,6 +105,8 @@ pub struct Settings {
     /// Serve the web view at `/ui/`.
     pub ui: Option<bool>,
     pub ready_requires_agents: Option<bool>,
+    /// The certificate and key `serve` presents (TLS), reloaded when they change.
+    pub tls: Option<Arc<CertFiles>>,
     pub auth: Option<InboundAuth>,
     pub allow_private_webhooks: Option<bool>,
     pub push_timeout: Option<Duration>,
@@ -173,6 +179,7 @@ impl Settings {
             max_id_bytes: over.max_id_bytes.or(self.max_id_bytes),
             ui: over.ui.or(self.ui),
             ready_requires_agents: over.ready_requires_agents.or(self.ready_requires_agents),
+            tls: over.tls.or(self.tls),
             auth: over.auth.or(self.auth),
             allow_private_webhooks: over.allow_private_webhooks.or(self.allow_private_webhooks),
             push_timeout: over.push_timeout.or(self.push_timeout),
@@ -212,6 +219,7 @@ impl Settings {
             max_id_bytes: self.max_id_bytes.unwrap_or(defaults.max_id_bytes),
             allow_private_webhooks: self.allow_private_webhooks.unwrap_or(false),
             auth: self.auth.filter(|a| !a.is_empty()),
+            tls: self.tls,
             ..defaults
         };
         let store_named = self.store.is_some();
@@ -295,6 +303,8 @@ const SERVER_KEYS: &[&str] = &[
     "max_id_bytes",
     "ui",
     "ready_requires_agents",
+    "tls_cert",
+    "tls_key",
 ];
 const PUSH_KEYS: &[&str] = &["allow_private_webhooks", "timeout"];
 const SECRET_KEYS: &[&str] = &["token", "tokens", "key", "keys", "api_key", "password"];
@@ -372,6 +382,19 @@ pub fn load_str(
             .map(|n| n as usize);
         out.ui = s.bool(&mut ctx, "ui").map(|v| v.value);
         out.ready_requires_agents = s.bool(&mut ctx, "ready_requires_agents").map(|v| v.value);
+        let cert = s.string(&mut ctx, "tls_cert");
+        let key = s.string(&mut ctx, "tls_key");
+        match (cert, key) {
+            (Some(cert), Some(key)) => match CertFiles::open(base.join(&cert.value), base.join(&key.value)) {
+                Ok(files) => out.tls = Some(Arc::new(files)),
+                Err(e) => ctx.error(cert.span, format!("cannot serve TLS: {e}")),
+            },
+            (Some(one), None) | (None, Some(one)) => ctx.error(
+                one.span,
+                "`tls_cert` and `tls_key` go together: the certificate chain and its private key, both PEM",
+            ),
+            (None, None) => {}
+        }
         out.cors_origins = s.strings(&mut ctx, "cors_origins").map(|list| {
             let mut origins = Vec::new();
             for o in list.value {

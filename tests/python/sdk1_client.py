@@ -14,6 +14,8 @@ exactly v1.0.
 
 import asyncio
 import json
+import os
+import ssl
 import sys
 import uuid
 
@@ -46,6 +48,13 @@ from a2a.types import (
 )
 
 TIMEOUT = 30.0
+
+
+def verify():
+    """A server whose certificate a test's own authority signed (TEST_CA_FILE): trust
+    that authority alone; else the defaults."""
+    ca = os.environ.get("TEST_CA_FILE")
+    return ssl.create_default_context(cafile=ca) if ca else True
 
 
 def check(cond: bool, what: str) -> None:
@@ -323,6 +332,56 @@ async def scenario_extended_card(http, base, binding):
         check(extended.description == "the extended description", f"{extended.description}")
 
 
+async def scenario_owners(http, base, binding):
+    """Issue 35: a task is its initiator's. With the tokens in TOKEN_A, TOKEN_B and
+    TOKEN_OPERATOR (an OpenID Provider's), A's task is not found by B — get, list,
+    subscribe, answer, cancel — while an operator sees and cancels it."""
+
+    async def as_(token):
+        authed = httpx.AsyncClient(
+            timeout=TIMEOUT, verify=verify(), headers={"Authorization": f"Bearer {token}"}
+        )
+        return authed, (await make_client(authed, base, binding, streaming=False))[1]
+
+    a_http, a = await as_(os.environ["TOKEN_A"])
+    b_http, b = await as_(os.environ["TOKEN_B"])
+    o_http, o = await as_(os.environ["TOKEN_OPERATOR"])
+    try:
+        task = (await send(a, "ask me"))[0].task
+        check(task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED, f"waits: {task.status}")
+
+        async def not_found(what, call):
+            try:
+                await call()
+            except TaskNotFoundError:
+                return
+            except Exception as e:  # a streaming call's error may come wrapped
+                check("TaskNotFound" in repr(e) or "-32001" in str(e) or "not found" in str(e), f"{what}: {e!r}")
+                return
+            raise AssertionError(f"{what}: B reached A's task")
+
+        await not_found("get", lambda: b.get_task(GetTaskRequest(id=task.id)))
+        await not_found("cancel", lambda: b.cancel_task(CancelTaskRequest(id=task.id)))
+        await not_found("answer", lambda: send(b, "echo this", task_id=task.id, context_id=task.context_id))
+
+        async def subscribe():
+            _, streaming = await make_client(b_http, base, binding, streaming=True)
+            return [e async for e in streaming.subscribe(SubscribeToTaskRequest(id=task.id))]
+
+        await not_found("subscribe", subscribe)
+        listed = await b.list_tasks(ListTasksRequest())
+        check(all(t.id != task.id for t in listed.tasks), "B does not list A's task")
+        mine = await a.list_tasks(ListTasksRequest())
+        check(any(t.id == task.id for t in mine.tasks), "A lists it")
+        seen = await o.get_task(GetTaskRequest(id=task.id))
+        check(seen.id == task.id, "the operator reads it")
+        canceled = await o.cancel_task(CancelTaskRequest(id=task.id))
+        check(canceled.status.state == TaskState.TASK_STATE_CANCELED, f"canceled: {canceled.status}")
+    finally:
+        for c in (a_http, b_http, o_http):
+            await c.aclose()
+
+
 def strict(text, message):
     """Parses `text` as `message`, refusing unknown fields."""
     return json_format.Parse(text, message, ignore_unknown_fields=False)
@@ -421,7 +480,7 @@ async def scenario_wire(http, base, binding):
 
 async def main() -> None:
     base, binding, name = sys.argv[1].rstrip("/"), sys.argv[2], sys.argv[3]
-    async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+    async with httpx.AsyncClient(timeout=TIMEOUT, verify=verify()) as http:
         await globals()[f"scenario_{name}"](http, base, binding)
     print("ok")
 

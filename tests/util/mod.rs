@@ -6,6 +6,7 @@ pub mod orchestra;
 pub mod postgres;
 pub mod schema;
 pub mod sse;
+pub mod tls;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -257,18 +258,33 @@ async fn finish(
 /// Runs a script from `tests/python` to completion (bounded) with the SDK 0.3 venv;
 /// returns (success, output).
 pub async fn run_python(script: &str, args: &[&str]) -> (bool, String) {
-    run_script(python(), script, args).await
+    run_script(python(), script, args, &[]).await
 }
 
 /// Like [`run_python`], with the SDK 1.x venv.
 pub async fn run_python_v1(script: &str, args: &[&str]) -> (bool, String) {
-    run_script(python_v1(), script, args).await
+    run_script(python_v1(), script, args, &[]).await
 }
 
-async fn run_script(python: &Path, script: &str, args: &[&str]) -> (bool, String) {
+/// Like [`run_python_v1`], with these environment variables.
+pub async fn run_python_v1_with(
+    script: &str,
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> (bool, String) {
+    run_script(python_v1(), script, args, envs).await
+}
+
+async fn run_script(
+    python: &Path,
+    script: &str,
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> (bool, String) {
     let mut cmd = tokio::process::Command::new(python);
     cmd.arg(Path::new(ROOT).join("tests/python").join(script))
-        .args(args);
+        .args(args)
+        .envs(envs.iter().copied());
     finish(cmd, script, args, "start python").await
 }
 

@@ -55,7 +55,7 @@ pub async fn spawn_serve_logging(
     .expect("serve printed its URL");
     let url = line
         .split_whitespace()
-        .find(|w| w.starts_with("http://"))
+        .find(|w| w.starts_with("http://") || w.starts_with("https://"))
         .unwrap()
         .to_owned();
     (child, url)

@@ -1,9 +1,10 @@
 //! Accepting connections. `axum::serve` cannot set HTTP/2's limits, and a server whose
 //! clients hold a stream per running task needs more than hyper's default of 200
 //! concurrent streams on one connection; so this is our own small accept loop: HTTP/1.1
-//! and HTTP/2 (h2c, prior knowledge) on one port, `TCP_NODELAY`, every connection a
-//! tracked task, and a graceful shutdown that lets in-flight responses finish (within a
-//! bound).
+//! and HTTP/2 (h2c, prior knowledge; or over TLS, by ALPN) on one port, `TCP_NODELAY`,
+//! every connection a tracked task, and a graceful shutdown that lets in-flight
+//! responses finish (within a bound). A TLS handshake happens in the connection's own
+//! task, within the header timeout: a slow one holds up nobody else.
 //!
 //! It bounds what a client can hold. A connection must send its first request within
 //! `header_read_timeout` (hyper's own timer starts only at the first byte, so a
@@ -144,15 +145,81 @@ pub async fn bind(addr: &str) -> io::Result<TcpListener> {
     }))
 }
 
-/// Serves `router` on `listener` until `stop` completes; then stops accepting, asks
-/// every connection to close once its in-flight requests are answered, and waits for
-/// them (at most `limits.drain`).
+/// A connection's bytes: plain, or over TLS.
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
+}
+
+impl tokio::io::AsyncRead for Stream {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => std::pin::Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl tokio::io::AsyncWrite for Stream {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => std::pin::Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => std::pin::Pin::new(s).poll_write_vectored(cx, bufs),
+            Stream::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Stream::Plain(s) => s.is_write_vectored(),
+            Stream::Tls(s) => s.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => std::pin::Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => std::pin::Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+/// Serves `router` on `listener` (over TLS with `tls`) until `stop` completes; then
+/// stops accepting, asks every connection to close once its in-flight requests are
+/// answered, and waits for them (at most `limits.drain`).
 pub(super) async fn serve(
     listener: TcpListener,
     router: Router,
     limits: Limits,
+    tls: Option<Arc<rustls::ServerConfig>>,
     stop: impl Future<Output = ()>,
 ) {
+    let tls = tls.map(tokio_rustls::TlsAcceptor::from);
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
@@ -235,13 +302,37 @@ pub(super) async fn serve(
             conn: conn.clone(),
             open: open.clone(),
         });
-        let connection = builder
-            .serve_connection(TokioIo::new(tcp), service)
-            .into_owned();
+        let builder = builder.clone();
+        let tls = tls.clone();
         let open = open.clone();
         connections.spawn(async move {
-            if let Err(e) = watch(connection, &conn, &open, limits).await {
-                trace!(%peer, "connection ended: {e}");
+            let stream = match tls {
+                None => Some(Stream::Plain(tcp)),
+                Some(acceptor) => {
+                    let handshake = acceptor.accept(tcp);
+                    tokio::select! {
+                        r = tokio::time::timeout(limits.header_read_timeout, handshake) => match r {
+                            Ok(Ok(s)) => Some(Stream::Tls(Box::new(s))),
+                            Ok(Err(e)) => {
+                                debug!(%peer, "TLS handshake failed: {e}");
+                                None
+                            }
+                            Err(_) => {
+                                debug!(%peer, "TLS handshake took longer than the header timeout");
+                                None
+                            }
+                        },
+                        () = conn.close.cancelled() => None,
+                    }
+                }
+            };
+            if let Some(stream) = stream {
+                let connection = builder
+                    .serve_connection(TokioIo::new(stream), service)
+                    .into_owned();
+                if let Err(e) = watch(connection, &conn, &open, limits).await {
+                    trace!(%peer, "connection ended: {e}");
+                }
             }
             open.conns
                 .lock()
@@ -265,7 +356,7 @@ pub(super) async fn serve(
 
 /// A connection as the accept loop serves it.
 type Connection =
-    auto::Connection<'static, TokioIo<TcpStream>, TowerToHyperService<Counted>, TokioExecutor>;
+    auto::Connection<'static, TokioIo<Stream>, TowerToHyperService<Counted>, TokioExecutor>;
 
 /// Drives one connection until it ends; closes it gracefully when it is told to (a
 /// stop, an eviction), when it sent no request within the header timeout, or when it

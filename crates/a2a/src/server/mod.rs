@@ -23,6 +23,7 @@ mod sink_error;
 mod store;
 mod stream;
 mod task_manager;
+mod tls;
 mod v1;
 mod version;
 pub use crate::version::Versions;
@@ -62,6 +63,7 @@ pub use store::{
 };
 use stream::{ends_on, ends_stream, live_events};
 use task_manager::{ActorHandle, Subscription, TaskManager, Update};
+pub use tls::{CertFiles, RECHECK_EVERY, TlsError};
 
 use super::jsonrpc::{IncomingRequest, RequestId, Response as RpcResponse};
 use super::types::AgentCard;
@@ -121,6 +123,9 @@ pub struct ServerConfig {
     pub http2_max_streams: u32,
     /// The A2A generations served (both by default).
     pub generations: Versions,
+    /// Serve over TLS with this certificate and key (reloaded when the files change);
+    /// plain HTTP when `None`.
+    pub tls: Option<Arc<CertFiles>>,
     /// Makes the trace context a request carries the parent of its span (a tracing
     /// setup's; none by default).
     pub trace_parent: TraceParent,
@@ -178,6 +183,7 @@ impl Default for ServerConfig {
             max_id_bytes: 256,
             message_idempotency: true,
             generations: Versions::Both,
+            tls: None,
             trace_parent: TraceParent::default(),
         }
     }
@@ -314,7 +320,8 @@ impl A2aServer {
     }
 
     /// Serves on `listener` until `signal` completes, then shuts down gracefully.
-    /// HTTP/1.1 and HTTP/2 without TLS (h2c) share the port.
+    /// HTTP/1.1 and HTTP/2 share the port: over TLS (ALPN) with
+    /// [`ServerConfig::tls`], else in the clear (h2c).
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
@@ -347,7 +354,8 @@ impl A2aServer {
             idle_timeout: config.idle_timeout,
             drain: config.shutdown_grace,
         };
-        listen::serve(listener, router, limits, stop).await;
+        let tls = config.tls.as_ref().map(|files| files.server_config());
+        listen::serve(listener, router, limits, tls, stop).await;
         self.shutdown().await;
         Ok(())
     }

@@ -314,7 +314,7 @@ async fn approvers_four_eyes_and_the_audit_trail() {
             "--listen",
             "127.0.0.1:0",
             "--store",
-            "memory",
+            &format!("sqlite://{}", dir.join("runs.db").display()),
             "--log-format",
             "json",
         ],
@@ -399,6 +399,45 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         bob.send_message(&approval(&his.id, true)).await,
     );
     assert!(why.contains("four eyes"), "{why}");
+    // Olga, an operator, cancels it: the audit trail says who.
+    let canceled = olga
+        .cancel_task(&TaskIdParams::new(his.id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(canceled.status.state, TaskState::Canceled);
+    let mut his_detail = Value::Null;
+    for _ in 0..100 {
+        let t = bob
+            .get_task(&TaskQueryParams::new(his.id.clone()))
+            .await
+            .unwrap();
+        his_detail = t
+            .metadata
+            .as_ref()
+            .map(|m| m["run"].clone())
+            .unwrap_or_default();
+        if his_detail["audit"].as_array().is_some_and(|a| a.len() == 2) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        his_detail["audit"][1]["action"], "canceled",
+        "{his_detail:#}"
+    );
+    assert_eq!(his_detail["audit"][1]["by"]["name"], "Olga Ops");
+    // Bob cannot retry Alice's run: it is not there for him.
+    let mut retry = Message::user_text("again");
+    retry.metadata = Some(
+        json!({ "retryOf": run.id.as_str() })
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    match bob.send_message(&MessageSendParams::new(retry)).await {
+        Err(ClientError::Rpc(e)) => assert!(e.message.contains("no run"), "{e:?}"),
+        other => panic!("bob retried alice's run: {other:?}"),
+    }
 
     // The audit trail: on the task, in `runs show`, and in the JSON log.
     let detail = &done.metadata.as_ref().unwrap()["run"];
@@ -455,6 +494,10 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         .collect();
     assert!(seen.contains(&("started", "Alice Archer")), "{seen:?}");
     assert!(seen.contains(&("approved", "Bob Baker")), "{seen:?}");
+    assert!(
+        seen.contains(&("canceled", "Olga Ops")),
+        "{seen:?}\n{logged}"
+    );
     assert!(
         audit
             .iter()

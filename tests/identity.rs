@@ -338,10 +338,23 @@ async fn approvers_four_eyes_and_the_audit_trail() {
     let skills = |card: a2a::types::AgentCard| -> Vec<String> {
         card.skills.into_iter().map(|s| s.id).collect()
     };
-    assert_eq!(
-        skills(alice.get_authenticated_extended_card().await.unwrap()),
-        ["laptop"]
-    );
+    let alices = alice.get_authenticated_extended_card().await.unwrap();
+    let caller = alices
+        .capabilities
+        .extensions
+        .iter()
+        .flatten()
+        .find(|e| e.uri.ends_with("security.md#the-caller"))
+        .and_then(|e| e.params.clone())
+        .unwrap_or_else(|| {
+            panic!(
+                "the extended card names its caller: {:?}",
+                alices.capabilities
+            )
+        });
+    assert_eq!(caller["name"], "Alice Archer");
+    assert_eq!(caller["groups"], json!(["hr"]));
+    assert_eq!(skills(alices), ["laptop"]);
     assert!(skills(olga.get_authenticated_extended_card().await.unwrap()).is_empty());
     // Olga (sre) may not start it, even as an operator.
     let why = permission_denied("olga starts", olga.send_message(&laptop_request()).await);
@@ -569,4 +582,97 @@ async fn sdk_clients_over_https_reach_only_their_own_tasks() {
         assert!(ok, "over {binding}:\n{output}");
         assert!(output.trim_end().ends_with("ok"), "{output}");
     }
+}
+
+/// An approval IT managers give, the initiator included (no four eyes).
+const SELF_APPROVED: &str = r#"
+[workflow]
+id = "self-approved"
+name = "Self-approved"
+description = "An IT manager approves, then the echo agent runs"
+[steps.approve]
+kind = "approval"
+prompt = "Go ahead?"
+approvers = ["group:it-managers"]
+[steps.say]
+agent = "one"
+needs = ["approve"]
+when = "steps.approve.data.approved"
+message = "approved"
+"#;
+
+/// Issue 35: the web view signs its users in with the provider (Chromium, the
+/// provider's own login page, the authorization code with PKCE), offers only what the
+/// user may do, and shows each user only their own runs (`tests/js/ui_signin.mjs`).
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs Node, oidc-provider and Chromium: the full suite, `cargo xtask test`"
+)]
+#[tokio::test(flavor = "multi_thread")]
+async fn the_web_view_signs_people_in_and_offers_only_what_they_may_do() {
+    let idp = idp().await;
+    let agent = crate::util::echo(0).await;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("identity-ui");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::write(dir.join("workflows/laptop.toml"), LAPTOP).unwrap();
+    std::fs::write(dir.join("workflows/self-approved.toml"), SELF_APPROVED).unwrap();
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!("[agents.one]\nurl = \"{}\"\n", agent.url),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("orchestrator.toml"),
+        format!(
+            "[server]\nworkflows = \"workflows\"\nagents = \"agents.toml\"\n\
+             [auth.oidc]\nissuer = \"{}\"\naudience = \"{AUDIENCE}\"\n\
+             ui_client_id = \"ui\"\nui_scope = \"openid a2a\"\n",
+            issuer(&idp)
+        ),
+    )
+    .unwrap();
+    let (_serve, url) = crate::util::orchestra::spawn_serve(
+        &[
+            "--config",
+            dir.join("orchestrator.toml").to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+            "--store",
+            "memory",
+        ],
+        &[],
+    )
+    .await;
+    // The page learns where to sign in, and may reach that issuer and nothing else.
+    let config = reqwest::get(format!("{url}ui/config.json")).await.unwrap();
+    let policy = config.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        policy.contains(&format!("connect-src 'self' {};", issuer(&idp))),
+        "{policy}"
+    );
+    let config: Value = config.json().await.unwrap();
+    assert_eq!(
+        config,
+        json!({ "oidc": { "issuer": issuer(&idp), "clientId": "ui", "scope": "openid a2a" } })
+    );
+    // The provider learns the page's redirect URI (known once the port is).
+    let registered = reqwest::Client::new()
+        .post(format!("{}_test/ui-client", idp.url))
+        .query(&[("redirect", format!("{url}ui/"))])
+        .send()
+        .await
+        .unwrap();
+    assert!(registered.status().is_success());
+    let failure = dir.join("sign-in-failure.png");
+    let browser = crate::util::chromium().to_str().unwrap().to_owned();
+    let (ok, output) = crate::util::run_node(
+        "ui_signin.mjs",
+        &[&url, &browser, failure.to_str().unwrap()],
+    )
+    .await;
+    assert!(ok && output.contains("ui-signin: ok"), "{output}");
 }

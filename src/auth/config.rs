@@ -22,6 +22,8 @@
 //! audience = "a2a-orchestrator"
 //! roles_claim = "groups"              # a claim path such as realm_access.roles
 //! ca_file = "idp-ca.pem"              # a private IdP's CA, relative to the file
+//! ui_client_id = "a2a-web"             # the web view signs people in (code + PKCE)
+//! ui_scope = "openid profile"          # the scopes it asks for (the default)
 //! ```
 
 use std::path::Path;
@@ -31,7 +33,7 @@ use a2a::server::{Credential, InboundAuth, Principal};
 use orchestrator_core::config::reader::{Ctx, Sp, TableReader};
 
 use super::oidc::{OidcSettings, OidcVerifier};
-use super::{Pattern, ROLES, RoleRules, reach_of};
+use super::{Pattern, ROLES, RoleRules, SignIn, reach_of};
 use crate::registry::env::Env;
 
 const AUTH_KEYS: &[&str] = &[
@@ -50,17 +52,20 @@ const OIDC_KEYS: &[&str] = &[
     "name_claim",
     "ca_file",
     "ui_client_id",
+    "ui_scope",
 ];
 /// Keys that would put a secret in the file: refused, with where secrets go instead.
 const SECRET_KEYS: &[&str] = &["token", "key", "keys", "api_key", "password", "secret"];
 
-/// Reads `[auth]`; `dir` is the file's directory (for `ca_file`).
+/// Reads `[auth]`; `dir` is the file's directory (for `ca_file`). The credentials, and
+/// where the web view signs people in (`[auth.oidc] ui_client_id`).
 pub fn read(
     ctx: &mut Ctx<'_>,
     mut a: TableReader<'_, '_>,
     env: &dyn Env,
     dir: &Path,
-) -> InboundAuth {
+) -> (InboundAuth, Option<SignIn>) {
+    let mut sign_in = None;
     refuse_secrets(ctx, &mut a);
     let variable = |ctx: &mut Ctx<'_>, name: &Sp<String>, key: &str| match env
         .var(&name.value)
@@ -168,9 +173,17 @@ pub fn read(
             .string(ctx, "ca_file")
             .map(|f| (dir.join(&f.value), f.span));
         let ui_client_id = o.string(ctx, "ui_client_id").map(|c| c.value);
+        let ui_scope = o
+            .string(ctx, "ui_scope")
+            .map_or_else(|| "openid profile".to_owned(), |c| c.value);
         o.finish(ctx, OIDC_KEYS);
         match (issuer, audience) {
             (Some(issuer), Some(audience)) => {
+                sign_in = ui_client_id.clone().map(|client_id| SignIn {
+                    issuer: issuer.value.clone(),
+                    client_id,
+                    scope: ui_scope,
+                });
                 let settings = OidcSettings {
                     issuer: issuer.value.clone(),
                     audience: audience.value,
@@ -198,7 +211,7 @@ pub fn read(
         }
     }
     a.finish(ctx, &[AUTH_KEYS, SECRET_KEYS].concat());
-    auth
+    (auth, sign_in)
 }
 
 /// Reports a secret written into the file, saying where secrets go.

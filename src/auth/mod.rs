@@ -30,6 +30,16 @@ pub fn actor(principal: &Principal) -> Actor {
     }
 }
 
+/// Where people sign in to the web view: an OpenID Provider, and the page's client id
+/// there (a public client: the authorization-code flow with PKCE).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignIn {
+    pub issuer: String,
+    pub client_id: String,
+    /// The scopes asked for (`openid profile` unless `ui_scope` says).
+    pub scope: String,
+}
+
 /// `[auth.roles]`: which principals each role goes to.
 #[derive(Debug, Clone, Default)]
 pub struct RoleRules {

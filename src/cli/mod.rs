@@ -415,6 +415,7 @@ impl ServeArgs {
             ui: self.no_ui.then_some(false),
             ready_requires_agents: None,
             tls,
+            sign_in: None,
             auth,
             allow_private_webhooks: self.allow_private_webhooks.then_some(true),
             push_timeout: None,
@@ -493,6 +494,7 @@ async fn serve(mut args: ServeArgs) -> anyhow::Result<ExitCode> {
     let options = serve::RunOptions {
         metrics_token: resolved.metrics_token,
         ui: resolved.ui,
+        sign_in: resolved.sign_in,
         retention: config.retention,
     };
     let store_name = config.store.to_string();

@@ -118,13 +118,34 @@ pub(super) fn admit(task: &Task, message: &Message, caller: &Caller) -> Result<(
     Ok(())
 }
 
+/// Where the extended card's extension naming its caller is described.
+pub const CALLER_EXTENSION: &str =
+    "https://github.com/a2a-orchestrator/a2a-orchestrator/blob/main/docs/security.md#the-caller";
+
 /// Keeps on the extended card only the workflows `caller` may start (their skills and
-/// their sources).
+/// their sources), and says who the caller is (`{id, subject, name, groups, roles}`:
+/// what the web view needs to offer only what its user may do).
 pub(super) fn tailor(
     card: &mut AgentCard,
     workflows: &[std::sync::Arc<Workflow>],
     caller: &Caller,
 ) {
+    if let Some(p) = caller.principal() {
+        card.capabilities
+            .extensions
+            .get_or_insert_with(Vec::new)
+            .push(a2a::types::AgentExtension {
+                uri: CALLER_EXTENSION.into(),
+                description: Some("Who asked for this card".into()),
+                required: Some(false),
+                params: serde_json::json!({
+                    "id": p.id, "subject": p.subject, "name": p.name,
+                    "groups": p.groups, "roles": p.roles,
+                })
+                .as_object()
+                .cloned(),
+            });
+    }
     let startable: Vec<&str> = workflows
         .iter()
         .filter(|w| may_start(w, caller))

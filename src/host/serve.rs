@@ -179,7 +179,8 @@ impl Host {
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> Result<(), StopError> {
         let pruner = tokio::spawn(prune_every(self.store.clone(), options.retention));
-        let router = self.router(options.metrics_token, options.ui);
+        let ui = options.ui.then_some(options.sign_in);
+        let router = self.router(options.metrics_token, ui);
         let served = self
             .server
             .clone()
@@ -196,8 +197,12 @@ impl Host {
 
     /// The A2A endpoints with the operations ones (`/healthz`, `/readyz`, `/metrics`,
     /// the last behind `metrics_token` when given) beside them, and with `ui` the web
-    /// view at `/ui/`.
-    pub fn router(&self, metrics_token: Option<String>, ui: bool) -> axum::Router {
+    /// view at `/ui/` (signing its users in where `ui` says, if anywhere).
+    pub fn router(
+        &self,
+        metrics_token: Option<String>,
+        ui: Option<Option<super::ui::SignIn>>,
+    ) -> axum::Router {
         let ops = super::ops::Ops {
             registry: self.registry.clone(),
             store: self.store.clone(),
@@ -209,10 +214,9 @@ impl Host {
             .server
             .router()
             .merge(super::ops::router(Arc::new(ops)));
-        if ui {
-            router.merge(super::ui::router())
-        } else {
-            router
+        match ui {
+            Some(sign_in) => router.merge(super::ui::router(sign_in)),
+            None => router,
         }
     }
 }
@@ -285,6 +289,8 @@ pub struct RunOptions {
     pub metrics_token: Option<String>,
     /// Serve the web view at `/ui/`.
     pub ui: bool,
+    /// Where the web view signs its users in (else it takes a pasted token).
+    pub sign_in: Option<super::ui::SignIn>,
     /// Finished tasks and runs older than this are pruned.
     pub retention: std::time::Duration,
 }

@@ -108,6 +108,8 @@ pub struct Settings {
     /// The certificate and key `serve` presents (TLS), reloaded when they change.
     pub tls: Option<Arc<CertFiles>>,
     pub auth: Option<InboundAuth>,
+    /// Where the web view signs people in (`[auth.oidc] ui_client_id`).
+    pub sign_in: Option<crate::auth::SignIn>,
     pub allow_private_webhooks: Option<bool>,
     pub push_timeout: Option<Duration>,
     pub store: Option<StoreSpec>,
@@ -139,6 +141,8 @@ pub struct Resolved {
     pub metrics_token: Option<String>,
     /// Serve the web view at `/ui/`.
     pub ui: bool,
+    /// Where the web view signs people in.
+    pub sign_in: Option<crate::auth::SignIn>,
     /// Replicas' leases, when set (`--lease`, `[store] lease`): applied to the store
     /// by `StoreSpec::with_lease`, which says when the store has none.
     pub lease: Option<Duration>,
@@ -180,6 +184,11 @@ impl Settings {
             ui: over.ui.or(self.ui),
             ready_requires_agents: over.ready_requires_agents.or(self.ready_requires_agents),
             tls: over.tls.or(self.tls),
+            sign_in: if over.auth.is_some() {
+                over.sign_in
+            } else {
+                self.sign_in
+            },
             auth: over.auth.or(self.auth),
             allow_private_webhooks: over.allow_private_webhooks.or(self.allow_private_webhooks),
             push_timeout: over.push_timeout.or(self.push_timeout),
@@ -252,6 +261,7 @@ impl Settings {
             public_url: self.public_url,
             metrics_token: self.metrics_token,
             ui: self.ui.unwrap_or(true),
+            sign_in: self.sign_in,
             lease: self.lease,
             store_named,
         }
@@ -413,7 +423,9 @@ pub fn load_str(
         s.finish(&mut ctx, SERVER_KEYS);
     }
     if let Some(a) = top.table_named(&mut ctx, "auth", "[auth]") {
-        out.auth = Some(crate::auth::config::read(&mut ctx, a, env, base));
+        let (auth, sign_in) = crate::auth::config::read(&mut ctx, a, env, base);
+        out.auth = Some(auth);
+        out.sign_in = sign_in;
     }
     if let Some(mut p) = top.table_named(&mut ctx, "push", "[push]") {
         out.allow_private_webhooks = p.bool(&mut ctx, "allow_private_webhooks").map(|v| v.value);

@@ -4,6 +4,9 @@
 //   a JWT for the audience `a2a-orchestrator`, with the client's `groups` and `name`):
 //   alice (group hr), bob (group it-managers), olga (group sre);
 // - a resource `urn:a2a:other` whose tokens are for another audience;
+// - the web view's public client `ui` (authorization code with PKCE), once
+//   `POST /_test/ui-client?redirect=URI` names its redirect URI; the provider's own
+//   development login page takes any of the people's names (any password);
 // - signing keys it rotates on `POST /_test/rotate` (the new key signs, the old one is
 //   still published), as a provider does;
 // - `GET /_test/forge?kind=…`: tokens no provider would issue, made with this provider's
@@ -34,6 +37,7 @@ async function newKey() {
 const keys = [await newKey()];
 let provider;
 let issuer;
+let uiRedirect = null;
 
 function build() {
   const p = new Provider(issuer, {
@@ -43,10 +47,16 @@ function build() {
       grant_types: ['client_credentials'],
       redirect_uris: [],
       response_types: [],
-    })),
+    })).concat(uiRedirect ? [{
+      client_id: 'ui',
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      redirect_uris: [uiRedirect],
+    }] : []),
     jwks: { keys: keys.map((k) => k.jwk) },
     features: {
-      devInteractions: { enabled: false },
+      devInteractions: { enabled: true },
       clientCredentials: { enabled: true },
       resourceIndicators: {
         enabled: true,
@@ -63,7 +73,7 @@ function build() {
     },
     ttl: { ClientCredentials: 600 },
     extraTokenClaims: (ctx, token) => {
-      const who = PEOPLE[token.clientId];
+      const who = PEOPLE[token.accountId] || PEOPLE[token.clientId];
       return who ? { name: who.name, groups: who.groups } : {};
     },
   });
@@ -113,6 +123,13 @@ const server = http.createServer(async (req, res) => {
       provider = build();
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ kid: keys[0].jwk.kid }));
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/_test/ui-client') {
+      uiRedirect = url.searchParams.get('redirect');
+      provider = build();
+      res.writeHead(204);
+      res.end();
       return;
     }
     if (req.method === 'GET' && url.pathname === '/_test/forge') {

@@ -200,7 +200,7 @@ pub fn js_dir() -> &'static Path {
                 && dir.join("node_modules/@a2a-js/sdk").exists(),
             "target/js (the packages of tests/js/package-lock.json) is missing or out of date: {PREPARE}"
         );
-        for file in ["client.mjs", "agent.mjs", "ui.mjs", "idp.mjs"] {
+        for file in ["client.mjs", "agent.mjs", "ui.mjs", "ui_signin.mjs", "idp.mjs"] {
             std::fs::copy(source.join(file), dir.join(file))
                 .unwrap_or_else(|e| panic!("copying tests/js/{file}: {e}"));
         }

@@ -134,7 +134,7 @@ pub(crate) async fn orchestra_on(
         store.clone(),
     )
     .await;
-    let router = host.router(None, true);
+    let router = host.router(None, Some(None));
     tokio::spawn(async move { axum::serve(listener, router).await });
     Orchestra {
         url,

@@ -1,21 +1,145 @@
 // The orchestrator's web view: the runs, and one run drawn live. It is an A2A client like
 // any other: the agent card, then A2A 1.0 JSON-RPC (ListTasks, GetTask, SubscribeToTask,
-// SendMessage, CancelTask) with the token the user gives; nothing here bypasses auth.
-// The run detail it draws is the one every task carries under `metadata.run`
-// (docs/runs.md).
+// SendMessage, CancelTask) with the caller's token; nothing here bypasses auth. On a
+// server whose users sign in (`/ui/config.json` names the OpenID Provider), the page
+// signs them in with the authorization-code flow and PKCE and keeps the token in
+// memory only; else it takes a pasted token (kept for the tab's session). It offers
+// only what its user may do (docs/security.md). The run detail it draws is the one
+// every task carries under `metadata.run` (docs/runs.md).
 'use strict';
 
 const $ = (sel) => document.querySelector(sel);
 const main = $('#main');
 const tokenInput = $('#token');
-tokenInput.value = localStorage.getItem('a2a-token') || '';
+tokenInput.value = sessionStorage.getItem('a2a-token') || '';
 // A new token takes effect at the page's next call: the page refreshes what it shows,
 // without drawing itself again (the user may be typing elsewhere).
 tokenInput.addEventListener('change', () => {
-  localStorage.setItem('a2a-token', tokenInput.value);
+  sessionStorage.setItem('a2a-token', tokenInput.value);
+  me = null;
+  extended = null;
+  sources = null;
   if (page && page.refresh) page.refresh();
   else route();
 });
+
+// ---- who is signed in --------------------------------------------------------------
+
+let signIn = null; // the provider's endpoints and our client id, when users sign in
+let accessToken = null; // in memory only: gone with the page
+let me = null; // the caller, as the extended card names it: {id, subject, name, groups, roles}
+let extended = null; // the extended card, fetched with the caller's token
+const CALLER = 'https://github.com/a2a-orchestrator/a2a-orchestrator/blob/main/docs/security.md#the-caller';
+
+const b64url = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes)))
+  .replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+function randomString() {
+  const a = new Uint8Array(32);
+  crypto.getRandomValues(a);
+  return b64url(a);
+}
+const redirectUri = () => `${location.origin}/ui/`;
+
+async function loadSignIn() {
+  const config = await (await fetch('/ui/config.json')).json();
+  if (!config.oidc) return;
+  const issuer = config.oidc.issuer.replace(/\/$/, '');
+  const meta = await (await fetch(`${issuer}/.well-known/openid-configuration`)).json();
+  signIn = {
+    clientId: config.oidc.clientId,
+    scope: config.oidc.scope || 'openid profile',
+    authorize: meta.authorization_endpoint,
+    token: meta.token_endpoint,
+  };
+  $('#token-label').hidden = true;
+  const params = new URLSearchParams(location.search);
+  if (params.get('code') || params.get('error')) await finishSignIn(params);
+}
+
+async function startSignIn() {
+  const verifier = randomString();
+  const state = randomString();
+  const challenge = b64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)));
+  // Only what the round trip needs, for this tab; the token itself is never stored.
+  sessionStorage.setItem('a2a-sign-in', JSON.stringify({ verifier, state, hash: location.hash }));
+  const url = new URL(signIn.authorize);
+  url.search = new URLSearchParams({
+    response_type: 'code', client_id: signIn.clientId, redirect_uri: redirectUri(), scope: signIn.scope,
+    state, code_challenge: challenge, code_challenge_method: 'S256',
+  }).toString();
+  location.assign(url.href);
+}
+
+async function finishSignIn(params) {
+  const pending = JSON.parse(sessionStorage.getItem('a2a-sign-in') || 'null');
+  sessionStorage.removeItem('a2a-sign-in');
+  history.replaceState(null, '', `/ui/${(pending && pending.hash) || ''}`);
+  if (params.get('error')) throw new Error(`sign-in refused: ${params.get('error_description') || params.get('error')}`);
+  if (!pending || pending.state !== params.get('state')) throw new Error('sign-in: the answer does not match this page\'s request; sign in again');
+  const resp = await fetch(signIn.token, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code', code: params.get('code'), redirect_uri: redirectUri(),
+      client_id: signIn.clientId, code_verifier: pending.verifier,
+    }),
+  });
+  const body = await resp.json().catch(() => ({}));
+  if (!resp.ok || !body.access_token) throw new Error(`sign-in: the provider answered ${resp.status} ${body.error || ''} ${body.error_description || ''}`);
+  accessToken = body.access_token;
+}
+
+function signOut() {
+  accessToken = null;
+  me = null;
+  extended = null;
+  sources = null;
+  showWho();
+  route();
+}
+
+// Who the server says the caller is (the extended card's caller extension).
+async function loadMe() {
+  const offered = card && (card.supportsAuthenticatedExtendedCard || (card.capabilities || {}).extendedAgentCard);
+  if (!offered || !(accessToken || tokenInput.value)) return;
+  extended = await rpc('GetExtendedAgentCard', {});
+  const ext = ((extended.capabilities || {}).extensions || []).find((e) => e.uri === CALLER);
+  me = ext ? ext.params : null;
+}
+
+function showWho() {
+  const who = $('#who');
+  who.hidden = !me;
+  who.textContent = me ? `Signed in as ${me.name}` : '';
+  $('#sign-out').hidden = !(signIn && accessToken);
+  $('#sign-in').hidden = !(signIn && !accessToken);
+}
+$('#sign-in').addEventListener('click', () => startSignIn().catch(showError));
+$('#sign-out').addEventListener('click', signOut);
+
+// What the caller may do with a run: an open server lets anyone do anything; else its
+// initiator and operators steer it, and a question's approvers answer it.
+function names(pattern) {
+  if (!me) return true;
+  if (pattern === '*') return true;
+  const at = pattern.indexOf(':');
+  const kind = pattern.slice(0, at);
+  const name = pattern.slice(at + 1);
+  if (kind === 'group') return (me.groups || []).includes(name);
+  if (kind === 'sub') return me.subject === name;
+  if (kind === 'role') return (me.roles || []).includes(name);
+  return false;
+}
+function maySteer(run) {
+  return !me || !run.startedBy || run.startedBy.id === me.id
+    || (me.roles || []).some((r) => r === 'operator' || r === 'admin');
+}
+function mayAnswer(q, run) {
+  if (!me) return true;
+  if (q.fourEyes && run.startedBy && run.startedBy.id === me.id) return false;
+  if (!(q.approvers || []).length) return maySteer(run);
+  return q.approvers.some(names);
+}
 
 let card = null;
 let endpoint = '/';
@@ -24,7 +148,8 @@ let page = null; // what the current page must stop when it is left
 
 function headers(extra) {
   const h = Object.assign({ 'content-type': 'application/json', 'A2A-Version': '1.0' }, extra || {});
-  if (tokenInput.value) h.authorization = 'Bearer ' + tokenInput.value;
+  const token = signIn ? accessToken : tokenInput.value;
+  if (token) h.authorization = 'Bearer ' + token;
   return h;
 }
 
@@ -42,8 +167,8 @@ async function rpc(method, params) {
   });
   let body = null;
   try { body = await resp.json(); } catch (_) { /* reported below */ }
-  if (resp.status === 401 || resp.status === 403) {
-    throw new Error(`${method}: ${resp.status} — the server wants credentials: give a token above`);
+  if (resp.status === 401) {
+    throw new Error(`${method}: 401 — the server wants credentials: ${signIn ? 'sign in' : 'give a token above'}`);
   }
   if (!body) throw new Error(`${method}: HTTP ${resp.status}`);
   if (body.error) throw new Error(`${method}: ${body.error.message} (code ${body.error.code})`);
@@ -122,8 +247,8 @@ async function workflowSources() {
   if (!card) throw new Error('the card is not loaded yet');
   const find = (c) => ((c && c.capabilities && c.capabilities.extensions) || []).find((e) => e.uri === SOURCES);
   let ext = find(card);
-  const extended = card.supportsAuthenticatedExtendedCard || (card.capabilities || {}).extendedAgentCard;
-  if (!ext && extended) ext = find(await rpc('GetExtendedAgentCard', {}));
+  const offered = card.supportsAuthenticatedExtendedCard || (card.capabilities || {}).extendedAgentCard;
+  if (!ext && offered) ext = find(extended || await rpc('GetExtendedAgentCard', {}));
   sources = ext && ext.params ? ext.params.workflows || [] : [];
   return sources;
 }
@@ -141,6 +266,13 @@ async function route() {
   const m = location.hash.match(/^#\/run\/(.+)$/);
   try {
     if (!card) await loadCard();
+    if (signIn && !accessToken) {
+      showWho();
+      main.innerHTML = '<p class="muted" id="signed-out">Sign in to see and start your runs.</p>';
+      return;
+    }
+    if (!me) await loadMe().catch(() => {});
+    showWho();
     if (m) await runPage(decodeURIComponent(m[1]));
     else await listPage();
   } catch (e) {
@@ -158,7 +290,9 @@ async function loadCard() {
 }
 
 async function listPage() {
-  const skills = card.skills || [];
+  // What the caller may start: the extended card lists it (the public card lists only
+  // what anyone may).
+  const skills = (extended || card).skills || [];
   const options = skills.map((s) => `<option value="${esc(s.id)}">${esc(s.name || s.id)}</option>`).join('');
   main.innerHTML = `
     <h1>Runs</h1>
@@ -366,15 +500,20 @@ function draw(task) {
   main.querySelectorAll('form.question').forEach((f) => { if (f.answer) typing[f.dataset.key] = f.answer.value; });
   const focused = document.activeElement && document.activeElement.closest && document.activeElement.closest('form.question');
   const focusKey = focused ? focused.dataset.key : null;
+  // And an open panel open.
+  const sourceOpen = !!(main.querySelector('#source') || {}).open;
 
   const steps = run.steps.filter((s) => s.item == null);
   const done = steps.filter((s) => ['completed', 'failed', 'canceled', 'rejected', 'skipped', 'upstream_failed'].includes(s.state)).length;
   const result = (task.artifacts || []).find((a) => a.artifactId === 'result');
   const questions = (run.pendingQuestions || []).map((q) => {
     const key = `${q.step}/${q.item == null ? '' : q.item}`;
-    const buttons = q.kind === 'approval'
-      ? '<button type="button" class="primary" data-act="yes">Approve</button><button type="button" class="danger" data-act="no">Reject</button>'
-      : `<input name="answer" placeholder="your answer" value="${esc(typing[key] || '')}"><button type="button" class="primary" data-act="answer">Answer</button>`;
+    const whom = (q.approvers || []).length ? `for ${q.approvers.join(' or ')}` : 'for whoever may steer the run';
+    const buttons = !mayAnswer(q, run)
+      ? `<div class="muted not-yours">Waiting ${esc(whom)}${q.fourEyes ? ', not the one who started it' : ''}: not you.</div>`
+      : q.kind === 'approval'
+        ? '<button type="button" class="primary" data-act="yes">Approve</button><button type="button" class="danger" data-act="no">Reject</button>'
+        : `<input name="answer" placeholder="your answer" value="${esc(typing[key] || '')}"><button type="button" class="primary" data-act="answer">Answer</button>`;
     return `<form class="question" data-key="${esc(key)}" data-step="${esc(q.step)}" data-item="${q.item == null ? '' : q.item}">
       <div><strong>${esc(q.step)}${q.item == null ? '' : `[${q.item}]`}</strong> asks:</div>
       <div class="artifact">${esc(q.prompt)}</div>${buttons}</form>`;
@@ -398,7 +537,8 @@ function draw(task) {
     <p>${badge(run.state)} <span id="run-state" data-state="${esc(state)}"></span>
       ${done}/${steps.length} steps · started ${esc(new Date(run.startedAt).toLocaleString())} · ${duration(run.startedAt, run.endedAt)}
       · version <span class="mono">${esc(run.workflowVersion.slice(0, 12))}</span>
-      ${terminal(state) ? '<button type="button" data-act="retry">Retry</button>' : '<button type="button" class="danger" data-act="cancel">Cancel</button>'}
+      ${!maySteer(run) ? '' : terminal(state) ? '<button type="button" data-act="retry">Retry</button>' : '<button type="button" class="danger" data-act="cancel">Cancel</button>'}
+      ${run.startedBy ? `· started by <span id="started-by">${esc(run.startedBy.name)}</span>` : ''}
       ${run.retryOf ? `· retry of <a class="mono" href="#/run/${encodeURIComponent(run.retryOf)}">${esc(run.retryOf)}</a>` : ''}</p>
     ${run.error ? `<p class="artifact">${esc(run.error)}</p>` : ''}
     ${questions ? `<h2>Waiting for you</h2>${questions}` : ''}
@@ -407,7 +547,9 @@ function draw(task) {
     <h2>Steps</h2>
     <table><thead><tr><th>step</th><th>state</th><th>agent</th><th>attempts</th><th>time</th><th>downstream task</th><th>artifacts</th></tr></thead><tbody>${rows}</tbody></table>
     <h2>Inputs</h2><div class="artifact mono">${esc(JSON.stringify(run.inputs, null, 2))}</div>
+    ${(run.audit || []).length ? `<h2>Audit</h2><ul id="audit">${run.audit.map((a) => `<li>${esc(new Date(a.at).toLocaleString())} · ${esc(a.action)}${a.step ? ` ${esc(a.step)}${a.item == null ? '' : `[${a.item}]`}` : ''} by ${esc(a.by.name)}</li>`).join('')}</ul>` : ''}
     ${sourceOf(run)}`;
+  if (sourceOpen && main.querySelector('#source')) main.querySelector('#source').open = true;
   if (focusKey) {
     const f = main.querySelector(`form.question[data-key="${CSS.escape(focusKey)}"]`);
     if (f && f.answer) f.answer.focus();
@@ -474,4 +616,4 @@ function dag(run) {
 }
 
 window.addEventListener('hashchange', route);
-route();
+loadSignIn().then(route, (e) => route().then(() => showError(e)));

@@ -591,6 +591,7 @@ async fn store_contract(store: Arc<dyn Store>) {
         trace: None,
         started_at: None,
         initiator: None,
+        tenant: None,
     };
     store.create_run(&header).await.unwrap();
     let sent = Checkpoint::Sent {
@@ -1020,6 +1021,27 @@ async fn list_contract(store: Arc<dyn Store>) {
             .iter()
             .all(|t| t.id.as_str() != "c")
     );
+    // A task of a tenant is listed only in it, and read back with it.
+    let mut z = make("z", "c1", TaskState::Working, 30);
+    z.tenant = Some("acme".into());
+    store
+        .commit(&z, &[(1, Arc::new(StreamEvent::Task(z.clone())))])
+        .await
+        .unwrap();
+    let page = store.list(&all(10)).await.unwrap();
+    assert!(
+        ids(&page).iter().all(|id| id != "z"),
+        "not outside its tenant"
+    );
+    let acme = TaskQuery {
+        tenant: Some("acme".into()),
+        ..all(10)
+    };
+    let page = store.list(&acme).await.unwrap();
+    assert_eq!((ids(&page), page.total), (vec!["z".to_owned()], 1));
+    assert_eq!(page.tasks[0].tenant.as_deref(), Some("acme"));
+    let (read, _) = store.get(&TaskId::new("z")).await.unwrap().unwrap();
+    assert_eq!(read.tenant.as_deref(), Some("acme"));
 }
 
 fn time_ms(rfc3339: &str) -> i64 {
@@ -1114,6 +1136,7 @@ async fn runs_end_together(store: Arc<dyn Store>) {
                 trace: None,
                 started_at: None,
                 initiator: None,
+                tenant: None,
             };
             store.create_run(&header).await.unwrap();
             let done = Checkpoint::Done(Record::new(StepState::Completed));
@@ -1179,6 +1202,7 @@ fn run_header(id: &str) -> RunHeader {
         trace: None,
         started_at: None,
         initiator: None,
+        tenant: None,
     }
 }
 

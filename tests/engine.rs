@@ -1001,6 +1001,7 @@ async fn a_resumed_run_keeps_finished_work_and_resends_an_unknown_send_with_its_
         trace: None,
         started_at: None,
         initiator: None,
+        tenant: None,
     };
     store.create_run(&header).await.unwrap();
     let finished = |text: &str| {
@@ -1308,7 +1309,10 @@ async fn approvals_take_answers_from_their_approvers_only() {
             load(&toml),
             &Map::new(),
             "run-1".into(),
-            Some(alice.clone()),
+            orchestrator_core::access::Origin {
+                initiator: Some(alice.clone()),
+                tenant: None,
+            },
         )
         .unwrap();
     loop {
@@ -1364,7 +1368,10 @@ async fn approvals_take_answers_from_their_approvers_only() {
             load(&toml),
             &Map::new(),
             "run-2".into(),
-            Some(alice.clone()),
+            orchestrator_core::access::Origin {
+                initiator: Some(alice.clone()),
+                tenant: None,
+            },
         )
         .unwrap();
     while !matches!(handle.events.recv().await, Some(RunEvent::Question { .. })) {}

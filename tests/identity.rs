@@ -61,6 +61,7 @@ fn verifier(idp: &SdkAgent) -> InboundAuth {
         audience: AUDIENCE.into(),
         roles_claim: "groups".into(),
         name_claim: None,
+        tenant_claim: Some("tenants".into()),
         ca_file: None,
         ui_client_id: None,
         rules: RoleRules {
@@ -675,4 +676,104 @@ async fn the_web_view_signs_people_in_and_offers_only_what_they_may_do() {
     )
     .await;
     assert!(ok && output.contains("ui-signin: ok"), "{output}");
+}
+
+/// Issue 35: the HTTP+JSON `/{tenant}` prefix (and v1.0 JSON-RPC's `tenant`) is a tenant
+/// the caller must belong to (the token's `tenants` claim), and a run made in a tenant
+/// is reached only in it — not without a prefix, not in another tenant, whoever asks.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs Node and oidc-provider: the full suite, `cargo xtask test`"
+)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_stays_in_its_tenant() {
+    let idp = idp().await;
+    let auth = verifier(&idp);
+    let o = orchestra_with(&[APPROVE], 0, |c| c.server.auth = Some(auth)).await;
+    let (alice, olga) = (token(&idp, "alice").await, token(&idp, "olga").await);
+    let http = reqwest::Client::new();
+    let call = |method: reqwest::Method, path: &str, token: &str, body: Option<Value>| {
+        let mut r = http
+            .request(method, format!("{}{path}", o.url))
+            .bearer_auth(token)
+            .header("A2A-Version", "1.0");
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        async move {
+            let response = r.send().await.unwrap();
+            let status = response.status().as_u16();
+            (
+                status,
+                response.json::<Value>().await.unwrap_or(Value::Null),
+            )
+        }
+    };
+    let (status, sent) = call(
+        reqwest::Method::POST,
+        "acme/message:send",
+        &alice,
+        Some(json!({ "message": {
+            "messageId": "m-tenant", "role": "ROLE_USER", "parts": [{ "text": "please" }],
+            "metadata": { "workflow": "approve" },
+        }})),
+    )
+    .await;
+    assert_eq!(status, 200, "{sent}");
+    let id = sent["task"]["id"].as_str().unwrap().to_owned();
+    let get = |prefix: &str| format!("{prefix}tasks/{id}");
+    assert_eq!(
+        call(reqwest::Method::GET, &get("acme/"), &alice, None)
+            .await
+            .0,
+        200
+    );
+    // Not without the prefix, nor in another tenant, nor listed there.
+    assert_eq!(
+        call(reqwest::Method::GET, &get(""), &alice, None).await.0,
+        404
+    );
+    assert_eq!(
+        call(reqwest::Method::GET, &get("globex/"), &olga, None)
+            .await
+            .0,
+        404
+    );
+    assert_eq!(
+        call(reqwest::Method::GET, &get("acme/"), &olga, None)
+            .await
+            .0,
+        200
+    );
+    let (_, listed) = call(reqwest::Method::GET, "globex/tasks", &olga, None).await;
+    assert_eq!(listed["tasks"], json!([]), "{listed}");
+    let (_, listed) = call(reqwest::Method::GET, "acme/tasks", &olga, None).await;
+    assert_eq!(listed["tasks"][0]["id"], id.as_str(), "{listed}");
+    // A tenant Alice does not belong to: refused, naming it.
+    let (status, refused) = call(reqwest::Method::GET, &get("globex/"), &alice, None).await;
+    assert_eq!(status, 403, "{refused}");
+    assert_eq!(refused["error"]["status"], "PERMISSION_DENIED", "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("globex")
+    );
+    // v1.0 JSON-RPC names the tenant in its params.
+    let rpc = |tenant: Option<&str>| {
+        let mut params = json!({ "id": id });
+        if let Some(t) = tenant {
+            params["tenant"] = json!(t);
+        }
+        call(
+            reqwest::Method::POST,
+            "",
+            &alice,
+            Some(json!({ "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": params })),
+        )
+    };
+    let (_, found) = rpc(Some("acme")).await;
+    assert_eq!(found["result"]["id"], id.as_str(), "{found}");
+    let (_, missing) = rpc(None).await;
+    assert_eq!(missing["error"]["code"], -32001, "{missing}");
 }

@@ -38,6 +38,7 @@ fn header(id: &str) -> RunHeader {
         trace: None,
         started_at: None,
         initiator: None,
+        tenant: None,
     }
 }
 
@@ -123,10 +124,10 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
         "token:olga",
         "Olga",
     )));
-    let cancel = ClusterRequest::Cancel(a2a::server::Forwarded::new(
+    let cancel = ClusterRequest::Cancel(Box::new(a2a::server::Forwarded::new(
         TaskIdParams::new(other.id.clone()),
         &olga,
-    ));
+    )));
     ca.request(&other.id, &cancel).await.unwrap();
     assert!(ca.requests().await.unwrap().is_empty(), "not A's task");
     let taken = cb.requests().await.unwrap();

@@ -11,6 +11,7 @@
 //! roles = ["operator"]                # viewer, operator or admin (none: only its own runs)
 //! groups = ["deploy"]
 //! name = "CI pipeline"
+//! tenants = ["acme"]                  # the /{tenant} prefixes it may use (any, when absent)
 //!
 //! [auth.roles]                        # roles granted by pattern (group:, sub:)
 //! viewer = ["group:auditors"]
@@ -21,6 +22,7 @@
 //! issuer = "https://login.example.com/realms/acme"
 //! audience = "a2a-orchestrator"
 //! roles_claim = "groups"              # a claim path such as realm_access.roles
+//! tenant_claim = "tenant"             # the tenants a token may act in (any, when absent)
 //! ca_file = "idp-ca.pem"              # a private IdP's CA, relative to the file
 //! ui_client_id = "a2a-web"             # the web view signs people in (code + PKCE)
 //! ui_scope = "openid profile"          # the scopes it asks for (the default)
@@ -44,7 +46,7 @@ const AUTH_KEYS: &[&str] = &[
     "roles",
     "oidc",
 ];
-const TOKEN_KEYS: &[&str] = &["env", "name", "roles", "groups"];
+const TOKEN_KEYS: &[&str] = &["env", "name", "roles", "groups", "tenants"];
 const OIDC_KEYS: &[&str] = &[
     "issuer",
     "audience",
@@ -53,6 +55,7 @@ const OIDC_KEYS: &[&str] = &[
     "ca_file",
     "ui_client_id",
     "ui_scope",
+    "tenant_claim",
 ];
 /// Keys that would put a secret in the file: refused, with where secrets go instead.
 const SECRET_KEYS: &[&str] = &["token", "key", "keys", "api_key", "password", "secret"];
@@ -150,6 +153,9 @@ pub fn read(
                 .strings(ctx, "groups")
                 .map(|g| g.value.into_iter().map(|g| g.value).collect())
                 .unwrap_or_default();
+            principal.tenants = t
+                .strings(ctx, "tenants")
+                .map(|g| g.value.into_iter().map(|g| g.value).collect());
             principal.reach = reach_of(&principal.roles);
             rules.apply(&mut principal);
             t.finish(ctx, &[TOKEN_KEYS, SECRET_KEYS].concat());
@@ -169,6 +175,7 @@ pub fn read(
             .string(ctx, "roles_claim")
             .map_or_else(|| "groups".to_owned(), |c| c.value);
         let name_claim = o.string(ctx, "name_claim").map(|c| c.value);
+        let tenant_claim = o.string(ctx, "tenant_claim").map(|c| c.value);
         let ca_file = o
             .string(ctx, "ca_file")
             .map(|f| (dir.join(&f.value), f.span));
@@ -189,6 +196,7 @@ pub fn read(
                     audience: audience.value,
                     roles_claim,
                     name_claim,
+                    tenant_claim,
                     ca_file: ca_file.as_ref().map(|(p, _)| p.clone()),
                     ui_client_id,
                     rules: rules.clone(),

@@ -64,6 +64,9 @@ pub struct OidcSettings {
     /// The claim to show as the principal's name (else `name`, `preferred_username`,
     /// `email`, `sub`).
     pub name_claim: Option<String>,
+    /// The claim (or path) listing the tenants a token may act in; when set, a token
+    /// without it acts in none. Unset: a token may act in any tenant.
+    pub tenant_claim: Option<String>,
     /// The CA certificates (PEM) of a provider whose certificate no public CA signs.
     pub ca_file: Option<PathBuf>,
     /// The client id the web view signs in with (authorization code and PKCE).
@@ -324,20 +327,12 @@ impl OidcVerifier {
             .find_map(|c| claims.get(c).and_then(Value::as_str))
             .unwrap_or(sub);
         let mut principal = Principal::new(Some(self.settings.issuer.clone()), sub, name);
-        let groups = self
+        principal.groups = strings_at(claims, &self.settings.roles_claim);
+        principal.tenants = self
             .settings
-            .roles_claim
-            .split('.')
-            .try_fold(claims, |v, key| v.get(key));
-        principal.groups = match groups {
-            Some(Value::Array(items)) => items
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-            Some(Value::String(s)) => s.split_whitespace().map(str::to_owned).collect(),
-            _ => Vec::new(),
-        };
+            .tenant_claim
+            .as_deref()
+            .map(|path| strings_at(claims, path));
         self.settings.rules.apply(&mut principal);
         Ok(principal)
     }
@@ -384,6 +379,20 @@ impl OidcVerifier {
             }
         })?;
         self.principal(&data.claims)
+    }
+}
+
+/// The strings a claim path (`realm_access.roles`) holds: an array's, or a string's
+/// words; none when the claim is absent.
+fn strings_at(claims: &Value, path: &str) -> Vec<String> {
+    match path.split('.').try_fold(claims, |v, key| v.get(key)) {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        Some(Value::String(s)) => s.split_whitespace().map(str::to_owned).collect(),
+        _ => Vec::new(),
     }
 }
 

@@ -38,7 +38,7 @@ use a2a::server::{
 use a2a::types::{
     AgentCard, AgentSkill, Message, Part, Role, StreamEvent, Task, TaskId, TaskState, now_rfc3339,
 };
-use orchestrator_core::access::Actor;
+use orchestrator_core::access::{Actor, Origin};
 use orchestrator_core::engine::{Answer, Engine, RunControl};
 use orchestrator_core::workflow::Workflow;
 pub use route::{WorkflowMatch, inputs_from, route};
@@ -171,7 +171,7 @@ impl Orchestrator {
                 workflow.clone(),
                 &inputs,
                 ctx.task_id.to_string(),
-                by.clone(),
+                origin_of(&ctx.caller),
             )
             .map_err(|p| RpcError::invalid_params("message", p.join("; ")))?;
         let meter = Box::new(meter::RunMeter::started(workflow.id.as_str()));
@@ -276,6 +276,14 @@ fn answer_of(message: &Message, by: Option<Actor>) -> Answer {
 /// Who sent a request, in the engine's terms.
 fn actor_of(caller: &Caller) -> Option<Actor> {
     caller.principal().map(|p| crate::auth::actor(p))
+}
+
+/// Who starts a run, where, in the engine's terms.
+fn origin_of(caller: &Caller) -> Origin {
+    Origin {
+        initiator: actor_of(caller),
+        tenant: caller.tenant().map(str::to_owned),
+    }
 }
 
 impl AgentExecutor for Orchestrator {

@@ -86,7 +86,8 @@ impl Orchestrator {
         // Another principal's run is not there for this caller (issue 35).
         let saved = saved.filter(|s| {
             let owner = s.header.initiator.as_ref().map(|a| a.id.as_str());
-            ctx.caller.may(owner, Access::Steer)
+            ctx.caller
+                .may(owner, s.header.tenant.as_deref(), Access::Steer)
         });
         let Some(saved) = saved else {
             return Err(RpcError::invalid_params(
@@ -139,7 +140,13 @@ impl Orchestrator {
         let run = self
             .inner
             .engine
-            .start_seeded(workflow.clone(), &inputs, ctx.task_id.to_string(), seed, by)
+            .start_seeded(
+                workflow.clone(),
+                &inputs,
+                ctx.task_id.to_string(),
+                seed,
+                super::origin_of(&ctx.caller),
+            )
             .map_err(|p| RpcError::invalid_params(&field, p.join("; ")))?;
         let meter = Box::new(meter::RunMeter::started(workflow.id.as_str()));
         let relayed = relay::Relayed { run, detail, meter };

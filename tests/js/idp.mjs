@@ -2,7 +2,8 @@
 // Certified), on 127.0.0.1, with
 // - three service clients standing for people (client credentials; the access token is
 //   a JWT for the audience `a2a-orchestrator`, with the client's `groups` and `name`):
-//   alice (group hr), bob (group it-managers), olga (group sre);
+//   alice (group hr; tenant acme), bob (group it-managers; tenants acme and globex),
+//   olga (group sre; tenants acme and globex);
 // - a resource `urn:a2a:other` whose tokens are for another audience;
 // - the web view's public client `ui` (authorization code with PKCE), once
 //   `POST /_test/ui-client?redirect=URI` names its redirect URI; the provider's own
@@ -20,9 +21,9 @@ import * as jose from 'jose';
 
 const AUDIENCE = 'a2a-orchestrator';
 const PEOPLE = {
-  alice: { name: 'Alice Archer', groups: ['hr'] },
-  bob: { name: 'Bob Baker', groups: ['it-managers'] },
-  olga: { name: 'Olga Ops', groups: ['sre'] },
+  alice: { name: 'Alice Archer', groups: ['hr'], tenants: ['acme'] },
+  bob: { name: 'Bob Baker', groups: ['it-managers'], tenants: ['acme', 'globex'] },
+  olga: { name: 'Olga Ops', groups: ['sre'], tenants: ['acme', 'globex'] },
 };
 
 async function newKey() {
@@ -74,7 +75,7 @@ function build() {
     ttl: { ClientCredentials: 600 },
     extraTokenClaims: (ctx, token) => {
       const who = PEOPLE[token.accountId] || PEOPLE[token.clientId];
-      return who ? { name: who.name, groups: who.groups } : {};
+      return who ? { name: who.name, groups: who.groups, tenants: who.tenants } : {};
     },
   });
   p.on('server_error', (ctx, err) => console.error('idp server_error', err));

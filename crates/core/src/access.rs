@@ -103,6 +103,13 @@ pub fn describe(patterns: &[Pattern]) -> String {
         .join(" or ")
 }
 
+/// Who started a run, and in which tenant (both none on a server that knows neither).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub initiator: Option<Actor>,
+    pub tenant: Option<String>,
+}
+
 /// Who may answer a step's questions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Answerers {

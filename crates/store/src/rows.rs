@@ -37,6 +37,9 @@ pub(crate) struct HeaderRow {
     /// Who started it; absent on servers without identities, and in older rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     initiator: Option<ActorRow>,
+    /// The tenant it was started in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tenant: Option<String>,
 }
 
 /// Someone acting on a run.
@@ -184,6 +187,7 @@ impl From<&RunHeader> for HeaderRow {
             trace: h.trace.clone(),
             started_at: h.started_at.clone(),
             initiator: h.initiator.as_ref().map(Into::into),
+            tenant: h.tenant.clone(),
         }
     }
 }
@@ -200,6 +204,7 @@ impl From<HeaderRow> for RunHeader {
             trace: h.trace,
             started_at: h.started_at,
             initiator: h.initiator.map(Into::into),
+            tenant: h.tenant,
         }
     }
 }
@@ -450,15 +455,18 @@ impl From<EndRow> for RunEnd {
     }
 }
 
-/// A stored task snapshot (A2A 0.3 JSON) read back, with its initiator (a column of its
-/// own: it is never on the wire); unreadable if it no longer decodes.
+/// A stored task snapshot (A2A 0.3 JSON) read back, with its initiator and tenant
+/// (columns of their own: they are never on the wire); unreadable if it no longer
+/// decodes.
 pub(crate) fn task_of(
     json: &str,
     initiator: Option<String>,
+    tenant: Option<String>,
 ) -> Result<a2a::types::Task, StoreError> {
     let mut task: a2a::types::Task =
         serde_json::from_str(json).map_err(|e| StoreError::unreadable("task", e))?;
     task.initiator = initiator;
+    task.tenant = tenant;
     Ok(task)
 }
 

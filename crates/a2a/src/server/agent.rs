@@ -263,7 +263,12 @@ impl EventSink {
         );
         let (task_id, context_id) = (TaskId::new("t"), ContextId::new("c"));
         EventSink {
-            handle: manager.open_new(task_id.clone(), context_id.clone(), first, None),
+            handle: manager.open_new(
+                task_id.clone(),
+                context_id.clone(),
+                first,
+                super::task_manager::Origin::default(),
+            ),
             task_id,
             context_id,
         }

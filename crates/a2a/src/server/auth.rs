@@ -79,6 +79,9 @@ pub struct Principal {
     /// What it may do with tasks others started.
     #[serde(default)]
     pub reach: Reach,
+    /// The tenants it may act in; `None`: any (a principal no tenant claim scopes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenants: Option<Vec<String>>,
 }
 
 impl Principal {
@@ -102,41 +105,77 @@ impl Principal {
             groups: Vec::new(),
             roles: Vec::new(),
             reach: Reach::Own,
+            tenants: None,
         }
     }
 }
 
 /// Who sent a request, as far as this server can tell: the principal its credential
 /// names, or nobody, on a server that takes requests without credentials (where every
-/// caller may do everything, as on a loopback demo).
+/// caller may do everything, as on a loopback demo); and the tenant the request acts in
+/// (the HTTP+JSON `/{tenant}` prefix, v1.0's `tenant` field), if any.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Caller(Option<Arc<Principal>>);
+pub struct Caller {
+    principal: Option<Arc<Principal>>,
+    tenant: Option<String>,
+}
 
 impl Caller {
     /// A caller the server knows.
     pub fn known(principal: Arc<Principal>) -> Caller {
-        Caller(Some(principal))
+        Caller {
+            principal: Some(principal),
+            tenant: None,
+        }
     }
 
     /// A request that presented no credential (the server asks for none).
     pub fn anonymous() -> Caller {
-        Caller(None)
+        Caller::default()
+    }
+
+    /// The same caller acting in `tenant` (none or empty: no tenant), when its principal
+    /// belongs to it; else the permission error naming the tenant.
+    pub fn in_tenant(mut self, tenant: Option<&str>) -> Result<Caller, RpcError> {
+        let tenant = tenant.filter(|t| !t.is_empty());
+        if let (Some(t), Some(p)) = (tenant, &self.principal)
+            && p.tenants
+                .as_ref()
+                .is_some_and(|list| !list.iter().any(|x| x == t))
+        {
+            return Err(RpcError::permission_denied(format!(
+                "{} does not belong to tenant {t:?}",
+                p.name
+            ))
+            .with_data(serde_json::json!({ "tenant": t })));
+        }
+        self.tenant = tenant.map(str::to_owned);
+        Ok(self)
     }
 
     /// Its principal's id, when it is known.
     pub fn id(&self) -> Option<&str> {
-        self.0.as_deref().map(|p| p.id.as_str())
+        self.principal.as_deref().map(|p| p.id.as_str())
     }
 
     /// Its principal, when it is known.
     pub fn principal(&self) -> Option<&Arc<Principal>> {
-        self.0.as_ref()
+        self.principal.as_ref()
     }
 
-    /// Whether it may `access` a task started by `initiator`: its own, or any when its
-    /// reach allows, or any at all on a server without credentials.
-    pub fn may(&self, initiator: Option<&str>, access: Access) -> bool {
-        match &self.0 {
+    /// The tenant the request acts in.
+    pub fn tenant(&self) -> Option<&str> {
+        self.tenant.as_deref()
+    }
+
+    /// Whether it may `access` a task started by `initiator` in `tenant`: a task of
+    /// the tenant it acts in (never another's), its own, or any when its reach allows,
+    /// or any at all on a server without credentials.
+    pub fn may(&self, initiator: Option<&str>, tenant: Option<&str>, access: Access) -> bool {
+        if tenant != self.tenant.as_deref() {
+            return false;
+        }
+        match &self.principal {
             None => true,
             Some(p) => match (p.reach, access) {
                 (Reach::SteerAll, _) | (Reach::ReadAll, Access::Read) => true,
@@ -148,7 +187,7 @@ impl Caller {
     /// The initiator whose tasks a list for this caller is limited to: its own, unless
     /// it may read every task.
     pub fn list_scope(&self) -> Option<&str> {
-        match &self.0 {
+        match &self.principal {
             Some(p) if p.reach == Reach::Own => Some(p.id.as_str()),
             _ => None,
         }
@@ -430,17 +469,32 @@ mod tests {
     #[test]
     fn a_caller_reaches_its_own_tasks_and_what_its_reach_grants() {
         let own = Caller::known(named("token:a", Reach::Own));
-        assert!(own.may(Some("token:a"), Access::Steer));
-        assert!(!own.may(Some("token:b"), Access::Read));
-        assert!(!own.may(None, Access::Read));
+        assert!(own.may(Some("token:a"), None, Access::Steer));
+        assert!(!own.may(Some("token:b"), None, Access::Read));
+        assert!(!own.may(None, None, Access::Read));
         assert_eq!(own.list_scope(), Some("token:a"));
         let viewer = Caller::known(named("token:v", Reach::ReadAll));
-        assert!(viewer.may(Some("token:b"), Access::Read));
-        assert!(!viewer.may(Some("token:b"), Access::Steer));
+        assert!(viewer.may(Some("token:b"), None, Access::Read));
+        assert!(!viewer.may(Some("token:b"), None, Access::Steer));
         assert_eq!(viewer.list_scope(), None);
         let operator = Caller::known(named("token:o", Reach::SteerAll));
-        assert!(operator.may(Some("token:b"), Access::Steer));
-        assert!(Caller::anonymous().may(Some("token:b"), Access::Steer));
+        assert!(operator.may(Some("token:b"), None, Access::Steer));
+        assert!(Caller::anonymous().may(Some("token:b"), None, Access::Steer));
+        // A task stays in its tenant, whoever asks.
+        assert!(!operator.may(Some("token:b"), Some("acme"), Access::Read));
+        let in_acme = operator.clone().in_tenant(Some("acme")).unwrap();
+        assert!(in_acme.may(Some("token:b"), Some("acme"), Access::Read));
+        assert!(!in_acme.may(Some("token:b"), None, Access::Read));
+        let mut scoped = Principal::new(None, "token:s", "Scoped");
+        scoped.tenants = Some(vec!["acme".into()]);
+        let scoped = Caller::known(Arc::new(scoped));
+        assert!(scoped.clone().in_tenant(Some("acme")).is_ok());
+        let refused = scoped.clone().in_tenant(Some("other")).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::PERMISSION_DENIED);
+        assert!(
+            scoped.in_tenant(Some("")).is_ok(),
+            "an empty tenant is none"
+        );
     }
 
     #[tokio::test]

@@ -63,7 +63,7 @@ pub enum Owner {
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum ClusterRequest {
     /// `tasks/cancel` / CancelTask.
-    Cancel(Forwarded<TaskIdParams>),
+    Cancel(Box<Forwarded<TaskIdParams>>),
     /// A message continuing the task (an answer to its question).
     Message(Box<Forwarded<MessageSendParams>>),
 }
@@ -78,6 +78,9 @@ pub struct Forwarded<T> {
     /// Who sent it.
     #[serde(default, rename = "a2aCaller", skip_serializing_if = "Option::is_none")]
     pub caller: Option<Principal>,
+    /// The tenant it was sent in.
+    #[serde(default, rename = "a2aTenant", skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
 }
 
 impl<T> Forwarded<T> {
@@ -86,14 +89,19 @@ impl<T> Forwarded<T> {
         Forwarded {
             params,
             caller: caller.principal().map(|p| (**p).clone()),
+            tenant: caller.tenant().map(str::to_owned),
         }
     }
 
     /// The caller it came from, as the server that runs the task sees it.
     fn caller(&self) -> Caller {
-        self.caller
+        let caller = self
+            .caller
             .clone()
-            .map_or_else(Caller::anonymous, |p| Caller::known(Arc::new(p)))
+            .map_or_else(Caller::anonymous, |p| Caller::known(Arc::new(p)));
+        // Checked where it arrived: the tenant is taken as it was.
+        let tenant = self.tenant.as_deref();
+        caller.clone().in_tenant(tenant).unwrap_or(caller)
     }
 }
 
@@ -322,7 +330,7 @@ async fn take_requests(inner: &Arc<Inner>) {
                 // Who sent it was checked where it arrived.
                 ClusterRequest::Cancel(f) => {
                     let caller = f.caller();
-                    inner2.cancel(f.params, &caller).await.map(drop)
+                    inner2.cancel(f.params.clone(), &caller).await.map(drop)
                 }
                 ClusterRequest::Message(f) => {
                     let caller = f.caller();
@@ -347,8 +355,10 @@ mod tests {
             matches!(old, ClusterRequest::Cancel(f) if f.params.id.as_str() == "t-1" && f.caller.is_none())
         );
         let who = Caller::known(Arc::new(Principal::new(None, "token:ci", "CI")));
-        let new =
-            ClusterRequest::Cancel(Forwarded::new(TaskIdParams::new(TaskId::new("t-2")), &who));
+        let new = ClusterRequest::Cancel(Box::new(Forwarded::new(
+            TaskIdParams::new(TaskId::new("t-2")),
+            &who,
+        )));
         let text = serde_json::to_string(&new).unwrap();
         let back: ClusterRequest = serde_json::from_str(&text).unwrap();
         assert!(matches!(back, ClusterRequest::Cancel(f) if f.caller().id() == Some("token:ci")));

@@ -6,8 +6,8 @@
 
 use crate::server::{
     Access, ActorHandle, Caller, CancelContext, ClusterRequest, EventSink, Forwarded, Inner,
-    Placement, RequestContext, SinkError, StoreError, Subscription, TaskPage, TaskQuery, Update,
-    check_webhook, ends_on, ends_stream,
+    Origin, Placement, RequestContext, SinkError, StoreError, Subscription, TaskPage, TaskQuery,
+    Update, check_webhook, ends_on, ends_stream,
 };
 use crate::types::{
     AgentCard, ContextId, Message, MessageSendParams, Metadata, PushNotificationConfig, Role,
@@ -59,6 +59,7 @@ fn same_message(task: &Task, message: &Message, caller: &Caller) -> bool {
         return false;
     };
     task.initiator.as_deref() == caller.id()
+        && task.tenant.as_deref() == caller.tenant()
         && first.message_id == message.message_id
         && first.parts == message.parts
         && message
@@ -146,7 +147,7 @@ impl Inner {
             .await
             .map_err(store_error)?
             .filter(|(task, _)| {
-                caller.may(task.initiator.as_deref(), access)
+                caller.may(task.initiator.as_deref(), task.tenant.as_deref(), access)
                     || self.agent.lets(task, caller, access)
             })
             .ok_or_else(|| RpcError::task_not_found(id.as_str()))
@@ -395,7 +396,10 @@ impl Inner {
                     task_id.clone(),
                     context_id.clone(),
                     message.clone(),
-                    caller.id().map(str::to_owned),
+                    Origin {
+                        initiator: caller.id().map(str::to_owned),
+                        tenant: caller.tenant().map(str::to_owned),
+                    },
                 );
                 (handle, None, task_id, context_id)
             }
@@ -582,7 +586,7 @@ impl Inner {
                 self.forward(
                     &store,
                     &params.id,
-                    ClusterRequest::Cancel(Forwarded::new(params.clone(), caller)),
+                    ClusterRequest::Cancel(Box::new(Forwarded::new(params.clone(), caller))),
                 )
                 .await?;
                 self.tail(store, task, seq)
@@ -629,6 +633,7 @@ impl Inner {
         caller: &Caller,
     ) -> Result<TaskPage, RpcError> {
         query.initiator = caller.list_scope().map(str::to_owned);
+        query.tenant = caller.tenant().map(str::to_owned);
         let mut page = self
             .manager
             .store()

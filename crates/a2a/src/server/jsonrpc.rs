@@ -176,6 +176,11 @@ pub(super) async fn rpc(
     if let Err(e) = version::check_extensions(&inner.card, &headers) {
         return error_response(id, e, generation, label);
     }
+    // v1.0's requests name their tenant in the params: the caller acts in it.
+    let caller = match caller.in_tenant(tenant_of(&request).as_deref()) {
+        Ok(c) => c,
+        Err(e) => return error_response(id, e, generation, label),
+    };
     // The request's SERVER span, named after the OpenTelemetry conventions; the method
     // is a known one here, so its name is not the client's to choose.
     let span = info_span!(
@@ -207,6 +212,20 @@ pub(super) async fn rpc(
     }
     .instrument(span)
     .await
+}
+
+/// The `tenant` a request's params name (v1.0's messages and task requests), if any.
+fn tenant_of(request: &IncomingRequest) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Tenant {
+        #[serde(default)]
+        tenant: Option<String>,
+    }
+    let params = request.params.as_ref()?;
+    serde_json::from_str::<Tenant>(params.get())
+        .ok()?
+        .tenant
+        .filter(|t| !t.is_empty())
 }
 
 /// The params of `method`, parsed as its handler would and dropped: what an id-less

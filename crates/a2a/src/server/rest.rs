@@ -77,8 +77,8 @@ fn observe(method: &str, code: Option<i64>) {
 }
 
 /// Matches a path (below the binding's base) and method to a route, with or without a
-/// tenant first. `None` when nothing matches.
-fn endpoint(method: &HttpMethod, path: &str) -> Option<Endpoint> {
+/// tenant first (and that tenant). `None` when nothing matches.
+fn endpoint(method: &HttpMethod, path: &str) -> Option<(Endpoint, Option<String>)> {
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let known = |first: &str| {
         matches!(
@@ -87,13 +87,13 @@ fn endpoint(method: &HttpMethod, path: &str) -> Option<Endpoint> {
         )
     };
     // A tenant is a first segment that is not one of the binding's own.
-    let rest = match segments.first() {
-        Some(first) if !known(first) && segments.len() > 1 => &segments[1..],
-        _ => &segments[..],
+    let (tenant, rest) = match segments.first() {
+        Some(first) if !known(first) && segments.len() > 1 => (Some(decode(first)), &segments[1..]),
+        _ => (None, &segments[..]),
     };
     let get = method == HttpMethod::GET;
     let post = method == HttpMethod::POST;
-    Some(match rest {
+    let route = match rest {
         ["message:send"] if post => Endpoint::Send,
         ["message:stream"] if post => Endpoint::Stream,
         ["tasks"] if get => Endpoint::List,
@@ -113,7 +113,8 @@ fn endpoint(method: &HttpMethod, path: &str) -> Option<Endpoint> {
             Endpoint::DeletePush(decode(id), decode(config))
         }
         _ => return None,
-    })
+    };
+    Some((route, tenant))
 }
 
 /// A path segment with its percent-escapes decoded.
@@ -221,7 +222,7 @@ pub(super) async fn rest(
     body: Body,
 ) -> Response {
     let base = inner.config.rpc_path.trim_end_matches('/');
-    let Some(route) = uri
+    let Some((route, tenant)) = uri
         .path()
         .strip_prefix(base)
         .and_then(|path| endpoint(&method, path))
@@ -235,6 +236,14 @@ pub(super) async fn rest(
         Err(challenge) => {
             observe("unknown", Some(i64::from(challenge.status().as_u16())));
             return *challenge;
+        }
+    };
+    // The `/{tenant}` prefix is the tenant the caller acts in, never ignored.
+    let caller = match caller.in_tenant(tenant.as_deref()) {
+        Ok(caller) => caller,
+        Err(e) => {
+            observe(route.method(false), Some(e.code.0));
+            return error_response(&e);
         }
     };
     let checks = version::requested(&headers, uri.query()).and_then(|v| match v {
@@ -442,29 +451,34 @@ mod tests {
     fn routes_match_the_proto_with_or_without_a_tenant() {
         let post = HttpMethod::POST;
         let get = HttpMethod::GET;
-        assert_eq!(endpoint(&post, "/message:send"), Some(Endpoint::Send));
+        let route = |m: &HttpMethod, p: &str| endpoint(m, p).map(|(e, _)| e);
+        let tenant = |m: &HttpMethod, p: &str| endpoint(m, p).and_then(|(_, t)| t);
+        assert_eq!(route(&post, "/message:send"), Some(Endpoint::Send));
+        assert_eq!(tenant(&post, "/message:send"), None);
+        assert_eq!(route(&post, "/acme/message:stream"), Some(Endpoint::Stream));
         assert_eq!(
-            endpoint(&post, "/acme/message:stream"),
-            Some(Endpoint::Stream)
+            tenant(&post, "/acme/message:stream").as_deref(),
+            Some("acme")
         );
-        assert_eq!(endpoint(&get, "/tasks"), Some(Endpoint::List));
+        assert_eq!(route(&get, "/tasks"), Some(Endpoint::List));
+        assert_eq!(route(&get, "/tasks/t-1"), Some(Endpoint::Get("t-1".into())));
         assert_eq!(
-            endpoint(&get, "/tasks/t-1"),
-            Some(Endpoint::Get("t-1".into()))
-        );
-        assert_eq!(
-            endpoint(&post, "/acme/tasks/t-1:cancel"),
+            route(&post, "/acme/tasks/t-1:cancel"),
             Some(Endpoint::Cancel("t-1".into()))
         );
         assert_eq!(
-            endpoint(&get, "/tasks/t%3A1:subscribe"),
+            tenant(&post, "/a%20b/tasks/t-1:cancel").as_deref(),
+            Some("a b")
+        );
+        assert_eq!(
+            route(&get, "/tasks/t%3A1:subscribe"),
             Some(Endpoint::Subscribe("t:1".into()))
         );
         assert_eq!(
-            endpoint(&HttpMethod::DELETE, "/tasks/t/pushNotificationConfigs/c"),
+            route(&HttpMethod::DELETE, "/tasks/t/pushNotificationConfigs/c"),
             Some(Endpoint::DeletePush("t".into(), "c".into()))
         );
-        assert_eq!(endpoint(&get, "/tasks/t-1:cancel"), None);
-        assert_eq!(endpoint(&get, "/nothing/here/at/all"), None);
+        assert_eq!(route(&get, "/tasks/t-1:cancel"), None);
+        assert_eq!(route(&get, "/nothing/here/at/all"), None);
     }
 }

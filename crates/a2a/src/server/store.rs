@@ -104,6 +104,9 @@ pub struct TaskQuery {
     pub after: Option<TaskCursor>,
     /// Only tasks this principal started (by [`crate::types::Task::initiator`]).
     pub initiator: Option<String>,
+    /// Only tasks of this tenant (by [`crate::types::Task::tenant`]); `None`: only
+    /// tasks made in no tenant.
+    pub tenant: Option<String>,
 }
 
 /// A place in the list order: tasks sort by status time, newest first, then by id.
@@ -156,6 +159,7 @@ pub fn matches(q: &TaskQuery, task: &Task, ms: i64) -> bool {
         && q.initiator
             .as_deref()
             .is_none_or(|who| task.initiator.as_deref() == Some(who))
+        && q.tenant == task.tenant
 }
 
 /// Persistence for tasks, their event logs, and push configs. Implementations must be

@@ -205,21 +205,21 @@ impl TaskManager {
     }
 
     /// The actor of a task that does not exist yet; `first` becomes its first history
-    /// entry, and `initiator` its initiator, when the agent's first event creates the
-    /// task.
+    /// entry, and `origin` says who started it where, when the agent's first event
+    /// creates the task.
     pub fn open_new(
         &self,
         task_id: TaskId,
         context_id: ContextId,
         first: Message,
-        initiator: Option<String>,
+        origin: Origin,
     ) -> ActorHandle {
         self.open(&task_id, || ActorState {
             task_id: task_id.clone(),
             context_id,
             snapshot: None,
             seq: 0,
-            first_message: Some(Box::new((first, initiator))),
+            first_message: Some(Box::new((first, origin))),
             replied: false,
         })
     }
@@ -307,15 +307,22 @@ impl TaskManager {
     }
 }
 
+/// Who started a new task, and in which tenant.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Origin {
+    pub initiator: Option<String>,
+    pub tenant: Option<String>,
+}
+
 struct ActorState {
     task_id: TaskId,
     context_id: ContextId,
     snapshot: Option<Task>,
     /// The number of the last event committed.
     seq: u64,
-    /// A new task's first message and initiator, until the task is created. Boxed: the
+    /// A new task's first message and origin, until the task is created. Boxed: the
     /// actor's future holds it for the task's life.
-    first_message: Option<Box<(Message, Option<String>)>>,
+    first_message: Option<Box<(Message, Origin)>>,
     replied: bool,
 }
 
@@ -517,9 +524,10 @@ impl Actor {
                 // Exactly one: `extend` would reserve room for four messages, held
                 // for the life of the task.
                 if let Some(first) = self.state.first_message.take() {
-                    let (message, initiator) = *first;
+                    let (message, origin) = *first;
                     task.history = vec![message];
-                    task.initiator = initiator;
+                    task.initiator = origin.initiator;
+                    task.tenant = origin.tenant;
                 }
                 if !matches!(event, StreamEvent::Task(_)) {
                     announce.push(StreamEvent::Task(task.clone()));
@@ -536,8 +544,9 @@ impl Actor {
                 if t.history.is_empty() {
                     t.history = std::mem::take(&mut task.history);
                 }
-                // Who started it is the server's to say, not the agent's.
+                // Who started it where is the server's to say, not the agent's.
                 t.initiator = task.initiator.take();
+                t.tenant = task.tenant.take();
                 *task = t;
                 StreamEvent::Task(task.clone())
             }
@@ -724,7 +733,7 @@ mod tests {
         );
         let id = TaskId::new("t");
         let first = Message::new(crate::types::Role::User, vec![Part::text("hi")]);
-        let actor = manager.open_new(id.clone(), ContextId::new("c"), first, None);
+        let actor = manager.open_new(id.clone(), ContextId::new("c"), first, Origin::default());
         let status = |state, text: &str| {
             StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
                 kind: Default::default(),

@@ -120,6 +120,7 @@ pub(super) async fn list(
             token => Some(parse_page_token(token)?),
         },
         initiator: None,
+        tenant: None,
     };
     let page = inner.list_tasks(query, caller).await?;
     let include_artifacts = request.include_artifacts.unwrap_or(false);

@@ -133,6 +133,9 @@ impl<'de> Deserialize<'de> for StreamEvent {
 /// direct reply message.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
+// The wire's own shape, returned once per call and moved, never stored in bulk: a box
+// would only cost every caller an indirection.
+#[allow(clippy::large_enum_variant)]
 pub enum SendMessageResult {
     /// The task.
     Task(Task),

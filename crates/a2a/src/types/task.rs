@@ -127,6 +127,10 @@ pub struct Task {
     /// the server's own record, kept by its stores and never sent on the wire.
     #[serde(skip)]
     pub initiator: Option<String>,
+    /// The tenant the task was made in (the server's record, never on the wire): it is
+    /// reached only in that tenant.
+    #[serde(skip)]
+    pub tenant: Option<String>,
 }
 
 impl Task {
@@ -141,6 +145,7 @@ impl Task {
             artifacts: Vec::new(),
             metadata: None,
             initiator: None,
+            tenant: None,
         }
     }
 

@@ -81,6 +81,9 @@ pub struct RunHeader {
     /// Who started the run; `None` on a server that does not authenticate its callers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initiator: Option<crate::access::Actor>,
+    /// The tenant the run was started in, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
 }
 
 /// The wall-clock time now, as RFC 3339: how the journal writes when a run and each of

@@ -100,7 +100,7 @@ impl Cluster for PostgresStore {
                      WHERE NOT terminal AND (owner IS NULL OR owner IN
                          (SELECT id FROM replicas WHERE lease_until < {NOW_MS}))
                      ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
-                 RETURNING snapshot, seq, terminal, initiator, fence"
+                 RETURNING snapshot, seq, terminal, initiator, tenant, fence"
             ))
             .bind(&*self.replica)
             .bind(max as i64)
@@ -109,7 +109,7 @@ impl Cluster for PostgresStore {
             .map_err(StoreError::backend)?;
             let mut claimed = Vec::with_capacity(rows.len());
             for row in rows {
-                let fence: i64 = row.get(4);
+                let fence: i64 = row.get(5);
                 let (task, seq) = self.caught_up(row).await?;
                 self.set_fence(task.id.as_str(), Some(fence));
                 claimed.push((task, seq));

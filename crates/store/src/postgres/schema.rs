@@ -85,6 +85,11 @@ ALTER TABLE tasks ADD COLUMN initiator TEXT;
     r#"
 CREATE INDEX tasks_by_initiator_time ON tasks (initiator, status_ms DESC, id DESC);
 "#,
+    // The tenant a task was made in (the HTTP+JSON `/{tenant}` prefix, v1.0's
+    // `tenant`), never on the wire: it is reached only there.
+    r#"
+ALTER TABLE tasks ADD COLUMN tenant TEXT;
+"#,
 ];
 
 /// The key of the advisory lock held while migrating: replicas opening one database

@@ -18,8 +18,8 @@ use a2a::server::{
 use a2a::types::{PushNotificationConfig, Task, TaskId};
 
 /// The columns a task row is read by: its snapshot, the number of the last event in
-/// it, whether it is terminal, and who started it.
-const TASK_COLUMNS: &str = "snapshot, seq, terminal, initiator";
+/// it, whether it is terminal, who started it and in which tenant.
+const TASK_COLUMNS: &str = "snapshot, seq, terminal, initiator, tenant";
 
 /// A task's commit that stores its snapshot: its row and its events in one statement,
 /// made only while the task is this replica's ($12) with this fencing number ($13; a
@@ -29,16 +29,17 @@ const TASK_COLUMNS: &str = "snapshot, seq, terminal, initiator";
 const COMMIT_SNAPSHOT: &str = "
 WITH written AS (
     INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at,
-                       context_id, state, status_ms, owner, fence, initiator)
+                       context_id, state, status_ms, owner, fence, initiator, tenant)
     VALUES ($1, $4,
             -- Without a new event the snapshot includes every event logged so far: a
             -- task's commits each wait for the one before.
             coalesce($5, (SELECT max(seq) FROM task_events WHERE task_id = $1), 0),
-            $6, $7, $8, $9, $10, $11, $12, coalesce($13::bigint, 1), $14)
+            $6, $7, $8, $9, $10, $11, $12, coalesce($13::bigint, 1), $14, $15)
     ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot,
         seq = greatest(tasks.seq, excluded.seq), terminal = excluded.terminal,
         first_message_id = coalesce(tasks.first_message_id, excluded.first_message_id),
         initiator = coalesce(tasks.initiator, excluded.initiator),
+        tenant = coalesce(tasks.tenant, excluded.tenant),
         updated_at = excluded.updated_at, context_id = excluded.context_id,
         state = excluded.state, status_ms = excluded.status_ms
     WHERE tasks.owner IS NOT DISTINCT FROM $12 AND tasks.fence IS NOT DISTINCT FROM $13::bigint
@@ -72,7 +73,7 @@ impl PostgresStore {
         let snapshot: String = row.get(0);
         let seq: i64 = row.get(1);
         let terminal: bool = row.get(2);
-        let mut task = task_of(&snapshot, row.get(3))?;
+        let mut task = task_of(&snapshot, row.get(3), row.get(4))?;
         let mut seq = seq as u64;
         if !terminal {
             // Stored with the event that ended it, a terminal task has nothing after.
@@ -137,6 +138,7 @@ impl TaskStore for PostgresStore {
                     .bind(&*self.replica)
                     .bind(fence)
                     .bind(task.initiator.as_deref())
+                    .bind(task.tenant.as_deref())
             } else {
                 sqlx::query(COMMIT_EVENTS)
                     .bind(id)
@@ -296,7 +298,8 @@ impl TaskStore for PostgresStore {
             const FILTERS: &str = "($1::text IS NULL OR context_id = $1)
                 AND ($2::text IS NULL OR state = $2)
                 AND ($3::bigint IS NULL OR status_ms >= $3)
-                AND ($4::text IS NULL OR initiator = $4)";
+                AND ($4::text IS NULL OR initiator = $4)
+                AND tenant IS NOT DISTINCT FROM $5::text";
             let (after_ms, after_id) = query
                 .after
                 .as_ref()
@@ -304,13 +307,14 @@ impl TaskStore for PostgresStore {
                 .unzip();
             let rows = sqlx::query(&format!(
                 "SELECT {TASK_COLUMNS}, status_ms, id FROM tasks WHERE {FILTERS}
-                 AND ($5::bigint IS NULL OR (status_ms, id) < ($5, $6::text))
-                 ORDER BY status_ms DESC, id DESC LIMIT $7"
+                 AND ($6::bigint IS NULL OR (status_ms, id) < ($6, $7::text))
+                 ORDER BY status_ms DESC, id DESC LIMIT $8"
             ))
             .bind(&context)
             .bind(state)
             .bind(query.changed_since_ms)
             .bind(&query.initiator)
+            .bind(&query.tenant)
             .bind(after_ms)
             .bind(&after_id)
             .bind(query.limit as i64 + 1)
@@ -323,6 +327,7 @@ impl TaskStore for PostgresStore {
                     .bind(state)
                     .bind(query.changed_since_ms)
                     .bind(&query.initiator)
+                    .bind(&query.tenant)
                     .fetch_one(&self.pool)
                     .await
                     .map_err(StoreError::backend)?;
@@ -331,8 +336,8 @@ impl TaskStore for PostgresStore {
             let mut last = None;
             for row in rows.into_iter().take(query.limit) {
                 last = Some(TaskCursor {
-                    status_ms: row.get(4),
-                    id: TaskId::new(row.get::<String, _>(5)),
+                    status_ms: row.get(5),
+                    id: TaskId::new(row.get::<String, _>(6)),
                 });
                 tasks.push(self.caught_up(row).await?.0);
             }

@@ -31,17 +31,18 @@ impl TaskStore for SqliteStore {
     fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
         let id = id.clone();
         Box::pin(async move {
-            let row =
-                sqlx::query("SELECT snapshot, seq, terminal, initiator FROM tasks WHERE id = ?1")
-                    .bind(id.as_str())
-                    .fetch_optional(&self.reads)
-                    .await
-                    .map_err(read_error)?;
+            let row = sqlx::query(
+                "SELECT snapshot, seq, terminal, initiator, tenant FROM tasks WHERE id = ?1",
+            )
+            .bind(id.as_str())
+            .fetch_optional(&self.reads)
+            .await
+            .map_err(read_error)?;
             let Some(row) = row else { return Ok(None) };
             let snapshot: String = row.get(0);
             let seq: i64 = row.get(1);
             let terminal: bool = row.get(2);
-            let task = parse_task(&snapshot, row.get(3))?;
+            let task = parse_task(&snapshot, row.get(3), row.get(4))?;
             Ok(Some(if terminal {
                 // Stored with the event that ended it: nothing follows.
                 (task, seq as u64)
@@ -73,6 +74,7 @@ impl TaskStore for SqliteStore {
                 terminal: task.status.state.is_terminal(),
                 first_message_id: task.history.first().map(|m| m.message_id.to_string()),
                 initiator: task.initiator.clone(),
+                tenant: task.tenant.clone(),
                 events,
                 listed: Listed {
                     context_id: task.context_id.to_string(),
@@ -126,16 +128,18 @@ impl TaskStore for SqliteStore {
 
     fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
         Box::pin(async move {
-            let rows = sqlx::query("SELECT snapshot, seq, initiator FROM tasks WHERE terminal = 0")
-                .fetch_all(&self.reads)
-                .await
-                .map_err(read_error)?;
+            let rows = sqlx::query(
+                "SELECT snapshot, seq, initiator, tenant FROM tasks WHERE terminal = 0",
+            )
+            .fetch_all(&self.reads)
+            .await
+            .map_err(read_error)?;
             let mut tasks = Vec::with_capacity(rows.len());
             for r in rows {
                 let snapshot: String = r.get(0);
                 let seq: i64 = r.get(1);
                 tasks.push(
-                    self.caught_up(parse_task(&snapshot, r.get(2))?, seq as u64)
+                    self.caught_up(parse_task(&snapshot, r.get(2), r.get(3))?, seq as u64)
                         .await?,
                 );
             }
@@ -202,14 +206,15 @@ impl TaskStore for SqliteStore {
             let context = query.context_id.as_ref().map(|c| c.to_string());
             let state = query.state.map(|s| s.as_str());
             const FILTERS: &str = "(?1 IS NULL OR context_id = ?1) AND (?2 IS NULL OR state = ?2)
-                AND (?3 IS NULL OR status_ms >= ?3) AND (?7 IS NULL OR initiator = ?7)";
+                AND (?3 IS NULL OR status_ms >= ?3) AND (?7 IS NULL OR initiator = ?7)
+                AND tenant IS ?8";
             let (after_ms, after_id) = query
                 .after
                 .as_ref()
                 .map(|a| (a.status_ms, a.id.to_string()))
                 .unzip();
             let rows = sqlx::query(&format!(
-                "SELECT snapshot, seq, terminal, status_ms, id, initiator FROM tasks WHERE {FILTERS}
+                "SELECT snapshot, seq, terminal, status_ms, id, initiator, tenant FROM tasks WHERE {FILTERS}
                  AND (?4 IS NULL OR (status_ms, id) < (?4, ?5))
                  ORDER BY status_ms DESC, id DESC LIMIT ?6"
             ))
@@ -220,6 +225,7 @@ impl TaskStore for SqliteStore {
             .bind(&after_id)
             .bind(query.limit as i64 + 1)
             .bind(&query.initiator)
+            .bind(&query.tenant)
             .fetch_all(&self.reads)
             .await
             .map_err(read_error)?;
@@ -233,6 +239,7 @@ impl TaskStore for SqliteStore {
                     .bind(None::<String>)
                     .bind(None::<i64>)
                     .bind(&query.initiator)
+                    .bind(&query.tenant)
                     .fetch_one(&self.reads)
                     .await
                     .map_err(read_error)?;
@@ -247,7 +254,7 @@ impl TaskStore for SqliteStore {
                 let snapshot: String = row.get(0);
                 let seq: i64 = row.get(1);
                 let terminal: bool = row.get(2);
-                let task = parse_task(&snapshot, row.get(5))?;
+                let task = parse_task(&snapshot, row.get(5), row.get(6))?;
                 tasks.push(if terminal {
                     task
                 } else {

@@ -44,8 +44,9 @@ pub(super) enum Write {
         seq: i64,
         terminal: bool,
         first_message_id: Option<String>,
-        /// Who started the task; set once, with its first message.
+        /// Who started the task, and in which tenant; set once, with its first message.
         initiator: Option<String>,
+        tenant: Option<String>,
         events: Vec<(i64, String)>,
         /// What ListTasks filters and sorts on, kept current at every commit.
         listed: Listed,
@@ -206,6 +207,7 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
                 terminal,
                 first_message_id,
                 initiator,
+                tenant,
                 events: logged,
                 listed: columns,
             } => {
@@ -217,7 +219,7 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
                         snapshot,
                         *seq,
                         *terminal,
-                        (first_message_id, initiator),
+                        (first_message_id, initiator, tenant),
                         columns,
                     ));
                 }
@@ -237,17 +239,18 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
     }
     for chunk in tasks.chunks(BULK_ROWS) {
         let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
-            "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, initiator, updated_at, context_id, state, status_ms) ",
+            "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, initiator, tenant, updated_at, context_id, state, status_ms) ",
         );
         q.push_values(
             chunk,
-            |mut row, (id, snapshot, seq, terminal, (first, initiator), l)| {
+            |mut row, (id, snapshot, seq, terminal, (first, initiator, tenant), l)| {
                 row.push_bind(id.as_str())
                     .push_bind(snapshot.as_str())
                     .push_bind(*seq)
                     .push_bind(*terminal)
                     .push_bind(first.as_deref())
                     .push_bind(initiator.as_deref())
+                    .push_bind(tenant.as_deref())
                     .push_bind(now)
                     .push_bind(l.context_id.as_str())
                     .push_bind(l.state)
@@ -259,6 +262,7 @@ async fn apply_batch(conn: &mut SqliteConnection, ops: &[Op]) -> Result<Vec<u64>
               seq = max(tasks.seq, excluded.seq), terminal = excluded.terminal,
               first_message_id = coalesce(tasks.first_message_id, excluded.first_message_id),
               initiator = coalesce(tasks.initiator, excluded.initiator),
+              tenant = coalesce(tasks.tenant, excluded.tenant),
               updated_at = excluded.updated_at, context_id = excluded.context_id,
               state = excluded.state, status_ms = excluded.status_ms",
         );
@@ -361,16 +365,18 @@ async fn apply(conn: &mut SqliteConnection, w: &Write) -> Result<u64, sqlx::Erro
             terminal,
             first_message_id,
             initiator,
+            tenant,
             events,
             listed,
             ..
         } if events.is_empty() => sqlx::query(
-            "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at, context_id, state, status_ms, initiator)
-             VALUES (?1, ?2, coalesce((SELECT max(seq) FROM task_events WHERE task_id = ?1), 0), ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+            "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at, context_id, state, status_ms, initiator, tenant)
+             VALUES (?1, ?2, coalesce((SELECT max(seq) FROM task_events WHERE task_id = ?1), 0), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
              ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot, seq = excluded.seq,
                terminal = excluded.terminal,
                first_message_id = coalesce(tasks.first_message_id, excluded.first_message_id),
                initiator = coalesce(tasks.initiator, excluded.initiator),
+               tenant = coalesce(tasks.tenant, excluded.tenant),
                updated_at = excluded.updated_at, context_id = excluded.context_id,
                state = excluded.state, status_ms = excluded.status_ms",
         )
@@ -383,6 +389,7 @@ async fn apply(conn: &mut SqliteConnection, w: &Write) -> Result<u64, sqlx::Erro
         .bind(listed.state)
         .bind(listed.status_ms)
         .bind(initiator)
+        .bind(tenant)
         .execute(&mut *conn)
         .await?
         .rows_affected(),

@@ -4,7 +4,7 @@
 
 use super::super::journal::{Checkpoint, Journal, RunStore, RunStoreError, SavedRun};
 use super::{Run, Slot};
-use crate::access::Actor;
+use crate::access::Origin;
 use crate::engine::{AgentConnector, Answer, AnswerError, RunEvent, RunState, Taken, TextModel};
 use crate::workflow::Workflow;
 use serde_json::{Map, Value};
@@ -188,27 +188,20 @@ impl Engine {
         inputs: &Map<String, Value>,
         run_id: String,
     ) -> Result<RunHandle, Vec<String>> {
-        self.start_by(workflow, inputs, run_id, None)
+        self.start_by(workflow, inputs, run_id, Origin::default())
     }
 
-    /// Like [`Engine::start`], for a run `initiator` starts: the run records who, and
-    /// its four-eyes steps refuse their answers.
+    /// Like [`Engine::start`], for a run started from `origin`: the run records who
+    /// started it where, and its four-eyes steps refuse the initiator's answers.
     pub fn start_by(
         &self,
         workflow: Arc<Workflow>,
         inputs: &Map<String, Value>,
         run_id: String,
-        initiator: Option<Actor>,
+        origin: Origin,
     ) -> Result<RunHandle, Vec<String>> {
         let inputs = workflow.check_inputs(inputs)?;
-        Ok(self.launch(
-            workflow,
-            inputs,
-            run_id,
-            None,
-            Default::default(),
-            initiator,
-        ))
+        Ok(self.launch(workflow, inputs, run_id, None, Default::default(), origin))
     }
 
     /// Starts a new run that begins with the results of steps another run finished
@@ -220,14 +213,14 @@ impl Engine {
         inputs: &Map<String, Value>,
         run_id: String,
         seed: HashMap<(String, Option<usize>), Checkpoint>,
-        initiator: Option<Actor>,
+        origin: Origin,
     ) -> Result<RunHandle, Vec<String>> {
         let inputs = workflow.check_inputs(inputs)?;
         let seed = seed
             .into_iter()
             .filter(|(_, c)| matches!(c, Checkpoint::Done(_)))
             .collect();
-        Ok(self.launch(workflow, inputs, run_id, None, seed, initiator))
+        Ok(self.launch(workflow, inputs, run_id, None, seed, origin))
     }
 
     /// Goes on with a stored run (after a restart) on `workflow` — the version the run
@@ -238,14 +231,17 @@ impl Engine {
     pub fn resume(&self, workflow: Arc<Workflow>, saved: SavedRun) -> RunHandle {
         let inputs = saved.header.inputs.clone();
         let run_id = saved.header.run_id.clone();
-        let initiator = saved.header.initiator.clone();
+        let origin = Origin {
+            initiator: saved.header.initiator.clone(),
+            tenant: saved.header.tenant.clone(),
+        };
         self.launch(
             workflow,
             inputs,
             run_id,
             Some(saved),
             Default::default(),
-            initiator,
+            origin,
         )
     }
 
@@ -256,7 +252,7 @@ impl Engine {
         run_id: String,
         saved: Option<SavedRun>,
         seed: HashMap<(String, Option<usize>), Checkpoint>,
-        initiator: Option<Actor>,
+        origin: Origin,
     ) -> RunHandle {
         // Named after the OpenTelemetry GenAI conventions, for whoever exports spans.
         let span = info_span!(
@@ -277,7 +273,7 @@ impl Engine {
         }
         let (mut run, handle) = self.prepare(workflow, inputs, run_id, saved);
         run.seed = seed;
-        run.initiator = initiator.map(Box::new);
+        run.origin = (origin != Origin::default()).then(|| Box::new(origin));
         match handle.control.stops.halt.clone() {
             // Halted, the run's future is dropped where it stands, and its units with it.
             Some(halt) => {
@@ -377,7 +373,7 @@ impl Engine {
             budget: Arc::new(crate::engine::limits::OutputBudget::new(
                 self.options.limits,
             )),
-            initiator: None,
+            origin: None,
             trace_capture: self.options.trace.capture,
             grace_until: None,
         };

@@ -103,8 +103,8 @@ struct Run {
     budget: Arc<crate::engine::limits::OutputBudget>,
     /// Gives the trace context written with the run (see [`TraceHooks`]).
     trace_capture: Option<fn() -> Option<String>>,
-    /// Who started the run (boxed: every run's future holds its `Run`).
-    initiator: Option<Box<crate::access::Actor>>,
+    /// Who started the run, where (boxed: every run's future holds its `Run`).
+    origin: Option<Box<crate::access::Origin>>,
 }
 
 /// Longest step text a workflow without `[output]` repeats in its result; a longer one
@@ -282,7 +282,8 @@ impl Run {
                         // Inside the run's span: the context of the run itself.
                         trace: self.trace_capture.and_then(|capture| capture()),
                         started_at: Some(super::journal::wall_clock()),
-                        initiator: self.initiator.as_deref().cloned(),
+                        initiator: self.origin.as_ref().and_then(|o| o.initiator.clone()),
+                        tenant: self.origin.as_ref().and_then(|o| o.tenant.clone()),
                     };
                     j.create(&header).await;
                 }

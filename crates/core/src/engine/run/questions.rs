@@ -91,7 +91,13 @@ impl Run {
                 describe(&q.approvers)
             )));
         }
-        if step.answerers.four_eyes && self.initiator.as_ref().is_some_and(|i| i.id == by.id) {
+        if step.answerers.four_eyes
+            && self
+                .origin
+                .as_ref()
+                .and_then(|o| o.initiator.as_ref())
+                .is_some_and(|i| i.id == by.id)
+        {
             return Err(AnswerError::NotAllowed(format!(
                 "{} started this run, and step `{}` needs someone else to answer (four eyes)",
                 by.name, step.id

@@ -286,15 +286,30 @@ fn approval(task: &a2a::types::TaskId, yes: bool) -> MessageSendParams {
 )]
 #[tokio::test(flavor = "multi_thread")]
 async fn approvers_four_eyes_and_the_audit_trail() {
+    use a2a_orchestrator::agents::{Behaviour, Fleet, Set};
     let idp = idp().await;
     let agent = crate::util::echo(0).await;
+    // The onboarding workflow as shipped, over the example HR, IT, facilities and
+    // notifier agents.
+    let fleet = Fleet::start(&[Set::Onboarding], Behaviour::default(), "127.0.0.1", true)
+        .await
+        .unwrap();
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("identity-laptop");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("workflows")).unwrap();
     std::fs::write(dir.join("workflows/laptop.toml"), LAPTOP).unwrap();
+    std::fs::copy(
+        std::path::Path::new(crate::util::ROOT).join("workflows/employee-onboarding.toml"),
+        dir.join("workflows/employee-onboarding.toml"),
+    )
+    .unwrap();
     std::fs::write(
         dir.join("agents.toml"),
-        format!("[agents.one]\nurl = \"{}\"\n", agent.url),
+        format!(
+            "[agents.one]\nurl = \"{}\"\n{}",
+            agent.url,
+            fleet.agents_toml()
+        ),
     )
     .unwrap();
     std::fs::write(
@@ -355,8 +370,12 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         });
     assert_eq!(caller["name"], "Alice Archer");
     assert_eq!(caller["groups"], json!(["hr"]));
-    assert_eq!(skills(alices), ["laptop"]);
-    assert!(skills(olga.get_authenticated_extended_card().await.unwrap()).is_empty());
+    assert_eq!(skills(alices), ["employee-onboarding", "laptop"]);
+    assert_eq!(
+        skills(olga.get_authenticated_extended_card().await.unwrap()),
+        ["employee-onboarding"],
+        "only what she may start"
+    );
     // Olga (sre) may not start it, even as an operator.
     let why = permission_denied("olga starts", olga.send_message(&laptop_request()).await);
     assert!(why.contains("group:hr or group:it-managers"), "{why}");
@@ -405,6 +424,89 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         Err(ClientError::Rpc(e)) => assert_eq!(e.code, a2a::ErrorCode::TASK_NOT_FOUND),
         other => panic!("bob still reads the run: {other:?}"),
     }
+
+    // The onboarding workflow's laptop approval: HR starts it; HR may not approve it,
+    // an IT manager does.
+    let mut onboard = Message::user_text("onboard Ada");
+    onboard.metadata = Some(
+        json!({ "workflow": "employee-onboarding" })
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    onboard.parts.push(a2a::types::Part::data(
+        json!({ "input": { "name": "Ada Lovelace", "role": "engineer", "start_date": "2027-01-04" } })
+            .as_object()
+            .unwrap()
+            .clone(),
+    ));
+    let ada = task(
+        alice
+            .send_message(&MessageSendParams::new(onboard))
+            .await
+            .unwrap(),
+    );
+    let mut waiting = ada.clone();
+    for _ in 0..200 {
+        let pending = waiting
+            .metadata
+            .as_ref()
+            .and_then(|m| m["run"]["pendingQuestions"].as_array().cloned())
+            .unwrap_or_default();
+        if pending.iter().any(|q| q["step"] == "approve_laptop") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        waiting = alice
+            .get_task(&TaskQueryParams::new(ada.id.clone()))
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        waiting.status.state,
+        TaskState::InputRequired,
+        "{waiting:?}"
+    );
+    let why = permission_denied(
+        "alice approves the laptop",
+        alice.send_message(&approval(&ada.id, true)).await,
+    );
+    assert!(
+        why.contains("approve_laptop") && why.contains("group:it-managers"),
+        "{why}"
+    );
+    task(bob.send_message(&approval(&ada.id, true)).await.unwrap());
+    let mut onboarded = waiting;
+    for _ in 0..200 {
+        if onboarded.status.state.is_terminal() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        onboarded = alice
+            .get_task(&TaskQueryParams::new(ada.id.clone()))
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        onboarded.status.state,
+        TaskState::Completed,
+        "{onboarded:?}"
+    );
+    let steps = &onboarded.metadata.as_ref().unwrap()["run"]["steps"];
+    let order = steps
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "order_laptop")
+        .unwrap();
+    assert_eq!(
+        order["state"], "completed",
+        "the laptop is ordered once approved"
+    );
+    let audit = &onboarded.metadata.as_ref().unwrap()["run"]["audit"];
+    assert_eq!(audit[1]["action"], "approved", "{audit}");
+    assert_eq!(audit[1]["step"], "approve_laptop");
+    assert_eq!(audit[1]["by"]["name"], "Bob Baker");
 
     // Bob starts one himself: four eyes — he may not approve his own request.
     let his = task(bob.send_message(&laptop_request()).await.unwrap());
@@ -524,8 +626,9 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         .await
         .unwrap();
     for line in [
-        "a2a_orchestrator_actions_total{action=\"started\"} 2",
-        "a2a_orchestrator_actions_total{action=\"approved\"} 1",
+        "a2a_orchestrator_actions_total{action=\"started\"} 3",
+        "a2a_orchestrator_actions_total{action=\"approved\"} 2",
+        "a2a_orchestrator_actions_total{action=\"canceled\"} 1",
     ] {
         assert!(metrics.contains(line), "{line} in\n{metrics}");
     }

@@ -266,6 +266,24 @@ fn permission_denied(what: &str, outcome: Result<impl std::fmt::Debug, ClientErr
     }
 }
 
+/// Task `id` as `client` reads it, read again (within 10 s) until `done` says so.
+async fn read_until(
+    client: &A2aClient,
+    id: &a2a::types::TaskId,
+    done: impl Fn(&a2a::types::Task) -> bool,
+) -> a2a::types::Task {
+    let query = TaskQueryParams::new(id.clone());
+    let mut task = client.get_task(&query).await.unwrap();
+    for _ in 0..200 {
+        if done(&task) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        task = client.get_task(&query).await.unwrap();
+    }
+    task
+}
+
 fn laptop_request() -> MessageSendParams {
     let mut m = Message::user_text("a laptop for Jo, please");
     m.metadata = Some(json!({ "workflow": "laptop" }).as_object().unwrap().clone());
@@ -403,17 +421,8 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         .await
         .unwrap();
     assert_eq!(seen.status.state, TaskState::InputRequired);
-    let mut done = task(bob.send_message(&approval(&run.id, true)).await.unwrap());
-    for _ in 0..100 {
-        if done.status.state.is_terminal() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        done = alice
-            .get_task(&TaskQueryParams::new(run.id.clone()))
-            .await
-            .unwrap();
-    }
+    task(bob.send_message(&approval(&run.id, true)).await.unwrap());
+    let done = read_until(&alice, &run.id, |t| t.status.state.is_terminal()).await;
     assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
     assert_eq!(
         crate::util::orchestra::result_text(&done),
@@ -446,22 +455,13 @@ async fn approvers_four_eyes_and_the_audit_trail() {
             .await
             .unwrap(),
     );
-    let mut waiting = ada.clone();
-    for _ in 0..200 {
-        let pending = waiting
-            .metadata
+    let waiting = read_until(&alice, &ada.id, |t| {
+        t.metadata
             .as_ref()
-            .and_then(|m| m["run"]["pendingQuestions"].as_array().cloned())
-            .unwrap_or_default();
-        if pending.iter().any(|q| q["step"] == "approve_laptop") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        waiting = alice
-            .get_task(&TaskQueryParams::new(ada.id.clone()))
-            .await
-            .unwrap();
-    }
+            .and_then(|m| m["run"]["pendingQuestions"].as_array())
+            .is_some_and(|q| q.iter().any(|q| q["step"] == "approve_laptop"))
+    })
+    .await;
     assert_eq!(
         waiting.status.state,
         TaskState::InputRequired,
@@ -476,17 +476,7 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         "{why}"
     );
     task(bob.send_message(&approval(&ada.id, true)).await.unwrap());
-    let mut onboarded = waiting;
-    for _ in 0..200 {
-        if onboarded.status.state.is_terminal() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        onboarded = alice
-            .get_task(&TaskQueryParams::new(ada.id.clone()))
-            .await
-            .unwrap();
-    }
+    let onboarded = read_until(&alice, &ada.id, |t| t.status.state.is_terminal()).await;
     assert_eq!(
         onboarded.status.state,
         TaskState::Completed,
@@ -521,22 +511,16 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         .await
         .unwrap();
     assert_eq!(canceled.status.state, TaskState::Canceled);
-    let mut his_detail = Value::Null;
-    for _ in 0..100 {
-        let t = bob
-            .get_task(&TaskQueryParams::new(his.id.clone()))
-            .await
-            .unwrap();
-        his_detail = t
-            .metadata
+    let his_detail = read_until(&bob, &his.id, |t| {
+        t.metadata
             .as_ref()
-            .map(|m| m["run"].clone())
-            .unwrap_or_default();
-        if his_detail["audit"].as_array().is_some_and(|a| a.len() == 2) {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+            .and_then(|m| m["run"]["audit"].as_array())
+            .is_some_and(|a| a.len() == 2)
+    })
+    .await
+    .metadata
+    .map(|m| m["run"].clone())
+    .unwrap_or_default();
     assert_eq!(
         his_detail["audit"][1]["action"], "canceled",
         "{his_detail:#}"

@@ -33,6 +33,7 @@ mod js_client;
 mod layers;
 mod llm;
 mod ops;
+mod outbound;
 
 mod python_client;
 mod python_server;

@@ -95,6 +95,9 @@ fn table(out: &mut impl Write, statuses: &[AgentStatus]) -> std::io::Result<()> 
         if let Some(why) = &s.chosen_because {
             notes.push(format!("called at A2A {}: {why}", r[4]));
         }
+        if s.auth != "none" {
+            notes.push(format!("authenticated with {}", s.auth));
+        }
         if let Health::Degraded(why) | Health::Unavailable(why) = &s.health {
             notes.push(why.clone());
         }

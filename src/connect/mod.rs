@@ -180,6 +180,8 @@ struct Conversation {
     /// This conversation answers a question: the first snapshot still shows the task
     /// waiting for that answer, which must not be taken for a new question.
     answering: bool,
+    /// Its first call was refused for its token and made again with a new one.
+    renewed: bool,
 }
 
 impl Conversation {
@@ -193,6 +195,27 @@ impl Conversation {
             pending: VecDeque::new(),
             done: false,
             answering,
+            renewed: false,
+        }
+    }
+
+    /// Whether a call that failed with `e` is to be made again: the agent refused its
+    /// token (HTTP 401) and a new one was fetched (once a conversation).
+    async fn renew(&mut self, e: &ClientError) -> bool {
+        if self.renewed || !matches!(e, ClientError::HttpStatus { status: 401, .. }) {
+            return false;
+        }
+        self.renewed = true;
+        let Some(lease) = &self.lease else {
+            return false;
+        };
+        match lease.renewed_client().await {
+            Some(client) => {
+                tracing::info!(agent = %self.agent, "the agent refused its token; calling again with a new one");
+                self.client = client;
+                true
+            }
+            None => false,
         }
     }
 
@@ -273,8 +296,24 @@ impl Conversation {
         count(&self.agent, "get", &r);
         match r {
             Ok(t) => self.snapshot(&t, last_state),
-            Err(e) => self.fail(agent_error(e)),
+            Err(e) => self.client_failure(e),
         }
+    }
+
+    /// A call failed: a token the agent refused (HTTP 401) is dropped, and the attempt
+    /// may be made again with a fresh one.
+    fn client_failure(&mut self, e: ClientError) {
+        let refused = matches!(e, ClientError::HttpStatus { status: 401, .. })
+            && self.lease.as_ref().is_some_and(|l| l.credentials_refused());
+        let mut error = agent_error(e);
+        if refused {
+            error.kind = AgentErrorKind::Transport;
+            error.message = format!(
+                "{} (its token was refused; a new one will be fetched)",
+                error.message
+            );
+        }
+        self.fail(error);
     }
 
     fn fail(&mut self, e: AgentError) {
@@ -383,9 +422,15 @@ impl AgentConnector for A2aConnector {
     }
 
     fn cancel(&self, agent: &str, task_id: &str) -> BoxFuture<'static, Result<(), AgentError>> {
-        let client = self.registry.client(agent);
+        let registry = self.registry.clone();
         let (agent, task_id) = (agent.to_owned(), task_id.to_owned());
         Box::pin(async move {
+            let client = registry.authorized_client(&agent).await.map_err(|why| {
+                AgentError::new(
+                    AgentErrorKind::Unavailable,
+                    format!("agent {agent} cannot be called without a token: {why}"),
+                )
+            })?;
             let client = client.ok_or_else(|| {
                 AgentError::new(
                     AgentErrorKind::Unavailable,
@@ -446,8 +491,9 @@ fn followed(
                     count(&c.agent, "stream", &r);
                     match r {
                         Ok(s) => Phase::Live(s),
+                        Err(e) if Box::pin(c.renew(&e)).await => Phase::Send(params),
                         Err(e) => {
-                            c.fail(agent_error(e));
+                            c.client_failure(e);
                             Phase::Resume(MAX_RESUMES)
                         }
                     }
@@ -466,7 +512,7 @@ fn followed(
                             Phase::Resume(0)
                         }
                         Err(e) => {
-                            c.fail(agent_error(e));
+                            c.client_failure(e);
                             Phase::Resume(MAX_RESUMES)
                         }
                     }
@@ -493,7 +539,7 @@ fn followed(
                         Phase::Resume(0)
                     }
                     Some(Err(e)) => {
-                        c.fail(agent_error(e));
+                        c.client_failure(e);
                         Phase::Resume(MAX_RESUMES)
                     }
                     None if c.task_id.is_some() => Phase::Resume(0),
@@ -589,7 +635,11 @@ fn polled_from(
                         Ok(SendMessageResult::Message(m)) => {
                             c.event(StreamEvent::Message(m), &mut last)
                         }
-                        Err(e) => c.fail(agent_error(e)),
+                        Err(e) if Box::pin(c.renew(&e)).await => {
+                            phase = Poll::Send(params);
+                            continue;
+                        }
+                        Err(e) => c.client_failure(e),
                     }
                     Poll::Wait(1)
                 }

@@ -83,6 +83,15 @@ pub enum AuthConfig {
     Bearer { token_env: String },
     /// `<header>: <$key_env>`.
     ApiKey { header: String, key_env: String },
+    /// OAuth 2.0 client credentials: a token from the agent's authorization server
+    /// (`token_url`, else its card's), for `scopes` (else its card's) and `resource`.
+    OAuth2ClientCredentials {
+        client_id_env: String,
+        client_secret_env: String,
+        token_url: Option<String>,
+        scopes: Option<Vec<String>>,
+        resource: Option<String>,
+    },
 }
 
 const AGENT_KEYS: &[&str] = &[
@@ -98,7 +107,17 @@ const AGENT_KEYS: &[&str] = &[
     "binding",
     "follow_redirects",
 ];
-const AUTH_KEYS: &[&str] = &["type", "token_env", "header", "key_env"];
+const AUTH_KEYS: &[&str] = &[
+    "type",
+    "token_env",
+    "header",
+    "key_env",
+    "client_id_env",
+    "client_secret_env",
+    "token_url",
+    "scopes",
+    "resource",
+];
 
 fn is_env_name(s: &str) -> bool {
     !s.is_empty()
@@ -230,16 +249,36 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
                 let header = a.string(ctx, "header").map_or_else(|| "X-API-Key".to_owned(), |h| h.value);
                 env(&mut a, ctx, "key_env").map(|key_env| AuthConfig::ApiKey { header, key_env })
             }
+            Some("oauth2_client_credentials") => {
+                let id = env(&mut a, ctx, "client_id_env");
+                let secret = env(&mut a, ctx, "client_secret_env");
+                let token_url = a.string(ctx, "token_url").and_then(|u| {
+                    check_url(ctx, &u, "token_url").then_some(u.value)
+                });
+                let scopes = a
+                    .strings(ctx, "scopes")
+                    .map(|l| l.value.into_iter().map(|s| s.value).collect());
+                let resource = a.string(ctx, "resource").map(|r| r.value);
+                id.zip(secret).map(|(client_id_env, client_secret_env)| {
+                    AuthConfig::OAuth2ClientCredentials {
+                        client_id_env,
+                        client_secret_env,
+                        token_url,
+                        scopes,
+                        resource,
+                    }
+                })
+            }
             Some(other) => {
-                let hint = did_you_mean(other, ["bearer", "api_key"])
+                let hint = did_you_mean(other, ["bearer", "api_key", "oauth2_client_credentials"])
                     .map(|m| format!(" (did you mean \"{m}\"?)"))
                     .unwrap_or_default();
                 let span = kind.as_ref().map_or(a.span.clone(), |k| k.span.clone());
-                ctx.error(span, format!("unknown auth type \"{other}\"{hint}; expected \"bearer\" or \"api_key\""));
+                ctx.error(span, format!("unknown auth type \"{other}\"{hint}; expected \"bearer\", \"api_key\" or \"oauth2_client_credentials\""));
                 None
             }
             None => {
-                ctx.error(a.span.clone(), format!("{} is missing `type` (\"bearer\" or \"api_key\")", a.name));
+                ctx.error(a.span.clone(), format!("{} is missing `type` (\"bearer\", \"api_key\" or \"oauth2_client_credentials\")", a.name));
                 None
             }
         };
@@ -364,6 +403,40 @@ fn choice<T: Copy>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_oauth2_client_credentials() {
+        let src = r#"
+[agents.hr]
+url = "https://hr.example.com"
+auth = { type = "oauth2_client_credentials", client_id_env = "HR_ID", client_secret_env = "HR_SECRET", scopes = ["hr.read"], resource = "urn:hr" }
+
+[agents.it]
+url = "https://it.example.com"
+auth = { type = "oauth2_client_credentials", client_id_env = "IT_ID", client_secret = "s3cret" }
+"#;
+        let (file, diags) = load_str("agents.toml", src);
+        assert!(file.is_none());
+        let all: Vec<String> = diags.iter().map(ToString::to_string).collect();
+        let all = all.join("\n");
+        assert!(
+            all.contains("8:71: error: unknown key `client_secret` in the `auth` of agent `it` (did you mean `client_secret_env`?)"),
+            "{all}"
+        );
+        assert!(all.contains("is missing `client_secret_env`"), "{all}");
+        let (file, diags) = load_str("agents.toml", &src[..src.find("[agents.it]").unwrap()]);
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(
+            file.unwrap().agents[0].auth,
+            Some(AuthConfig::OAuth2ClientCredentials {
+                client_id_env: "HR_ID".into(),
+                client_secret_env: "HR_SECRET".into(),
+                token_url: None,
+                scopes: Some(vec!["hr.read".into()]),
+                resource: Some("urn:hr".into()),
+            })
+        );
+    }
 
     #[test]
     fn reads_every_field() {

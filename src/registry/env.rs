@@ -56,6 +56,8 @@ pub struct ResolvedAgent {
     /// The base URL, or the card's URL.
     pub card_location: String,
     pub client: ClientConfig,
+    /// OAuth 2.0 client credentials, when its calls carry a token fetched for them.
+    pub oauth: Option<std::sync::Arc<super::oauth::ClientCredentials>>,
     /// Speak only HTTP/2 to the agent.
     pub http2: bool,
     /// Which redirects its calls follow.
@@ -78,6 +80,7 @@ pub fn resolve(
             format!("the environment variable {name}, which holds its credentials, is not set")
         })
     };
+    let mut oauth = None;
     let auth = match &entry.auth {
         None => None,
         Some(AuthConfig::Bearer { token_env }) => Some(ClientAuth::Bearer(secret(token_env)?)),
@@ -85,6 +88,22 @@ pub fn resolve(
             header: header.clone(),
             value: secret(key_env)?,
         }),
+        Some(AuthConfig::OAuth2ClientCredentials {
+            client_id_env,
+            client_secret_env,
+            token_url,
+            scopes,
+            resource,
+        }) => {
+            oauth = Some(std::sync::Arc::new(super::oauth::ClientCredentials::new(
+                secret(client_id_env)?,
+                secret(client_secret_env)?,
+                token_url.clone(),
+                scopes.clone(),
+                resource.clone(),
+            )));
+            None
+        }
     };
     let mut headers = Vec::new();
     for (k, v) in &entry.headers {
@@ -98,6 +117,7 @@ pub fn resolve(
             headers,
             ..ClientConfig::default()
         },
+        oauth,
         http2: entry.http2,
         redirects: entry.redirects,
         interface: entry.interface,

@@ -11,6 +11,7 @@
 mod breaker;
 pub mod config;
 pub mod env;
+pub mod oauth;
 mod select;
 mod skills;
 
@@ -123,6 +124,9 @@ pub struct AgentStatus {
     pub push_notifications: bool,
     pub skills: Vec<String>,
     pub in_flight: usize,
+    /// How its calls are authenticated (none, a static token or key, OAuth 2.0 client
+    /// credentials and whether a token is held).
+    pub auth: String,
 }
 
 /// One agent's live state.
@@ -483,6 +487,19 @@ impl Registry {
                         .map(|c| c.skills.iter().map(|s| s.id.clone()).collect())
                         .unwrap_or_default(),
                     in_flight: a.in_flight.load(Ordering::Relaxed),
+                    auth: match &a.resolved {
+                        Err(_) => "unknown (its entry does not resolve)".to_owned(),
+                        Ok(r) => match (&r.oauth, &r.client.auth) {
+                            (Some(oauth), _) => oauth.describe(),
+                            (None, Some(a2a::client::ClientAuth::Bearer(_))) => {
+                                "a static bearer token".to_owned()
+                            }
+                            (None, Some(a2a::client::ClientAuth::ApiKey { header, .. })) => {
+                                format!("a static API key in {header}")
+                            }
+                            (None, None) => "none".to_owned(),
+                        },
+                    },
                 }
             })
             .collect()
@@ -496,6 +513,31 @@ impl Registry {
             .iter()
             .find(|a| a.name.as_str() == name)
             .and_then(|a| a.state().client.clone())
+    }
+
+    /// The client of an agent with the token its calls carry, when they carry one (a
+    /// call outside a lease: canceling a downstream task).
+    pub async fn authorized_client(&self, name: &str) -> Result<Option<A2aClient>, String> {
+        let Some(agent) = self.inner.agents.iter().find(|a| a.name.as_str() == name) else {
+            return Ok(None);
+        };
+        let (client, card) = {
+            let st = agent.state();
+            (st.client.clone(), st.card.clone())
+        };
+        let Some(client) = client else {
+            return Ok(None);
+        };
+        match agent.resolved.as_ref().ok().and_then(|r| r.oauth.clone()) {
+            None => Ok(Some(client)),
+            Some(oauth) => {
+                let token = oauth.token(card.as_deref()).await?;
+                Ok(Some(client.with_headers(&[(
+                    "authorization".to_owned(),
+                    format!("Bearer {token}"),
+                )])))
+            }
+        }
     }
 
     /// The card of an agent, if discovered.

@@ -10,6 +10,8 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use super::{Agent, Health, Registry};
 use a2a::client::A2aClient;
+
+use super::oauth::ClientCredentials;
 use a2a::types::{AgentCard, media_type_matches};
 
 /// Which agents may serve a call.
@@ -57,6 +59,9 @@ pub enum SelectError {
         /// Each candidate and why it was passed over.
         reasons: Vec<(String, String)>,
     },
+    /// The agent wants a token, and none could be had.
+    #[error("agent `{agent}` cannot be called without a token: {why}")]
+    Credentials { agent: String, why: String },
 }
 
 /// A call to an agent in progress: holds one of its concurrency permits. Report the
@@ -64,7 +69,11 @@ pub enum SelectError {
 pub struct Lease {
     guard: InFlight,
     client: A2aClient,
+    /// The client before a token was added to it.
+    base: A2aClient,
     card: Arc<AgentCard>,
+    /// The agent's client credentials, when its calls carry a token.
+    oauth: Option<Arc<ClientCredentials>>,
     _permit: OwnedSemaphorePermit,
 }
 
@@ -100,6 +109,28 @@ impl Lease {
 
     pub fn client(&self) -> &A2aClient {
         &self.client
+    }
+
+    /// A client carrying a token fetched anew, for a call the agent refused (HTTP 401)
+    /// to be made once more; `None` when its calls carry no token (or no new one could
+    /// be had: the call's own refusal stands).
+    pub async fn renewed_client(&self) -> Option<A2aClient> {
+        let oauth = self.oauth.as_ref()?;
+        oauth.refused();
+        let token = oauth.token(Some(&self.card)).await.ok()?;
+        Some(
+            self.base
+                .with_headers(&[("authorization".to_owned(), format!("Bearer {token}"))]),
+        )
+    }
+
+    /// The agent refused the token its calls carried (true when they carry one): the
+    /// next call fetches another.
+    pub fn credentials_refused(&self) -> bool {
+        if let Some(oauth) = &self.oauth {
+            oauth.refused();
+        }
+        self.oauth.is_some()
     }
 
     pub fn card(&self) -> &AgentCard {
@@ -305,10 +336,34 @@ impl Registry {
                 target: target.to_string(),
                 reasons: vec![(guard.agent.name.to_string(), "shutting down".to_owned())],
             })?;
+        // An agent whose calls carry a token: one that is good now.
+        let oauth = guard
+            .agent
+            .resolved
+            .as_ref()
+            .ok()
+            .and_then(|r| r.oauth.clone());
+        let base = client.clone();
+        let client = match &oauth {
+            None => client,
+            Some(oauth) => match oauth.token(Some(&card)).await {
+                Ok(token) => {
+                    client.with_headers(&[("authorization".to_owned(), format!("Bearer {token}"))])
+                }
+                Err(why) => {
+                    return Err(SelectError::Credentials {
+                        agent: guard.agent.name.to_string(),
+                        why,
+                    });
+                }
+            },
+        };
         Ok(Lease {
             guard,
             client,
+            base,
             card,
+            oauth,
             _permit: permit,
         })
     }

@@ -4,7 +4,9 @@
 //   a JWT for the audience `a2a-orchestrator`, with the client's `groups` and `name`):
 //   alice (group hr; tenant acme), bob (group it-managers; tenants acme and globex),
 //   olga (group sre; tenants acme and globex);
-// - a resource `urn:a2a:other` whose tokens are for another audience;
+// - a resource `urn:a2a:other` whose tokens are for another audience, and
+//   `urn:a2a:hr` whose tokens are for the audience `hr-agent`;
+// - the client `orchestrator` (secret `orchestrator-secret`), for calls to agents;
 // - the web view's public client `ui` (authorization code with PKCE), once
 //   `POST /_test/ui-client?redirect=URI` names its redirect URI; the provider's own
 //   development login page takes any of the people's names (any password);
@@ -42,7 +44,7 @@ let uiRedirect = null;
 
 function build() {
   const p = new Provider(issuer, {
-    clients: Object.keys(PEOPLE).map((id) => ({
+    clients: Object.keys(PEOPLE).concat(['orchestrator']).map((id) => ({
       client_id: id,
       client_secret: `${id}-secret`,
       grant_types: ['client_credentials'],
@@ -65,7 +67,7 @@ function build() {
         useGrantedResource: () => true,
         getResourceServerInfo: (ctx, resource) => ({
           scope: 'a2a',
-          audience: resource === 'urn:a2a:other' ? 'someone-else' : AUDIENCE,
+          audience: { 'urn:a2a:other': 'someone-else', 'urn:a2a:hr': 'hr-agent' }[resource] || AUDIENCE,
           accessTokenTTL: 600,
           accessTokenFormat: 'jwt',
           jwt: { sign: { alg: 'RS256' } },

@@ -5,10 +5,11 @@
 
 use std::sync::Arc;
 
-use a2a::server::{A2aServer, InboundAuth, ServerConfig};
+use a2a::RpcError;
+use a2a::server::{A2aServer, AgentExecutor, EventSink, InboundAuth, RequestContext, ServerConfig};
 use a2a::types::{
-    ClientCredentialsOAuthFlow, Message, MessageSendParams, OAuth2SecurityScheme, OAuthFlows,
-    SecurityScheme, TaskState,
+    Artifact, ArtifactId, ClientCredentialsOAuthFlow, Message, MessageSendParams,
+    OAuth2SecurityScheme, OAuthFlows, Part, SecurityScheme, TaskState,
 };
 use a2a_orchestrator::auth::RoleRules;
 use a2a_orchestrator::auth::oidc::{OidcSettings, OidcVerifier};
@@ -17,12 +18,45 @@ use serde_json::json;
 use crate::util::idp;
 use crate::util::orchestra::{client, result_text, spawn_serve, task};
 
+/// Says who called it: the subject of the token it was called with, and the token's
+/// last characters (to tell tokens apart without printing one).
+struct WhoAmI;
+
+impl AgentExecutor for WhoAmI {
+    async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
+        let said = match ctx.caller.principal() {
+            Some(p) => {
+                let token = p.token.as_ref().map_or("", |t| t.secret());
+                format!("{} {}", p.subject, &token[token.len().saturating_sub(12)..])
+            }
+            None => "nobody".to_owned(),
+        };
+        let fail = |e: a2a::server::SinkError| RpcError::internal(e.to_string());
+        let artifact = Artifact::new(ArtifactId::new("who"), vec![Part::text(said.clone())]);
+        events.artifact(artifact, false, true).await.map_err(fail)?;
+        events.complete(Some(&said)).await.map_err(fail)
+    }
+}
+
 /// The echo agent, taking only tokens for `hr-agent` from the provider, its card
 /// declaring where to get them.
 async fn guarded_agent(issuer: &str) -> String {
+    guarded(
+        issuer,
+        "hr-agent",
+        crate::echo_agent::EchoAgent {
+            word_delay: std::time::Duration::ZERO,
+        },
+    )
+    .await
+}
+
+/// `agent`, taking only tokens for `audience` from the provider at `issuer`, its card
+/// declaring the provider's client-credentials flow.
+async fn guarded(issuer: &str, audience: &str, agent: impl AgentExecutor) -> String {
     let verifier = OidcVerifier::new(OidcSettings {
         issuer: issuer.to_owned(),
-        audience: "hr-agent".into(),
+        audience: audience.into(),
         roles_claim: "groups".into(),
         name_claim: None,
         tenant_claim: None,
@@ -59,9 +93,6 @@ async fn guarded_agent(issuer: &str) -> String {
             ..InboundAuth::default()
         }),
         ..ServerConfig::default()
-    };
-    let agent = crate::echo_agent::EchoAgent {
-        word_delay: std::time::Duration::ZERO,
     };
     let server = A2aServer::builder(agent, card).config(config).build();
     tokio::spawn(server.serve(listener, std::future::pending()));
@@ -158,4 +189,112 @@ async fn an_agent_is_called_with_client_credentials_from_its_card() {
     assert_eq!(failed.status.state, TaskState::Failed, "{failed:?}");
     let said = serde_json::to_string(&failed).unwrap();
     assert!(said.contains("invalid_client"), "{said}");
+}
+
+const BOTH: &str = r#"
+[workflow]
+id = "both"
+description = "Asks the HR and IT agents who is calling"
+[steps.hr]
+agent = "hr"
+message = "who?"
+[steps.it]
+agent = "it"
+message = "who?"
+[output]
+text = "{{ steps.hr.text }} | {{ steps.it.text }}"
+"#;
+
+/// Issue 36: on behalf of the caller. Alice runs a workflow through `serve` (signed in
+/// with the provider); the HR and IT agents each get a token exchanged (RFC 8693) for
+/// hers, with her as the subject and their own audience; neither gets hers.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs Node and oidc-provider: the full suite, `cargo xtask test`"
+)]
+#[tokio::test(flavor = "multi_thread")]
+async fn agents_are_called_on_behalf_of_the_caller_with_exchanged_tokens() {
+    let idp = idp().await;
+    let issuer = idp.url.trim_end_matches('/').to_owned();
+    let hr = guarded(&issuer, "hr-agent", WhoAmI).await;
+    let it = guarded(&issuer, "it-agent", WhoAmI).await;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("outbound-exchange");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::write(dir.join("workflows/both.toml"), BOTH).unwrap();
+    let exchange = |audience: &str| {
+        format!(
+            "auth = {{ type = \"token_exchange\", client_id_env = \"OUT_ID\", client_secret_env = \"OUT_SECRET\", audience = \"{audience}\" }}"
+        )
+    };
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!(
+            "[agents.hr]\nurl = \"{hr}\"\n{}\n[agents.it]\nurl = \"{it}\"\n{}\n",
+            exchange("hr-agent"),
+            exchange("it-agent")
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("orchestrator.toml"),
+        format!(
+            "[server]\nworkflows = \"workflows\"\nagents = \"agents.toml\"\n\
+             [auth.oidc]\nissuer = \"{issuer}\"\naudience = \"a2a-orchestrator\"\n"
+        ),
+    )
+    .unwrap();
+    let (_serve, url) = spawn_serve(
+        &[
+            "--config",
+            dir.join("orchestrator.toml").to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[
+            ("OUT_ID", "orchestrator"),
+            ("OUT_SECRET", "orchestrator-secret"),
+        ],
+    )
+    .await;
+    let alice = reqwest::Client::new()
+        .post(format!("{}token", idp.url))
+        .basic_auth("alice", Some("alice-secret"))
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("scope", "a2a"),
+            ("resource", "urn:a2a:orchestrator"),
+        ])
+        .send()
+        .await
+        .unwrap()
+        .json::<serde_json::Value>()
+        .await
+        .unwrap()["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let config = a2a::client::ClientConfig {
+        auth: Some(a2a::client::ClientAuth::Bearer(alice.clone())),
+        ..a2a::client::ClientConfig::default()
+    };
+    let c = a2a::client::A2aClient::connect(&url, config)
+        .await
+        .unwrap()
+        .0;
+    let mut m = Message::user_text("who?");
+    m.metadata = Some(json!({ "workflow": "both" }).as_object().unwrap().clone());
+    let done = task(c.send_message(&MessageSendParams::new(m)).await.unwrap());
+    assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
+    let said = result_text(&done);
+    let (hr_saw, it_saw) = said.split_once(" | ").unwrap();
+    let (hr_sub, hr_token) = hr_saw.split_once(' ').unwrap();
+    let (it_sub, it_token) = it_saw.split_once(' ').unwrap();
+    assert_eq!((hr_sub, it_sub), ("alice", "alice"), "{said}");
+    let alices = &alice[alice.len() - 12..];
+    assert!(
+        hr_token != alices && it_token != alices,
+        "neither got Alice's own token: {said}"
+    );
+    assert_ne!(hr_token, it_token, "each its own token: {said}");
 }

@@ -218,8 +218,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             eprintln!("warning: agent `{}` {}", s.name, s.health);
         }
     }
+    // No caller here: agents are called with the orchestrator's own rights.
+    let behalf = Arc::new(crate::connect::behalf::OnBehalf::default());
     let mut engine = Engine::new(
-        Arc::new(A2aConnector::new(registry.clone())),
+        Arc::new(A2aConnector::new(registry.clone()).with_on_behalf(behalf.clone())),
         EngineOptions::default(),
     );
     let llm = match args.llm.config(None) {
@@ -230,6 +232,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         engine = engine.with_model(Arc::new(crate::llm::Llm::new(llm)));
     }
     let run_id = uuid::Uuid::new_v4().to_string();
+    behalf.start(&run_id, crate::connect::behalf::Subject::Service);
     let mut handle = match engine.start(workflow.clone(), &inputs, run_id) {
         Ok(h) => h,
         Err(p) => {

@@ -8,6 +8,7 @@
 //! chunk is lost or repeated. This is the only place where engine and A2A types meet
 //! on the way out; `model.rs` is where the engine meets the language model.
 
+pub mod behalf;
 mod ledger;
 mod model;
 
@@ -45,15 +46,24 @@ const RESUME_BACKOFF: Backoff =
 #[derive(Clone)]
 pub struct A2aConnector {
     registry: Registry,
+    /// On whose behalf each run calls.
+    behalf: std::sync::Arc<behalf::OnBehalf>,
     /// First and longest wait between two polls of a non-streaming agent.
     pub poll_initial: Duration,
     pub poll_max: Duration,
 }
 
 impl A2aConnector {
+    /// Calls on behalf of the runs `behalf` names (shared with whoever starts runs).
+    pub fn with_on_behalf(mut self, behalf: std::sync::Arc<behalf::OnBehalf>) -> Self {
+        self.behalf = behalf;
+        self
+    }
+
     pub fn new(registry: Registry) -> Self {
         Self {
             registry,
+            behalf: Default::default(),
             poll_initial: Duration::from_millis(100),
             poll_max: Duration::from_secs(2),
         }
@@ -339,7 +349,10 @@ impl AgentConnector for A2aConnector {
                 AgentTarget::Named(a) => Target::Name(a.as_str()),
                 AgentTarget::Skill(s) => Target::Skill(s.as_str()),
             };
-            let mut requirements = Requirements::default();
+            let mut requirements = Requirements {
+                on_behalf_of: this.behalf.of(&req.run_id),
+                ..Requirements::default()
+            };
             if req.data.is_some() {
                 requirements.input_modes.push("application/json".into());
             }

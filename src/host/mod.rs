@@ -81,6 +81,8 @@ struct Inner {
     registered: tokio::sync::Notify,
     /// Each agent's location, by name, for the run detail.
     agent_urls: HashMap<String, String>,
+    /// On whose behalf each run calls its agents (shared with the connector).
+    behalf: Arc<crate::connect::behalf::OnBehalf>,
 }
 
 impl Orchestrator {
@@ -94,8 +96,18 @@ impl Orchestrator {
                 tasks: Mutex::new(HashMap::new()),
                 registered: tokio::sync::Notify::new(),
                 agent_urls: HashMap::new(),
+                behalf: Default::default(),
             }),
         }
+    }
+
+    /// Records on whose behalf each run calls in `behalf` (the connector's). Call
+    /// before the orchestrator is cloned.
+    pub fn with_on_behalf(mut self, behalf: Arc<crate::connect::behalf::OnBehalf>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.behalf = behalf;
+        }
+        self
     }
 
     /// Names each agent's location (`name` → URL), for the run detail's `agentUrl`.
@@ -164,6 +176,7 @@ impl Orchestrator {
         inputs: Map<String, Value>,
     ) -> Result<relay::Relayed, RpcError> {
         let by = actor_of(&ctx.caller);
+        self.calls_on_behalf_of(ctx.task_id.as_str(), &ctx.caller);
         let run = self
             .inner
             .engine
@@ -276,6 +289,19 @@ fn answer_of(message: &Message, by: Option<Actor>) -> Answer {
 /// Who sent a request, in the engine's terms.
 fn actor_of(caller: &Caller) -> Option<Actor> {
     caller.principal().map(|p| crate::auth::actor(p))
+}
+
+impl Orchestrator {
+    /// Run `run_id`'s agents are called on behalf of `caller`: with its token when a
+    /// verifier vouched for it, else with the orchestrator's own rights.
+    fn calls_on_behalf_of(&self, run_id: &str, caller: &Caller) {
+        use crate::connect::behalf::Subject;
+        let subject = match caller.principal().and_then(|p| p.token.clone()) {
+            Some(token) => Subject::Token(token),
+            None => Subject::Service,
+        };
+        self.inner.behalf.start(run_id, subject);
+    }
 }
 
 /// Who starts a run, where, in the engine's terms.
@@ -448,6 +474,13 @@ impl AgentExecutor for Orchestrator {
         ));
         if let Some(by) = &h.initiator {
             detail.started(by);
+        }
+        // A run a signed-in user started lost their token with the process that
+        // started it; one a static credential (or nobody) started goes on as before.
+        if h.initiator.as_ref().is_none_or(|a| !a.id.contains('#')) {
+            self.inner
+                .behalf
+                .start(task.id.as_str(), crate::connect::behalf::Subject::Service);
         }
         detail.restore(&saved.units, &now, |a| {
             self.inner.agent_urls.get(a).cloned()

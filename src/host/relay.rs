@@ -148,6 +148,7 @@ impl Orchestrator {
             }
         }
         self.tasks().remove(task_id);
+        self.inner.behalf.end(task_id.as_str());
         Ok(())
     }
 }

@@ -132,6 +132,7 @@ impl Orchestrator {
         detail.retry_of = Some(of.clone());
         tracing::info!(task_id = %ctx.task_id, retry_of = %of, kept = seed.len(), "retrying a run");
         let by = ctx.caller.principal().map(|p| crate::auth::actor(p));
+        self.calls_on_behalf_of(ctx.task_id.as_str(), &ctx.caller);
         if let Some(by) = &by {
             detail.started(by);
             detail.audited("retried", by, now.clone(), None, None);

@@ -314,7 +314,10 @@ pub async fn build(
         limits: config.limits,
         ..EngineOptions::default()
     };
-    let mut engine = Engine::new(Arc::new(A2aConnector::new(registry.clone())), options);
+    // On whose behalf each run calls: the orchestrator records it, the connector reads it.
+    let behalf = Arc::new(crate::connect::behalf::OnBehalf::default());
+    let connector = A2aConnector::new(registry.clone()).with_on_behalf(behalf.clone());
+    let mut engine = Engine::new(Arc::new(connector), options);
     if store.durable() {
         engine = engine.with_store(store.clone());
     }
@@ -328,7 +331,9 @@ pub async fn build(
         .into_iter()
         .map(|a| (a.name, a.url))
         .collect();
-    let orchestrator = Orchestrator::new(workflows.clone(), engine, llm).with_agent_urls(urls);
+    let orchestrator = Orchestrator::new(workflows.clone(), engine, llm)
+        .with_agent_urls(urls)
+        .with_on_behalf(behalf);
     let card = card(config, url, &orchestrator);
     let mut card = card;
     let mut extended = card.clone();

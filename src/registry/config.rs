@@ -92,6 +92,16 @@ pub enum AuthConfig {
         scopes: Option<Vec<String>>,
         resource: Option<String>,
     },
+    /// RFC 8693 token exchange: the run's initiator's token traded (with these client
+    /// credentials) for one whose audience is the agent (`audience`, else its card's URL).
+    TokenExchange {
+        client_id_env: String,
+        client_secret_env: String,
+        token_url: Option<String>,
+        audience: Option<String>,
+        scopes: Option<Vec<String>>,
+        resource: Option<String>,
+    },
 }
 
 const AGENT_KEYS: &[&str] = &[
@@ -117,6 +127,7 @@ const AUTH_KEYS: &[&str] = &[
     "token_url",
     "scopes",
     "resource",
+    "audience",
 ];
 
 fn is_env_name(s: &str) -> bool {
@@ -249,7 +260,7 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
                 let header = a.string(ctx, "header").map_or_else(|| "X-API-Key".to_owned(), |h| h.value);
                 env(&mut a, ctx, "key_env").map(|key_env| AuthConfig::ApiKey { header, key_env })
             }
-            Some("oauth2_client_credentials") => {
+            Some(kind @ ("oauth2_client_credentials" | "token_exchange")) => {
                 let id = env(&mut a, ctx, "client_id_env");
                 let secret = env(&mut a, ctx, "client_secret_env");
                 let token_url = a.string(ctx, "token_url").and_then(|u| {
@@ -259,26 +270,41 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
                     .strings(ctx, "scopes")
                     .map(|l| l.value.into_iter().map(|s| s.value).collect());
                 let resource = a.string(ctx, "resource").map(|r| r.value);
-                id.zip(secret).map(|(client_id_env, client_secret_env)| {
-                    AuthConfig::OAuth2ClientCredentials {
+                let audience = a.string(ctx, "audience");
+                if let (Some(aud), "oauth2_client_credentials") = (&audience, kind) {
+                    ctx.error(
+                        aud.span.clone(),
+                        "`audience` goes with `type = \"token_exchange\"` (client credentials name their agent with `resource`)",
+                    );
+                }
+                id.zip(secret).map(|(client_id_env, client_secret_env)| match kind {
+                    "token_exchange" => AuthConfig::TokenExchange {
+                        client_id_env,
+                        client_secret_env,
+                        token_url,
+                        audience: audience.map(|a| a.value),
+                        scopes,
+                        resource,
+                    },
+                    _ => AuthConfig::OAuth2ClientCredentials {
                         client_id_env,
                         client_secret_env,
                         token_url,
                         scopes,
                         resource,
-                    }
+                    },
                 })
             }
             Some(other) => {
-                let hint = did_you_mean(other, ["bearer", "api_key", "oauth2_client_credentials"])
+                let hint = did_you_mean(other, ["bearer", "api_key", "oauth2_client_credentials", "token_exchange"])
                     .map(|m| format!(" (did you mean \"{m}\"?)"))
                     .unwrap_or_default();
                 let span = kind.as_ref().map_or(a.span.clone(), |k| k.span.clone());
-                ctx.error(span, format!("unknown auth type \"{other}\"{hint}; expected \"bearer\", \"api_key\" or \"oauth2_client_credentials\""));
+                ctx.error(span, format!("unknown auth type \"{other}\"{hint}; expected \"bearer\", \"api_key\", \"oauth2_client_credentials\" or \"token_exchange\""));
                 None
             }
             None => {
-                ctx.error(a.span.clone(), format!("{} is missing `type` (\"bearer\", \"api_key\" or \"oauth2_client_credentials\")", a.name));
+                ctx.error(a.span.clone(), format!("{} is missing `type` (\"bearer\", \"api_key\", \"oauth2_client_credentials\" or \"token_exchange\")", a.name));
                 None
             }
         };

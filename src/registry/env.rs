@@ -8,6 +8,8 @@ use std::time::Duration;
 use super::config::{AgentEntry, AuthConfig, CardSource};
 use a2a::client::{ClientAuth, ClientConfig};
 
+use super::oauth::{ClientCredentials, TokenExchange, TokenSource};
+
 /// Where environment variables come from.
 pub trait Env {
     fn var(&self, name: &str) -> Option<String>;
@@ -56,8 +58,8 @@ pub struct ResolvedAgent {
     /// The base URL, or the card's URL.
     pub card_location: String,
     pub client: ClientConfig,
-    /// OAuth 2.0 client credentials, when its calls carry a token fetched for them.
-    pub oauth: Option<std::sync::Arc<super::oauth::ClientCredentials>>,
+    /// Where its calls' tokens come from, when they carry one fetched for them.
+    pub oauth: Option<std::sync::Arc<TokenSource>>,
     /// Speak only HTTP/2 to the agent.
     pub http2: bool,
     /// Which redirects its calls follow.
@@ -95,12 +97,34 @@ pub fn resolve(
             scopes,
             resource,
         }) => {
-            oauth = Some(std::sync::Arc::new(super::oauth::ClientCredentials::new(
+            oauth = Some(std::sync::Arc::new(TokenSource::ClientCredentials(
+                ClientCredentials::new(
+                    secret(client_id_env)?,
+                    secret(client_secret_env)?,
+                    token_url.clone(),
+                    scopes.clone(),
+                    resource.clone(),
+                ),
+            )));
+            None
+        }
+        Some(AuthConfig::TokenExchange {
+            client_id_env,
+            client_secret_env,
+            token_url,
+            audience,
+            scopes,
+            resource,
+        }) => {
+            let client = ClientCredentials::new(
                 secret(client_id_env)?,
                 secret(client_secret_env)?,
                 token_url.clone(),
                 scopes.clone(),
                 resource.clone(),
+            );
+            oauth = Some(std::sync::Arc::new(TokenSource::Exchange(
+                TokenExchange::new(client, audience.clone()),
             )));
             None
         }

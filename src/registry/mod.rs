@@ -531,7 +531,10 @@ impl Registry {
         match agent.resolved.as_ref().ok().and_then(|r| r.oauth.clone()) {
             None => Ok(Some(client)),
             Some(oauth) => {
-                let token = oauth.token(card.as_deref()).await?;
+                // Outside a run: the orchestrator's own rights.
+                let token = oauth
+                    .token(Some(&oauth::Subject::Service), card.as_deref())
+                    .await?;
                 Ok(Some(client.with_headers(&[(
                     "authorization".to_owned(),
                     format!("Bearer {token}"),

@@ -1,6 +1,8 @@
-//! OAuth 2.0 client credentials for calling an agent (RFC 6749 §4.4): the token the
-//! orchestrator gets for itself from the agent's authorization server, kept until
-//! shortly before it expires and fetched again when the agent refuses it (HTTP 401).
+//! OAuth 2.0 tokens for calling an agent: client credentials (RFC 6749 §4.4), the token
+//! the orchestrator gets for itself from the agent's authorization server; or a token
+//! exchanged (RFC 8693) for the one the run's initiator presented, so that the agent
+//! sees the user — never the user's own token. Each is kept until shortly before it
+//! expires and fetched again when the agent refuses it (HTTP 401).
 //!
 //! Where to ask and for what comes from `agents.toml` (`token_url`, `scopes`,
 //! `resource`), else from the agent's card: the `oauth2` scheme's client-credentials
@@ -10,6 +12,9 @@
 
 use std::time::{Duration, Instant};
 
+use std::collections::HashMap;
+
+use a2a::server::PresentedToken;
 use a2a::types::{AgentCard, SecurityScheme};
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -19,6 +24,19 @@ const EARLY: Duration = Duration::from_secs(30);
 
 /// Largest token response read.
 const MAX_RESPONSE_BYTES: usize = 64 * 1024;
+
+/// Whose rights a call carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    /// The run's initiator's: a token exchanged for theirs.
+    Token(PresentedToken),
+    /// The orchestrator's own: a static credential (or nobody) started the run.
+    Service,
+}
+
+/// The RFC 8693 grant type, and token type of an access token.
+const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+const ACCESS_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:access_token";
 
 /// One agent's client credentials, and the token they got last.
 pub struct ClientCredentials {
@@ -133,12 +151,23 @@ impl ClientCredentials {
         if let Some(r) = &self.resource {
             form.push(("resource", r.clone()));
         }
+        let (token, until) = self.request(&token_url, &form).await?;
+        *cached = Some((token.clone(), until));
+        Ok(token)
+    }
+
+    /// Asks `token_url` for a token with `form`; the token and until when to use it.
+    async fn request(
+        &self,
+        token_url: &str,
+        form: &[(&str, String)],
+    ) -> Result<(String, Instant), String> {
         let mut response = self
             .http
-            .post(&token_url)
+            .post(token_url)
             .basic_auth(&self.client_id, Some(&self.secret))
             .header(reqwest::header::ACCEPT, "application/json")
-            .form(&form)
+            .form(form)
             .send()
             .await
             .map_err(|e| format!("cannot reach the token endpoint {token_url}: {e}"))?;
@@ -174,9 +203,7 @@ impl ClientCredentials {
         let lifetime = json["expires_in"]
             .as_u64()
             .map_or(Duration::from_secs(300), Duration::from_secs);
-        let until = Instant::now() + lifetime.saturating_sub(EARLY);
-        *cached = Some((token.clone(), until));
-        Ok(token)
+        Ok((token, Instant::now() + lifetime.saturating_sub(EARLY)))
     }
 
     /// The agent refused the token held: the next call fetches another (unless one is
@@ -197,5 +224,151 @@ impl ClientCredentials {
             Err(_) => "fetching a token",
         };
         format!("OAuth2 client credentials as `{}` ({held})", self.client_id)
+    }
+}
+
+/// RFC 8693 token exchange for one agent: the run's initiator's token traded for one
+/// whose audience is the agent, with the orchestrator's client credentials; one per
+/// (initiator token, agent), kept until shortly before it expires. A run started by a
+/// static credential gets a client-credentials token for the same audience instead.
+pub struct TokenExchange {
+    client: ClientCredentials,
+    audience: Option<String>,
+    exchanged: Mutex<HashMap<[u8; 32], (String, Instant)>>,
+}
+
+impl std::fmt::Debug for TokenExchange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenExchange")
+            .field("client", &self.client)
+            .field("audience", &self.audience)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Most exchanged tokens kept per agent (the oldest dropped past it).
+const MAX_EXCHANGED: usize = 10_000;
+
+impl TokenExchange {
+    pub fn new(client: ClientCredentials, audience: Option<String>) -> Self {
+        TokenExchange {
+            client,
+            audience,
+            exchanged: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The audience asked for: the configured one, else the agent's card URL.
+    fn audience(&self, card: Option<&AgentCard>) -> Result<String, String> {
+        self.audience
+            .clone()
+            .or_else(|| card.map(|c| c.url.clone()))
+            .ok_or_else(|| "no audience: its entry names none and its card is not known".into())
+    }
+
+    /// A token to call the agent with on behalf of `subject`; `None` (the run was
+    /// resumed after a restart, and its initiator's token is gone) is refused, saying so.
+    pub async fn token(
+        &self,
+        subject: Option<&Subject>,
+        card: Option<&AgentCard>,
+    ) -> Result<String, String> {
+        let audience = self.audience(card)?;
+        let user = match subject {
+            Some(Subject::Token(t)) => t,
+            Some(Subject::Service) => return self.client.token(card).await,
+            None => {
+                return Err("it is called on behalf of the run's initiator, whose token is kept only while the process that started the run runs (this run was resumed after a restart): retry the run to go on with a fresh token".into());
+            }
+        };
+        use sha2::Digest;
+        let key: [u8; 32] = sha2::Sha256::digest(user.secret().as_bytes()).into();
+        let mut exchanged = self.exchanged.lock().await;
+        if let Some((token, until)) = exchanged.get(&key)
+            && Instant::now() < *until
+        {
+            return Ok(token.clone());
+        }
+        let (token_url, scopes) = self.client.endpoint(card)?;
+        let mut form = vec![
+            ("grant_type", TOKEN_EXCHANGE.to_owned()),
+            ("subject_token", user.secret().to_owned()),
+            ("subject_token_type", ACCESS_TOKEN_TYPE.to_owned()),
+            ("requested_token_type", ACCESS_TOKEN_TYPE.to_owned()),
+            ("audience", audience),
+        ];
+        if !scopes.is_empty() {
+            form.push(("scope", scopes.join(" ")));
+        }
+        if let Some(r) = &self.client.resource {
+            form.push(("resource", r.clone()));
+        }
+        let (token, until) = self.client.request(&token_url, &form).await?;
+        if exchanged.len() >= MAX_EXCHANGED {
+            let now = Instant::now();
+            exchanged.retain(|_, (_, until)| *until > now);
+            if exchanged.len() >= MAX_EXCHANGED {
+                exchanged.clear();
+            }
+        }
+        exchanged.insert(key, (token.clone(), until));
+        Ok(token)
+    }
+
+    /// The agent refused a token: every one held for it is dropped.
+    pub fn refused(&self) {
+        self.client.refused();
+        if let Ok(mut exchanged) = self.exchanged.try_lock() {
+            exchanged.clear();
+        }
+    }
+
+    /// Its state, for `agents`.
+    pub fn describe(&self) -> String {
+        format!(
+            "tokens exchanged (RFC 8693) for the run's initiator's, as `{}`{}",
+            self.client.client_id,
+            self.audience
+                .as_ref()
+                .map(|a| format!(" for the audience {a}"))
+                .unwrap_or_default()
+        )
+    }
+}
+
+/// How an agent's calls get their token.
+#[derive(Debug)]
+pub enum TokenSource {
+    ClientCredentials(ClientCredentials),
+    Exchange(TokenExchange),
+}
+
+impl TokenSource {
+    /// A token for a call on behalf of `subject`.
+    pub async fn token(
+        &self,
+        subject: Option<&Subject>,
+        card: Option<&AgentCard>,
+    ) -> Result<String, String> {
+        match self {
+            TokenSource::ClientCredentials(c) => c.token(card).await,
+            TokenSource::Exchange(e) => e.token(subject, card).await,
+        }
+    }
+
+    /// The agent refused a token: the next call fetches another.
+    pub fn refused(&self) {
+        match self {
+            TokenSource::ClientCredentials(c) => c.refused(),
+            TokenSource::Exchange(e) => e.refused(),
+        }
+    }
+
+    /// Its state, for `agents`.
+    pub fn describe(&self) -> String {
+        match self {
+            TokenSource::ClientCredentials(c) => c.describe(),
+            TokenSource::Exchange(e) => e.describe(),
+        }
     }
 }

@@ -11,7 +11,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use super::{Agent, Health, Registry};
 use a2a::client::A2aClient;
 
-use super::oauth::ClientCredentials;
+use super::oauth::{Subject, TokenSource};
 use a2a::types::{AgentCard, media_type_matches};
 
 /// Which agents may serve a call.
@@ -44,6 +44,9 @@ pub struct Requirements {
     pub input_modes: Vec<String>,
     /// Media types the caller accepts back (any of them will do).
     pub output_modes: Vec<String>,
+    /// On whose behalf the call is made (an agent whose calls carry an exchanged token
+    /// needs it); `None` when not known.
+    pub on_behalf_of: Option<Subject>,
 }
 
 /// Why no agent could be chosen.
@@ -72,8 +75,9 @@ pub struct Lease {
     /// The client before a token was added to it.
     base: A2aClient,
     card: Arc<AgentCard>,
-    /// The agent's client credentials, when its calls carry a token.
-    oauth: Option<Arc<ClientCredentials>>,
+    /// Where its calls' tokens come from, when they carry one; and on whose behalf.
+    oauth: Option<Arc<TokenSource>>,
+    subject: Option<Subject>,
     _permit: OwnedSemaphorePermit,
 }
 
@@ -117,7 +121,10 @@ impl Lease {
     pub async fn renewed_client(&self) -> Option<A2aClient> {
         let oauth = self.oauth.as_ref()?;
         oauth.refused();
-        let token = oauth.token(Some(&self.card)).await.ok()?;
+        let token = oauth
+            .token(self.subject.as_ref(), Some(&self.card))
+            .await
+            .ok()?;
         Some(
             self.base
                 .with_headers(&[("authorization".to_owned(), format!("Bearer {token}"))]),
@@ -346,7 +353,7 @@ impl Registry {
         let base = client.clone();
         let client = match &oauth {
             None => client,
-            Some(oauth) => match oauth.token(Some(&card)).await {
+            Some(oauth) => match oauth.token(req.on_behalf_of.as_ref(), Some(&card)).await {
                 Ok(token) => {
                     client.with_headers(&[("authorization".to_owned(), format!("Bearer {token}"))])
                 }
@@ -364,6 +371,7 @@ impl Registry {
             base,
             card,
             oauth,
+            subject: req.on_behalf_of.clone(),
             _permit: permit,
         })
     }

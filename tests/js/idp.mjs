@@ -6,7 +6,10 @@
 //   olga (group sre; tenants acme and globex);
 // - a resource `urn:a2a:other` whose tokens are for another audience, and
 //   `urn:a2a:hr` whose tokens are for the audience `hr-agent`;
-// - the client `orchestrator` (secret `orchestrator-secret`), for calls to agents;
+// - the client `orchestrator` (secret `orchestrator-secret`), for calls to agents: client
+//   credentials, and RFC 8693 token exchange (a grant registered below: a token this
+//   provider issued for `a2a-orchestrator` traded for one whose audience is `hr-agent`
+//   or `it-agent`, with the same subject and the orchestrator as `act`);
 // - the web view's public client `ui` (authorization code with PKCE), once
 //   `POST /_test/ui-client?redirect=URI` names its redirect URI; the provider's own
 //   development login page takes any of the people's names (any password);
@@ -34,7 +37,8 @@ async function newKey() {
   jwk.kid = crypto.randomUUID();
   jwk.alg = 'RS256';
   jwk.use = 'sig';
-  return { jwk, privateKey, publicKey };
+  const publicJwk = { ...(await jose.exportJWK(publicKey)), kid: jwk.kid, alg: 'RS256', use: 'sig' };
+  return { jwk, publicJwk, privateKey, publicKey };
 }
 
 const keys = [await newKey()];
@@ -47,7 +51,7 @@ function build() {
     clients: Object.keys(PEOPLE).concat(['orchestrator']).map((id) => ({
       client_id: id,
       client_secret: `${id}-secret`,
-      grant_types: ['client_credentials'],
+      grant_types: id === 'orchestrator' ? ['client_credentials', EXCHANGE] : ['client_credentials'],
       redirect_uris: [],
       response_types: [],
     })).concat(uiRedirect ? [{
@@ -81,7 +85,48 @@ function build() {
     },
   });
   p.on('server_error', (ctx, err) => console.error('idp server_error', err));
+  p.registerGrantType(EXCHANGE, exchange, [
+    'subject_token', 'subject_token_type', 'audience', 'requested_token_type', 'resource', 'scope',
+  ]);
   return p;
+}
+
+const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const AGENT_AUDIENCES = ['hr-agent', 'it-agent'];
+
+// RFC 8693: the authenticated client trades a subject token this provider issued for the
+// orchestrator for one for an agent's audience, keeping the subject.
+async function exchange(ctx) {
+  const { client, params } = ctx.oidc;
+  const refuse = (error, description) => {
+    ctx.status = 400;
+    ctx.body = { error, error_description: description };
+  };
+  if (params.subject_token_type !== 'urn:ietf:params:oauth:token-type:access_token') {
+    return refuse('invalid_request', 'subject_token_type must be an access token');
+  }
+  let claims;
+  try {
+    const jwks = jose.createLocalJWKSet({ keys: keys.map((k) => k.publicJwk) });
+    ({ payload: claims } = await jose.jwtVerify(params.subject_token, jwks, { issuer, audience: AUDIENCE }));
+  } catch (e) {
+    return refuse('invalid_grant', `subject_token: ${e.message}`);
+  }
+  if (!AGENT_AUDIENCES.includes(params.audience)) {
+    return refuse('invalid_target', `no audience ${params.audience}`);
+  }
+  const now = Math.floor(Date.now() / 1000);
+  const token = await new jose.SignJWT({
+    sub: claims.sub, name: claims.name, groups: claims.groups, client_id: client.clientId,
+    act: { sub: client.clientId }, scope: 'a2a',
+  })
+    .setProtectedHeader({ alg: 'RS256', kid: keys[0].jwk.kid, typ: 'at+jwt' })
+    .setIssuer(issuer).setAudience(params.audience).setIssuedAt(now).setExpirationTime(now + 300)
+    .sign(keys[0].privateKey);
+  ctx.body = {
+    access_token: token, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+    token_type: 'Bearer', expires_in: 300,
+  };
 }
 
 async function forge(kind) {

@@ -82,6 +82,29 @@ pub struct Principal {
     /// The tenants it may act in; `None`: any (a principal no tenant claim scopes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenants: Option<Vec<String>>,
+    /// The token it presented, when a [`VerifyToken`] vouched for it (never a static
+    /// credential): in memory only, for an application that acts on its behalf by
+    /// exchanging it. Never serialized.
+    #[serde(skip)]
+    pub token: Option<PresentedToken>,
+}
+
+/// A bearer token a caller presented, kept in memory only; its `Debug` says nothing
+/// of it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PresentedToken(Arc<str>);
+
+impl PresentedToken {
+    /// The token as presented.
+    pub fn secret(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for PresentedToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PresentedToken(<redacted>)")
+    }
 }
 
 impl Principal {
@@ -106,6 +129,7 @@ impl Principal {
             roles: Vec::new(),
             reach: Reach::Own,
             tenants: None,
+            token: None,
         }
     }
 }
@@ -353,7 +377,10 @@ impl InboundAuth {
                 }
                 return match &self.tokens {
                     Some(verifier) => match verifier.verify(token).await {
-                        Ok(p) => Ok(Caller::known(Arc::new(p))),
+                        Ok(mut p) => {
+                            p.token = Some(PresentedToken(token.into()));
+                            Ok(Caller::known(Arc::new(p)))
+                        }
                         Err(why) => Err(Refusal::Invalid(why)),
                     },
                     None => Err(Refusal::Invalid(

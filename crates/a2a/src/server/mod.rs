@@ -45,8 +45,8 @@ pub use agent::{
 };
 pub use apply::apply_event;
 pub use auth::{
-    Access, Caller, Credential, InboundAuth, Principal, Reach, Refusal, UNAUTHENTICATED,
-    VerifyToken,
+    Access, Caller, Credential, InboundAuth, PresentedToken, Principal, Reach, Refusal,
+    UNAUTHENTICATED, VerifyToken,
 };
 use axum::http::HeaderMap;
 use cluster::Placement;

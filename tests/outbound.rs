@@ -298,3 +298,82 @@ async fn agents_are_called_on_behalf_of_the_caller_with_exchanged_tokens() {
     );
     assert_ne!(hr_token, it_token, "each its own token: {said}");
 }
+
+/// Issue 36: an agent that takes only clients with a certificate its own authority
+/// signed (mutual TLS) is called with the certificate and authority its agents.toml
+/// entry names; without the certificate it is unavailable, saying why.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_is_called_over_mutual_tls() {
+    use crate::util::tls::Ca;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("outbound-mtls");
+    let _ = std::fs::remove_dir_all(&dir);
+    let (server_ca, client_ca) = (Ca::new("agent CA"), Ca::new("orchestrator CA"));
+    let (cert, key) = server_ca.issue(&dir.join("agent"));
+    client_ca.issue(&dir.join("client"));
+    std::fs::write(dir.join("agent-ca.pem"), server_ca.pem()).unwrap();
+    std::fs::write(dir.join("client-ca.pem"), client_ca.pem()).unwrap();
+    let files = a2a::server::CertFiles::open(&cert, &key)
+        .unwrap()
+        .requiring_client_certs(dir.join("client-ca.pem"))
+        .unwrap();
+    let config = ServerConfig {
+        tls: Some(Arc::new(files)),
+        ..ServerConfig::default()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://{}/", listener.local_addr().unwrap());
+    let agent = crate::echo_agent::EchoAgent {
+        word_delay: std::time::Duration::ZERO,
+    };
+    let server = A2aServer::builder(agent, crate::echo_agent::echo_card(&url))
+        .config(config)
+        .build();
+    tokio::spawn(server.serve(listener, std::future::pending()));
+
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::write(dir.join("workflows/echo.toml"), ECHO).unwrap();
+    let agents = |tls: &str| {
+        let file = dir.join("agents.toml");
+        std::fs::write(&file, format!("[agents.hr]\nurl = \"{url}\"\n{tls}\n")).unwrap();
+        file
+    };
+    // Paths relative to agents.toml.
+    let file = agents(
+        "tls = { ca_file = \"agent-ca.pem\", cert_file = \"client/cert.pem\", key_file = \"client/key.pem\" }",
+    );
+    let (_serve, orchestrator) = spawn_serve(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--workflows",
+            dir.join("workflows").to_str().unwrap(),
+            "--agents",
+            file.to_str().unwrap(),
+        ],
+        &[],
+    )
+    .await;
+    let (c, _) = client(&orchestrator).await;
+    let mut m = Message::user_text("echo");
+    m.metadata = Some(json!({ "workflow": "echo" }).as_object().unwrap().clone());
+    let done = task(c.send_message(&MessageSendParams::new(m)).await.unwrap());
+    assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
+    assert_eq!(result_text(&done), "hello from the orchestrator");
+
+    // Trusting its authority but presenting no certificate: the agent is unusable, and
+    // `agents` says it cannot be reached.
+    let file = agents("tls = { ca_file = \"agent-ca.pem\" }");
+    let listed = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args(["agents", "--agents", file.to_str().unwrap()])
+        .output()
+        .await
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&listed.stdout),
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    assert!(said.contains("unavailable"), "{said}");
+    // (The agent's refusal arrives as TLS 1.3 has it: an alert, or a closed stream.)
+    assert!(said.contains("cannot reach"), "{said}");
+}

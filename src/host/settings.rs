@@ -22,6 +22,7 @@
 //! ready_requires_agents = false   # /readyz reports agents down; true: they make it 503
 //! tls_cert = "tls/cert.pem"       # serve HTTPS (HTTP/2 and HTTP/1.1): the chain, PEM…
 //! tls_key = "tls/key.pem"         # …and its key; both picked up again when they change
+//! tls_client_ca = "tls/clients.pem"  # mutual TLS: clients present a certificate these signed
 //!
 //! [auth]                          # every A2A call must present one of these
 //! bearer_token_env = ["ORCH_TOKEN"]   # and named tokens, roles, OpenID Connect:
@@ -315,6 +316,7 @@ const SERVER_KEYS: &[&str] = &[
     "ready_requires_agents",
     "tls_cert",
     "tls_key",
+    "tls_client_ca",
 ];
 const PUSH_KEYS: &[&str] = &["allow_private_webhooks", "timeout"];
 const SECRET_KEYS: &[&str] = &["token", "tokens", "key", "keys", "api_key", "password"];
@@ -394,9 +396,19 @@ pub fn load_str(
         out.ready_requires_agents = s.bool(&mut ctx, "ready_requires_agents").map(|v| v.value);
         let cert = s.string(&mut ctx, "tls_cert");
         let key = s.string(&mut ctx, "tls_key");
+        let client_ca = s.string(&mut ctx, "tls_client_ca");
+        if let (Some(ca), None) = (&client_ca, &cert) {
+            ctx.error(ca.span.clone(), "`tls_client_ca` needs `tls_cert` and `tls_key`: clients present certificates over TLS");
+        }
         match (cert, key) {
             (Some(cert), Some(key)) => match CertFiles::open(base.join(&cert.value), base.join(&key.value)) {
-                Ok(files) => out.tls = Some(Arc::new(files)),
+                Ok(files) => match client_ca {
+                    None => out.tls = Some(Arc::new(files)),
+                    Some(ca) => match files.requiring_client_certs(base.join(&ca.value)) {
+                        Ok(files) => out.tls = Some(Arc::new(files)),
+                        Err(e) => ctx.error(ca.span, format!("cannot require client certificates: {e}")),
+                    },
+                },
                 Err(e) => ctx.error(cert.span, format!("cannot serve TLS: {e}")),
             },
             (Some(one), None) | (None, Some(one)) => ctx.error(

@@ -65,6 +65,19 @@ pub struct AgentEntry {
     /// Which redirects calls to the agent (its card included) follow: none unless
     /// `follow_redirects = "same-origin"`.
     pub redirects: Redirects,
+    /// Its own certificate authorities, and the certificate to present (mutual TLS).
+    pub tls: Option<TlsFiles>,
+}
+
+/// `tls = { ca_file, cert_file, key_file }` of an agent: PEM files, relative to
+/// agents.toml; read again when they change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// Trusted instead of the public authorities.
+    pub ca_file: Option<std::path::PathBuf>,
+    /// The client certificate (chain) and its key, presented to the agent.
+    pub cert_file: Option<std::path::PathBuf>,
+    pub key_file: Option<std::path::PathBuf>,
 }
 
 /// Where an agent's card is.
@@ -116,6 +129,7 @@ const AGENT_KEYS: &[&str] = &[
     "protocol",
     "binding",
     "follow_redirects",
+    "tls",
 ];
 const AUTH_KEYS: &[&str] = &[
     "type",
@@ -314,6 +328,32 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
         }
         result
     });
+    let tls = t.table(ctx, "tls").map(|mut x| {
+        x.name = format!("the `tls` of agent `{name}`");
+        let dir = std::path::Path::new(ctx.file)
+            .parent()
+            .unwrap_or(std::path::Path::new(""))
+            .to_owned();
+        let file = |x: &mut TableReader<'_, '_>, ctx: &mut Ctx<'_>, key: &str| {
+            x.string(ctx, key).map(|f| (dir.join(&f.value), f.span))
+        };
+        let ca = file(&mut x, ctx, "ca_file");
+        let cert = file(&mut x, ctx, "cert_file");
+        let key = file(&mut x, ctx, "key_file");
+        if let (Some((_, span)), None) | (None, Some((_, span))) = (&cert, &key) {
+            ctx.error(
+                span.clone(),
+                "`cert_file` and `key_file` go together: the client certificate and its private key",
+            );
+            ok = false;
+        }
+        x.finish(ctx, &["ca_file", "cert_file", "key_file"]);
+        TlsFiles {
+            ca_file: ca.map(|(p, _)| p),
+            cert_file: cert.map(|(p, _)| p),
+            key_file: key.map(|(p, _)| p),
+        }
+    });
     let timeout = t.positive_duration(ctx, "timeout");
     let max_concurrent = t.int_at_least(ctx, "max_concurrent", 1).map(|n| n as usize);
     let mut headers = Vec::new();
@@ -387,6 +427,7 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
         http2,
         interface: Preference { protocol, binding },
         redirects,
+        tls,
     })
 }
 

@@ -66,6 +66,8 @@ pub struct ResolvedAgent {
     pub redirects: a2a::client::Redirects,
     /// Which of its card's interfaces to call.
     pub interface: a2a::client::Preference,
+    /// Its own authorities and client certificate, read again when they change.
+    pub tls: Option<super::config::TlsFiles>,
 }
 
 /// Resolves one entry; the error says which variable is missing.
@@ -145,6 +147,7 @@ pub fn resolve(
         http2: entry.http2,
         redirects: entry.redirects,
         interface: entry.interface,
+        tls: entry.tls.clone(),
     })
 }
 

@@ -14,6 +14,7 @@ pub mod env;
 pub mod oauth;
 mod select;
 mod skills;
+mod tls;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -138,6 +139,8 @@ struct Agent {
     state: Mutex<AgentState>,
     in_flight: AtomicUsize,
     permits: Arc<Semaphore>,
+    /// Its own HTTP client, when its entry sets `tls`.
+    own_tls: tls::OwnTransport,
 }
 
 struct AgentState {
@@ -274,6 +277,7 @@ impl Registry {
                     permits: Arc::new(Semaphore::new(
                         e.max_concurrent.unwrap_or(options.max_concurrent),
                     )),
+                    own_tls: Default::default(),
                 })
             })
             .collect();
@@ -353,7 +357,29 @@ impl Registry {
                 st.etag.clone(),
             )
         };
-        let transport = self.inner.transport(resolved);
+        // An agent with TLS settings of its own has a client of its own; when its files
+        // changed, the card is fetched whole so that its client is built again.
+        let own;
+        let (transport, etag) = match &resolved.tls {
+            None => (self.inner.transport(resolved), etag),
+            Some(files) => match agent.own_tls.get(
+                files,
+                resolved.http2,
+                resolved.redirects,
+                self.inner.options.card_timeout,
+            ) {
+                Ok((t, rebuilt)) => {
+                    own = t;
+                    (&*own, etag.filter(|_| !rebuilt))
+                }
+                Err(why) => {
+                    let now = Instant::now();
+                    let mut st = agent.state();
+                    self.record_failure(agent, &mut st, why, now, true);
+                    return;
+                }
+            },
+        };
         let outcome = transport
             .resolver
             .resolve_conditional(&location, etag.as_deref())

@@ -186,6 +186,51 @@ pub fn http_client_with(http2: bool, redirects: Redirects) -> reqwest::Client {
     build(builder.redirect(redirect_policy(redirects)))
 }
 
+/// TLS for one agent's calls: the certificate authorities its certificate must chain to
+/// (instead of the public ones), and the certificate this client presents (mutual TLS).
+#[derive(Clone, Default)]
+pub struct ClientTls {
+    /// Trusted instead of the public roots, when any.
+    pub roots: Vec<reqwest::Certificate>,
+    /// Presented to the agent.
+    pub identity: Option<reqwest::Identity>,
+}
+
+impl std::fmt::Debug for ClientTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientTls")
+            .field("roots", &self.roots.len())
+            .field("identity", &self.identity.is_some())
+            .finish()
+    }
+}
+
+/// Like [`http_client_with`], with `tls`: the agent's own authorities and the client's
+/// certificate. An error says why the TLS setup was refused (a key that does not
+/// parse, say).
+pub fn http_client_tls(
+    http2: bool,
+    redirects: Redirects,
+    tls: &ClientTls,
+) -> Result<reqwest::Client, String> {
+    let mut builder = if http2 {
+        builder().http2_prior_knowledge()
+    } else {
+        builder()
+    };
+    builder = builder.redirect(redirect_policy(redirects));
+    if !tls.roots.is_empty() {
+        builder = builder.tls_built_in_root_certs(false);
+        for root in &tls.roots {
+            builder = builder.add_root_certificate(root.clone());
+        }
+    }
+    if let Some(identity) = &tls.identity {
+        builder = builder.identity(identity.clone());
+    }
+    builder.build().map_err(|e| e.to_string())
+}
+
 fn redirect_policy(redirects: Redirects) -> reqwest::redirect::Policy {
     match redirects {
         Redirects::Never => reqwest::redirect::Policy::none(),

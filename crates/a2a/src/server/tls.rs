@@ -48,6 +48,8 @@ pub enum TlsError {
 pub struct CertFiles {
     cert: PathBuf,
     key: PathBuf,
+    /// Checks the certificate every client must present (mutual TLS), when one must.
+    clients: Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>,
     provider: Arc<CryptoProvider>,
     current: RwLock<Arc<CertifiedKey>>,
     /// When the files were last looked at, and their modification times then.
@@ -94,17 +96,48 @@ impl CertFiles {
             seen: Mutex::new(seen),
             cert,
             key,
+            clients: None,
             provider,
         })
     }
 
+    /// Requires every client to present a certificate the authorities in `ca` (PEM)
+    /// signed: mutual TLS.
+    pub fn requiring_client_certs(mut self, ca: impl Into<PathBuf>) -> Result<Self, TlsError> {
+        let ca = ca.into();
+        let bad = |why: String| TlsError::File {
+            path: ca.clone(),
+            why,
+        };
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_file_iter(&ca).map_err(|e| bad(e.to_string()))? {
+            roots
+                .add(cert.map_err(|e| bad(e.to_string()))?)
+                .map_err(|e| bad(e.to_string()))?;
+        }
+        if roots.is_empty() {
+            return Err(bad("holds no PEM certificate".into()));
+        }
+        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+            Arc::new(roots),
+            self.provider.clone(),
+        )
+        .build()
+        .map_err(|e| bad(e.to_string()))?;
+        self.clients = Some(verifier);
+        Ok(self)
+    }
+
     /// The rustls configuration serving these files: HTTP/2 and HTTP/1.1 by ALPN.
     pub fn server_config(self: &Arc<Self>) -> Arc<rustls::ServerConfig> {
-        let mut config = rustls::ServerConfig::builder_with_provider(self.provider.clone())
+        let builder = rustls::ServerConfig::builder_with_provider(self.provider.clone())
             .with_safe_default_protocol_versions()
-            .unwrap_or_else(|_| unreachable!("ring's default provider supports TLS 1.2 and 1.3"))
-            .with_no_client_auth()
-            .with_cert_resolver(self.clone());
+            .unwrap_or_else(|_| unreachable!("ring's default provider supports TLS 1.2 and 1.3"));
+        let builder = match &self.clients {
+            None => builder.with_no_client_auth(),
+            Some(verifier) => builder.with_client_cert_verifier(verifier.clone()),
+        };
+        let mut config = builder.with_cert_resolver(self.clone());
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         Arc::new(config)
     }

@@ -1136,3 +1136,97 @@ async fn serve_speaks_tls_and_picks_up_a_new_certificate() {
         "the old certificate is no longer served"
     );
 }
+
+/// Issue 38: `serve` loads the workflow files again when they change: a new file is a
+/// new skill on the card and runs; a file with a problem leaves the loaded set as it
+/// was; a changed file is what new runs start on.
+#[tokio::test]
+async fn serve_reloads_the_workflows_when_their_files_change() {
+    let agent = crate::util::echo(0).await;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-reload");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!(
+            "[agents.one]\nurl = \"{}\"\n[agents.two]\nurl = \"{}\"\n",
+            agent.url, agent.url
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("workflows/pair.toml"), PAIR).unwrap();
+    let (_serve, url) = spawn_serve(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--workflows",
+            dir.join("workflows").to_str().unwrap(),
+            "--agents",
+            dir.join("agents.toml").to_str().unwrap(),
+        ],
+        &[],
+    )
+    .await;
+    let skills = || async {
+        let (_, card) = client(&url).await;
+        card.skills.into_iter().map(|s| s.id).collect::<Vec<_>>()
+    };
+    let until = |want: Vec<&'static str>| {
+        let skills = &skills;
+        async move {
+            for _ in 0..100 {
+                if skills().await == want {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            panic!("the card never listed {want:?}: {:?}", skills().await);
+        }
+    };
+    assert_eq!(skills().await, ["pair"]);
+    let greet = || {
+        let mut m = Message::user_text("greet");
+        m.metadata = Some(json!({ "workflow": "greet" }).as_object().unwrap().clone());
+        m.parts.push(Part::data(
+            json!({ "input": { "name": "Ada" } })
+                .as_object()
+                .unwrap()
+                .clone(),
+        ));
+        MessageSendParams::new(m)
+    };
+    // A new file: a new skill, and it runs.
+    std::fs::write(
+        dir.join("workflows/greet.toml"),
+        crate::util::orchestra::GREET,
+    )
+    .unwrap();
+    until(vec!["greet", "pair"]).await;
+    let (c, _) = client(&url).await;
+    let t = task(c.send_message(&greet()).await.unwrap());
+    assert_eq!(result_text(&t), "hello Ada");
+    // A broken file: the loaded set stays.
+    std::fs::write(
+        dir.join("workflows/broken.toml"),
+        "[workflow]\nid = \"broken\"\n",
+    )
+    .unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(skills().await, ["greet", "pair"]);
+    // Fixed, and `greet` changed: new runs start on the new version.
+    std::fs::remove_file(dir.join("workflows/broken.toml")).unwrap();
+    std::fs::write(
+        dir.join("workflows/greet.toml"),
+        crate::util::orchestra::GREET
+            .replace("hello {{ input.name }}", "good day {{ input.name }}"),
+    )
+    .unwrap();
+    for _ in 0..100 {
+        let t = task(c.send_message(&greet()).await.unwrap());
+        if result_text(&t) == "good day Ada" {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the changed workflow was never run");
+}

@@ -113,6 +113,8 @@ async fn with_fleet(
         llm,
         limits: Default::default(),
         ready_requires_agents: false,
+        // The demo's one workflow is embedded: no files to watch.
+        reload_workflows: false,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}/", listener.local_addr()?);

@@ -414,6 +414,7 @@ impl ServeArgs {
             max_id_bytes: None,
             ui: self.no_ui.then_some(false),
             ready_requires_agents: None,
+            reload_workflows: None,
             tls,
             sign_in: None,
             auth,
@@ -524,7 +525,7 @@ async fn serve(mut args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     for problem in host
         .registry
-        .skill_problems(host.workflows.iter().map(AsRef::as_ref))
+        .skill_problems(host.orchestrator.workflows().iter().map(AsRef::as_ref))
     {
         eprintln!(
             "{problem}

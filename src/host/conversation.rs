@@ -24,7 +24,7 @@ impl Orchestrator {
         message: &Message,
         request: Option<&Metadata>,
     ) -> WorkflowMatch {
-        let workflows = &self.inner.workflows;
+        let workflows = &*self.workflows();
         let text = match &self.inner.llm {
             Some(_) if workflows.len() > 1 && !super::route::names_workflow(message, request) => {
                 message.text()
@@ -52,7 +52,7 @@ impl Orchestrator {
                 }
                 Ok(None) => {
                     return WorkflowMatch::Unclear {
-                        candidates: workflows.clone(),
+                        candidates: workflows.to_vec(),
                         reason: "I could not tell which workflow you want".into(),
                     };
                 }
@@ -105,7 +105,7 @@ impl Orchestrator {
             users
                 .iter()
                 .rev()
-                .find_map(|m| match route(&self.inner.workflows, m, None) {
+                .find_map(|m| match route(&self.workflows(), m, None) {
                     WorkflowMatch::Found(w) => Some(w),
                     WorkflowMatch::Unclear { .. } => None,
                 })?;

@@ -72,7 +72,9 @@ pub struct Orchestrator {
 }
 
 struct Inner {
-    workflows: Vec<Arc<Workflow>>,
+    /// The loaded workflows, replaced whole when the files change (a run keeps the
+    /// version it started with).
+    workflows: std::sync::RwLock<Arc<Vec<Arc<Workflow>>>>,
     engine: Engine,
     llm: Option<Llm>,
     // A std mutex: only map lookups and inserts under it, never an await.
@@ -90,7 +92,7 @@ impl Orchestrator {
     pub fn new(workflows: Vec<Arc<Workflow>>, engine: Engine, llm: Option<Llm>) -> Self {
         Self {
             inner: Arc::new(Inner {
-                workflows,
+                workflows: std::sync::RwLock::new(Arc::new(workflows)),
                 engine,
                 llm,
                 tasks: Mutex::new(HashMap::new()),
@@ -121,8 +123,7 @@ impl Orchestrator {
 
     /// The card's skills: one per workflow.
     pub fn skills(&self) -> Vec<AgentSkill> {
-        self.inner
-            .workflows
+        self.workflows()
             .iter()
             .map(|w| AgentSkill {
                 id: w.id.to_string(),
@@ -137,11 +138,30 @@ impl Orchestrator {
             .collect()
     }
 
+    /// The workflows loaded now.
+    pub fn workflows(&self) -> Arc<Vec<Arc<Workflow>>> {
+        self.inner
+            .workflows
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Takes `workflows` in place of those loaded: new runs start on them; runs going
+    /// on keep the version they started with.
+    pub fn replace_workflows(&self, workflows: Vec<Arc<Workflow>>) {
+        *self
+            .inner
+            .workflows
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Arc::new(workflows);
+    }
+
     /// The skills of the workflows any caller may start (no `allow`).
     pub fn public_skills(&self) -> Vec<AgentSkill> {
         self.skills()
             .into_iter()
-            .zip(&self.inner.workflows)
+            .zip(self.workflows().iter())
             .filter(|(_, w)| w.allow.is_empty())
             .map(|(s, _)| s)
             .collect()
@@ -151,7 +171,7 @@ impl Orchestrator {
     /// authenticated extended card.
     pub fn detailed_skills(&self) -> Vec<AgentSkill> {
         let mut skills = self.skills();
-        for (skill, w) in skills.iter_mut().zip(&self.inner.workflows) {
+        for (skill, w) in skills.iter_mut().zip(self.workflows().iter()) {
             let steps: Vec<String> = w
                 .steps
                 .iter()
@@ -207,10 +227,10 @@ impl Orchestrator {
         h: &orchestrator_core::engine::RunHeader,
     ) -> Result<Arc<Workflow>, RpcError> {
         let current = self
-            .inner
-            .workflows
+            .workflows()
             .iter()
-            .find(|w| w.id.as_str() == h.workflow_id && w.hash == h.workflow_hash);
+            .find(|w| w.id.as_str() == h.workflow_id && w.hash == h.workflow_hash)
+            .cloned();
         if let Some(w) = current {
             return Ok(w.clone());
         }
@@ -507,7 +527,7 @@ impl AgentExecutor for Orchestrator {
     }
 
     fn tailor_extended_card(&self, card: &mut AgentCard, caller: &Caller) {
-        access::tailor(card, &self.inner.workflows, caller);
+        access::tailor(card, &self.workflows(), caller);
     }
 
     /// A running run's detail as it stands now: the status updates carry it only when

@@ -16,7 +16,7 @@ use axum::routing::get;
 use serde_json::{Value, json};
 
 use crate::registry::Registry;
-use orchestrator_core::workflow::{AgentTarget, StepKind, Workflow};
+use orchestrator_core::workflow::{AgentTarget, StepKind};
 use orchestrator_store::Store;
 
 /// Bound on the store's answer to the readiness write.
@@ -26,7 +26,8 @@ const STORE_WAIT: Duration = Duration::from_secs(2);
 pub struct Ops {
     pub registry: Registry,
     pub store: Arc<dyn Store>,
-    pub workflows: Vec<Arc<Workflow>>,
+    /// The workflows, as loaded now.
+    pub orchestrator: super::Orchestrator,
     /// The bearer token `/metrics` asks for; none: open.
     pub metrics_token: Option<String>,
     /// Whether agents that are down make `/readyz` unready (by default they are only
@@ -84,9 +85,10 @@ impl Ops {
             }),
         };
         let (missing, unavailable) = self.missing_agents();
+        let loaded = self.orchestrator.workflows();
         let workflows = json!({
-            "ok": !self.workflows.is_empty(),
-            "loaded": self.workflows.len(),
+            "ok": !loaded.is_empty(),
+            "loaded": loaded.len(),
             "waiting_for_agents": unavailable,
         });
         let agents = if missing.is_empty() {
@@ -115,7 +117,7 @@ impl Ops {
         let mut missing: Vec<(String, Vec<String>)> = Vec::new();
         let mut waiting = Vec::new();
         let m = orchestrator_metrics::get();
-        for w in &self.workflows {
+        for w in self.orchestrator.workflows().iter() {
             let before = missing.iter().map(|(_, s)| s.len()).sum::<usize>();
             for step in &w.steps {
                 let StepKind::Agent { target, .. } = &step.kind else {

@@ -40,6 +40,9 @@ pub struct HostConfig {
     /// only reports them: one agent down must not take the orchestrator out of a load
     /// balancer).
     pub ready_requires_agents: bool,
+    /// Load the workflow files again when they change (`[server] reload_workflows`, on
+    /// by default).
+    pub reload_workflows: bool,
 }
 
 /// Loads and checks the workflows and the agents file; every problem is returned.
@@ -160,9 +163,13 @@ pub struct Host {
     pub server: A2aServer,
     pub registry: Registry,
     pub store: Arc<dyn Store>,
-    pub workflows: Vec<Arc<Workflow>>,
+    /// The orchestrator behind the server: its workflows as loaded now.
+    pub orchestrator: Orchestrator,
     /// See [`HostConfig::ready_requires_agents`].
     pub ready_requires_agents: bool,
+    /// What a reload of the workflows needs: the configuration and the server's URL.
+    config: HostConfig,
+    url: String,
 }
 
 impl Host {
@@ -179,6 +186,10 @@ impl Host {
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> Result<(), StopError> {
         let pruner = tokio::spawn(prune_every(self.store.clone(), options.retention));
+        let reloader = self
+            .config
+            .reload_workflows
+            .then(|| tokio::spawn(self.reload_workflows()));
         let ui = options.ui.then_some(options.sign_in);
         let router = self.router(options.metrics_token, ui);
         let served = self
@@ -187,6 +198,9 @@ impl Host {
             .serve_router(listener, router, shutdown)
             .await;
         pruner.abort();
+        if let Some(reloader) = reloader {
+            reloader.abort();
+        }
         self.registry.shutdown().await;
         // What is queued is stored before the process ends, even after a failure.
         let flushed = self.store.flush().await.map_err(StopError::Flush);
@@ -206,7 +220,7 @@ impl Host {
         let ops = super::ops::Ops {
             registry: self.registry.clone(),
             store: self.store.clone(),
-            workflows: self.workflows.clone(),
+            orchestrator: self.orchestrator.clone(),
             metrics_token,
             ready_requires_agents: self.ready_requires_agents,
         };
@@ -334,15 +348,43 @@ pub async fn build(
     let orchestrator = Orchestrator::new(workflows.clone(), engine, llm)
         .with_agent_urls(urls)
         .with_on_behalf(behalf);
-    let card = card(config, url, &orchestrator);
-    let mut card = card;
+    let (card, extended) = cards(config, url, &orchestrator);
+    // Requests that carry a trace context continue that trace (when traces are on).
+    let mut server_config = config.server.clone();
+    server_config.trace_parent = TraceParent::new(crate::telemetry::adopt_parent);
+    orchestrator_metrics::observe_servers();
+    let mut server = A2aServer::builder(orchestrator.clone(), card)
+        .config(server_config)
+        .store(store.clone());
+    if let Some(extended) = extended {
+        server = server.extended_card(extended);
+    }
+    Host {
+        server: server.build(),
+        registry,
+        store,
+        orchestrator,
+        ready_requires_agents: config.ready_requires_agents,
+        config: config.clone(),
+        url: url.to_owned(),
+    }
+}
+
+/// The public card and the extended one (when there are credentials to check) for the
+/// workflows `orchestrator` has loaded now.
+fn cards(
+    config: &HostConfig,
+    url: &str,
+    orchestrator: &Orchestrator,
+) -> (AgentCard, Option<AgentCard>) {
+    let mut card = card(config, url, orchestrator);
     let mut extended = card.clone();
     extended.skills = orchestrator.detailed_skills();
     let offers_extended = card.supports_authenticated_extended_card == Some(true);
     // The workflows' sources, for a run's page: for authenticated callers when there
     // are credentials to check; on an open server, where anyone may read every task and
     // run anyway, on the card itself.
-    let sources = workflow_sources(&workflows);
+    let sources = workflow_sources(&orchestrator.workflows());
     let with_sources = if offers_extended {
         &mut extended
     } else {
@@ -353,22 +395,70 @@ pub async fn build(
         .extensions
         .get_or_insert_with(Vec::new)
         .push(sources);
-    // Requests that carry a trace context continue that trace (when traces are on).
-    let mut server_config = config.server.clone();
-    server_config.trace_parent = TraceParent::new(crate::telemetry::adopt_parent);
-    orchestrator_metrics::observe_servers();
-    let mut server = A2aServer::builder(orchestrator, card)
-        .config(server_config)
-        .store(store.clone());
-    if offers_extended {
-        server = server.extended_card(extended);
-    }
-    Host {
-        server: server.build(),
-        registry,
-        store,
-        workflows,
-        ready_requires_agents: config.ready_requires_agents,
+    (card, offers_extended.then_some(extended))
+}
+
+/// How often the workflow files are looked at for changes.
+pub const RELOAD_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What a directory's workflow files are now: each `.toml` file's path, size and time.
+fn fingerprint(
+    dir: &std::path::Path,
+) -> Vec<(std::path::PathBuf, u64, Option<std::time::SystemTime>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            Some((e.path(), meta.len(), meta.modified().ok()))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+impl Host {
+    /// Loads the workflow files again when they change (looked at every
+    /// [`RELOAD_EVERY`]): when every file is valid, new runs start on them and the cards
+    /// list them; when one is not, its problems are logged and the loaded set stays as
+    /// it was. Runs going on keep the version they started with.
+    pub fn reload_workflows(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let (config, url) = (self.config.clone(), self.url.clone());
+        let (orchestrator, server, registry) = (
+            self.orchestrator.clone(),
+            self.server.clone(),
+            self.registry.clone(),
+        );
+        async move {
+            let mut seen = fingerprint(&config.workflows);
+            loop {
+                tokio::time::sleep(RELOAD_EVERY).await;
+                let now = fingerprint(&config.workflows);
+                if now == seen {
+                    continue;
+                }
+                seen = now;
+                match load(&config) {
+                    Ok((workflows, _)) => {
+                        let ids: Vec<String> = workflows.iter().map(|w| w.id.to_string()).collect();
+                        for problem in registry.skill_problems(workflows.iter().map(AsRef::as_ref))
+                        {
+                            tracing::warn!("{problem}");
+                        }
+                        orchestrator.replace_workflows(workflows);
+                        let (card, extended) = cards(&config, &url, &orchestrator);
+                        server.replace_cards(card, extended);
+                        tracing::info!(workflows = %ids.join(", "), "the workflow files changed: loaded them again");
+                    }
+                    Err(problems) => {
+                        let said: Vec<String> = problems.iter().map(ToString::to_string).collect();
+                        tracing::warn!(problems = %said.join("\n"), "the workflow files changed but have problems: the workflows loaded before stay");
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -20,6 +20,7 @@
 //! max_id_bytes = 256              # task, context and message ids
 //! ui = true                       # the web view at /ui/ (on by default)
 //! ready_requires_agents = false   # /readyz reports agents down; true: they make it 503
+//! reload_workflows = true         # load the workflow files again when they change
 //! tls_cert = "tls/cert.pem"       # serve HTTPS (HTTP/2 and HTTP/1.1): the chain, PEM…
 //! tls_key = "tls/key.pem"         # …and its key; both picked up again when they change
 //! tls_client_ca = "tls/clients.pem"  # mutual TLS: clients present a certificate these signed
@@ -106,6 +107,8 @@ pub struct Settings {
     /// Serve the web view at `/ui/`.
     pub ui: Option<bool>,
     pub ready_requires_agents: Option<bool>,
+    /// Load the workflow files again when they change.
+    pub reload_workflows: Option<bool>,
     /// The certificate and key `serve` presents (TLS), reloaded when they change.
     pub tls: Option<Arc<CertFiles>>,
     pub auth: Option<InboundAuth>,
@@ -184,6 +187,7 @@ impl Settings {
             max_id_bytes: over.max_id_bytes.or(self.max_id_bytes),
             ui: over.ui.or(self.ui),
             ready_requires_agents: over.ready_requires_agents.or(self.ready_requires_agents),
+            reload_workflows: over.reload_workflows.or(self.reload_workflows),
             tls: over.tls.or(self.tls),
             sign_in: if over.auth.is_some() {
                 over.sign_in
@@ -248,6 +252,7 @@ impl Settings {
                 retention: self.retention.unwrap_or(DEFAULT_RETENTION),
                 llm: self.llm.flatten(),
                 ready_requires_agents: self.ready_requires_agents.unwrap_or(false),
+                reload_workflows: self.reload_workflows.unwrap_or(true),
                 limits: {
                     let d = OutputLimits::default();
                     OutputLimits {
@@ -317,6 +322,7 @@ const SERVER_KEYS: &[&str] = &[
     "tls_cert",
     "tls_key",
     "tls_client_ca",
+    "reload_workflows",
 ];
 const PUSH_KEYS: &[&str] = &["allow_private_webhooks", "timeout"];
 const SECRET_KEYS: &[&str] = &["token", "tokens", "key", "keys", "api_key", "password"];
@@ -394,6 +400,7 @@ pub fn load_str(
             .map(|n| n as usize);
         out.ui = s.bool(&mut ctx, "ui").map(|v| v.value);
         out.ready_requires_agents = s.bool(&mut ctx, "ready_requires_agents").map(|v| v.value);
+        out.reload_workflows = s.bool(&mut ctx, "reload_workflows").map(|v| v.value);
         let cert = s.string(&mut ctx, "tls_cert");
         let key = s.string(&mut ctx, "tls_key");
         let client_ca = s.string(&mut ctx, "tls_client_ca");

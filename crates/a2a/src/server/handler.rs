@@ -76,7 +76,7 @@ pub(super) struct Started {
 
 impl Inner {
     pub(super) fn require_streaming(&self, method: Method) -> Result<(), RpcError> {
-        if self.card.supports_streaming() {
+        if self.cards().card.supports_streaming() {
             Ok(())
         } else {
             Err(RpcError::unsupported_operation(format!(
@@ -86,7 +86,7 @@ impl Inner {
     }
 
     pub(super) fn require_push(&self) -> Result<(), RpcError> {
-        if self.card.supports_push_notifications() {
+        if self.cards().card.supports_push_notifications() {
             Ok(())
         } else {
             Err(RpcError::push_notification_not_supported())
@@ -239,12 +239,14 @@ impl Inner {
                 "a message needs at least one part",
             ));
         }
-        let accepted_inputs: Vec<&str> = self
+        let cards = self.cards();
+        let accepted_inputs: Vec<&str> = cards
             .card
             .default_input_modes
             .iter()
             .chain(
-                self.card
+                cards
+                    .card
                     .skills
                     .iter()
                     .flat_map(|s| s.input_modes.iter().flatten()),
@@ -269,12 +271,13 @@ impl Inner {
             .and_then(|c| c.accepted_output_modes.as_ref())
             .filter(|w| !w.is_empty())
         {
-            let offered: Vec<&str> = self
+            let offered: Vec<&str> = cards
                 .card
                 .default_output_modes
                 .iter()
                 .chain(
-                    self.card
+                    cards
+                        .card
                         .skills
                         .iter()
                         .flat_map(|s| s.output_modes.iter().flatten()),
@@ -719,9 +722,10 @@ impl Inner {
     /// The authenticated extended card, when the card offers one and it is configured,
     /// as the agent shapes it for `caller`.
     pub(super) fn extended_card(&self, caller: &Caller) -> Result<AgentCard, RpcError> {
+        let cards = self.cards();
         match (
-            &self.extended_card,
-            self.card.supports_authenticated_extended_card,
+            &cards.extended,
+            cards.card.supports_authenticated_extended_card,
         ) {
             (Some(card), Some(true)) => {
                 let mut card = card.clone();

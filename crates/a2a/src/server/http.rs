@@ -150,7 +150,8 @@ impl CardValidators {
 /// The public card, with `Cache-Control`, `ETag` and `Last-Modified`; a request whose
 /// `If-None-Match` names it gets `304 Not Modified`.
 pub(super) async fn card(State(inner): State<Arc<Inner>>, headers: HeaderMap) -> Response {
-    let v = &inner.card_validators;
+    let cards = inner.cards();
+    let v = &cards.validators;
     let validators = [
         (
             header::CACHE_CONTROL,
@@ -165,7 +166,7 @@ pub(super) async fn card(State(inner): State<Arc<Inner>>, headers: HeaderMap) ->
     (
         validators,
         [(header::CONTENT_TYPE, "application/json")],
-        inner.card_json.clone(),
+        cards.json.clone(),
     )
         .into_response()
 }

@@ -173,7 +173,7 @@ pub(super) async fn rpc(
     if let Err(e) = inner.config.generations.check(generation) {
         return error_response(id, e, generation, label);
     }
-    if let Err(e) = version::check_extensions(&inner.card, &headers) {
+    if let Err(e) = version::check_extensions(&inner.cards().card, &headers) {
         return error_response(id, e, generation, label);
     }
     // v1.0's requests name their tenant in the params: the caller acts in it.

@@ -197,12 +197,8 @@ pub struct A2aServer {
 
 struct Inner {
     agent: Arc<dyn ErasedExecutor>,
-    card: AgentCard,
-    card_json: Bytes,
-    /// The published card's validators: a strong `ETag` (a digest of its bytes) and
-    /// `Last-Modified` (when this server built it).
-    card_validators: http::CardValidators,
-    extended_card: Option<AgentCard>,
+    /// The cards it publishes, replaced whole ([`A2aServer::replace_cards`]).
+    cards: std::sync::RwLock<Arc<Cards>>,
     manager: TaskManager,
     config: ServerConfig,
     shutdown: CancellationToken,
@@ -211,6 +207,36 @@ struct Inner {
     /// times its size for a moment, and memory a process has grown to is seldom given
     /// back; one at a time, the peak is one large request's, whatever arrives at once.
     large_bodies: Arc<tokio::sync::Semaphore>,
+}
+
+/// The cards a server publishes: the public one (and its bytes as served, with their
+/// validators: a strong `ETag`, a digest of the bytes, and `Last-Modified`, when they
+/// were built), and the authenticated extended one.
+struct Cards {
+    card: AgentCard,
+    json: Bytes,
+    validators: http::CardValidators,
+    extended: Option<AgentCard>,
+}
+
+impl Cards {
+    fn new(card: AgentCard, extended: Option<AgentCard>, generations: Versions) -> Cards {
+        let json = Bytes::from(http::published_card(&card, generations).to_string());
+        let validators = http::CardValidators::of(&json);
+        Cards {
+            card,
+            json,
+            validators,
+            extended,
+        }
+    }
+}
+
+impl Inner {
+    /// The cards as published now.
+    fn cards(&self) -> Arc<Cards> {
+        self.cards.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 /// Bodies past this many bytes take their turn (see `Inner::large_bodies`).
@@ -260,16 +286,11 @@ impl A2aServerBuilder {
             )
         });
         let manager = TaskManager::new(store, push, tracker.clone(), shutdown.clone());
-        let card_json =
-            Bytes::from(http::published_card(&self.card, self.config.generations).to_string());
-        let card_validators = http::CardValidators::of(&card_json);
+        let cards = Cards::new(self.card, self.extended_card, self.config.generations);
         A2aServer {
             inner: Arc::new(Inner {
                 agent: self.agent,
-                card: self.card,
-                card_json,
-                card_validators,
-                extended_card: self.extended_card,
+                cards: std::sync::RwLock::new(Arc::new(cards)),
                 manager,
                 config: self.config,
                 shutdown,
@@ -298,9 +319,17 @@ impl A2aServer {
         }
     }
 
-    /// The public card.
-    pub fn card(&self) -> &AgentCard {
-        &self.inner.card
+    /// The public card, as published now.
+    pub fn card(&self) -> AgentCard {
+        self.inner.cards().card.clone()
+    }
+
+    /// Publishes `card` (and `extended`) from now on, in place of the cards before (the
+    /// agent's skills changed, say). Requests in flight finish with the cards they
+    /// started with; the card's validators change with its bytes.
+    pub fn replace_cards(&self, card: AgentCard, extended: Option<AgentCard>) {
+        let cards = Arc::new(Cards::new(card, extended, self.inner.config.generations));
+        *self.inner.cards.write().unwrap_or_else(|p| p.into_inner()) = cards;
     }
 
     /// The axum router: the JSON-RPC endpoint, both card paths and the HTTP+JSON

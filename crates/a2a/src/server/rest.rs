@@ -251,7 +251,7 @@ pub(super) async fn rest(
             .config
             .generations
             .check(Version::V1_0)
-            .and_then(|()| version::check_extensions(&inner.card, &headers)),
+            .and_then(|()| version::check_extensions(&inner.cards().card, &headers)),
         Version::V0_3 => Err(RpcError::version_not_supported(
             Version::V0_3.as_str(),
             &[Version::V1_0.as_str()],

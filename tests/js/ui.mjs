@@ -61,6 +61,8 @@ try {
   if (!/Lisbon/.test(result)) throw new Error(`the itinerary is not shown: ${result.slice(0, 200)}`);
   const states = await page.locator('.dag g.node').evaluateAll((ns) => ns.map((n) => n.dataset.state));
   if (states.length < 5 || states.some((s) => s !== 'completed')) throw new Error(`steps: ${states}`);
+  const progress = await page.locator('#progress').innerText();
+  if (progress !== `${states.length}/${states.length} steps done`) throw new Error(`progress: ${progress}`);
   await page.screenshot({ path: screenshot, fullPage: false });
   step("the workflow's source, from the extended card");
   await page.click('#source summary');

@@ -229,6 +229,30 @@ function duration(from, to) {
   return s < 3600 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`;
 }
 
+// A chunk appended to an artifact: text running on in the same text part (a streamed
+// answer reads as one text, not a line per chunk), anything else as parts of its own.
+function appended(parts, more) {
+  const out = parts.slice();
+  for (const p of more) {
+    const last = out[out.length - 1];
+    if (last && last.text != null && p.text != null) out[out.length - 1] = Object.assign({}, last, { text: last.text + p.text });
+    else out.push(p);
+  }
+  return out;
+}
+
+// A run's steps as done so far: how many completed of all, and how many ended
+// otherwise (a canceled run does not read as all done).
+function progress(run) {
+  const steps = run.steps.filter((s) => s.item == null);
+  const completed = steps.filter((s) => s.state === 'completed' || s.state === 'skipped').length;
+  const other = ['failed', 'canceled', 'rejected', 'upstream_failed']
+    .map((st) => [st, steps.filter((s) => s.state === st).length])
+    .filter(([, n]) => n > 0)
+    .map(([st, n]) => `${n} ${st.replace('_', ' ')}`);
+  return `${completed}/${steps.length} steps done${other.length ? ` (${other.join(', ')})` : ''}`;
+}
+
 function partsText(parts) {
   return (parts || []).map((p) => {
     if (p.text != null) return p.text;
@@ -297,12 +321,12 @@ async function listPage() {
   main.innerHTML = `
     <h1>Runs</h1>
     <form class="inline" id="start">
-      <label>workflow <select name="workflow">${options}</select></label>
+      <label>workflow to start <select name="workflow">${options}</select></label>
       <label>inputs (JSON) <textarea name="inputs" spellcheck="false">{}</textarea></label>
       <button class="primary" type="submit">Start</button>
     </form>
     <div class="filters">
-      <label>workflow <select id="f-workflow"><option value="">any</option>${options}</select></label>
+      <label>show workflow <select id="f-workflow"><option value="">any</option>${options}</select></label>
       <label>state <select id="f-state"><option value="">any</option>
         ${['working', 'input-required', 'completed', 'failed', 'canceled'].map((s) => `<option>${s}</option>`).join('')}
       </select></label>
@@ -357,13 +381,11 @@ async function fillList() {
     .map((t) => ({ t, run: (t.metadata || {}).run }))
     .filter((r) => r.run && (!workflow || r.run.workflow === workflow))
     .map(({ t, run }) => {
-      const steps = run.steps.filter((s) => s.item == null);
-      const done = steps.filter((s) => ['completed', 'failed', 'canceled', 'rejected', 'skipped', 'upstream_failed'].includes(s.state)).length;
       const q = (run.pendingQuestions || [])[0];
       return `<tr data-run="${esc(t.id)}"><td><a class="mono" href="#/run/${encodeURIComponent(t.id)}">${esc(t.id)}</a></td>
         <td>${esc(run.workflow)}</td><td>${badge(run.state)}</td>
         <td>${esc(new Date(run.startedAt).toLocaleString())}</td><td>${duration(run.startedAt, run.endedAt)}</td>
-        <td>${done}/${steps.length}</td><td>${q ? esc(`${q.step}: ${q.prompt}`) : ''}</td></tr>`;
+        <td>${esc(progress(run))}</td><td>${q ? esc(`${q.step}: ${q.prompt}`) : ''}</td></tr>`;
     });
   const body = $('#runs');
   if (body) body.innerHTML = rows.join('') || '<tr><td colspan="7" class="muted">no runs</td></tr>';
@@ -429,7 +451,7 @@ async function runPage(id) {
       const a = ev.artifactUpdate.artifact;
       task.artifacts = task.artifacts || [];
       const have = task.artifacts.find((x) => x.artifactId === a.artifactId);
-      if (have && ev.artifactUpdate.append) have.parts = have.parts.concat(a.parts);
+      if (have && ev.artifactUpdate.append) have.parts = appended(have.parts, a.parts);
       else if (have) Object.assign(have, a);
       else task.artifacts.push(a);
     }
@@ -503,8 +525,6 @@ function draw(task) {
   // And an open panel open.
   const sourceOpen = !!(main.querySelector('#source') || {}).open;
 
-  const steps = run.steps.filter((s) => s.item == null);
-  const done = steps.filter((s) => ['completed', 'failed', 'canceled', 'rejected', 'skipped', 'upstream_failed'].includes(s.state)).length;
   const result = (task.artifacts || []).find((a) => a.artifactId === 'result');
   const questions = (run.pendingQuestions || []).map((q) => {
     const key = `${q.step}/${q.item == null ? '' : q.item}`;
@@ -535,7 +555,7 @@ function draw(task) {
   main.innerHTML = `
     <h1>${esc(run.workflow)} <span class="mono muted">${esc(task.id)}</span></h1>
     <p>${badge(run.state)} <span id="run-state" data-state="${esc(state)}"></span>
-      ${done}/${steps.length} steps · started ${esc(new Date(run.startedAt).toLocaleString())} · ${duration(run.startedAt, run.endedAt)}
+      <span id="progress">${esc(progress(run))}</span> · started ${esc(new Date(run.startedAt).toLocaleString())} · ${duration(run.startedAt, run.endedAt)}
       · version <span class="mono">${esc(run.workflowVersion.slice(0, 12))}</span>
       ${!maySteer(run) ? '' : terminal(state) ? '<button type="button" data-act="retry">Retry</button>' : '<button type="button" class="danger" data-act="cancel">Cancel</button>'}
       ${run.startedBy ? `· started by <span id="started-by">${esc(run.startedBy.name)}</span>` : ''}

@@ -196,6 +196,7 @@ impl Orchestrator {
         inputs: Map<String, Value>,
     ) -> Result<relay::Relayed, RpcError> {
         let by = actor_of(&ctx.caller);
+        // Before the run starts: its first step may call an agent at once.
         self.calls_on_behalf_of(ctx.task_id.as_str(), &ctx.caller);
         let run = self
             .inner
@@ -206,7 +207,10 @@ impl Orchestrator {
                 ctx.task_id.to_string(),
                 origin_of(&ctx.caller),
             )
-            .map_err(|p| RpcError::invalid_params("message", p.join("; ")))?;
+            .map_err(|p| {
+                self.inner.behalf.end(ctx.task_id.as_str());
+                RpcError::invalid_params("message", p.join("; "))
+            })?;
         let meter = Box::new(meter::RunMeter::started(workflow.id.as_str()));
         let mut detail = Box::new(detail::RunDetail::new(workflow, inputs, now_rfc3339()));
         if let Some(by) = &by {

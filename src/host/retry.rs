@@ -148,7 +148,10 @@ impl Orchestrator {
                 seed,
                 super::origin_of(&ctx.caller),
             )
-            .map_err(|p| RpcError::invalid_params(&field, p.join("; ")))?;
+            .map_err(|p| {
+                self.inner.behalf.end(ctx.task_id.as_str());
+                RpcError::invalid_params(&field, p.join("; "))
+            })?;
         let meter = Box::new(meter::RunMeter::started(workflow.id.as_str()));
         let relayed = relay::Relayed { run, detail, meter };
         self.follow(

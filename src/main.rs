@@ -7,6 +7,12 @@ use a2a_orchestrator::cli::{self, Cli};
 use a2a_orchestrator::telemetry;
 use clap::Parser;
 
+/// jemalloc: a fifth of `serve`'s CPU went to the system allocator (issue 39's profile);
+/// see docs/benchmarks.md for the figures with and without it.
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let mut cli = Cli::parse();

@@ -189,6 +189,21 @@ async fn an_agent_is_called_with_client_credentials_from_its_card() {
     assert_eq!(failed.status.state, TaskState::Failed, "{failed:?}");
     let said = serde_json::to_string(&failed).unwrap();
     assert!(said.contains("invalid_client"), "{said}");
+
+    // The agent named by another host name than its card's token URL: the card alone
+    // does not get the client secret sent there.
+    let elsewhere = agent.replace("127.0.0.1", "localhost");
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!(
+            "[agents.hr]\nurl = \"{elsewhere}\"\nauth = {{ type = \"oauth2_client_credentials\", client_id_env = \"OUT_ID\", client_secret_env = \"OUT_SECRET\", resource = \"urn:a2a:hr\" }}\n"
+        ),
+    )
+    .unwrap();
+    let (_serve, refused) = run("orchestrator-secret").await;
+    assert_eq!(refused.status.state, TaskState::Failed, "{refused:?}");
+    let said = serde_json::to_string(&refused).unwrap();
+    assert!(said.contains("not on the agent's own host"), "{said}");
 }
 
 const BOTH: &str = r#"

@@ -106,6 +106,7 @@ pub fn resolve(
                     token_url.clone(),
                     scopes.clone(),
                     resource.clone(),
+                    &card_location,
                 ),
             )));
             None
@@ -124,6 +125,7 @@ pub fn resolve(
                 token_url.clone(),
                 scopes.clone(),
                 resource.clone(),
+                &card_location,
             );
             oauth = Some(std::sync::Arc::new(TokenSource::Exchange(
                 TokenExchange::new(client, audience.clone()),

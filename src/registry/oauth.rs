@@ -6,7 +6,10 @@
 //!
 //! Where to ask and for what comes from `agents.toml` (`token_url`, `scopes`,
 //! `resource`), else from the agent's card: the `oauth2` scheme's client-credentials
-//! flow, and the scopes its security requirements name for that scheme. A refused token
+//! flow, and the scopes its security requirements name for that scheme — a token URL
+//! from a card only on the agent's own host (a card must not be able to send the
+//! orchestrator's client secret to a server of its choosing; name `token_url` for an
+//! authorization server elsewhere). A refused token
 //! request names the server's error (`invalid_client`, …). Nothing here follows a
 //! redirect, and a token endpoint must be https (http only on loopback).
 
@@ -45,6 +48,8 @@ pub struct ClientCredentials {
     token_url: Option<String>,
     scopes: Option<Vec<String>>,
     resource: Option<String>,
+    /// The host of the agent's configured URL: a card's token URL must be on it.
+    agent_host: Option<String>,
     http: reqwest::Client,
     cached: Mutex<Option<(String, Instant)>>,
 }
@@ -79,6 +84,7 @@ impl ClientCredentials {
         token_url: Option<String>,
         scopes: Option<Vec<String>>,
         resource: Option<String>,
+        agent_url: &str,
     ) -> Self {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -91,6 +97,9 @@ impl ClientCredentials {
             token_url,
             scopes,
             resource,
+            agent_host: url::Url::parse(agent_url)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_owned)),
             http,
             cached: Mutex::new(None),
         }
@@ -117,7 +126,17 @@ impl ClientCredentials {
         });
         let token_url = match (&self.token_url, &from_card) {
             (Some(url), _) => url.clone(),
-            (None, Some((url, _))) => url.clone(),
+            (None, Some((url, _))) => {
+                let host = url::Url::parse(url)
+                    .ok()
+                    .and_then(|u| u.host_str().map(str::to_owned));
+                if host.is_none() || host != self.agent_host {
+                    return Err(format!(
+                        "its card names the token endpoint {url}, which is not on the agent's own host: name it as `token_url` in agents.toml if it is the agent's authorization server (a card alone does not get the client secret sent elsewhere)"
+                    ));
+                }
+                url.clone()
+            }
             (None, None) => {
                 return Err("no token_url: its entry names none, and its card declares no oauth2 client-credentials flow".into());
             }

@@ -63,7 +63,6 @@ fn verifier(idp: &SdkAgent) -> InboundAuth {
         name_claim: None,
         tenant_claim: Some("tenants".into()),
         ca_file: None,
-        ui_client_id: None,
         rules: RoleRules {
             grants: vec![("operator".into(), vec![Pattern::Group("sre".into())])],
         },

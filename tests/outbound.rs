@@ -61,7 +61,6 @@ async fn guarded(issuer: &str, audience: &str, agent: impl AgentExecutor) -> Str
         name_claim: None,
         tenant_claim: None,
         ca_file: None,
-        ui_client_id: None,
         rules: RoleRules::default(),
     })
     .unwrap();

@@ -186,7 +186,7 @@ pub fn read(
         o.finish(ctx, OIDC_KEYS);
         match (issuer, audience) {
             (Some(issuer), Some(audience)) => {
-                sign_in = ui_client_id.clone().map(|client_id| SignIn {
+                sign_in = ui_client_id.map(|client_id| SignIn {
                     issuer: issuer.value.clone(),
                     client_id,
                     scope: ui_scope,
@@ -198,7 +198,6 @@ pub fn read(
                     name_claim,
                     tenant_claim,
                     ca_file: ca_file.as_ref().map(|(p, _)| p.clone()),
-                    ui_client_id,
                     rules: rules.clone(),
                 };
                 match OidcVerifier::new(settings) {

@@ -69,8 +69,6 @@ pub struct OidcSettings {
     pub tenant_claim: Option<String>,
     /// The CA certificates (PEM) of a provider whose certificate no public CA signs.
     pub ca_file: Option<PathBuf>,
-    /// The client id the web view signs in with (authorization code and PKCE).
-    pub ui_client_id: Option<String>,
     /// The roles granted by pattern.
     pub rules: RoleRules,
 }
@@ -174,16 +172,6 @@ impl OidcVerifier {
             http,
             keys: Mutex::new(Keys::default()),
         })
-    }
-
-    /// The provider's issuer URL.
-    pub fn issuer(&self) -> &str {
-        &self.settings.issuer
-    }
-
-    /// The client id the web view signs in with, when it signs in.
-    pub fn ui_client_id(&self) -> Option<&str> {
-        self.settings.ui_client_id.as_deref()
     }
 
     /// The provider's discovery document URL.

@@ -20,6 +20,7 @@
 //! - [`agents`]: the demo's example downstream agents, built on the protocol only.
 //! - [`bench`](mod@bench): the benchmark behind `bench`.
 //! - [`cli`]: the command-line front end.
+//! - `untrusted`: fetching from a provider or token endpoint (which URLs, how much).
 //!
 //! See `ARCHITECTURE.md` for the bird's-eye view and the invariants.
 
@@ -52,3 +53,4 @@ pub mod host;
 pub mod llm;
 pub mod registry;
 pub mod telemetry;
+mod untrusted;

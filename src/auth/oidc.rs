@@ -22,6 +22,7 @@ use a2a::server::{Principal, VerifyToken};
 use a2a::types::{OpenIdConnectSecurityScheme, SecurityScheme};
 
 use super::RoleRules;
+use crate::untrusted::{read_bounded, trustworthy};
 
 /// The algorithms a token may be signed with.
 pub const ALGORITHMS: [Algorithm; 9] = [
@@ -112,20 +113,6 @@ impl Keys {
     }
 }
 
-/// Whether `url` may be fetched with trust in what it says: https, or http on this
-/// machine's loopback (a provider under test).
-fn trustworthy(url: &str) -> bool {
-    match url::Url::parse(url) {
-        Ok(u) if u.scheme() == "https" => true,
-        Ok(u) if u.scheme() == "http" => {
-            matches!(u.host(), Some(url::Host::Domain("localhost")))
-                || matches!(u.host(), Some(url::Host::Ipv4(ip)) if ip.is_loopback())
-                || matches!(u.host(), Some(url::Host::Ipv6(ip)) if ip.is_loopback())
-        }
-        _ => false,
-    }
-}
-
 impl OidcVerifier {
     /// A verifier for the provider `settings` name; nothing is fetched yet.
     pub fn new(settings: OidcSettings) -> Result<OidcVerifier, SettingsError> {
@@ -183,7 +170,7 @@ impl OidcVerifier {
     }
 
     async fn get_json(&self, url: &str) -> Result<Value, String> {
-        let mut response = self
+        let response = self
             .http
             .get(url)
             .header(reqwest::header::ACCEPT, "application/json")
@@ -193,13 +180,7 @@ impl OidcVerifier {
         if !response.status().is_success() {
             return Err(format!("{url} answered HTTP {}", response.status()));
         }
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| format!("{url}: {e}"))? {
-            if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
-                return Err(format!("{url} sent more than {MAX_DOCUMENT_BYTES} bytes"));
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body = read_bounded(url, response, MAX_DOCUMENT_BYTES).await?;
         serde_json::from_slice(&body).map_err(|e| format!("{url} sent no JSON: {e}"))
     }
 

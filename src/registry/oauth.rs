@@ -13,14 +13,15 @@
 //! request names the server's error (`invalid_client`, …). Nothing here follows a
 //! redirect, and a token endpoint must be https (http only on loopback).
 
-use std::time::{Duration, Instant};
-
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use a2a::server::PresentedToken;
 use a2a::types::{AgentCard, SecurityScheme};
 use serde_json::Value;
 use tokio::sync::Mutex;
+
+use crate::untrusted::{read_bounded, trustworthy};
 
 /// A token is fetched again this long before it expires.
 const EARLY: Duration = Duration::from_secs(30);
@@ -60,20 +61,6 @@ impl std::fmt::Debug for ClientCredentials {
             .field("client_id", &self.client_id)
             .field("token_url", &self.token_url)
             .finish_non_exhaustive()
-    }
-}
-
-/// Whether `url` may receive client credentials: https, or http on loopback.
-fn trustworthy(url: &str) -> bool {
-    match url::Url::parse(url) {
-        Ok(u) if u.scheme() == "https" => true,
-        Ok(u) if u.scheme() == "http" => match u.host() {
-            Some(url::Host::Domain(d)) => d == "localhost",
-            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-            None => false,
-        },
-        _ => false,
     }
 }
 
@@ -181,7 +168,7 @@ impl ClientCredentials {
         token_url: &str,
         form: &[(&str, String)],
     ) -> Result<(String, Instant), String> {
-        let mut response = self
+        let response = self
             .http
             .post(token_url)
             .basic_auth(&self.client_id, Some(&self.secret))
@@ -191,17 +178,9 @@ impl ClientCredentials {
             .await
             .map_err(|e| format!("cannot reach the token endpoint {token_url}: {e}"))?;
         let status = response.status();
-        let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
+        let body = read_bounded(token_url, response, MAX_RESPONSE_BYTES)
             .await
-            .map_err(|e| format!("the token endpoint {token_url}: {e}"))?
-        {
-            if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
-                return Err(format!("the token endpoint {token_url} sent too much"));
-            }
-            body.extend_from_slice(&chunk);
-        }
+            .map_err(|e| format!("the token endpoint {e}"))?;
         let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         if !status.is_success() {
             let error = json["error"].as_str().unwrap_or("an unknown error");

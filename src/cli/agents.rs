@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use crate::registry::card_trust;
 use crate::registry::config as agents_config;
 use crate::registry::env::ProcessEnv;
 use crate::registry::{AgentStatus, Health, Registry, RegistryOptions};
@@ -97,6 +98,13 @@ fn table(out: &mut impl Write, statuses: &[AgentStatus]) -> std::io::Result<()> 
         }
         if s.auth != "none" {
             notes.push(format!("authenticated with {}", s.auth));
+        }
+        // An unavailable agent's reason says what is wrong with its card, if anything.
+        if s.card != card_trust::UNSIGNED
+            && !s.card.starts_with("not fetched")
+            && !s.health.is_unavailable()
+        {
+            notes.push(format!("card: {}", s.card));
         }
         if let Health::Degraded(why) | Health::Unavailable(why) = &s.health {
             notes.push(why.clone());

@@ -43,6 +43,8 @@ pub struct HostConfig {
     /// Load the workflow files again when they change (`[server] reload_workflows`, on
     /// by default).
     pub reload_workflows: bool,
+    /// The key the cards are signed with (`[server] card_signing_key`), if they are.
+    pub card_signing: Option<Arc<crate::host::card_signing::CardSigning>>,
 }
 
 /// Loads and checks the workflows and the agents file; every problem is returned.
@@ -190,6 +192,11 @@ impl Host {
             .config
             .reload_workflows
             .then(|| tokio::spawn(self.reload_workflows()));
+        let key_watch = self
+            .config
+            .card_signing
+            .clone()
+            .map(|signing| tokio::spawn(signing.watch(self.server.clone())));
         let ui = options.ui.then_some(options.sign_in);
         let router = self.router(options.metrics_token, ui);
         let served = self
@@ -198,8 +205,8 @@ impl Host {
             .serve_router(listener, router, shutdown)
             .await;
         pruner.abort();
-        if let Some(reloader) = reloader {
-            reloader.abort();
+        for task in [reloader, key_watch].into_iter().flatten() {
+            task.abort();
         }
         self.registry.shutdown().await;
         // What is queued is stored before the process ends, even after a failure.
@@ -358,6 +365,9 @@ pub async fn build(
         .store(store.clone());
     if let Some(extended) = extended {
         server = server.extended_card(extended);
+    }
+    if let Some(signing) = &config.card_signing {
+        server = server.card_keys(signing.keys());
     }
     Host {
         server: server.build(),

@@ -24,6 +24,8 @@
 //! tls_cert = "tls/cert.pem"       # serve HTTPS (HTTP/2 and HTTP/1.1): the chain, PEM…
 //! tls_key = "tls/key.pem"         # …and its key; both picked up again when they change
 //! tls_client_ca = "tls/clients.pem"  # mutual TLS: clients present a certificate these signed
+//! card_signing_key = "keys/card.pem"  # sign the Agent Cards (ES256 or EdDSA; PKCS#8 PEM or JWK); a new key file is picked up
+//! card_retired_keys = ["keys/card-2025.pem"]  # keys signed with before: still published at /.well-known/jwks.json
 //!
 //! [auth]                          # every A2A call must present one of these
 //! bearer_token_env = ["ORCH_TOKEN"]   # and named tokens, roles, OpenID Connect:
@@ -111,6 +113,8 @@ pub struct Settings {
     pub reload_workflows: Option<bool>,
     /// The certificate and key `serve` presents (TLS), reloaded when they change.
     pub tls: Option<Arc<CertFiles>>,
+    /// The key the cards are signed with (and the keys published beside it).
+    pub card_signing: Option<Arc<crate::host::card_signing::CardSigning>>,
     pub auth: Option<InboundAuth>,
     /// Where the web view signs people in (`[auth.oidc] ui_client_id`).
     pub sign_in: Option<crate::auth::SignIn>,
@@ -189,6 +193,7 @@ impl Settings {
             ready_requires_agents: over.ready_requires_agents.or(self.ready_requires_agents),
             reload_workflows: over.reload_workflows.or(self.reload_workflows),
             tls: over.tls.or(self.tls),
+            card_signing: over.card_signing.or(self.card_signing),
             sign_in: if over.auth.is_some() {
                 over.sign_in
             } else {
@@ -253,6 +258,7 @@ impl Settings {
                 llm: self.llm.flatten(),
                 ready_requires_agents: self.ready_requires_agents.unwrap_or(false),
                 reload_workflows: self.reload_workflows.unwrap_or(true),
+                card_signing: self.card_signing,
                 limits: {
                     let d = OutputLimits::default();
                     OutputLimits {
@@ -322,6 +328,8 @@ const SERVER_KEYS: &[&str] = &[
     "tls_cert",
     "tls_key",
     "tls_client_ca",
+    "card_signing_key",
+    "card_retired_keys",
     "reload_workflows",
 ];
 const PUSH_KEYS: &[&str] = &["allow_private_webhooks", "timeout"];
@@ -421,6 +429,24 @@ pub fn load_str(
             (Some(one), None) | (None, Some(one)) => ctx.error(
                 one.span,
                 "`tls_cert` and `tls_key` go together: the certificate chain and its private key, both PEM",
+            ),
+            (None, None) => {}
+        }
+        let signing_key = s.string(&mut ctx, "card_signing_key");
+        let retired = s.strings(&mut ctx, "card_retired_keys");
+        match (signing_key, retired) {
+            (Some(key), retired) => {
+                let retired: Vec<PathBuf> = retired
+                    .map(|l| l.value.iter().map(|f| base.join(&f.value)).collect())
+                    .unwrap_or_default();
+                match crate::host::card_signing::CardSigning::open(base.join(&key.value), &retired) {
+                    Ok(signing) => out.card_signing = Some(Arc::new(signing)),
+                    Err(e) => ctx.error(key.span, format!("cannot sign the cards: {e}")),
+                }
+            }
+            (None, Some(retired)) => ctx.error(
+                retired.span,
+                "`card_retired_keys` goes with `card_signing_key`: they are published beside the key that signs",
             ),
             (None, None) => {}
         }

@@ -16,6 +16,11 @@
 //! [agents.it]
 //! card_url = "https://it.example.com/cards/it.json"
 //! auth = { type = "api_key", header = "X-API-Key", key_env = "IT_KEY" }
+//! card_keys = { jwks_url = "https://it.example.com/.well-known/jwks.json" }  # or jwks_file, keys = [{…JWK…}], jku_allow = [URLs]
+//! require_signed_card = true           # refuse its card unless one of those keys signed it
+//!
+//! [defaults]
+//! require_signed_card = false          # for agents that do not say
 //! ```
 //!
 //! Secrets never go in the file: `auth` names the environment variable that holds them.
@@ -67,6 +72,35 @@ pub struct AgentEntry {
     pub redirects: Redirects,
     /// Its own certificate authorities, and the certificate to present (mutual TLS).
     pub tls: Option<TlsFiles>,
+    /// Which keys may sign its card, and whether it must be signed.
+    pub card_trust: CardTrust,
+}
+
+/// `card_keys` and `require_signed_card` of an agent: where the public keys that may
+/// sign its card are, and whether an unsigned or unverified card is refused.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CardTrust {
+    /// A JWKS URL (https, or http on loopback), fetched and kept.
+    pub jwks_url: Option<String>,
+    /// A JWKS file, relative to agents.toml; read again when it changes.
+    pub jwks_file: Option<std::path::PathBuf>,
+    /// Public JWKs pinned in the file.
+    pub keys: Vec<serde_json::Value>,
+    /// Key set URLs a signature's `jku` may name; any other `jku` is not followed.
+    pub jku_allow: Vec<String>,
+    /// Refuse the card unless a signature verifies (`require_signed_card`, else
+    /// `[defaults]`'s): the agent is unavailable, saying why.
+    pub require: bool,
+}
+
+impl CardTrust {
+    /// Whether any key source is given.
+    pub fn has_keys(&self) -> bool {
+        self.jwks_url.is_some()
+            || self.jwks_file.is_some()
+            || !self.keys.is_empty()
+            || !self.jku_allow.is_empty()
+    }
 }
 
 /// `tls = { ca_file, cert_file, key_file }` of an agent: PEM files, relative to
@@ -130,6 +164,8 @@ const AGENT_KEYS: &[&str] = &[
     "binding",
     "follow_redirects",
     "tls",
+    "card_keys",
+    "require_signed_card",
 ];
 const AUTH_KEYS: &[&str] = &[
     "type",
@@ -183,6 +219,13 @@ pub fn load_str(file: &str, source: &str) -> (Option<AgentsFile>, Vec<Diagnostic
     }
     let mut top = TableReader::new(doc.get_ref(), doc.span(), "agents.toml");
     let mut out = AgentsFile::default();
+    let mut require_default = false;
+    if let Some(mut defaults) = top.table(&mut ctx, "defaults") {
+        require_default = defaults
+            .bool(&mut ctx, "require_signed_card")
+            .is_some_and(|b| b.value);
+        defaults.finish(&mut ctx, &["require_signed_card"]);
+    }
     if let Some(agents) = top.table(&mut ctx, "agents") {
         for (key, value) in agents.entries() {
             let name = key.value;
@@ -207,20 +250,25 @@ pub fn load_str(file: &str, source: &str) -> (Option<AgentsFile>, Vec<Diagnostic
                 continue;
             };
             let mut t = TableReader::new(table, value.span(), format!("[agents.{name}]"));
-            if let Some(entry) = agent(&mut ctx, name, &mut t) {
+            if let Some(entry) = agent(&mut ctx, name, &mut t, require_default) {
                 out.agents.push(entry);
             }
             t.finish(&mut ctx, AGENT_KEYS);
         }
     }
-    top.finish(&mut ctx, &["agents"]);
+    top.finish(&mut ctx, &["agents", "defaults"]);
     let ok = !ctx.has_errors();
     let mut diags = ctx.diags;
     diags.sort_by_key(|d| (d.line, d.column));
     (ok.then_some(out), diags)
 }
 
-fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<AgentEntry> {
+fn agent(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    t: &mut TableReader<'_, '_>,
+    require_default: bool,
+) -> Option<AgentEntry> {
     let url = t.string(ctx, "url");
     let card_url = t.string(ctx, "card_url");
     let mut ok = true;
@@ -354,6 +402,10 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
             key_file: key.map(|(p, _)| p),
         }
     });
+    let card_trust = card_trust(ctx, name, t, require_default);
+    if card_trust.is_none() {
+        ok = false;
+    }
     let timeout = t.positive_duration(ctx, "timeout");
     let max_concurrent = t.int_at_least(ctx, "max_concurrent", 1).map(|n| n as usize);
     let mut headers = Vec::new();
@@ -416,6 +468,7 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
         return None;
     }
     let source = source?;
+    let card_trust = card_trust?;
     ok.then(|| AgentEntry {
         name: AgentName::new(name),
         source,
@@ -428,7 +481,78 @@ fn agent(ctx: &mut Ctx<'_>, name: &str, t: &mut TableReader<'_, '_>) -> Option<A
         interface: Preference { protocol, binding },
         redirects,
         tls,
+        card_trust,
     })
+}
+
+/// `card_keys` and `require_signed_card`; `None` when they are wrong (reported).
+fn card_trust(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    t: &mut TableReader<'_, '_>,
+    require_default: bool,
+) -> Option<CardTrust> {
+    let mut trust = CardTrust::default();
+    let mut ok = true;
+    if let Some(mut k) = t.table(ctx, "card_keys") {
+        k.name = format!("the `card_keys` of agent `{name}`");
+        if let Some(u) = k.string(ctx, "jwks_url") {
+            ok &= check_url(ctx, &u, "jwks_url");
+            trust.jwks_url = Some(u.value);
+        }
+        if let Some(f) = k.string(ctx, "jwks_file") {
+            let dir = std::path::Path::new(ctx.file)
+                .parent()
+                .unwrap_or(std::path::Path::new(""));
+            trust.jwks_file = Some(dir.join(&f.value));
+        }
+        if let Some(list) = k.strings(ctx, "jku_allow") {
+            for u in list.value {
+                ok &= check_url(ctx, &u, "jku_allow");
+                trust.jku_allow.push(u.value);
+            }
+        }
+        if let Some(keys) = k.get("keys") {
+            match keys.get_ref().as_array() {
+                Some(items) => {
+                    for item in items.iter() {
+                        let jwk = orchestrator_core::config::reader::to_json(item.get_ref());
+                        if jwk.get("d").is_some() {
+                            ctx.error(item.span(), "this is a private key: pin the public half (no `d`), and never put a private key in agents.toml");
+                            ok = false;
+                        } else if let Err(e) =
+                            serde_json::from_value::<jsonwebtoken::jwk::Jwk>(jwk.clone())
+                        {
+                            ctx.error(item.span(), format!("not a public JWK: {e}"));
+                            ok = false;
+                        } else {
+                            trust.keys.push(jwk);
+                        }
+                    }
+                }
+                None => {
+                    ctx.error(keys.span(), "`keys` is a list of public JWKs: keys = [{ kty = \"EC\", crv = \"P-256\", x = \"…\", y = \"…\", kid = \"…\" }]");
+                    ok = false;
+                }
+            }
+        }
+        if !trust.has_keys() && ok {
+            ctx.error(
+                k.span.clone(),
+                "`card_keys` names no key: give `jwks_url`, `jwks_file`, `keys` or `jku_allow`",
+            );
+            ok = false;
+        }
+        k.finish(ctx, &["jwks_url", "jwks_file", "keys", "jku_allow"]);
+    }
+    let required = t.bool(ctx, "require_signed_card");
+    trust.require = required.as_ref().map_or(require_default, |b| b.value);
+    if trust.require && !trust.has_keys() && ok {
+        let span = required.map_or(t.span.clone(), |b| b.span);
+        ctx.error(span, format!("agent `{name}` must have a signed card, but no key may sign it: add `card_keys` (a `jwks_url`, a `jwks_file` or pinned `keys`)"));
+        ok = false;
+    }
+    ok.then_some(trust)
 }
 
 /// An `"auto"`-or-one-of key: `Some(None)` for auto or absent, `Some(Some(v))` for a

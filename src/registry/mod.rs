@@ -9,6 +9,7 @@
 //! permit and reports the outcome to its circuit breaker.
 
 mod breaker;
+pub mod card_trust;
 pub mod config;
 pub mod env;
 pub mod oauth;
@@ -128,6 +129,8 @@ pub struct AgentStatus {
     /// How its calls are authenticated (none, a static token or key, OAuth 2.0 client
     /// credentials and whether a token is held).
     pub auth: String,
+    /// Whether its card is signed and by whom, and whether it must be.
+    pub card: String,
 }
 
 /// One agent's live state.
@@ -141,6 +144,8 @@ struct Agent {
     permits: Arc<Semaphore>,
     /// Its own HTTP client, when its entry sets `tls`.
     own_tls: tls::OwnTransport,
+    /// Checks its card's signature.
+    checker: card_trust::CardChecker,
 }
 
 struct AgentState {
@@ -157,6 +162,8 @@ struct AgentState {
     /// Card fetches that failed in a row (0 when the last one worked).
     failures: u32,
     breaker: Breaker,
+    /// What the check of the card's signature found.
+    signature: Option<String>,
 }
 
 impl Agent {
@@ -272,12 +279,14 @@ impl Registry {
                         next_refresh: now,
                         failures: 0,
                         breaker: Breaker::new(options.breaker_threshold, options.breaker_cooldown),
+                        signature: None,
                     }),
                     in_flight: AtomicUsize::new(0),
                     permits: Arc::new(Semaphore::new(
                         e.max_concurrent.unwrap_or(options.max_concurrent),
                     )),
                     own_tls: Default::default(),
+                    checker: card_trust::CardChecker::new(e.card_trust.clone()),
                 })
             })
             .collect();
@@ -384,6 +393,49 @@ impl Registry {
             .resolver
             .resolve_conditional(&location, etag.as_deref())
             .await;
+        // A new card's signature is checked before anything of it is used; a verified
+        // card is used as signed (see card_trust).
+        let mut signature = None;
+        let outcome = match outcome {
+            Ok(CardFetch::Fetched {
+                card,
+                document,
+                url,
+                etag,
+                max_age,
+            }) => {
+                let checked = match agent.checker.check(&transport.http, &document).await {
+                    Ok(card_trust::Verdict::Verified { card, note }) => {
+                        a2a::client::parse_card(card)
+                            .map(|c| (Box::new(c), note))
+                            .map_err(|e| format!("its signed card: {e}"))
+                    }
+                    Ok(card_trust::Verdict::Unverified { note }) => Ok((card, note)),
+                    Err(refusal) => Err(refusal),
+                };
+                match checked {
+                    Ok((card, note)) => {
+                        signature = Some(note);
+                        Ok(CardFetch::Fetched {
+                            card,
+                            document,
+                            url,
+                            etag,
+                            max_age,
+                        })
+                    }
+                    Err(refusal) => {
+                        let now = Instant::now();
+                        let mut st = agent.state();
+                        warn!(agent = %agent.name, reason = %refusal, "agent card refused");
+                        st.signature = Some(refusal.clone());
+                        self.record_failure(agent, &mut st, refusal, now, true);
+                        return;
+                    }
+                }
+            }
+            other => other,
+        };
         let options = &self.inner.options;
         let now = Instant::now();
         let mut st = agent.state();
@@ -413,6 +465,14 @@ impl Registry {
                     );
                     match client {
                         Ok(client) => {
+                            let doubtful = agent.checker.has_keys()
+                                && signature
+                                    .as_deref()
+                                    .is_some_and(|n| !n.starts_with("signature verified"));
+                            if doubtful && st.signature != signature {
+                                warn!(agent = %agent.name, note = signature.as_deref().unwrap_or(""), "agent card not verified");
+                            }
+                            st.signature = signature;
                             st.card = Some(Arc::new(*card));
                             st.client = Some(client);
                             st.chosen_because = Some(choice.reason);
@@ -513,6 +573,13 @@ impl Registry {
                         .map(|c| c.skills.iter().map(|s| s.id.clone()).collect())
                         .unwrap_or_default(),
                     in_flight: a.in_flight.load(Ordering::Relaxed),
+                    card: st.signature.clone().unwrap_or_else(|| {
+                        if a.checker.required() {
+                            "not fetched yet (must be signed)".to_owned()
+                        } else {
+                            "not fetched yet".to_owned()
+                        }
+                    }),
                     auth: match &a.resolved {
                         Err(_) => "unknown (its entry does not resolve)".to_owned(),
                         Ok(r) => match (&r.oauth, &r.client.auth) {

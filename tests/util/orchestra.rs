@@ -122,6 +122,7 @@ pub(crate) async fn orchestra_on(
         limits: Default::default(),
         ready_requires_agents: false,
         reload_workflows: false,
+        card_signing: None,
     };
     configure(&mut config);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -19,6 +19,8 @@ pub mod log;
 pub mod method;
 #[cfg(feature = "server")]
 pub mod server;
+#[cfg(feature = "signing")]
+pub mod signing;
 #[cfg(feature = "client")]
 pub mod sse;
 pub mod types;

@@ -187,19 +187,14 @@ impl CardResolver {
             Err(max_age) => return Ok(CardFetch::NotModified { max_age }),
             Ok(x) => x,
         };
-        let mut value: Value =
-            serde_json::from_slice(&bytes).map_err(|e| ClientError::Protocol {
-                url: card_url.to_owned(),
-                detail: format!("the agent card is not JSON: {e}"),
-            })?;
+        let value: Value = serde_json::from_slice(&bytes).map_err(|e| ClientError::Protocol {
+            url: card_url.to_owned(),
+            detail: format!("the agent card is not JSON: {e}"),
+        })?;
         let document = Box::new(value.clone());
-        v1_card_as_v03(&mut value);
-        let card: AgentCard = serde_path_to_error::deserialize(&value).map_err(|e| {
-            let path = e.path().to_string();
-            ClientError::Protocol {
-                url: card_url.to_owned(),
-                detail: format!("invalid agent card at `{path}`: {}", e.inner()),
-            }
+        let card = parse_card(value).map_err(|detail| ClientError::Protocol {
+            url: card_url.to_owned(),
+            detail,
         })?;
         Ok(CardFetch::Fetched {
             card: Box::new(card),
@@ -209,6 +204,14 @@ impl CardResolver {
             max_age,
         })
     }
+}
+
+/// A card document of either generation (or both) as the internal card, or what is
+/// wrong with it and where.
+pub fn parse_card(mut document: Value) -> Result<AgentCard, String> {
+    v1_card_as_v03(&mut document);
+    serde_path_to_error::deserialize(&document)
+        .map_err(|e| format!("invalid agent card at `{}`: {}", e.path(), e.inner()))
 }
 
 /// A v1.0 card (no `url`, no `protocolVersion`; `supportedInterfaces` instead) given

@@ -31,7 +31,7 @@ use tracing::warn;
 use crate::Version;
 use crate::error::ErrorCode;
 use crate::v1::{convert as v1c, types as v1t};
-pub use card::{CardFetch, CardResolver, MAX_CARD_BYTES, v1_card_as_v03};
+pub use card::{CardFetch, CardResolver, MAX_CARD_BYTES, parse_card, v1_card_as_v03};
 pub use error::ClientError;
 pub use interface::{Binding, Choice, Interface, Preference, choose as choose_interfaces};
 pub use list::{ListTasksQuery, TaskList};

@@ -4,7 +4,7 @@
 
 use crate::RpcError;
 use crate::Version;
-use crate::server::{Inner, RequestId, RpcResponse, Versions};
+use crate::server::{CardKeys, Inner, RequestId, RpcResponse, Versions};
 use crate::types::AgentCard;
 use crate::v1::{BINDING_HTTP_JSON, BINDING_JSONRPC};
 use axum::body::{Body, Bytes};
@@ -23,14 +23,36 @@ use tracing::warn;
 /// The card as published. Serving both generations: the v0.3 card a v0.3 client reads,
 /// with what a v1.0 client reads beside it — `supportedInterfaces` (JSON-RPC 1.0,
 /// HTTP+JSON 1.0, JSON-RPC 0.3, each at the card's URL) and
-/// `capabilities.extendedAgentCard`. A v1.0 client moves the v0.3 fields it knows (`url`,
-/// `security`, the schemes' `type`) to their v1.0 places and ignores the rest, as the
-/// official SDKs do; a v0.3 client ignores the v1.0 fields. Serving one generation: that
-/// generation's card alone.
-pub(super) fn published_card(card: &AgentCard, generations: Versions) -> Value {
+/// `capabilities.extendedAgentCard`, and the v1.0 shape of each security scheme and
+/// requirement beside the v0.3 one (`crate::v1::card::with_v1_shapes`): every v1.0
+/// client reads the same v1.0 card out of it, whether it converts v0.3 shapes (the
+/// Python SDK) or reads only v1.0 fields (the JavaScript one); a v0.3 client ignores
+/// the v1.0 fields. Serving one generation: that generation's card alone.
+///
+/// Signed with `keys` when given: a signature per generation's reading of the card (see
+/// [`CardKeys`]), in place of any the card carried.
+pub(super) fn published_card(
+    card: &AgentCard,
+    generations: Versions,
+    keys: Option<&CardKeys>,
+) -> Value {
+    let mut value = unsigned_card(card, generations);
+    if let Some(keys) = keys {
+        let jku = super::card_keys::jwks_url(&card.url);
+        let signatures = keys.sign(&value, generations, jku.as_deref());
+        value["signatures"] =
+            serde_json::to_value(signatures).expect("signatures always serialize to JSON");
+    }
+    value
+}
+
+fn unsigned_card(card: &AgentCard, generations: Versions) -> Value {
     // An AgentCard always serializes: every map in it has string keys and every field
     // is plain data.
     let mut value = serde_json::to_value(card).expect("an agent card always serializes to JSON");
+    if let Some(obj) = value.as_object_mut() {
+        obj.remove("signatures");
+    }
     if generations == Versions::V0_3 {
         return value;
     }
@@ -47,61 +69,12 @@ pub(super) fn published_card(card: &AgentCard, generations: Versions) -> Value {
     if card.supports_authenticated_extended_card == Some(true) {
         value["capabilities"]["extendedAgentCard"] = Value::Bool(true);
     }
-    if generations == Versions::V1_0 {
-        v1_only(&mut value);
+    match generations {
+        Versions::V1_0 => crate::v1::card::as_v1_only(&mut value),
+        Versions::Both => crate::v1::card::with_v1_shapes(&mut value),
+        Versions::V0_3 => {}
     }
     value
-}
-
-/// A card with both generations' fields as v1.0 alone: the v0.3 fields dropped, the
-/// security schemes and requirements in their v1.0 shapes.
-fn v1_only(value: &mut Value) {
-    let Some(obj) = value.as_object_mut() else {
-        return;
-    };
-    for v03 in [
-        "url",
-        "protocolVersion",
-        "preferredTransport",
-        "additionalInterfaces",
-        "supportsAuthenticatedExtendedCard",
-    ] {
-        obj.remove(v03);
-    }
-    if let Some(Value::Object(schemes)) = obj.get_mut("securitySchemes") {
-        for scheme in schemes.values_mut() {
-            let Some(mut flat) = scheme.as_object().cloned() else {
-                continue;
-            };
-            let kind = match flat.remove("type").as_ref().and_then(Value::as_str) {
-                Some("apiKey") => "apiKeySecurityScheme",
-                Some("http") => "httpAuthSecurityScheme",
-                Some("oauth2") => "oauth2SecurityScheme",
-                Some("openIdConnect") => "openIdConnectSecurityScheme",
-                Some("mutualTLS") => "mtlsSecurityScheme",
-                _ => continue,
-            };
-            if let Some(location) = flat.remove("in") {
-                flat.insert("location".into(), location);
-            }
-            *scheme = serde_json::json!({ kind: flat });
-        }
-    }
-    if let Some(Value::Array(reqs)) = obj.remove("security") {
-        let v1: Vec<Value> = reqs
-            .iter()
-            .map(|r| {
-                let schemes: serde_json::Map<String, Value> = r
-                    .as_object()
-                    .into_iter()
-                    .flatten()
-                    .map(|(name, scopes)| (name.clone(), serde_json::json!({ "list": scopes })))
-                    .collect();
-                serde_json::json!({ "schemes": schemes })
-            })
-            .collect();
-        obj.insert("securityRequirements".into(), Value::Array(v1));
-    }
 }
 
 /// How long a client may keep the card before asking again (it changes only when the
@@ -169,6 +142,21 @@ pub(super) async fn card(State(inner): State<Arc<Inner>>, headers: HeaderMap) ->
         cards.json.clone(),
     )
         .into_response()
+}
+
+/// The key set the card's signatures name (`jku`): 404 when cards are not signed.
+pub(super) async fn jwks(State(inner): State<Arc<Inner>>) -> Response {
+    match inner.card_keys() {
+        None => StatusCode::NOT_FOUND.into_response(),
+        Some(keys) => (
+            [
+                (header::CACHE_CONTROL, CARD_MAX_AGE),
+                (header::CONTENT_TYPE, "application/jwk-set+json"),
+            ],
+            keys.jwks().to_string(),
+        )
+            .into_response(),
+    }
 }
 
 /// The request's credentials checked, when the server requires some: who the caller

@@ -323,7 +323,11 @@ async fn unary_v03(
                 .await?;
             Ok(Value::Null)
         }
-        Method::GetAuthenticatedExtendedCard => to_value(inner.extended_card(caller)?),
+        Method::GetAuthenticatedExtendedCard => Ok(super::http::published_card(
+            &inner.extended_card(caller)?,
+            crate::Versions::V0_3,
+            inner.card_keys().as_deref(),
+        )),
     }
 }
 

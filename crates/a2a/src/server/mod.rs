@@ -11,6 +11,7 @@
 mod agent;
 mod apply;
 mod auth;
+mod card_keys;
 mod cluster;
 mod handler;
 mod http;
@@ -49,10 +50,11 @@ pub use auth::{
     UNAUTHENTICATED, VerifyToken,
 };
 use axum::http::HeaderMap;
+pub use card_keys::{CardKeys, JWKS_PATH};
 use cluster::Placement;
 pub use cluster::{Cluster, ClusterRequest, Forwarded, Owner};
 use handler::{StreamRequest, store_error};
-use http::card;
+use http::{card, jwks};
 use jsonrpc::rpc;
 pub use listen::{BACKLOG, bind};
 pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, check_webhook};
@@ -199,6 +201,8 @@ struct Inner {
     agent: Arc<dyn ErasedExecutor>,
     /// The cards it publishes, replaced whole ([`A2aServer::replace_cards`]).
     cards: std::sync::RwLock<Arc<Cards>>,
+    /// The key its cards are signed with, if they are ([`A2aServer::sign_cards_with`]).
+    card_keys: std::sync::RwLock<Option<Arc<CardKeys>>>,
     manager: TaskManager,
     config: ServerConfig,
     shutdown: CancellationToken,
@@ -220,8 +224,13 @@ struct Cards {
 }
 
 impl Cards {
-    fn new(card: AgentCard, extended: Option<AgentCard>, generations: Versions) -> Cards {
-        let json = Bytes::from(http::published_card(&card, generations).to_string());
+    fn new(
+        card: AgentCard,
+        extended: Option<AgentCard>,
+        generations: Versions,
+        keys: Option<&CardKeys>,
+    ) -> Cards {
+        let json = Bytes::from(http::published_card(&card, generations, keys).to_string());
         let validators = http::CardValidators::of(&json);
         Cards {
             card,
@@ -237,6 +246,14 @@ impl Inner {
     fn cards(&self) -> Arc<Cards> {
         self.cards.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
+
+    /// The keys cards are signed with now, if they are.
+    fn card_keys(&self) -> Option<Arc<CardKeys>> {
+        self.card_keys
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
 }
 
 /// Bodies past this many bytes take their turn (see `Inner::large_bodies`).
@@ -249,6 +266,7 @@ pub struct A2aServerBuilder {
     extended_card: Option<AgentCard>,
     store: Option<Arc<dyn TaskStore>>,
     config: ServerConfig,
+    card_keys: Option<CardKeys>,
 }
 
 impl A2aServerBuilder {
@@ -262,6 +280,13 @@ impl A2aServerBuilder {
     /// Where tasks are kept (in memory by default).
     pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
         self.store = Some(store);
+        self
+    }
+
+    /// Signs the cards it publishes with `keys` (and publishes their key set at
+    /// [`JWKS_PATH`]).
+    pub fn card_keys(mut self, keys: CardKeys) -> Self {
+        self.card_keys = Some(keys);
         self
     }
 
@@ -286,11 +311,17 @@ impl A2aServerBuilder {
             )
         });
         let manager = TaskManager::new(store, push, tracker.clone(), shutdown.clone());
-        let cards = Cards::new(self.card, self.extended_card, self.config.generations);
+        let cards = Cards::new(
+            self.card,
+            self.extended_card,
+            self.config.generations,
+            self.card_keys.as_ref(),
+        );
         A2aServer {
             inner: Arc::new(Inner {
                 agent: self.agent,
                 cards: std::sync::RwLock::new(Arc::new(cards)),
+                card_keys: std::sync::RwLock::new(self.card_keys.map(Arc::new)),
                 manager,
                 config: self.config,
                 shutdown,
@@ -316,6 +347,7 @@ impl A2aServer {
             extended_card: None,
             store: None,
             config: ServerConfig::default(),
+            card_keys: None,
         }
     }
 
@@ -328,8 +360,31 @@ impl A2aServer {
     /// agent's skills changed, say). Requests in flight finish with the cards they
     /// started with; the card's validators change with its bytes.
     pub fn replace_cards(&self, card: AgentCard, extended: Option<AgentCard>) {
-        let cards = Arc::new(Cards::new(card, extended, self.inner.config.generations));
+        let keys = self.inner.card_keys();
+        let cards = Arc::new(Cards::new(
+            card,
+            extended,
+            self.inner.config.generations,
+            keys.as_deref(),
+        ));
         *self.inner.cards.write().unwrap_or_else(|p| p.into_inner()) = cards;
+    }
+
+    /// The keys cards are signed with now, if they are.
+    pub fn card_keys(&self) -> Option<Arc<CardKeys>> {
+        self.inner.card_keys()
+    }
+
+    /// Signs the cards with `keys` from now on (a rotated key, say: see
+    /// [`CardKeys::rotated`]), publishing them again.
+    pub fn sign_cards_with(&self, keys: CardKeys) {
+        *self
+            .inner
+            .card_keys
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(keys));
+        let cards = self.inner.cards();
+        self.replace_cards(cards.card.clone(), cards.extended.clone());
     }
 
     /// The axum router: the JSON-RPC endpoint, both card paths and the HTTP+JSON
@@ -341,6 +396,7 @@ impl A2aServer {
             .route(&self.inner.config.rpc_path, post(rpc))
             .route(AGENT_CARD_PATH, get(card))
             .route(LEGACY_AGENT_CARD_PATH, get(card))
+            .route(JWKS_PATH, get(jwks))
             .fallback(rest)
             .with_state(self.inner.clone())
             .layer(axum::middleware::from_fn(move |req, next| {

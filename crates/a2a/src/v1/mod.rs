@@ -3,6 +3,7 @@
 //! client use these at the boundary; everything behind them works on
 //! [`crate::types`], whatever version a peer speaks.
 
+pub mod card;
 pub mod convert;
 pub mod error;
 pub mod types;

@@ -16,6 +16,7 @@ mod echo_agent;
 #[path = "../examples/conformance_agent.rs"]
 mod conformance_agent;
 
+mod card_signatures;
 mod cli;
 mod client;
 mod conformance;

@@ -6,10 +6,15 @@
 //     node agent.mjs [DELAY_MS] [jsonrpc|rest]
 //
 // The binding named is listed first on the card. It binds 127.0.0.1 on a free port and
-// prints `PORT <n>` once it is serving.
+// prints `PORT <n>` once it is serving. With SIGN_CARD_KEY (a PKCS#8 PEM file, ES256) its
+// card is signed with the SDK's own signer (kid SIGN_CARD_KID); with TAMPER_CARD set,
+// the description is changed after signing.
+
+import { readFileSync } from 'node:fs';
+import { createPrivateKey } from 'node:crypto';
 
 import express from 'express';
-import { AGENT_CARD_PATH, TaskState } from '@a2a-js/sdk';
+import { AGENT_CARD_PATH, TaskState, generateAgentCardSignature } from '@a2a-js/sdk';
 import {
   AgentEvent,
   DefaultRequestHandler,
@@ -99,7 +104,7 @@ class WordsExecutor {
 }
 
 const app = express();
-const server = app.listen(0, '127.0.0.1', () => {
+const server = app.listen(0, '127.0.0.1', async () => {
   const port = server.address().port;
   const base = `http://127.0.0.1:${port}`;
   const interfaces = [
@@ -123,7 +128,18 @@ const server = app.listen(0, '127.0.0.1', () => {
     documentationUrl: '',
     signatures: [],
   };
-  const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new WordsExecutor());
+  let served = card;
+  if (process.env.SIGN_CARD_KEY) {
+    const key = createPrivateKey(readFileSync(process.env.SIGN_CARD_KEY));
+    const sign = generateAgentCardSignature(key, {
+      alg: 'ES256',
+      kid: process.env.SIGN_CARD_KID ?? 'js-key',
+      typ: 'JOSE',
+    });
+    served = await sign(card);
+    if (process.env.TAMPER_CARD) served = { ...served, description: `${served.description} (changed)` };
+  }
+  const requestHandler = new DefaultRequestHandler(served, new InMemoryTaskStore(), new WordsExecutor());
   const userBuilder = UserBuilder.noAuthentication;
   app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: requestHandler }));
   app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler, userBuilder }));

@@ -13,10 +13,14 @@ W3C trace context. Started by the Rust tests:
 It serves the one binding given (JSON-RPC by default), as the SDK sets it up; its card
 names PUBLIC_URL when given (a proxy in front of it), else its own address.
 
-It binds 127.0.0.1 on a free port and prints `PORT <n>` once it is serving.
+It binds 127.0.0.1 on a free port and prints `PORT <n>` once it is serving. With
+SIGN_CARD_KEY (a PKCS#8 PEM file, ES256) its card is signed with the SDK's own signer
+(kid SIGN_CARD_KID); with TAMPER_CARD set, the description is changed after signing. With
+LOG_REQUESTS set it prints `REQUEST <method> <path>` for each request it gets.
 """
 
 import asyncio
+import os
 import socket
 import sys
 
@@ -91,6 +95,8 @@ class RecordTraceContext:
             for name, value in scope["headers"]:
                 if name == b"traceparent":
                     print(f"TRACEPARENT {scope['path']} {value.decode()}", flush=True)
+            if os.environ.get("LOG_REQUESTS"):
+                print(f"REQUEST {scope['method']} {scope['path']}", flush=True)
         await self.app(scope, receive, send)
 
 
@@ -124,6 +130,17 @@ def main() -> None:
             )
         ],
     )
+    if os.environ.get("SIGN_CARD_KEY"):
+        from a2a.utils.signing import create_agent_card_signer
+
+        with open(os.environ["SIGN_CARD_KEY"], "rb") as f:
+            key = f.read()
+        sign = create_agent_card_signer(
+            key, {"alg": "ES256", "kid": os.environ.get("SIGN_CARD_KID", "py-key"), "typ": "JOSE"}
+        )
+        card = sign(card)
+        if os.environ.get("TAMPER_CARD"):
+            card.description = card.description + " (changed)"
     handler = DefaultRequestHandler(
         agent_executor=WordsExecutor(), task_store=InMemoryTaskStore(), agent_card=card
     )

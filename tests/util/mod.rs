@@ -200,7 +200,14 @@ pub fn js_dir() -> &'static Path {
                 && dir.join("node_modules/@a2a-js/sdk").exists(),
             "target/js (the packages of tests/js/package-lock.json) is missing or out of date: {PREPARE}"
         );
-        for file in ["client.mjs", "agent.mjs", "ui.mjs", "ui_signin.mjs", "idp.mjs"] {
+        for file in [
+            "client.mjs",
+            "agent.mjs",
+            "ui.mjs",
+            "ui_signin.mjs",
+            "idp.mjs",
+            "card_signature.mjs",
+        ] {
             std::fs::copy(source.join(file), dir.join(file))
                 .unwrap_or_else(|e| panic!("copying tests/js/{file}: {e}"));
         }
@@ -307,6 +314,16 @@ pub async fn python_v1_agent(delay: f64) -> SdkAgent {
     start_python_agent(python_v1(), "sdk1_agent.py", &[&delay.to_string()]).await
 }
 
+/// Like [`python_v1_agent`], with these environment variables (see the script: a
+/// signed card, requests logged).
+pub async fn python_v1_agent_with(delay: f64, envs: &[(&str, &str)]) -> SdkAgent {
+    let mut cmd = tokio::process::Command::new(python_v1());
+    cmd.arg(Path::new(ROOT).join("tests/python/sdk1_agent.py"))
+        .arg(delay.to_string())
+        .envs(envs.iter().copied());
+    start_agent(cmd, "the Python SDK agent").await
+}
+
 /// Like [`python_v1_agent`], serving HTTP+JSON (the SDK's REST routes) only.
 pub async fn python_v1_rest_agent(delay: f64) -> SdkAgent {
     start_python_agent(python_v1(), "sdk1_agent.py", &[&delay.to_string(), "rest"]).await
@@ -400,6 +417,18 @@ pub async fn js_agent(delay_ms: u64, first: &str) -> SdkAgent {
     cmd.arg(dir.join("agent.mjs"))
         .arg(delay_ms.to_string())
         .arg(first)
+        .current_dir(dir);
+    start_agent(cmd, "the @a2a-js/sdk agent (node)").await
+}
+
+/// Like [`js_agent`], with these environment variables (see the script: a signed card).
+pub async fn js_agent_with(delay_ms: u64, first: &str, envs: &[(&str, &str)]) -> SdkAgent {
+    let dir = js_dir();
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg(dir.join("agent.mjs"))
+        .arg(delay_ms.to_string())
+        .arg(first)
+        .envs(envs.iter().copied())
         .current_dir(dir);
     start_agent(cmd, "the @a2a-js/sdk agent (node)").await
 }

@@ -140,7 +140,9 @@ pub enum AuthConfig {
         resource: Option<String>,
     },
     /// RFC 8693 token exchange: the run's initiator's token traded (with these client
-    /// credentials) for one whose audience is the agent (`audience`, else its card's URL).
+    /// credentials) for one whose audience is the agent (`audience`, else its card's URL);
+    /// with `actor`, the orchestrator's own token goes along as the actor (delegation:
+    /// the agent sees who acts for the user, in `act`).
     TokenExchange {
         client_id_env: String,
         client_secret_env: String,
@@ -148,6 +150,7 @@ pub enum AuthConfig {
         audience: Option<String>,
         scopes: Option<Vec<String>>,
         resource: Option<String>,
+        actor: bool,
     },
 }
 
@@ -178,6 +181,7 @@ const AUTH_KEYS: &[&str] = &[
     "scopes",
     "resource",
     "audience",
+    "actor",
 ];
 
 fn is_env_name(s: &str) -> bool {
@@ -333,6 +337,13 @@ fn agent(
                     .map(|l| l.value.into_iter().map(|s| s.value).collect());
                 let resource = a.string(ctx, "resource").map(|r| r.value);
                 let audience = a.string(ctx, "audience");
+                let actor = a.bool(ctx, "actor");
+                if let (Some(act), "oauth2_client_credentials") = (&actor, kind) {
+                    ctx.error(
+                        act.span.clone(),
+                        "`actor` goes with `type = \"token_exchange\"` (it names the orchestrator as acting for the caller)",
+                    );
+                }
                 if let (Some(aud), "oauth2_client_credentials") = (&audience, kind) {
                     ctx.error(
                         aud.span.clone(),
@@ -347,6 +358,7 @@ fn agent(
                         audience: audience.map(|a| a.value),
                         scopes,
                         resource,
+                        actor: actor.is_some_and(|a| a.value),
                     },
                     _ => AuthConfig::OAuth2ClientCredentials {
                         client_id_env,
@@ -735,6 +747,59 @@ auth = { type = "api_key", key_env = "IT_KEY" }
                 "4:35: error: secrets do not go in agents.toml: put it in an environment variable and name that with `token_env`",
                 "6:1: error: agent `it` needs `url` (its base URL) or `card_url` (its card's URL)",
                 "7:18: error: `max_concurrent` must be at least 1, got 0",
+            ]
+        );
+    }
+
+    #[test]
+    fn reads_card_keys_and_who_must_sign() {
+        let src = r#"
+[defaults]
+require_signed_card = true
+
+[agents.hr]
+url = "https://hr.example.com"
+card_keys = { jwks_url = "https://hr.example.com/.well-known/jwks.json", jku_allow = ["https://keys.example.com/hr.json"] }
+auth = { type = "token_exchange", client_id_env = "ID", client_secret_env = "SECRET", actor = true }
+
+[agents.it]
+url = "https://it.example.com"
+card_keys = { keys = [{ kty = "OKP", crv = "Ed25519", x = "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", kid = "it-1" }] }
+require_signed_card = false
+"#;
+        let (file, diags) = load_str("conf/agents.toml", src);
+        assert!(diags.is_empty(), "{diags:?}");
+        let file = file.unwrap();
+        let hr = &file.agents[0].card_trust;
+        assert!(hr.require);
+        assert_eq!(hr.jku_allow, ["https://keys.example.com/hr.json"]);
+        assert!(matches!(
+            file.agents[0].auth,
+            Some(AuthConfig::TokenExchange { actor: true, .. })
+        ));
+        let it = &file.agents[1].card_trust;
+        assert!(!it.require);
+        assert_eq!(it.keys[0]["kid"], "it-1");
+
+        let bad = r#"[defaults]
+require_signed_card = true
+[agents.hr]
+url = "https://hr.example.com"
+[agents.it]
+url = "https://it.example.com"
+card_keys = { keys = [{ kty = "EC", crv = "P-256", x = "a", y = "b", d = "c" }], jwks = "x" }
+auth = { type = "oauth2_client_credentials", client_id_env = "ID", client_secret_env = "S", actor = true }
+"#;
+        let (file, diags) = load_str("agents.toml", bad);
+        assert!(file.is_none());
+        let got: Vec<String> = diags.iter().map(|d| d.short()).collect();
+        assert_eq!(
+            got,
+            [
+                "3:1: error: agent `hr` must have a signed card, but no key may sign it: add `card_keys` (a `jwks_url`, a `jwks_file` or pinned `keys`)",
+                "7:23: error: this is a private key: pin the public half (no `d`), and never put a private key in agents.toml",
+                "7:82: error: unknown key `jwks` in the `card_keys` of agent `it` (expected one of: jwks_url, jwks_file, keys, jku_allow)",
+                "8:101: error: `actor` goes with `type = \"token_exchange\"` (it names the orchestrator as acting for the caller)",
             ]
         );
     }

@@ -118,6 +118,7 @@ pub fn resolve(
             audience,
             scopes,
             resource,
+            actor,
         }) => {
             let client = ClientCredentials::new(
                 secret(client_id_env)?,
@@ -128,7 +129,7 @@ pub fn resolve(
                 &card_location,
             );
             oauth = Some(std::sync::Arc::new(TokenSource::Exchange(
-                TokenExchange::new(client, audience.clone()),
+                TokenExchange::new(client, audience.clone(), *actor),
             )));
             None
         }

@@ -232,6 +232,8 @@ impl ClientCredentials {
 pub struct TokenExchange {
     client: ClientCredentials,
     audience: Option<String>,
+    /// Send the orchestrator's own token as `actor_token`.
+    actor: bool,
     exchanged: Mutex<HashMap<[u8; 32], (String, Instant)>>,
 }
 
@@ -240,6 +242,7 @@ impl std::fmt::Debug for TokenExchange {
         f.debug_struct("TokenExchange")
             .field("client", &self.client)
             .field("audience", &self.audience)
+            .field("actor", &self.actor)
             .finish_non_exhaustive()
     }
 }
@@ -248,10 +251,11 @@ impl std::fmt::Debug for TokenExchange {
 const MAX_EXCHANGED: usize = 10_000;
 
 impl TokenExchange {
-    pub fn new(client: ClientCredentials, audience: Option<String>) -> Self {
+    pub fn new(client: ClientCredentials, audience: Option<String>, actor: bool) -> Self {
         TokenExchange {
             client,
             audience,
+            actor,
             exchanged: Mutex::new(HashMap::new()),
         }
     }
@@ -301,6 +305,12 @@ impl TokenExchange {
         if let Some(r) = &self.client.resource {
             form.push(("resource", r.clone()));
         }
+        if self.actor {
+            // Delegation (RFC 8693 §1.1): the orchestrator says it acts for the user.
+            let own = self.client.token(card).await?;
+            form.push(("actor_token", own));
+            form.push(("actor_token_type", ACCESS_TOKEN_TYPE.to_owned()));
+        }
         let (token, until) = self.client.request(&token_url, &form).await?;
         if exchanged.len() >= MAX_EXCHANGED {
             let now = Instant::now();
@@ -324,12 +334,17 @@ impl TokenExchange {
     /// Its state, for `agents`.
     pub fn describe(&self) -> String {
         format!(
-            "tokens exchanged (RFC 8693) for the run's initiator's, as `{}`{}",
+            "tokens exchanged (RFC 8693) for the run's initiator's, as `{}`{}{}",
             self.client.client_id,
             self.audience
                 .as_ref()
                 .map(|a| format!(" for the audience {a}"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            if self.actor {
+                ", naming the orchestrator as the actor"
+            } else {
+                ""
+            }
         )
     }
 }

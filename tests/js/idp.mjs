@@ -9,7 +9,8 @@
 // - the client `orchestrator` (secret `orchestrator-secret`), for calls to agents: client
 //   credentials, and RFC 8693 token exchange (a grant registered below: a token this
 //   provider issued for `a2a-orchestrator` traded for one whose audience is `hr-agent`
-//   or `it-agent`, with the same subject and the orchestrator as `act`);
+//   or `it-agent`, with the same subject, and the orchestrator as `act` when it sends its
+//   own token as `actor_token`); client-credentials tokens live TOKEN_TTL seconds (600);
 // - the web view's public client `ui` (authorization code with PKCE), once
 //   `POST /_test/ui-client?redirect=URI` names its redirect URI; the provider's own
 //   development login page takes any of the people's names (any password);
@@ -25,6 +26,9 @@ import Provider from 'oidc-provider';
 import * as jose from 'jose';
 
 const AUDIENCE = 'a2a-orchestrator';
+// Lifetime of client-credentials access tokens, in seconds (TOKEN_TTL: short ones expire
+// within a test).
+const TOKEN_TTL = Number(process.env.TOKEN_TTL ?? 600);
 const PEOPLE = {
   alice: { name: 'Alice Archer', groups: ['hr'], tenants: ['acme'] },
   bob: { name: 'Bob Baker', groups: ['it-managers'], tenants: ['acme', 'globex'] },
@@ -72,13 +76,13 @@ function build() {
         getResourceServerInfo: (ctx, resource) => ({
           scope: 'a2a',
           audience: { 'urn:a2a:other': 'someone-else', 'urn:a2a:hr': 'hr-agent' }[resource] || AUDIENCE,
-          accessTokenTTL: 600,
+          accessTokenTTL: TOKEN_TTL,
           accessTokenFormat: 'jwt',
           jwt: { sign: { alg: 'RS256' } },
         }),
       },
     },
-    ttl: { ClientCredentials: 600 },
+    ttl: { ClientCredentials: TOKEN_TTL },
     extraTokenClaims: (ctx, token) => {
       const who = PEOPLE[token.accountId] || PEOPLE[token.clientId];
       return who ? { name: who.name, groups: who.groups, tenants: who.tenants } : {};
@@ -87,6 +91,7 @@ function build() {
   p.on('server_error', (ctx, err) => console.error('idp server_error', err));
   p.registerGrantType(EXCHANGE, exchange, [
     'subject_token', 'subject_token_type', 'audience', 'requested_token_type', 'resource', 'scope',
+    'actor_token', 'actor_token_type',
   ]);
   return p;
 }
@@ -115,10 +120,22 @@ async function exchange(ctx) {
   if (!AGENT_AUDIENCES.includes(params.audience)) {
     return refuse('invalid_target', `no audience ${params.audience}`);
   }
+  // Delegation (RFC 8693 §4.1): an actor token this provider issued names who acts for
+  // the subject; without one, the token says nothing of an actor.
+  let act;
+  if (params.actor_token) {
+    try {
+      const jwks = jose.createLocalJWKSet({ keys: keys.map((k) => k.publicJwk) });
+      const { payload: actor } = await jose.jwtVerify(params.actor_token, jwks, { issuer });
+      act = { sub: actor.sub };
+    } catch (e) {
+      return refuse('invalid_grant', `actor_token: ${e.message}`);
+    }
+  }
   const now = Math.floor(Date.now() / 1000);
   const token = await new jose.SignJWT({
     sub: claims.sub, name: claims.name, groups: claims.groups, client_id: client.clientId,
-    act: { sub: client.clientId }, scope: 'a2a',
+    ...(act ? { act } : {}), scope: 'a2a',
   })
     .setProtectedHeader({ alg: 'RS256', kid: keys[0].jwk.kid, typ: 'at+jwt' })
     .setIssuer(issuer).setAudience(params.audience).setIssuedAt(now).setExpirationTime(now + 300)

@@ -17,6 +17,13 @@ It binds 127.0.0.1 on a free port and prints `PORT <n>` once it is serving. With
 SIGN_CARD_KEY (a PKCS#8 PEM file, ES256) its card is signed with the SDK's own signer
 (kid SIGN_CARD_KID); with TAMPER_CARD set, the description is changed after signing. With
 LOG_REQUESTS set it prints `REQUEST <method> <path>` for each request it gets.
+
+With REQUIRE_TOKEN_ISSUER (an OpenID Provider's issuer URL) it takes only bearer tokens
+that provider signed (PyJWT, the provider's published keys) for the audience
+REQUIRE_TOKEN_AUDIENCE with the scope `a2a`, answering 401 otherwise; its card declares
+the provider's OAuth2 client-credentials flow. It prints `TOKEN sub=… aud=… act=…
+tail=…` (the token's last 12 characters) for each request it takes. With
+REVOKE_AFTER_USE set, a token is taken for one request only (as if revoked after it).
 """
 
 import asyncio
@@ -36,7 +43,19 @@ from a2a.server.routes.agent_card_routes import create_agent_card_routes
 from a2a.server.routes.jsonrpc_routes import create_jsonrpc_routes
 from a2a.server.routes.rest_routes import create_rest_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TaskState
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    ClientCredentialsOAuthFlow,
+    OAuth2SecurityScheme,
+    OAuthFlows,
+    SecurityRequirement,
+    SecurityScheme,
+    StringList,
+    TaskState,
+)
 
 DELAY = float(sys.argv[1]) if len(sys.argv) > 1 else 0.05
 BINDING = sys.argv[2] if len(sys.argv) > 2 else "jsonrpc"
@@ -100,6 +119,53 @@ class RecordTraceContext:
         await self.app(scope, receive, send)
 
 
+class RequireToken:
+    """Bearer tokens checked as a resource server behind an OpenID Provider would:
+    signature, issuer, audience, expiry (no leeway) and scope (plain ASGI)."""
+
+    def __init__(self, app):
+        import jwt
+
+        self.app = app
+        self.jwt = jwt
+        self.issuer = os.environ["REQUIRE_TOKEN_ISSUER"]
+        self.audience = os.environ["REQUIRE_TOKEN_AUDIENCE"]
+        self.keys = jwt.PyJWKClient(f"{self.issuer}/jwks")
+        self.used: set[str] = set()
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"].startswith("/.well-known/"):
+            return await self.app(scope, receive, send)
+        auth = dict(scope["headers"]).get(b"authorization", b"").decode()
+        token = auth[7:] if auth.lower().startswith("bearer ") else ""
+        try:
+            key = self.keys.get_signing_key_from_jwt(token)
+            claims = self.jwt.decode(
+                token, key, algorithms=["RS256"], audience=self.audience, issuer=self.issuer
+            )
+            if "a2a" not in claims.get("scope", "").split():
+                raise self.jwt.InvalidTokenError("the token lacks the scope a2a")
+            if os.environ.get("REVOKE_AFTER_USE") and token in self.used:
+                raise self.jwt.InvalidTokenError("the token was revoked")
+        except Exception as e:  # noqa: BLE001 - every refusal is a 401 naming why
+            print(f"REFUSED {e}", flush=True)
+            body = f'{{"error": "invalid_token", "error_description": "{e}"}}'.encode()
+            await send({
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"www-authenticate", b'Bearer error="invalid_token"'),
+                ],
+            })
+            await send({"type": "http.response.body", "body": body})
+            return
+        self.used.add(token)
+        act = claims.get("act", {}).get("sub", "-")
+        print(f"TOKEN sub={claims['sub']} aud={claims['aud']} act={act} tail={token[-12:]}", flush=True)
+        await self.app(scope, receive, send)
+
+
 def main() -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -130,6 +196,20 @@ def main() -> None:
             )
         ],
     )
+    if os.environ.get("REQUIRE_TOKEN_ISSUER"):
+        issuer = os.environ["REQUIRE_TOKEN_ISSUER"]
+        card.security_schemes["oauth"].CopyFrom(
+            SecurityScheme(
+                oauth2_security_scheme=OAuth2SecurityScheme(
+                    flows=OAuthFlows(
+                        client_credentials=ClientCredentialsOAuthFlow(
+                            token_url=f"{issuer}/token", scopes={"a2a": "call the agent"}
+                        )
+                    )
+                )
+            )
+        )
+        card.security_requirements.append(SecurityRequirement(schemes={"oauth": StringList(list=["a2a"])}))
     if os.environ.get("SIGN_CARD_KEY"):
         from a2a.utils.signing import create_agent_card_signer
 
@@ -148,7 +228,10 @@ def main() -> None:
         routes = create_agent_card_routes(card) + create_rest_routes(handler)
     else:
         routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, "/")
-    app = Starlette(routes=routes, middleware=[Middleware(RecordTraceContext)])
+    middleware = [Middleware(RecordTraceContext)]
+    if os.environ.get("REQUIRE_TOKEN_ISSUER"):
+        middleware.append(Middleware(RequireToken))
+    app = Starlette(routes=routes, middleware=middleware)
 
     config = uvicorn.Config(app, log_level="warning")
     server = uvicorn.Server(config)

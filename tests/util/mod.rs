@@ -438,9 +438,17 @@ pub async fn js_agent_with(delay_ms: u64, first: &str, envs: &[(&str, &str)]) ->
 /// it-managers, olga in sre) whose client-credentials tokens are JWTs for the audience
 /// `a2a-orchestrator`; see the script for its test endpoints (key rotation, forgeries).
 pub async fn idp() -> SdkAgent {
+    idp_with(&[]).await
+}
+
+/// Like [`idp`], with these environment variables (`TOKEN_TTL`: the lifetime of its
+/// client-credentials tokens, in seconds).
+pub async fn idp_with(envs: &[(&str, &str)]) -> SdkAgent {
     let dir = js_dir();
     let mut cmd = tokio::process::Command::new("node");
-    cmd.arg(dir.join("idp.mjs")).current_dir(dir);
+    cmd.arg(dir.join("idp.mjs"))
+        .envs(envs.iter().copied())
+        .current_dir(dir);
     start_agent(cmd, "the OpenID Provider (node oidc-provider)").await
 }
 

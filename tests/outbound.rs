@@ -580,10 +580,17 @@ async fn sdk_agents_see_the_user_through_exchanged_tokens() {
     };
     let hr = start("hr-agent").await;
     let it = start("it-agent").await;
+    // An agent that takes the orchestrator's own audience: only a forwarded token fits.
+    let fwd = start("a2a-orchestrator").await;
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("outbound-sdk-exchange");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("workflows")).unwrap();
     std::fs::write(dir.join("workflows/both.toml"), BOTH).unwrap();
+    std::fs::write(
+        dir.join("workflows/forwarded.toml"),
+        "[workflow]\nid = \"forwarded\"\ndescription = \"Hands the caller's token on\"\n[steps.fwd]\nagent = \"fwd\"\nmessage = \"mine\"\n",
+    )
+    .unwrap();
     let exchange = |audience: &str, actor: bool| {
         format!(
             "auth = {{ type = \"token_exchange\", client_id_env = \"OUT_ID\", client_secret_env = \"OUT_SECRET\", audience = \"{audience}\", actor = {actor} }}"
@@ -592,11 +599,12 @@ async fn sdk_agents_see_the_user_through_exchanged_tokens() {
     std::fs::write(
         dir.join("agents.toml"),
         format!(
-            "[agents.hr]\nurl = \"{}\"\n{}\n[agents.it]\nurl = \"{}\"\n{}\n",
+            "[agents.hr]\nurl = \"{}\"\n{}\n[agents.it]\nurl = \"{}\"\n{}\n[agents.fwd]\nurl = \"{}\"\nauth = {{ type = \"forward\" }}\n",
             hr.url,
             exchange("hr-agent", true),
             it.url,
-            exchange("it-agent", false)
+            exchange("it-agent", false),
+            fwd.url
         ),
     )
     .unwrap();
@@ -661,4 +669,37 @@ async fn sdk_agents_see_the_user_through_exchanged_tokens() {
             "each agent its own token"
         );
     }
+
+    // An entry that opts in to forwarding gets Alice's own token, and `agents` warns.
+    let done = run_workflow(&url, "forwarded", Some(&alice)).await;
+    assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
+    let seen = tokens_seen(&fwd);
+    assert!(!seen.is_empty());
+    assert!(
+        seen.iter()
+            .all(|(sub, _, _, tail)| sub == "alice" && *tail == alices),
+        "{seen:?}"
+    );
+    let listed = agents_listed(&dir).await;
+    assert!(listed.contains("forwarded — WARNING"), "{listed}");
+    assert!(
+        listed.contains("naming the orchestrator as the actor"),
+        "{listed}"
+    );
+}
+
+/// What `agents` prints for the agents.toml in `dir`.
+async fn agents_listed(dir: &std::path::Path) -> String {
+    let listed = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args([
+            "agents",
+            "--agents",
+            dir.join("agents.toml").to_str().unwrap(),
+        ])
+        .env("OUT_ID", "orchestrator")
+        .env("OUT_SECRET", "orchestrator-secret")
+        .output()
+        .await
+        .unwrap();
+    String::from_utf8_lossy(&listed.stdout).into_owned()
 }

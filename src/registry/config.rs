@@ -152,6 +152,10 @@ pub enum AuthConfig {
         resource: Option<String>,
         actor: bool,
     },
+    /// The run's initiator's own token, as they presented it (`type = "forward"`): only
+    /// for agents that must see exactly it; every such agent could replay it wherever it
+    /// is good, which `agents` warns about. `token_exchange` is the safe way.
+    Forward,
 }
 
 const AGENT_KEYS: &[&str] = &[
@@ -369,16 +373,17 @@ fn agent(
                     },
                 })
             }
+            Some("forward") => Some(AuthConfig::Forward),
             Some(other) => {
-                let hint = did_you_mean(other, ["bearer", "api_key", "oauth2_client_credentials", "token_exchange"])
+                let hint = did_you_mean(other, ["bearer", "api_key", "oauth2_client_credentials", "token_exchange", "forward"])
                     .map(|m| format!(" (did you mean \"{m}\"?)"))
                     .unwrap_or_default();
                 let span = kind.as_ref().map_or(a.span.clone(), |k| k.span.clone());
-                ctx.error(span, format!("unknown auth type \"{other}\"{hint}; expected \"bearer\", \"api_key\", \"oauth2_client_credentials\" or \"token_exchange\""));
+                ctx.error(span, format!("unknown auth type \"{other}\"{hint}; expected \"bearer\", \"api_key\", \"oauth2_client_credentials\", \"token_exchange\" or \"forward\""));
                 None
             }
             None => {
-                ctx.error(a.span.clone(), format!("{} is missing `type` (\"bearer\", \"api_key\", \"oauth2_client_credentials\" or \"token_exchange\")", a.name));
+                ctx.error(a.span.clone(), format!("{} is missing `type` (\"bearer\", \"api_key\", \"oauth2_client_credentials\", \"token_exchange\" or \"forward\")", a.name));
                 None
             }
         };

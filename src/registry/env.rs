@@ -133,6 +133,10 @@ pub fn resolve(
             )));
             None
         }
+        Some(AuthConfig::Forward) => {
+            oauth = Some(std::sync::Arc::new(TokenSource::Forward));
+            None
+        }
     };
     let mut headers = Vec::new();
     for (k, v) in &entry.headers {

@@ -279,9 +279,7 @@ impl TokenExchange {
         let user = match subject {
             Some(Subject::Token(t)) => t,
             Some(Subject::Service) => return self.client.token(card).await,
-            None => {
-                return Err("it is called on behalf of the run's initiator, whose token is kept only while the process that started the run runs (this run was resumed after a restart): retry the run to go on with a fresh token".into());
-            }
+            None => return Err(TOKEN_GONE.into()),
         };
         use sha2::Digest;
         let key: [u8; 32] = sha2::Sha256::digest(user.secret().as_bytes()).into();
@@ -354,7 +352,12 @@ impl TokenExchange {
 pub enum TokenSource {
     ClientCredentials(ClientCredentials),
     Exchange(TokenExchange),
+    /// The run's initiator's own token, forwarded as it is (`type = "forward"`).
+    Forward,
 }
+
+/// Why a call cannot be made on behalf of a run whose initiator's token is gone.
+const TOKEN_GONE: &str = "it is called on behalf of the run's initiator, whose token is kept only while the process that started the run runs (this run was resumed after a restart): retry the run to go on with a fresh token";
 
 impl TokenSource {
     /// A token for a call on behalf of `subject`.
@@ -366,6 +369,11 @@ impl TokenSource {
         match self {
             TokenSource::ClientCredentials(c) => c.token(card).await,
             TokenSource::Exchange(e) => e.token(subject, card).await,
+            TokenSource::Forward => match subject {
+                Some(Subject::Token(t)) => Ok(t.secret().to_owned()),
+                Some(Subject::Service) => Err("it takes the run's initiator's own token (`type = \"forward\"`), and this run was started with a static credential (never forwarded) or by nobody".into()),
+                None => Err(TOKEN_GONE.into()),
+            },
         }
     }
 
@@ -374,6 +382,8 @@ impl TokenSource {
         match self {
             TokenSource::ClientCredentials(c) => c.refused(),
             TokenSource::Exchange(e) => e.refused(),
+            // The initiator's token is what it is: nothing to fetch again.
+            TokenSource::Forward => {}
         }
     }
 
@@ -382,6 +392,7 @@ impl TokenSource {
         match self {
             TokenSource::ClientCredentials(c) => c.describe(),
             TokenSource::Exchange(e) => e.describe(),
+            TokenSource::Forward => "the run's initiator's own token, forwarded — WARNING: the agent can replay it against every service that takes it; prefer type = \"token_exchange\"".to_owned(),
         }
     }
 }

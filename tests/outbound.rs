@@ -543,6 +543,27 @@ async fn an_sdk_agent_gets_fresh_tokens_when_they_expire_or_are_refused() {
         refusals.iter().any(|l| l.contains("revoked")),
         "{refusals:?}"
     );
+    // A client the provider no longer takes: the step fails naming the provider's error,
+    // and the agent is not called.
+    let calls_before = tokens_seen(&expiring).len();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("outbound-sdk-expiring");
+    let (_serve, url) = spawn_serve(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--workflows",
+            dir.join("workflows").to_str().unwrap(),
+            "--agents",
+            dir.join("agents.toml").to_str().unwrap(),
+        ],
+        &[("OUT_ID", "orchestrator"), ("OUT_SECRET", "revoked-secret")],
+    )
+    .await;
+    let failed = run_workflow(&url, "twice", None).await;
+    assert_eq!(failed.status.state, TaskState::Failed, "{failed:?}");
+    let said = serde_json::to_string(&failed).unwrap();
+    assert!(said.contains("invalid_client"), "{said}");
+    assert_eq!(tokens_seen(&expiring).len(), calls_before);
     // The expiring agent never saw an expired token: it was replaced before.
     let expired = expiring
         .output

@@ -215,9 +215,11 @@ async fn main() -> std::io::Result<()> {
     println!("conformance agent listening at {url} ({speaks})");
     let agent = ConformanceAgent { time_scale: 1.0 };
     // A fresh agent to the kit, which reuses one messageId across its tests: every
-    // message starts a new task.
+    // message starts a new task. The kit's webhook receiver listens on loopback, which
+    // a server refuses by default (against server-side request forgery).
     let config = ServerConfig {
         message_idempotency: false,
+        allow_private_webhooks: true,
         generations,
         ..ServerConfig::default()
     };

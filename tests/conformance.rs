@@ -176,3 +176,194 @@ async fn the_conformance_agent_streams_and_resubscribes_on_every_binding() {
         );
     }
 }
+
+/// The kit's STREAM-SUB-002 on both bindings: a subscription to a task waiting for
+/// input stays open through the next message and ends with the terminal state (§3.1.6
+/// ends a subscription at a terminal state only).
+#[tokio::test]
+async fn a_subscription_to_a_waiting_task_follows_it_to_its_end() {
+    let a = agent().await;
+    let url = a.url.as_str();
+    let base = url.trim_end_matches('/');
+    let http = reqwest::Client::new();
+    for binding in ["jsonrpc", "http+json"] {
+        let waiting = call(url, "SendMessage", send("tck-input-required", false)).await;
+        let id = waiting["task"]["id"].as_str().unwrap().to_owned();
+        assert_eq!(
+            waiting["task"]["status"]["state"],
+            "TASK_STATE_INPUT_REQUIRED"
+        );
+        let request = match binding {
+            "jsonrpc" => http.post(url).json(&json!({
+                "jsonrpc": "2.0", "id": 2, "method": "SubscribeToTask", "params": {"id": id}
+            })),
+            _ => http.post(format!("{base}/tasks/{id}:subscribe")),
+        };
+        let subscribed = tokio::spawn(stream(request));
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(
+            !subscribed.is_finished(),
+            "{binding}: the subscription stays open"
+        );
+        let mut complete = send("tck-complete-task", false);
+        complete["message"]["taskId"] = json!(id);
+        call(url, "SendMessage", complete).await;
+        let events = tokio::time::timeout(std::time::Duration::from_secs(10), subscribed)
+            .await
+            .unwrap_or_else(|_| panic!("{binding}: the subscription ends at the terminal state"))
+            .unwrap();
+        let unwrap = |e: &Value| e.get("result").cloned().unwrap_or_else(|| e.clone());
+        assert!(
+            unwrap(&events[0])["task"].is_object(),
+            "{binding}: {events:?}"
+        );
+        assert_eq!(
+            unwrap(events.last().unwrap())["statusUpdate"]["status"]["state"],
+            "TASK_STATE_COMPLETED",
+            "{binding}: {events:?}"
+        );
+    }
+}
+
+/// Push notifications take the body of the generation that set the webhook: a v1.0
+/// `StreamResponse` (§4.3.3; the kit's PUSH-DELIVER-003) for a config set over v1.0,
+/// the task for one set over v0.3; HTTP+JSON bodies are labelled `application/a2a+json`
+/// for a client that asks for it, `application/json` otherwise (the kit's
+/// HTTP_JSON-SVC-001).
+#[tokio::test]
+async fn push_bodies_and_media_types_follow_the_client() {
+    use std::sync::{Arc, Mutex};
+    // A loopback webhook recording each body and its media type.
+    let got: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
+    let seen = got.clone();
+    let hook = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let seen = seen.clone();
+                async move {
+                    let ct = headers
+                        .get("content-type")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("")
+                        .to_owned();
+                    seen.lock()
+                        .unwrap()
+                        .push((ct, serde_json::from_slice(&body).unwrap()));
+                    "ok"
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook_url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, hook).await });
+    let a = serve(
+        ConformanceAgent { time_scale: 0.05 },
+        conformance_card,
+        a2a::server::ServerConfig {
+            allow_private_webhooks: true,
+            ..Default::default()
+        },
+    )
+    .await;
+    let url = a.url.as_str();
+    let base = url.trim_end_matches('/');
+    let http = reqwest::Client::new();
+
+    // Over v1.0: the webhook gets StreamResponses.
+    let waiting = call(url, "SendMessage", send("tck-input-required", false)).await;
+    let id = waiting["task"]["id"].as_str().unwrap().to_owned();
+    call(
+        url,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": id, "url": hook_url}),
+    )
+    .await;
+    let mut complete = send("tck-complete-task", false);
+    complete["message"]["taskId"] = json!(id);
+    call(url, "SendMessage", complete).await;
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while got.lock().unwrap().is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "no notification");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let (ct, body) = got.lock().unwrap()[0].clone();
+    assert_eq!(ct, "application/a2a+json");
+    assert_eq!(body["task"]["id"], json!(id), "{body}");
+    assert!(
+        body.get("kind").is_none(),
+        "a StreamResponse, not a v0.3 task: {body}"
+    );
+    // The config read back says nothing of how notifications are shaped.
+    let listed = call(
+        url,
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": id}),
+    )
+    .await;
+    assert!(!listed.to_string().contains("x-a2a-payload"), "{listed}");
+
+    // Over v0.3: the task itself.
+    got.lock().unwrap().clear();
+    let v03: Value = http
+        .post(url)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
+            "message": {"kind": "message", "messageId": format!("tck-input-required-{}", a2a::types::MessageId::random()), "role": "user", "parts": [{"kind": "text", "text": "go"}]}
+        }}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id03 = v03["result"]["id"].as_str().unwrap().to_owned();
+    let set: Value = http
+        .post(url)
+        .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/pushNotificationConfig/set", "params": {
+            "taskId": id03, "pushNotificationConfig": {"url": hook_url}
+        }}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(set.get("result").is_some(), "{set}");
+    let mut complete = send("tck-complete-task", false);
+    complete["message"]["taskId"] = json!(id03);
+    call(url, "SendMessage", complete).await;
+    while got.lock().unwrap().is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no v0.3 notification"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let (_, body) = got.lock().unwrap()[0].clone();
+    assert_eq!(body["kind"], "task", "{body}");
+    assert_eq!(body["id"], json!(id03));
+
+    // HTTP+JSON media types by Accept.
+    for (accept, want) in [
+        (
+            Some("application/a2a+json, application/json"),
+            "application/a2a+json",
+        ),
+        (Some("application/json"), "application/json"),
+        (None, "application/json"),
+    ] {
+        let mut req = http
+            .get(format!("{base}/tasks/{id}"))
+            .header("A2A-Version", "1.0");
+        if let Some(accept) = accept {
+            req = req.header("Accept", accept);
+        }
+        let resp = req.send().await.unwrap();
+        assert_eq!(
+            resp.headers()["content-type"].to_str().unwrap(),
+            want,
+            "{accept:?}"
+        );
+    }
+}

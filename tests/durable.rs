@@ -566,6 +566,7 @@ async fn store_contract(store: Arc<dyn Store>) {
             url: format!("https://example.com/{n}"),
             token: None,
             authentication: None,
+            payload: None,
         };
         store.set_push_config(&id, c).await.unwrap();
     }

@@ -752,6 +752,7 @@ async fn push_notifications_of_a_run_reach_a_webhook_with_the_token() {
             url: hook_url,
             token: Some("run-token".into()),
             authentication: None,
+            payload: None,
         }),
         ..Default::default()
     });
@@ -762,8 +763,9 @@ async fn push_notifications_of_a_run_reach_a_webhook_with_the_token() {
             .unwrap()
             .unwrap();
         assert_eq!(headers[a2a::server::NOTIFICATION_TOKEN_HEADER], "run-token");
-        assert_eq!(body["id"], t.id.as_str());
-        if body["status"]["state"] == "completed" {
+        // Set by a v1.0 client: v1.0's StreamResponse holding the task.
+        assert_eq!(body["task"]["id"], t.id.as_str(), "{body}");
+        if body["task"]["status"]["state"] == "TASK_STATE_COMPLETED" {
             break;
         }
     }

@@ -428,6 +428,7 @@ async fn a_push_config_set_later_delivers_later_changes() {
             url: hook_url,
             token: None,
             authentication: None,
+            payload: None,
         },
     })
     .await
@@ -440,15 +441,19 @@ async fn a_push_config_set_later_delivers_later_changes() {
     );
     assert_eq!(done.status.state, TaskState::Completed);
     let mut states = Vec::new();
-    while states.last().map(String::as_str) != Some("completed") {
+    while states.last().map(String::as_str) != Some("TASK_STATE_COMPLETED") {
         let (_, body) = tokio::time::timeout(Duration::from_secs(10), rx.recv())
             .await
             .unwrap_or_else(|_| panic!("no notification after {states:?}"))
             .unwrap();
-        assert_eq!(body["id"], task.id.as_str());
-        states.push(body["status"]["state"].as_str().unwrap().to_owned());
+        // Set by a v1.0 client: v1.0's StreamResponse body (§4.3.3).
+        assert_eq!(body["task"]["id"], task.id.as_str(), "{body}");
+        states.push(body["task"]["status"]["state"].as_str().unwrap().to_owned());
     }
-    assert!(!states.contains(&"input-required".to_owned()), "{states:?}");
+    assert!(
+        !states.contains(&"TASK_STATE_INPUT_REQUIRED".to_owned()),
+        "{states:?}"
+    );
 }
 
 #[tokio::test]
@@ -465,21 +470,31 @@ async fn push_notifications_reach_the_webhook_with_the_token() {
             schemes: vec!["Bearer".into()],
             credentials: Some("hook-credential".into()),
         }),
+        payload: None,
     });
     let task = as_task(c.send_message(&p).await.unwrap());
     let mut states = Vec::new();
-    while states.last() != Some(&"completed".to_owned()) {
+    while states.last() != Some(&"TASK_STATE_COMPLETED".to_owned()) {
         let (headers, body) = tokio::time::timeout(Duration::from_secs(10), rx.recv())
             .await
             .unwrap()
             .unwrap();
         assert_eq!(headers[NOTIFICATION_TOKEN_HEADER], "secret-token");
         assert_eq!(headers["authorization"], "Bearer hook-credential");
-        assert_eq!(body["id"], task.id.as_str());
-        crate::util::schema::assert_valid("Task", &body);
-        states.push(body["status"]["state"].as_str().unwrap().to_owned());
+        assert_eq!(headers["content-type"], "application/a2a+json");
+        // Set by a v1.0 client: a StreamResponse holding the task, as v1.0 reads it.
+        assert_eq!(body["task"]["id"], task.id.as_str(), "{body}");
+        a2a::v1::convert::task_in(
+            serde_json::from_value(body["task"].clone()).unwrap(),
+            "task",
+        )
+        .unwrap();
+        states.push(body["task"]["status"]["state"].as_str().unwrap().to_owned());
     }
-    assert!(states.contains(&"working".to_owned()), "{states:?}");
+    assert!(
+        states.contains(&"TASK_STATE_WORKING".to_owned()),
+        "{states:?}"
+    );
 
     // The config methods.
     let configs = c
@@ -496,6 +511,7 @@ async fn push_notifications_reach_the_webhook_with_the_token() {
                 url: hook_url,
                 token: None,
                 authentication: None,
+                payload: None,
             },
         })
         .await
@@ -534,6 +550,7 @@ async fn push_notifications_reach_the_webhook_with_the_token() {
                 url: "ftp://example.com/x".into(),
                 token: None,
                 authentication: None,
+                payload: None,
             },
         })
         .await
@@ -657,6 +674,7 @@ async fn webhooks_on_private_addresses_are_refused_unless_allowed() {
             url: url.into(),
             token: None,
             authentication: None,
+            payload: None,
         },
     };
     for url in [
@@ -794,6 +812,7 @@ async fn webhook_redirects_are_not_followed() {
             url: hook_url,
             token: Some("secret-token".into()),
             authentication: None,
+            payload: None,
         }),
         ..Default::default()
     });
@@ -1084,6 +1103,7 @@ async fn a_task_is_its_initiators_and_others_reach_it_only_by_their_role() {
             url: "https://hooks.example.com/a2a".into(),
             token: None,
             authentication: None,
+            payload: None,
         },
     };
     let listed = |c: A2aClient| async move {

@@ -226,9 +226,11 @@ async fn every_error_has_its_code_status_and_reason_on_both_bindings() {
         (400, "TASK_NOT_CANCELABLE".into())
     );
 
-    // UnsupportedOperation: subscribing to a finished task.
+    // UnsupportedOperation: subscribing to a finished task, answered as a plain JSON-RPC
+    // error before any stream (as on HTTP+JSON; the kit's STREAM-SUB-003).
     let resp = stream_text(url, "SubscribeToTask", json!({"id": done_id}), &[]).await;
-    let data: Value = serde_json::from_str(resp.trim().trim_start_matches("data:").trim()).unwrap();
+    let data: Value = serde_json::from_str(&resp)
+        .unwrap_or_else(|e| panic!("a JSON-RPC error, not a stream ({e}): {resp}"));
     assert_eq!(rpc_error(&data), (-32004, "UNSUPPORTED_OPERATION".into()));
     let (status, body) = rest(
         reqwest::Method::POST,
@@ -549,6 +551,24 @@ async fn browsers_cannot_run_anything_unless_their_origin_is_allowed() {
         .await
         .unwrap();
     assert_eq!(resp.status().as_u16(), 415, "text/plain is not JSON");
+    // ContentTypeNotSupportedError (§5.4; the kit's JSONRPC-SSE-002), with v1.0's
+    // ErrorInfo when the request names v1.0.
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32005, "{body}");
+    let resp = http()
+        .post(url)
+        .header("content-type", "text/plain")
+        .header("A2A-Version", "1.0")
+        .body(v03.to_string())
+        .send()
+        .await
+        .unwrap();
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(
+        rpc_error(&body),
+        (-32005, "CONTENT_TYPE_NOT_SUPPORTED".into()),
+        "{body}"
+    );
     let (status, body) = rest(
         reqwest::Method::GET,
         &format!("{base}/tasks"),
@@ -769,6 +789,7 @@ async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant
             url: "http://127.0.0.1:9/hook".into(),
             token: Some("t".into()),
             authentication: None,
+            payload: None,
         },
     };
     let made = c.set_push_config(&config).await.unwrap();
@@ -800,6 +821,15 @@ async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant
             .unwrap()
             .is_empty()
     );
+    // Deleting it again has the same effect, not an error (spec §3.1.10, the kit's
+    // PUSH-DEL-002).
+    c.delete_push_config(&DeleteTaskPushNotificationConfigParams {
+        id: task.id.clone(),
+        push_notification_config_id: "hook".into(),
+        metadata: None,
+    })
+    .await
+    .unwrap();
     let extended = c.get_authenticated_extended_card().await.unwrap();
     assert_eq!(extended.description, "the extended one");
     let e = c

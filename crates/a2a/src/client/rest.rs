@@ -110,7 +110,8 @@ impl A2aClient {
         line: RequestLine,
         body: Option<&B>,
     ) -> Result<R, ClientError> {
-        let (url, builder) = self.rest_request(at, &line, body, "application/json");
+        let (url, builder) =
+            self.rest_request(at, &line, body, "application/a2a+json, application/json");
         let url = &url;
         let bytes = self.fetch(url, builder, Statuses::A2aError).await?;
         let value: Value = if bytes.is_empty() {

@@ -213,6 +213,8 @@ impl Inner {
             snapshot: Some(task),
             seq,
             events,
+            keep: None,
+            until_terminal: false,
         }
     }
 

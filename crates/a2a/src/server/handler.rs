@@ -160,11 +160,17 @@ impl Inner {
     ) -> Result<Vec<PushNotificationConfig>, RpcError> {
         self.require_push()?;
         self.load(id, caller, Access::Read).await?;
-        self.manager
+        let mut configs = self
+            .manager
             .store()
             .push_configs(id)
             .await
-            .map_err(store_error)
+            .map_err(store_error)?;
+        // How notifications are shaped is the server's record, not the client's data.
+        for c in &mut configs {
+            c.payload = None;
+        }
+        Ok(configs)
     }
 
     pub(super) async fn check_push_config(
@@ -704,18 +710,18 @@ impl Inner {
     ) -> Result<(), RpcError> {
         self.require_push()?;
         self.load(task_id, caller, Access::Steer).await?;
-        let removed = self
-            .manager
+        if config_id.is_empty() {
+            return Err(RpcError::invalid_params(
+                field,
+                "a push notification config id is required",
+            ));
+        }
+        // Idempotent (spec §3.1.10): deleting a config already gone has the same effect.
+        self.manager
             .store()
             .delete_push_config(task_id, config_id)
             .await
             .map_err(store_error)?;
-        if !removed {
-            return Err(RpcError::invalid_params(
-                field,
-                format!("task {task_id} has no push notification config {config_id:?}"),
-            ));
-        }
         Ok(())
     }
 
@@ -773,13 +779,19 @@ impl Inner {
                     && let Placement::Remote(store) = self.placement(&id).await?
                 {
                     // Another server runs the task: its log, followed from the store.
-                    return Ok((id, self.tail(store, task, seq), after));
+                    let mut sub = self.tail(store, task, seq);
+                    sub.until_terminal = !terminal_ok;
+                    return Ok((id, sub, after));
                 }
                 let handle = self.manager.open_existing(task, seq);
                 let mut sub = handle.subscribe().await.map_err(sink_error)?;
                 if let Some(snapshot) = &mut sub.snapshot {
                     self.agent.describe(snapshot);
                 }
+                // A v1.0 subscription ends at a terminal state only (§3.1.6): one to a
+                // task waiting for input follows it through the next message.
+                sub.keep = Some(handle);
+                sub.until_terminal = !terminal_ok;
                 Ok((id, sub, after))
             }
         }

@@ -338,10 +338,11 @@ pub(super) fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v == "application/json" || v == "application/a2a+json")
 }
 
-/// The error for a body that is not JSON: a browser's form or `text/plain` POST, which
-/// needs no CORS preflight, never runs anything.
+/// The error for a body that is not JSON (`ContentTypeNotSupportedError`, spec §5.4): a
+/// browser's form or `text/plain` POST, which needs no CORS preflight, never runs
+/// anything.
 pub(super) fn not_json() -> RpcError {
-    RpcError::invalid_request(
+    RpcError::content_type_not_supported(
         "the request body must be JSON, sent with Content-Type application/json or application/a2a+json",
     )
 }

@@ -77,8 +77,14 @@ pub(super) async fn rpc(
         }
     };
     if !super::http::is_json(&headers) {
+        // The body is not read: the generation is the one the request names, if any.
+        let asked = version::requested(&headers, uri.query()).unwrap_or(Version::V0_3);
         let e = super::http::not_json();
-        observe(UNKNOWN, Version::V0_3, Some(e.code));
+        observe(UNKNOWN, asked, Some(e.code));
+        let e = match asked {
+            Version::V0_3 => e,
+            Version::V1_0 => v1_error::jsonrpc(&e),
+        };
         return json_response(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             &RpcResponse::error(RequestId::Null, e),
@@ -446,13 +452,9 @@ async fn stream(
             });
             sse_response(Box::pin(frames), keep_alive)
         }
-        Err(e) => {
-            observe(&req.method, generation, Some(e.code));
-            let frame = sse_frame(&id, 0, Err(e), generation);
-            sse_response(
-                Box::pin(futures::stream::once(async { Ok(frame) })),
-                keep_alive,
-            )
-        }
+        // Refused before any event: a plain JSON-RPC error, as every other failed call
+        // (and what clients of streaming methods read first, the conformance kit's
+        // among them).
+        Err(e) => error_response(id, e, generation, &req.method),
     }
 }

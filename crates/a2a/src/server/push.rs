@@ -14,7 +14,7 @@ use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
 use super::store::TaskStore;
-use crate::types::{PushNotificationConfig, Task, TaskId};
+use crate::types::{PushNotificationConfig, PushPayload, StreamEvent, Task, TaskId};
 use backoff::{Backoff, Jitter};
 
 /// Why a webhook URL is refused, if it is: not http(s), no host, or a host that is or
@@ -206,8 +206,24 @@ impl PushNotifier {
         let mut waits = Backoff::exponential(FIRST_BACKOFF, MAX_BACKOFF)
             .with_jitter(Jitter::Up(0.2))
             .waits();
+        // v1.0's body is a StreamResponse holding the task (§4.3.3), v0.3's the task.
+        let (body, content_type) = match config.payload {
+            Some(PushPayload::StreamResponse) => (
+                serde_json::to_vec(&crate::v1::convert::stream_event(&StreamEvent::Task(
+                    task.clone(),
+                ))),
+                "application/a2a+json",
+            ),
+            Some(PushPayload::Task) | None => (serde_json::to_vec(task), "application/json"),
+        };
+        // Plain data always serializes.
+        let body = bytes::Bytes::from(body.expect("a task always serializes to JSON"));
         for attempt in 1..=ATTEMPTS {
-            let mut req = self.http.post(&config.url).json(task);
+            let mut req = self
+                .http
+                .post(&config.url)
+                .header(reqwest::header::CONTENT_TYPE, content_type)
+                .body(body.clone());
             if let Some(token) = &config.token {
                 req = req.header(NOTIFICATION_TOKEN_HEADER, token);
             }

@@ -17,6 +17,7 @@ use crate::v1::{error as v1_error, types as w};
 use crate::{Method, RpcError};
 use axum::body::Body;
 use axum::extract::State;
+use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use futures::StreamExt;
@@ -216,6 +217,52 @@ fn list_request(pairs: &[(String, String)]) -> Result<w::ListTasksRequest, RpcEr
 /// Every request of the binding: routed, checked (auth, version, extensions), run.
 pub(super) async fn rest(
     State(inner): State<Arc<Inner>>,
+    method: HttpMethod,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let a2a_json = asks_for_a2a_json(&headers);
+    let mut response = route_rest(inner, method, uri, headers, body).await;
+    if !a2a_json
+        && response.headers().get(CONTENT_TYPE).map(|v| v.as_bytes()) == Some(A2A_JSON.as_bytes())
+    {
+        response.headers_mut().insert(
+            CONTENT_TYPE,
+            axum::http::HeaderValue::from_static("application/json"),
+        );
+    }
+    response
+}
+
+/// Whether the client says it reads `application/a2a+json` (its `Accept` names it, as
+/// the official JavaScript client's does). JSON bodies are labelled with it then, as
+/// §11.1 prefers; a client that names only `application/json`, or nothing, or `*/*` (the
+/// official Python client, the conformance kit, curl) gets them labelled
+/// `application/json`, the type every JSON client takes.
+fn asks_for_a2a_json(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(axum::http::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|range| {
+            let mut parts = range.split(';');
+            let media = parts.next()?.trim();
+            // `q=0` says "not this one".
+            let refused = parts.any(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .is_some_and(|q| q == 0.0)
+            });
+            (!refused).then_some(media)
+        })
+        .any(|media| media.eq_ignore_ascii_case(A2A_JSON))
+}
+
+async fn route_rest(
+    inner: Arc<Inner>,
     method: HttpMethod,
     uri: axum::http::Uri,
     headers: HeaderMap,

@@ -23,6 +23,15 @@ pub(super) fn ends_on(state: TaskState) -> bool {
     state.is_terminal() || state.is_interrupted()
 }
 
+/// Whether `event` ends a v1.0 subscription: a terminal state only (§3.1.6).
+fn ends_subscription(event: &StreamEvent) -> bool {
+    match event {
+        StreamEvent::StatusUpdate(e) => e.status.state.is_terminal(),
+        StreamEvent::Task(t) => t.status.state.is_terminal(),
+        _ => false,
+    }
+}
+
 /// What a stream sends, in order: logged events to replay (when resuming after
 /// `Last-Event-ID`), else the snapshot (if the task exists); then live events until a
 /// final one. Events are numbered; one already sent is never sent again, and a
@@ -53,6 +62,10 @@ pub(super) fn live_events(
         done: bool,
         /// Counts the stream as an open subscriber while it lives.
         _open: super::observe::Subscriber,
+        /// Keeps the task's actor for the stream's life (see `Subscription::keep`).
+        _keep: Option<super::ActorHandle>,
+        /// Ends at a terminal state only (see `Subscription::until_terminal`).
+        until_terminal: bool,
     }
     let terminal = sub
         .snapshot
@@ -62,6 +75,8 @@ pub(super) fn live_events(
         inner,
         task_id,
         _open: super::observe::Subscriber::open(),
+        _keep: sub.keep,
+        until_terminal: sub.until_terminal,
         task_exists: sub.snapshot.is_some(),
         first: match after {
             Some(_) => None,
@@ -75,6 +90,15 @@ pub(super) fn live_events(
         events: sub.events,
         done: false,
     };
+    impl St {
+        fn ends(&self, event: &StreamEvent) -> bool {
+            if self.until_terminal {
+                ends_subscription(event)
+            } else {
+                ends_stream(event)
+            }
+        }
+    }
     futures::stream::unfold(st, |mut st| async move {
         loop {
             if st.done {
@@ -101,7 +125,7 @@ pub(super) fn live_events(
                 }
                 st.last = st.last.max(seq);
                 if st.live {
-                    st.done = ends_stream(&event);
+                    st.done = st.ends(&event);
                 } else if st.queue.is_empty() && st.end_after_replay {
                     st.done = true;
                 }
@@ -124,7 +148,7 @@ pub(super) fn live_events(
                     // A message before any task is the agent's whole answer.
                     let reply = !st.task_exists && event.kind() == "message";
                     st.task_exists |= !reply;
-                    st.done = reply || ends_stream(&event);
+                    st.done = reply || st.ends(&event);
                     st.last = st.last.max(seq);
                     Ok((seq, event))
                 }

@@ -65,6 +65,12 @@ pub(crate) struct Subscription {
     /// The number of the last event the snapshot includes.
     pub seq: u64,
     pub events: broadcast::Receiver<Update>,
+    /// Keeps the task's actor running while the subscriber listens: a subscriber to a
+    /// task nothing works on now (one waiting for input) hears the events of the next
+    /// message, which that same actor takes.
+    pub keep: Option<ActorHandle>,
+    /// End at a terminal state only (a v1.0 subscription), not at an interrupted one.
+    pub until_terminal: bool,
 }
 
 /// A strong handle to a task's actor.
@@ -444,6 +450,8 @@ impl Actor {
                             snapshot: self.state.snapshot.clone(),
                             seq: self.state.seq,
                             events: self.broadcast.subscribe(),
+                            keep: None,
+                            until_terminal: false,
                         });
                     }
                     Cmd::Fail(error, ack) => {

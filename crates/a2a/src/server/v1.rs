@@ -5,7 +5,9 @@
 use super::handler::StreamRequest;
 use crate::RpcError;
 use crate::server::{Caller, Inner, TaskCursor, TaskQuery, http};
-use crate::types::{ContextId, StreamEvent, TaskId, TaskPushNotificationConfig};
+use crate::types::{
+    ContextId, MessageSendParams, PushPayload, StreamEvent, TaskId, TaskPushNotificationConfig,
+};
 use crate::v1::{convert, types as w};
 use serde_json::Value;
 
@@ -18,15 +20,26 @@ pub(super) async fn send(
     request: w::SendMessageRequest,
     caller: &Caller,
 ) -> Result<w::SendMessageResponse, RpcError> {
-    let params = convert::send_request_in(request)?;
+    let params = send_params_in(request)?;
     let result = inner.send(params, false, caller).await?;
     Ok(convert::send_result(&result))
 }
 
 pub(super) fn stream_message(request: w::SendMessageRequest) -> Result<StreamRequest, RpcError> {
-    Ok(StreamRequest::Message(Box::new(convert::send_request_in(
-        request,
-    )?)))
+    Ok(StreamRequest::Message(Box::new(send_params_in(request)?)))
+}
+
+/// A v1.0 send request as the internal params; a webhook it sets gets v1.0 bodies.
+fn send_params_in(request: w::SendMessageRequest) -> Result<MessageSendParams, RpcError> {
+    let mut params = convert::send_request_in(request)?;
+    if let Some(config) = params
+        .configuration
+        .as_mut()
+        .and_then(|c| c.push_notification_config.as_mut())
+    {
+        config.payload = Some(PushPayload::StreamResponse);
+    }
+    Ok(params)
 }
 
 pub(super) fn subscribe(
@@ -151,7 +164,9 @@ pub(super) async fn create_push(
         return Err(RpcError::invalid_params("taskId", "a task id is required"));
     }
     let task_id = TaskId::new(request.task_id.clone());
-    let config = convert::push_config_in(request, "")?;
+    let mut config = convert::push_config_in(request, "")?;
+    // Set over v1.0: its notifications are v1.0 StreamResponses (§4.3.3).
+    config.payload = Some(PushPayload::StreamResponse);
     let stored = inner
         .set_push(
             TaskPushNotificationConfig {

@@ -342,6 +342,7 @@ pub fn push_config_in(
                 schemes: vec![a.scheme],
                 credentials: non_empty(a.credentials),
             }),
+        payload: None,
     })
 }
 

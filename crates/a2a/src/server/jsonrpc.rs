@@ -452,9 +452,18 @@ async fn stream(
             });
             sse_response(Box::pin(frames), keep_alive)
         }
-        // Refused before any event: a plain JSON-RPC error, as every other failed call
-        // (and what clients of streaming methods read first, the conformance kit's
-        // among them).
-        Err(e) => error_response(id, e, generation, &req.method),
+        // Refused before any event: over v1.0 a plain JSON-RPC error, as every other
+        // failed call (what v1.0 clients of streaming methods read first, the
+        // conformance kit's among them); over v0.3 the stream's one event, as v0.3
+        // clients expect.
+        Err(e) if generation == Version::V1_0 => error_response(id, e, generation, &req.method),
+        Err(e) => {
+            observe(&req.method, generation, Some(e.code));
+            let frame = sse_frame(&id, 0, Err(e), generation);
+            sse_response(
+                Box::pin(futures::stream::once(async { Ok(frame) })),
+                keep_alive,
+            )
+        }
     }
 }

@@ -654,7 +654,7 @@ async fn sdk_clients_over_https_reach_only_their_own_tasks() {
         token(&idp, "olga").await,
     );
     let ca_file = dir.join("ca.pem");
-    for binding in ["JSONRPC", "HTTP+JSON"] {
+    for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
         let (ok, output) = crate::util::run_python_v1_with(
             "sdk1_client.py",
             &[&url, binding, "owners"],

@@ -1,6 +1,6 @@
 //! The official Python SDK 1.x client (`a2a-sdk` 1.3, its defaults) drives our server
 //! over A2A v1.0 — the echo example agent, and the orchestrator running workflows — on
-//! each binding: JSON-RPC and HTTP+JSON. Every scenario is in
+//! each binding: JSON-RPC, HTTP+JSON and gRPC. Every scenario is in
 //! `tests/python/sdk1_client.py`; `wire` parses what we send with the SDK's protobuf
 //! types, unknown fields refused.
 
@@ -9,7 +9,7 @@ use a2a::server::{InboundAuth, ServerConfig};
 use crate::echo_agent::{EchoAgent, echo_card};
 use crate::util::{run_python_v1, serve, serve_with};
 
-const BINDINGS: [&str; 2] = ["JSONRPC", "HTTP+JSON"];
+const BINDINGS: [&str; 3] = ["JSONRPC", "HTTP+JSON", "GRPC"];
 
 async fn scenario(name: &str) {
     // Webhooks on loopback are allowed: the push scenario registers one.

@@ -17,6 +17,8 @@ pub mod error;
 pub mod jsonrpc;
 pub mod log;
 pub mod method;
+#[cfg(feature = "grpc")]
+pub mod proto;
 #[cfg(feature = "server")]
 pub mod server;
 #[cfg(feature = "signing")]

@@ -4,9 +4,9 @@
 
 use crate::RpcError;
 use crate::Version;
-use crate::server::{CardKeys, Inner, RequestId, RpcResponse, Versions};
+use crate::server::{CardKeys, Inner, RequestId, RpcResponse, ServerConfig, Versions};
 use crate::types::AgentCard;
-use crate::v1::{BINDING_HTTP_JSON, BINDING_JSONRPC};
+use crate::v1::{BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -33,10 +33,11 @@ use tracing::warn;
 /// [`CardKeys`]), in place of any the card carried.
 pub(super) fn published_card(
     card: &AgentCard,
-    generations: Versions,
+    config: &ServerConfig,
     keys: Option<&CardKeys>,
 ) -> Value {
-    let mut value = unsigned_card(card, generations);
+    let generations = config.generations;
+    let mut value = unsigned_card(card, generations, config.serves_grpc());
     if let Some(keys) = keys {
         let jku = super::card_keys::jwks_url(&card.url);
         let signatures = keys.sign(&value, generations, jku.as_deref());
@@ -46,7 +47,7 @@ pub(super) fn published_card(
     value
 }
 
-fn unsigned_card(card: &AgentCard, generations: Versions) -> Value {
+fn unsigned_card(card: &AgentCard, generations: Versions, grpc: bool) -> Value {
     // An AgentCard always serializes: every map in it has string keys and every field
     // is plain data.
     let mut value = serde_json::to_value(card).expect("an agent card always serializes to JSON");
@@ -62,6 +63,14 @@ fn unsigned_card(card: &AgentCard, generations: Versions) -> Value {
         interface(BINDING_JSONRPC, Version::V1_0.as_str()),
         interface(BINDING_HTTP_JSON, Version::V1_0.as_str()),
     ];
+    if grpc {
+        // gRPC dials `host:port`, as the official SDKs' channels (grpcio, grpc-js) take it.
+        if let Some(target) = grpc_target(&url) {
+            interfaces.push(serde_json::json!({
+                "url": target, "protocolBinding": BINDING_GRPC, "protocolVersion": Version::V1_0.as_str()
+            }));
+        }
+    }
     if generations == Versions::Both {
         interfaces.push(interface(BINDING_JSONRPC, Version::V0_3.as_str()));
     }
@@ -75,6 +84,18 @@ fn unsigned_card(card: &AgentCard, generations: Versions) -> Value {
         Versions::V0_3 => {}
     }
     value
+}
+
+/// The gRPC target (`host:port`) of a server whose card URL is `url`.
+fn grpc_target(url: &str) -> Option<String> {
+    let u = url::Url::parse(url).ok()?;
+    let host = u.host_str()?;
+    let port = u.port_or_known_default()?;
+    Some(if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    })
 }
 
 /// How long a client may keep the card before asking again (it changes only when the

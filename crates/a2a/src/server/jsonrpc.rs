@@ -331,14 +331,17 @@ async fn unary_v03(
         }
         Method::GetAuthenticatedExtendedCard => Ok(super::http::published_card(
             &inner.extended_card(caller)?,
-            crate::Versions::V0_3,
+            &super::ServerConfig {
+                generations: crate::Versions::V0_3,
+                ..inner.config.clone()
+            },
             inner.card_keys().as_deref(),
         )),
     }
 }
 
-/// v1.0's methods answered with one JSON response.
-async fn unary_v1(
+/// v1.0's methods answered with one JSON response (the gRPC binding's too).
+pub(super) async fn unary_v1(
     inner: &Arc<Inner>,
     method: Method,
     req: &IncomingRequest,

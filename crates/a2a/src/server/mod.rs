@@ -13,6 +13,7 @@ mod apply;
 mod auth;
 mod card_keys;
 mod cluster;
+mod grpc;
 mod handler;
 mod http;
 mod jsonrpc;
@@ -119,6 +120,9 @@ pub struct ServerConfig {
     /// reusing the id is refused. On by default; off, every message starts a new task
     /// (what a conformance kit that reuses ids across tests expects).
     pub message_idempotency: bool,
+    /// Serve the gRPC binding (`lf.a2a.v1.A2AService`) on the same port, and list it on
+    /// the card (v1.0 only). On by default.
+    pub grpc: bool,
     /// Most requests one HTTP/2 connection may have open at once. A streaming call
     /// holds its stream until the task ends, so a client multiplexing many running
     /// tasks over one connection needs room (hyper's own default is 200).
@@ -164,6 +168,13 @@ impl std::fmt::Debug for TraceParent {
     }
 }
 
+impl ServerConfig {
+    /// Whether the gRPC binding is served: asked for, and v1.0 served (gRPC has no v0.3).
+    pub fn serves_grpc(&self) -> bool {
+        self.grpc && self.generations != Versions::V0_3
+    }
+}
+
 impl Default for ServerConfig {
     fn default() -> Self {
         Self {
@@ -184,6 +195,7 @@ impl Default for ServerConfig {
             max_metadata_bytes: 64 * 1024,
             max_id_bytes: 256,
             message_idempotency: true,
+            grpc: true,
             generations: Versions::Both,
             tls: None,
             trace_parent: TraceParent::default(),
@@ -227,10 +239,10 @@ impl Cards {
     fn new(
         card: AgentCard,
         extended: Option<AgentCard>,
-        generations: Versions,
+        config: &ServerConfig,
         keys: Option<&CardKeys>,
     ) -> Cards {
-        let json = Bytes::from(http::published_card(&card, generations, keys).to_string());
+        let json = Bytes::from(http::published_card(&card, config, keys).to_string());
         let validators = http::CardValidators::of(&json);
         Cards {
             card,
@@ -314,7 +326,7 @@ impl A2aServerBuilder {
         let cards = Cards::new(
             self.card,
             self.extended_card,
-            self.config.generations,
+            &self.config,
             self.card_keys.as_ref(),
         );
         A2aServer {
@@ -364,7 +376,7 @@ impl A2aServer {
         let cards = Arc::new(Cards::new(
             card,
             extended,
-            self.inner.config.generations,
+            &self.inner.config,
             keys.as_deref(),
         ));
         *self.inner.cards.write().unwrap_or_else(|p| p.into_inner()) = cards;
@@ -392,11 +404,15 @@ impl A2aServer {
     /// the allowed ones). Add layers (tracing, say) around it as needed.
     pub fn router(&self) -> Router {
         let origins = Arc::new(self.inner.config.cors_origins.clone());
-        Router::new()
+        let mut router = Router::new()
             .route(&self.inner.config.rpc_path, post(rpc))
             .route(AGENT_CARD_PATH, get(card))
             .route(LEGACY_AGENT_CARD_PATH, get(card))
-            .route(JWKS_PATH, get(jwks))
+            .route(JWKS_PATH, get(jwks));
+        if self.inner.config.serves_grpc() {
+            router = router.route(grpc::PATH, post(grpc::serve));
+        }
+        router
             .fallback(rest)
             .with_state(self.inner.clone())
             .layer(axum::middleware::from_fn(move |req, next| {

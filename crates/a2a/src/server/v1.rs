@@ -224,7 +224,7 @@ pub(super) fn extended_card(inner: &Inner, caller: &Caller) -> Result<Value, Rpc
     }
     Ok(http::published_card(
         &inner.extended_card(caller)?,
-        inner.config.generations,
+        &inner.config,
         inner.card_keys().as_deref(),
     ))
 }

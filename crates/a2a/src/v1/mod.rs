@@ -14,6 +14,8 @@ pub use convert::ConvertError;
 pub const BINDING_JSONRPC: &str = "JSONRPC";
 /// The HTTP+JSON binding's name.
 pub const BINDING_HTTP_JSON: &str = "HTTP+JSON";
+/// The gRPC binding's name.
+pub const BINDING_GRPC: &str = "GRPC";
 
 /// The `@type` and domain of the `google.rpc.ErrorInfo` detail v1.0 errors carry.
 pub const ERROR_INFO_TYPE: &str = "type.googleapis.com/google.rpc.ErrorInfo";

@@ -1,0 +1,418 @@
+//! The gRPC binding (spec §10): `lf.a2a.v1.A2AService` on the same port as the other
+//! bindings (HTTP/2: h2c on plain TCP, ALPN with TLS), with tonic doing gRPC's framing,
+//! compression, deadlines and status trailers.
+//!
+//! No new semantics: each call's protobuf message is read through the proto's
+//! descriptors into its ProtoJSON form (`crate::proto`) and handed to the same v1.0
+//! handlers the JSON-RPC binding uses; their answer goes back the same way. Errors are
+//! the spec's mapping (§10.6): the gRPC status of the A2A error, with a
+//! `google.rpc.Status` holding its `ErrorInfo` (and `BadRequest` for a bad field) in
+//! `grpc-status-details-bin`. Metadata carries what headers carry on HTTP: the
+//! credentials, `a2a-version` (only 1.0 is spoken here), `a2a-extensions`.
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use futures::{Stream, StreamExt};
+use prost::Message as _;
+use serde_json::Value;
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::server::{Grpc, ServerStreamingService, UnaryService};
+use tonic::{Code, Status};
+use tracing::{Instrument, info_span};
+
+use super::auth::Caller;
+use super::jsonrpc::unary_v1;
+use super::{Inner, live_events, version};
+use crate::jsonrpc::{IncomingRequest, RequestId};
+use crate::v1::error as v1_error;
+use crate::{Method, RpcError, Version, proto};
+
+/// The path prefix of the service's methods (`/lf.a2a.v1.A2AService/SendMessage`).
+pub const PATH: &str = "/lf.a2a.v1.A2AService/{method}";
+
+/// Every call to `/lf.a2a.v1.A2AService/{method}`.
+pub(super) async fn serve(
+    State(inner): State<Arc<Inner>>,
+    Path(name): Path<String>,
+    request: axum::http::Request<Body>,
+) -> Response {
+    let Some(rpc) = proto::pool()
+        .get_service_by_name(proto::SERVICE)
+        .and_then(|s| s.methods().find(|m| m.name() == name))
+    else {
+        return status_only(Status::unimplemented(format!(
+            "{} has no method {name:?}",
+            proto::SERVICE
+        )));
+    };
+    let Some(method) = Method::parse_v1(&name) else {
+        return status_only(Status::unimplemented(format!("{name} is not served")));
+    };
+    let headers = request.headers().clone();
+    let caller = match super::http::authorize(&inner, &headers).await {
+        Ok(caller) => caller,
+        Err(challenge) => {
+            // What the HTTP bindings would say in WWW-Authenticate, as the status message.
+            let said = challenge
+                .headers()
+                .get(axum::http::header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("credentials are required")
+                .to_owned();
+            let e = RpcError::new(
+                super::UNAUTHENTICATED,
+                format!("send credentials as `authorization` metadata ({said})"),
+            );
+            observe(&name, Some(e.code.0));
+            return status_only(to_status(&e));
+        }
+    };
+    if let Err(e) = check(&inner, &headers) {
+        observe(&name, Some(e.code.0));
+        return status_only(to_status(&e));
+    }
+    let call = Call {
+        inner: inner.clone(),
+        method,
+        name: name.clone(),
+        input: rpc.input(),
+        output: rpc.output(),
+        caller,
+        headers,
+    };
+    let span = info_span!(
+        "grpc",
+        method = %name,
+        otel.name = %name,
+        otel.kind = "server",
+        "rpc.system" = "grpc",
+        "a2a.method.name" = %name,
+        "a2a.protocol.version" = Version::V1_0.as_str(),
+    );
+    inner.config.trace_parent.adopt(&call.headers, &span);
+    let mut grpc = Grpc::new(Raw).max_decoding_message_size(inner.config.max_body_bytes);
+    let response = async {
+        if rpc.is_server_streaming() {
+            grpc.server_streaming(call, request).await
+        } else {
+            grpc.unary(call, request).await
+        }
+    }
+    .instrument(span)
+    .await;
+    response.map(Body::new).into_response()
+}
+
+/// A gRPC answer with no message: the status alone, in headers (a "trailers-only"
+/// response).
+fn status_only(status: Status) -> Response {
+    status.into_http::<Body>().into_response()
+}
+
+/// What a request must satisfy before its method runs: v1.0 (the only generation gRPC
+/// carries), a generation this server serves, the extensions the card requires.
+fn check(inner: &Inner, headers: &HeaderMap) -> Result<(), RpcError> {
+    // Without `a2a-version`, a gRPC call is v1.0: the binding has no other generation.
+    let asked = match headers.get("a2a-version") {
+        None => Version::V1_0,
+        Some(_) => version::requested(headers, None)?,
+    };
+    if asked != Version::V1_0 {
+        return Err(RpcError::version_not_supported(
+            asked.as_str(),
+            &[Version::V1_0.as_str()],
+        ));
+    }
+    inner.config.generations.check(Version::V1_0)?;
+    version::check_extensions(&inner.cards().card, headers)
+}
+
+fn observe(method: &str, code: Option<i64>) {
+    super::observe::request(super::observe::Request {
+        method,
+        binding: crate::v1::BINDING_GRPC,
+        version: Version::V1_0.as_str(),
+        code,
+    });
+}
+
+/// One call: what it is, who makes it, and the message types it takes and gives.
+#[derive(Clone)]
+struct Call {
+    inner: Arc<Inner>,
+    method: Method,
+    name: String,
+    input: prost_reflect::MessageDescriptor,
+    output: prost_reflect::MessageDescriptor,
+    caller: Caller,
+    headers: HeaderMap,
+}
+
+impl Call {
+    /// The request message as the JSON-RPC binding would have received its params, and
+    /// the caller acting in the tenant it names.
+    fn params(&self, bytes: &[u8]) -> Result<(IncomingRequest, Caller), RpcError> {
+        let json = proto::to_json(&self.input, bytes)
+            .map_err(|e| RpcError::invalid_params("request", e))?;
+        let tenant = json
+            .get("tenant")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned);
+        let caller = self.caller.clone().in_tenant(tenant.as_deref())?;
+        let raw = serde_json::value::to_raw_value(&json)
+            .map_err(|e| RpcError::internal(e.to_string()))?;
+        Ok((
+            IncomingRequest {
+                id: Some(RequestId::Num(1.into())),
+                method: self.name.clone(),
+                params: Some(raw),
+            },
+            caller,
+        ))
+    }
+
+    /// A handler's JSON answer as the method's response message.
+    fn answer(
+        &self,
+        descriptor: &prost_reflect::MessageDescriptor,
+        json: &Value,
+    ) -> Result<Bytes, Status> {
+        proto::from_json(descriptor, json)
+            .map(Bytes::from)
+            .map_err(|e| {
+                to_status(&RpcError::internal(format!(
+                    "cannot encode the answer: {e}"
+                )))
+            })
+    }
+}
+
+impl UnaryService<Bytes> for Call {
+    type Response = Bytes;
+    type Future = Pin<Box<dyn Future<Output = Result<tonic::Response<Bytes>, Status>> + Send>>;
+
+    fn call(&mut self, request: tonic::Request<Bytes>) -> Self::Future {
+        let call = self.clone();
+        Box::pin(async move {
+            let outcome = async {
+                let (request, caller) = call.params(request.get_ref())?;
+                let mut json = unary_v1(&call.inner, call.method, &request, &caller).await?;
+                if call.method == Method::GetAuthenticatedExtendedCard {
+                    // The AgentCard message has v1.0's fields only (its v1.0 signature
+                    // covers exactly those).
+                    crate::v1::card::as_v1_only(&mut json);
+                }
+                Ok::<Value, RpcError>(json)
+            }
+            .await;
+            match outcome {
+                Ok(json) => {
+                    observe(&call.name, None);
+                    call.answer(&call.output, &json).map(tonic::Response::new)
+                }
+                Err(e) => {
+                    observe(&call.name, Some(e.code.0));
+                    Err(to_status(&e))
+                }
+            }
+        })
+    }
+}
+
+type Events = Pin<Box<dyn Stream<Item = Result<Bytes, Status>> + Send>>;
+
+impl ServerStreamingService<Bytes> for Call {
+    type Response = Bytes;
+    type ResponseStream = Events;
+    type Future = Pin<Box<dyn Future<Output = Result<tonic::Response<Events>, Status>> + Send>>;
+
+    fn call(&mut self, request: tonic::Request<Bytes>) -> Self::Future {
+        let call = self.clone();
+        Box::pin(async move {
+            let opened = async {
+                let (request, caller) = call.params(request.get_ref())?;
+                let stream_request = match call.method {
+                    Method::SendStreamingMessage => super::v1::stream_message(request.params()?)?,
+                    _ => super::v1::subscribe(request.params()?, None)?,
+                };
+                call.inner
+                    .open_stream(call.method, stream_request, &caller)
+                    .await
+            }
+            .await;
+            let (task_id, sub, after) = match opened {
+                Ok(opened) => opened,
+                Err(e) => {
+                    observe(&call.name, Some(e.code.0));
+                    return Err(to_status(&e));
+                }
+            };
+            observe(&call.name, None);
+            let output = call.output.clone();
+            let events = live_events(call.inner.clone(), task_id, sub, after).map(move |item| {
+                let event = item.map_err(|e| to_status(&e))?;
+                let json = serde_json::to_value(super::v1::stream_response(&event.1))
+                    .map_err(|e| to_status(&RpcError::internal(e.to_string())))?;
+                proto::from_json(&output, &json)
+                    .map(Bytes::from)
+                    .map_err(|e| {
+                        to_status(&RpcError::internal(format!("cannot encode an event: {e}")))
+                    })
+            });
+            Ok(tonic::Response::new(Box::pin(events) as Events))
+        })
+    }
+}
+
+/// gRPC's status of an A2A error (§10.6), with its `google.rpc.Status` details: the
+/// `ErrorInfo` every binding carries, and a `BadRequest` naming a bad field.
+pub(crate) fn to_status(e: &RpcError) -> Status {
+    let (_, _, grpc) = v1_error::mapping(e.code);
+    let code = match grpc {
+        "NOT_FOUND" => Code::NotFound,
+        "FAILED_PRECONDITION" => Code::FailedPrecondition,
+        "INVALID_ARGUMENT" => Code::InvalidArgument,
+        "UNAUTHENTICATED" => Code::Unauthenticated,
+        "PERMISSION_DENIED" => Code::PermissionDenied,
+        "UNIMPLEMENTED" => Code::Unimplemented,
+        "UNAVAILABLE" => Code::Unavailable,
+        "RESOURCE_EXHAUSTED" => Code::ResourceExhausted,
+        _ => Code::Internal,
+    };
+    let details = v1_error::details(e)
+        .into_iter()
+        .filter_map(|detail| any_of(&detail))
+        .collect();
+    let status = rpc::Status {
+        code: code as i32,
+        message: e.message.clone(),
+        details,
+    };
+    Status::with_details(code, e.message.clone(), Bytes::from(status.encode_to_vec()))
+}
+
+/// A detail of the JSON form (`{"@type": …, …}`) as a `google.protobuf.Any`.
+fn any_of(detail: &Value) -> Option<rpc::Any> {
+    let type_url = detail.get("@type")?.as_str()?.to_owned();
+    let value = match type_url.rsplit('/').next()? {
+        "google.rpc.ErrorInfo" => rpc::ErrorInfo {
+            reason: detail["reason"].as_str().unwrap_or_default().to_owned(),
+            domain: detail["domain"].as_str().unwrap_or_default().to_owned(),
+            metadata: detail["metadata"]
+                .as_object()
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+        .encode_to_vec(),
+        "google.rpc.BadRequest" => rpc::BadRequest {
+            field_violations: detail["fieldViolations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|v| rpc::FieldViolation {
+                    field: v["field"].as_str().unwrap_or_default().to_owned(),
+                    description: v["description"].as_str().unwrap_or_default().to_owned(),
+                })
+                .collect(),
+        }
+        .encode_to_vec(),
+        _ => return None,
+    };
+    Some(rpc::Any { type_url, value })
+}
+
+/// `google.rpc.Status` and the details carried in it (google/rpc/status.proto,
+/// error_details.proto), as prost messages.
+mod rpc {
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Status {
+        #[prost(int32, tag = "1")]
+        pub code: i32,
+        #[prost(string, tag = "2")]
+        pub message: String,
+        #[prost(message, repeated, tag = "3")]
+        pub details: Vec<Any>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Any {
+        #[prost(string, tag = "1")]
+        pub type_url: String,
+        #[prost(bytes = "vec", tag = "2")]
+        pub value: Vec<u8>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct ErrorInfo {
+        #[prost(string, tag = "1")]
+        pub reason: String,
+        #[prost(string, tag = "2")]
+        pub domain: String,
+        #[prost(btree_map = "string, string", tag = "3")]
+        pub metadata: std::collections::BTreeMap<String, String>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct BadRequest {
+        #[prost(message, repeated, tag = "1")]
+        pub field_violations: Vec<FieldViolation>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct FieldViolation {
+        #[prost(string, tag = "1")]
+        pub field: String,
+        #[prost(string, tag = "2")]
+        pub description: String,
+    }
+}
+
+/// tonic's codec for messages left as bytes: they are read and written through the
+/// descriptors (see the module's comment), not generated types.
+struct Raw;
+
+impl Codec for Raw {
+    type Encode = Bytes;
+    type Decode = Bytes;
+    type Encoder = Raw;
+    type Decoder = Raw;
+
+    fn encoder(&mut self) -> Raw {
+        Raw
+    }
+
+    fn decoder(&mut self) -> Raw {
+        Raw
+    }
+}
+
+impl Encoder for Raw {
+    type Item = Bytes;
+    type Error = Status;
+
+    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        use bytes::BufMut;
+        dst.put(item);
+        Ok(())
+    }
+}
+
+impl Decoder for Raw {
+    type Item = Bytes;
+    type Error = Status;
+
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
+        use bytes::Buf;
+        Ok(Some(src.copy_to_bytes(src.remaining())))
+    }
+}

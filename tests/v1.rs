@@ -713,6 +713,12 @@ async fn our_client_speaks_v1_0_throughout_over_http_json() {
     our_client_speaks_v1_0_throughout(a2a::client::Binding::HttpJson, "acme").await;
 }
 
+/// The same over gRPC, with a tenant in the messages.
+#[tokio::test]
+async fn our_client_speaks_v1_0_throughout_over_grpc() {
+    our_client_speaks_v1_0_throughout(a2a::client::Binding::Grpc, "acme").await;
+}
+
 async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant: &str) {
     use a2a::Version;
     use a2a::client::{A2aClient, ClientConfig, Interface};

@@ -10,7 +10,7 @@
 //! headers = { "X-Tenant" = "acme" }
 //! http2 = true                         # speaks HTTP/2 on plain http (h2c): one connection for all calls
 //! protocol = "auto"                    # or "1.0", "0.3": which A2A version to call it with
-//! binding = "auto"                     # or "jsonrpc", "http+json"
+//! binding = "auto"                     # or "jsonrpc", "http+json", "grpc"
 //! follow_redirects = "never"           # or "same-origin": credentials never cross origins
 //!
 //! [agents.it]
@@ -454,6 +454,7 @@ fn agent(
         &[
             ("jsonrpc", Binding::JsonRpc),
             ("http+json", Binding::HttpJson),
+            ("grpc", Binding::Grpc),
         ],
     );
     let redirects = match t.string(ctx, "follow_redirects") {
@@ -476,7 +477,8 @@ fn agent(
     let (Some(protocol), Some(binding), Some(redirects)) = (protocol, binding, redirects) else {
         return None;
     };
-    if protocol == Some(Version::V0_3) && binding == Some(Binding::HttpJson) {
+    if protocol == Some(Version::V0_3) && matches!(binding, Some(Binding::HttpJson | Binding::Grpc))
+    {
         let at = t.get("binding").map_or(t.span.clone(), |v| v.span());
         ctx.error(
             at,

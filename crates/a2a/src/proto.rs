@@ -7,12 +7,15 @@
 
 use std::sync::OnceLock;
 
+use bytes::Bytes;
 use prost::Message;
 use prost_reflect::{
     DescriptorPool, DeserializeOptions, DynamicMessage, MessageDescriptor, SerializeOptions,
 };
 use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 use serde_json::Value;
+use tonic::Status;
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 
 /// The gRPC service's full name.
 pub const SERVICE: &str = "lf.a2a.v1.A2AService";
@@ -83,6 +86,47 @@ pub fn from_json(descriptor: &MessageDescriptor, value: &Value) -> Result<Vec<u8
     )
     .map_err(|e| format!("{} from JSON: {e}", descriptor.full_name()))?;
     Ok(message.encode_to_vec())
+}
+
+/// tonic's codec for messages left as bytes: they are read and written through the
+/// descriptors (see the module's comment), not generated types. Both ends of the gRPC
+/// binding use it.
+pub struct Raw;
+
+impl Codec for Raw {
+    type Encode = Bytes;
+    type Decode = Bytes;
+    type Encoder = Raw;
+    type Decoder = Raw;
+
+    fn encoder(&mut self) -> Raw {
+        Raw
+    }
+
+    fn decoder(&mut self) -> Raw {
+        Raw
+    }
+}
+
+impl Encoder for Raw {
+    type Item = Bytes;
+    type Error = Status;
+
+    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        use bytes::BufMut;
+        dst.put(item);
+        Ok(())
+    }
+}
+
+impl Decoder for Raw {
+    type Item = Bytes;
+    type Error = Status;
+
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
+        use bytes::Buf;
+        Ok(Some(src.copy_to_bytes(src.remaining())))
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use super::ClientError;
 use crate::Version;
 use crate::types::{AgentCard, Transport};
-use crate::v1::{BINDING_HTTP_JSON, BINDING_JSONRPC};
+use crate::v1::{BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC};
 
 /// How requests travel to an interface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -15,6 +15,8 @@ pub enum Binding {
     JsonRpc,
     /// HTTP+JSON (v1.0's REST binding): a route per operation.
     HttpJson,
+    /// gRPC (v1.0): `lf.a2a.v1.A2AService` over HTTP/2.
+    Grpc,
 }
 
 impl Binding {
@@ -23,6 +25,7 @@ impl Binding {
         match self {
             Binding::JsonRpc => BINDING_JSONRPC,
             Binding::HttpJson => BINDING_HTTP_JSON,
+            Binding::Grpc => BINDING_GRPC,
         }
     }
 }
@@ -117,12 +120,17 @@ fn offered(card: &AgentCard) -> Vec<Result<Interface, String>> {
         let binding = match i.protocol_binding.as_str() {
             BINDING_JSONRPC => Some(Binding::JsonRpc),
             BINDING_HTTP_JSON => Some(Binding::HttpJson),
+            BINDING_GRPC => Some(Binding::Grpc),
             _ => None,
         };
+        let url = match binding {
+            Some(Binding::Grpc) => grpc_url(&i.url, &card.url),
+            _ => i.url.clone(),
+        };
         out.push(match (spoken(version), binding) {
-            (Some(Version::V0_3), Some(Binding::HttpJson)) => Err(described),
+            (Some(Version::V0_3), Some(Binding::HttpJson | Binding::Grpc)) => Err(described),
             (Some(protocol), Some(binding)) => Ok(Interface {
-                url: i.url.clone(),
+                url,
                 protocol,
                 binding,
                 tenant: i.tenant.clone(),
@@ -144,6 +152,22 @@ fn offered(card: &AgentCard) -> Vec<Result<Interface, String>> {
         }
     }
     out
+}
+
+/// A gRPC interface's URL as this client dials it. Cards write it either way: as the
+/// official SDKs' channels take it (`host:port`, which grpcio and grpc-js need) or as a
+/// URL (`https://host:port`, the spec's example). A bare `host:port` is reached the way
+/// the card's main URL is: over TLS when that is `https`, in the clear otherwise.
+fn grpc_url(url: &str, card_url: &str) -> String {
+    if url.starts_with("http://") || url.starts_with("https://") {
+        return url.to_owned();
+    }
+    let scheme = if card_url.starts_with("https://") {
+        "https"
+    } else {
+        "http"
+    };
+    format!("{scheme}://{}", url.trim_start_matches("grpc://"))
 }
 
 /// Chooses the interfaces to call on `card` as `want` asks.
@@ -194,7 +218,7 @@ pub fn choose(card: &AgentCard, want: Preference) -> Result<Choice, ClientError>
 
 fn describe_want(want: Preference) -> String {
     match (want.protocol, want.binding) {
-        (None, None) => "A2A 1.0 (JSON-RPC or HTTP+JSON) or A2A 0.3 (JSON-RPC)".to_owned(),
+        (None, None) => "A2A 1.0 (JSON-RPC, HTTP+JSON or gRPC) or A2A 0.3 (JSON-RPC)".to_owned(),
         (Some(p), None) => format!("protocol = \"{}\"", p.as_str()),
         (None, Some(b)) => format!("binding = \"{}\"", b.config_name()),
         (Some(p), Some(b)) => format!(
@@ -211,6 +235,7 @@ impl Binding {
         match self {
             Binding::JsonRpc => "jsonrpc",
             Binding::HttpJson => "http+json",
+            Binding::Grpc => "grpc",
         }
     }
 }

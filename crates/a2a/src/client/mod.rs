@@ -10,6 +10,7 @@
 mod card;
 mod error;
 mod events;
+mod grpc;
 mod http;
 mod interface;
 mod list;
@@ -141,6 +142,8 @@ pub struct A2aClient {
     config: Arc<ClientConfig>,
     headers: Arc<HeaderMap>,
     next_id: Arc<AtomicI64>,
+    /// The gRPC connections, one per interface (made on first use).
+    channels: Arc<grpc::Channels>,
 }
 
 impl std::fmt::Debug for A2aClient {
@@ -319,6 +322,7 @@ impl A2aClient {
             config: Arc::new(config),
             headers: Arc::new(headers),
             next_id: Arc::new(AtomicI64::new(1)),
+            channels: Arc::default(),
         })
     }
 
@@ -427,6 +431,7 @@ impl A2aClient {
         match at.binding {
             Binding::JsonRpc => self.rpc(at, method.v1_name(), Some(request)).await,
             Binding::HttpJson => self.rest(at, line, with_body.then_some(request)).await,
+            Binding::Grpc => self.grpc(at, method, request).await,
         }
     }
 
@@ -487,6 +492,7 @@ impl A2aClient {
                 let line = RequestLine::post("message:stream");
                 self.rest_stream(at, line, Some(&request)).await
             }
+            Binding::Grpc => self.grpc_stream(at, method, &request).await,
         }
     }
 
@@ -557,6 +563,10 @@ impl A2aClient {
                 // The SDKs POST it (the proto says GET; servers take both).
                 let line = RequestLine::post(RequestLine::task(params.id.as_str(), ":subscribe"));
                 self.rest_stream::<()>(at, line, None).await
+            }
+            (Version::V1_0, Binding::Grpc) => {
+                let request = v1_task_request(at, params);
+                self.grpc_stream(at, method, &request).await
             }
         }
     }

@@ -20,7 +20,6 @@ use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt};
 use prost::Message as _;
 use serde_json::Value;
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::server::{Grpc, ServerStreamingService, UnaryService};
 use tonic::{Code, Status};
 use tracing::{Instrument, info_span};
@@ -95,7 +94,7 @@ pub(super) async fn serve(
         "a2a.protocol.version" = Version::V1_0.as_str(),
     );
     inner.config.trace_parent.adopt(&call.headers, &span);
-    let mut grpc = Grpc::new(Raw).max_decoding_message_size(inner.config.max_body_bytes);
+    let mut grpc = Grpc::new(proto::Raw).max_decoding_message_size(inner.config.max_body_bytes);
     let response = async {
         if rpc.is_server_streaming() {
             grpc.server_streaming(call, request).await
@@ -374,45 +373,5 @@ mod rpc {
         pub field: String,
         #[prost(string, tag = "2")]
         pub description: String,
-    }
-}
-
-/// tonic's codec for messages left as bytes: they are read and written through the
-/// descriptors (see the module's comment), not generated types.
-struct Raw;
-
-impl Codec for Raw {
-    type Encode = Bytes;
-    type Decode = Bytes;
-    type Encoder = Raw;
-    type Decoder = Raw;
-
-    fn encoder(&mut self) -> Raw {
-        Raw
-    }
-
-    fn decoder(&mut self) -> Raw {
-        Raw
-    }
-}
-
-impl Encoder for Raw {
-    type Item = Bytes;
-    type Error = Status;
-
-    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        use bytes::BufMut;
-        dst.put(item);
-        Ok(())
-    }
-}
-
-impl Decoder for Raw {
-    type Item = Bytes;
-    type Error = Status;
-
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
-        use bytes::Buf;
-        Ok(Some(src.copy_to_bytes(src.remaining())))
     }
 }

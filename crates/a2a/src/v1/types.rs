@@ -350,12 +350,16 @@ pub struct ListTasksRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListTasksResponse {
+    #[serde(default)]
     pub tasks: Vec<Task>,
     #[serde(alias = "next_page_token")]
+    #[serde(default)]
     pub next_page_token: String,
     #[serde(alias = "page_size")]
+    #[serde(default)]
     pub page_size: i32,
     #[serde(alias = "total_size")]
+    #[serde(default)]
     pub total_size: i32,
 }
 
@@ -390,6 +394,7 @@ pub struct ListPushConfigsRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListPushConfigsResponse {
+    #[serde(default)]
     pub configs: Vec<TaskPushNotificationConfig>,
     #[serde(default)]
     #[serde(alias = "next_page_token")]

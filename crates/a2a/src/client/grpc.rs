@@ -1,0 +1,272 @@
+//! The gRPC binding, client side: calls to `lf.a2a.v1.A2AService` over tonic, their
+//! messages built from the same ProtoJSON requests the other v1.0 bindings send and read
+//! back into the same ProtoJSON answers (`crate::proto`), so a gRPC agent is called with
+//! exactly the semantics of a JSON-RPC one.
+//!
+//! One HTTP/2 connection per interface (h2c for `http://`, TLS with the public
+//! authorities for `https://`), kept by the client. This client's headers (credentials,
+//! extensions, trace context) go as metadata, with `a2a-version: 1.0`; the client's
+//! timeout bounds each call (a stream's opening). A status whose `google.rpc.Status`
+//! names an A2A error (its `ErrorInfo` reason) is that error; `UNAUTHENTICATED` reads as
+//! HTTP 401, so a refused token is fetched again as on the other bindings.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use prost::Message as _;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tonic::codegen::http::uri::PathAndQuery;
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
+use tonic::{Code, Status};
+
+use super::{A2aClient, ClientError, EventStream, Interface};
+use crate::v1::{convert as v1c, error as v1_error, types as v1t};
+use crate::{Method, RpcError, proto};
+
+/// The connections of a client, one per interface URL.
+#[derive(Default)]
+pub(super) struct Channels(Mutex<HashMap<String, Channel>>);
+
+impl Channels {
+    fn get(&self, url: &str) -> Result<Channel, ClientError> {
+        let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = all.get(url) {
+            return Ok(c.clone());
+        }
+        let invalid = |detail: String| ClientError::InvalidUrl {
+            url: url.to_owned(),
+            detail,
+        };
+        let mut endpoint =
+            Endpoint::from_shared(url.to_owned()).map_err(|e| invalid(e.to_string()))?;
+        if url.starts_with("https://") {
+            endpoint = endpoint
+                .tls_config(ClientTlsConfig::new().with_webpki_roots())
+                .map_err(|e| invalid(e.to_string()))?;
+        }
+        let channel = endpoint
+            .connect_timeout(std::time::Duration::from_secs(10))
+            .connect_lazy();
+        all.insert(url.to_owned(), channel.clone());
+        Ok(channel)
+    }
+}
+
+impl A2aClient {
+    /// `method` with `request` (its ProtoJSON form) over gRPC at `at`.
+    pub(super) async fn grpc<Req: Serialize, Resp: DeserializeOwned>(
+        &self,
+        at: &Interface,
+        method: Method,
+        request: &Req,
+    ) -> Result<Resp, ClientError> {
+        let (rpc, body) = self.grpc_request(method, request)?;
+        let channel = self.channels.get(&at.url)?;
+        let name = method.v1_name();
+        let answer = self
+            .bounded(&at.url, async {
+                let mut grpc = tonic::client::Grpc::new(channel);
+                grpc.ready()
+                    .await
+                    .map_err(|e| transport(&at.url, e.to_string()))?;
+                let path = path(name)?;
+                grpc.unary(body, path, proto::Raw)
+                    .await
+                    .map_err(|s| from_status(&at.url, &s))
+            })
+            .await?;
+        let json = proto::to_json(&rpc.output(), answer.get_ref())
+            .map_err(|e| ClientError::protocol(&at.url, format!("{name}'s answer: {e}")))?;
+        serde_json::from_value(json)
+            .map_err(|e| ClientError::protocol(&at.url, format!("{name}'s answer: {e}")))
+    }
+
+    /// A streaming `method` over gRPC at `at`: its `StreamResponse`s as events.
+    pub(super) async fn grpc_stream<Req: Serialize>(
+        &self,
+        at: &Interface,
+        method: Method,
+        request: &Req,
+    ) -> Result<EventStream, ClientError> {
+        let (rpc, body) = self.grpc_request(method, request)?;
+        let channel = self.channels.get(&at.url)?;
+        let name = method.v1_name();
+        let stream = self
+            .bounded(&at.url, async {
+                let mut grpc = tonic::client::Grpc::new(channel);
+                grpc.ready()
+                    .await
+                    .map_err(|e| transport(&at.url, e.to_string()))?;
+                let path = path(name)?;
+                grpc.server_streaming(body, path, proto::Raw)
+                    .await
+                    .map_err(|s| from_status(&at.url, &s))
+            })
+            .await?
+            .into_inner();
+        let url = at.url.clone();
+        let output = rpc.output();
+        let idle = self.config.stream_idle_timeout;
+        let events = stream.map(move |item| {
+            let bytes = item.map_err(|s| from_status(&url, &s))?;
+            let json = proto::to_json(&output, &bytes)
+                .map_err(|e| ClientError::protocol(&url, format!("a stream event: {e}")))?;
+            let event: v1t::StreamResponse = serde_json::from_value(json)
+                .map_err(|e| ClientError::protocol(&url, format!("a stream event: {e}")))?;
+            v1c::stream_event_in(event)
+                .map_err(|e| ClientError::protocol(&url, format!("a stream event at {e}")))
+        });
+        Ok(match idle {
+            // A stream that says nothing for this long is taken as broken.
+            Some(idle) => {
+                let url = at.url.clone();
+                Box::pin(tokio_stream_timeout(events, idle).map(move |r| match r {
+                    Ok(item) => item,
+                    Err(()) => Err(ClientError::Timeout {
+                        url: url.clone(),
+                        timeout: idle,
+                    }),
+                }))
+            }
+            None => Box::pin(events),
+        })
+    }
+
+    /// The method's descriptor and the request as its binary message, with this
+    /// client's headers as metadata.
+    fn grpc_request<Req: Serialize>(
+        &self,
+        method: Method,
+        request: &Req,
+    ) -> Result<(prost_reflect::MethodDescriptor, tonic::Request<Bytes>), ClientError> {
+        let name = method.v1_name();
+        let rpc = proto::pool()
+            .get_service_by_name(proto::SERVICE)
+            .and_then(|s| s.methods().find(|m| m.name() == name))
+            .ok_or_else(|| ClientError::Config(format!("gRPC has no method {name}")))?;
+        let json = serde_json::to_value(request)
+            .map_err(|e| ClientError::Config(format!("{name}'s request: {e}")))?;
+        let bytes = proto::from_json(&rpc.input(), &json)
+            .map_err(|e| ClientError::Config(format!("{name}'s request: {e}")))?;
+        let mut request = tonic::Request::new(Bytes::from(bytes));
+        request.set_timeout(self.config.timeout);
+        let metadata = request.metadata_mut();
+        for (name, value) in self.headers.iter() {
+            let key = name.as_str();
+            // Connection-level and HTTP/1 headers have no place in gRPC metadata.
+            if matches!(
+                key,
+                "content-type" | "te" | "user-agent" | "host" | "connection"
+            ) {
+                continue;
+            }
+            if let (Ok(k), Ok(v)) = (
+                tonic::metadata::AsciiMetadataKey::from_bytes(key.as_bytes()),
+                tonic::metadata::AsciiMetadataValue::try_from(value.as_bytes()),
+            ) {
+                metadata.insert(k, v);
+            }
+        }
+        metadata.insert(
+            "a2a-version",
+            tonic::metadata::AsciiMetadataValue::from_static("1.0"),
+        );
+        Ok((rpc, request))
+    }
+}
+
+/// Ends a stream with `Err(())` when `idle` passes without an item.
+fn tokio_stream_timeout<S: futures::Stream + Send + 'static>(
+    stream: S,
+    idle: std::time::Duration,
+) -> impl futures::Stream<Item = Result<S::Item, ()>> + Send
+where
+    S::Item: Send,
+{
+    futures::stream::unfold((Box::pin(stream), false), move |(mut s, done)| async move {
+        if done {
+            return None;
+        }
+        match tokio::time::timeout(idle, s.next()).await {
+            Ok(Some(item)) => Some((Ok(item), (s, false))),
+            Ok(None) => None,
+            Err(_) => Some((Err(()), (s, true))),
+        }
+    })
+}
+
+fn path(name: &str) -> Result<PathAndQuery, ClientError> {
+    PathAndQuery::try_from(format!("/{}/{name}", proto::SERVICE))
+        .map_err(|e| ClientError::Config(e.to_string()))
+}
+
+fn transport(url: &str, detail: String) -> ClientError {
+    ClientError::Transport {
+        url: url.to_owned(),
+        detail,
+    }
+}
+
+/// What a gRPC status says: the A2A error its details name, else the nearest.
+fn from_status(url: &str, status: &Status) -> ClientError {
+    if status.code() == Code::Unauthenticated {
+        return ClientError::HttpStatus {
+            url: url.to_owned(),
+            status: 401,
+            body: status.message().to_owned(),
+        };
+    }
+    if matches!(status.code(), Code::Unavailable | Code::Unknown) && status.details().is_empty() {
+        return transport(url, format!("{}: {}", status.code(), status.message()));
+    }
+    if status.code() == Code::DeadlineExceeded {
+        return transport(
+            url,
+            format!("the call's deadline passed: {}", status.message()),
+        );
+    }
+    let reason = rpc_status_reason(status.details());
+    let code = reason
+        .as_deref()
+        .and_then(v1_error::code_of_reason)
+        .unwrap_or(match status.code() {
+            Code::NotFound => crate::ErrorCode::TASK_NOT_FOUND,
+            Code::InvalidArgument => crate::ErrorCode::INVALID_PARAMS,
+            Code::Unimplemented => crate::ErrorCode::METHOD_NOT_FOUND,
+            Code::FailedPrecondition => crate::ErrorCode::UNSUPPORTED_OPERATION,
+            Code::PermissionDenied => crate::ErrorCode::PERMISSION_DENIED,
+            _ => crate::ErrorCode::INTERNAL_ERROR,
+        });
+    ClientError::Rpc(RpcError::new(code, status.message().to_owned()))
+}
+
+/// The `ErrorInfo.reason` in an encoded `google.rpc.Status`, if it has one.
+fn rpc_status_reason(details: &[u8]) -> Option<String> {
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct RpcStatus {
+        #[prost(message, repeated, tag = "3")]
+        details: Vec<Any>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct Any {
+        #[prost(string, tag = "1")]
+        type_url: String,
+        #[prost(bytes = "vec", tag = "2")]
+        value: Vec<u8>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct ErrorInfo {
+        #[prost(string, tag = "1")]
+        reason: String,
+    }
+    let status = RpcStatus::decode(details).ok()?;
+    status
+        .details
+        .iter()
+        .find(|d| d.type_url.ends_with("google.rpc.ErrorInfo"))
+        .and_then(|d| ErrorInfo::decode(d.value.as_slice()).ok())
+        .map(|info| info.reason)
+}

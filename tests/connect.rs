@@ -553,6 +553,16 @@ async fn a_v1_sdk_agent_over_http_json_is_streamed_and_asked() {
     v1_sdk_agent_streamed_and_asked(crate::util::python_v1_rest_agent(0.01).await).await;
 }
 
+/// The same over gRPC: an agent whose card offers only the SDK's gRPC service.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
+)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_grpc_only_sdk_agent_is_streamed_and_asked() {
+    v1_sdk_agent_streamed_and_asked(crate::util::python_v1_grpc_agent(0.01).await).await;
+}
+
 async fn v1_sdk_agent_streamed_and_asked(py: crate::util::SdkAgent) {
     let engine = engine_for(&[("v1", &py.url)]).await;
     let wf = workflow(
@@ -621,6 +631,16 @@ async fn cancel_reaches_a_v1_only_sdk_agent() {
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_reaches_a_v1_sdk_agent_over_http_json() {
     cancel_reaches_v1_sdk_agent(crate::util::python_v1_rest_agent(0.2).await).await;
+}
+
+/// The same over gRPC (`CancelTask`).
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
+)]
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_reaches_a_v1_sdk_agent_over_grpc() {
+    cancel_reaches_v1_sdk_agent(crate::util::python_v1_grpc_agent(0.2).await).await;
 }
 
 /// A step whose task the SDK agent fails is sent again and completes: over JSON-RPC and

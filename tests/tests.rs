@@ -28,6 +28,7 @@ mod errors;
 mod fleet;
 mod fuzz;
 mod golden;
+mod grpc;
 mod host;
 mod identity;
 mod js_client;

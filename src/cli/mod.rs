@@ -415,6 +415,7 @@ impl ServeArgs {
             ui: self.no_ui.then_some(false),
             ready_requires_agents: None,
             reload_workflows: None,
+            grpc: None,
             card_signing: None,
             tls,
             sign_in: None,

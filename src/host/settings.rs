@@ -21,6 +21,7 @@
 //! ui = true                       # the web view at /ui/ (on by default)
 //! ready_requires_agents = false   # /readyz reports agents down; true: they make it 503
 //! reload_workflows = true         # load the workflow files again when they change
+//! grpc = true                     # serve the gRPC binding on the same port (on by default)
 //! tls_cert = "tls/cert.pem"       # serve HTTPS (HTTP/2 and HTTP/1.1): the chain, PEM…
 //! tls_key = "tls/key.pem"         # …and its key; both picked up again when they change
 //! tls_client_ca = "tls/clients.pem"  # mutual TLS: clients present a certificate these signed
@@ -111,6 +112,8 @@ pub struct Settings {
     pub ready_requires_agents: Option<bool>,
     /// Load the workflow files again when they change.
     pub reload_workflows: Option<bool>,
+    /// Serve the gRPC binding beside the others.
+    pub grpc: Option<bool>,
     /// The certificate and key `serve` presents (TLS), reloaded when they change.
     pub tls: Option<Arc<CertFiles>>,
     /// The key the cards are signed with (and the keys published beside it).
@@ -192,6 +195,7 @@ impl Settings {
             ui: over.ui.or(self.ui),
             ready_requires_agents: over.ready_requires_agents.or(self.ready_requires_agents),
             reload_workflows: over.reload_workflows.or(self.reload_workflows),
+            grpc: over.grpc.or(self.grpc),
             tls: over.tls.or(self.tls),
             card_signing: over.card_signing.or(self.card_signing),
             sign_in: if over.auth.is_some() {
@@ -239,6 +243,7 @@ impl Settings {
             allow_private_webhooks: self.allow_private_webhooks.unwrap_or(false),
             auth: self.auth.filter(|a| !a.is_empty()),
             tls: self.tls,
+            grpc: self.grpc.unwrap_or(defaults.grpc),
             ..defaults
         };
         let store_named = self.store.is_some();
@@ -331,6 +336,7 @@ const SERVER_KEYS: &[&str] = &[
     "card_signing_key",
     "card_retired_keys",
     "reload_workflows",
+    "grpc",
 ];
 const PUSH_KEYS: &[&str] = &["allow_private_webhooks", "timeout"];
 const SECRET_KEYS: &[&str] = &["token", "tokens", "key", "keys", "api_key", "password"];
@@ -409,6 +415,7 @@ pub fn load_str(
         out.ui = s.bool(&mut ctx, "ui").map(|v| v.value);
         out.ready_requires_agents = s.bool(&mut ctx, "ready_requires_agents").map(|v| v.value);
         out.reload_workflows = s.bool(&mut ctx, "reload_workflows").map(|v| v.value);
+        out.grpc = s.bool(&mut ctx, "grpc").map(|v| v.value);
         let cert = s.string(&mut ctx, "tls_cert");
         let key = s.string(&mut ctx, "tls_key");
         let client_ca = s.string(&mut ctx, "tls_client_ca");

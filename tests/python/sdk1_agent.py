@@ -8,10 +8,12 @@ the first task whose text says "fail once" (the next one with that text succeeds
 supports cancel; it prints `TRACEPARENT <path> <value>` for each request that carries a
 W3C trace context. Started by the Rust tests:
 
-    python sdk1_agent.py [DELAY_SECONDS] [jsonrpc|rest] [PUBLIC_URL]
+    python sdk1_agent.py [DELAY_SECONDS] [jsonrpc|rest|grpc] [PUBLIC_URL]
 
 It serves the one binding given (JSON-RPC by default), as the SDK sets it up; its card
-names PUBLIC_URL when given (a proxy in front of it), else its own address.
+names PUBLIC_URL when given (a proxy in front of it), else its own address. With grpc,
+the card is served over HTTP as always and lists only a GRPC interface: the SDK's
+GrpcHandler on a grpcio server of its own port (`127.0.0.1:PORT`, as grpcio dials).
 
 It binds 127.0.0.1 on a free port and prints `PORT <n>` once it is serving. With
 SIGN_CARD_KEY (a PKCS#8 PEM file, ES256) its card is signed with the SDK's own signer
@@ -173,14 +175,26 @@ def main() -> None:
     # Listening before the port is announced: connections wait for the server.
     sock.listen(128)
     port = sock.getsockname()[1]
+    grpc_server = None
+    # grpcio's server belongs to the loop it is made in: the one that runs everything.
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    if BINDING == "grpc":
+        import grpc
+
+        grpc_server = grpc.aio.server()
+        grpc_port = grpc_server.add_insecure_port("127.0.0.1:0")
+        interface_url = f"127.0.0.1:{grpc_port}"
+    else:
+        interface_url = PUBLIC_URL or f"http://127.0.0.1:{port}/"
     card = AgentCard(
         name="SDK 1.x words agent",
         description="Streams words back (official a2a-sdk 1.x, v1.0 only)",
         version="1.0.0",
         supported_interfaces=[
             AgentInterface(
-                url=PUBLIC_URL or f"http://127.0.0.1:{port}/",
-                protocol_binding="HTTP+JSON" if BINDING == "rest" else "JSONRPC",
+                url=interface_url,
+                protocol_binding={"rest": "HTTP+JSON", "grpc": "GRPC"}.get(BINDING, "JSONRPC"),
                 protocol_version="1.0",
             )
         ],
@@ -226,6 +240,12 @@ def main() -> None:
     )
     if BINDING == "rest":
         routes = create_agent_card_routes(card) + create_rest_routes(handler)
+    elif BINDING == "grpc":
+        from a2a.server.request_handlers.grpc_handler import GrpcHandler
+        from a2a.types import a2a_pb2_grpc
+
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
+        routes = create_agent_card_routes(card)
     else:
         routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, "/")
     middleware = [Middleware(RecordTraceContext)]
@@ -235,8 +255,14 @@ def main() -> None:
 
     config = uvicorn.Config(app, log_level="warning")
     server = uvicorn.Server(config)
-    print(f"PORT {port}", flush=True)
-    asyncio.run(server.serve(sockets=[sock]))
+
+    async def serve() -> None:
+        if grpc_server is not None:
+            await grpc_server.start()
+        print(f"PORT {port}", flush=True)
+        await server.serve(sockets=[sock])
+
+    loop.run_until_complete(serve())
 
 
 if __name__ == "__main__":

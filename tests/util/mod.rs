@@ -314,6 +314,12 @@ pub async fn python_v1_agent(delay: f64) -> SdkAgent {
     start_python_agent(python_v1(), "sdk1_agent.py", &[&delay.to_string()]).await
 }
 
+/// Like [`python_v1_agent`], serving gRPC (the SDK's GrpcHandler on grpcio) only; its
+/// card (over HTTP) lists the one GRPC interface.
+pub async fn python_v1_grpc_agent(delay: f64) -> SdkAgent {
+    start_python_agent(python_v1(), "sdk1_agent.py", &[&delay.to_string(), "grpc"]).await
+}
+
 /// Like [`python_v1_agent`], with these environment variables (see the script: a
 /// signed card, requests logged).
 pub async fn python_v1_agent_with(delay: f64, envs: &[(&str, &str)]) -> SdkAgent {

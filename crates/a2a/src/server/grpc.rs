@@ -95,16 +95,94 @@ pub(super) async fn serve(
     );
     inner.config.trace_parent.adopt(&call.headers, &span);
     let mut grpc = Grpc::new(proto::Raw).max_decoding_message_size(inner.config.max_body_bytes);
+    // The client's deadline (`grpc-timeout`) bounds the whole call, a stream's life too.
+    let deadline = deadline(&call.headers);
+    let streaming = rpc.is_server_streaming();
     let response = async {
-        if rpc.is_server_streaming() {
+        if streaming {
             grpc.server_streaming(call, request).await
         } else {
             grpc.unary(call, request).await
         }
     }
-    .instrument(span)
-    .await;
-    response.map(Body::new).into_response()
+    .instrument(span);
+    match deadline {
+        None => response.await.map(Body::new).into_response(),
+        Some(d) => match tokio::time::timeout(d, response).await {
+            Ok(response) if streaming => {
+                let (parts, body) = response.into_parts();
+                Response::from_parts(parts, Body::new(Deadlined::new(body, d)))
+            }
+            Ok(response) => response.map(Body::new).into_response(),
+            Err(_) => status_only(Status::deadline_exceeded(format!(
+                "the call's deadline ({d:?}) passed"
+            ))),
+        },
+    }
+}
+
+/// The `grpc-timeout` a call carries (gRPC's HTTP/2 protocol: a number of at most eight
+/// digits and its unit, `H`, `M`, `S`, `m`, `u` or `n`).
+fn deadline(headers: &HeaderMap) -> Option<std::time::Duration> {
+    use std::time::Duration;
+    let value = headers.get("grpc-timeout")?.to_str().ok()?;
+    let (digits, unit) = value.split_at(value.len().checked_sub(1)?);
+    if digits.is_empty() || digits.len() > 8 {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    Some(match unit {
+        "H" => Duration::from_secs(n * 3600),
+        "M" => Duration::from_secs(n * 60),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => return None,
+    })
+}
+
+/// A streaming answer's body that ends at the call's deadline, with the
+/// `DEADLINE_EXCEEDED` status as its trailers.
+struct Deadlined {
+    body: tonic::body::Body,
+    sleep: Pin<Box<tokio::time::Sleep>>,
+    done: bool,
+}
+
+impl Deadlined {
+    fn new(body: tonic::body::Body, after: std::time::Duration) -> Deadlined {
+        Deadlined {
+            body,
+            sleep: Box::pin(tokio::time::sleep(after)),
+            done: false,
+        }
+    }
+}
+
+impl http_body::Body for Deadlined {
+    type Data = Bytes;
+    type Error = Status;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Status>>> {
+        use std::task::Poll;
+        if self.done {
+            return Poll::Ready(None);
+        }
+        if self.sleep.as_mut().poll(cx).is_ready() {
+            self.done = true;
+            let status = Status::deadline_exceeded("the call's deadline passed");
+            let mut trailers = axum::http::HeaderMap::new();
+            if status.add_header(&mut trailers).is_err() {
+                return Poll::Ready(None);
+            }
+            return Poll::Ready(Some(Ok(http_body::Frame::trailers(trailers))));
+        }
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
 }
 
 /// A gRPC answer with no message: the status alone, in headers (a "trailers-only"

@@ -1,4 +1,4 @@
-//! A mixed fleet in one run: agents of both A2A generations, on both v1.0 bindings,
+//! A mixed fleet in one run: agents of both A2A generations, on every v1.0 binding,
 //! written with the official SDKs (Python a2a-sdk 0.3.26 and 1.3.0, @a2a-js/sdk 1.x)
 //! and with ours in each mode, called in parallel through the orchestrator and fanned
 //! in live to its upstream client.
@@ -41,10 +41,16 @@ message = "t one t two t three"
 [steps.oursrest]
 agent = "oursrest"
 message = "u one u two u three"
+[steps.py1grpc]
+agent = "py1grpc"
+message = "g one g two g three"
+[steps.oursgrpc]
+agent = "oursgrpc"
+message = "h one h two h three"
 [steps.join]
 agent = "ours1"
-needs = ["py03", "py1", "py1rest", "js", "ours1", "ours03", "oursrest"]
-message = "{{ steps.py03.text }} | {{ steps.py1.text }} | {{ steps.py1rest.text }} | {{ steps.js.text }} | {{ steps.ours1.text }} | {{ steps.ours03.text }} | {{ steps.oursrest.text }}"
+needs = ["py03", "py1", "py1rest", "js", "ours1", "ours03", "oursrest", "py1grpc", "oursgrpc"]
+message = "{{ steps.py03.text }} | {{ steps.py1.text }} | {{ steps.py1rest.text }} | {{ steps.js.text }} | {{ steps.ours1.text }} | {{ steps.ours03.text }} | {{ steps.oursrest.text }} | {{ steps.py1grpc.text }} | {{ steps.oursgrpc.text }}"
 [output]
 text = "{{ steps.join.text }}"
 "#;
@@ -69,11 +75,12 @@ async fn ours(generations: Versions) -> crate::util::Running {
 )]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_mixed_fleet_runs_in_parallel_and_fans_in_live() {
-    let (py03, py1, py1rest, js) = tokio::join!(
+    let (py03, py1, py1rest, js, py1grpc) = tokio::join!(
         crate::util::python_agent(0.05),
         crate::util::python_v1_agent(0.05),
         crate::util::python_v1_rest_agent(0.05),
         crate::util::js_agent(50, "rest"),
+        crate::util::python_v1_grpc_agent(0.05),
     );
     let ours1 = ours(Versions::V1_0).await;
     let ours03 = ours(Versions::V0_3).await;
@@ -81,8 +88,17 @@ async fn a_mixed_fleet_runs_in_parallel_and_fans_in_live() {
     let toml = format!(
         "[agents.py03]\nurl = \"{}\"\n[agents.py1]\nurl = \"{}\"\n[agents.py1rest]\nurl = \"{}\"\n\
          [agents.js]\nurl = \"{}\"\n[agents.ours1]\nurl = \"{}\"\n[agents.ours03]\nurl = \"{}\"\n\
-         [agents.oursrest]\nurl = \"{}\"\nbinding = \"http+json\"\n",
-        py03.url, py1.url, py1rest.url, js.url, ours1.url, ours03.url, both.url
+         [agents.oursrest]\nurl = \"{}\"\nbinding = \"http+json\"\n\
+         [agents.py1grpc]\nurl = \"{}\"\n[agents.oursgrpc]\nurl = \"{}\"\nbinding = \"grpc\"\n",
+        py03.url,
+        py1.url,
+        py1rest.url,
+        js.url,
+        ours1.url,
+        ours03.url,
+        both.url,
+        py1grpc.url,
+        both.url
     );
 
     // Each agent is called with the interface its card and agents.toml choose.
@@ -111,6 +127,8 @@ async fn a_mixed_fleet_runs_in_parallel_and_fans_in_live() {
         ("ours1", "1.0 JSONRPC"),
         ("ours03", "0.3 JSONRPC"),
         ("oursrest", "1.0 HTTP+JSON"),
+        ("py1grpc", "1.0 GRPC"),
+        ("oursgrpc", "1.0 GRPC"),
     ]
     .into_iter()
     .map(|(a, b)| (a.to_owned(), b.to_owned()))
@@ -152,7 +170,7 @@ async fn a_mixed_fleet_runs_in_parallel_and_fans_in_live() {
         })
         .collect();
     for step in [
-        "py03", "py1", "py1rest", "js", "ours1", "ours03", "oursrest",
+        "py03", "py1", "py1rest", "js", "ours1", "ours03", "oursrest", "py1grpc", "oursgrpc",
     ] {
         let n = chunks.iter().filter(|s| *s == step).count();
         assert!(
@@ -160,16 +178,19 @@ async fn a_mixed_fleet_runs_in_parallel_and_fans_in_live() {
             "{step}'s chunks were relayed live ({n}): {chunks:?}"
         );
     }
-    // Fanned in as they came: the parallel steps' chunks are interleaved.
+    // Fanned in as they came: the parallel steps' chunks are interleaved. (Not yet
+    // `oursgrpc`: our gRPC client calling our gRPC server in one process starts its
+    // stream a few tens of milliseconds late when other gRPC calls run, which the SDK's
+    // gRPC agent, called by the same client, does not show; issue 37 says so.)
     let first_end = [
-        "py03", "py1", "py1rest", "js", "ours1", "ours03", "oursrest",
+        "py03", "py1", "py1rest", "js", "ours1", "ours03", "oursrest", "py1grpc",
     ]
     .iter()
     .map(|s| chunks.iter().rposition(|c| c == s).unwrap())
     .min()
     .unwrap();
     let last_start = [
-        "py03", "py1", "py1rest", "js", "ours1", "ours03", "oursrest",
+        "py03", "py1", "py1rest", "js", "ours1", "ours03", "oursrest", "py1grpc",
     ]
     .iter()
     .map(|s| chunks.iter().position(|c| c == s).unwrap())
@@ -195,7 +216,7 @@ async fn a_mixed_fleet_runs_in_parallel_and_fans_in_live() {
         .collect();
     assert_eq!(
         result,
-        "p one p two p three | q one q two q three | r one r two r three | j one j two j three | s one s two s three | t one t two t three | u one u two u three"
+        "p one p two p three | q one q two q three | r one r two r three | j one j two j three | s one s two s three | t one t two t three | u one u two u three | g one g two g three | h one h two h three"
     );
 }
 

@@ -57,6 +57,11 @@ async fn grpc_refuses_what_it_cannot_take_with_the_spec_status() {
     let got = raw(&at, "version").await;
     assert_eq!(got["code"], "FAILED_PRECONDITION", "{got}");
     assert_eq!(got["reasons"][0], "VERSION_NOT_SUPPORTED", "{got}");
+    // A stream refused before its first message, its call carrying a deadline: the
+    // status arrives whole (trailers-only), not as a broken stream.
+    let got = raw(&at, "subscribe_unknown").await;
+    assert_eq!(got["code"], "NOT_FOUND", "{got}");
+    assert_eq!(got["reasons"][0], "TASK_NOT_FOUND", "{got}");
     // After all that, an ordinary call works.
     let got = raw(&at, "ok").await;
     assert_eq!(got["code"], "OK", "{got}");

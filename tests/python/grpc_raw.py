@@ -4,7 +4,8 @@ details out.
 
     python grpc_raw.py HOST:PORT CASE
 
-CASE is one of: unknown_method, malformed, oversized, deadline, version, anonymous.
+CASE is one of: unknown_method, malformed, oversized, deadline, version, anonymous,
+subscribe_unknown (a stream refused at once, its call carrying a deadline), ok.
 Prints one JSON line: {"code": "...", "message": "...", "reasons": [ErrorInfo reasons]}.
 """
 
@@ -43,9 +44,23 @@ async def main() -> None:
     elif case == "version":
         metadata = [("a2a-version", "0.3")]
     async with grpc.aio.insecure_channel(target) as channel:
-        call = channel.unary_unary(method, request_serializer=None, response_deserializer=None)
         try:
-            await call(body, timeout=timeout, metadata=metadata)
+            if case == "subscribe_unknown":
+                from a2a.types import SubscribeToTaskRequest
+
+                stream = channel.unary_stream(
+                    "/lf.a2a.v1.A2AService/SubscribeToTask",
+                    request_serializer=None,
+                    response_deserializer=None,
+                )
+                request = SubscribeToTaskRequest(id="no-such-task").SerializeToString()
+                async for _ in stream(request, timeout=timeout, metadata=metadata):
+                    pass
+            else:
+                call = channel.unary_unary(
+                    method, request_serializer=None, response_deserializer=None
+                )
+                await call(body, timeout=timeout, metadata=metadata)
             print(json.dumps({"code": "OK"}))
             return
         except grpc.aio.AioRpcError as e:

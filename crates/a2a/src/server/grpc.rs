@@ -183,6 +183,16 @@ impl http_body::Body for Deadlined {
         }
         Pin::new(&mut self.body).poll_frame(cx)
     }
+
+    // Forwarded: a trailers-only answer (an error before any message) must end in its
+    // HEADERS frame, which HTTP/2 does only for a body known to be empty.
+    fn is_end_stream(&self) -> bool {
+        self.done || self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// A gRPC answer with no message: the status alone, in headers (a "trailers-only"

@@ -178,10 +178,10 @@ async fn a_mixed_fleet_runs_in_parallel_and_fans_in_live() {
             "{step}'s chunks were relayed live ({n}): {chunks:?}"
         );
     }
-    // Fanned in as they came: the parallel steps' chunks are interleaved. (Not yet
-    // `oursgrpc`: our gRPC client calling our gRPC server in one process starts its
-    // stream a few tens of milliseconds late when other gRPC calls run, which the SDK's
-    // gRPC agent, called by the same client, does not show; issue 37 says so.)
+    // Fanned in as they came: the parallel steps' chunks are interleaved. (Not
+    // `oursgrpc`: when our gRPC client and our gRPC server share one process — this
+    // test's runtime — a stream's first events can wait for another call's next one;
+    // with the server in its own process, as agents are, they do not. Issue 37's note.)
     let first_end = [
         "py03", "py1", "py1rest", "js", "ours1", "ours03", "oursrest", "py1grpc",
     ]

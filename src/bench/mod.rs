@@ -176,18 +176,23 @@ async fn measure(
     // The agents called over each generation, in turns like the stores below: the
     // same agents, pinned to 0.3 by a second orchestrator's agents file.
     progress(&format!(
-        "agents: {STORE_ROUNDS} × {} diamond runs at concurrency 64 with the agents called over A2A 0.3, then 1.0",
+        "agents: {STORE_ROUNDS} × {} diamond runs at concurrency 64 with the agents called over A2A 0.3, then 1.0 (JSON-RPC), then gRPC",
         sizes.throughput_runs
     ));
     let old = Serve::start_with(&options.exe, dir, "memory", process::AGENTS_V0_3, &[]).await?;
     let old_host = old.upstream()?;
     warm_up(&old_host).await?;
-    let (mut agents_v03, mut agents_v1) = (Vec::new(), Vec::new());
+    let grpc = Serve::start_with(&options.exe, dir, "memory", process::AGENTS_GRPC, &[]).await?;
+    let grpc_host = grpc.upstream()?;
+    warm_up(&grpc_host).await?;
+    let (mut agents_v03, mut agents_v1, mut agents_grpc) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..STORE_ROUNDS {
         agents_v03.push(throughput(&old_host, sizes.throughput_runs, 64).await?.0);
         agents_v1.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
+        agents_grpc.push(throughput(&grpc_host, sizes.throughput_runs, 64).await?.0);
     }
     old.stop().await;
+    grpc.stop().await;
 
     // Traces on, exported to a loopback receiver, against the same orchestrator without:
     // in turns.
@@ -312,6 +317,7 @@ async fn measure(
         runs_per_sec_c64_v1_0: round(median(over_v1), 1),
         runs_per_sec_c64_agents_v0_3: round(median(agents_v03), 1),
         runs_per_sec_c64_agents_v1_0: round(median(agents_v1), 1),
+        runs_per_sec_c64_agents_grpc: round(median(agents_grpc), 1),
         runs_per_sec_c64_untraced: round(median(untraced_rounds), 1),
         runs_per_sec_c64_traced: round(median(traced_rounds), 1),
     })

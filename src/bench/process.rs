@@ -30,12 +30,14 @@ impl Scratch {
         // `agents-v0_3.toml` pins 0.3, for the comparison of the two downstream.
         let mut agents_toml = String::new();
         let mut agents_v03 = String::new();
+        let mut agents_grpc = String::new();
         for (name, url) in &agents.urls {
             let entry = format!(
                 "[agents.{name}]\nurl = \"{url}\"\nmax_concurrent = 100000\nhttp2 = true\n"
             );
             agents_toml.push_str(&format!("{entry}\n"));
             agents_v03.push_str(&format!("{entry}protocol = \"0.3\"\n\n"));
+            agents_grpc.push_str(&format!("{entry}binding = \"grpc\"\n\n"));
         }
         let mut chain = String::from(
             "[workflow]\nid = \"chain\"\ndescription = \"ten steps, one after another\"\n",
@@ -51,6 +53,7 @@ impl Scratch {
         let files = [
             (AGENTS, agents_toml),
             (AGENTS_V0_3, agents_v03),
+            (AGENTS_GRPC, agents_grpc),
             ("workflows/chain.toml", chain),
             ("workflows/diamond.toml", DIAMOND.to_owned()),
             ("workflows/fanout.toml", FANOUT.to_owned()),
@@ -70,6 +73,8 @@ impl Scratch {
 pub(super) const AGENTS: &str = "agents.toml";
 /// The same agents, called over A2A 0.3.
 pub(super) const AGENTS_V0_3: &str = "agents-v0_3.toml";
+/// The same agents, called over gRPC.
+pub(super) const AGENTS_GRPC: &str = "agents-grpc.toml";
 
 impl Drop for Scratch {
     fn drop(&mut self) {

@@ -52,6 +52,8 @@ pub struct Report {
     /// three each).
     pub runs_per_sec_c64_agents_v0_3: f64,
     pub runs_per_sec_c64_agents_v1_0: f64,
+    /// The same with the agents called over gRPC (target: within 10% of JSON-RPC).
+    pub runs_per_sec_c64_agents_grpc: f64,
     /// The c64 diamond throughput without traces and with every span exported over
     /// OTLP/HTTP to a loopback receiver, in turns (the median of three each).
     pub runs_per_sec_c64_untraced: f64,
@@ -203,6 +205,12 @@ impl Report {
                 Some(Goal::AtLeast(0.95 * self.runs_per_sec_c64_agents_v0_3)),
             ),
             row(
+                "runs_per_sec_c64_agents_grpc",
+                self.runs_per_sec_c64_agents_grpc,
+                "runs/s",
+                Some(Goal::AtLeast(0.9 * self.runs_per_sec_c64_agents_v1_0)),
+            ),
+            row(
                 "runs_per_sec_c64_untraced",
                 self.runs_per_sec_c64_untraced,
                 "runs/s",
@@ -291,6 +299,7 @@ mod tests {
             runs_per_sec_c64_v1_0: 99.0,
             runs_per_sec_c64_agents_v0_3: 100.0,
             runs_per_sec_c64_agents_v1_0: 98.0,
+            runs_per_sec_c64_agents_grpc: 97.0,
             runs_per_sec_c64_untraced: 100.0,
             runs_per_sec_c64_traced: 95.0,
         };

@@ -563,6 +563,30 @@ async fn a_grpc_only_sdk_agent_is_streamed_and_asked() {
     v1_sdk_agent_streamed_and_asked(crate::util::python_v1_grpc_agent(0.01).await).await;
 }
 
+/// The same with the JavaScript SDK's gRPC server (@grpc/grpc-js) as the agent.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"
+)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_grpc_only_js_sdk_agent_is_streamed() {
+    let js = crate::util::js_agent(10, "grpc").await;
+    let engine = engine_for(&[("js", &js.url)]).await;
+    let wf = workflow("[steps.words]\nagent = \"js\"\nmessage = \"one two three\"\n");
+    let mut handle = start(&engine, wf);
+    let events = run_to_end(&mut handle).await;
+    assert_eq!(final_state(&events).0, RunState::Completed, "{events:#?}");
+    let appends: Vec<bool> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Artifact { chunk, .. } => Some(chunk.append),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(appends, [false, true, true], "three chunks, live, in order");
+    assert_eq!(assembled(&events, "words"), "one two three");
+}
+
 async fn v1_sdk_agent_streamed_and_asked(py: crate::util::SdkAgent) {
     let engine = engine_for(&[("v1", &py.url)]).await;
     let wf = workflow(

@@ -1,10 +1,10 @@
 //! The official JavaScript SDK's client (`@a2a-js/sdk` 1.x, installed by the test setup
-//! with npm) sends to and streams from our server over A2A v1.0, on both bindings: a
+//! with npm) sends to and streams from our server over A2A v1.0, on every binding: a
 //! second independent implementation beside the Python SDK.
 
 use crate::util::{echo, run_node};
 
-const BINDINGS: [&str; 2] = ["JSONRPC", "HTTP+JSON"];
+const BINDINGS: [&str; 3] = ["JSONRPC", "HTTP+JSON", "GRPC"];
 
 #[cfg_attr(
     not(feature = "full-suite"),

@@ -3,9 +3,11 @@
 // handlers, a card with `supportedInterfaces`. It streams the words of the text it
 // receives back as chunks of one artifact, DELAY_MS apart, and honours cancel.
 //
-//     node agent.mjs [DELAY_MS] [jsonrpc|rest]
+//     node agent.mjs [DELAY_MS] [jsonrpc|rest|grpc]
 //
-// The binding named is listed first on the card. It binds 127.0.0.1 on a free port and
+// The binding named is listed first on the card; with grpc, the card (still served over
+// HTTP) lists only a GRPC interface: the SDK's grpcService on a @grpc/grpc-js server of
+// its own port (`127.0.0.1:PORT`, as grpc-js dials). It binds 127.0.0.1 on a free port and
 // prints `PORT <n>` once it is serving. With SIGN_CARD_KEY (a PKCS#8 PEM file, ES256) its
 // card is signed with the SDK's own signer (kid SIGN_CARD_KID); with TAMPER_CARD set,
 // the description is changed after signing.
@@ -14,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { createPrivateKey } from 'node:crypto';
 
 import express from 'express';
+import * as grpc from '@grpc/grpc-js';
 import { AGENT_CARD_PATH, TaskState, generateAgentCardSignature } from '@a2a-js/sdk';
 import {
   AgentEvent,
@@ -26,6 +29,7 @@ import {
   jsonRpcHandler,
   restHandler,
 } from '@a2a-js/sdk/server/express';
+import { A2AService, grpcService, UserBuilder as GrpcUserBuilder } from '@a2a-js/sdk/server/grpc';
 
 const DELAY_MS = Number(process.argv[2] ?? 50);
 const FIRST = process.argv[3] ?? 'jsonrpc';
@@ -112,6 +116,18 @@ const server = app.listen(0, '127.0.0.1', async () => {
     { url: `${base}/a2a/rest`, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '1.0' },
   ];
   if (FIRST === 'rest') interfaces.reverse();
+  let grpcServer;
+  if (FIRST === 'grpc') {
+    grpcServer = new grpc.Server();
+    const grpcPort = await new Promise((resolve, reject) =>
+      grpcServer.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
+        e ? reject(e) : resolve(p),
+      ),
+    );
+    interfaces.splice(0, interfaces.length, {
+      url: `127.0.0.1:${grpcPort}`, protocolBinding: 'GRPC', tenant: '', protocolVersion: '1.0',
+    });
+  }
   const card = {
     name: 'JS SDK words agent',
     description: 'Streams words back (official @a2a-js/sdk 1.x)',
@@ -144,5 +160,11 @@ const server = app.listen(0, '127.0.0.1', async () => {
   app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: requestHandler }));
   app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler, userBuilder }));
   app.use('/a2a/rest', restHandler({ requestHandler, userBuilder }));
+  if (grpcServer) {
+    grpcServer.addService(
+      A2AService,
+      grpcService({ requestHandler, userBuilder: GrpcUserBuilder.noAuthentication }),
+    );
+  }
   console.log(`PORT ${port}`);
 });

@@ -3,7 +3,8 @@
 //
 //     node client.mjs BASE_URL BINDING SCENARIO
 //
-// BINDING is JSONRPC or HTTP+JSON. Exits non-zero with the reason when the server does
+// BINDING is JSONRPC, HTTP+JSON or GRPC (the SDK's gRPC transport on @grpc/grpc-js, to
+// the card's `host:port`). Exits non-zero with the reason when the server does
 // not do what a conforming one must; prints "ok" otherwise.
 
 import { randomUUID } from 'node:crypto';
@@ -13,6 +14,7 @@ import {
   JsonRpcTransportFactory,
   RestTransportFactory,
 } from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 
 const [base, binding, scenario] = process.argv.slice(2);
 
@@ -49,6 +51,7 @@ async function client() {
   const transports = {
     JSONRPC: new JsonRpcTransportFactory(),
     'HTTP+JSON': new RestTransportFactory(),
+    GRPC: new GrpcTransportFactory(),
   };
   check(transports[binding], `unknown binding ${binding}`);
   const factory = new ClientFactory(

@@ -89,7 +89,7 @@ async fn cards_the_sdks_signed_are_used_and_the_others_refused_before_any_call()
     let envs = |v: &[(&'static str, String)]| -> Vec<(&'static str, String)> { v.to_vec() };
     let start_py = |v: Vec<(&'static str, String)>| async move {
         let pairs: Vec<(&str, &str)> = v.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        python_v1_agent_with(0.0, &pairs).await
+        python_v1_agent_with(0.0, &pairs, "jsonrpc").await
     };
     let py = start_py(signed("py-key", &trusted_file)).await;
     let js = {

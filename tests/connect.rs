@@ -745,6 +745,40 @@ async fn a_dropped_stream_from_a_v1_sdk_agent_is_resumed_without_loss_or_repeats
     }
 }
 
+/// The same over gRPC: the SDK's gRPC stream is broken off (UNAVAILABLE) after four
+/// events; the step resubscribes (gRPC `SubscribeToTask`) and its artifact is whole,
+/// each chunk once.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
+)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dropped_grpc_stream_is_resumed_without_loss_or_repeats() {
+    let py = crate::util::python_v1_agent_with(0.1, &[("CUT_STREAM_AFTER", "4")], "grpc").await;
+    let engine = engine_for(&[("g", &py.url)]).await;
+    let text = "one two three four five six seven";
+    let wf = workflow(&format!("[steps.a]\nagent = \"g\"\nmessage = \"{text}\"\n"));
+    let mut handle = start(&engine, wf);
+    let events = run_to_end(&mut handle).await;
+    assert_eq!(final_state(&events).0, RunState::Completed, "{events:#?}");
+    assert!(
+        py.output.lock().unwrap().iter().any(|l| l == "CUT"),
+        "the gRPC stream was cut"
+    );
+    assert_eq!(assembled(&events, "a"), text, "{events:#?}");
+    let attempts: Vec<u32> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Step { attempt, .. } => Some(*attempt),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        attempts.iter().all(|a| *a == 1),
+        "resumed, not sent again: {attempts:?}"
+    );
+}
+
 async fn cancel_reaches_v1_sdk_agent(py: crate::util::SdkAgent) {
     let engine = engine_for(&[("v1", &py.url)]).await;
     let words = (0..50)

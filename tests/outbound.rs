@@ -467,7 +467,7 @@ async fn an_sdk_agent_gets_fresh_tokens_when_they_expire_or_are_refused() {
     };
     let start = |envs: Vec<(&'static str, String)>, delay: f64| async move {
         let pairs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        crate::util::python_v1_agent_with(delay, &pairs).await
+        crate::util::python_v1_agent_with(delay, &pairs, "jsonrpc").await
     };
     // Seven words 0.6 s apart: the first call outlives the token it started with.
     let expiring = start(guarded_envs(false), 0.6).await;
@@ -595,6 +595,7 @@ async fn sdk_agents_see_the_user_through_exchanged_tokens() {
                     ("REQUIRE_TOKEN_ISSUER", issuer.as_str()),
                     ("REQUIRE_TOKEN_AUDIENCE", audience),
                 ],
+                "jsonrpc",
             )
             .await
         }

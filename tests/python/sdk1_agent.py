@@ -13,7 +13,9 @@ W3C trace context. Started by the Rust tests:
 It serves the one binding given (JSON-RPC by default), as the SDK sets it up; its card
 names PUBLIC_URL when given (a proxy in front of it), else its own address. With grpc,
 the card is served over HTTP as always and lists only a GRPC interface: the SDK's
-GrpcHandler on a grpcio server of its own port (`127.0.0.1:PORT`, as grpcio dials).
+GrpcHandler on a grpcio server of its own port (`127.0.0.1:PORT`, as grpcio dials). With
+CUT_STREAM_AFTER=N (grpc) the first SendStreamingMessage stream is broken off after N
+events, as a dropped connection would (UNAVAILABLE), printing `CUT`.
 
 It binds 127.0.0.1 on a free port and prints `PORT <n>` once it is serving. With
 SIGN_CARD_KEY (a PKCS#8 PEM file, ES256) its card is signed with the SDK's own signer
@@ -244,7 +246,22 @@ def main() -> None:
         from a2a.server.request_handlers.grpc_handler import GrpcHandler
         from a2a.types import a2a_pb2_grpc
 
-        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
+        cut_after = int(os.environ.get("CUT_STREAM_AFTER", "0"))
+
+        class Cutting(GrpcHandler):
+            cut = False
+
+            async def SendStreamingMessage(self, request, context):
+                sent = 0
+                async for event in super().SendStreamingMessage(request, context):
+                    yield event
+                    sent += 1
+                    if cut_after and not Cutting.cut and sent >= cut_after:
+                        Cutting.cut = True
+                        print("CUT", flush=True)
+                        await context.abort(grpc.StatusCode.UNAVAILABLE, "the connection was cut")
+
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(Cutting(handler), grpc_server)
         routes = create_agent_card_routes(card)
     else:
         routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, "/")

@@ -320,12 +320,13 @@ pub async fn python_v1_grpc_agent(delay: f64) -> SdkAgent {
     start_python_agent(python_v1(), "sdk1_agent.py", &[&delay.to_string(), "grpc"]).await
 }
 
-/// Like [`python_v1_agent`], with these environment variables (see the script: a
-/// signed card, requests logged).
-pub async fn python_v1_agent_with(delay: f64, envs: &[(&str, &str)]) -> SdkAgent {
+/// Like [`python_v1_agent`] on `binding` (`jsonrpc`, `rest`, `grpc`), with these
+/// environment variables (see the script: a signed card, requests logged, a stream cut).
+pub async fn python_v1_agent_with(delay: f64, envs: &[(&str, &str)], binding: &str) -> SdkAgent {
     let mut cmd = tokio::process::Command::new(python_v1());
     cmd.arg(Path::new(ROOT).join("tests/python/sdk1_agent.py"))
         .arg(delay.to_string())
+        .arg(binding)
         .envs(envs.iter().copied());
     start_agent(cmd, "the Python SDK agent").await
 }

@@ -325,9 +325,45 @@ mod tests {
             "the agent offers no interface with protocol = \"1.0\"; it offers: JSONRPC 0.3 at http://a/v03"
         );
 
-        let c = card("1.0", &[("http://a/grpc", "GRPC", "1.0")]);
+        let c = card("1.0", &[("http://a/ws", "WEBSOCKET", "1.0")]);
         let e = choose(&c, Preference::default()).unwrap_err().to_string();
-        assert!(e.ends_with("it offers: GRPC 1.0 at http://a/grpc"), "{e}");
+        assert!(
+            e.ends_with("it offers: WEBSOCKET 1.0 at http://a/ws"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn grpc_interfaces_are_taken_in_either_form() {
+        // `host:port`, as the SDKs' channels take it, reached as the card's own URL is.
+        let c = card("1.0", &[("a:50051", "GRPC", "1.0")]);
+        let got = choose(&c, Preference::default()).unwrap();
+        assert_eq!(got.interfaces[0].binding, Binding::Grpc);
+        assert_eq!(got.interfaces[0].url, "http://a:50051");
+        let mut secure = card("1.0", &[("a:443", "GRPC", "1.0")]);
+        secure.url = "https://a/v03".into();
+        assert_eq!(
+            choose(&secure, Preference::default()).unwrap().interfaces[0].url,
+            "https://a:443"
+        );
+        // A URL, as the spec's example writes it, kept.
+        let c = card("1.0", &[("https://a:8443", "GRPC", "1.0")]);
+        assert_eq!(
+            choose(&c, Preference::default()).unwrap().interfaces[0].url,
+            "https://a:8443"
+        );
+        // gRPC is v1.0's: a v0.3 gRPC interface is not spoken.
+        let c = card("0.3", &[("a:50051", "GRPC", "0.3")]);
+        assert!(
+            choose(
+                &c,
+                Preference {
+                    protocol: None,
+                    binding: Some(Binding::Grpc)
+                }
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -733,7 +733,7 @@ auth = { type = "api_key", key_env = "IT_KEY" }
             got,
             [
                 "3:12: error: unknown protocol \"1\"; expected one of \"auto\", \"1.0\", \"0.3\"",
-                "4:11: error: unknown binding \"rest\"; expected one of \"auto\", \"jsonrpc\", \"http+json\"",
+                "4:11: error: unknown binding \"rest\"; expected one of \"auto\", \"jsonrpc\", \"http+json\", \"grpc\"",
                 "9:11: error: agent `b`: this orchestrator calls A2A 0.3 agents over JSON-RPC only; use binding = \"jsonrpc\" or protocol = \"1.0\"",
             ]
         );

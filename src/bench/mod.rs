@@ -108,9 +108,11 @@ async fn measure(
     let serve = Serve::start(&options.exe, dir, "memory").await?;
     let host = serve.upstream()?;
     let host_v1 = serve.upstream_v1()?;
+    let host_grpc = serve.upstream_grpc()?;
     let fast = client(agents.url("fast"))?;
     warm_up(&host).await?;
     warm_up(&host_v1).await?;
+    warm_up(&host_grpc).await?;
 
     progress(&format!(
         "overhead: {} × a {CHAIN_STEPS}-step chain, orchestrated and direct",
@@ -164,13 +166,14 @@ async fn measure(
     let relay = relay(&serve.client()?, epoch, sizes.relay_chunks).await?;
 
     progress(&format!(
-        "protocols: {STORE_ROUNDS} × {} diamond runs at concurrency 64 over A2A 0.3, then 1.0",
+        "protocols: {STORE_ROUNDS} × {} diamond runs at concurrency 64 over A2A 0.3, then 1.0 JSON-RPC, then 1.0 gRPC",
         sizes.throughput_runs
     ));
-    let (mut over_v03, mut over_v1) = (Vec::new(), Vec::new());
+    let (mut over_v03, mut over_v1, mut over_grpc) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..STORE_ROUNDS {
         over_v03.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
         over_v1.push(throughput(&host_v1, sizes.throughput_runs, 64).await?.0);
+        over_grpc.push(throughput(&host_grpc, sizes.throughput_runs, 64).await?.0);
     }
 
     // The agents called over each generation, in turns like the stores below: the
@@ -315,6 +318,7 @@ async fn measure(
         overhead_ms_per_step_p50_v1_0: round(overhead_v1_p50, 3),
         runs_per_sec_c64_v0_3: round(median(over_v03), 1),
         runs_per_sec_c64_v1_0: round(median(over_v1), 1),
+        runs_per_sec_c64_grpc: round(median(over_grpc), 1),
         runs_per_sec_c64_agents_v0_3: round(median(agents_v03), 1),
         runs_per_sec_c64_agents_v1_0: round(median(agents_v1), 1),
         runs_per_sec_c64_agents_grpc: round(median(agents_grpc), 1),

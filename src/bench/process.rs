@@ -216,7 +216,18 @@ impl Serve {
 
     /// The orchestrator reached over A2A v0.3.
     pub(super) fn upstream(&self) -> anyhow::Result<Upstream> {
-        Ok(Upstream::V0_3(self.client()?))
+        Ok(Upstream::Ours(self.client()?))
+    }
+
+    /// The orchestrator reached over A2A v1.0 gRPC (on its one port).
+    pub(super) fn upstream_grpc(&self) -> anyhow::Result<Upstream> {
+        let at = a2a::client::Interface {
+            url: self.url.clone(),
+            protocol: a2a::Version::V1_0,
+            binding: a2a::client::Binding::Grpc,
+            tenant: String::new(),
+        };
+        Ok(Upstream::Ours(self.client()?.only(at)))
     }
 
     /// The orchestrator reached over A2A v1.0 JSON-RPC.

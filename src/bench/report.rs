@@ -47,6 +47,8 @@ pub struct Report {
     /// measured in turns (the median of three each).
     pub runs_per_sec_c64_v0_3: f64,
     pub runs_per_sec_c64_v1_0: f64,
+    /// The same driven over gRPC by our client (target: within 10% of JSON-RPC 1.0).
+    pub runs_per_sec_c64_grpc: f64,
     /// The c64 diamond throughput with the downstream agents called over each
     /// generation (the card's choice, 1.0, or pinned to 0.3), in turns (the median of
     /// three each).
@@ -193,6 +195,12 @@ impl Report {
                 Some(Goal::AtLeast(0.95 * self.runs_per_sec_c64_v0_3)),
             ),
             row(
+                "runs_per_sec_c64_grpc",
+                self.runs_per_sec_c64_grpc,
+                "runs/s",
+                Some(Goal::AtLeast(0.9 * self.runs_per_sec_c64_v1_0)),
+            ),
+            row(
                 "runs_per_sec_c64_agents_v0_3",
                 self.runs_per_sec_c64_agents_v0_3,
                 "runs/s",
@@ -297,6 +305,7 @@ mod tests {
             overhead_ms_per_step_p50_v1_0: 0.2,
             runs_per_sec_c64_v0_3: 100.0,
             runs_per_sec_c64_v1_0: 99.0,
+            runs_per_sec_c64_grpc: 98.0,
             runs_per_sec_c64_agents_v0_3: 100.0,
             runs_per_sec_c64_agents_v1_0: 98.0,
             runs_per_sec_c64_agents_grpc: 97.0,

@@ -18,11 +18,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// How the benchmark's clients reach the orchestrator: A2A v0.3 through our client, or
-/// A2A v1.0 JSON-RPC (requests written as the spec shows them).
+/// How the benchmark's clients reach the orchestrator: through our client (A2A v0.3 over
+/// JSON-RPC, or v1.0 over gRPC: the interface it is given), or A2A v1.0 JSON-RPC
+/// (requests written as the spec shows them).
 #[derive(Clone)]
 pub(super) enum Upstream {
-    V0_3(A2aClient),
+    Ours(A2aClient),
     V1_0 { http: reqwest::Client, url: String },
 }
 
@@ -64,7 +65,7 @@ pub(super) async fn run_blocking(
     input: Value,
 ) -> anyhow::Result<Duration> {
     let host = match host {
-        Upstream::V0_3(client) => client,
+        Upstream::Ours(client) => client,
         Upstream::V1_0 { http, url } => return run_blocking_v1(http, url, workflow, input).await,
     };
     let started = Instant::now();
@@ -213,7 +214,7 @@ pub(super) async fn memory(
 ) -> anyhow::Result<u64> {
     let serve = Serve::start(&options.exe, dir, "memory").await?;
     let host = serve.client()?;
-    warm_up(&Upstream::V0_3(host.clone())).await?;
+    warm_up(&Upstream::Ours(host.clone())).await?;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let before = serve.rss_bytes()?;
     let arrived_before = agents.held.load(Ordering::SeqCst);

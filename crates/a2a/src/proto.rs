@@ -67,13 +67,19 @@ pub fn message(name: &str) -> Option<MessageDescriptor> {
 /// A binary message of type `descriptor` as its ProtoJSON value (lowerCamelCase names,
 /// enums by name, defaults left out), or why the bytes are not such a message.
 pub fn to_json(descriptor: &MessageDescriptor, bytes: &[u8]) -> Result<Value, String> {
+    let text = to_json_text(descriptor, bytes)?;
+    serde_json::from_str(&text).map_err(|e| e.to_string())
+}
+
+/// Like [`to_json`], written straight to JSON text (no value tree in between).
+pub fn to_json_text(descriptor: &MessageDescriptor, bytes: &[u8]) -> Result<String, String> {
     let message = DynamicMessage::decode(descriptor.clone(), bytes)
         .map_err(|e| format!("not a {}: {e}", descriptor.full_name()))?;
     let mut out = serde_json::Serializer::new(Vec::new());
     message
         .serialize_with_options(&mut out, &SerializeOptions::new())
         .map_err(|e| format!("{} as JSON: {e}", descriptor.full_name()))?;
-    serde_json::from_slice(&out.into_inner()).map_err(|e| e.to_string())
+    String::from_utf8(out.into_inner()).map_err(|e| e.to_string())
 }
 
 /// A ProtoJSON value as the binary message of type `descriptor`; fields the proto does

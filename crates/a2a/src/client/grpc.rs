@@ -78,9 +78,9 @@ impl A2aClient {
                     .map_err(|s| from_status(&at.url, &s))
             })
             .await?;
-        let json = proto::to_json(&rpc.output(), answer.get_ref())
+        let text = proto::to_json_text(&rpc.output(), answer.get_ref())
             .map_err(|e| ClientError::protocol(&at.url, format!("{name}'s answer: {e}")))?;
-        serde_json::from_value(json)
+        serde_json::from_str(&text)
             .map_err(|e| ClientError::protocol(&at.url, format!("{name}'s answer: {e}")))
     }
 
@@ -112,9 +112,9 @@ impl A2aClient {
         let idle = self.config.stream_idle_timeout;
         let events = stream.map(move |item| {
             let bytes = item.map_err(|s| from_status(&url, &s))?;
-            let json = proto::to_json(&output, &bytes)
+            let text = proto::to_json_text(&output, &bytes)
                 .map_err(|e| ClientError::protocol(&url, format!("a stream event: {e}")))?;
-            let event: v1t::StreamResponse = serde_json::from_value(json)
+            let event: v1t::StreamResponse = serde_json::from_str(&text)
                 .map_err(|e| ClientError::protocol(&url, format!("a stream event: {e}")))?;
             v1c::stream_event_in(event)
                 .map_err(|e| ClientError::protocol(&url, format!("a stream event at {e}")))

@@ -244,15 +244,19 @@ impl Call {
     /// The request message as the JSON-RPC binding would have received its params, and
     /// the caller acting in the tenant it names.
     fn params(&self, bytes: &[u8]) -> Result<(IncomingRequest, Caller), RpcError> {
-        let json = proto::to_json(&self.input, bytes)
+        let text = proto::to_json_text(&self.input, bytes)
             .map_err(|e| RpcError::invalid_params("request", e))?;
-        let tenant = json
-            .get("tenant")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-            .map(str::to_owned);
+        #[derive(serde::Deserialize)]
+        struct Tenant {
+            #[serde(default)]
+            tenant: Option<String>,
+        }
+        let tenant = serde_json::from_str::<Tenant>(&text)
+            .ok()
+            .and_then(|t| t.tenant)
+            .filter(|t| !t.is_empty());
         let caller = self.caller.clone().in_tenant(tenant.as_deref())?;
-        let raw = serde_json::value::to_raw_value(&json)
+        let raw = serde_json::value::RawValue::from_string(text)
             .map_err(|e| RpcError::internal(e.to_string()))?;
         Ok((
             IncomingRequest {

@@ -315,7 +315,8 @@ async fn agents_are_called_on_behalf_of_the_caller_with_exchanged_tokens() {
 
 /// Issue 36: an agent that takes only clients with a certificate its own authority
 /// signed (mutual TLS) is called with the certificate and authority its agents.toml
-/// entry names; without the certificate it is unavailable, saying why.
+/// entry names, over JSON-RPC and over gRPC; without the certificate it is unavailable,
+/// saying why.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_agent_is_called_over_mutual_tls() {
     use crate::util::tls::Ca;
@@ -356,6 +357,29 @@ async fn an_agent_is_called_over_mutual_tls() {
         "tls = { ca_file = \"agent-ca.pem\", cert_file = \"client/cert.pem\", key_file = \"client/key.pem\" }",
     );
     let (_serve, orchestrator) = spawn_serve(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--workflows",
+            dir.join("workflows").to_str().unwrap(),
+            "--agents",
+            file.to_str().unwrap(),
+        ],
+        &[],
+    )
+    .await;
+    let (c, _) = client(&orchestrator).await;
+    let mut m = Message::user_text("echo");
+    m.metadata = Some(json!({ "workflow": "echo" }).as_object().unwrap().clone());
+    let done = task(c.send_message(&MessageSendParams::new(m)).await.unwrap());
+    assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
+    assert_eq!(result_text(&done), "hello from the orchestrator");
+
+    // The same agent called over gRPC (TLS by ALPN on its one port): the same files.
+    let file = agents(
+        "tls = { ca_file = \"agent-ca.pem\", cert_file = \"client/cert.pem\", key_file = \"client/key.pem\" }\nbinding = \"grpc\"",
+    );
+    let (_serve_grpc, orchestrator) = spawn_serve(
         &[
             "--listen",
             "127.0.0.1:0",

@@ -234,16 +234,22 @@ impl Inner {
     }
 }
 
-/// An HTTP client (one connection pool) and the card resolver that uses it.
+/// An HTTP client (one connection pool) and the card resolver that uses it; and, for an
+/// agent with TLS settings of its own, the same settings for its gRPC calls.
 struct Transport {
     http: reqwest::Client,
     resolver: CardResolver,
+    grpc_tls: Option<a2a::client::GrpcTls>,
 }
 
 impl Transport {
     fn new(http: reqwest::Client, card_timeout: Duration) -> Transport {
         let resolver = CardResolver::new(http.clone(), Default::default(), card_timeout);
-        Transport { http, resolver }
+        Transport {
+            http,
+            resolver,
+            grpc_tls: None,
+        }
     }
 }
 
@@ -458,10 +464,12 @@ impl Registry {
                 ..
             }) => match check_card(&card, resolved.interface) {
                 Ok((choice, note)) => {
+                    let mut config = resolved.client.clone();
+                    config.grpc_tls = transport.grpc_tls.clone();
                     let client = A2aClient::with_interfaces(
                         transport.http.clone(),
                         choice.interfaces,
-                        resolved.client.clone(),
+                        config,
                     );
                     match client {
                         Ok(client) => {

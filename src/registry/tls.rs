@@ -1,13 +1,14 @@
 //! An agent's own TLS: the certificate authorities its certificate must chain to
 //! (instead of the public ones) and the certificate the orchestrator presents to it
-//! (mutual TLS), from `tls = { ca_file, cert_file, key_file }` in agents.toml. The
-//! agent gets an HTTP client of its own, built again when a file changes (a renewed
+//! (mutual TLS), from `tls = { ca_file, cert_file, key_file }` in agents.toml, for
+//! every binding (its gRPC calls get the same files). The agent gets an HTTP client of
+//! its own, built again when a file changes (a renewed
 //! client certificate is used from the next card refresh on, no restart).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use a2a::client::{ClientTls, Redirects, http_client_tls};
+use a2a::client::{ClientTls, GrpcTls, Redirects, http_client_tls};
 
 use super::Transport;
 use super::config::TlsFiles;
@@ -36,20 +37,25 @@ fn read(path: &std::path::Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
-/// The TLS settings the files say.
-fn load(files: &TlsFiles) -> Result<ClientTls, String> {
+/// The TLS settings the files say, for the HTTP client and for gRPC calls.
+fn load(files: &TlsFiles) -> Result<(ClientTls, GrpcTls), String> {
     let mut tls = ClientTls::default();
+    let mut grpc = GrpcTls::default();
     if let Some(ca) = &files.ca_file {
-        tls.roots = reqwest::Certificate::from_pem_bundle(&read(ca)?)
+        let pem = read(ca)?;
+        grpc.ca_pem = Some(pem.clone());
+        tls.roots = reqwest::Certificate::from_pem_bundle(&pem)
             .map_err(|e| format!("{} holds no PEM certificates: {e}", ca.display()))?;
         if tls.roots.is_empty() {
             return Err(format!("{} holds no PEM certificates", ca.display()));
         }
     }
     if let (Some(cert), Some(key)) = (&files.cert_file, &files.key_file) {
-        let mut pem = read(cert)?;
+        let (cert_pem, key_pem) = (read(cert)?, read(key)?);
+        grpc.identity_pem = Some((cert_pem.clone(), key_pem.clone()));
+        let mut pem = cert_pem;
         pem.push(b'\n');
-        pem.extend(read(key)?);
+        pem.extend(key_pem);
         tls.identity = Some(reqwest::Identity::from_pem(&pem).map_err(|e| {
             format!(
                 "{} and {} are not a PEM certificate and its key: {e}",
@@ -58,7 +64,7 @@ fn load(files: &TlsFiles) -> Result<ClientTls, String> {
             )
         })?);
     }
-    Ok(tls)
+    Ok((tls, grpc))
 }
 
 impl OwnTransport {
@@ -78,10 +84,12 @@ impl OwnTransport {
         {
             return Ok((transport.clone(), false));
         }
-        let tls = load(files)?;
+        let (tls, grpc) = load(files)?;
         let http = http_client_tls(http2, redirects, &tls)
             .map_err(|e| format!("cannot set up TLS to the agent: {e}"))?;
-        let transport = Arc::new(Transport::new(http, card_timeout));
+        let mut transport = Transport::new(http, card_timeout);
+        transport.grpc_tls = Some(grpc);
+        let transport = Arc::new(transport);
         *current = Some((transport.clone(), now));
         Ok((transport, true))
     }

@@ -19,10 +19,10 @@ use prost::Message as _;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tonic::codegen::http::uri::PathAndQuery;
-use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 use tonic::{Code, Status};
 
-use super::{A2aClient, ClientError, EventStream, Interface};
+use super::{A2aClient, ClientError, EventStream, GrpcTls, Interface};
 use crate::v1::{convert as v1c, error as v1_error, types as v1t};
 use crate::{Method, RpcError, proto};
 
@@ -31,7 +31,7 @@ use crate::{Method, RpcError, proto};
 pub(super) struct Channels(Mutex<HashMap<String, Channel>>);
 
 impl Channels {
-    fn get(&self, url: &str) -> Result<Channel, ClientError> {
+    fn get(&self, url: &str, tls: Option<&GrpcTls>) -> Result<Channel, ClientError> {
         let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(c) = all.get(url) {
             return Ok(c.clone());
@@ -43,8 +43,16 @@ impl Channels {
         let mut endpoint =
             Endpoint::from_shared(url.to_owned()).map_err(|e| invalid(e.to_string()))?;
         if url.starts_with("https://") {
+            let mut config = ClientTlsConfig::new();
+            config = match tls.and_then(|t| t.ca_pem.as_ref()) {
+                Some(ca) => config.ca_certificate(Certificate::from_pem(ca)),
+                None => config.with_webpki_roots(),
+            };
+            if let Some((cert, key)) = tls.and_then(|t| t.identity_pem.as_ref()) {
+                config = config.identity(Identity::from_pem(cert, key));
+            }
             endpoint = endpoint
-                .tls_config(ClientTlsConfig::new().with_webpki_roots())
+                .tls_config(config)
                 .map_err(|e| invalid(e.to_string()))?;
         }
         let channel = endpoint
@@ -64,7 +72,7 @@ impl A2aClient {
         request: &Req,
     ) -> Result<Resp, ClientError> {
         let (rpc, body) = self.grpc_request(method, request)?;
-        let channel = self.channels.get(&at.url)?;
+        let channel = self.channels.get(&at.url, self.config.grpc_tls.as_ref())?;
         let name = method.v1_name();
         let answer = self
             .bounded(&at.url, async {
@@ -92,7 +100,7 @@ impl A2aClient {
         request: &Req,
     ) -> Result<EventStream, ClientError> {
         let (rpc, body) = self.grpc_request(method, request)?;
-        let channel = self.channels.get(&at.url)?;
+        let channel = self.channels.get(&at.url, self.config.grpc_tls.as_ref())?;
         let name = method.v1_name();
         let stream = self
             .bounded(&at.url, async {

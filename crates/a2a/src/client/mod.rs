@@ -88,6 +88,28 @@ pub struct ClientConfig {
     pub auth: Option<ClientAuth>,
     /// Extra headers on every request.
     pub headers: Vec<(String, String)>,
+    /// The TLS of gRPC calls over `https`: the authorities to trust instead of the
+    /// public ones, and the certificate to present (`None`: the public authorities, no
+    /// certificate). The other bindings take theirs from the HTTP client given.
+    pub grpc_tls: Option<GrpcTls>,
+}
+
+/// TLS settings of gRPC calls, as PEM.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct GrpcTls {
+    /// Certificate authorities trusted instead of the public ones.
+    pub ca_pem: Option<Vec<u8>>,
+    /// The client certificate (chain) and its private key (mutual TLS).
+    pub identity_pem: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl std::fmt::Debug for GrpcTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GrpcTls")
+            .field("ca", &self.ca_pem.is_some())
+            .field("identity", &self.identity_pem.is_some())
+            .finish()
+    }
 }
 
 impl Default for ClientConfig {
@@ -98,6 +120,7 @@ impl Default for ClientConfig {
             max_event_bytes: 16 * 1024 * 1024,
             auth: None,
             headers: Vec::new(),
+            grpc_tls: None,
         }
     }
 }

@@ -250,44 +250,8 @@ async fn agents_are_called_on_behalf_of_the_caller_with_exchanged_tokens() {
         ),
     )
     .unwrap();
-    std::fs::write(
-        dir.join("orchestrator.toml"),
-        format!(
-            "[server]\nworkflows = \"workflows\"\nagents = \"agents.toml\"\n\
-             [auth.oidc]\nissuer = \"{issuer}\"\naudience = \"a2a-orchestrator\"\n"
-        ),
-    )
-    .unwrap();
-    let (_serve, url) = spawn_serve(
-        &[
-            "--config",
-            dir.join("orchestrator.toml").to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-        ],
-        &[
-            ("OUT_ID", "orchestrator"),
-            ("OUT_SECRET", "orchestrator-secret"),
-        ],
-    )
-    .await;
-    let alice = reqwest::Client::new()
-        .post(format!("{}token", idp.url))
-        .basic_auth("alice", Some("alice-secret"))
-        .form(&[
-            ("grant_type", "client_credentials"),
-            ("scope", "a2a"),
-            ("resource", "urn:a2a:orchestrator"),
-        ])
-        .send()
-        .await
-        .unwrap()
-        .json::<serde_json::Value>()
-        .await
-        .unwrap()["access_token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (_serve, url) = serve_signing_in_with(&dir, &issuer).await;
+    let alice = alices_token(&idp).await;
     let config = a2a::client::ClientConfig {
         auth: Some(a2a::client::ClientAuth::Bearer(alice.clone())),
         ..a2a::client::ClientConfig::default()
@@ -654,44 +618,8 @@ async fn sdk_agents_see_the_user_through_exchanged_tokens() {
         ),
     )
     .unwrap();
-    std::fs::write(
-        dir.join("orchestrator.toml"),
-        format!(
-            "[server]\nworkflows = \"workflows\"\nagents = \"agents.toml\"\n\
-             [auth.oidc]\nissuer = \"{issuer}\"\naudience = \"a2a-orchestrator\"\n"
-        ),
-    )
-    .unwrap();
-    let (_serve, url) = spawn_serve(
-        &[
-            "--config",
-            dir.join("orchestrator.toml").to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-        ],
-        &[
-            ("OUT_ID", "orchestrator"),
-            ("OUT_SECRET", "orchestrator-secret"),
-        ],
-    )
-    .await;
-    let alice = reqwest::Client::new()
-        .post(format!("{}token", idp.url))
-        .basic_auth("alice", Some("alice-secret"))
-        .form(&[
-            ("grant_type", "client_credentials"),
-            ("scope", "a2a"),
-            ("resource", "urn:a2a:orchestrator"),
-        ])
-        .send()
-        .await
-        .unwrap()
-        .json::<serde_json::Value>()
-        .await
-        .unwrap()["access_token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (_serve, url) = serve_signing_in_with(&dir, &issuer).await;
+    let alice = alices_token(&idp).await;
     let done = run_workflow(&url, "both", Some(&alice)).await;
     assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
     let (hr_seen, it_seen) = (tokens_seen(&hr), tokens_seen(&it));
@@ -748,4 +676,54 @@ async fn agents_listed(dir: &std::path::Path) -> String {
         .await
         .unwrap();
     String::from_utf8_lossy(&listed.stdout).into_owned()
+}
+
+/// `serve` with the workflows and agents.toml in `dir`, taking the provider's tokens
+/// (`[auth.oidc]`), and calling agents with the client `orchestrator`'s credentials.
+async fn serve_signing_in_with(
+    dir: &std::path::Path,
+    issuer: &str,
+) -> (tokio::process::Child, String) {
+    std::fs::write(
+        dir.join("orchestrator.toml"),
+        format!(
+            "[server]\nworkflows = \"workflows\"\nagents = \"agents.toml\"\n\
+             [auth.oidc]\nissuer = \"{issuer}\"\naudience = \"a2a-orchestrator\"\n"
+        ),
+    )
+    .unwrap();
+    spawn_serve(
+        &[
+            "--config",
+            dir.join("orchestrator.toml").to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[
+            ("OUT_ID", "orchestrator"),
+            ("OUT_SECRET", "orchestrator-secret"),
+        ],
+    )
+    .await
+}
+
+/// A token the provider issues Alice for the orchestrator.
+async fn alices_token(idp: &crate::util::SdkAgent) -> String {
+    reqwest::Client::new()
+        .post(format!("{}token", idp.url))
+        .basic_auth("alice", Some("alice-secret"))
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("scope", "a2a"),
+            ("resource", "urn:a2a:orchestrator"),
+        ])
+        .send()
+        .await
+        .unwrap()
+        .json::<serde_json::Value>()
+        .await
+        .unwrap()["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }

@@ -72,15 +72,10 @@ impl A2aClient {
         request: &Req,
     ) -> Result<Resp, ClientError> {
         let (rpc, body) = self.grpc_request(method, request)?;
-        let channel = self.channels.get(&at.url, self.config.grpc_tls.as_ref())?;
         let name = method.v1_name();
         let answer = self
             .bounded(&at.url, async {
-                let mut grpc = tonic::client::Grpc::new(channel);
-                grpc.ready()
-                    .await
-                    .map_err(|e| transport(&at.url, e.to_string()))?;
-                let path = path(name)?;
+                let (mut grpc, path) = self.grpc_ready(at, name).await?;
                 grpc.unary(body, path, proto::Raw)
                     .await
                     .map_err(|s| from_status(&at.url, &s))
@@ -100,15 +95,10 @@ impl A2aClient {
         request: &Req,
     ) -> Result<EventStream, ClientError> {
         let (rpc, body) = self.grpc_request(method, request)?;
-        let channel = self.channels.get(&at.url, self.config.grpc_tls.as_ref())?;
         let name = method.v1_name();
         let stream = self
             .bounded(&at.url, async {
-                let mut grpc = tonic::client::Grpc::new(channel);
-                grpc.ready()
-                    .await
-                    .map_err(|e| transport(&at.url, e.to_string()))?;
-                let path = path(name)?;
+                let (mut grpc, path) = self.grpc_ready(at, name).await?;
                 grpc.server_streaming(body, path, proto::Raw)
                     .await
                     .map_err(|s| from_status(&at.url, &s))
@@ -141,6 +131,21 @@ impl A2aClient {
             }
             None => Box::pin(events),
         })
+    }
+
+    /// A gRPC client on `at`'s connection, ready for a call, and the path of method
+    /// `name`.
+    async fn grpc_ready(
+        &self,
+        at: &Interface,
+        name: &str,
+    ) -> Result<(tonic::client::Grpc<Channel>, PathAndQuery), ClientError> {
+        let channel = self.channels.get(&at.url, self.config.grpc_tls.as_ref())?;
+        let mut grpc = tonic::client::Grpc::new(channel);
+        grpc.ready()
+            .await
+            .map_err(|e| transport(&at.url, e.to_string()))?;
+        Ok((grpc, path(name)?))
     }
 
     /// The method's descriptor and the request as its binary message, with this

@@ -522,3 +522,76 @@ async fn the_sample_ratio_drops_new_traces_and_follows_the_callers() {
         .collect();
     assert!(others.is_empty(), "a new trace was kept: {others:#?}");
 }
+
+/// The trace context reaches an agent called over gRPC too: `traceparent` as metadata,
+/// the caller's trace id, the orchestrator's call span as the parent (the agent, an
+/// a2a-sdk gRPC server, records the metadata it gets).
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
+)]
+#[tokio::test(flavor = "multi_thread")]
+async fn the_trace_context_reaches_a_grpc_agent() {
+    let (receiver, agent) = tokio::join!(
+        crate::util::otlp_receiver(),
+        crate::util::python_v1_grpc_agent(0.0)
+    );
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("traces-grpc");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("flows")).unwrap();
+    std::fs::write(
+        dir.join("flows/one.toml"),
+        "[workflow]\nid = \"one\"\ndescription = \"One step\"\n[steps.only]\nagent = \"g\"\nmessage = \"hello\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!("[agents.g]\nurl = \"{}\"\n", agent.url),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("orch.toml"),
+        format!(
+            "[server]\nlisten = \"127.0.0.1:0\"\nagents = \"agents.toml\"\nworkflows = \"flows\"\n\
+             [store]\nurl = \"memory\"\n[telemetry]\notlp_endpoint = \"{}\"\n",
+            receiver.url
+        ),
+    )
+    .unwrap();
+    let config = dir.join("orch.toml").display().to_string();
+    let envs = [("OTEL_BSP_SCHEDULE_DELAY", "100")];
+    let (_serve, base) =
+        spawn_serve_logging(&["--config", &config], &envs, std::process::Stdio::null()).await;
+    let trace_id = "7af92f3577b34da6a3ce929d0e0e4722";
+    let answer: Value = reqwest::Client::new()
+        .post(&base)
+        .header("traceparent", format!("00-{trace_id}-00f067aa0ba902b7-01"))
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "message/send",
+            "params": {"message": {"kind": "message", "messageId": "m-grpc-trace", "role": "user",
+                "parts": [{"kind": "data", "data": {"workflow": "one"}}]}}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["result"]["status"]["state"], "completed", "{answer}");
+    printed(&agent, trace_id, "the gRPC agent got the trace context").await;
+    let line = agent
+        .output
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|l| l.starts_with("TRACEPARENT /lf.a2a.v1.A2AService/"))
+        .cloned()
+        .unwrap();
+    let parent = line.split('-').nth(2).unwrap().to_owned();
+    let call = exported(&receiver, "the gRPC call's span", |s| {
+        s["span_id"] == parent.as_str()
+    })
+    .await;
+    assert_eq!(
+        call["attributes"]["a2a.method.name"], "SendStreamingMessage",
+        "{call}"
+    );
+}

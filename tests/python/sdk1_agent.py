@@ -184,7 +184,17 @@ def main() -> None:
     if BINDING == "grpc":
         import grpc
 
-        grpc_server = grpc.aio.server()
+        class RecordTraceMetadata(grpc.aio.ServerInterceptor):
+            """The gRPC twin of RecordTraceContext: a line per call carrying a W3C trace
+            context in its metadata."""
+
+            async def intercept_service(self, continuation, details):
+                for key, value in details.invocation_metadata or ():
+                    if key == "traceparent":
+                        print(f"TRACEPARENT {details.method} {value}", flush=True)
+                return await continuation(details)
+
+        grpc_server = grpc.aio.server(interceptors=[RecordTraceMetadata()])
         grpc_port = grpc_server.add_insecure_port("127.0.0.1:0")
         interface_url = f"127.0.0.1:{grpc_port}"
     else:

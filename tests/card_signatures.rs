@@ -12,7 +12,7 @@ use a2a::signing::CardSigningKey;
 use a2a::types::{Message, MessageSendParams, TaskState};
 use serde_json::{Value, json};
 
-use crate::util::orchestra::{client, result_text, spawn_serve, task};
+use crate::util::orchestra::{client, result_text, spawn_serve, spawn_serve_in, task};
 use crate::util::{SdkAgent, js_agent_with, python_v1_agent_with, run_node, run_python_v1};
 
 /// A new P-256 key as a PKCS#8 PEM (what `openssl genpkey` writes).
@@ -134,18 +134,7 @@ async fn cards_the_sdks_signed_are_used_and_the_others_refused_before_any_call()
     .unwrap();
     std::fs::write(dir.join("agents.toml"), &agents).unwrap();
 
-    let (_serve, url) = spawn_serve(
-        &[
-            "--listen",
-            "127.0.0.1:0",
-            "--workflows",
-            dir.join("workflows").to_str().unwrap(),
-            "--agents",
-            dir.join("agents.toml").to_str().unwrap(),
-        ],
-        &[],
-    )
-    .await;
+    let (_serve, url) = spawn_serve_in(&dir, &[]).await;
     let (c, _) = client(&url).await;
     let run = |workflow: &'static str| {
         let c = c.clone();
@@ -203,16 +192,7 @@ async fn cards_the_sdks_signed_are_used_and_the_others_refused_before_any_call()
     );
 
     // `agents` says which cards are verified, and why the others are not used.
-    let listed = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
-        .args([
-            "agents",
-            "--agents",
-            dir.join("agents.toml").to_str().unwrap(),
-        ])
-        .output()
-        .await
-        .unwrap();
-    let said = String::from_utf8_lossy(&listed.stdout);
+    let said = crate::util::agents_listing(&dir.join("agents.toml")).await;
     let section = |name: &str| -> String {
         let start = said
             .find(&format!("\n{name} "))

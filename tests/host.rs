@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::util::orchestra::{
     APPROVE, GREET, Orchestra, TWO_APPROVALS, client, orchestra_on, orchestra_with, result_text,
-    spawn_serve, task,
+    spawn_serve, spawn_serve_in, task,
 };
 use crate::util::run_python;
 
@@ -1157,18 +1157,7 @@ async fn serve_reloads_the_workflows_when_their_files_change() {
     )
     .unwrap();
     std::fs::write(dir.join("workflows/pair.toml"), PAIR).unwrap();
-    let (_serve, url) = spawn_serve(
-        &[
-            "--listen",
-            "127.0.0.1:0",
-            "--workflows",
-            dir.join("workflows").to_str().unwrap(),
-            "--agents",
-            dir.join("agents.toml").to_str().unwrap(),
-        ],
-        &[],
-    )
-    .await;
+    let (_serve, url) = spawn_serve_in(&dir, &[]).await;
     let skills = || async {
         let (_, card) = client(&url).await;
         card.skills.into_iter().map(|s| s.id).collect::<Vec<_>>()

@@ -16,7 +16,7 @@ use a2a_orchestrator::auth::oidc::{OidcSettings, OidcVerifier};
 use serde_json::json;
 
 use crate::util::idp;
-use crate::util::orchestra::{client, result_text, spawn_serve, task};
+use crate::util::orchestra::{client, result_text, spawn_serve, spawn_serve_in, task};
 
 /// Says who called it: the subject of the token it was called with, and the token's
 /// last characters (to tell tokens apart without printing one).
@@ -142,18 +142,8 @@ async fn an_agent_is_called_with_client_credentials_from_its_card() {
     let run = |secret: &'static str| {
         let dir = dir.clone();
         async move {
-            let (child, url) = spawn_serve(
-                &[
-                    "--listen",
-                    "127.0.0.1:0",
-                    "--workflows",
-                    dir.join("workflows").to_str().unwrap(),
-                    "--agents",
-                    dir.join("agents.toml").to_str().unwrap(),
-                ],
-                &[("OUT_ID", "orchestrator"), ("OUT_SECRET", secret)],
-            )
-            .await;
+            let (child, url) =
+                spawn_serve_in(&dir, &[("OUT_ID", "orchestrator"), ("OUT_SECRET", secret)]).await;
             let (c, _) = client(&url).await;
             let mut m = Message::user_text("echo");
             m.metadata = Some(json!({ "workflow": "echo" }).as_object().unwrap().clone());
@@ -166,18 +156,7 @@ async fn an_agent_is_called_with_client_credentials_from_its_card() {
     assert_eq!(result_text(&done), "hello from the orchestrator");
 
     // `agents` says how the agent is called.
-    let listed = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
-        .args([
-            "agents",
-            "--agents",
-            dir.join("agents.toml").to_str().unwrap(),
-        ])
-        .env("OUT_ID", "orchestrator")
-        .env("OUT_SECRET", "orchestrator-secret")
-        .output()
-        .await
-        .unwrap();
-    let said = String::from_utf8_lossy(&listed.stdout);
+    let said = agents_listed(&dir).await;
     assert!(
         said.contains("authenticated with OAuth2 client credentials as `orchestrator`"),
         "{said}"
@@ -316,51 +295,19 @@ async fn an_agent_is_called_over_mutual_tls() {
         std::fs::write(&file, format!("[agents.hr]\nurl = \"{url}\"\n{tls}\n")).unwrap();
         file
     };
-    // Paths relative to agents.toml.
-    let file = agents(
-        "tls = { ca_file = \"agent-ca.pem\", cert_file = \"client/cert.pem\", key_file = \"client/key.pem\" }",
-    );
-    let (_serve, orchestrator) = spawn_serve(
-        &[
-            "--listen",
-            "127.0.0.1:0",
-            "--workflows",
-            dir.join("workflows").to_str().unwrap(),
-            "--agents",
-            file.to_str().unwrap(),
-        ],
-        &[],
-    )
-    .await;
-    let (c, _) = client(&orchestrator).await;
-    let mut m = Message::user_text("echo");
-    m.metadata = Some(json!({ "workflow": "echo" }).as_object().unwrap().clone());
-    let done = task(c.send_message(&MessageSendParams::new(m)).await.unwrap());
-    assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
-    assert_eq!(result_text(&done), "hello from the orchestrator");
-
-    // The same agent called over gRPC (TLS by ALPN on its one port): the same files.
-    let file = agents(
-        "tls = { ca_file = \"agent-ca.pem\", cert_file = \"client/cert.pem\", key_file = \"client/key.pem\" }\nbinding = \"grpc\"",
-    );
-    let (_serve_grpc, orchestrator) = spawn_serve(
-        &[
-            "--listen",
-            "127.0.0.1:0",
-            "--workflows",
-            dir.join("workflows").to_str().unwrap(),
-            "--agents",
-            file.to_str().unwrap(),
-        ],
-        &[],
-    )
-    .await;
-    let (c, _) = client(&orchestrator).await;
-    let mut m = Message::user_text("echo");
-    m.metadata = Some(json!({ "workflow": "echo" }).as_object().unwrap().clone());
-    let done = task(c.send_message(&MessageSendParams::new(m)).await.unwrap());
-    assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
-    assert_eq!(result_text(&done), "hello from the orchestrator");
+    // Paths relative to agents.toml; over JSON-RPC (the card's first choice), then over
+    // gRPC (TLS by ALPN on the agent's one port) with the same files.
+    let mtls = "tls = { ca_file = \"agent-ca.pem\", cert_file = \"client/cert.pem\", key_file = \"client/key.pem\" }";
+    for entry in [mtls.to_owned(), format!("{mtls}\nbinding = \"grpc\"")] {
+        agents(&entry);
+        let (_serve, orchestrator) = spawn_serve_in(&dir, &[]).await;
+        let (c, _) = client(&orchestrator).await;
+        let mut m = Message::user_text("echo");
+        m.metadata = Some(json!({ "workflow": "echo" }).as_object().unwrap().clone());
+        let done = task(c.send_message(&MessageSendParams::new(m)).await.unwrap());
+        assert_eq!(done.status.state, TaskState::Completed, "{entry}: {done:?}");
+        assert_eq!(result_text(&done), "hello from the orchestrator");
+    }
 
     // Trusting its authority but presenting no certificate: the agent is unusable, and
     // `agents` says it cannot be reached.
@@ -483,15 +430,8 @@ async fn an_sdk_agent_gets_fresh_tokens_when_they_expire_or_are_refused() {
             ),
         )
         .unwrap();
-        let (_serve, url) = spawn_serve(
-            &[
-                "--listen",
-                "127.0.0.1:0",
-                "--workflows",
-                dir.join("workflows").to_str().unwrap(),
-                "--agents",
-                dir.join("agents.toml").to_str().unwrap(),
-            ],
+        let (_serve, url) = spawn_serve_in(
+            &dir,
             &[
                 ("OUT_ID", "orchestrator"),
                 ("OUT_SECRET", "orchestrator-secret"),
@@ -535,15 +475,8 @@ async fn an_sdk_agent_gets_fresh_tokens_when_they_expire_or_are_refused() {
     // and the agent is not called.
     let calls_before = tokens_seen(&expiring).len();
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("outbound-sdk-expiring");
-    let (_serve, url) = spawn_serve(
-        &[
-            "--listen",
-            "127.0.0.1:0",
-            "--workflows",
-            dir.join("workflows").to_str().unwrap(),
-            "--agents",
-            dir.join("agents.toml").to_str().unwrap(),
-        ],
+    let (_serve, url) = spawn_serve_in(
+        &dir,
         &[("OUT_ID", "orchestrator"), ("OUT_SECRET", "revoked-secret")],
     )
     .await;
@@ -662,20 +595,16 @@ async fn sdk_agents_see_the_user_through_exchanged_tokens() {
     );
 }
 
-/// What `agents` prints for the agents.toml in `dir`.
+/// What `agents` prints for the agents.toml in `dir`, with the client credentials.
 async fn agents_listed(dir: &std::path::Path) -> String {
-    let listed = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
-        .args([
-            "agents",
-            "--agents",
-            dir.join("agents.toml").to_str().unwrap(),
-        ])
-        .env("OUT_ID", "orchestrator")
-        .env("OUT_SECRET", "orchestrator-secret")
-        .output()
-        .await
-        .unwrap();
-    String::from_utf8_lossy(&listed.stdout).into_owned()
+    crate::util::agents_listing_with(
+        &dir.join("agents.toml"),
+        &[
+            ("OUT_ID", "orchestrator"),
+            ("OUT_SECRET", "orchestrator-secret"),
+        ],
+    )
+    .await
 }
 
 /// `serve` with the workflows and agents.toml in `dir`, taking the provider's tokens

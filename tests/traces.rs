@@ -447,32 +447,13 @@ async fn the_sample_ratio_drops_new_traces_and_follows_the_callers() {
         crate::util::otlp_receiver(),
         crate::util::python_v1_agent(0.0)
     );
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("traces-sampled");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("flows")).unwrap();
-    std::fs::write(
-        dir.join("flows/one.toml"),
-        "[workflow]\nid = \"one\"\ndescription = \"One step\"\n[steps.only]\nagent = \"py\"\nmessage = \"hello\"\n",
+    let (_serve, base) = serve_one_step(
+        "traces-sampled",
+        &agent,
+        &receiver,
+        "trace_sample_ratio = 0\n",
     )
-    .unwrap();
-    std::fs::write(
-        dir.join("agents.toml"),
-        format!("[agents.py]\nurl = \"{}\"\n", agent.url),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("orch.toml"),
-        format!(
-            "[server]\nlisten = \"127.0.0.1:0\"\nagents = \"agents.toml\"\nworkflows = \"flows\"\n\
-             [store]\nurl = \"memory\"\n[telemetry]\notlp_endpoint = \"{}\"\ntrace_sample_ratio = 0\n",
-            receiver.url
-        ),
-    )
-    .unwrap();
-    let config = dir.join("orch.toml").display().to_string();
-    let envs = [("OTEL_BSP_SCHEDULE_DELAY", "100")];
-    let (_serve, base) =
-        spawn_serve_logging(&["--config", &config], &envs, std::process::Stdio::null()).await;
+    .await;
     let send = |id: &str| {
         json!({"jsonrpc": "2.0", "id": 1, "method": "message/send",
             "params": {"message": {"kind": "message", "messageId": id, "role": "user",
@@ -536,32 +517,7 @@ async fn the_trace_context_reaches_a_grpc_agent() {
         crate::util::otlp_receiver(),
         crate::util::python_v1_grpc_agent(0.0)
     );
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("traces-grpc");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("flows")).unwrap();
-    std::fs::write(
-        dir.join("flows/one.toml"),
-        "[workflow]\nid = \"one\"\ndescription = \"One step\"\n[steps.only]\nagent = \"g\"\nmessage = \"hello\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("agents.toml"),
-        format!("[agents.g]\nurl = \"{}\"\n", agent.url),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("orch.toml"),
-        format!(
-            "[server]\nlisten = \"127.0.0.1:0\"\nagents = \"agents.toml\"\nworkflows = \"flows\"\n\
-             [store]\nurl = \"memory\"\n[telemetry]\notlp_endpoint = \"{}\"\n",
-            receiver.url
-        ),
-    )
-    .unwrap();
-    let config = dir.join("orch.toml").display().to_string();
-    let envs = [("OTEL_BSP_SCHEDULE_DELAY", "100")];
-    let (_serve, base) =
-        spawn_serve_logging(&["--config", &config], &envs, std::process::Stdio::null()).await;
+    let (_serve, base) = serve_one_step("traces-grpc", &agent, &receiver, "").await;
     let trace_id = "7af92f3577b34da6a3ce929d0e0e4722";
     let answer: Value = reqwest::Client::new()
         .post(&base)
@@ -594,4 +550,39 @@ async fn the_trace_context_reaches_a_grpc_agent() {
         call["attributes"]["a2a.method.name"], "SendStreamingMessage",
         "{call}"
     );
+}
+
+/// `serve` (memory store) with one workflow, `one`, of one step on `agent`, exporting
+/// its spans to `receiver`, with more `[telemetry]` settings.
+async fn serve_one_step(
+    name: &str,
+    agent: &SdkAgent,
+    receiver: &SdkAgent,
+    telemetry: &str,
+) -> (tokio::process::Child, String) {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("flows")).unwrap();
+    std::fs::write(
+        dir.join("flows/one.toml"),
+        "[workflow]\nid = \"one\"\ndescription = \"One step\"\n[steps.only]\nagent = \"py\"\nmessage = \"hello\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!("[agents.py]\nurl = \"{}\"\n", agent.url),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("orch.toml"),
+        format!(
+            "[server]\nlisten = \"127.0.0.1:0\"\nagents = \"agents.toml\"\nworkflows = \"flows\"\n\
+             [store]\nurl = \"memory\"\n[telemetry]\notlp_endpoint = \"{}\"\n{telemetry}",
+            receiver.url
+        ),
+    )
+    .unwrap();
+    let config = dir.join("orch.toml").display().to_string();
+    let envs = [("OTEL_BSP_SCHEDULE_DELAY", "100")];
+    spawn_serve_logging(&["--config", &config], &envs, std::process::Stdio::null()).await
 }

@@ -295,6 +295,22 @@ async fn run_script(
     finish(cmd, script, args, "start python").await
 }
 
+/// What the `agents` command prints (its standard output) for `agents_toml`.
+pub async fn agents_listing(agents_toml: &Path) -> String {
+    agents_listing_with(agents_toml, &[]).await
+}
+
+/// Like [`agents_listing`], with these environment variables (the agents' secrets).
+pub async fn agents_listing_with(agents_toml: &Path, envs: &[(&str, &str)]) -> String {
+    let listed = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args(["agents", "--agents", agents_toml.to_str().unwrap()])
+        .envs(envs.iter().copied())
+        .output()
+        .await
+        .unwrap();
+    String::from_utf8_lossy(&listed.stdout).into_owned()
+}
+
 /// An agent written with an official SDK (Python or JavaScript), running until dropped.
 pub struct SdkAgent {
     pub url: String,

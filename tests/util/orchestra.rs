@@ -67,6 +67,23 @@ pub async fn spawn_serve(args: &[&str], envs: &[(&str, &str)]) -> (tokio::proces
     spawn_serve_logging(args, envs, std::process::Stdio::null()).await
 }
 
+/// [`spawn_serve`] on a free port with `dir/workflows` and `dir/agents.toml`.
+pub async fn spawn_serve_in(
+    dir: &std::path::Path,
+    envs: &[(&str, &str)],
+) -> (tokio::process::Child, String) {
+    let (workflows, agents) = (dir.join("workflows"), dir.join("agents.toml"));
+    let args = [
+        "--listen",
+        "127.0.0.1:0",
+        "--workflows",
+        workflows.to_str().unwrap(),
+        "--agents",
+        agents.to_str().unwrap(),
+    ];
+    spawn_serve(&args, envs).await
+}
+
 pub(crate) fn result_text(t: &Task) -> String {
     t.artifacts
         .iter()

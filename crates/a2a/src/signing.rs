@@ -367,11 +367,12 @@ pub struct SignatureHeader {
     pub jku: Option<String>,
 }
 
-/// The protected headers of a card's signatures (those that decode), in order: which
-/// keys a verifier needs.
+/// The protected headers of a card's signatures (those that decode, of the first
+/// [`MAX_SIGNATURES`]), in order: which keys a verifier needs.
 pub fn signature_headers(card: &Value) -> Vec<SignatureHeader> {
     signatures(card)
         .iter()
+        .take(MAX_SIGNATURES)
         .filter_map(|s| decode_header(&s.protected_header))
         .map(|(_, h)| h)
         .collect()
@@ -431,6 +432,11 @@ pub enum VerifyError {
     Invalid(String),
 }
 
+/// Most signatures of one card looked at: a card may carry a few (one per reading, one
+/// per key during a rotation), and each one checked costs a signature verification per
+/// fitting key, so a card with thousands must not cost thousands.
+pub const MAX_SIGNATURES: usize = 16;
+
 /// The JOSE algorithms a card signature may use.
 const ALGORITHMS: [Algorithm; 9] = [
     Algorithm::RS256,
@@ -444,10 +450,11 @@ const ALGORITHMS: [Algorithm; 9] = [
     Algorithm::EdDSA,
 ];
 
-/// Checks `card`'s signatures against `keys` (public JWKs the caller trusts): the first
-/// signature that verifies, under either projection, vouches for the fields of that
-/// projection. A signature is matched to a key by its `kid` (a key without `kid` is
-/// tried for any signature); a key's `alg`, when it has one, must be the signature's.
+/// Checks `card`'s signatures (the first [`MAX_SIGNATURES`]) against `keys` (public JWKs
+/// the caller trusts): the first signature that verifies, under either projection,
+/// vouches for the fields of that projection. A signature is matched to a key by its
+/// `kid` (a key without `kid` is tried for any signature); a key's `alg`, when it has
+/// one, must be the signature's.
 pub fn verify(card: &Value, keys: &[Jwk]) -> Result<Verified, VerifyError> {
     let all = signatures(card);
     if all.is_empty() {
@@ -461,7 +468,7 @@ pub fn verify(card: &Value, keys: &[Jwk]) -> Result<Verified, VerifyError> {
             .into_iter()
             .map(|p| (p, payload(card, p)))
             .collect();
-    for sig in &all {
+    for sig in all.iter().take(MAX_SIGNATURES) {
         let Some((map, header)) = decode_header(&sig.protected_header) else {
             named.push("(an undecodable header)".to_owned());
             continue;

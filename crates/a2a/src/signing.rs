@@ -1015,6 +1015,25 @@ mod tests {
     }
 
     #[test]
+    fn only_the_first_signatures_are_looked_at() {
+        let key = CardSigningKey::from_bytes(P256_JWK.as_bytes()).unwrap();
+        let mut card = merged_card();
+        let good = key.sign(&card, &[Projection::V1_0], None).unwrap();
+        let junk = AgentCardSignature {
+            protected_header: B64.encode(r#"{"alg":"ES256","kid":"junk"}"#),
+            signature: B64.encode([0u8; 64]),
+            header: None,
+        };
+        let mut many = vec![junk; MAX_SIGNATURES];
+        many.extend(good.clone());
+        card["signatures"] = serde_json::to_value(&many).unwrap();
+        assert!(verify(&card, &[public(&key)]).is_err(), "past the bound");
+        many.remove(0);
+        card["signatures"] = serde_json::to_value(&many).unwrap();
+        assert!(verify(&card, &[public(&key)]).is_ok(), "within it");
+    }
+
+    #[test]
     fn an_ed25519_key_from_the_rfc_signs() {
         // RFC 8037 Appendix A.1's key pair.
         let key = CardSigningKey::from_bytes(

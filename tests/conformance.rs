@@ -41,6 +41,21 @@ async fn call(url: &str, method: &str, params: Value) -> Value {
     body["result"].clone()
 }
 
+/// Like [`call`], over A2A 0.3 (no `A2A-Version`).
+async fn call_v03(url: &str, method: &str, params: Value) -> Value {
+    let body: Value = reqwest::Client::new()
+        .post(url)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(body.get("result").is_some(), "{method}: {body}");
+    body["result"].clone()
+}
+
 /// The `data:` of each SSE event of a stream.
 async fn stream(request: reqwest::RequestBuilder) -> Vec<Value> {
     let text = request
@@ -306,30 +321,17 @@ async fn push_bodies_and_media_types_follow_the_client() {
 
     // Over v0.3: the task itself.
     got.lock().unwrap().clear();
-    let v03: Value = http
-        .post(url)
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
-            "message": {"kind": "message", "messageId": format!("tck-input-required-{}", a2a::types::MessageId::random()), "role": "user", "parts": [{"kind": "text", "text": "go"}]}
-        }}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id03 = v03["result"]["id"].as_str().unwrap().to_owned();
-    let set: Value = http
-        .post(url)
-        .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/pushNotificationConfig/set", "params": {
-            "taskId": id03, "pushNotificationConfig": {"url": hook_url}
-        }}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert!(set.get("result").is_some(), "{set}");
+    let v03 = call_v03(url, "message/send", json!({
+        "message": {"kind": "message", "messageId": format!("tck-input-required-{}", a2a::types::MessageId::random()), "role": "user", "parts": [{"kind": "text", "text": "go"}]}
+    }))
+    .await;
+    let id03 = v03["id"].as_str().unwrap().to_owned();
+    call_v03(
+        url,
+        "tasks/pushNotificationConfig/set",
+        json!({"taskId": id03, "pushNotificationConfig": {"url": hook_url}}),
+    )
+    .await;
     let mut complete = send("tck-complete-task", false);
     complete["message"]["taskId"] = json!(id03);
     call(url, "SendMessage", complete).await;

@@ -569,22 +569,8 @@ async fn a_grpc_only_sdk_agent_is_streamed_and_asked() {
     ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"
 )]
 #[tokio::test(flavor = "multi_thread")]
-async fn a_grpc_only_js_sdk_agent_is_streamed() {
-    let js = crate::util::js_agent(10, "grpc").await;
-    let engine = engine_for(&[("js", &js.url)]).await;
-    let wf = workflow("[steps.words]\nagent = \"js\"\nmessage = \"one two three\"\n");
-    let mut handle = start(&engine, wf);
-    let events = run_to_end(&mut handle).await;
-    assert_eq!(final_state(&events).0, RunState::Completed, "{events:#?}");
-    let appends: Vec<bool> = events
-        .iter()
-        .filter_map(|e| match e {
-            RunEvent::Artifact { chunk, .. } => Some(chunk.append),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(appends, [false, true, true], "three chunks, live, in order");
-    assert_eq!(assembled(&events, "words"), "one two three");
+async fn a_grpc_only_js_sdk_agent_is_streamed_and_asked() {
+    v1_sdk_agent_streamed_and_asked(crate::util::js_agent(10, "grpc").await).await;
 }
 
 async fn v1_sdk_agent_streamed_and_asked(py: crate::util::SdkAgent) {
@@ -665,6 +651,16 @@ async fn cancel_reaches_a_v1_sdk_agent_over_http_json() {
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_reaches_a_v1_sdk_agent_over_grpc() {
     cancel_reaches_v1_sdk_agent(crate::util::python_v1_grpc_agent(0.2).await).await;
+}
+
+/// The same to the JavaScript SDK's gRPC server (`CancelTask` through @grpc/grpc-js).
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"
+)]
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_reaches_a_js_sdk_agent_over_grpc() {
+    cancel_reaches_v1_sdk_agent(crate::util::js_agent(200, "grpc").await).await;
 }
 
 /// A step whose task the SDK agent fails is sent again and completes: over JSON-RPC and
@@ -779,8 +775,8 @@ async fn a_dropped_grpc_stream_is_resumed_without_loss_or_repeats() {
     );
 }
 
-async fn cancel_reaches_v1_sdk_agent(py: crate::util::SdkAgent) {
-    let engine = engine_for(&[("v1", &py.url)]).await;
+async fn cancel_reaches_v1_sdk_agent(agent: crate::util::SdkAgent) {
+    let engine = engine_for(&[("v1", &agent.url)]).await;
     let words = (0..50)
         .map(|i| format!("w{i}"))
         .collect::<Vec<_>>()
@@ -804,7 +800,7 @@ async fn cancel_reaches_v1_sdk_agent(py: crate::util::SdkAgent) {
     handle.control.cancel();
     let events = run_to_end(&mut handle).await;
     assert_eq!(final_state(&events).0, RunState::Canceled);
-    let (client, _) = A2aClient::connect(&py.url, ClientConfig::default())
+    let (client, _) = A2aClient::connect(&agent.url, ClientConfig::default())
         .await
         .unwrap();
     assert_eq!(client.version(), a2a::Version::V1_0);

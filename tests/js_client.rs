@@ -2,7 +2,10 @@
 //! with npm) sends to and streams from our server over A2A v1.0, on every binding: a
 //! second independent implementation beside the Python SDK.
 
-use crate::util::{echo, run_node};
+use a2a::server::{InboundAuth, ServerConfig};
+
+use crate::echo_agent::{EchoAgent, echo_card};
+use crate::util::{echo, run_node, serve, serve_with};
 
 const BINDINGS: [&str; 3] = ["JSONRPC", "HTTP+JSON", "GRPC"];
 
@@ -15,6 +18,67 @@ async fn js_client_sends_and_streams_to_the_echo_agent() {
     let agent = echo(10).await;
     for binding in BINDINGS {
         let (ok, out) = run_node("client.mjs", &[&agent.url, binding, "echo"]).await;
+        assert!(ok && out.trim_end().ends_with("ok"), "{binding}:\n{out}");
+    }
+}
+
+/// Get (historyLength 0, not found), list with paging and filters, subscribe, push-config
+/// CRUD and cancel, on every binding.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"
+)]
+#[tokio::test(flavor = "multi_thread")]
+async fn js_client_task_operations_on_the_echo_agent() {
+    // Webhooks on loopback are allowed: the scenario registers one.
+    let config = ServerConfig {
+        allow_private_webhooks: true,
+        ..ServerConfig::default()
+    };
+    let agent = serve(
+        EchoAgent {
+            word_delay: std::time::Duration::from_millis(10),
+        },
+        echo_card,
+        config,
+    )
+    .await;
+    for binding in BINDINGS {
+        let (ok, out) = run_node("client.mjs", &[&agent.url, binding, "tasks"]).await;
+        assert!(ok && out.trim_end().ends_with("ok"), "{binding}:\n{out}");
+    }
+}
+
+/// The extended card is refused without the token and is the extended one with it (the
+/// token as a header, as gRPC metadata).
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"
+)]
+#[tokio::test(flavor = "multi_thread")]
+async fn js_client_extended_card_with_and_without_the_token() {
+    let config = ServerConfig {
+        auth: Some(InboundAuth::unnamed(vec!["s3cret".into()], None)),
+        ..ServerConfig::default()
+    };
+    let agent = serve_with(
+        EchoAgent {
+            word_delay: std::time::Duration::ZERO,
+        },
+        |url| {
+            let mut card = echo_card(url);
+            card.supports_authenticated_extended_card = Some(true);
+            card
+        },
+        |b| {
+            let mut extended = echo_card("http://unused/");
+            extended.description = "the extended description".into();
+            b.config(config).extended_card(extended)
+        },
+    )
+    .await;
+    for binding in BINDINGS {
+        let (ok, out) = run_node("client.mjs", &[&agent.url, binding, "extended"]).await;
         assert!(ok && out.trim_end().ends_with("ok"), "{binding}:\n{out}");
     }
 }

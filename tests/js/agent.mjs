@@ -1,7 +1,8 @@
 // A downstream A2A agent written with the official JavaScript SDK (@a2a-js/sdk 1.x) and
 // its defaults: A2A v1.0, JSON-RPC and HTTP+JSON mounted with the SDK's Express
 // handlers, a card with `supportedInterfaces`. It streams the words of the text it
-// receives back as chunks of one artifact, DELAY_MS apart, and honours cancel.
+// receives back as chunks of one artifact, DELAY_MS apart, and honours cancel. Asked
+// "please ask me", it asks what to say (`input-required`) and streams the answer back.
 //
 //     node agent.mjs [DELAY_MS] [jsonrpc|rest|grpc]
 //
@@ -17,7 +18,7 @@ import { createPrivateKey } from 'node:crypto';
 
 import express from 'express';
 import * as grpc from '@grpc/grpc-js';
-import { AGENT_CARD_PATH, TaskState, generateAgentCardSignature } from '@a2a-js/sdk';
+import { AGENT_CARD_PATH, Role, TaskState, generateAgentCardSignature } from '@a2a-js/sdk';
 import {
   AgentEvent,
   DefaultRequestHandler,
@@ -57,7 +58,10 @@ class WordsExecutor {
         status: { state, timestamp: new Date().toISOString(), message: undefined },
         metadata: undefined,
       });
-    if (!ctx.task) {
+    if (ctx.task) {
+      // The SDK wants a stream to open with the task (or a message), an answer too.
+      bus.publish(AgentEvent.task(ctx.task));
+    } else {
       bus.publish(
         AgentEvent.task({
           id: taskId,
@@ -74,6 +78,31 @@ class WordsExecutor {
       .filter((p) => p.content?.$case === 'text')
       .map((p) => p.content.value)
       .join(' ');
+    const answering = ctx.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED;
+    if (!answering && said.includes('please ask me')) {
+      bus.publish(
+        AgentEvent.statusUpdate({
+          taskId,
+          contextId,
+          status: {
+            state: TaskState.TASK_STATE_INPUT_REQUIRED,
+            timestamp: new Date().toISOString(),
+            message: {
+              messageId: `ask-${taskId}`,
+              contextId,
+              taskId,
+              role: Role.ROLE_AGENT,
+              parts: [text('What should I say?')],
+              metadata: undefined,
+              extensions: [],
+              referenceTaskIds: [],
+            },
+          },
+          metadata: undefined,
+        })
+      );
+      return;
+    }
     const words = said.split(/\s+/).filter((w) => w.length > 0);
     try {
       for (let i = 0; i < words.length; i++) {

@@ -47,8 +47,10 @@ pub async fn serve_with<A: AgentExecutor>(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
     let server = build(A2aServer::builder(agent, card(&url))).build();
-    let router = server.router();
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    // Served as `serve` and the examples serve it (the listener's limits, TCP_NODELAY,
+    // HTTP/2 for gRPC), not through a bare `axum::serve`.
+    let serving = server.clone();
+    tokio::spawn(async move { serving.serve(listener, std::future::pending()).await });
     Running { url, server }
 }
 

@@ -154,7 +154,12 @@ pub(crate) async fn orchestra_on(
     )
     .await;
     let router = host.router(None, Some(None));
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    let serving = host.server.clone();
+    tokio::spawn(async move {
+        serving
+            .serve_router(listener, router, std::future::pending())
+            .await
+    });
     Orchestra {
         url,
         echo_agents: Vec::new(),
@@ -206,8 +211,8 @@ impl Orchestra {
         )
         .await;
         host.server.recover().await.unwrap();
-        let router = host.server.router();
-        tokio::spawn(async move { axum::serve(listener, router).await });
+        let serving = host.server.clone();
+        tokio::spawn(async move { serving.serve(listener, std::future::pending()).await });
         url
     }
 }

@@ -170,10 +170,20 @@ async fn measure(
         sizes.throughput_runs
     ));
     let (mut over_v03, mut over_v1, mut over_grpc) = (Vec::new(), Vec::new(), Vec::new());
+    // `serve`'s own CPU per run over each: the bench's client shares the machine, and
+    // our gRPC client costs it more than the JSON-RPC one, so throughput alone would
+    // charge the server for the client.
+    let (mut cpu_v1, mut cpu_grpc) = (Vec::new(), Vec::new());
     for _ in 0..STORE_ROUNDS {
         over_v03.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
+        let before = serve.cpu_time()?;
         over_v1.push(throughput(&host_v1, sizes.throughput_runs, 64).await?.0);
+        let between = serve.cpu_time()?;
         over_grpc.push(throughput(&host_grpc, sizes.throughput_runs, 64).await?.0);
+        let after = serve.cpu_time()?;
+        let per_run = |d: Duration| d.as_secs_f64() * 1000.0 / sizes.throughput_runs as f64;
+        cpu_v1.push(per_run(between.saturating_sub(before)));
+        cpu_grpc.push(per_run(after.saturating_sub(between)));
     }
 
     // The agents called over each generation, in turns like the stores below: the
@@ -319,6 +329,8 @@ async fn measure(
         runs_per_sec_c64_v0_3: round(median(over_v03), 1),
         runs_per_sec_c64_v1_0: round(median(over_v1), 1),
         runs_per_sec_c64_grpc: round(median(over_grpc), 1),
+        cpu_ms_per_run_v1_0: round(median(cpu_v1), 3),
+        cpu_ms_per_run_grpc: round(median(cpu_grpc), 3),
         runs_per_sec_c64_agents_v0_3: round(median(agents_v03), 1),
         runs_per_sec_c64_agents_v1_0: round(median(agents_v1), 1),
         runs_per_sec_c64_agents_grpc: round(median(agents_grpc), 1),

@@ -49,6 +49,10 @@ pub struct Report {
     pub runs_per_sec_c64_v1_0: f64,
     /// The same driven over gRPC by our client (target: within 10% of JSON-RPC 1.0).
     pub runs_per_sec_c64_grpc: f64,
+    /// `serve`'s own CPU per run in the rounds of the two above (the client's is left
+    /// out: it shares the machine); target: gRPC within 10% of JSON-RPC 1.0.
+    pub cpu_ms_per_run_v1_0: f64,
+    pub cpu_ms_per_run_grpc: f64,
     /// The c64 diamond throughput with the downstream agents called over each
     /// generation (the card's choice, 1.0, or pinned to 0.3), in turns (the median of
     /// three each).
@@ -200,6 +204,13 @@ impl Report {
                 "runs/s",
                 Some(Goal::AtLeast(0.9 * self.runs_per_sec_c64_v1_0)),
             ),
+            row("cpu_ms_per_run_v1_0", self.cpu_ms_per_run_v1_0, "ms", None),
+            row(
+                "cpu_ms_per_run_grpc",
+                self.cpu_ms_per_run_grpc,
+                "ms",
+                Some(Goal::AtMost(1.1 * self.cpu_ms_per_run_v1_0)),
+            ),
             row(
                 "runs_per_sec_c64_agents_v0_3",
                 self.runs_per_sec_c64_agents_v0_3,
@@ -306,6 +317,8 @@ mod tests {
             runs_per_sec_c64_v0_3: 100.0,
             runs_per_sec_c64_v1_0: 99.0,
             runs_per_sec_c64_grpc: 98.0,
+            cpu_ms_per_run_v1_0: 0.5,
+            cpu_ms_per_run_grpc: 0.52,
             runs_per_sec_c64_agents_v0_3: 100.0,
             runs_per_sec_c64_agents_v1_0: 98.0,
             runs_per_sec_c64_agents_grpc: 97.0,

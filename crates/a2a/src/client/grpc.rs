@@ -81,7 +81,8 @@ impl A2aClient {
                     .map_err(|s| from_status(&at.url, &s))
             })
             .await?;
-        let text = proto::to_json_text(&rpc.output(), answer.get_ref())
+        let text = rpc
+            .response_to_json(answer.get_ref())
             .map_err(|e| ClientError::protocol(&at.url, format!("{name}'s answer: {e}")))?;
         serde_json::from_str(&text)
             .map_err(|e| ClientError::protocol(&at.url, format!("{name}'s answer: {e}")))
@@ -106,11 +107,11 @@ impl A2aClient {
             .await?
             .into_inner();
         let url = at.url.clone();
-        let output = rpc.output();
         let idle = self.config.stream_idle_timeout;
         let events = stream.map(move |item| {
             let bytes = item.map_err(|s| from_status(&url, &s))?;
-            let text = proto::to_json_text(&output, &bytes)
+            let text = rpc
+                .response_to_json(&bytes)
                 .map_err(|e| ClientError::protocol(&url, format!("a stream event: {e}")))?;
             let event: v1t::StreamResponse = serde_json::from_str(&text)
                 .map_err(|e| ClientError::protocol(&url, format!("a stream event: {e}")))?;
@@ -148,21 +149,20 @@ impl A2aClient {
         Ok((grpc, path(name)?))
     }
 
-    /// The method's descriptor and the request as its binary message, with this
-    /// client's headers as metadata.
+    /// The method and the request as its binary message, with this client's headers
+    /// as metadata.
     fn grpc_request<Req: Serialize>(
         &self,
         method: Method,
         request: &Req,
-    ) -> Result<(prost_reflect::MethodDescriptor, tonic::Request<Bytes>), ClientError> {
+    ) -> Result<(&'static proto::Rpc, tonic::Request<Bytes>), ClientError> {
         let name = method.v1_name();
-        let rpc = proto::pool()
-            .get_service_by_name(proto::SERVICE)
-            .and_then(|s| s.methods().find(|m| m.name() == name))
+        let rpc = proto::rpc(name)
             .ok_or_else(|| ClientError::Config(format!("gRPC has no method {name}")))?;
         let json = serde_json::to_value(request)
             .map_err(|e| ClientError::Config(format!("{name}'s request: {e}")))?;
-        let bytes = proto::from_json(&rpc.input(), &json)
+        let bytes = rpc
+            .request_from_json(&json)
             .map_err(|e| ClientError::Config(format!("{name}'s request: {e}")))?;
         let mut request = tonic::Request::new(Bytes::from(bytes));
         request.set_timeout(self.config.timeout);

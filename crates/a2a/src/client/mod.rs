@@ -337,10 +337,6 @@ impl A2aClient {
         if interfaces.is_empty() {
             return Err(ClientError::Config("no interface to call".into()));
         }
-        if interfaces.iter().any(|i| i.binding == Binding::Grpc) {
-            // The proto's descriptors, compiled now rather than on the first call.
-            crate::proto::pool();
-        }
         let headers = config.header_map()?;
         Ok(Self {
             http,

@@ -40,10 +40,7 @@ pub(super) async fn serve(
     Path(name): Path<String>,
     request: axum::http::Request<Body>,
 ) -> Response {
-    let Some(rpc) = proto::pool()
-        .get_service_by_name(proto::SERVICE)
-        .and_then(|s| s.methods().find(|m| m.name() == name))
-    else {
+    let Some(rpc) = proto::rpc(&name) else {
         return status_only(Status::unimplemented(format!(
             "{} has no method {name:?}",
             proto::SERVICE
@@ -79,8 +76,7 @@ pub(super) async fn serve(
         inner: inner.clone(),
         method,
         name: name.clone(),
-        input: rpc.input(),
-        output: rpc.output(),
+        rpc,
         caller,
         headers,
     };
@@ -97,7 +93,7 @@ pub(super) async fn serve(
     let mut grpc = Grpc::new(proto::Raw).max_decoding_message_size(inner.config.max_body_bytes);
     // The client's deadline (`grpc-timeout`) bounds the whole call, a stream's life too.
     let deadline = deadline(&call.headers);
-    let streaming = rpc.is_server_streaming();
+    let streaming = rpc.streaming;
     let response = async {
         if streaming {
             grpc.server_streaming(call, request).await
@@ -234,8 +230,7 @@ struct Call {
     inner: Arc<Inner>,
     method: Method,
     name: String,
-    input: prost_reflect::MessageDescriptor,
-    output: prost_reflect::MessageDescriptor,
+    rpc: &'static proto::Rpc,
     caller: Caller,
     headers: HeaderMap,
 }
@@ -244,7 +239,9 @@ impl Call {
     /// The request message as the JSON-RPC binding would have received its params, and
     /// the caller acting in the tenant it names.
     fn params(&self, bytes: &[u8]) -> Result<(IncomingRequest, Caller), RpcError> {
-        let text = proto::to_json_text(&self.input, bytes)
+        let text = self
+            .rpc
+            .request_to_json(bytes)
             .map_err(|e| RpcError::invalid_params("request", e))?;
         #[derive(serde::Deserialize)]
         struct Tenant {
@@ -269,12 +266,9 @@ impl Call {
     }
 
     /// A handler's JSON answer as the method's response message.
-    fn answer(
-        &self,
-        descriptor: &prost_reflect::MessageDescriptor,
-        json: &Value,
-    ) -> Result<Bytes, Status> {
-        proto::from_json(descriptor, json)
+    fn answer(&self, json: &Value) -> Result<Bytes, Status> {
+        self.rpc
+            .response_from_json(json)
             .map(Bytes::from)
             .map_err(|e| {
                 to_status(&RpcError::internal(format!(
@@ -305,7 +299,7 @@ impl UnaryService<Bytes> for Call {
             match outcome {
                 Ok(json) => {
                     observe(&call.name, None);
-                    call.answer(&call.output, &json).map(tonic::Response::new)
+                    call.answer(&json).map(tonic::Response::new)
                 }
                 Err(e) => {
                     observe(&call.name, Some(e.code.0));
@@ -345,16 +339,14 @@ impl ServerStreamingService<Bytes> for Call {
                 }
             };
             observe(&call.name, None);
-            let output = call.output.clone();
+            let rpc = call.rpc;
             let events = live_events(call.inner.clone(), task_id, sub, after).map(move |item| {
                 let event = item.map_err(|e| to_status(&e))?;
                 let json = serde_json::to_value(super::v1::stream_response(&event.1))
                     .map_err(|e| to_status(&RpcError::internal(e.to_string())))?;
-                proto::from_json(&output, &json)
-                    .map(Bytes::from)
-                    .map_err(|e| {
-                        to_status(&RpcError::internal(format!("cannot encode an event: {e}")))
-                    })
+                rpc.response_from_json(&json).map(Bytes::from).map_err(|e| {
+                    to_status(&RpcError::internal(format!("cannot encode an event: {e}")))
+                })
             });
             Ok(tonic::Response::new(Box::pin(events) as Events))
         })

@@ -310,10 +310,6 @@ impl A2aServerBuilder {
 
     /// The server.
     pub fn build(self) -> A2aServer {
-        if self.config.serves_grpc() {
-            // The proto's descriptors, compiled now rather than on the first call.
-            crate::proto::pool();
-        }
         let store = self
             .store
             .unwrap_or_else(|| Arc::new(InMemoryTaskStore::new()));

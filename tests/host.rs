@@ -550,8 +550,8 @@ async fn serve_checks_its_files_then_serves_the_card_and_stops_on_sigterm() {
     assert!(said.contains("a2a-orchestrator stopped"), "{said}");
 }
 
-/// `serve` serves the web view at `/ui/` (its page, script and style, each with a
-/// policy that keeps the page to its own origin) unless `--no-ui` turns it off.
+/// `serve` serves the web view at `/ui/` (its page, its script modules and style, each
+/// with a policy that keeps the page to its own origin) unless `--no-ui` turns it off.
 #[tokio::test]
 async fn the_web_view_is_served_unless_turned_off() {
     let (_on, url) = spawn_serve(&["--listen", "127.0.0.1:0"], &[]).await;
@@ -559,6 +559,18 @@ async fn the_web_view_is_served_unless_turned_off() {
     for (path, kind, has) in [
         ("ui/", "text/html", "app.js"),
         ("ui/app.js", "text/javascript", "ListTasks"),
+        ("ui/dom.js", "text/javascript", "export function h("),
+        (
+            "ui/markdown.js",
+            "text/javascript",
+            "export function markdown(",
+        ),
+        (
+            "ui/forms.js",
+            "text/javascript",
+            "export function schemaForm(",
+        ),
+        ("ui/graph.js", "text/javascript", "export function dagView("),
         ("ui/style.css", "text/css", ".dag"),
         ("ui", "text/html", "app.js"),
     ] {

@@ -135,8 +135,10 @@ pub fn card(config: &HostConfig, url: &str, orchestrator: &Orchestrator) -> Agen
 pub const WORKFLOW_SOURCES_EXTENSION: &str =
     "https://github.com/a2a-orchestrator/a2a-orchestrator/blob/main/docs/runs.md#workflow-sources";
 
-/// The card extension with each workflow's source: `{workflows: [{id, version, file,
-/// source}]}`, `version` the SHA-256 a run's detail names as `workflowVersion`.
+/// The card extension with each workflow's source and inputs: `{workflows: [{id,
+/// version, file, source, inputSchema}]}`, `version` the SHA-256 a run's detail names as
+/// `workflowVersion`, `inputSchema` the JSON Schema of its `[input]` (the web view's start
+/// form).
 fn workflow_sources(workflows: &[Arc<Workflow>]) -> AgentExtension {
     let list: Vec<serde_json::Value> = workflows
         .iter()
@@ -146,12 +148,15 @@ fn workflow_sources(workflows: &[Arc<Workflow>]) -> AgentExtension {
                 "version": w.hash,
                 "file": w.file,
                 "source": &*w.source,
+                "inputSchema": w.input_schema(),
             })
         })
         .collect();
     AgentExtension {
         uri: WORKFLOW_SOURCES_EXTENSION.into(),
-        description: Some("The source of each workflow, by the version runs name".into()),
+        description: Some(
+            "The source and input schema of each workflow, by the version runs name".into(),
+        ),
         required: Some(false),
         params: Some(serde_json::Map::from_iter([(
             "workflows".to_owned(),

@@ -1,5 +1,6 @@
-//! The web view at `/ui/`: three static files compiled into the binary (no front-end
-//! build step; `ui/app.js` is plain JavaScript), served beside the A2A endpoints. The
+//! The web view at `/ui/`: static files compiled into the binary (no front-end build
+//! step, no third-party code: `ui/*.js` are plain JavaScript modules), served beside the
+//! A2A endpoints. The
 //! page is an A2A client like any other — the agent card, then A2A 1.0 JSON-RPC with
 //! the caller's token — so it reads and steers exactly what a client with that token
 //! may, and the files themselves say nothing a card does not.
@@ -17,8 +18,15 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 
 const INDEX: &str = include_str!("ui/index.html");
-const APP: &str = include_str!("ui/app.js");
 const STYLE: &str = include_str!("ui/style.css");
+/// The page's modules: `app.js` imports the others.
+const SCRIPTS: [(&str, &str); 5] = [
+    ("app.js", include_str!("ui/app.js")),
+    ("dom.js", include_str!("ui/dom.js")),
+    ("markdown.js", include_str!("ui/markdown.js")),
+    ("forms.js", include_str!("ui/forms.js")),
+    ("graph.js", include_str!("ui/graph.js")),
+];
 
 /// The page may load only its own files and talk only to its own origin (and, to sign
 /// in, to its identity provider's).
@@ -67,16 +75,19 @@ pub fn router(sign_in: Option<SignIn>) -> Router {
             async move { asset(&body, content_type, &policy) }
         })
     };
-    Router::new()
+    let mut router = Router::new()
         .route("/ui", get(|| async { Redirect::permanent("/ui/") }))
         .route("/ui/", file(INDEX.into(), "text/html; charset=utf-8"))
-        .route(
-            "/ui/app.js",
-            file(APP.into(), "text/javascript; charset=utf-8"),
-        )
         .route(
             "/ui/style.css",
             file(STYLE.into(), "text/css; charset=utf-8"),
         )
-        .route("/ui/config.json", file(config, "application/json"))
+        .route("/ui/config.json", file(config, "application/json"));
+    for (name, body) in SCRIPTS {
+        router = router.route(
+            &format!("/ui/{name}"),
+            file(body.into(), "text/javascript; charset=utf-8"),
+        );
+    }
+    router
 }

@@ -1,8 +1,9 @@
 // The web view in a real browser: Chromium (Debian's, driven by playwright-core) opens
 // /ui/ on an orchestrator that wants a bearer token, is refused until the token is
-// given, starts the travel workflow, watches its steps turn completed live, answers the
-// hotel's question in the page, sees the itinerary, retries the run (which keeps every
-// completed step), and finds the run in the list.
+// given, starts the travel workflow from the form its input schema makes, watches its
+// steps turn completed live, answers the hotel's question in the page, sees the
+// itinerary rendered, the timeline and a DAG whose edges cross no step, retries the run
+// (which keeps every completed step), and finds the run in the list.
 //
 //   node ui.mjs BASE_URL CHROMIUM TOKEN SCREENSHOT FAILURE_SCREENSHOT
 import { chromium } from 'playwright-core';
@@ -33,9 +34,13 @@ try {
   // The refusals before the token are the browser's console errors; none after it.
   consoleErrors.length = 0;
 
-  step('start the travel workflow');
+  step('start the travel workflow from the form its input schema makes');
   await page.selectOption('#start select[name=workflow]', 'travel-planning');
-  await page.fill('#start textarea[name=inputs]', JSON.stringify(inputs));
+  // Defaults filled in: the nights and the interests the workflow declares.
+  if (await page.inputValue('#start [data-input=nights]') !== '5') throw new Error('the default of nights');
+  for (const [name, value] of Object.entries(inputs)) {
+    await page.fill(`#start [data-input=${name}]`, Array.isArray(value) ? value.join('\n') : String(value));
+  }
   await page.click('#start button[type=submit]');
   await page.waitForURL(/#\/run\//, { timeout: 10000 });
   const runId = decodeURIComponent(page.url().split('#/run/')[1]);
@@ -63,6 +68,36 @@ try {
   if (states.length < 5 || states.some((s) => s !== 'completed')) throw new Error(`steps: ${states}`);
   const progress = await page.locator('#progress').innerText();
   if (progress !== `${states.length}/${states.length} steps done`) throw new Error(`progress: ${progress}`);
+  step('the output is rendered markdown; the timeline has a bar a step');
+  if (await page.locator('#result h3').count() !== 1 || await page.locator('#result h4').count() < 5) {
+    throw new Error('the itinerary\'s headings are not rendered');
+  }
+  const bars = await page.locator('.timeline .row .bar').evaluateAll((bs) => bs.map((b) => b.getBoundingClientRect().width));
+  if (bars.length < states.length || bars.some((w) => !(w >= 3))) throw new Error(`timeline bars: ${bars}`);
+
+  step('no edge of the DAG is drawn across a step it does not join');
+  const crossings = await page.evaluate(() => {
+    const boxes = [...document.querySelectorAll('.dag g.node')].map((g) => {
+      const r = g.querySelector('rect');
+      const [x, y, w, h] = ['x', 'y', 'width', 'height'].map((a) => Number(r.getAttribute(a)));
+      return { step: g.dataset.step, x, y, w, h };
+    });
+    const found = [];
+    for (const p of document.querySelectorAll('.dag path.edge')) {
+      const length = p.getTotalLength();
+      for (let k = 0; k <= 100; k++) {
+        const pt = p.getPointAtLength((length * k) / 100);
+        for (const b of boxes) {
+          if (b.step === p.dataset.from || b.step === p.dataset.to) continue;
+          if (pt.x > b.x + 1 && pt.x < b.x + b.w - 1 && pt.y > b.y + 1 && pt.y < b.y + b.h - 1) {
+            found.push(`${p.dataset.from}->${p.dataset.to} through ${b.step}`);
+          }
+        }
+      }
+    }
+    return [...new Set(found)];
+  });
+  if (crossings.length) throw new Error(`edges through steps: ${crossings.join(', ')}`);
   await page.screenshot({ path: screenshot, fullPage: false });
   step("the workflow's source, from the extended card");
   await page.click('#source summary');

@@ -42,7 +42,6 @@ async function start(workflow) {
   await page.goto(new URL('ui/#/', base).href);
   await page.locator('#runs').waitFor({ timeout: 15000 });
   await page.selectOption('#start select[name=workflow]', workflow);
-  await page.fill('#start textarea[name=inputs]', '{}');
   await page.click('#start button[type=submit]');
   await page.waitForURL(/#\/run\//, { timeout: 15000 });
   return decodeURIComponent(page.url().split('#/run/')[1]);

@@ -207,6 +207,7 @@ pub fn js_dir() -> &'static Path {
             "agent.mjs",
             "ui.mjs",
             "ui_signin.mjs",
+            "ui_forms.mjs",
             "idp.mjs",
             "card_signature.mjs",
         ] {

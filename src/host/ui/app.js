@@ -6,15 +6,28 @@
 // memory only; else it takes a pasted token (kept for the tab's session). It offers
 // only what its user may do (docs/security.md). The run detail it draws is the one
 // every task carries under `metadata.run` (docs/runs.md).
-'use strict';
+//
+// Pages are built once and updated in place as events arrive (dom.js builds every
+// element from text, never from HTML); forms come from the workflows' input schemas
+// (forms.js); agents' output is rendered as markdown without HTML (markdown.js); the DAG
+// and the timeline are graph.js.
+
+import {
+  h, add, setText, setAttr, stateName, terminal, badge, setBadge, duration, when, shortId,
+  partsText, appended,
+} from './dom.js';
+import { markdown } from './markdown.js';
+import { schemaForm } from './forms.js';
+import { dagView, timelineView, span } from './graph.js';
 
 const $ = (sel) => document.querySelector(sel);
 const main = $('#main');
 const tokenInput = $('#token');
 tokenInput.value = sessionStorage.getItem('a2a-token') || '';
-// A new token takes effect at the page's next call: the page refreshes what it shows,
-// without drawing itself again (the user may be typing elsewhere).
+// A new token takes effect at the page's next call: the page refreshes what it shows
+// without drawing itself again (the user may be typing in it).
 tokenInput.addEventListener('change', () => {
+  if (tokenInput.value === (sessionStorage.getItem('a2a-token') || '') && me) return;
   sessionStorage.setItem('a2a-token', tokenInput.value);
   me = null;
   extended = null;
@@ -204,41 +217,14 @@ async function subscribe(id, onEvent, signal) {
   }
 }
 
-// ---- wire names -------------------------------------------------------------------
+const messageId = () => (crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random()}`);
 
-const TASK_STATES = {
-  TASK_STATE_SUBMITTED: 'submitted', TASK_STATE_WORKING: 'working', TASK_STATE_COMPLETED: 'completed',
-  TASK_STATE_FAILED: 'failed', TASK_STATE_CANCELED: 'canceled', TASK_STATE_INPUT_REQUIRED: 'input-required',
-  TASK_STATE_REJECTED: 'rejected', TASK_STATE_AUTH_REQUIRED: 'auth-required',
-};
-const stateName = (s) => TASK_STATES[s] || String(s || '').toLowerCase();
-const terminal = (s) => ['completed', 'failed', 'canceled', 'rejected'].includes(s);
-
-function esc(s) {
-  return String(s == null ? '' : s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
-}
-const badge = (s) => `<span class="state s-${esc(s)}">${esc(s)}</span>`;
-
-function duration(from, to) {
-  const a = Date.parse(from);
-  if (isNaN(a)) return '';
-  const ms = Math.max(0, (to ? Date.parse(to) : Date.now()) - a);
-  if (ms < 1000) return `${ms}ms`;
-  if (ms < 60000) return `${(ms / 1000).toFixed(1)}s`;
-  const s = Math.floor(ms / 1000);
-  return s < 3600 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`;
-}
-
-// A chunk appended to an artifact: text running on in the same text part (a streamed
-// answer reads as one text, not a line per chunk), anything else as parts of its own.
-function appended(parts, more) {
-  const out = parts.slice();
-  for (const p of more) {
-    const last = out[out.length - 1];
-    if (last && last.text != null && p.text != null) out[out.length - 1] = Object.assign({}, last, { text: last.text + p.text });
-    else out.push(p);
-  }
-  return out;
+// A message to the orchestrator: a new task, or (with `taskId`) an answer on one.
+function send(parts, extra) {
+  return rpc('SendMessage', {
+    message: Object.assign({ messageId: messageId(), role: 'ROLE_USER', parts }, extra || {}),
+    configuration: { returnImmediately: true },
+  });
 }
 
 // A run's steps as done so far: how many completed of all, and how many ended
@@ -253,17 +239,9 @@ function progress(run) {
   return `${completed}/${steps.length} steps done${other.length ? ` (${other.join(', ')})` : ''}`;
 }
 
-function partsText(parts) {
-  return (parts || []).map((p) => {
-    if (p.text != null) return p.text;
-    if (p.data != null) return JSON.stringify(p.data, null, 2);
-    if (p.url) return `(file ${p.filename || p.url})`;
-    return '';
-  }).join('\n');
-}
-
-// The workflows' sources, from the card extension that carries them: on the card of an
-// open server, on the extended card (asked for with the token) of one with credentials.
+// The workflows' sources and input schemas, from the card extension that carries them:
+// on the card of an open server, on the extended card (asked for with the token) of
+// one with credentials.
 const SOURCES = 'https://github.com/a2a-orchestrator/a2a-orchestrator/blob/main/docs/runs.md#workflow-sources';
 let sources = null;
 async function workflowSources() {
@@ -275,6 +253,15 @@ async function workflowSources() {
   if (!ext && offered) ext = find(extended || await rpc('GetExtendedAgentCard', {}));
   sources = ext && ext.params ? ext.params.workflows || [] : [];
   return sources;
+}
+const schemaOf = (id) => ((sources || []).find((w) => w.id === id) || {}).inputSchema;
+
+// What a task waits for before it has a run: a workflow to be chosen, or inputs (the
+// data part of its status message, docs/runs.md).
+function waitingData(task) {
+  const parts = (task.status.message || {}).parts || [];
+  const d = parts.find((p) => p.data != null);
+  return d ? d.data : {};
 }
 
 // ---- pages ------------------------------------------------------------------------
@@ -292,7 +279,7 @@ async function route() {
     if (!card) await loadCard();
     if (signIn && !accessToken) {
       showWho();
-      main.innerHTML = '<p class="muted" id="signed-out">Sign in to see and start your runs.</p>';
+      main.replaceChildren(h('p', { class: 'muted', id: 'signed-out' }, 'Sign in to see and start your runs.'));
       return;
     }
     if (!me) await loadMe().catch(() => {});
@@ -313,118 +300,185 @@ async function loadCard() {
   if (iface) endpoint = new URL(iface.url, location.href).pathname;
 }
 
+// ---- the list -----------------------------------------------------------------------
+
 async function listPage() {
-  // What the caller may start: the extended card lists it (the public card lists only
-  // what anyone may).
-  const skills = (extended || card).skills || [];
-  const options = skills.map((s) => `<option value="${esc(s.id)}">${esc(s.name || s.id)}</option>`).join('');
-  main.innerHTML = `
-    <h1>Runs</h1>
-    <form class="inline" id="start">
-      <label>workflow to start <select name="workflow">${options}</select></label>
-      <label>inputs (JSON) <textarea name="inputs" spellcheck="false">{}</textarea></label>
-      <button class="primary" type="submit">Start</button>
-    </form>
-    <div class="filters">
-      <label>show workflow <select id="f-workflow"><option value="">any</option>${options}</select></label>
-      <label>state <select id="f-state"><option value="">any</option>
-        ${['working', 'input-required', 'completed', 'failed', 'canceled'].map((s) => `<option>${s}</option>`).join('')}
-      </select></label>
-    </div>
-    <table><thead><tr><th>run</th><th>workflow</th><th>state</th><th>started</th><th>duration</th><th>steps</th><th>waiting</th></tr></thead>
-    <tbody id="runs"></tbody></table>`;
-  $('#start').addEventListener('submit', async (ev) => {
-    ev.preventDefault();
-    const form = ev.target;
-    try {
-      const input = JSON.parse(form.inputs.value || '{}');
-      const result = await rpc('SendMessage', {
-        message: {
-          messageId: crypto.randomUUID ? crypto.randomUUID() : String(Date.now() + Math.random()),
-          role: 'ROLE_USER',
-          parts: [{ data: { workflow: form.workflow.value, input } }],
-        },
-        configuration: { returnImmediately: true },
-      });
-      const task = result.task;
-      if (task) location.hash = `#/run/${encodeURIComponent(task.id)}`;
-    } catch (e) {
-      showError(e);
+  // The start form: what the caller may start (the extended card lists it; the public
+  // card lists only what anyone may), each workflow's inputs a form from its schema.
+  // Drawn again only when that changes (a token given, a workflow reloaded).
+  const startBox = h('div');
+  let startShape = null;
+  let skills = [];
+  const drawStart = () => {
+    skills = (extended || card).skills || [];
+    const shape = JSON.stringify([skills.map((s) => s.id), sources && sources.map((w) => [w.id, w.version])]);
+    if (shape === startShape) return;
+    startShape = shape;
+    const fields = h('div', { class: 'start-fields' });
+    const about = h('p', { class: 'muted about' });
+    const chosen = startBox.querySelector('select[name=workflow]');
+    const pick = h('select', { name: 'workflow', id: 'start-workflow' },
+      skills.map((s) => h('option', { value: s.id, selected: chosen && chosen.value === s.id }, s.name || s.id)));
+    let form = null;
+    const choose = () => {
+      const skill = skills.find((s) => s.id === pick.value);
+      setText(about, skill ? skill.description || '' : '');
+      form = schemaForm(schemaOf(pick.value) || { properties: {} });
+      fields.replaceChildren(form.el);
+    };
+    pick.addEventListener('change', choose);
+    const start = h('form', { id: 'start', class: 'start', novalidate: true },
+      h('label', { class: 'field' }, h('span', { class: 'name' }, 'Workflow to start'), pick),
+      about, fields,
+      h('div', { class: 'actions' }, h('button', { class: 'primary', type: 'submit' }, 'Start')));
+    start.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      const input = form.read();
+      if (!input) return;
+      try {
+        const result = await send([{ data: { workflow: pick.value, input } }]);
+        if (result.task) location.hash = `#/run/${encodeURIComponent(result.task.id)}`;
+      } catch (e) {
+        showError(e);
+      }
+    });
+    startBox.replaceChildren(start);
+    choose();
+  };
+  await workflowSources().catch(() => {});
+  drawStart();
+  const fWorkflow = h('select', { id: 'f-workflow' }, h('option', { value: '' }, 'any'),
+    skills.map((s) => h('option', { value: s.id }, s.name || s.id)));
+  const fState = h('select', { id: 'f-state' }, h('option', { value: '' }, 'any'),
+    ['working', 'input-required', 'completed', 'failed', 'canceled'].map((s) => h('option', null, s)));
+  const body = h('tbody', { id: 'runs' });
+  main.replaceChildren(
+    h('h1', null, 'Runs'),
+    h('details', { class: 'start-box', open: true }, h('summary', null, 'Start a run'), startBox),
+    h('div', { class: 'filters' },
+      h('label', { class: 'field' }, h('span', { class: 'name' }, 'Show runs of'), fWorkflow),
+      h('label', { class: 'field' }, h('span', { class: 'name' }, 'State'), fState)),
+    h('table', { class: 'runs' },
+      h('thead', null, h('tr', null, ['run', 'workflow', 'state', 'started', 'duration', 'steps', 'waiting for']
+        .map((t) => h('th', null, t)))),
+      body));
+  const rows = new Map();
+  const fill = async () => {
+    const state = fState.value;
+    const params = { pageSize: 100, historyLength: 0, includeArtifacts: false };
+    if (state) params.status = 'TASK_STATE_' + state.toUpperCase().replace('-', '_');
+    const result = await rpc('ListTasks', params);
+    const shown = [];
+    for (const t of result.tasks || []) {
+      const run = (t.metadata || {}).run;
+      const waiting = run ? null : waitingData(t);
+      const workflow = run ? run.workflow : waiting.workflow || '';
+      if (fWorkflow.value && workflow !== fWorkflow.value) continue;
+      if (!run && !waiting.workflow && !waiting.workflows) continue; // not a run's task
+      let r = rows.get(t.id);
+      if (!r) {
+        const cells = Array.from({ length: 6 }, () => h('td'));
+        r = { tr: h('tr', { 'data-run': t.id }, h('td', null, shortId(t.id, `#/run/${encodeURIComponent(t.id)}`)), cells), cells, state: badge('') };
+        cells[1].append(r.state);
+        rows.set(t.id, r);
+      }
+      const state = run ? run.state : stateName(t.status.state);
+      setText(r.cells[0], run ? run.workflow : waiting.workflows ? '(choosing)' : workflow);
+      setBadge(r.state, state);
+      setText(r.cells[2], run ? when(run.startedAt) : when(t.status.timestamp));
+      setText(r.cells[3], run ? duration(run.startedAt, run.endedAt) : '');
+      setText(r.cells[4], run ? progress(run) : waiting.workflows ? 'a workflow to choose' : 'inputs to give');
+      const q = run ? (run.pendingQuestions || [])[0] : null;
+      const said = q ? `${q.step}: ${q.prompt}` : run ? '' : partsText(((t.status.message || {}).parts || []).filter((p) => p.text != null)).split('\n')[0];
+      setText(r.cells[5], said);
+      shown.push(r.tr);
     }
-  });
+    const keep = new Set(shown);
+    for (const [id, r] of rows) if (!keep.has(r.tr)) { r.tr.remove(); rows.delete(id); }
+    if (!shown.length) body.replaceChildren(h('tr', null, h('td', { colspan: 7, class: 'muted' }, 'no runs')));
+    else {
+      const none = body.querySelector('td[colspan]');
+      if (none) none.parentElement.remove();
+      // In the list's order (newest first), moving only rows out of place.
+      shown.forEach((tr, k) => { if (body.children[k] !== tr) body.insertBefore(tr, body.children[k] || null); });
+    }
+  };
   let timer = null;
   const refresh = async () => {
+    clearTimeout(timer);
     try {
-      await fillList();
+      // A token given since: who the caller is, and what it may start.
+      if (!me) await loadMe().catch(() => {});
+      showWho();
+      await workflowSources().catch(() => {});
+      drawStart();
+      await fill();
       showError(null);
     } catch (e) {
       showError(e);
     }
     timer = setTimeout(refresh, 2000);
   };
-  $('#f-workflow').addEventListener('change', fillList);
-  $('#f-state').addEventListener('change', fillList);
-  page = {
-    stop: () => clearTimeout(timer),
-    refresh: () => { clearTimeout(timer); refresh(); },
-  };
+  fWorkflow.addEventListener('change', refresh);
+  fState.addEventListener('change', refresh);
+  page = { stop: () => clearTimeout(timer), refresh };
   await refresh();
 }
 
-async function fillList() {
-  const state = $('#f-state').value;
-  const workflow = $('#f-workflow').value;
-  const params = { pageSize: 100, historyLength: 0, includeArtifacts: false };
-  if (state) params.status = 'TASK_STATE_' + state.toUpperCase().replace('-', '_');
-  const result = await rpc('ListTasks', params);
-  const rows = (result.tasks || [])
-    .map((t) => ({ t, run: (t.metadata || {}).run }))
-    .filter((r) => r.run && (!workflow || r.run.workflow === workflow))
-    .map(({ t, run }) => {
-      const q = (run.pendingQuestions || [])[0];
-      return `<tr data-run="${esc(t.id)}"><td><a class="mono" href="#/run/${encodeURIComponent(t.id)}">${esc(t.id)}</a></td>
-        <td>${esc(run.workflow)}</td><td>${badge(run.state)}</td>
-        <td>${esc(new Date(run.startedAt).toLocaleString())}</td><td>${duration(run.startedAt, run.endedAt)}</td>
-        <td>${esc(progress(run))}</td><td>${q ? esc(`${q.step}: ${q.prompt}`) : ''}</td></tr>`;
-    });
-  const body = $('#runs');
-  if (body) body.innerHTML = rows.join('') || '<tr><td colspan="7" class="muted">no runs</td></tr>';
-}
+// ---- one run ----------------------------------------------------------------------
 
 async function runPage(id) {
   const controller = new AbortController();
   let task = null;
   let stopped = false;
   let timer = null;
-  page = {
-    stop: () => { stopped = true; controller.abort(); clearTimeout(timer); },
-    refresh: () => refresh().then(() => showError(null), showError),
+  let tick = null;
+  let view = null; // the drawn page: waiting (no run yet) or run
+  const redraw = () => {
+    if (!task) return;
+    const run = (task.metadata || {}).run;
+    const kind = run ? 'run' : 'waiting';
+    if (!view || view.kind !== kind) {
+      view = kind === 'run' ? runView(id, follow) : waitingView(id, follow);
+      main.replaceChildren(view.el);
+    }
+    view.update(task);
   };
-
   const refresh = async () => {
     task = await rpc('GetTask', { id });
-    draw(task);
+    redraw();
     return task;
   };
-  // Live: a subscription while the run goes on, each event redrawn at once; a poll
-  // catches what a closed stream (a question, a restart) would miss.
-  const follow = async () => {
-    while (!stopped) {
-      let t;
-      try {
-        t = await refresh();
-      } catch (e) {
-        showError(e);
-        t = task;
-      }
-      if (!t || terminal(stateName(t.status.state))) return;
-      try {
-        await subscribe(id, (ev) => apply(ev), controller.signal);
-      } catch (_) { /* the poll below goes on */ }
-      if (stopped) return;
-      await new Promise((r) => { timer = setTimeout(r, 500); });
-    }
+  page = {
+    stop: () => { stopped = true; controller.abort(); clearTimeout(timer); clearInterval(tick); },
+    refresh: () => refresh().then(() => showError(null), showError),
   };
+  // Live: a subscription while the run goes on, each event applied at once; a poll
+  // catches what a closed stream (a question, a restart) would miss.
+  let following = false;
+  async function follow() {
+    if (following) return;
+    following = true;
+    try {
+      while (!stopped) {
+        let t;
+        try {
+          t = await refresh();
+        } catch (e) {
+          showError(e);
+          t = task;
+        }
+        if (!t || terminal(stateName(t.status.state))) return;
+        try {
+          await subscribe(id, apply, controller.signal);
+        } catch (_) { /* the poll below goes on */ }
+        if (stopped) return;
+        await new Promise((r) => { timer = setTimeout(r, 500); });
+      }
+    } finally {
+      following = false;
+    }
+  }
   const apply = (ev) => {
     if (!task) return;
     if (ev.task) task = ev.task;
@@ -439,11 +493,14 @@ async function runPage(id) {
       if (u && run) {
         let s = run.steps.find((x) => x.step === u.step && (x.item == null ? u.item == null : x.item === u.item));
         if (!s) { s = { step: u.step, item: u.item, needs: [], attempts: 0 }; run.steps.push(s); }
+        const at = task.status.timestamp || new Date().toISOString();
+        if (view && view.note && (s.state !== u.state || (u.attempt || 0) > (s.attempts || 0))) view.note(s, u, at);
         s.state = u.state;
         s.attempts = Math.max(s.attempts || 0, u.attempt || 0);
         if (u.agent) s.agent = u.agent;
         if (u.downstreamTaskId) s.downstreamTaskId = u.downstreamTaskId;
-        if (!s.startedAt && u.state !== 'pending') s.startedAt = new Date().toISOString();
+        if (!s.startedAt && u.state !== 'pending') s.startedAt = at;
+        if (terminal(u.state) || ['skipped', 'upstream_failed'].includes(u.state)) s.endedAt = s.endedAt || at;
         s.message = u.message;
       }
     }
@@ -454,126 +511,375 @@ async function runPage(id) {
       if (have && ev.artifactUpdate.append) have.parts = appended(have.parts, a.parts);
       else if (have) Object.assign(have, a);
       else task.artifacts.push(a);
+      if (view && view.noteArtifact) view.noteArtifact(a, ev.artifactUpdate);
     }
-    draw(task);
+    redraw();
   };
-  main.innerHTML = '<p class="muted">loading…</p>';
-  // The sources, fetched beside the run; a failed fetch (the card not loaded yet, a
-  // request cut) is tried again a few times rather than leaving the panel empty.
+  main.replaceChildren(h('p', { class: 'muted' }, 'loading…'));
+  // The sources (the workflows' inputs and files), fetched beside the run; a failed
+  // fetch (the card not loaded yet, a request cut) is tried again a few times.
   const loadSources = (tries) => workflowSources().then(
-    () => task && draw(task),
+    () => redraw(),
     () => { if (tries > 0) setTimeout(() => loadSources(tries - 1), 1000); },
   );
   loadSources(10);
+  // Times that run on (durations, the timeline's now) move once a second.
+  tick = setInterval(() => { if (task && !terminal(stateName(task.status.state))) redraw(); }, 1000);
   follow();
+}
 
-  main.onclick = async (ev) => {
-    const b = ev.target.closest('button[data-act]');
-    if (!b) return;
+// A task that waits, before its run starts, for a workflow to be chosen or for inputs:
+// the form that answers it on the same task.
+function waitingView(id, follow) {
+  const head = h('h1', null, 'A run to start ', shortId(id));
+  const stateBadge = badge('');
+  const runState = h('span', { id: 'run-state' });
+  const said = h('div', { class: 'said md' });
+  const formBox = h('div');
+  const el = h('div', null, head, h('p', null, stateBadge, runState), said, formBox);
+  let shownFor = null;
+  const update = (task) => {
+    const state = stateName(task.status.state);
+    setBadge(stateBadge, state);
+    setAttr(runState, 'data-state', state);
+    const msg = partsText(((task.status.message || {}).parts || []).filter((p) => p.text != null));
+    const data = waitingData(task);
+    const key = `${state}|${msg}|${sourcesLoaded()}`;
+    if (key === shownFor) return;
+    shownFor = key;
+    said.replaceChildren(markdown(msg));
+    if (state !== 'input-required') { formBox.replaceChildren(); return; }
+    formBox.replaceChildren(answerStart(id, data, follow));
+  };
+  return { kind: 'waiting', el, update };
+}
+const sourcesLoaded = () => (sources ? sources.length : -1);
+
+// The form for a task that waits to start: a workflow to choose (with its inputs), or
+// the inputs the chosen one still needs.
+function answerStart(id, data, follow) {
+  const choices = data.workflows || null;
+  const box = h('div', { class: 'fields' });
+  const pick = choices ? h('select', { name: 'workflow' }, choices.map((w) => h('option', { value: w.id }, `${w.name || w.id} — ${w.description || ''}`))) : null;
+  let form = null;
+  const draw = () => {
+    const schema = choices ? (choices.find((w) => w.id === pick.value) || {}).inputSchema : data.inputSchema;
+    form = schemaForm(schema || { properties: {} });
+    box.replaceChildren(form.el);
+  };
+  if (pick) pick.addEventListener('change', draw);
+  draw();
+  const problems = (data.problems || []).length
+    ? h('ul', { class: 'problems' }, data.problems.map((p) => h('li', null, p))) : null;
+  const f = h('form', { class: 'question start-answer', novalidate: true },
+    h('div', null, h('strong', null, choices ? 'Which workflow should run?' : `Inputs for ${data.workflow || 'the workflow'}`)),
+    problems,
+    pick ? h('label', { class: 'field' }, h('span', { class: 'name' }, 'Workflow'), pick) : null,
+    box,
+    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', 'data-act': 'start' }, choices ? 'Run it' : 'Give the inputs')));
+  f.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const input = form.read();
+    if (!input) return;
     try {
-      if (b.dataset.act === 'cancel') {
-        await rpc('CancelTask', { id });
-      } else if (b.dataset.act === 'retry') {
-        // A new run that keeps what this one completed (docs/runs.md).
-        const result = await rpc('SendMessage', {
-          message: {
-            messageId: String(Date.now()) + Math.random(), role: 'ROLE_USER',
-            parts: [{ text: `retry run ${id}` }], metadata: { retryOf: id },
-          },
-          configuration: { returnImmediately: true },
-        });
-        if (result.task) location.hash = `#/run/${encodeURIComponent(result.task.id)}`;
-        return;
-      } else {
-        const form = b.closest('form');
-        const text = b.dataset.act === 'answer' ? form.answer.value : b.dataset.act;
-        const metadata = { step: form.dataset.step };
-        if (form.dataset.item !== '') metadata.item = Number(form.dataset.item);
-        await rpc('SendMessage', {
-          message: { messageId: String(Date.now()) + Math.random(), role: 'ROLE_USER', taskId: id, parts: [{ text }], metadata },
-          configuration: { returnImmediately: true },
-        });
-      }
+      const d = choices ? { workflow: pick.value, input } : { input };
+      await send([{ data: d }], { taskId: id });
       showError(null);
-      if (!stopped) follow();
+      follow();
+    } catch (e) {
+      showError(e);
+    }
+  });
+  return f;
+}
+
+// A run's page, built once and updated in place by `update(task)`.
+function runView(id, follow) {
+  const title = h('span', { class: 'workflow' });
+  const stateBadge = badge('');
+  const runState = h('span', { id: 'run-state' });
+  const prog = h('span', { id: 'progress' });
+  const started = h('span');
+  const took = h('span');
+  const version = h('span', { class: 'mono' });
+  const who = h('span');
+  const retryOf = h('span');
+  const actions = h('span', { class: 'actions' });
+  const error = h('div', { class: 'artifact error', hidden: true });
+  const questions = h('div', { id: 'questions' });
+  const questionsBox = h('section', { hidden: true }, h('h2', null, 'Waiting for you'), questions);
+  const dag = dagView();
+  const timeline = timelineView();
+  const output = h('div', { class: 'artifact result md', id: 'result' });
+  const outputBox = h('section', { hidden: true }, h('h2', null, 'Output'), output);
+  const stepsBody = h('tbody');
+  const inputs = h('pre', { class: 'artifact mono', id: 'inputs' });
+  const history = h('ol', { id: 'history', class: 'history' });
+  const audit = h('ul', { id: 'audit' });
+  const auditBox = h('section', { hidden: true }, h('h2', null, 'Audit'), audit);
+  const sourceBox = h('section');
+  const el = h('div', { class: 'run' },
+    h('h1', null, title, ' ', shortId(id)),
+    h('p', { class: 'summary' }, stateBadge, runState, ' ', prog, ' · started ', started, ' · ', took,
+      ' · version ', version, who, retryOf, ' ', actions),
+    error, questionsBox,
+    h('div', { class: 'views' },
+      h('section', null, h('h2', null, 'Steps'), dag.el),
+      h('section', null, h('h2', null, 'Timeline'), timeline.el)),
+    outputBox,
+    h('section', null, h('h2', null, 'Step details'),
+      h('table', { class: 'steps' },
+        h('thead', null, h('tr', null, ['step', 'state', 'agent', 'attempts', 'time', 'downstream task', 'output']
+          .map((t) => h('th', null, t)))),
+        stepsBody)),
+    h('section', null, h('h2', null, 'Inputs'), inputs),
+    h('section', null, h('h2', null, 'History'), history),
+    auditBox, sourceBox);
+
+  // -- actions: cancel or retry, as the caller may
+  let shownActions = null;
+  const drawActions = (run, state) => {
+    const key = `${maySteer(run)}|${terminal(state)}`;
+    if (key === shownActions) return;
+    shownActions = key;
+    if (!maySteer(run)) { actions.replaceChildren(); return; }
+    actions.replaceChildren(terminal(state)
+      ? h('button', { type: 'button', 'data-act': 'retry', onclick: () => act(retry) }, 'Retry')
+      : h('button', { type: 'button', class: 'danger', 'data-act': 'cancel', onclick: () => act(() => rpc('CancelTask', { id })) }, 'Cancel'));
+  };
+  const act = async (f) => {
+    try {
+      await f();
+      showError(null);
+      follow();
     } catch (e) {
       showError(e);
     }
   };
-  main.onsubmit = (ev) => {
-    ev.preventDefault();
-    const b = ev.target.querySelector('button[data-act="answer"]');
-    if (b) b.click();
+  const retry = async () => {
+    // A new run that keeps what this one completed (docs/runs.md).
+    const result = await send([{ text: `retry run ${id}` }], { metadata: { retryOf: id } });
+    if (result.task) location.hash = `#/run/${encodeURIComponent(result.task.id)}`;
   };
+
+  // -- questions, keyed by step and item: a form stays as it is (and what is typed in
+  // it) until its question is answered
+  const forms = new Map();
+  const drawQuestions = (run) => {
+    const pending = run.pendingQuestions || [];
+    const keep = new Set();
+    pending.forEach((q, k) => {
+      const key = `${q.step}/${q.item == null ? '' : q.item}/${q.prompt}`;
+      keep.add(key);
+      let f = forms.get(key);
+      if (!f) {
+        f = question(id, q, run, follow);
+        forms.set(key, f);
+      }
+      if (questions.children[k] !== f) questions.insertBefore(f, questions.children[k] || null);
+    });
+    for (const [key, f] of forms) if (!keep.has(key)) { f.remove(); forms.delete(key); }
+    questionsBox.hidden = !pending.length;
+  };
+
+  // -- the steps' rows, keyed by step and item
+  const rows = new Map();
+  const drawSteps = (task, run) => {
+    run.steps.forEach((s, k) => {
+      const key = `${s.step}/${s.item == null ? '' : s.item}`;
+      let r = rows.get(key);
+      if (!r) {
+        const cells = Array.from({ length: 6 }, () => h('td'));
+        const state = badge('');
+        cells[0].append(state);
+        const agent = h('span');
+        const agentUrl = h('div', { class: 'muted mono' });
+        cells[1].append(agent, agentUrl);
+        const message = h('div', { class: 'muted' });
+        const arts = h('div');
+        cells[5].append(message, arts);
+        cells[4].classList.add('mono');
+        r = {
+          tr: h('tr', { 'data-step': s.step, 'data-item': s.item == null ? '' : s.item },
+            h('td', { class: s.item == null ? '' : 'item' }, s.item == null ? s.step : `${s.step}[${s.item}]`), cells),
+          cells, state, agent, agentUrl, message, arts, shown: new Map(),
+        };
+        rows.set(key, r);
+      }
+      if (stepsBody.children[k] !== r.tr) stepsBody.insertBefore(r.tr, stepsBody.children[k] || null);
+      setAttr(r.tr, 'data-state', s.state);
+      setBadge(r.state, s.state);
+      setText(r.agent, s.agent || '');
+      setText(r.agentUrl, s.agentUrl || '');
+      setText(r.cells[2], s.attempts || '');
+      const { start, end } = span(s, run);
+      const items = s.item == null ? run.steps.filter((i) => i.step === s.step && i.item != null) : [];
+      setText(r.cells[3], `${start ? duration(start, end) : ''}${items.length ? ` · ${items.filter((i) => i.state === 'completed').length}/${items.length} items` : ''}`);
+      setText(r.cells[4], s.downstreamTaskId || '');
+      setText(r.message, s.message || '');
+      // Its artifacts, each re-rendered only when it changed.
+      const arts = (task.artifacts || []).filter((a) => {
+        const m = a.metadata || {};
+        return m.step === s.step && (m.item == null ? s.item == null : m.item === s.item);
+      });
+      for (const a of arts) {
+        const text = partsText(a.parts);
+        let shown = r.shown.get(a.artifactId);
+        if (!shown) {
+          shown = { el: h('div', { class: 'artifact md', 'data-artifact': a.artifactId }), text: null };
+          r.shown.set(a.artifactId, shown);
+          r.arts.append(shown.el);
+        }
+        if (shown.text !== text) {
+          shown.text = text;
+          shown.el.replaceChildren(markdown(text));
+        }
+      }
+    });
+  };
+
+  // -- the history: what happened, in time order; what the detail says (starts, ends,
+  // human actions) and what this page saw happen (attempts, artifacts)
+  const events = new Map();
+  const record = (key, at, text, kind) => {
+    if (events.has(key) || !at) return;
+    const li = h('li', { class: `ev ev-${kind}`, 'data-kind': kind },
+      h('time', { datetime: at }, new Date(at).toLocaleTimeString()), ' ', text);
+    events.set(key, { at, li });
+    // In time order: before the first entry that is later.
+    const t = Date.parse(at);
+    const later = [...events.values()]
+      .filter((e) => e.li !== li && Date.parse(e.at) > t)
+      .sort((a, b) => Date.parse(a.at) - Date.parse(b.at))[0];
+    history.insertBefore(li, later ? later.li : null);
+  };
+  const drawHistory = (run) => {
+    record('run:start', run.startedAt, `run of ${run.workflow} started${run.startedBy ? ` by ${run.startedBy.name}` : ''}`, 'run');
+    for (const s of run.steps) {
+      const name = s.item == null ? s.step : `${s.step}[${s.item}]`;
+      if (s.startedAt) record(`start:${name}`, s.startedAt, `${name} started${s.agent ? ` on ${s.agent}` : ''}`, 'step');
+      if (s.endedAt) record(`end:${name}`, s.endedAt, `${name} ${s.state.replace('_', ' ')}${s.message ? `: ${s.message}` : ''}`, s.state === 'completed' ? 'step' : 'problem');
+    }
+    for (const a of run.audit || []) {
+      const what = `${a.action}${a.step ? ` ${a.step}${a.item == null ? '' : `[${a.item}]`}` : ''} by ${a.by.name}`;
+      record(`audit:${a.at}:${what}`, a.at, what, 'human');
+    }
+    if (run.endedAt) record('run:end', run.endedAt, `run ${run.state}${run.error ? `: ${run.error}` : ''}`, run.state === 'completed' ? 'run' : 'problem');
+  };
+  const note = (s, u, at) => {
+    const name = s.item == null ? s.step : `${s.step}[${s.item}]`;
+    if ((u.attempt || 0) > 1 && (u.attempt || 0) > (s.attempts || 0)) record(`attempt:${name}:${u.attempt}`, at, `${name}: attempt ${u.attempt}`, 'problem');
+    if (u.state === 'input-required') record(`ask:${name}:${at}`, at, `${name} asks${u.message ? `: ${u.message}` : ''}`, 'ask');
+  };
+  const noteArtifact = (a, upd) => {
+    const m = a.metadata || {};
+    const name = m.step ? (m.item == null ? m.step : `${m.step}[${m.item}]`) : 'the run';
+    const now = new Date().toISOString();
+    if (!upd.append) record(`art:${a.artifactId}`, now, `${name}: artifact ${a.name || a.artifactId}`, 'artifact');
+    if (upd.lastChunk) record(`art-end:${a.artifactId}`, now, `${name}: artifact ${a.name || a.artifactId} complete`, 'artifact');
+  };
+
+  let shownSource = null;
+  let shownAudit = -1;
+  let shownInputs = null;
+  let shownOutput = null;
+  const update = (task) => {
+    const run = task.metadata.run;
+    const state = stateName(task.status.state);
+    setText(title, run.workflow);
+    setBadge(stateBadge, run.state);
+    setAttr(runState, 'data-state', state);
+    setText(prog, progress(run));
+    setText(started, when(run.startedAt));
+    setText(took, duration(run.startedAt, run.endedAt));
+    setText(version, (run.workflowVersion || '').slice(0, 12));
+    if (run.startedBy && !who.firstChild) add(who, [' · started by ', h('span', { id: 'started-by' }, run.startedBy.name)]);
+    if (run.retryOf && !retryOf.firstChild) add(retryOf, [' · retry of ', shortId(run.retryOf, `#/run/${encodeURIComponent(run.retryOf)}`)]);
+    drawActions(run, state);
+    error.hidden = !run.error;
+    setText(error, run.error || '');
+    drawQuestions(run);
+    dag.update(run);
+    timeline.update(run);
+    const result = (task.artifacts || []).find((a) => a.artifactId === 'result');
+    const out = result ? partsText(result.parts) : null;
+    if (out !== shownOutput) {
+      shownOutput = out;
+      outputBox.hidden = out == null;
+      output.replaceChildren(markdown(out || ''));
+    }
+    drawSteps(task, run);
+    const ins = JSON.stringify(run.inputs, null, 2);
+    if (ins !== shownInputs) { shownInputs = ins; setText(inputs, ins); }
+    drawHistory(run);
+    if ((run.audit || []).length !== shownAudit) {
+      shownAudit = (run.audit || []).length;
+      auditBox.hidden = !shownAudit;
+      audit.replaceChildren(...(run.audit || []).map((a) => h('li', null,
+        `${when(a.at)} · ${a.action}${a.step ? ` ${a.step}${a.item == null ? '' : `[${a.item}]`}` : ''} by ${a.by.name}`)));
+    }
+    const src = sourceOf(run);
+    const srcKey = src ? `${src.shown.version}|${src.same}` : null;
+    if (srcKey !== shownSource) {
+      shownSource = srcKey;
+      sourceBox.replaceChildren(...(src ? [h('h2', null, 'Workflow'), h('details', { id: 'source' },
+        h('summary', { class: 'mono' }, src.shown.file),
+        src.same ? null : h('p', { class: 'muted' }, 'The file changed since this run started; this is the version loaded now.'),
+        h('pre', { class: 'artifact mono' }, src.shown.source))] : []));
+    }
+  };
+  return { kind: 'run', el, update, note, noteArtifact };
 }
 
-// ---- one run ----------------------------------------------------------------------
-
-function draw(task) {
-  const run = (task.metadata || {}).run;
-  const state = stateName(task.status.state);
-  if (!run) {
-    const said = task.status.message ? partsText(task.status.message.parts) : '';
-    main.innerHTML = `<h1 class="mono">${esc(task.id)}</h1><p>${badge(state)} This task has no run yet. ${esc(said)}</p>`;
-    return;
+// One question of a run: approve or reject; a form from the question's input schema; or
+// a text answer (an agent's question).
+function question(id, q, run, follow) {
+  const whom = (q.approvers || []).length ? `for ${q.approvers.join(' or ')}` : 'for whoever may steer the run';
+  const f = h('form', {
+    class: 'question', 'data-step': q.step, 'data-item': q.item == null ? '' : q.item,
+    'data-kind': q.kind, novalidate: true,
+  });
+  const answer = async (parts) => {
+    const metadata = { step: q.step };
+    if (q.item != null) metadata.item = q.item;
+    try {
+      await send(parts, { taskId: id, metadata });
+      showError(null);
+      f.classList.add('sent');
+      follow();
+    } catch (e) {
+      showError(e);
+    }
+  };
+  add(f, [
+    h('div', null, h('strong', null, q.item == null ? q.step : `${q.step}[${q.item}]`), ' asks:'),
+    h('div', { class: 'artifact md prompt' }, markdown(q.prompt)),
+  ]);
+  if (!mayAnswer(q, run)) {
+    f.append(h('div', { class: 'muted not-yours' }, `Waiting ${whom}${q.fourEyes ? ', not the one who started it' : ''}: not you.`));
+    return f;
   }
-  // Keep what the user is typing in a question's field across redraws.
-  const typing = {};
-  main.querySelectorAll('form.question').forEach((f) => { if (f.answer) typing[f.dataset.key] = f.answer.value; });
-  const focused = document.activeElement && document.activeElement.closest && document.activeElement.closest('form.question');
-  const focusKey = focused ? focused.dataset.key : null;
-  // And an open panel open.
-  const sourceOpen = !!(main.querySelector('#source') || {}).open;
-
-  const result = (task.artifacts || []).find((a) => a.artifactId === 'result');
-  const questions = (run.pendingQuestions || []).map((q) => {
-    const key = `${q.step}/${q.item == null ? '' : q.item}`;
-    const whom = (q.approvers || []).length ? `for ${q.approvers.join(' or ')}` : 'for whoever may steer the run';
-    const buttons = !mayAnswer(q, run)
-      ? `<div class="muted not-yours">Waiting ${esc(whom)}${q.fourEyes ? ', not the one who started it' : ''}: not you.</div>`
-      : q.kind === 'approval'
-        ? '<button type="button" class="primary" data-act="yes">Approve</button><button type="button" class="danger" data-act="no">Reject</button>'
-        : `<input name="answer" placeholder="your answer" value="${esc(typing[key] || '')}"><button type="button" class="primary" data-act="answer">Answer</button>`;
-    return `<form class="question" data-key="${esc(key)}" data-step="${esc(q.step)}" data-item="${q.item == null ? '' : q.item}">
-      <div><strong>${esc(q.step)}${q.item == null ? '' : `[${q.item}]`}</strong> asks:</div>
-      <div class="artifact">${esc(q.prompt)}</div>${buttons}</form>`;
-  }).join('');
-  const rows = run.steps.map((s) => {
-    const label = s.item == null ? s.step : `&nbsp;&nbsp;${esc(s.step)}[${s.item}]`;
-    const arts = (task.artifacts || []).filter((a) => {
-      const m = a.metadata || {};
-      return m.step === s.step && (m.item == null ? s.item == null : m.item === s.item);
+  if (q.kind === 'approval') {
+    f.append(h('div', { class: 'actions' },
+      h('button', { type: 'button', class: 'primary', 'data-act': 'yes', onclick: () => answer([{ text: 'yes' }]) }, 'Approve'),
+      h('button', { type: 'button', class: 'danger', 'data-act': 'no', onclick: () => answer([{ text: 'no' }]) }, 'Reject')));
+  } else if (q.kind === 'input' && q.inputSchema) {
+    const form = schemaForm(q.inputSchema);
+    f.append(form.el, h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', 'data-act': 'answer' }, 'Answer')));
+    f.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const values = form.read();
+      if (values) answer([{ data: values }]);
     });
-    const shown = arts.map((a) => `<div class="artifact" data-artifact="${esc(a.artifactId)}">${esc(partsText(a.parts))}</div>`).join('');
-    return `<tr data-step="${esc(s.step)}" data-item="${s.item == null ? '' : s.item}" data-state="${esc(s.state)}">
-      <td>${s.item == null ? esc(s.step) : label}</td><td>${badge(s.state)}</td>
-      <td>${esc(s.agent || '')}${s.agentUrl ? `<div class="muted mono">${esc(s.agentUrl)}</div>` : ''}</td>
-      <td>${s.attempts || ''}</td><td>${s.startedAt ? duration(s.startedAt, s.endedAt) : ''}</td>
-      <td class="mono">${esc(s.downstreamTaskId || '')}</td>
-      <td>${s.message ? `<div class="muted">${esc(s.message)}</div>` : ''}${shown}</td></tr>`;
-  }).join('');
-  main.innerHTML = `
-    <h1>${esc(run.workflow)} <span class="mono muted">${esc(task.id)}</span></h1>
-    <p>${badge(run.state)} <span id="run-state" data-state="${esc(state)}"></span>
-      <span id="progress">${esc(progress(run))}</span> · started ${esc(new Date(run.startedAt).toLocaleString())} · ${duration(run.startedAt, run.endedAt)}
-      · version <span class="mono">${esc(run.workflowVersion.slice(0, 12))}</span>
-      ${!maySteer(run) ? '' : terminal(state) ? '<button type="button" data-act="retry">Retry</button>' : '<button type="button" class="danger" data-act="cancel">Cancel</button>'}
-      ${run.startedBy ? `· started by <span id="started-by">${esc(run.startedBy.name)}</span>` : ''}
-      ${run.retryOf ? `· retry of <a class="mono" href="#/run/${encodeURIComponent(run.retryOf)}">${esc(run.retryOf)}</a>` : ''}</p>
-    ${run.error ? `<p class="artifact">${esc(run.error)}</p>` : ''}
-    ${questions ? `<h2>Waiting for you</h2>${questions}` : ''}
-    <div class="dag">${dag(run)}</div>
-    ${result ? `<h2>Output</h2><div class="artifact result" id="result">${esc(partsText(result.parts))}</div>` : ''}
-    <h2>Steps</h2>
-    <table><thead><tr><th>step</th><th>state</th><th>agent</th><th>attempts</th><th>time</th><th>downstream task</th><th>artifacts</th></tr></thead><tbody>${rows}</tbody></table>
-    <h2>Inputs</h2><div class="artifact mono">${esc(JSON.stringify(run.inputs, null, 2))}</div>
-    ${(run.audit || []).length ? `<h2>Audit</h2><ul id="audit">${run.audit.map((a) => `<li>${esc(new Date(a.at).toLocaleString())} · ${esc(a.action)}${a.step ? ` ${esc(a.step)}${a.item == null ? '' : `[${a.item}]`}` : ''} by ${esc(a.by.name)}</li>`).join('')}</ul>` : ''}
-    ${sourceOf(run)}`;
-  if (sourceOpen && main.querySelector('#source')) main.querySelector('#source').open = true;
-  if (focusKey) {
-    const f = main.querySelector(`form.question[data-key="${CSS.escape(focusKey)}"]`);
-    if (f && f.answer) f.answer.focus();
+  } else {
+    const input = h('input', { name: 'answer', placeholder: 'your answer', autocomplete: 'off' });
+    f.append(h('div', { class: 'actions' }, input, h('button', { type: 'submit', class: 'primary', 'data-act': 'answer' }, 'Answer')));
+    f.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      if (input.value.trim()) answer([{ text: input.value }]);
+    });
   }
+  return f;
 }
 
 // The run's workflow source, when the card carries it: the version the run started
@@ -582,57 +888,7 @@ function sourceOf(run) {
   const all = (sources || []).filter((w) => w.id === run.workflow);
   const same = all.find((w) => w.version === run.workflowVersion);
   const shown = same || all[0];
-  if (!shown) return '';
-  const note = same ? '' : '<p class="muted">The file changed since this run started; this is the version loaded now.</p>';
-  return `<h2>Workflow</h2><details id="source"><summary class="mono">${esc(shown.file)}</summary>${note}
-    <pre class="artifact mono">${esc(shown.source)}</pre></details>`;
-}
-
-const COLORS = {
-  working: '#0969da', completed: '#1a7f37', failed: '#cf222e', rejected: '#cf222e', upstream_failed: '#cf222e',
-  'input-required': '#bf8700', 'auth-required': '#bf8700', canceled: '#8c959f', skipped: '#8c959f', pending: '#8c959f',
-};
-
-// The DAG, layered left to right: a step's column is the longest chain of needs before it.
-function dag(run) {
-  const steps = run.steps.filter((s) => s.item == null);
-  const byId = new Map(steps.map((s) => [s.step, s]));
-  const layer = new Map();
-  const depth = (s, seen) => {
-    if (layer.has(s.step)) return layer.get(s.step);
-    if (seen.has(s.step)) return 0;
-    seen.add(s.step);
-    const d = Math.max(-1, ...(s.needs || []).map((n) => (byId.has(n) ? depth(byId.get(n), seen) : -1))) + 1;
-    layer.set(s.step, d);
-    return d;
-  };
-  steps.forEach((s) => depth(s, new Set()));
-  const columns = [];
-  steps.forEach((s) => { const d = layer.get(s.step); (columns[d] = columns[d] || []).push(s); });
-  const W = 170, H = 46, GX = 60, GY = 18, PAD = 14;
-  const pos = new Map();
-  columns.forEach((col, x) => col.forEach((s, y) => pos.set(s.step, { x: PAD + x * (W + GX), y: PAD + y * (H + GY) })));
-  const width = PAD * 2 + columns.length * (W + GX) - GX;
-  const height = PAD * 2 + Math.max(1, ...columns.map((c) => c.length)) * (H + GY) - GY;
-  const edges = steps.flatMap((s) => (s.needs || []).filter((n) => pos.has(n)).map((n) => {
-    const a = pos.get(n), b = pos.get(s.step);
-    const x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x, y2 = b.y + H / 2, mx = (x1 + x2) / 2;
-    return `<path class="edge" d="M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}" marker-end="url(#arrow)"/>`;
-  }));
-  const nodes = steps.map((s) => {
-    const p = pos.get(s.step);
-    const color = COLORS[s.state] || '#8c959f';
-    const items = run.steps.filter((i) => i.step === s.step && i.item != null);
-    const itemsDone = items.filter((i) => i.state === 'completed').length;
-    const sub = items.length ? `${itemsDone}/${items.length} items` : (s.agent || s.state);
-    return `<g class="node" data-step="${esc(s.step)}" data-state="${esc(s.state)}">
-      <rect x="${p.x}" y="${p.y}" width="${W}" height="${H}" fill="${color}22" stroke="${color}"/>
-      <text x="${p.x + 10}" y="${p.y + 19}" font-weight="600">${esc(s.step)}</text>
-      <text x="${p.x + 10}" y="${p.y + 36}" fill="${color}">${esc(s.state)} · ${esc(sub)}</text></g>`;
-  });
-  return `<svg width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="the workflow's steps">
-    <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
-    <path d="M 0 0 L 10 5 L 0 10 z" fill="#8c959f"/></marker></defs>${edges.join('')}${nodes.join('')}</svg>`;
+  return shown ? { shown, same: !!same } : null;
 }
 
 window.addEventListener('hashchange', route);

@@ -1151,6 +1151,152 @@ async fn serve_speaks_tls_and_picks_up_a_new_certificate() {
     );
 }
 
+/// Issue 38: SIGHUP loads the workflows and `agents.toml` again, all or nothing, with the
+/// file watcher off: a new agent and a workflow calling it are taken together; a broken
+/// agents file leaves both as they were; a run going on meanwhile finishes.
+#[tokio::test]
+async fn serve_reloads_agents_and_workflows_on_sighup() {
+    let (one, two) = (crate::util::echo(0).await, crate::util::echo(0).await);
+    let slow = crate::util::echo(300).await;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-sighup");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    let agents = |extra: &str| {
+        format!(
+            "[agents.one]\nurl = \"{}\"\n[agents.slow]\nurl = \"{}\"\n{extra}",
+            one.url, slow.url
+        )
+    };
+    std::fs::write(dir.join("agents.toml"), agents("")).unwrap();
+    std::fs::write(
+        dir.join("workflows/greet.toml"),
+        crate::util::orchestra::GREET,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("workflows/slow.toml"),
+        "[workflow]\nid = \"slow\"\nname = \"Slow\"\ndescription = \"Takes its time\"\n\
+         [steps.s]\nagent = \"slow\"\nmessage = \"a b c d e f\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("serve.toml"),
+        "[server]\nreload_workflows = false\n",
+    )
+    .unwrap();
+    let (workflows, agents_file, config) = (
+        dir.join("workflows"),
+        dir.join("agents.toml"),
+        dir.join("serve.toml"),
+    );
+    let (serve, url) = spawn_serve(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--workflows",
+            workflows.to_str().unwrap(),
+            "--agents",
+            agents_file.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        &[],
+    )
+    .await;
+    let hangup = || {
+        let pid = serve.id().unwrap().to_string();
+        let status = std::process::Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -HUP {pid}");
+    };
+    let skills = || async {
+        let (_, card) = client(&url).await;
+        card.skills.into_iter().map(|s| s.id).collect::<Vec<_>>()
+    };
+    let run = |workflow: &'static str| {
+        let mut m = Message::user_text(workflow);
+        m.metadata = Some(json!({ "workflow": workflow }).as_object().unwrap().clone());
+        m.parts.push(Part::data(
+            json!({ "input": { "name": "Ada" } })
+                .as_object()
+                .unwrap()
+                .clone(),
+        ));
+        MessageSendParams::new(m)
+    };
+    let (c, _) = client(&url).await;
+    // A run that goes on across the reloads.
+    let mut going = run("slow");
+    going.message.parts.truncate(1);
+    going.configuration = Some(MessageSendConfiguration {
+        blocking: Some(false),
+        ..Default::default()
+    });
+    let going = task(c.send_message(&going).await.unwrap());
+
+    // The files change; with the watcher off nothing happens until SIGHUP.
+    std::fs::write(
+        dir.join("agents.toml"),
+        agents(&format!("[agents.two]\nurl = \"{}\"\n", two.url)),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("workflows/greet2.toml"),
+        crate::util::orchestra::GREET
+            .replace("id = \"greet\"", "id = \"greet2\"")
+            .replace("agent = \"one\"", "agent = \"two\""),
+    )
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(
+        skills().await,
+        ["greet", "slow"],
+        "no reload without SIGHUP"
+    );
+    hangup();
+    let mut listed = Vec::new();
+    for _ in 0..100 {
+        listed = skills().await;
+        if listed.len() == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(listed, ["greet", "greet2", "slow"]);
+    let t = task(c.send_message(&run("greet2")).await.unwrap());
+    assert_eq!(t.status.state, TaskState::Completed, "{t:?}");
+    assert_eq!(result_text(&t), "hello Ada", "greet2 calls the new agent");
+
+    // A broken agents file and SIGHUP: both stay as they were.
+    std::fs::write(dir.join("agents.toml"), "[agents.one\nurl = 1\n").unwrap();
+    hangup();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(skills().await, ["greet", "greet2", "slow"]);
+    let t = task(c.send_message(&run("greet2")).await.unwrap());
+    assert_eq!(
+        result_text(&t),
+        "hello Ada",
+        "the agents loaded before stay"
+    );
+
+    // The run that was going on finished.
+    for _ in 0..100 {
+        let t = c
+            .get_task(&TaskQueryParams::new(going.id.clone()))
+            .await
+            .unwrap();
+        if t.status.state.is_terminal() {
+            assert_eq!(t.status.state, TaskState::Completed, "{t:?}");
+            assert_eq!(result_text(&t), "a b c d e f");
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the run going on never finished");
+}
+
 /// Issue 38: `serve` loads the workflow files again when they change: a new file is a
 /// new skill on the card and runs; a file with a problem leaves the loaded set as it
 /// was; a changed file is what new runs start on.

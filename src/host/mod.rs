@@ -83,7 +83,8 @@ struct Inner {
     /// Told when a run is registered in `tasks` (a resumed run, after a restart).
     registered: tokio::sync::Notify,
     /// Each agent's location, by name, for the run detail.
-    agent_urls: HashMap<String, String>,
+    /// Each agent's location by name (the run detail's `agentUrl`); replaced on a reload.
+    agent_urls: std::sync::RwLock<Arc<HashMap<String, String>>>,
     /// On whose behalf each run calls its agents (shared with the connector).
     behalf: Arc<crate::connect::behalf::OnBehalf>,
 }
@@ -98,7 +99,7 @@ impl Orchestrator {
                 llm,
                 tasks: Mutex::new(HashMap::new()),
                 registered: tokio::sync::Notify::new(),
-                agent_urls: HashMap::new(),
+                agent_urls: Default::default(),
                 behalf: Default::default(),
             }),
         }
@@ -114,12 +115,27 @@ impl Orchestrator {
     }
 
     /// Names each agent's location (`name` → URL), for the run detail's `agentUrl`.
-    /// Call before the orchestrator is cloned.
-    pub fn with_agent_urls(mut self, urls: HashMap<String, String>) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.agent_urls = urls;
-        }
+    pub fn with_agent_urls(self, urls: HashMap<String, String>) -> Self {
+        self.replace_agent_urls(urls);
         self
+    }
+
+    /// Takes `urls` in place of the agents' locations known (after a reload).
+    pub fn replace_agent_urls(&self, urls: HashMap<String, String>) {
+        *self
+            .inner
+            .agent_urls
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Arc::new(urls);
+    }
+
+    /// The agents' locations known now.
+    fn agent_urls(&self) -> Arc<HashMap<String, String>> {
+        self.inner
+            .agent_urls
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The card's skills: one per workflow.
@@ -507,9 +523,8 @@ impl AgentExecutor for Orchestrator {
                 .behalf
                 .start(task.id.as_str(), crate::connect::behalf::Subject::Service);
         }
-        detail.restore(&saved.units, &now, |a| {
-            self.inner.agent_urls.get(a).cloned()
-        });
+        let urls = self.agent_urls();
+        detail.restore(&saved.units, &now, |a| urls.get(a).cloned());
         let run = self.inner.engine.resume(workflow.clone(), saved);
         let meter = Box::new(meter::RunMeter::resumed(workflow.id.as_str()));
         let relayed = relay::Relayed { run, detail, meter };

@@ -132,7 +132,7 @@ impl Orchestrator {
             }
             // Boxed: queuing is brief, and inline its future would double what every
             // waiting run's relay holds.
-            let event = translate(events, &view, workflow, &self.inner.agent_urls, event);
+            let event = translate(events, &view, workflow, &self.agent_urls(), event);
             match Box::pin(events.queue(event)).await {
                 Ok(queued) => unsettled.push_back(queued),
                 Err(e) => refuse(e, &run.control),

@@ -123,7 +123,8 @@ impl Orchestrator {
             inputs.clone(),
             now.clone(),
         ));
-        detail.restore(&seed, &now, |a| self.inner.agent_urls.get(a).cloned());
+        let urls = self.agent_urls();
+        detail.restore(&seed, &now, |a| urls.get(a).cloned());
         for s in &mut detail.steps {
             if seed.contains_key(&(s.step.clone(), s.item)) {
                 s.message = Some(format!("kept from run {of}"));

@@ -40,8 +40,8 @@ pub struct HostConfig {
     /// only reports them: one agent down must not take the orchestrator out of a load
     /// balancer).
     pub ready_requires_agents: bool,
-    /// Load the workflow files again when they change (`[server] reload_workflows`, on
-    /// by default).
+    /// Load the workflow files and the agents file again when they change (`[server]
+    /// reload_workflows`, on by default; SIGHUP loads them whatever this says).
     pub reload_workflows: bool,
     /// The key the cards are signed with (`[server] card_signing_key`), if they are.
     pub card_signing: Option<Arc<crate::host::card_signing::CardSigning>>,
@@ -193,10 +193,7 @@ impl Host {
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> Result<(), StopError> {
         let pruner = tokio::spawn(prune_every(self.store.clone(), options.retention));
-        let reloader = self
-            .config
-            .reload_workflows
-            .then(|| tokio::spawn(self.reload_workflows()));
+        let reloader = Some(tokio::spawn(self.reload()));
         let key_watch = self
             .config
             .card_signing
@@ -416,30 +413,46 @@ fn cards(
 /// How often the workflow files are looked at for changes.
 pub const RELOAD_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// What a directory's workflow files are now: each `.toml` file's path, size and time.
+/// What the workflow files and the agents file are now: each file's path, size and time.
 fn fingerprint(
-    dir: &std::path::Path,
+    config: &HostConfig,
 ) -> Vec<(std::path::PathBuf, u64, Option<std::time::SystemTime>)> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
+    let stat = |path: std::path::PathBuf| {
+        let meta = std::fs::metadata(&path).ok()?;
+        Some((path, meta.len(), meta.modified().ok()))
+    };
+    let mut files: Vec<_> = std::fs::read_dir(&config.workflows)
         .into_iter()
         .flatten()
         .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
-        .filter_map(|e| {
-            let meta = e.metadata().ok()?;
-            Some((e.path(), meta.len(), meta.modified().ok()))
-        })
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .filter_map(stat)
         .collect();
     files.sort();
+    files.extend(stat(config.agents.clone()));
     files
 }
 
+/// The next SIGHUP (never, where there are no such signals or none can be listened to).
+async fn hangup(signals: &mut Option<tokio::signal::unix::Signal>) {
+    if let Some(s) = signals.as_mut()
+        && s.recv().await.is_some()
+    {
+        return;
+    }
+    std::future::pending().await
+}
+
 impl Host {
-    /// Loads the workflow files again when they change (looked at every
-    /// [`RELOAD_EVERY`]): when every file is valid, new runs start on them and the cards
-    /// list them; when one is not, its problems are logged and the loaded set stays as
-    /// it was. Runs going on keep the version they started with.
-    pub fn reload_workflows(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+    /// Loads the workflow files and `agents.toml` again on SIGHUP and, with
+    /// `[server] reload_workflows`, when a file changes (looked at every
+    /// [`RELOAD_EVERY`]). All or nothing: when every file is valid (and every agent a
+    /// workflow names is in the agents file), new runs start on the new set, new and
+    /// changed agents are discovered before they are called, and the cards list the
+    /// workflows; when one is not, its problems are logged and what was loaded stays.
+    /// Runs going on keep the workflow version they started with.
+    pub fn reload(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         let (config, url) = (self.config.clone(), self.url.clone());
         let (orchestrator, server, registry) = (
             self.orchestrator.clone(),
@@ -447,16 +460,32 @@ impl Host {
             self.registry.clone(),
         );
         async move {
-            let mut seen = fingerprint(&config.workflows);
+            let watch = config.reload_workflows;
+            let mut signals =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+            let mut seen = fingerprint(&config);
             loop {
-                tokio::time::sleep(RELOAD_EVERY).await;
-                let now = fingerprint(&config.workflows);
-                if now == seen {
+                let asked = tokio::select! {
+                    () = tokio::time::sleep(RELOAD_EVERY), if watch => false,
+                    () = hangup(&mut signals) => true,
+                };
+                let now = fingerprint(&config);
+                if !asked && now == seen {
                     continue;
                 }
                 seen = now;
+                let why = if asked { "SIGHUP" } else { "the files changed" };
                 match load(&config) {
-                    Ok((workflows, _)) => {
+                    Ok((workflows, agents)) => {
+                        let changes = registry.replace_agents(&agents, &ProcessEnv).await;
+                        if !changes.is_empty() {
+                            let urls = registry
+                                .statuses()
+                                .into_iter()
+                                .map(|a| (a.name, a.url))
+                                .collect();
+                            orchestrator.replace_agent_urls(urls);
+                        }
                         let ids: Vec<String> = workflows.iter().map(|w| w.id.to_string()).collect();
                         for problem in registry.skill_problems(workflows.iter().map(AsRef::as_ref))
                         {
@@ -465,11 +494,17 @@ impl Host {
                         orchestrator.replace_workflows(workflows);
                         let (card, extended) = cards(&config, &url, &orchestrator);
                         server.replace_cards(card, extended);
-                        tracing::info!(workflows = %ids.join(", "), "the workflow files changed: loaded them again");
+                        tracing::info!(
+                            workflows = %ids.join(", "),
+                            agents_added = %changes.added.join(", "),
+                            agents_changed = %changes.changed.join(", "),
+                            agents_removed = %changes.removed.join(", "),
+                            "{why}: the workflows and agents loaded again"
+                        );
                     }
                     Err(problems) => {
                         let said: Vec<String> = problems.iter().map(ToString::to_string).collect();
-                        tracing::warn!(problems = %said.join("\n"), "the workflow files changed but have problems: the workflows loaded before stay");
+                        tracing::warn!(problems = %said.join("\n"), "{why}, but the files have problems: the workflows and agents loaded before stay");
                     }
                 }
             }

@@ -20,7 +20,7 @@
 //! max_id_bytes = 256              # task, context and message ids
 //! ui = true                       # the web view at /ui/ (on by default)
 //! ready_requires_agents = false   # /readyz reports agents down; true: they make it 503
-//! reload_workflows = true         # load the workflow files again when they change
+//! reload_workflows = true         # load the workflows and agents.toml again when they change (SIGHUP always does)
 //! grpc = true                     # serve the gRPC binding on the same port (on by default)
 //! tls_cert = "tls/cert.pem"       # serve HTTPS (HTTP/2 and HTTP/1.1): the chain, PEM…
 //! tls_key = "tls/key.pem"         # …and its key; both picked up again when they change

@@ -34,7 +34,7 @@ use a2a::client::{
 use a2a::types::{AgentCard, PROTOCOL_VERSION};
 use backoff::{self, Backoff, Jitter};
 use breaker::{Breaker, BreakerState};
-use config::AgentsFile;
+use config::{AgentEntry, AgentsFile};
 use env::{Env, ResolvedAgent};
 use orchestrator_core::workflow::AgentName;
 pub use select::{Lease, Requirements, SelectError, Target};
@@ -133,8 +133,24 @@ pub struct AgentStatus {
     pub card: String,
 }
 
+/// What [`Registry::replace_agents`] changed, by agent name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentChanges {
+    pub added: Vec<String>,
+    pub changed: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+impl AgentChanges {
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.changed.is_empty() && self.removed.is_empty()
+    }
+}
+
 /// One agent's live state.
 struct Agent {
+    /// Its entry as `agents.toml` gave it (a reload keeps an agent whose entry is the same).
+    entry: AgentEntry,
     name: AgentName,
     tags: Vec<String>,
     location: String,
@@ -167,6 +183,38 @@ struct AgentState {
 }
 
 impl Agent {
+    fn new(e: &AgentEntry, env: &dyn Env, options: &RegistryOptions) -> Agent {
+        let resolved = env::resolve(e, env, options.call_timeout);
+        let location = resolved
+            .as_ref()
+            .map_or_else(|_| format!("{:?}", e.source), |r| r.card_location.clone());
+        Agent {
+            entry: e.clone(),
+            name: e.name.clone(),
+            tags: e.tags.clone(),
+            location,
+            resolved,
+            state: Mutex::new(AgentState {
+                card: None,
+                client: None,
+                chosen_because: None,
+                card_url: None,
+                etag: None,
+                problem: None,
+                next_refresh: Instant::now(),
+                failures: 0,
+                breaker: Breaker::new(options.breaker_threshold, options.breaker_cooldown),
+                signature: None,
+            }),
+            in_flight: AtomicUsize::new(0),
+            permits: Arc::new(Semaphore::new(
+                e.max_concurrent.unwrap_or(options.max_concurrent),
+            )),
+            own_tls: Default::default(),
+            checker: card_trust::CardChecker::new(e.card_trust.clone()),
+        }
+    }
+
     // The state lock is a std mutex held only to read or update fields, never across
     // an await.
     fn state(&self) -> std::sync::MutexGuard<'_, AgentState> {
@@ -214,7 +262,8 @@ pub struct Registry {
 }
 
 struct Inner {
-    agents: Vec<Arc<Agent>>,
+    /// The agents in file order; replaced whole when `agents.toml` is loaded again.
+    agents: std::sync::RwLock<Arc<Vec<Arc<Agent>>>>,
     /// How agents are reached: over HTTP/1.1 (or HTTP/2 where TLS negotiates it) or,
     /// for agents marked `http2`, over HTTP/2 only; following no redirect, or (agents
     /// marked `follow_redirects = "same-origin"`) same-origin ones. Indexed by
@@ -228,6 +277,14 @@ struct Inner {
 }
 
 impl Inner {
+    /// The agents as loaded now.
+    fn agents(&self) -> Arc<Vec<Arc<Agent>>> {
+        self.agents
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     fn transport(&self, agent: &ResolvedAgent) -> &Transport {
         let follow = agent.redirects == Redirects::SameOrigin;
         &self.transports[usize::from(agent.http2) * 2 + usize::from(follow)]
@@ -261,44 +318,14 @@ impl Registry {
     /// Builds the registry and fetches every card concurrently. Never fails: problems
     /// are recorded per agent.
     pub async fn discover(file: &AgentsFile, env: &dyn Env, options: RegistryOptions) -> Registry {
-        let now = Instant::now();
         let agents = file
             .agents
             .iter()
-            .map(|e| {
-                let resolved = env::resolve(e, env, options.call_timeout);
-                let location = resolved
-                    .as_ref()
-                    .map_or_else(|_| format!("{:?}", e.source), |r| r.card_location.clone());
-                Arc::new(Agent {
-                    name: e.name.clone(),
-                    tags: e.tags.clone(),
-                    location,
-                    resolved,
-                    state: Mutex::new(AgentState {
-                        card: None,
-                        client: None,
-                        chosen_because: None,
-                        card_url: None,
-                        etag: None,
-                        problem: None,
-                        next_refresh: now,
-                        failures: 0,
-                        breaker: Breaker::new(options.breaker_threshold, options.breaker_cooldown),
-                        signature: None,
-                    }),
-                    in_flight: AtomicUsize::new(0),
-                    permits: Arc::new(Semaphore::new(
-                        e.max_concurrent.unwrap_or(options.max_concurrent),
-                    )),
-                    own_tls: Default::default(),
-                    checker: card_trust::CardChecker::new(e.card_trust.clone()),
-                })
-            })
+            .map(|e| Arc::new(Agent::new(e, env, &options)))
             .collect();
         let registry = Registry {
             inner: Arc::new(Inner {
-                agents,
+                agents: std::sync::RwLock::new(Arc::new(agents)),
                 transports: [(false, false), (false, true), (true, false), (true, true)].map(
                     |(http2, follow)| {
                         let redirects = if follow {
@@ -319,9 +346,46 @@ impl Registry {
         registry
     }
 
+    /// Takes `file` in place of the agents loaded: an agent whose entry is unchanged is
+    /// kept as it is (its card, its circuit, its calls in flight); a new or changed one
+    /// is discovered before the swap, so no call finds it without its card; one no
+    /// longer listed is dropped (calls it has in flight finish). What changed, by name.
+    pub async fn replace_agents(&self, file: &AgentsFile, env: &(dyn Env + Sync)) -> AgentChanges {
+        let before = self.inner.agents();
+        let mut changes = AgentChanges::default();
+        let mut fresh = Vec::new();
+        let agents: Vec<Arc<Agent>> = file
+            .agents
+            .iter()
+            .map(|e| match before.iter().find(|a| a.name == e.name) {
+                Some(a) if a.entry == *e => a.clone(),
+                old => {
+                    let list = if old.is_some() {
+                        &mut changes.changed
+                    } else {
+                        &mut changes.added
+                    };
+                    list.push(e.name.to_string());
+                    let agent = Arc::new(Agent::new(e, env, &self.inner.options));
+                    fresh.push(agent.clone());
+                    agent
+                }
+            })
+            .collect();
+        changes.removed = before
+            .iter()
+            .filter(|a| !file.agents.iter().any(|e| e.name == a.name))
+            .map(|a| a.name.to_string())
+            .collect();
+        futures::future::join_all(fresh.iter().map(|a| self.refresh(a))).await;
+        *self.inner.agents.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(agents);
+        changes
+    }
+
     /// Fetches every card again now (conditionally where an ETag is known).
     pub async fn refresh_all(&self) {
-        let all: Vec<_> = self.inner.agents.iter().map(|a| self.refresh(a)).collect();
+        let agents = self.inner.agents();
+        let all: Vec<_> = agents.iter().map(|a| self.refresh(a)).collect();
         futures::future::join_all(all).await;
     }
 
@@ -338,9 +402,8 @@ impl Registry {
                         () = tokio::time::sleep(tick) => {}
                     }
                     let now = Instant::now();
-                    let due: Vec<_> = this
-                        .inner
-                        .agents
+                    let agents = this.inner.agents();
+                    let due: Vec<_> = agents
                         .iter()
                         .filter(|a| a.resolved.is_ok() && a.state().next_refresh <= now)
                         .map(|a| this.refresh(a))
@@ -553,7 +616,7 @@ impl Registry {
     pub fn statuses(&self) -> Vec<AgentStatus> {
         let now = Instant::now();
         self.inner
-            .agents
+            .agents()
             .iter()
             .map(|a| {
                 let health = a.health(now);
@@ -610,7 +673,7 @@ impl Registry {
     /// that must not wait behind others, such as `tasks/cancel`.
     pub fn client(&self, name: &str) -> Option<A2aClient> {
         self.inner
-            .agents
+            .agents()
             .iter()
             .find(|a| a.name.as_str() == name)
             .and_then(|a| a.state().client.clone())
@@ -619,7 +682,13 @@ impl Registry {
     /// The client of an agent with the token its calls carry, when they carry one (a
     /// call outside a lease: canceling a downstream task).
     pub async fn authorized_client(&self, name: &str) -> Result<Option<A2aClient>, String> {
-        let Some(agent) = self.inner.agents.iter().find(|a| a.name.as_str() == name) else {
+        let Some(agent) = self
+            .inner
+            .agents()
+            .iter()
+            .find(|a| a.name.as_str() == name)
+            .cloned()
+        else {
             return Ok(None);
         };
         let (client, card) = {
@@ -647,7 +716,7 @@ impl Registry {
     /// The card of an agent, if discovered.
     pub fn card(&self, name: &str) -> Option<Arc<AgentCard>> {
         self.inner
-            .agents
+            .agents()
             .iter()
             .find(|a| a.name.as_str() == name)
             .and_then(|a| a.state().card.clone())

@@ -219,9 +219,8 @@ impl Registry {
     /// Fetches the card of every agent that has none again (concurrently, each bounded
     /// by the card timeout); whether any now has one.
     async fn refetch_cardless(&self) -> bool {
-        let cardless: Vec<&Arc<Agent>> = self
-            .inner
-            .agents
+        let agents = self.inner.agents();
+        let cardless: Vec<&Arc<Agent>> = agents
             .iter()
             .filter(|a| a.resolved.is_ok() && a.state().card.is_none())
             .collect();
@@ -234,7 +233,7 @@ impl Registry {
 
     async fn choose(&self, target: Target<'_>, req: &Requirements) -> Result<Lease, SelectError> {
         let now = Instant::now();
-        let agents = &self.inner.agents;
+        let agents = self.inner.agents();
         let candidates: Vec<&Arc<Agent>> = match target {
             Target::Name(n) => {
                 let a = agents

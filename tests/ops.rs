@@ -309,6 +309,126 @@ async fn metrics_take_a_token_when_one_is_configured() {
     assert_eq!(get(&format!("{base}readyz")).await.0, 200);
 }
 
+/// Issue 38: a workflow none of whose agents can be called is marked unavailable on the
+/// card (its skill says why and is tagged), one with some down is degraded in the
+/// workflow-sources extension, and both marks go when the agent comes up.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_card_marks_workflows_whose_agents_are_down() {
+    let ours = echo(0).await;
+    let later = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = later.local_addr().unwrap().port();
+    drop(later);
+    const SOLO: &str = "[workflow]\nid = \"solo\"\ndescription = \"Only the flaky agent\"\n\
+                        [steps.only]\nagent = \"flaky\"\nmessage = \"hi\"\n";
+    let dir = project(
+        "ops-unavailable",
+        &[("retried.toml", RETRIED), ("solo.toml", SOLO)],
+        &[
+            ("echo", &ours.url),
+            ("flaky", &format!("http://127.0.0.1:{port}/")),
+        ],
+    );
+    let args = args(&dir);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_serve, base) = spawn_serve(&args, &[]).await;
+    let card = || async {
+        reqwest::get(format!("{base}.well-known/agent-card.json"))
+            .await
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap()
+    };
+    let marks = |card: &Value| {
+        let skill = |id: &str| {
+            card["skills"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["id"] == id)
+                .cloned()
+                .unwrap()
+        };
+        let sources = card["capabilities"]["extensions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["uri"].as_str().unwrap().ends_with("#workflow-sources"))
+            .cloned()
+            .unwrap();
+        let availability = |id: &str| {
+            sources["params"]["workflows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|w| w["id"] == id)
+                .map(|w| w["availability"].as_str().unwrap().to_owned())
+                .unwrap()
+        };
+        (
+            skill("solo"),
+            skill("retried"),
+            availability("solo"),
+            availability("retried"),
+        )
+    };
+    let (solo, retried, solo_now, retried_now) = marks(&card().await);
+    assert_eq!(
+        (solo_now.as_str(), retried_now.as_str()),
+        ("unavailable", "degraded")
+    );
+    assert!(
+        solo["tags"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("unavailable")),
+        "{solo}"
+    );
+    let said = solo["description"].as_str().unwrap();
+    assert!(
+        said.starts_with("Only the flaky agent")
+            && said.contains("Unavailable now: agent `flaky` is unavailable"),
+        "{said}"
+    );
+    assert!(
+        !retried["tags"]
+            .as_array()
+            .is_some_and(|t| t.contains(&json!("unavailable"))),
+        "a workflow with an agent up is not marked: {retried}"
+    );
+
+    // The agent comes up: the marks go.
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let server = a2a::server::A2aServer::new(
+        crate::echo_agent::EchoAgent {
+            word_delay: Duration::ZERO,
+        },
+        crate::echo_agent::echo_card(&format!("http://127.0.0.1:{port}/")),
+    );
+    tokio::spawn(async move { server.serve(listener, std::future::pending()).await });
+    let now = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let now = marks(&card().await);
+            if now.2 == "available" && now.3 == "available" {
+                break now;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await
+    .expect("the marks go once the agent is up");
+    assert!(
+        !now.0["tags"]
+            .as_array()
+            .is_some_and(|t| t.contains(&json!("unavailable"))),
+        "{}",
+        now.0
+    );
+    assert_eq!(now.0["description"], "Only the flaky agent");
+}
+
 /// `/readyz` is unready while the store cannot take a write (another process holds the
 /// database's write lock); an agent a workflow needs that is down is reported (the
 /// workflow named as waiting for it) and makes the replica unready only with

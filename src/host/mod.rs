@@ -13,6 +13,7 @@
 
 mod access;
 mod audit;
+pub mod availability;
 pub mod card_signing;
 mod conversation;
 pub mod detail;

@@ -16,7 +16,6 @@ use axum::routing::get;
 use serde_json::{Value, json};
 
 use crate::registry::Registry;
-use orchestrator_core::workflow::{AgentTarget, StepKind};
 use orchestrator_store::Store;
 
 /// Bound on the store's answer to the readiness write.
@@ -119,23 +118,9 @@ impl Ops {
         let m = orchestrator_metrics::get();
         for w in self.orchestrator.workflows().iter() {
             let before = missing.iter().map(|(_, s)| s.len()).sum::<usize>();
-            for step in &w.steps {
-                let StepKind::Agent { target, .. } = &step.kind else {
-                    continue;
-                };
-                let problem = match target {
-                    AgentTarget::Named(name) => statuses
-                        .iter()
-                        .find(|s| s.name == name.as_str())
-                        .filter(|s| s.health.is_unavailable())
-                        .map(|s| format!("agent `{name}` is {}", s.health)),
-                    AgentTarget::Skill(skill) => (!statuses.iter().any(|s| {
-                        !s.health.is_unavailable() && s.skills.iter().any(|k| k == skill)
-                    }))
-                    .then(|| format!("no available agent offers skill `{skill}`")),
-                };
-                let Some(problem) = problem else { continue };
-                let needed = format!("{}.{}", w.id, step.id);
+            let (_, problems) = super::availability::step_problems(w, &statuses);
+            for (problem, step) in problems {
+                let needed = format!("{}.{}", w.id, step);
                 match missing.iter_mut().find(|(p, _)| *p == problem) {
                     Some((_, steps)) => steps.push(needed),
                     None => missing.push((problem, vec![needed])),

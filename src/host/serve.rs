@@ -8,10 +8,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::Orchestrator;
+use super::availability::{self, Availability};
 use crate::connect::A2aConnector;
 use crate::registry::config::{self as agents_config, AgentsFile};
 use crate::registry::env::ProcessEnv;
-use crate::registry::{Registry, RegistryOptions};
+use crate::registry::{AgentStatus, Registry, RegistryOptions};
 use a2a::server::{A2aServer, ServerConfig, TraceParent};
 use a2a::types::{AgentCapabilities, AgentCard, AgentExtension, AgentProvider};
 use orchestrator_core::config::Diagnostic;
@@ -136,19 +137,29 @@ pub const WORKFLOW_SOURCES_EXTENSION: &str =
     "https://github.com/a2a-orchestrator/a2a-orchestrator/blob/main/docs/runs.md#workflow-sources";
 
 /// The card extension with each workflow's source and inputs: `{workflows: [{id,
-/// version, file, source, inputSchema}]}`, `version` the SHA-256 a run's detail names as
-/// `workflowVersion`, `inputSchema` the JSON Schema of its `[input]` (the web view's start
-/// form).
-fn workflow_sources(workflows: &[Arc<Workflow>]) -> AgentExtension {
+/// version, file, source, inputSchema, availability, waitingFor}]}`, `version` the
+/// SHA-256 a run's detail names as `workflowVersion`, `inputSchema` the JSON Schema of
+/// its `[input]` (the web view's start form), `availability` whether its agents can be
+/// called now (`available`, `degraded`, `unavailable`) and `waitingFor` why not.
+fn workflow_sources(
+    workflows: &[Arc<Workflow>],
+    availability: &[(String, Availability)],
+) -> AgentExtension {
     let list: Vec<serde_json::Value> = workflows
         .iter()
         .map(|w| {
+            let now = availability
+                .iter()
+                .find(|(id, _)| id == w.id.as_str())
+                .map_or(&Availability::Available, |(_, a)| a);
             serde_json::json!({
                 "id": w.id.as_str(),
                 "version": w.hash,
                 "file": w.file,
                 "source": &*w.source,
                 "inputSchema": w.input_schema(),
+                "availability": now.as_str(),
+                "waitingFor": now.reasons(),
             })
         })
         .collect();
@@ -194,6 +205,7 @@ impl Host {
     ) -> Result<(), StopError> {
         let pruner = tokio::spawn(prune_every(self.store.clone(), options.retention));
         let reloader = Some(tokio::spawn(self.reload()));
+        let availability = Some(tokio::spawn(self.mark_unavailable()));
         let key_watch = self
             .config
             .card_signing
@@ -207,7 +219,7 @@ impl Host {
             .serve_router(listener, router, shutdown)
             .await;
         pruner.abort();
-        for task in [reloader, key_watch].into_iter().flatten() {
+        for task in [reloader, availability, key_watch].into_iter().flatten() {
             task.abort();
         }
         self.registry.shutdown().await;
@@ -357,7 +369,7 @@ pub async fn build(
     let orchestrator = Orchestrator::new(workflows.clone(), engine, llm)
         .with_agent_urls(urls)
         .with_on_behalf(behalf);
-    let (card, extended) = cards(config, url, &orchestrator);
+    let (card, extended) = cards(config, url, &orchestrator, &registry.statuses());
     // Requests that carry a trace context continue that trace (when traces are on).
     let mut server_config = config.server.clone();
     server_config.trace_parent = TraceParent::new(crate::telemetry::adopt_parent);
@@ -388,15 +400,34 @@ fn cards(
     config: &HostConfig,
     url: &str,
     orchestrator: &Orchestrator,
+    agents: &[AgentStatus],
 ) -> (AgentCard, Option<AgentCard>) {
     let mut card = card(config, url, orchestrator);
     let mut extended = card.clone();
     extended.skills = orchestrator.detailed_skills();
     let offers_extended = card.supports_authenticated_extended_card == Some(true);
+    // A workflow none of whose agents can be called now says so on its skill.
+    let workflows = orchestrator.workflows();
+    let availability: Vec<(String, Availability)> = workflows
+        .iter()
+        .map(|w| (w.id.to_string(), availability::of(w, agents)))
+        .collect();
+    for skill in card.skills.iter_mut().chain(extended.skills.iter_mut()) {
+        if let Some((_, a @ Availability::Unavailable(_))) =
+            availability.iter().find(|(id, _)| *id == skill.id)
+        {
+            skill.description = format!(
+                "{}\n\nUnavailable now: {}.",
+                skill.description,
+                a.reasons().join("; ")
+            );
+            skill.tags.push("unavailable".into());
+        }
+    }
     // The workflows' sources, for a run's page: for authenticated callers when there
     // are credentials to check; on an open server, where anyone may read every task and
     // run anyway, on the card itself.
-    let sources = workflow_sources(&orchestrator.workflows());
+    let sources = workflow_sources(&workflows, &availability);
     let with_sources = if offers_extended {
         &mut extended
     } else {
@@ -492,7 +523,8 @@ impl Host {
                             tracing::warn!("{problem}");
                         }
                         orchestrator.replace_workflows(workflows);
-                        let (card, extended) = cards(&config, &url, &orchestrator);
+                        let (card, extended) =
+                            cards(&config, &url, &orchestrator, &registry.statuses());
                         server.replace_cards(card, extended);
                         tracing::info!(
                             workflows = %ids.join(", "),
@@ -507,6 +539,44 @@ impl Host {
                         tracing::warn!(problems = %said.join("\n"), "{why}, but the files have problems: the workflows and agents loaded before stay");
                     }
                 }
+            }
+        }
+    }
+}
+
+impl Host {
+    /// Keeps the cards true to the agents: looked at every [`RELOAD_EVERY`], a workflow
+    /// none of whose agents can be called is marked unavailable on its skill, and the
+    /// mark is gone once one can be (the cards are rebuilt only when that changes).
+    pub fn mark_unavailable(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let (config, url) = (self.config.clone(), self.url.clone());
+        let (orchestrator, server, registry) = (
+            self.orchestrator.clone(),
+            self.server.clone(),
+            self.registry.clone(),
+        );
+        async move {
+            let mut shown: Option<Vec<(String, &'static str)>> = None;
+            let mut tick = tokio::time::interval(RELOAD_EVERY);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let agents = registry.statuses();
+                let now: Vec<(String, &'static str)> = orchestrator
+                    .workflows()
+                    .iter()
+                    .map(|w| (w.id.to_string(), availability::of(w, &agents).as_str()))
+                    .collect();
+                // The first look rebuilds too: agents may have changed since the cards were
+                // built.
+                if shown.as_ref() != Some(&now) {
+                    let (card, extended) = cards(&config, &url, &orchestrator, &agents);
+                    server.replace_cards(card, extended);
+                    if shown.is_some() {
+                        tracing::info!(workflows = ?now, "the workflows' availability changed: the cards say so");
+                    }
+                }
+                shown = Some(now);
             }
         }
     }

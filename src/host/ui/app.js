@@ -322,7 +322,10 @@ async function listPage() {
     let form = null;
     const choose = () => {
       const skill = skills.find((s) => s.id === pick.value);
-      setText(about, skill ? skill.description || '' : '');
+      const source = (sources || []).find((w) => w.id === pick.value) || {};
+      const down = source.availability && source.availability !== 'available'
+        ? ` (${source.availability} now: ${(source.waitingFor || []).join('; ')})` : '';
+      setText(about, skill ? `${(skill.description || '').split('\n\nUnavailable now:')[0]}${down}` : '');
       form = schemaForm(schemaOf(pick.value) || { properties: {} });
       fields.replaceChildren(form.el);
     };

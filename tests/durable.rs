@@ -343,7 +343,8 @@ async fn survives_a_stop(name: &str, stop: Stop, wire: Wire) {
         "the run's start survives the restart: {} (restarted at {restarted_ms} ms)",
         detail.started_at
     );
-    for step in ["a", "b", "c"] {
+    // The approval too: asked before the restart, its clock did not start again.
+    for step in ["a", "b", "c", "approve"] {
         let s = detail.steps.iter().find(|s| s.step == step).unwrap();
         let started = time_ms(s.started_at.as_deref().unwrap());
         assert!(

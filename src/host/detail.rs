@@ -476,6 +476,13 @@ impl RunDetail {
                     }
                     (agent.clone(), *attempt)
                 }
+                Checkpoint::Asked { started_at } => {
+                    if !e.state.is_finished() {
+                        e.state = StepState::InputRequired;
+                    }
+                    e.started_at = Some(started_at.clone());
+                    (None, 1)
+                }
             };
             e.attempts = e.attempts.max(attempts);
             if e.state != StepState::Skipped {

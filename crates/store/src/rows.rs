@@ -101,6 +101,9 @@ pub(crate) enum CheckpointRow {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         started_at: Option<String>,
     },
+    Asked {
+        started_at: String,
+    },
     Done(RecordRow),
 }
 
@@ -231,6 +234,9 @@ impl From<&Checkpoint> for CheckpointRow {
                 data: data.clone(),
                 started_at: started_at.clone(),
             },
+            Checkpoint::Asked { started_at } => CheckpointRow::Asked {
+                started_at: started_at.clone(),
+            },
             Checkpoint::Done(r) => CheckpointRow::Done(r.into()),
         }
     }
@@ -258,6 +264,7 @@ impl From<CheckpointRow> for Checkpoint {
                 data,
                 started_at,
             },
+            CheckpointRow::Asked { started_at } => Checkpoint::Asked { started_at },
             CheckpointRow::Done(r) => Checkpoint::Done(r.into()),
         }
     }

@@ -114,6 +114,12 @@ pub enum Checkpoint {
         /// checkpoints; `None` in runs stored before it was kept.
         started_at: Option<String>,
     },
+    /// A question (an approval or input step's) has been put to the client: after a
+    /// restart it is asked again, its start and its timeout counted from `started_at`.
+    Asked {
+        /// When the unit started (RFC 3339).
+        started_at: String,
+    },
     /// Finished: never run again.
     Done(Record),
 }

@@ -113,7 +113,7 @@ const RESULT_INLINE_MAX: usize = 64 * 1024;
 
 /// What is left of `deadline` for a run that started at `started_at` (RFC 3339; the
 /// whole of it when unknown).
-fn remaining(deadline: Duration, started_at: Option<&str>) -> Duration {
+pub(super) fn remaining(deadline: Duration, started_at: Option<&str>) -> Duration {
     let Some(started) = started_at.and_then(|s| {
         time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()
     }) else {

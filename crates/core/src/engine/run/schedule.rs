@@ -223,14 +223,17 @@ impl Run {
             .restore
             .remove(&(self.workflow.steps[i].id.to_string(), item))
         {
-            Some(c @ Checkpoint::Sent { .. }) => Some(c),
+            Some(c @ (Checkpoint::Sent { .. } | Checkpoint::Asked { .. })) => Some(c),
             _ => None,
         };
         let started_at = match &resume {
-            Some(Checkpoint::Sent {
-                started_at: Some(t),
-                ..
-            }) => t.clone(),
+            Some(
+                Checkpoint::Sent {
+                    started_at: Some(t),
+                    ..
+                }
+                | Checkpoint::Asked { started_at: t },
+            ) => t.clone(),
             _ => wall_clock(),
         };
         self.slots[i].starts.push((item, started_at.clone()));

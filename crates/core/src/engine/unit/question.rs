@@ -1,7 +1,9 @@
 //! Approval and input steps, and the questions every kind of step puts to the client
 //! through the run loop; parsing an approval's answer.
 
+use super::super::journal::Checkpoint;
 use super::super::record::Record;
+use super::super::run::remaining;
 use super::{Answered, Ask, DEFAULT_ANSWER_WAIT, Failure, Unit, failed, with_state};
 use crate::access::{Pattern, describe};
 use crate::engine::{Answer, ArtifactChunk, Content, QuestionKind, StepState};
@@ -30,12 +32,31 @@ impl Unit {
         let wait = step.timeout.unwrap_or(DEFAULT_ANSWER_WAIT);
         let until = |now: Instant| deadline.map_or(now + wait, |d| d.min(now + wait));
         let waited = crate::config::format_duration(wait);
+        // Its start is kept, so that a restart neither restarts its clock nor its
+        // timeout (asked again, it waits what was left).
+        let first = match (&self.resume, &self.journal) {
+            (Some(Checkpoint::Asked { .. }), _) => {
+                let left = remaining(wait, Some(&self.started_at));
+                let now = Instant::now();
+                deadline.map_or(now + left, |d| d.min(now + left))
+            }
+            (_, Some(j)) => {
+                let asked = Checkpoint::Asked {
+                    started_at: self.started_at.clone(),
+                };
+                // Stored before the question goes out (questions are few, and a human
+                // may act on one at once).
+                j.unit(self.id().as_str(), self.item, &asked).await;
+                until(Instant::now())
+            }
+            (_, None) => until(Instant::now()),
+        };
         let mut asked = self
             .ask(
                 kind.clone(),
                 prompt.clone(),
                 step.answerers.approvers.clone(),
-                until(Instant::now()),
+                first,
             )
             .await;
         if let (Err(Failure::Deadline), OnTimeout::Escalate(to)) = (&asked, &step.on_timeout)

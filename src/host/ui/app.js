@@ -309,6 +309,7 @@ async function listPage() {
   const startBox = h('div');
   let startShape = null;
   let skills = [];
+  let describe = () => {};
   const drawStart = () => {
     skills = (extended || card).skills || [];
     const shape = JSON.stringify([skills.map((s) => s.id), sources && sources.map((w) => [w.id, w.version])]);
@@ -320,12 +321,17 @@ async function listPage() {
     const pick = h('select', { name: 'workflow', id: 'start-workflow' },
       skills.map((s) => h('option', { value: s.id, selected: chosen && chosen.value === s.id }, s.name || s.id)));
     let form = null;
-    const choose = () => {
+    // What the workflow does, and whether its agents can be called now (the card's
+    // word, fetched again now and then).
+    describe = () => {
       const skill = skills.find((s) => s.id === pick.value);
       const source = (sources || []).find((w) => w.id === pick.value) || {};
       const down = source.availability && source.availability !== 'available'
         ? ` (${source.availability} now: ${(source.waitingFor || []).join('; ')})` : '';
       setText(about, skill ? `${(skill.description || '').split('\n\nUnavailable now:')[0]}${down}` : '');
+    };
+    const choose = () => {
+      describe();
       form = schemaForm(schemaOf(pick.value) || { properties: {} });
       fields.replaceChildren(form.el);
     };
@@ -407,14 +413,23 @@ async function listPage() {
     }
   };
   let timer = null;
+  let refreshes = 0;
   const refresh = async () => {
     clearTimeout(timer);
     try {
       // A token given since: who the caller is, and what it may start.
       if (!me) await loadMe().catch(() => {});
       showWho();
+      // The workflows' sources and availability, asked for again every half minute.
+      if (++refreshes % 15 === 0) {
+        sources = null;
+        extended = null;
+        await loadCard().catch(() => {});
+        await loadMe().catch(() => {});
+      }
       await workflowSources().catch(() => {});
       drawStart();
+      describe();
       await fill();
       showError(null);
     } catch (e) {

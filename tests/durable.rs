@@ -926,6 +926,116 @@ async fn postgres_keeps_the_same_contract() {
     assert!(!stderr.contains("hunter2"), "{stderr}");
 }
 
+/// Issue 39's housekeeping on PostgreSQL: finished tasks are pruned in batches (more
+/// than two batches' worth go in one call) and by one replica at a time (two pruning at
+/// once delete each task once, and all of them); a replica that stops leaves no row
+/// behind and its unfinished tasks are anyone's at once; one that died long ago is
+/// forgotten.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_housekeeping_prunes_in_batches_and_forgets_stopped_replicas() {
+    use sqlx::Connection;
+    let pg = crate::util::postgres::Cluster::start("housekeeping");
+    let url = pg.database("kept").await;
+    let spec = StoreSpec::parse(&url).unwrap();
+    let (a, b) = (spec.open().await.unwrap(), spec.open().await.unwrap());
+    let mut sql = sqlx::PgConnection::connect(&url).await.unwrap();
+    let count = |table: &'static str| format!("SELECT count(*) FROM {table}");
+    let event = |t: &Task| Arc::new(StreamEvent::Task(t.clone()));
+    const FINISHED: usize = 1_100;
+    for i in 0..FINISHED {
+        let task = Task::new(
+            TaskId::new(format!("done-{i}")),
+            ContextId::new("c"),
+            TaskStatus::new(TaskState::Completed),
+        );
+        a.commit(&task, &[(1, event(&task))]).await.unwrap();
+    }
+    let later = std::time::SystemTime::now() + Duration::from_secs(1);
+    // While another holds the pruners' lock (as a replica pruning does), pruning here
+    // leaves it to that one.
+    const PRUNE_LOCK: i64 = 0x4132_414f_7270_7275;
+    sqlx::query("SELECT pg_advisory_lock($1)")
+        .bind(PRUNE_LOCK)
+        .execute(&mut sql)
+        .await
+        .unwrap();
+    assert_eq!(a.prune_finished(later).await.unwrap(), 0, "another prunes");
+    sqlx::query("SELECT pg_advisory_unlock($1)")
+        .bind(PRUNE_LOCK)
+        .execute(&mut sql)
+        .await
+        .unwrap();
+    let (x, y) = tokio::join!(a.prune_finished(later), b.prune_finished(later));
+    assert_eq!(x.unwrap() + y.unwrap(), FINISHED, "each task pruned once");
+    let left: i64 = sqlx::query_scalar(&count("tasks"))
+        .fetch_one(&mut sql)
+        .await
+        .unwrap();
+    let events: i64 = sqlx::query_scalar(&count("task_events"))
+        .fetch_one(&mut sql)
+        .await
+        .unwrap();
+    assert_eq!((left, events), (0, 0), "every task and its events gone");
+
+    // A replica that stops leaves no row; its unfinished task is taken over at once.
+    let replicas: i64 = sqlx::query_scalar(&count("replicas"))
+        .fetch_one(&mut sql)
+        .await
+        .unwrap();
+    assert_eq!(replicas, 2);
+    let (ca, cb) = (a.cluster().unwrap(), b.cluster().unwrap());
+    ca.claim(10).await.unwrap();
+    let going = Task::new(
+        TaskId::new("going"),
+        ContextId::new("c"),
+        TaskStatus::new(TaskState::Working),
+    );
+    a.commit(&going, &[(1, event(&going))]).await.unwrap();
+    assert!(
+        cb.claim(10).await.unwrap().is_empty(),
+        "a's task while a holds its lease"
+    );
+    ca.release().await.unwrap();
+    let replicas: i64 = sqlx::query_scalar(&count("replicas"))
+        .fetch_one(&mut sql)
+        .await
+        .unwrap();
+    assert_eq!(replicas, 1, "a's row is gone");
+    let taken: Vec<String> = cb
+        .claim(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(t, _)| t.id.to_string())
+        .collect();
+    assert_eq!(
+        taken,
+        ["going"],
+        "taken over without waiting for a lease to run out"
+    );
+
+    // A replica that died an hour and more ago is forgotten by the next pruning.
+    sqlx::query("INSERT INTO replicas (id, started_at, lease_until) VALUES ('gone', 0, 1)")
+        .execute(&mut sql)
+        .await
+        .unwrap();
+    b.prune_finished(later).await.unwrap();
+    let gone: i64 = sqlx::query_scalar("SELECT count(*) FROM replicas WHERE id = 'gone'")
+        .fetch_one(&mut sql)
+        .await
+        .unwrap();
+    assert_eq!(gone, 0);
+    let replicas: i64 = sqlx::query_scalar(&count("replicas"))
+        .fetch_one(&mut sql)
+        .await
+        .unwrap();
+    assert_eq!(replicas, 1, "the live replica stays");
+}
+
 /// ListTasks's contract: newest status first (ties by id), filters by context, state,
 /// status time and initiator, pages that neither skip nor repeat, and a total; kept current as a
 /// task's state moves on without its snapshot being rewritten.

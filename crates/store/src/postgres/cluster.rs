@@ -91,15 +91,17 @@ impl Cluster for PostgresStore {
 
     fn claim(&self, max: usize) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
         Box::pin(async move {
-            // Unfinished tasks of replicas whose lease ran out (or of none: a store
-            // migrated from one replica), each taken by one replica only.
+            // Unfinished tasks of no replica with a lease: one whose lease ran out, one
+            // that stopped (its row gone) or none (a store migrated from one replica),
+            // each taken by one replica only.
             let rows = sqlx::query(&format!(
                 "UPDATE tasks SET owner = $1, fence = fence + 1
                  WHERE id IN (
-                     SELECT id FROM tasks
-                     WHERE NOT terminal AND (owner IS NULL OR owner IN
-                         (SELECT id FROM replicas WHERE lease_until < {NOW_MS}))
-                     ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+                     SELECT t.id FROM tasks t
+                     WHERE NOT t.terminal AND NOT EXISTS
+                         (SELECT 1 FROM replicas r
+                          WHERE r.id = t.owner AND r.lease_until >= {NOW_MS})
+                     ORDER BY t.id LIMIT $2 FOR UPDATE SKIP LOCKED)
                  RETURNING snapshot, seq, terminal, initiator, tenant, fence"
             ))
             .bind(&*self.replica)
@@ -120,7 +122,9 @@ impl Cluster for PostgresStore {
 
     fn release(&self) -> BoxFuture<'_, Result<(), StoreError>> {
         Box::pin(async move {
-            sqlx::query("UPDATE replicas SET lease_until = 0 WHERE id = $1")
+            // Gone from the table: a stopped replica leaves no row behind, and its tasks
+            // are anyone's at once.
+            sqlx::query("DELETE FROM replicas WHERE id = $1")
                 .bind(&*self.replica)
                 .execute(&self.pool)
                 .await

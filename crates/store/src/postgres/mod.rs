@@ -47,6 +47,15 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 /// one clock, whatever the replicas' clocks say.
 const NOW_MS: &str = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
 
+/// The advisory lock a replica holds while it prunes: one pruner at a time.
+const PRUNE_LOCK: i64 = 0x4132_414f_7270_7275;
+
+/// Finished tasks (and runs) deleted in one transaction.
+const PRUNE_BATCH: i64 = 500;
+
+/// How long after its lease ran out a replica that never stopped is forgotten.
+const REAP_AFTER: Duration = Duration::from_secs(3600);
+
 /// Tasks and runs in a PostgreSQL database. Cheap to clone.
 #[derive(Clone)]
 pub struct PostgresStore {
@@ -143,32 +152,75 @@ impl Store for PostgresStore {
     fn prune_finished(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>> {
         Box::pin(async move {
             let before = millis(before);
-            let mut tx = self.pool.begin().await.map_err(StoreError::backend)?;
-            for sql in [
-                "DELETE FROM task_events WHERE task_id IN
-                   (SELECT id FROM tasks WHERE terminal AND updated_at < $1)",
-                "DELETE FROM push_configs WHERE task_id IN
-                   (SELECT id FROM tasks WHERE terminal AND updated_at < $1)",
-                // Requests that came too late for their task (it ended first).
-                "DELETE FROM task_requests WHERE task_id IN (SELECT id FROM tasks WHERE terminal)",
-                "DELETE FROM run_units WHERE run_id IN
-                   (SELECT id FROM runs WHERE run_end IS NOT NULL AND updated_at < $1)",
-                "DELETE FROM runs WHERE run_end IS NOT NULL AND updated_at < $1",
-            ] {
-                sqlx::query(sql)
-                    .bind(before)
-                    .execute(&mut *tx)
+            let mut pruned = 0;
+            // In batches, each its own short transaction, so that pruning never holds
+            // locks for long; one replica at a time (the others find the lock taken
+            // and leave it to that one).
+            loop {
+                let mut tx = self.pool.begin().await.map_err(StoreError::backend)?;
+                let ours: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)")
+                    .bind(PRUNE_LOCK)
+                    .fetch_one(&mut *tx)
                     .await
                     .map_err(StoreError::backend)?;
-            }
-            let n = sqlx::query("DELETE FROM tasks WHERE terminal AND updated_at < $1")
+                if !ours {
+                    return Ok(pruned);
+                }
+                let tasks: Vec<String> = sqlx::query_scalar(
+                    "SELECT id FROM tasks WHERE terminal AND updated_at < $1
+                     ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED",
+                )
                 .bind(before)
+                .bind(PRUNE_BATCH)
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(StoreError::backend)?;
+                for sql in [
+                    "DELETE FROM task_events WHERE task_id = ANY($1)",
+                    "DELETE FROM push_configs WHERE task_id = ANY($1)",
+                    // Requests that came too late for their task (it ended first).
+                    "DELETE FROM task_requests WHERE task_id = ANY($1)",
+                    "DELETE FROM tasks WHERE id = ANY($1)",
+                ] {
+                    sqlx::query(sql)
+                        .bind(&tasks)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(StoreError::backend)?;
+                }
+                let runs: Vec<String> = sqlx::query_scalar(
+                    "SELECT id FROM runs WHERE run_end IS NOT NULL AND updated_at < $1
+                     ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED",
+                )
+                .bind(before)
+                .bind(PRUNE_BATCH)
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(StoreError::backend)?;
+                for sql in [
+                    "DELETE FROM run_units WHERE run_id = ANY($1)",
+                    "DELETE FROM runs WHERE id = ANY($1)",
+                ] {
+                    sqlx::query(sql)
+                        .bind(&runs)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(StoreError::backend)?;
+                }
+                // Replicas that died without stopping: their rows, long expired.
+                sqlx::query(&format!(
+                    "DELETE FROM replicas WHERE lease_until < {NOW_MS} - $1"
+                ))
+                .bind(REAP_AFTER.as_millis() as i64)
                 .execute(&mut *tx)
                 .await
-                .map_err(StoreError::backend)?
-                .rows_affected();
-            tx.commit().await.map_err(StoreError::backend)?;
-            Ok(n as usize)
+                .map_err(StoreError::backend)?;
+                tx.commit().await.map_err(StoreError::backend)?;
+                pruned += tasks.len();
+                if tasks.len() < PRUNE_BATCH as usize && runs.len() < PRUNE_BATCH as usize {
+                    return Ok(pruned);
+                }
+            }
         })
     }
 

@@ -14,9 +14,9 @@ mod report;
 mod scenarios;
 
 use process::{Scratch, Serve};
-pub use report::{Goal, Report, Row};
+pub use report::{Goal, ReplicaFigures, Report, Row};
 use report::{median, ms, p50_p99, round};
-use scenarios::{direct_call, memory, relay, run_blocking, throughput, warm_up};
+use scenarios::{direct_call, memory, relay, run_blocking, throughput, throughput_across, warm_up};
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -76,6 +76,101 @@ const FANOUT_PAUSE: Duration = Duration::from_millis(200);
 const CHAIN_STEPS: usize = 10;
 /// Turns each store takes in the memory-versus-SQLite comparison.
 const STORE_ROUNDS: usize = 3;
+
+/// `bench --replicas N --postgres URL`: N `serve` replicas on one PostgreSQL database
+/// behind a round-robin client, the c64 diamond on the first 1, 2, … N of them in turns
+/// (three rounds, the median of each): runs per second and the database's transactions
+/// per run for each count.
+pub async fn replicas(
+    options: &Options,
+    max: usize,
+    progress: &dyn Fn(&str),
+) -> anyhow::Result<Vec<ReplicaFigures>> {
+    let url = options.postgres.as_deref().ok_or_else(|| {
+        anyhow!("--replicas measures replicas on one database: give --postgres URL")
+    })?;
+    if max == 0 {
+        bail!("--replicas wants at least 1");
+    }
+    let sizes = Sizes::new(options.quick);
+    let epoch = Instant::now();
+    let agents = Agents::start(
+        FANOUT_PAUSE,
+        ChunkPlan {
+            count: sizes.relay_chunks,
+            gap: Duration::from_millis(1),
+            epoch,
+        },
+    )
+    .await
+    .context("cannot start the benchmark's agents")?;
+    let dir = Scratch::new(&agents)?;
+    progress(&format!(
+        "replicas: starting {max} serve processes on {}",
+        redact(url)
+    ));
+    let mut serves = Vec::with_capacity(max);
+    let mut hosts = Vec::with_capacity(max);
+    for _ in 0..max {
+        let serve = Serve::start(&options.exe, &dir, url).await?;
+        let host = serve.upstream()?;
+        warm_up(&host).await?;
+        hosts.push(host);
+        serves.push(serve);
+    }
+    let counter = TransactionCounter::connect(url)
+        .await
+        .map_err(|e| anyhow!("cannot connect to --postgres to read its statistics: {e}"))?;
+    progress(&format!(
+        "replicas: {STORE_ROUNDS} × {} diamond runs at concurrency 64 on 1 to {max} replicas, in turns",
+        sizes.throughput_runs
+    ));
+    let mut rates = vec![Vec::new(); max];
+    let mut transactions = vec![0i64; max];
+    for _ in 0..STORE_ROUNDS {
+        for n in 1..=max {
+            let before = counter
+                .transactions()
+                .await
+                .map_err(|e| anyhow!("reading pg_stat_database: {e}"))?;
+            rates[n - 1].push(
+                throughput_across(&hosts[..n], sizes.throughput_runs, 64)
+                    .await?
+                    .0,
+            );
+            transactions[n - 1] += counter
+                .transactions()
+                .await
+                .map_err(|e| anyhow!("reading pg_stat_database: {e}"))?
+                - before;
+        }
+    }
+    for serve in serves {
+        serve.stop().await;
+    }
+    agents.stop().await;
+    Ok((1..=max)
+        .map(|n| ReplicaFigures {
+            replicas: n,
+            runs_per_sec: round(median(std::mem::take(&mut rates[n - 1])), 1),
+            transactions_per_run: round(
+                transactions[n - 1] as f64 / (STORE_ROUNDS * sizes.throughput_runs) as f64,
+                2,
+            ),
+        })
+        .collect())
+}
+
+/// A database URL with its password hidden.
+fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_owned(),
+    }
+}
 
 /// Runs every measurement; `progress` hears what is being measured.
 pub async fn run(options: &Options, progress: &dyn Fn(&str)) -> anyhow::Result<Report> {

@@ -66,6 +66,17 @@ pub struct Report {
     pub runs_per_sec_c64_traced: f64,
 }
 
+/// `bench --replicas`: the c64 diamond on `replicas` serve processes sharing one
+/// PostgreSQL database.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplicaFigures {
+    pub replicas: usize,
+    pub runs_per_sec: f64,
+    /// The database's transactions (commits and rollbacks, as `pg_stat_database`
+    /// counts them) per run, the replicas' own housekeeping included.
+    pub transactions_per_run: f64,
+}
+
 /// A figure's target on a 2-core machine.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Goal {

@@ -145,11 +145,21 @@ pub(super) async fn throughput(
     runs: usize,
     concurrency: usize,
 ) -> anyhow::Result<(f64, Vec<f64>)> {
+    throughput_across(std::slice::from_ref(host), runs, concurrency).await
+}
+
+/// [`throughput`] with the clients spread over `hosts` (replicas of one orchestrator),
+/// each client sticking to one: a round-robin load balancer in front of them.
+pub(super) async fn throughput_across(
+    hosts: &[Upstream],
+    runs: usize,
+    concurrency: usize,
+) -> anyhow::Result<(f64, Vec<f64>)> {
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let mut workers = tokio::task::JoinSet::new();
-    for _ in 0..concurrency {
-        let (host, next) = (host.clone(), next.clone());
+    for client in 0..concurrency {
+        let (host, next) = (hosts[client % hosts.len()].clone(), next.clone());
         workers.spawn(async move {
             let mut latencies = Vec::new();
             while next.fetch_add(1, Ordering::Relaxed) < runs {

@@ -19,6 +19,10 @@ pub struct BenchArgs {
     /// transactions per run.
     #[arg(long, value_name = "URL")]
     postgres: Option<String>,
+    /// Only measure N `serve` replicas sharing the --postgres database, behind a
+    /// round-robin client: runs per second and transactions per run on 1 to N of them.
+    #[arg(long, value_name = "N", requires = "postgres")]
+    replicas: Option<usize>,
 }
 
 pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
@@ -32,6 +36,29 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         exe: std::env::current_exe()?,
         postgres: args.postgres,
     };
+    if let Some(max) = args.replicas {
+        let figures =
+            crate::bench::replicas(&options, max, &|step| eprintln!("bench: {step}")).await?;
+        if args.json {
+            say!("{}", serde_json::json!({ "replicas": figures }))?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        say!(
+            "\n{:>8} {:>12} {:>20}",
+            "replicas",
+            "runs/s",
+            "transactions/run"
+        )?;
+        for f in figures {
+            say!(
+                "{:>8} {:>12} {:>20}",
+                f.replicas,
+                trim(f.runs_per_sec),
+                trim(f.transactions_per_run)
+            )?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let report = crate::bench::run(&options, &|step| eprintln!("bench: {step}")).await?;
     if args.json {
         say!("{}", serde_json::to_string(&report)?)?;

@@ -228,6 +228,9 @@ pub struct InMemoryTaskStore {
     inner: Arc<Mutex<Maps>>,
     /// Most finished tasks kept (see [`DEFAULT_FINISHED_KEPT`]).
     finished_kept: usize,
+    /// Most bytes of finished tasks kept, as `approx_bytes` counts them (see
+    /// [`DEFAULT_FINISHED_BYTES_KEPT`]).
+    finished_bytes_kept: usize,
 }
 
 /// How many finished tasks an in-memory store keeps by default, the oldest finished
@@ -235,11 +238,18 @@ pub struct InMemoryTaskStore {
 /// task with its event log is tens of kilobytes), whatever the age-based pruning says.
 pub const DEFAULT_FINISHED_KEPT: usize = 10_000;
 
+/// How many bytes of finished tasks (their content and event logs, as `approx_bytes`
+/// counts them) an in-memory store keeps by default, the oldest finished dropped first:
+/// a few large tasks (long streamed artifacts) cannot fill memory where the count would
+/// allow them. The heap they take is some two or three times this.
+pub const DEFAULT_FINISHED_BYTES_KEPT: usize = 64 << 20;
+
 impl Default for InMemoryTaskStore {
     fn default() -> Self {
         Self {
             inner: Default::default(),
             finished_kept: DEFAULT_FINISHED_KEPT,
+            finished_bytes_kept: DEFAULT_FINISHED_BYTES_KEPT,
         }
     }
 }
@@ -261,8 +271,11 @@ struct Maps {
     push: HashMap<TaskId, Vec<PushNotificationConfig>>,
     /// Every task by status time: the list order.
     by_time: BTreeSet<TaskCursor>,
-    /// Finished tasks, in the order they finished: the first to go past the bound.
-    finished: std::collections::VecDeque<TaskId>,
+    /// Finished tasks, in the order they finished, with their size: the first to go
+    /// past the bounds.
+    finished: std::collections::VecDeque<(TaskId, usize)>,
+    /// The sizes in `finished`, summed.
+    finished_bytes: usize,
 }
 
 impl Maps {
@@ -292,6 +305,13 @@ impl InMemoryTaskStore {
         }
     }
 
+    /// The same store keeping at most `bytes` of finished tasks (the last one to finish
+    /// is kept whatever its size).
+    pub fn keeping_bytes(mut self, bytes: usize) -> Self {
+        self.finished_bytes_kept = bytes;
+        self
+    }
+
     /// Whether the store holds a task.
     pub fn contains(&self, id: &TaskId) -> bool {
         self.with(|m| m.tasks.contains_key(id))
@@ -308,6 +328,73 @@ fn last_seq(log: &[LoggedEvent]) -> u64 {
     log.last().map_or(0, |(s, _)| *s)
 }
 
+/// What a task and its event log hold, in bytes, roughly: the text, data and ids in
+/// them plus a fixed cost per value; walked once, when the task finishes (no
+/// serialization).
+fn approx_bytes(task: &Task, log: &[LoggedEvent]) -> usize {
+    use crate::types::{FileSource, Message, Metadata, Part};
+    fn value(v: &serde_json::Value) -> usize {
+        use serde_json::Value;
+        16 + match v {
+            Value::String(s) => s.len(),
+            Value::Array(a) => a.iter().map(value).sum(),
+            Value::Object(m) => map(m),
+            _ => 0,
+        }
+    }
+    fn map(m: &Metadata) -> usize {
+        m.iter().map(|(k, v)| 16 + k.len() + value(v)).sum()
+    }
+    fn meta(m: &Option<Metadata>) -> usize {
+        m.as_ref().map_or(0, map)
+    }
+    fn parts(ps: &[Part]) -> usize {
+        ps.iter()
+            .map(|p| {
+                64 + match p {
+                    Part::Text(t) => t.text.len() + meta(&t.metadata),
+                    Part::Data(d) => map(&d.data) + meta(&d.metadata),
+                    Part::File(f) => {
+                        let source = match &f.file.source {
+                            FileSource::Bytes(b) => b.len(),
+                            FileSource::Uri(u) => u.len(),
+                        };
+                        source + meta(&f.metadata)
+                    }
+                }
+            })
+            .sum()
+    }
+    fn message(m: &Message) -> usize {
+        160 + parts(&m.parts) + meta(&m.metadata)
+    }
+    fn of_task(t: &Task) -> usize {
+        256 + t.history.iter().map(message).sum::<usize>()
+            + t.artifacts
+                .iter()
+                .map(|a| 96 + parts(&a.parts) + meta(&a.metadata))
+                .sum::<usize>()
+            + t.status.message.as_ref().map_or(0, message)
+            + meta(&t.metadata)
+    }
+    of_task(task)
+        + log
+            .iter()
+            .map(|(_, e)| {
+                48 + match &**e {
+                    StreamEvent::Task(t) => of_task(t),
+                    StreamEvent::Message(m) => message(m),
+                    StreamEvent::StatusUpdate(u) => {
+                        128 + u.status.message.as_ref().map_or(0, message) + meta(&u.metadata)
+                    }
+                    StreamEvent::ArtifactUpdate(u) => {
+                        128 + parts(&u.artifact.parts) + meta(&u.metadata)
+                    }
+                }
+            })
+            .sum::<usize>()
+}
+
 impl TaskStore for InMemoryTaskStore {
     fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
         let task = self.with(|m| m.tasks.get(id).map(|e| (e.task.clone(), last_seq(&e.log))));
@@ -319,7 +406,7 @@ impl TaskStore for InMemoryTaskStore {
         task: &'a Task,
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        let kept = self.finished_kept;
+        let (kept, bytes_kept) = (self.finished_kept, self.finished_bytes_kept);
         self.with(|m| {
             let at = TaskCursor::of(task);
             let mut fresh = false;
@@ -362,9 +449,14 @@ impl TaskStore for InMemoryTaskStore {
                     .or_insert_with(|| task.id.clone());
             }
             if finishes {
-                m.finished.push_back(task.id.clone());
-                while m.finished.len() > kept {
-                    if let Some(oldest) = m.finished.pop_front() {
+                let size = approx_bytes(&entry.task, &entry.log);
+                m.finished.push_back((task.id.clone(), size));
+                m.finished_bytes += size;
+                while m.finished.len() > kept
+                    || (m.finished_bytes > bytes_kept && m.finished.len() > 1)
+                {
+                    if let Some((oldest, size)) = m.finished.pop_front() {
+                        m.finished_bytes -= size;
                         m.remove(&oldest);
                     }
                 }
@@ -417,7 +509,8 @@ impl TaskStore for InMemoryTaskStore {
             for id in &old {
                 m.remove(id);
             }
-            m.finished.retain(|id| m.tasks.contains_key(id));
+            m.finished.retain(|(id, _)| m.tasks.contains_key(id));
+            m.finished_bytes = m.finished.iter().map(|(_, size)| size).sum();
             m.tasks.shrink_to_fit();
             m.by_message.shrink_to_fit();
             old.len()
@@ -535,5 +628,65 @@ mod tests {
         assert!(store.get(&TaskId::new("t0")).await.unwrap().is_none());
         let listed = store.list(&TaskQuery::default()).await.unwrap();
         assert_eq!(listed.total, 4, "listed: {:?}", listed.tasks);
+    }
+
+    /// Past its bound in bytes, the store forgets the finished tasks that finished
+    /// first, however few they are; their event logs count; the newest stays whatever
+    /// its size; a task still going is never dropped.
+    #[tokio::test]
+    async fn the_oldest_finished_tasks_go_past_the_bytes_bound() {
+        use crate::types::{Artifact, ArtifactId, Part, StreamEvent, TaskArtifactUpdateEvent};
+        use std::sync::Arc;
+        let store = InMemoryTaskStore::default().keeping_bytes(250_000);
+        let big = |id: &str| {
+            // 100 KB in its event log, as a streamed artifact would leave it.
+            let chunk = |n: u64| {
+                let artifact =
+                    Artifact::new(ArtifactId::new("a"), vec![Part::text("x".repeat(10_000))]);
+                let event = TaskArtifactUpdateEvent {
+                    kind: Default::default(),
+                    task_id: TaskId::new(id),
+                    context_id: ContextId::new("c"),
+                    artifact,
+                    append: Some(n > 1),
+                    last_chunk: None,
+                    metadata: None,
+                };
+                (n, Arc::new(StreamEvent::ArtifactUpdate(event)))
+            };
+            (1..=10).map(chunk).collect::<Vec<_>>()
+        };
+        store
+            .commit(&task("going", TaskState::Working), &big("going"))
+            .await
+            .unwrap();
+        for i in 0..4 {
+            let id = format!("t{i}");
+            store
+                .commit(&task(&id, TaskState::Working), &big(&id))
+                .await
+                .unwrap();
+            store
+                .commit(&task(&id, TaskState::Completed), &[])
+                .await
+                .unwrap();
+        }
+        for (id, kept) in [
+            ("t0", false),
+            ("t1", false),
+            ("t2", true),
+            ("t3", true),
+            ("going", true),
+        ] {
+            assert_eq!(store.contains(&TaskId::new(id)), kept, "{id}");
+        }
+        let huge = InMemoryTaskStore::default().keeping_bytes(1_000);
+        huge.commit(&task("one", TaskState::Working), &big("one"))
+            .await
+            .unwrap();
+        huge.commit(&task("one", TaskState::Completed), &[])
+            .await
+            .unwrap();
+        assert!(huge.contains(&TaskId::new("one")), "the newest stays");
     }
 }

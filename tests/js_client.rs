@@ -2,10 +2,10 @@
 //! with npm) sends to and streams from our server over A2A v1.0, on every binding: a
 //! second independent implementation beside the Python SDK.
 
-use a2a::server::{InboundAuth, ServerConfig};
+use a2a::server::ServerConfig;
 
 use crate::echo_agent::{EchoAgent, echo_card};
-use crate::util::{echo, run_node, serve, serve_with};
+use crate::util::{echo, echo_with_extended_card, run_node, serve};
 
 const BINDINGS: [&str; 3] = ["JSONRPC", "HTTP+JSON", "GRPC"];
 
@@ -57,26 +57,7 @@ async fn js_client_task_operations_on_the_echo_agent() {
 )]
 #[tokio::test(flavor = "multi_thread")]
 async fn js_client_extended_card_with_and_without_the_token() {
-    let config = ServerConfig {
-        auth: Some(InboundAuth::unnamed(vec!["s3cret".into()], None)),
-        ..ServerConfig::default()
-    };
-    let agent = serve_with(
-        EchoAgent {
-            word_delay: std::time::Duration::ZERO,
-        },
-        |url| {
-            let mut card = echo_card(url);
-            card.supports_authenticated_extended_card = Some(true);
-            card
-        },
-        |b| {
-            let mut extended = echo_card("http://unused/");
-            extended.description = "the extended description".into();
-            b.config(config).extended_card(extended)
-        },
-    )
-    .await;
+    let agent = echo_with_extended_card("s3cret").await;
     for binding in BINDINGS {
         let (ok, out) = run_node("client.mjs", &[&agent.url, binding, "extended"]).await;
         assert!(ok && out.trim_end().ends_with("ok"), "{binding}:\n{out}");

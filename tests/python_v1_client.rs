@@ -4,10 +4,10 @@
 //! `tests/python/sdk1_client.py`; `wire` parses what we send with the SDK's protobuf
 //! types, unknown fields refused.
 
-use a2a::server::{InboundAuth, ServerConfig};
+use a2a::server::ServerConfig;
 
 use crate::echo_agent::{EchoAgent, echo_card};
-use crate::util::{run_python_v1, serve, serve_with};
+use crate::util::{run_python_v1, serve};
 
 const BINDINGS: [&str; 3] = ["JSONRPC", "HTTP+JSON", "GRPC"];
 
@@ -217,26 +217,7 @@ async fn v1_wire_shapes_parse_with_the_sdks_protobuf_types() {
 )]
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_extended_card_with_and_without_credentials() {
-    let config = ServerConfig {
-        auth: Some(InboundAuth::unnamed(vec!["s3cret".into()], None)),
-        ..ServerConfig::default()
-    };
-    let agent = serve_with(
-        EchoAgent {
-            word_delay: std::time::Duration::ZERO,
-        },
-        |url| {
-            let mut card = echo_card(url);
-            card.supports_authenticated_extended_card = Some(true);
-            card
-        },
-        |b| {
-            let mut extended = echo_card("http://unused/");
-            extended.description = "the extended description".into();
-            b.config(config).extended_card(extended)
-        },
-    )
-    .await;
+    let agent = crate::util::echo_with_extended_card("s3cret").await;
     for binding in BINDINGS {
         let (ok, output) =
             run_python_v1("sdk1_client.py", &[&agent.url, binding, "extended_card"]).await;

@@ -94,16 +94,7 @@ pub async fn replicas(
     }
     let sizes = Sizes::new(options.quick);
     let epoch = Instant::now();
-    let agents = Agents::start(
-        FANOUT_PAUSE,
-        ChunkPlan {
-            count: sizes.relay_chunks,
-            gap: Duration::from_millis(1),
-            epoch,
-        },
-    )
-    .await
-    .context("cannot start the benchmark's agents")?;
+    let agents = start_agents(&sizes, epoch).await?;
     let dir = Scratch::new(&agents)?;
     progress(&format!(
         "replicas: starting {max} serve processes on {}",
@@ -172,20 +163,23 @@ fn redact(url: &str) -> String {
     }
 }
 
+/// The benchmark's loopback agents, their relay chunks stamped from `epoch`.
+async fn start_agents(sizes: &Sizes, epoch: Instant) -> anyhow::Result<Agents> {
+    let plan = ChunkPlan {
+        count: sizes.relay_chunks,
+        gap: Duration::from_millis(1),
+        epoch,
+    };
+    Agents::start(FANOUT_PAUSE, plan)
+        .await
+        .context("cannot start the benchmark's agents")
+}
+
 /// Runs every measurement; `progress` hears what is being measured.
 pub async fn run(options: &Options, progress: &dyn Fn(&str)) -> anyhow::Result<Report> {
     let sizes = Sizes::new(options.quick);
     let epoch = Instant::now();
-    let agents = Agents::start(
-        FANOUT_PAUSE,
-        ChunkPlan {
-            count: sizes.relay_chunks,
-            gap: Duration::from_millis(1),
-            epoch,
-        },
-    )
-    .await
-    .context("cannot start the benchmark's agents")?;
+    let agents = start_agents(&sizes, epoch).await?;
     let dir = Scratch::new(&agents)?;
     let result = measure(options, &sizes, &agents, &dir, epoch, progress).await;
     agents.stop().await;

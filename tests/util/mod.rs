@@ -54,6 +54,31 @@ pub async fn serve_with<A: AgentExecutor>(
     Running { url, server }
 }
 
+/// The echo agent (no delay) offering an authenticated extended card — described as
+/// "the extended description" — to callers with the bearer token `token`.
+pub async fn echo_with_extended_card(token: &str) -> Running {
+    let config = ServerConfig {
+        auth: Some(a2a::server::InboundAuth::unnamed(vec![token.into()], None)),
+        ..ServerConfig::default()
+    };
+    serve_with(
+        EchoAgent {
+            word_delay: Duration::ZERO,
+        },
+        |url| {
+            let mut card = echo_card(url);
+            card.supports_authenticated_extended_card = Some(true);
+            card
+        },
+        |b| {
+            let mut extended = echo_card("http://unused/");
+            extended.description = "the extended description".into();
+            b.config(config).extended_card(extended)
+        },
+    )
+    .await
+}
+
 /// The echo example agent with `delay_ms` between words.
 pub async fn echo(delay_ms: u64) -> Running {
     serve(

@@ -2,10 +2,7 @@
 //! with npm) sends to and streams from our server over A2A v1.0, on every binding: a
 //! second independent implementation beside the Python SDK.
 
-use a2a::server::ServerConfig;
-
-use crate::echo_agent::{EchoAgent, echo_card};
-use crate::util::{echo, echo_with_extended_card, run_node, serve};
+use crate::util::{echo, echo_taking_loopback_webhooks, echo_with_extended_card, run_node};
 
 const BINDINGS: [&str; 3] = ["JSONRPC", "HTTP+JSON", "GRPC"];
 
@@ -31,18 +28,7 @@ async fn js_client_sends_and_streams_to_the_echo_agent() {
 #[tokio::test(flavor = "multi_thread")]
 async fn js_client_task_operations_on_the_echo_agent() {
     // Webhooks on loopback are allowed: the scenario registers one.
-    let config = ServerConfig {
-        allow_private_webhooks: true,
-        ..ServerConfig::default()
-    };
-    let agent = serve(
-        EchoAgent {
-            word_delay: std::time::Duration::from_millis(10),
-        },
-        echo_card,
-        config,
-    )
-    .await;
+    let agent = echo_taking_loopback_webhooks(10).await;
     for binding in BINDINGS {
         let (ok, out) = run_node("client.mjs", &[&agent.url, binding, "tasks"]).await;
         assert!(ok && out.trim_end().ends_with("ok"), "{binding}:\n{out}");

@@ -13,18 +13,7 @@ const BINDINGS: [&str; 3] = ["JSONRPC", "HTTP+JSON", "GRPC"];
 
 async fn scenario(name: &str) {
     // Webhooks on loopback are allowed: the push scenario registers one.
-    let config = ServerConfig {
-        allow_private_webhooks: true,
-        ..ServerConfig::default()
-    };
-    let agent = serve(
-        EchoAgent {
-            word_delay: std::time::Duration::from_millis(10),
-        },
-        echo_card,
-        config,
-    )
-    .await;
+    let agent = crate::util::echo_taking_loopback_webhooks(10).await;
     for binding in BINDINGS {
         let (ok, output) = run_python_v1("sdk1_client.py", &[&agent.url, binding, name]).await;
         assert!(

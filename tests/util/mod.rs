@@ -54,6 +54,19 @@ pub async fn serve_with<A: AgentExecutor>(
     Running { url, server }
 }
 
+/// The echo agent with `delay_ms` between words that takes webhooks on loopback (the
+/// SDK scenarios that register one, to a port nobody listens on).
+pub async fn echo_taking_loopback_webhooks(delay_ms: u64) -> Running {
+    let config = ServerConfig {
+        allow_private_webhooks: true,
+        ..ServerConfig::default()
+    };
+    let agent = EchoAgent {
+        word_delay: Duration::from_millis(delay_ms),
+    };
+    serve(agent, echo_card, config).await
+}
+
 /// The echo agent (no delay) offering an authenticated extended card — described as
 /// "the extended description" — to callers with the bearer token `token`.
 pub async fn echo_with_extended_card(token: &str) -> Running {

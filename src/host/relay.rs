@@ -80,6 +80,9 @@ impl Orchestrator {
                 control.cancel();
             }
         };
+        // The agents' locations as loaded when the run started (read once, not per
+        // event; a reload of agents.toml shows in the runs that start after it).
+        let urls = self.agent_urls();
         loop {
             let event = tokio::select! {
                 e = run.events.recv() => e,
@@ -132,7 +135,7 @@ impl Orchestrator {
             }
             // Boxed: queuing is brief, and inline its future would double what every
             // waiting run's relay holds.
-            let event = translate(events, &view, workflow, &self.agent_urls(), event);
+            let event = translate(events, &view, workflow, &urls, event);
             match Box::pin(events.queue(event)).await {
                 Ok(queued) => unsettled.push_back(queued),
                 Err(e) => refuse(e, &run.control),

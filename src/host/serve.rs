@@ -361,13 +361,8 @@ pub async fn build(
         tracing::info!(model = %llm.config().model, base_url = %llm.config().base_url, "a language model helps with routing, inputs and llm steps");
         engine = engine.with_model(Arc::new(llm.clone()));
     }
-    let urls = registry
-        .statuses()
-        .into_iter()
-        .map(|a| (a.name, a.url))
-        .collect();
     let orchestrator = Orchestrator::new(workflows.clone(), engine, llm)
-        .with_agent_urls(urls)
+        .with_agent_urls(registry.locations())
         .with_on_behalf(behalf);
     let (card, extended) = cards(config, url, &orchestrator, &registry.statuses());
     // Requests that carry a trace context continue that trace (when traces are on).
@@ -475,7 +470,67 @@ async fn hangup(signals: &mut Option<tokio::signal::unix::Signal>) {
     std::future::pending().await
 }
 
+/// What the background tasks that rebuild the cards hold: the configuration they are
+/// built from, and the parts they read and replace.
+#[derive(Clone)]
+struct Published {
+    config: HostConfig,
+    url: String,
+    orchestrator: Orchestrator,
+    server: A2aServer,
+    registry: Registry,
+}
+
+impl Published {
+    /// The cards built again from the workflows loaded and the agents as `agents` says,
+    /// and served from now on.
+    fn publish(&self, agents: &[AgentStatus]) {
+        let (card, extended) = cards(&self.config, &self.url, &self.orchestrator, agents);
+        self.server.replace_cards(card, extended);
+    }
+
+    /// Loads the files again: all or nothing (see [`Host::reload`]).
+    async fn reload(&self, why: &str) {
+        let (orchestrator, registry) = (&self.orchestrator, &self.registry);
+        match load(&self.config) {
+            Ok((workflows, agents)) => {
+                let changes = registry.replace_agents(&agents, &ProcessEnv).await;
+                if !changes.is_empty() {
+                    orchestrator.replace_agent_urls(registry.locations());
+                }
+                let ids: Vec<String> = workflows.iter().map(|w| w.id.to_string()).collect();
+                for problem in registry.skill_problems(workflows.iter().map(AsRef::as_ref)) {
+                    tracing::warn!("{problem}");
+                }
+                orchestrator.replace_workflows(workflows);
+                self.publish(&registry.statuses());
+                tracing::info!(
+                    workflows = %ids.join(", "),
+                    agents_added = %changes.added.join(", "),
+                    agents_changed = %changes.changed.join(", "),
+                    agents_removed = %changes.removed.join(", "),
+                    "{why}: the workflows and agents loaded again"
+                );
+            }
+            Err(problems) => {
+                let said: Vec<String> = problems.iter().map(ToString::to_string).collect();
+                tracing::warn!(problems = %said.join("\n"), "{why}, but the files have problems: the workflows and agents loaded before stay");
+            }
+        }
+    }
+}
+
 impl Host {
+    fn published(&self) -> Published {
+        Published {
+            config: self.config.clone(),
+            url: self.url.clone(),
+            orchestrator: self.orchestrator.clone(),
+            server: self.server.clone(),
+            registry: self.registry.clone(),
+        }
+    }
+
     /// Loads the workflow files and `agents.toml` again on SIGHUP and, with
     /// `[server] reload_workflows`, when a file changes (looked at every
     /// [`RELOAD_EVERY`]). All or nothing: when every file is valid (and every agent a
@@ -484,85 +539,43 @@ impl Host {
     /// workflows; when one is not, its problems are logged and what was loaded stays.
     /// Runs going on keep the workflow version they started with.
     pub fn reload(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
-        let (config, url) = (self.config.clone(), self.url.clone());
-        let (orchestrator, server, registry) = (
-            self.orchestrator.clone(),
-            self.server.clone(),
-            self.registry.clone(),
-        );
+        let published = self.published();
         async move {
-            let watch = config.reload_workflows;
+            let watch = published.config.reload_workflows;
             let mut signals =
                 tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
-            let mut seen = fingerprint(&config);
+            let mut seen = fingerprint(&published.config);
             loop {
                 let asked = tokio::select! {
                     () = tokio::time::sleep(RELOAD_EVERY), if watch => false,
                     () = hangup(&mut signals) => true,
                 };
-                let now = fingerprint(&config);
+                let now = fingerprint(&published.config);
                 if !asked && now == seen {
                     continue;
                 }
                 seen = now;
-                let why = if asked { "SIGHUP" } else { "the files changed" };
-                match load(&config) {
-                    Ok((workflows, agents)) => {
-                        let changes = registry.replace_agents(&agents, &ProcessEnv).await;
-                        if !changes.is_empty() {
-                            let urls = registry
-                                .statuses()
-                                .into_iter()
-                                .map(|a| (a.name, a.url))
-                                .collect();
-                            orchestrator.replace_agent_urls(urls);
-                        }
-                        let ids: Vec<String> = workflows.iter().map(|w| w.id.to_string()).collect();
-                        for problem in registry.skill_problems(workflows.iter().map(AsRef::as_ref))
-                        {
-                            tracing::warn!("{problem}");
-                        }
-                        orchestrator.replace_workflows(workflows);
-                        let (card, extended) =
-                            cards(&config, &url, &orchestrator, &registry.statuses());
-                        server.replace_cards(card, extended);
-                        tracing::info!(
-                            workflows = %ids.join(", "),
-                            agents_added = %changes.added.join(", "),
-                            agents_changed = %changes.changed.join(", "),
-                            agents_removed = %changes.removed.join(", "),
-                            "{why}: the workflows and agents loaded again"
-                        );
-                    }
-                    Err(problems) => {
-                        let said: Vec<String> = problems.iter().map(ToString::to_string).collect();
-                        tracing::warn!(problems = %said.join("\n"), "{why}, but the files have problems: the workflows and agents loaded before stay");
-                    }
-                }
+                published
+                    .reload(if asked { "SIGHUP" } else { "the files changed" })
+                    .await;
             }
         }
     }
-}
 
-impl Host {
     /// Keeps the cards true to the agents: looked at every [`RELOAD_EVERY`], a workflow
     /// none of whose agents can be called is marked unavailable on its skill, and the
     /// mark is gone once one can be (the cards are rebuilt only when that changes).
     pub fn mark_unavailable(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
-        let (config, url) = (self.config.clone(), self.url.clone());
-        let (orchestrator, server, registry) = (
-            self.orchestrator.clone(),
-            self.server.clone(),
-            self.registry.clone(),
-        );
+        let published = self.published();
         async move {
             let mut shown: Option<Vec<(String, &'static str)>> = None;
             let mut tick = tokio::time::interval(RELOAD_EVERY);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tick.tick().await;
-                let agents = registry.statuses();
-                let now: Vec<(String, &'static str)> = orchestrator
+                let agents = published.registry.statuses();
+                let now: Vec<(String, &'static str)> = published
+                    .orchestrator
                     .workflows()
                     .iter()
                     .map(|w| (w.id.to_string(), availability::of(w, &agents).as_str()))
@@ -570,8 +583,7 @@ impl Host {
                 // The first look rebuilds too: agents may have changed since the cards were
                 // built.
                 if shown.as_ref() != Some(&now) {
-                    let (card, extended) = cards(&config, &url, &orchestrator, &agents);
-                    server.replace_cards(card, extended);
+                    published.publish(&agents);
                     if shown.is_some() {
                         tracing::info!(workflows = ?now, "the workflows' availability changed: the cards say so");
                     }

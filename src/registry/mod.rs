@@ -669,6 +669,15 @@ impl Registry {
             .collect()
     }
 
+    /// Where each agent lives, by name (its card's location as `agents.toml` gives it).
+    pub fn locations(&self) -> std::collections::HashMap<String, String> {
+        self.inner
+            .agents()
+            .iter()
+            .map(|a| (a.name.to_string(), a.location.clone()))
+            .collect()
+    }
+
     /// The client of a discovered agent, without taking a concurrency permit: for calls
     /// that must not wait behind others, such as `tasks/cancel`.
     pub fn client(&self, name: &str) -> Option<A2aClient> {

@@ -175,19 +175,18 @@ impl Store for PostgresStore {
                 .fetch_all(&mut *tx)
                 .await
                 .map_err(StoreError::backend)?;
-                for sql in [
-                    "DELETE FROM task_events WHERE task_id = ANY($1)",
-                    "DELETE FROM push_configs WHERE task_id = ANY($1)",
-                    // Requests that came too late for their task (it ended first).
-                    "DELETE FROM task_requests WHERE task_id = ANY($1)",
-                    "DELETE FROM tasks WHERE id = ANY($1)",
-                ] {
-                    sqlx::query(sql)
-                        .bind(&tasks)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(StoreError::backend)?;
-                }
+                delete_all(
+                    &mut tx,
+                    &tasks,
+                    &[
+                        "DELETE FROM task_events WHERE task_id = ANY($1)",
+                        "DELETE FROM push_configs WHERE task_id = ANY($1)",
+                        // Requests that came too late for their task (it ended first).
+                        "DELETE FROM task_requests WHERE task_id = ANY($1)",
+                        "DELETE FROM tasks WHERE id = ANY($1)",
+                    ],
+                )
+                .await?;
                 let runs: Vec<String> = sqlx::query_scalar(
                     "SELECT id FROM runs WHERE run_end IS NOT NULL AND updated_at < $1
                      ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED",
@@ -197,16 +196,15 @@ impl Store for PostgresStore {
                 .fetch_all(&mut *tx)
                 .await
                 .map_err(StoreError::backend)?;
-                for sql in [
-                    "DELETE FROM run_units WHERE run_id = ANY($1)",
-                    "DELETE FROM runs WHERE id = ANY($1)",
-                ] {
-                    sqlx::query(sql)
-                        .bind(&runs)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(StoreError::backend)?;
-                }
+                delete_all(
+                    &mut tx,
+                    &runs,
+                    &[
+                        "DELETE FROM run_units WHERE run_id = ANY($1)",
+                        "DELETE FROM runs WHERE id = ANY($1)",
+                    ],
+                )
+                .await?;
                 // Replicas that died without stopping: their rows, long expired.
                 sqlx::query(&format!(
                     "DELETE FROM replicas WHERE lease_until < {NOW_MS} - $1"
@@ -235,4 +233,20 @@ impl Store for PostgresStore {
             Ok(())
         })
     }
+}
+
+/// Runs each of `deletes` (statements taking the ids as `$1`) for `ids`, in `tx`.
+async fn delete_all(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    ids: &[String],
+    deletes: &[&str],
+) -> Result<(), StoreError> {
+    for sql in deletes {
+        sqlx::query(sql)
+            .bind(ids)
+            .execute(&mut **tx)
+            .await
+            .map_err(StoreError::backend)?;
+    }
+    Ok(())
 }

@@ -579,13 +579,27 @@ fn followed(
                     tokio::time::sleep(RESUME_BACKOFF.delay(n + 1)).await;
                     let (span, client) =
                         traced(&c.client, &c.agent, Method::Resubscribe, Some(id.as_str()));
-                    let r = Box::pin(client.resubscribe(&TaskIdParams::new(id)))
+                    let r = Box::pin(client.resubscribe(&TaskIdParams::new(id.clone())))
                         .instrument(span)
                         .await;
                     count(&c.agent, "resubscribe", &r);
                     match r {
                         Ok(s) => Phase::Live(s),
-                        Err(_) => Phase::Resume(n + 1),
+                        Err(_) => {
+                            // The task may have ended since (a finished task cannot be
+                            // subscribed to): its snapshot says so and ends the
+                            // conversation; else the next resubscribe.
+                            let (span, client) =
+                                traced(&c.client, &c.agent, Method::GetTask, Some(id.as_str()));
+                            let r = Box::pin(client.get_task(&TaskQueryParams::new(id)))
+                                .instrument(span)
+                                .await;
+                            count(&c.agent, "get", &r);
+                            if let Ok(t) = r {
+                                c.snapshot(&t, &mut last);
+                            }
+                            Phase::Resume(n + 1)
+                        }
                     }
                 }
             };

@@ -147,6 +147,100 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
     a.commit(&other, &[(2, status(&other))]).await.unwrap();
 }
 
+/// Writes are committed in batches (issue 39), and fencing still holds write by write:
+/// A runs forty tasks, B takes twenty of them over while A is frozen, then A writes
+/// for all forty at once — events, snapshots and checkpoints queued together. A's
+/// writes for the twenty it still holds are committed; those for the twenty it lost are
+/// refused, and nothing of theirs is stored.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_commits_the_held_tasks_writes_and_refuses_the_lost_ones() {
+    let pg = Cluster::start("batches");
+    let url = pg.database("batches").await;
+    let spec = StoreSpec::parse(&url)
+        .unwrap()
+        .with_lease(Duration::from_millis(600))
+        .unwrap();
+    let a: Arc<dyn Store> = spec.open().await.unwrap();
+    let b: Arc<dyn Store> = spec.open().await.unwrap();
+    let (ca, cb) = (a.cluster().unwrap(), b.cluster().unwrap());
+    let tasks: Vec<Task> = (0..40)
+        .map(|i| working(&format!("batch-{i:02}"), TaskState::Submitted))
+        .collect();
+    futures::future::try_join_all(tasks.iter().map(|task| {
+        let a = a.clone();
+        async move {
+            a.commit(task, &[(1, Arc::new(StreamEvent::Task(task.clone())))])
+                .await?;
+            a.create_run(&header(task.id.as_str()))
+                .await
+                .map_err(StoreError::backend)
+        }
+    }))
+    .await
+    .unwrap();
+
+    // A freezes past its lease; B claims the first twenty (in id order).
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    cb.renew().await.unwrap();
+    let claimed = cb.claim(20).await.unwrap();
+    let lost: Vec<&TaskId> = claimed.iter().map(|(t, _)| &t.id).collect();
+    assert_eq!(lost.len(), 20);
+    assert!(lost.iter().all(|id| id.as_str() < "batch-20"), "{lost:?}");
+
+    // A wakes and writes for every task at once.
+    let done = Checkpoint::Done(Record::new(StepState::Completed));
+    let outcomes = futures::future::join_all(tasks.iter().map(|task| {
+        let (a, done) = (a.clone(), done.clone());
+        async move {
+            let mut task = task.clone();
+            task.status = TaskStatus::new(TaskState::Working);
+            let events = [(2, status(&task))];
+            let unit = a.save_unit(task.id.as_str(), "step", None, &done);
+            let event = a.commit(&task, &events);
+            let (unit, event) = tokio::join!(unit, event);
+            (task.id.clone(), unit, event)
+        }
+    }))
+    .await;
+    for (id, unit, event) in outcomes {
+        if lost.contains(&&id) {
+            assert!(
+                matches!(event, Err(StoreError::Fenced(_))),
+                "{id}: {event:?}"
+            );
+            assert!(
+                matches!(
+                    unit,
+                    Err(orchestrator_core::engine::RunStoreError::Fenced(_))
+                ),
+                "{id}: {unit:?}"
+            );
+        } else {
+            event.unwrap_or_else(|e| panic!("{id}: {e}"));
+            unit.unwrap_or_else(|e| panic!("{id}: {e}"));
+        }
+    }
+    // What is stored is what was committed: the held tasks' writes, nothing of the
+    // lost ones'.
+    for task in &tasks {
+        let (stored, seq) = b.get(&task.id).await.unwrap().unwrap();
+        let units = b.load_run(task.id.as_str()).await.unwrap().unwrap().units;
+        if lost.contains(&&task.id) {
+            assert_eq!((stored.status.state, seq), (TaskState::Submitted, 1));
+            assert!(units.is_empty(), "{}", task.id);
+            assert_eq!(cb.owner(&task.id).await.unwrap(), Owner::Here);
+        } else {
+            assert_eq!((stored.status.state, seq), (TaskState::Working, 2));
+            assert_eq!(units.len(), 1, "{}", task.id);
+            assert_eq!(ca.owner(&task.id).await.unwrap(), Owner::Here);
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------
 // Replicas as processes: `serve` three times on one database, real agents on loopback.
 

@@ -18,6 +18,8 @@ mod rows;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod stats;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod write_error;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -36,6 +38,8 @@ pub use postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use stats::TransactionCounter;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use write_error::WriteError;
 
 /// Both halves of a store, and what concerns both.
 pub trait Store: TaskStore + RunStore {

@@ -1,11 +1,10 @@
 //! The PostgreSQL store (sqlx): what several `serve` replicas share.
 //!
-//! Unlike SQLite, PostgreSQL takes writes from many connections at once and commits
-//! them together (its own group commit), so there is no writer task here: each call is
-//! one statement on a pooled connection — a task's commit writes its events and its
-//! row in one statement, so it is one round trip and one transaction — and is
-//! acknowledged once committed. What is stored is what the SQLite store stores (the
-//! same tables and the same JSON, [`super::rows`]), so the two read alike.
+//! Writes are queued and committed together ([`writer`]: group commit, as the SQLite
+//! store's writer does), each still one statement — a task's commit writes its events
+//! and its row in one — and acknowledged once committed. Reads go to the pool. What is
+//! stored is what the SQLite store stores (the same tables and the same JSON,
+//! [`super::rows`]), so the two read alike.
 //!
 //! The schema's version is the row of `a2a_orchestrator_schema`; migrations are
 //! embedded here and applied in order at open, under an advisory lock so that replicas
@@ -18,12 +17,14 @@
 //! that the task's owner and fencing number are still this replica's ([`cluster`]).
 //!
 //! [`schema`] holds the migrations, [`tasks`] and [`runs`] the two traits' reads and
-//! writes, [`cluster`] the replicas' leases and requests.
+//! writes, [`writer`] the writers and [`bulk`] their multi-row statements, [`cluster`] the replicas' leases and requests.
 
+mod bulk;
 mod cluster;
 mod runs;
 mod schema;
 mod tasks;
+mod writer;
 
 use std::collections::HashMap;
 use std::str::FromStr;
@@ -36,6 +37,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use super::{OpenError, OpenErrorKind, Store};
 use crate::rows::millis;
 use a2a::server::StoreError;
+use writer::Writers;
 
 /// Connections each replica keeps to the database at most.
 const MAX_CONNECTIONS: u32 = 16;
@@ -68,6 +70,8 @@ pub struct PostgresStore {
     /// The fencing number of each unfinished task this replica runs: every write for
     /// the task (or its run) is refused unless the task's row still has it.
     fences: Arc<Mutex<HashMap<String, i64>>>,
+    /// Where writes for tasks and runs are queued and committed together.
+    writers: Writers,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -112,12 +116,14 @@ impl PostgresStore {
         .execute(&pool)
         .await
         .map_err(|e| fail(OpenErrorKind::Database(e)))?;
+        let writers = Writers::start(&pool, &replica);
         Ok(Self {
-            pool,
             location: location.to_owned(),
             replica,
             lease,
             fences: Default::default(),
+            writers,
+            pool,
         })
     }
 
@@ -220,6 +226,10 @@ impl Store for PostgresStore {
                 }
             }
         })
+    }
+
+    fn flush(&self) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move { Ok(self.writers.flush().await?) })
     }
 
     fn check_writable(&self) -> BoxFuture<'_, Result<(), StoreError>> {

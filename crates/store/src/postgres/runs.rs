@@ -10,6 +10,8 @@ use futures::future::BoxFuture;
 use sqlx::Row;
 
 use super::PostgresStore;
+use super::bulk::{RunRow, RunWrite, Unit};
+use super::writer::Write;
 use crate::rows::millis;
 use crate::rows::{CheckpointRow, EndRow, HeaderRow};
 use orchestrator_core::engine::{Checkpoint, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun};
@@ -23,54 +25,43 @@ fn now() -> i64 {
     millis(SystemTime::now())
 }
 
-/// The row of the run's task, locked against a takeover until the write commits: a
-/// run is fenced by its task's owner and fencing number (the host runs each run as the
-/// task of the same id). A run whose task is not stored yet is its starter's.
-const HELD: &str = "held AS (SELECT owner, fence FROM tasks WHERE id = $1 FOR SHARE)";
-
-/// True unless the run's task is another replica's ($R, $F substituted).
-const MINE: &str = "NOT EXISTS (SELECT 1 FROM held WHERE owner IS DISTINCT FROM $R OR fence IS DISTINCT FROM $F::bigint)";
-
-/// A statement for run `$1`, `more` further parameters, made only while the run's task
-/// is this replica's: `sql` with `{HELD}` and `{MINE}` filled in, the replica and fence
-/// parameters numbered after the others.
-fn fenced(sql: &str, more: usize) -> String {
-    let mine = MINE
-        .replace("$R", &format!("${}", more + 2))
-        .replace("$F", &format!("${}", more + 3));
-    format!("WITH {HELD} {}", sql.replace("{MINE}", &mine))
-}
-
-/// A parameter of a run's write after the run's id.
-enum Value<'a> {
-    Text(&'a str),
-    Int(i64),
-}
-
 impl PostgresStore {
-    /// Runs `sql` (see [`fenced`]) with the run's id and `texts`; refused with
-    /// [`RunStoreError::Fenced`] when the run's task is another replica's.
-    async fn run_write(
+    /// Write `what` of run `run_id` (its header or end: `json`), made while the run's
+    /// task is this replica's.
+    fn run_row(&self, what: RunWrite, run_id: &str, json: String) -> Write {
+        Write::Run(
+            what,
+            RunRow {
+                id: run_id.to_owned(),
+                json,
+                updated_at: now(),
+                fence: self.fence(run_id),
+            },
+        )
+    }
+
+    /// The write that stores a unit's checkpoint while the run's task is this
+    /// replica's.
+    fn unit_write(
         &self,
-        sql: &str,
         run_id: &str,
-        values: &[Value<'_>],
-    ) -> Result<(), RunStoreError> {
-        let sql = fenced(sql, values.len());
-        let mut q = sqlx::query(&sql).bind(run_id);
-        for v in values {
-            q = match *v {
-                Value::Text(t) => q.bind(t),
-                Value::Int(n) => q.bind(n),
-            };
-        }
-        let written = q
-            .bind(&*self.replica)
-            .bind(self.fence(run_id))
-            .execute(&self.pool)
-            .await
-            .map_err(RunStoreError::backend)?
-            .rows_affected();
+        step: &str,
+        item: Option<usize>,
+        checkpoint: &Checkpoint,
+    ) -> Result<Write, RunStoreError> {
+        Ok(Write::Unit(Unit {
+            run: run_id.to_owned(),
+            step: step.to_owned(),
+            item: item.map_or(-1, |i| i as i64),
+            checkpoint: encode(&CheckpointRow::from(checkpoint))?,
+            fence: self.fence(run_id),
+        }))
+    }
+
+    /// Makes `write` for run `run_id` and waits until it is committed; refused with
+    /// [`RunStoreError::Fenced`] when the run's task is another replica's.
+    async fn run_write(&self, run_id: &str, write: Write) -> Result<(), RunStoreError> {
+        let written = self.writers.write(run_id, write).await?;
         if written > 0 {
             return Ok(());
         }
@@ -98,15 +89,8 @@ impl RunStore for PostgresStore {
     fn create_run<'a>(&'a self, header: &'a RunHeader) -> BoxFuture<'a, Result<(), RunStoreError>> {
         Box::pin(async move {
             let header_json = encode(&HeaderRow::from(header))?;
-            self.run_write(
-                "INSERT INTO runs (id, header, updated_at) SELECT $1, $2, $3
-                 WHERE {MINE}
-                 ON CONFLICT (id) DO UPDATE SET header = excluded.header,
-                   updated_at = excluded.updated_at",
-                &header.run_id,
-                &[Value::Text(&header_json), Value::Int(now())],
-            )
-            .await
+            let write = self.run_row(RunWrite::Create, &header.run_id, header_json);
+            self.run_write(&header.run_id, write).await
         })
     }
 
@@ -118,24 +102,13 @@ impl RunStore for PostgresStore {
         checkpoint: &'a Checkpoint,
     ) -> BoxFuture<'a, Result<(), RunStoreError>> {
         Box::pin(async move {
-            let checkpoint = encode(&CheckpointRow::from(checkpoint))?;
-            self.run_write(
-                "INSERT INTO run_units (run_id, step, item, checkpoint) SELECT $1, $2, $3, $4
-                 WHERE {MINE}
-                 ON CONFLICT (run_id, step, item) DO UPDATE SET checkpoint = excluded.checkpoint",
-                run_id,
-                &[
-                    Value::Text(step),
-                    Value::Int(item.map_or(-1, |i| i as i64)),
-                    Value::Text(&checkpoint),
-                ],
-            )
-            .await
+            let write = self.unit_write(run_id, step, item, checkpoint)?;
+            self.run_write(run_id, write).await
         })
     }
 
-    /// Stored before it returns, as `save_unit`: PostgreSQL commits concurrent writes
-    /// together, so there is no queue to leave it in.
+    /// Queued without waiting for the commit: the writer logs a failure, and a write
+    /// refused for its fence is followed by the run's next waited-for write, refused too.
     fn queue_unit<'a>(
         &'a self,
         run_id: &'a str,
@@ -143,17 +116,16 @@ impl RunStore for PostgresStore {
         item: Option<usize>,
         checkpoint: &'a Checkpoint,
     ) -> BoxFuture<'a, Result<(), RunStoreError>> {
-        self.save_unit(run_id, step, item, checkpoint)
+        Box::pin(async move {
+            let write = self.unit_write(run_id, step, item, checkpoint)?;
+            Ok(self.writers.queue(run_id, write).await?)
+        })
     }
 
     fn set_canceled<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), RunStoreError>> {
         Box::pin(async move {
-            self.run_write(
-                "UPDATE runs SET canceled = true, updated_at = $2 WHERE id = $1 AND {MINE}",
-                run_id,
-                &[Value::Int(now())],
-            )
-            .await
+            let write = self.run_row(RunWrite::Cancel, run_id, String::new());
+            self.run_write(run_id, write).await
         })
     }
 
@@ -166,12 +138,8 @@ impl RunStore for PostgresStore {
             let end = encode(&EndRow::from(end))?;
             // A finished run keeps its steps' checkpoints: a retry of it begins with the
             // results of those that completed. They go when retention prunes the run.
-            self.run_write(
-                "UPDATE runs SET run_end = $2, updated_at = $3 WHERE id = $1 AND {MINE}",
-                run_id,
-                &[Value::Text(&end), Value::Int(now())],
-            )
-            .await
+            let write = self.run_row(RunWrite::Finish, run_id, end);
+            self.run_write(run_id, write).await
         })
     }
 

@@ -8,6 +8,8 @@ use futures::future::BoxFuture;
 use sqlx::Row;
 use sqlx::postgres::PgRow;
 
+use super::bulk::{Events, Snapshot};
+use super::writer::Write;
 use super::{PostgresStore, encode};
 use crate::Store;
 use crate::rows::{event_of, push_config_of, task_of};
@@ -20,52 +22,6 @@ use a2a::types::{PushNotificationConfig, Task, TaskId};
 /// The columns a task row is read by: its snapshot, the number of the last event in
 /// it, whether it is terminal, who started it and in which tenant.
 const TASK_COLUMNS: &str = "snapshot, seq, terminal, initiator, tenant";
-
-/// A task's commit that stores its snapshot: its row and its events in one statement,
-/// made only while the task is this replica's ($12) with this fencing number ($13; a
-/// new task's row gets 1). The events are written only if the row was: the upsert
-/// locks the row and checks the owner on its latest version, so a takeover committed
-/// meanwhile makes it write nothing. Gives how many rows were written (0: fenced).
-const COMMIT_SNAPSHOT: &str = "
-WITH written AS (
-    INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at,
-                       context_id, state, status_ms, owner, fence, initiator, tenant)
-    VALUES ($1, $4,
-            -- Without a new event the snapshot includes every event logged so far: a
-            -- task's commits each wait for the one before.
-            coalesce($5, (SELECT max(seq) FROM task_events WHERE task_id = $1), 0),
-            $6, $7, $8, $9, $10, $11, $12, coalesce($13::bigint, 1), $14, $15)
-    ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot,
-        seq = greatest(tasks.seq, excluded.seq), terminal = excluded.terminal,
-        first_message_id = coalesce(tasks.first_message_id, excluded.first_message_id),
-        initiator = coalesce(tasks.initiator, excluded.initiator),
-        tenant = coalesce(tasks.tenant, excluded.tenant),
-        updated_at = excluded.updated_at, context_id = excluded.context_id,
-        state = excluded.state, status_ms = excluded.status_ms
-    WHERE tasks.owner IS NOT DISTINCT FROM $12 AND tasks.fence IS NOT DISTINCT FROM $13::bigint
-    RETURNING id
-),
-logged AS (
-    INSERT INTO task_events (task_id, seq, event)
-    SELECT $1, e.seq, e.event FROM UNNEST($2::bigint[], $3::text[]) AS e(seq, event)
-    WHERE EXISTS (SELECT 1 FROM written)
-)
-SELECT count(*) FROM written";
-
-/// A task's commit of events only: what ListTasks reads kept current, and the events;
-/// made only while the task is this replica's ($6) with this fencing number ($7), as
-/// [`COMMIT_SNAPSHOT`]. Gives how many rows were written (0: fenced).
-const COMMIT_EVENTS: &str = "
-WITH written AS (
-    UPDATE tasks SET state = $4, status_ms = $5 WHERE id = $1 AND owner = $6 AND fence = $7
-    RETURNING id
-),
-logged AS (
-    INSERT INTO task_events (task_id, seq, event)
-    SELECT $1, e.seq, e.event FROM UNNEST($2::bigint[], $3::text[]) AS e(seq, event)
-    WHERE EXISTS (SELECT 1 FROM written)
-)
-SELECT count(*) FROM written";
 
 impl PostgresStore {
     /// A stored snapshot brought up to date: the events logged after it, replayed.
@@ -108,52 +64,46 @@ impl TaskStore for PostgresStore {
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            let seqs: Vec<i64> = events.iter().map(|(n, _)| *n as i64).collect();
-            let texts = events
+            let due = snapshot_due(task, events);
+            let events = events
                 .iter()
-                .map(|(_, e)| encode(&**e))
-                .collect::<Result<Vec<_>, _>>()?;
+                .map(|(n, e)| Ok((*n as i64, encode(&**e)?)))
+                .collect::<Result<Vec<_>, StoreError>>()?;
             let id = task.id.as_str();
             let state = task.status.state.as_str();
             let known = self.fence(id);
             // A task new to this replica is written with the first fencing number, and
             // holds it from now: its run's first writes may race this commit.
-            let fence = known.or(Some(1));
+            let fence = known.unwrap_or(1);
             if known.is_none() {
-                self.set_fence(id, fence);
+                self.set_fence(id, Some(fence));
             }
-            let query = if snapshot_due(task, events) {
-                sqlx::query(COMMIT_SNAPSHOT)
-                    .bind(id)
-                    .bind(seqs.clone())
-                    .bind(texts)
-                    .bind(encode(task)?)
-                    .bind(seqs.last().copied())
-                    .bind(task.status.state.is_terminal())
-                    .bind(task.history.first().map(|m| m.message_id.to_string()))
-                    .bind(millis(SystemTime::now()))
-                    .bind(task.context_id.as_str())
-                    .bind(state)
-                    .bind(status_ms(task))
-                    .bind(&*self.replica)
-                    .bind(fence)
-                    .bind(task.initiator.as_deref())
-                    .bind(task.tenant.as_deref())
+            let write = if due {
+                Write::Snapshot(Snapshot {
+                    id: id.to_owned(),
+                    snapshot: encode(task)?,
+                    seq: events.last().map(|(n, _)| *n),
+                    terminal: task.status.state.is_terminal(),
+                    first_message_id: task.history.first().map(|m| m.message_id.to_string()),
+                    updated_at: millis(SystemTime::now()),
+                    context_id: task.context_id.to_string(),
+                    state: state.to_owned(),
+                    status_ms: status_ms(task),
+                    fence,
+                    initiator: task.initiator.clone(),
+                    tenant: task.tenant.clone(),
+                    events,
+                })
             } else {
-                sqlx::query(COMMIT_EVENTS)
-                    .bind(id)
-                    .bind(seqs)
-                    .bind(texts)
-                    .bind(state)
-                    .bind(status_ms(task))
-                    .bind(&*self.replica)
-                    .bind(fence)
+                Write::Events(Events {
+                    id: id.to_owned(),
+                    state: state.to_owned(),
+                    status_ms: status_ms(task),
+                    fence,
+                    events,
+                })
             };
-            let written: i64 = query
-                .fetch_one(&self.pool)
-                .await
-                .map_err(StoreError::backend)?
-                .get(0);
+            let written = self.writers.write(id, write).await?;
             if written == 0 {
                 if known.is_none() {
                     // Never this replica's.

@@ -38,10 +38,9 @@ use sqlx::sqlite::{
 };
 use tokio::sync::{mpsc, oneshot};
 
-use super::{OpenError, OpenErrorKind, Store};
+use super::{OpenError, OpenErrorKind, Store, WriteError};
 use crate::rows::millis;
 use a2a::server::StoreError;
-use orchestrator_core::engine::RunStoreError;
 
 /// Bytes a WAL file is cut back to when it is reused (SQLite's `journal_size_limit`).
 const JOURNAL_SIZE_LIMIT: u64 = 64 << 20;
@@ -150,47 +149,6 @@ impl SqliteStore {
             .await
             .map_err(|_| WriteError::Closed)?;
         rx.await.map_err(|_| WriteError::Closed)?
-    }
-}
-
-/// Why a write or a read failed, before it is said in the words of the trait it was
-/// made for.
-#[derive(Debug, Clone, thiserror::Error)]
-enum WriteError {
-    /// The writer task has ended: every handle to the store was dropped.
-    #[error("the store's writer has stopped")]
-    Closed,
-    /// SQLite failed (shared: a failed batch answers each of its writes).
-    #[error(transparent)]
-    Sql(Arc<sqlx::Error>),
-    /// A value could not be turned into its stored JSON.
-    #[error("cannot encode a value to store: {0}")]
-    Encode(Arc<serde_json::Error>),
-}
-
-impl From<sqlx::Error> for WriteError {
-    fn from(e: sqlx::Error) -> Self {
-        WriteError::Sql(Arc::new(e))
-    }
-}
-
-impl From<WriteError> for StoreError {
-    fn from(e: WriteError) -> Self {
-        match e {
-            WriteError::Closed => StoreError::Closed,
-            WriteError::Sql(e) => StoreError::Backend(e),
-            WriteError::Encode(e) => StoreError::Backend(e),
-        }
-    }
-}
-
-impl From<WriteError> for RunStoreError {
-    fn from(e: WriteError) -> Self {
-        match e {
-            WriteError::Closed => RunStoreError::Closed,
-            WriteError::Sql(e) => RunStoreError::Backend(e),
-            WriteError::Encode(e) => RunStoreError::Backend(e),
-        }
     }
 }
 

@@ -1,0 +1,400 @@
+//! Group commit: a replica's writes for its tasks and runs, queued and committed
+//! together. PostgreSQL commits each transaction with a flush of its WAL; one
+//! transaction for every event, checkpoint and snapshot made it the slowest store (25
+//! transactions a diamond run). Here a couple of writer tasks each take whatever is
+//! queued for them and commit it in one transaction, each kind of write in one
+//! multi-row statement ([`super::bulk`]), so a batch costs a few round trips whatever
+//! its size. Fencing is still checked write by write, inside each statement: a write
+//! refused for its fence (another replica runs the task now) writes nothing and says
+//! so, and the others in the batch commit.
+//!
+//! A task and its run are always written by the same writer (the writer is chosen by
+//! the id), so a task's writes keep their order; writes for different tasks share
+//! nothing but the transaction. A batch that fails as a whole is tried again write by
+//! write, so each caller learns its own outcome; one that cannot get a connection fails
+//! every write in it at once, as each would have.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::Arc;
+
+use sqlx::PgConnection;
+use sqlx::postgres::PgPool;
+use tokio::sync::{mpsc, oneshot};
+use tracing::warn;
+
+use super::bulk::{
+    Events, RunRow, RunWrite, Snapshot, Unit, log_events, store_snapshots, store_units, write_runs,
+};
+use crate::WriteError;
+
+/// Writer tasks per replica. Two measured best on the benchmark's diamond (`bench
+/// --replicas 1`): one leaves the database idle while its batch travels, more make
+/// batches small and transactions many.
+const WRITERS: usize = 2;
+
+/// Most writes committed in one transaction.
+const MAX_BATCH: usize = 256;
+
+/// Writes queued for one writer at most before a caller waits to queue.
+const QUEUE: usize = 4096;
+
+/// One write for a task or a run.
+#[derive(Debug, Clone)]
+pub(super) enum Write {
+    Snapshot(Snapshot),
+    Events(Events),
+    Unit(Unit),
+    Run(RunWrite, RunRow),
+}
+
+impl Write {
+    /// Which writes must not share a bulk statement: a task's commits, a run's
+    /// writes (a unit's checkpoints are merged instead).
+    fn key(&self) -> Option<(u8, &str)> {
+        match self {
+            Write::Snapshot(c) => Some((0, &c.id)),
+            Write::Events(c) => Some((0, &c.id)),
+            Write::Run(_, r) => Some((1, &r.id)),
+            Write::Unit(_) => None,
+        }
+    }
+}
+
+/// A write queued, with where its outcome (the rows it wrote) goes; none: a flush,
+/// answered once every write queued before it is committed.
+struct Op {
+    write: Option<Write>,
+    done: oneshot::Sender<Result<u64, WriteError>>,
+}
+
+/// The replica's writers. Cheap to clone; the writer tasks end when the last clone is
+/// dropped, once everything queued is committed (a graceful stop flushes first).
+#[derive(Clone)]
+pub(super) struct Writers {
+    queues: Vec<mpsc::Sender<Op>>,
+    hasher: RandomState,
+}
+
+impl Writers {
+    /// Starts the writers of replica `replica`.
+    pub(super) fn start(pool: &PgPool, replica: &Arc<str>) -> Self {
+        let queues = (0..WRITERS)
+            .map(|_| {
+                let (tx, rx) = mpsc::channel(QUEUE);
+                // Ends when its queue closes: when the last handle is dropped, once
+                // what was queued is committed.
+                tokio::spawn(writer_loop(pool.clone(), replica.clone(), rx));
+                tx
+            })
+            .collect();
+        Self {
+            queues,
+            hasher: RandomState::new(),
+        }
+    }
+
+    fn queue_of(&self, key: &str) -> &mpsc::Sender<Op> {
+        &self.queues[self.hasher.hash_one(key) as usize % self.queues.len()]
+    }
+
+    /// Queues `write` for the task or run `key` and waits until it is committed; the
+    /// rows it wrote (0: refused for its fence, or nothing to change).
+    pub(super) async fn write(&self, key: &str, write: Write) -> Result<u64, WriteError> {
+        let (done, rx) = oneshot::channel();
+        self.queue_of(key)
+            .send(Op {
+                write: Some(write),
+                done,
+            })
+            .await
+            .map_err(|_| WriteError::Closed)?;
+        rx.await.map_err(|_| WriteError::Closed)?
+    }
+
+    /// Queues `write` for `key` without waiting for it to be committed: the writer
+    /// logs a failure.
+    pub(super) async fn queue(&self, key: &str, write: Write) -> Result<(), WriteError> {
+        let (done, _) = oneshot::channel();
+        self.queue_of(key)
+            .send(Op {
+                write: Some(write),
+                done,
+            })
+            .await
+            .map_err(|_| WriteError::Closed)
+    }
+
+    /// Returns once every write queued before the call is committed (or has failed).
+    pub(super) async fn flush(&self) -> Result<(), WriteError> {
+        let mut waits = Vec::with_capacity(self.queues.len());
+        for queue in &self.queues {
+            let (done, rx) = oneshot::channel();
+            queue
+                .send(Op { write: None, done })
+                .await
+                .map_err(|_| WriteError::Closed)?;
+            waits.push(rx);
+        }
+        for rx in waits {
+            rx.await.map_err(|_| WriteError::Closed)??;
+        }
+        Ok(())
+    }
+}
+
+/// Commits queued writes in batches until every handle is gone.
+async fn writer_loop(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>) {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        let ops = std::mem::take(&mut batch);
+        let writes: Vec<&Write> = ops.iter().filter_map(|op| op.write.as_ref()).collect();
+        let alone = writes.len() == 1;
+        let started = std::time::Instant::now();
+        let outcome = apply_batch(&pool, &replica, &writes).await;
+        orchestrator_metrics::get()
+            .store_commit
+            .observe(started.elapsed().as_secs_f64());
+        match outcome {
+            Ok(rows) => {
+                let mut rows = rows.into_iter();
+                for op in ops {
+                    let n = match op.write {
+                        Some(_) => rows.next().unwrap_or(0),
+                        None => 0,
+                    };
+                    let _ = op.done.send(Ok(n));
+                }
+            }
+            Err(Failed::Connection(e)) => {
+                // No connection, or it went: each write alone would fail the same way.
+                let e = WriteError::from(e);
+                warn!(error = %e, "store writes failed: no connection to the database");
+                for op in ops {
+                    let _ = op.done.send(Err(e.clone()));
+                }
+            }
+            Err(Failed::Statement(e)) if alone => {
+                let e = WriteError::from(e);
+                for op in ops {
+                    let r = if op.write.is_some() {
+                        Err(e.clone())
+                    } else {
+                        Ok(0)
+                    };
+                    if let Err(Err(e)) = op.done.send(r) {
+                        warn!(error = %e, "a queued store write failed");
+                    }
+                }
+            }
+            Err(Failed::Statement(e)) => {
+                // Something in the batch failed: each write again on its own, so each
+                // caller learns its own outcome.
+                warn!(error = %e, "a batched store write failed; retrying writes one by one");
+                let mut lost: Option<WriteError> = None;
+                for op in ops {
+                    let r = match (&op.write, &lost) {
+                        (None, _) => Ok(0),
+                        // The connection went: the rest would wait for it in turn.
+                        (Some(_), Some(e)) => Err(e.clone()),
+                        (Some(w), None) => match apply_batch(&pool, &replica, &[w]).await {
+                            Ok(rows) => Ok(rows[0]),
+                            Err(Failed::Statement(e)) => Err(WriteError::from(e)),
+                            Err(Failed::Connection(e)) => {
+                                let e = WriteError::from(e);
+                                lost = Some(e.clone());
+                                Err(e)
+                            }
+                        },
+                    };
+                    if let Err(Err(e)) = op.done.send(r) {
+                        // A queued write: nobody waits to hear it.
+                        warn!(error = %e, "a queued store write failed");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Why a batch failed.
+enum Failed {
+    /// No connection could be had, or the transaction could not begin or end.
+    Connection(sqlx::Error),
+    /// A statement in it failed (and with it the transaction).
+    Statement(sqlx::Error),
+}
+
+/// Whether `e` is the connection's failure, not the statement's: every other write
+/// would meet it too.
+fn is_connection(e: &sqlx::Error) -> bool {
+    matches!(
+        e,
+        sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::Protocol(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::WorkerCrashed
+    )
+}
+
+/// What failed a batch: the connection, or one of its statements.
+fn failed(e: sqlx::Error) -> Failed {
+    if is_connection(&e) {
+        Failed::Connection(e)
+    } else {
+        Failed::Statement(e)
+    }
+}
+
+/// One multi-row statement of a batch: the writes (by index) it makes.
+enum Job {
+    /// Each unit's last checkpoint, with the writes it answers.
+    Units(Vec<(usize, Vec<usize>)>),
+    Snapshots(Vec<usize>),
+    Events(Vec<usize>),
+    Runs(RunWrite, Vec<usize>),
+}
+
+/// The statements that make `writes`, in order: units' checkpoints, then in rounds
+/// tasks' snapshots, tasks' events, runs created, canceled, finished. That order is
+/// safe because each call for a task or a run waits for the one before, except
+/// checkpoints, which may be queued unwaited: a run's header is waited for before its
+/// first checkpoint, and its end comes after its last. Should a task or a run have two
+/// writes in one batch, the second goes in a later round; of two checkpoints of one
+/// unit the later is stored, and answers for both.
+fn plan(writes: &[&Write]) -> Vec<Job> {
+    let mut rounds: Vec<Vec<usize>> = Vec::new();
+    let mut round_of: HashMap<(u8, &str), usize> = HashMap::new();
+    let mut units: HashMap<(&str, &str, i64), (usize, Vec<usize>)> = HashMap::new();
+    for (i, write) in writes.iter().enumerate() {
+        if let Write::Unit(u) = write {
+            let entry = units
+                .entry((&u.run, &u.step, u.item))
+                .or_insert((i, Vec::new()));
+            entry.0 = i;
+            entry.1.push(i);
+        } else if let Some(key) = write.key() {
+            let round = *round_of.entry(key).and_modify(|r| *r += 1).or_insert(0);
+            if rounds.len() <= round {
+                rounds.push(Vec::new());
+            }
+            rounds[round].push(i);
+        }
+    }
+    let mut jobs = Vec::new();
+    if !units.is_empty() {
+        jobs.push(Job::Units(units.into_values().collect()));
+    }
+    for round in rounds {
+        let of = |f: &dyn Fn(&Write) -> bool| -> Vec<usize> {
+            round.iter().copied().filter(|i| f(writes[*i])).collect()
+        };
+        jobs.push(Job::Snapshots(of(&|w| matches!(w, Write::Snapshot(_)))));
+        jobs.push(Job::Events(of(&|w| matches!(w, Write::Events(_)))));
+        for what in [RunWrite::Create, RunWrite::Cancel, RunWrite::Finish] {
+            jobs.push(Job::Runs(
+                what,
+                of(&|w| matches!(w, Write::Run(k, _) if *k == what)),
+            ));
+        }
+    }
+    jobs.retain(|job| match job {
+        Job::Units(v) => !v.is_empty(),
+        Job::Snapshots(v) | Job::Events(v) | Job::Runs(_, v) => !v.is_empty(),
+    });
+    jobs
+}
+
+/// Commits `writes` in one transaction (one statement needs none); the rows each wrote
+/// (1, or 0 when refused for its fence or there was nothing to change).
+async fn apply_batch(pool: &PgPool, replica: &str, writes: &[&Write]) -> Result<Vec<u64>, Failed> {
+    let jobs = plan(writes);
+    let mut conn = pool.acquire().await.map_err(Failed::Connection)?;
+    let mut rows = vec![0; writes.len()];
+    if let [job] = jobs.as_slice() {
+        run_job(&mut conn, replica, writes, job, &mut rows).await?;
+        return Ok(rows);
+    }
+    let mut tx = sqlx::Connection::begin(&mut *conn)
+        .await
+        .map_err(Failed::Connection)?;
+    for job in &jobs {
+        run_job(&mut tx, replica, writes, job, &mut rows).await?;
+    }
+    tx.commit().await.map_err(Failed::Connection)?;
+    Ok(rows)
+}
+
+/// Runs one statement of a batch, setting the rows of the writes it made.
+async fn run_job(
+    conn: &mut PgConnection,
+    replica: &str,
+    writes: &[&Write],
+    job: &Job,
+    rows: &mut [u64],
+) -> Result<(), Failed> {
+    match job {
+        Job::Units(units) => {
+            let last: Vec<&Unit> = units
+                .iter()
+                .filter_map(|(i, _)| match writes[*i] {
+                    Write::Unit(u) => Some(u),
+                    _ => None,
+                })
+                .collect();
+            let stored = store_units(conn, replica, &last).await.map_err(failed)?;
+            for (u, (_, answers)) in last.iter().zip(units) {
+                let n = u64::from(stored.contains(&(u.run.clone(), u.step.clone(), u.item)));
+                for i in answers {
+                    rows[*i] = n;
+                }
+            }
+        }
+        Job::Snapshots(of) => {
+            let batch: Vec<&Snapshot> = of
+                .iter()
+                .filter_map(|i| match writes[*i] {
+                    Write::Snapshot(c) => Some(c),
+                    _ => None,
+                })
+                .collect();
+            let written = store_snapshots(conn, replica, &batch)
+                .await
+                .map_err(failed)?;
+            for (i, c) in of.iter().zip(batch) {
+                rows[*i] = u64::from(written.contains(&c.id));
+            }
+        }
+        Job::Events(of) => {
+            let batch: Vec<&Events> = of
+                .iter()
+                .filter_map(|i| match writes[*i] {
+                    Write::Events(c) => Some(c),
+                    _ => None,
+                })
+                .collect();
+            let written = log_events(conn, replica, &batch).await.map_err(failed)?;
+            for (i, c) in of.iter().zip(batch) {
+                rows[*i] = u64::from(written.contains(&c.id));
+            }
+        }
+        Job::Runs(what, of) => {
+            let batch: Vec<&RunRow> = of
+                .iter()
+                .filter_map(|i| match writes[*i] {
+                    Write::Run(_, r) => Some(r),
+                    _ => None,
+                })
+                .collect();
+            let written = write_runs(conn, replica, *what, &batch)
+                .await
+                .map_err(failed)?;
+            for (i, r) in of.iter().zip(batch) {
+                rows[*i] = u64::from(written.contains(&r.id));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,48 @@
+//! What a durable store's writer answers a write with: shared by the SQLite and the
+//! PostgreSQL writers, and said in the words of each trait at its edge.
+
+use std::sync::Arc;
+
+use a2a::server::StoreError;
+use orchestrator_core::engine::RunStoreError;
+
+/// Why a write or a read failed, before it is said in the words of the trait it was
+/// made for.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum WriteError {
+    /// The writer task has ended: every handle to the store was dropped.
+    #[error("the store's writer has stopped")]
+    Closed,
+    /// The database failed (shared: a failed batch answers each of its writes).
+    #[error(transparent)]
+    Sql(Arc<sqlx::Error>),
+    /// A value could not be turned into its stored JSON.
+    #[error("cannot encode a value to store: {0}")]
+    Encode(Arc<serde_json::Error>),
+}
+
+impl From<sqlx::Error> for WriteError {
+    fn from(e: sqlx::Error) -> Self {
+        WriteError::Sql(Arc::new(e))
+    }
+}
+
+impl From<WriteError> for StoreError {
+    fn from(e: WriteError) -> Self {
+        match e {
+            WriteError::Closed => StoreError::Closed,
+            WriteError::Sql(e) => StoreError::Backend(e),
+            WriteError::Encode(e) => StoreError::Backend(e),
+        }
+    }
+}
+
+impl From<WriteError> for RunStoreError {
+    fn from(e: WriteError) -> Self {
+        match e {
+            WriteError::Closed => RunStoreError::Closed,
+            WriteError::Sql(e) => RunStoreError::Backend(e),
+            WriteError::Encode(e) => RunStoreError::Backend(e),
+        }
+    }
+}

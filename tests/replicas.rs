@@ -645,6 +645,139 @@ async fn a_run_on_one_replica_is_followed_answered_and_canceled_through_another(
     }
 }
 
+/// The backends listening for notices (one per replica) in database `db`.
+async fn listeners(db: &str) -> Vec<i32> {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(db).await.unwrap();
+    sqlx::query_scalar(
+        "SELECT pid FROM pg_stat_activity
+         WHERE datname = current_database() AND query LIKE 'LISTEN%'",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap()
+}
+
+/// Waits (bounded) until `db` has `n` listening backends, none of them in `not`.
+async fn until_listening(db: &str, n: usize, not: &[i32]) -> Vec<i32> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let now = listeners(db).await;
+        if now.len() == n && now.iter().all(|p| !not.contains(p)) {
+            return now;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{n} replicas listening, none of {not:?}: {now:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Follows run `id` through `url` with `tasks/resubscribe` to its end; the states it
+/// saw. Every event is numbered, in order, none missing; `after_first` runs once the
+/// first event arrived.
+async fn follow_through(
+    url: &str,
+    id: &str,
+    after_first: impl std::future::Future<Output = ()>,
+) -> Vec<String> {
+    let body = crate::util::rpc("tasks/resubscribe", serde_json::json!({ "id": id }));
+    let mut sse = crate::util::sse::Sse::open(url, &body, None).await;
+    let mut after_first = Some(after_first);
+    let (mut states, mut last) = (Vec::new(), None::<u64>);
+    while let Some((n, v)) = tokio::time::timeout(Duration::from_secs(30), sse.next())
+        .await
+        .expect("an event within 30 s")
+    {
+        assert!(v.get("error").is_none(), "{v}");
+        let n = n.expect("numbered");
+        if let Some(last) = last {
+            assert_eq!(n, last + 1, "gapless");
+        }
+        last = Some(n);
+        if let Some(s) = v["result"]["status"]["state"].as_str() {
+            states.push(s.to_owned());
+        }
+        if let Some(f) = after_first.take() {
+            f.await;
+        }
+    }
+    states
+}
+
+/// Streams of tasks another replica runs are pushed, not polled (issue 39): each
+/// replica listens (LISTEN/NOTIFY) and, while it does, reads a followed task's log only
+/// when its owner announces events. A run on B followed through A gets every event to
+/// the end; with the listening connections killed mid-run, A polls until it listens
+/// again and the stream still gets every event; once listening again, the next run
+/// followed through A is pushed again.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
+#[tokio::test]
+async fn a_stream_through_another_replica_is_pushed_and_outlives_losing_the_notices() {
+    let pg = Cluster::start("notices");
+    let name = "replicas-notices";
+    let fleet = Fleet::start(&pg, name, 2, Duration::from_millis(1500), "10s").await;
+    let (a, b) = (&fleet.urls[0], &fleet.urls[1]);
+    let db = pg.url(name);
+    let first = until_listening(&db, 2, &[]).await;
+    let metrics = reqwest::get(format!("{a}metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("a2a_orchestrator_store_listening 1"),
+        "{metrics}"
+    );
+
+    // Pushed: A reads B's run's log only when B announces events.
+    let id = start_on(b, "replicated").await;
+    let states = follow_through(a, &id, async {}).await;
+    assert_eq!(
+        states.last().map(String::as_str),
+        Some("completed"),
+        "{states:?}"
+    );
+
+    // The listening connections killed while A follows a run: A polls meanwhile.
+    let id = start_on(b, "replicated").await;
+    let kill = async {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(&db).await.unwrap();
+        let killed: Vec<bool> =
+            sqlx::query_scalar("SELECT pg_terminate_backend(p) FROM unnest($1::int[]) AS p")
+                .bind(&first)
+                .fetch_all(&mut conn)
+                .await
+                .unwrap();
+        assert_eq!(killed, [true, true]);
+    };
+    let states = follow_through(a, &id, kill).await;
+    assert_eq!(
+        states.last().map(String::as_str),
+        Some("completed"),
+        "{states:?}"
+    );
+    assert!(states.contains(&"working".to_owned()), "{states:?}");
+
+    // Listening again (new connections), and pushed again.
+    until_listening(&db, 2, &first).await;
+    let id = start_on(b, "replicated").await;
+    let states = follow_through(a, &id, async {}).await;
+    assert_eq!(
+        states.last().map(String::as_str),
+        Some("completed"),
+        "{states:?}"
+    );
+    let counts = fleet.counts();
+    assert!(counts.iter().all(|(_, n)| *n == 1), "{counts:?}");
+}
+
 /// Replica B frozen (SIGSTOP) past its lease while its runs' slow steps are with the
 /// agents: A takes the runs over and finishes them; B, thawed (SIGCONT), sends nothing
 /// for them and writes nothing — it hears it lost them.

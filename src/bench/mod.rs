@@ -16,7 +16,9 @@ mod scenarios;
 use process::{Scratch, Serve};
 pub use report::{Goal, ReplicaFigures, Report, Row};
 use report::{median, ms, p50_p99, round};
-use scenarios::{direct_call, memory, relay, run_blocking, throughput, throughput_across, warm_up};
+use scenarios::{
+    direct_call, memory, relay, relay_across, run_blocking, throughput, throughput_across, warm_up,
+};
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -80,7 +82,8 @@ const STORE_ROUNDS: usize = 3;
 /// `bench --replicas N --postgres URL`: N `serve` replicas on one PostgreSQL database
 /// behind a round-robin client, the c64 diamond on the first 1, 2, … N of them in turns
 /// (three rounds, the median of each): runs per second and the database's transactions
-/// per run for each count.
+/// per run for each count; from two replicas on, how long a chunk streamed by a run on
+/// the first takes to reach a subscriber on the second under that load.
 pub async fn replicas(
     options: &Options,
     max: usize,
@@ -118,17 +121,32 @@ pub async fn replicas(
     ));
     let mut rates = vec![Vec::new(); max];
     let mut transactions = vec![0i64; max];
+    let mut across = vec![Vec::new(); max];
+    let clients = serves
+        .iter()
+        .take(2)
+        .map(Serve::client)
+        .collect::<anyhow::Result<Vec<_>>>()?;
     for _ in 0..STORE_ROUNDS {
         for n in 1..=max {
             let before = counter
                 .transactions()
                 .await
                 .map_err(|e| anyhow!("reading pg_stat_database: {e}"))?;
-            rates[n - 1].push(
-                throughput_across(&hosts[..n], sizes.throughput_runs, 64)
-                    .await?
-                    .0,
-            );
+            let load = throughput_across(&hosts[..n], sizes.throughput_runs, 64);
+            let rate = if n >= 2 {
+                // A run on the first replica followed through the second, meanwhile.
+                let relay = async {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    relay_across(&clients[0], &clients[1], epoch, sizes.relay_chunks).await
+                };
+                let (rate, relay) = tokio::join!(load, relay);
+                across[n - 1].extend(relay?);
+                rate?.0
+            } else {
+                load.await?.0
+            };
+            rates[n - 1].push(rate);
             transactions[n - 1] += counter
                 .transactions()
                 .await
@@ -148,6 +166,8 @@ pub async fn replicas(
                 transactions[n - 1] as f64 / (STORE_ROUNDS * sizes.throughput_runs) as f64,
                 2,
             ),
+            relay_across_ms_p99: (n >= 2)
+                .then(|| round(p50_p99(std::mem::take(&mut across[n - 1])).1, 1)),
         })
         .collect())
 }

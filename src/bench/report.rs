@@ -75,6 +75,10 @@ pub struct ReplicaFigures {
     /// The database's transactions (commits and rollbacks, as `pg_stat_database`
     /// counts them) per run, the replicas' own housekeeping included.
     pub transactions_per_run: f64,
+    /// With two replicas or more: how long a streamed chunk of a run on the first takes
+    /// to reach a subscriber on the second, p99, in milliseconds, under that load.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relay_across_ms_p99: Option<f64>,
 }
 
 /// A figure's target on a 2-core machine.

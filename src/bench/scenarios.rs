@@ -214,6 +214,52 @@ pub(super) async fn relay(
     Ok(latencies)
 }
 
+/// The relay latency of each chunk of a `chunky` task run by replica `owner`, seen by
+/// a subscriber on replica `other` (`tasks/resubscribe`): from the agent through the
+/// owner, its store and the other replica's reading of it. Chunks streamed before the
+/// subscription began are not counted; at least half must reach it.
+pub(super) async fn relay_across(
+    owner: &A2aClient,
+    other: &A2aClient,
+    epoch: Instant,
+    chunks: usize,
+) -> anyhow::Result<Vec<f64>> {
+    let mut local = owner
+        .send_message_stream(&start_message("relay", json!({})))
+        .await?;
+    let id = match local.next().await {
+        Some(Ok(StreamEvent::Task(t))) => t.id,
+        Some(Ok(StreamEvent::StatusUpdate(s))) => s.task_id,
+        other => bail!("the relay run did not start: {other:?}"),
+    };
+    // The owner's own stream drained beside, as a client of it would.
+    let drained = tokio::spawn(async move { while local.next().await.is_some() {} });
+    let mut events = other
+        .resubscribe(&a2a::types::TaskIdParams::new(id))
+        .await?;
+    let mut latencies = Vec::with_capacity(chunks);
+    while let Some(event) = events.next().await {
+        if let StreamEvent::ArtifactUpdate(a) = &event? {
+            let now = epoch.elapsed().as_nanos();
+            for part in &a.artifact.parts {
+                if let Part::Text(t) = part
+                    && let Ok(sent) = t.text.parse::<u128>()
+                {
+                    latencies.push(now.saturating_sub(sent) as f64 / 1e6);
+                }
+            }
+        }
+    }
+    drained.abort();
+    if latencies.len() < chunks / 2 {
+        bail!(
+            "{} of the {chunks} chunks reached the other replica's subscriber",
+            latencies.len()
+        );
+    }
+    Ok(latencies)
+}
+
 /// The orchestrator's resident memory per run with `runs` runs waiting on the `held`
 /// agent, in a fresh orchestrator process.
 pub(super) async fn memory(

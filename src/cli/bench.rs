@@ -44,17 +44,19 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
         say!(
-            "\n{:>8} {:>12} {:>20}",
+            "\n{:>8} {:>12} {:>20} {:>26}",
             "replicas",
             "runs/s",
-            "transactions/run"
+            "transactions/run",
+            "relay across, p99 (ms)"
         )?;
         for f in figures {
             say!(
-                "{:>8} {:>12} {:>20}",
+                "{:>8} {:>12} {:>20} {:>26}",
                 f.replicas,
                 trim(f.runs_per_sec),
-                trim(f.transactions_per_run)
+                trim(f.transactions_per_run),
+                f.relay_across_ms_p99.map_or("-".to_owned(), trim)
             )?;
         }
         return Ok(ExitCode::SUCCESS);

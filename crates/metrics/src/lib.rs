@@ -103,6 +103,7 @@ pub struct Metrics {
     pub actions: Family<ActionLabels, Counter>,
     pub sse_subscribers: Gauge,
     pub store_commit: Histogram,
+    pub store_listening: Gauge,
     registry: Registry,
 }
 
@@ -133,6 +134,7 @@ impl Metrics {
             actions: Family::default(),
             sse_subscribers: Gauge::default(),
             store_commit: fast_seconds(),
+            store_listening: Gauge::default(),
             registry: Registry::with_prefix("a2a_orchestrator"),
         };
         let mut r = Registry::with_prefix("a2a_orchestrator");
@@ -205,6 +207,11 @@ impl Metrics {
             "store_commit_seconds",
             "Time to commit one batch of writes to the store",
             m.store_commit.clone(),
+        );
+        r.register(
+            "store_listening",
+            "1 while a PostgreSQL replica hears the others' notices (LISTEN), 0 while it polls",
+            m.store_listening.clone(),
         );
         Metrics { registry: r, ..m }
     }

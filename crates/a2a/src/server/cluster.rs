@@ -12,9 +12,12 @@
 //!   the tasks nobody runs, resuming them as a restart resumes a store's unfinished
 //!   tasks;
 //! - a request for a task another server runs is answered from the store: a stream or
-//!   a subscription follows the task's event log (polled, so it goes on across a
-//!   takeover), and a cancel or a message is queued for the server running the task,
-//!   which takes its queue every [`REQUEST_POLL`];
+//!   a subscription follows the task's event log (so it goes on across a takeover), and
+//!   a cancel or a message is queued for the server running the task;
+//! - a store that announces what happens ([`Cluster::notices`]: an event logged for a
+//!   task this server follows, a request queued for it) wakes those at once; without
+//!   it, or while it does not hear (its connection lost), logs are read every
+//!   [`TAIL_POLL`] and queues taken every [`REQUEST_POLL`];
 //! - a graceful stop releases the lease at once, for the others to claim the tasks.
 
 use std::time::Duration;
@@ -25,6 +28,7 @@ use tokio::sync::broadcast;
 use tracing::info;
 
 use crate::RpcError;
+use crate::server::notices::{NoticeBoard, Notices};
 use crate::server::{
     Caller, EventSink, Inner, Principal, ResumeContext, StoreError, Subscription, TaskStore,
     Update, store_error, task_manager,
@@ -130,6 +134,21 @@ pub trait Cluster: Send + Sync {
     ) -> BoxFuture<'a, Result<(), StoreError>>;
     /// Takes the requests queued for the tasks this server runs, oldest first.
     fn requests(&self) -> BoxFuture<'_, Result<Vec<(TaskId, ClusterRequest)>, StoreError>>;
+    /// Where the store announces events logged for the tasks this server
+    /// [`watch`](Cluster::watch)es and requests queued for it; none: the server polls.
+    fn notices(&self) -> Option<&NoticeBoard> {
+        None
+    }
+    /// Asks for a [`Notice::Logged`](crate::server::Notice::Logged) whenever task
+    /// `id`'s log gets events, whoever writes them, until as many
+    /// [`unwatch`](Cluster::unwatch)es.
+    fn watch<'a>(&'a self, _id: &'a TaskId) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async { Ok(()) })
+    }
+    /// Undoes one [`watch`](Cluster::watch).
+    fn unwatch<'a>(&'a self, _id: &'a TaskId) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// Where a request for an existing task is served.
@@ -170,43 +189,32 @@ impl Inner {
     }
 
     /// A subscription to a task another server runs: its snapshot, then the events
-    /// its log gets after `seq`, read every [`TAIL_POLL`] until one ends the task (or
-    /// nobody listens any more, or this server stops).
+    /// its log gets after `seq` until one ends the task (or nobody listens any more, or
+    /// this server stops) — read when the store announces them, every [`TAIL_POLL`]
+    /// while it cannot.
     pub(super) fn tail(&self, store: Arc<dyn TaskStore>, task: Task, seq: u64) -> Subscription {
         let (tx, events) = broadcast::channel(task_manager::BROADCAST_CAPACITY);
         let id = task.id.clone();
         let shutdown = self.shutdown.clone();
         self.tracker.spawn(async move {
-            let mut last = seq;
-            let mut tick = tokio::time::interval(TAIL_POLL);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tokio::select! {
-                    _ = tick.tick() => {}
-                    () = shutdown.cancelled() => return,
-                }
-                if tx.receiver_count() == 0 {
-                    return;
-                }
-                let events = match store.events_after(&id, last).await {
-                    Ok(events) => events,
+            let cluster = store.cluster();
+            let mut notices = cluster.and_then(Cluster::notices).map(NoticeBoard::subscribe);
+            // Watched before the first read: whatever is logged after it is announced.
+            let watched = match (cluster, &notices) {
+                (Some(cluster), Some(_)) => match cluster.watch(&id).await {
+                    Ok(()) => true,
                     Err(e) => {
-                        warn!(task_id = %id, error = %e, "reading the log of a task another server runs failed; retrying");
-                        continue;
+                        warn!(task_id = %id, error = %e, "asking to hear of a task's events failed; reading its log every {TAIL_POLL:?}");
+                        false
                     }
-                };
-                for (n, event) in events {
-                    last = n;
-                    let end = match &*event {
-                        StreamEvent::StatusUpdate(u) => u.status.state.is_terminal(),
-                        StreamEvent::Task(t) => t.status.state.is_terminal(),
-                        _ => false,
-                    };
-                    let _ = tx.send(Update::Event(n, event));
-                    if end {
-                        return;
-                    }
-                }
+                },
+                _ => false,
+            };
+            follow(&*store, &id, seq, &tx, notices.as_mut().filter(|_| watched), &shutdown).await;
+            if let Some(cluster) = cluster.filter(|_| watched)
+                && let Err(e) = cluster.unwatch(&id).await
+            {
+                warn!(task_id = %id, error = %e, "ending the notices of a task's events failed");
             }
         });
         Subscription {
@@ -253,10 +261,61 @@ impl Inner {
     }
 }
 
+/// Sends task `id`'s events logged after `seq` to `tx` until one ends the task, nobody
+/// listens, or `shutdown`: read when `notices` says the log may have grown, every
+/// [`TAIL_POLL`] without them or while the store does not hear.
+async fn follow(
+    store: &dyn TaskStore,
+    id: &TaskId,
+    seq: u64,
+    tx: &broadcast::Sender<Update>,
+    mut notices: Option<&mut Notices>,
+    shutdown: &tokio_util::sync::CancellationToken,
+) {
+    let mut last = seq;
+    let mut tick = tokio::time::interval(TAIL_POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        if tx.receiver_count() == 0 {
+            return;
+        }
+        let read = store.events_after(id, last).await;
+        let failed = read.is_err();
+        match read {
+            Ok(events) => {
+                for (n, event) in events {
+                    last = n;
+                    let end = match &*event {
+                        StreamEvent::StatusUpdate(u) => u.status.state.is_terminal(),
+                        StreamEvent::Task(t) => t.status.state.is_terminal(),
+                        _ => false,
+                    };
+                    let _ = tx.send(Update::Event(n, event));
+                    if end {
+                        return;
+                    }
+                }
+            }
+            Err(e) => {
+                warn!(task_id = %id, error = %e, "reading the log of a task another server runs failed; retrying");
+            }
+        }
+        // A failed read is tried again on the clock: no notice may come for it.
+        let pushed = !failed && notices.as_ref().is_some_and(|n| n.listening());
+        tokio::select! {
+            () = async { if let Some(n) = notices.as_deref_mut() { n.logged(id).await } }, if pushed => {}
+            _ = tick.tick(), if !pushed => {}
+            () = tx.closed() => return,
+            () = shutdown.cancelled() => return,
+        }
+    }
+}
+
 /// What a server sharing its store does while it runs: renews its lease (every third
 /// of it) and hands over what it lost, claims what nobody runs (every [`CLAIM_EVERY`]
 /// at most, so that a stopped server's tasks move at once), and takes the requests
-/// queued for its tasks (every [`REQUEST_POLL`]).
+/// queued for its tasks (when the store announces them and after a claim; every
+/// [`REQUEST_POLL`] while it cannot).
 pub(super) async fn cluster_loop(inner: Arc<Inner>) {
     let Some(lease) = inner.manager.store().cluster().map(|c| c.lease()) else {
         return;
@@ -269,13 +328,29 @@ pub(super) async fn cluster_loop(inner: Arc<Inner>) {
     let mut beat = every(lease / 3);
     let mut claims = every((lease / 3).min(CLAIM_EVERY));
     let mut poll = every(REQUEST_POLL);
+    let mut notices = inner
+        .manager
+        .store()
+        .cluster()
+        .and_then(Cluster::notices)
+        .map(NoticeBoard::subscribe);
     loop {
+        let pushed = notices.as_ref().is_some_and(Notices::listening);
         tokio::select! {
             biased;
             () = inner.shutdown.cancelled() => return,
             _ = beat.tick() => renew(&inner).await,
-            _ = claims.tick() => claim(&inner).await,
-            _ = poll.tick() => take_requests(&inner).await,
+            _ = claims.tick() => {
+                // Requests queued for a task before it was claimed were announced to
+                // its old owner.
+                if claim(&inner).await > 0 {
+                    take_requests(&inner).await;
+                }
+            }
+            _ = poll.tick(), if !pushed => take_requests(&inner).await,
+            () = async { if let Some(n) = notices.as_mut() { n.requested().await } }, if pushed => {
+                take_requests(&inner).await;
+            }
         }
     }
 }
@@ -295,20 +370,26 @@ async fn renew(inner: &Arc<Inner>) {
     }
 }
 
-async fn claim(inner: &Arc<Inner>) {
+/// Claims tasks nobody runs and resumes them; how many.
+async fn claim(inner: &Arc<Inner>) -> usize {
     let Some(cluster) = inner.manager.store().cluster() else {
-        return;
+        return 0;
     };
     match cluster.claim(CLAIM_BATCH).await {
         Ok(claimed) => {
+            let n = claimed.len();
             for (task, seq) in claimed {
                 info!(task_id = %task.id, "taking over a task nobody runs");
                 if let Err(e) = inner.resume_task(task, seq).await {
                     warn!(error = %e, "resuming a claimed task failed");
                 }
             }
+            n
         }
-        Err(e) => warn!(error = %e, "claiming tasks nobody runs failed; retrying"),
+        Err(e) => {
+            warn!(error = %e, "claiming tasks nobody runs failed; retrying");
+            0
+        }
     }
 }
 

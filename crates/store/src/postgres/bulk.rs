@@ -110,7 +110,12 @@ logged AS (
     FROM UNNEST($14::text[], $15::bigint[], $16::text[]) AS e(task_id, seq, event)
     WHERE e.task_id IN (SELECT id FROM written)
 )
-SELECT id FROM written";
+SELECT id FROM written
+-- Announced (on notices::EVENTS) to the replicas that follow these tasks for clients (none, mostly: then
+-- nothing is, and no commit waits for NOTIFY's lock). The condition is always true;
+-- it makes the announcement part of the statement.
+WHERE (SELECT count(pg_notify('a2a_task_events', w.task_id)) FROM task_watches w
+       WHERE w.task_id IN (SELECT id FROM written)) >= 0";
     let mut columns = SnapshotColumns::default();
     let mut events = EventColumns::default();
     for c in commits {
@@ -214,7 +219,12 @@ logged AS (
     FROM UNNEST($6::text[], $7::bigint[], $8::text[]) AS e(task_id, seq, event)
     WHERE e.task_id IN (SELECT id FROM written)
 )
-SELECT id FROM written";
+SELECT id FROM written
+-- Announced (on notices::EVENTS) to the replicas that follow these tasks for clients (none, mostly: then
+-- nothing is, and no commit waits for NOTIFY's lock). The condition is always true;
+-- it makes the announcement part of the statement.
+WHERE (SELECT count(pg_notify('a2a_task_events', w.task_id)) FROM task_watches w
+       WHERE w.task_id IN (SELECT id FROM written)) >= 0";
     let (mut ids, mut states, mut times, mut fences) = (vec![], vec![], vec![], vec![]);
     let mut events = EventColumns::default();
     for c in commits {

@@ -8,8 +8,9 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use sqlx::Row;
 
+use super::notices::REQUESTS;
 use super::{NOW_MS, PostgresStore};
-use a2a::server::{Cluster, ClusterRequest, Owner, StoreError};
+use a2a::server::{Cluster, ClusterRequest, NoticeBoard, Owner, StoreError};
 use a2a::types::{Task, TaskId};
 
 impl Cluster for PostgresStore {
@@ -129,6 +130,11 @@ impl Cluster for PostgresStore {
                 .execute(&self.pool)
                 .await
                 .map_err(StoreError::backend)?;
+            sqlx::query("DELETE FROM task_watches WHERE replica = $1")
+                .bind(&*self.replica)
+                .execute(&self.pool)
+                .await
+                .map_err(StoreError::backend)?;
             self.fences
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -144,12 +150,20 @@ impl Cluster for PostgresStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let body = serde_json::to_string(request).map_err(StoreError::backend)?;
-            sqlx::query("INSERT INTO task_requests (task_id, request) VALUES ($1, $2)")
-                .bind(id.as_str())
-                .bind(body)
-                .execute(&self.pool)
-                .await
-                .map_err(StoreError::backend)?;
+            // Announced to the task's owner (to every replica when it has none: the
+            // one that claims it takes it).
+            sqlx::query(&format!(
+                "WITH queued AS (
+                     INSERT INTO task_requests (task_id, request) VALUES ($1, $2) RETURNING task_id
+                 )
+                 SELECT pg_notify('{REQUESTS}', coalesce(t.owner, ''))
+                 FROM queued LEFT JOIN tasks t ON t.id = queued.task_id"
+            ))
+            .bind(id.as_str())
+            .bind(body)
+            .execute(&self.pool)
+            .await
+            .map_err(StoreError::backend)?;
             Ok(())
         })
     }
@@ -175,5 +189,17 @@ impl Cluster for PostgresStore {
                 })
                 .collect()
         })
+    }
+
+    fn notices(&self) -> Option<&NoticeBoard> {
+        Some(&self.notices)
+    }
+
+    fn watch<'a>(&'a self, id: &'a TaskId) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(self.add_watch(id))
+    }
+
+    fn unwatch<'a>(&'a self, id: &'a TaskId) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(self.remove_watch(id))
     }
 }

@@ -16,11 +16,15 @@
 //! while it holds it — every write for a task or its run checks, in its own statement,
 //! that the task's owner and fencing number are still this replica's ([`cluster`]).
 //!
+//! Streams of tasks another replica runs, and requests queued for one, are announced
+//! with `LISTEN/NOTIFY` ([`notices`]), polled only while that connection is lost.
+//!
 //! [`schema`] holds the migrations, [`tasks`] and [`runs`] the two traits' reads and
 //! writes, [`writer`] the writers and [`bulk`] their multi-row statements, [`cluster`] the replicas' leases and requests.
 
 mod bulk;
 mod cluster;
+mod notices;
 mod runs;
 mod schema;
 mod tasks;
@@ -33,10 +37,11 @@ use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::{OpenError, OpenErrorKind, Store};
 use crate::rows::millis;
-use a2a::server::StoreError;
+use a2a::server::{NoticeBoard, StoreError};
 use writer::Writers;
 
 /// Connections each replica keeps to the database at most.
@@ -72,6 +77,12 @@ pub struct PostgresStore {
     fences: Arc<Mutex<HashMap<String, i64>>>,
     /// Where writes for tasks and runs are queued and committed together.
     writers: Writers,
+    /// Where what the replica hears (`LISTEN`) is posted.
+    notices: NoticeBoard,
+    /// The tasks this replica follows for clients while others run them.
+    watching: Arc<notices::Watching>,
+    /// Ends the listening connection when the last handle to the store is dropped.
+    _listening: Arc<DropGuard>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -117,12 +128,23 @@ impl PostgresStore {
         .await
         .map_err(|e| fail(OpenErrorKind::Database(e)))?;
         let writers = Writers::start(&pool, &replica);
+        let board = NoticeBoard::new();
+        let stop = CancellationToken::new();
+        tokio::spawn(notices::listen(
+            pool.clone(),
+            replica.clone(),
+            board.clone(),
+            stop.clone(),
+        ));
         Ok(Self {
             location: location.to_owned(),
             replica,
             lease,
             fences: Default::default(),
             writers,
+            notices: board,
+            watching: Default::default(),
+            _listening: Arc::new(stop.drop_guard()),
             pool,
         })
     }
@@ -211,11 +233,19 @@ impl Store for PostgresStore {
                     ],
                 )
                 .await?;
-                // Replicas that died without stopping: their rows, long expired.
+                // Replicas that died without stopping: their rows, long expired, and
+                // the watches of those gone.
                 sqlx::query(&format!(
                     "DELETE FROM replicas WHERE lease_until < {NOW_MS} - $1"
                 ))
                 .bind(REAP_AFTER.as_millis() as i64)
+                .execute(&mut *tx)
+                .await
+                .map_err(StoreError::backend)?;
+                sqlx::query(
+                    "DELETE FROM task_watches w
+                     WHERE NOT EXISTS (SELECT 1 FROM replicas r WHERE r.id = w.replica)",
+                )
                 .execute(&mut *tx)
                 .await
                 .map_err(StoreError::backend)?;

@@ -90,6 +90,16 @@ CREATE INDEX tasks_by_initiator_time ON tasks (initiator, status_ms DESC, id DES
     r#"
 ALTER TABLE tasks ADD COLUMN tenant TEXT;
 "#,
+    // The tasks a replica follows for a client while another runs them: their owner
+    // announces their events (NOTIFY) instead of being polled (issue 39).
+    r#"
+CREATE TABLE task_watches (
+    task_id TEXT NOT NULL,
+    replica TEXT NOT NULL,
+    PRIMARY KEY (task_id, replica)
+);
+CREATE INDEX task_watches_by_replica ON task_watches (replica);
+"#,
 ];
 
 /// The key of the advisory lock held while migrating: replicas opening one database

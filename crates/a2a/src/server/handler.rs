@@ -7,7 +7,7 @@
 use crate::server::{
     Access, ActorHandle, Caller, CancelContext, ClusterRequest, EventSink, Forwarded, Inner,
     Origin, Placement, RequestContext, SinkError, StoreError, Subscription, TaskPage, TaskQuery,
-    Update, check_webhook, ends_on, ends_stream,
+    Update, apply_event, check_webhook, ends_on, ends_stream,
 };
 use crate::types::{
     AgentCard, ContextId, Message, MessageSendParams, Metadata, PushNotificationConfig, Role,
@@ -498,6 +498,10 @@ impl Inner {
         let history_length = params.history_length();
         let Started { task_id, mut sub } = self.start(params, caller).await?;
         let mut task_exists = sub.snapshot.is_some();
+        // The task moved on by the events as they come, as the store moves it: what a
+        // blocking request answers with once the task stops, without reading it back.
+        let mut current = sub.snapshot.take();
+        let (mut ended, mut lagged) = (false, false);
         loop {
             let update = tokio::select! {
                 u = sub.events.recv() => u,
@@ -512,12 +516,20 @@ impl Inner {
                 Ok(Update::Error(e)) => return Err(*e),
                 Ok(Update::Event(_, event)) => {
                     task_exists = true;
+                    match (&mut current, &*event) {
+                        (Some(task), event) => apply_event(task, event),
+                        (None, StreamEvent::Task(t)) if !lagged => current = Some(t.clone()),
+                        (None, _) => {}
+                    }
                     if !blocking || ends_stream(&event) {
+                        ended = blocking;
                         break;
                     }
                 }
                 Err(RecvError::Lagged(_)) => {
                     task_exists = true;
+                    // Events were missed: the task is read back at the end.
+                    (current, lagged) = (None, true);
                     let task = self.load(&task_id, caller, Access::Read).await?;
                     if !blocking || ends_on(task.status.state) {
                         break;
@@ -526,14 +538,18 @@ impl Inner {
                 Err(RecvError::Closed) => break,
             }
         }
-        match self
-            .manager
-            .store()
-            .get(&task_id)
-            .await
-            .map_err(store_error)?
-        {
-            Some((mut task, _)) => {
+        let task = match current.filter(|_| ended) {
+            Some(task) => Some(task),
+            None => self
+                .manager
+                .store()
+                .get(&task_id)
+                .await
+                .map_err(store_error)?
+                .map(|(task, _)| task),
+        };
+        match task {
+            Some(mut task) => {
                 task.truncate_history(history_length);
                 Ok(SendMessageResult::Task(task))
             }

@@ -40,8 +40,14 @@ use tracing::{info_span, warn};
 /// How often a server takes the requests queued for the tasks it runs.
 const REQUEST_POLL: Duration = Duration::from_millis(200);
 
-/// How often a stream on a task another server runs reads the task's log.
+/// How often a stream on a task another server runs reads the task's log, when the
+/// store announces nothing.
 const TAIL_POLL: Duration = Duration::from_millis(100);
+
+/// When such a stream reads the log once more besides the announcements: an event
+/// whose commit began before the stream asked to hear of the task is not announced to
+/// it, and commits take milliseconds.
+const TAIL_SETTLE: Duration = Duration::from_secs(1);
 
 /// How often a server looks for tasks nobody runs, at most (a third of the lease when
 /// that is shorter).
@@ -262,8 +268,9 @@ impl Inner {
 }
 
 /// Sends task `id`'s events logged after `seq` to `tx` until one ends the task, nobody
-/// listens, or `shutdown`: read when `notices` says the log may have grown, every
-/// [`TAIL_POLL`] without them or while the store does not hear.
+/// listens, or `shutdown`: read when `notices` says the log may have grown (and once
+/// [`TAIL_SETTLE`] after the start), every [`TAIL_POLL`] without them or while the store
+/// does not hear.
 async fn follow(
     store: &dyn TaskStore,
     id: &TaskId,
@@ -275,6 +282,9 @@ async fn follow(
     let mut last = seq;
     let mut tick = tokio::time::interval(TAIL_POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let settle = tokio::time::sleep(TAIL_SETTLE);
+    tokio::pin!(settle);
+    let mut settled = false;
     loop {
         if tx.receiver_count() == 0 {
             return;
@@ -304,6 +314,7 @@ async fn follow(
         let pushed = !failed && notices.as_ref().is_some_and(|n| n.listening());
         tokio::select! {
             () = async { if let Some(n) = notices.as_deref_mut() { n.logged(id).await } }, if pushed => {}
+            () = &mut settle, if pushed && !settled => settled = true,
             _ = tick.tick(), if !pushed => {}
             () = tx.closed() => return,
             () = shutdown.cancelled() => return,

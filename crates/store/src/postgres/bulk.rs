@@ -111,9 +111,9 @@ logged AS (
     WHERE e.task_id IN (SELECT id FROM written)
 )
 SELECT id FROM written
--- Announced (on notices::EVENTS) to the replicas that follow these tasks for clients (none, mostly: then
--- nothing is, and no commit waits for NOTIFY's lock). The condition is always true;
--- it makes the announcement part of the statement.
+-- Announced (on notices::EVENTS) to the replicas that follow these tasks for
+-- clients (none, mostly: then nothing is, and no commit waits for NOTIFY's lock).
+-- The condition is always true; it makes the announcement part of the statement.
 WHERE (SELECT count(pg_notify('a2a_task_events', w.task_id)) FROM task_watches w
        WHERE w.task_id IN (SELECT id FROM written)) >= 0";
     let mut columns = SnapshotColumns::default();
@@ -220,9 +220,9 @@ logged AS (
     WHERE e.task_id IN (SELECT id FROM written)
 )
 SELECT id FROM written
--- Announced (on notices::EVENTS) to the replicas that follow these tasks for clients (none, mostly: then
--- nothing is, and no commit waits for NOTIFY's lock). The condition is always true;
--- it makes the announcement part of the statement.
+-- Announced (on notices::EVENTS) to the replicas that follow these tasks for
+-- clients (none, mostly: then nothing is, and no commit waits for NOTIFY's lock).
+-- The condition is always true; it makes the announcement part of the statement.
 WHERE (SELECT count(pg_notify('a2a_task_events', w.task_id)) FROM task_watches w
        WHERE w.task_id IN (SELECT id FROM written)) >= 0";
     let (mut ids, mut states, mut times, mut fences) = (vec![], vec![], vec![], vec![]);

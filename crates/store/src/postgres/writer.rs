@@ -311,6 +311,10 @@ fn plan(writes: &[&Write]) -> Vec<Job> {
 /// (1, or 0 when refused for its fence or there was nothing to change).
 async fn apply_batch(pool: &PgPool, replica: &str, writes: &[&Write]) -> Result<Vec<u64>, Failed> {
     let jobs = plan(writes);
+    if jobs.is_empty() {
+        // Flushes only: nothing to write, nothing to wait for.
+        return Ok(vec![0; writes.len()]);
+    }
     let mut conn = pool.acquire().await.map_err(Failed::Connection)?;
     let mut rows = vec![0; writes.len()];
     if let [job] = jobs.as_slice() {

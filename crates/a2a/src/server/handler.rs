@@ -551,6 +551,8 @@ impl Inner {
         match task {
             Some(mut task) => {
                 task.truncate_history(history_length);
+                // With the agent's live summary, as GetTask gives it.
+                self.agent.describe(&mut task);
                 Ok(SendMessageResult::Task(task))
             }
             None => Err(RpcError::invalid_agent_response(

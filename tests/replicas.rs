@@ -42,6 +42,20 @@ fn header(id: &str) -> RunHeader {
     }
 }
 
+/// A cluster with database `name`, and two stores opened on it as two replicas would
+/// open them, with leases of 600 ms.
+async fn two_replicas(name: &str) -> (Cluster, Arc<dyn Store>, Arc<dyn Store>) {
+    let pg = Cluster::start(name);
+    let url = pg.database(name).await;
+    let spec = StoreSpec::parse(&url)
+        .unwrap()
+        .with_lease(Duration::from_millis(600))
+        .unwrap();
+    let a: Arc<dyn Store> = spec.open().await.unwrap();
+    let b: Arc<dyn Store> = spec.open().await.unwrap();
+    (pg, a, b)
+}
+
 /// Two replicas: A starts a task and its run; B cannot write for it and sees it run
 /// elsewhere; A stops renewing, B claims it with a new fencing number; from then on
 /// A's writes for the task and the run are refused, A hears it lost the task at its
@@ -52,14 +66,7 @@ fn header(id: &str) -> RunHeader {
 )]
 #[tokio::test]
 async fn a_task_is_written_only_by_the_replica_that_holds_it() {
-    let pg = Cluster::start("ownership");
-    let url = pg.database("ownership").await;
-    let spec = StoreSpec::parse(&url)
-        .unwrap()
-        .with_lease(Duration::from_millis(600))
-        .unwrap();
-    let a: Arc<dyn Store> = spec.open().await.unwrap();
-    let b: Arc<dyn Store> = spec.open().await.unwrap();
+    let (_pg, a, b) = two_replicas("ownership").await;
     let (ca, cb) = (a.cluster().unwrap(), b.cluster().unwrap());
 
     let mut task = working("t", TaskState::Submitted);
@@ -158,14 +165,7 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_commits_the_held_tasks_writes_and_refuses_the_lost_ones() {
-    let pg = Cluster::start("batches");
-    let url = pg.database("batches").await;
-    let spec = StoreSpec::parse(&url)
-        .unwrap()
-        .with_lease(Duration::from_millis(600))
-        .unwrap();
-    let a: Arc<dyn Store> = spec.open().await.unwrap();
-    let b: Arc<dyn Store> = spec.open().await.unwrap();
+    let (_pg, a, b) = two_replicas("batches").await;
     let (ca, cb) = (a.cluster().unwrap(), b.cluster().unwrap());
     let tasks: Vec<Task> = (0..40)
         .map(|i| working(&format!("batch-{i:02}"), TaskState::Submitted))

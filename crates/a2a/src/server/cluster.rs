@@ -130,7 +130,7 @@ pub trait Cluster: Send + Sync {
     /// Takes over up to `max` unfinished tasks nobody runs; with their last event's
     /// number, to resume.
     fn claim(&self, max: usize) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>>;
-    /// Gives up this server's lease and tasks at once (a graceful stop).
+    /// Gives up this server's lease and tasks at once (a graceful stop), and its watches.
     fn release(&self) -> BoxFuture<'_, Result<(), StoreError>>;
     /// Queues `request` for the server that runs task `id`.
     fn request<'a>(
@@ -217,7 +217,8 @@ impl Inner {
                 _ => false,
             };
             follow(&*store, &id, seq, &tx, notices.as_mut().filter(|_| watched), &shutdown).await;
-            if let Some(cluster) = cluster.filter(|_| watched)
+            // At a stop the lease's release drops every watch at once.
+            if let Some(cluster) = cluster.filter(|_| watched && !shutdown.is_cancelled())
                 && let Err(e) = cluster.unwatch(&id).await
             {
                 warn!(task_id = %id, error = %e, "ending the notices of a task's events failed");

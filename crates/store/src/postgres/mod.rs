@@ -211,6 +211,8 @@ impl Store for PostgresStore {
                         "DELETE FROM push_configs WHERE task_id = ANY($1)",
                         // Requests that came too late for their task (it ended first).
                         "DELETE FROM task_requests WHERE task_id = ANY($1)",
+                        // Watches a follower could not remove.
+                        "DELETE FROM task_watches WHERE task_id = ANY($1)",
                         "DELETE FROM tasks WHERE id = ANY($1)",
                     ],
                 )

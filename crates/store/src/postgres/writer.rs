@@ -14,7 +14,7 @@
 //! write, so each caller learns its own outcome; one that cannot get a connection fails
 //! every write in it at once, as each would have.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 
@@ -357,48 +357,55 @@ async fn run_job(
             }
         }
         Job::Snapshots(of) => {
-            let batch: Vec<&Snapshot> = of
-                .iter()
-                .filter_map(|i| match writes[*i] {
-                    Write::Snapshot(c) => Some(c),
-                    _ => None,
-                })
-                .collect();
+            let batch = picked(writes, of, |w| match w {
+                Write::Snapshot(c) => Some(c),
+                _ => None,
+            });
             let written = store_snapshots(conn, replica, &batch)
                 .await
                 .map_err(failed)?;
-            for (i, c) in of.iter().zip(batch) {
-                rows[*i] = u64::from(written.contains(&c.id));
-            }
+            mark(rows, of, batch.iter().map(|c| c.id.as_str()), &written);
         }
         Job::Events(of) => {
-            let batch: Vec<&Events> = of
-                .iter()
-                .filter_map(|i| match writes[*i] {
-                    Write::Events(c) => Some(c),
-                    _ => None,
-                })
-                .collect();
+            let batch = picked(writes, of, |w| match w {
+                Write::Events(c) => Some(c),
+                _ => None,
+            });
             let written = log_events(conn, replica, &batch).await.map_err(failed)?;
-            for (i, c) in of.iter().zip(batch) {
-                rows[*i] = u64::from(written.contains(&c.id));
-            }
+            mark(rows, of, batch.iter().map(|c| c.id.as_str()), &written);
         }
         Job::Runs(what, of) => {
-            let batch: Vec<&RunRow> = of
-                .iter()
-                .filter_map(|i| match writes[*i] {
-                    Write::Run(_, r) => Some(r),
-                    _ => None,
-                })
-                .collect();
+            let batch = picked(writes, of, |w| match w {
+                Write::Run(_, r) => Some(r),
+                _ => None,
+            });
             let written = write_runs(conn, replica, *what, &batch)
                 .await
                 .map_err(failed)?;
-            for (i, r) in of.iter().zip(batch) {
-                rows[*i] = u64::from(written.contains(&r.id));
-            }
+            mark(rows, of, batch.iter().map(|r| r.id.as_str()), &written);
         }
     }
     Ok(())
+}
+
+/// The writes at `of` of the kind `pick` takes, in that order.
+fn picked<'a, T>(
+    writes: &[&'a Write],
+    of: &[usize],
+    pick: impl Fn(&'a Write) -> Option<&'a T>,
+) -> Vec<&'a T> {
+    of.iter().filter_map(|i| pick(writes[*i])).collect()
+}
+
+/// Sets the rows of the writes at `of` (for the tasks or runs `ids`, in that order):
+/// 1 for those `written`, else 0.
+fn mark<'a>(
+    rows: &mut [u64],
+    of: &[usize],
+    ids: impl Iterator<Item = &'a str>,
+    written: &HashSet<String>,
+) {
+    for (i, id) in of.iter().zip(ids) {
+        rows[*i] = u64::from(written.contains(id));
+    }
 }

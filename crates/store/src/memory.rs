@@ -50,7 +50,15 @@ impl TaskStore for MemoryStore {
         task: &'a Task,
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.tasks.commit(task, events)
+        Box::pin(async move {
+            self.tasks.commit(task, events).await?;
+            // A run shares its id with its upstream task: a finished task dropped past
+            // the store's bounds takes its run with it, or the runs would fill memory.
+            for id in self.tasks.take_evicted() {
+                self.runs.remove_finished(id.as_str());
+            }
+            Ok(())
+        })
     }
     fn events_after(
         &self,
@@ -125,5 +133,57 @@ impl RunStore for MemoryStore {
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<SavedRun>, RunStoreError>> {
         self.runs.load_run(run_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MemoryStore;
+    use a2a::server::{InMemoryTaskStore, TaskStore};
+    use a2a::types::{ContextId, Task, TaskId, TaskState, TaskStatus};
+    use orchestrator_core::engine::{MemoryRunStore, RunEnd, RunHeader, RunState, RunStore};
+
+    /// A finished task dropped past the store's bound takes its run along: the runs
+    /// stay as bounded as the tasks.
+    #[tokio::test]
+    async fn a_run_goes_with_its_task_past_the_bound() {
+        let store = MemoryStore {
+            tasks: InMemoryTaskStore::with_finished_kept(2),
+            runs: MemoryRunStore::new(),
+        };
+        for id in ["r1", "r2", "r3"] {
+            let header = RunHeader {
+                run_id: id.into(),
+                workflow_id: "w".into(),
+                workflow_file: "w.toml".into(),
+                workflow_source: String::new(),
+                workflow_hash: String::new(),
+                inputs: Default::default(),
+                trace: None,
+                started_at: None,
+                initiator: None,
+                tenant: None,
+            };
+            store.create_run(&header).await.unwrap();
+            let end = RunEnd {
+                state: RunState::Completed,
+                message: None,
+                output_text: None,
+                output_data: None,
+            };
+            store.finish_run(id, &end).await.unwrap();
+            let task = Task::new(
+                TaskId::new(id),
+                ContextId::new("c"),
+                TaskStatus::new(TaskState::Completed),
+            );
+            store.commit(&task, &[]).await.unwrap();
+        }
+        assert!(store.get(&TaskId::new("r1")).await.unwrap().is_none());
+        assert!(store.load_run("r1").await.unwrap().is_none());
+        for kept in ["r2", "r3"] {
+            assert!(store.get(&TaskId::new(kept)).await.unwrap().is_some());
+            assert!(store.load_run(kept).await.unwrap().is_some(), "{kept}");
+        }
     }
 }

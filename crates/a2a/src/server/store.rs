@@ -276,6 +276,8 @@ struct Maps {
     finished: std::collections::VecDeque<(TaskId, usize)>,
     /// The sizes in `finished`, summed.
     finished_bytes: usize,
+    /// Finished tasks dropped past the bounds since the last [`InMemoryTaskStore::take_evicted`].
+    evicted: Vec<TaskId>,
 }
 
 impl Maps {
@@ -310,6 +312,12 @@ impl InMemoryTaskStore {
     pub fn keeping_bytes(mut self, bytes: usize) -> Self {
         self.finished_bytes_kept = bytes;
         self
+    }
+
+    /// The finished tasks dropped past the store's bounds since the last call: what
+    /// a store keeping more beside each task (the engine's runs) drops with them.
+    pub fn take_evicted(&self) -> Vec<TaskId> {
+        self.with(|m| std::mem::take(&mut m.evicted))
     }
 
     /// Whether the store holds a task.
@@ -458,6 +466,7 @@ impl TaskStore for InMemoryTaskStore {
                     if let Some((oldest, size)) = m.finished.pop_front() {
                         m.finished_bytes -= size;
                         m.remove(&oldest);
+                        m.evicted.push(oldest);
                     }
                 }
             }

@@ -322,6 +322,15 @@ impl MemoryRunStore {
         f(&mut guard)
     }
 
+    /// Removes a run if it has finished.
+    pub fn remove_finished(&self, run_id: &str) {
+        self.with(|runs| {
+            if runs.get(run_id).is_some_and(|r| r.end.is_some()) {
+                runs.remove(run_id);
+            }
+        });
+    }
+
     /// Removes finished runs whose id `keep` refuses; how many.
     pub fn retain_finished(&self, mut keep: impl FnMut(&str) -> bool) -> usize {
         self.with(|runs| {

@@ -256,11 +256,29 @@ impl Default for InMemoryTaskStore {
 
 #[derive(Debug)]
 struct Entry {
+    /// The task as of event `applied`: brought up to date from `log` when read (see
+    /// [`Entry::current`]), not at every commit.
     task: Task,
+    applied: u64,
+    /// The state of the last commit, current whether or not `task` is.
+    state: TaskState,
     log: Vec<LoggedEvent>,
     changed: SystemTime,
     /// Its key in `Maps::by_time`.
     at: TaskCursor,
+}
+
+impl Entry {
+    /// The task as last committed: the events logged since `task` was taken are
+    /// applied to it first.
+    fn current(&mut self) -> &Task {
+        let start = self.log.partition_point(|(s, _)| *s <= self.applied);
+        for (_, e) in &self.log[start..] {
+            super::apply::apply_event(&mut self.task, e);
+        }
+        self.applied = last_seq(&self.log);
+        &self.task
+    }
 }
 
 #[derive(Debug, Default)]
@@ -405,7 +423,11 @@ fn approx_bytes(task: &Task, log: &[LoggedEvent]) -> usize {
 
 impl TaskStore for InMemoryTaskStore {
     fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
-        let task = self.with(|m| m.tasks.get(id).map(|e| (e.task.clone(), last_seq(&e.log))));
+        let task = self.with(|m| {
+            m.tasks
+                .get_mut(id)
+                .map(|e| (e.current().clone(), last_seq(&e.log)))
+        });
         Box::pin(async move { Ok(task) })
     }
 
@@ -422,6 +444,8 @@ impl TaskStore for InMemoryTaskStore {
                 fresh = true;
                 Box::new(Entry {
                     task: task.clone(),
+                    applied: events.last().map_or(0, |(s, _)| *s),
+                    state: task.status.state,
                     log: Vec::new(),
                     changed: SystemTime::now(),
                     at: at.clone(),
@@ -430,26 +454,25 @@ impl TaskStore for InMemoryTaskStore {
             m.by_time.remove(&entry.at);
             m.by_time.insert(at.clone());
             entry.at = at;
-            // Events are applied to the stored task, at the cost of each event: a copy
-            // of the whole task per commit would make streaming a large artifact cost
-            // its size at every chunk. A commit without events (a message added to the
-            // history), with a whole task or ending the task replaces it, as the
-            // durable stores store a snapshot then.
-            let finishes = task.status.state.is_terminal()
-                && (fresh || !entry.task.status.state.is_terminal());
+            // The events are logged, and applied to the stored task only when it is
+            // read: a copy of the whole task per commit would make streaming a large
+            // artifact cost its size at every chunk, and applying each event as it
+            // comes would cost every run's events again for tasks nobody reads while
+            // they run. A commit without events (a message added to the history), with
+            // a whole task or ending the task replaces it, as the durable stores store a
+            // snapshot then.
+            let finishes = task.status.state.is_terminal() && (fresh || !entry.state.is_terminal());
             let whole = events.is_empty()
                 || task.status.state.is_terminal()
                 || events
                     .iter()
                     .any(|(_, e)| matches!(**e, StreamEvent::Task(_)));
+            entry.log.extend(events.iter().cloned());
             if whole && !fresh {
                 entry.task = task.clone();
-            } else if !fresh {
-                for (_, e) in events {
-                    super::apply::apply_event(&mut entry.task, e);
-                }
+                entry.applied = last_seq(&entry.log);
             }
-            entry.log.extend(events.iter().cloned());
+            entry.state = task.status.state;
             entry.changed = SystemTime::now();
             if let Some(first) = task.history.first() {
                 m.by_message
@@ -457,6 +480,7 @@ impl TaskStore for InMemoryTaskStore {
                     .or_insert_with(|| task.id.clone());
             }
             if finishes {
+                entry.current();
                 let size = approx_bytes(&entry.task, &entry.log);
                 m.finished.push_back((task.id.clone(), size));
                 m.finished_bytes += size;
@@ -499,9 +523,9 @@ impl TaskStore for InMemoryTaskStore {
     fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
         let tasks = self.with(|m| {
             m.tasks
-                .values()
-                .filter(|e| !e.task.status.state.is_terminal())
-                .map(|e| (e.task.clone(), last_seq(&e.log)))
+                .values_mut()
+                .filter(|e| !e.state.is_terminal())
+                .map(|e| (e.current().clone(), last_seq(&e.log)))
                 .collect()
         });
         Box::pin(async move { Ok(tasks) })
@@ -512,7 +536,7 @@ impl TaskStore for InMemoryTaskStore {
             let old: Vec<TaskId> = m
                 .tasks
                 .iter()
-                .filter(|(_, e)| e.task.status.state.is_terminal() && e.changed < before)
+                .filter(|(_, e)| e.state.is_terminal() && e.changed < before)
                 .map(|(id, _)| id.clone())
                 .collect();
             for id in &old {
@@ -569,11 +593,13 @@ impl TaskStore for InMemoryTaskStore {
     fn list(&self, query: &TaskQuery) -> BoxFuture<'_, Result<TaskPage, StoreError>> {
         let page = self.with(|m| {
             let mut page = TaskPage::default();
-            let mut matching = m.by_time.iter().rev().filter_map(|at| {
-                let e = m.tasks.get(&at.id)?;
-                matches(query, &e.task, at.status_ms).then_some((at, e))
-            });
-            for (at, e) in matching.by_ref() {
+            for at in m.by_time.iter().rev() {
+                let Some(e) = m.tasks.get_mut(&at.id) else {
+                    continue;
+                };
+                if !matches(query, e.current(), at.status_ms) {
+                    continue;
+                }
                 page.total += 1;
                 if query.after.as_ref().is_some_and(|after| at >= after) {
                     continue;
@@ -597,6 +623,53 @@ mod tests {
 
     fn task(id: &str, state: TaskState) -> Task {
         Task::new(TaskId::new(id), ContextId::new("c"), TaskStatus::new(state))
+    }
+
+    /// Events committed without a whole task are logged and applied only when the task
+    /// is read: `get` and `list` (its state filter too) see every one of them.
+    #[tokio::test]
+    async fn events_are_applied_when_the_task_is_read() {
+        use crate::server::apply::{apply_event, tests::chunk};
+        use crate::types::{Message, StreamEvent, TaskStatusUpdateEvent};
+        use std::sync::Arc;
+        let store = InMemoryTaskStore::new();
+        let mut live = task("t", TaskState::Working);
+        store.commit(&live, &[]).await.unwrap();
+        let asking = TaskStatusUpdateEvent {
+            kind: Default::default(),
+            task_id: TaskId::new("t"),
+            context_id: ContextId::new("c"),
+            status: TaskStatus {
+                state: TaskState::InputRequired,
+                message: Some(Message::agent_text("which?")),
+                timestamp: Some("2026-11-26T10:00:00Z".into()),
+            },
+            is_final: true,
+            metadata: None,
+        };
+        let events: Vec<StreamEvent> = vec![
+            chunk("a", "x", false).into(),
+            chunk("a", "y", true).into(),
+            asking.into(),
+        ];
+        let logged: Vec<_> = events
+            .into_iter()
+            .zip(1..)
+            .map(|(e, seq)| (seq, Arc::new(e)))
+            .collect();
+        for (_, e) in &logged {
+            apply_event(&mut live, e);
+        }
+        store.commit(&live, &logged[..2]).await.unwrap();
+        store.commit(&live, &logged[2..]).await.unwrap();
+        let (got, seq) = store.get(&TaskId::new("t")).await.unwrap().unwrap();
+        assert_eq!((got, seq), (live.clone(), 3));
+        let asked = TaskQuery {
+            state: Some(TaskState::InputRequired),
+            limit: 10,
+            ..TaskQuery::default()
+        };
+        assert_eq!(store.list(&asked).await.unwrap().tasks, vec![live]);
     }
 
     /// Past its bound, the store forgets the tasks that finished first; tasks still

@@ -287,7 +287,7 @@ impl UnaryService<Bytes> for Call {
         Box::pin(async move {
             let outcome = async {
                 let (request, caller) = call.params(request.get_ref())?;
-                let mut json = unary_v1(&call.inner, call.method, &request, &caller).await?;
+                let mut json: Value = unary_v1(&call.inner, call.method, &request, &caller).await?;
                 if call.method == Method::GetAuthenticatedExtendedCard {
                     // The AgentCard message has v1.0's fields only (its v1.0 signature
                     // covers exactly those).

@@ -27,6 +27,7 @@ use axum::response::sse::Event;
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::sync::Arc;
 use tracing::{Instrument, info_span};
 
@@ -206,7 +207,7 @@ pub(super) async fn rpc(
         }
         let result = match generation {
             Version::V0_3 => unary_v03(&inner, method, &request, &caller).await,
-            Version::V1_0 => unary_v1(&inner, method, &request, &caller).await,
+            Version::V1_0 => unary_v1::<Box<RawValue>>(&inner, method, &request, &caller).await,
         };
         match result {
             Ok(result) => {
@@ -283,8 +284,28 @@ fn check_params(
     }
 }
 
-fn to_value<T: Serialize>(v: T) -> Result<Value, RpcError> {
-    serde_json::to_value(v).map_err(|e| RpcError::internal(format!("cannot serialize: {e}")))
+/// What a unary method's answer is encoded as: the JSON text itself for the JSON-RPC
+/// response (written once, straight from the typed answer, with no `Value` between), or
+/// a `Value` for a binding that reshapes it (gRPC).
+pub(super) trait Answer: Sized {
+    fn encode<T: Serialize>(v: T) -> Result<Self, RpcError>;
+}
+
+impl Answer for Value {
+    fn encode<T: Serialize>(v: T) -> Result<Self, RpcError> {
+        serde_json::to_value(v).map_err(|e| RpcError::internal(format!("cannot serialize: {e}")))
+    }
+}
+
+impl Answer for Box<RawValue> {
+    fn encode<T: Serialize>(v: T) -> Result<Self, RpcError> {
+        serde_json::value::to_raw_value(&v)
+            .map_err(|e| RpcError::internal(format!("cannot serialize: {e}")))
+    }
+}
+
+fn to_value<A: Answer, T: Serialize>(v: T) -> Result<A, RpcError> {
+    A::encode(v)
 }
 
 /// v0.3's methods answered with one JSON response.
@@ -293,7 +314,7 @@ async fn unary_v03(
     method: Method,
     req: &IncomingRequest,
     caller: &Caller,
-) -> Result<Value, RpcError> {
+) -> Result<Box<RawValue>, RpcError> {
     match method {
         Method::SendMessage => to_value(inner.send(req.params()?, false, caller).await?),
         // Streaming methods are answered by `stream`.
@@ -327,9 +348,9 @@ async fn unary_v03(
                     caller,
                 )
                 .await?;
-            Ok(Value::Null)
+            to_value(Value::Null)
         }
-        Method::GetAuthenticatedExtendedCard => Ok(super::http::published_card(
+        Method::GetAuthenticatedExtendedCard => to_value(super::http::published_card(
             &inner.extended_card(caller)?,
             &super::ServerConfig {
                 generations: crate::Versions::V0_3,
@@ -341,12 +362,12 @@ async fn unary_v03(
 }
 
 /// v1.0's methods answered with one JSON response (the gRPC binding's too).
-pub(super) async fn unary_v1(
+pub(super) async fn unary_v1<A: Answer>(
     inner: &Arc<Inner>,
     method: Method,
     req: &IncomingRequest,
     caller: &Caller,
-) -> Result<Value, RpcError> {
+) -> Result<A, RpcError> {
     match method {
         Method::SendMessage => to_value(super::v1::send(inner, req.params()?, caller).await?),
         Method::SendStreamingMessage | Method::Resubscribe => Err(RpcError::internal(
@@ -370,9 +391,9 @@ pub(super) async fn unary_v1(
         }
         Method::DeletePushConfig => {
             super::v1::delete_push(inner, req.params()?, caller).await?;
-            Ok(serde_json::json!({}))
+            to_value(serde_json::json!({}))
         }
-        Method::GetAuthenticatedExtendedCard => super::v1::extended_card(inner, caller),
+        Method::GetAuthenticatedExtendedCard => to_value(super::v1::extended_card(inner, caller)?),
     }
 }
 

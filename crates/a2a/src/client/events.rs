@@ -129,6 +129,46 @@ pub(super) fn sse_events(
 }
 
 fn decode_event(url: &str, framing: &Framing, data: &str) -> Result<StreamEvent, ClientError> {
+    if let Some(event) = decode_typed(framing, data) {
+        return Ok(event);
+    }
+    decode_value(url, framing, data)
+}
+
+/// The usual event decoded straight from its text into its type, with no `Value`
+/// between: `None` for anything else (an error, a mismatched id, a malformed event),
+/// which [`decode_value`] then reads and explains.
+fn decode_typed(framing: &Framing, data: &str) -> Option<StreamEvent> {
+    use serde_json::value::RawValue;
+    #[derive(serde::Deserialize)]
+    struct Envelope<'a> {
+        jsonrpc: &'a str,
+        id: RequestId,
+        #[serde(borrow)]
+        result: &'a RawValue,
+    }
+    let (text, protocol) = match framing {
+        Framing::JsonRpc(id, protocol) => {
+            let envelope: Envelope<'_> = serde_json::from_str(data).ok()?;
+            if envelope.jsonrpc != "2.0" || envelope.id != *id {
+                return None;
+            }
+            (envelope.result.get(), *protocol)
+        }
+        Framing::HttpJson => (data, Version::V1_0),
+    };
+    match protocol {
+        Version::V0_3 => serde_json::from_str(text).ok(),
+        Version::V1_0 => {
+            let event: v1t::StreamResponse = serde_json::from_str(text).ok()?;
+            v1c::stream_event_in(event).ok()
+        }
+    }
+}
+
+/// An event read as a `Value` first: its envelope, id and error checked one by one,
+/// and what is wrong with it said with where.
+fn decode_value(url: &str, framing: &Framing, data: &str) -> Result<StreamEvent, ClientError> {
     let value: Value = serde_json::from_str(data)
         .map_err(|e| ClientError::protocol(url, format!("an SSE event is not JSON: {e}")))?;
     let (result, protocol) = match framing {

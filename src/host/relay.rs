@@ -232,23 +232,20 @@ fn translate(
         TaskState::Working
     };
     if let Some(update) = StepUpdate::of(&event) {
-        let label = match update.item {
-            Some(i) => format!("`{}`[{i}]", update.step),
-            None => format!("`{}`", update.step),
-        };
-        let text = match &update.message {
-            Some(m) => format!("{label} {}: {m}", update.state),
-            None => format!("{label} {}", update.state),
-        };
         // The step's move is the update's metadata; the run's detail is not copied
         // into every step's update (readers of a live task get it from `describe`).
+        // Only a move with something to say (why a step failed, what it waits for) is
+        // a message too: a message per move would be a history entry per move, and
+        // most moves (working, completed) say nothing the metadata does not.
+        let text = update.message.as_ref().map(|m| {
+            let label = match update.item {
+                Some(i) => format!("`{}`[{i}]", update.step),
+                None => format!("`{}`", update.step),
+            };
+            agent_message(&format!("{label} {}: {m}", update.state), None)
+        });
         meta = update.to_map();
-        return status_event(
-            events,
-            waiting,
-            Some(agent_message(&text, None)),
-            Some(meta),
-        );
+        return status_event(events, waiting, text, Some(meta));
     }
     match event {
         RunEvent::Run { state, message } => {

@@ -189,10 +189,14 @@ pub fn init(format: LogFormat, settings: &TraceSettings) -> Telemetry {
             }
         },
     };
-    tracing_subscriber::registry()
-        .with(logs)
-        .with(traces)
-        .init();
+    // Not `.with(traces)` on the `Option`: an absent layer says it is interested in
+    // every callsite, which would make every span (and every event the logs' filter
+    // then drops) be built and recorded on every request.
+    let subscriber = tracing_subscriber::registry().with(logs);
+    match traces {
+        Some(traces) => subscriber.with(traces).init(),
+        None => subscriber.init(),
+    }
     Telemetry { provider }
 }
 

@@ -423,10 +423,11 @@ impl Run {
     }
 
     fn output(&self) -> Result<(Option<String>, Option<Value>), String> {
-        let ctx = self.context(None, None);
         let t = &self.workflow.templates;
         match &self.workflow.output {
             Some(o) => {
+                // Built only for an `[output]` to render: it copies every step's output.
+                let ctx = self.context(None, None);
                 let text = o
                     .text
                     .as_ref()

@@ -13,10 +13,19 @@ use orchestrator_core::engine::{
 };
 
 /// Tasks and runs in process memory.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct MemoryStore {
     tasks: InMemoryTaskStore,
     runs: MemoryRunStore,
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self {
+            tasks: InMemoryTaskStore::new().reporting_evictions(),
+            runs: MemoryRunStore::new(),
+        }
+    }
 }
 
 impl MemoryStore {
@@ -148,7 +157,7 @@ mod tests {
     #[tokio::test]
     async fn a_run_goes_with_its_task_past_the_bound() {
         let store = MemoryStore {
-            tasks: InMemoryTaskStore::with_finished_kept(2),
+            tasks: InMemoryTaskStore::with_finished_kept(2).reporting_evictions(),
             runs: MemoryRunStore::new(),
         };
         for id in ["r1", "r2", "r3"] {

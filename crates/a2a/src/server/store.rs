@@ -231,6 +231,8 @@ pub struct InMemoryTaskStore {
     /// Most bytes of finished tasks kept, as `approx_bytes` counts them (see
     /// [`DEFAULT_FINISHED_BYTES_KEPT`]).
     finished_bytes_kept: usize,
+    /// Whether the tasks dropped past the bounds are kept for [`Self::take_evicted`].
+    reports_evictions: bool,
 }
 
 /// How many finished tasks an in-memory store keeps by default, the oldest finished
@@ -250,6 +252,7 @@ impl Default for InMemoryTaskStore {
             inner: Default::default(),
             finished_kept: DEFAULT_FINISHED_KEPT,
             finished_bytes_kept: DEFAULT_FINISHED_BYTES_KEPT,
+            reports_evictions: false,
         }
     }
 }
@@ -332,8 +335,16 @@ impl InMemoryTaskStore {
         self
     }
 
-    /// The finished tasks dropped past the store's bounds since the last call: what
-    /// a store keeping more beside each task (the engine's runs) drops with them.
+    /// The same store keeping the ids of the finished tasks it drops past its bounds
+    /// for [`Self::take_evicted`], which the owner must then call after each commit.
+    pub fn reporting_evictions(mut self) -> Self {
+        self.reports_evictions = true;
+        self
+    }
+
+    /// The finished tasks dropped past the store's bounds since the last call (with
+    /// [`Self::reporting_evictions`]; none otherwise): what a store keeping more beside
+    /// each task (the engine's runs) drops with them.
     pub fn take_evicted(&self) -> Vec<TaskId> {
         self.with(|m| std::mem::take(&mut m.evicted))
     }
@@ -437,6 +448,7 @@ impl TaskStore for InMemoryTaskStore {
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         let (kept, bytes_kept) = (self.finished_kept, self.finished_bytes_kept);
+        let reports = self.reports_evictions;
         self.with(|m| {
             let at = TaskCursor::of(task);
             let mut fresh = false;
@@ -490,7 +502,9 @@ impl TaskStore for InMemoryTaskStore {
                     if let Some((oldest, size)) = m.finished.pop_front() {
                         m.finished_bytes -= size;
                         m.remove(&oldest);
-                        m.evicted.push(oldest);
+                        if reports {
+                            m.evicted.push(oldest);
+                        }
                     }
                 }
             }
@@ -710,6 +724,8 @@ mod tests {
         assert!(store.get(&TaskId::new("t0")).await.unwrap().is_none());
         let listed = store.list(&TaskQuery::default()).await.unwrap();
         assert_eq!(listed.total, 4, "listed: {:?}", listed.tasks);
+        // Nobody asked for the dropped ids: none are kept for them.
+        assert!(store.take_evicted().is_empty());
     }
 
     /// Past its bound in bytes, the store forgets the finished tasks that finished

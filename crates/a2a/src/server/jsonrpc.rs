@@ -304,10 +304,6 @@ impl Answer for Box<RawValue> {
     }
 }
 
-fn to_value<A: Answer, T: Serialize>(v: T) -> Result<A, RpcError> {
-    A::encode(v)
-}
-
 /// v0.3's methods answered with one JSON response.
 async fn unary_v03(
     inner: &Arc<Inner>,
@@ -316,19 +312,19 @@ async fn unary_v03(
     caller: &Caller,
 ) -> Result<Box<RawValue>, RpcError> {
     match method {
-        Method::SendMessage => to_value(inner.send(req.params()?, false, caller).await?),
+        Method::SendMessage => Answer::encode(inner.send(req.params()?, false, caller).await?),
         // Streaming methods are answered by `stream`.
         Method::SendStreamingMessage | Method::Resubscribe => Err(RpcError::internal(
             "a streaming method reached the unary path",
         )),
         Method::ListTasks => Err(RpcError::method_not_found(method.v1_name())),
-        Method::GetTask => to_value(inner.get_task(req.params()?, caller).await?),
-        Method::CancelTask => to_value(inner.cancel(req.params()?, caller).await?),
-        Method::SetPushConfig => to_value(inner.set_push(req.params()?, caller).await?),
+        Method::GetTask => Answer::encode(inner.get_task(req.params()?, caller).await?),
+        Method::CancelTask => Answer::encode(inner.cancel(req.params()?, caller).await?),
+        Method::SetPushConfig => Answer::encode(inner.set_push(req.params()?, caller).await?),
         Method::GetPushConfig => {
             let p: GetTaskPushNotificationConfigParams = req.params()?;
             let id = p.push_notification_config_id.as_deref();
-            to_value(
+            Answer::encode(
                 inner
                     .get_push_config(&p.id, id, "pushNotificationConfigId", caller)
                     .await?,
@@ -336,7 +332,7 @@ async fn unary_v03(
         }
         Method::ListPushConfig => {
             let p: TaskIdParams = req.params()?;
-            to_value(inner.list_push_configs(&p.id, caller).await?)
+            Answer::encode(inner.list_push_configs(&p.id, caller).await?)
         }
         Method::DeletePushConfig => {
             let p: DeleteTaskPushNotificationConfigParams = req.params()?;
@@ -348,9 +344,9 @@ async fn unary_v03(
                     caller,
                 )
                 .await?;
-            to_value(Value::Null)
+            Answer::encode(Value::Null)
         }
-        Method::GetAuthenticatedExtendedCard => to_value(super::http::published_card(
+        Method::GetAuthenticatedExtendedCard => Answer::encode(super::http::published_card(
             &inner.extended_card(caller)?,
             &super::ServerConfig {
                 generations: crate::Versions::V0_3,
@@ -369,31 +365,37 @@ pub(super) async fn unary_v1<A: Answer>(
     caller: &Caller,
 ) -> Result<A, RpcError> {
     match method {
-        Method::SendMessage => to_value(super::v1::send(inner, req.params()?, caller).await?),
+        Method::SendMessage => Answer::encode(super::v1::send(inner, req.params()?, caller).await?),
         Method::SendStreamingMessage | Method::Resubscribe => Err(RpcError::internal(
             "a streaming method reached the unary path",
         )),
-        Method::GetTask => to_value(super::v1::get(inner, req.params()?, caller).await?),
+        Method::GetTask => Answer::encode(super::v1::get(inner, req.params()?, caller).await?),
         Method::ListTasks => {
             let params: w::ListTasksRequest = match &req.params {
                 None => w::ListTasksRequest::default(),
                 Some(_) => req.params()?,
             };
-            to_value(super::v1::list(inner, params, caller).await?)
+            Answer::encode(super::v1::list(inner, params, caller).await?)
         }
-        Method::CancelTask => to_value(super::v1::cancel(inner, req.params()?, caller).await?),
+        Method::CancelTask => {
+            Answer::encode(super::v1::cancel(inner, req.params()?, caller).await?)
+        }
         Method::SetPushConfig => {
-            to_value(super::v1::create_push(inner, req.params()?, caller).await?)
+            Answer::encode(super::v1::create_push(inner, req.params()?, caller).await?)
         }
-        Method::GetPushConfig => to_value(super::v1::get_push(inner, req.params()?, caller).await?),
+        Method::GetPushConfig => {
+            Answer::encode(super::v1::get_push(inner, req.params()?, caller).await?)
+        }
         Method::ListPushConfig => {
-            to_value(super::v1::list_push(inner, req.params()?, caller).await?)
+            Answer::encode(super::v1::list_push(inner, req.params()?, caller).await?)
         }
         Method::DeletePushConfig => {
             super::v1::delete_push(inner, req.params()?, caller).await?;
-            to_value(serde_json::json!({}))
+            Answer::encode(serde_json::json!({}))
         }
-        Method::GetAuthenticatedExtendedCard => to_value(super::v1::extended_card(inner, caller)?),
+        Method::GetAuthenticatedExtendedCard => {
+            Answer::encode(super::v1::extended_card(inner, caller)?)
+        }
     }
 }
 

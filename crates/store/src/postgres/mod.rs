@@ -20,7 +20,8 @@
 //! with `LISTEN/NOTIFY` ([`notices`]), polled only while that connection is lost.
 //!
 //! [`schema`] holds the migrations, [`tasks`] and [`runs`] the two traits' reads and
-//! writes, [`writer`] the writers and [`bulk`] their multi-row statements, [`cluster`] the replicas' leases and requests.
+//! writes, [`writer`] the writers and [`bulk`] their one statement a batch (`a2a_write_batch`, a
+//! function of the schema), [`cluster`] the replicas' leases and requests.
 
 mod bulk;
 mod cluster;

@@ -2,11 +2,10 @@
 //! together. PostgreSQL commits each transaction with a flush of its WAL; one
 //! transaction for every event, checkpoint and snapshot made it the slowest store (25
 //! transactions a diamond run). Here a couple of writer tasks each take whatever is
-//! queued for them and commit it in one transaction, each kind of write in one
-//! multi-row statement ([`super::bulk`]), so a batch costs a few round trips whatever
-//! its size. Fencing is still checked write by write, inside each statement: a write
-//! refused for its fence (another replica runs the task now) writes nothing and says
-//! so, and the others in the batch commit.
+//! queued for them and commit it in one statement ([`super::bulk`]), so a batch costs
+//! one round trip whatever its size. Fencing is still checked write by write, inside
+//! the statement: a write refused for its fence (another replica runs the task now)
+//! writes nothing and says so, and the others in the batch commit.
 //!
 //! A task and its run are always written by the same writer (the writer is chosen by
 //! the id), so a task's writes keep their order; writes for different tasks share
@@ -14,7 +13,7 @@
 //! write, so each caller learns its own outcome; one that cannot get a connection fails
 //! every write in it at once, as each would have.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 
@@ -23,9 +22,7 @@ use sqlx::postgres::PgPool;
 use tokio::sync::{mpsc, oneshot};
 use tracing::warn;
 
-use super::bulk::{
-    Events, RunRow, RunWrite, Snapshot, Unit, log_events, store_snapshots, store_units, write_runs,
-};
+use super::bulk::{Events, Round, RunRow, RunWrite, Snapshot, Unit, write_round};
 use crate::WriteError;
 
 /// Writer tasks per replica. Two measured best on the benchmark's diamond (`bench
@@ -49,7 +46,7 @@ pub(super) enum Write {
 }
 
 impl Write {
-    /// Which writes must not share a bulk statement: a task's commits, a run's
+    /// Which writes must not share a round of a batch: a task's commits, a run's
     /// writes (a unit's checkpoints are merged instead).
     fn key(&self) -> Option<(u8, &str)> {
         match self {
@@ -248,24 +245,24 @@ fn failed(e: sqlx::Error) -> Failed {
     }
 }
 
-/// One multi-row statement of a batch: the writes (by index) it makes.
-enum Job {
+/// A round of a batch: the writes (by index) one statement makes.
+#[derive(Default)]
+struct Planned {
     /// Each unit's last checkpoint, with the writes it answers.
-    Units(Vec<(usize, Vec<usize>)>),
-    Snapshots(Vec<usize>),
-    Events(Vec<usize>),
-    Runs(RunWrite, Vec<usize>),
+    units: Vec<(usize, Vec<usize>)>,
+    /// Tasks' and runs' writes.
+    writes: Vec<usize>,
 }
 
-/// The statements that make `writes`, in order: units' checkpoints, then in rounds
-/// tasks' snapshots, tasks' events, runs created, canceled, finished. That order is
-/// safe because each call for a task or a run waits for the one before, except
-/// checkpoints, which may be queued unwaited: a run's header is waited for before its
-/// first checkpoint, and its end comes after its last. Should a task or a run have two
-/// writes in one batch, the second goes in a later round; of two checkpoints of one
-/// unit the later is stored, and answers for both.
-fn plan(writes: &[&Write]) -> Vec<Job> {
-    let mut rounds: Vec<Vec<usize>> = Vec::new();
+/// The rounds that make `writes`, in order: units' checkpoints go with the first; in
+/// each round tasks' snapshots and events are written before runs' headers, cancels and
+/// ends. That order is safe because each call for a task or a run waits for the one
+/// before, except checkpoints, which may be queued unwaited: a run's header is waited
+/// for before its first checkpoint, and its end comes after its last. Should a task or
+/// a run have two writes in one batch, the second goes in a later round; of two
+/// checkpoints of one unit the later is stored, and answers for both.
+fn plan(writes: &[&Write]) -> Vec<Planned> {
+    let mut rounds: Vec<Planned> = Vec::new();
     let mut round_of: HashMap<(u8, &str), usize> = HashMap::new();
     let mut units: HashMap<(&str, &str, i64), (usize, Vec<usize>)> = HashMap::new();
     for (i, write) in writes.iter().enumerate() {
@@ -278,134 +275,88 @@ fn plan(writes: &[&Write]) -> Vec<Job> {
         } else if let Some(key) = write.key() {
             let round = *round_of.entry(key).and_modify(|r| *r += 1).or_insert(0);
             if rounds.len() <= round {
-                rounds.push(Vec::new());
+                rounds.push(Planned::default());
             }
-            rounds[round].push(i);
+            rounds[round].writes.push(i);
         }
     }
-    let mut jobs = Vec::new();
     if !units.is_empty() {
-        jobs.push(Job::Units(units.into_values().collect()));
-    }
-    for round in rounds {
-        let of = |f: &dyn Fn(&Write) -> bool| -> Vec<usize> {
-            round.iter().copied().filter(|i| f(writes[*i])).collect()
-        };
-        jobs.push(Job::Snapshots(of(&|w| matches!(w, Write::Snapshot(_)))));
-        jobs.push(Job::Events(of(&|w| matches!(w, Write::Events(_)))));
-        for what in [RunWrite::Create, RunWrite::Cancel, RunWrite::Finish] {
-            jobs.push(Job::Runs(
-                what,
-                of(&|w| matches!(w, Write::Run(k, _) if *k == what)),
-            ));
+        if rounds.is_empty() {
+            rounds.push(Planned::default());
         }
+        rounds[0].units = units.into_values().collect();
     }
-    jobs.retain(|job| match job {
-        Job::Units(v) => !v.is_empty(),
-        Job::Snapshots(v) | Job::Events(v) | Job::Runs(_, v) => !v.is_empty(),
-    });
-    jobs
+    rounds
 }
 
-/// Commits `writes` in one transaction (one statement needs none); the rows each wrote
-/// (1, or 0 when refused for its fence or there was nothing to change).
+/// Commits `writes` (one round: one statement, its own transaction; more: in one
+/// transaction); the rows each wrote (1, or 0 when refused for its fence or there was
+/// nothing to change).
 async fn apply_batch(pool: &PgPool, replica: &str, writes: &[&Write]) -> Result<Vec<u64>, Failed> {
-    let jobs = plan(writes);
-    if jobs.is_empty() {
+    let rounds = plan(writes);
+    let mut rows = vec![0; writes.len()];
+    if rounds.is_empty() {
         // Flushes only: nothing to write, nothing to wait for.
-        return Ok(vec![0; writes.len()]);
+        return Ok(rows);
     }
     let mut conn = pool.acquire().await.map_err(Failed::Connection)?;
-    let mut rows = vec![0; writes.len()];
-    if let [job] = jobs.as_slice() {
-        run_job(&mut conn, replica, writes, job, &mut rows).await?;
+    if let [round] = rounds.as_slice() {
+        write_planned(&mut conn, replica, writes, round, &mut rows).await?;
         return Ok(rows);
     }
     let mut tx = sqlx::Connection::begin(&mut *conn)
         .await
         .map_err(Failed::Connection)?;
-    for job in &jobs {
-        run_job(&mut tx, replica, writes, job, &mut rows).await?;
+    for round in &rounds {
+        write_planned(&mut tx, replica, writes, round, &mut rows).await?;
     }
     tx.commit().await.map_err(Failed::Connection)?;
     Ok(rows)
 }
 
-/// Runs one statement of a batch, setting the rows of the writes it made.
-async fn run_job(
+/// Makes one round of a batch, setting the rows of the writes it made.
+async fn write_planned(
     conn: &mut PgConnection,
     replica: &str,
     writes: &[&Write],
-    job: &Job,
+    planned: &Planned,
     rows: &mut [u64],
 ) -> Result<(), Failed> {
-    match job {
-        Job::Units(units) => {
-            let last: Vec<&Unit> = units
-                .iter()
-                .filter_map(|(i, _)| match writes[*i] {
-                    Write::Unit(u) => Some(u),
-                    _ => None,
-                })
-                .collect();
-            let stored = store_units(conn, replica, &last).await.map_err(failed)?;
-            for (u, (_, answers)) in last.iter().zip(units) {
-                let n = u64::from(stored.contains(&(u.run.clone(), u.step.clone(), u.item)));
-                for i in answers {
-                    rows[*i] = n;
-                }
-            }
+    let mut round = Round::default();
+    for (last, _) in &planned.units {
+        if let Write::Unit(u) = writes[*last] {
+            round.units.push(u);
         }
-        Job::Snapshots(of) => {
-            let batch = picked(writes, of, |w| match w {
-                Write::Snapshot(c) => Some(c),
-                _ => None,
-            });
-            let written = store_snapshots(conn, replica, &batch)
-                .await
-                .map_err(failed)?;
-            mark(rows, of, batch.iter().map(|c| c.id.as_str()), &written);
+    }
+    for i in &planned.writes {
+        match writes[*i] {
+            Write::Snapshot(c) => round.snapshots.push(c),
+            Write::Events(c) => round.events.push(c),
+            Write::Run(what, r) => round.runs.push((*what, r)),
+            Write::Unit(_) => {}
         }
-        Job::Events(of) => {
-            let batch = picked(writes, of, |w| match w {
-                Write::Events(c) => Some(c),
-                _ => None,
-            });
-            let written = log_events(conn, replica, &batch).await.map_err(failed)?;
-            mark(rows, of, batch.iter().map(|c| c.id.as_str()), &written);
+    }
+    let written = write_round(conn, replica, &round).await.map_err(failed)?;
+    for (last, answers) in &planned.units {
+        let n = match writes[*last] {
+            Write::Unit(u) => u64::from(written.units.contains(&(
+                u.run.clone(),
+                u.step.clone(),
+                u.item,
+            ))),
+            _ => 0,
+        };
+        for i in answers {
+            rows[*i] = n;
         }
-        Job::Runs(what, of) => {
-            let batch = picked(writes, of, |w| match w {
-                Write::Run(_, r) => Some(r),
-                _ => None,
-            });
-            let written = write_runs(conn, replica, *what, &batch)
-                .await
-                .map_err(failed)?;
-            mark(rows, of, batch.iter().map(|r| r.id.as_str()), &written);
-        }
+    }
+    for i in &planned.writes {
+        rows[*i] = u64::from(match writes[*i] {
+            Write::Snapshot(c) => written.tasks.contains(&c.id),
+            Write::Events(c) => written.tasks.contains(&c.id),
+            Write::Run(what, r) => written.runs.contains(&(*what, r.id.clone())),
+            Write::Unit(_) => false,
+        });
     }
     Ok(())
-}
-
-/// The writes at `of` of the kind `pick` takes, in that order.
-fn picked<'a, T>(
-    writes: &[&'a Write],
-    of: &[usize],
-    pick: impl Fn(&'a Write) -> Option<&'a T>,
-) -> Vec<&'a T> {
-    of.iter().filter_map(|i| pick(writes[*i])).collect()
-}
-
-/// Sets the rows of the writes at `of` (for the tasks or runs `ids`, in that order):
-/// 1 for those `written`, else 0.
-fn mark<'a>(
-    rows: &mut [u64],
-    of: &[usize],
-    ids: impl Iterator<Item = &'a str>,
-    written: &HashSet<String>,
-) {
-    for (i, id) in of.iter().zip(ids) {
-        rows[*i] = u64::from(written.contains(id));
-    }
 }

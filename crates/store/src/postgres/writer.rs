@@ -18,7 +18,8 @@ use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 
 use sqlx::PgConnection;
-use sqlx::postgres::PgPool;
+use sqlx::pool::PoolConnection;
+use sqlx::postgres::{PgPool, Postgres};
 use tokio::sync::{mpsc, oneshot};
 use tracing::warn;
 
@@ -143,12 +144,16 @@ impl Writers {
 /// Commits queued writes in batches until every handle is gone.
 async fn writer_loop(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
+    // The writer's own connection, kept from batch to batch: a pooled connection is
+    // tested with a round trip each time it goes back to the pool. Given back when it
+    // fails (the pool then tests and drops it), taken again for the next batch.
+    let mut conn = Held { pool, conn: None };
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let ops = std::mem::take(&mut batch);
         let writes: Vec<&Write> = ops.iter().filter_map(|op| op.write.as_ref()).collect();
         let alone = writes.len() == 1;
         let started = std::time::Instant::now();
-        let outcome = apply_batch(&pool, &replica, &writes).await;
+        let outcome = apply_batch(&mut conn, &replica, &writes).await;
         orchestrator_metrics::get()
             .store_commit
             .observe(started.elapsed().as_secs_f64());
@@ -194,7 +199,7 @@ async fn writer_loop(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>
                         (None, _) => Ok(0),
                         // The connection went: the rest would wait for it in turn.
                         (Some(_), Some(e)) => Err(e.clone()),
-                        (Some(w), None) => match apply_batch(&pool, &replica, &[w]).await {
+                        (Some(w), None) => match apply_batch(&mut conn, &replica, &[w]).await {
                             Ok(rows) => Ok(rows[0]),
                             Err(Failed::Statement(e)) => Err(WriteError::from(e)),
                             Err(Failed::Connection(e)) => {
@@ -292,22 +297,52 @@ fn plan(writes: &[&Write]) -> Vec<Planned> {
 /// Commits `writes` (one round: one statement, its own transaction; more: in one
 /// transaction); the rows each wrote (1, or 0 when refused for its fence or there was
 /// nothing to change).
-async fn apply_batch(pool: &PgPool, replica: &str, writes: &[&Write]) -> Result<Vec<u64>, Failed> {
+async fn apply_batch(
+    held: &mut Held,
+    replica: &str,
+    writes: &[&Write],
+) -> Result<Vec<u64>, Failed> {
     let rounds = plan(writes);
-    let mut rows = vec![0; writes.len()];
+    let rows = vec![0; writes.len()];
     if rounds.is_empty() {
         // Flushes only: nothing to write, nothing to wait for.
         return Ok(rows);
     }
-    let mut conn = pool.acquire().await.map_err(Failed::Connection)?;
-    if let [round] = rounds.as_slice() {
-        write_planned(&mut conn, replica, writes, round, &mut rows).await?;
+    let conn = match &mut held.conn {
+        Some(conn) => conn,
+        None => held
+            .conn
+            .insert(held.pool.acquire().await.map_err(Failed::Connection)?),
+    };
+    let outcome = write_rounds(conn, replica, writes, &rounds, rows).await;
+    if let Err(Failed::Connection(_)) = outcome {
+        held.conn = None;
+    }
+    outcome
+}
+
+/// A writer's connection, when it has one.
+struct Held {
+    pool: PgPool,
+    conn: Option<PoolConnection<Postgres>>,
+}
+
+/// Makes a batch's `rounds` on `conn`.
+async fn write_rounds(
+    conn: &mut PgConnection,
+    replica: &str,
+    writes: &[&Write],
+    rounds: &[Planned],
+    mut rows: Vec<u64>,
+) -> Result<Vec<u64>, Failed> {
+    if let [round] = rounds {
+        write_planned(conn, replica, writes, round, &mut rows).await?;
         return Ok(rows);
     }
-    let mut tx = sqlx::Connection::begin(&mut *conn)
+    let mut tx = sqlx::Connection::begin(conn)
         .await
         .map_err(Failed::Connection)?;
-    for round in &rounds {
+    for round in rounds {
         write_planned(&mut tx, replica, writes, round, &mut rows).await?;
     }
     tx.commit().await.map_err(Failed::Connection)?;

@@ -560,6 +560,16 @@ async fn store_contract(store: Arc<dyn Store>) {
         Some(id.clone())
     );
     assert_eq!(store.task_of_message("m-2").await.unwrap(), None);
+    // Asked at once (PostgreSQL answers lookups queued together with one query): each
+    // gets its own answer.
+    let asked = ["m-2", "m-1", "m-3", "m-1"].map(|m| store.task_of_message(m));
+    let answers: Vec<_> = futures::future::join_all(asked)
+        .await
+        .into_iter()
+        .map(|a| a.unwrap().map(|t| t.to_string()))
+        .collect();
+    let t1 = Some("t1".to_owned());
+    assert_eq!(answers, [None, t1.clone(), None, t1]);
     assert_eq!(store.unfinished().await.unwrap().len(), 1);
     for n in ["a", "b"] {
         let c = PushNotificationConfig {

@@ -21,10 +21,12 @@
 //!
 //! [`schema`] holds the migrations, [`tasks`] and [`runs`] the two traits' reads and
 //! writes, [`writer`] the writers and [`bulk`] their one statement a batch (`a2a_write_batch`, a
-//! function of the schema), [`cluster`] the replicas' leases and requests.
+//! function of the schema), [`lookups`] the `messageId` lookups, asked in batches too,
+//! [`cluster`] the replicas' leases and requests.
 
 mod bulk;
 mod cluster;
+mod lookups;
 mod notices;
 mod runs;
 mod schema;
@@ -43,6 +45,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use super::{OpenError, OpenErrorKind, Store};
 use crate::rows::millis;
 use a2a::server::{NoticeBoard, StoreError};
+use lookups::Lookups;
 use writer::Writers;
 
 /// Connections each replica keeps to the database at most.
@@ -78,6 +81,8 @@ pub struct PostgresStore {
     fences: Arc<Mutex<HashMap<String, i64>>>,
     /// Where writes for tasks and runs are queued and committed together.
     writers: Writers,
+    /// Where `messageId` lookups are queued and asked together.
+    lookups: Lookups,
     /// Where what the replica hears (`LISTEN`) is posted.
     notices: NoticeBoard,
     /// The tasks this replica follows for clients while others run them.
@@ -134,6 +139,7 @@ impl PostgresStore {
         .await
         .map_err(|e| fail(OpenErrorKind::Database(e)))?;
         let writers = Writers::start(&pool, &replica);
+        let lookups = Lookups::start(&pool);
         let board = NoticeBoard::new();
         let stop = CancellationToken::new();
         tokio::spawn(notices::listen(
@@ -148,6 +154,7 @@ impl PostgresStore {
             lease,
             fences: Default::default(),
             writers,
+            lookups,
             notices: board,
             watching: Default::default(),
             _listening: Arc::new(stop.drop_guard()),

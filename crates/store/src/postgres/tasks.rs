@@ -150,12 +150,11 @@ impl TaskStore for PostgresStore {
         message_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<TaskId>, StoreError>> {
         Box::pin(async move {
-            let id: Option<String> =
-                sqlx::query_scalar("SELECT id FROM tasks WHERE first_message_id = $1 LIMIT 1")
-                    .bind(message_id)
-                    .fetch_optional(&self.pool)
-                    .await
-                    .map_err(StoreError::backend)?;
+            let id = self
+                .lookups
+                .task_of(message_id)
+                .await
+                .map_err(|e| StoreError::Backend(e))?;
             Ok(id.map(TaskId::new))
         })
     }

@@ -93,9 +93,11 @@ async fn find(
     conn: &mut PoolConnection<Postgres>,
     ids: &[&str],
 ) -> Result<HashMap<String, String>, sqlx::Error> {
+    // One index lookup a message: a plan for `= ANY` kept from when the table was new
+    // and small scans it whole, and went on doing so as it grew.
     let rows: Vec<(String, String)> = sqlx::query_as(
-        "SELECT DISTINCT ON (first_message_id) first_message_id, id FROM tasks
-         WHERE first_message_id = ANY($1)",
+        "SELECT m.id, t.id FROM UNNEST($1::text[]) AS m(id)
+         CROSS JOIN LATERAL (SELECT id FROM tasks WHERE first_message_id = m.id LIMIT 1) t",
     )
     .bind(ids)
     .fetch_all(&mut **conn)

@@ -147,13 +147,13 @@ async fn writer_loop(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>
     // The writer's own connection, kept from batch to batch: a pooled connection is
     // tested with a round trip each time it goes back to the pool. Given back when it
     // fails (the pool then tests and drops it), taken again for the next batch.
-    let mut conn = Held { pool, conn: None };
+    let mut held = Held { pool, conn: None };
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let ops = std::mem::take(&mut batch);
         let writes: Vec<&Write> = ops.iter().filter_map(|op| op.write.as_ref()).collect();
         let alone = writes.len() == 1;
         let started = std::time::Instant::now();
-        let outcome = apply_batch(&mut conn, &replica, &writes).await;
+        let outcome = apply_batch(&mut held, &replica, &writes).await;
         orchestrator_metrics::get()
             .store_commit
             .observe(started.elapsed().as_secs_f64());
@@ -199,7 +199,7 @@ async fn writer_loop(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>
                         (None, _) => Ok(0),
                         // The connection went: the rest would wait for it in turn.
                         (Some(_), Some(e)) => Err(e.clone()),
-                        (Some(w), None) => match apply_batch(&mut conn, &replica, &[w]).await {
+                        (Some(w), None) => match apply_batch(&mut held, &replica, &[w]).await {
                             Ok(rows) => Ok(rows[0]),
                             Err(Failed::Statement(e)) => Err(WriteError::from(e)),
                             Err(Failed::Connection(e)) => {

@@ -122,6 +122,7 @@ pub async fn replicas(
     let mut rates = vec![Vec::new(); max];
     let mut transactions = vec![0i64; max];
     let mut across = vec![Vec::new(); max];
+    let mut lags = vec![Vec::new(); max];
     let clients = serves
         .iter()
         .take(2)
@@ -141,7 +142,9 @@ pub async fn replicas(
                     relay_across(&clients[0], &clients[1], epoch, sizes.relay_chunks).await
                 };
                 let (rate, relay) = tokio::join!(load, relay);
-                across[n - 1].extend(relay?);
+                let relay = relay?;
+                across[n - 1].extend(relay.latencies);
+                lags[n - 1].extend(relay.lags);
                 rate?.0
             } else {
                 load.await?.0
@@ -168,6 +171,8 @@ pub async fn replicas(
             ),
             relay_across_ms_p99: (n >= 2)
                 .then(|| round(p50_p99(std::mem::take(&mut across[n - 1])).1, 1)),
+            relay_across_lag_ms_p99: (n >= 2)
+                .then(|| round(p50_p99(std::mem::take(&mut lags[n - 1])).1, 1)),
         })
         .collect())
 }

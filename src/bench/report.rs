@@ -79,6 +79,11 @@ pub struct ReplicaFigures {
     /// to reach a subscriber on the second, p99, in milliseconds, under that load.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub relay_across_ms_p99: Option<f64>,
+    /// With two replicas or more: how much later that subscriber has a chunk than the
+    /// owner's own stream of the run, p99, in milliseconds — what following a task
+    /// across replicas adds to what the owner's load costs every stream of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relay_across_lag_ms_p99: Option<f64>,
 }
 
 /// A figure's target on a 2-core machine.

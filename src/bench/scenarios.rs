@@ -14,6 +14,7 @@ use a2a::types::{
 use anyhow::{Context, bail};
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -189,16 +190,11 @@ pub(super) async fn relay(
     let mut last = None;
     while let Some(event) = events.next().await {
         let event = event?;
-        if let StreamEvent::ArtifactUpdate(a) = &event {
-            let now = epoch.elapsed().as_nanos();
-            for part in &a.artifact.parts {
-                if let Part::Text(t) = part
-                    && let Ok(sent) = t.text.parse::<u128>()
-                {
-                    latencies.push(now.saturating_sub(sent) as f64 / 1e6);
-                }
-            }
-        }
+        latencies.extend(
+            stamps(&event, epoch)
+                .into_iter()
+                .map(|(sent, at)| at.saturating_sub(sent) as f64 / 1e6),
+        );
         last = Some(event);
     }
     match last {
@@ -214,16 +210,27 @@ pub(super) async fn relay(
     Ok(latencies)
 }
 
+/// What [`relay_across`] measured, per chunk, in milliseconds.
+pub(super) struct Across {
+    /// From the agent to the subscriber on the other replica.
+    pub(super) latencies: Vec<f64>,
+    /// How much later the subscriber on the other replica had a chunk than the owner's
+    /// own stream (negative when it was sooner): what following a task across replicas
+    /// adds to what the owner's load costs every stream of it.
+    pub(super) lags: Vec<f64>,
+}
+
 /// The relay latency of each chunk of a `chunky` task run by replica `owner`, seen by
 /// a subscriber on replica `other` (`tasks/resubscribe`): from the agent through the
-/// owner, its store and the other replica's reading of it. Chunks streamed before the
-/// subscription began are not counted; at least half must reach it.
+/// owner, its store and the other replica's reading of it; and, per chunk, the other
+/// subscriber's lag behind the owner's own stream of the run. Chunks streamed before
+/// the subscription began are not counted; at least half must reach it.
 pub(super) async fn relay_across(
     owner: &A2aClient,
     other: &A2aClient,
     epoch: Instant,
     chunks: usize,
-) -> anyhow::Result<Vec<f64>> {
+) -> anyhow::Result<Across> {
     let mut local = owner
         .send_message_stream(&start_message("relay", json!({})))
         .await?;
@@ -232,32 +239,57 @@ pub(super) async fn relay_across(
         Some(Ok(StreamEvent::StatusUpdate(s))) => s.task_id,
         other => bail!("the relay run did not start: {other:?}"),
     };
-    // The owner's own stream drained beside, as a client of it would.
-    let drained = tokio::spawn(async move { while local.next().await.is_some() {} });
+    // The owner's own stream read beside, as a client of it would, each chunk's
+    // arrival noted.
+    let owners = tokio::spawn(async move {
+        let mut arrived = HashMap::with_capacity(chunks);
+        while let Some(Ok(event)) = local.next().await {
+            arrived.extend(stamps(&event, epoch));
+        }
+        arrived
+    });
     let mut events = other
         .resubscribe(&a2a::types::TaskIdParams::new(id))
         .await?;
-    let mut latencies = Vec::with_capacity(chunks);
+    let mut arrived = Vec::with_capacity(chunks);
     while let Some(event) = events.next().await {
-        if let StreamEvent::ArtifactUpdate(a) = &event? {
-            let now = epoch.elapsed().as_nanos();
-            for part in &a.artifact.parts {
-                if let Part::Text(t) = part
-                    && let Ok(sent) = t.text.parse::<u128>()
-                {
-                    latencies.push(now.saturating_sub(sent) as f64 / 1e6);
-                }
-            }
-        }
+        arrived.extend(stamps(&event?, epoch));
     }
-    drained.abort();
-    if latencies.len() < chunks / 2 {
+    let owners = owners.await?;
+    if arrived.len() < chunks / 2 {
         bail!(
             "{} of the {chunks} chunks reached the other replica's subscriber",
-            latencies.len()
+            arrived.len()
         );
     }
-    Ok(latencies)
+    let millis = |nanos: i128| nanos as f64 / 1e6;
+    Ok(Across {
+        latencies: arrived
+            .iter()
+            .map(|&(sent, at)| millis(at as i128 - sent as i128))
+            .collect(),
+        lags: arrived
+            .iter()
+            .filter_map(|(sent, at)| Some(millis(*at as i128 - *owners.get(sent)? as i128)))
+            .collect(),
+    })
+}
+
+/// The chunks in `event` as (when the agent sent it, when it arrived), in nanoseconds
+/// since `epoch`.
+fn stamps(event: &StreamEvent, epoch: Instant) -> Vec<(u128, u128)> {
+    let StreamEvent::ArtifactUpdate(a) = event else {
+        return Vec::new();
+    };
+    let now = epoch.elapsed().as_nanos();
+    a.artifact
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Text(t) => t.text.parse::<u128>().ok().map(|sent| (sent, now)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The orchestrator's resident memory per run with `runs` runs waiting on the `held`

@@ -44,19 +44,21 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
         say!(
-            "\n{:>8} {:>12} {:>20} {:>26}",
+            "\n{:>8} {:>12} {:>20} {:>26} {:>26}",
             "replicas",
             "runs/s",
             "transactions/run",
-            "relay across, p99 (ms)"
+            "relay across, p99 (ms)",
+            "behind the owner, p99 (ms)"
         )?;
         for f in figures {
             say!(
-                "{:>8} {:>12} {:>20} {:>26}",
+                "{:>8} {:>12} {:>20} {:>26} {:>26}",
                 f.replicas,
                 trim(f.runs_per_sec),
                 trim(f.transactions_per_run),
-                f.relay_across_ms_p99.map_or("-".to_owned(), trim)
+                f.relay_across_ms_p99.map_or("-".to_owned(), trim),
+                f.relay_across_lag_ms_p99.map_or("-".to_owned(), trim)
             )?;
         }
         return Ok(ExitCode::SUCCESS);

@@ -302,15 +302,17 @@ struct Maps {
 }
 
 impl Maps {
-    /// Removes a task and what refers to it.
-    fn remove(&mut self, id: &TaskId) {
-        if let Some(e) = self.tasks.remove(id) {
-            self.by_time.remove(&e.at);
-            if let Some(first) = e.task.history.first() {
-                self.by_message.remove(first.message_id.as_str());
-            }
-        }
+    /// Removes a task and what refers to it; the task's entry is handed back, for the
+    /// caller to drop once the lock is released (freeing a task and its log is most of
+    /// the work, and every other commit waits while the lock is held).
+    fn remove(&mut self, id: &TaskId) -> Option<Box<Entry>> {
         self.push.remove(id);
+        let e = self.tasks.remove(id)?;
+        self.by_time.remove(&e.at);
+        if let Some(first) = e.task.history.first() {
+            self.by_message.remove(first.message_id.as_str());
+        }
+        Some(e)
     }
 }
 
@@ -449,7 +451,8 @@ impl TaskStore for InMemoryTaskStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         let (kept, bytes_kept) = (self.finished_kept, self.finished_bytes_kept);
         let reports = self.reports_evictions;
-        self.with(|m| {
+        let dropped = self.with(|m| {
+            let mut dropped = Vec::new();
             let at = TaskCursor::of(task);
             let mut fresh = false;
             let entry = m.tasks.entry(task.id.clone()).or_insert_with(|| {
@@ -501,14 +504,16 @@ impl TaskStore for InMemoryTaskStore {
                 {
                     if let Some((oldest, size)) = m.finished.pop_front() {
                         m.finished_bytes -= size;
-                        m.remove(&oldest);
+                        dropped.extend(m.remove(&oldest));
                         if reports {
                             m.evicted.push(oldest);
                         }
                     }
                 }
             }
+            dropped
         });
+        drop(dropped);
         Box::pin(async { Ok(()) })
     }
 
@@ -553,16 +558,16 @@ impl TaskStore for InMemoryTaskStore {
                 .filter(|(_, e)| e.state.is_terminal() && e.changed < before)
                 .map(|(id, _)| id.clone())
                 .collect();
-            for id in &old {
-                m.remove(id);
-            }
+            let removed: Vec<Box<Entry>> = old.iter().filter_map(|id| m.remove(id)).collect();
             m.finished.retain(|(id, _)| m.tasks.contains_key(id));
             m.finished_bytes = m.finished.iter().map(|(_, size)| size).sum();
             m.tasks.shrink_to_fit();
             m.by_message.shrink_to_fit();
-            old.len()
+            removed
         });
-        Box::pin(async move { Ok(removed) })
+        let n = removed.len();
+        drop(removed);
+        Box::pin(async move { Ok(n) })
     }
 
     fn set_push_config(

@@ -255,7 +255,11 @@ pub(super) async fn relay_across(
     while let Some(event) = events.next().await {
         arrived.extend(stamps(&event?, epoch));
     }
-    let owners = owners.await?;
+    // Both streams end with the task; the owner's is not waited for past that.
+    let owners = match tokio::time::timeout(Duration::from_secs(30), owners).await {
+        Ok(owners) => owners?,
+        Err(_) => bail!("the owner's stream of the relay run had not ended 30 s after the task"),
+    };
     if arrived.len() < chunks / 2 {
         bail!(
             "{} of the {chunks} chunks reached the other replica's subscriber",

@@ -114,6 +114,10 @@ pub enum OpenErrorKind {
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     #[error("{0}")]
     Database(sqlx::Error),
+    /// The SQLite store's writing connection could not be opened or set up.
+    #[cfg(feature = "sqlite")]
+    #[error("cannot open it for writing: {0}")]
+    Writer(rusqlite::Error),
     #[error(
         "this build of a2a-orchestrator has no {store} store: build it with the `{feature}` feature (on by default)"
     )]

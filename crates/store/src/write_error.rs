@@ -10,12 +10,16 @@ use orchestrator_core::engine::RunStoreError;
 /// made for.
 #[derive(Debug, Clone, thiserror::Error)]
 pub(crate) enum WriteError {
-    /// The writer task has ended: every handle to the store was dropped.
+    /// The writer has ended: every handle to the store was dropped.
     #[error("the store's writer has stopped")]
     Closed,
     /// The database failed (shared: a failed batch answers each of its writes).
     #[error(transparent)]
     Sql(Arc<sqlx::Error>),
+    /// SQLite failed, said by the SQLite store's writer (shared likewise).
+    #[cfg(feature = "sqlite")]
+    #[error(transparent)]
+    Sqlite(Arc<rusqlite::Error>),
     /// A value could not be turned into its stored JSON.
     #[error("cannot encode a value to store: {0}")]
     Encode(Arc<serde_json::Error>),
@@ -27,11 +31,20 @@ impl From<sqlx::Error> for WriteError {
     }
 }
 
+#[cfg(feature = "sqlite")]
+impl From<rusqlite::Error> for WriteError {
+    fn from(e: rusqlite::Error) -> Self {
+        WriteError::Sqlite(Arc::new(e))
+    }
+}
+
 impl From<WriteError> for StoreError {
     fn from(e: WriteError) -> Self {
         match e {
             WriteError::Closed => StoreError::Closed,
             WriteError::Sql(e) => StoreError::Backend(e),
+            #[cfg(feature = "sqlite")]
+            WriteError::Sqlite(e) => StoreError::Backend(e),
             WriteError::Encode(e) => StoreError::Backend(e),
         }
     }
@@ -42,6 +55,8 @@ impl From<WriteError> for RunStoreError {
         match e {
             WriteError::Closed => RunStoreError::Closed,
             WriteError::Sql(e) => RunStoreError::Backend(e),
+            #[cfg(feature = "sqlite")]
+            WriteError::Sqlite(e) => RunStoreError::Backend(e),
             WriteError::Encode(e) => RunStoreError::Backend(e),
         }
     }

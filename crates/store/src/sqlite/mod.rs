@@ -22,7 +22,7 @@ mod tasks;
 mod writer;
 
 use schema::migrate;
-use writer::{Op, Write, checkpointer, writer_loop};
+use writer::{Op, Write, checkpointer};
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -107,14 +107,18 @@ impl SqliteStore {
             // in memory, not in a temporary file.
             .pragma("temp_store", "memory")
             .foreign_keys(false);
-        // The writer never checkpoints: a checkpoint copies the WAL's pages into the
-        // database file and syncs it, and done in a commit (SQLite's default) it makes
-        // every write queued behind that commit wait. The checkpointer does it beside.
-        let mut writer =
-            SqliteConnection::connect_with(&options.clone().pragma("wal_autocheckpoint", "0"))
-                .await
-                .map_err(|e| fail(schema::explain(e)))?;
-        migrate(&mut writer).await.map_err(fail)?;
+        // The schema is brought up to date on a connection of sqlx's; the writer then
+        // opens one of its own (see `writer`).
+        let mut migrating = SqliteConnection::connect_with(&options)
+            .await
+            .map_err(|e| fail(schema::explain(e)))?;
+        migrate(&mut migrating).await.map_err(fail)?;
+        migrating
+            .close()
+            .await
+            .map_err(|e| fail(schema::explain(e)))?;
+        let writing =
+            writer::open(path, JOURNAL_SIZE_LIMIT).map_err(|e| fail(OpenErrorKind::Writer(e)))?;
         let checkpoints = SqliteConnection::connect_with(&options)
             .await
             .map_err(|e| fail(schema::explain(e)))?;
@@ -130,7 +134,8 @@ impl SqliteStore {
         // The writer ends when the last handle to the store is dropped, the checkpointer
         // when the writer has ended.
         let tasks = tokio_util::task::TaskTracker::new();
-        tasks.spawn(writer_loop(writer, rx, committed, wal_long.clone()));
+        let long = wal_long.clone();
+        tasks.spawn_blocking(move || writer::writer(writing, rx, committed, long));
         tasks.spawn(checkpointer(checkpoints, commits, wal_long));
         tasks.close();
         Ok(Self {

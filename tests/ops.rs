@@ -902,9 +902,13 @@ async fn an_agent_that_sends_too_much_fails_its_step_and_nothing_else() {
     // step's outputs, the upstream task, its stored JSON, the answer to the client, the
     // decoding of each chunk, what the socket read ahead) and the allocator keeps some:
     // 52-58 MB measured alone, up to 82 MB beside the rest of the suite, against 967 MB
-    // for one such run before the bounds.
+    // for one such run before the bounds. On 2026-11-27, a slower day of the machine,
+    // 72-100 MB alone and up to 128 MB beside the durable tests (with the store's
+    // writer of then and of before): the busier the cores, the more of the flood is in
+    // flight at the peak. The bound is what tells bounded from unbounded, with room for
+    // a busy machine.
     assert!(
-        rss_growth_mb < 100,
+        rss_growth_mb < 200,
         "the memory peak grew by {rss_growth_mb} MB (the step bound is 4 MiB)"
     );
     // Its events, the task's snapshots and SQLite's write-ahead log: 12-13 MB measured.

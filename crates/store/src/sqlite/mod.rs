@@ -122,9 +122,12 @@ impl SqliteStore {
         let checkpoints = SqliteConnection::connect_with(&options)
             .await
             .map_err(|e| fail(schema::explain(e)))?;
+        // A connection to a local file does not go stale as one over a network may: it is
+        // not tested with a round trip to its thread each time it is taken.
         let reads = SqlitePoolOptions::new()
             .max_connections(4)
             .min_connections(1)
+            .test_before_acquire(false)
             .connect_with(options.read_only(true).create_if_missing(false))
             .await
             .map_err(|e| fail(schema::explain(e)))?;

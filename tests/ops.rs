@@ -911,9 +911,12 @@ async fn an_agent_that_sends_too_much_fails_its_step_and_nothing_else() {
         rss_growth_mb < 200,
         "the memory peak grew by {rss_growth_mb} MB (the step bound is 4 MiB)"
     );
-    // Its events, the task's snapshots and SQLite's write-ahead log: 12-13 MB measured.
+    // Its events, the task's snapshots and SQLite's write-ahead log: 12-13 MB measured,
+    // 17 MB once beside the whole suite (2026-11-27): the WAL is a file reused from its
+    // start after each complete checkpoint, and how long it grows before one depends on
+    // how far the checkpointer trails on busy cores. Unbounded, the flood alone is 50 MiB.
     assert!(
-        store_growth_mb <= 4 * 4,
+        store_growth_mb <= 6 * 4,
         "the store grew by {store_growth_mb} MB (the step bound is 4 MiB)"
     );
 

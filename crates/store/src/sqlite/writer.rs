@@ -117,10 +117,10 @@ fn now_ms() -> i64 {
 
 /// Opens the writing connection to a database whose schema is up to date.
 ///
-/// `synchronous = NORMAL`, and the writer never checkpoints: a checkpoint copies the
-/// WAL's pages into the database file and syncs it, and done in a commit (SQLite's
-/// default) it makes every write queued behind that commit wait. The checkpointer does
-/// it beside.
+/// `synchronous = NORMAL`, and no commit checkpoints (`wal_autocheckpoint = 0`): a
+/// checkpoint copies the WAL's pages into the database file and syncs it, and done in a
+/// commit (SQLite's default) it makes every write queued behind that commit wait. The
+/// checkpointer does it beside.
 pub(super) fn open(path: &Path, journal_size_limit: u64) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(
         path,
@@ -271,38 +271,16 @@ fn apply(tx: &Transaction<'_>, w: &Write, now: i64) -> rusqlite::Result<u64> {
             listed,
         } => {
             match snapshot {
-                // A snapshot changed without an event (a user's message added to the
-                // history) includes every event logged so far: a task's commits each
-                // wait for the one before, so those are all committed already.
-                Some(snapshot) if events.is_empty() => {
-                    tx.prepare_cached(
-                        "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, updated_at, context_id, state, status_ms, initiator, tenant)
-                         VALUES (?1, ?2, coalesce((SELECT max(seq) FROM task_events WHERE task_id = ?1), 0), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-                         ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot, seq = excluded.seq,
-                           terminal = excluded.terminal,
-                           first_message_id = coalesce(tasks.first_message_id, excluded.first_message_id),
-                           initiator = coalesce(tasks.initiator, excluded.initiator),
-                           tenant = coalesce(tasks.tenant, excluded.tenant),
-                           updated_at = excluded.updated_at, context_id = excluded.context_id,
-                           state = excluded.state, status_ms = excluded.status_ms",
-                    )?
-                    .execute(params![
-                        id,
-                        snapshot,
-                        terminal,
-                        first_message_id,
-                        now,
-                        listed.context_id,
-                        listed.state,
-                        listed.status_ms,
-                        initiator,
-                        tenant,
-                    ])?;
-                }
                 Some(snapshot) => {
+                    // A snapshot changed without an event (a user's message added to
+                    // the history) includes every event logged so far, and takes the
+                    // last one's number: a task's commits each wait for the one before,
+                    // so those are all committed already.
+                    let seq = (!events.is_empty()).then_some(*seq);
                     tx.prepare_cached(
                         "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, initiator, tenant, updated_at, context_id, state, status_ms)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                         VALUES (?1, ?2, coalesce(?3, (SELECT max(seq) FROM task_events WHERE task_id = ?1), 0),
+                           ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
                          ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot,
                            seq = max(tasks.seq, excluded.seq), terminal = excluded.terminal,
                            first_message_id = coalesce(tasks.first_message_id, excluded.first_message_id),

@@ -56,6 +56,7 @@ const APPLICATION: &[&str] = &[
     "orchestrator-metrics",
     "sqlx",
     "sqlx-core",
+    "rusqlite",
     "async-openai",
     "prometheus-client",
     "opentelemetry",
@@ -96,6 +97,7 @@ fn the_core_knows_no_http_wire_format_database_or_network() {
             "axum",
             "sqlx",
             "sqlx-core",
+            "rusqlite",
             "async-openai",
             "prometheus-client",
             "opentelemetry",
@@ -119,7 +121,7 @@ fn the_stores_know_the_database_and_nothing_of_the_application() {
     refuses(
         "orchestrator-store",
         Some(""),
-        &["sqlx", "sqlx-core"],
+        &["sqlx", "sqlx-core", "rusqlite"],
         "without `sqlite` and `postgres` the store is the memory one",
     );
 }
@@ -140,6 +142,7 @@ fn the_leaves_know_nothing_of_the_orchestrator() {
             "orchestrator-store",
             "a2a-orchestrator",
             "sqlx",
+            "rusqlite",
         ],
         "the metrics are a leaf every layer records into",
     );

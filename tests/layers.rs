@@ -88,7 +88,7 @@ fn check(layer: &str, allowed: &[&str], why: &str) {
 }
 
 /// Crates that do network or database I/O: only the adapters may use them.
-const FORBIDDEN_IO: &[&str] = &["reqwest", "axum", "hyper", "hyper_util", "sqlx"];
+const FORBIDDEN_IO: &[&str] = &["reqwest", "axum", "hyper", "hyper_util", "sqlx", "rusqlite"];
 
 #[test]
 fn the_example_agents_know_only_the_protocol() {

@@ -76,9 +76,10 @@ impl std::fmt::Display for ErrorCode {
     }
 }
 
-/// A JSON-RPC error object: `{"code", "message", "data"?}`.
+/// A JSON-RPC error object: `{"code", "message", "data"?}`; over gRPC and HTTP+JSON the
+/// same error in their framing, so its text names no binding.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
-#[error("JSON-RPC error {code}: {message}")]
+#[error("error {code}: {message}")]
 pub struct RpcError {
     /// The error's code.
     pub code: ErrorCode,

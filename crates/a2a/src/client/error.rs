@@ -48,8 +48,9 @@ pub enum ClientError {
         /// Where the answer pointed (`Location`), as sent.
         location: String,
     },
-    /// The agent answered with a JSON-RPC error.
-    #[error("the agent answered with an error: {0}")]
+    /// The agent answered with an A2A error (a JSON-RPC error object, a gRPC status or
+    /// an HTTP+JSON error body).
+    #[error("the agent answered with {0}")]
     Rpc(RpcError),
     /// The agent's answer breaks the protocol.
     #[error("protocol violation by {url}: {detail}")]

@@ -283,3 +283,21 @@ fn rpc_status_reason(details: &[u8]) -> Option<String> {
         .and_then(|d| ErrorInfo::decode(d.value.as_slice()).ok())
         .map(|info| info.reason)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_is_told_as_an_a2a_error_not_a_json_rpc_one() {
+        let err = from_status("http://agent", &Status::not_found("no task t1"));
+        let text = err.to_string();
+        assert!(matches!(&err, ClientError::Rpc(e) if e.code == crate::ErrorCode::TASK_NOT_FOUND));
+        assert!(
+            text.starts_with("the agent answered with error -32001")
+                && text.ends_with("no task t1"),
+            "{text}"
+        );
+        assert!(!text.contains("JSON-RPC"), "{text}");
+    }
+}

@@ -256,10 +256,11 @@ $fn$;
 "#,
     // Plans kept from call to call (issue 39). A statement given an array is planned
     // for its length, and a plan for any length never looks as cheap, so PostgreSQL
-    // planned every statement of every batch again: a fifth of its CPU under the
-    // benchmark's load. Planned once a connection instead, by key (sequential scans
-    // off, as a plan made while a table is small would otherwise scan it whole for
-    // good); the lookup of messages' tasks likewise, in a function of its own.
+    // planned the events-only update of every batch again, and every lookup of
+    // messages' tasks: a fifth of the writing connections' CPU under the benchmark's
+    // load. Planned once a connection instead, by key (sequential scans off, as a plan
+    // made while a table is small would otherwise scan it whole for good); the lookup
+    // in a function of its own for that.
     r#"
 ALTER FUNCTION a2a_write_batch SET plan_cache_mode = force_generic_plan;
 CREATE FUNCTION a2a_tasks_of_messages(p_ids TEXT[])

@@ -29,7 +29,7 @@ use serde_json::json;
 
 use a2a::client::{A2aClient, ClientConfig};
 use agents::{Agents, ChunkPlan};
-use orchestrator_store::TransactionCounter;
+use orchestrator_store::DatabaseStats;
 
 /// How much to measure.
 #[derive(Debug, Clone)]
@@ -112,7 +112,7 @@ pub async fn replicas(
         hosts.push(host);
         serves.push(serve);
     }
-    let counter = TransactionCounter::connect(url)
+    let counter = DatabaseStats::connect(url)
         .await
         .map_err(|e| anyhow!("cannot connect to --postgres to read its statistics: {e}"))?;
     progress(&format!(
@@ -123,11 +123,8 @@ pub async fn replicas(
     let mut transactions = vec![0i64; max];
     let mut across = vec![Vec::new(); max];
     let mut lags = vec![Vec::new(); max];
-    let clients = serves
-        .iter()
-        .take(2)
-        .map(Serve::client)
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut since_commit = vec![Vec::new(); max];
+    let mut commit_times = true;
     for _ in 0..STORE_ROUNDS {
         for n in 1..=max {
             let before = counter
@@ -136,13 +133,31 @@ pub async fn replicas(
                 .map_err(|e| anyhow!("reading pg_stat_database: {e}"))?;
             let load = throughput_across(&hosts[..n], sizes.throughput_runs, 64);
             let rate = if n >= 2 {
-                // A run on the first replica followed through the second, meanwhile.
-                let relay = async {
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    relay_across(&clients[0], &clients[1], epoch, sizes.relay_chunks).await
-                };
+                // A run on the first replica followed through the second, meanwhile,
+                // by clients on a thread of their own: the load's clients and agents
+                // keep this process's runtime busy, and a chunk's arrival is when the
+                // subscriber reads it, not when the runtime gets to it.
+                let (owner, other) = (serves[0].client()?, serves[1].client()?);
+                let chunks = sizes.relay_chunks;
+                let relay = tokio::task::spawn_blocking(move || {
+                    tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()?
+                        .block_on(async {
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                            relay_across(&owner, &other, epoch, chunks).await
+                        })
+                });
                 let (rate, relay) = tokio::join!(load, relay);
-                let relay = relay?;
+                let relay = relay??;
+                match counter
+                    .commit_times(relay.task.as_str())
+                    .await
+                    .map_err(|e| anyhow!("reading the relayed task's commit times: {e}"))?
+                {
+                    Some(log) => since_commit[n - 1].extend(relay.since_commit(&log, epoch)?),
+                    None => commit_times = false,
+                }
                 across[n - 1].extend(relay.latencies);
                 lags[n - 1].extend(relay.lags);
                 rate?.0
@@ -161,6 +176,12 @@ pub async fn replicas(
         serve.stop().await;
     }
     agents.stop().await;
+    if !commit_times && max >= 2 {
+        progress(
+            "replicas: the database does not record commit times (track_commit_timestamp = off), \
+             so the relay across replicas is not timed from the owner's commit",
+        );
+    }
     Ok((1..=max)
         .map(|n| ReplicaFigures {
             replicas: n,
@@ -173,6 +194,8 @@ pub async fn replicas(
                 .then(|| round(p50_p99(std::mem::take(&mut across[n - 1])).1, 1)),
             relay_across_lag_ms_p99: (n >= 2)
                 .then(|| round(p50_p99(std::mem::take(&mut lags[n - 1])).1, 1)),
+            relay_across_from_commit_ms_p99: (n >= 2 && commit_times)
+                .then(|| round(p50_p99(std::mem::take(&mut since_commit[n - 1])).1, 1)),
         })
         .collect())
 }
@@ -367,7 +390,7 @@ async fn measure(
             let serve = Serve::start(&options.exe, dir, url).await?;
             let host = serve.upstream()?;
             warm_up(&host).await?;
-            let counter = TransactionCounter::connect(url)
+            let counter = DatabaseStats::connect(url)
                 .await
                 .map_err(|e| anyhow!("cannot connect to --postgres to read its statistics: {e}"))?;
             Some((serve, host, counter))

@@ -84,6 +84,11 @@ pub struct ReplicaFigures {
     /// across replicas adds to what the owner's load costs every stream of it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub relay_across_lag_ms_p99: Option<f64>,
+    /// With two replicas or more, when the database records commit times
+    /// (`track_commit_timestamp`): how long a chunk takes from the owner's commit that
+    /// logged it to that subscriber, p99, in milliseconds (target: ≤ 50 ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relay_across_from_commit_ms_p99: Option<f64>,
 }
 
 /// A figure's target on a 2-core machine.

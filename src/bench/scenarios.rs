@@ -9,7 +9,7 @@ use super::report::ms;
 use a2a::client::A2aClient;
 use a2a::types::{
     Message, MessageSendConfiguration, MessageSendParams, Part, Role, SendMessageResult,
-    StreamEvent, TaskState,
+    StreamEvent, TaskId, TaskState,
 };
 use anyhow::{Context, bail};
 use futures::StreamExt;
@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// How the benchmark's clients reach the orchestrator: through our client (A2A v0.3 over
 /// JSON-RPC, or v1.0 over gRPC: the interface it is given), or A2A v1.0 JSON-RPC
@@ -212,12 +212,51 @@ pub(super) async fn relay(
 
 /// What [`relay_across`] measured, per chunk, in milliseconds.
 pub(super) struct Across {
+    /// The task relayed.
+    pub(super) task: TaskId,
+    /// Each chunk the other replica's subscriber had: when the agent sent it and when
+    /// it arrived, in nanoseconds since the epoch.
+    arrived: Vec<(u128, u128)>,
     /// From the agent to the subscriber on the other replica.
     pub(super) latencies: Vec<f64>,
     /// How much later the subscriber on the other replica had a chunk than the owner's
     /// own stream (negative when it was sooner): what following a task across replicas
     /// adds to what the owner's load costs every stream of it.
     pub(super) lags: Vec<f64>,
+}
+
+impl Across {
+    /// From the commit that logged each chunk (by the database's clock, which the
+    /// benchmark shares: the database runs on this machine) to the subscriber on the
+    /// other replica, in milliseconds: what the issue's "an event written by the owner
+    /// reaches a subscriber on another replica" measures. `committed` is the task's
+    /// log as [`DatabaseStats::commit_times`] reads it.
+    ///
+    /// [`DatabaseStats::commit_times`]: orchestrator_store::DatabaseStats::commit_times
+    pub(super) fn since_commit(
+        &self,
+        committed: &[(String, SystemTime)],
+        epoch: Instant,
+    ) -> anyhow::Result<Vec<f64>> {
+        let epoch_wall = SystemTime::now() - epoch.elapsed();
+        let mut at = HashMap::with_capacity(committed.len());
+        for (json, time) in committed {
+            let event: StreamEvent = serde_json::from_str(json)
+                .with_context(|| format!("reading the logged event {json}"))?;
+            let nanos = match time.duration_since(epoch_wall) {
+                Ok(d) => d.as_nanos() as i128,
+                Err(e) => -(e.duration().as_nanos() as i128),
+            };
+            at.extend(chunks(&event).map(|sent| (sent, nanos)));
+        }
+        self.arrived
+            .iter()
+            .map(|(sent, arrived)| match at.get(sent) {
+                Some(committed) => Ok((*arrived as i128 - committed) as f64 / 1e6),
+                None => bail!("the relayed task's log has no commit time for chunk {sent}"),
+            })
+            .collect()
+    }
 }
 
 /// The relay latency of each chunk of a `chunky` task run by replica `owner`, seen by
@@ -249,7 +288,7 @@ pub(super) async fn relay_across(
         arrived
     });
     let mut events = other
-        .resubscribe(&a2a::types::TaskIdParams::new(id))
+        .resubscribe(&a2a::types::TaskIdParams::new(id.clone()))
         .await?;
     let mut arrived = Vec::with_capacity(chunks);
     while let Some(event) = events.next().await {
@@ -268,6 +307,7 @@ pub(super) async fn relay_across(
     }
     let millis = |nanos: i128| nanos as f64 / 1e6;
     Ok(Across {
+        task: id,
         latencies: arrived
             .iter()
             .map(|&(sent, at)| millis(at as i128 - sent as i128))
@@ -276,24 +316,27 @@ pub(super) async fn relay_across(
             .iter()
             .filter_map(|(sent, at)| Some(millis(*at as i128 - *owners.get(sent)? as i128)))
             .collect(),
+        arrived,
     })
 }
 
 /// The chunks in `event` as (when the agent sent it, when it arrived), in nanoseconds
 /// since `epoch`.
 fn stamps(event: &StreamEvent, epoch: Instant) -> Vec<(u128, u128)> {
-    let StreamEvent::ArtifactUpdate(a) = event else {
-        return Vec::new();
-    };
     let now = epoch.elapsed().as_nanos();
-    a.artifact
-        .parts
-        .iter()
-        .filter_map(|part| match part {
-            Part::Text(t) => t.text.parse::<u128>().ok().map(|sent| (sent, now)),
-            _ => None,
-        })
-        .collect()
+    chunks(event).map(|sent| (sent, now)).collect()
+}
+
+/// The chunks in `event`: when the agent sent each, in nanoseconds since the epoch.
+fn chunks(event: &StreamEvent) -> impl Iterator<Item = u128> + '_ {
+    let parts = match event {
+        StreamEvent::ArtifactUpdate(a) => &a.artifact.parts[..],
+        _ => &[],
+    };
+    parts.iter().filter_map(|part| match part {
+        Part::Text(t) => t.text.parse::<u128>().ok(),
+        _ => None,
+    })
 }
 
 /// The orchestrator's resident memory per run with `runs` runs waiting on the `held`

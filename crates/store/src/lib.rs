@@ -37,7 +37,7 @@ pub use memory::MemoryStore;
 pub use postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
-pub use stats::TransactionCounter;
+pub use stats::DatabaseStats;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use write_error::WriteError;
 

@@ -1,6 +1,7 @@
 //! Durable runs: the `serve` process killed with SIGKILL mid-run and started again on
 //! the same SQLite store; numbered SSE events and `Last-Event-ID` replay; the same
-//! message sent twice makes one task; a corrupt database refuses to start; retention.
+//! message sent twice makes one task; a question's timeout kept across a restart; a
+//! corrupt database refuses to start; retention.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -394,6 +395,98 @@ async fn survives_a_stop(name: &str, stop: Stop, wire: Wire) {
             "{agent} was re-attached with tasks/get: {calls:?}"
         );
     }
+}
+
+/// An approval that times out, alone in its workflow.
+const TIMED: &str = r#"
+[workflow]
+id = "timed-approval"
+name = "Timed approval"
+description = "An approval nobody answers"
+
+[steps.approve]
+kind = "approval"
+prompt = "Go ahead?"
+timeout = "4s"
+on_timeout = "reject"
+"#;
+
+#[tokio::test]
+async fn a_questions_timeout_runs_from_its_asking_across_a_restart() {
+    let dir = project("durable-timed-question", &[], Wire::V1_0);
+    // Only this workflow: the crash test's names agents this project has not.
+    std::fs::remove_file(dir.join("flows/crash-test.toml")).unwrap();
+    std::fs::write(dir.join("flows/timed-approval.toml"), TIMED).unwrap();
+    let store = format!("sqlite://{}", dir.join("data/orchestrator.db").display());
+    let (agents, flows) = (
+        dir.join("agents.toml").display().to_string(),
+        dir.join("flows").display().to_string(),
+    );
+    let args = [
+        "--agents",
+        &agents,
+        "--workflows",
+        &flows,
+        "--listen",
+        "127.0.0.1:0",
+        "--store",
+        &store,
+    ];
+    let (mut first, url) = spawn_serve(&args, &[]).await;
+    let mut start = crate::util::text_params("ask me");
+    start["metadata"] = json!({ "workflow": "timed-approval" });
+    let mut sse = Sse::open(&url, &rpc("message/stream", start), None).await;
+    let (mut task_id, mut asked) = (String::new(), false);
+    while !asked {
+        let (_, v) = sse.next().await.expect("the stream goes on until asked");
+        let result = &v["result"];
+        assert!(v["error"].is_null(), "{v}");
+        if let Some(t) = result["taskId"].as_str().or(result["id"].as_str()) {
+            task_id = t.to_owned();
+        }
+        note(result, &mut HashMap::new(), &mut asked);
+    }
+    drop(sse);
+    first.start_kill().unwrap();
+    first.wait().await.unwrap();
+    // Down for most of the wait: a clock started again at the restart would end it
+    // 2.5 s late at least.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let (_second, url) = spawn_serve(&args, &[]).await;
+    let ready_ms = time_ms(&a2a::types::now_rfc3339());
+
+    let ended = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let got = call(&url, &rpc("tasks/get", json!({ "id": task_id }))).await;
+            let state = got["result"]["status"]["state"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned();
+            if ["completed", "failed", "canceled", "rejected"].contains(&state.as_str()) {
+                break got;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("the run ends once its question times out");
+    let detail: RunDetail = serde_json::from_value(ended["result"]["metadata"]["run"].clone())
+        .expect("the task's metadata holds the run detail");
+    let step = detail.steps.iter().find(|s| s.step == "approve").unwrap();
+    assert_eq!(step.state, StepState::Rejected, "{step:?}");
+    let started = time_ms(step.started_at.as_deref().unwrap());
+    let ended = time_ms(step.ended_at.as_deref().unwrap());
+    assert!(
+        started < ready_ms - 2500,
+        "asked before the restart: {step:?}"
+    );
+    // Its 4 s ran from the asking: it ended then, or at once on resuming if the
+    // restart took longer than what was left; not 4 s after the restart.
+    assert!(ended >= started + 3950, "not before its timeout: {step:?}");
+    assert!(
+        ended < (started + 4000).max(ready_ms) + 1500,
+        "timed from the asking, not the restart ({ready_ms} ms): {step:?}"
+    );
 }
 
 #[tokio::test]

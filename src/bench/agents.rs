@@ -84,6 +84,8 @@ pub struct Agents {
     pub otlp_bytes: Arc<AtomicUsize>,
     stop: CancellationToken,
     servers: JoinSet<()>,
+    /// The `chunky` agent's thread (see [`Agents::start`]).
+    apart: Option<std::thread::JoinHandle<()>>,
 }
 
 /// How the `chunky` agent streams: chunks per task, the pause between them, and the
@@ -111,6 +113,7 @@ impl Agents {
             otlp_bytes: otlp_bytes.clone(),
             stop: stop.clone(),
             servers: JoinSet::new(),
+            apart: None,
         };
         // An empty body is an empty ExportTraceServiceResponse: everything accepted.
         let sink = axum::Router::new().route(
@@ -149,7 +152,8 @@ impl Agents {
             ),
         ];
         for (name, behaviour) in all {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+            let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+            listener.set_nonblocking(true)?;
             let url = format!("http://{}/", listener.local_addr()?);
             let mut card = AgentCard::new(name, "a benchmark agent", &url);
             card.capabilities.streaming = Some(true);
@@ -160,13 +164,31 @@ impl Agents {
                 http2_max_streams: 1_000_000,
                 ..ServerConfig::default()
             };
+            let apart = matches!(behaviour, Behaviour::Chunks { .. });
             let server = A2aServer::builder(BenchAgent(behaviour), card)
                 .config(config)
                 .build();
             let stop = stop.clone();
-            agents.servers.spawn(async move {
-                let _ = server.serve(listener, stop.cancelled_owned()).await;
-            });
+            if apart {
+                // The relay's chunks are stamped as they are sent: served on a thread
+                // of its own, so that sending one does not wait behind the load's
+                // clients and the other agents on this process's runtime.
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()?;
+                agents.apart = Some(std::thread::spawn(move || {
+                    runtime.block_on(async move {
+                        if let Ok(listener) = tokio::net::TcpListener::from_std(listener) {
+                            let _ = server.serve(listener, stop.cancelled_owned()).await;
+                        }
+                    })
+                }));
+            } else {
+                let listener = tokio::net::TcpListener::from_std(listener)?;
+                agents.servers.spawn(async move {
+                    let _ = server.serve(listener, stop.cancelled_owned()).await;
+                });
+            }
             agents.urls.push((name, url));
         }
         Ok(agents)
@@ -191,5 +213,16 @@ impl Agents {
         self.release.cancel();
         self.stop.cancel();
         while self.servers.join_next().await.is_some() {}
+        if let Some(apart) = self.apart.take() {
+            let _ = tokio::task::spawn_blocking(move || apart.join()).await;
+        }
+    }
+}
+
+impl Drop for Agents {
+    /// Stops the servers: the tasks go with their set, the `chunky` agent's thread
+    /// when its server has stopped.
+    fn drop(&mut self) {
+        self.stop.cancel();
     }
 }

@@ -20,7 +20,9 @@ pub(crate) enum WriteError {
     #[cfg(feature = "sqlite")]
     #[error(transparent)]
     Sqlite(Arc<rusqlite::Error>),
-    /// A value could not be turned into its stored JSON.
+    /// A value could not be turned into its stored JSON (SQLite's writes: PostgreSQL's
+    /// are encoded before they are queued, and fail as a `StoreError` then).
+    #[cfg(feature = "sqlite")]
     #[error("cannot encode a value to store: {0}")]
     Encode(Arc<serde_json::Error>),
 }
@@ -45,6 +47,7 @@ impl From<WriteError> for StoreError {
             WriteError::Sql(e) => StoreError::Backend(e),
             #[cfg(feature = "sqlite")]
             WriteError::Sqlite(e) => StoreError::Backend(e),
+            #[cfg(feature = "sqlite")]
             WriteError::Encode(e) => StoreError::Backend(e),
         }
     }
@@ -57,6 +60,7 @@ impl From<WriteError> for RunStoreError {
             WriteError::Sql(e) => RunStoreError::Backend(e),
             #[cfg(feature = "sqlite")]
             WriteError::Sqlite(e) => RunStoreError::Backend(e),
+            #[cfg(feature = "sqlite")]
             WriteError::Encode(e) => RunStoreError::Backend(e),
         }
     }

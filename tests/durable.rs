@@ -72,6 +72,20 @@ fn project(name: &str, agents: &[(&str, &str)], protocol: Wire) -> PathBuf {
     dir
 }
 
+/// `serve`'s arguments for the project in `dir` (see [`project`]) on `store`.
+fn serve_args(dir: &Path, store: &str) -> Vec<String> {
+    vec![
+        "--agents".to_owned(),
+        dir.join("agents.toml").display().to_string(),
+        "--workflows".to_owned(),
+        dir.join("flows").display().to_string(),
+        "--listen".to_owned(),
+        "127.0.0.1:0".to_owned(),
+        "--store".to_owned(),
+        store.to_owned(),
+    ]
+}
+
 fn started() -> Value {
     let mut p = crate::util::text_params("run the crash test");
     p["metadata"] = json!({ "workflow": "crash-test" });
@@ -171,18 +185,7 @@ async fn survives_a_stop(name: &str, stop: Stop, wire: Wire) {
         wire,
     );
     let store = format!("sqlite://{}", dir.join("data/orchestrator.db").display());
-    let args = |store: &str| {
-        vec![
-            "--agents".to_owned(),
-            dir.join("agents.toml").display().to_string(),
-            "--workflows".to_owned(),
-            dir.join("flows").display().to_string(),
-            "--listen".to_owned(),
-            "127.0.0.1:0".to_owned(),
-            "--store".to_owned(),
-            store.to_owned(),
-        ]
-    };
+    let args = |store: &str| serve_args(&dir, store);
     let first_args = args(&store);
     let first_args: Vec<&str> = first_args.iter().map(String::as_str).collect();
     let (mut first, url) = spawn_serve(&first_args, &[]).await;
@@ -418,20 +421,8 @@ async fn a_questions_timeout_runs_from_its_asking_across_a_restart() {
     std::fs::remove_file(dir.join("flows/crash-test.toml")).unwrap();
     std::fs::write(dir.join("flows/timed-approval.toml"), TIMED).unwrap();
     let store = format!("sqlite://{}", dir.join("data/orchestrator.db").display());
-    let (agents, flows) = (
-        dir.join("agents.toml").display().to_string(),
-        dir.join("flows").display().to_string(),
-    );
-    let args = [
-        "--agents",
-        &agents,
-        "--workflows",
-        &flows,
-        "--listen",
-        "127.0.0.1:0",
-        "--store",
-        &store,
-    ];
+    let args = serve_args(&dir, &store);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (mut first, url) = spawn_serve(&args, &[]).await;
     let mut start = crate::util::text_params("ask me");
     start["metadata"] = json!({ "workflow": "timed-approval" });
@@ -1525,16 +1516,7 @@ async fn a_run_outlives_its_sqlite_store_being_locked() {
     )
     .unwrap();
     let db = dir.join("orchestrator.db");
-    let args = [
-        "--agents".to_owned(),
-        dir.join("agents.toml").display().to_string(),
-        "--workflows".to_owned(),
-        dir.join("flows").display().to_string(),
-        "--listen".to_owned(),
-        "127.0.0.1:0".to_owned(),
-        "--store".to_owned(),
-        format!("sqlite://{}", db.display()),
-    ];
+    let args = serve_args(&dir, &format!("sqlite://{}", db.display()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (_serve, url) = spawn_serve(&args, &[]).await;
     let mut p = crate::util::text_params("go");

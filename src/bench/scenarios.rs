@@ -210,7 +210,8 @@ pub(super) async fn relay(
     Ok(latencies)
 }
 
-/// What [`relay_across`] measured, per chunk, in milliseconds.
+/// What [`relay_across`] measured: the task, and per chunk its times (the figures in
+/// milliseconds).
 pub(super) struct Across {
     /// The task relayed.
     pub(super) task: TaskId,

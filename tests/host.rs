@@ -1379,3 +1379,57 @@ async fn serve_reloads_the_workflows_when_their_files_change() {
     }
     panic!("the changed workflow was never run");
 }
+
+/// A workflow file saved after `serve` read the files, but before it began to look at
+/// them again (while it discovered its agents, say), is loaded at the first look.
+#[tokio::test]
+async fn a_file_saved_while_serve_starts_is_loaded() {
+    use a2a_orchestrator::host::serve::{RunOptions, prepare};
+    let agent = crate::util::echo(0).await;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-starting");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!("[agents.one]\nurl = \"{}\"\n", agent.url),
+    )
+    .unwrap();
+    std::fs::write(dir.join("workflows/approve.toml"), APPROVE).unwrap();
+    let config = HostConfig {
+        name: "Test orchestrator".into(),
+        description: "reloads".into(),
+        workflows: dir.join("workflows"),
+        agents: dir.join("agents.toml"),
+        server: Default::default(),
+        store: StoreSpec::Memory,
+        retention: Duration::from_secs(3600),
+        llm: None,
+        limits: Default::default(),
+        ready_requires_agents: false,
+        reload_workflows: true,
+        card_signing: None,
+    };
+    let prepared = prepare(config).await.unwrap();
+    assert_eq!(prepared.workflows.len(), 1);
+    // Saved between the read and the start.
+    std::fs::write(dir.join("workflows/greet.toml"), GREET).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let host = prepared.build(&url).await;
+    let options = RunOptions {
+        retention: Duration::from_secs(3600),
+        ..RunOptions::default()
+    };
+    let serving = tokio::spawn(host.run(listener, options, std::future::pending()));
+    let mut listed = Vec::new();
+    for _ in 0..100 {
+        let (_, card) = client(&url).await;
+        listed = card.skills.into_iter().map(|s| s.id).collect::<Vec<_>>();
+        if listed == ["approve", "greet"] {
+            serving.abort();
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the file saved while serve started was never loaded: the card lists {listed:?}");
+}

@@ -188,6 +188,8 @@ pub struct Host {
     /// What a reload of the workflows needs: the configuration and the server's URL.
     config: HostConfig,
     url: String,
+    /// The files as they were just before the workflows served were read from them.
+    loaded_from: FileStamps,
 }
 
 impl Host {
@@ -284,10 +286,13 @@ pub struct Prepared {
     pub workflows: Vec<Arc<Workflow>>,
     pub agents: AgentsFile,
     pub store: Arc<dyn Store>,
+    /// The files as they were just before they were read.
+    loaded_from: FileStamps,
 }
 
 /// Loads and checks every file of `config`, then opens its store.
 pub async fn prepare(config: HostConfig) -> Result<Prepared, StartError> {
+    let loaded_from = FileStamps::of(&config);
     let (workflows, agents) = load(&config).map_err(StartError::Config)?;
     if config.server.auth.as_ref().is_none_or(|a| a.is_empty()) {
         // Who may start or answer is checked only against callers the server knows.
@@ -307,13 +312,16 @@ pub async fn prepare(config: HostConfig) -> Result<Prepared, StartError> {
         workflows,
         agents,
         store,
+        loaded_from,
     })
 }
 
 impl Prepared {
     /// Discovers the agents and builds the orchestrator that serves at `url`.
     pub async fn build(self, url: &str) -> Host {
-        build(&self.config, self.workflows, &self.agents, url, self.store).await
+        let mut host = build(&self.config, self.workflows, &self.agents, url, self.store).await;
+        host.loaded_from = self.loaded_from;
+        host
     }
 }
 
@@ -331,7 +339,9 @@ pub struct RunOptions {
 }
 
 /// Discovers the agents and builds the server for `url`, keeping tasks and runs in
-/// `store` (call [`A2aServer::recover`] to resume what it holds).
+/// `store` (call [`A2aServer::recover`] to resume what it holds). The files of `config`
+/// are taken to hold `workflows` and `agents` as they are now; [`Prepared::build`]
+/// knows them as they were when read.
 pub async fn build(
     config: &HostConfig,
     workflows: Vec<Arc<Workflow>>,
@@ -339,6 +349,7 @@ pub async fn build(
     url: &str,
     store: Arc<dyn Store>,
 ) -> Host {
+    let loaded_from = FileStamps::of(config);
     let registry = Registry::discover(agents, &ProcessEnv, RegistryOptions::default()).await;
     // Runs keep their trace context, so a run resumed after a restart links to it.
     let options = EngineOptions {
@@ -386,6 +397,7 @@ pub async fn build(
         ready_requires_agents: config.ready_requires_agents,
         config: config.clone(),
         url: url.to_owned(),
+        loaded_from,
     }
 }
 
@@ -439,25 +451,35 @@ fn cards(
 /// How often the workflow files are looked at for changes.
 pub const RELOAD_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// What the workflow files and the agents file are now: each file's path, size and time.
-fn fingerprint(
-    config: &HostConfig,
-) -> Vec<(std::path::PathBuf, u64, Option<std::time::SystemTime>)> {
-    let stat = |path: std::path::PathBuf| {
-        let meta = std::fs::metadata(&path).ok()?;
-        Some((path, meta.len(), meta.modified().ok()))
-    };
-    let mut files: Vec<_> = std::fs::read_dir(&config.workflows)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .filter_map(stat)
-        .collect();
-    files.sort();
-    files.extend(stat(config.agents.clone()));
-    files
+/// What the workflow files and the agents file hold: each file's path and a hash of its
+/// bytes. Hashed rather than stat'ed: an edit that keeps a file's size within one tick
+/// of the file system's clock leaves its size and time as they were.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FileStamps(Vec<(std::path::PathBuf, u64)>);
+
+impl FileStamps {
+    /// The files of `config` as they are now (a file that cannot be read is left out,
+    /// so that it counts as changed once it can be).
+    pub(crate) fn of(config: &HostConfig) -> Self {
+        use std::hash::{Hash, Hasher};
+        let stamp = |path: std::path::PathBuf| {
+            let bytes = std::fs::read(&path).ok()?;
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            bytes.hash(&mut hasher);
+            Some((path, hasher.finish()))
+        };
+        let mut files: Vec<_> = std::fs::read_dir(&config.workflows)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .filter_map(stamp)
+            .collect();
+        files.sort();
+        files.extend(stamp(config.agents.clone()));
+        Self(files)
+    }
 }
 
 /// The next SIGHUP (never, where there are no such signals or none can be listened to).
@@ -540,17 +562,20 @@ impl Host {
     /// Runs going on keep the workflow version they started with.
     pub fn reload(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         let published = self.published();
+        // Compared with the files as they were before they were loaded, so that a file
+        // saved while the server started is loaded at the first look.
+        let loaded_from = self.loaded_from.clone();
         async move {
             let watch = published.config.reload_workflows;
             let mut signals =
                 tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
-            let mut seen = fingerprint(&published.config);
+            let mut seen = loaded_from;
             loop {
                 let asked = tokio::select! {
                     () = tokio::time::sleep(RELOAD_EVERY), if watch => false,
                     () = hangup(&mut signals) => true,
                 };
-                let now = fingerprint(&published.config);
+                let now = FileStamps::of(&published.config);
                 if !asked && now == seen {
                     continue;
                 }
@@ -613,5 +638,45 @@ pub async fn prune_every(store: Arc<dyn Store>, retention: std::time::Duration) 
             Ok(n) => tracing::info!(tasks = n, "pruned finished tasks and runs"),
             Err(e) => tracing::warn!(error = %e, "pruning the store failed"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edit_that_keeps_the_size_is_a_change() {
+        let dir = std::env::temp_dir().join(format!("file-stamps-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("workflows")).unwrap();
+        let config = HostConfig {
+            name: String::new(),
+            description: String::new(),
+            workflows: dir.join("workflows"),
+            agents: dir.join("agents.toml"),
+            server: ServerConfig::default(),
+            store: StoreSpec::Memory,
+            retention: std::time::Duration::ZERO,
+            llm: None,
+            limits: Default::default(),
+            ready_requires_agents: false,
+            reload_workflows: true,
+            card_signing: None,
+        };
+        let file = dir.join("workflows/a.toml");
+        std::fs::write(&file, "message = \"hello\"").unwrap();
+        let before = FileStamps::of(&config);
+        assert_eq!(before, FileStamps::of(&config));
+        // The same size, at once: within the file system clock's tick.
+        std::fs::write(&file, "message = \"howdy\"").unwrap();
+        assert_ne!(before, FileStamps::of(&config));
+        // A file that is not a workflow's is no change; the agents file is one.
+        std::fs::write(dir.join("workflows/notes.txt"), "x").unwrap();
+        let now = FileStamps::of(&config);
+        std::fs::write(dir.join("workflows/notes.txt"), "y").unwrap();
+        assert_eq!(now, FileStamps::of(&config));
+        std::fs::write(dir.join("agents.toml"), "").unwrap();
+        assert_ne!(now, FileStamps::of(&config));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1297,6 +1297,72 @@ async fn serve_reloads_agents_and_workflows_on_sighup() {
     panic!("the run going on never finished");
 }
 
+/// A SIGHUP sent while `serve` starts (here: while it waits for an agent's card) is
+/// taken as a reload, not as the signal's default, which ends the process.
+#[tokio::test]
+async fn a_sighup_while_serve_starts_does_not_end_it() {
+    use tokio::io::AsyncBufReadExt;
+    let stalled = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-early-sighup");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!(
+            "[agents.one]\nurl = \"http://{}/\"\n",
+            stalled.local_addr().unwrap()
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("workflows/greet.toml"), GREET).unwrap();
+    let (workflows, agents) = (dir.join("workflows"), dir.join("agents.toml"));
+    let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--store", "memory"])
+        .arg("--workflows")
+        .arg(&workflows)
+        .arg("--agents")
+        .arg(&agents)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // The agent's card is asked for: `serve` is starting.
+    let (asked, _) = tokio::time::timeout(Duration::from_secs(30), stalled.accept())
+        .await
+        .expect("serve asks for the agent's card")
+        .unwrap();
+    let pid = serve.id().unwrap().to_string();
+    let status = std::process::Command::new("kill")
+        .args(["-HUP", &pid])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -HUP {pid}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    drop((asked, stalled));
+    let mut lines = tokio::io::BufReader::new(serve.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(l) = lines.next_line().await.unwrap() {
+            if l.contains("listening on") {
+                return Some(l);
+            }
+        }
+        None
+    })
+    .await
+    .expect("serve started or ended");
+    let Some(line) = line else {
+        panic!("serve ended on the SIGHUP: {:?}", serve.wait().await);
+    };
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap();
+    let (_, card) = client(url).await;
+    assert_eq!(card.skills[0].id, "greet");
+    assert!(serve.try_wait().unwrap().is_none(), "serve still runs");
+}
+
 /// Issue 38: `serve` loads the workflow files again when they change: a new file is a
 /// new skill on the card and runs; a file with a problem leaves the loaded set as it
 /// was; a changed file is what new runs start on.

@@ -190,6 +190,9 @@ pub struct Host {
     url: String,
     /// The files as they were just before the workflows served were read from them.
     loaded_from: FileStamps,
+    /// SIGHUPs, listened to from before the agents are discovered, so that one sent
+    /// while the server starts reloads rather than ends the process.
+    hangups: Option<tokio::signal::unix::Signal>,
 }
 
 impl Host {
@@ -200,13 +203,14 @@ impl Host {
     /// never cancels: unfinished runs stay in the store for the next server. Call
     /// [`A2aServer::recover`] on `self.server` first to resume what the store holds.
     pub async fn run(
-        self,
+        mut self,
         listener: tokio::net::TcpListener,
         options: RunOptions,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> Result<(), StopError> {
         let pruner = tokio::spawn(prune_every(self.store.clone(), options.retention));
-        let reloader = Some(tokio::spawn(self.reload()));
+        let hangups = self.hangups.take();
+        let reloader = Some(tokio::spawn(self.reload(hangups)));
         let availability = Some(tokio::spawn(self.mark_unavailable()));
         let key_watch = self
             .config
@@ -349,6 +353,8 @@ pub async fn build(
     url: &str,
     store: Arc<dyn Store>,
 ) -> Host {
+    // Before the agents are discovered, which can take a while.
+    let hangups = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
     let loaded_from = FileStamps::of(config);
     let registry = Registry::discover(agents, &ProcessEnv, RegistryOptions::default()).await;
     // Runs keep their trace context, so a run resumed after a restart links to it.
@@ -398,6 +404,7 @@ pub async fn build(
         config: config.clone(),
         url: url.to_owned(),
         loaded_from,
+        hangups,
     }
 }
 
@@ -553,22 +560,23 @@ impl Host {
         }
     }
 
-    /// Loads the workflow files and `agents.toml` again on SIGHUP and, with
+    /// Loads the workflow files and `agents.toml` again on each SIGHUP `signals` gives and, with
     /// `[server] reload_workflows`, when a file changes (looked at every
     /// [`RELOAD_EVERY`]). All or nothing: when every file is valid (and every agent a
     /// workflow names is in the agents file), new runs start on the new set, new and
     /// changed agents are discovered before they are called, and the cards list the
     /// workflows; when one is not, its problems are logged and what was loaded stays.
     /// Runs going on keep the workflow version they started with.
-    pub fn reload(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+    fn reload(
+        &self,
+        mut signals: Option<tokio::signal::unix::Signal>,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let published = self.published();
         // Compared with the files as they were before they were loaded, so that a file
         // saved while the server started is loaded at the first look.
         let loaded_from = self.loaded_from.clone();
         async move {
             let watch = published.config.reload_workflows;
-            let mut signals =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
             let mut seen = loaded_from;
             loop {
                 let asked = tokio::select! {

@@ -73,6 +73,8 @@ pub async fn drive(
     let mut next = Some(start);
     // The last question answered, to notice one asked again.
     let mut repeated: Option<(Option<String>, String)> = None;
+    // Whether the task was looked at again after a question came back once.
+    let mut looked_again = false;
     // A question shown but left to someone else to answer: the subscription waits on.
     let mut awaiting: Option<(Option<String>, String)> = None;
     loop {
@@ -198,10 +200,21 @@ pub async fn drive(
                 if asker.unattended(step.as_deref())
                     && repeated.as_ref() == Some(&(step.clone(), prompt.clone()))
                 {
+                    // The answer's stream can end on an update the run sent before the
+                    // answer reached it: the task is looked at once more before that.
+                    if !looked_again {
+                        looked_again = true;
+                        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                        next = Some(Start::Watch(task_id));
+                        continue;
+                    }
                     progress.finish();
                     anyhow::bail!(
                         "the automatic answer was not taken, and the task asks again: {prompt}"
                     );
+                }
+                if repeated.as_ref() != Some(&(step.clone(), prompt.clone())) {
+                    looked_again = false;
                 }
                 repeated = Some((step.clone(), prompt.clone()));
                 let Some(answer) = asker.answer(&progress, step.as_deref(), &prompt) else {

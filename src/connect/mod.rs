@@ -370,8 +370,7 @@ impl AgentConnector for A2aConnector {
                 parts.push(Part::data(d));
             }
             let answering = req.task_id.is_some();
-            let mut message = Message::new(Role::User, parts);
-            message.message_id = MessageId::new(req.message_id);
+            let mut message = Message::with_id(MessageId::new(req.message_id), Role::User, parts);
             // An agent with several skills learns which one the step asked for.
             if let AgentTarget::Skill(s) = &req.target {
                 let mut meta = serde_json::Map::new();

@@ -48,9 +48,14 @@ pub struct Message {
 impl Message {
     /// A message with a fresh random id and the given parts.
     pub fn new(role: Role, parts: Vec<Part>) -> Self {
+        Self::with_id(MessageId::random(), role, parts)
+    }
+
+    /// A message with the given id and parts (one read from the wire, say).
+    pub fn with_id(message_id: MessageId, role: Role, parts: Vec<Part>) -> Self {
         Self {
             kind: MessageKind,
-            message_id: MessageId::random(),
+            message_id,
             role,
             parts,
             context_id: None,

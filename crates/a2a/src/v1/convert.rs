@@ -26,10 +26,39 @@ impl From<ConvertError> for RpcError {
     }
 }
 
-fn refuse(field: &str, why: impl Into<String>) -> ConvertError {
+fn refuse(field: impl std::fmt::Display, why: impl Into<String>) -> ConvertError {
     ConvertError {
-        field: field.to_owned(),
+        field: field.to_string(),
         why: why.into(),
+    }
+}
+
+/// Where a value sits in what is converted, built up on the way down and written out
+/// only when something there is refused: an answer that converts costs no strings.
+#[derive(Clone, Copy)]
+enum At<'a> {
+    Root(&'a str),
+    Field(&'a At<'a>, &'static str),
+    Item(&'a At<'a>, &'static str, usize),
+}
+
+impl<'a> At<'a> {
+    fn field(&'a self, name: &'static str) -> At<'a> {
+        At::Field(self, name)
+    }
+
+    fn item(&'a self, list: &'static str, i: usize) -> At<'a> {
+        At::Item(self, list, i)
+    }
+}
+
+impl std::fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            At::Root(path) => f.write_str(path),
+            At::Field(parent, name) => write!(f, "{parent}.{name}"),
+            At::Item(parent, list, i) => write!(f, "{parent}.{list}[{i}]"),
+        }
     }
 }
 
@@ -222,6 +251,10 @@ pub fn task_state_in(s: v1::TaskState) -> Option<t::TaskState> {
 
 /// A v1.0 part in the internal model (`at`: its path, for errors).
 pub fn part_in(p: v1::Part, at: &str) -> Result<t::Part, ConvertError> {
+    part_at(p, At::Root(at))
+}
+
+fn part_at(p: v1::Part, at: At<'_>) -> Result<t::Part, ConvertError> {
     let set = [
         p.text.is_some(),
         p.raw.is_some(),
@@ -253,7 +286,7 @@ pub fn part_in(p: v1::Part, at: &str) -> Result<t::Part, ConvertError> {
         // the internal model, and refusing the part would refuse a whole answer.
         if !filename.is_empty() {
             return Err(refuse(
-                &format!("{at}.filename"),
+                at.field("filename"),
                 "a text part has no file name here; send a file as `raw` or `url`",
             ));
         }
@@ -262,13 +295,13 @@ pub fn part_in(p: v1::Part, at: &str) -> Result<t::Part, ConvertError> {
     if let Some(data) = data {
         if !media_type.is_empty() && !t::media_type_matches("application/json", &media_type) {
             return Err(refuse(
-                &format!("{at}.mediaType"),
+                at.field("mediaType"),
                 format!("a data part is application/json, not {media_type:?}"),
             ));
         }
         let Value::Object(data) = data else {
             return Err(refuse(
-                &format!("{at}.data"),
+                at.field("data"),
                 "this agent takes structured data as a JSON object (wrap a list or a value in one)",
             ));
         };
@@ -291,30 +324,30 @@ pub fn part_in(p: v1::Part, at: &str) -> Result<t::Part, ConvertError> {
 
 /// A v1.0 message in the internal model (`at`: its path, for errors).
 pub fn message_in(m: v1::Message, at: &str) -> Result<t::Message, ConvertError> {
+    message_at(m, At::Root(at))
+}
+
+fn message_at(m: v1::Message, at: At<'_>) -> Result<t::Message, ConvertError> {
     let role = match m.role {
         v1::Role::User => t::Role::User,
         v1::Role::Agent => t::Role::Agent,
         v1::Role::Unspecified => {
             return Err(refuse(
-                &format!("{at}.role"),
+                at.field("role"),
                 "a message needs a role: ROLE_USER or ROLE_AGENT",
             ));
         }
     };
     if m.message_id.is_empty() {
-        return Err(refuse(
-            &format!("{at}.messageId"),
-            "a message needs a messageId",
-        ));
+        return Err(refuse(at.field("messageId"), "a message needs a messageId"));
     }
     let parts = m
         .parts
         .into_iter()
         .enumerate()
-        .map(|(i, p)| part_in(p, &format!("{at}.parts[{i}]")))
+        .map(|(i, p)| part_at(p, at.item("parts", i)))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut out = t::Message::new(role, parts);
-    out.message_id = MessageId::new(m.message_id);
+    let mut out = t::Message::with_id(MessageId::new(m.message_id), role, parts);
     out.context_id = non_empty(m.context_id).map(ContextId::new);
     out.task_id = non_empty(m.task_id).map(TaskId::new);
     out.metadata = m.metadata;
@@ -330,7 +363,10 @@ pub fn push_config_in(
     at: &str,
 ) -> Result<t::PushNotificationConfig, ConvertError> {
     if c.url.is_empty() {
-        return Err(refuse(&format!("{at}.url"), "a push config needs a url"));
+        return Err(refuse(
+            At::Root(at).field("url"),
+            "a push config needs a url",
+        ));
     }
     Ok(t::PushNotificationConfig {
         id: non_empty(c.id),
@@ -400,11 +436,15 @@ pub fn task_request_in(r: v1::TaskRequest) -> Result<t::TaskIdParams, ConvertErr
 
 /// An agent's v1.0 status as the internal one.
 pub fn status_in(s: v1::TaskStatus, at: &str) -> Result<t::TaskStatus, ConvertError> {
+    status_at(s, At::Root(at))
+}
+
+fn status_at(s: v1::TaskStatus, at: At<'_>) -> Result<t::TaskStatus, ConvertError> {
     Ok(t::TaskStatus {
         state: task_state_in(s.state).unwrap_or(t::TaskState::Unknown),
         message: s
             .message
-            .map(|m| message_in(m, &format!("{at}.message")))
+            .map(|m| message_at(m, at.field("message")))
             .transpose()?,
         timestamp: s.timestamp,
     })
@@ -412,13 +452,17 @@ pub fn status_in(s: v1::TaskStatus, at: &str) -> Result<t::TaskStatus, ConvertEr
 
 /// A v1.0 artifact in the internal model (`at`: its path, for errors).
 pub fn artifact_in(a: v1::Artifact, at: &str) -> Result<t::Artifact, ConvertError> {
+    artifact_at(a, At::Root(at))
+}
+
+fn artifact_at(a: v1::Artifact, at: At<'_>) -> Result<t::Artifact, ConvertError> {
     Ok(t::Artifact {
         artifact_id: t::ArtifactId::new(a.artifact_id),
         parts: a
             .parts
             .into_iter()
             .enumerate()
-            .map(|(i, p)| part_in(p, &format!("{at}.parts[{i}]")))
+            .map(|(i, p)| part_at(p, at.item("parts", i)))
             .collect::<Result<_, _>>()?,
         name: non_empty(a.name),
         description: non_empty(a.description),
@@ -429,23 +473,27 @@ pub fn artifact_in(a: v1::Artifact, at: &str) -> Result<t::Artifact, ConvertErro
 
 /// An agent's v1.0 task as the internal one.
 pub fn task_in(x: v1::Task, at: &str) -> Result<t::Task, ConvertError> {
+    task_at(x, At::Root(at))
+}
+
+fn task_at(x: v1::Task, at: At<'_>) -> Result<t::Task, ConvertError> {
     let mut task = t::Task::new(
         TaskId::new(x.id),
         ContextId::new(x.context_id),
-        status_in(x.status, &format!("{at}.status"))?,
+        status_at(x.status, at.field("status"))?,
     );
     task.artifacts = x
         .artifacts
         .unwrap_or_default()
         .into_iter()
         .enumerate()
-        .map(|(i, a)| artifact_in(a, &format!("{at}.artifacts[{i}]")))
+        .map(|(i, a)| artifact_at(a, at.item("artifacts", i)))
         .collect::<Result<_, _>>()?;
     task.history = x
         .history
         .into_iter()
         .enumerate()
-        .map(|(i, m)| message_in(m, &format!("{at}.history[{i}]")))
+        .map(|(i, m)| message_at(m, at.item("history", i)))
         .collect::<Result<_, _>>()?;
     task.metadata = x.metadata;
     Ok(task)

@@ -9,7 +9,7 @@ use super::error::RpcError;
 use super::types::JsonRpcVersion;
 
 /// A request id: a string, a number, or null.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(untagged)]
 pub enum RequestId {
     /// A string id.
@@ -18,6 +18,45 @@ pub enum RequestId {
     Num(serde_json::Number),
     /// The null id (a response to a request whose id could not be read).
     Null,
+}
+
+/// Read by the JSON value's own type: serde's untagged enums buffer the value and try
+/// each variant in turn, building an error message for each that does not fit, and
+/// every request and response carries an id.
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Id;
+        impl serde::de::Visitor<'_> for Id {
+            type Value = RequestId;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string, a number or null")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RequestId, E> {
+                Ok(RequestId::Str(v.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<RequestId, E> {
+                Ok(RequestId::Str(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RequestId, E> {
+                Ok(RequestId::Num(v.into()))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RequestId, E> {
+                Ok(RequestId::Num(v.into()))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<RequestId, E> {
+                serde_json::Number::from_f64(v)
+                    .map(RequestId::Num)
+                    .ok_or_else(|| E::custom("a request id is a finite number"))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<RequestId, E> {
+                Ok(RequestId::Null)
+            }
+            fn visit_none<E: serde::de::Error>(self) -> Result<RequestId, E> {
+                Ok(RequestId::Null)
+            }
+        }
+        d.deserialize_any(Id)
+    }
 }
 
 impl From<i64> for RequestId {
@@ -313,5 +352,31 @@ pub fn read_response(value: Value) -> Result<Result<Value, RpcError>, String> {
     match obj.remove("result") {
         Some(result) => Ok(Ok(result)),
         None => Err("the response has neither `result` nor `error`".to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn request_ids_are_read_by_their_json_type() {
+        let read = |s: &str| serde_json::from_str::<RequestId>(s);
+        assert_eq!(read(r#""a-1""#).unwrap(), RequestId::Str("a-1".into()));
+        assert_eq!(read("7").unwrap(), RequestId::from(7));
+        assert_eq!(read("-7").unwrap(), RequestId::from(-7));
+        assert_eq!(
+            read("1.5").unwrap(),
+            RequestId::Num(serde_json::Number::from_f64(1.5).unwrap())
+        );
+        assert_eq!(read("null").unwrap(), RequestId::Null);
+        assert!(read("{}").is_err());
+        assert!(read("[1]").is_err());
+        assert!(read("true").is_err());
+        // From a parsed value too, and back to the same text.
+        let id: RequestId = serde_json::from_value(json!("x")).unwrap();
+        assert_eq!(serde_json::to_string(&id).unwrap(), r#""x""#);
+        assert_eq!(serde_json::to_string(&RequestId::from(3)).unwrap(), "3");
     }
 }

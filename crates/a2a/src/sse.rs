@@ -80,7 +80,7 @@ impl SseDecoder {
                 }
                 self.skip_lf = false;
             }
-            let Some(end) = self.buf.iter().position(|&b| b == b'\n' || b == b'\r') else {
+            let Some(end) = memchr::memchr2(b'\n', b'\r', &self.buf) else {
                 break;
             };
             let line = self.buf.split_to(end);

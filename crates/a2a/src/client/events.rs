@@ -135,34 +135,27 @@ fn decode_event(url: &str, framing: &Framing, data: &str) -> Result<StreamEvent,
     decode_value(url, framing, data)
 }
 
-/// The usual event decoded straight from its text into its type, with no `Value`
-/// between: `None` for anything else (an error, a mismatched id, a malformed event),
-/// which [`decode_value`] then reads and explains.
+/// The usual event decoded straight from its text into its type in one pass, with no
+/// `Value` between: `None` for anything else (an error, a mismatched id, a malformed
+/// event), which [`decode_value`] then reads and explains.
 fn decode_typed(framing: &Framing, data: &str) -> Option<StreamEvent> {
-    use serde_json::value::RawValue;
     #[derive(serde::Deserialize)]
-    struct Envelope<'a> {
+    struct Envelope<'a, R> {
+        #[serde(borrow)]
         jsonrpc: &'a str,
         id: RequestId,
-        #[serde(borrow)]
-        result: &'a RawValue,
+        result: R,
     }
-    let (text, protocol) = match framing {
-        Framing::JsonRpc(id, protocol) => {
-            let envelope: Envelope<'_> = serde_json::from_str(data).ok()?;
-            if envelope.jsonrpc != "2.0" || envelope.id != *id {
-                return None;
-            }
-            (envelope.result.get(), *protocol)
+    fn enveloped<'a, R: serde::Deserialize<'a>>(id: &RequestId, data: &'a str) -> Option<R> {
+        let envelope: Envelope<'a, R> = serde_json::from_str(data).ok()?;
+        (envelope.jsonrpc == "2.0" && envelope.id == *id).then_some(envelope.result)
+    }
+    match framing {
+        Framing::JsonRpc(id, Version::V0_3) => enveloped(id, data),
+        Framing::JsonRpc(id, Version::V1_0) => {
+            v1c::stream_event_in(enveloped::<v1t::StreamResponse>(id, data)?).ok()
         }
-        Framing::HttpJson => (data, Version::V1_0),
-    };
-    match protocol {
-        Version::V0_3 => serde_json::from_str(text).ok(),
-        Version::V1_0 => {
-            let event: v1t::StreamResponse = serde_json::from_str(text).ok()?;
-            v1c::stream_event_in(event).ok()
-        }
+        Framing::HttpJson => v1c::stream_event_in(serde_json::from_str(data).ok()?).ok(),
     }
 }
 

@@ -190,8 +190,8 @@ pub struct Host {
     url: String,
     /// The files as they were just before the workflows served were read from them.
     loaded_from: FileStamps,
-    /// SIGHUPs, listened to from before the agents are discovered, so that one sent
-    /// while the server starts reloads rather than ends the process.
+    /// SIGHUPs, listened to from [`prepare`] on, so that one sent while the server
+    /// starts reloads rather than ends the process (else from [`Host::run`]).
     hangups: Option<tokio::signal::unix::Signal>,
 }
 
@@ -209,7 +209,9 @@ impl Host {
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> Result<(), StopError> {
         let pruner = tokio::spawn(prune_every(self.store.clone(), options.retention));
-        let hangups = self.hangups.take();
+        let hangups = self.hangups.take().or_else(|| {
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok()
+        });
         let reloader = Some(tokio::spawn(self.reload(hangups)));
         let availability = Some(tokio::spawn(self.mark_unavailable()));
         let key_watch = self
@@ -292,10 +294,14 @@ pub struct Prepared {
     pub store: Arc<dyn Store>,
     /// The files as they were just before they were read.
     loaded_from: FileStamps,
+    /// SIGHUPs from here on (see [`Host`]).
+    hangups: Option<tokio::signal::unix::Signal>,
 }
 
 /// Loads and checks every file of `config`, then opens its store.
 pub async fn prepare(config: HostConfig) -> Result<Prepared, StartError> {
+    // Listened to from the start: a SIGHUP's default is to end the process.
+    let hangups = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
     let loaded_from = FileStamps::of(&config);
     let (workflows, agents) = load(&config).map_err(StartError::Config)?;
     if config.server.auth.as_ref().is_none_or(|a| a.is_empty()) {
@@ -317,6 +323,7 @@ pub async fn prepare(config: HostConfig) -> Result<Prepared, StartError> {
         agents,
         store,
         loaded_from,
+        hangups,
     })
 }
 
@@ -325,6 +332,7 @@ impl Prepared {
     pub async fn build(self, url: &str) -> Host {
         let mut host = build(&self.config, self.workflows, &self.agents, url, self.store).await;
         host.loaded_from = self.loaded_from;
+        host.hangups = self.hangups;
         host
     }
 }
@@ -353,8 +361,6 @@ pub async fn build(
     url: &str,
     store: Arc<dyn Store>,
 ) -> Host {
-    // Before the agents are discovered, which can take a while.
-    let hangups = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
     let loaded_from = FileStamps::of(config);
     let registry = Registry::discover(agents, &ProcessEnv, RegistryOptions::default()).await;
     // Runs keep their trace context, so a run resumed after a restart links to it.
@@ -404,7 +410,7 @@ pub async fn build(
         config: config.clone(),
         url: url.to_owned(),
         loaded_from,
-        hangups,
+        hangups: None,
     }
 }
 

@@ -181,20 +181,15 @@ async fn a_mixed_fleet_runs_in_parallel_and_fans_in_live() {
             "{step}'s chunks were relayed live ({n}): {chunks:?}"
         );
     }
-    // Fanned in as they came: the parallel steps' chunks are interleaved.
-    let first_end = ALL
-        .iter()
-        .map(|s| chunks.iter().rposition(|c| c == s).unwrap())
-        .min()
-        .unwrap();
-    let last_start = ALL
-        .iter()
-        .map(|s| chunks.iter().position(|c| c == s).unwrap())
-        .max()
-        .unwrap();
+    // Fanned in as they came: the parallel steps' chunks are interleaved. Steps relayed
+    // one after another would switch from one step to the next eight times; when each
+    // agent starts is up to the machine (a Python agent can start its answer after ours
+    // have ended theirs), so the check is the switches, not the order of starts and ends.
+    let parallel: Vec<&String> = chunks.iter().filter(|s| *s != "join").collect();
+    let switches = parallel.windows(2).filter(|w| w[0] != w[1]).count();
     assert!(
-        last_start < first_end,
-        "every step had started streaming before any had finished: {chunks:?}"
+        switches > ALL.len(),
+        "the parallel steps' chunks were interleaved ({switches} switches): {chunks:?}"
     );
 
     let result: String = events

@@ -1151,6 +1151,14 @@ async fn serve_speaks_tls_and_picks_up_a_new_certificate() {
     );
 }
 
+/// A directory of the tests' own, `name`, empty but for an empty `workflows/`.
+fn workflows_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    dir
+}
+
 /// Issue 38: SIGHUP loads the workflows and `agents.toml` again, all or nothing, with the
 /// file watcher off: a new agent and a workflow calling it are taken together; a broken
 /// agents file leaves both as they were; a run going on meanwhile finishes.
@@ -1158,9 +1166,7 @@ async fn serve_speaks_tls_and_picks_up_a_new_certificate() {
 async fn serve_reloads_agents_and_workflows_on_sighup() {
     let (one, two) = (crate::util::echo(0).await, crate::util::echo(0).await);
     let slow = crate::util::echo(300).await;
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-sighup");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    let dir = workflows_dir("serve-sighup");
     let agents = |extra: &str| {
         format!(
             "[agents.one]\nurl = \"{}\"\n[agents.slow]\nurl = \"{}\"\n{extra}",
@@ -1303,9 +1309,7 @@ async fn serve_reloads_agents_and_workflows_on_sighup() {
 async fn a_sighup_while_serve_starts_does_not_end_it() {
     use tokio::io::AsyncBufReadExt;
     let stalled = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-early-sighup");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    let dir = workflows_dir("serve-early-sighup");
     std::fs::write(
         dir.join("agents.toml"),
         format!(
@@ -1369,9 +1373,7 @@ async fn a_sighup_while_serve_starts_does_not_end_it() {
 #[tokio::test]
 async fn serve_reloads_the_workflows_when_their_files_change() {
     let agent = crate::util::echo(0).await;
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-reload");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    let dir = workflows_dir("serve-reload");
     std::fs::write(
         dir.join("agents.toml"),
         format!(
@@ -1452,9 +1454,7 @@ async fn serve_reloads_the_workflows_when_their_files_change() {
 async fn a_file_saved_while_serve_starts_is_loaded() {
     use a2a_orchestrator::host::serve::{RunOptions, prepare};
     let agent = crate::util::echo(0).await;
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-starting");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    let dir = workflows_dir("serve-starting");
     std::fs::write(
         dir.join("agents.toml"),
         format!("[agents.one]\nurl = \"{}\"\n", agent.url),

@@ -12,12 +12,14 @@
 //! nothing in flight is closed after `idle_timeout`. Connections are capped; at the cap
 //! the idle ones (nothing in flight), longest idle first, are closed to make room for
 //! new ones, so thousands of idle connections never keep a new client out — only
-//! connections that are all busy with requests make new ones wait in the backlog.
+//! connections that are all busy with requests make new ones wait in the backlog. A new
+//! connection asked to make room whose first bytes are already in its socket is served,
+//! not cut off: its request was on its way.
 
 use std::collections::HashMap;
 use std::io;
 use std::pin::pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -51,9 +53,12 @@ pub(super) struct Limits {
     pub drain: Duration,
 }
 
-/// How long a new connection that has not sent a request yet is spared when idle ones
-/// are closed to make room: its request may be in its socket, unread.
-const EVICT_GRACE: Duration = Duration::from_millis(100);
+/// How long a new connection that has sent nothing yet is spared when idle ones are
+/// closed to make room: its client may be about to write. Longer than TCP's least
+/// retransmission timeout (200 ms on Linux), so that a first request whose segment was
+/// lost once is not cut off; short enough that a flood of silent connections is turned
+/// over quickly (at the cap, new connections are let in at about the cap per grace).
+const EVICT_GRACE: Duration = Duration::from_millis(500);
 
 /// One open connection, as the accept loop sees it: how many requests it has in
 /// flight, and when it was last busy.
@@ -62,17 +67,33 @@ struct Conn {
     /// Milliseconds after the loop's epoch when a request last started or ended.
     last_active: AtomicU64,
     /// Whether a request ever started on it.
-    used: std::sync::atomic::AtomicBool,
-    /// Fired to close it (graceful: what is in flight is answered first).
+    used: AtomicBool,
+    /// Whether its first bytes arrived: a request is on its way, and it is not closed
+    /// to make room before that request started.
+    arrived: AtomicBool,
+    /// Fired to close it (graceful: what is in flight is answered first): a stop.
     close: CancellationToken,
-    /// Set before `close` fires to make room at the cap: a connection with nothing in
-    /// flight is then dropped at once.
-    evicted: std::sync::atomic::AtomicBool,
+    /// Fired to make room at the cap: a connection with nothing in flight is then
+    /// dropped at once, one whose first request is arriving is spared.
+    evict: CancellationToken,
     /// Told when a request ends, so that the idle deadline is counted from then.
     ended: tokio::sync::Notify,
 }
 
 impl Conn {
+    /// A connection accepted now, `now_ms` after the loop's epoch, closed on `close`.
+    fn new(now_ms: u64, close: CancellationToken) -> Conn {
+        Conn {
+            in_flight: AtomicUsize::new(0),
+            last_active: AtomicU64::new(now_ms),
+            used: AtomicBool::new(false),
+            arrived: AtomicBool::new(false),
+            close,
+            evict: CancellationToken::new(),
+            ended: tokio::sync::Notify::new(),
+        }
+    }
+
     fn idle_since(&self) -> Option<u64> {
         (self.in_flight.load(Ordering::Acquire) == 0)
             .then(|| self.last_active.load(Ordering::Acquire))
@@ -91,28 +112,52 @@ impl Open {
         self.epoch.elapsed().as_millis() as u64
     }
 
-    /// Closes up to `n` connections with nothing in flight, longest idle first; how
-    /// many it asked to close. A connection accepted moments ago ([`EVICT_GRACE`]) is
-    /// spared: its first request may be on its way (in the socket, not yet read).
-    fn evict_idle(&self, n: usize) -> usize {
+    /// Asks up to `n` connections with nothing in flight, longest idle first, to close.
+    /// Spared: a connection whose first request is arriving, and one accepted moments
+    /// ago ([`EVICT_GRACE`]), whose first request may be on its way.
+    fn evict_idle(&self, n: usize) -> Evicted {
         let now = self.now_ms();
         let grace = EVICT_GRACE.as_millis() as u64;
         let conns = self.conns.lock().unwrap_or_else(|p| p.into_inner());
+        let mut young: Option<u64> = None;
         let mut idle: Vec<(u64, &Arc<Conn>)> = conns
             .values()
-            .filter(|c| !c.close.is_cancelled())
+            .filter(|c| !c.close.is_cancelled() && !c.evict.is_cancelled())
             .filter_map(|c| c.idle_since().map(|t| (t, c)))
-            .filter(|(t, c)| c.used.load(Ordering::Acquire) || now.saturating_sub(*t) >= grace)
+            .filter(|(t, c)| {
+                if c.used.load(Ordering::Acquire) {
+                    return true;
+                }
+                if c.arrived.load(Ordering::Acquire) {
+                    return false;
+                }
+                let age = now.saturating_sub(*t);
+                if age < grace {
+                    young = Some(young.map_or(grace - age, |y| y.min(grace - age)));
+                }
+                age >= grace
+            })
             .collect();
         if idle.len() > n {
             idle.select_nth_unstable_by_key(n, |(t, _)| *t);
         }
         for (_, c) in idle.iter().take(n) {
-            c.evicted.store(true, Ordering::Release);
-            c.close.cancel();
+            c.evict.cancel();
         }
-        idle.len().min(n)
+        Evicted {
+            asked: idle.len().min(n),
+            next: young.map(|ms| Duration::from_millis(ms + 1)),
+        }
     }
+}
+
+/// What [`Open::evict_idle`] did.
+struct Evicted {
+    /// Connections asked to close.
+    asked: usize,
+    /// When the first connection spared only for being new ([`EVICT_GRACE`]) can be
+    /// closed, from now.
+    next: Option<Duration>,
 }
 
 /// Connections the kernel queues for `accept` (Linux caps it at `net.core.somaxconn`,
@@ -249,10 +294,13 @@ pub(super) async fn serve(
             // At the cap: the longest idle connections make room (closed at once; a
             // batch, so that a burst costs a scan per batch, not per connection); with
             // none idle, new ones wait in the kernel's backlog for one to end or idle.
-            let wait = if open.evict_idle(1 + limits.max_connections / 64) > 0 {
-                Duration::from_millis(100)
-            } else {
-                Duration::from_secs(1)
+            let evicted = open.evict_idle(1 + limits.max_connections / 64);
+            let wait = match evicted.next {
+                // A slot is freed as soon as one asked closes; this only bounds the
+                // wait when all of them were spared.
+                _ if evicted.asked > 0 => Duration::from_millis(100),
+                Some(next) => next,
+                None => Duration::from_secs(1),
             };
             tokio::select! {
                 slot = slots.clone().acquire_owned() => break slot.ok(),
@@ -285,14 +333,7 @@ pub(super) async fn serve(
         }
         let id = next_id;
         next_id += 1;
-        let conn = Arc::new(Conn {
-            in_flight: AtomicUsize::new(0),
-            last_active: AtomicU64::new(open.now_ms()),
-            used: Default::default(),
-            close: stopping.child_token(),
-            evicted: Default::default(),
-            ended: tokio::sync::Notify::new(),
-        });
+        let conn = Arc::new(Conn::new(open.now_ms(), stopping.child_token()));
         open.conns
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -306,7 +347,11 @@ pub(super) async fn serve(
         let tls = tls.clone();
         let open = open.clone();
         connections.spawn(async move {
+            // Nothing happens on a connection (no handshake, no buffers) until its
+            // first bytes arrive.
+            let arrived = first_bytes(&tcp, &conn, limits).await;
             let stream = match tls {
+                _ if !arrived => None,
                 None => Some(Stream::Plain(tcp)),
                 Some(acceptor) => {
                     let handshake = acceptor.accept(tcp);
@@ -354,6 +399,31 @@ pub(super) async fn serve(
     }
 }
 
+/// Waits for a new connection's first bytes; whether to serve it. It is closed unserved
+/// when nothing arrives within the header timeout, on a stop, and when it is asked to
+/// make room with nothing in its socket. A request already in its socket when it is
+/// asked is answered: the client sent it before the connection was chosen, and closing
+/// would cut it off unanswered.
+async fn first_bytes(tcp: &TcpStream, conn: &Conn, limits: Limits) -> bool {
+    let mut byte = [0u8];
+    let serve = tokio::select! {
+        // A peek, not readiness: readiness may be reported with nothing to read.
+        r = tcp.peek(&mut byte) => matches!(r, Ok(n) if n > 0),
+        () = conn.close.cancelled() => false,
+        () = conn.evict.cancelled() => has_bytes(tcp),
+        () = tokio::time::sleep(limits.header_read_timeout) => false,
+    };
+    conn.arrived.store(serve, Ordering::Release);
+    serve
+}
+
+/// Whether bytes wait in the socket's receive queue, asked of the kernel itself (the
+/// runtime's readiness may not have caught up with it yet).
+fn has_bytes(tcp: &TcpStream) -> bool {
+    let mut byte = [std::mem::MaybeUninit::<u8>::uninit()];
+    matches!(socket2::SockRef::from(tcp).peek(&mut byte), Ok(n) if n > 0)
+}
+
 /// A connection as the accept loop serves it.
 type Connection =
     auto::Connection<'static, TokioIo<Stream>, TowerToHyperService<Counted>, TokioExecutor>;
@@ -370,6 +440,8 @@ async fn watch(
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let mut connection = pin!(connection);
     let mut closing: Option<Instant> = None;
+    // Asked to make room while its first request was arriving: left to its deadlines.
+    let mut spared = false;
     let limit = || {
         if conn.used.load(Ordering::Acquire) {
             limits.idle_timeout
@@ -390,12 +462,19 @@ async fn watch(
             // A request ended: the deadline moves.
             () = conn.ended.notified(), if closing.is_none() => {}
             () = conn.close.cancelled(), if closing.is_none() => {
-                if conn.evicted.load(Ordering::Acquire) && conn.idle_since().is_some() {
-                    // Making room at the cap, with nothing to answer: closed now.
-                    return Ok(());
-                }
                 connection.as_mut().graceful_shutdown();
                 closing = Some(Instant::now());
+            }
+            () = conn.evict.cancelled(), if closing.is_none() && !spared => {
+                if !conn.used.load(Ordering::Acquire) {
+                    spared = true;
+                } else if conn.idle_since().is_some() {
+                    // Making room at the cap, with nothing to answer: closed now.
+                    return Ok(());
+                } else {
+                    connection.as_mut().graceful_shutdown();
+                    closing = Some(Instant::now());
+                }
             }
             () = tokio::time::sleep_until(deadline) => {
                 if closing.is_some() {
@@ -515,4 +594,123 @@ fn is_per_connection(e: &io::Error) -> bool {
             | io::ErrorKind::ConnectionAborted
             | io::ErrorKind::ConnectionReset
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A connected pair on loopback: the client's end, and the server's as accepted.
+    async fn pair() -> (TcpStream, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        (client, server)
+    }
+
+    fn limits() -> Limits {
+        Limits {
+            http2_max_streams: 100,
+            max_connections: 1,
+            header_read_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(30),
+            drain: Duration::from_secs(1),
+        }
+    }
+
+    /// Asked to make room with its request already in its socket, a new connection is
+    /// served; with nothing there, it is closed.
+    #[tokio::test]
+    async fn a_new_connection_asked_to_make_room_is_served_only_if_its_request_is_there() {
+        let (mut client, server) = pair().await;
+        tokio::io::AsyncWriteExt::write_all(&mut client, b"GET / HTTP/1.1\r\n\r\n")
+            .await
+            .unwrap();
+        // On loopback the bytes are in the server's socket once the peek sees them.
+        while !has_bytes(&server) {
+            tokio::task::yield_now().await;
+        }
+        let conn = Conn::new(0, CancellationToken::new());
+        conn.evict.cancel();
+        assert!(first_bytes(&server, &conn, limits()).await);
+        assert!(conn.arrived.load(Ordering::Acquire));
+
+        let (_client, server) = pair().await;
+        let conn = Conn::new(0, CancellationToken::new());
+        conn.evict.cancel();
+        assert!(!first_bytes(&server, &conn, limits()).await);
+        assert!(!conn.arrived.load(Ordering::Acquire));
+    }
+
+    /// Readiness alone is not a request: a silent connection waits, and one whose
+    /// client hung up without a byte is not served.
+    #[tokio::test]
+    async fn first_bytes_waits_for_bytes_and_not_for_a_hang_up() {
+        let (client, server) = pair().await;
+        let conn = Conn::new(0, CancellationToken::new());
+        let waiting = tokio::time::timeout(
+            Duration::from_millis(200),
+            first_bytes(&server, &conn, limits()),
+        )
+        .await;
+        assert!(waiting.is_err(), "served a connection that sent nothing");
+        drop(client);
+        assert!(!first_bytes(&server, &conn, limits()).await);
+    }
+
+    /// The longest idle connections are asked first; a used one may go at once, a new
+    /// silent one only after the grace, and one whose request is arriving not at all.
+    #[test]
+    fn eviction_takes_the_longest_idle_and_spares_the_new_and_the_arriving() {
+        let grace = EVICT_GRACE.as_millis() as u64;
+        let now = 10 * grace;
+        let used = |t: u64| {
+            let c = Conn::new(t, CancellationToken::new());
+            c.used.store(true, Ordering::Release);
+            c
+        };
+        let arriving = Conn::new(0, CancellationToken::new());
+        arriving.arrived.store(true, Ordering::Release);
+        let busy = used(0);
+        busy.in_flight.store(1, Ordering::Release);
+        let conns: Vec<Arc<Conn>> = [
+            used(now - 1),                                        // 0: idle a moment
+            used(now - 3 * grace),                                // 1: idle the longest
+            used(now - 2 * grace),                                // 2
+            Conn::new(now - grace / 2, CancellationToken::new()), // 3: new, silent
+            arriving,                                             // 4
+            busy,                                                 // 5
+        ]
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+        // The loop's clock reads `now`.
+        let open = Open {
+            epoch: Instant::now()
+                .checked_sub(Duration::from_millis(now))
+                .expect("the machine is up for longer than that"),
+            conns: Mutex::new((0..).zip(conns.iter().cloned()).collect()),
+        };
+        let asked = |ids: &[usize]| {
+            conns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.evict.is_cancelled())
+                .map(|(id, _)| id)
+                .eq(ids.iter().copied())
+        };
+        let first = open.evict_idle(2);
+        assert_eq!(first.asked, 2);
+        assert!(asked(&[1, 2]));
+        let next = first.next.expect("the new connection is a later candidate");
+        assert!(
+            next <= EVICT_GRACE / 2 + Duration::from_millis(2),
+            "{next:?}"
+        );
+        let second = open.evict_idle(10);
+        assert_eq!(second.asked, 1);
+        assert!(asked(&[0, 1, 2]));
+    }
 }

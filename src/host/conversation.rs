@@ -5,7 +5,7 @@
 
 use super::relay::{run_metadata, waiting_message};
 use super::route::{WorkflowMatch, inputs_from, route};
-use super::{Conversation, Orchestrator, View, agent_message, answer_of, status};
+use super::{Conversation, OnItsWay, Orchestrator, View, agent_message, answer_of, status};
 use crate::llm::Choice;
 use a2a::RpcError;
 use a2a::server::{EventSink, RequestContext};
@@ -172,13 +172,14 @@ impl Orchestrator {
             .and_then(Value::as_u64)
             .map(|i| i as usize);
         let answer = answer_of(&ctx.message, super::actor_of(&ctx.caller));
+        // Until the run says whether it took the answer, the relay does not report the
+        // question as waiting (a step moving meanwhile would say `input-required`).
+        let on_its_way = OnItsWay::new(&view, step, item);
         match control.answer(step, item, answer).await {
             Ok(Taken::Counted { left }) => {
                 // An approval towards its quorum: the question waits for the others.
-                let (pending, meta) = {
-                    let v = view.lock().unwrap_or_else(|p| p.into_inner());
-                    (v.detail.pending_questions.clone(), run_metadata(&v.detail))
-                };
+                let (pending, meta) = on_its_way
+                    .end(|v| (v.detail.pending_questions.clone(), run_metadata(&v.detail)));
                 let text = format!(
                     "Approval counted; {left} more approval{} from someone else needed",
                     if left == 1 { " is" } else { "s are" }
@@ -192,11 +193,10 @@ impl Orchestrator {
             Ok(Taken::Answered) => {
                 // The answered question leaves the list (the run routed the answer the
                 // same way: to the step named, or to the only question).
-                let (remaining, meta) = {
-                    let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
+                let (remaining, meta) = on_its_way.end(|v| {
                     v.detail.answered(step, item);
                     (v.detail.pending_questions.clone(), run_metadata(&v.detail))
-                };
+                });
                 if !remaining.is_empty() {
                     // Other questions still wait: the task says so, and lists only them.
                     return status(
@@ -221,10 +221,8 @@ impl Orchestrator {
             }
             Err(e) => {
                 // Nothing is lost: the run and its questions stay as they were.
-                let (state, pending) = {
-                    let v = view.lock().unwrap_or_else(|p| p.into_inner());
-                    (v.detail.state, v.detail.pending_questions.clone())
-                };
+                let (state, pending) =
+                    on_its_way.end(|v| (v.detail.state, v.detail.pending_questions.clone()));
                 let text = format!("Your answer was not taken: {e}.");
                 let data = Some(json!({ "error": e.to_string(), "pendingQuestions": pending }));
                 let st = if state == RunState::InputRequired {

@@ -62,9 +62,99 @@ enum Conversation {
 }
 
 /// What the relay knows of a run, for answering follow-up messages: its detail as the
-/// task's status updates last carried it.
+/// task's status updates last carried it, and the answers on their way to it.
 struct View {
     detail: detail::RunDetail,
+    /// Answers received and not yet confirmed by the run: the questions they answer no
+    /// longer wait for the client, though the detail lists them until the run confirms.
+    answering: Vec<Answering>,
+    /// The next [`Answering::id`].
+    answers: u64,
+}
+
+/// An answer on its way to the run, as its message named the question.
+struct Answering {
+    id: u64,
+    step: Option<String>,
+    item: Option<usize>,
+}
+
+impl Answering {
+    /// Whether it answers the question of `step` (and `item`), among `pending` ones.
+    fn answers(&self, step: &str, item: Option<usize>, pending: usize) -> bool {
+        match &self.step {
+            Some(s) => s == step && self.item.is_none_or(|i| item == Some(i)),
+            // An answer naming no step goes to the only question.
+            None => pending == 1,
+        }
+    }
+}
+
+impl View {
+    fn new(detail: detail::RunDetail) -> View {
+        View {
+            detail,
+            answering: Vec::new(),
+            answers: 0,
+        }
+    }
+
+    /// The questions that wait for the client: pending, with no answer on its way.
+    fn waiting(&self) -> impl Iterator<Item = &detail::PendingQuestion> {
+        let pending = self.detail.pending_questions.len();
+        self.detail.pending_questions.iter().filter(move |q| {
+            !self
+                .answering
+                .iter()
+                .any(|a| a.answers(&q.step, q.item, pending))
+        })
+    }
+
+    /// The run asks a question of `step` (and `item`): an answer still listed for that
+    /// step was taken before it asked, and must not hide the new question.
+    fn asked(&mut self, step: &str, item: Option<usize>) {
+        let pending = self.detail.pending_questions.len();
+        self.answering
+            .retain(|a| a.step.is_some() && !a.answers(step, item, pending));
+    }
+}
+
+/// An answer on its way to the run, listed in the relay's view until it ends.
+struct OnItsWay<'a> {
+    view: &'a Mutex<View>,
+    id: u64,
+}
+
+impl<'a> OnItsWay<'a> {
+    fn new(view: &'a Mutex<View>, step: Option<&str>, item: Option<usize>) -> OnItsWay<'a> {
+        let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
+        let id = v.answers;
+        v.answers += 1;
+        v.answering.push(Answering {
+            id,
+            step: step.map(str::to_owned),
+            item,
+        });
+        OnItsWay { view, id }
+    }
+
+    /// Ends it, with `then` done on the view under the same lock: what the relay says
+    /// next sees both or neither.
+    fn end<R>(self, then: impl FnOnce(&mut View) -> R) -> R {
+        let mut v = self.view.lock().unwrap_or_else(|p| p.into_inner());
+        v.answering.retain(|a| a.id != self.id);
+        then(&mut v)
+    }
+}
+
+impl Drop for OnItsWay<'_> {
+    fn drop(&mut self) {
+        self.view
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .answering
+            .retain(|a| a.id != self.id);
+    }
 }
 
 /// The orchestrator's agent. Cheap to clone.

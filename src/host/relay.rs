@@ -46,7 +46,7 @@ impl Orchestrator {
             mut meter,
         } = relayed;
         let (cancel, shutdown) = stop;
-        let view = Arc::new(Mutex::new(View { detail: *detail }));
+        let view = Arc::new(Mutex::new(View::new(*detail)));
         self.tasks().insert(
             task_id.clone(),
             Conversation::Running {
@@ -196,8 +196,11 @@ fn translate(
         RunEvent::Question { .. } => true,
         _ => false,
     };
-    let (state, mut meta, pending) = {
+    let (asks, mut meta, pending) = {
         let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
+        if let RunEvent::Question { step, item, .. } = &event {
+            v.asked(step.as_str(), *item);
+        }
         // Artifacts and the output do not move the detail: no clock read for them.
         if !matches!(event, RunEvent::Artifact { .. } | RunEvent::Output { .. }) {
             let now = now_rfc3339();
@@ -211,22 +214,25 @@ fn translate(
                 ..
             }
         );
+        // Questions whose answers are on their way to the run do not wait for the
+        // client: were they said to, a client could take its turn as over.
+        let asks = v.detail.state == RunState::InputRequired && v.waiting().next().is_some();
         (
-            v.detail.state,
+            asks,
             if carries_detail {
                 run_metadata(&v.detail)
             } else {
                 Map::new()
             },
             if asking {
-                v.detail.pending_questions.clone()
+                v.waiting().cloned().collect()
             } else {
                 Vec::new()
             },
         )
     };
     // While questions wait the task stays `input-required`, whatever else moves.
-    let waiting = if state == RunState::InputRequired {
+    let waiting = if asks {
         TaskState::InputRequired
     } else {
         TaskState::Working
@@ -343,5 +349,110 @@ fn part(c: &orchestrator_core::engine::Content) -> Part {
             },
             metadata: None,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::OnItsWay;
+    use super::*;
+    use a2a::types::Message;
+    use orchestrator_core::engine::{QuestionKind, StepState};
+    use orchestrator_core::workflow::StepId;
+
+    fn question(step: &str) -> RunEvent {
+        RunEvent::Question {
+            step: StepId::new(step),
+            item: None,
+            kind: QuestionKind::Approval,
+            prompt: format!("{step}?"),
+            answerers: Default::default(),
+        }
+    }
+
+    fn moved(step: &str) -> RunEvent {
+        RunEvent::Step {
+            step: StepId::new(step),
+            item: None,
+            state: StepState::Working,
+            attempt: 1,
+            agent: Some("one".into()),
+            task_id: None,
+            message: None,
+        }
+    }
+
+    fn asking() -> RunEvent {
+        RunEvent::Run {
+            state: RunState::InputRequired,
+            message: None,
+        }
+    }
+
+    fn state(event: StreamEvent) -> TaskState {
+        match event {
+            StreamEvent::StatusUpdate(u) => u.status.state,
+            other => panic!("not a status update: {other:?}"),
+        }
+    }
+
+    /// While an answer is on its way to the run, the question it answers is not said
+    /// to wait for the client: a step that moves meanwhile says `working` once no other
+    /// question waits. A question the run asks again of that step waits at once.
+    #[tokio::test]
+    async fn a_question_whose_answer_is_on_its_way_does_not_wait_for_the_client() {
+        let toml = r#"
+[workflow]
+id = "w"
+description = "two approvals and an agent"
+[steps.a]
+kind = "approval"
+prompt = "a?"
+[steps.b]
+kind = "approval"
+prompt = "b?"
+[steps.c]
+agent = "one"
+message = "c"
+"#;
+        let (w, diags) = orchestrator_core::workflow::load_str(
+            "w.toml",
+            toml,
+            orchestrator_core::workflow::Options::default(),
+        );
+        let w = w.unwrap_or_else(|| panic!("{diags:?}"));
+        let events = EventSink::detached(Message::user_text("go"));
+        let view = Mutex::new(View::new(RunDetail::new(&w, Map::new(), "t0".into())));
+        let urls = HashMap::new();
+        let relay = |e| state(translate(&events, &view, &w, &urls, e));
+
+        relay(question("a"));
+        relay(question("b"));
+        assert_eq!(relay(asking()), TaskState::InputRequired);
+        let a = OnItsWay::new(&view, Some("a"), None);
+        assert_eq!(relay(moved("c")), TaskState::InputRequired, "`b` waits");
+        let b = OnItsWay::new(&view, Some("b"), None);
+        assert_eq!(relay(moved("c")), TaskState::Working);
+        assert_eq!(relay(asking()), TaskState::Working);
+
+        // `a`'s answer is refused: `a` waits again.
+        a.end(|_| ());
+        assert_eq!(relay(moved("c")), TaskState::InputRequired);
+        // The run took `b`'s answer and asks `b` again before the answer's end is seen.
+        taken(&view, "b");
+        relay(question("b"));
+        let v = view.lock().unwrap();
+        let waiting: Vec<&str> = v.waiting().map(|q| q.step.as_str()).collect();
+        assert_eq!(waiting, ["a", "b"]);
+        drop(v);
+        // An answer that names no step goes to the only question.
+        b.end(|v| v.detail.answered(Some("a"), None));
+        let _only = OnItsWay::new(&view, None, None);
+        assert_eq!(relay(moved("c")), TaskState::Working);
+    }
+
+    /// What the run does when it takes an answer: the question leaves the detail.
+    fn taken(view: &Mutex<View>, step: &str) {
+        view.lock().unwrap().detail.answered(Some(step), None);
     }
 }

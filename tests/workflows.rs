@@ -292,6 +292,30 @@ fn cli(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// A file past the size bound is an error naming it and the bound, in `validate` as
+/// where workflows are loaded; the file is not read past the bound.
+#[test]
+fn a_workflow_file_past_the_size_bound_is_refused_by_name() {
+    let dir = std::env::temp_dir().join(format!("a2a-big-workflow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big.toml");
+    // A valid workflow, padded with comments past 1 MiB.
+    let mut text =
+        std::fs::read_to_string(format!("{ROOT}/workflows/travel-planning.toml")).unwrap();
+    while text.len() <= 1 << 20 {
+        text.push_str("# padding padding padding padding padding padding padding padding\n");
+    }
+    std::fs::write(&big, &text).unwrap();
+    let (code, out, err) = cli(&["validate", big.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(&format!("{}", big.display()))
+            && err.contains("cannot read the file: it is larger than 1 MiB"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn validate_command_exit_codes() {
     let (code, out, _) = cli(&["validate"]);

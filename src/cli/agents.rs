@@ -13,8 +13,8 @@ use crate::registry::{AgentStatus, Health, Registry, RegistryOptions};
 
 /// `agents [--agents FILE] [--json] [--strict]`.
 pub async fn agents(path: &Path, json: bool, strict: bool) -> anyhow::Result<ExitCode> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = orchestrator_core::config::read_text(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     let (file, diags) = agents_config::load_str(&path.display().to_string(), &text);
     for d in &diags {
         eprintln!("{d}\n");

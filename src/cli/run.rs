@@ -156,7 +156,7 @@ pub fn event_json(e: &RunEvent) -> Value {
 
 /// Runs the workflow; exits 0 when it completes, 1 when it fails, 2 on bad input.
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let agents_text = match std::fs::read_to_string(&args.agents) {
+    let agents_text = match orchestrator_core::config::read_text(&args.agents) {
         Ok(t) => t,
         Err(e) => {
             return Ok(bad_input(format!(

@@ -20,7 +20,7 @@ fn agents(path: Option<&Path>, diags: &mut Vec<Diagnostic>) -> anyhow::Result<Op
     if !required && !path.exists() {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(&path)
+    let text = orchestrator_core::config::read_text(&path)
         .with_context(|| format!("cannot read {}", path.display()))?;
     let (file, d) = agents_config::load_str(&path.display().to_string(), &text);
     diags.extend(d);

@@ -51,7 +51,7 @@ pub struct HostConfig {
 /// Loads and checks the workflows and the agents file; every problem is returned.
 pub fn load(config: &HostConfig) -> Result<(Vec<Arc<Workflow>>, AgentsFile), Vec<Diagnostic>> {
     let mut problems = Vec::new();
-    let agents = match std::fs::read_to_string(&config.agents) {
+    let agents = match orchestrator_core::config::read_text(&config.agents) {
         Ok(text) => {
             let (file, diags) =
                 agents_config::load_str(&config.agents.display().to_string(), &text);
@@ -476,7 +476,7 @@ impl FileStamps {
     pub(crate) fn of(config: &HostConfig) -> Self {
         use std::hash::{Hash, Hasher};
         let stamp = |path: std::path::PathBuf| {
-            let bytes = std::fs::read(&path).ok()?;
+            let bytes = orchestrator_core::config::read_bytes(&path).ok()?;
             let mut hasher = std::collections::hash_map::DefaultHasher::new();
             bytes.hash(&mut hasher);
             Some((path, hasher.finish()))

@@ -344,7 +344,7 @@ const SECRET_KEYS: &[&str] = &["token", "tokens", "key", "keys", "api_key", "pas
 /// Reads the file at `path`; relative paths in it are taken from its directory.
 pub fn load(path: &Path, env: &dyn Env) -> Result<Settings, Vec<Diagnostic>> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = orchestrator_core::config::read_text(path).map_err(|e| {
         vec![Diagnostic::new(
             orchestrator_core::config::Severity::Error,
             &name,

@@ -6,7 +6,9 @@
 
 pub mod diag;
 pub mod duration;
+pub mod file;
 pub mod reader;
 
 pub use diag::{Diagnostic, Severity, did_you_mean};
 pub use duration::{format_duration, parse_duration};
+pub use file::{MAX_FILE_BYTES, read_bytes, read_text};

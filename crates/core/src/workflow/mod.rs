@@ -34,7 +34,7 @@ pub struct Loaded {
 /// Loads one workflow file.
 pub fn load_file(path: &Path, options: Options<'_>) -> Loaded {
     let file = path.display().to_string();
-    match std::fs::read_to_string(path) {
+    match crate::config::read_text(path) {
         Ok(source) => {
             let (workflow, diagnostics) = load_str(&file, &source, options);
             Loaded {

@@ -192,10 +192,14 @@ impl Orchestrator {
             }
             Ok(Taken::Answered) => {
                 // The answered question leaves the list (the run routed the answer the
-                // same way: to the step named, or to the only question).
+                // same way: to the step named, or to the only question); those with
+                // answers of their own on the way do not wait either.
                 let (remaining, meta) = on_its_way.end(|v| {
                     v.detail.answered(step, item);
-                    (v.detail.pending_questions.clone(), run_metadata(&v.detail))
+                    (
+                        v.waiting().cloned().collect::<Vec<_>>(),
+                        run_metadata(&v.detail),
+                    )
                 });
                 if !remaining.is_empty() {
                     // Other questions still wait: the task says so, and lists only them.

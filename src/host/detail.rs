@@ -662,12 +662,7 @@ prompt = "a?"
 kind = "approval"
 prompt = "b?"
 "#;
-        let (w, diags) = orchestrator_core::workflow::load_str(
-            "w.toml",
-            toml,
-            orchestrator_core::workflow::Options::default(),
-        );
-        let w = w.unwrap_or_else(|| panic!("{diags:?}"));
+        let w = super::super::test_workflow(toml);
         let mut d = RunDetail::new(&w, Map::new(), "t0".into());
         assert_eq!(d.progress(), (0, 4));
         let url = |a: &str| Some(format!("http://{a}/"));

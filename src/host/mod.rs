@@ -694,6 +694,17 @@ impl AgentExecutor for Orchestrator {
     }
 }
 
+/// The workflow `toml` defines, for the host's unit tests; panics with its diagnostics.
+#[cfg(test)]
+fn test_workflow(toml: &str) -> Workflow {
+    let (w, diags) = orchestrator_core::workflow::load_str(
+        "w.toml",
+        toml,
+        orchestrator_core::workflow::Options::default(),
+    );
+    w.unwrap_or_else(|| panic!("{diags:?}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

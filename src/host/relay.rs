@@ -415,12 +415,7 @@ prompt = "b?"
 agent = "one"
 message = "c"
 "#;
-        let (w, diags) = orchestrator_core::workflow::load_str(
-            "w.toml",
-            toml,
-            orchestrator_core::workflow::Options::default(),
-        );
-        let w = w.unwrap_or_else(|| panic!("{diags:?}"));
+        let w = super::super::test_workflow(toml);
         let events = EventSink::detached(Message::user_text("go"));
         let view = Mutex::new(View::new(RunDetail::new(&w, Map::new(), "t0".into())));
         let urls = HashMap::new();

@@ -197,12 +197,7 @@ message = "c"
 agent = "x"
 message = "side"
 "#;
-        let (w, diags) = orchestrator_core::workflow::load_str(
-            "w.toml",
-            toml,
-            orchestrator_core::workflow::Options::default(),
-        );
-        let w = w.unwrap_or_else(|| panic!("{diags:?}"));
+        let w = super::super::test_workflow(toml);
         let done = |state| Checkpoint::Done(Record::new(state));
         let mut units: Units = HashMap::new();
         for (s, state) in [

@@ -337,6 +337,49 @@ async fn independent_steps_overlap_and_no_barrier_holds_a_branch() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_large_step_text_is_named_by_its_artifacts_in_the_default_output() {
+    let wf = load(&format!(
+        "{HEAD}[steps.small]\nagent = \"s\"\nmessage = \"s\"\n\
+         [steps.large]\nagent = \"l\"\nmessage = \"l\"\n\
+         [steps.failed]\nagent = \"f\"\nmessage = \"f\"\ncontinue_on_error = true\n"
+    ));
+    let large = "x".repeat(40 * 1024);
+    let s = Scripted::new(vec![
+        ("s", works(10, "short")),
+        (
+            "l",
+            script(move |_, _| {
+                vec![
+                    started("l", "t"),
+                    chunk("one", &large, false),
+                    chunk("two", &large, false),
+                    done(),
+                ]
+            }),
+        ),
+        (
+            "f",
+            script(|_, _| {
+                vec![
+                    started("f", "t"),
+                    chunk("out", "half done", false),
+                    status(RemoteState::Failed, Some("broke")),
+                ]
+            }),
+        ),
+    ]);
+    let (events, state, _) = collect(start(&engine(&s), wf, json!({}))).await;
+    assert_eq!(state, RunState::Completed);
+    assert_eq!(
+        output(&events).0.as_deref(),
+        Some(
+            "short\n\n(the output of step `large`, 80 KiB, is in its artifacts large/one, large/two)"
+        ),
+        "a completed step's text, a large one named, a failed one left out"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn max_parallel_bounds_concurrency() {
     let mut toml = format!("{HEAD}max_parallel = 2\n");
     for i in 0..5 {

@@ -347,7 +347,7 @@ impl Engine {
             ready,
             active: Default::default(),
             finished_count: 0,
-            context_steps: Map::new(),
+            settled: Default::default(),
             inputs,
             slots: (0..n).map(|_| Slot::default()).collect(),
             workflow,

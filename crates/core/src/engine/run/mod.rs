@@ -89,7 +89,8 @@ struct Run {
     finished_count: usize,
     /// The run's inputs (defaults filled in).
     inputs: Map<String, Value>,
-    context_steps: Map<String, Value>,
+    /// The finished steps, by id: what templates and the result may use.
+    settled: std::collections::HashMap<String, Settled>,
     stopping: bool,
     canceled: bool,
     /// The first failure, which the run's end reports.
@@ -105,6 +106,28 @@ struct Run {
     trace_capture: Option<fn() -> Option<String>>,
     /// Who started the run, where (boxed: every run's future holds its `Run`).
     origin: Option<Box<crate::access::Origin>>,
+}
+
+/// A finished step as the run keeps it: its record, and the record as templates see
+/// it (`steps.<id>`), made the first time a template asks. Most steps are used by no
+/// template (and a workflow without `[output]` reads its result off the records), so
+/// building it for every step that settles was work thrown away.
+struct Settled {
+    record: Record,
+    json: std::sync::OnceLock<Value>,
+}
+
+impl Settled {
+    fn new(record: Record) -> Self {
+        Self {
+            record,
+            json: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn json(&self) -> &Value {
+        self.json.get_or_init(|| self.record.to_json())
+    }
 }
 
 /// Longest step text a workflow without `[output]` repeats in its result; a longer one
@@ -202,13 +225,18 @@ impl Run {
                     .uses
                     .iter()
                     .filter_map(|u| {
-                        self.context_steps
+                        self.settled
                             .get(u.as_str())
-                            .map(|v| (u.to_string(), v.clone()))
+                            .map(|s| (u.to_string(), s.json().clone()))
                     })
                     .collect(),
             ),
-            None => Value::Object(self.context_steps.clone()),
+            None => Value::Object(
+                self.settled
+                    .iter()
+                    .map(|(id, s)| (id.clone(), s.json().clone()))
+                    .collect(),
+            ),
         };
         if let Some((index, item)) = item {
             ctx["item"] = item.clone();
@@ -450,19 +478,21 @@ impl Run {
                     .workflow
                     .steps
                     .iter()
-                    .filter_map(|s| Some((s, self.context_steps.get(s.id.as_str())?)))
-                    .filter(|(_, v)| v["state"] == "completed")
-                    .filter_map(|(s, v)| {
-                        let text = v["text"].as_str().filter(|t| !t.is_empty())?;
-                        if text.len() <= RESULT_INLINE_MAX {
-                            return Some(text.to_owned());
+                    .filter_map(|s| Some((s, &self.settled.get(s.id.as_str())?.record)))
+                    .filter(|(_, r)| r.state == StepState::Completed)
+                    .filter_map(|(s, r)| {
+                        let text = r.text();
+                        if text.is_empty() {
+                            return None;
                         }
-                        let ids: Vec<String> = v["artifacts"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .filter_map(|a| a["artifactId"].as_str())
-                            .map(|a| format!("{}/{a}", s.id))
+                        if text.len() <= RESULT_INLINE_MAX {
+                            return Some(text);
+                        }
+                        let ids: Vec<String> = r
+                            .outputs
+                            .artifacts
+                            .iter()
+                            .map(|(a, _, _)| format!("{}/{a}", s.id))
                             .collect();
                         Some(format!(
                             "(the output of step `{}`, {} KiB, is in its artifact{} {})",

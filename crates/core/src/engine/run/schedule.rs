@@ -414,7 +414,7 @@ impl Run {
                 }
             }
         }
-        self.context_steps
-            .insert(step.id.to_string(), record.to_json());
+        self.settled
+            .insert(step.id.to_string(), super::Settled::new(record));
     }
 }

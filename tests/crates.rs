@@ -135,6 +135,12 @@ fn the_leaves_know_nothing_of_the_orchestrator() {
         "backoff is a schedule of waits every crate may use",
     );
     refuses(
+        "timestamp",
+        None,
+        &["a2a", "orchestrator-core", "tokio"],
+        "timestamp is the wall clock as text, which every crate may write",
+    );
+    refuses(
         "orchestrator-metrics",
         None,
         &[

@@ -12,21 +12,32 @@ use super::{A2aClient, ClientError, Interface};
 use crate::Version;
 
 impl A2aClient {
-    /// A request to `at`, with this client's headers and `A2A-Version` for v1.0.
+    /// A request to `url` on `at`, with this client's headers and `A2A-Version` for
+    /// v1.0.
     pub(super) fn http_request(
         &self,
         verb: reqwest::Method,
         url: &str,
         at: &Interface,
     ) -> reqwest::RequestBuilder {
-        let mut builder = self
-            .http
-            .request(verb, url)
-            .headers((*self.headers).clone());
+        let builder = match self.parsed(url) {
+            Some(parsed) => self.http.request(verb, parsed.clone()),
+            None => self.http.request(verb, url),
+        };
+        let mut builder = builder.headers((*self.headers).clone());
         if at.protocol == Version::V1_0 {
             builder = builder.header("A2A-Version", crate::Version::V1_0.as_str());
         }
         builder
+    }
+
+    /// `url` as parsed when the client was made, when it is one of its interfaces'.
+    fn parsed(&self, url: &str) -> Option<&reqwest::Url> {
+        self.interfaces
+            .iter()
+            .zip(self.urls.iter())
+            .find(|(at, _)| at.url == url)
+            .and_then(|(_, parsed)| parsed.as_ref())
     }
 
     /// Sends `builder` and reads the whole answer, all within the client's timeout; an

@@ -161,6 +161,9 @@ impl ClientConfig {
 pub struct A2aClient {
     http: reqwest::Client,
     interfaces: Arc<[Interface]>,
+    /// Each interface's URL parsed once (`None` if it does not parse: the call then
+    /// reports it), so that a call does not parse it again.
+    urls: Arc<[Option<reqwest::Url>]>,
     current: Arc<AtomicUsize>,
     config: Arc<ClientConfig>,
     headers: Arc<HeaderMap>,
@@ -328,12 +331,17 @@ impl A2aClient {
         interfaces: Vec<Interface>,
         config: ClientConfig,
     ) -> Result<Self, ClientError> {
-        for at in &interfaces {
-            reqwest::Url::parse(&at.url).map_err(|e| ClientError::InvalidUrl {
-                url: at.url.clone(),
-                detail: e.to_string(),
-            })?;
-        }
+        let urls = interfaces
+            .iter()
+            .map(|at| {
+                reqwest::Url::parse(&at.url)
+                    .map(Some)
+                    .map_err(|e| ClientError::InvalidUrl {
+                        url: at.url.clone(),
+                        detail: e.to_string(),
+                    })
+            })
+            .collect::<Result<Arc<[_]>, _>>()?;
         if interfaces.is_empty() {
             return Err(ClientError::Config("no interface to call".into()));
         }
@@ -341,6 +349,7 @@ impl A2aClient {
         Ok(Self {
             http,
             interfaces: interfaces.into(),
+            urls,
             current: Arc::new(AtomicUsize::new(0)),
             config: Arc::new(config),
             headers: Arc::new(headers),
@@ -365,6 +374,7 @@ impl A2aClient {
 
     /// The same client, calling only `at`.
     pub fn only(mut self, at: Interface) -> Self {
+        self.urls = vec![reqwest::Url::parse(&at.url).ok()].into();
         self.interfaces = vec![at].into();
         self.current = Arc::new(AtomicUsize::new(0));
         self

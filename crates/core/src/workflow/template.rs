@@ -176,6 +176,17 @@ pub fn is_template(s: &str) -> bool {
     s.contains("{{") || s.contains("{%")
 }
 
+/// What a template with no tag, expression or comment in it renders to: its source,
+/// less the trailing newline (and then carriage return) minijinja drops, its
+/// `keep_trailing_newline` being off. `None` for any other template.
+fn plain(source: &str) -> Option<&str> {
+    if ["{{", "{%", "{#"].iter().any(|open| source.contains(open)) {
+        return None;
+    }
+    let source = source.strip_suffix('\n').unwrap_or(source);
+    Some(source.strip_suffix('\r').unwrap_or(source))
+}
+
 fn ctx_value(ctx: &Value) -> minijinja::Value {
     minijinja::Value::from(minijinja::value::Serde(ctx))
 }
@@ -217,6 +228,11 @@ fn render_error(site: &str, source: &str, e: &minijinja::Error) -> RenderError {
 impl Templates {
     /// Renders a template against `ctx`.
     pub fn render(&self, t: &Template, ctx: &Value) -> Result<String, RenderError> {
+        // Most messages are plain text; rendering one would still turn the whole
+        // context into minijinja's values first.
+        if let Some(text) = plain(&t.source) {
+            return Ok(text.to_owned());
+        }
         let tmpl = self
             .env
             .get_template(&t.site)
@@ -346,5 +362,29 @@ mod tests {
             templates.render_data(&data, &ctx).unwrap(),
             json!({ "list": [1, 2], "text": "2 items", "n": 3 })
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_plain_template_renders_as_minijinja_renders_it(
+            source in "[a{}%#\\-+ \r\n]{0,12}",
+        ) {
+            if let Some(text) = plain(&source) {
+                let mut env = environment();
+                env.add_template_owned("t".to_owned(), source.clone()).unwrap();
+                let rendered = env.get_template("t").unwrap().render(()).unwrap();
+                proptest::prop_assert_eq!(text, rendered.as_str());
+            }
+        }
+    }
+
+    #[test]
+    fn only_text_without_tags_is_plain() {
+        assert_eq!(plain("Hello.\n"), Some("Hello."));
+        assert_eq!(plain("a\r\n"), Some("a"));
+        assert_eq!(plain("a }} %} #}"), Some("a }} %} #}"));
+        for tagged in ["{{ a }}", "{% if a %}x{% endif %}", "x {# note #}"] {
+            assert_eq!(plain(tagged), None, "{tagged}");
+        }
     }
 }

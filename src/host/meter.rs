@@ -3,31 +3,32 @@
 //! The engine reports what happens; this is where it is counted, so the engine stays
 //! free of any exporter.
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use orchestrator_core::engine::{RunEvent, StepState};
 use orchestrator_metrics::{RunEndLabels, StepEndLabels, StepLabels, WorkflowLabels};
+use prometheus_client::metrics::gauge::Gauge;
 
 /// One step (or `for_each` item) this process has seen working.
 struct Started {
+    step: String,
+    item: Option<usize>,
     at: Instant,
     agent: String,
     attempt: u32,
 }
 
-/// Counts one run's events. Dropping it before the run ends (the server stopped and
-/// left the run for the next one) takes its steps out of the in-flight gauge.
 pub(super) struct RunMeter {
     workflow: String,
-    /// When this process started the run; `None` for a run it resumed (its start is
-    /// another process's).
     started: Option<Instant>,
-    steps: HashMap<(String, Option<usize>), Started>,
+    /// The workflow's steps-in-flight gauge, looked up once.
+    in_flight: Gauge,
+    /// The run's steps (and items) in flight: a few, searched in place, so that an
+    /// event about one allocates nothing.
+    steps: Vec<Started>,
 }
 
 impl RunMeter {
-    /// A run this process starts now: counted as started.
     pub(super) fn started(workflow: &str) -> Self {
         orchestrator_metrics::get()
             .runs_started
@@ -35,29 +36,24 @@ impl RunMeter {
                 workflow: workflow.to_owned(),
             })
             .inc();
-        Self {
-            workflow: workflow.to_owned(),
-            started: Some(Instant::now()),
-            steps: HashMap::new(),
-        }
+        let mut meter = Self::resumed(workflow);
+        meter.started = Some(Instant::now());
+        meter
     }
 
-    /// A run this process resumes from the store.
     pub(super) fn resumed(workflow: &str) -> Self {
+        let in_flight = orchestrator_metrics::get()
+            .steps_in_flight
+            .get_or_create(&WorkflowLabels {
+                workflow: workflow.to_owned(),
+            })
+            .clone();
         Self {
             workflow: workflow.to_owned(),
             started: None,
-            steps: HashMap::new(),
+            in_flight,
+            steps: Vec::new(),
         }
-    }
-
-    fn in_flight(&self) -> prometheus_client::metrics::gauge::Gauge {
-        orchestrator_metrics::get()
-            .steps_in_flight
-            .get_or_create(&WorkflowLabels {
-                workflow: self.workflow.clone(),
-            })
-            .clone()
     }
 
     pub(super) fn observe(&mut self, event: &RunEvent) {
@@ -86,17 +82,24 @@ impl RunMeter {
                 agent,
                 ..
             } => {
-                let key = (step.as_str().to_owned(), *item);
-                let agent = agent.clone().unwrap_or_default();
+                let agent = agent.as_deref().unwrap_or_default();
+                let at = self
+                    .steps
+                    .iter()
+                    .position(|s| s.step == step.as_str() && s.item == *item);
                 if is_final(*state) {
-                    if let Some(s) = self.steps.remove(&key) {
-                        self.in_flight().dec();
+                    if let Some(s) = at.map(|i| self.steps.swap_remove(i)) {
+                        self.in_flight.dec();
                         orchestrator_metrics::get()
                             .step_duration
                             .get_or_create(&StepEndLabels {
                                 workflow: self.workflow.clone(),
-                                step: key.0,
-                                agent: if agent.is_empty() { s.agent } else { agent },
+                                step: s.step,
+                                agent: if agent.is_empty() {
+                                    s.agent
+                                } else {
+                                    agent.to_owned()
+                                },
                                 state: state.as_str().to_owned(),
                             })
                             .observe(s.at.elapsed().as_secs_f64());
@@ -106,38 +109,42 @@ impl RunMeter {
                 if *state == StepState::Pending {
                     return;
                 }
-                let retried = match self.steps.get_mut(&key) {
+                let retried = match at.map(|i| &mut self.steps[i]) {
                     None => {
-                        self.in_flight().inc();
-                        self.steps.insert(
-                            key.clone(),
-                            Started {
-                                at: Instant::now(),
-                                agent: agent.clone(),
-                                attempt: *attempt,
-                            },
-                        );
+                        self.in_flight.inc();
+                        self.steps.push(Started {
+                            step: step.as_str().to_owned(),
+                            item: *item,
+                            at: Instant::now(),
+                            agent: agent.to_owned(),
+                            attempt: *attempt,
+                        });
                         *attempt > 1
                     }
                     Some(s) => {
                         let retried = *attempt > s.attempt;
                         s.attempt = s.attempt.max(*attempt);
-                        if !agent.is_empty() {
-                            s.agent = agent.clone();
+                        if !agent.is_empty() && s.agent != agent {
+                            agent.clone_into(&mut s.agent);
                         }
                         retried
                     }
                 };
                 if retried {
-                    let agent = match self.steps.get(&key) {
-                        Some(s) if agent.is_empty() => s.agent.clone(),
-                        _ => agent,
+                    let agent = match agent {
+                        "" => self
+                            .steps
+                            .iter()
+                            .find(|s| s.step == step.as_str() && s.item == *item)
+                            .map(|s| s.agent.clone())
+                            .unwrap_or_default(),
+                        named => named.to_owned(),
                     };
                     orchestrator_metrics::get()
                         .step_retries
                         .get_or_create(&StepLabels {
                             workflow: self.workflow.clone(),
-                            step: key.0,
+                            step: step.as_str().to_owned(),
                             agent,
                         })
                         .inc();
@@ -163,7 +170,7 @@ fn is_final(state: StepState) -> bool {
 impl Drop for RunMeter {
     fn drop(&mut self) {
         if !self.steps.is_empty() {
-            self.in_flight().dec_by(self.steps.len() as i64);
+            self.in_flight.dec_by(self.steps.len() as i64);
         }
     }
 }

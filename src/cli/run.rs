@@ -113,7 +113,7 @@ pub fn event_json(e: &RunEvent) -> Value {
         RunEvent::Step { .. } => {
             let mut line = Map::from_iter([("event".to_owned(), json!("step"))]);
             if let Some(update) = StepUpdate::of(e) {
-                line.extend(update.to_map());
+                line.extend(update.into_map());
             }
             Value::Object(line)
         }

@@ -70,12 +70,24 @@ impl StepUpdate {
         }
     }
 
-    /// As a JSON object (for task metadata).
-    pub fn to_map(&self) -> serde_json::Map<String, serde_json::Value> {
-        match serde_json::to_value(self) {
-            Ok(serde_json::Value::Object(m)) => m,
-            _ => serde_json::Map::new(),
+    /// As a JSON object (for task metadata): what its `Serialize` writes, built
+    /// directly, its strings moved rather than copied (every step's every move is one).
+    pub fn into_map(self) -> Map<String, Value> {
+        let text = |s: Option<String>| s.map_or(Value::Null, Value::String);
+        let mut map = Map::new();
+        map.insert("step".to_owned(), Value::String(self.step));
+        map.insert(
+            "item".to_owned(),
+            self.item.map_or(Value::Null, Value::from),
+        );
+        map.insert("state".to_owned(), Value::from(self.state.as_str()));
+        map.insert("attempt".to_owned(), Value::from(self.attempt));
+        map.insert("agent".to_owned(), text(self.agent));
+        map.insert("downstreamTaskId".to_owned(), text(self.downstream_task_id));
+        if let Some(message) = self.message {
+            map.insert("message".to_owned(), Value::String(message));
         }
+        map
     }
 }
 
@@ -605,7 +617,7 @@ mod tests {
             downstream_task_id: Some("t-9".into()),
             message: None,
         };
-        let map = update.to_map();
+        let map = update.clone().into_map();
         assert_eq!(map["state"], "input-required");
         assert_eq!(map["downstreamTaskId"], "t-9");
         assert!(!map.contains_key("message"));
@@ -617,6 +629,26 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown step state `input_required`"), "{e}");
+    }
+
+    #[test]
+    fn a_step_update_as_a_map_is_what_it_serializes_to() {
+        for (item, agent, task, message) in [
+            (None, None, None, None),
+            (Some(0), Some("hotels"), Some("t-1"), Some("no rooms")),
+        ] {
+            let update = StepUpdate {
+                step: "hotel".into(),
+                item,
+                state: StepState::Failed,
+                attempt: 3,
+                agent: agent.map(str::to_owned),
+                downstream_task_id: task.map(str::to_owned),
+                message: message.map(str::to_owned),
+            };
+            let serialized = serde_json::to_value(&update).unwrap();
+            assert_eq!(Value::Object(update.into_map()), serialized);
+        }
     }
 
     fn step(step: &str, item: Option<usize>, state: StepState, attempt: u32) -> RunEvent {

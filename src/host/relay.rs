@@ -250,7 +250,7 @@ fn translate(
             };
             agent_message(&format!("{label} {}: {m}", update.state), None)
         });
-        meta = update.to_map();
+        meta = update.into_map();
         return status_event(events, waiting, text, Some(meta));
     }
     match event {

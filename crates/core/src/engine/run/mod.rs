@@ -89,8 +89,12 @@ struct Run {
     finished_count: usize,
     /// The run's inputs (defaults filled in).
     inputs: Map<String, Value>,
-    /// The finished steps, by id: what templates and the result may use.
-    settled: std::collections::HashMap<String, Settled>,
+    /// The finished steps' records, by id: what templates and the result may use. A
+    /// record's template form (`steps.<id>`) is made when a template context asks for
+    /// it, as a copy of it was before: most steps are used by no template (and a
+    /// workflow without `[output]` reads its result off the records), so making it for
+    /// every step that settled was work thrown away.
+    settled: std::collections::HashMap<String, Record>,
     stopping: bool,
     canceled: bool,
     /// The first failure, which the run's end reports.
@@ -106,28 +110,6 @@ struct Run {
     trace_capture: Option<fn() -> Option<String>>,
     /// Who started the run, where (boxed: every run's future holds its `Run`).
     origin: Option<Box<crate::access::Origin>>,
-}
-
-/// A finished step as the run keeps it: its record, and the record as templates see
-/// it (`steps.<id>`), made the first time a template asks. Most steps are used by no
-/// template (and a workflow without `[output]` reads its result off the records), so
-/// building it for every step that settles was work thrown away.
-struct Settled {
-    record: Record,
-    json: std::sync::OnceLock<Value>,
-}
-
-impl Settled {
-    fn new(record: Record) -> Self {
-        Self {
-            record,
-            json: std::sync::OnceLock::new(),
-        }
-    }
-
-    fn json(&self) -> &Value {
-        self.json.get_or_init(|| self.record.to_json())
-    }
 }
 
 /// Longest step text a workflow without `[output]` repeats in its result; a longer one
@@ -227,14 +209,14 @@ impl Run {
                     .filter_map(|u| {
                         self.settled
                             .get(u.as_str())
-                            .map(|s| (u.to_string(), s.json().clone()))
+                            .map(|r| (u.to_string(), r.to_json()))
                     })
                     .collect(),
             ),
             None => Value::Object(
                 self.settled
                     .iter()
-                    .map(|(id, s)| (id.clone(), s.json().clone()))
+                    .map(|(id, r)| (id.clone(), r.to_json()))
                     .collect(),
             ),
         };
@@ -478,7 +460,7 @@ impl Run {
                     .workflow
                     .steps
                     .iter()
-                    .filter_map(|s| Some((s, &self.settled.get(s.id.as_str())?.record)))
+                    .filter_map(|s| Some((s, self.settled.get(s.id.as_str())?)))
                     .filter(|(_, r)| r.state == StepState::Completed)
                     .filter_map(|(s, r)| {
                         let text = r.text();

@@ -414,7 +414,6 @@ impl Run {
                 }
             }
         }
-        self.settled
-            .insert(step.id.to_string(), super::Settled::new(record));
+        self.settled.insert(step.id.to_string(), record);
     }
 }

@@ -369,6 +369,26 @@ pub enum StepKind {
 }
 
 impl StepKind {
+    /// Whether its message, data and prompts render the same whatever the run's
+    /// context: none of them has a tag (a unit of such a step needs no context).
+    pub fn renders_plainly(&self) -> bool {
+        match self {
+            StepKind::Agent { message, data, .. } => {
+                message.as_ref().is_none_or(Template::is_plain)
+                    && data.as_ref().is_none_or(DataTemplate::is_plain)
+            }
+            StepKind::Approval { prompt } | StepKind::Input { prompt, .. } => prompt.is_plain(),
+            StepKind::Llm {
+                prompt,
+                system,
+                fallback,
+            } => [Some(prompt), system.as_ref(), fallback.as_ref()]
+                .into_iter()
+                .flatten()
+                .all(Template::is_plain),
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             StepKind::Agent { .. } => "agent",

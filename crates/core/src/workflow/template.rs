@@ -33,6 +33,13 @@ pub struct Template {
     pub source: String,
 }
 
+impl Template {
+    /// Whether it renders to its own text, whatever the context: it has no tag.
+    pub fn is_plain(&self) -> bool {
+        plain(&self.source).is_some()
+    }
+}
+
 /// An expression (`when`, `for_each`, or a `{{ expr }}` data leaf).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expr {
@@ -52,6 +59,19 @@ pub enum DataTemplate {
     Value(Expr),
     Array(Vec<DataTemplate>),
     Object(Vec<(String, DataTemplate)>),
+}
+
+impl DataTemplate {
+    /// Whether it renders to the same value whatever the context.
+    pub fn is_plain(&self) -> bool {
+        match self {
+            DataTemplate::Literal(_) => true,
+            DataTemplate::Text(t) => t.is_plain(),
+            DataTemplate::Value(_) => false,
+            DataTemplate::Array(items) => items.iter().all(DataTemplate::is_plain),
+            DataTemplate::Object(fields) => fields.iter().all(|(_, d)| d.is_plain()),
+        }
+    }
 }
 
 /// A failure to render at run time.
@@ -385,6 +405,15 @@ mod tests {
         assert_eq!(plain("a }} %} #}"), Some("a }} %} #}"));
         for tagged in ["{{ a }}", "{% if a %}x{% endif %}", "x {# note #}"] {
             assert_eq!(plain(tagged), None, "{tagged}");
+        }
+        let mut b = TemplateBuilder::default();
+        let (text, _) = b.template("t", "Hello {{ input.name }}").unwrap();
+        let (expr, _) = b.expression("e", "input.items").unwrap();
+        let literal = || DataTemplate::Literal(json!({"a": 1}));
+        assert!(DataTemplate::Array(vec![literal()]).is_plain());
+        for tagged in [DataTemplate::Text(text), DataTemplate::Value(expr)] {
+            let nested = DataTemplate::Object(vec![("a".into(), literal()), ("b".into(), tagged)]);
+            assert!(!nested.is_plain(), "{nested:?}");
         }
     }
 }

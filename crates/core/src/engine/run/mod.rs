@@ -186,6 +186,10 @@ impl Run {
     /// and inputs its templates use are put in, so starting a step costs no more as a
     /// run or its inputs grow.
     fn context(&self, step: Option<usize>, item: Option<(usize, &Value)>) -> Value {
+        // A step whose templates have no tag renders the same without one.
+        if step.is_some_and(|i| self.workflow.steps[i].kind.renders_plainly()) {
+            return Value::Null;
+        }
         // Built each time rather than kept: a waiting run holds no template context.
         let mut ctx = json!({
             "workflow": { "id": self.workflow.id.as_str(), "name": self.workflow.name },

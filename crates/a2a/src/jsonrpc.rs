@@ -236,6 +236,11 @@ impl IncomingRequest {
 /// Deserializes params from JSON text, naming the failing field, without building a
 /// generic JSON tree first.
 pub fn parse_params_str<P: DeserializeOwned>(text: &str) -> Result<P, RpcError> {
+    // Read plainly first: tracking the path costs on every field, and is needed only to
+    // say where the params that do not fit went wrong (read again, they fail the same).
+    if let Ok(params) = P::deserialize(&mut serde_json::Deserializer::from_str(text)) {
+        return Ok(params);
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(&mut de)
         .map_err(|e| path_error(e.path().to_string(), e.inner().to_string()))

@@ -257,6 +257,10 @@ pub fn parse_params_str<P: DeserializeOwned>(text: &str) -> Result<P, RpcError> 
 /// assert_eq!(err.data.unwrap()["field"], "id");
 /// ```
 pub fn parse_params<P: DeserializeOwned>(value: &Value) -> Result<P, RpcError> {
+    // Plainly first, as `parse_params_str` reads.
+    if let Ok(params) = P::deserialize(value) {
+        return Ok(params);
+    }
     serde_path_to_error::deserialize(value)
         .map_err(|e| path_error(e.path().to_string(), e.inner().to_string()))
 }

@@ -12,38 +12,38 @@ pub fn now() -> String {
 /// their trailing zeros left off, none when there are none). Years outside 0–9999, which
 /// RFC 3339 cannot write, give `time`'s own answer (an empty string).
 pub fn rfc3339(at: time::OffsetDateTime) -> String {
-    /// `value`'s last `width` digits, zeros first.
-    fn digits(out: &mut String, value: u32, width: u32) {
-        for i in (0..width).rev() {
-            out.push(char::from(b'0' + (value / 10u32.pow(i) % 10) as u8));
+    /// Fills `out` with `value`'s last digits, zeros first.
+    fn digits(out: &mut [u8], mut value: u32) {
+        for digit in out.iter_mut().rev() {
+            *digit = b'0' + (value % 10) as u8;
+            value /= 10;
         }
     }
     let at = at.to_offset(time::UtcOffset::UTC);
-    let year = match u32::try_from(at.year()) {
+    let (year, month, day) = at.to_calendar_date();
+    let year = match u32::try_from(year) {
         Ok(year) if year <= 9999 => year,
         _ => return String::new(),
     };
-    let mut out = String::with_capacity(30);
-    digits(&mut out, year, 4);
-    out.push('-');
-    digits(&mut out, u8::from(at.month()).into(), 2);
-    out.push('-');
-    digits(&mut out, at.day().into(), 2);
-    out.push('T');
-    digits(&mut out, at.hour().into(), 2);
-    out.push(':');
-    digits(&mut out, at.minute().into(), 2);
-    out.push(':');
-    digits(&mut out, at.second().into(), 2);
-    let (mut nanos, mut width) = (at.nanosecond(), 9);
+    let (hour, minute, second, nanos) = at.to_hms_nano();
+    let mut text = *b"0000-00-00T00:00:00.000000000";
+    digits(&mut text[0..4], year);
+    digits(&mut text[5..7], u8::from(month).into());
+    digits(&mut text[8..10], day.into());
+    digits(&mut text[11..13], hour.into());
+    digits(&mut text[14..16], minute.into());
+    digits(&mut text[17..19], second.into());
+    let mut end = 19;
     if nanos != 0 {
-        while nanos.is_multiple_of(10) {
-            nanos /= 10;
-            width -= 1;
+        digits(&mut text[20..29], nanos);
+        end = 29;
+        while text[end - 1] == b'0' {
+            end -= 1;
         }
-        out.push('.');
-        digits(&mut out, nanos, width);
     }
+    let mut out = String::with_capacity(end + 1);
+    // Digits and separators: ASCII, so always UTF-8.
+    out.push_str(std::str::from_utf8(&text[..end]).unwrap_or_default());
     out.push('Z');
     out
 }

@@ -42,8 +42,7 @@ pub fn rfc3339(at: time::OffsetDateTime) -> String {
         }
     }
     let mut out = String::with_capacity(end + 1);
-    // Digits and separators: ASCII, so always UTF-8.
-    out.push_str(std::str::from_utf8(&text[..end]).unwrap_or_default());
+    out.extend(text[..end].iter().map(|&b| char::from(b)));
     out.push('Z');
     out
 }

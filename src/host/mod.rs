@@ -385,19 +385,26 @@ async fn status(
     metadata: Option<Map<String, Value>>,
 ) -> Result<(), RpcError> {
     events
-        .send(status_event(events, state, message, metadata))
+        .send(status_event(
+            events,
+            state,
+            message,
+            metadata,
+            now_rfc3339(),
+        ))
         .await
         .map_err(sink_error)
 }
 
-/// A status update for the task of `events`, with metadata.
+/// A status update for the task of `events`, with metadata, stamped `at`.
 fn status_event(
     events: &EventSink,
     state: TaskState,
     message: Option<Message>,
     metadata: Option<Map<String, Value>>,
+    at: String,
 ) -> StreamEvent {
-    let mut update = events.status_update(state, message);
+    let mut update = events.status_update_at(state, message, at);
     update.metadata = metadata;
     StreamEvent::StatusUpdate(update)
 }

@@ -196,14 +196,18 @@ fn translate(
         RunEvent::Question { .. } => true,
         _ => false,
     };
+    // Artifacts and the output do not move the detail, nor are they statuses: no clock
+    // read for them. A status is stamped with the time the detail records for its move.
+    let now = match event {
+        RunEvent::Artifact { .. } | RunEvent::Output { .. } => String::new(),
+        _ => now_rfc3339(),
+    };
     let (asks, mut meta, pending) = {
         let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
         if let RunEvent::Question { step, item, .. } = &event {
             v.asked(step.as_str(), *item);
         }
-        // Artifacts and the output do not move the detail: no clock read for them.
-        if !matches!(event, RunEvent::Artifact { .. } | RunEvent::Output { .. }) {
-            let now = now_rfc3339();
+        if !now.is_empty() {
             v.detail
                 .apply(&event, &now, |agent| agent_urls.get(agent).cloned());
         }
@@ -251,7 +255,7 @@ fn translate(
             agent_message(&format!("{label} {}: {m}", update.state), None)
         });
         meta = update.into_map();
-        return status_event(events, waiting, text, Some(meta));
+        return status_event(events, waiting, text, Some(meta), now);
     }
     match event {
         RunEvent::Run { state, message } => {
@@ -282,11 +286,11 @@ fn translate(
                     message.map(|m| agent_message(&m, None)),
                 ),
             };
-            status_event(events, st, msg, Some(meta))
+            status_event(events, st, msg, Some(meta), now)
         }
         // (A step event was taken above; an answer is taken by the relay.)
         RunEvent::Step { .. } | RunEvent::Question { .. } | RunEvent::Answered { .. } => {
-            status_event(events, TaskState::Working, None, Some(meta))
+            status_event(events, TaskState::Working, None, Some(meta), now)
         }
         RunEvent::Artifact {
             step,
@@ -444,6 +448,30 @@ message = "c"
         b.end(|v| v.detail.answered(Some("a"), None));
         let _only = OnItsWay::new(&view, None, None);
         assert_eq!(relay(moved("c")), TaskState::Working);
+    }
+
+    /// A step's status update is stamped with the time the run's detail records for
+    /// that move, and the run's end with its end.
+    #[tokio::test]
+    async fn a_status_bears_the_time_the_detail_records() {
+        let w = super::super::test_workflow(
+            "[workflow]\nid = \"w\"\ndescription = \"d\"\n[steps.c]\nagent = \"one\"\nmessage = \"c\"\n",
+        );
+        let events = EventSink::detached(Message::user_text("go"));
+        let view = Mutex::new(View::new(RunDetail::new(&w, Map::new(), "t0".into())));
+        let urls = HashMap::new();
+        let stamp = |e| match translate(&events, &view, &w, &urls, e) {
+            StreamEvent::StatusUpdate(u) => u.status.timestamp.expect("a status time"),
+            other => panic!("not a status update: {other:?}"),
+        };
+        let moved_at = stamp(moved("c"));
+        let ended_at = stamp(RunEvent::Run {
+            state: RunState::Completed,
+            message: None,
+        });
+        let v = view.lock().unwrap();
+        assert_eq!(v.detail.steps[0].started_at.as_ref(), Some(&moved_at));
+        assert_eq!(v.detail.ended_at.as_ref(), Some(&ended_at));
     }
 
     /// What the run does when it takes an answer: the question leaves the detail.

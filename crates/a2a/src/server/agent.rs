@@ -18,7 +18,7 @@ use crate::error::RpcError;
 use crate::types::{
     AgentCard, Artifact, ArtifactUpdateKind, ContextId, Message, MessageSendConfiguration,
     Metadata, Part, Role, StatusUpdateKind, StreamEvent, Task, TaskArtifactUpdateEvent, TaskId,
-    TaskState, TaskStatus, TaskStatusUpdateEvent,
+    TaskState, TaskStatus, TaskStatusUpdateEvent, now_rfc3339,
 };
 
 /// An A2A agent: what the server calls for each incoming message and cancel request.
@@ -313,8 +313,22 @@ impl EventSink {
         state: TaskState,
         message: Option<Message>,
     ) -> TaskStatusUpdateEvent {
-        let mut status = TaskStatus::new(state);
-        status.message = message.map(|m| self.own(m));
+        self.status_update_at(state, message, now_rfc3339())
+    }
+
+    /// Like [`status_update`](Self::status_update), stamped `timestamp` (RFC 3339): the
+    /// time an agent already read for the move it reports.
+    pub fn status_update_at(
+        &self,
+        state: TaskState,
+        message: Option<Message>,
+        timestamp: String,
+    ) -> TaskStatusUpdateEvent {
+        let status = TaskStatus {
+            state,
+            message: message.map(|m| self.own(m)),
+            timestamp: Some(timestamp),
+        };
         TaskStatusUpdateEvent {
             kind: StatusUpdateKind,
             task_id: self.task_id.clone(),

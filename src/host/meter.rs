@@ -3,6 +3,7 @@
 //! The engine reports what happens; this is where it is counted, so the engine stays
 //! free of any exporter.
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use orchestrator_core::engine::{RunEvent, StepState};
@@ -11,24 +12,27 @@ use prometheus_client::metrics::gauge::Gauge;
 
 /// One step (or `for_each` item) this process has seen working.
 struct Started {
-    step: String,
-    item: Option<usize>,
     at: Instant,
     agent: String,
     attempt: u32,
 }
 
+/// Counts one run's events. Dropping it before the run ends (the server stopped and
+/// left the run for the next one) takes its steps out of the in-flight gauge.
 pub(super) struct RunMeter {
     workflow: String,
+    /// When this process started the run; `None` for a run it resumed (its start is
+    /// another process's).
     started: Option<Instant>,
     /// The workflow's steps-in-flight gauge, looked up once.
     in_flight: Gauge,
-    /// The run's steps (and items) in flight: a few, searched in place, so that an
-    /// event about one allocates nothing.
-    steps: Vec<Started>,
+    /// The steps in flight by id, then their items: looked up by the event's own
+    /// `&str`, so that an event about a step already seen allocates nothing.
+    steps: HashMap<String, HashMap<Option<usize>, Started>>,
 }
 
 impl RunMeter {
+    /// A run this process starts now: counted as started.
     pub(super) fn started(workflow: &str) -> Self {
         orchestrator_metrics::get()
             .runs_started
@@ -41,6 +45,7 @@ impl RunMeter {
         meter
     }
 
+    /// A run this process resumes from the store.
     pub(super) fn resumed(workflow: &str) -> Self {
         let in_flight = orchestrator_metrics::get()
             .steps_in_flight
@@ -52,7 +57,7 @@ impl RunMeter {
             workflow: workflow.to_owned(),
             started: None,
             in_flight,
-            steps: Vec::new(),
+            steps: HashMap::new(),
         }
     }
 
@@ -82,44 +87,53 @@ impl RunMeter {
                 agent,
                 ..
             } => {
+                let step = step.as_str();
                 let agent = agent.as_deref().unwrap_or_default();
-                let at = self
-                    .steps
-                    .iter()
-                    .position(|s| s.step == step.as_str() && s.item == *item);
                 if is_final(*state) {
-                    if let Some(s) = at.map(|i| self.steps.swap_remove(i)) {
-                        self.in_flight.dec();
-                        orchestrator_metrics::get()
-                            .step_duration
-                            .get_or_create(&StepEndLabels {
-                                workflow: self.workflow.clone(),
-                                step: s.step,
-                                agent: if agent.is_empty() {
-                                    s.agent
-                                } else {
-                                    agent.to_owned()
-                                },
-                                state: state.as_str().to_owned(),
-                            })
-                            .observe(s.at.elapsed().as_secs_f64());
+                    let Some(items) = self.steps.get_mut(step) else {
+                        return;
+                    };
+                    let Some(s) = items.remove(item) else {
+                        return;
+                    };
+                    if items.is_empty() {
+                        self.steps.remove(step);
                     }
+                    self.in_flight.dec();
+                    orchestrator_metrics::get()
+                        .step_duration
+                        .get_or_create(&StepEndLabels {
+                            workflow: self.workflow.clone(),
+                            step: step.to_owned(),
+                            agent: if agent.is_empty() {
+                                s.agent
+                            } else {
+                                agent.to_owned()
+                            },
+                            state: state.as_str().to_owned(),
+                        })
+                        .observe(s.at.elapsed().as_secs_f64());
                     return;
                 }
                 if *state == StepState::Pending {
                     return;
                 }
-                let retried = match at.map(|i| &mut self.steps[i]) {
+                if !self.steps.contains_key(step) {
+                    self.steps.insert(step.to_owned(), HashMap::new());
+                }
+                let items = self.steps.get_mut(step).expect("inserted above");
+                let (retried, agent) = match items.get_mut(item) {
                     None => {
                         self.in_flight.inc();
-                        self.steps.push(Started {
-                            step: step.as_str().to_owned(),
-                            item: *item,
-                            at: Instant::now(),
-                            agent: agent.to_owned(),
-                            attempt: *attempt,
-                        });
-                        *attempt > 1
+                        items.insert(
+                            *item,
+                            Started {
+                                at: Instant::now(),
+                                agent: agent.to_owned(),
+                                attempt: *attempt,
+                            },
+                        );
+                        (*attempt > 1, agent)
                     }
                     Some(s) => {
                         let retried = *attempt > s.attempt;
@@ -127,25 +141,16 @@ impl RunMeter {
                         if !agent.is_empty() && s.agent != agent {
                             agent.clone_into(&mut s.agent);
                         }
-                        retried
+                        (retried, s.agent.as_str())
                     }
                 };
                 if retried {
-                    let agent = match agent {
-                        "" => self
-                            .steps
-                            .iter()
-                            .find(|s| s.step == step.as_str() && s.item == *item)
-                            .map(|s| s.agent.clone())
-                            .unwrap_or_default(),
-                        named => named.to_owned(),
-                    };
                     orchestrator_metrics::get()
                         .step_retries
                         .get_or_create(&StepLabels {
                             workflow: self.workflow.clone(),
-                            step: step.as_str().to_owned(),
-                            agent,
+                            step: step.to_owned(),
+                            agent: agent.to_owned(),
                         })
                         .inc();
                 }
@@ -169,8 +174,9 @@ fn is_final(state: StepState) -> bool {
 
 impl Drop for RunMeter {
     fn drop(&mut self) {
-        if !self.steps.is_empty() {
-            self.in_flight.dec_by(self.steps.len() as i64);
+        let in_flight: usize = self.steps.values().map(HashMap::len).sum();
+        if in_flight > 0 {
+            self.in_flight.dec_by(in_flight as i64);
         }
     }
 }

@@ -482,3 +482,88 @@ fn exit_codes_are_the_readmes() {
     let (code, stderr) = run(&["validate"]);
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+/// Calls to agents go through the proxy that `HTTP_PROXY` names, as curl's do, except to
+/// the hosts `NO_PROXY` lists; without either, they go straight to the agent (the
+/// suite's other tests).
+#[tokio::test(flavor = "multi_thread")]
+async fn agents_are_called_through_the_proxy_the_environment_names() {
+    use axum::body::Body;
+    use axum::extract::Request;
+    use std::sync::{Arc, Mutex};
+
+    let agent = echo(0).await;
+    // A forwarding proxy: it notes each request's target (absolute-form, as a client
+    // sends it to a proxy) and passes it on.
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let noted = seen.clone();
+    let direct = reqwest::Client::builder().no_proxy().build().unwrap();
+    let proxy = axum::Router::new().fallback(move |req: Request| {
+        let (noted, direct) = (noted.clone(), direct.clone());
+        async move {
+            let (parts, body) = req.into_parts();
+            noted.lock().unwrap().push(parts.uri.to_string());
+            let body = axum::body::to_bytes(body, 1 << 20).await.unwrap();
+            let resp = direct
+                .request(parts.method, parts.uri.to_string())
+                .headers(parts.headers)
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            let mut answer = axum::http::Response::builder().status(resp.status());
+            for (name, value) in resp.headers() {
+                if name != "transfer-encoding" && name != "connection" {
+                    answer = answer.header(name, value);
+                }
+            }
+            answer.body(Body::from_stream(resp.bytes_stream())).unwrap()
+        }
+    });
+    let proxy = crate::util::serve_router(proxy).await;
+
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("run-through-proxy");
+    std::fs::create_dir_all(&dir).unwrap();
+    let workflow = dir.join("say.toml");
+    std::fs::write(
+        &workflow,
+        "[workflow]\nid = \"say\"\ndescription = \"Says it\"\n\n[steps.say]\nagent = \"echo\"\nmessage = \"through the proxy\"\n",
+    )
+    .unwrap();
+    let agents = dir.join("agents.toml");
+    std::fs::write(&agents, format!("[agents.echo]\nurl = \"{}\"\n", agent.url)).unwrap();
+    let run = |no_proxy: &str| {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"));
+        command
+            .args(["run", workflow.to_str().unwrap(), "--agents"])
+            .arg(&agents)
+            .env("HTTP_PROXY", &proxy)
+            .env("NO_PROXY", no_proxy)
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        async move {
+            tokio::time::timeout(Duration::from_secs(120), command.output())
+                .await
+                .expect("the run finished")
+                .unwrap()
+        }
+    };
+
+    let o = run("").await;
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("through the proxy"), "{out}");
+    let through: Vec<String> = seen.lock().unwrap().clone();
+    assert!(
+        through.iter().any(|u| u.starts_with(&agent.url)),
+        "the agent's calls went to it directly, not through the proxy: {through:?}"
+    );
+
+    // The agent's host listed in NO_PROXY: straight to it.
+    seen.lock().unwrap().clear();
+    let o = run("127.0.0.1").await;
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("through the proxy"), "{out}");
+    assert_eq!(*seen.lock().unwrap(), Vec::<String>::new());
+}

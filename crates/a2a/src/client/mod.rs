@@ -288,9 +288,38 @@ fn build(builder: reqwest::ClientBuilder) -> reqwest::Client {
 }
 
 fn builder() -> reqwest::ClientBuilder {
-    reqwest::Client::builder()
+    let builder = reqwest::Client::builder()
         .user_agent(USER_AGENT)
-        .connect_timeout(Duration::from_secs(10))
+        .connect_timeout(Duration::from_secs(10));
+    if proxy_in_env() {
+        builder
+    } else {
+        // Exactly what reqwest would do, without asking an empty proxy list about every
+        // request (about 1% of a workflow run's CPU).
+        builder.no_proxy()
+    }
+}
+
+/// The variables reqwest reads for a proxy (HTTP for `http://` URLs, HTTPS for
+/// `https://`, ALL for both, either case). When one is set, calls go through that
+/// proxy, except to the hosts `NO_PROXY` lists, as curl's do.
+const PROXY_VARS: [&str; 6] = [
+    "HTTP_PROXY",
+    "http_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+];
+
+/// Whether a client built now would send some calls through a proxy: a proxy variable
+/// is set (on macOS and Windows the system's settings count too, so there it is
+/// always assumed).
+fn proxy_in_env() -> bool {
+    cfg!(any(target_os = "macos", windows))
+        || PROXY_VARS
+            .iter()
+            .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
 }
 
 /// Runs `$body` with `$at` bound to the client's current interface, moving on to the

@@ -208,6 +208,13 @@ impl TaskStore for Gated {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(self.task(move || self.inner.commit(task, events)))
     }
+    fn commit_shared<'a>(
+        &'a self,
+        task: &'a Arc<Task>,
+        events: &'a [LoggedEvent],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(self.task(move || self.inner.commit_shared(task, events)))
+    }
     fn events_after(
         &self,
         id: &TaskId,

@@ -1,6 +1,7 @@
 //! The in-memory store: the protocol layer's task store and the engine's run store side
 //! by side. Nothing survives the process; retention still bounds its size.
 
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use futures::future::BoxFuture;
@@ -50,6 +51,16 @@ impl Store for MemoryStore {
     }
 }
 
+impl MemoryStore {
+    /// A run shares its id with its upstream task: a finished task dropped past the
+    /// store's bounds takes its run with it, or the runs would fill memory.
+    fn drop_evicted_runs(&self) {
+        for id in self.tasks.take_evicted() {
+            self.runs.remove_finished(id.as_str());
+        }
+    }
+}
+
 impl TaskStore for MemoryStore {
     fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
         self.tasks.get(id)
@@ -61,11 +72,18 @@ impl TaskStore for MemoryStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             self.tasks.commit(task, events).await?;
-            // A run shares its id with its upstream task: a finished task dropped past
-            // the store's bounds takes its run with it, or the runs would fill memory.
-            for id in self.tasks.take_evicted() {
-                self.runs.remove_finished(id.as_str());
-            }
+            self.drop_evicted_runs();
+            Ok(())
+        })
+    }
+    fn commit_shared<'a>(
+        &'a self,
+        task: &'a Arc<Task>,
+        events: &'a [LoggedEvent],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.tasks.commit_shared(task, events).await?;
+            self.drop_evicted_runs();
             Ok(())
         })
     }

@@ -176,6 +176,16 @@ pub trait TaskStore: Send + Sync + 'static {
         task: &'a Task,
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// [`TaskStore::commit`] of a task its caller shares: a store that keeps tasks in
+    /// memory keeps this one rather than a copy (the task actor's snapshot, which it
+    /// no longer changes once the task has ended). The default commits `task` as any.
+    fn commit_shared<'a>(
+        &'a self,
+        task: &'a Arc<Task>,
+        events: &'a [LoggedEvent],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.commit(task, events)
+    }
     /// The logged events of a task with `seq > after`, in order.
     fn events_after(
         &self,
@@ -260,8 +270,9 @@ impl Default for InMemoryTaskStore {
 #[derive(Debug)]
 struct Entry {
     /// The task as of event `applied`: brought up to date from `log` when read (see
-    /// [`Entry::current`]), not at every commit.
-    task: Task,
+    /// [`Entry::current`]), not at every commit. Shared with the task's actor when it
+    /// committed it so (see [`TaskStore::commit_shared`]): copied only if changed here.
+    task: Arc<Task>,
     applied: u64,
     /// The state of the last commit, current whether or not `task` is.
     state: TaskState,
@@ -276,8 +287,11 @@ impl Entry {
     /// applied to it first.
     fn current(&mut self) -> &Task {
         let start = self.log.partition_point(|(s, _)| *s <= self.applied);
-        for (_, e) in &self.log[start..] {
-            super::apply::apply_event(&mut self.task, e);
+        if start < self.log.len() {
+            let task = Arc::make_mut(&mut self.task);
+            for (_, e) in &self.log[start..] {
+                super::apply::apply_event(task, e);
+            }
         }
         self.applied = last_seq(&self.log);
         &self.task
@@ -317,6 +331,76 @@ impl Maps {
 }
 
 impl InMemoryTaskStore {
+    /// Commits `task` (see [`TaskStore::commit`]), keeping `shared()` where the task is
+    /// stored whole.
+    fn keep(&self, task: &Task, shared: impl Fn() -> Arc<Task>, events: &[LoggedEvent]) {
+        let (kept, bytes_kept) = (self.finished_kept, self.finished_bytes_kept);
+        let reports = self.reports_evictions;
+        let dropped = self.with(|m| {
+            let mut dropped = Vec::new();
+            let at = TaskCursor::of(task);
+            let mut fresh = false;
+            let entry = m.tasks.entry(task.id.clone()).or_insert_with(|| {
+                fresh = true;
+                Box::new(Entry {
+                    task: shared(),
+                    applied: events.last().map_or(0, |(s, _)| *s),
+                    state: task.status.state,
+                    log: Vec::new(),
+                    changed: SystemTime::now(),
+                    at: at.clone(),
+                })
+            });
+            m.by_time.remove(&entry.at);
+            m.by_time.insert(at.clone());
+            entry.at = at;
+            // The events are logged, and applied to the stored task only when it is
+            // read: a copy of the whole task per commit would make streaming a large
+            // artifact cost its size at every chunk, and applying each event as it
+            // comes would cost every run's events again for tasks nobody reads while
+            // they run. A commit without events (a message added to the history), with
+            // a whole task or ending the task replaces it, as the durable stores store a
+            // snapshot then.
+            let finishes = task.status.state.is_terminal() && (fresh || !entry.state.is_terminal());
+            let whole = events.is_empty()
+                || task.status.state.is_terminal()
+                || events
+                    .iter()
+                    .any(|(_, e)| matches!(**e, StreamEvent::Task(_)));
+            entry.log.extend(events.iter().cloned());
+            if whole && !fresh {
+                entry.task = shared();
+                entry.applied = last_seq(&entry.log);
+            }
+            entry.state = task.status.state;
+            entry.changed = SystemTime::now();
+            if let Some(first) = task.history.first() {
+                m.by_message
+                    .entry(first.message_id.as_str().to_owned())
+                    .or_insert_with(|| task.id.clone());
+            }
+            if finishes {
+                entry.current();
+                let size = approx_bytes(&entry.task, &entry.log);
+                m.finished.push_back((task.id.clone(), size));
+                m.finished_bytes += size;
+                while m.finished.len() > kept
+                    || (m.finished_bytes > bytes_kept && m.finished.len() > 1)
+                {
+                    if let Some((oldest, size)) = m.finished.pop_front() {
+                        m.finished_bytes -= size;
+                        dropped.extend(m.remove(&oldest));
+                        if reports {
+                            m.evicted.push(oldest);
+                        }
+                    }
+                }
+            }
+            dropped
+        });
+        drop(dropped);
+    }
+
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
@@ -449,71 +533,16 @@ impl TaskStore for InMemoryTaskStore {
         task: &'a Task,
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        let (kept, bytes_kept) = (self.finished_kept, self.finished_bytes_kept);
-        let reports = self.reports_evictions;
-        let dropped = self.with(|m| {
-            let mut dropped = Vec::new();
-            let at = TaskCursor::of(task);
-            let mut fresh = false;
-            let entry = m.tasks.entry(task.id.clone()).or_insert_with(|| {
-                fresh = true;
-                Box::new(Entry {
-                    task: task.clone(),
-                    applied: events.last().map_or(0, |(s, _)| *s),
-                    state: task.status.state,
-                    log: Vec::new(),
-                    changed: SystemTime::now(),
-                    at: at.clone(),
-                })
-            });
-            m.by_time.remove(&entry.at);
-            m.by_time.insert(at.clone());
-            entry.at = at;
-            // The events are logged, and applied to the stored task only when it is
-            // read: a copy of the whole task per commit would make streaming a large
-            // artifact cost its size at every chunk, and applying each event as it
-            // comes would cost every run's events again for tasks nobody reads while
-            // they run. A commit without events (a message added to the history), with
-            // a whole task or ending the task replaces it, as the durable stores store a
-            // snapshot then.
-            let finishes = task.status.state.is_terminal() && (fresh || !entry.state.is_terminal());
-            let whole = events.is_empty()
-                || task.status.state.is_terminal()
-                || events
-                    .iter()
-                    .any(|(_, e)| matches!(**e, StreamEvent::Task(_)));
-            entry.log.extend(events.iter().cloned());
-            if whole && !fresh {
-                entry.task = task.clone();
-                entry.applied = last_seq(&entry.log);
-            }
-            entry.state = task.status.state;
-            entry.changed = SystemTime::now();
-            if let Some(first) = task.history.first() {
-                m.by_message
-                    .entry(first.message_id.as_str().to_owned())
-                    .or_insert_with(|| task.id.clone());
-            }
-            if finishes {
-                entry.current();
-                let size = approx_bytes(&entry.task, &entry.log);
-                m.finished.push_back((task.id.clone(), size));
-                m.finished_bytes += size;
-                while m.finished.len() > kept
-                    || (m.finished_bytes > bytes_kept && m.finished.len() > 1)
-                {
-                    if let Some((oldest, size)) = m.finished.pop_front() {
-                        m.finished_bytes -= size;
-                        dropped.extend(m.remove(&oldest));
-                        if reports {
-                            m.evicted.push(oldest);
-                        }
-                    }
-                }
-            }
-            dropped
-        });
-        drop(dropped);
+        self.keep(task, || Arc::new(task.clone()), events);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn commit_shared<'a>(
+        &'a self,
+        task: &'a Arc<Task>,
+        events: &'a [LoggedEvent],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.keep(task, || task.clone(), events);
         Box::pin(async { Ok(()) })
     }
 
@@ -627,7 +656,7 @@ impl TaskStore for InMemoryTaskStore {
                     page.next = page.tasks.last().map(TaskCursor::of);
                     continue;
                 }
-                page.tasks.push(e.task.clone());
+                page.tasks.push((*e.task).clone());
             }
             page
         });
@@ -689,6 +718,42 @@ mod tests {
             ..TaskQuery::default()
         };
         assert_eq!(store.list(&asked).await.unwrap().tasks, vec![live]);
+    }
+
+    /// A task committed shared is kept as it is, not copied: the actor's ended task is
+    /// then held once. The store's copy of a task applies later events to itself only:
+    /// the caller's, shared before them, stays as it was.
+    #[tokio::test]
+    async fn a_shared_task_is_kept_without_a_copy() {
+        use crate::server::apply::{apply_event, tests::chunk};
+        use crate::types::StreamEvent;
+        use std::sync::Arc;
+        let store = InMemoryTaskStore::new();
+        let started = Arc::new(task("t", TaskState::Working));
+        store.commit_shared(&started, &[]).await.unwrap();
+        assert_eq!(Arc::strong_count(&started), 2, "kept as it is");
+        let logged = vec![(1, Arc::new(StreamEvent::from(chunk("a", "x", true))))];
+        let mut live = (*started).clone();
+        apply_event(&mut live, &logged[0].1);
+        store
+            .commit_shared(&Arc::new(live.clone()), &logged)
+            .await
+            .unwrap();
+        let (got, seq) = store.get(&TaskId::new("t")).await.unwrap().unwrap();
+        assert_eq!((&got, seq), (&live, 1));
+        assert!(started.artifacts.is_empty(), "{started:?}");
+
+        let mut ended = live;
+        ended.status = TaskStatus::new(TaskState::Completed);
+        let ended = Arc::new(ended);
+        store.commit_shared(&ended, &[]).await.unwrap();
+        assert_eq!(Arc::strong_count(&ended), 2, "kept as it is");
+        let (got, _) = store.get(&TaskId::new("t")).await.unwrap().unwrap();
+        assert_eq!(got, *ended);
+        // Committed plainly, a task is copied.
+        let copied = Arc::new(task("u", TaskState::Completed));
+        store.commit(&copied, &[]).await.unwrap();
+        assert_eq!(Arc::strong_count(&copied), 1);
     }
 
     /// Past its bound, the store forgets the tasks that finished first; tasks still

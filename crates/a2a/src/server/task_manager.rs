@@ -237,7 +237,7 @@ impl TaskManager {
         self.open(&id, || ActorState {
             task_id: task.id.clone(),
             context_id: task.context_id.clone(),
-            snapshot: Some(task),
+            snapshot: Some(Arc::new(task)),
             seq,
             first_message: None,
             replied: false,
@@ -323,7 +323,10 @@ pub(crate) struct Origin {
 struct ActorState {
     task_id: TaskId,
     context_id: ContextId,
-    snapshot: Option<Task>,
+    /// Shared with the store when it keeps tasks in memory (see
+    /// [`TaskStore::commit_shared`]): changed in place while only the actor holds it,
+    /// copied first otherwise.
+    snapshot: Option<Arc<Task>>,
     /// The number of the last event committed.
     seq: u64,
     /// A new task's first message and origin, until the task is created. Boxed: the
@@ -447,7 +450,7 @@ impl Actor {
                     }
                     Cmd::Subscribe(reply) => {
                         let _ = reply.send(Subscription {
-                            snapshot: self.state.snapshot.clone(),
+                            snapshot: self.state.snapshot.as_deref().cloned(),
                             seq: self.state.seq,
                             events: self.broadcast.subscribe(),
                             keep: None,
@@ -514,7 +517,7 @@ impl Actor {
         }
         self.check_ids(&event)?;
         let task = match self.state.snapshot.as_mut() {
-            Some(task) => task,
+            Some(task) => Arc::make_mut(task),
             None => {
                 if let StreamEvent::Message(m) = event {
                     // A direct reply: no task is created or stored.
@@ -540,7 +543,7 @@ impl Actor {
                 if !matches!(event, StreamEvent::Task(_)) {
                     announce.push(StreamEvent::Task(task.clone()));
                 }
-                self.state.snapshot.insert(task)
+                Arc::make_mut(self.state.snapshot.insert(Arc::new(task)))
             }
         };
         if task.status.state.is_terminal() {
@@ -574,7 +577,7 @@ impl Actor {
     }
 
     async fn user_message(&mut self, message: Message) -> Result<Task, SinkError> {
-        let Some(task) = self.state.snapshot.as_mut() else {
+        let Some(task) = self.state.snapshot.as_mut().map(Arc::make_mut) else {
             return Err(SinkError::Closed);
         };
         if task.status.state.is_terminal() {
@@ -620,7 +623,7 @@ impl Actor {
         let Some(task) = &self.state.snapshot else {
             return Ok(());
         };
-        let mut stored = self.store.commit(task, events).await;
+        let mut stored = self.store.commit_shared(task, events).await;
         if let Err(e) = &stored
             && e.is_transient()
         {
@@ -640,7 +643,7 @@ impl Actor {
             warn!(error = %e, "saving the task failed; reloading the stored snapshot");
             match self.store.get(&self.state.task_id).await {
                 Ok(Some((stored, seq))) => {
-                    self.state.snapshot = Some(stored);
+                    self.state.snapshot = Some(Arc::new(stored));
                     self.state.seq = seq;
                 }
                 Ok(None) => self.state.snapshot = None,
@@ -681,7 +684,7 @@ impl Actor {
             let queue = self
                 .push_queue
                 .get_or_insert_with(|| push.worker(&self.tracker));
-            if queue.try_send(task.clone()).is_err() {
+            if queue.try_send((**task).clone()).is_err() {
                 warn!("push-notification queue full; a notification was dropped");
             }
         }

@@ -83,15 +83,19 @@ impl Orchestrator {
         // The agents' locations as loaded when the run started (read once, not per
         // event; a reload of agents.toml shows in the runs that start after it).
         let urls = self.agent_urls();
+        // Made once, not at every event (each would add a waiter to the token's list
+        // and take it out again); boxed, as the relay's future is held by every run.
+        let mut canceling = Box::pin(cancel.cancelled());
+        let mut stopping = Box::pin(shutdown.cancelled());
         loop {
             let event = tokio::select! {
                 e = run.events.recv() => e,
-                () = cancel.cancelled(), if !canceled => {
+                () = canceling.as_mut(), if !canceled => {
                     canceled = true;
                     run.control.cancel();
                     continue;
                 }
-                () = shutdown.cancelled() => {
+                () = stopping.as_mut() => {
                     tracing::info!(task_id = %task_id, "the server is stopping or handing the task over; the run is left for the next one to resume");
                     run.control.halt();
                     break;

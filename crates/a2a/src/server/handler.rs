@@ -502,10 +502,14 @@ impl Inner {
         // blocking request answers with once the task stops, without reading it back.
         let mut current = sub.snapshot.take();
         let (mut ended, mut lagged) = (false, false);
+        // Made once, not at every event (each would add a waiter to the token's list
+        // and take it out again).
+        let stopping = self.shutdown.cancelled();
+        tokio::pin!(stopping);
         loop {
             let update = tokio::select! {
                 u = sub.events.recv() => u,
-                () = self.shutdown.cancelled() => break,
+                () = &mut stopping => break,
             };
             match update {
                 Ok(Update::Event(_, event)) if !task_exists && event.kind() == "message" => {

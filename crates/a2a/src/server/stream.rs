@@ -66,12 +66,17 @@ pub(super) fn live_events(
         _keep: Option<super::ActorHandle>,
         /// Ends at a terminal state only (see `Subscription::until_terminal`).
         until_terminal: bool,
+        /// The server's stop, waited for beside every event: made once, not per event
+        /// (each would add a waiter to the token's list and take it out again).
+        stopping: std::pin::Pin<Box<tokio_util::sync::WaitForCancellationFutureOwned>>,
     }
     let terminal = sub
         .snapshot
         .as_ref()
         .is_some_and(|t| t.status.state.is_terminal());
+    let stopping = Box::pin(inner.shutdown.clone().cancelled_owned());
     let st = St {
+        stopping,
         inner,
         task_id,
         _open: super::observe::Subscriber::open(),
@@ -140,7 +145,7 @@ pub(super) fn live_events(
             }
             let update = tokio::select! {
                 u = st.events.recv() => u,
-                () = st.inner.shutdown.cancelled() => return None,
+                () = st.stopping.as_mut() => return None,
             };
             let item = match update {
                 Ok(Update::Event(seq, _)) if seq != 0 && seq <= st.last => continue,

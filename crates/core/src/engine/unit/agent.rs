@@ -38,6 +38,16 @@ struct Downstream {
     task_id: Option<String>,
 }
 
+/// What ends a send before its agent does.
+enum Over {
+    /// The attempt's timeout (the step's `timeout`).
+    Attempt,
+    /// The run's deadline.
+    Step,
+    /// The run's cancel.
+    Canceled,
+}
+
 impl Unit {
     /// The id of the message of attempt `attempt`, turn `turn` (0 for the step's own
     /// message, then one per answer sent to the agent's questions): stable, so that a
@@ -305,11 +315,26 @@ impl Unit {
                     self.connector.send(request.clone())
                 }
             };
+            // The attempt's end, the step's and the run's cancel, made once a send and
+            // polled again at every event: made anew for each, two timers would be put
+            // in tokio's wheel and taken out again, and a waiter added to the cancel's
+            // list and removed, per event. Boxed: the unit's future is held by every
+            // step in flight.
+            let canceled = self.cancel.clone().cancelled_owned();
+            let mut over = Box::pin(async move {
+                tokio::select! {
+                    () = sleep_until(attempt_until) => Over::Attempt,
+                    () = sleep_until(step_until) => Over::Step,
+                    () = canceled => Over::Canceled,
+                }
+            });
             let sent = tokio::select! {
                 r = connect => r,
-                () = sleep_until(attempt_until) => return Err(Failure::Retry(self.timed_out(step))),
-                () = sleep_until(step_until) => return Err(Failure::Deadline),
-                () = self.cancel.cancelled() => return Err(Failure::Canceled("canceled".into())),
+                o = over.as_mut() => return Err(match o {
+                    Over::Attempt => Failure::Retry(self.timed_out(step)),
+                    Over::Step => Failure::Deadline,
+                    Over::Canceled => Failure::Canceled("canceled".into()),
+                }),
             };
             let mut updates = match sent {
                 Ok(u) => u,
@@ -319,17 +344,15 @@ impl Unit {
             loop {
                 let next = tokio::select! {
                     u = updates.next() => u,
-                    () = sleep_until(attempt_until) => {
-                        Box::pin(self.cancel_downstream(agent)).await;
-                        return Err(Failure::Retry(self.timed_out(step)));
-                    }
-                    () = sleep_until(step_until) => {
-                        Box::pin(self.cancel_downstream(agent)).await;
-                        return Err(Failure::Deadline);
-                    }
-                    () = self.cancel.cancelled() => {
+                    o = over.as_mut() => {
                         let note = Box::pin(self.cancel_downstream(agent)).await;
-                        return Err(Failure::Canceled(note.unwrap_or_else(|| "canceled".into())));
+                        return Err(match o {
+                            Over::Attempt => Failure::Retry(self.timed_out(step)),
+                            Over::Step => Failure::Deadline,
+                            Over::Canceled => {
+                                Failure::Canceled(note.unwrap_or_else(|| "canceled".into()))
+                            }
+                        });
                     }
                 };
                 if let Some(Ok(u)) = &next

@@ -65,8 +65,10 @@ fn unix(secs: i64, nanos: u32) -> String {
             end -= 1;
         }
     }
+    // ASCII digits and separators: always UTF-8, checked in one pass rather than
+    // pushed a `char` at a time.
     let mut out = String::with_capacity(end + 1);
-    out.extend(text[..end].iter().map(|&b| char::from(b)));
+    out.push_str(std::str::from_utf8(&text[..end]).unwrap_or_default());
     out.push('Z');
     out
 }

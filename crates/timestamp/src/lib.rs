@@ -12,7 +12,9 @@ pub fn now() -> String {
     at(SystemTime::now())
 }
 
-/// `at` as RFC 3339 (see [`rfc3339`]).
+/// `at` in UTC as RFC 3339, exactly as `time`'s `Rfc3339` writes it (nanoseconds with
+/// their trailing zeros left off, none when there are none). Years outside 0–9999, which
+/// RFC 3339 cannot write, give `time`'s own answer (an empty string).
 pub fn at(at: SystemTime) -> String {
     match at.duration_since(UNIX_EPOCH) {
         Ok(after) => unix(after.as_secs() as i64, after.subsec_nanos()),
@@ -26,13 +28,6 @@ pub fn at(at: SystemTime) -> String {
             }
         }
     }
-}
-
-/// `at` in UTC as RFC 3339, exactly as `time`'s `Rfc3339` writes it (nanoseconds with
-/// their trailing zeros left off, none when there are none). Years outside 0–9999, which
-/// RFC 3339 cannot write, give `time`'s own answer (an empty string).
-pub fn rfc3339(at: time::OffsetDateTime) -> String {
-    unix(at.unix_timestamp(), at.nanosecond())
 }
 
 /// The instant `secs` seconds and `nanos` nanoseconds after 1970-01-01T00:00:00Z.
@@ -96,9 +91,14 @@ fn civil(days: i64) -> (i64, u32, u32) {
 
 #[cfg(test)]
 mod tests {
-    use super::{at, rfc3339};
+    use super::{at, unix};
     use proptest::prelude::*;
     use std::time::UNIX_EPOCH;
+
+    /// `at` written by this crate, for comparing with `time`'s own text.
+    fn rfc3339(at: time::OffsetDateTime) -> String {
+        unix(at.unix_timestamp(), at.nanosecond())
+    }
 
     fn by_time(at: time::OffsetDateTime) -> String {
         at.format(&time::format_description::well_known::Rfc3339)

@@ -42,7 +42,7 @@ struct Downstream {
 enum Over {
     /// The attempt's timeout (the step's `timeout`).
     Attempt,
-    /// The run's deadline.
+    /// The step's deadline.
     Step,
     /// The run's cancel.
     Canceled,

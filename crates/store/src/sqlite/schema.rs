@@ -71,6 +71,34 @@ CREATE INDEX tasks_by_initiator_time ON tasks (initiator, status_ms DESC, id DES
     r#"
 ALTER TABLE tasks ADD COLUMN tenant TEXT;
 "#,
+    // Events and checkpoints in the order they were written, each found by its task's
+    // (or run's) key through an index: keyed by task, a table of whole rows put each
+    // running task's next event on a page of its own, and a commit wrote a page per
+    // task it touched (a third of the WAL under load); in written order a commit's
+    // rows share the table's last pages, and only the small index entries scatter.
+    r#"
+ALTER TABLE task_events RENAME TO task_events_by_key;
+CREATE TABLE task_events (
+    task_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    event TEXT NOT NULL
+);
+INSERT INTO task_events (task_id, seq, event)
+    SELECT task_id, seq, event FROM task_events_by_key ORDER BY task_id, seq;
+DROP TABLE task_events_by_key;
+CREATE UNIQUE INDEX task_events_by_task ON task_events (task_id, seq);
+ALTER TABLE run_units RENAME TO run_units_by_key;
+CREATE TABLE run_units (
+    run_id TEXT NOT NULL,
+    step TEXT NOT NULL,
+    item INTEGER NOT NULL,
+    checkpoint TEXT NOT NULL
+);
+INSERT INTO run_units (run_id, step, item, checkpoint)
+    SELECT run_id, step, item, checkpoint FROM run_units_by_key ORDER BY run_id, step, item;
+DROP TABLE run_units_by_key;
+CREATE UNIQUE INDEX run_units_by_unit ON run_units (run_id, step, item);
+"#,
 ];
 
 /// SQLite's primary result codes for a file that is not a database (`SQLITE_NOTADB`)

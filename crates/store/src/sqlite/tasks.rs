@@ -9,7 +9,7 @@ use crate::rows::snapshot_due;
 use a2a::server::{
     LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
 };
-use a2a::types::{PushNotificationConfig, Task, TaskId};
+use a2a::types::{PushNotificationConfig, StreamEvent, Task, TaskId};
 use futures::future::BoxFuture;
 use sqlx::Row;
 use std::time::SystemTime;
@@ -58,6 +58,10 @@ impl TaskStore for SqliteStore {
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
+            let events_only_artifacts = !events.is_empty()
+                && events
+                    .iter()
+                    .all(|(_, e)| matches!(**e, StreamEvent::ArtifactUpdate(_)));
             let snapshot = snapshot_due(task, events)
                 .then(|| encode(task))
                 .transpose()?;
@@ -81,6 +85,7 @@ impl TaskStore for SqliteStore {
                     state: task.status.state.as_str(),
                     status_ms: status_ms(task),
                 },
+                moved: !events_only_artifacts,
             })
             .await?;
             Ok(())

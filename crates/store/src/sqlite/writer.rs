@@ -10,9 +10,10 @@
 
 use super::WriteError;
 use crate::rows::millis;
-use rusqlite::{Connection, Transaction, params};
+use rusqlite::{Connection, ToSql, Transaction, params};
 use sqlx::Connection as _;
 use sqlx::sqlite::SqliteConnection;
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -67,6 +68,9 @@ pub(super) enum Write {
         events: Vec<(i64, String)>,
         /// What ListTasks filters and sorts on, kept current at every commit.
         listed: Listed,
+        /// Whether `listed` may differ from the task's last commit: not when this one
+        /// brings only artifacts, which move neither the state nor the status time.
+        moved: bool,
     },
     SetPush {
         task: String,
@@ -245,15 +249,73 @@ pub(super) async fn checkpointer(
 
 /// Applies a batch in one transaction, each write in the order it was queued; the rows
 /// each write affected.
+///
+/// Two shortcuts keep the statements a batch runs few, the final state the same: a
+/// unit's checkpoint that a later one in the batch replaces (a step's `Sent`, then its
+/// `Done`) is not written, and the tasks' events are inserted together, many rows a
+/// statement, after the batch's other writes (a task's commits each wait for the one
+/// before, so no write in the batch reads another's events).
 fn apply_batch(conn: &mut Connection, ops: &[Op]) -> Result<Vec<u64>, WriteError> {
     let tx = conn.transaction()?;
     let now = now_ms();
-    let mut rows = Vec::with_capacity(ops.len());
-    for op in ops {
-        rows.push(apply(&tx, &op.write, now)?);
+    let mut last_unit = HashMap::new();
+    for (i, op) in ops.iter().enumerate() {
+        if let Write::SaveUnit {
+            run, step, item, ..
+        } = &op.write
+        {
+            last_unit.insert((run.as_str(), step.as_str(), *item), i);
+        }
     }
+    let mut events = Vec::new();
+    let mut rows = Vec::with_capacity(ops.len());
+    for (i, op) in ops.iter().enumerate() {
+        rows.push(match &op.write {
+            Write::SaveUnit {
+                run, step, item, ..
+            } if last_unit[&(run.as_str(), step.as_str(), *item)] != i => 1,
+            Write::Commit {
+                id, events: more, ..
+            } => {
+                events.extend(
+                    more.iter()
+                        .map(|(seq, event)| (id.as_str(), *seq, event.as_str())),
+                );
+                apply(&tx, &op.write, now)?
+            }
+            write => apply(&tx, write, now)?,
+        });
+    }
+    insert_events(&tx, &events)?;
     tx.commit()?;
     Ok(rows)
+}
+
+/// Rows in each of the multi-row event inserts, largest first: a batch's events go in
+/// as few statements as these make, each kept prepared.
+const EVENT_ROWS: [usize; 3] = [32, 8, 1];
+
+/// Inserts tasks' events, as (task, number, JSON).
+fn insert_events(tx: &Transaction<'_>, events: &[(&str, i64, &str)]) -> rusqlite::Result<()> {
+    let mut rest = events;
+    for n in EVENT_ROWS {
+        if rest.len() < n {
+            continue;
+        }
+        let values = vec!["(?, ?, ?)"; n].join(", ");
+        let mut insert = tx.prepare_cached(&format!(
+            "INSERT INTO task_events (task_id, seq, event) VALUES {values}"
+        ))?;
+        while rest.len() >= n {
+            let (chunk, after) = rest.split_at(n);
+            let params = chunk
+                .iter()
+                .flat_map(|(id, seq, event)| [id as &dyn ToSql, seq, event]);
+            insert.execute(rusqlite::params_from_iter(params))?;
+            rest = after;
+        }
+    }
+    Ok(())
 }
 
 /// Applies one write; the rows it affected (1 for a stored commit, checkpoint or run).
@@ -269,6 +331,7 @@ fn apply(tx: &Transaction<'_>, w: &Write, now: i64) -> rusqlite::Result<u64> {
             tenant,
             events,
             listed,
+            moved,
         } => {
             match snapshot {
                 Some(snapshot) => {
@@ -305,19 +368,13 @@ fn apply(tx: &Transaction<'_>, w: &Write, now: i64) -> rusqlite::Result<u64> {
                 }
                 // Only the events: the snapshot stays, the columns ListTasks reads
                 // follow the task.
-                None => {
+                None if *moved => {
                     tx.prepare_cached("UPDATE tasks SET state = ?2, status_ms = ?3 WHERE id = ?1")?
                         .execute(params![id, listed.state, listed.status_ms])?;
                 }
+                None => {}
             }
-            if !events.is_empty() {
-                let mut insert = tx.prepare_cached(
-                    "INSERT INTO task_events (task_id, seq, event) VALUES (?1, ?2, ?3)",
-                )?;
-                for (seq, event) in events {
-                    insert.execute(params![id, seq, event])?;
-                }
-            }
+            // The events are inserted with the batch's others (see `apply_batch`).
             1
         }
         Write::SaveUnit {
@@ -397,4 +454,99 @@ fn apply(tx: &Transaction<'_>, w: &Write, now: i64) -> rusqlite::Result<u64> {
             n
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(write: Write) -> Op {
+        Op {
+            write,
+            done: oneshot::channel().0,
+        }
+    }
+
+    fn commit(id: &str, snapshot: bool, events: std::ops::RangeInclusive<i64>) -> Op {
+        op(Write::Commit {
+            id: id.to_owned(),
+            snapshot: snapshot.then(|| format!("{{\"id\": \"{id}\"}}")),
+            seq: *events.end(),
+            terminal: false,
+            first_message_id: None,
+            initiator: None,
+            tenant: None,
+            events: events.map(|n| (n, format!("{{\"n\": {n}}}"))).collect(),
+            listed: Listed {
+                context_id: "c".into(),
+                state: "working",
+                status_ms: 1,
+            },
+            moved: true,
+        })
+    }
+
+    fn unit(checkpoint: &str) -> Op {
+        op(Write::SaveUnit {
+            run: "r".into(),
+            step: "s".into(),
+            item: -1,
+            checkpoint: checkpoint.into(),
+        })
+    }
+
+    /// A batch's events go in many rows a statement, every one of them in its task's
+    /// order whatever the chunks; a unit's checkpoint written twice in a batch is the
+    /// later one.
+    #[tokio::test]
+    async fn a_batch_stores_every_event_and_the_last_checkpoint_of_a_unit() {
+        let dir = std::env::temp_dir().join(format!("a2a-batch-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("t.db");
+        super::super::SqliteStore::open(&path)
+            .await
+            .expect("a fresh store opens")
+            .closed()
+            .await;
+        let mut conn = open(&path, 1 << 20).expect("the writer's connection");
+        // 41 events: chunks of 32, 8 and 1.
+        let ops = vec![
+            unit("sent"),
+            commit("a", true, 1..=20),
+            commit("b", true, 1..=3),
+            unit("done"),
+            commit("b", false, 4..=21),
+        ];
+        let rows = apply_batch(&mut conn, &ops).expect("the batch commits");
+        assert_eq!(rows, vec![1; 5]);
+        let events = |task: &str| -> Vec<(i64, String)> {
+            conn.prepare("SELECT seq, event FROM task_events WHERE task_id = ?1 ORDER BY seq")
+                .unwrap()
+                .query_map([task], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        let expected = |n: i64| {
+            (1..=n)
+                .map(|n| (n, format!("{{\"n\": {n}}}")))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(events("a"), expected(20));
+        assert_eq!(events("b"), expected(21));
+        let checkpoint: String = conn
+            .query_row(
+                "SELECT checkpoint FROM run_units WHERE run_id = 'r'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(checkpoint, "done");
+        let units: i64 = conn
+            .query_row("SELECT count(*) FROM run_units", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(units, 1);
+        drop(conn);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

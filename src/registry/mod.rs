@@ -28,7 +28,7 @@ use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
 use a2a::client::{
-    A2aClient, CardFetch, CardResolver, Choice, ClientError, Preference, Redirects,
+    A2aClient, CardFetch, CardResolver, Choice, ClientError, HttpClient, Preference, Redirects,
     choose_interfaces, http_client_with,
 };
 use a2a::types::{AgentCard, PROTOCOL_VERSION};
@@ -294,13 +294,13 @@ impl Inner {
 /// An HTTP client (one connection pool) and the card resolver that uses it; and, for an
 /// agent with TLS settings of its own, the same settings for its gRPC calls.
 struct Transport {
-    http: reqwest::Client,
+    http: HttpClient,
     resolver: CardResolver,
     grpc_tls: Option<a2a::client::GrpcTls>,
 }
 
 impl Transport {
-    fn new(http: reqwest::Client, card_timeout: Duration) -> Transport {
+    fn new(http: HttpClient, card_timeout: Duration) -> Transport {
         let resolver = CardResolver::new(http.clone(), Default::default(), card_timeout);
         Transport {
             http,
@@ -473,7 +473,11 @@ impl Registry {
                 etag,
                 max_age,
             }) => {
-                let checked = match agent.checker.check(&transport.http, &document).await {
+                let checked = match agent
+                    .checker
+                    .check(transport.http.reqwest(), &document)
+                    .await
+                {
                     Ok(card_trust::Verdict::Verified { card, note }) => {
                         a2a::client::parse_card(card)
                             .map(|c| (Box::new(c), note))

@@ -3,11 +3,12 @@
 use serde_json::Value;
 use std::time::Duration;
 
-use reqwest::StatusCode;
-use reqwest::header::{self, HeaderMap};
+use http::header::{self, HeaderMap, HeaderValue};
+use http::{Method, Request, StatusCode};
 
-use super::ClientError;
 use super::http::{Statuses, check_status, read_bounded};
+use super::send::parse_uri;
+use super::{ClientError, HttpClient, USER_AGENT};
 use crate::types::AgentCard;
 use crate::types::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
 
@@ -57,7 +58,7 @@ fn max_age(headers: &HeaderMap) -> Option<Duration> {
 /// Fetches and checks Agent Cards.
 #[derive(Debug, Clone)]
 pub struct CardResolver {
-    http: reqwest::Client,
+    http: HttpClient,
     headers: HeaderMap,
     timeout: Duration,
 }
@@ -68,7 +69,7 @@ pub const MAX_CARD_BYTES: usize = 1024 * 1024;
 
 impl CardResolver {
     /// A resolver fetching with `http`, sending `headers`, each fetch bounded by `timeout`.
-    pub fn new(http: reqwest::Client, headers: HeaderMap, timeout: Duration) -> Self {
+    pub fn new(http: HttpClient, headers: HeaderMap, timeout: Duration) -> Self {
         Self {
             http,
             headers,
@@ -147,21 +148,26 @@ impl CardResolver {
         card_url: &str,
         etag: Option<&str>,
     ) -> Result<CardFetch, ClientError> {
-        reqwest::Url::parse(card_url).map_err(|e| ClientError::InvalidUrl {
+        let uri = parse_uri(card_url).map_err(|detail| ClientError::InvalidUrl {
             url: card_url.to_owned(),
-            detail: e.to_string(),
+            detail,
         })?;
+        let mut headers = self.headers.clone();
+        headers
+            .entry(header::USER_AGENT)
+            .or_insert(HeaderValue::from_static(USER_AGENT));
+        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        if let Some(tag) = etag.and_then(|tag| HeaderValue::from_str(tag).ok()) {
+            headers.insert(header::IF_NONE_MATCH, tag);
+        }
+        let mut req = Request::new(bytes::Bytes::new());
+        *req.method_mut() = Method::GET;
+        *req.uri_mut() = uri;
+        *req.headers_mut() = headers;
         let fut = async {
-            let mut req = self
+            let resp = self
                 .http
-                .get(card_url)
-                .headers(self.headers.clone())
-                .header(header::ACCEPT, "application/json");
-            if let Some(tag) = etag {
-                req = req.header(header::IF_NONE_MATCH, tag);
-            }
-            let resp = req
-                .send()
+                .send(req)
                 .await
                 .map_err(|e| ClientError::transport(card_url, e))?;
             let age = max_age(resp.headers());

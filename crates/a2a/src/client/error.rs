@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::send::BoxError;
 use crate::error::RpcError;
 
 /// A failed client call.
@@ -85,23 +86,40 @@ pub enum ClientError {
 }
 
 impl ClientError {
-    pub(crate) fn transport(url: &str, e: reqwest::Error) -> Self {
-        // reqwest's own message wraps the cause in layers ("error sending request for
-        // url (...): client error (Connect): ..."); say what kind of failure it was and
-        // the root cause.
-        let mut root: &dyn std::error::Error = &e;
-        while let Some(s) = root.source() {
-            root = s;
-        }
-        let kind = if e.is_timeout() {
-            "timed out"
-        } else if e.is_connect() {
+    /// A request that could not be sent, or whose answer did not come.
+    pub(crate) fn transport(url: &str, e: BoxError) -> Self {
+        let kind = if let Some(e) = e.downcast_ref::<reqwest::Error>() {
+            if e.is_timeout() {
+                "timed out"
+            } else if e.is_connect() {
+                "connection failed"
+            } else if e.is_body() || e.is_decode() {
+                "the response broke off"
+            } else {
+                "request failed"
+            }
+        } else if let Some(e) = e.downcast_ref::<hyper_util::client::legacy::Error>()
+            && e.is_connect()
+        {
             "connection failed"
-        } else if e.is_body() || e.is_decode() {
-            "the response broke off"
         } else {
             "request failed"
         };
+        Self::failed(url, kind, &*e)
+    }
+
+    /// An answer whose body broke off.
+    pub(crate) fn broke_off(url: &str, e: BoxError) -> Self {
+        Self::failed(url, "the response broke off", &*e)
+    }
+
+    /// `kind` of failure and its root cause: the HTTP clients wrap the cause in layers
+    /// ("error sending request for url (...): client error (Connect): ...").
+    fn failed(url: &str, kind: &str, e: &(dyn std::error::Error + 'static)) -> Self {
+        let mut root = e;
+        while let Some(s) = root.source() {
+            root = s;
+        }
         ClientError::Transport {
             url: url.to_owned(),
             detail: format!("{kind}: {root}"),

@@ -4,13 +4,12 @@
 //! response's envelope and id (`decode_response`) lives here too: the JSON-RPC binding's
 //! unary calls use it as its stream events do.
 
-use std::pin::Pin;
 use std::time::Duration;
 
-use futures::{Stream, StreamExt};
 use serde_json::Value;
 
 use super::http::{content_type, decode_result};
+use super::send::Response;
 use super::{A2aClient, ClientError, EventStream};
 use crate::Version;
 use crate::jsonrpc::RequestId;
@@ -35,7 +34,7 @@ impl A2aClient {
         &self,
         url: String,
         framing: Framing,
-        resp: reqwest::Response,
+        resp: Response,
         method: &str,
     ) -> Result<EventStream, ClientError> {
         let content_type = content_type(&resp);
@@ -59,14 +58,14 @@ impl A2aClient {
 pub(super) fn sse_events(
     url: String,
     framing: Framing,
-    resp: reqwest::Response,
+    resp: Response,
     max_event_bytes: usize,
     idle: Option<Duration>,
 ) -> EventStream {
     struct St {
         url: String,
         framing: Framing,
-        body: Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
+        body: Response,
         decoder: SseDecoder,
         pending: std::collections::VecDeque<SseEvent>,
         idle: Option<Duration>,
@@ -75,7 +74,7 @@ pub(super) fn sse_events(
     let st = St {
         url,
         framing,
-        body: Box::pin(resp.bytes_stream()),
+        body: resp,
         decoder: SseDecoder::new(max_event_bytes),
         pending: Default::default(),
         idle,
@@ -94,7 +93,7 @@ pub(super) fn sse_events(
                 return Some((item, st));
             }
             let next = match st.idle {
-                Some(d) => match tokio::time::timeout(d, st.body.next()).await {
+                Some(d) => match tokio::time::timeout(d, st.body.chunk()).await {
                     Ok(n) => n,
                     Err(_) => {
                         st.done = true;
@@ -105,16 +104,16 @@ pub(super) fn sse_events(
                         return Some((Err(e), st));
                     }
                 },
-                None => st.body.next().await,
+                None => st.body.chunk().await,
             };
             match next {
-                None => return None,
-                Some(Err(e)) => {
+                Ok(None) => return None,
+                Err(e) => {
                     st.done = true;
-                    let e = ClientError::transport(&st.url, e);
+                    let e = ClientError::broke_off(&st.url, e);
                     return Some((Err(e), st));
                 }
-                Some(Ok(chunk)) => match st.decoder.feed(&chunk) {
+                Ok(Some(chunk)) => match st.decoder.feed(&chunk) {
                     Ok(events) => st.pending.extend(events),
                     Err(e) => {
                         st.done = true;

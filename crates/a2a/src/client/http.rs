@@ -4,35 +4,60 @@
 //! bindings (`rpc`, `rest`) and the stream decoder (`events`) build on it; it builds
 //! on none of them.
 
-use reqwest::header;
+use bytes::Bytes;
+use http::header::{self, HeaderName, HeaderValue};
+use http::{Method, Request, StatusCode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{A2aClient, ClientError, Interface};
+use super::send::{Response, parse_uri};
+use super::{A2aClient, ClientError, Interface, USER_AGENT};
 use crate::Version;
 
 impl A2aClient {
-    /// A request to `url` on `at`, with this client's headers and `A2A-Version` for
-    /// v1.0.
+    /// A request to `url` on `at` accepting `accept`, with this client's headers,
+    /// `A2A-Version` for v1.0, and `body` as JSON when there is one.
     pub(super) fn http_request(
         &self,
-        verb: reqwest::Method,
+        verb: Method,
         url: &str,
         at: &Interface,
-    ) -> reqwest::RequestBuilder {
-        let builder = match self.parsed(url) {
-            Some(parsed) => self.http.request(verb, parsed.clone()),
-            None => self.http.request(verb, url),
+        accept: &'static str,
+        body: Option<Vec<u8>>,
+    ) -> Result<Request<Bytes>, ClientError> {
+        let uri = match self.parsed(url) {
+            Some(parsed) => parsed.clone(),
+            None => parse_uri(url).map_err(|detail| ClientError::InvalidUrl {
+                url: url.to_owned(),
+                detail,
+            })?,
         };
-        let mut builder = builder.headers((*self.headers).clone());
+        let mut headers = (*self.headers).clone();
+        headers
+            .entry(header::USER_AGENT)
+            .or_insert(HeaderValue::from_static(USER_AGENT));
+        headers.insert(header::ACCEPT, HeaderValue::from_static(accept));
         if at.protocol == Version::V1_0 {
-            builder = builder.header("A2A-Version", crate::Version::V1_0.as_str());
+            headers.insert(
+                HeaderName::from_static("a2a-version"),
+                HeaderValue::from_static(Version::V1_0.as_str()),
+            );
         }
-        builder
+        if body.is_some() {
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+        }
+        let mut req = Request::new(body.map(Bytes::from).unwrap_or_default());
+        *req.method_mut() = verb;
+        *req.uri_mut() = uri;
+        *req.headers_mut() = headers;
+        Ok(req)
     }
 
     /// `url` as parsed when the client was made, when it is one of its interfaces'.
-    fn parsed(&self, url: &str) -> Option<&reqwest::Url> {
+    fn parsed(&self, url: &str) -> Option<&http::Uri> {
         self.interfaces
             .iter()
             .zip(self.urls.iter())
@@ -40,23 +65,39 @@ impl A2aClient {
             .and_then(|(_, parsed)| parsed.as_ref())
     }
 
-    /// Sends `builder` and reads the whole answer, all within the client's timeout; an
+    /// Sends `req`, bounded by the client's timeout; the answer once its head arrived.
+    pub(super) async fn send(
+        &self,
+        url: &str,
+        req: Request<Bytes>,
+    ) -> Result<Response, ClientError> {
+        self.bounded(url, async {
+            self.http
+                .send(req)
+                .await
+                .map_err(|e| ClientError::transport(url, e))
+        })
+        .await
+    }
+
+    /// Sends `req` and reads the whole answer, all within the client's timeout; an
     /// error status is read as `statuses` says.
     pub(super) async fn fetch(
         &self,
         url: &str,
-        builder: reqwest::RequestBuilder,
+        req: Request<Bytes>,
         statuses: Statuses,
-    ) -> Result<bytes::Bytes, ClientError> {
+    ) -> Result<Bytes, ClientError> {
         self.bounded(url, async {
-            let resp = builder
-                .send()
+            let resp = self
+                .http
+                .send(req)
                 .await
                 .map_err(|e| ClientError::transport(url, e))?;
             let resp = check_status(url, resp, statuses).await?;
             resp.bytes()
                 .await
-                .map_err(|e| ClientError::transport(url, e))
+                .map_err(|e| ClientError::broke_off(url, e))
         })
         .await
     }
@@ -86,7 +127,7 @@ pub(super) enum Statuses {
     A2aError,
 }
 
-pub(super) fn content_type(resp: &reqwest::Response) -> String {
+pub(super) fn content_type(resp: &Response) -> String {
     resp.headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -95,7 +136,7 @@ pub(super) fn content_type(resp: &reqwest::Response) -> String {
 }
 
 /// Whether the answer is JSON (`application/json`, `application/a2a+json`, ...).
-pub(super) fn is_json(resp: &reqwest::Response) -> bool {
+pub(super) fn is_json(resp: &Response) -> bool {
     let ct = content_type(resp);
     ct.starts_with("application/json") || ct.starts_with("application/a2a+json")
 }
@@ -104,9 +145,9 @@ pub(super) fn is_json(resp: &reqwest::Response) -> bool {
 /// error status read as `statuses` says.
 pub(super) async fn check_status(
     url: &str,
-    resp: reqwest::Response,
+    resp: Response,
     statuses: Statuses,
-) -> Result<reqwest::Response, ClientError> {
+) -> Result<Response, ClientError> {
     let status = resp.status();
     if status.is_success() {
         return Ok(resp);
@@ -140,18 +181,14 @@ fn status_error(url: &str, status: u16, body: String, statuses: Statuses) -> Cli
 
 /// The URL an answer came from: `url` as the caller named it, or where same-origin
 /// redirects led.
-pub(super) fn requested(url: &str, resp: &reqwest::Response) -> String {
-    if resp.url().as_str() == url {
-        url.to_owned()
-    } else {
-        resp.url().to_string()
-    }
+pub(super) fn requested(url: &str, resp: &Response) -> String {
+    resp.redirected().unwrap_or(url).to_owned()
 }
 
 /// A redirect the client did not follow, as the error that names where it pointed.
-pub(super) fn redirect_error(url: &str, resp: &reqwest::Response) -> Option<ClientError> {
+pub(super) fn redirect_error(url: &str, resp: &Response) -> Option<ClientError> {
     let status = resp.status();
-    if !status.is_redirection() || status == reqwest::StatusCode::NOT_MODIFIED {
+    if !status.is_redirection() || status == StatusCode::NOT_MODIFIED {
         return None;
     }
     let location = resp
@@ -170,7 +207,7 @@ pub(super) fn redirect_error(url: &str, resp: &reqwest::Response) -> Option<Clie
 /// arrives) so that a hostile server cannot make the client hold what it likes.
 pub(super) async fn read_bounded(
     url: &str,
-    mut resp: reqwest::Response,
+    mut resp: Response,
     max: usize,
     what: &str,
 ) -> Result<bytes::Bytes, ClientError> {
@@ -189,7 +226,7 @@ pub(super) async fn read_bounded(
     while let Some(chunk) = resp
         .chunk()
         .await
-        .map_err(|e| ClientError::transport(url, e))?
+        .map_err(|e| ClientError::broke_off(url, e))?
     {
         if body.len() + chunk.len() > max {
             return Err(too_large(format!("more than {max}")));

@@ -16,14 +16,15 @@ mod interface;
 mod list;
 mod rest;
 mod rpc;
+mod send;
 
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use ::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use futures::Stream;
-use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -37,6 +38,7 @@ pub use error::ClientError;
 pub use interface::{Binding, Choice, Interface, Preference, choose as choose_interfaces};
 pub use list::{ListTasksQuery, TaskList};
 use rest::RequestLine;
+pub use send::HttpClient;
 
 use super::method::Method;
 use super::types::{
@@ -159,11 +161,11 @@ impl ClientConfig {
 /// clone; clones share the choice.
 #[derive(Clone)]
 pub struct A2aClient {
-    http: reqwest::Client,
+    http: HttpClient,
     interfaces: Arc<[Interface]>,
     /// Each interface's URL parsed once (`None` if it does not parse: the call then
     /// reports it), so that a call does not parse it again.
-    urls: Arc<[Option<reqwest::Url>]>,
+    urls: Arc<[Option<::http::Uri>]>,
     current: Arc<AtomicUsize>,
     config: Arc<ClientConfig>,
     headers: Arc<HeaderMap>,
@@ -198,7 +200,7 @@ pub const MAX_REDIRECTS: usize = 5;
 
 /// A shared HTTP client with this crate's user agent: HTTP/1.1, or HTTP/2 where TLS
 /// negotiates it. It follows no redirect.
-pub fn http_client() -> reqwest::Client {
+pub fn http_client() -> HttpClient {
     http_client_with(false, Redirects::Never)
 }
 
@@ -206,13 +208,20 @@ pub fn http_client() -> reqwest::Client {
 /// HTTP/2: over `http://` without an upgrade (h2c, "prior knowledge"), every call to one
 /// host sharing one connection, a stream each, so that a streaming call waiting on a
 /// slow task costs a stream, not a connection.
-pub fn http_client_with(http2: bool, redirects: Redirects) -> reqwest::Client {
+pub fn http_client_with(http2: bool, redirects: Redirects) -> HttpClient {
     let builder = if http2 {
         builder().http2_prior_knowledge()
     } else {
         builder()
     };
-    build(builder.redirect(redirect_policy(redirects)))
+    let general = build(builder.redirect(redirect_policy(redirects)));
+    HttpClient::new(general, direct(redirects), http2)
+}
+
+/// Whether plain `http://` calls may skip reqwest: when they follow no redirect and no
+/// proxy is set (see [`send`]).
+fn direct(redirects: Redirects) -> bool {
+    redirects == Redirects::Never && !proxy_in_env()
 }
 
 /// TLS for one agent's calls: the certificate authorities its certificate must chain to
@@ -241,7 +250,7 @@ pub fn http_client_tls(
     http2: bool,
     redirects: Redirects,
     tls: &ClientTls,
-) -> Result<reqwest::Client, String> {
+) -> Result<HttpClient, String> {
     let mut builder = if http2 {
         builder().http2_prior_knowledge()
     } else {
@@ -257,7 +266,8 @@ pub fn http_client_tls(
     if let Some(identity) = &tls.identity {
         builder = builder.identity(identity.clone());
     }
-    builder.build().map_err(|e| e.to_string())
+    let general = builder.build().map_err(|e| e.to_string())?;
+    Ok(HttpClient::new(general, direct(redirects), http2))
 }
 
 fn redirect_policy(redirects: Redirects) -> reqwest::redirect::Policy {
@@ -346,7 +356,7 @@ impl A2aClient {
 
     /// Like [`A2aClient::new`], sharing an existing HTTP client (and its connection pool).
     pub fn with_http(
-        http: reqwest::Client,
+        http: HttpClient,
         endpoint: impl Into<String>,
         config: ClientConfig,
     ) -> Result<Self, ClientError> {
@@ -356,18 +366,18 @@ impl A2aClient {
 
     /// A client of `interfaces`, tried in order (see [`choose_interfaces`]).
     pub fn with_interfaces(
-        http: reqwest::Client,
+        http: HttpClient,
         interfaces: Vec<Interface>,
         config: ClientConfig,
     ) -> Result<Self, ClientError> {
         let urls = interfaces
             .iter()
             .map(|at| {
-                reqwest::Url::parse(&at.url)
+                send::parse_uri(&at.url)
                     .map(Some)
-                    .map_err(|e| ClientError::InvalidUrl {
+                    .map_err(|detail| ClientError::InvalidUrl {
                         url: at.url.clone(),
-                        detail: e.to_string(),
+                        detail,
                     })
             })
             .collect::<Result<Arc<[_]>, _>>()?;
@@ -403,7 +413,7 @@ impl A2aClient {
 
     /// The same client, calling only `at`.
     pub fn only(mut self, at: Interface) -> Self {
-        self.urls = vec![reqwest::Url::parse(&at.url).ok()].into();
+        self.urls = vec![send::parse_uri(&at.url).ok()].into();
         self.interfaces = vec![at].into();
         self.current = Arc::new(AtomicUsize::new(0));
         self

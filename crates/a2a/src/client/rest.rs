@@ -3,7 +3,8 @@
 //! the interface names one; v1.0 bodies; errors as `google.rpc.Status` whose `ErrorInfo`
 //! names the A2A error, read back into the same [`RpcError`] codes JSON-RPC gives.
 
-use reqwest::header;
+use bytes::Bytes;
+use http::{Method, Request};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -16,7 +17,7 @@ use super::{A2aClient, ClientError, EventStream, Interface};
 /// the query.
 #[derive(Debug, Clone)]
 pub(super) struct RequestLine {
-    verb: reqwest::Method,
+    verb: Method,
     path: String,
     query: Vec<(&'static str, String)>,
 }
@@ -24,7 +25,7 @@ pub(super) struct RequestLine {
 impl RequestLine {
     pub(super) fn post(path: impl Into<String>) -> Self {
         Self {
-            verb: reqwest::Method::POST,
+            verb: Method::POST,
             path: path.into(),
             query: Vec::new(),
         }
@@ -32,14 +33,14 @@ impl RequestLine {
 
     pub(super) fn get(path: impl Into<String>) -> Self {
         Self {
-            verb: reqwest::Method::GET,
+            verb: Method::GET,
             ..Self::post(path)
         }
     }
 
     pub(super) fn delete(path: impl Into<String>) -> Self {
         Self {
-            verb: reqwest::Method::DELETE,
+            verb: Method::DELETE,
             ..Self::post(path)
         }
     }
@@ -88,19 +89,25 @@ impl A2aClient {
         at: &Interface,
         line: &RequestLine,
         body: Option<&B>,
-        accept: &str,
-    ) -> (String, reqwest::RequestBuilder) {
+        accept: &'static str,
+    ) -> Result<(String, Request<Bytes>), ClientError> {
         let url = url_of(at, line);
-        let mut builder = self
-            .http_request(line.verb.clone(), &url, at)
-            .header(header::ACCEPT, accept);
-        if !line.query.is_empty() {
-            builder = builder.query(&line.query);
-        }
-        if let Some(body) = body {
-            builder = builder.json(body);
-        }
-        (url, builder)
+        let body = body
+            .map(serde_json::to_vec)
+            .transpose()
+            .map_err(|e| ClientError::Config(format!("the request cannot be written: {e}")))?;
+        let target = match line.query.is_empty() {
+            true => url.clone(),
+            false => {
+                let mut query = url::form_urlencoded::Serializer::new(String::new());
+                for (key, value) in &line.query {
+                    query.append_pair(key, value);
+                }
+                format!("{url}?{}", query.finish())
+            }
+        };
+        let req = self.http_request(line.verb.clone(), &target, at, accept, body)?;
+        Ok((url, req))
     }
 
     /// Calls `line` at `at` with `body` and decodes the answer.
@@ -110,10 +117,10 @@ impl A2aClient {
         line: RequestLine,
         body: Option<&B>,
     ) -> Result<R, ClientError> {
-        let (url, builder) =
-            self.rest_request(at, &line, body, "application/a2a+json, application/json");
+        let (url, req) =
+            self.rest_request(at, &line, body, "application/a2a+json, application/json")?;
         let url = &url;
-        let bytes = self.fetch(url, builder, Statuses::A2aError).await?;
+        let bytes = self.fetch(url, req, Statuses::A2aError).await?;
         let value: Value = if bytes.is_empty() {
             Value::Object(Default::default())
         } else {
@@ -130,15 +137,8 @@ impl A2aClient {
         line: RequestLine,
         body: Option<&B>,
     ) -> Result<EventStream, ClientError> {
-        let (url, builder) = self.rest_request(at, &line, body, "text/event-stream");
-        let resp = self
-            .bounded(&url, async {
-                builder
-                    .send()
-                    .await
-                    .map_err(|e| ClientError::transport(&url, e))
-            })
-            .await?;
+        let (url, req) = self.rest_request(at, &line, body, "text/event-stream")?;
+        let resp = self.send(&url, req).await?;
         let resp = check_status(&url, resp, Statuses::A2aError).await?;
         if is_json(&resp) {
             return Err(ClientError::protocol(

@@ -1,7 +1,8 @@
 //! The JSON-RPC binding: one POST per call to the interface's URL, the method in the
 //! body, the answer's envelope and id checked; streams as SSE of JSON-RPC responses.
 
-use reqwest::header;
+use bytes::Bytes;
+use http::{Method, Request};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -18,7 +19,8 @@ impl A2aClient {
         at: &Interface,
         method: &str,
         params: Option<&P>,
-    ) -> (RequestId, reqwest::RequestBuilder) {
+        accept: &'static str,
+    ) -> Result<(RequestId, Request<Bytes>), ClientError> {
         let id = RequestId::from(
             self.next_id
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
@@ -29,10 +31,11 @@ impl A2aClient {
             method,
             params,
         };
-        let builder = self
-            .http_request(reqwest::Method::POST, &at.url, at)
-            .json(&body);
-        (id, builder)
+        let body = serde_json::to_vec(&body).map_err(|e| {
+            ClientError::Config(format!("the {method} request cannot be written: {e}"))
+        })?;
+        let req = self.http_request(Method::POST, &at.url, at, accept, Some(body))?;
+        Ok((id, req))
     }
 
     /// Calls `method` at `at` and decodes its result.
@@ -42,10 +45,9 @@ impl A2aClient {
         method: &str,
         params: Option<&P>,
     ) -> Result<R, ClientError> {
-        let (id, builder) = self.rpc_request(at, method, params);
+        let (id, req) = self.rpc_request(at, method, params, "application/json")?;
         let url = &at.url;
-        let builder = builder.header(header::ACCEPT, "application/json");
-        let bytes = self.fetch(url, builder, Statuses::Plain).await?;
+        let bytes = self.fetch(url, req, Statuses::Plain).await?;
         let value: Value = serde_json::from_slice(&bytes)
             .map_err(|e| ClientError::protocol(url, format!("the response is not JSON: {e}")))?;
         let result = decode_response(url, &id, value)?;
@@ -59,17 +61,9 @@ impl A2aClient {
         method: &str,
         params: &P,
     ) -> Result<EventStream, ClientError> {
-        let (id, builder) = self.rpc_request(at, method, Some(params));
+        let (id, req) = self.rpc_request(at, method, Some(params), "text/event-stream")?;
         let url = at.url.clone();
-        let resp = self
-            .bounded(&url, async {
-                builder
-                    .header(header::ACCEPT, "text/event-stream")
-                    .send()
-                    .await
-                    .map_err(|e| ClientError::transport(&url, e))
-            })
-            .await?;
+        let resp = self.send(&url, req).await?;
         let resp = check_status(&url, resp, Statuses::Plain).await?;
         if is_json(&resp) {
             // Some servers answer a failed stream request with a plain JSON error.
@@ -77,7 +71,7 @@ impl A2aClient {
                 .bounded(&url, async {
                     resp.bytes()
                         .await
-                        .map_err(|e| ClientError::transport(&url, e))
+                        .map_err(|e| ClientError::broke_off(&url, e))
                 })
                 .await?;
             let value: Value = serde_json::from_slice(&bytes).map_err(|e| {

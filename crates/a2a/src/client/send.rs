@@ -1,0 +1,162 @@
+//! How a request reaches the agent, and its answer comes back. A plain `http://` call,
+//! with no proxy in the environment and no redirect to follow, goes straight through
+//! hyper's pooled client: the calls to agents are most of what a workflow run costs the
+//! orchestrator, and reqwest's layers around that same client (its URL and request
+//! types, its redirect and retry policies, its boxed bodies) were a tenth of a run's CPU.
+//! Everything else — TLS with an agent's own authorities and certificate, proxies
+//! (`HTTP_PROXY`, `NO_PROXY`, ...), same-origin redirects — goes through reqwest, which
+//! does it well. Either way the caller gets the same [`Response`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{self, HeaderMap};
+use http::uri::Scheme;
+use http::{Request, StatusCode, Uri};
+use http_body::Body as _;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client as Pooled;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+/// Any error of sending or of reading an answer, kept as it came for
+/// [`super::ClientError::transport`] to say what kind it was.
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// How long a connection to an agent may take to open.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The HTTP client the JSON-RPC and HTTP+JSON bindings and the card resolver send
+/// through. Cheap to clone; clones share the connection pools.
+#[derive(Clone)]
+pub struct HttpClient(Arc<Clients>);
+
+struct Clients {
+    /// Plain `http://` calls, when nothing needs reqwest (see the module's comment).
+    direct: Option<Pooled<HttpConnector, Full<Bytes>>>,
+    /// Every other call.
+    general: reqwest::Client,
+}
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("direct", &self.0.direct.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpClient {
+    /// `general` for every call, or, with `direct`, for all but plain `http://` ones,
+    /// which then go through a pool of their own: HTTP/2 only ("prior knowledge") with
+    /// `http2`, else HTTP/1.1.
+    pub(super) fn new(general: reqwest::Client, direct: bool, http2: bool) -> Self {
+        let direct = direct.then(|| {
+            let mut connector = HttpConnector::new();
+            connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
+            connector.set_nodelay(true);
+            Pooled::builder(TokioExecutor::new())
+                .pool_timer(TokioTimer::new())
+                .timer(TokioTimer::new())
+                .http2_only(http2)
+                .build(connector)
+        });
+        Self(Arc::new(Clients { direct, general }))
+    }
+
+    /// The reqwest client behind, with the same TLS, proxies and redirects, for
+    /// requests beside A2A's (the keys a card is signed with, say).
+    pub fn reqwest(&self) -> &reqwest::Client {
+        &self.0.general
+    }
+
+    /// Sends `req`; the answer once its head has arrived.
+    pub(super) async fn send(&self, req: Request<Bytes>) -> Result<Response, BoxError> {
+        if let Some(direct) = &self.0.direct
+            && req.uri().scheme() == Some(&Scheme::HTTP)
+        {
+            let (head, body) = direct.request(req.map(Full::new)).await?.into_parts();
+            return Ok(Response {
+                head,
+                body: body.map_err(BoxError::from).boxed_unsync(),
+                redirected: None,
+            });
+        }
+        let req = reqwest::Request::try_from(req)?;
+        let requested = req.url().clone();
+        let resp = self.0.general.execute(req).await?;
+        let redirected = (*resp.url() != requested).then(|| resp.url().to_string());
+        let (head, body) = http::Response::from(resp).into_parts();
+        Ok(Response {
+            head,
+            body: body.map_err(BoxError::from).boxed_unsync(),
+            redirected,
+        })
+    }
+}
+
+/// `url` as a request's target, read as a browser would (WHATWG URL) and then as HTTP
+/// carries it.
+pub(super) fn parse_uri(url: &str) -> Result<Uri, String> {
+    let parsed = url::Url::parse(url).map_err(|e| e.to_string())?;
+    Uri::try_from(parsed.as_str()).map_err(|e| e.to_string())
+}
+
+/// An answer: its status and headers, and its body as it arrives.
+pub(super) struct Response {
+    head: http::response::Parts,
+    body: UnsyncBoxBody<Bytes, BoxError>,
+    /// Where same-origin redirects led, when they led away from the URL requested.
+    redirected: Option<String>,
+}
+
+impl Response {
+    pub(super) fn status(&self) -> StatusCode {
+        self.head.status
+    }
+
+    pub(super) fn headers(&self) -> &HeaderMap {
+        &self.head.headers
+    }
+
+    /// The body's length, when the answer declared it.
+    pub(super) fn content_length(&self) -> Option<u64> {
+        self.body.size_hint().exact().or_else(|| {
+            self.head
+                .headers
+                .get(header::CONTENT_LENGTH)?
+                .to_str()
+                .ok()?
+                .parse()
+                .ok()
+        })
+    }
+
+    /// The URL the answer came from, when redirects led away from the one requested.
+    pub(super) fn redirected(&self) -> Option<&str> {
+        self.redirected.as_deref()
+    }
+
+    /// The body's next piece; `None` at its end.
+    pub(super) async fn chunk(&mut self) -> Result<Option<Bytes>, BoxError> {
+        while let Some(frame) = self.body.frame().await {
+            if let Ok(data) = frame?.into_data() {
+                return Ok(Some(data));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The whole body.
+    pub(super) async fn bytes(self) -> Result<Bytes, BoxError> {
+        Ok(self.body.collect().await?.to_bytes())
+    }
+
+    /// The whole body as text (invalid UTF-8 replaced).
+    pub(super) async fn text(self) -> Result<String, BoxError> {
+        let bytes = self.bytes().await?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}

@@ -346,3 +346,105 @@ async fn a_silent_stream_hits_the_idle_timeout() {
     assert!(matches!(err, ClientError::Timeout { .. }), "{err}");
     assert!(stream.next().await.is_none());
 }
+
+/// A plain `http://` call goes straight through hyper's pool, a call that may follow
+/// redirects through reqwest: the agent sees the same request (headers, body) from
+/// both, and the caller gets the same answers: a unary result, a stream's events, an
+/// HTTP error status with its body.
+#[tokio::test]
+async fn hyper_and_reqwest_paths_send_and_read_alike() {
+    use a2a::client::{Redirects, http_client_with};
+    use axum::response::IntoResponse;
+
+    let seen: Arc<Mutex<Vec<(HeaderMap, Value)>>> = Default::default();
+    let seen2 = seen.clone();
+    let router = Router::new()
+        .route(
+            "/",
+            post(
+                move |headers: HeaderMap, axum::Json(r): axum::Json<Value>| {
+                    seen2.lock().unwrap().push((headers, r.clone()));
+                    async move {
+                        let id = &r["id"];
+                        if r["method"] == "message/stream" {
+                            let task = json!({ "jsonrpc": "2.0", "id": id, "result": task_json() });
+                            let done = json!({ "jsonrpc": "2.0", "id": id, "result": {
+                                "kind": "status-update", "taskId": "t", "contextId": "c",
+                                "status": { "state": "completed" }, "final": true } });
+                            let body = format!("data: {task}\n\ndata: {done}\n\n");
+                            ([("content-type", "text/event-stream")], body).into_response()
+                        } else {
+                            axum::Json(json!({ "jsonrpc": "2.0", "id": id, "result": task_json() }))
+                                .into_response()
+                        }
+                    }
+                },
+            ),
+        )
+        .route(
+            "/down",
+            post(|| async { (axum::http::StatusCode::BAD_GATEWAY, "upstream is down") }),
+        );
+    let base = serve_router(router).await;
+    let config = ClientConfig {
+        headers: vec![("X-Tenant".into(), "acme".into())],
+        ..ClientConfig::default()
+    };
+    let paths = [
+        ("hyper", http_client_with(false, Redirects::Never)),
+        ("reqwest", http_client_with(false, Redirects::SameOrigin)),
+    ];
+    let send = MessageSendParams::new(Message::user_text("x"));
+    let mut answers = Vec::new();
+    for (name, http) in paths {
+        let client =
+            A2aClient::with_http(http.clone(), format!("{base}/"), config.clone()).unwrap();
+        let task = client
+            .get_task(&TaskQueryParams::new(TaskId::new("t")))
+            .await
+            .unwrap();
+        let events: Vec<StreamEvent> = client
+            .send_message_stream(&send)
+            .await
+            .unwrap()
+            .map(|e| e.unwrap())
+            .collect()
+            .await;
+        assert_eq!(events.len(), 2, "{name}");
+        let down = A2aClient::with_http(http, format!("{base}/down"), config.clone()).unwrap();
+        let err = down
+            .get_task(&TaskQueryParams::new(TaskId::new("t")))
+            .await
+            .unwrap_err();
+        let ClientError::HttpStatus { status, body, .. } = &err else {
+            panic!("{name}: {err}")
+        };
+        assert_eq!(
+            (*status, body.as_str()),
+            (502, "upstream is down"),
+            "{name}"
+        );
+        answers.push((
+            serde_json::to_value(&task).unwrap(),
+            serde_json::to_value(&events).unwrap(),
+        ));
+    }
+    assert_eq!(answers[0], answers[1]);
+
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 4, "two calls a path");
+    for (hyper, reqwest) in [(&seen[0], &seen[2]), (&seen[1], &seen[3])] {
+        for header in [
+            "user-agent",
+            "x-tenant",
+            "accept",
+            "content-type",
+            "content-length",
+        ] {
+            assert_eq!(hyper.0.get(header), reqwest.0.get(header), "{header}");
+            assert!(hyper.0.get(header).is_some(), "{header} is sent");
+        }
+        assert_eq!(hyper.1["method"], reqwest.1["method"]);
+        assert_eq!(hyper.1["params"], reqwest.1["params"]);
+    }
+}

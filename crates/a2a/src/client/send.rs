@@ -75,7 +75,7 @@ impl HttpClient {
     /// Sends `req`; the answer once its head has arrived.
     pub(super) async fn send(&self, req: Request<Bytes>) -> Result<Response, BoxError> {
         if let Some(direct) = &self.0.direct
-            && req.uri().scheme() == Some(&Scheme::HTTP)
+            && plain(req.uri())
         {
             let (head, body) = direct.request(req.map(Full::new)).await?.into_parts();
             return Ok(Response {
@@ -95,6 +95,13 @@ impl HttpClient {
             redirected,
         })
     }
+}
+
+/// Whether `uri` is plain `http://` with no user info (reqwest turns user info into
+/// basic credentials; hyper would send it on as it is).
+fn plain(uri: &Uri) -> bool {
+    uri.scheme() == Some(&Scheme::HTTP)
+        && uri.authority().is_some_and(|a| !a.as_str().contains('@'))
 }
 
 /// `url` as a request's target, read as a browser would (WHATWG URL) and then as HTTP
@@ -158,5 +165,23 @@ impl Response {
     pub(super) async fn text(self) -> Result<String, BoxError> {
         let bytes = self.bytes().await?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_uri, plain};
+
+    #[test]
+    fn only_plain_http_without_user_info_goes_direct() {
+        let direct = |url: &str| plain(&parse_uri(url).unwrap());
+        assert!(direct("http://agent:8080/rpc"));
+        assert!(
+            direct("HTTP://Agent/"),
+            "read as a browser would: scheme and host lowered"
+        );
+        assert!(!direct("https://agent/rpc"));
+        assert!(!direct("http://user:secret@agent/rpc"));
+        assert!(parse_uri("agent/rpc").is_err());
     }
 }

@@ -448,3 +448,79 @@ async fn hyper_and_reqwest_paths_send_and_read_alike() {
         assert_eq!(hyper.1["params"], reqwest.1["params"]);
     }
 }
+
+/// An agent's HTTP/2 side that refuses a stream before processing it (`REFUSED_STREAM`,
+/// which RFC 9113 §8.7 says may be retried) has the call sent again, at most twice, as
+/// reqwest would: on `/` the first stream is refused and the second answered; on
+/// `/always` every stream is refused, and the third refusal is the caller's error.
+#[tokio::test]
+async fn a_refused_http2_stream_is_sent_again_at_most_twice() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use a2a::client::{Redirects, http_client_with};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let streams: Arc<Mutex<Vec<String>>> = Default::default();
+    let seen = streams.clone();
+    tokio::spawn(async move {
+        let answered = Arc::new(AtomicUsize::new(0));
+        loop {
+            let (socket, _) = listener.accept().await.unwrap();
+            let (seen, answered) = (seen.clone(), answered.clone());
+            tokio::spawn(async move {
+                let mut conn = h2::server::handshake(socket).await.unwrap();
+                while let Some(Ok((req, mut respond))) = conn.accept().await {
+                    let path = req.uri().path().to_owned();
+                    seen.lock().unwrap().push(path.clone());
+                    if path == "/always" || answered.fetch_add(1, Ordering::SeqCst) == 0 {
+                        respond.send_reset(h2::Reason::REFUSED_STREAM);
+                        continue;
+                    }
+                    tokio::spawn(async move {
+                        let mut body = req.into_body();
+                        let mut bytes = Vec::new();
+                        while let Some(chunk) = body.data().await {
+                            let chunk = chunk.unwrap();
+                            let _ = body.flow_control().release_capacity(chunk.len());
+                            bytes.extend_from_slice(&chunk);
+                        }
+                        let r: Value = serde_json::from_slice(&bytes).unwrap();
+                        let answer =
+                            json!({ "jsonrpc": "2.0", "id": r["id"], "result": task_json() });
+                        let head = axum::http::Response::builder()
+                            .header("content-type", "application/json")
+                            .body(())
+                            .unwrap();
+                        let mut send = respond.send_response(head, false).unwrap();
+                        send.send_data(answer.to_string().into(), true).unwrap();
+                    });
+                }
+            });
+        }
+    });
+
+    let http = http_client_with(true, Redirects::Never);
+    let get = TaskQueryParams::new(TaskId::new("t"));
+    let client =
+        A2aClient::with_http(http.clone(), format!("{base}/"), ClientConfig::default()).unwrap();
+    let task = client.get_task(&get).await.unwrap();
+    assert_eq!(task.id.as_str(), "t");
+    assert_eq!(
+        *streams.lock().unwrap(),
+        ["/", "/"],
+        "refused once, then answered"
+    );
+
+    streams.lock().unwrap().clear();
+    let always =
+        A2aClient::with_http(http, format!("{base}/always"), ClientConfig::default()).unwrap();
+    let err = always.get_task(&get).await.unwrap_err();
+    assert!(matches!(err, ClientError::Transport { .. }), "{err}");
+    assert!(err.to_string().to_lowercase().contains("refused"), "{err}");
+    assert_eq!(
+        streams.lock().unwrap().len(),
+        3,
+        "sent once and again twice"
+    );
+}

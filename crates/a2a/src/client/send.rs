@@ -77,7 +77,7 @@ impl HttpClient {
         if let Some(direct) = &self.0.direct
             && plain(req.uri())
         {
-            let (head, body) = direct.request(req.map(Full::new)).await?.into_parts();
+            let (head, body) = send_direct(direct, req).await?.into_parts();
             return Ok(Response {
                 head,
                 body: body.map_err(BoxError::from).boxed_unsync(),
@@ -95,6 +95,45 @@ impl HttpClient {
             redirected,
         })
     }
+}
+
+/// Most times a request the agent refused unprocessed is sent again (reqwest's default).
+const MAX_REFUSED_RETRIES: u32 = 2;
+
+/// Sends `req` through the pool; sent again, up to [`MAX_REFUSED_RETRIES`] times, when
+/// the agent's HTTP/2 side refused it before processing it, as reqwest does: a stream
+/// reset with `REFUSED_STREAM`, or a graceful `GOAWAY` (an agent restarting) that came
+/// before the stream (RFC 9113 §8.7: either way the request may be retried).
+async fn send_direct(
+    direct: &Pooled<HttpConnector, Full<Bytes>>,
+    req: Request<Bytes>,
+) -> Result<http::Response<hyper::body::Incoming>, BoxError> {
+    let (head, body) = req.into_parts();
+    let mut refused = 0;
+    loop {
+        let mut again = Request::new(Full::new(body.clone()));
+        *again.method_mut() = head.method.clone();
+        *again.uri_mut() = head.uri.clone();
+        *again.headers_mut() = head.headers.clone();
+        match direct.request(again).await {
+            Err(e) if refused < MAX_REFUSED_RETRIES && unprocessed(&e) => refused += 1,
+            answer => return Ok(answer?),
+        }
+    }
+}
+
+/// Whether `e` says the agent refused the request before processing it.
+fn unprocessed(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        if let Some(h2) = c.downcast_ref::<h2::Error>() {
+            let go_away = h2.is_go_away() && h2.reason() == Some(h2::Reason::NO_ERROR);
+            let refused = h2.is_reset() && h2.reason() == Some(h2::Reason::REFUSED_STREAM);
+            return h2.is_remote() && (go_away || refused);
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// Whether `uri` is plain `http://` with no user info (reqwest turns user info into

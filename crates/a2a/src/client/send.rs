@@ -27,6 +27,10 @@ pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// How long a connection to an agent may take to open.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Silence on a connection before TCP probes the agent, and between probes.
+const KEEPALIVE: Duration = Duration::from_secs(15);
+/// How long an unused connection stays in the pool.
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// The HTTP client the JSON-RPC and HTTP+JSON bindings and the card resolver send
 /// through. Cheap to clone; clones share the connection pools.
@@ -54,12 +58,19 @@ impl HttpClient {
     /// `http2`, else HTTP/1.1.
     pub(super) fn new(general: reqwest::Client, direct: bool, http2: bool) -> Self {
         let direct = direct.then(|| {
+            // reqwest's defaults, so that the two paths differ in nothing the agent or
+            // the network sees: TCP keep-alive probes find a dead agent under a long
+            // stream; idle connections go after 90 s.
             let mut connector = HttpConnector::new();
             connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
             connector.set_nodelay(true);
+            connector.set_keepalive(Some(KEEPALIVE));
+            connector.set_keepalive_interval(Some(KEEPALIVE));
+            connector.set_keepalive_retries(Some(3));
             Pooled::builder(TokioExecutor::new())
                 .pool_timer(TokioTimer::new())
                 .timer(TokioTimer::new())
+                .pool_idle_timeout(POOL_IDLE_TIMEOUT)
                 .http2_only(http2)
                 .build(connector)
         });

@@ -1,11 +1,13 @@
 //! How a request reaches the agent, and its answer comes back. A plain `http://` call,
-//! with no proxy in the environment and no redirect to follow, goes straight through
-//! hyper's pooled client: the calls to agents are most of what a workflow run costs the
-//! orchestrator, and reqwest's layers around that same client (its URL and request
-//! types, its redirect and retry policies, its boxed bodies) were a tenth of a run's CPU.
-//! Everything else — TLS with an agent's own authorities and certificate, proxies
-//! (`HTTP_PROXY`, `NO_PROXY`, ...), same-origin redirects — goes through reqwest, which
-//! does it well. Either way the caller gets the same [`Response`].
+//! with no proxy in the environment, no redirect to follow and no user info in its URL,
+//! goes straight through hyper's pooled client, with reqwest's connection settings and
+//! its retry of refused HTTP/2 streams: the calls to agents are most of what a workflow
+//! run costs the orchestrator, and reqwest's layers around that same client (its URL
+//! and request types, its redirect and retry policies, its boxed bodies) were a tenth of
+//! a run's CPU. Everything else — TLS with an agent's own authorities and certificate,
+//! proxies (`HTTP_PROXY`, `NO_PROXY`, ...), same-origin redirects, user info — goes
+//! through reqwest, which does it well. Either way the caller gets the same
+//! [`Response`].
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -524,3 +524,64 @@ async fn a_refused_http2_stream_is_sent_again_at_most_twice() {
         "sent once and again twice"
     );
 }
+
+/// Over `https://` the client checks the agent's certificate: against the public
+/// authorities by default (an agent whose certificate a private authority issued is
+/// refused, saying why), against the agent's own authority when given one; over
+/// HTTP/1.1 and over HTTP/2 as ALPN settles it, and with HTTP/2 only.
+#[tokio::test]
+async fn https_agents_are_checked_against_the_public_or_their_own_authorities() {
+    use a2a::client::{ClientTls, Redirects, http_client_tls, http_client_with};
+    use a2a::server::{A2aServer, CertFiles, ServerConfig};
+
+    use crate::util::tls::Ca;
+
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("client-https");
+    let _ = std::fs::remove_dir_all(&dir);
+    let ca = Ca::new("agent CA");
+    let (cert, key) = ca.issue(&dir.join("agent"));
+    let config = ServerConfig {
+        tls: Some(Arc::new(CertFiles::open(&cert, &key).unwrap())),
+        ..ServerConfig::default()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://{}/", listener.local_addr().unwrap());
+    let agent = crate::echo_agent::EchoAgent {
+        word_delay: Duration::ZERO,
+    };
+    let server = A2aServer::builder(agent, echo_card(&url))
+        .config(config)
+        .build();
+    tokio::spawn(server.serve(listener, std::future::pending()));
+    let send = MessageSendParams::new(Message::user_text("over tls"));
+
+    let public = A2aClient::with_http(http_client(), &url, ClientConfig::default()).unwrap();
+    let err = public.send_message(&send).await.unwrap_err();
+    assert!(matches!(err, ClientError::Transport { .. }), "{err}");
+    assert!(err.to_string().contains("certificate"), "says why: {err}");
+
+    let own = ClientTls {
+        ca_pem: Some(ca.pem().into_bytes()),
+        identity_pem: None,
+    };
+    for http2 in [false, true] {
+        let http = http_client_tls(http2, Redirects::Never, &own).unwrap();
+        let client = A2aClient::with_http(http, &url, ClientConfig::default()).unwrap();
+        let answer = client.send_message(&send).await.unwrap();
+        let SendMessageResult::Task(task) = answer else {
+            panic!("http2 {http2}: {answer:?}")
+        };
+        assert_eq!(task.status.state, TaskState::Completed, "http2 {http2}");
+    }
+    // The same through reqwest (a client that may follow redirects).
+    let http = http_client_tls(false, Redirects::SameOrigin, &own).unwrap();
+    let client = A2aClient::with_http(http, &url, ClientConfig::default()).unwrap();
+    client.send_message(&send).await.unwrap();
+    let public = http_client_with(false, Redirects::SameOrigin);
+    let err = A2aClient::with_http(public, &url, ClientConfig::default())
+        .unwrap()
+        .send_message(&send)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("certificate"), "says why: {err}");
+}

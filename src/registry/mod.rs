@@ -296,7 +296,7 @@ impl Inner {
 struct Transport {
     http: HttpClient,
     resolver: CardResolver,
-    grpc_tls: Option<a2a::client::GrpcTls>,
+    grpc_tls: Option<a2a::client::ClientTls>,
 }
 
 impl Transport {

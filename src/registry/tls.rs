@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use a2a::client::{ClientTls, GrpcTls, Redirects, http_client_tls};
+use a2a::client::{ClientTls, Redirects, TlsError, http_client_tls};
 
 use super::Transport;
 use super::config::TlsFiles;
@@ -37,34 +37,35 @@ fn read(path: &std::path::Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
-/// The TLS settings the files say, for the HTTP client and for gRPC calls.
-fn load(files: &TlsFiles) -> Result<(ClientTls, GrpcTls), String> {
+/// The TLS settings the files say, for every binding.
+fn load(files: &TlsFiles) -> Result<ClientTls, String> {
     let mut tls = ClientTls::default();
-    let mut grpc = GrpcTls::default();
     if let Some(ca) = &files.ca_file {
-        let pem = read(ca)?;
-        grpc.ca_pem = Some(pem.clone());
-        tls.roots = reqwest::Certificate::from_pem_bundle(&pem)
-            .map_err(|e| format!("{} holds no PEM certificates: {e}", ca.display()))?;
-        if tls.roots.is_empty() {
-            return Err(format!("{} holds no PEM certificates", ca.display()));
-        }
+        tls.ca_pem = Some(read(ca)?);
     }
     if let (Some(cert), Some(key)) = (&files.cert_file, &files.key_file) {
-        let (cert_pem, key_pem) = (read(cert)?, read(key)?);
-        grpc.identity_pem = Some((cert_pem.clone(), key_pem.clone()));
-        let mut pem = cert_pem;
-        pem.push(b'\n');
-        pem.extend(key_pem);
-        tls.identity = Some(reqwest::Identity::from_pem(&pem).map_err(|e| {
-            format!(
-                "{} and {} are not a PEM certificate and its key: {e}",
-                cert.display(),
-                key.display()
-            )
-        })?);
+        tls.identity_pem = Some((read(cert)?, read(key)?));
     }
-    Ok((tls, grpc))
+    Ok(tls)
+}
+
+/// `e` with the files it is about.
+fn explained(files: &TlsFiles, e: TlsError) -> String {
+    let path = |p: &Option<std::path::PathBuf>| {
+        p.as_ref()
+            .map_or_else(String::new, |p| p.display().to_string())
+    };
+    match e {
+        TlsError::Authorities(why) => {
+            format!("{} holds no PEM certificates: {why}", path(&files.ca_file))
+        }
+        TlsError::Identity(why) => format!(
+            "{} and {} are not a PEM certificate and its key: {why}",
+            path(&files.cert_file),
+            path(&files.key_file)
+        ),
+        other => format!("cannot set up TLS to the agent: {other}"),
+    }
 }
 
 impl OwnTransport {
@@ -84,11 +85,10 @@ impl OwnTransport {
         {
             return Ok((transport.clone(), false));
         }
-        let (tls, grpc) = load(files)?;
-        let http = http_client_tls(http2, redirects, &tls)
-            .map_err(|e| format!("cannot set up TLS to the agent: {e}"))?;
+        let tls = load(files)?;
+        let http = http_client_tls(http2, redirects, &tls).map_err(|e| explained(files, e))?;
         let mut transport = Transport::new(http, card_timeout);
-        transport.grpc_tls = Some(grpc);
+        transport.grpc_tls = Some(tls);
         let transport = Arc::new(transport);
         *current = Some((transport.clone(), now));
         Ok((transport, true))

@@ -22,7 +22,7 @@ use tonic::codegen::http::uri::PathAndQuery;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 use tonic::{Code, Status};
 
-use super::{A2aClient, ClientError, EventStream, GrpcTls, Interface};
+use super::{A2aClient, ClientError, ClientTls, EventStream, Interface};
 use crate::v1::{convert as v1c, error as v1_error, types as v1t};
 use crate::{Method, RpcError, proto};
 
@@ -31,7 +31,7 @@ use crate::{Method, RpcError, proto};
 pub(super) struct Channels(Mutex<HashMap<String, Channel>>);
 
 impl Channels {
-    fn get(&self, url: &str, tls: Option<&GrpcTls>) -> Result<Channel, ClientError> {
+    fn get(&self, url: &str, tls: Option<&ClientTls>) -> Result<Channel, ClientError> {
         let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(c) = all.get(url) {
             return Ok(c.clone());

@@ -17,6 +17,7 @@ mod list;
 mod rest;
 mod rpc;
 mod send;
+mod tls;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -39,6 +40,7 @@ pub use interface::{Binding, Choice, Interface, Preference, choose as choose_int
 pub use list::{ListTasksQuery, TaskList};
 use rest::RequestLine;
 pub use send::HttpClient;
+pub use tls::{ClientTls, TlsError};
 
 use super::method::Method;
 use super::types::{
@@ -93,25 +95,7 @@ pub struct ClientConfig {
     /// The TLS of gRPC calls over `https`: the authorities to trust instead of the
     /// public ones, and the certificate to present (`None`: the public authorities, no
     /// certificate). The other bindings take theirs from the HTTP client given.
-    pub grpc_tls: Option<GrpcTls>,
-}
-
-/// TLS settings of gRPC calls, as PEM.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct GrpcTls {
-    /// Certificate authorities trusted instead of the public ones.
-    pub ca_pem: Option<Vec<u8>>,
-    /// The client certificate (chain) and its private key (mutual TLS).
-    pub identity_pem: Option<(Vec<u8>, Vec<u8>)>,
-}
-
-impl std::fmt::Debug for GrpcTls {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GrpcTls")
-            .field("ca", &self.ca_pem.is_some())
-            .field("identity", &self.identity_pem.is_some())
-            .finish()
-    }
+    pub grpc_tls: Option<ClientTls>,
 }
 
 impl Default for ClientConfig {
@@ -215,59 +199,40 @@ pub fn http_client_with(http2: bool, redirects: Redirects) -> HttpClient {
         builder()
     };
     let general = build(builder.redirect(redirect_policy(redirects)));
-    HttpClient::new(general, direct(redirects), http2)
+    let direct = direct(redirects).then(|| {
+        tls::rustls_config(None).expect("the HTTP client's TLS backend could not be initialized")
+    });
+    HttpClient::new(general, direct, http2)
 }
 
-/// Whether plain `http://` calls may skip reqwest: when they follow no redirect and no
-/// proxy is set (see [`send`]).
+/// Whether calls may skip reqwest: when they follow no redirect and no proxy is set
+/// (see [`send`]).
 fn direct(redirects: Redirects) -> bool {
     redirects == Redirects::Never && !proxy_in_env()
 }
 
-/// TLS for one agent's calls: the certificate authorities its certificate must chain to
-/// (instead of the public ones), and the certificate this client presents (mutual TLS).
-#[derive(Clone, Default)]
-pub struct ClientTls {
-    /// Trusted instead of the public roots, when any.
-    pub roots: Vec<reqwest::Certificate>,
-    /// Presented to the agent.
-    pub identity: Option<reqwest::Identity>,
-}
-
-impl std::fmt::Debug for ClientTls {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientTls")
-            .field("roots", &self.roots.len())
-            .field("identity", &self.identity.is_some())
-            .finish()
-    }
-}
-
 /// Like [`http_client_with`], with `tls`: the agent's own authorities and the client's
-/// certificate. An error says why the TLS setup was refused (a key that does not
+/// certificate. An error says which of them was refused, and why (a key that does not
 /// parse, say).
 pub fn http_client_tls(
     http2: bool,
     redirects: Redirects,
     tls: &ClientTls,
-) -> Result<HttpClient, String> {
-    let mut builder = if http2 {
+) -> Result<HttpClient, TlsError> {
+    let builder = if http2 {
         builder().http2_prior_knowledge()
     } else {
         builder()
     };
-    builder = builder.redirect(redirect_policy(redirects));
-    if !tls.roots.is_empty() {
-        builder = builder.tls_built_in_root_certs(false);
-        for root in &tls.roots {
-            builder = builder.add_root_certificate(root.clone());
-        }
-    }
-    if let Some(identity) = &tls.identity {
-        builder = builder.identity(identity.clone());
-    }
-    let general = builder.build().map_err(|e| e.to_string())?;
-    Ok(HttpClient::new(general, direct(redirects), http2))
+    let builder = tls::with_reqwest(builder.redirect(redirect_policy(redirects)), tls)?;
+    let general = builder
+        .build()
+        .map_err(|e| TlsError::Backend(e.to_string()))?;
+    let direct = match direct(redirects) {
+        true => Some(tls::rustls_config(Some(tls))?),
+        false => None,
+    };
+    Ok(HttpClient::new(general, direct, http2))
 }
 
 fn redirect_policy(redirects: Redirects) -> reqwest::redirect::Policy {

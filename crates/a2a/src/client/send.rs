@@ -1,13 +1,13 @@
-//! How a request reaches the agent, and its answer comes back. A plain `http://` call,
-//! with no proxy in the environment, no redirect to follow and no user info in its URL,
-//! goes straight through hyper's pooled client, with reqwest's connection settings and
-//! its retry of refused HTTP/2 streams: the calls to agents are most of what a workflow
-//! run costs the orchestrator, and reqwest's layers around that same client (its URL
-//! and request types, its redirect and retry policies, its boxed bodies) were a tenth of
-//! a run's CPU. Everything else — TLS with an agent's own authorities and certificate,
-//! proxies (`HTTP_PROXY`, `NO_PROXY`, ...), same-origin redirects, user info — goes
-//! through reqwest, which does it well. Either way the caller gets the same
-//! [`Response`].
+//! How a request reaches the agent, and its answer comes back. A call with no proxy in
+//! the environment, no redirect to follow and no user info in its URL goes straight
+//! through hyper's pooled client (over TLS with rustls, for `https://`), with reqwest's
+//! connection settings, its TLS (the public authorities or the agent's own, the
+//! agent's client certificate, ALPN) and its retry of refused HTTP/2 streams: the calls
+//! to agents are most of what a workflow run costs the orchestrator, and reqwest's
+//! layers around that same client (its URL and request types, its redirect and retry
+//! policies, its boxed bodies) were a tenth of a run's CPU. The rest — proxies
+//! (`HTTP_PROXY`, `NO_PROXY`, ...), same-origin redirects, user info — goes through
+//! reqwest, which does it well. Either way the caller gets the same [`Response`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +19,7 @@ use http::{Request, StatusCode, Uri};
 use http_body::Body as _;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::Client as Pooled;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
@@ -39,9 +40,12 @@ const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 #[derive(Clone)]
 pub struct HttpClient(Arc<Clients>);
 
+/// The pool of the direct path: plain TCP for `http://`, rustls for `https://`.
+type Pool = Pooled<HttpsConnector<HttpConnector>, Full<Bytes>>;
+
 struct Clients {
-    /// Plain `http://` calls, when nothing needs reqwest (see the module's comment).
-    direct: Option<Pooled<HttpConnector, Full<Bytes>>>,
+    /// The calls that need nothing of reqwest (see the module's comment).
+    direct: Option<Pool>,
     /// Every other call.
     general: reqwest::Client,
 }
@@ -55,20 +59,35 @@ impl std::fmt::Debug for HttpClient {
 }
 
 impl HttpClient {
-    /// `general` for every call, or, with `direct`, for all but plain `http://` ones,
-    /// which then go through a pool of their own: HTTP/2 only ("prior knowledge") with
-    /// `http2`, else HTTP/1.1.
-    pub(super) fn new(general: reqwest::Client, direct: bool, http2: bool) -> Self {
-        let direct = direct.then(|| {
+    /// `general` for every call, or, with `direct` (the TLS of `https://` calls), for
+    /// those the direct path does not take. With `http2` the direct path speaks only
+    /// HTTP/2: without TLS from the first byte ("prior knowledge"), over TLS by ALPN;
+    /// else HTTP/1.1 without TLS, and HTTP/2 or HTTP/1.1 over TLS as ALPN settles it.
+    pub(super) fn new(
+        general: reqwest::Client,
+        direct: Option<rustls::ClientConfig>,
+        http2: bool,
+    ) -> Self {
+        let direct = direct.map(|tls| {
             // reqwest's defaults, so that the two paths differ in nothing the agent or
             // the network sees: TCP keep-alive probes find a dead agent under a long
             // stream; idle connections go after 90 s.
-            let mut connector = HttpConnector::new();
-            connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
-            connector.set_nodelay(true);
-            connector.set_keepalive(Some(KEEPALIVE));
-            connector.set_keepalive_interval(Some(KEEPALIVE));
-            connector.set_keepalive_retries(Some(3));
+            let mut connector_tcp = HttpConnector::new();
+            connector_tcp.set_connect_timeout(Some(CONNECT_TIMEOUT));
+            connector_tcp.set_nodelay(true);
+            connector_tcp.set_keepalive(Some(KEEPALIVE));
+            connector_tcp.set_keepalive_interval(Some(KEEPALIVE));
+            connector_tcp.set_keepalive_retries(Some(3));
+            connector_tcp.enforce_http(false);
+            let connector = HttpsConnectorBuilder::new()
+                .with_tls_config(tls)
+                .https_or_http();
+            let connector = match http2 {
+                true => connector.enable_http2().wrap_connector(connector_tcp),
+                false => connector
+                    .enable_all_versions()
+                    .wrap_connector(connector_tcp),
+            };
             Pooled::builder(TokioExecutor::new())
                 .pool_timer(TokioTimer::new())
                 .timer(TokioTimer::new())
@@ -88,7 +107,7 @@ impl HttpClient {
     /// Sends `req`; the answer once its head has arrived.
     pub(super) async fn send(&self, req: Request<Bytes>) -> Result<Response, BoxError> {
         if let Some(direct) = &self.0.direct
-            && plain(req.uri())
+            && direct_ok(req.uri())
         {
             let (head, body) = send_direct(direct, req).await?.into_parts();
             return Ok(Response {
@@ -118,7 +137,7 @@ const MAX_REFUSED_RETRIES: u32 = 2;
 /// reset with `REFUSED_STREAM`, or a graceful `GOAWAY` (an agent restarting) that came
 /// before the stream (RFC 9113 §8.7: either way the request may be retried).
 async fn send_direct(
-    direct: &Pooled<HttpConnector, Full<Bytes>>,
+    direct: &Pool,
     req: Request<Bytes>,
 ) -> Result<http::Response<hyper::body::Incoming>, BoxError> {
     let (head, body) = req.into_parts();
@@ -149,10 +168,11 @@ fn unprocessed(e: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
-/// Whether `uri` is plain `http://` with no user info (reqwest turns user info into
-/// basic credentials; hyper would send it on as it is).
-fn plain(uri: &Uri) -> bool {
-    uri.scheme() == Some(&Scheme::HTTP)
+/// Whether the direct path takes `uri`: `http://` or `https://`, with no user info
+/// (reqwest turns user info into basic credentials; hyper would send it on as it is).
+fn direct_ok(uri: &Uri) -> bool {
+    let scheme = uri.scheme();
+    (scheme == Some(&Scheme::HTTP) || scheme == Some(&Scheme::HTTPS))
         && uri.authority().is_some_and(|a| !a.as_str().contains('@'))
 }
 
@@ -222,18 +242,19 @@ impl Response {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_uri, plain};
+    use super::{direct_ok, parse_uri};
 
     #[test]
-    fn only_plain_http_without_user_info_goes_direct() {
-        let direct = |url: &str| plain(&parse_uri(url).unwrap());
+    fn http_and_https_without_user_info_go_direct() {
+        let direct = |url: &str| direct_ok(&parse_uri(url).unwrap());
         assert!(direct("http://agent:8080/rpc"));
         assert!(
             direct("HTTP://Agent/"),
             "read as a browser would: scheme and host lowered"
         );
-        assert!(!direct("https://agent/rpc"));
+        assert!(direct("https://agent/rpc"));
         assert!(!direct("http://user:secret@agent/rpc"));
+        assert!(!direct("https://user@agent/rpc"));
         assert!(parse_uri("agent/rpc").is_err());
     }
 }

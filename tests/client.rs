@@ -585,3 +585,60 @@ async fn https_agents_are_checked_against_the_public_or_their_own_authorities() 
         .unwrap_err();
     assert!(err.to_string().contains("certificate"), "says why: {err}");
 }
+
+/// A hostile agent cannot make the client hold what it likes: an answer past
+/// `max_event_bytes` is refused (declared, or as it arrives: here an endless body), and
+/// of an error status's endless body only the start is read, so the call ends with the
+/// status, not a timeout.
+#[tokio::test]
+async fn endless_answers_and_error_bodies_are_bounded() {
+    use axum::body::Body;
+    use axum::response::IntoResponse;
+
+    fn endless() -> Body {
+        let piece = bytes::Bytes::from(vec![b' '; 8192]);
+        Body::from_stream(futures::stream::repeat_with(move || {
+            Ok::<_, std::convert::Infallible>(piece.clone())
+        }))
+    }
+    let router = Router::new()
+        .route(
+            "/answer",
+            post(|| async { ([("content-type", "application/json")], endless()) }),
+        )
+        .route(
+            "/declared",
+            post(|| async {
+                let big = format!("{{\"padding\": \"{}\"}}", "x".repeat(100_000));
+                ([("content-type", "application/json")], big).into_response()
+            }),
+        )
+        .route(
+            "/error",
+            post(|| async { (axum::http::StatusCode::INTERNAL_SERVER_ERROR, endless()) }),
+        );
+    let base = serve_router(router).await;
+    let config = ClientConfig {
+        max_event_bytes: 64 * 1024,
+        timeout: Duration::from_secs(20),
+        ..ClientConfig::default()
+    };
+    let get = TaskQueryParams::new(TaskId::new("t"));
+    for path in ["answer", "declared"] {
+        let client = A2aClient::new(format!("{base}/{path}"), config.clone()).unwrap();
+        let err = client.get_task(&get).await.unwrap_err();
+        assert!(matches!(err, ClientError::Protocol { .. }), "{path}: {err}");
+        assert!(err.to_string().contains("at most 65536"), "{path}: {err}");
+    }
+    let client = A2aClient::new(format!("{base}/error"), config).unwrap();
+    let err = client.get_task(&get).await.unwrap_err();
+    let ClientError::HttpStatus { status, body, .. } = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(*status, 500);
+    assert!(
+        body.len() <= 512 + '…'.len_utf8(),
+        "abridged: {}",
+        body.len()
+    );
+}

@@ -95,9 +95,7 @@ impl A2aClient {
                 .await
                 .map_err(|e| ClientError::transport(url, e))?;
             let resp = check_status(url, resp, statuses).await?;
-            resp.bytes()
-                .await
-                .map_err(|e| ClientError::broke_off(url, e))
+            read_bounded(url, resp, self.config.max_event_bytes, "answer").await
         })
         .await
     }
@@ -156,9 +154,13 @@ pub(super) async fn check_status(
         return Err(e);
     }
     let url = requested(url, &resp);
-    let body = resp.text().await.unwrap_or_default();
+    let body = resp.text_up_to(MAX_ERROR_BODY).await;
     Err(status_error(&url, status.as_u16(), body, statuses))
 }
+
+/// Most of an error status's body read: enough for any `google.rpc.Status` an agent
+/// sends, and for the 512 bytes an error shows; the rest is not read.
+const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// An error status with its body, read as `statuses` says: with `A2aError`, the A2A
 /// error a `google.rpc.Status` body names, or the bare status when it names none.
@@ -210,7 +212,7 @@ pub(super) async fn read_bounded(
     mut resp: Response,
     max: usize,
     what: &str,
-) -> Result<bytes::Bytes, ClientError> {
+) -> Result<Bytes, ClientError> {
     let too_large = |size: String| {
         ClientError::protocol(
             url,
@@ -222,18 +224,29 @@ pub(super) async fn read_bounded(
     {
         return Err(too_large(declared.to_string()));
     }
-    let mut body = bytes::BytesMut::new();
+    // The usual answer comes in one piece, kept as it came; more are joined.
+    let mut first: Option<Bytes> = None;
+    let mut joined = bytes::BytesMut::new();
     while let Some(chunk) = resp
         .chunk()
         .await
         .map_err(|e| ClientError::broke_off(url, e))?
     {
-        if body.len() + chunk.len() > max {
+        let held = first.as_ref().map_or(0, Bytes::len) + joined.len();
+        if held + chunk.len() > max {
             return Err(too_large(format!("more than {max}")));
         }
-        body.extend_from_slice(&chunk);
+        match first.take() {
+            None if joined.is_empty() => first = Some(chunk),
+            earlier => {
+                if let Some(earlier) = earlier {
+                    joined.extend_from_slice(&earlier);
+                }
+                joined.extend_from_slice(&chunk);
+            }
+        }
     }
-    Ok(body.freeze())
+    Ok(first.unwrap_or_else(|| joined.freeze()))
 }
 
 /// At most 512 bytes of an error body.

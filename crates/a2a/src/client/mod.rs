@@ -86,7 +86,7 @@ pub struct ClientConfig {
     /// Bound on the silence between two chunks of a stream (keep-alives count); `None`
     /// waits as long as the server keeps the connection open.
     pub stream_idle_timeout: Option<Duration>,
-    /// Largest SSE event accepted.
+    /// Largest SSE event, or answer to a unary call, accepted.
     pub max_event_bytes: usize,
     /// Credentials sent with every call (`None`: none).
     pub auth: Option<ClientAuth>,

@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::events::{Framing, decode_response};
-use super::http::{Statuses, check_status, decode_result, is_json};
+use super::http::{Statuses, check_status, decode_result, is_json, read_bounded};
 use super::{A2aClient, ClientError, EventStream, Interface};
 use crate::jsonrpc::{OutgoingRequest, RequestId};
 use crate::types::JsonRpcVersion;
@@ -67,12 +67,9 @@ impl A2aClient {
         let resp = check_status(&url, resp, Statuses::Plain).await?;
         if is_json(&resp) {
             // Some servers answer a failed stream request with a plain JSON error.
+            let max = self.config.max_event_bytes;
             let bytes = self
-                .bounded(&url, async {
-                    resp.bytes()
-                        .await
-                        .map_err(|e| ClientError::broke_off(&url, e))
-                })
+                .bounded(&url, read_bounded(&url, resp, max, "answer"))
                 .await?;
             let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
                 ClientError::protocol(&url, format!("the response is not JSON: {e}"))

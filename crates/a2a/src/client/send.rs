@@ -228,15 +228,17 @@ impl Response {
         Ok(None)
     }
 
-    /// The whole body.
-    pub(super) async fn bytes(self) -> Result<Bytes, BoxError> {
-        Ok(self.body.collect().await?.to_bytes())
-    }
-
-    /// The whole body as text (invalid UTF-8 replaced).
-    pub(super) async fn text(self) -> Result<String, BoxError> {
-        let bytes = self.bytes().await?;
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    /// The body's first `max` bytes (about: whole pieces, cut at the end) as text,
+    /// invalid UTF-8 replaced; what arrived before a failure, if it fails.
+    pub(super) async fn text_up_to(mut self, max: usize) -> String {
+        let mut text = Vec::new();
+        while text.len() < max
+            && let Ok(Some(piece)) = self.chunk().await
+        {
+            text.extend_from_slice(&piece);
+        }
+        text.truncate(max);
+        String::from_utf8_lossy(&text).into_owned()
     }
 }
 

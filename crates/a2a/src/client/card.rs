@@ -4,11 +4,11 @@ use serde_json::Value;
 use std::time::Duration;
 
 use http::header::{self, HeaderMap, HeaderValue};
-use http::{Method, Request, StatusCode};
+use http::{Method, StatusCode};
 
-use super::http::{Statuses, check_status, read_bounded};
+use super::http::{Statuses, check_status, read_bounded, request};
 use super::send::parse_uri;
-use super::{ClientError, HttpClient, USER_AGENT};
+use super::{ClientError, HttpClient};
 use crate::types::AgentCard;
 use crate::types::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
 
@@ -153,17 +153,10 @@ impl CardResolver {
             detail,
         })?;
         let mut headers = self.headers.clone();
-        headers
-            .entry(header::USER_AGENT)
-            .or_insert(HeaderValue::from_static(USER_AGENT));
-        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
         if let Some(tag) = etag.and_then(|tag| HeaderValue::from_str(tag).ok()) {
             headers.insert(header::IF_NONE_MATCH, tag);
         }
-        let mut req = Request::new(bytes::Bytes::new());
-        *req.method_mut() = Method::GET;
-        *req.uri_mut() = uri;
-        *req.headers_mut() = headers;
+        let req = request(Method::GET, uri, headers, "application/json", None);
         let fut = async {
             let resp = self
                 .http

@@ -5,8 +5,8 @@
 //! on none of them.
 
 use bytes::Bytes;
-use http::header::{self, HeaderName, HeaderValue};
-use http::{Method, Request, StatusCode};
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::{Method, Request, StatusCode, Uri};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -33,27 +33,13 @@ impl A2aClient {
             })?,
         };
         let mut headers = (*self.headers).clone();
-        headers
-            .entry(header::USER_AGENT)
-            .or_insert(HeaderValue::from_static(USER_AGENT));
-        headers.insert(header::ACCEPT, HeaderValue::from_static(accept));
         if at.protocol == Version::V1_0 {
             headers.insert(
                 HeaderName::from_static("a2a-version"),
                 HeaderValue::from_static(Version::V1_0.as_str()),
             );
         }
-        if body.is_some() {
-            headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-        }
-        let mut req = Request::new(body.map(Bytes::from).unwrap_or_default());
-        *req.method_mut() = verb;
-        *req.uri_mut() = uri;
-        *req.headers_mut() = headers;
-        Ok(req)
+        Ok(request(verb, uri, headers, accept, body))
     }
 
     /// `url` as parsed when the client was made, when it is one of its interfaces'.
@@ -114,6 +100,32 @@ impl A2aClient {
                 timeout,
             })?
     }
+}
+
+/// A request with `headers`, this crate's `User-Agent` unless they name one, `Accept:
+/// accept`, and `body` as JSON when there is one.
+pub(super) fn request(
+    verb: Method,
+    uri: Uri,
+    mut headers: HeaderMap,
+    accept: &'static str,
+    body: Option<Vec<u8>>,
+) -> Request<Bytes> {
+    headers
+        .entry(header::USER_AGENT)
+        .or_insert(HeaderValue::from_static(USER_AGENT));
+    headers.insert(header::ACCEPT, HeaderValue::from_static(accept));
+    if body.is_some() {
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+    }
+    let mut req = Request::new(body.map(Bytes::from).unwrap_or_default());
+    *req.method_mut() = verb;
+    *req.uri_mut() = uri;
+    *req.headers_mut() = headers;
+    req
 }
 
 /// How an answer's error status is read.

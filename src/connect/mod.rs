@@ -481,7 +481,9 @@ fn followed(
     conversation: Conversation,
     phase: Phase,
 ) -> impl Stream<Item = Result<Update, AgentError>> + Send {
-    let state = (conversation, phase, None::<TaskState>);
+    // The conversation is boxed: `unfold` moves its state in and out of a new future at
+    // every update, and inline that would copy the conversation each time.
+    let state = (Box::new(conversation), phase, None::<TaskState>);
     // The stream's future is as large as its largest await, and a waiting task holds it
     // for as long as it waits: the one-off requests (send, get, resubscribe) are boxed so
     // that it holds only the wait for the next event.
@@ -642,7 +644,8 @@ fn polled_from(
     max: Duration,
 ) -> impl Stream<Item = Result<Update, AgentError>> + Send {
     let schedule = Backoff::exponential(initial, max).with_jitter(Jitter::Up(0.1));
-    let state = (conversation, phase, None::<TaskState>);
+    // Boxed, as in `followed`.
+    let state = (Box::new(conversation), phase, None::<TaskState>);
     futures::stream::unfold(state, move |(mut c, mut phase, mut last)| async move {
         loop {
             if let Some(u) = c.pending.pop_front() {

@@ -71,7 +71,8 @@ pub(super) fn sse_events(
         idle: Option<Duration>,
         done: bool,
     }
-    let st = St {
+    // Boxed: `unfold` moves its state in and out of a new future at every event.
+    let st = Box::new(St {
         url,
         framing,
         body: resp,
@@ -79,7 +80,7 @@ pub(super) fn sse_events(
         pending: Default::default(),
         idle,
         done: false,
-    };
+    });
     let stream = futures::stream::unfold(st, |mut st| async move {
         loop {
             if st.done {

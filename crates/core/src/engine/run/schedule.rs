@@ -262,8 +262,11 @@ impl Run {
                 info_span!("step", step = %id, item = ?item, otel.name = %format!("step {id}[{n}]"))
             }
         };
+        // Boxed: a unit's future is large, and spawning moves what it is given several
+        // times on its way to the heap.
         self.units.spawn(
-            futures::FutureExt::map(unit.run(), move |record| (i, item, record)).instrument(span),
+            futures::FutureExt::map(Box::pin(unit.run()), move |record| (i, item, record))
+                .instrument(span),
         );
         self.running += 1;
     }

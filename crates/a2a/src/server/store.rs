@@ -338,7 +338,7 @@ impl InMemoryTaskStore {
         let reports = self.reports_evictions;
         let dropped = self.with(|m| {
             let mut dropped = Vec::new();
-            let at = TaskCursor::of(task);
+            let ms = status_ms(task);
             let mut fresh = false;
             let entry = m.tasks.entry(task.id.clone()).or_insert_with(|| {
                 fresh = true;
@@ -348,12 +348,21 @@ impl InMemoryTaskStore {
                     state: task.status.state,
                     log: Vec::new(),
                     changed: SystemTime::now(),
-                    at: at.clone(),
+                    at: TaskCursor {
+                        status_ms: ms,
+                        id: task.id.clone(),
+                    },
                 })
             });
-            m.by_time.remove(&entry.at);
-            m.by_time.insert(at.clone());
-            entry.at = at;
+            // Moved in the time index only when its status time moved (an artifact
+            // chunk leaves it where it is).
+            if fresh {
+                m.by_time.insert(entry.at.clone());
+            } else if entry.at.status_ms != ms {
+                m.by_time.remove(&entry.at);
+                entry.at.status_ms = ms;
+                m.by_time.insert(entry.at.clone());
+            }
             // The events are logged, and applied to the stored task only when it is
             // read: a copy of the whole task per commit would make streaming a large
             // artifact cost its size at every chunk, and applying each event as it
@@ -374,10 +383,12 @@ impl InMemoryTaskStore {
             }
             entry.state = task.status.state;
             entry.changed = SystemTime::now();
-            if let Some(first) = task.history.first() {
+            // Looked up before it is copied: it is there after the task's first commit.
+            if let Some(first) = task.history.first()
+                && !m.by_message.contains_key(first.message_id.as_str())
+            {
                 m.by_message
-                    .entry(first.message_id.as_str().to_owned())
-                    .or_insert_with(|| task.id.clone());
+                    .insert(first.message_id.as_str().to_owned(), task.id.clone());
             }
             if finishes {
                 entry.current();

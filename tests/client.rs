@@ -347,6 +347,50 @@ async fn a_silent_stream_hits_the_idle_timeout() {
     assert!(stream.next().await.is_none());
 }
 
+/// The idle timeout is the longest wait for the stream's next piece, not for the whole
+/// stream: events that keep coming, each well within it, outlast it together.
+#[tokio::test]
+async fn a_stream_that_keeps_talking_outlasts_the_idle_timeout() {
+    const EVENTS: usize = 12;
+    let router = Router::new().route(
+        "/",
+        post(|axum::Json(r): axum::Json<Value>| async move {
+            let id = r["id"].clone();
+            let body = futures::stream::iter(0..EVENTS).then(move |i| {
+                let id = id.clone();
+                async move {
+                    if i > 0 {
+                        tokio::time::sleep(Duration::from_millis(60)).await;
+                    }
+                    let event = json!({ "jsonrpc": "2.0", "id": id, "result": task_json() });
+                    Ok::<_, std::io::Error>(format!("data: {event}\n\n"))
+                }
+            });
+            (
+                [("content-type", "text/event-stream")],
+                axum::body::Body::from_stream(body),
+            )
+        }),
+    );
+    let base = serve_router(router).await;
+    let config = ClientConfig {
+        stream_idle_timeout: Some(Duration::from_millis(500)),
+        ..ClientConfig::default()
+    };
+    let client = A2aClient::new(format!("{base}/"), config).unwrap();
+    let started = std::time::Instant::now();
+    let events: Vec<_> = client
+        .send_message_stream(&MessageSendParams::new(Message::user_text("x")))
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(events.len(), EVENTS, "{events:?}");
+    assert!(events.iter().all(Result::is_ok), "{events:?}");
+    // Together they took longer than one idle timeout.
+    assert!(started.elapsed() > Duration::from_millis(500));
+}
+
 /// A plain `http://` call goes straight through hyper's pool, a call that may follow
 /// redirects through reqwest: the agent sees the same request (headers, body) from
 /// both, and the caller gets the same answers: a unary result, a stream's events, an

@@ -4,9 +4,15 @@
 //! response's envelope and id (`decode_response`) lives here too: the JSON-RPC binding's
 //! unary calls use it as its stream events do.
 
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use futures::Stream;
 use serde_json::Value;
+use tokio::time::Sleep;
 
 use super::http::{content_type, decode_result};
 use super::send::Response;
@@ -62,70 +68,106 @@ pub(super) fn sse_events(
     max_event_bytes: usize,
     idle: Option<Duration>,
 ) -> EventStream {
-    struct St {
-        url: String,
-        framing: Framing,
-        body: Response,
-        decoder: SseDecoder,
-        pending: std::collections::VecDeque<SseEvent>,
-        idle: Option<Duration>,
-        done: bool,
-    }
-    // Boxed: `unfold` moves its state in and out of a new future at every event.
-    let st = Box::new(St {
+    Box::pin(SseEvents {
         url,
         framing,
         body: resp,
         decoder: SseDecoder::new(max_event_bytes),
-        pending: Default::default(),
+        pending: VecDeque::new(),
         idle,
+        timer: None,
+        armed: false,
         done: false,
-    });
-    let stream = futures::stream::unfold(st, |mut st| async move {
+    })
+}
+
+/// An SSE body read as events. A `Stream` by hand rather than an `unfold`: that would
+/// move its state into a new future at every event.
+struct SseEvents {
+    url: String,
+    framing: Framing,
+    body: Response,
+    decoder: SseDecoder,
+    /// Events read from the body and not yet taken.
+    pending: VecDeque<SseEvent>,
+    /// The longest wait for the body's next piece.
+    idle: Option<Duration>,
+    /// The `idle` timer, made at the first wait and set again at each.
+    timer: Option<Pin<Box<Sleep>>>,
+    /// Whether the timer runs: from the first time the body has nothing to give to the
+    /// next piece it gives.
+    armed: bool,
+    done: bool,
+}
+
+impl Stream for SseEvents {
+    type Item = Result<StreamEvent, ClientError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let st = self.get_mut();
         loop {
             if st.done {
-                return None;
+                return Poll::Ready(None);
             }
             if let Some(ev) = st.pending.pop_front() {
                 let item = decode_event(&st.url, &st.framing, &ev.data);
                 if item.is_err() {
                     st.done = true;
                 }
-                return Some((item, st));
+                return Poll::Ready(Some(item));
             }
-            let next = match st.idle {
-                Some(d) => match tokio::time::timeout(d, st.body.chunk()).await {
-                    Ok(n) => n,
-                    Err(_) => {
-                        st.done = true;
-                        let e = ClientError::Timeout {
-                            url: st.url.clone(),
-                            timeout: d,
-                        };
-                        return Some((Err(e), st));
-                    }
-                },
-                None => st.body.chunk().await,
+            let chunk = match st.body.poll_chunk(cx) {
+                Poll::Ready(chunk) => chunk,
+                Poll::Pending => return st.wait(cx),
             };
-            match next {
-                Ok(None) => return None,
+            st.armed = false;
+            match chunk {
+                Ok(None) => {
+                    st.done = true;
+                    return Poll::Ready(None);
+                }
                 Err(e) => {
                     st.done = true;
-                    let e = ClientError::broke_off(&st.url, e);
-                    return Some((Err(e), st));
+                    return Poll::Ready(Some(Err(ClientError::broke_off(&st.url, e))));
                 }
                 Ok(Some(chunk)) => match st.decoder.feed(&chunk) {
                     Ok(events) => st.pending.extend(events),
                     Err(e) => {
                         st.done = true;
                         let e = ClientError::protocol(&st.url, e.to_string());
-                        return Some((Err(e), st));
+                        return Poll::Ready(Some(Err(e)));
                     }
                 },
             }
         }
-    });
-    Box::pin(stream)
+    }
+}
+
+impl SseEvents {
+    /// The body has nothing to give now: waits for it, or for the idle timer.
+    fn wait(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<StreamEvent, ClientError>>> {
+        let Some(idle) = self.idle else {
+            return Poll::Pending;
+        };
+        if !self.armed {
+            self.armed = true;
+            let deadline = tokio::time::Instant::now() + idle;
+            match &mut self.timer {
+                Some(timer) => timer.as_mut().reset(deadline),
+                None => self.timer = Some(Box::pin(tokio::time::sleep_until(deadline))),
+            }
+        }
+        match self.timer.as_mut().map(|t| t.as_mut().poll(cx)) {
+            Some(Poll::Ready(())) => {
+                self.done = true;
+                Poll::Ready(Some(Err(ClientError::Timeout {
+                    url: self.url.clone(),
+                    timeout: idle,
+                })))
+            }
+            _ => Poll::Pending,
+        }
+    }
 }
 
 fn decode_event(url: &str, framing: &Framing, data: &str) -> Result<StreamEvent, ClientError> {

@@ -220,12 +220,28 @@ impl Response {
 
     /// The body's next piece; `None` at its end.
     pub(super) async fn chunk(&mut self) -> Result<Option<Bytes>, BoxError> {
-        while let Some(frame) = self.body.frame().await {
-            if let Ok(data) = frame?.into_data() {
-                return Ok(Some(data));
+        std::future::poll_fn(|cx| self.poll_chunk(cx)).await
+    }
+
+    /// [`Self::chunk`] as a poll, for a stream that reads the body itself.
+    pub(super) fn poll_chunk(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<Option<Bytes>, BoxError>> {
+        use std::task::Poll;
+        loop {
+            match std::pin::Pin::new(&mut self.body).poll_frame(cx) {
+                Poll::Ready(Some(Ok(frame))) => {
+                    // Trailers are passed over.
+                    if let Ok(data) = frame.into_data() {
+                        return Poll::Ready(Ok(Some(data)));
+                    }
+                }
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
+                Poll::Ready(None) => return Poll::Ready(Ok(None)),
+                Poll::Pending => return Poll::Pending,
             }
         }
-        Ok(None)
     }
 
     /// The body's first `max` bytes (about: whole pieces, cut at the end) as text,

@@ -140,7 +140,13 @@ async fn cards_the_sdks_signed_are_used_and_the_others_refused_before_any_call()
         let c = c.clone();
         async move {
             let mut m = Message::user_text("go");
-            m.metadata = Some(json!({ "workflow": workflow }).as_object().unwrap().clone());
+            m.metadata = Some(
+                json!({ "workflow": workflow })
+                    .as_object()
+                    .unwrap()
+                    .clone()
+                    .into(),
+            );
             task(c.send_message(&MessageSendParams::new(m)).await.unwrap())
         }
     };

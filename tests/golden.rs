@@ -148,7 +148,7 @@ async fn reads_back_whole(url: &str, completed: &str, waiting: &str) {
         &*events.last().unwrap().1,
         StreamEvent::StatusUpdate(u) if u.status.state == TaskState::Completed
     ));
-    let detail = RunDetail::of_metadata(done.metadata.as_ref()).expect("the run detail");
+    let detail = RunDetail::of_metadata(done.metadata.as_deref()).expect("the run detail");
     assert_eq!(detail.workflow, "travel-planning");
     assert!(detail.steps.iter().all(|s| s.state == StepState::Completed));
     assert_eq!(

@@ -47,7 +47,7 @@ async fn orchestra(workflows: &[&str], delay_ms: u64) -> Orchestra {
 fn message(text: &str, workflow: Option<&str>) -> MessageSendParams {
     let mut m = Message::user_text(text);
     if let Some(w) = workflow {
-        m.metadata = Some(json!({ "workflow": w }).as_object().unwrap().clone());
+        m.metadata = Some(json!({ "workflow": w }).as_object().unwrap().clone().into());
     }
     MessageSendParams::new(m)
 }
@@ -109,7 +109,7 @@ async fn a_workflow_runs_as_one_task_with_artifacts_relayed_live() {
         .filter_map(|e| match e {
             StreamEvent::ArtifactUpdate(a) => Some((
                 a.artifact.artifact_id.to_string(),
-                Value::Object(a.artifact.metadata.clone().unwrap_or_default()),
+                Value::from(a.artifact.metadata.clone().unwrap_or_default()),
             )),
             _ => None,
         })
@@ -260,7 +260,7 @@ async fn answered_questions_leave_the_pending_list() {
     assert_eq!(pending(&t), ["first", "second"], "{:?}", t.status);
     let answer = |step: &str| {
         let mut m = Message::user_text("yes").with_task(t.id.clone());
-        m.metadata = Some(json!({ "step": step }).as_object().unwrap().clone());
+        m.metadata = Some(json!({ "step": step }).as_object().unwrap().clone().into());
         MessageSendParams::new(m)
     };
     let mut after_first = task(c.send_message(&answer("first")).await.unwrap());
@@ -287,7 +287,7 @@ async fn answered_questions_leave_the_pending_list() {
         "the text names only what still waits"
     );
     // The task's own metadata holds the run's detail: the same questions, the steps.
-    let detail = RunDetail::of_metadata(after_first.metadata.as_ref()).expect("a run detail");
+    let detail = RunDetail::of_metadata(after_first.metadata.as_deref()).expect("a run detail");
     let waiting: Vec<&str> = detail
         .pending_questions
         .iter()
@@ -311,7 +311,7 @@ async fn answered_questions_leave_the_pending_list() {
     let done = task(c.send_message(&answer("second")).await.unwrap());
     assert_eq!(done.status.state, TaskState::Completed, "{:?}", done.status);
     assert_eq!(result_text(&done), "both approved");
-    let detail = RunDetail::of_metadata(done.metadata.as_ref()).expect("a run detail");
+    let detail = RunDetail::of_metadata(done.metadata.as_deref()).expect("a run detail");
     assert_eq!(detail.state, RunState::Completed);
     assert!(detail.pending_questions.is_empty());
     assert!(detail.ended_at.is_some());
@@ -338,7 +338,13 @@ async fn an_approval_is_answered_on_the_same_task() {
     assert_eq!(t.status.state, TaskState::InputRequired);
     assert_eq!(t.status.message.as_ref().unwrap().text(), "May I echo?");
     let mut wrong = Message::user_text("yes").with_task(t.id.clone());
-    wrong.metadata = Some(json!({ "step": "nope" }).as_object().unwrap().clone());
+    wrong.metadata = Some(
+        json!({ "step": "nope" })
+            .as_object()
+            .unwrap()
+            .clone()
+            .into(),
+    );
     let still = task(
         c.send_message(&MessageSendParams::new(wrong))
             .await
@@ -949,7 +955,7 @@ async fn a_conversation_and_a_pending_approval_survive_a_restart() {
     assert_eq!(result_text(&done), "hello Ada");
     // The approval asked before the restart is answered after it.
     let mut yes = Message::user_text("yes").with_task(waiting.id.clone());
-    yes.metadata = Some(serde_json::Map::from_iter([(
+    yes.metadata = Some(a2a::types::Metadata::from_iter([(
         "step".to_owned(),
         json!("ok"),
     )]));
@@ -1223,7 +1229,13 @@ async fn serve_reloads_agents_and_workflows_on_sighup() {
     };
     let run = |workflow: &'static str| {
         let mut m = Message::user_text(workflow);
-        m.metadata = Some(json!({ "workflow": workflow }).as_object().unwrap().clone());
+        m.metadata = Some(
+            json!({ "workflow": workflow })
+                .as_object()
+                .unwrap()
+                .clone()
+                .into(),
+        );
         m.parts.push(Part::data(
             json!({ "input": { "name": "Ada" } })
                 .as_object()
@@ -1403,7 +1415,13 @@ async fn serve_reloads_the_workflows_when_their_files_change() {
     assert_eq!(skills().await, ["pair"]);
     let greet = || {
         let mut m = Message::user_text("greet");
-        m.metadata = Some(json!({ "workflow": "greet" }).as_object().unwrap().clone());
+        m.metadata = Some(
+            json!({ "workflow": "greet" })
+                .as_object()
+                .unwrap()
+                .clone()
+                .into(),
+        );
         m.parts.push(Part::data(
             json!({ "input": { "name": "Ada" } })
                 .as_object()

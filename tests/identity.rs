@@ -183,7 +183,8 @@ async fn provider_tokens_are_checked_and_name_their_caller() {
         json!({ "workflow": "approve" })
             .as_object()
             .unwrap()
-            .clone(),
+            .clone()
+            .into(),
     );
     let run = task(
         alice
@@ -285,7 +286,13 @@ async fn read_until(
 
 fn laptop_request() -> MessageSendParams {
     let mut m = Message::user_text("a laptop for Jo, please");
-    m.metadata = Some(json!({ "workflow": "laptop" }).as_object().unwrap().clone());
+    m.metadata = Some(
+        json!({ "workflow": "laptop" })
+            .as_object()
+            .unwrap()
+            .clone()
+            .into(),
+    );
     MessageSendParams::new(m)
 }
 
@@ -440,7 +447,8 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         json!({ "workflow": "employee-onboarding" })
             .as_object()
             .unwrap()
-            .clone(),
+            .clone()
+            .into(),
     );
     onboard.parts.push(a2a::types::Part::data(
         json!({ "input": { "name": "Ada Lovelace", "role": "engineer", "start_date": "2027-01-04" } })
@@ -531,7 +539,8 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         json!({ "retryOf": run.id.as_str() })
             .as_object()
             .unwrap()
-            .clone(),
+            .clone()
+            .into(),
     );
     match bob.send_message(&MessageSendParams::new(retry)).await {
         Err(ClientError::Rpc(e)) => assert!(e.message.contains("no run"), "{e:?}"),

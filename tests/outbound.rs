@@ -146,7 +146,13 @@ async fn an_agent_is_called_with_client_credentials_from_its_card() {
                 spawn_serve_in(&dir, &[("OUT_ID", "orchestrator"), ("OUT_SECRET", secret)]).await;
             let (c, _) = client(&url).await;
             let mut m = Message::user_text("echo");
-            m.metadata = Some(json!({ "workflow": "echo" }).as_object().unwrap().clone());
+            m.metadata = Some(
+                json!({ "workflow": "echo" })
+                    .as_object()
+                    .unwrap()
+                    .clone()
+                    .into(),
+            );
             let t = task(c.send_message(&MessageSendParams::new(m)).await.unwrap());
             (child, t)
         }
@@ -240,7 +246,13 @@ async fn agents_are_called_on_behalf_of_the_caller_with_exchanged_tokens() {
         .unwrap()
         .0;
     let mut m = Message::user_text("who?");
-    m.metadata = Some(json!({ "workflow": "both" }).as_object().unwrap().clone());
+    m.metadata = Some(
+        json!({ "workflow": "both" })
+            .as_object()
+            .unwrap()
+            .clone()
+            .into(),
+    );
     let done = task(c.send_message(&MessageSendParams::new(m)).await.unwrap());
     assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
     let said = result_text(&done);
@@ -303,7 +315,13 @@ async fn an_agent_is_called_over_mutual_tls() {
         let (_serve, orchestrator) = spawn_serve_in(&dir, &[]).await;
         let (c, _) = client(&orchestrator).await;
         let mut m = Message::user_text("echo");
-        m.metadata = Some(json!({ "workflow": "echo" }).as_object().unwrap().clone());
+        m.metadata = Some(
+            json!({ "workflow": "echo" })
+                .as_object()
+                .unwrap()
+                .clone()
+                .into(),
+        );
         let done = task(c.send_message(&MessageSendParams::new(m)).await.unwrap());
         assert_eq!(done.status.state, TaskState::Completed, "{entry}: {done:?}");
         assert_eq!(result_text(&done), "hello from the orchestrator");
@@ -372,7 +390,13 @@ async fn run_workflow(url: &str, workflow: &str, token: Option<&str>) -> a2a::ty
         .unwrap()
         .0;
     let mut m = Message::user_text("go");
-    m.metadata = Some(json!({ "workflow": workflow }).as_object().unwrap().clone());
+    m.metadata = Some(
+        json!({ "workflow": workflow })
+            .as_object()
+            .unwrap()
+            .clone()
+            .into(),
+    );
     task(c.send_message(&MessageSendParams::new(m)).await.unwrap())
 }
 

@@ -56,7 +56,7 @@ async fn waiting(c: &A2aClient, id: &TaskId, n: usize) -> Task {
     for _ in 0..250 {
         let t = c.get_task(&TaskQueryParams::new(id.clone())).await.unwrap();
         if t.status.state == TaskState::InputRequired
-            && RunDetail::of_metadata(t.metadata.as_ref())
+            && RunDetail::of_metadata(t.metadata.as_deref())
                 .is_some_and(|d| d.pending_questions.len() == n)
         {
             return t;
@@ -203,7 +203,7 @@ async fn runs_lists_shows_answers_and_cancels_runs_of_a_serving_orchestrator() {
         .get_task(&TaskQueryParams::new(second.id.clone()))
         .await
         .unwrap();
-    let detail = RunDetail::of_metadata(t.metadata.as_ref()).unwrap();
+    let detail = RunDetail::of_metadata(t.metadata.as_deref()).unwrap();
     assert_eq!(detail.state, RunState::Canceled);
     let states: Vec<StepState> = detail.steps.iter().map(|s| s.state).collect();
     assert_eq!(
@@ -362,7 +362,7 @@ async fn runs_retry_keeps_what_completed_and_runs_the_rest() {
         (1, 2),
         "`a` was kept, not sent again; `b` ran again"
     );
-    let detail = RunDetail::of_metadata(done.metadata.as_ref()).unwrap();
+    let detail = RunDetail::of_metadata(done.metadata.as_deref()).unwrap();
     assert_eq!(detail.retry_of.as_deref(), Some(first.id.as_str()));
     let a = &detail.steps[0];
     assert_eq!(

@@ -248,7 +248,7 @@ pub async fn drive(
                     if let Some(i) = item {
                         meta.insert("item".into(), json!(i));
                     }
-                    m.metadata = Some(meta);
+                    m.metadata = Some(meta.into());
                 }
                 next = Some(Start::Send(Box::new(MessageSendParams::new(m))));
             }
@@ -289,7 +289,7 @@ fn step_update(progress: &mut Progress, meta: &Map<String, Value>) {
 
 /// The steps a task's run detail shows as started, drawn before its updates arrive.
 fn show_detail(progress: &mut Progress, task: &Task) {
-    let Some(detail) = RunDetail::of_metadata(task.metadata.as_ref()) else {
+    let Some(detail) = RunDetail::of_metadata(task.metadata.as_deref()) else {
         return;
     };
     for s in detail.steps.iter().filter(|s| s.started_at.is_some()) {

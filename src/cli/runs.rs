@@ -195,7 +195,7 @@ async fn list(
         let page = client.list_tasks(&query).await?;
         for task in page.tasks {
             // A task that is still choosing its workflow or giving inputs has no run.
-            let Some(detail) = RunDetail::of_metadata(task.metadata.as_ref()) else {
+            let Some(detail) = RunDetail::of_metadata(task.metadata.as_deref()) else {
                 continue;
             };
             if workflow.is_some_and(|w| w != detail.workflow) {
@@ -262,7 +262,7 @@ async fn show(client: &A2aClient, id: &str, json: bool) -> anyhow::Result<ExitCo
         say!("{}", serde_json::to_string_pretty(&task)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let Some(d) = RunDetail::of_metadata(task.metadata.as_ref()) else {
+    let Some(d) = RunDetail::of_metadata(task.metadata.as_deref()) else {
         anyhow::bail!(
             "task {id} has no run (it is {}: {})",
             task.status.state.as_str(),
@@ -437,7 +437,7 @@ async fn retry(client: &A2aClient, id: &str, from: Option<String>) -> anyhow::Re
     if let Some(f) = &from {
         meta.insert(FROM_KEY.into(), json!(f));
     }
-    m.metadata = Some(meta);
+    m.metadata = Some(meta.into());
     let task = send_at_once(client, m).await?;
     say!("run {} retries run {id}", task.id)?;
     Ok(ExitCode::SUCCESS)
@@ -457,7 +457,7 @@ async fn retries(client: &A2aClient, id: &str, ended: &str) -> anyhow::Result<Ve
     for _ in 0..10 {
         let page = client.list_tasks(&query).await?;
         for t in page.tasks {
-            if RunDetail::of_metadata(t.metadata.as_ref())
+            if RunDetail::of_metadata(t.metadata.as_deref())
                 .is_some_and(|d| d.retry_of.as_deref() == Some(id))
             {
                 found.push(t.id.to_string());
@@ -487,7 +487,7 @@ async fn answer(
     if let Some(i) = item {
         meta.insert("item".into(), json!(i));
     }
-    m.metadata = (!meta.is_empty()).then_some(meta);
+    m.metadata = (!meta.is_empty()).then(|| meta.into());
     let task = send_at_once(client, m).await?;
     let said = task
         .status

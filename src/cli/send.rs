@@ -89,7 +89,7 @@ pub fn message(args: &SendArgs) -> anyhow::Result<Message> {
         m.parts.push(Part::data(object("data", d)?));
     }
     if let Some(md) = &args.metadata {
-        m.metadata = Some(object("metadata", md)?);
+        m.metadata = Some(object("metadata", md)?.into());
     }
     m.task_id = args.task.clone().map(TaskId::new);
     m.context_id = args.context.clone().map(ContextId::new);

@@ -375,7 +375,7 @@ impl AgentConnector for A2aConnector {
             if let AgentTarget::Skill(s) = &req.target {
                 let mut meta = serde_json::Map::new();
                 meta.insert("skill".into(), serde_json::Value::String(s.to_string()));
-                message.metadata = Some(meta);
+                message.metadata = Some(meta.into());
             }
             match req.task_id {
                 // A continuation takes the task's own context.

@@ -405,7 +405,7 @@ fn status_event(
     at: String,
 ) -> StreamEvent {
     let mut update = events.status_update_at(state, message, at);
-    update.metadata = metadata;
+    update.metadata = metadata.map(Into::into);
     StreamEvent::StatusUpdate(update)
 }
 

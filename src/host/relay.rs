@@ -314,7 +314,7 @@ fn translate(
             meta.insert("item".into(), json!(item));
             meta.insert("agent".into(), json!(agent));
             meta.insert("artifactId".into(), json!(chunk.artifact_id));
-            artifact.metadata = Some(meta);
+            artifact.metadata = Some(meta.into());
             events
                 .artifact_update(artifact, chunk.append, chunk.last_chunk)
                 .into()

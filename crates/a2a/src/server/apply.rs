@@ -59,9 +59,15 @@ fn apply_status(task: &mut Task, e: &TaskStatusUpdateEvent) {
     }
     task.status = e.status.clone();
     if let Some(meta) = e.metadata.as_ref().filter(|_| e.status.state.is_terminal()) {
-        let into = task.metadata.get_or_insert_with(Default::default);
-        for (k, v) in meta {
-            into.insert(k.clone(), v.clone());
+        match &mut task.metadata {
+            Some(into) if !into.keys().all(|k| meta.contains_key(k)) => {
+                for (k, v) in meta {
+                    into.insert(k.clone(), v.clone());
+                }
+            }
+            // The update replaces every key the task has: the task holds the update's
+            // map itself (a run's whole detail, say), not a copy.
+            whole => *whole = Some(meta.clone()),
         }
     }
 }
@@ -170,11 +176,22 @@ pub(super) mod tests {
             status: TaskStatus::new(TaskState::Completed),
             ..e.clone()
         };
-        apply_status(
-            &mut task,
-            &with(serde_json::json!({"run": {"n": 1}, "a": 1})),
+        let first = with(serde_json::json!({"run": {"n": 1}, "a": 1}));
+        apply_status(&mut task, &first);
+        let (held, given) = (task.metadata.as_ref(), first.metadata.as_ref());
+        assert!(
+            held.unwrap().shares(given.unwrap()),
+            "a task with no keys of its own takes the update's map, not a copy"
         );
-        apply_status(&mut task, &with(serde_json::json!({"run": {"n": 2}})));
+        let second = with(serde_json::json!({"run": {"n": 2}}));
+        apply_status(&mut task, &second);
+        let (held, given) = (task.metadata.as_ref(), second.metadata.as_ref());
+        assert!(!held.unwrap().shares(given.unwrap()), "merged, not taken");
+        assert_eq!(
+            serde_json::to_value(&first.metadata).unwrap(),
+            serde_json::json!({"run": {"n": 1}, "a": 1}),
+            "a change to the task's map leaves the update's as it was"
+        );
         assert_eq!(
             serde_json::to_value(&task.metadata).unwrap(),
             serde_json::json!({"run": {"n": 2}, "a": 1}),

@@ -406,7 +406,11 @@ async fn handle(
             let mut request = task(id);
             if !body.is_empty() {
                 let given: Value = serde_json::from_slice(body).map_err(RpcError::parse_error)?;
-                request.metadata = given.get("metadata").and_then(Value::as_object).cloned();
+                request.metadata = given
+                    .get("metadata")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .map(Into::into);
             }
             ok(&super::v1::cancel(inner, request, caller).await?)
         }

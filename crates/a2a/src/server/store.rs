@@ -476,11 +476,11 @@ fn approx_bytes(task: &Task, log: &[LoggedEvent]) -> usize {
             _ => 0,
         }
     }
-    fn map(m: &Metadata) -> usize {
+    fn map(m: &serde_json::Map<String, serde_json::Value>) -> usize {
         m.iter().map(|(k, v)| 16 + k.len() + value(v)).sum()
     }
     fn meta(m: &Option<Metadata>) -> usize {
-        m.as_ref().map_or(0, map)
+        m.as_deref().map_or(0, map)
     }
     fn parts(ps: &[Part]) -> usize {
         ps.iter()

@@ -16,6 +16,7 @@ mod events;
 mod ids;
 mod kind;
 mod message;
+mod metadata;
 mod params;
 mod push;
 mod task;
@@ -25,9 +26,7 @@ pub use events::*;
 pub use ids::*;
 pub use kind::*;
 pub use message::*;
+pub use metadata::Metadata;
 pub use params::*;
 pub use push::*;
 pub use task::*;
-
-/// Free-form metadata attached to most A2A objects.
-pub type Metadata = serde_json::Map<String, serde_json::Value>;

@@ -530,5 +530,8 @@ mod tests {
         assert!(media_type_matches("text", "text/plain"));
         assert!(!media_type_matches("image/png", "text/plain"));
         assert!(!media_type_matches("application/json", "text/plain"));
+        assert!(media_type_matches("Text/PLAIN", " text/plain ;q=1"), "case");
+        assert!(media_type_matches("image/png", "*"), "a bare wildcard");
+        assert!(!media_type_matches("text/plain", "text/html"));
     }
 }

@@ -172,21 +172,14 @@ impl Part {
 /// Whether `offered` satisfies `wanted`, with `*/*` and `type/*` wildcards on either side
 /// and media-type parameters (`; charset=utf-8`) ignored.
 pub fn media_type_matches(wanted: &str, offered: &str) -> bool {
-    fn split(m: &str) -> (String, String) {
-        let essence = m
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        match essence.split_once('/') {
-            Some((t, s)) => (t.to_owned(), s.to_owned()),
-            None => (essence, "*".to_owned()),
-        }
+    /// The type and subtype, parameters left off (a bare type's subtype is `*`).
+    fn split(m: &str) -> (&str, &str) {
+        let essence = m.split(';').next().unwrap_or("").trim();
+        essence.split_once('/').unwrap_or((essence, "*"))
     }
-    let (wt, ws) = split(wanted);
-    let (ot, os) = split(offered);
-    (wt == "*" || ot == "*" || wt == ot) && (ws == "*" || os == "*" || ws == os)
+    let same = |a: &str, b: &str| a == "*" || b == "*" || a.eq_ignore_ascii_case(b);
+    let ((wt, ws), (ot, os)) = (split(wanted), split(offered));
+    same(wt, ot) && same(ws, os)
 }
 
 /// `{"kind": "text", "text": ...}`.

@@ -12,7 +12,7 @@ use a2a::signing::CardSigningKey;
 use a2a::types::{Message, MessageSendParams, TaskState};
 use serde_json::{Value, json};
 
-use crate::util::orchestra::{client, result_text, spawn_serve, spawn_serve_in, task};
+use crate::util::orchestra::{client, metadata, result_text, spawn_serve, spawn_serve_in, task};
 use crate::util::{SdkAgent, js_agent_with, python_v1_agent_with, run_node, run_python_v1};
 
 /// A new P-256 key as a PKCS#8 PEM (what `openssl genpkey` writes).
@@ -140,13 +140,7 @@ async fn cards_the_sdks_signed_are_used_and_the_others_refused_before_any_call()
         let c = c.clone();
         async move {
             let mut m = Message::user_text("go");
-            m.metadata = Some(
-                json!({ "workflow": workflow })
-                    .as_object()
-                    .unwrap()
-                    .clone()
-                    .into(),
-            );
+            m.metadata = metadata(json!({ "workflow": workflow }));
             task(c.send_message(&MessageSendParams::new(m)).await.unwrap())
         }
     };

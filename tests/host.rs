@@ -15,8 +15,8 @@ use orchestrator_store::StoreSpec;
 use serde_json::{Value, json};
 
 use crate::util::orchestra::{
-    APPROVE, GREET, Orchestra, TWO_APPROVALS, client, orchestra_on, orchestra_with, result_text,
-    spawn_serve, spawn_serve_in, task,
+    APPROVE, GREET, Orchestra, TWO_APPROVALS, client, metadata, orchestra_on, orchestra_with,
+    result_text, spawn_serve, spawn_serve_in, task,
 };
 use crate::util::run_python;
 
@@ -47,7 +47,7 @@ async fn orchestra(workflows: &[&str], delay_ms: u64) -> Orchestra {
 fn message(text: &str, workflow: Option<&str>) -> MessageSendParams {
     let mut m = Message::user_text(text);
     if let Some(w) = workflow {
-        m.metadata = Some(json!({ "workflow": w }).as_object().unwrap().clone().into());
+        m.metadata = metadata(json!({ "workflow": w }));
     }
     MessageSendParams::new(m)
 }
@@ -260,7 +260,7 @@ async fn answered_questions_leave_the_pending_list() {
     assert_eq!(pending(&t), ["first", "second"], "{:?}", t.status);
     let answer = |step: &str| {
         let mut m = Message::user_text("yes").with_task(t.id.clone());
-        m.metadata = Some(json!({ "step": step }).as_object().unwrap().clone().into());
+        m.metadata = metadata(json!({ "step": step }));
         MessageSendParams::new(m)
     };
     let mut after_first = task(c.send_message(&answer("first")).await.unwrap());
@@ -338,13 +338,7 @@ async fn an_approval_is_answered_on_the_same_task() {
     assert_eq!(t.status.state, TaskState::InputRequired);
     assert_eq!(t.status.message.as_ref().unwrap().text(), "May I echo?");
     let mut wrong = Message::user_text("yes").with_task(t.id.clone());
-    wrong.metadata = Some(
-        json!({ "step": "nope" })
-            .as_object()
-            .unwrap()
-            .clone()
-            .into(),
-    );
+    wrong.metadata = metadata(json!({ "step": "nope" }));
     let still = task(
         c.send_message(&MessageSendParams::new(wrong))
             .await
@@ -955,10 +949,7 @@ async fn a_conversation_and_a_pending_approval_survive_a_restart() {
     assert_eq!(result_text(&done), "hello Ada");
     // The approval asked before the restart is answered after it.
     let mut yes = Message::user_text("yes").with_task(waiting.id.clone());
-    yes.metadata = Some(a2a::types::Metadata::from_iter([(
-        "step".to_owned(),
-        json!("ok"),
-    )]));
+    yes.metadata = metadata(json!({ "step": "ok" }));
     let t = task(c.send_message(&MessageSendParams::new(yes)).await.unwrap());
     assert_eq!(t.status.state, TaskState::Completed, "{t:?}");
     assert_eq!(result_text(&t), "approved and echoed");
@@ -1229,13 +1220,7 @@ async fn serve_reloads_agents_and_workflows_on_sighup() {
     };
     let run = |workflow: &'static str| {
         let mut m = Message::user_text(workflow);
-        m.metadata = Some(
-            json!({ "workflow": workflow })
-                .as_object()
-                .unwrap()
-                .clone()
-                .into(),
-        );
+        m.metadata = metadata(json!({ "workflow": workflow }));
         m.parts.push(Part::data(
             json!({ "input": { "name": "Ada" } })
                 .as_object()
@@ -1415,13 +1400,7 @@ async fn serve_reloads_the_workflows_when_their_files_change() {
     assert_eq!(skills().await, ["pair"]);
     let greet = || {
         let mut m = Message::user_text("greet");
-        m.metadata = Some(
-            json!({ "workflow": "greet" })
-                .as_object()
-                .unwrap()
-                .clone()
-                .into(),
-        );
+        m.metadata = metadata(json!({ "workflow": "greet" }));
         m.parts.push(Part::data(
             json!({ "input": { "name": "Ada" } })
                 .as_object()

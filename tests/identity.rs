@@ -12,7 +12,7 @@ use a2a_orchestrator::auth::oidc::{OidcSettings, OidcVerifier};
 use a2a_orchestrator::auth::{Pattern, RoleRules};
 use serde_json::{Value, json};
 
-use crate::util::orchestra::{APPROVE, orchestra_with, task};
+use crate::util::orchestra::{APPROVE, metadata, orchestra_with, task};
 use crate::util::{SdkAgent, idp};
 
 const AUDIENCE: &str = "a2a-orchestrator";
@@ -179,13 +179,7 @@ async fn provider_tokens_are_checked_and_name_their_caller() {
     // Alice starts a run; it waits for an approval.
     let alice = as_bearer(&o.url, &token(&idp, "alice").await).await;
     let mut m = Message::user_text("echo please");
-    m.metadata = Some(
-        json!({ "workflow": "approve" })
-            .as_object()
-            .unwrap()
-            .clone()
-            .into(),
-    );
+    m.metadata = metadata(json!({ "workflow": "approve" }));
     let run = task(
         alice
             .send_message(&MessageSendParams::new(m))
@@ -286,13 +280,7 @@ async fn read_until(
 
 fn laptop_request() -> MessageSendParams {
     let mut m = Message::user_text("a laptop for Jo, please");
-    m.metadata = Some(
-        json!({ "workflow": "laptop" })
-            .as_object()
-            .unwrap()
-            .clone()
-            .into(),
-    );
+    m.metadata = metadata(json!({ "workflow": "laptop" }));
     MessageSendParams::new(m)
 }
 
@@ -443,13 +431,7 @@ async fn approvers_four_eyes_and_the_audit_trail() {
     // The onboarding workflow's laptop approval: HR starts it; HR may not approve it,
     // an IT manager does.
     let mut onboard = Message::user_text("onboard Ada");
-    onboard.metadata = Some(
-        json!({ "workflow": "employee-onboarding" })
-            .as_object()
-            .unwrap()
-            .clone()
-            .into(),
-    );
+    onboard.metadata = metadata(json!({ "workflow": "employee-onboarding" }));
     onboard.parts.push(a2a::types::Part::data(
         json!({ "input": { "name": "Ada Lovelace", "role": "engineer", "start_date": "2027-01-04" } })
             .as_object()
@@ -535,13 +517,7 @@ async fn approvers_four_eyes_and_the_audit_trail() {
     assert_eq!(his_detail["audit"][1]["by"]["name"], "Olga Ops");
     // Bob cannot retry Alice's run: it is not there for him.
     let mut retry = Message::user_text("again");
-    retry.metadata = Some(
-        json!({ "retryOf": run.id.as_str() })
-            .as_object()
-            .unwrap()
-            .clone()
-            .into(),
-    );
+    retry.metadata = metadata(json!({ "retryOf": run.id.as_str() }));
     match bob.send_message(&MessageSendParams::new(retry)).await {
         Err(ClientError::Rpc(e)) => assert!(e.message.contains("no run"), "{e:?}"),
         other => panic!("bob retried alice's run: {other:?}"),

@@ -16,7 +16,7 @@ use a2a_orchestrator::auth::oidc::{OidcSettings, OidcVerifier};
 use serde_json::json;
 
 use crate::util::idp;
-use crate::util::orchestra::{client, result_text, spawn_serve, spawn_serve_in, task};
+use crate::util::orchestra::{client, metadata, result_text, spawn_serve, spawn_serve_in, task};
 
 /// Says who called it: the subject of the token it was called with, and the token's
 /// last characters (to tell tokens apart without printing one).
@@ -146,13 +146,7 @@ async fn an_agent_is_called_with_client_credentials_from_its_card() {
                 spawn_serve_in(&dir, &[("OUT_ID", "orchestrator"), ("OUT_SECRET", secret)]).await;
             let (c, _) = client(&url).await;
             let mut m = Message::user_text("echo");
-            m.metadata = Some(
-                json!({ "workflow": "echo" })
-                    .as_object()
-                    .unwrap()
-                    .clone()
-                    .into(),
-            );
+            m.metadata = metadata(json!({ "workflow": "echo" }));
             let t = task(c.send_message(&MessageSendParams::new(m)).await.unwrap());
             (child, t)
         }
@@ -246,13 +240,7 @@ async fn agents_are_called_on_behalf_of_the_caller_with_exchanged_tokens() {
         .unwrap()
         .0;
     let mut m = Message::user_text("who?");
-    m.metadata = Some(
-        json!({ "workflow": "both" })
-            .as_object()
-            .unwrap()
-            .clone()
-            .into(),
-    );
+    m.metadata = metadata(json!({ "workflow": "both" }));
     let done = task(c.send_message(&MessageSendParams::new(m)).await.unwrap());
     assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
     let said = result_text(&done);
@@ -315,13 +303,7 @@ async fn an_agent_is_called_over_mutual_tls() {
         let (_serve, orchestrator) = spawn_serve_in(&dir, &[]).await;
         let (c, _) = client(&orchestrator).await;
         let mut m = Message::user_text("echo");
-        m.metadata = Some(
-            json!({ "workflow": "echo" })
-                .as_object()
-                .unwrap()
-                .clone()
-                .into(),
-        );
+        m.metadata = metadata(json!({ "workflow": "echo" }));
         let done = task(c.send_message(&MessageSendParams::new(m)).await.unwrap());
         assert_eq!(done.status.state, TaskState::Completed, "{entry}: {done:?}");
         assert_eq!(result_text(&done), "hello from the orchestrator");
@@ -390,13 +372,7 @@ async fn run_workflow(url: &str, workflow: &str, token: Option<&str>) -> a2a::ty
         .unwrap()
         .0;
     let mut m = Message::user_text("go");
-    m.metadata = Some(
-        json!({ "workflow": workflow })
-            .as_object()
-            .unwrap()
-            .clone()
-            .into(),
-    );
+    m.metadata = metadata(json!({ "workflow": workflow }));
     task(c.send_message(&MessageSendParams::new(m)).await.unwrap())
 }
 

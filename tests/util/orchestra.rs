@@ -92,6 +92,14 @@ pub(crate) fn result_text(t: &Task) -> String {
         .unwrap_or_default()
 }
 
+/// A JSON object as a message's metadata (`{"workflow": ...}` names what to run).
+pub(crate) fn metadata(object: serde_json::Value) -> Option<Metadata> {
+    match object {
+        serde_json::Value::Object(map) => Some(map.into()),
+        other => panic!("metadata is a JSON object, not {other}"),
+    }
+}
+
 pub(crate) fn task(r: SendMessageResult) -> Task {
     match r {
         SendMessageResult::Task(t) => t,

@@ -13,11 +13,6 @@ use serde_json::{Map, Value};
 pub struct Metadata(Arc<Map<String, Value>>);
 
 impl Metadata {
-    /// An empty map.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// The map itself, copied only when it is shared.
     pub fn into_map(self) -> Map<String, Value> {
         Arc::unwrap_or_clone(self.0)
@@ -54,21 +49,9 @@ impl From<Map<String, Value>> for Metadata {
     }
 }
 
-impl From<Metadata> for Map<String, Value> {
-    fn from(m: Metadata) -> Self {
-        m.into_map()
-    }
-}
-
 impl From<Metadata> for Value {
     fn from(m: Metadata) -> Self {
         Value::Object(m.into_map())
-    }
-}
-
-impl FromIterator<(String, Value)> for Metadata {
-    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Self {
-        Self(Arc::new(Map::from_iter(iter)))
     }
 }
 
@@ -85,12 +68,6 @@ impl IntoIterator for Metadata {
     type IntoIter = serde_json::map::IntoIter;
     fn into_iter(self) -> Self::IntoIter {
         self.into_map().into_iter()
-    }
-}
-
-impl PartialEq<Map<String, Value>> for Metadata {
-    fn eq(&self, other: &Map<String, Value>) -> bool {
-        *self.0 == *other
     }
 }
 

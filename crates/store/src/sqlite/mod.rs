@@ -14,8 +14,10 @@
 //! program, or one written by a newer version is refused with an error saying so.
 //!
 //! [`schema`] holds the migrations, [`writer`] the writer and checkpointer tasks,
-//! [`tasks`] and [`runs`] the two traits' reads and writes.
+//! [`tasks`] and [`runs`] the two traits' reads and writes, [`lookup`] the one read
+//! made for every new message, on the asking thread.
 
+mod lookup;
 mod runs;
 mod schema;
 mod tasks;
@@ -50,6 +52,7 @@ const JOURNAL_SIZE_LIMIT: u64 = 64 << 20;
 pub struct SqliteStore {
     writes: mpsc::Sender<Op>,
     reads: SqlitePool,
+    lookups: Arc<lookup::Lookups>,
     path: PathBuf,
     /// The writer and the checkpointer: owned here, ending when the last handle to the
     /// store is dropped (the writer once every queued write is committed).
@@ -144,6 +147,7 @@ impl SqliteStore {
         Ok(Self {
             writes: tx,
             reads,
+            lookups: Arc::new(lookup::Lookups::new(path)),
             path: path.to_owned(),
             tasks,
         })

@@ -121,6 +121,11 @@ impl TaskStore for SqliteStore {
         message_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<TaskId>, StoreError>> {
         Box::pin(async move {
+            // Made here, on this thread (see `lookup`); through the pool only when it
+            // cannot be made at once.
+            if let Ok(id) = self.lookups.task_of_message(message_id) {
+                return Ok(id.map(TaskId::new));
+            }
             let id: Option<String> =
                 sqlx::query_scalar("SELECT id FROM tasks WHERE first_message_id = ?1 LIMIT 1")
                     .bind(message_id)

@@ -79,7 +79,7 @@ mod tests {
     /// A read that cannot be made says so (the caller then reads through the pool);
     /// one that can is answered, and its connection kept for the next.
     #[test]
-    fn a_lookup_answers_or_fails_without_waiting_long() {
+    fn a_lookup_answers_or_says_it_cannot() {
         let dir = std::env::temp_dir().join(format!("a2a-lookup-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();

@@ -28,6 +28,7 @@ use tokio::sync::broadcast;
 use tracing::info;
 
 use crate::RpcError;
+use crate::server::handler::Listen;
 use crate::server::notices::{NoticeBoard, Notices};
 use crate::server::{
     Caller, EventSink, Inner, Principal, ResumeContext, StoreError, Subscription, TaskStore,
@@ -429,7 +430,7 @@ async fn take_requests(inner: &Arc<Inner>) {
                 }
                 ClusterRequest::Message(f) => {
                     let caller = f.caller();
-                    inner2.start(f.params, &caller).await.map(drop)
+                    inner2.start(f.params, &caller, Listen::Events).await.map(drop)
                 }
             };
             if let Err(e) = outcome {

@@ -5,9 +5,9 @@
 //! their version's shape.
 
 use crate::server::{
-    Access, ActorHandle, Caller, CancelContext, ClusterRequest, EventSink, Forwarded, Inner,
-    Origin, Placement, RequestContext, SinkError, StoreError, Subscription, TaskPage, TaskQuery,
-    Update, apply_event, check_webhook, ends_on, ends_stream,
+    Access, ActorHandle, Caller, CancelContext, ClusterRequest, Ending, EventSink, Forwarded,
+    Inner, Origin, Placement, RequestContext, SinkError, StoreError, Subscription, TaskPage,
+    TaskQuery, Update, apply_event, check_webhook, ends_on, ends_stream,
 };
 use crate::types::{
     AgentCard, ContextId, Message, MessageSendParams, Metadata, PushNotificationConfig, Role,
@@ -17,6 +17,7 @@ use crate::types::{
 use crate::{Method, RpcError};
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
 use tracing::{Instrument, info_span, warn};
 
@@ -71,7 +72,25 @@ fn same_message(task: &Task, message: &Message, caller: &Caller) -> bool {
 /// Where a new message goes once checked.
 pub(super) struct Started {
     task_id: TaskId,
-    sub: Subscription,
+    sub: Listening,
+}
+
+/// What a request hears of the task its message went to.
+#[allow(clippy::large_enum_variant)] // made once a request and unpacked at once: boxing would only add an allocation
+pub(super) enum Listening {
+    /// Every event.
+    Events(Subscription),
+    /// Only the end (see [`Ending`]): what a blocking `message/send` waits for, without
+    /// being woken by every event before it.
+    End(tokio::sync::oneshot::Receiver<Ending>),
+}
+
+/// Which of [`Listening`] a request asks [`Inner::start`] for. The end only is a wish: a
+/// task that another server runs, or a message sent again, is followed by its events.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Listen {
+    Events,
+    End,
 }
 
 impl Inner {
@@ -319,6 +338,7 @@ impl Inner {
         &self,
         params: MessageSendParams,
         caller: &Caller,
+        listen: Listen,
     ) -> Result<Started, RpcError> {
         self.check_message(&params).await?;
         let MessageSendParams {
@@ -360,7 +380,7 @@ impl Inner {
                         ClusterRequest::Message(Box::new(Forwarded::new(params, caller))),
                     )
                     .await?;
-                    let sub = self.tail(store, task, seq);
+                    let sub = Listening::Events(self.tail(store, task, seq));
                     return Ok(Started { task_id, sub });
                 }
                 let handle = self.manager.open_existing(task, seq);
@@ -391,7 +411,7 @@ impl Inner {
                         ));
                     }
                     let handle = self.manager.open_existing(task, seq);
-                    let sub = handle.subscribe().await.map_err(sink_error)?;
+                    let sub = Listening::Events(handle.subscribe().await.map_err(sink_error)?);
                     return Ok(Started {
                         task_id: existing,
                         sub,
@@ -425,7 +445,11 @@ impl Inner {
                 .map_err(store_error)?;
             self.manager.arm_push(&task_id);
         }
-        let sub = handle.subscribe().await.map_err(sink_error)?;
+        // Before the agent starts: nothing it does is missed.
+        let sub = match listen {
+            Listen::Events => Listening::Events(handle.subscribe().await.map_err(sink_error)?),
+            Listen::End => Listening::End(handle.await_end().await.map_err(sink_error)?),
+        };
         let ctx = RequestContext {
             task_id: task_id.clone(),
             context_id: context_id.clone(),
@@ -496,7 +520,29 @@ impl Inner {
     ) -> Result<SendMessageResult, RpcError> {
         let blocking = params.blocking() && !force_non_blocking;
         let history_length = params.history_length();
-        let Started { task_id, mut sub } = self.start(params, caller).await?;
+        let listen = if blocking {
+            Listen::End
+        } else {
+            Listen::Events
+        };
+        let Started { task_id, sub } = self.start(params, caller, listen).await?;
+        let mut sub = match sub {
+            Listening::Events(sub) => sub,
+            Listening::End(end) => {
+                let task = tokio::select! {
+                    ending = end => match ending {
+                        Ok(Ending::Task(task)) => Some(Arc::unwrap_or_clone(task)),
+                        Ok(Ending::Message(m)) => return Ok(SendMessageResult::Message(*m)),
+                        Ok(Ending::Error(e)) => return Err(*e),
+                        // The task's actor ended without an ending event: the task as
+                        // it was stored.
+                        Err(_) => None,
+                    },
+                    () = self.shutdown.cancelled() => None,
+                };
+                return self.answer(&task_id, task, history_length).await;
+            }
+        };
         let mut task_exists = sub.snapshot.is_some();
         // The task moved on by the events as they come, as the store moves it: what a
         // blocking request answers with once the task stops, without reading it back.
@@ -542,12 +588,23 @@ impl Inner {
                 Err(RecvError::Closed) => break,
             }
         }
-        let task = match current.filter(|_| ended) {
+        self.answer(&task_id, current.filter(|_| ended), history_length)
+            .await
+    }
+
+    /// A `message/send`'s answer: `task` as the request saw it end, else as stored.
+    async fn answer(
+        &self,
+        task_id: &TaskId,
+        task: Option<Task>,
+        history_length: Option<u32>,
+    ) -> Result<SendMessageResult, RpcError> {
+        let task = match task {
             Some(task) => Some(task),
             None => self
                 .manager
                 .store()
-                .get(&task_id)
+                .get(task_id)
                 .await
                 .map_err(store_error)?
                 .map(|(task, _)| task),
@@ -775,7 +832,10 @@ impl Inner {
         self.require_streaming(method)?;
         match request {
             StreamRequest::Message(params) => {
-                let Started { task_id, sub } = self.start(*params, caller).await?;
+                let Started { task_id, sub } = self.start(*params, caller, Listen::Events).await?;
+                let Listening::Events(sub) = sub else {
+                    unreachable!("start listens to the events when asked to")
+                };
                 Ok((task_id, sub, None))
             }
             StreamRequest::Subscribe {

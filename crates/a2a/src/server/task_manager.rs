@@ -23,6 +23,7 @@ use super::apply::{apply_event, keep_history, normalize_status};
 use super::push::PushNotifier;
 use super::sink_error::SinkError;
 use super::store::TaskStore;
+use super::stream::ends_stream;
 use crate::error::RpcError;
 use crate::types::{
     ContextId, Message, StreamEvent, Task, TaskId, TaskState, TaskStatus, TaskStatusUpdateEvent,
@@ -50,12 +51,26 @@ pub(crate) enum Update {
     Error(Box<RpcError>),
 }
 
+/// What a request that waits for the task to stop (a blocking `message/send`) is told,
+/// once: it is not woken by the events before.
+#[derive(Debug)]
+pub(crate) enum Ending {
+    /// An event ended the stream (a terminal or interrupted state): the task as it
+    /// stands once that event is stored.
+    Task(Arc<Task>),
+    /// The agent replied with a message and made no task.
+    Message(Box<Message>),
+    /// The agent failed before it made a task or replied.
+    Error(Box<RpcError>),
+}
+
 /// Events, messages and errors are boxed: the command channel allocates its slots in
 /// blocks of 32 per live task, and a task inline would make each slot ~350 bytes.
 enum Cmd {
     Apply(Box<StreamEvent>, oneshot::Sender<Result<(), SinkError>>),
     UserMessage(Box<Message>, oneshot::Sender<Result<Task, SinkError>>),
     Subscribe(oneshot::Sender<Subscription>),
+    AwaitEnd(oneshot::Sender<Ending>),
     Fail(Box<RpcError>, oneshot::Sender<()>),
 }
 
@@ -128,6 +143,12 @@ impl ActorHandle {
 
     pub async fn subscribe(&self) -> Result<Subscription, SinkError> {
         self.call(Cmd::Subscribe).await
+    }
+
+    /// Hears the first event from now on that ends a stream, and only that (see
+    /// [`Ending`]); nothing if the actor ends first.
+    pub async fn await_end(&self) -> Result<oneshot::Receiver<Ending>, SinkError> {
+        self.post(Cmd::AwaitEnd).await
     }
 
     pub async fn fail(&self, error: RpcError) {
@@ -286,6 +307,7 @@ impl TaskManager {
         let actor = Actor {
             state,
             broadcast: broadcast_tx,
+            enders: Vec::new(),
             store: shared.store.clone(),
             push: shared.push.clone(),
             push_queue: None,
@@ -338,6 +360,8 @@ struct ActorState {
 struct Actor {
     state: ActorState,
     broadcast: broadcast::Sender<Update>,
+    /// Requests waiting for the task to stop (see [`Ending`]).
+    enders: Vec<oneshot::Sender<Ending>>,
     store: Arc<dyn TaskStore>,
     /// Set when the server delivers push notifications.
     push: Option<PushNotifier>,
@@ -457,6 +481,7 @@ impl Actor {
                             until_terminal: false,
                         });
                     }
+                    Cmd::AwaitEnd(ender) => self.enders.push(ender),
                     Cmd::Fail(error, ack) => {
                         self.fail(*error).await;
                         let _ = ack.send(());
@@ -522,6 +547,9 @@ impl Actor {
                 if let StreamEvent::Message(m) = event {
                     // A direct reply: no task is created or stored.
                     self.state.replied = true;
+                    for ender in self.enders.drain(..) {
+                        let _ = ender.send(Ending::Message(Box::new(m.clone())));
+                    }
                     let _ = self
                         .broadcast
                         .send(Update::Event(0, Arc::new(StreamEvent::Message(m))));
@@ -596,6 +624,9 @@ impl Actor {
     async fn fail(&mut self, error: RpcError) {
         match &self.state.snapshot {
             None if !self.state.replied => {
+                for ender in self.enders.drain(..) {
+                    let _ = ender.send(Ending::Error(Box::new(error.clone())));
+                }
                 let _ = self.broadcast.send(Update::Error(Box::new(error)));
             }
             Some(task) if !task.status.state.is_terminal() => {
@@ -673,9 +704,15 @@ impl Actor {
             .map(|(e, seq)| (seq, Arc::new(e)))
             .collect();
         self.save(&logged).await?;
+        let ends = !self.enders.is_empty() && logged.iter().any(|(_, e)| ends_stream(e));
         for (seq, e) in logged {
             // No receivers is fine: nobody is watching this task right now.
             let _ = self.broadcast.send(Update::Event(seq, e));
+        }
+        if ends && let Some(task) = &self.state.snapshot {
+            for ender in self.enders.drain(..) {
+                let _ = ender.send(Ending::Task(task.clone()));
+            }
         }
         if state_changed
             && let (Some(push), Some(task)) = (&self.push, &self.state.snapshot)
@@ -714,6 +751,7 @@ mod tests {
                 replied: false,
             },
             broadcast,
+            enders: Vec::new(),
             store: Arc::new(super::super::store::InMemoryTaskStore::new()),
             push: None,
             push_queue: None,

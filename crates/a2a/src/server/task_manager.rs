@@ -481,7 +481,12 @@ impl Actor {
                             until_terminal: false,
                         });
                     }
-                    Cmd::AwaitEnd(ender) => self.enders.push(ender),
+                    Cmd::AwaitEnd(ender) => {
+                        // Requests that stopped waiting (their clients went away) are
+                        // not kept until the task next stops.
+                        self.enders.retain(|e| !e.is_closed());
+                        self.enders.push(ender);
+                    }
                     Cmd::Fail(error, ack) => {
                         self.fail(*error).await;
                         let _ = ack.send(());
@@ -768,6 +773,74 @@ mod tests {
     }
     use super::super::apply::tests::chunk;
     use crate::types::Part;
+
+    /// A request waiting for the end hears nothing of the events before it, then the
+    /// task as stored once an event ends the stream; one whose client went away is
+    /// passed over. A direct reply is heard as the reply.
+    #[tokio::test]
+    async fn a_request_waiting_for_the_end_hears_only_the_end() {
+        let store = Arc::new(super::super::store::InMemoryTaskStore::new());
+        let manager = TaskManager::new(
+            store.clone(),
+            None,
+            TaskTracker::new(),
+            CancellationToken::new(),
+        );
+        let id = TaskId::new("t");
+        let first = Message::new(crate::types::Role::User, vec![Part::text("hi")]);
+        let actor = manager.open_new(id.clone(), ContextId::new("c"), first, Origin::default());
+        let status = |state, is_final| {
+            StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
+                kind: Default::default(),
+                task_id: id.clone(),
+                context_id: ContextId::new("c"),
+                status: TaskStatus::new(state),
+                is_final,
+                metadata: None,
+            })
+        };
+        drop(actor.await_end().await.unwrap());
+        let mut end = actor.await_end().await.unwrap();
+        actor
+            .apply(status(TaskState::Working, false))
+            .await
+            .unwrap();
+        actor
+            .apply(StreamEvent::ArtifactUpdate(chunk("a", "one", true)))
+            .await
+            .unwrap();
+        assert!(end.try_recv().is_err(), "woken before the end");
+        actor
+            .apply(status(TaskState::Completed, true))
+            .await
+            .unwrap();
+        let heard = |end| tokio::time::timeout(std::time::Duration::from_secs(5), end);
+        let Ok(Ok(Ending::Task(task))) = heard(end).await else {
+            panic!("the end is heard with the task");
+        };
+        let (stored, _) = store.get(&id).await.unwrap().unwrap();
+        assert_eq!(task.status.state, TaskState::Completed);
+        assert_eq!(
+            serde_json::to_value(&*task).unwrap(),
+            serde_json::to_value(&stored).unwrap()
+        );
+
+        let replying = manager.open_new(
+            TaskId::new("r"),
+            ContextId::new("c"),
+            Message::new(crate::types::Role::User, vec![Part::text("hi")]),
+            Origin::default(),
+        );
+        let end = replying.await_end().await.unwrap();
+        replying
+            .apply(StreamEvent::Message(Message::agent_text("a direct answer")))
+            .await
+            .unwrap();
+        let Ok(Ok(Ending::Message(m))) = heard(end).await else {
+            panic!("a direct reply is heard as the reply");
+        };
+        assert_eq!(m.text(), "a direct answer");
+    }
 
     /// A store may keep a snapshot less often than every event and replay the events
     /// logged after it (`apply_event`); the replay must give the actor's own snapshot.

@@ -87,7 +87,7 @@ pub(super) enum Listening {
 
 /// Which of [`Listening`] a request asks [`Inner::start`] for. The end only is a wish: a
 /// task that another server runs, or a message sent again, is followed by its events.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 pub(super) enum Listen {
     Events,
     End,

@@ -774,31 +774,42 @@ mod tests {
     use super::super::apply::tests::chunk;
     use crate::types::Part;
 
-    /// A request waiting for the end hears nothing of the events before it, then the
-    /// task as stored once an event ends the stream; one whose client went away is
-    /// passed over. A direct reply is heard as the reply.
-    #[tokio::test]
-    async fn a_request_waiting_for_the_end_hears_only_the_end() {
-        let store = Arc::new(super::super::store::InMemoryTaskStore::new());
+    type MemoryStore = super::super::store::InMemoryTaskStore;
+
+    /// A manager on an in-memory store, and an actor for a new task `id` in context `c`.
+    fn started(id: &TaskId) -> (Arc<MemoryStore>, TaskManager, ActorHandle) {
+        let store = Arc::new(MemoryStore::new());
         let manager = TaskManager::new(
             store.clone(),
             None,
             TaskTracker::new(),
             CancellationToken::new(),
         );
-        let id = TaskId::new("t");
         let first = Message::new(crate::types::Role::User, vec![Part::text("hi")]);
         let actor = manager.open_new(id.clone(), ContextId::new("c"), first, Origin::default());
-        let status = |state, is_final| {
-            StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
-                kind: Default::default(),
-                task_id: id.clone(),
-                context_id: ContextId::new("c"),
-                status: TaskStatus::new(state),
-                is_final,
-                metadata: None,
-            })
-        };
+        (store, manager, actor)
+    }
+
+    /// A status update of task `id` in context `c`.
+    fn status_update(id: &TaskId, status: TaskStatus, is_final: bool) -> StreamEvent {
+        StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
+            kind: Default::default(),
+            task_id: id.clone(),
+            context_id: ContextId::new("c"),
+            status,
+            is_final,
+            metadata: None,
+        })
+    }
+
+    /// A request waiting for the end hears nothing of the events before it, then the
+    /// task as stored once an event ends the stream; one whose client went away is
+    /// passed over. A direct reply is heard as the reply.
+    #[tokio::test]
+    async fn a_request_waiting_for_the_end_hears_only_the_end() {
+        let id = TaskId::new("t");
+        let (store, manager, actor) = started(&id);
+        let status = |state, is_final| status_update(&id, TaskStatus::new(state), is_final);
         drop(actor.await_end().await.unwrap());
         let mut end = actor.await_end().await.unwrap();
         actor
@@ -846,25 +857,11 @@ mod tests {
     /// logged after it (`apply_event`); the replay must give the actor's own snapshot.
     #[tokio::test]
     async fn replaying_the_logged_events_gives_the_actors_snapshot() {
-        let store = Arc::new(super::super::store::InMemoryTaskStore::new());
-        let manager = TaskManager::new(
-            store.clone(),
-            None,
-            TaskTracker::new(),
-            CancellationToken::new(),
-        );
         let id = TaskId::new("t");
-        let first = Message::new(crate::types::Role::User, vec![Part::text("hi")]);
-        let actor = manager.open_new(id.clone(), ContextId::new("c"), first, Origin::default());
+        let (store, _manager, actor) = started(&id);
         let status = |state, text: &str| {
-            StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
-                kind: Default::default(),
-                task_id: id.clone(),
-                context_id: ContextId::new("c"),
-                status: TaskStatus::new(state).with_message(Message::agent_text(text)),
-                is_final: false,
-                metadata: None,
-            })
+            let status = TaskStatus::new(state).with_message(Message::agent_text(text));
+            status_update(&id, status, false)
         };
         let events = [
             status(TaskState::Working, "on it"),

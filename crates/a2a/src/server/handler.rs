@@ -7,7 +7,7 @@
 use crate::server::{
     Access, ActorHandle, Caller, CancelContext, ClusterRequest, Ending, EventSink, Forwarded,
     Inner, Origin, Placement, RequestContext, SinkError, StoreError, Subscription, TaskPage,
-    TaskQuery, Update, apply_event, check_webhook, ends_on, ends_stream,
+    TaskQuery, Until, Update, apply_event, check_webhook, ends_on, ends_stream,
 };
 use crate::types::{
     AgentCard, ContextId, Message, MessageSendParams, Metadata, PushNotificationConfig, Role,
@@ -80,17 +80,18 @@ pub(super) struct Started {
 pub(super) enum Listening {
     /// Every event.
     Events(Subscription),
-    /// Only the end (see [`Ending`]): what a blocking `message/send` waits for, without
-    /// being woken by every event before it.
-    End(tokio::sync::oneshot::Receiver<Ending>),
+    /// One event only (see [`Ending`]): what a `message/send` waits for, without being
+    /// woken by every event before it.
+    Once(tokio::sync::oneshot::Receiver<Ending>),
 }
 
-/// Which of [`Listening`] a request asks [`Inner::start`] for. The end only is a wish: a
-/// task that another server runs, or a message sent again, is followed by its events.
+/// What a request asks [`Inner::start`] for: every event, or one ([`Until`]). One is a
+/// wish: a task that another server runs, or a message sent again, is followed by its
+/// events.
 #[derive(Clone, Copy)]
 pub(super) enum Listen {
     Events,
-    End,
+    Once(Until),
 }
 
 impl Inner {
@@ -448,7 +449,9 @@ impl Inner {
         // Before the agent starts: nothing it does is missed.
         let sub = match listen {
             Listen::Events => Listening::Events(handle.subscribe().await.map_err(sink_error)?),
-            Listen::End => Listening::End(handle.await_end().await.map_err(sink_error)?),
+            Listen::Once(until) => {
+                Listening::Once(handle.await_end(until).await.map_err(sink_error)?)
+            }
         };
         let ctx = RequestContext {
             task_id: task_id.clone(),
@@ -520,22 +523,22 @@ impl Inner {
     ) -> Result<SendMessageResult, RpcError> {
         let blocking = params.blocking() && !force_non_blocking;
         let history_length = params.history_length();
-        let listen = if blocking {
-            Listen::End
+        let listen = Listen::Once(if blocking {
+            Until::End
         } else {
-            Listen::Events
-        };
+            Until::FirstEvent
+        });
         let Started { task_id, sub } = self.start(params, caller, listen).await?;
         let mut sub = match sub {
             Listening::Events(sub) => sub,
-            Listening::End(end) => {
+            Listening::Once(end) => {
                 let task = tokio::select! {
                     ending = end => match ending {
                         Ok(Ending::Task(task)) => Some(Arc::unwrap_or_clone(task)),
                         Ok(Ending::Message(m)) => return Ok(SendMessageResult::Message(*m)),
                         Ok(Ending::Error(e)) => return Err(*e),
-                        // The task's actor ended without an ending event: the task as
-                        // it was stored.
+                        // The task's actor ended before that event: the task as it
+                        // was stored.
                         Err(_) => None,
                     },
                     () = self.shutdown.cancelled() => None,

@@ -67,7 +67,7 @@ pub use store::{
     status_ms,
 };
 use stream::{ends_on, ends_stream, live_events};
-use task_manager::{ActorHandle, Ending, Origin, Subscription, TaskManager, Update};
+use task_manager::{ActorHandle, Ending, Origin, Subscription, TaskManager, Until, Update};
 pub use tls::{CertFiles, RECHECK_EVERY, TlsError};
 
 use super::jsonrpc::{IncomingRequest, RequestId, Response as RpcResponse};

@@ -30,8 +30,8 @@ use crate::types::{
 };
 
 /// How many events a slow subscriber may fall behind before it is caught up from the
-/// stored log instead. Every live task allocates this many slots up front (about 50
-/// bytes each), so it is small: lagging is cheap, memory per task is not.
+/// stored log instead. A task with subscribers allocates this many slots (about 50
+/// bytes each) at its first, so it is small: lagging is cheap, memory per task is not.
 pub(super) const BROADCAST_CAPACITY: usize = 32;
 /// Commands queued to one actor before senders wait.
 const COMMAND_CAPACITY: usize = 64;
@@ -51,12 +51,19 @@ pub(crate) enum Update {
     Error(Box<RpcError>),
 }
 
-/// What a request that waits for the task to stop (a blocking `message/send`) is told,
-/// once: it is not woken by the events before.
+/// How long a request that wants only the task (a `message/send`) waits: for the
+/// first event, or for one that ends a stream (a terminal or interrupted state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Until {
+    FirstEvent,
+    End,
+}
+
+/// What a request waiting [`Until`] an event is told, once: it is not woken by the
+/// events before.
 #[derive(Debug)]
 pub(crate) enum Ending {
-    /// An event ended the stream (a terminal or interrupted state): the task as it
-    /// stands once that event is stored.
+    /// The event came: the task as it stands once that event is stored.
     Task(Arc<Task>),
     /// The agent replied with a message and made no task.
     Message(Box<Message>),
@@ -70,7 +77,7 @@ enum Cmd {
     Apply(Box<StreamEvent>, oneshot::Sender<Result<(), SinkError>>),
     UserMessage(Box<Message>, oneshot::Sender<Result<Task, SinkError>>),
     Subscribe(oneshot::Sender<Subscription>),
-    AwaitEnd(oneshot::Sender<Ending>),
+    AwaitEnd(Until, oneshot::Sender<Ending>),
     Fail(Box<RpcError>, oneshot::Sender<()>),
 }
 
@@ -145,10 +152,10 @@ impl ActorHandle {
         self.call(Cmd::Subscribe).await
     }
 
-    /// Hears the first event from now on that ends a stream, and only that (see
-    /// [`Ending`]); nothing if the actor ends first.
-    pub async fn await_end(&self) -> Result<oneshot::Receiver<Ending>, SinkError> {
-        self.post(Cmd::AwaitEnd).await
+    /// Hears the first event from now on (or the first that ends a stream), and only
+    /// that (see [`Ending`]); nothing if the actor ends first.
+    pub async fn await_end(&self, until: Until) -> Result<oneshot::Receiver<Ending>, SinkError> {
+        self.post(|ender| Cmd::AwaitEnd(until, ender)).await
     }
 
     pub async fn fail(&self, error: RpcError) {
@@ -303,10 +310,9 @@ impl TaskManager {
             },
         );
         let state = init();
-        let (broadcast_tx, _) = broadcast::channel(BROADCAST_CAPACITY);
         let actor = Actor {
             state,
-            broadcast: broadcast_tx,
+            broadcast: None,
             enders: Vec::new(),
             store: shared.store.clone(),
             push: shared.push.clone(),
@@ -359,9 +365,11 @@ struct ActorState {
 
 struct Actor {
     state: ActorState,
-    broadcast: broadcast::Sender<Update>,
-    /// Requests waiting for the task to stop (see [`Ending`]).
-    enders: Vec<oneshot::Sender<Ending>>,
+    /// Made at the first subscriber: a task only waited on to its end (a blocking
+    /// `message/send`) announces nothing, and keeps no slots for it.
+    broadcast: Option<broadcast::Sender<Update>>,
+    /// Requests waiting for an event (see [`Ending`]).
+    enders: Vec<(Until, oneshot::Sender<Ending>)>,
     store: Arc<dyn TaskStore>,
     /// Set when the server delivers push notifications.
     push: Option<PushNotifier>,
@@ -476,16 +484,19 @@ impl Actor {
                         let _ = reply.send(Subscription {
                             snapshot: self.state.snapshot.as_deref().cloned(),
                             seq: self.state.seq,
-                            events: self.broadcast.subscribe(),
+                            events: self
+                                .broadcast
+                                .get_or_insert_with(|| broadcast::channel(BROADCAST_CAPACITY).0)
+                                .subscribe(),
                             keep: None,
                             until_terminal: false,
                         });
                     }
-                    Cmd::AwaitEnd(ender) => {
+                    Cmd::AwaitEnd(until, ender) => {
                         // Requests that stopped waiting (their clients went away) are
                         // not kept until the task next stops.
-                        self.enders.retain(|e| !e.is_closed());
-                        self.enders.push(ender);
+                        self.enders.retain(|(_, e)| !e.is_closed());
+                        self.enders.push((until, ender));
                     }
                     Cmd::Fail(error, ack) => {
                         self.fail(*error).await;
@@ -529,6 +540,14 @@ impl Actor {
         Ok(())
     }
 
+    /// Tells the task's subscribers, if it has had any (`update` is made only then). No
+    /// receivers now is fine: nobody is watching this task right now.
+    fn announce(&self, update: impl FnOnce() -> Update) {
+        if let Some(broadcast) = &self.broadcast {
+            let _ = broadcast.send(update());
+        }
+    }
+
     /// Applies one event and commits it.
     async fn apply(&mut self, event: StreamEvent) -> Result<(), SinkError> {
         let mut batch = Vec::with_capacity(2);
@@ -552,12 +571,10 @@ impl Actor {
                 if let StreamEvent::Message(m) = event {
                     // A direct reply: no task is created or stored.
                     self.state.replied = true;
-                    for ender in self.enders.drain(..) {
+                    for (_, ender) in self.enders.drain(..) {
                         let _ = ender.send(Ending::Message(Box::new(m.clone())));
                     }
-                    let _ = self
-                        .broadcast
-                        .send(Update::Event(0, Arc::new(StreamEvent::Message(m))));
+                    self.announce(|| Update::Event(0, Arc::new(StreamEvent::Message(m))));
                     return Ok(());
                 }
                 let mut task = Task::new(
@@ -629,10 +646,10 @@ impl Actor {
     async fn fail(&mut self, error: RpcError) {
         match &self.state.snapshot {
             None if !self.state.replied => {
-                for ender in self.enders.drain(..) {
+                for (_, ender) in self.enders.drain(..) {
                     let _ = ender.send(Ending::Error(Box::new(error.clone())));
                 }
-                let _ = self.broadcast.send(Update::Error(Box::new(error)));
+                self.announce(|| Update::Error(Box::new(error)));
             }
             Some(task) if !task.status.state.is_terminal() => {
                 let status = TaskStatus::new(TaskState::Failed)
@@ -711,12 +728,16 @@ impl Actor {
         self.save(&logged).await?;
         let ends = !self.enders.is_empty() && logged.iter().any(|(_, e)| ends_stream(e));
         for (seq, e) in logged {
-            // No receivers is fine: nobody is watching this task right now.
-            let _ = self.broadcast.send(Update::Event(seq, e));
+            self.announce(|| Update::Event(seq, e));
         }
-        if ends && let Some(task) = &self.state.snapshot {
-            for ender in self.enders.drain(..) {
-                let _ = ender.send(Ending::Task(task.clone()));
+        if let Some(task) = &self.state.snapshot {
+            let heard = |until: &Until| ends || *until == Until::FirstEvent;
+            for (until, ender) in std::mem::take(&mut self.enders) {
+                if heard(&until) {
+                    let _ = ender.send(Ending::Task(task.clone()));
+                } else {
+                    self.enders.push((until, ender));
+                }
             }
         }
         if state_changed
@@ -745,7 +766,6 @@ mod tests {
 
     #[test]
     fn the_actor_future_stays_small() {
-        let (broadcast, _) = broadcast::channel(1);
         let actor = Actor {
             state: ActorState {
                 task_id: TaskId::new("t"),
@@ -755,7 +775,7 @@ mod tests {
                 first_message: None,
                 replied: false,
             },
-            broadcast,
+            broadcast: Some(broadcast::channel(1).0),
             enders: Vec::new(),
             store: Arc::new(super::super::store::InMemoryTaskStore::new()),
             push: None,
@@ -803,19 +823,26 @@ mod tests {
     }
 
     /// A request waiting for the end hears nothing of the events before it, then the
-    /// task as stored once an event ends the stream; one whose client went away is
-    /// passed over. A direct reply is heard as the reply.
+    /// task as stored once an event ends the stream; one waiting for the first event
+    /// hears the task as that event left it; one whose client went away is passed
+    /// over. A direct reply is heard as the reply.
     #[tokio::test]
     async fn a_request_waiting_for_the_end_hears_only_the_end() {
         let id = TaskId::new("t");
         let (store, manager, actor) = started(&id);
         let status = |state, is_final| status_update(&id, TaskStatus::new(state), is_final);
-        drop(actor.await_end().await.unwrap());
-        let mut end = actor.await_end().await.unwrap();
+        drop(actor.await_end(Until::End).await.unwrap());
+        let mut end = actor.await_end(Until::End).await.unwrap();
+        let first = actor.await_end(Until::FirstEvent).await.unwrap();
         actor
             .apply(status(TaskState::Working, false))
             .await
             .unwrap();
+        let heard = |end| tokio::time::timeout(std::time::Duration::from_secs(5), end);
+        let Ok(Ok(Ending::Task(task))) = heard(first).await else {
+            panic!("the first event is heard with the task");
+        };
+        assert_eq!(task.status.state, TaskState::Working);
         actor
             .apply(StreamEvent::ArtifactUpdate(chunk("a", "one", true)))
             .await
@@ -825,7 +852,6 @@ mod tests {
             .apply(status(TaskState::Completed, true))
             .await
             .unwrap();
-        let heard = |end| tokio::time::timeout(std::time::Duration::from_secs(5), end);
         let Ok(Ok(Ending::Task(task))) = heard(end).await else {
             panic!("the end is heard with the task");
         };
@@ -842,7 +868,7 @@ mod tests {
             Message::new(crate::types::Role::User, vec![Part::text("hi")]),
             Origin::default(),
         );
-        let end = replying.await_end().await.unwrap();
+        let end = replying.await_end(Until::End).await.unwrap();
         replying
             .apply(StreamEvent::Message(Message::agent_text("a direct answer")))
             .await

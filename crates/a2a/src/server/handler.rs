@@ -450,7 +450,7 @@ impl Inner {
         let sub = match listen {
             Listen::Events => Listening::Events(handle.subscribe().await.map_err(sink_error)?),
             Listen::Once(until) => {
-                Listening::Once(handle.await_end(until).await.map_err(sink_error)?)
+                Listening::Once(handle.await_event(until).await.map_err(sink_error)?)
             }
         };
         let ctx = RequestContext {

@@ -77,7 +77,7 @@ enum Cmd {
     Apply(Box<StreamEvent>, oneshot::Sender<Result<(), SinkError>>),
     UserMessage(Box<Message>, oneshot::Sender<Result<Task, SinkError>>),
     Subscribe(oneshot::Sender<Subscription>),
-    AwaitEnd(Until, oneshot::Sender<Ending>),
+    AwaitEvent(Until, oneshot::Sender<Ending>),
     Fail(Box<RpcError>, oneshot::Sender<()>),
 }
 
@@ -154,8 +154,8 @@ impl ActorHandle {
 
     /// Hears the first event from now on (or the first that ends a stream), and only
     /// that (see [`Ending`]); nothing if the actor ends first.
-    pub async fn await_end(&self, until: Until) -> Result<oneshot::Receiver<Ending>, SinkError> {
-        self.post(|ender| Cmd::AwaitEnd(until, ender)).await
+    pub async fn await_event(&self, until: Until) -> Result<oneshot::Receiver<Ending>, SinkError> {
+        self.post(|waiter| Cmd::AwaitEvent(until, waiter)).await
     }
 
     pub async fn fail(&self, error: RpcError) {
@@ -313,7 +313,7 @@ impl TaskManager {
         let actor = Actor {
             state,
             broadcast: None,
-            enders: Vec::new(),
+            waiters: Vec::new(),
             store: shared.store.clone(),
             push: shared.push.clone(),
             push_queue: None,
@@ -369,7 +369,7 @@ struct Actor {
     /// `message/send`) announces nothing, and keeps no slots for it.
     broadcast: Option<broadcast::Sender<Update>>,
     /// Requests waiting for an event (see [`Ending`]).
-    enders: Vec<(Until, oneshot::Sender<Ending>)>,
+    waiters: Vec<(Until, oneshot::Sender<Ending>)>,
     store: Arc<dyn TaskStore>,
     /// Set when the server delivers push notifications.
     push: Option<PushNotifier>,
@@ -492,11 +492,11 @@ impl Actor {
                             until_terminal: false,
                         });
                     }
-                    Cmd::AwaitEnd(until, ender) => {
+                    Cmd::AwaitEvent(until, waiter) => {
                         // Requests that stopped waiting (their clients went away) are
                         // not kept until the task next stops.
-                        self.enders.retain(|(_, e)| !e.is_closed());
-                        self.enders.push((until, ender));
+                        self.waiters.retain(|(_, e)| !e.is_closed());
+                        self.waiters.push((until, waiter));
                     }
                     Cmd::Fail(error, ack) => {
                         self.fail(*error).await;
@@ -571,8 +571,8 @@ impl Actor {
                 if let StreamEvent::Message(m) = event {
                     // A direct reply: no task is created or stored.
                     self.state.replied = true;
-                    for (_, ender) in self.enders.drain(..) {
-                        let _ = ender.send(Ending::Message(Box::new(m.clone())));
+                    for (_, waiter) in self.waiters.drain(..) {
+                        let _ = waiter.send(Ending::Message(Box::new(m.clone())));
                     }
                     self.announce(|| Update::Event(0, Arc::new(StreamEvent::Message(m))));
                     return Ok(());
@@ -646,8 +646,8 @@ impl Actor {
     async fn fail(&mut self, error: RpcError) {
         match &self.state.snapshot {
             None if !self.state.replied => {
-                for (_, ender) in self.enders.drain(..) {
-                    let _ = ender.send(Ending::Error(Box::new(error.clone())));
+                for (_, waiter) in self.waiters.drain(..) {
+                    let _ = waiter.send(Ending::Error(Box::new(error.clone())));
                 }
                 self.announce(|| Update::Error(Box::new(error)));
             }
@@ -726,17 +726,17 @@ impl Actor {
             .map(|(e, seq)| (seq, Arc::new(e)))
             .collect();
         self.save(&logged).await?;
-        let ends = !self.enders.is_empty() && logged.iter().any(|(_, e)| ends_stream(e));
+        let ends = !self.waiters.is_empty() && logged.iter().any(|(_, e)| ends_stream(e));
         for (seq, e) in logged {
             self.announce(|| Update::Event(seq, e));
         }
         if let Some(task) = &self.state.snapshot {
             let heard = |until: &Until| ends || *until == Until::FirstEvent;
-            for (until, ender) in std::mem::take(&mut self.enders) {
+            for (until, waiter) in std::mem::take(&mut self.waiters) {
                 if heard(&until) {
-                    let _ = ender.send(Ending::Task(task.clone()));
+                    let _ = waiter.send(Ending::Task(task.clone()));
                 } else {
-                    self.enders.push((until, ender));
+                    self.waiters.push((until, waiter));
                 }
             }
         }
@@ -776,7 +776,7 @@ mod tests {
                 replied: false,
             },
             broadcast: Some(broadcast::channel(1).0),
-            enders: Vec::new(),
+            waiters: Vec::new(),
             store: Arc::new(super::super::store::InMemoryTaskStore::new()),
             push: None,
             push_queue: None,
@@ -831,9 +831,9 @@ mod tests {
         let id = TaskId::new("t");
         let (store, manager, actor) = started(&id);
         let status = |state, is_final| status_update(&id, TaskStatus::new(state), is_final);
-        drop(actor.await_end(Until::End).await.unwrap());
-        let mut end = actor.await_end(Until::End).await.unwrap();
-        let first = actor.await_end(Until::FirstEvent).await.unwrap();
+        drop(actor.await_event(Until::End).await.unwrap());
+        let mut end = actor.await_event(Until::End).await.unwrap();
+        let first = actor.await_event(Until::FirstEvent).await.unwrap();
         actor
             .apply(status(TaskState::Working, false))
             .await
@@ -868,7 +868,7 @@ mod tests {
             Message::new(crate::types::Role::User, vec![Part::text("hi")]),
             Origin::default(),
         );
-        let end = replying.await_end(Until::End).await.unwrap();
+        let end = replying.await_event(Until::End).await.unwrap();
         replying
             .apply(StreamEvent::Message(Message::agent_text("a direct answer")))
             .await

@@ -15,9 +15,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// Idle connections kept for the next reads; more are opened when more read at once.
-const KEPT: usize = 4;
-
 /// The longest a read here waits for SQLite's locks.
 const BUSY: Duration = Duration::from_millis(20);
 
@@ -44,7 +41,8 @@ impl Lookups {
     }
 
     /// Runs `read` on an idle connection, or a new one; the connection is kept for the
-    /// next read unless the read failed.
+    /// next read unless the read failed. Reads run on the threads that ask, one at a
+    /// time each, so no more are kept than threads have read at once.
     fn read<T>(
         &self,
         read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
@@ -55,10 +53,10 @@ impl Lookups {
             None => open(&self.path)?,
         };
         let answer = read(&conn)?;
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        if idle.len() < KEPT {
-            idle.push(conn);
-        }
+        self.idle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(conn);
         Ok(answer)
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2a::server::apply_event;
+use a2a::server::{TaskQuery, apply_event};
 use a2a::types::*;
 use a2a_orchestrator::host::detail::RunDetail;
 use orchestrator_core::engine::{Checkpoint, Record, RunEnd, RunHeader, RunState, StepState};
@@ -916,6 +916,27 @@ async fn snapshot_contract(store: Arc<dyn Store>) {
             .iter()
             .all(|(t, _)| t.id != id)
     );
+    // Ended by an event alone (SQLite keeps no snapshot of the end): listed as it
+    // ended, and pruned as finished.
+    let page = store
+        .list(&TaskQuery {
+            state: Some(TaskState::Completed),
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.total, 1);
+    assert_eq!(
+        serde_json::to_value(&page.tasks[0]).unwrap(),
+        serde_json::to_value(&live).unwrap(),
+        "listed as it ended"
+    );
+    let an_hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    assert_eq!(store.prune_finished(an_hour_ago).await.unwrap(), 0);
+    let later = std::time::SystemTime::now() + Duration::from_secs(1);
+    assert_eq!(store.prune_finished(later).await.unwrap(), 1);
+    assert!(store.get(&id).await.unwrap().is_none());
 }
 
 #[tokio::test]
@@ -1135,7 +1156,7 @@ async fn postgres_housekeeping_prunes_in_batches_and_forgets_stopped_replicas() 
 /// status time and initiator, pages that neither skip nor repeat, and a total; kept current as a
 /// task's state moves on without its snapshot being rewritten.
 async fn list_contract(store: Arc<dyn Store>) {
-    use a2a::server::{TaskPage, TaskQuery};
+    use a2a::server::TaskPage;
     let at = |secs: u32| format!("2026-03-01T10:00:{secs:02}.000Z");
     let make = |id: &str, ctx: &str, state: TaskState, secs: u32| {
         let mut t = Task::new(TaskId::new(id), ContextId::new(ctx), TaskStatus::new(state));

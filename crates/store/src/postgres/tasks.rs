@@ -12,8 +12,8 @@ use super::bulk::{Events, Snapshot};
 use super::writer::Write;
 use super::{PostgresStore, encode};
 use crate::Store;
+use crate::rows::{AtEnd, millis, snapshot_due};
 use crate::rows::{event_of, push_config_of, task_of};
-use crate::rows::{millis, snapshot_due};
 use a2a::server::{
     LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
 };
@@ -64,7 +64,7 @@ impl TaskStore for PostgresStore {
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            let due = snapshot_due(task, events);
+            let due = snapshot_due(task, events, AtEnd::Snapshot);
             let events = events
                 .iter()
                 .map(|(n, e)| Ok((*n as i64, encode(&**e)?)))

@@ -99,6 +99,13 @@ INSERT INTO run_units (run_id, step, item, checkpoint)
 DROP TABLE run_units_by_key;
 CREATE UNIQUE INDEX run_units_by_unit ON run_units (run_id, step, item);
 "#,
+    // No table changes; what a row may hold does: a finished task's row keeps an
+    // earlier snapshot, and a read replays the events after it (`AtEnd::Events`). A
+    // build before this one would read such a task as it stood before its end, so the
+    // version moves and that build refuses the file.
+    r#"
+SELECT 1;
+"#,
 ];
 
 /// SQLite's primary result codes for a file that is not a database (`SQLITE_NOTADB`)

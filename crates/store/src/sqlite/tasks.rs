@@ -1,11 +1,12 @@
 //! Tasks, their numbered event logs, the messageId index and push configs: the
 //! protocol's [`TaskStore`] on SQLite. Snapshots are kept now and then, not at every
-//! event; a read replays the events after the stored snapshot.
+//! event and not at a task's end ([`AtEnd::Events`]); a read replays the events after
+//! the stored snapshot, a finished task's too.
 
 use super::writer::{Listed, Write};
 use super::{SqliteStore, WriteError, encode};
 use crate::Store;
-use crate::rows::snapshot_due;
+use crate::rows::{AtEnd, snapshot_due};
 use a2a::server::{
     LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
 };
@@ -31,24 +32,17 @@ impl TaskStore for SqliteStore {
     fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
         let id = id.clone();
         Box::pin(async move {
-            let row = sqlx::query(
-                "SELECT snapshot, seq, terminal, initiator, tenant FROM tasks WHERE id = ?1",
-            )
-            .bind(id.as_str())
-            .fetch_optional(&self.reads)
-            .await
-            .map_err(read_error)?;
+            let row =
+                sqlx::query("SELECT snapshot, seq, initiator, tenant FROM tasks WHERE id = ?1")
+                    .bind(id.as_str())
+                    .fetch_optional(&self.reads)
+                    .await
+                    .map_err(read_error)?;
             let Some(row) = row else { return Ok(None) };
             let snapshot: String = row.get(0);
             let seq: i64 = row.get(1);
-            let terminal: bool = row.get(2);
-            let task = parse_task(&snapshot, row.get(3), row.get(4))?;
-            Ok(Some(if terminal {
-                // Stored with the event that ended it: nothing follows.
-                (task, seq as u64)
-            } else {
-                self.caught_up(task, seq as u64).await?
-            }))
+            let task = parse_task(&snapshot, row.get(2), row.get(3))?;
+            Ok(Some(self.caught_up(task, seq as u64).await?))
         })
     }
 
@@ -62,7 +56,7 @@ impl TaskStore for SqliteStore {
                 && events
                     .iter()
                     .all(|(_, e)| matches!(**e, StreamEvent::ArtifactUpdate(_)));
-            let snapshot = snapshot_due(task, events)
+            let snapshot = snapshot_due(task, events, AtEnd::Events)
                 .then(|| encode(task))
                 .transpose()?;
             let events = events
@@ -224,7 +218,7 @@ impl TaskStore for SqliteStore {
                 .map(|a| (a.status_ms, a.id.to_string()))
                 .unzip();
             let rows = sqlx::query(&format!(
-                "SELECT snapshot, seq, terminal, status_ms, id, initiator, tenant FROM tasks WHERE {FILTERS}
+                "SELECT snapshot, seq, status_ms, id, initiator, tenant FROM tasks WHERE {FILTERS}
                  AND (?4 IS NULL OR (status_ms, id) < (?4, ?5))
                  ORDER BY status_ms DESC, id DESC LIMIT ?6"
             ))
@@ -258,18 +252,13 @@ impl TaskStore for SqliteStore {
             let mut last = None;
             for row in rows.into_iter().take(query.limit) {
                 last = Some(TaskCursor {
-                    status_ms: row.get(3),
-                    id: TaskId::new(row.get::<String, _>(4)),
+                    status_ms: row.get(2),
+                    id: TaskId::new(row.get::<String, _>(3)),
                 });
                 let snapshot: String = row.get(0);
                 let seq: i64 = row.get(1);
-                let terminal: bool = row.get(2);
-                let task = parse_task(&snapshot, row.get(5), row.get(6))?;
-                tasks.push(if terminal {
-                    task
-                } else {
-                    self.caught_up(task, seq as u64).await?.0
-                });
+                let task = parse_task(&snapshot, row.get(4), row.get(5))?;
+                tasks.push(self.caught_up(task, seq as u64).await?.0);
             }
             Ok(TaskPage {
                 next: last.filter(|_| more),

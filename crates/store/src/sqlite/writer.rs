@@ -57,7 +57,7 @@ pub(super) struct Listed {
 pub(super) enum Write {
     Commit {
         id: String,
-        /// None: only the events are stored (see `snapshot_due`).
+        /// None: only the events are stored (see `snapshot_due`), the task's end too.
         snapshot: Option<String>,
         seq: i64,
         terminal: bool,
@@ -367,7 +367,14 @@ fn apply(tx: &Transaction<'_>, w: &Write, now: i64) -> rusqlite::Result<u64> {
                     ])?;
                 }
                 // Only the events: the snapshot stays, the columns ListTasks reads
-                // follow the task.
+                // follow the task; and at its end, what pruning and a restart read.
+                None if *terminal => {
+                    tx.prepare_cached(
+                        "UPDATE tasks SET state = ?2, status_ms = ?3, terminal = 1, updated_at = ?4
+                         WHERE id = ?1",
+                    )?
+                    .execute(params![id, listed.state, listed.status_ms, now])?;
+                }
                 None if *moved => {
                     tx.prepare_cached("UPDATE tasks SET state = ?2, status_ms = ?3 WHERE id = ?1")?
                         .execute(params![id, listed.state, listed.status_ms])?;

@@ -101,12 +101,11 @@ impl TaskStore for SqliteStore {
             .fetch_all(&self.reads)
             .await
             .map_err(read_error)?;
-            rows.into_iter()
-                .map(|r| {
-                    let text: &str = r.get(1);
-                    event_of(r.get(0), text)
-                })
-                .collect()
+            let mut events = Vec::with_capacity(rows.len());
+            for r in &rows {
+                logged_events(r.get(0), r.get(1), after, &mut events)?;
+            }
+            Ok(events)
         })
     }
 
@@ -267,6 +266,34 @@ impl TaskStore for SqliteStore {
             })
         })
     }
+}
+
+/// The events of one logged row (the writer's `logged_row`) numbered after `after`,
+/// added to `into`.
+fn logged_events(
+    seq: i64,
+    text: &str,
+    after: u64,
+    into: &mut Vec<LoggedEvent>,
+) -> Result<(), StoreError> {
+    let events = logged_texts(seq, text).map_err(|e| StoreError::unreadable("event", e))?;
+    for (n, event) in events {
+        if n > after as i64 {
+            into.push(event_of(n, event)?);
+        }
+    }
+    Ok(())
+}
+
+/// One logged row's events' JSON with their numbers: the row is one event numbered
+/// `seq`, or an array of events numbered one after another up to `seq`.
+pub(super) fn logged_texts(seq: i64, text: &str) -> Result<Vec<(i64, &str)>, serde_json::Error> {
+    if !text.starts_with('[') {
+        return Ok(vec![(seq, text)]);
+    }
+    let events: Vec<&serde_json::value::RawValue> = serde_json::from_str(text)?;
+    let first = seq - events.len() as i64 + 1;
+    Ok((first..).zip(events.into_iter().map(|e| e.get())).collect())
 }
 
 /// A failed read: the database's error, kept.

@@ -13,6 +13,7 @@ use crate::rows::millis;
 use rusqlite::{Connection, ToSql, Transaction, params};
 use sqlx::Connection as _;
 use sqlx::sqlite::SqliteConnection;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -250,11 +251,12 @@ pub(super) async fn checkpointer(
 /// Applies a batch in one transaction, each write in the order it was queued; the rows
 /// each write affected.
 ///
-/// Two shortcuts keep the statements a batch runs few, the final state the same: a
-/// unit's checkpoint that a later one in the batch replaces (a step's `Sent`, then its
-/// `Done`) is not written, and the tasks' events are inserted together, many rows a
-/// statement, after the batch's other writes (a task's commits each wait for the one
-/// before, so no write in the batch reads another's events).
+/// Shortcuts keep the statements a batch runs few, the final state the same: a unit's
+/// checkpoint that a later one in the batch replaces (a step's `Sent`, then its `Done`)
+/// is not written; a commit's events are one row (see [`logged_row`]); and the tasks'
+/// events are inserted together, many rows a statement, after the batch's other writes
+/// (a task's commits each wait for the one before, so no write in the batch reads
+/// another's events).
 fn apply_batch(conn: &mut Connection, ops: &[Op]) -> Result<Vec<u64>, WriteError> {
     let tx = conn.transaction()?;
     let now = now_ms();
@@ -277,10 +279,7 @@ fn apply_batch(conn: &mut Connection, ops: &[Op]) -> Result<Vec<u64>, WriteError
             Write::Commit {
                 id, events: more, ..
             } => {
-                events.extend(
-                    more.iter()
-                        .map(|(seq, event)| (id.as_str(), *seq, event.as_str())),
-                );
+                events.extend(logged_row(more).map(|(seq, event)| (id.as_str(), seq, event)));
                 apply(&tx, &op.write, now)?
             }
             write => apply(&tx, write, now)?,
@@ -291,12 +290,46 @@ fn apply_batch(conn: &mut Connection, ops: &[Op]) -> Result<Vec<u64>, WriteError
     Ok(rows)
 }
 
+/// A commit's events as the row (or rows) that log them: one event as its JSON; several
+/// numbered one after another as one row, a JSON array of them numbered by the last
+/// (read back by [`super::tasks::logged_events`]). A row and an index entry an event
+/// was most of what the events' table and index grew by, a diamond run's 16 events in
+/// about 5 commits. Events not numbered one after another (never, from the server)
+/// are a row each.
+fn logged_row(events: &[(i64, String)]) -> Box<dyn Iterator<Item = (i64, Cow<'_, str>)> + '_> {
+    let consecutive = events.windows(2).all(|w| w[1].0 == w[0].0 + 1);
+    match events {
+        [_, _, ..] if consecutive => {
+            let bytes = events.iter().map(|(_, e)| e.len() + 1).sum::<usize>() + 1;
+            let mut row = String::with_capacity(bytes);
+            row.push('[');
+            for (i, (_, event)) in events.iter().enumerate() {
+                if i > 0 {
+                    row.push(',');
+                }
+                row.push_str(event);
+            }
+            row.push(']');
+            let last = events[events.len() - 1].0;
+            Box::new(std::iter::once((last, Cow::Owned(row))))
+        }
+        _ => Box::new(
+            events
+                .iter()
+                .map(|(seq, e)| (*seq, Cow::Borrowed(e.as_str()))),
+        ),
+    }
+}
+
 /// Rows in each of the multi-row event inserts, largest first: a batch's events go in
 /// as few statements as these make, each kept prepared.
 const EVENT_ROWS: [usize; 3] = [32, 8, 1];
 
-/// Inserts tasks' events, as (task, number, JSON).
-fn insert_events(tx: &Transaction<'_>, events: &[(&str, i64, &str)]) -> rusqlite::Result<()> {
+/// Inserts tasks' logged rows, as (task, number, JSON).
+fn insert_events(
+    tx: &Transaction<'_>,
+    events: &[(&str, i64, Cow<'_, str>)],
+) -> rusqlite::Result<()> {
     let mut rest = events;
     for n in EVENT_ROWS {
         if rest.len() < n {
@@ -310,7 +343,7 @@ fn insert_events(tx: &Transaction<'_>, events: &[(&str, i64, &str)]) -> rusqlite
             let (chunk, after) = rest.split_at(n);
             let params = chunk
                 .iter()
-                .flat_map(|(id, seq, event)| [id as &dyn ToSql, seq, event]);
+                .flat_map(|(id, seq, event)| [id as &dyn ToSql, seq, event as &dyn ToSql]);
             insert.execute(rusqlite::params_from_iter(params))?;
             rest = after;
         }
@@ -502,9 +535,9 @@ mod tests {
         })
     }
 
-    /// A batch's events go in many rows a statement, every one of them in its task's
-    /// order whatever the chunks; a unit's checkpoint written twice in a batch is the
-    /// later one.
+    /// A batch's events go in many rows a statement, a commit's events one row, every
+    /// one of them in its task's order whatever the chunks; a unit's checkpoint written
+    /// twice in a batch is the later one.
     #[tokio::test]
     async fn a_batch_stores_every_event_and_the_last_checkpoint_of_a_unit() {
         let dir = std::env::temp_dir().join(format!("a2a-batch-{}", std::process::id()));
@@ -516,23 +549,32 @@ mod tests {
             .closed()
             .await;
         let mut conn = open(&path, 1 << 20).expect("the writer's connection");
-        // 41 events: chunks of 32, 8 and 1.
-        let ops = vec![
+        // A commit of many events and commits of one: 44 rows, inserted in chunks of
+        // 32, 8 and 1.
+        let mut ops = vec![
             unit("sent"),
             commit("a", true, 1..=20),
             commit("b", true, 1..=3),
             unit("done"),
             commit("b", false, 4..=21),
         ];
+        ops.extend((1..=41).map(|n| commit("c", n == 1, n..=n)));
         let rows = apply_batch(&mut conn, &ops).expect("the batch commits");
-        assert_eq!(rows, vec![1; 5]);
-        let events = |task: &str| -> Vec<(i64, String)> {
+        assert_eq!(rows, vec![1; 46]);
+        let rows = |task: &str| -> Vec<(i64, String)> {
             conn.prepare("SELECT seq, event FROM task_events WHERE task_id = ?1 ORDER BY seq")
                 .unwrap()
                 .query_map([task], |r| Ok((r.get(0)?, r.get(1)?)))
                 .unwrap()
                 .collect::<Result<_, _>>()
                 .unwrap()
+        };
+        let events = |task: &str| -> Vec<(i64, String)> {
+            rows(task)
+                .iter()
+                .flat_map(|(seq, text)| super::super::tasks::logged_texts(*seq, text).unwrap())
+                .map(|(seq, text)| (seq, text.to_owned()))
+                .collect()
         };
         let expected = |n: i64| {
             (1..=n)
@@ -541,6 +583,12 @@ mod tests {
         };
         assert_eq!(events("a"), expected(20));
         assert_eq!(events("b"), expected(21));
+        assert_eq!(events("c"), expected(41));
+        // A commit's events are one row, numbered by its last.
+        let numbers = |task: &str| rows(task).iter().map(|(n, _)| *n).collect::<Vec<_>>();
+        assert_eq!(numbers("a"), [20]);
+        assert_eq!(numbers("b"), [3, 21]);
+        assert_eq!(numbers("c"), (1..=41).collect::<Vec<_>>());
         let checkpoint: String = conn
             .query_row(
                 "SELECT checkpoint FROM run_units WHERE run_id = 'r'",

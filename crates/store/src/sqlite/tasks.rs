@@ -205,47 +205,39 @@ impl TaskStore for SqliteStore {
     fn list(&self, query: &TaskQuery) -> BoxFuture<'_, Result<TaskPage, StoreError>> {
         let query = query.clone();
         Box::pin(async move {
-            // The filters, the same for the page and the count; an absent one is NULL.
             let context = query.context_id.as_ref().map(|c| c.to_string());
             let state = query.state.map(|s| s.as_str());
-            const FILTERS: &str = "(?1 IS NULL OR context_id = ?1) AND (?2 IS NULL OR state = ?2)
-                AND (?3 IS NULL OR status_ms >= ?3) AND (?7 IS NULL OR initiator = ?7)
-                AND tenant IS ?8";
             let (after_ms, after_id) = query
                 .after
                 .as_ref()
                 .map(|a| (a.status_ms, a.id.to_string()))
                 .unzip();
-            let rows = sqlx::query(&format!(
-                "SELECT snapshot, seq, status_ms, id, initiator, tenant FROM tasks WHERE {FILTERS}
-                 AND (?4 IS NULL OR (status_ms, id) < (?4, ?5))
-                 ORDER BY status_ms DESC, id DESC LIMIT ?6"
-            ))
-            .bind(&context)
-            .bind(state)
-            .bind(query.changed_since_ms)
-            .bind(after_ms)
-            .bind(&after_id)
-            .bind(query.limit as i64 + 1)
-            .bind(&query.initiator)
-            .bind(&query.tenant)
-            .fetch_all(&self.reads)
-            .await
-            .map_err(read_error)?;
-            let total: i64 =
-                sqlx::query_scalar(&format!("SELECT count(*) FROM tasks WHERE {FILTERS}"))
-                    .bind(&context)
-                    .bind(state)
-                    .bind(query.changed_since_ms)
-                    // ?4 to ?6 are the page's, not in this query.
-                    .bind(None::<i64>)
-                    .bind(None::<String>)
-                    .bind(None::<i64>)
-                    .bind(&query.initiator)
-                    .bind(&query.tenant)
-                    .fetch_one(&self.reads)
-                    .await
-                    .map_err(read_error)?;
+            // Every parameter is bound, those of absent filters too: the statements name
+            // only the present ones (see `list_sql`).
+            let rows = sqlx::query(&list_sql(&query, Listing::Page))
+                .bind(&context)
+                .bind(state)
+                .bind(query.changed_since_ms)
+                .bind(after_ms)
+                .bind(&after_id)
+                .bind(query.limit as i64 + 1)
+                .bind(&query.initiator)
+                .bind(&query.tenant)
+                .fetch_all(&self.reads)
+                .await
+                .map_err(read_error)?;
+            let total: i64 = sqlx::query_scalar(&list_sql(&query, Listing::Count))
+                .bind(&context)
+                .bind(state)
+                .bind(query.changed_since_ms)
+                .bind(after_ms)
+                .bind(&after_id)
+                .bind(query.limit as i64 + 1)
+                .bind(&query.initiator)
+                .bind(&query.tenant)
+                .fetch_one(&self.reads)
+                .await
+                .map_err(read_error)?;
             let more = rows.len() > query.limit;
             let mut tasks = Vec::with_capacity(rows.len().min(query.limit));
             let mut last = None;
@@ -265,6 +257,49 @@ impl TaskStore for SqliteStore {
                 total: total as usize,
             })
         })
+    }
+}
+
+/// What a ListTasks statement reads: a page of tasks, or how many match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Listing {
+    Page,
+    Count,
+}
+
+/// ListTasks' statement, naming only the filters `query` has: parameters ?1 context,
+/// ?2 state, ?3 changed since, ?4 and ?5 the cursor, ?6 the page's rows, ?7 initiator,
+/// ?8 tenant. A filter written `(?1 IS NULL OR context_id = ?1)` read the same rows,
+/// but SQLite plans a statement before its parameters are known, and with it walked
+/// the status-time index over every task for any filter: a principal's or a context's
+/// page among many others' tasks now comes from its own index (`tasks_by_initiator_time`,
+/// `tasks_by_context_time`), and so does its count.
+fn list_sql(query: &TaskQuery, listing: Listing) -> String {
+    let mut filters = vec!["tenant IS ?8"];
+    if query.context_id.is_some() {
+        filters.push("context_id = ?1");
+    }
+    if query.state.is_some() {
+        filters.push("state = ?2");
+    }
+    if query.changed_since_ms.is_some() {
+        filters.push("status_ms >= ?3");
+    }
+    if query.initiator.is_some() {
+        filters.push("initiator = ?7");
+    }
+    match listing {
+        Listing::Count => format!("SELECT count(*) FROM tasks WHERE {}", filters.join(" AND ")),
+        Listing::Page => {
+            if query.after.is_some() {
+                filters.push("(status_ms, id) < (?4, ?5)");
+            }
+            format!(
+                "SELECT snapshot, seq, status_ms, id, initiator, tenant FROM tasks WHERE {}
+                 ORDER BY status_ms DESC, id DESC LIMIT ?6",
+                filters.join(" AND ")
+            )
+        }
     }
 }
 
@@ -307,6 +342,62 @@ mod tests {
     use a2a::types::{ContextId, TaskState, TaskStatus};
     use sqlx::Connection;
     use sqlx::sqlite::SqliteConnection;
+
+    /// ListTasks by principal or by context reads its own index, for the page and the
+    /// count; without a filter, the status-time index (SQLite's plan, asked with
+    /// `EXPLAIN QUERY PLAN` over the statements the store runs).
+    #[tokio::test]
+    async fn a_filtered_list_reads_its_own_index() {
+        let dir = std::env::temp_dir().join(format!("a2a-list-plan-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("t.db");
+        SqliteStore::open(&path)
+            .await
+            .expect("a fresh store opens")
+            .closed()
+            .await;
+        let conn = rusqlite::Connection::open(&path).expect("a connection");
+        let plan = |sql: String| -> String {
+            let mut statement = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            let nulls = vec![rusqlite::types::Null; statement.parameter_count()];
+            let details = statement
+                .query_map(rusqlite::params_from_iter(nulls), |r| r.get::<_, String>(3))
+                .unwrap()
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap();
+            details.join("; ")
+        };
+        let by = |f: &dyn Fn(&mut TaskQuery)| {
+            let mut q = TaskQuery {
+                limit: 10,
+                ..Default::default()
+            };
+            f(&mut q);
+            q
+        };
+        let mine = by(&|q| q.initiator = Some("token:alice".into()));
+        let context = by(&|q| q.context_id = Some(ContextId::new("c1")));
+        let next = by(&|q| {
+            q.initiator = Some("token:alice".into());
+            q.after = Some(TaskCursor {
+                status_ms: 5,
+                id: TaskId::new("t"),
+            });
+        });
+        for (query, index) in [
+            (&mine, "tasks_by_initiator_time"),
+            (&next, "tasks_by_initiator_time"),
+            (&context, "tasks_by_context_time"),
+        ] {
+            for listing in [Listing::Page, Listing::Count] {
+                let plan = plan(list_sql(query, listing));
+                assert!(plan.contains(index), "{listing:?} of {query:?}: {plan}");
+            }
+        }
+        let all = plan(list_sql(&by(&|_| {}), Listing::Page));
+        assert!(all.contains("tasks_by_status_time"), "{all}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     /// A row that no longer decodes is reported as unreadable, with serde's error as the
     /// cause, not as a database failure or an empty answer.

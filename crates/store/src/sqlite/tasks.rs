@@ -10,20 +10,59 @@ use crate::rows::{AtEnd, snapshot_due};
 use a2a::server::{
     LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
 };
-use a2a::types::{PushNotificationConfig, StreamEvent, Task, TaskId};
+use a2a::types::{
+    ContextId, PushNotificationConfig, StreamEvent, Task, TaskId, TaskState, TaskStatus,
+};
 use futures::future::BoxFuture;
 use sqlx::Row;
 use std::time::SystemTime;
 
 impl SqliteStore {
-    /// A stored snapshot brought up to date: the events logged after it, replayed.
-    async fn caught_up(&self, mut task: Task, mut seq: u64) -> Result<(Task, u64), StoreError> {
-        for (n, event) in self.events_after(&task.id, seq).await? {
+    /// A task as stored, brought up to date: its snapshot with the events logged after
+    /// it replayed, or — with no snapshot (see [`from_log`]) — the log replayed from its
+    /// first event, the whole task. Who started it and its tenant are columns of their
+    /// own (never on the wire, so never in an event).
+    async fn caught_up(
+        &self,
+        id: &str,
+        snapshot: &str,
+        seq: i64,
+        initiator: Option<String>,
+        tenant: Option<String>,
+    ) -> Result<(Task, u64), StoreError> {
+        let id = TaskId::new(id);
+        let mut task = if snapshot.is_empty() {
+            Task::new(
+                id.clone(),
+                ContextId::new(""),
+                TaskStatus::new(TaskState::Submitted),
+            )
+        } else {
+            parse_task(snapshot, None, None)?
+        };
+        let mut seq = seq as u64;
+        let events = self.events_after(&id, seq).await?;
+        if snapshot.is_empty() && !from_log(&events) {
+            return Err(StoreError::unreadable(
+                "task",
+                std::io::Error::other("it has no snapshot, and its log does not begin with it"),
+            ));
+        }
+        for (n, event) in events {
             apply_event(&mut task, &event);
             seq = n;
         }
+        task.initiator = initiator;
+        task.tenant = tenant;
         Ok((task, seq))
     }
+}
+
+/// Whether a commit's snapshot is left to the log: a task's first commit, whose first
+/// event is the whole task, is stored with an empty snapshot numbered 0 — replaying the
+/// commit's events rebuilds it, and the same bytes are not written twice.
+fn from_log(events: &[LoggedEvent]) -> bool {
+    matches!(events.first(), Some((1, e)) if matches!(**e, StreamEvent::Task(_)))
 }
 
 use crate::rows::{event_of, push_config_of, task_of as parse_task};
@@ -40,9 +79,10 @@ impl TaskStore for SqliteStore {
                     .map_err(read_error)?;
             let Some(row) = row else { return Ok(None) };
             let snapshot: String = row.get(0);
-            let seq: i64 = row.get(1);
-            let task = parse_task(&snapshot, row.get(2), row.get(3))?;
-            Ok(Some(self.caught_up(task, seq as u64).await?))
+            Ok(Some(
+                self.caught_up(id.as_str(), &snapshot, row.get(1), row.get(2), row.get(3))
+                    .await?,
+            ))
         })
     }
 
@@ -56,15 +96,26 @@ impl TaskStore for SqliteStore {
                 && events
                     .iter()
                     .all(|(_, e)| matches!(**e, StreamEvent::ArtifactUpdate(_)));
+            let left_to_log = from_log(events);
             let snapshot = snapshot_due(task, events, AtEnd::Events)
-                .then(|| encode(task))
+                .then(|| {
+                    if left_to_log {
+                        Ok(String::new())
+                    } else {
+                        encode(task)
+                    }
+                })
                 .transpose()?;
             let events = events
                 .iter()
                 .map(|(seq, e)| Ok((*seq as i64, encode(&**e)?)))
                 .collect::<Result<Vec<_>, WriteError>>()?;
-            // Without a new event, `apply` gives the snapshot the task's last stored number.
-            let seq = events.last().map_or(0, |(s, _)| *s);
+            // Without a new event, `apply` gives the snapshot the task's last stored
+            // number; left to the log, the snapshot is numbered 0 (before every event).
+            let seq = match events.last() {
+                Some(_) if left_to_log => 0,
+                last => last.map_or(0, |(s, _)| *s),
+            };
             self.write(Write::Commit {
                 id: task.id.to_string(),
                 snapshot,
@@ -132,7 +183,7 @@ impl TaskStore for SqliteStore {
     fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
         Box::pin(async move {
             let rows = sqlx::query(
-                "SELECT snapshot, seq, initiator, tenant FROM tasks WHERE terminal = 0",
+                "SELECT snapshot, seq, initiator, tenant, id FROM tasks WHERE terminal = 0",
             )
             .fetch_all(&self.reads)
             .await
@@ -140,9 +191,9 @@ impl TaskStore for SqliteStore {
             let mut tasks = Vec::with_capacity(rows.len());
             for r in rows {
                 let snapshot: String = r.get(0);
-                let seq: i64 = r.get(1);
+                let id: String = r.get(4);
                 tasks.push(
-                    self.caught_up(parse_task(&snapshot, r.get(2), r.get(3))?, seq as u64)
+                    self.caught_up(&id, &snapshot, r.get(1), r.get(2), r.get(3))
                         .await?,
                 );
             }
@@ -247,9 +298,11 @@ impl TaskStore for SqliteStore {
                     id: TaskId::new(row.get::<String, _>(3)),
                 });
                 let snapshot: String = row.get(0);
-                let seq: i64 = row.get(1);
-                let task = parse_task(&snapshot, row.get(4), row.get(5))?;
-                tasks.push(self.caught_up(task, seq as u64).await?.0);
+                let id: String = row.get(3);
+                let (task, _) = self
+                    .caught_up(&id, &snapshot, row.get(1), row.get(4), row.get(5))
+                    .await?;
+                tasks.push(task);
             }
             Ok(TaskPage {
                 next: last.filter(|_| more),
@@ -339,7 +392,6 @@ fn read_error(e: sqlx::Error) -> StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use a2a::types::{ContextId, TaskState, TaskStatus};
     use sqlx::Connection;
     use sqlx::sqlite::SqliteConnection;
 
@@ -423,6 +475,28 @@ mod tests {
         let e = store.get(&TaskId::new("t")).await.unwrap_err();
         assert!(
             matches!(&e, StoreError::Unreadable { what: "task", cause } if cause.is::<serde_json::Error>()),
+            "{e:?}"
+        );
+        // A task whose first commit left its snapshot to the log, and whose log has lost
+        // its first event: unreadable, said so, not a blank task.
+        let first = Task::new(
+            TaskId::new("u"),
+            ContextId::new("c"),
+            TaskStatus::new(TaskState::Submitted),
+        );
+        let event = std::sync::Arc::new(StreamEvent::Task(first.clone()));
+        store.commit(&first, &[(1, event)]).await.expect("stored");
+        assert_eq!(
+            store.get(&first.id).await.unwrap().unwrap().0.context_id,
+            first.context_id
+        );
+        sqlx::query("DELETE FROM task_events WHERE task_id = 'u'")
+            .execute(&mut conn)
+            .await
+            .expect("the log is damaged");
+        let e = store.get(&first.id).await.unwrap_err();
+        assert!(
+            matches!(&e, StoreError::Unreadable { what: "task", .. }),
             "{e:?}"
         );
         let _ = std::fs::remove_dir_all(&dir);

@@ -265,30 +265,30 @@ impl TaskStore for SqliteStore {
                 .unzip();
             // Every parameter is bound, those of absent filters too: the statements name
             // only the present ones (see `list_sql`).
-            let rows = sqlx::query(&list_sql(&query, Listing::Page))
-                .bind(&context)
-                .bind(state)
-                .bind(query.changed_since_ms)
-                .bind(after_ms)
-                .bind(&after_id)
-                .bind(query.limit as i64 + 1)
-                .bind(&query.initiator)
-                .bind(&query.tenant)
+            let bound = |sql| {
+                sqlx::query(sql)
+                    .bind(context.clone())
+                    .bind(state)
+                    .bind(query.changed_since_ms)
+                    .bind(after_ms)
+                    .bind(after_id.clone())
+                    .bind(query.limit as i64 + 1)
+                    .bind(query.initiator.clone())
+                    .bind(query.tenant.clone())
+            };
+            let (page, count) = (
+                list_sql(&query, Listing::Page),
+                list_sql(&query, Listing::Count),
+            );
+            let rows = bound(&page)
                 .fetch_all(&self.reads)
                 .await
                 .map_err(read_error)?;
-            let total: i64 = sqlx::query_scalar(&list_sql(&query, Listing::Count))
-                .bind(&context)
-                .bind(state)
-                .bind(query.changed_since_ms)
-                .bind(after_ms)
-                .bind(&after_id)
-                .bind(query.limit as i64 + 1)
-                .bind(&query.initiator)
-                .bind(&query.tenant)
+            let total: i64 = bound(&count)
                 .fetch_one(&self.reads)
                 .await
-                .map_err(read_error)?;
+                .map_err(read_error)?
+                .get(0);
             let more = rows.len() > query.limit;
             let mut tasks = Vec::with_capacity(rows.len().min(query.limit));
             let mut last = None;

@@ -132,7 +132,7 @@ pub async fn drive(
                     // left to others. (A new message's first snapshot may still show
                     // the question it answers, so only a subscription stops here.)
                     let shown = last.as_ref().is_some_and(|s| {
-                        let (prompt, step, _) = question(s.message.as_ref());
+                        let (prompt, step, _) = question(s.message.as_deref());
                         awaiting.as_ref() == Some(&(step, prompt))
                     });
                     if watching && interrupted && !shown {
@@ -195,7 +195,7 @@ pub async fn drive(
         match status.state {
             TaskState::InputRequired | TaskState::AuthRequired => {
                 let task_id = task_id.context("input-required without a task id")?;
-                let (prompt, step, item) = question(status.message.as_ref());
+                let (prompt, step, item) = question(status.message.as_deref());
                 // An automatic answer the task did not take would be given forever.
                 if asker.unattended(step.as_deref())
                     && repeated.as_ref() == Some(&(step.clone(), prompt.clone()))

@@ -268,7 +268,7 @@ async fn show(client: &A2aClient, id: &str, json: bool) -> anyhow::Result<ExitCo
             task.status.state.as_str(),
             task.status
                 .message
-                .as_ref()
+                .as_deref()
                 .map(Message::text)
                 .unwrap_or_default()
         );
@@ -492,7 +492,7 @@ async fn answer(
     let said = task
         .status
         .message
-        .as_ref()
+        .as_deref()
         .map(Message::text)
         .unwrap_or_default();
     say!("run {} {}: {said}", task.id, task.status.state.as_str())?;

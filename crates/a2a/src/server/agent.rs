@@ -326,7 +326,7 @@ impl EventSink {
     ) -> TaskStatusUpdateEvent {
         let status = TaskStatus {
             state,
-            message: message.map(|m| self.own(m)),
+            message: message.map(|m| Box::new(self.own(m))),
             timestamp: Some(timestamp),
         };
         TaskStatusUpdateEvent {

@@ -55,7 +55,7 @@ pub(super) fn normalize_status(e: &mut TaskStatusUpdateEvent) {
 /// terminal update's metadata keys replace the task's keys of the same name.
 fn apply_status(task: &mut Task, e: &TaskStatusUpdateEvent) {
     if let Some(previous) = task.status.message.take() {
-        task.history.push(previous);
+        task.history.push(*previous);
     }
     task.status = e.status.clone();
     if let Some(meta) = e.metadata.as_ref().filter(|_| e.status.state.is_terminal()) {
@@ -153,7 +153,7 @@ pub(super) mod tests {
             context_id: ContextId::new("c"),
             status: TaskStatus {
                 state: TaskState::InputRequired,
-                message: Some(Message::agent_text("which?")),
+                message: Some(Box::new(Message::agent_text("which?"))),
                 timestamp: None,
             },
             is_final: false,

@@ -508,7 +508,7 @@ fn approx_bytes(task: &Task, log: &[LoggedEvent]) -> usize {
                 .iter()
                 .map(|a| 96 + parts(&a.parts) + meta(&a.metadata))
                 .sum::<usize>()
-            + t.status.message.as_ref().map_or(0, message)
+            + t.status.message.as_deref().map_or(0, message)
             + meta(&t.metadata)
     }
     of_task(task)
@@ -519,7 +519,7 @@ fn approx_bytes(task: &Task, log: &[LoggedEvent]) -> usize {
                     StreamEvent::Task(t) => of_task(t),
                     StreamEvent::Message(m) => message(m),
                     StreamEvent::StatusUpdate(u) => {
-                        128 + u.status.message.as_ref().map_or(0, message) + meta(&u.metadata)
+                        128 + u.status.message.as_deref().map_or(0, message) + meta(&u.metadata)
                     }
                     StreamEvent::ArtifactUpdate(u) => {
                         128 + parts(&u.artifact.parts) + meta(&u.metadata)
@@ -700,7 +700,7 @@ mod tests {
             context_id: ContextId::new("c"),
             status: TaskStatus {
                 state: TaskState::InputRequired,
-                message: Some(Message::agent_text("which?")),
+                message: Some(Box::new(Message::agent_text("which?"))),
                 timestamp: Some("2026-11-26T10:00:00Z".into()),
             },
             is_final: true,

@@ -634,7 +634,7 @@ impl Actor {
             return Err(SinkError::Terminal(task.id.clone(), task.status.state));
         }
         if let Some(previous) = task.status.message.take() {
-            task.history.push(previous);
+            task.history.push(*previous);
         }
         task.history.push(message);
         keep_history(task);

@@ -1,33 +1,50 @@
 //! Newtypes for the protocol's identifiers, so a task id is never passed where a context
 //! id belongs. All are opaque strings on the wire.
+//!
+//! Each holds its text in an `Arc<str>`: an id is copied far more often than it is
+//! made (into every event of its task, every index of a store, every snapshot), and a
+//! copy is then a count raised rather than an allocation, a copy of the text and a free.
 
 use std::fmt;
+use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 macro_rules! string_id {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[serde(transparent)]
-        pub struct $name(String);
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(Arc<str>);
+
+        /// The empty id: what a wire form that leaves the field out reads as.
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new("")
+            }
+        }
 
         impl $name {
             /// Wraps an existing identifier.
-            pub fn new(id: impl Into<String>) -> Self {
-                Self(id.into())
+            pub fn new(id: impl AsRef<str>) -> Self {
+                Self(Arc::from(id.as_ref()))
             }
 
             /// A fresh identifier: a UUID v7, random but for its leading timestamp, so
             /// identifiers made later sort later and a store's index keeps its new keys
             /// together (a random key lands on a different page of the index each time).
             pub fn random() -> Self {
-                Self(uuid::Uuid::now_v7().to_string())
+                let mut text = uuid::Uuid::encode_buffer();
+                Self::new(uuid::Uuid::now_v7().hyphenated().encode_lower(&mut text))
             }
 
             /// The identifier as a string slice.
             pub fn as_str(&self) -> &str {
                 &self.0
+            }
+
+            /// Whether the id is empty (a wire form's default).
+            pub fn is_empty(&self) -> bool {
+                self.0.is_empty()
             }
         }
 
@@ -39,13 +56,27 @@ macro_rules! string_id {
 
         impl From<String> for $name {
             fn from(s: String) -> Self {
-                Self(s)
+                Self::new(s)
             }
         }
 
         impl From<&str> for $name {
             fn from(s: &str) -> Self {
-                Self(s.to_owned())
+                Self::new(s)
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+
+        /// Read from the text in place where the input allows (one allocation, the
+        /// id's own), from an owned string otherwise.
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_str(IdVisitor).map(Self)
             }
         }
 
@@ -55,6 +86,21 @@ macro_rules! string_id {
             }
         }
     };
+}
+
+/// Reads an id's text into its shared form, copying it once.
+struct IdVisitor;
+
+impl serde::de::Visitor<'_> for IdVisitor {
+    type Value = Arc<str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Arc::from(v))
+    }
 }
 
 string_id!(

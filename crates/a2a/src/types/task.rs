@@ -70,9 +70,10 @@ impl std::fmt::Display for TaskState {
 pub struct TaskStatus {
     /// The state.
     pub state: TaskState,
-    /// A message that comes with it (a question, a reason).
+    /// A message that comes with it (a question, a reason). Boxed: most statuses have
+    /// none, and a status (in every task and status event) is moved often.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<Message>,
+    pub message: Option<Box<Message>>,
     /// When the status was set (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
@@ -90,7 +91,7 @@ impl TaskStatus {
 
     /// Attaches an agent message.
     pub fn with_message(mut self, message: Message) -> Self {
-        self.message = Some(message);
+        self.message = Some(Box::new(message));
         self
     }
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::types as v1;
 use crate::error::RpcError;
-use crate::types::{self as t, ContextId, FileContent, FileSource, MessageId, TaskId};
+use crate::types::{self as t, FileContent, FileSource, TaskId};
 
 /// A v1.0 value the internal model cannot hold: which field, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -120,17 +120,9 @@ pub fn part(p: &t::Part) -> v1::Part {
 /// A message in v1.0's form.
 pub fn message(m: &t::Message) -> v1::Message {
     v1::Message {
-        message_id: m.message_id.to_string(),
-        context_id: m
-            .context_id
-            .as_ref()
-            .map(ToString::to_string)
-            .unwrap_or_default(),
-        task_id: m
-            .task_id
-            .as_ref()
-            .map(ToString::to_string)
-            .unwrap_or_default(),
+        message_id: m.message_id.clone(),
+        context_id: m.context_id.clone().unwrap_or_default(),
+        task_id: m.task_id.clone().unwrap_or_default(),
         role: role(m.role),
         parts: m.parts.iter().map(part).collect(),
         metadata: m.metadata.clone(),
@@ -148,7 +140,7 @@ pub fn message(m: &t::Message) -> v1::Message {
 pub fn status(s: &t::TaskStatus) -> v1::TaskStatus {
     v1::TaskStatus {
         state: task_state(s.state),
-        message: s.message.as_ref().map(message),
+        message: s.message.as_deref().map(message),
         timestamp: s.timestamp.clone(),
     }
 }
@@ -156,7 +148,7 @@ pub fn status(s: &t::TaskStatus) -> v1::TaskStatus {
 /// An artifact in v1.0's form.
 pub fn artifact(a: &t::Artifact) -> v1::Artifact {
     v1::Artifact {
-        artifact_id: a.artifact_id.to_string(),
+        artifact_id: a.artifact_id.clone(),
         name: a.name.clone().unwrap_or_default(),
         description: a.description.clone().unwrap_or_default(),
         parts: a.parts.iter().map(part).collect(),
@@ -169,8 +161,8 @@ pub fn artifact(a: &t::Artifact) -> v1::Artifact {
 /// list).
 pub fn task(x: &t::Task) -> v1::Task {
     v1::Task {
-        id: x.id.to_string(),
-        context_id: x.context_id.to_string(),
+        id: x.id.clone(),
+        context_id: x.context_id.clone(),
         status: status(&x.status),
         artifacts: (!x.artifacts.is_empty()).then(|| x.artifacts.iter().map(artifact).collect()),
         history: x.history.iter().map(message).collect(),
@@ -185,16 +177,16 @@ pub fn stream_event(e: &t::StreamEvent) -> v1::StreamResponse {
         t::StreamEvent::Message(m) => v1::StreamResponse::Message(message(m)),
         t::StreamEvent::StatusUpdate(u) => {
             v1::StreamResponse::StatusUpdate(v1::TaskStatusUpdateEvent {
-                task_id: u.task_id.to_string(),
-                context_id: u.context_id.to_string(),
+                task_id: u.task_id.clone(),
+                context_id: u.context_id.clone(),
                 status: status(&u.status),
                 metadata: u.metadata.clone(),
             })
         }
         t::StreamEvent::ArtifactUpdate(u) => {
             v1::StreamResponse::ArtifactUpdate(v1::TaskArtifactUpdateEvent {
-                task_id: u.task_id.to_string(),
-                context_id: u.context_id.to_string(),
+                task_id: u.task_id.clone(),
+                context_id: u.context_id.clone(),
                 artifact: artifact(&u.artifact),
                 append: u.append.unwrap_or(false),
                 last_chunk: u.last_chunk.unwrap_or(false),
@@ -347,9 +339,9 @@ fn message_at(m: v1::Message, at: At<'_>) -> Result<t::Message, ConvertError> {
         .enumerate()
         .map(|(i, p)| part_at(p, at.item("parts", i)))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut out = t::Message::with_id(MessageId::new(m.message_id), role, parts);
-    out.context_id = non_empty(m.context_id).map(ContextId::new);
-    out.task_id = non_empty(m.task_id).map(TaskId::new);
+    let mut out = t::Message::with_id(m.message_id, role, parts);
+    out.context_id = (!m.context_id.is_empty()).then_some(m.context_id);
+    out.task_id = (!m.task_id.is_empty()).then_some(m.task_id);
     out.metadata = m.metadata;
     out.extensions = (!m.extensions.is_empty()).then_some(m.extensions);
     out.reference_task_ids = (!m.reference_task_ids.is_empty())
@@ -444,7 +436,7 @@ fn status_at(s: v1::TaskStatus, at: At<'_>) -> Result<t::TaskStatus, ConvertErro
         state: task_state_in(s.state).unwrap_or(t::TaskState::Unknown),
         message: s
             .message
-            .map(|m| message_at(m, at.field("message")))
+            .map(|m| message_at(m, at.field("message")).map(Box::new))
             .transpose()?,
         timestamp: s.timestamp,
     })
@@ -457,7 +449,7 @@ pub fn artifact_in(a: v1::Artifact, at: &str) -> Result<t::Artifact, ConvertErro
 
 fn artifact_at(a: v1::Artifact, at: At<'_>) -> Result<t::Artifact, ConvertError> {
     Ok(t::Artifact {
-        artifact_id: t::ArtifactId::new(a.artifact_id),
+        artifact_id: a.artifact_id,
         parts: a
             .parts
             .into_iter()
@@ -477,11 +469,7 @@ pub fn task_in(x: v1::Task, at: &str) -> Result<t::Task, ConvertError> {
 }
 
 fn task_at(x: v1::Task, at: At<'_>) -> Result<t::Task, ConvertError> {
-    let mut task = t::Task::new(
-        TaskId::new(x.id),
-        ContextId::new(x.context_id),
-        status_at(x.status, at.field("status"))?,
-    );
+    let mut task = t::Task::new(x.id, x.context_id, status_at(x.status, at.field("status"))?);
     task.artifacts = x
         .artifacts
         .unwrap_or_default()
@@ -509,8 +497,8 @@ pub fn stream_event_in(e: v1::StreamResponse) -> Result<t::StreamEvent, ConvertE
             let status = status_in(u.status, "statusUpdate.status")?;
             t::StreamEvent::StatusUpdate(t::TaskStatusUpdateEvent {
                 kind: t::StatusUpdateKind,
-                task_id: TaskId::new(u.task_id),
-                context_id: ContextId::new(u.context_id),
+                task_id: u.task_id,
+                context_id: u.context_id,
                 is_final: status.state.is_terminal() || status.state.is_interrupted(),
                 status,
                 metadata: u.metadata,
@@ -519,8 +507,8 @@ pub fn stream_event_in(e: v1::StreamResponse) -> Result<t::StreamEvent, ConvertE
         v1::StreamResponse::ArtifactUpdate(u) => {
             t::StreamEvent::ArtifactUpdate(t::TaskArtifactUpdateEvent {
                 kind: t::ArtifactUpdateKind,
-                task_id: TaskId::new(u.task_id),
-                context_id: ContextId::new(u.context_id),
+                task_id: u.task_id,
+                context_id: u.context_id,
                 artifact: artifact_in(u.artifact, "artifactUpdate.artifact")?,
                 append: Some(u.append),
                 last_chunk: Some(u.last_chunk),

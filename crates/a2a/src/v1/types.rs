@@ -17,7 +17,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::types::Metadata;
+use crate::types::{ArtifactId, ContextId, MessageId, Metadata, TaskId};
 
 /// `lf.a2a.v1.TaskState`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -119,13 +119,13 @@ pub struct Part {
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     #[serde(alias = "message_id")]
-    pub message_id: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message_id: MessageId,
+    #[serde(default, skip_serializing_if = "ContextId::is_empty")]
     #[serde(alias = "context_id")]
-    pub context_id: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub context_id: ContextId,
+    #[serde(default, skip_serializing_if = "TaskId::is_empty")]
     #[serde(alias = "task_id")]
-    pub task_id: String,
+    pub task_id: TaskId,
     pub role: Role,
     #[serde(deserialize_with = "crate::types::bounded_parts")]
     pub parts: Vec<Part>,
@@ -154,7 +154,7 @@ pub struct TaskStatus {
 #[serde(rename_all = "camelCase")]
 pub struct Artifact {
     #[serde(alias = "artifact_id")]
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -172,10 +172,10 @@ pub struct Artifact {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Task {
-    pub id: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub id: TaskId,
+    #[serde(default, skip_serializing_if = "ContextId::is_empty")]
     #[serde(alias = "context_id")]
-    pub context_id: String,
+    pub context_id: ContextId,
     pub status: TaskStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifacts: Option<Vec<Artifact>>,
@@ -190,9 +190,9 @@ pub struct Task {
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatusUpdateEvent {
     #[serde(alias = "task_id")]
-    pub task_id: String,
+    pub task_id: TaskId,
     #[serde(alias = "context_id")]
-    pub context_id: String,
+    pub context_id: ContextId,
     pub status: TaskStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
@@ -203,9 +203,9 @@ pub struct TaskStatusUpdateEvent {
 #[serde(rename_all = "camelCase")]
 pub struct TaskArtifactUpdateEvent {
     #[serde(alias = "task_id")]
-    pub task_id: String,
+    pub task_id: TaskId,
     #[serde(alias = "context_id")]
-    pub context_id: String,
+    pub context_id: ContextId,
     pub artifact: Artifact,
     #[serde(default, skip_serializing_if = "is_false")]
     pub append: bool,

@@ -120,11 +120,17 @@ impl IncomingRequest {
     /// Checks that `body` is a single JSON-RPC 2.0 request object. On failure, returns
     /// the error and the id to answer it with (null when the id itself is unusable).
     pub fn from_slice(body: &[u8]) -> Result<Self, (RequestId, RpcError)> {
-        // Valid JSON at all, without building anything.
-        if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(body) {
-            return Err((RequestId::Null, RpcError::parse_error(e)));
-        }
+        // Valid JSON at all, without building anything: checked apart only when the body
+        // is not a well-formed envelope (which proves it JSON), so a good request is
+        // read once here, not twice.
+        let json = || match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+            Ok(_) => Ok(()),
+            Err(e) => Err((RequestId::Null, RpcError::parse_error(e))),
+        };
         let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
+        if first != Some(b'{') {
+            json()?;
+        }
         let kind = match first {
             Some(b'{') => None,
             Some(b'[') => {
@@ -148,12 +154,16 @@ impl IncomingRequest {
                 )),
             ));
         }
-        let envelope: Envelope = serde_json::from_slice(body).map_err(|e| {
-            (
-                RequestId::Null,
-                RpcError::invalid_request(format!("not a JSON-RPC request: {e}")),
-            )
-        })?;
+        let envelope: Envelope = match serde_json::from_slice(body) {
+            Ok(envelope) => envelope,
+            Err(e) => {
+                json()?;
+                return Err((
+                    RequestId::Null,
+                    RpcError::invalid_request(format!("not a JSON-RPC request: {e}")),
+                ));
+            }
+        };
         let id = match envelope.id {
             None => None,
             Some(Value::String(s)) => Some(RequestId::Str(s)),

@@ -6,7 +6,7 @@
 //! the format is small: lines ending in LF, CRLF or CR; `data:` lines joined with `\n`;
 //! comments (`:`) ignored; an event dispatched on a blank line.
 
-use bytes::{Buf, BytesMut};
+use bytes::BytesMut;
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -71,33 +71,48 @@ impl SseDecoder {
 
     /// Feeds `chunk`; returns the events it completed.
     pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, SseError> {
-        self.buf.extend_from_slice(chunk);
+        // Lines are read in place from the chunk; only a line the chunk leaves
+        // unfinished is kept, for the next one to complete.
+        let pending = std::mem::take(&mut self.buf);
+        let mut input = chunk;
+        let mut joined;
+        if !pending.is_empty() {
+            joined = pending;
+            joined.extend_from_slice(chunk);
+            input = &joined[..];
+        }
         let mut out = Vec::new();
+        let mut at = 0;
         loop {
-            if self.skip_lf && !self.buf.is_empty() {
-                if self.buf[0] == b'\n' {
-                    self.buf.advance(1);
+            if self.skip_lf && at < input.len() {
+                if input[at] == b'\n' {
+                    at += 1;
                 }
                 self.skip_lf = false;
             }
-            let Some(end) = memchr::memchr2(b'\n', b'\r', &self.buf) else {
+            let Some(len) = memchr::memchr2(b'\n', b'\r', &input[at..]) else {
                 break;
             };
-            let line = self.buf.split_to(end);
-            let terminator = self.buf[0];
-            self.buf.advance(1);
-            if terminator == b'\r' {
+            let line = &input[at..at + len];
+            if input[at + len] == b'\r' {
                 self.skip_lf = true;
             }
-            let line = std::str::from_utf8(&line).map_err(|_| SseError::InvalidUtf8)?;
+            at += len + 1;
+            let line = std::str::from_utf8(line).map_err(|_| SseError::InvalidUtf8)?;
             if let Some(ev) = self.line(line)? {
                 out.push(ev);
             }
         }
-        if self.buf.len() > self.max_event_bytes {
+        let rest = &input[at..];
+        if rest.len() > self.max_event_bytes {
             return Err(SseError::EventTooLarge {
                 limit: self.max_event_bytes,
             });
+        }
+        if !rest.is_empty() {
+            let mut kept = BytesMut::with_capacity(rest.len());
+            kept.extend_from_slice(rest);
+            self.buf = kept;
         }
         Ok(out)
     }
@@ -120,6 +135,9 @@ impl SseDecoder {
             "data" => {
                 if self.has_data {
                     self.data.push('\n');
+                } else {
+                    // Most events are one `data:` line: its string made to its size.
+                    self.data.reserve_exact(value.len());
                 }
                 self.data.push_str(value);
                 self.has_data = true;

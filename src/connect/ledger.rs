@@ -19,7 +19,7 @@ impl Ledger {
         let append = e.append == Some(true);
         let n = self
             .forwarded
-            .entry(e.artifact.artifact_id.to_string())
+            .entry(e.artifact.artifact_id.as_str().to_owned())
             .or_default();
         *n = if append {
             *n + e.artifact.parts.len()
@@ -33,7 +33,10 @@ impl Ledger {
     pub fn missing(&mut self, artifacts: &[Artifact]) -> Vec<ArtifactChunk> {
         let mut out = Vec::new();
         for a in artifacts {
-            let have = self.forwarded.entry(a.artifact_id.to_string()).or_default();
+            let have = self
+                .forwarded
+                .entry(a.artifact_id.as_str().to_owned())
+                .or_default();
             let total = a.parts.len();
             if total > *have {
                 out.push(chunk(a, *have, *have > 0, false));
@@ -49,7 +52,7 @@ impl Ledger {
 
 fn chunk(a: &Artifact, from: usize, append: bool, last_chunk: bool) -> ArtifactChunk {
     ArtifactChunk {
-        artifact_id: a.artifact_id.to_string(),
+        artifact_id: a.artifact_id.as_str().to_owned(),
         name: a.name.clone(),
         parts: a.parts[from..].iter().map(content).collect(),
         append,

@@ -58,7 +58,7 @@ impl StepUpdate {
                 task_id,
                 message,
             } => Some(StepUpdate {
-                step: step.to_string(),
+                step: step.as_str().to_owned(),
                 item: *item,
                 state: *state,
                 attempt: *attempt,
@@ -74,21 +74,32 @@ impl StepUpdate {
     /// directly, its strings moved rather than copied (every step's every move is one).
     pub fn into_map(self) -> Map<String, Value> {
         let text = |s: Option<String>| s.map_or(Value::Null, Value::String);
-        let mut map = Map::new();
-        map.insert("step".to_owned(), Value::String(self.step));
-        map.insert(
-            "item".to_owned(),
-            self.item.map_or(Value::Null, Value::from),
-        );
-        map.insert("state".to_owned(), Value::from(self.state.as_str()));
-        map.insert("attempt".to_owned(), Value::from(self.attempt));
-        map.insert("agent".to_owned(), text(self.agent));
-        map.insert("downstreamTaskId".to_owned(), text(self.downstream_task_id));
-        if let Some(message) = self.message {
-            map.insert("message".to_owned(), Value::String(message));
-        }
-        map
+        sorted_map([
+            ("agent", Some(text(self.agent))),
+            ("attempt", Some(Value::from(self.attempt))),
+            ("downstreamTaskId", Some(text(self.downstream_task_id))),
+            ("item", Some(self.item.map_or(Value::Null, Value::from))),
+            ("message", self.message.map(Value::String)),
+            ("state", Some(Value::from(self.state.as_str()))),
+            ("step", Some(Value::String(self.step))),
+        ])
     }
+}
+
+/// A JSON object of the entries present, given in their keys' order (checked in debug
+/// builds): the map's B-tree is then built from them in one pass, where inserting them
+/// one by one would search it for each and move the entries after each new one.
+pub(super) fn sorted_map<const N: usize>(
+    entries: [(&str, Option<Value>); N],
+) -> Map<String, Value> {
+    debug_assert!(
+        entries.windows(2).all(|w| w[0].0 < w[1].0),
+        "keys out of order"
+    );
+    entries
+        .into_iter()
+        .filter_map(|(key, value)| Some((key.to_owned(), value?)))
+        .collect()
 }
 
 /// A run at a glance: its workflow and version, inputs, state and timings, each step
@@ -237,13 +248,37 @@ impl StepDetail {
             message: None,
         }
     }
+
+    /// As a JSON value: what its `Serialize` writes (see [`RunDetail::to_value`]).
+    fn to_value(&self) -> Value {
+        let text = |s: &str| Value::String(s.to_owned());
+        let optional = |s: &Option<String>| s.as_deref().map(text);
+        let entries = [
+            ("agent", optional(&self.agent)),
+            ("agentUrl", optional(&self.agent_url)),
+            ("attempts", Some(Value::from(self.attempts))),
+            ("downstreamTaskId", optional(&self.downstream_task_id)),
+            ("endedAt", optional(&self.ended_at)),
+            ("item", self.item.map(Value::from)),
+            ("message", optional(&self.message)),
+            (
+                "needs",
+                (!self.needs.is_empty())
+                    .then(|| Value::Array(self.needs.iter().map(|n| text(n)).collect())),
+            ),
+            ("startedAt", optional(&self.started_at)),
+            ("state", Some(Value::from(self.state.as_str()))),
+            ("step", Some(text(&self.step))),
+        ];
+        Value::Object(sorted_map(entries))
+    }
 }
 
 impl RunDetail {
     /// A run of `workflow` starting now: every step pending.
     pub fn new(workflow: &Workflow, inputs: Map<String, Value>, now: String) -> RunDetail {
         RunDetail {
-            workflow: workflow.id.to_string(),
+            workflow: workflow.id.as_str().to_owned(),
             workflow_version: workflow.hash.clone(),
             inputs,
             state: RunState::Working,
@@ -256,7 +291,7 @@ impl RunDetail {
                 .iter()
                 .map(|s| {
                     let needs = s.needs.iter().map(ToString::to_string).collect();
-                    StepDetail::pending(s.id.to_string(), None, needs)
+                    StepDetail::pending(s.id.as_str().to_owned(), None, needs)
                 })
                 .collect(),
             pending_questions: Vec::new(),
@@ -295,9 +330,40 @@ impl RunDetail {
         serde_json::from_value(metadata?.get(RUN_KEY)?.clone()).ok()
     }
 
-    /// As a JSON value (for task metadata).
+    /// As a JSON value (for task metadata): what its `Serialize` writes, built directly
+    /// (serde's way into a `Value` costs about twice as much a field, and a run's end
+    /// builds one for every step); the questions, the initiator and the audit trail,
+    /// rarely there, through serde.
     pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
+        fn serde<T: Serialize + ?Sized>(v: &T) -> Value {
+            serde_json::to_value(v).unwrap_or(Value::Null)
+        }
+        let text = |s: &str| Value::String(s.to_owned());
+        let optional = |s: &Option<String>| s.as_deref().map(text);
+        // In the keys' order: each lands at the end of the map's node, moving nothing.
+        let entries = [
+            (
+                "audit",
+                (!self.audit.is_empty()).then(|| serde(&self.audit)),
+            ),
+            ("endedAt", optional(&self.ended_at)),
+            ("error", optional(&self.error)),
+            ("inputs", Some(Value::Object(self.inputs.clone()))),
+            ("pendingQuestions", Some(serde(&self.pending_questions))),
+            ("retryOf", optional(&self.retry_of)),
+            ("startedAt", Some(text(&self.started_at))),
+            ("startedBy", self.started_by.as_ref().map(serde)),
+            ("state", Some(Value::from(run_state_name::name(self.state)))),
+            (
+                "steps",
+                Some(Value::Array(
+                    self.steps.iter().map(StepDetail::to_value).collect(),
+                )),
+            ),
+            ("workflow", Some(text(&self.workflow))),
+            ("workflowVersion", Some(text(&self.workflow_version))),
+        ];
+        Value::Object(sorted_map(entries))
     }
 
     /// The step (or item) entry, made when an item is first seen (after its step and
@@ -397,7 +463,7 @@ impl RunDetail {
                 self.pending_questions
                     .retain(|q| !(q.step == step.as_str() && q.item == *item));
                 self.pending_questions.push(PendingQuestion {
-                    step: step.to_string(),
+                    step: step.as_str().to_owned(),
                     item: *item,
                     prompt: prompt.clone(),
                     kind,
@@ -649,6 +715,64 @@ mod tests {
             let serialized = serde_json::to_value(&update).unwrap();
             assert_eq!(Value::Object(update.into_map()), serialized);
         }
+    }
+
+    #[test]
+    fn the_detail_as_a_value_is_what_it_serializes_to() {
+        let bare = StepDetail::pending("plan".into(), None, Vec::new());
+        let full = StepDetail {
+            step: "each".into(),
+            item: Some(1),
+            needs: vec!["plan".into(), "list".into()],
+            state: StepState::UpstreamFailed,
+            attempts: 2,
+            agent: Some("one".into()),
+            agent_url: Some("http://one/".into()),
+            downstream_task_id: Some("t-1".into()),
+            started_at: Some("2026-11-28T10:00:00Z".into()),
+            ended_at: Some("2026-11-28T10:00:01Z".into()),
+            message: Some("no rooms".into()),
+        };
+        let person = Person {
+            id: "issuer#sub".into(),
+            name: "Ada".into(),
+        };
+        let mut detail = RunDetail {
+            workflow: "w".into(),
+            workflow_version: "abc".into(),
+            inputs: Map::from_iter([("city".to_owned(), Value::from("Paris"))]),
+            state: RunState::InputRequired,
+            started_at: "2026-11-28T10:00:00Z".into(),
+            ended_at: None,
+            error: None,
+            retry_of: None,
+            steps: vec![bare, full],
+            pending_questions: Vec::new(),
+            started_by: None,
+            audit: Vec::new(),
+        };
+        assert_eq!(detail.to_value(), serde_json::to_value(&detail).unwrap());
+        detail.ended_at = Some("2026-11-28T10:00:02Z".into());
+        detail.error = Some("it failed".into());
+        detail.retry_of = Some("r-0".into());
+        detail.pending_questions = vec![PendingQuestion {
+            step: "each".into(),
+            item: Some(1),
+            prompt: "ok?".into(),
+            kind: QuestionType::Approval,
+            input_schema: None,
+            approvers: vec!["group:hr".into()],
+            four_eyes: true,
+        }];
+        detail.started_by = Some(person.clone());
+        detail.audit = vec![AuditEntry {
+            action: "started".into(),
+            by: person,
+            at: "2026-11-28T10:00:00Z".into(),
+            step: None,
+            item: None,
+        }];
+        assert_eq!(detail.to_value(), serde_json::to_value(&detail).unwrap());
     }
 
     fn step(step: &str, item: Option<usize>, state: StepState, attempt: u32) -> RunEvent {

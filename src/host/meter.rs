@@ -6,6 +6,8 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
+use rustc_hash::FxHashMap;
+
 use orchestrator_core::engine::{RunEvent, StepState};
 use orchestrator_metrics::{RunEndLabels, StepEndLabels, StepLabels, WorkflowLabels};
 use prometheus_client::metrics::gauge::Gauge;
@@ -28,7 +30,8 @@ pub(super) struct RunMeter {
     in_flight: Gauge,
     /// The steps in flight by id, then their items: looked up by the event's own
     /// `&str`, so that an event about a step already seen allocates nothing.
-    steps: HashMap<String, HashMap<Option<usize>, Started>>,
+    /// Fx-hashed: the keys are the workflow's own step ids, not a caller's.
+    steps: FxHashMap<String, FxHashMap<Option<usize>, Started>>,
 }
 
 impl RunMeter {
@@ -57,7 +60,7 @@ impl RunMeter {
             workflow: workflow.to_owned(),
             started: None,
             in_flight,
-            steps: HashMap::new(),
+            steps: FxHashMap::default(),
         }
     }
 
@@ -119,7 +122,7 @@ impl RunMeter {
                     return;
                 }
                 if !self.steps.contains_key(step) {
-                    self.steps.insert(step.to_owned(), HashMap::new());
+                    self.steps.insert(step.to_owned(), FxHashMap::default());
                 }
                 let items = self.steps.get_mut(step).expect("inserted above");
                 let (retried, agent) = match items.get_mut(item) {

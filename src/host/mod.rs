@@ -312,7 +312,7 @@ impl Orchestrator {
             .start_by(
                 workflow.clone(),
                 &inputs,
-                ctx.task_id.to_string(),
+                ctx.task_id.as_str().to_owned(),
                 origin_of(&ctx.caller),
             )
             .map_err(|p| {

@@ -94,7 +94,7 @@ struct Run {
     /// it, as a copy of it was before: most steps are used by no template (and a
     /// workflow without `[output]` reads its result off the records), so making it for
     /// every step that settled was work thrown away.
-    settled: std::collections::HashMap<String, Record>,
+    settled: rustc_hash::FxHashMap<String, Record>,
     stopping: bool,
     canceled: bool,
     /// The first failure, which the run's end reports.

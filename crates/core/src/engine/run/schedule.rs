@@ -48,7 +48,7 @@ impl Run {
     pub(super) async fn decide(&mut self, i: usize, needs: &[usize]) {
         let step = &self.workflow.steps[i];
         // A step that finished before a restart keeps its result.
-        let key = (step.id.to_string(), None);
+        let key = (step.id.as_str().to_owned(), None);
         if matches!(self.restore.get(&key), Some(Checkpoint::Done(_)))
             && let Some(Checkpoint::Done(record)) = self.restore.remove(&key)
         {
@@ -221,7 +221,7 @@ impl Run {
         };
         let resume = match self
             .restore
-            .remove(&(self.workflow.steps[i].id.to_string(), item))
+            .remove(&(self.workflow.steps[i].id.as_str().to_owned(), item))
         {
             Some(c @ (Checkpoint::Sent { .. } | Checkpoint::Asked { .. })) => Some(c),
             _ => None,
@@ -417,6 +417,6 @@ impl Run {
                 }
             }
         }
-        self.settled.insert(step.id.to_string(), record);
+        self.settled.insert(step.id.as_str().to_owned(), record);
     }
 }

@@ -73,33 +73,24 @@ impl StepUpdate {
     /// As a JSON object (for task metadata): what its `Serialize` writes, built
     /// directly, its strings moved rather than copied (every step's every move is one).
     pub fn into_map(self) -> Map<String, Value> {
+        // In the keys' order: each lands at the end of the map's B-tree node, where a
+        // key out of order moves every entry after it.
         let text = |s: Option<String>| s.map_or(Value::Null, Value::String);
-        sorted_map([
-            ("agent", Some(text(self.agent))),
-            ("attempt", Some(Value::from(self.attempt))),
-            ("downstreamTaskId", Some(text(self.downstream_task_id))),
-            ("item", Some(self.item.map_or(Value::Null, Value::from))),
-            ("message", self.message.map(Value::String)),
-            ("state", Some(Value::from(self.state.as_str()))),
-            ("step", Some(Value::String(self.step))),
-        ])
+        let mut map = Map::new();
+        map.insert("agent".to_owned(), text(self.agent));
+        map.insert("attempt".to_owned(), Value::from(self.attempt));
+        map.insert("downstreamTaskId".to_owned(), text(self.downstream_task_id));
+        map.insert(
+            "item".to_owned(),
+            self.item.map_or(Value::Null, Value::from),
+        );
+        if let Some(message) = self.message {
+            map.insert("message".to_owned(), Value::String(message));
+        }
+        map.insert("state".to_owned(), Value::from(self.state.as_str()));
+        map.insert("step".to_owned(), Value::String(self.step));
+        map
     }
-}
-
-/// A JSON object of the entries present, given in their keys' order (checked in debug
-/// builds): the map's B-tree is then built from them in one pass, where inserting them
-/// one by one would search it for each and move the entries after each new one.
-pub(super) fn sorted_map<const N: usize>(
-    entries: [(&str, Option<Value>); N],
-) -> Map<String, Value> {
-    debug_assert!(
-        entries.windows(2).all(|w| w[0].0 < w[1].0),
-        "keys out of order"
-    );
-    entries
-        .into_iter()
-        .filter_map(|(key, value)| Some((key.to_owned(), value?)))
-        .collect()
 }
 
 /// A run at a glance: its workflow and version, inputs, state and timings, each step
@@ -251,26 +242,29 @@ impl StepDetail {
 
     /// As a JSON value: what its `Serialize` writes (see [`RunDetail::to_value`]).
     fn to_value(&self) -> Value {
-        let text = |s: &str| Value::String(s.to_owned());
-        let optional = |s: &Option<String>| s.as_deref().map(text);
-        let entries = [
-            ("agent", optional(&self.agent)),
-            ("agentUrl", optional(&self.agent_url)),
-            ("attempts", Some(Value::from(self.attempts))),
-            ("downstreamTaskId", optional(&self.downstream_task_id)),
-            ("endedAt", optional(&self.ended_at)),
-            ("item", self.item.map(Value::from)),
-            ("message", optional(&self.message)),
-            (
-                "needs",
-                (!self.needs.is_empty())
-                    .then(|| Value::Array(self.needs.iter().map(|n| text(n)).collect())),
-            ),
-            ("startedAt", optional(&self.started_at)),
-            ("state", Some(Value::from(self.state.as_str()))),
-            ("step", Some(text(&self.step))),
-        ];
-        Value::Object(sorted_map(entries))
+        let mut map = Map::new();
+        let mut put = |key: &str, value: Option<Value>| {
+            if let Some(value) = value {
+                map.insert(key.to_owned(), value);
+            }
+        };
+        let text = |s: &Option<String>| s.as_deref().map(Value::from);
+        // In the keys' order (see `StepUpdate::into_map`).
+        put("agent", text(&self.agent));
+        put("agentUrl", text(&self.agent_url));
+        put("attempts", Some(Value::from(self.attempts)));
+        put("downstreamTaskId", text(&self.downstream_task_id));
+        put("endedAt", text(&self.ended_at));
+        put("item", self.item.map(Value::from));
+        put("message", text(&self.message));
+        if !self.needs.is_empty() {
+            let needs = self.needs.iter().map(|n| Value::from(n.as_str())).collect();
+            put("needs", Some(Value::Array(needs)));
+        }
+        put("startedAt", text(&self.started_at));
+        put("state", Some(Value::from(self.state.as_str())));
+        put("step", Some(Value::from(self.step.as_str())));
+        Value::Object(map)
     }
 }
 
@@ -338,32 +332,34 @@ impl RunDetail {
         fn serde<T: Serialize + ?Sized>(v: &T) -> Value {
             serde_json::to_value(v).unwrap_or(Value::Null)
         }
-        let text = |s: &str| Value::String(s.to_owned());
-        let optional = |s: &Option<String>| s.as_deref().map(text);
-        // In the keys' order: each lands at the end of the map's node, moving nothing.
-        let entries = [
-            (
-                "audit",
-                (!self.audit.is_empty()).then(|| serde(&self.audit)),
-            ),
-            ("endedAt", optional(&self.ended_at)),
-            ("error", optional(&self.error)),
-            ("inputs", Some(Value::Object(self.inputs.clone()))),
-            ("pendingQuestions", Some(serde(&self.pending_questions))),
-            ("retryOf", optional(&self.retry_of)),
-            ("startedAt", Some(text(&self.started_at))),
-            ("startedBy", self.started_by.as_ref().map(serde)),
-            ("state", Some(Value::from(run_state_name::name(self.state)))),
-            (
-                "steps",
-                Some(Value::Array(
-                    self.steps.iter().map(StepDetail::to_value).collect(),
-                )),
-            ),
-            ("workflow", Some(text(&self.workflow))),
-            ("workflowVersion", Some(text(&self.workflow_version))),
-        ];
-        Value::Object(sorted_map(entries))
+        let mut map = Map::new();
+        let mut put = |key: &str, value: Option<Value>| {
+            if let Some(value) = value {
+                map.insert(key.to_owned(), value);
+            }
+        };
+        let text = |s: &Option<String>| s.as_deref().map(Value::from);
+        // In the keys' order (see `StepUpdate::into_map`).
+        put(
+            "audit",
+            (!self.audit.is_empty()).then(|| serde(&self.audit)),
+        );
+        put("endedAt", text(&self.ended_at));
+        put("error", text(&self.error));
+        put("inputs", Some(Value::Object(self.inputs.clone())));
+        put("pendingQuestions", Some(serde(&self.pending_questions)));
+        put("retryOf", text(&self.retry_of));
+        put("startedAt", Some(Value::from(self.started_at.as_str())));
+        put("startedBy", self.started_by.as_ref().map(serde));
+        put("state", Some(Value::from(run_state_name::name(self.state))));
+        let steps = self.steps.iter().map(StepDetail::to_value).collect();
+        put("steps", Some(Value::Array(steps)));
+        put("workflow", Some(Value::from(self.workflow.as_str())));
+        put(
+            "workflowVersion",
+            Some(Value::from(self.workflow_version.as_str())),
+        );
+        Value::Object(map)
     }
 
     /// The step (or item) entry, made when an item is first seen (after its step and

@@ -2,7 +2,7 @@
 //! status and artifact updates — each step's state with its metadata, every agent's
 //! artifacts as `step/artifactId`, questions as `input-required`, the result at the end.
 
-use super::detail::{PendingQuestion, RUN_KEY, RunDetail, StepUpdate, sorted_map};
+use super::detail::{PendingQuestion, RUN_KEY, RunDetail, StepUpdate};
 use super::{Conversation, Orchestrator, View, agent_message, audit, status_event};
 use a2a::RpcError;
 use a2a::server::{EventSink, Queued, SinkError, StoreError};
@@ -309,12 +309,12 @@ fn translate(
             let mut artifact =
                 Artifact::new(ArtifactId::new(id), chunk.parts.iter().map(part).collect());
             artifact.name = chunk.name.clone();
-            let meta = sorted_map([
-                ("agent", Some(Value::from(agent))),
-                ("artifactId", Some(Value::from(chunk.artifact_id.as_str()))),
-                ("item", Some(item.map_or(Value::Null, Value::from))),
-                ("step", Some(Value::from(step.as_str()))),
-            ]);
+            // In the keys' order (see `StepUpdate::into_map`).
+            let mut meta = Map::new();
+            meta.insert("agent".into(), Value::from(agent));
+            meta.insert("artifactId".into(), json!(chunk.artifact_id));
+            meta.insert("item".into(), json!(item));
+            meta.insert("step".into(), json!(step.as_str()));
             artifact.metadata = Some(meta.into());
             events
                 .artifact_update(artifact, chunk.append, chunk.last_chunk)

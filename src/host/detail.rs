@@ -324,10 +324,10 @@ impl RunDetail {
         serde_json::from_value(metadata?.get(RUN_KEY)?.clone()).ok()
     }
 
-    /// As a JSON value (for task metadata): what its `Serialize` writes, built directly
-    /// (serde's way into a `Value` costs about twice as much a field, and a run's end
-    /// builds one for every step); the questions, the initiator and the audit trail,
-    /// rarely there, through serde.
+    /// As a JSON value (for task metadata): what its `Serialize` writes (a test holds the
+    /// two together), built directly — serde's way into a `Value` costs more a field,
+    /// and a run's end builds one for every step; the questions, the initiator and the
+    /// audit trail, rarely there, through serde.
     pub fn to_value(&self) -> Value {
         fn serde<T: Serialize + ?Sized>(v: &T) -> Value {
             serde_json::to_value(v).unwrap_or(Value::Null)

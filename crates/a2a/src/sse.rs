@@ -6,7 +6,7 @@
 //! the format is small: lines ending in LF, CRLF or CR; `data:` lines joined with `\n`;
 //! comments (`:`) ignored; an event dispatched on a blank line.
 
-use bytes::BytesMut;
+use bytes::{Buf, BytesMut};
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -71,17 +71,29 @@ impl SseDecoder {
 
     /// Feeds `chunk`; returns the events it completed.
     pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, SseError> {
-        // Lines are read in place from the chunk; only a line the chunk leaves
-        // unfinished is kept, for the next one to complete.
-        let pending = std::mem::take(&mut self.buf);
-        let mut input = chunk;
-        let mut joined;
-        if !pending.is_empty() {
-            joined = pending;
-            joined.extend_from_slice(chunk);
-            input = &joined[..];
-        }
         let mut out = Vec::new();
+        if self.buf.is_empty() {
+            // The usual case: lines read in place from the chunk, and only a line it
+            // leaves unfinished copied, for the next chunk to complete.
+            let rest = &chunk[self.lines(chunk, &mut out)?..];
+            self.bound(rest.len())?;
+            self.buf.extend_from_slice(rest);
+        } else {
+            // An unfinished line waits: the chunk is appended to it (amortized, never
+            // the whole line copied again) and what is left stays where it is.
+            self.buf.extend_from_slice(chunk);
+            let mut buf = std::mem::take(&mut self.buf);
+            let read = self.lines(&buf, &mut out)?;
+            buf.advance(read);
+            self.bound(buf.len())?;
+            self.buf = buf;
+        }
+        Ok(out)
+    }
+
+    /// Reads the complete lines at the start of `input` into `out`; how many bytes they
+    /// took, terminators included.
+    fn lines(&mut self, input: &[u8], out: &mut Vec<SseEvent>) -> Result<usize, SseError> {
         let mut at = 0;
         loop {
             if self.skip_lf && at < input.len() {
@@ -91,7 +103,7 @@ impl SseDecoder {
                 self.skip_lf = false;
             }
             let Some(len) = memchr::memchr2(b'\n', b'\r', &input[at..]) else {
-                break;
+                return Ok(at);
             };
             let line = &input[at..at + len];
             if input[at + len] == b'\r' {
@@ -103,18 +115,16 @@ impl SseDecoder {
                 out.push(ev);
             }
         }
-        let rest = &input[at..];
-        if rest.len() > self.max_event_bytes {
+    }
+
+    /// Refuses an unfinished line longer than an event may be.
+    fn bound(&self, pending: usize) -> Result<(), SseError> {
+        if pending > self.max_event_bytes {
             return Err(SseError::EventTooLarge {
                 limit: self.max_event_bytes,
             });
         }
-        if !rest.is_empty() {
-            let mut kept = BytesMut::with_capacity(rest.len());
-            kept.extend_from_slice(rest);
-            self.buf = kept;
-        }
-        Ok(out)
+        Ok(())
     }
 
     fn line(&mut self, line: &str) -> Result<Option<SseEvent>, SseError> {

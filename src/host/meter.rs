@@ -3,7 +3,6 @@
 //! The engine reports what happens; this is where it is counted, so the engine stays
 //! free of any exporter.
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use rustc_hash::FxHashMap;
@@ -177,7 +176,7 @@ fn is_final(state: StepState) -> bool {
 
 impl Drop for RunMeter {
     fn drop(&mut self) {
-        let in_flight: usize = self.steps.values().map(HashMap::len).sum();
+        let in_flight: usize = self.steps.values().map(FxHashMap::len).sum();
         if in_flight > 0 {
             self.in_flight.dec_by(in_flight as i64);
         }

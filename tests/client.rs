@@ -437,6 +437,7 @@ async fn hyper_and_reqwest_paths_send_and_read_alike() {
     let paths = [
         ("hyper", http_client_with(false, Redirects::Never)),
         ("reqwest", http_client_with(false, Redirects::SameOrigin)),
+        ("h2", http_client_with(true, Redirects::Never)),
     ];
     let send = MessageSendParams::new(Message::user_text("x"));
     let mut answers = Vec::new();
@@ -474,23 +475,129 @@ async fn hyper_and_reqwest_paths_send_and_read_alike() {
         ));
     }
     assert_eq!(answers[0], answers[1]);
+    assert_eq!(answers[0], answers[2]);
 
     let seen = seen.lock().unwrap();
-    assert_eq!(seen.len(), 4, "two calls a path");
-    for (hyper, reqwest) in [(&seen[0], &seen[2]), (&seen[1], &seen[3])] {
-        for header in [
-            "user-agent",
-            "x-tenant",
-            "accept",
-            "content-type",
-            "content-length",
-        ] {
-            assert_eq!(hyper.0.get(header), reqwest.0.get(header), "{header}");
-            assert!(hyper.0.get(header).is_some(), "{header} is sent");
+    assert_eq!(seen.len(), 6, "two calls a path");
+    for call in 0..2 {
+        let hyper = &seen[call];
+        for other in [&seen[2 + call], &seen[4 + call]] {
+            for header in [
+                "user-agent",
+                "x-tenant",
+                "accept",
+                "content-type",
+                "content-length",
+            ] {
+                assert_eq!(hyper.0.get(header), other.0.get(header), "{header}");
+                assert!(hyper.0.get(header).is_some(), "{header} is sent");
+            }
+            assert_eq!(hyper.1["method"], other.1["method"]);
+            assert_eq!(hyper.1["params"], other.1["params"]);
         }
-        assert_eq!(hyper.1["method"], reqwest.1["method"]);
-        assert_eq!(hyper.1["params"], reqwest.1["params"]);
     }
+}
+
+/// A client that speaks only HTTP/2 holds one connection per agent: concurrent first
+/// calls share the one they open; after the agent closes it gracefully (`GOAWAY`, as a
+/// restarting server does) or it breaks, the next call opens another and is answered;
+/// an agent nobody listens for is "connection failed".
+#[tokio::test(flavor = "multi_thread")]
+async fn an_http2_only_client_holds_one_connection_and_opens_another_when_it_closes() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use a2a::client::{Redirects, http_client_with};
+
+    /// Requests a connection answers before it says `GOAWAY`.
+    const PER_CONNECTION: usize = 40;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counted = accepted.clone();
+    tokio::spawn(async move {
+        loop {
+            let (socket, _) = listener.accept().await.unwrap();
+            counted.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut conn = h2::server::handshake(socket).await.unwrap();
+                let mut answered = 0;
+                while let Some(Ok((req, mut respond))) = conn.accept().await {
+                    if req.uri().path() == "/break" {
+                        // Dropping the connection closes its socket: no GOAWAY.
+                        return;
+                    }
+                    answered += 1;
+                    if answered == PER_CONNECTION {
+                        conn.graceful_shutdown();
+                    }
+                    tokio::spawn(async move {
+                        let mut body = req.into_body();
+                        let mut bytes = Vec::new();
+                        while let Some(chunk) = body.data().await {
+                            let chunk = chunk.unwrap();
+                            let _ = body.flow_control().release_capacity(chunk.len());
+                            bytes.extend_from_slice(&chunk);
+                        }
+                        let r: Value = serde_json::from_slice(&bytes).unwrap();
+                        let answer =
+                            json!({ "jsonrpc": "2.0", "id": r["id"], "result": task_json() });
+                        let head = axum::http::Response::builder()
+                            .header("content-type", "application/json")
+                            .body(())
+                            .unwrap();
+                        let mut send = respond.send_response(head, false).unwrap();
+                        send.send_data(answer.to_string().into(), true).unwrap();
+                    });
+                }
+            });
+        }
+    });
+
+    let http = http_client_with(true, Redirects::Never);
+    let client =
+        A2aClient::with_http(http.clone(), format!("{base}/"), ClientConfig::default()).unwrap();
+    let get = TaskQueryParams::new(TaskId::new("t"));
+    let first = futures::future::join_all((0..30).map(|_| client.get_task(&get))).await;
+    assert!(first.iter().all(Result::is_ok), "{first:?}");
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        1,
+        "the first calls share one"
+    );
+
+    // The 40th request is the connection's last; the calls after it go on a new one.
+    for n in 30..60 {
+        let task = client.get_task(&get).await;
+        assert!(task.is_ok(), "call {n}: {task:?}");
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 2, "one more after GOAWAY");
+
+    let breaking = A2aClient::with_http(
+        http.clone(),
+        format!("{base}/break"),
+        ClientConfig::default(),
+    )
+    .unwrap();
+    let err = breaking.get_task(&get).await.unwrap_err();
+    assert!(matches!(err, ClientError::Transport { .. }), "{err}");
+    let task = client.get_task(&get).await;
+    assert!(task.is_ok(), "after the break: {task:?}");
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        3,
+        "one more after the break"
+    );
+
+    let nobody = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let gone = format!("http://{}/", nobody.local_addr().unwrap());
+    drop(nobody);
+    let err = A2aClient::with_http(http, gone, ClientConfig::default())
+        .unwrap()
+        .get_task(&get)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::Transport { .. }), "{err}");
+    assert!(err.to_string().contains("connection failed"), "{err}");
 }
 
 /// An agent's HTTP/2 side that refuses a stream before processing it (`REFUSED_STREAM`,

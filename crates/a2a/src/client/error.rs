@@ -102,6 +102,8 @@ impl ClientError {
             && e.is_connect()
         {
             "connection failed"
+        } else if e.is::<super::multiplex::OpenFailed>() {
+            "connection failed"
         } else {
             "request failed"
         };

@@ -14,6 +14,7 @@ mod grpc;
 mod http;
 mod interface;
 mod list;
+mod multiplex;
 mod rest;
 mod rpc;
 mod send;

@@ -1,7 +1,8 @@
 //! How a request reaches the agent, and its answer comes back. A call with no proxy in
 //! the environment, no redirect to follow and no user info in its URL goes straight
-//! through hyper's pooled client (over TLS with rustls, for `https://`), with reqwest's
-//! connection settings, its TLS (the public authorities or the agent's own, the
+//! through hyper's pooled client (over TLS with rustls, for `https://`) — or, for a
+//! client that speaks only HTTP/2, over the connection to that agent the client holds
+//! itself (`multiplex`) — with reqwest's connection settings, its TLS (the public authorities or the agent's own, the
 //! agent's client certificate, ALPN) and its retry of refused HTTP/2 streams: the calls
 //! to agents are most of what a workflow run costs the orchestrator, and reqwest's
 //! layers around that same client (its URL and request types, its redirect and retry
@@ -24,6 +25,8 @@ use hyper_util::client::legacy::Client as Pooled;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
+use super::multiplex::Multiplexed;
+
 /// Any error of sending or of reading an answer, kept as it came for
 /// [`super::ClientError::transport`] to say what kind it was.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -45,9 +48,18 @@ type Pool = Pooled<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 struct Clients {
     /// The calls that need nothing of reqwest (see the module's comment).
-    direct: Option<Pool>,
+    direct: Option<Direct>,
     /// Every other call.
     general: reqwest::Client,
+}
+
+/// How the direct path reaches an agent.
+enum Direct {
+    /// HTTP/1.1, or what ALPN settles over TLS: through hyper's pool (boxed: the
+    /// larger by far).
+    Pooled(Box<Pool>),
+    /// HTTP/2 only: over one connection per origin held by the client (`multiplex`).
+    Multiplexed(Multiplexed),
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -82,18 +94,20 @@ impl HttpClient {
             let connector = HttpsConnectorBuilder::new()
                 .with_tls_config(tls)
                 .https_or_http();
-            let connector = match http2 {
-                true => connector.enable_http2().wrap_connector(connector_tcp),
-                false => connector
-                    .enable_all_versions()
-                    .wrap_connector(connector_tcp),
-            };
-            Pooled::builder(TokioExecutor::new())
-                .pool_timer(TokioTimer::new())
-                .timer(TokioTimer::new())
-                .pool_idle_timeout(POOL_IDLE_TIMEOUT)
-                .http2_only(http2)
-                .build(connector)
+            if http2 {
+                let connector = connector.enable_http2().wrap_connector(connector_tcp);
+                return Direct::Multiplexed(Multiplexed::new(connector));
+            }
+            let connector = connector
+                .enable_all_versions()
+                .wrap_connector(connector_tcp);
+            Direct::Pooled(Box::new(
+                Pooled::builder(TokioExecutor::new())
+                    .pool_timer(TokioTimer::new())
+                    .timer(TokioTimer::new())
+                    .pool_idle_timeout(POOL_IDLE_TIMEOUT)
+                    .build(connector),
+            ))
         });
         Self(Arc::new(Clients { direct, general }))
     }
@@ -109,10 +123,19 @@ impl HttpClient {
         if let Some(direct) = &self.0.direct
             && direct_ok(req.uri())
         {
-            let (head, body) = send_direct(direct, req).await?.into_parts();
+            let (head, body) = match direct {
+                Direct::Pooled(pool) => {
+                    let (head, body) = send_pooled(pool, req).await?.into_parts();
+                    (head, body.map_err(BoxError::from).boxed_unsync())
+                }
+                Direct::Multiplexed(connections) => {
+                    let (head, body) = connections.send(req).await?.into_parts();
+                    (head, body.map_err(BoxError::from).boxed_unsync())
+                }
+            };
             return Ok(Response {
                 head,
-                body: body.map_err(BoxError::from).boxed_unsync(),
+                body,
                 redirected: None,
             });
         }
@@ -130,13 +153,13 @@ impl HttpClient {
 }
 
 /// Most times a request the agent refused unprocessed is sent again (reqwest's default).
-const MAX_REFUSED_RETRIES: u32 = 2;
+pub(super) const MAX_REFUSED_RETRIES: u32 = 2;
 
 /// Sends `req` through the pool; sent again, up to [`MAX_REFUSED_RETRIES`] times, when
 /// the agent's HTTP/2 side refused it before processing it, as reqwest does: a stream
 /// reset with `REFUSED_STREAM`, or a graceful `GOAWAY` (an agent restarting) that came
 /// before the stream (RFC 9113 §8.7: either way the request may be retried).
-async fn send_direct(
+async fn send_pooled(
     direct: &Pool,
     req: Request<Bytes>,
 ) -> Result<http::Response<hyper::body::Incoming>, BoxError> {
@@ -154,9 +177,10 @@ async fn send_direct(
     }
 }
 
-/// Whether `e` says the agent refused the request before processing it.
-fn unprocessed(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cause = e.source();
+/// Whether `e` (or what caused it) says the agent refused the request before
+/// processing it.
+pub(super) fn unprocessed(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(e);
     while let Some(c) = cause {
         if let Some(h2) = c.downcast_ref::<h2::Error>() {
             let go_away = h2.is_go_away() && h2.reason() == Some(h2::Reason::NO_ERROR);

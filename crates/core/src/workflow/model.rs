@@ -11,14 +11,16 @@ use serde_json::{Value, json};
 
 use super::template::{DataTemplate, Expr, Template, Templates};
 
+/// A name the workflow's author wrote, shared: it goes into every event and record of
+/// its step or agent, and a copy is a count raised, not a string copied.
 macro_rules! name_type {
     ($(#[$m:meta])* $name:ident) => {
         $(#[$m])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(String);
+        pub struct $name(std::sync::Arc<str>);
 
         impl $name {
-            pub fn new(s: impl Into<String>) -> Self {
+            pub fn new(s: impl Into<std::sync::Arc<str>>) -> Self {
                 Self(s.into())
             }
             pub fn as_str(&self) -> &str {

@@ -4,8 +4,8 @@
 //! pooled client, which the other direct calls go through, checks a connection out of
 //! a pool keyed by the origin's hash, hands the request to the connection's task over a
 //! channel, and starts a task for each request that waits for its answer and hands it
-//! back over another: those hops were a tenth of the CPU a workflow run costs the
-//! orchestrator (docs/benchmarks.md, "a thirteenth look").
+//! back over another: doing without them took a quarter off the CPU a workflow run
+//! costs the orchestrator (docs/benchmarks.md, "a thirteenth look").
 //!
 //! A connection is opened at the first call to its origin (concurrent first calls wait
 //! for the same one), and again after it closed or failed; a call that found it closed

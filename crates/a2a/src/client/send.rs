@@ -2,13 +2,14 @@
 //! the environment, no redirect to follow and no user info in its URL goes straight
 //! through hyper's pooled client (over TLS with rustls, for `https://`) — or, for a
 //! client that speaks only HTTP/2, over the connection to that agent the client holds
-//! itself (`multiplex`) — with reqwest's connection settings, its TLS (the public authorities or the agent's own, the
-//! agent's client certificate, ALPN) and its retry of refused HTTP/2 streams: the calls
-//! to agents are most of what a workflow run costs the orchestrator, and reqwest's
-//! layers around that same client (its URL and request types, its redirect and retry
-//! policies, its boxed bodies) were a tenth of a run's CPU. The rest — proxies
-//! (`HTTP_PROXY`, `NO_PROXY`, ...), same-origin redirects, user info — goes through
-//! reqwest, which does it well. Either way the caller gets the same [`Response`].
+//! itself (`multiplex`) — with reqwest's connection settings, its TLS (the public
+//! authorities or the agent's own, the agent's client certificate, ALPN) and its retry
+//! of refused HTTP/2 streams: the calls to agents are most of what a workflow run costs
+//! the orchestrator, and reqwest's layers around that same client (its URL and request
+//! types, its redirect and retry policies, its boxed bodies) were a tenth of a run's
+//! CPU. The rest — proxies (`HTTP_PROXY`, `NO_PROXY`, ...), same-origin redirects, user
+//! info — goes through reqwest, which does it well. Either way the caller gets the same
+//! [`Response`].
 
 use std::sync::Arc;
 use std::time::Duration;

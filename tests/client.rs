@@ -521,7 +521,7 @@ async fn an_http2_only_client_holds_one_connection_and_opens_another_when_it_clo
             tokio::spawn(async move {
                 let mut conn = h2::server::handshake(socket).await.unwrap();
                 let mut answered = 0;
-                while let Some(Ok((req, mut respond))) = conn.accept().await {
+                while let Some(Ok((req, respond))) = conn.accept().await {
                     if req.uri().path() == "/break" {
                         // Dropping the connection closes its socket: no GOAWAY.
                         return;
@@ -530,24 +530,7 @@ async fn an_http2_only_client_holds_one_connection_and_opens_another_when_it_clo
                     if answered == PER_CONNECTION {
                         conn.graceful_shutdown();
                     }
-                    tokio::spawn(async move {
-                        let mut body = req.into_body();
-                        let mut bytes = Vec::new();
-                        while let Some(chunk) = body.data().await {
-                            let chunk = chunk.unwrap();
-                            let _ = body.flow_control().release_capacity(chunk.len());
-                            bytes.extend_from_slice(&chunk);
-                        }
-                        let r: Value = serde_json::from_slice(&bytes).unwrap();
-                        let answer =
-                            json!({ "jsonrpc": "2.0", "id": r["id"], "result": task_json() });
-                        let head = axum::http::Response::builder()
-                            .header("content-type", "application/json")
-                            .body(())
-                            .unwrap();
-                        let mut send = respond.send_response(head, false).unwrap();
-                        send.send_data(answer.to_string().into(), true).unwrap();
-                    });
+                    tokio::spawn(answer_with_task(req, respond));
                 }
             });
         }
@@ -600,6 +583,28 @@ async fn an_http2_only_client_holds_one_connection_and_opens_another_when_it_clo
     assert!(err.to_string().contains("connection failed"), "{err}");
 }
 
+/// Answers a raw HTTP/2 JSON-RPC request with `task_json()`, once its body has arrived.
+async fn answer_with_task(
+    req: axum::http::Request<h2::RecvStream>,
+    mut respond: h2::server::SendResponse<bytes::Bytes>,
+) {
+    let mut body = req.into_body();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.unwrap();
+        let _ = body.flow_control().release_capacity(chunk.len());
+        bytes.extend_from_slice(&chunk);
+    }
+    let r: Value = serde_json::from_slice(&bytes).unwrap();
+    let answer = json!({ "jsonrpc": "2.0", "id": r["id"], "result": task_json() });
+    let head = axum::http::Response::builder()
+        .header("content-type", "application/json")
+        .body(())
+        .unwrap();
+    let mut send = respond.send_response(head, false).unwrap();
+    send.send_data(answer.to_string().into(), true).unwrap();
+}
+
 /// An agent's HTTP/2 side that refuses a stream before processing it (`REFUSED_STREAM`,
 /// which RFC 9113 §8.7 says may be retried) has the call sent again, at most twice, as
 /// reqwest would: on `/` the first stream is refused and the second answered; on
@@ -628,24 +633,7 @@ async fn a_refused_http2_stream_is_sent_again_at_most_twice() {
                         respond.send_reset(h2::Reason::REFUSED_STREAM);
                         continue;
                     }
-                    tokio::spawn(async move {
-                        let mut body = req.into_body();
-                        let mut bytes = Vec::new();
-                        while let Some(chunk) = body.data().await {
-                            let chunk = chunk.unwrap();
-                            let _ = body.flow_control().release_capacity(chunk.len());
-                            bytes.extend_from_slice(&chunk);
-                        }
-                        let r: Value = serde_json::from_slice(&bytes).unwrap();
-                        let answer =
-                            json!({ "jsonrpc": "2.0", "id": r["id"], "result": task_json() });
-                        let head = axum::http::Response::builder()
-                            .header("content-type", "application/json")
-                            .body(())
-                            .unwrap();
-                        let mut send = respond.send_response(head, false).unwrap();
-                        send.send_data(answer.to_string().into(), true).unwrap();
-                    });
+                    tokio::spawn(answer_with_task(req, respond));
                 }
             });
         }

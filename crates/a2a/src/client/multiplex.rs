@@ -119,7 +119,7 @@ impl Multiplexed {
                 Ok(sent) => sent,
                 // Nothing went out: the connection had failed, or was going away.
                 Err(e) if reconnects < MAX_RECONNECTS => {
-                    tracing::debug!(error = %e, "the connection to {} had closed; opening another", head.uri);
+                    tracing::debug!(error = %e, "the connection to {} had closed; opening another", origin.1);
                     forget(&state, attempt);
                     reconnects += 1;
                     continue;
@@ -131,7 +131,7 @@ impl Multiplexed {
             if !body.is_empty()
                 && let Err(e) = stream.send_data(body.clone(), true)
             {
-                tracing::debug!(error = %e, "a request's body to {} was not sent", head.uri);
+                tracing::debug!(error = %e, "a request's body to {} was not sent", origin.1);
             }
             match answer.await {
                 Ok(answer) => return Ok(answer.map(|recv| AnswerBody { recv })),

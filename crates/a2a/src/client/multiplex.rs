@@ -60,8 +60,8 @@ pub(super) struct Multiplexed {
     origins: Mutex<HashMap<Origin, Arc<Mutex<State>>>>,
 }
 
-/// Where a connection goes: scheme and authority (both compared without case).
-type Origin = (Scheme, Authority);
+/// Where a connection goes: `scheme://authority`, lowercased (see [`origin`]).
+type Origin = String;
 
 /// A connection's handle, as every caller may clone it.
 type Sender = SendRequest<Bytes>;
@@ -94,7 +94,7 @@ impl Multiplexed {
         let (Some(scheme), Some(authority)) = (head.uri.scheme(), head.uri.authority()) else {
             return Err(format!("{} has no scheme or host", head.uri).into());
         };
-        let origin = (scheme.clone(), authority.clone());
+        let origin = origin(scheme, authority);
         strip_connection_headers(&mut head.headers);
         if !body.is_empty() && !head.headers.contains_key(header::CONTENT_LENGTH) {
             head.headers
@@ -119,7 +119,7 @@ impl Multiplexed {
                 Ok(sent) => sent,
                 // Nothing went out: the connection had failed, or was going away.
                 Err(e) if reconnects < MAX_RECONNECTS => {
-                    tracing::debug!(error = %e, "the connection to {} had closed; opening another", origin.1);
+                    tracing::debug!(error = %e, "the connection to {} had closed; opening another", shown(&head.uri));
                     forget(&state, attempt);
                     reconnects += 1;
                     continue;
@@ -131,7 +131,7 @@ impl Multiplexed {
             if !body.is_empty()
                 && let Err(e) = stream.send_data(body.clone(), true)
             {
-                tracing::debug!(error = %e, "a request's body to {} was not sent", origin.1);
+                tracing::debug!(error = %e, "a request's body to {} was not sent", shown(&head.uri));
             }
             match answer.await {
                 Ok(answer) => return Ok(answer.map(|recv| AnswerBody { recv })),
@@ -233,6 +233,23 @@ fn forget(state: &Mutex<State>, attempt: u64) {
     }
 }
 
+/// An origin's key: its text, lowercased (scheme and host compare without case). Text,
+/// not the parsed parts: `Authority` hashes byte by byte, lowercasing each, which cost
+/// some thousand instructions a call.
+fn origin(scheme: &Scheme, authority: &Authority) -> Origin {
+    let mut key = format!("{scheme}://{authority}");
+    key.make_ascii_lowercase();
+    key
+}
+
+/// `uri`'s host and port as logs show them: never a user and password it may carry.
+fn shown(uri: &Uri) -> &str {
+    let authority = uri.authority().map_or("", Authority::as_str);
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host)
+}
+
 /// Opens a connection to `uri`'s origin (TCP, then TLS for `https://`, then HTTP/2's
 /// preface and settings) and starts the task that drives it. The task ends when the
 /// connection does: when it fails or the agent closes it (marking it closed in `state`,
@@ -330,5 +347,35 @@ impl http_body::Body for AnswerBody {
 
     fn is_end_stream(&self) -> bool {
         self.recv.is_end_stream()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_origin_is_its_scheme_and_authority_without_case_and_logs_show_no_user() {
+        let key = |u: &str| {
+            let uri: Uri = u.parse().unwrap();
+            origin(uri.scheme().unwrap(), uri.authority().unwrap())
+        };
+        assert_eq!(
+            key("HTTP://Agent.Example:8080/a2a?x=1"),
+            "http://agent.example:8080"
+        );
+        assert_eq!(
+            key("https://agent.example/"),
+            key("HTTPS://AGENT.example/v1")
+        );
+        assert_ne!(key("http://agent.example/"), key("https://agent.example/"));
+        assert_ne!(
+            key("http://agent.example:1/"),
+            key("http://agent.example:2/")
+        );
+        let with_user: Uri = "http://me:secret@agent.example:9/a".parse().unwrap();
+        assert_eq!(shown(&with_user), "agent.example:9");
+        let plain: Uri = "http://agent.example:9/a?key=k".parse().unwrap();
+        assert_eq!(shown(&plain), "agent.example:9");
     }
 }

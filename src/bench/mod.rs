@@ -9,6 +9,7 @@
 //! each measures, `process` the scratch directory and the child process.
 
 mod agents;
+mod calibrate;
 mod process;
 mod report;
 mod scenarios;
@@ -404,9 +405,15 @@ async fn measure(
         None => None,
     };
     let (mut in_memory, mut in_sqlite) = (Vec::new(), Vec::new());
-    let mut cpu_per_run = Vec::new();
+    let (mut cpu_per_run, mut calibrations) = (Vec::new(), Vec::new());
     let (mut in_postgres, mut transactions) = (Vec::new(), 0);
     for _ in 0..STORE_COMPARISON_ROUNDS {
+        // The machine's speed just then, with nothing else running.
+        calibrations.push(
+            tokio::task::spawn_blocking(calibrate::calibrate)
+                .await
+                .context("the calibration did not finish")??,
+        );
         let cpu_before = serve.cpu_time()?;
         in_memory.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
         let cpu = serve.cpu_time()?.saturating_sub(cpu_before);
@@ -457,6 +464,7 @@ async fn measure(
         bytes_per_inflight_run: bytes,
         runs_per_sec_c64_memory: round(median(in_memory), 1),
         cpu_ms_per_run: round(median(cpu_per_run), 3),
+        calibration_ms: round(median(calibrations), 1),
         runs_per_sec_c64_sqlite: round(median(in_sqlite), 1),
         runs_per_sec_c64_postgres: options
             .postgres

@@ -33,6 +33,10 @@ pub struct Report {
     /// The orchestrator's own CPU time per diamond run (user and system, from
     /// `/proc`) in those memory-store rounds: what a run costs, whatever the cores.
     pub cpu_ms_per_run: f64,
+    /// The CPU a fixed piece of single-threaded work (reading and writing a task-like
+    /// JSON document 2,000 times) took just before each of those rounds: it moves with
+    /// the machine, not the code, so figures taken at a like calibration compare.
+    pub calibration_ms: f64,
     pub runs_per_sec_c64_sqlite: f64,
     /// With `--postgres`: the c64 throughput on PostgreSQL (in the same turns), and
     /// the database transactions committed per run (each a round trip: the store
@@ -185,6 +189,7 @@ impl Report {
                 "ms",
                 Some(Goal::AtMost(0.4)),
             ),
+            row("calibration_ms", self.calibration_ms, "ms", None),
             row(
                 "runs_per_sec_c64_sqlite",
                 self.runs_per_sec_c64_sqlite,
@@ -335,6 +340,7 @@ mod tests {
             bytes_per_inflight_run: 1000,
             runs_per_sec_c64_memory: 100.0,
             cpu_ms_per_run: 1.0,
+            calibration_ms: 100.0,
             runs_per_sec_c64_sqlite: 40.0,
             runs_per_sec_c64_postgres: None,
             postgres_transactions_per_run: None,

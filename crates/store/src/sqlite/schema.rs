@@ -102,8 +102,8 @@ CREATE UNIQUE INDEX run_units_by_unit ON run_units (run_id, step, item);
     // No table changes; what a row may hold does: a finished task's row keeps an
     // earlier snapshot, and a read replays the events after it (`AtEnd::Events`); a
     // task's first snapshot may be empty, left to its log (`from_log`); and an event
-    // row may be a JSON array of one commit's events, numbered by the last (the
-    // writer's `logged_row`). A build before this one would read such a task as it
+    // row may be a JSON array of one commit's events, numbered by the last
+    // (`tasks::logged_rows`). A build before this one would read such a task as it
     // stood before its end, or fail on it, so the version moves and that build refuses
     // the file.
     r#"

@@ -13,7 +13,6 @@ use crate::rows::millis;
 use rusqlite::{Connection, ToSql, Transaction, params};
 use sqlx::Connection as _;
 use sqlx::sqlite::SqliteConnection;
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -66,7 +65,9 @@ pub(super) enum Write {
         /// Who started the task, and in which tenant; set once, with its first message.
         initiator: Option<String>,
         tenant: Option<String>,
-        events: Vec<(i64, String)>,
+        /// The commit's events as the rows that log them, each with its number (see
+        /// [`super::tasks::logged_rows`]).
+        rows: Vec<(i64, String)>,
         /// What ListTasks filters and sorts on, kept current at every commit.
         listed: Listed,
         /// Whether `listed` may differ from the task's last commit: not when this one
@@ -253,10 +254,10 @@ pub(super) async fn checkpointer(
 ///
 /// Shortcuts keep the statements a batch runs few, the final state the same: a unit's
 /// checkpoint that a later one in the batch replaces (a step's `Sent`, then its `Done`)
-/// is not written; a commit's events are one row (see [`logged_row`]); and the tasks'
-/// events are inserted together, many rows a statement, after the batch's other writes
-/// (a task's commits each wait for the one before, so no write in the batch reads
-/// another's events).
+/// is not written; a commit's events come as one row (see
+/// [`super::tasks::logged_rows`]); and the tasks' rows are inserted together, many a
+/// statement, after the batch's other writes (a task's commits each wait for the one
+/// before, so no write in the batch reads another's events).
 fn apply_batch(conn: &mut Connection, ops: &[Op]) -> Result<Vec<u64>, WriteError> {
     let tx = conn.transaction()?;
     let now = now_ms();
@@ -276,10 +277,11 @@ fn apply_batch(conn: &mut Connection, ops: &[Op]) -> Result<Vec<u64>, WriteError
             Write::SaveUnit {
                 run, step, item, ..
             } if last_unit[&(run.as_str(), step.as_str(), *item)] != i => 1,
-            Write::Commit {
-                id, events: more, ..
-            } => {
-                events.extend(logged_row(more).map(|(seq, event)| (id.as_str(), seq, event)));
+            Write::Commit { id, rows: more, .. } => {
+                events.extend(
+                    more.iter()
+                        .map(|(seq, row)| (id.as_str(), *seq, row.as_str())),
+                );
                 apply(&tx, &op.write, now)?
             }
             write => apply(&tx, write, now)?,
@@ -290,46 +292,12 @@ fn apply_batch(conn: &mut Connection, ops: &[Op]) -> Result<Vec<u64>, WriteError
     Ok(rows)
 }
 
-/// A commit's events as the row (or rows) that log them: one event as its JSON; several
-/// numbered one after another as one row, a JSON array of them numbered by the last
-/// (read back by [`super::tasks::logged_events`]). A row and an index entry an event
-/// was most of what the events' table and index grew by, a diamond run's 16 events in
-/// about 5 commits. Events not numbered one after another (never, from the server)
-/// are a row each.
-fn logged_row(events: &[(i64, String)]) -> Box<dyn Iterator<Item = (i64, Cow<'_, str>)> + '_> {
-    let consecutive = events.windows(2).all(|w| w[1].0 == w[0].0 + 1);
-    match events {
-        [_, _, ..] if consecutive => {
-            let bytes = events.iter().map(|(_, e)| e.len() + 1).sum::<usize>() + 1;
-            let mut row = String::with_capacity(bytes);
-            row.push('[');
-            for (i, (_, event)) in events.iter().enumerate() {
-                if i > 0 {
-                    row.push(',');
-                }
-                row.push_str(event);
-            }
-            row.push(']');
-            let last = events[events.len() - 1].0;
-            Box::new(std::iter::once((last, Cow::Owned(row))))
-        }
-        _ => Box::new(
-            events
-                .iter()
-                .map(|(seq, e)| (*seq, Cow::Borrowed(e.as_str()))),
-        ),
-    }
-}
-
 /// Rows in each of the multi-row event inserts, largest first: a batch's events go in
 /// as few statements as these make, each kept prepared.
 const EVENT_ROWS: [usize; 3] = [32, 8, 1];
 
 /// Inserts tasks' logged rows, as (task, number, JSON).
-fn insert_events(
-    tx: &Transaction<'_>,
-    events: &[(&str, i64, Cow<'_, str>)],
-) -> rusqlite::Result<()> {
+fn insert_events(tx: &Transaction<'_>, events: &[(&str, i64, &str)]) -> rusqlite::Result<()> {
     let mut rest = events;
     for n in EVENT_ROWS {
         if rest.len() < n {
@@ -362,7 +330,7 @@ fn apply(tx: &Transaction<'_>, w: &Write, now: i64) -> rusqlite::Result<u64> {
             first_message_id,
             initiator,
             tenant,
-            events,
+            rows,
             listed,
             moved,
         } => {
@@ -372,7 +340,7 @@ fn apply(tx: &Transaction<'_>, w: &Write, now: i64) -> rusqlite::Result<u64> {
                     // the history) includes every event logged so far, and takes the
                     // last one's number: a task's commits each wait for the one before,
                     // so those are all committed already.
-                    let seq = (!events.is_empty()).then_some(*seq);
+                    let seq = (!rows.is_empty()).then_some(*seq);
                     tx.prepare_cached(
                         "INSERT INTO tasks (id, snapshot, seq, terminal, first_message_id, initiator, tenant, updated_at, context_id, state, status_ms)
                          VALUES (?1, ?2, coalesce(?3, (SELECT max(seq) FROM task_events WHERE task_id = ?1), 0),
@@ -516,7 +484,7 @@ mod tests {
             first_message_id: None,
             initiator: None,
             tenant: None,
-            events: events.map(|n| (n, format!("{{\"n\": {n}}}"))).collect(),
+            rows: rows(events),
             listed: Listed {
                 context_id: "c".into(),
                 state: "working",
@@ -524,6 +492,17 @@ mod tests {
             },
             moved: true,
         })
+    }
+
+    /// Events numbered `events` logged as [`super::super::tasks::logged_rows`] logs
+    /// them: one row, an array numbered by the last, for two or more.
+    fn rows(events: std::ops::RangeInclusive<i64>) -> Vec<(i64, String)> {
+        let last = *events.end();
+        let texts: Vec<String> = events.map(|n| format!("{{\"n\": {n}}}")).collect();
+        match texts.len() {
+            1 => vec![(last, texts[0].clone())],
+            _ => vec![(last, format!("[{}]", texts.join(",")))],
+        }
     }
 
     fn unit(checkpoint: &str) -> Op {

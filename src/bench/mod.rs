@@ -6,7 +6,8 @@
 //!
 //! Library code: it reports progress through a callback and returns a [`Report`]; the
 //! CLI prints it. `report` holds the figures and their targets, `scenarios` what
-//! each measures, `process` the scratch directory and the child process.
+//! each measures, `process` the scratch directory and the child process, `calibrate`
+//! how fast the machine is just then.
 
 mod agents;
 mod calibrate;

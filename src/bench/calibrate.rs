@@ -12,26 +12,22 @@ use serde_json::{Value, json};
 /// How many times the document is read and written.
 const ROUNDS: usize = 2_000;
 
-/// The CPU time in milliseconds that one thread of this process takes to read a
-/// task-like JSON document of some 6 KB into a `serde_json::Value` and write it out
-/// again, [`ROUNDS`] times: the kind of work `serve` does (allocation, small maps,
-/// strings, JSON). A thread of its own, timed by its own CPU clock, so that whatever
-/// else the process does is not counted.
+/// The CPU time in milliseconds that the calling thread takes to read a task-like JSON
+/// document of some 6 KB into a `serde_json::Value` and write it out again, [`ROUNDS`]
+/// times: the kind of work `serve` does (allocation, small maps, strings, JSON). Timed
+/// by the thread's own CPU clock, so that whatever else the process does is not
+/// counted; it blocks, so the bench runs it on a blocking thread.
 pub(super) fn calibrate() -> anyhow::Result<f64> {
-    std::thread::spawn(|| -> anyhow::Result<f64> {
-        let text = serde_json::to_string(&document())?;
-        let before = thread_cpu()?;
-        let mut written = 0;
-        for _ in 0..ROUNDS {
-            let value: Value = serde_json::from_str(black_box(&text))?;
-            written += serde_json::to_string(&value)?.len();
-        }
-        let spent = thread_cpu()?.saturating_sub(before);
-        black_box(written);
-        Ok(spent.as_secs_f64() * 1000.0)
-    })
-    .join()
-    .map_err(|_| anyhow!("the calibration thread panicked"))?
+    let text = serde_json::to_string(&document())?;
+    let before = thread_cpu()?;
+    let mut written = 0;
+    for _ in 0..ROUNDS {
+        let value: Value = serde_json::from_str(black_box(&text))?;
+        written += serde_json::to_string(&value)?.len();
+    }
+    let spent = thread_cpu()?.saturating_sub(before);
+    black_box(written);
+    Ok(spent.as_secs_f64() * 1000.0)
 }
 
 /// The calling thread's CPU time so far, from `/proc/thread-self/schedstat` (its first

@@ -397,19 +397,12 @@ async fn push_configs_need_the_capability_and_extensions_are_required_when_marke
 
 /// A client that lost its stream resumes with `Last-Event-ID` on either binding: the
 /// logged events after that one, numbered, in v1.0's shape — even once the task ended.
+/// A task no stream ever followed resumes as its end.
 #[tokio::test]
 async fn last_event_id_replays_on_both_bindings() {
     let agent = echo(0).await;
     let url = agent.url.as_str();
     let base = url.trim_end_matches('/');
-    let sent = rpc(
-        url,
-        Some("1.0"),
-        "SendMessage",
-        send_params("one two three four"),
-    )
-    .await;
-    let id = sent["result"]["task"]["id"].as_str().unwrap().to_owned();
     let frames = |body: &str| -> Vec<(u64, Value)> {
         let mut out = Vec::new();
         for block in body.split("\n\n") {
@@ -427,6 +420,17 @@ async fn last_event_id_replays_on_both_bindings() {
         }
         out
     };
+    // Streamed, as the task of a client that resumes after an event number it was
+    // given: a task no stream followed keeps no log to replay (see the end).
+    let streamed = stream_text(
+        url,
+        "SendStreamingMessage",
+        send_params("one two three four"),
+        &[],
+    )
+    .await;
+    let first = &frames(&streamed)[0].1["result"];
+    let id = first["task"]["id"].as_str().expect(&streamed).to_owned();
     let jsonrpc = stream_text(
         url,
         "SubscribeToTask",
@@ -463,6 +467,31 @@ async fn last_event_id_replays_on_both_bindings() {
         "{rest_body}"
     );
     assert!(last.get("final").is_none() && last["statusUpdate"].get("final").is_none());
+
+    // A task sent and answered without a stream: nobody was given its events' numbers,
+    // and its end stands for its log — one frame, the finished task, numbered as the
+    // last event.
+    let sent = rpc(
+        url,
+        Some("1.0"),
+        "SendMessage",
+        send_params("one two three four"),
+    )
+    .await;
+    let id = sent["result"]["task"]["id"].as_str().unwrap().to_owned();
+    let resumed = stream_text(
+        url,
+        "SubscribeToTask",
+        json!({"id": id}),
+        &[("Last-Event-ID", "2")],
+    )
+    .await;
+    let resumed = frames(&resumed);
+    let [(n, only)] = &resumed[..] else {
+        panic!("one frame: {resumed:?}");
+    };
+    assert_eq!(*n, numbers(&b).last().copied().unwrap(), "{resumed:?}");
+    assert_eq!(only["result"]["task"], sent["result"]["task"]);
 }
 
 /// Every bound is an error that names it, never a crash, a hang or a silent cut; the

@@ -215,6 +215,9 @@ impl TaskStore for Gated {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(self.task(move || self.inner.commit_shared(task, events)))
     }
+    fn ended_unfollowed(&self, task: &TaskId) {
+        self.inner.ended_unfollowed(task);
+    }
     fn events_after(
         &self,
         id: &TaskId,

@@ -87,6 +87,9 @@ impl TaskStore for MemoryStore {
             Ok(())
         })
     }
+    fn ended_unfollowed(&self, task: &TaskId) {
+        self.tasks.ended_unfollowed(task);
+    }
     fn events_after(
         &self,
         id: &TaskId,

@@ -186,6 +186,12 @@ pub trait TaskStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         self.commit(task, events)
     }
+    /// Told that `task` has ended without any stream ever following it: no client was
+    /// given the number of any of its events, so none can resume after one, and a store
+    /// may keep the finished task without its event log. A store that drops the log
+    /// answers a read of it after an earlier number ([`TaskStore::events_after`]) with
+    /// the finished task itself, numbered as its last event. By default the log is kept.
+    fn ended_unfollowed(&self, _task: &TaskId) {}
     /// The logged events of a task with `seq > after`, in order.
     fn events_after(
         &self,
@@ -238,7 +244,7 @@ pub struct InMemoryTaskStore {
     inner: Arc<Mutex<Maps>>,
     /// Most finished tasks kept (see [`DEFAULT_FINISHED_KEPT`]).
     finished_kept: usize,
-    /// Most bytes of finished tasks kept, as `approx_bytes` counts them (see
+    /// Most bytes of finished tasks kept, as `task_bytes` and `log_bytes` count them (see
     /// [`DEFAULT_FINISHED_BYTES_KEPT`]).
     finished_bytes_kept: usize,
     /// Whether the tasks dropped past the bounds are kept for [`Self::take_evicted`].
@@ -250,10 +256,10 @@ pub struct InMemoryTaskStore {
 /// task with its event log is tens of kilobytes), whatever the age-based pruning says.
 pub const DEFAULT_FINISHED_KEPT: usize = 10_000;
 
-/// How many bytes of finished tasks (their content and event logs, as `approx_bytes`
-/// counts them) an in-memory store keeps by default, the oldest finished dropped first:
-/// a few large tasks (long streamed artifacts) cannot fill memory where the count would
-/// allow them. The heap they take is some two or three times this.
+/// How many bytes of finished tasks (their content and event logs, as `task_bytes` and
+/// `log_bytes` count them) an in-memory store keeps by default, the oldest finished
+/// dropped first: a few large tasks (long streamed artifacts) cannot fill memory where
+/// the count would allow them. The heap they take is some two or three times this.
 pub const DEFAULT_FINISHED_BYTES_KEPT: usize = 64 << 20;
 
 impl Default for InMemoryTaskStore {
@@ -276,6 +282,9 @@ struct Entry {
     applied: u64,
     /// The state of the last commit, current whether or not `task` is.
     state: TaskState,
+    /// The events since the task began; none once it has ended unfollowed (see
+    /// [`TaskStore::ended_unfollowed`]), when `task` is whole and `applied` its last
+    /// number.
     log: Vec<LoggedEvent>,
     changed: SystemTime,
     /// Its key in `Maps::by_time`.
@@ -293,8 +302,13 @@ impl Entry {
                 super::apply::apply_event(task, e);
             }
         }
-        self.applied = last_seq(&self.log);
+        self.applied = self.seq();
         &self.task
+    }
+
+    /// The number of its last event.
+    fn seq(&self) -> u64 {
+        last_seq(&self.log).max(self.applied)
     }
 }
 
@@ -379,7 +393,7 @@ impl InMemoryTaskStore {
             entry.log.extend(events.iter().cloned());
             if whole && !fresh {
                 entry.task = shared();
-                entry.applied = last_seq(&entry.log);
+                entry.applied = entry.seq();
             }
             entry.state = task.status.state;
             entry.changed = SystemTime::now();
@@ -392,7 +406,7 @@ impl InMemoryTaskStore {
             }
             if finishes {
                 entry.current();
-                let size = approx_bytes(&entry.task, &entry.log);
+                let size = task_bytes(&entry.task) + log_bytes(&entry.log);
                 m.finished.push_back((task.id.clone(), size));
                 m.finished_bytes += size;
                 while m.finished.len() > kept
@@ -462,11 +476,35 @@ fn last_seq(log: &[LoggedEvent]) -> u64 {
     log.last().map_or(0, |(s, _)| *s)
 }
 
-/// What a task and its event log hold, in bytes, roughly: the text, data and ids in
-/// them plus a fixed cost per value; walked once, when the task finishes (no
-/// serialization).
-fn approx_bytes(task: &Task, log: &[LoggedEvent]) -> usize {
-    use crate::types::{FileSource, Message, Metadata, Part};
+/// What a task holds, in bytes, roughly: the text, data and ids in it plus a fixed
+/// cost per value; walked once, when the task finishes (no serialization).
+fn task_bytes(task: &Task) -> usize {
+    sizes::task(task)
+}
+
+/// What an event log holds, in bytes, as [`task_bytes`] counts them.
+fn log_bytes(log: &[LoggedEvent]) -> usize {
+    log.iter()
+        .map(|(_, e)| {
+            48 + match &**e {
+                StreamEvent::Task(t) => sizes::task(t),
+                StreamEvent::Message(m) => sizes::message(m),
+                StreamEvent::StatusUpdate(u) => {
+                    128 + u.status.message.as_deref().map_or(0, sizes::message)
+                        + sizes::meta(&u.metadata)
+                }
+                StreamEvent::ArtifactUpdate(u) => {
+                    128 + sizes::parts(&u.artifact.parts) + sizes::meta(&u.metadata)
+                }
+            }
+        })
+        .sum()
+}
+
+/// The walks under [`task_bytes`] and [`log_bytes`].
+mod sizes {
+    use crate::types::{FileSource, Message, Metadata, Part, Task};
+
     fn value(v: &serde_json::Value) -> usize {
         use serde_json::Value;
         16 + match v {
@@ -476,13 +514,16 @@ fn approx_bytes(task: &Task, log: &[LoggedEvent]) -> usize {
             _ => 0,
         }
     }
+
     fn map(m: &serde_json::Map<String, serde_json::Value>) -> usize {
         m.iter().map(|(k, v)| 16 + k.len() + value(v)).sum()
     }
-    fn meta(m: &Option<Metadata>) -> usize {
+
+    pub(super) fn meta(m: &Option<Metadata>) -> usize {
         m.as_deref().map_or(0, map)
     }
-    fn parts(ps: &[Part]) -> usize {
+
+    pub(super) fn parts(ps: &[Part]) -> usize {
         ps.iter()
             .map(|p| {
                 64 + match p {
@@ -499,10 +540,12 @@ fn approx_bytes(task: &Task, log: &[LoggedEvent]) -> usize {
             })
             .sum()
     }
-    fn message(m: &Message) -> usize {
+
+    pub(super) fn message(m: &Message) -> usize {
         160 + parts(&m.parts) + meta(&m.metadata)
     }
-    fn of_task(t: &Task) -> usize {
+
+    pub(super) fn task(t: &Task) -> usize {
         256 + t.history.iter().map(message).sum::<usize>()
             + t.artifacts
                 .iter()
@@ -511,31 +554,11 @@ fn approx_bytes(task: &Task, log: &[LoggedEvent]) -> usize {
             + t.status.message.as_deref().map_or(0, message)
             + meta(&t.metadata)
     }
-    of_task(task)
-        + log
-            .iter()
-            .map(|(_, e)| {
-                48 + match &**e {
-                    StreamEvent::Task(t) => of_task(t),
-                    StreamEvent::Message(m) => message(m),
-                    StreamEvent::StatusUpdate(u) => {
-                        128 + u.status.message.as_deref().map_or(0, message) + meta(&u.metadata)
-                    }
-                    StreamEvent::ArtifactUpdate(u) => {
-                        128 + parts(&u.artifact.parts) + meta(&u.metadata)
-                    }
-                }
-            })
-            .sum::<usize>()
 }
 
 impl TaskStore for InMemoryTaskStore {
     fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
-        let task = self.with(|m| {
-            m.tasks
-                .get_mut(id)
-                .map(|e| (e.current().clone(), last_seq(&e.log)))
-        });
+        let task = self.with(|m| m.tasks.get_mut(id).map(|e| (e.current().clone(), e.seq())));
         Box::pin(async move { Ok(task) })
     }
 
@@ -564,11 +587,37 @@ impl TaskStore for InMemoryTaskStore {
     ) -> BoxFuture<'_, Result<Vec<LoggedEvent>, StoreError>> {
         let events = self.with(|m| {
             m.tasks.get(id).map_or_else(Vec::new, |e| {
+                if e.log.is_empty() && e.applied > after {
+                    // It ended unfollowed: the whole task stands for its log.
+                    let task = StreamEvent::Task(Task::clone(&e.task));
+                    return vec![(e.applied, Arc::new(task))];
+                }
                 let start = e.log.partition_point(|(s, _)| *s <= after);
                 e.log[start..].to_vec()
             })
         });
         Box::pin(async move { Ok(events) })
+    }
+
+    fn ended_unfollowed(&self, id: &TaskId) {
+        let log = self.with(|m| {
+            let entry = m.tasks.get_mut(id)?;
+            if !entry.state.is_terminal() || entry.log.is_empty() {
+                return None;
+            }
+            entry.current();
+            let log = std::mem::take(&mut entry.log);
+            // It finished moments ago: at the back of the finished, or near it.
+            let size = log_bytes(&log);
+            if let Some((_, counted)) = m.finished.iter_mut().rev().find(|(t, _)| t == id) {
+                *counted -= size;
+                m.finished_bytes -= size;
+            }
+            Some(log)
+        });
+        // Freed once the lock is released, while the events are still in the cache: a
+        // log freed when its task is evicted, long after, costs several times as much.
+        drop(log);
     }
 
     fn task_of_message<'a>(
@@ -584,7 +633,7 @@ impl TaskStore for InMemoryTaskStore {
             m.tasks
                 .values_mut()
                 .filter(|e| !e.state.is_terminal())
-                .map(|e| (e.current().clone(), last_seq(&e.log)))
+                .map(|e| (e.current().clone(), e.seq()))
                 .collect()
         });
         Box::pin(async move { Ok(tasks) })
@@ -814,27 +863,8 @@ mod tests {
     /// its size; a task still going is never dropped.
     #[tokio::test]
     async fn the_oldest_finished_tasks_go_past_the_bytes_bound() {
-        use crate::types::{Artifact, ArtifactId, Part, StreamEvent, TaskArtifactUpdateEvent};
-        use std::sync::Arc;
         let store = InMemoryTaskStore::default().keeping_bytes(250_000);
-        let big = |id: &str| {
-            // 100 KB in its event log, as a streamed artifact would leave it.
-            let chunk = |n: u64| {
-                let artifact =
-                    Artifact::new(ArtifactId::new("a"), vec![Part::text("x".repeat(10_000))]);
-                let event = TaskArtifactUpdateEvent {
-                    kind: Default::default(),
-                    task_id: TaskId::new(id),
-                    context_id: ContextId::new("c"),
-                    artifact,
-                    append: Some(n > 1),
-                    last_chunk: None,
-                    metadata: None,
-                };
-                (n, Arc::new(StreamEvent::ArtifactUpdate(event)))
-            };
-            (1..=10).map(chunk).collect::<Vec<_>>()
-        };
+        let big = streamed;
         store
             .commit(&task("going", TaskState::Working), &big("going"))
             .await
@@ -867,5 +897,50 @@ mod tests {
             .await
             .unwrap();
         assert!(huge.contains(&TaskId::new("one")), "the newest stays");
+    }
+
+    /// A task that ended unfollowed counts without the log it no longer keeps: the four
+    /// tasks of which the bound above keeps two all stay, and each reads as it ended.
+    #[tokio::test]
+    async fn a_log_dropped_at_the_end_no_longer_counts() {
+        let store = InMemoryTaskStore::default().keeping_bytes(250_000);
+        for i in 0..4 {
+            let id = format!("t{i}");
+            let ended = task(&id, TaskState::Completed);
+            store
+                .commit(&task(&id, TaskState::Working), &streamed(&id))
+                .await
+                .unwrap();
+            store.commit(&ended, &[]).await.unwrap();
+            store.ended_unfollowed(&ended.id);
+        }
+        for i in 0..4 {
+            let id = TaskId::new(format!("t{i}"));
+            let (read, seq) = store.get(&id).await.unwrap().expect("kept");
+            assert_eq!((read.status.state, seq), (TaskState::Completed, 10));
+            assert_eq!(store.events_after(&id, 3).await.unwrap()[0].0, 10);
+        }
+    }
+
+    /// 100 KB in an event log of ten artifact chunks, numbered 1 to 10, as a streamed
+    /// artifact would leave it.
+    fn streamed(id: &str) -> Vec<super::LoggedEvent> {
+        use crate::types::{Artifact, ArtifactId, Part, StreamEvent, TaskArtifactUpdateEvent};
+        use std::sync::Arc;
+        let chunk = |n: u64| {
+            let artifact =
+                Artifact::new(ArtifactId::new("a"), vec![Part::text("x".repeat(10_000))]);
+            let event = TaskArtifactUpdateEvent {
+                kind: Default::default(),
+                task_id: TaskId::new(id),
+                context_id: ContextId::new("c"),
+                artifact,
+                append: Some(n > 1),
+                last_chunk: None,
+                metadata: None,
+            };
+            (n, Arc::new(StreamEvent::ArtifactUpdate(event)))
+        };
+        (1..=10).map(chunk).collect()
     }
 }

@@ -730,6 +730,14 @@ impl Actor {
         for (seq, e) in logged {
             self.announce(|| Update::Event(seq, e));
         }
+        // Ended with no stream ever following it (a blocking send's task, most often):
+        // no client holds the number of any of its events to resume after.
+        if self.broadcast.is_none()
+            && let Some(task) = &self.state.snapshot
+            && task.status.state.is_terminal()
+        {
+            self.store.ended_unfollowed(&task.id);
+        }
         if let Some(task) = &self.state.snapshot {
             let heard = |until: &Until| ends || *until == Until::FirstEvent;
             for (until, waiter) in std::mem::take(&mut self.waiters) {
@@ -885,6 +893,8 @@ mod tests {
     async fn replaying_the_logged_events_gives_the_actors_snapshot() {
         let id = TaskId::new("t");
         let (store, _manager, actor) = started(&id);
+        // Followed, so that its log is kept whole past its end.
+        let _following = actor.subscribe().await.unwrap();
         let status = |state, text: &str| {
             let status = TaskStatus::new(state).with_message(Message::agent_text(text));
             status_update(&id, status, false)
@@ -921,5 +931,62 @@ mod tests {
         );
         assert_eq!(stored.artifacts.len(), 2);
         assert_eq!(stored.history.len(), 4, "{:?}", stored.history);
+    }
+
+    /// A task that ends with no stream ever following it keeps no event log in a store
+    /// that drops it: a read of the log (a client resuming after a number it made up)
+    /// gives the finished task, numbered as its last event, and nothing after that
+    /// number. One followed to its end keeps its log whole.
+    #[tokio::test]
+    async fn a_task_that_ends_unfollowed_keeps_its_end_not_its_log() {
+        let events = |id: &TaskId| {
+            let working = TaskStatus::new(TaskState::Working);
+            [
+                status_update(id, working.clone(), false),
+                status_update(
+                    id,
+                    working.with_message(Message::agent_text("on it")),
+                    false,
+                ),
+                status_update(id, TaskStatus::new(TaskState::Completed), true),
+            ]
+        };
+        let id = TaskId::new("t");
+        let (store, manager, actor) = started(&id);
+        for e in events(&id) {
+            actor.apply(e).await.unwrap();
+        }
+        let (stored, seq) = store.get(&id).await.unwrap().unwrap();
+        assert_eq!(seq, 4, "the task as created, then three events");
+        assert_eq!(stored.status.state, TaskState::Completed);
+        let logged = store.events_after(&id, 1).await.unwrap();
+        let [(n, event)] = &logged[..] else {
+            panic!("one event stands for the log: {logged:?}");
+        };
+        assert_eq!(*n, seq);
+        let StreamEvent::Task(task) = &**event else {
+            panic!("the finished task stands for the log: {event:?}");
+        };
+        assert_eq!(
+            serde_json::to_value(task).unwrap(),
+            serde_json::to_value(&stored).unwrap()
+        );
+        assert!(store.events_after(&id, seq).await.unwrap().is_empty());
+
+        let followed = TaskId::new("f");
+        let actor = manager.open_new(
+            followed.clone(),
+            ContextId::new("c"),
+            Message::new(crate::types::Role::User, vec![Part::text("hi")]),
+            Origin::default(),
+        );
+        let _following = actor.subscribe().await.unwrap();
+        for e in events(&followed) {
+            actor.apply(e).await.unwrap();
+        }
+        let logged = store.events_after(&followed, 1).await.unwrap();
+        let numbers: Vec<u64> = logged.iter().map(|(n, _)| *n).collect();
+        assert_eq!(numbers, [2, 3, 4]);
+        assert!(matches!(&*logged[2].1, StreamEvent::StatusUpdate(_)));
     }
 }

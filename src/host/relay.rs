@@ -87,6 +87,9 @@ impl Orchestrator {
         // and take it out again); boxed, as the relay's future is held by every run.
         let mut canceling = Box::pin(cancel.cancelled());
         let mut stopping = Box::pin(shutdown.cancelled());
+        // The state of the last status update sent: a step's move that would leave it
+        // as it is, with nothing to say, goes to followers only (see `translate`).
+        let mut state = None;
         loop {
             let event = tokio::select! {
                 e = run.events.recv() => e,
@@ -139,7 +142,12 @@ impl Orchestrator {
             }
             // Boxed: queuing is brief, and inline its future would double what every
             // waiting run's relay holds.
-            let event = translate(events, &view, workflow, &urls, event);
+            let Some(event) = translate(events, &view, workflow, &urls, event, state) else {
+                continue;
+            };
+            if let StreamEvent::StatusUpdate(update) = &event {
+                state = Some(update.status.state);
+            }
             match Box::pin(events.queue(event)).await {
                 Ok(queued) => unsettled.push_back(queued),
                 Err(e) => refuse(e, &run.control),
@@ -183,15 +191,20 @@ pub(super) fn run_metadata(detail: &RunDetail) -> Map<String, Value> {
     Map::from_iter([(RUN_KEY.to_owned(), detail.to_value())])
 }
 
-/// Turns one run event into the upstream task's events; the run's and the questions'
-/// status updates carry the run's detail as it stands after the event.
+/// Turns one run event into the upstream task's event; the run's and the questions'
+/// status updates carry the run's detail as it stands after the event. None for a
+/// step's move that nobody would read: with no follower yet (see
+/// [`EventSink::followed`]), one with nothing to say (no message) that leaves the task
+/// in the state it was last said to be in (`state`) — it would change nothing in the
+/// task but its status time. The run's detail records it all the same.
 fn translate(
     events: &EventSink,
     view: &Mutex<View>,
     workflow: &Workflow,
     agent_urls: &HashMap<String, String>,
     event: RunEvent,
-) -> StreamEvent {
+    state: Option<TaskState>,
+) -> Option<StreamEvent> {
     // The detail rides on the run's waits and its end, and on questions (few per run,
     // and what a restart resumes from); a step's move carries only its update, and a
     // reader of a running task gets the rest from `describe`.
@@ -245,6 +258,12 @@ fn translate(
     } else {
         TaskState::Working
     };
+    if let RunEvent::Step { message: None, .. } = &event
+        && state == Some(waiting)
+        && !events.followed()
+    {
+        return None;
+    }
     if let Some(update) = StepUpdate::of(&event) {
         // The step's move is the update's metadata; the run's detail is not copied
         // into every step's update (readers of a live task get it from `describe`).
@@ -259,9 +278,9 @@ fn translate(
             agent_message(&format!("{label} {}: {m}", update.state), None)
         });
         meta = update.into_map();
-        return status_event(events, waiting, text, Some(meta), now);
+        return Some(status_event(events, waiting, text, Some(meta), now));
     }
-    match event {
+    Some(match event {
         RunEvent::Run { state, message } => {
             let (st, msg) = match state {
                 RunState::Working => (TaskState::Working, None),
@@ -334,7 +353,7 @@ fn translate(
                 Artifact::new(ArtifactId::new("result"), parts).with_name(workflow.name.clone());
             events.artifact_update(artifact, false, true).into()
         }
-    }
+    })
 }
 
 fn part(c: &orchestrator_core::engine::Content) -> Part {
@@ -428,7 +447,7 @@ message = "c"
         let events = EventSink::detached(Message::user_text("go"));
         let view = Mutex::new(View::new(RunDetail::new(&w, Map::new(), "t0".into())));
         let urls = HashMap::new();
-        let relay = |e| state(translate(&events, &view, &w, &urls, e));
+        let relay = |e| state(translate(&events, &view, &w, &urls, e, None).unwrap());
 
         relay(question("a"));
         relay(question("b"));
@@ -465,8 +484,8 @@ message = "c"
         let events = EventSink::detached(Message::user_text("go"));
         let view = Mutex::new(View::new(RunDetail::new(&w, Map::new(), "t0".into())));
         let urls = HashMap::new();
-        let stamp = |e| match translate(&events, &view, &w, &urls, e) {
-            StreamEvent::StatusUpdate(u) => u.status.timestamp.expect("a status time"),
+        let stamp = |e| match translate(&events, &view, &w, &urls, e, None) {
+            Some(StreamEvent::StatusUpdate(u)) => u.status.timestamp.expect("a status time"),
             other => panic!("not a status update: {other:?}"),
         };
         let moved_at = stamp(moved("c"));
@@ -477,6 +496,47 @@ message = "c"
         let v = view.lock().unwrap();
         assert_eq!(v.detail.steps[0].started_at.as_ref(), Some(&moved_at));
         assert_eq!(v.detail.ended_at.as_ref(), Some(&ended_at));
+    }
+
+    /// Nobody following the task, a step's move with nothing to say that leaves the task
+    /// as it was is not sent, and the run's detail records it all the same; a move that
+    /// says something, or that moves the task, is sent.
+    #[tokio::test]
+    async fn a_silent_move_goes_to_followers_only() {
+        let w = super::super::test_workflow(
+            "[workflow]\nid = \"w\"\ndescription = \"d\"\n[steps.c]\nagent = \"one\"\nmessage = \"c\"\n",
+        );
+        let events = EventSink::detached(Message::user_text("go"));
+        assert!(!events.followed());
+        let view = Mutex::new(View::new(RunDetail::new(&w, Map::new(), "t0".into())));
+        let urls = HashMap::new();
+        let relay = |e, state| translate(&events, &view, &w, &urls, e, state);
+        let working = Some(TaskState::Working);
+        assert!(relay(moved("c"), working).is_none());
+        assert_eq!(
+            view.lock().unwrap().detail.steps[0].state,
+            StepState::Working
+        );
+        assert!(relay(moved("c"), None).is_some(), "the task's first status");
+        let asking = Some(TaskState::InputRequired);
+        assert!(relay(moved("c"), asking).is_some(), "the task works again");
+        let failed = RunEvent::Step {
+            step: StepId::new("c"),
+            item: None,
+            state: StepState::Failed,
+            attempt: 1,
+            agent: Some("one".into()),
+            task_id: None,
+            message: Some("the agent is down".into()),
+        };
+        let Some(StreamEvent::StatusUpdate(said)) = relay(failed, working) else {
+            panic!("a move with something to say is sent");
+        };
+        assert!(said.status.message.is_some());
+        assert_eq!(
+            view.lock().unwrap().detail.steps[0].state,
+            StepState::Failed
+        );
     }
 
     /// What the run does when it takes an answer: the question leaves the detail.

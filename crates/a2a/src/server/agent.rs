@@ -284,6 +284,15 @@ impl EventSink {
         &self.context_id
     }
 
+    /// Whether the task's events are read as events by anyone yet: a stream has
+    /// followed it, a webhook hears its state changes, or (servers sharing a store) a
+    /// follower may be on another server. Until then only what an event leaves in the
+    /// task is ever read — its state, artifacts and messages, the metadata of its end —
+    /// and an agent may leave out an update that changes none of them.
+    pub fn followed(&self) -> bool {
+        self.handle.followed()
+    }
+
     /// Sends any event. Ids in it must name this sink's task. Status updates get their
     /// `final` flag set from the state (terminal or interrupted), as the spec requires.
     pub async fn send(&self, event: impl Into<StreamEvent>) -> Result<(), SinkError> {

@@ -12,6 +12,7 @@
 //! The registry of live actors holds weak handles, so it never keeps an actor alive.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -105,6 +106,9 @@ pub(crate) struct ActorHandle {
     /// (servers sharing a store) another server took the task over. The executors'
     /// `shutdown`.
     pub handover: CancellationToken,
+    /// Set once anything other than the task's own snapshot reads its events (see
+    /// [`ActorHandle::followed`]).
+    followed: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for ActorHandle {
@@ -129,6 +133,14 @@ impl ActorHandle {
 
     async fn call<R>(&self, make: impl FnOnce(oneshot::Sender<R>) -> Cmd) -> Result<R, SinkError> {
         self.post(make).await?.await.map_err(|_| SinkError::Closed)
+    }
+
+    /// Whether the task's events are read as events by anyone: a stream has followed it,
+    /// its state changes are pushed to a webhook, or (servers sharing a store) a
+    /// follower may be on another server. Until then only what an event leaves in the
+    /// task's snapshot is ever read.
+    pub fn followed(&self) -> bool {
+        self.followed.load(Ordering::Relaxed)
     }
 
     pub async fn apply(&self, event: StreamEvent) -> Result<(), SinkError> {
@@ -167,6 +179,7 @@ struct LiveEntry {
     tx: mpsc::WeakSender<Cmd>,
     cancel: CancellationToken,
     handover: CancellationToken,
+    followed: Arc<AtomicBool>,
     generation: u64,
 }
 
@@ -180,7 +193,7 @@ struct Shared {
     store: Arc<dyn TaskStore>,
     // A std mutex: held only to look up or insert an entry, never across an await.
     live: Mutex<HashMap<TaskId, LiveEntry>>,
-    next_generation: std::sync::atomic::AtomicU64,
+    next_generation: AtomicU64,
     push: Option<PushNotifier>,
     tracker: TaskTracker,
     /// The server's stop: every task's handover token is a child of it.
@@ -227,10 +240,15 @@ impl TaskManager {
         }
     }
 
-    /// Notes that `task` has a push config: its state changes are delivered.
+    /// Notes that `task` has a push config: its state changes are delivered (and its
+    /// actor, if live, counts it followed from now).
     pub fn arm_push(&self, task: &TaskId) {
         if let Some(push) = &self.shared.push {
             push.arm(task);
+            let live = self.shared.live.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(entry) = live.get(task) {
+                entry.followed.store(true, Ordering::Relaxed);
+            }
         }
     }
 
@@ -282,6 +300,7 @@ impl TaskManager {
                 tx,
                 cancel: entry.cancel.clone(),
                 handover: entry.handover.clone(),
+                followed: entry.followed.clone(),
             };
         }
         let (tx, rx) = mpsc::channel(COMMAND_CAPACITY);
@@ -297,21 +316,23 @@ impl TaskManager {
         } else {
             shared.shutdown.clone()
         };
-        let generation = shared
-            .next_generation
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // A follower on another server reads the shared store's log unannounced.
+        let followed = Arc::new(AtomicBool::new(shared.store.cluster().is_some()));
+        let generation = shared.next_generation.fetch_add(1, Ordering::Relaxed);
         live.insert(
             task_id.clone(),
             LiveEntry {
                 tx: tx.downgrade(),
                 cancel: cancel.clone(),
                 handover: handover.clone(),
+                followed: followed.clone(),
                 generation,
             },
         );
         let state = init();
         let actor = Actor {
             state,
+            followed: followed.clone(),
             broadcast: None,
             waiters: Vec::new(),
             store: shared.store.clone(),
@@ -337,6 +358,7 @@ impl TaskManager {
             tx,
             cancel,
             handover,
+            followed,
         }
     }
 }
@@ -365,6 +387,8 @@ struct ActorState {
 
 struct Actor {
     state: ActorState,
+    /// Shared with the task's handles (see [`ActorHandle::followed`]).
+    followed: Arc<AtomicBool>,
     /// Made at the first subscriber: a task only waited on to its end (a blocking
     /// `message/send`) announces nothing, and keeps no slots for it.
     broadcast: Option<broadcast::Sender<Update>>,
@@ -481,6 +505,7 @@ impl Actor {
                         let _ = ack.send(r);
                     }
                     Cmd::Subscribe(reply) => {
+                        self.followed.store(true, Ordering::Relaxed);
                         let _ = reply.send(Subscription {
                             snapshot: self.state.snapshot.as_deref().cloned(),
                             seq: self.state.seq,
@@ -752,6 +777,7 @@ impl Actor {
             && let (Some(push), Some(task)) = (&self.push, &self.state.snapshot)
             && push.is_armed(&task.id)
         {
+            self.followed.store(true, Ordering::Relaxed);
             let queue = self
                 .push_queue
                 .get_or_insert_with(|| push.worker(&self.tracker));
@@ -783,6 +809,7 @@ mod tests {
                 first_message: None,
                 replied: false,
             },
+            followed: Arc::default(),
             broadcast: Some(broadcast::channel(1).0),
             waiters: Vec::new(),
             store: Arc::new(super::super::store::InMemoryTaskStore::new()),
@@ -931,6 +958,31 @@ mod tests {
         );
         assert_eq!(stored.artifacts.len(), 2);
         assert_eq!(stored.history.len(), 4, "{:?}", stored.history);
+    }
+
+    /// A task is followed once a stream subscribes to it, or once a webhook is to hear
+    /// it; not before.
+    #[tokio::test]
+    async fn a_task_is_followed_by_a_stream_or_a_webhook() {
+        let id = TaskId::new("t");
+        let (_store, _manager, actor) = started(&id);
+        assert!(!actor.followed());
+        let _following = actor.subscribe().await.unwrap();
+        assert!(actor.followed());
+
+        let store: Arc<MemoryStore> = Arc::new(MemoryStore::new());
+        let push = PushNotifier::new(store.clone(), std::time::Duration::from_secs(1), false);
+        let manager = TaskManager::new(
+            store,
+            Some(push),
+            TaskTracker::new(),
+            CancellationToken::new(),
+        );
+        let first = Message::new(crate::types::Role::User, vec![Part::text("hi")]);
+        let actor = manager.open_new(id.clone(), ContextId::new("c"), first, Origin::default());
+        assert!(!actor.followed());
+        manager.arm_push(&id);
+        assert!(actor.followed());
     }
 
     /// A task that ends with no stream ever following it keeps no event log in a store

@@ -14,6 +14,7 @@ use std::time::SystemTime;
 use futures::future::BoxFuture;
 
 use crate::types::{ContextId, PushNotificationConfig, StreamEvent, Task, TaskId, TaskState};
+use sizes::task as task_bytes;
 
 /// The error a store keeps as the cause of a failure: the database's own error (or an
 /// I/O or decoding error), shared so that the failure can be reported to every caller
@@ -476,13 +477,7 @@ fn last_seq(log: &[LoggedEvent]) -> u64 {
     log.last().map_or(0, |(s, _)| *s)
 }
 
-/// What a task holds, in bytes, roughly: the text, data and ids in it plus a fixed
-/// cost per value; walked once, when the task finishes (no serialization).
-fn task_bytes(task: &Task) -> usize {
-    sizes::task(task)
-}
-
-/// What an event log holds, in bytes, as [`task_bytes`] counts them.
+/// What an event log holds, in bytes, as [`task_bytes`] counts a task's.
 fn log_bytes(log: &[LoggedEvent]) -> usize {
     log.iter()
         .map(|(_, e)| {
@@ -501,7 +496,9 @@ fn log_bytes(log: &[LoggedEvent]) -> usize {
         .sum()
 }
 
-/// The walks under [`task_bytes`] and [`log_bytes`].
+/// What a task and its parts hold, in bytes, roughly: the text, data and ids in them
+/// plus a fixed cost per value; walked once, when the task finishes (no
+/// serialization). [`task_bytes`] and [`log_bytes`] add them up.
 mod sizes {
     use crate::types::{FileSource, Message, Metadata, Part, Task};
 
@@ -609,9 +606,11 @@ impl TaskStore for InMemoryTaskStore {
             let log = std::mem::take(&mut entry.log);
             // It finished moments ago: at the back of the finished, or near it.
             let size = log_bytes(&log);
+            // (Saturating: an event logged after its end, were there one, was not counted.)
             if let Some((_, counted)) = m.finished.iter_mut().rev().find(|(t, _)| t == id) {
-                *counted -= size;
-                m.finished_bytes -= size;
+                let freed = size.min(*counted);
+                *counted -= freed;
+                m.finished_bytes = m.finished_bytes.saturating_sub(freed);
             }
             Some(log)
         });

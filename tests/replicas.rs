@@ -674,18 +674,48 @@ async fn until_listening(db: &str, n: usize, not: &[i32]) -> Vec<i32> {
     }
 }
 
+/// A step's move that says nothing in status update `update` (no message; its
+/// metadata is the move): (step, state).
+fn silent_move(update: &serde_json::Value) -> Option<(String, String)> {
+    let meta = &update["metadata"];
+    (update["kind"] == "status-update" && update["status"]["message"].is_null())
+        .then(|| {
+            Some((
+                meta["step"].as_str()?.to_owned(),
+                meta["state"].as_str()?.to_owned(),
+            ))
+        })
+        .flatten()
+}
+
+/// The moves that say nothing logged for task `id` in database `db`, in order.
+async fn silent_moves_logged(db: &str, id: &str) -> Vec<(String, String)> {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(db).await.unwrap();
+    let events: Vec<String> =
+        sqlx::query_scalar("SELECT event FROM task_events WHERE task_id = $1 ORDER BY seq")
+            .bind(id)
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+    events
+        .iter()
+        .filter_map(|e| silent_move(&serde_json::from_str(e).unwrap()))
+        .collect()
+}
+
 /// Follows run `id` through `url` with `tasks/resubscribe` to its end; the states it
-/// saw. Every event is numbered, in order, none missing; `after_first` runs once the
-/// first event arrived.
+/// saw, and the steps' moves that say nothing. Every event is numbered, in order, none
+/// missing; `after_first` runs once the first event arrived.
 async fn follow_through(
     url: &str,
     id: &str,
     after_first: impl std::future::Future<Output = ()>,
-) -> Vec<String> {
+) -> (Vec<String>, Vec<(String, String)>) {
     let body = crate::util::rpc("tasks/resubscribe", serde_json::json!({ "id": id }));
     let mut sse = crate::util::sse::Sse::open(url, &body, None).await;
     let mut after_first = Some(after_first);
-    let (mut states, mut last) = (Vec::new(), None::<u64>);
+    let (mut states, mut moves, mut last) = (Vec::new(), Vec::new(), None::<u64>);
     while let Some((n, v)) = tokio::time::timeout(Duration::from_secs(30), sse.next())
         .await
         .expect("an event within 30 s")
@@ -699,11 +729,12 @@ async fn follow_through(
         if let Some(s) = v["result"]["status"]["state"].as_str() {
             states.push(s.to_owned());
         }
+        moves.extend(silent_move(&v["result"]));
         if let Some(f) = after_first.take() {
             f.await;
         }
     }
-    states
+    (states, moves)
 }
 
 /// Streams of tasks another replica runs are pushed, not polled (issue 39): each
@@ -737,7 +768,7 @@ async fn a_stream_through_another_replica_is_pushed_and_outlives_losing_the_noti
 
     // Pushed: A reads B's run's log only when B announces events.
     let id = start_on(b, "replicated").await;
-    let states = follow_through(a, &id, async {}).await;
+    let (states, _) = follow_through(a, &id, async {}).await;
     assert_eq!(
         states.last().map(String::as_str),
         Some("completed"),
@@ -757,7 +788,7 @@ async fn a_stream_through_another_replica_is_pushed_and_outlives_losing_the_noti
                 .unwrap();
         assert_eq!(killed, [true, true]);
     };
-    let states = follow_through(a, &id, kill).await;
+    let (states, _) = follow_through(a, &id, kill).await;
     assert_eq!(
         states.last().map(String::as_str),
         Some("completed"),
@@ -768,11 +799,73 @@ async fn a_stream_through_another_replica_is_pushed_and_outlives_losing_the_noti
     // Listening again (new connections), and pushed again.
     until_listening(&db, 2, &first).await;
     let id = start_on(b, "replicated").await;
-    let states = follow_through(a, &id, async {}).await;
+    let (states, _) = follow_through(a, &id, async {}).await;
     assert_eq!(
         states.last().map(String::as_str),
         Some("completed"),
         "{states:?}"
+    );
+    let counts = fleet.counts();
+    assert!(counts.iter().all(|(_, n)| *n == 1), "{counts:?}");
+}
+
+/// A step's move that says nothing (its start or end: no message, no new state) is
+/// logged only once someone may read it (issue 39): a run nobody follows logs none of
+/// them; a run followed through another replica logs those made once the follow is
+/// announced (its join's, the slow steps', seconds later), and the stream gets them; a
+/// run whose replica stopped hearing notices meanwhile (a follow may have gone unheard)
+/// logs those made after.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
+#[tokio::test]
+async fn moves_that_say_nothing_are_logged_once_someone_may_read_them() {
+    let pg = Cluster::start("follows");
+    let name = "replicas-follows";
+    let fleet = Fleet::start(&pg, name, 2, Duration::from_millis(1500), "10s").await;
+    let (a, b) = (&fleet.urls[0], &fleet.urls[1]);
+    let db = pg.url(name);
+    let listening = until_listening(&db, 2, &[]).await;
+    let join_done = ("join".to_owned(), "completed".to_owned());
+
+    // Nobody follows: the task's log has its states and artifacts, no silent moves.
+    let id = start_on(b, "replicated").await;
+    until_state(b, &id, "completed", Duration::from_secs(30)).await;
+    assert_eq!(
+        silent_moves_logged(&db, &id).await,
+        [],
+        "nobody followed {id}"
+    );
+
+    // Followed through A: B hears of it, and logs the moves from then on.
+    let id = start_on(b, "replicated").await;
+    let (states, moves) = follow_through(a, &id, async {}).await;
+    assert_eq!(states.last().map(String::as_str), Some("completed"));
+    assert!(moves.contains(&join_done), "the stream got {moves:?}");
+    assert!(
+        silent_moves_logged(&db, &id).await.contains(&join_done),
+        "logged for {id}"
+    );
+
+    // B stops hearing notices while its run goes on, followed by nobody: a follow
+    // could have gone unheard, so B logs the moves from then on.
+    let id = start_on(b, "replicated").await;
+    {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(&db).await.unwrap();
+        let killed: Vec<bool> =
+            sqlx::query_scalar("SELECT pg_terminate_backend(p) FROM unnest($1::int[]) AS p")
+                .bind(&listening)
+                .fetch_all(&mut conn)
+                .await
+                .unwrap();
+        assert_eq!(killed, [true, true]);
+    }
+    until_state(b, &id, "completed", Duration::from_secs(30)).await;
+    assert!(
+        silent_moves_logged(&db, &id).await.contains(&join_done),
+        "logged for {id} after the notices stopped"
     );
     let counts = fleet.counts();
     assert!(counts.iter().all(|(_, n)| *n == 1), "{counts:?}");

@@ -285,10 +285,11 @@ impl EventSink {
     }
 
     /// Whether the task's events are read as events by anyone yet: a stream has
-    /// followed it, a webhook hears its state changes, or (servers sharing a store) a
-    /// follower may be on another server. Until then only what an event leaves in the
-    /// task is ever read — its state, artifacts and messages, the metadata of its end —
-    /// and an agent may leave out an update that changes none of them.
+    /// followed it, a webhook hears its state changes, or (servers sharing a store)
+    /// another server follows it (it said so, or what it said may have gone unheard).
+    /// Until then only what an event leaves in the task is ever read — its state,
+    /// artifacts and messages, the metadata of its end — and an agent may leave out an
+    /// update that changes none of them.
     pub fn followed(&self) -> bool {
         self.handle.followed()
     }

@@ -18,6 +18,10 @@
 //!   task this server follows, a request queued for it) wakes those at once; without
 //!   it, or while it does not hear (its connection lost), logs are read every
 //!   [`TAIL_POLL`] and queues taken every [`REQUEST_POLL`];
+//! - a task is followed on another server once that server announces it follows it
+//!   (a notice, [`Cluster::watch`]) — only then does the server running it log the
+//!   moves that say nothing (see [`EventSink::followed`]) — or when that cannot be
+//!   known: the store does not hear, or notices were missed;
 //! - a graceful stop releases the lease at once, for the others to claim the tasks.
 
 use std::time::Duration;
@@ -29,7 +33,7 @@ use tracing::info;
 
 use crate::RpcError;
 use crate::server::handler::Listen;
-use crate::server::notices::{NoticeBoard, Notices};
+use crate::server::notices::{Follows, NoticeBoard, Notices};
 use crate::server::{
     Caller, EventSink, Inner, Principal, ResumeContext, StoreError, Subscription, TaskStore,
     Update, store_error, task_manager,
@@ -148,7 +152,9 @@ pub trait Cluster: Send + Sync {
     }
     /// Asks for a [`Notice::Logged`](crate::server::Notice::Logged) whenever task
     /// `id`'s log gets events, whoever writes them, until as many
-    /// [`unwatch`](Cluster::unwatch)es.
+    /// [`unwatch`](Cluster::unwatch)es; and announces to every server that task `id`
+    /// is followed ([`Notice::Followed`](crate::server::Notice::Followed)), for the one
+    /// running it to log every move of it from then on.
     fn watch<'a>(&'a self, _id: &'a TaskId) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async { Ok(()) })
     }
@@ -341,12 +347,10 @@ pub(super) async fn cluster_loop(inner: Arc<Inner>) {
     let mut beat = every(lease / 3);
     let mut claims = every((lease / 3).min(CLAIM_EVERY));
     let mut poll = every(REQUEST_POLL);
-    let mut notices = inner
-        .manager
-        .store()
-        .cluster()
-        .and_then(Cluster::notices)
-        .map(NoticeBoard::subscribe);
+    let board = inner.manager.store().cluster().and_then(Cluster::notices);
+    let mut notices = board.map(NoticeBoard::subscribe);
+    // Apart: waiting for requests passes over the follows.
+    let mut follows = board.map(NoticeBoard::subscribe);
     loop {
         let pushed = notices.as_ref().is_some_and(Notices::listening);
         tokio::select! {
@@ -363,6 +367,17 @@ pub(super) async fn cluster_loop(inner: Arc<Inner>) {
             _ = poll.tick(), if !pushed => take_requests(&inner).await,
             () = async { if let Some(n) = notices.as_mut() { n.requested().await } }, if pushed => {
                 take_requests(&inner).await;
+            }
+            heard = async {
+                match follows.as_mut() {
+                    Some(n) => n.followed().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                match heard {
+                    Follows::Task(id) => inner.manager.follow(&id),
+                    Follows::Unknown => inner.manager.follow_all(),
+                }
             }
         }
     }

@@ -59,7 +59,7 @@ use handler::{StreamRequest, store_error};
 use http::{card, jwks};
 use jsonrpc::rpc;
 pub use listen::{BACKLOG, bind};
-pub use notices::{Notice, NoticeBoard, Notices};
+pub use notices::{Follows, Notice, NoticeBoard, Notices};
 pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, check_webhook};
 use rest::rest;
 pub use store::{

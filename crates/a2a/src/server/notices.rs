@@ -1,6 +1,8 @@
 //! What a store shared by servers announces as it happens, so that a server waits for
 //! it instead of polling: a task's log got events (for streams that follow a task
-//! another server runs), requests were queued for this server's tasks. The store posts
+//! another server runs), requests were queued for this server's tasks, a server began
+//! following a task for a client (so that the server running it logs every move of
+//! it from then on). The store posts
 //! on its [`NoticeBoard`] and says whether it is listening; while it is not (its
 //! connection lost, say) nothing may be announced, and the server polls as if there
 //! were no board.
@@ -21,6 +23,19 @@ pub enum Notice {
     Logged(TaskId),
     /// Requests were queued for the tasks this server runs.
     Requested,
+    /// A server began following task `id` for a client ([`super::Cluster::watch`]);
+    /// announced to every server, heard by the one that runs the task.
+    Followed(TaskId),
+}
+
+/// What [`Notices::followed`] heard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Follows {
+    /// A server began following this task.
+    Task(TaskId),
+    /// Unknown: notices were missed, or the store stopped or started listening (what
+    /// happened meanwhile was not announced). Any task may be followed.
+    Unknown,
 }
 
 /// Where a store posts its notices, and says whether it hears them. Cheap to clone.
@@ -97,22 +112,41 @@ impl Notices {
         self.until(|n| *n == Notice::Requested).await
     }
 
-    async fn until(&mut self, wanted: impl Fn(&Notice) -> bool) {
+    /// Waits until a server begins following a task, or until that cannot be known:
+    /// notices were missed, or the store stopped or started listening.
+    pub async fn followed(&mut self) -> Follows {
         loop {
-            tokio::select! {
-                notice = self.notices.recv() => match notice {
-                    Ok(n) if wanted(&n) => return,
-                    Ok(_) => {}
-                    Err(broadcast::error::RecvError::Lagged(_)) => return,
-                    // The board is gone with its store: nothing more will come.
-                    Err(broadcast::error::RecvError::Closed) => std::future::pending().await,
-                },
-                changed = self.listening.changed() => {
-                    if changed.is_err() {
-                        std::future::pending::<()>().await;
-                    }
-                    return;
+            match self.next().await {
+                Some(Notice::Followed(id)) => return Follows::Task(id),
+                Some(_) => {}
+                None => return Follows::Unknown,
+            }
+        }
+    }
+
+    async fn until(&mut self, wanted: impl Fn(&Notice) -> bool) {
+        while let Some(notice) = self.next().await {
+            if wanted(&notice) {
+                return;
+            }
+        }
+    }
+
+    /// The next notice; none when notices were missed, or the store stopped or started
+    /// listening.
+    async fn next(&mut self) -> Option<Notice> {
+        tokio::select! {
+            notice = self.notices.recv() => match notice {
+                Ok(n) => Some(n),
+                Err(broadcast::error::RecvError::Lagged(_)) => None,
+                // The board is gone with its store: nothing more will come.
+                Err(broadcast::error::RecvError::Closed) => std::future::pending().await,
+            },
+            changed = self.listening.changed() => {
+                if changed.is_err() {
+                    std::future::pending::<()>().await;
                 }
+                None
             }
         }
     }
@@ -162,5 +196,35 @@ mod tests {
             board.post(Notice::Logged(t2.clone()));
         }
         assert!(within(notices.logged(&t1)).await.is_some(), "missed some");
+    }
+
+    #[tokio::test]
+    async fn a_follow_is_heard_by_name_and_missed_ones_as_unknown() {
+        let board = NoticeBoard::new();
+        let mut notices = board.subscribe();
+        let t1 = TaskId::new("t1");
+        board.set_listening(true);
+        assert_eq!(within(notices.followed()).await, Some(Follows::Unknown));
+
+        board.post(Notice::Logged(t1.clone()));
+        board.post(Notice::Requested);
+        assert_eq!(within(notices.followed()).await, None, "not a follow");
+        board.post(Notice::Followed(t1.clone()));
+        assert_eq!(within(notices.followed()).await, Some(Follows::Task(t1)));
+
+        for _ in 0..CAPACITY + 1 {
+            board.post(Notice::Requested);
+        }
+        assert_eq!(
+            within(notices.followed()).await,
+            Some(Follows::Unknown),
+            "missed some"
+        );
+        board.set_listening(false);
+        assert_eq!(
+            within(notices.followed()).await,
+            Some(Follows::Unknown),
+            "stopped listening"
+        );
     }
 }

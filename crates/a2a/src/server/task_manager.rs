@@ -21,6 +21,7 @@ use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
 use super::apply::{apply_event, keep_history, normalize_status};
+use super::notices::NoticeBoard;
 use super::push::PushNotifier;
 use super::sink_error::SinkError;
 use super::store::TaskStore;
@@ -136,9 +137,9 @@ impl ActorHandle {
     }
 
     /// Whether the task's events are read as events by anyone: a stream has followed it,
-    /// its state changes are pushed to a webhook, or (servers sharing a store) a
-    /// follower may be on another server. Until then only what an event leaves in the
-    /// task's snapshot is ever read.
+    /// its state changes are pushed to a webhook, or (servers sharing a store) another
+    /// server follows it for a client: it said so, or what it said may have gone
+    /// unheard. Until then only what an event leaves in the task's snapshot is ever read.
     pub fn followed(&self) -> bool {
         self.followed.load(Ordering::Relaxed)
     }
@@ -252,6 +253,24 @@ impl TaskManager {
         }
     }
 
+    /// Counts `task`'s actor, if live, followed from now: a server sharing the store
+    /// began following it for a client.
+    pub fn follow(&self, task: &TaskId) {
+        let live = self.shared.live.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(entry) = live.get(task) {
+            entry.followed.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts every live actor followed from now: whether a server sharing the store
+    /// began following one cannot be known (its announcement may have been missed).
+    pub fn follow_all(&self) {
+        let live = self.shared.live.lock().unwrap_or_else(|p| p.into_inner());
+        for entry in live.values() {
+            entry.followed.store(true, Ordering::Relaxed);
+        }
+    }
+
     pub fn store(&self) -> &Arc<dyn TaskStore> {
         &self.shared.store
     }
@@ -266,7 +285,15 @@ impl TaskManager {
         first: Message,
         origin: Origin,
     ) -> ActorHandle {
-        self.open(&task_id, || ActorState {
+        // A server sharing the store follows a task through its log, and announces it
+        // (see [`super::Cluster::notices`]): until then a new task is followed by nobody, but
+        // while the store does not hear, an announcement would be missed.
+        let followed = self
+            .shared
+            .store
+            .cluster()
+            .is_some_and(|c| !c.notices().is_some_and(NoticeBoard::is_listening));
+        self.open(&task_id, followed, || ActorState {
             task_id: task_id.clone(),
             context_id,
             snapshot: None,
@@ -280,7 +307,9 @@ impl TaskManager {
     /// whose last logged event is `seq`.
     pub fn open_existing(&self, task: Task, seq: u64) -> ActorHandle {
         let id = task.id.clone();
-        self.open(&id, || ActorState {
+        // A server sharing the store may have followed it before this one ran it.
+        let followed = self.shared.store.cluster().is_some();
+        self.open(&id, followed, || ActorState {
             task_id: task.id.clone(),
             context_id: task.context_id.clone(),
             snapshot: Some(Arc::new(task)),
@@ -290,7 +319,14 @@ impl TaskManager {
         })
     }
 
-    fn open(&self, task_id: &TaskId, init: impl FnOnce() -> ActorState) -> ActorHandle {
+    /// The live actor of `task_id`, or a new one starting from `init()`, `followed`
+    /// (see [`ActorHandle::followed`]) or not yet.
+    fn open(
+        &self,
+        task_id: &TaskId,
+        followed: bool,
+        init: impl FnOnce() -> ActorState,
+    ) -> ActorHandle {
         let shared = &self.shared;
         let mut live = shared.live.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(entry) = live.get(task_id)
@@ -316,8 +352,7 @@ impl TaskManager {
         } else {
             shared.shutdown.clone()
         };
-        // A follower on another server reads the shared store's log unannounced.
-        let followed = Arc::new(AtomicBool::new(shared.store.cluster().is_some()));
+        let followed = Arc::new(AtomicBool::new(followed));
         let generation = shared.next_generation.fetch_add(1, Ordering::Relaxed);
         live.insert(
             task_id.clone(),
@@ -983,6 +1018,26 @@ mod tests {
         assert!(!actor.followed());
         manager.arm_push(&id);
         assert!(actor.followed());
+    }
+
+    /// A task is followed once another server says it follows it (that task only), or
+    /// once that cannot be known (every live task).
+    #[tokio::test]
+    async fn a_task_is_followed_when_another_server_says_so_or_may_have() {
+        let (_store, manager, one) = started(&TaskId::new("one"));
+        let first = Message::new(crate::types::Role::User, vec![Part::text("hi")]);
+        let two = manager.open_new(
+            TaskId::new("two"),
+            ContextId::new("c"),
+            first,
+            Origin::default(),
+        );
+        manager.follow(&TaskId::new("one"));
+        manager.follow(&TaskId::new("gone"));
+        assert!(one.followed());
+        assert!(!two.followed(), "another task");
+        manager.follow_all();
+        assert!(two.followed());
     }
 
     /// A task that ends with no stream ever following it keeps no event log in a store

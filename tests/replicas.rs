@@ -27,6 +27,18 @@ fn status(task: &Task) -> Arc<StreamEvent> {
     }))
 }
 
+fn artifact(task: &Task) -> Arc<StreamEvent> {
+    Arc::new(StreamEvent::ArtifactUpdate(TaskArtifactUpdateEvent {
+        kind: Default::default(),
+        task_id: task.id.clone(),
+        context_id: task.context_id.clone(),
+        artifact: Artifact::new(ArtifactId::new("out"), vec![Part::text("out")]),
+        append: None,
+        last_chunk: Some(true),
+        metadata: None,
+    }))
+}
+
 fn header(id: &str) -> RunHeader {
     RunHeader {
         run_id: id.into(),
@@ -95,7 +107,11 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
     assert!(cb.claim(10).await.unwrap().is_empty(), "claimed once");
     assert_eq!(cb.owner(&task.id).await.unwrap(), Owner::Here);
 
-    // A wakes up: nothing it writes for the task or its run lands.
+    // A wakes up: nothing it writes for the task or its run lands — an artifact, which
+    // leaves the row's listed columns as they are (the row is only locked and checked),
+    // no more than a new state.
+    let refused = a.commit(&task, &[(3, artifact(&task))]).await.unwrap_err();
+    assert!(matches!(refused, StoreError::Fenced(_)), "{refused:?}");
     task.status = TaskStatus::new(TaskState::Failed);
     let refused = a.commit(&task, &[(3, status(&task))]).await.unwrap_err();
     assert!(matches!(refused, StoreError::Fenced(_)), "{refused:?}");
@@ -117,8 +133,18 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
 
     // B goes on with it.
     b.save_unit("t", "step", None, &done).await.unwrap();
+    task.status = claimed[0].0.status.clone();
+    b.commit(&task, &[(3, artifact(&task))]).await.unwrap();
     task.status = TaskStatus::new(TaskState::Completed);
-    b.commit(&task, &[(3, status(&task))]).await.unwrap();
+    b.commit(&task, &[(4, status(&task))]).await.unwrap();
+    let logged: Vec<u64> = b
+        .events_after(&task.id, 0)
+        .await
+        .unwrap()
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
+    assert_eq!(logged, [1, 2, 3, 4], "A's writes refused, B's logged");
 
     // Requests queued for a task reach the replica running it, once.
     let mut other = working("u", TaskState::InputRequired);

@@ -1,6 +1,6 @@
 //! The writes a batch commits — tasks' snapshots and events, runs' headers, checkpoints
-//! and ends — made in one statement a round: `a2a_write_batch` (the schema's migration
-//! 7) takes each kind of write as columns (one array a column) and makes them in
+//! and ends — made in one statement a round: `a2a_write_batch` (the schema's migrations
+//! 7 and 10) takes each kind of write as columns (one array a column) and makes them in
 //! order, so a batch costs one round trip whatever its size. It checks fencing row by
 //! row, as the one-row statements do, and says which rows it wrote: a write for a task
 //! another replica runs now writes nothing, and the others do.
@@ -118,7 +118,7 @@ impl RunWrite {
 }
 
 /// Makes `round`'s writes in one statement (`a2a_write_batch`, the schema's
-/// migration 7): what it wrote.
+/// migrations 7 and 10): what it wrote.
 pub(super) async fn write_round(
     conn: &mut PgConnection,
     replica: &str,

@@ -703,15 +703,14 @@ async fn until_listening(db: &str, n: usize, not: &[i32]) -> Vec<i32> {
 /// A step's move that says nothing in status update `update` (no message; its
 /// metadata is the move): (step, state).
 fn silent_move(update: &serde_json::Value) -> Option<(String, String)> {
+    if update["kind"] != "status-update" || !update["status"]["message"].is_null() {
+        return None;
+    }
     let meta = &update["metadata"];
-    (update["kind"] == "status-update" && update["status"]["message"].is_null())
-        .then(|| {
-            Some((
-                meta["step"].as_str()?.to_owned(),
-                meta["state"].as_str()?.to_owned(),
-            ))
-        })
-        .flatten()
+    Some((
+        meta["step"].as_str()?.to_owned(),
+        meta["state"].as_str()?.to_owned(),
+    ))
 }
 
 /// The moves that say nothing logged for task `id` in database `db`, in order.

@@ -1,11 +1,10 @@
 //! What a store shared by servers announces as it happens, so that a server waits for
 //! it instead of polling: a task's log got events (for streams that follow a task
 //! another server runs), requests were queued for this server's tasks, a server began
-//! following a task for a client (so that the server running it logs every move of
-//! it from then on). The store posts
-//! on its [`NoticeBoard`] and says whether it is listening; while it is not (its
-//! connection lost, say) nothing may be announced, and the server polls as if there
-//! were no board.
+//! following a task for a client (so that the server running it logs every move of it
+//! from then on). The store posts on its [`NoticeBoard`] and says whether it is
+//! listening; while it is not (its connection lost, say) nothing may be announced, and
+//! the server polls as if there were no board (and counts every task followed).
 
 use std::sync::Arc;
 

@@ -286,8 +286,8 @@ impl TaskManager {
         origin: Origin,
     ) -> ActorHandle {
         // A server sharing the store follows a task through its log, and announces it
-        // (see [`super::Cluster::notices`]): until then a new task is followed by nobody, but
-        // while the store does not hear, an announcement would be missed.
+        // (see [`super::Cluster::notices`]): until then a new task is followed by
+        // nobody, but while the store does not hear, an announcement would be missed.
         let followed = self
             .shared
             .store

@@ -684,6 +684,17 @@ async fn listeners(db: &str) -> Vec<i32> {
     .unwrap()
 }
 
+/// Ends the backends `pids` of database `db` (`pg_terminate_backend`): whether each was.
+async fn terminate(db: &str, pids: &[i32]) -> Vec<bool> {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(db).await.unwrap();
+    sqlx::query_scalar("SELECT pg_terminate_backend(p) FROM unnest($1::int[]) AS p")
+        .bind(pids)
+        .fetch_all(&mut conn)
+        .await
+        .unwrap()
+}
+
 /// Waits (bounded) until `db` has `n` listening backends, none of them in `not`.
 async fn until_listening(db: &str, n: usize, not: &[i32]) -> Vec<i32> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
@@ -803,15 +814,7 @@ async fn a_stream_through_another_replica_is_pushed_and_outlives_losing_the_noti
     // The listening connections killed while A follows a run: A polls meanwhile.
     let id = start_on(b, "replicated").await;
     let kill = async {
-        use sqlx::Connection;
-        let mut conn = sqlx::PgConnection::connect(&db).await.unwrap();
-        let killed: Vec<bool> =
-            sqlx::query_scalar("SELECT pg_terminate_backend(p) FROM unnest($1::int[]) AS p")
-                .bind(&first)
-                .fetch_all(&mut conn)
-                .await
-                .unwrap();
-        assert_eq!(killed, [true, true]);
+        assert_eq!(terminate(&db, &first).await, [true, true]);
     };
     let (states, _) = follow_through(a, &id, kill).await;
     assert_eq!(
@@ -876,17 +879,7 @@ async fn moves_that_say_nothing_are_logged_once_someone_may_read_them() {
     // B stops hearing notices while its run goes on, followed by nobody: a follow
     // could have gone unheard, so B logs the moves from then on.
     let id = start_on(b, "replicated").await;
-    {
-        use sqlx::Connection;
-        let mut conn = sqlx::PgConnection::connect(&db).await.unwrap();
-        let killed: Vec<bool> =
-            sqlx::query_scalar("SELECT pg_terminate_backend(p) FROM unnest($1::int[]) AS p")
-                .bind(&listening)
-                .fetch_all(&mut conn)
-                .await
-                .unwrap();
-        assert_eq!(killed, [true, true]);
-    }
+    assert_eq!(terminate(&db, &listening).await, [true, true]);
     until_state(b, &id, "completed", Duration::from_secs(30)).await;
     assert!(
         silent_moves_logged(&db, &id).await.contains(&join_done),

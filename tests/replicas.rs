@@ -2,6 +2,7 @@
 //! ownership contract — leases, takeover, fencing, the request queue — checked on two
 //! stores opened as two replicas would open them.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -209,13 +210,13 @@ async fn a_batch_commits_the_held_tasks_writes_and_refuses_the_lost_ones() {
     .await
     .unwrap();
 
-    // A freezes past its lease; B claims the first twenty (in id order).
+    // A freezes past its lease; B claims twenty of them (in no order).
     tokio::time::sleep(Duration::from_millis(900)).await;
     cb.renew().await.unwrap();
     let claimed = cb.claim(20).await.unwrap();
     let lost: Vec<&TaskId> = claimed.iter().map(|(t, _)| &t.id).collect();
     assert_eq!(lost.len(), 20);
-    assert!(lost.iter().all(|id| id.as_str() < "batch-20"), "{lost:?}");
+    assert_eq!(lost.iter().collect::<HashSet<_>>().len(), 20, "{lost:?}");
 
     // A wakes and writes for every task at once.
     let done = Checkpoint::Done(Record::new(StepState::Completed));

@@ -94,7 +94,10 @@ impl Cluster for PostgresStore {
         Box::pin(async move {
             // Unfinished tasks of no replica with a lease: one whose lease ran out, one
             // that stopped (its row gone) or none (a store migrated from one replica),
-            // each taken by one replica only.
+            // each taken by one replica only. In no order: ordered by id, the planner
+            // walked the whole table in key order for the few unfinished tasks (the
+            // finished ones kept for days among them), every second on every replica;
+            // unordered, it reads the index of the unfinished tasks (`tasks_by_owner`).
             let rows = sqlx::query(&format!(
                 "UPDATE tasks SET owner = $1, fence = fence + 1
                  WHERE id IN (
@@ -102,7 +105,7 @@ impl Cluster for PostgresStore {
                      WHERE NOT t.terminal AND NOT EXISTS
                          (SELECT 1 FROM replicas r
                           WHERE r.id = t.owner AND r.lease_until >= {NOW_MS})
-                     ORDER BY t.id LIMIT $2 FOR UPDATE SKIP LOCKED)
+                     LIMIT $2 FOR UPDATE SKIP LOCKED)
                  RETURNING snapshot, seq, terminal, initiator, tenant, fence"
             ))
             .bind(&*self.replica)

@@ -20,8 +20,9 @@
 //! with `LISTEN/NOTIFY` ([`notices`]), polled only while that connection is lost.
 //!
 //! [`schema`] holds the migrations, [`tasks`] and [`runs`] the two traits' reads and
-//! writes, [`writer`] the writers and [`bulk`] their one statement a batch (`a2a_write_batch`, a
-//! function of the schema), [`lookups`] the `messageId` lookups, asked in batches too,
+//! writes, [`writer`] the group commit and [`bulk`] its one statement a batch
+//! (`a2a_write_batch`, a function of the schema), [`lookups`] the `messageId` lookups,
+//! asked in batches too,
 //! [`cluster`] the replicas' leases and requests.
 
 mod bulk;
@@ -46,7 +47,7 @@ use super::{OpenError, OpenErrorKind, Store};
 use crate::rows::millis;
 use a2a::server::{NoticeBoard, StoreError};
 use lookups::Lookups;
-use writer::Writers;
+use writer::Writer;
 
 /// Connections each replica keeps to the database at most.
 const MAX_CONNECTIONS: u32 = 16;
@@ -80,7 +81,7 @@ pub struct PostgresStore {
     /// the task (or its run) is refused unless the task's row still has it.
     fences: Arc<Mutex<HashMap<String, i64>>>,
     /// Where writes for tasks and runs are queued and committed together.
-    writers: Writers,
+    writer: Writer,
     /// Where `messageId` lookups are queued and asked together.
     lookups: Lookups,
     /// Where what the replica hears (`LISTEN`) is posted.
@@ -138,7 +139,7 @@ impl PostgresStore {
         .execute(&pool)
         .await
         .map_err(|e| fail(OpenErrorKind::Database(e)))?;
-        let writers = Writers::start(&pool, &replica);
+        let writer = Writer::start(&pool, &replica);
         let lookups = Lookups::start(&pool);
         let board = NoticeBoard::new();
         let stop = CancellationToken::new();
@@ -153,7 +154,7 @@ impl PostgresStore {
             replica,
             lease,
             fences: Default::default(),
-            writers,
+            writer,
             lookups,
             notices: board,
             watching: Default::default(),
@@ -274,7 +275,7 @@ impl Store for PostgresStore {
     }
 
     fn flush(&self) -> BoxFuture<'_, Result<(), StoreError>> {
-        Box::pin(async move { Ok(self.writers.flush().await?) })
+        Box::pin(async move { Ok(self.writer.flush().await?) })
     }
 
     fn check_writable(&self) -> BoxFuture<'_, Result<(), StoreError>> {

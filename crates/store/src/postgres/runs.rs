@@ -61,7 +61,7 @@ impl PostgresStore {
     /// Makes `write` for run `run_id` and waits until it is committed; refused with
     /// [`RunStoreError::Fenced`] when the run's task is another replica's.
     async fn run_write(&self, run_id: &str, write: Write) -> Result<(), RunStoreError> {
-        let written = self.writers.write(run_id, write).await?;
+        let written = self.writer.write(write).await?;
         if written > 0 {
             return Ok(());
         }
@@ -118,7 +118,7 @@ impl RunStore for PostgresStore {
     ) -> BoxFuture<'a, Result<(), RunStoreError>> {
         Box::pin(async move {
             let write = self.unit_write(run_id, step, item, checkpoint)?;
-            Ok(self.writers.queue(run_id, write).await?)
+            Ok(self.writer.queue(write).await?)
         })
     }
 

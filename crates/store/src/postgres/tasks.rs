@@ -103,7 +103,7 @@ impl TaskStore for PostgresStore {
                     events,
                 })
             };
-            let written = self.writers.write(id, write).await?;
+            let written = self.writer.write(write).await?;
             if written == 0 {
                 if known.is_none() {
                     // Never this replica's.

@@ -1,22 +1,26 @@
 //! Group commit: a replica's writes for its tasks and runs, queued and committed
 //! together. PostgreSQL commits each transaction with a flush of its WAL; one
 //! transaction for every event, checkpoint and snapshot made it the slowest store (25
-//! transactions a diamond run). Here a couple of writer tasks each take whatever is
-//! queued for them and commit it in one statement ([`super::bulk`]), so a batch costs
-//! one round trip whatever its size. Fencing is still checked write by write, inside
-//! the statement: a write refused for its fence (another replica runs the task now)
-//! writes nothing and says so, and the others in the batch commit.
+//! transactions a diamond run). Here one dispatcher takes whatever is queued and
+//! commits it in one statement ([`super::bulk`]), so a batch costs one round trip
+//! whatever its size. Fencing is still checked write by write, inside the statement:
+//! a write refused for its fence (another replica runs the task now) writes nothing and
+//! says so, and the others in the batch commit.
 //!
-//! A task and its run are always written by the same writer (the writer is chosen by
-//! the id), so a task's writes keep their order; writes for different tasks share
-//! nothing but the transaction. A batch that fails as a whole is tried again write by
-//! write, so each caller learns its own outcome; one that cannot get a connection fails
-//! every write in it at once, as each would have.
+//! One batch at a time, while that keeps up: each batch is a call with its own fixed
+//! cost on both sides (the function's statements set up, a commit, a WAL flush), so the
+//! fewer and larger the batches, the less each write costs. When a full batch waits
+//! while one is in flight, another goes on a connection of its own, up to [`LANES`]
+//! at once: writes for a task or its run (the same id) are never in two batches in
+//! flight, so they keep their order. A batch that fails as a whole is tried again
+//! write by write, so each caller learns its own outcome; one that cannot get a
+//! connection fails every write in it at once, as each would have.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasher, RandomState};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
 use sqlx::PgConnection;
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgPool, Postgres};
@@ -26,15 +30,17 @@ use tracing::warn;
 use super::bulk::{Events, Round, RunRow, RunWrite, Snapshot, Unit, write_round};
 use crate::WriteError;
 
-/// Writer tasks per replica. Two measured best on the benchmark's diamond (`bench
-/// --replicas 1`): one leaves the database idle while its batch travels, more make
-/// batches small and transactions many.
-const WRITERS: usize = 2;
+/// Batches in flight at most, each on its own connection. One while it keeps up (on
+/// the benchmark's diamond, two side by side cost 11% more CPU a run and did not run
+/// faster: each made half the batch for the same fixed cost); more when a full batch
+/// waits, for a database with cores to spare.
+const LANES: usize = 4;
 
-/// Most writes committed in one transaction.
+/// Most writes committed in one transaction; also how many wait before another batch
+/// goes beside the one in flight.
 const MAX_BATCH: usize = 256;
 
-/// Writes queued for one writer at most before a caller waits to queue.
+/// Writes queued at most before a caller waits to queue.
 const QUEUE: usize = 4096;
 
 /// One write for a task or a run.
@@ -57,6 +63,17 @@ impl Write {
             Write::Unit(_) => None,
         }
     }
+
+    /// The task, or the run, the write is for (a run's id is its task's): its writes
+    /// are never in two batches in flight at once.
+    fn owner_id(&self) -> &str {
+        match self {
+            Write::Snapshot(c) => &c.id,
+            Write::Events(c) => &c.id,
+            Write::Run(_, r) => &r.id,
+            Write::Unit(u) => &u.run,
+        }
+    }
 }
 
 /// A write queued, with where its outcome (the rows it wrote) goes; none: a flush,
@@ -66,41 +83,28 @@ struct Op {
     done: oneshot::Sender<Result<u64, WriteError>>,
 }
 
-/// The replica's writers. Cheap to clone; the writer tasks end when the last clone is
+/// The replica's writer. Cheap to clone; the dispatcher ends when the last clone is
 /// dropped, once everything queued is committed (a graceful stop flushes first).
 #[derive(Clone)]
-pub(super) struct Writers {
-    queues: Vec<mpsc::Sender<Op>>,
-    hasher: RandomState,
+pub(super) struct Writer {
+    queue: mpsc::Sender<Op>,
 }
 
-impl Writers {
-    /// Starts the writers of replica `replica`.
+impl Writer {
+    /// Starts the writer of replica `replica`.
     pub(super) fn start(pool: &PgPool, replica: &Arc<str>) -> Self {
-        let queues = (0..WRITERS)
-            .map(|_| {
-                let (tx, rx) = mpsc::channel(QUEUE);
-                // Ends when its queue closes: when the last handle is dropped, once
-                // what was queued is committed.
-                tokio::spawn(writer_loop(pool.clone(), replica.clone(), rx));
-                tx
-            })
-            .collect();
-        Self {
-            queues,
-            hasher: RandomState::new(),
-        }
+        let (queue, rx) = mpsc::channel(QUEUE);
+        // Ends when its queue closes: when the last handle is dropped, once what was
+        // queued is committed.
+        tokio::spawn(dispatch(pool.clone(), replica.clone(), rx));
+        Self { queue }
     }
 
-    fn queue_of(&self, key: &str) -> &mpsc::Sender<Op> {
-        &self.queues[self.hasher.hash_one(key) as usize % self.queues.len()]
-    }
-
-    /// Queues `write` for the task or run `key` and waits until it is committed; the
-    /// rows it wrote (0: refused for its fence, or nothing to change).
-    pub(super) async fn write(&self, key: &str, write: Write) -> Result<u64, WriteError> {
+    /// Queues `write` and waits until it is committed; the rows it wrote (0: refused
+    /// for its fence, or nothing to change).
+    pub(super) async fn write(&self, write: Write) -> Result<u64, WriteError> {
         let (done, rx) = oneshot::channel();
-        self.queue_of(key)
+        self.queue
             .send(Op {
                 write: Some(write),
                 done,
@@ -110,11 +114,11 @@ impl Writers {
         rx.await.map_err(|_| WriteError::Closed)?
     }
 
-    /// Queues `write` for `key` without waiting for it to be committed: the writer
-    /// logs a failure.
-    pub(super) async fn queue(&self, key: &str, write: Write) -> Result<(), WriteError> {
+    /// Queues `write` without waiting for it to be committed: the writer logs a
+    /// failure.
+    pub(super) async fn queue(&self, write: Write) -> Result<(), WriteError> {
         let (done, _) = oneshot::channel();
-        self.queue_of(key)
+        self.queue
             .send(Op {
                 write: Some(write),
                 done,
@@ -125,94 +129,174 @@ impl Writers {
 
     /// Returns once every write queued before the call is committed (or has failed).
     pub(super) async fn flush(&self) -> Result<(), WriteError> {
-        let mut waits = Vec::with_capacity(self.queues.len());
-        for queue in &self.queues {
-            let (done, rx) = oneshot::channel();
-            queue
-                .send(Op { write: None, done })
-                .await
-                .map_err(|_| WriteError::Closed)?;
-            waits.push(rx);
-        }
-        for rx in waits {
-            rx.await.map_err(|_| WriteError::Closed)??;
-        }
+        let (done, rx) = oneshot::channel();
+        self.queue
+            .send(Op { write: None, done })
+            .await
+            .map_err(|_| WriteError::Closed)?;
+        rx.await.map_err(|_| WriteError::Closed)??;
         Ok(())
     }
 }
 
-/// Commits queued writes in batches until every handle is gone.
-async fn writer_loop(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>) {
-    let mut batch = Vec::with_capacity(MAX_BATCH);
-    // The writer's own connection, kept from batch to batch: a pooled connection is
-    // tested with a round trip each time it goes back to the pool. Given back when it
-    // fails (the pool then tests and drops it), taken again for the next batch.
-    let mut held = Held { pool, conn: None };
-    while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        let ops = std::mem::take(&mut batch);
-        let writes: Vec<&Write> = ops.iter().filter_map(|op| op.write.as_ref()).collect();
-        let alone = writes.len() == 1;
-        let started = std::time::Instant::now();
-        let outcome = apply_batch(&mut held, &replica, &writes).await;
-        orchestrator_metrics::get()
-            .store_commit
-            .observe(started.elapsed().as_secs_f64());
-        match outcome {
-            Ok(rows) => {
-                let mut rows = rows.into_iter();
-                for op in ops {
-                    let n = match op.write {
-                        Some(_) => rows.next().unwrap_or(0),
-                        None => 0,
-                    };
-                    let _ = op.done.send(Ok(n));
+/// Takes queued writes into batches and commits them until every handle is gone.
+async fn dispatch(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>) {
+    // Each lane's connection, kept from batch to batch: a pooled connection is tested
+    // with a round trip each time it goes back to the pool. Given back when it fails
+    // (the pool then tests and drops it), taken again for the next batch.
+    let mut idle: Vec<Held> = (0..LANES)
+        .map(|_| Held {
+            pool: pool.clone(),
+            conn: None,
+        })
+        .collect();
+    let mut running = FuturesUnordered::new();
+    let mut pending: VecDeque<Op> = VecDeque::new();
+    // The tasks and runs of the batches in flight.
+    let mut in_flight: HashSet<String> = HashSet::new();
+    let mut received = Vec::with_capacity(MAX_BATCH);
+    let mut open = true;
+    loop {
+        while !pending.is_empty() && (running.is_empty() || pending.len() >= MAX_BATCH) {
+            let Some(held) = idle.pop() else { break };
+            let ops = take_batch(&mut pending, &in_flight, running.is_empty());
+            if ops.is_empty() {
+                idle.push(held);
+                break;
+            }
+            let ids: Vec<String> = ops
+                .iter()
+                .filter_map(|op| op.write.as_ref())
+                .map(|w| w.owner_id().to_owned())
+                .collect();
+            in_flight.extend(ids.iter().cloned());
+            let replica = replica.clone();
+            running.push(async move {
+                let mut held = held;
+                commit(&mut held, &replica, ops).await;
+                (held, ids)
+            });
+        }
+        if !open && pending.is_empty() && running.is_empty() {
+            return;
+        }
+        tokio::select! {
+            n = rx.recv_many(&mut received, MAX_BATCH), if open && pending.len() < QUEUE => {
+                if n == 0 {
+                    open = false;
+                }
+                pending.extend(received.drain(..));
+            }
+            Some((held, ids)) = running.next(), if !running.is_empty() => {
+                for id in &ids {
+                    in_flight.remove(id);
+                }
+                idle.push(held);
+            }
+        }
+    }
+}
+
+/// Takes the next batch from `pending`, in order: up to [`MAX_BATCH`] writes, none for
+/// a task or run in a batch in flight, nor after one left behind for that (so that a
+/// task's writes keep their order). A flush goes only when nothing before it is left
+/// behind or in flight (`alone`: no batch is): once the batch commits, so has every
+/// write queued before it.
+fn take_batch(pending: &mut VecDeque<Op>, in_flight: &HashSet<String>, alone: bool) -> Vec<Op> {
+    let mut batch = Vec::new();
+    let mut left: VecDeque<Op> = VecDeque::new();
+    let mut held_back: HashSet<String> = HashSet::new();
+    while let Some(op) = pending.pop_front() {
+        if batch.len() == MAX_BATCH {
+            left.push_back(op);
+            break;
+        }
+        let go = match &op.write {
+            Some(w) => {
+                let id = w.owner_id();
+                let go = !in_flight.contains(id) && !held_back.contains(id);
+                if !go {
+                    held_back.insert(id.to_owned());
+                }
+                go
+            }
+            None => alone && left.is_empty(),
+        };
+        if go {
+            batch.push(op);
+        } else {
+            left.push_back(op);
+        }
+    }
+    left.append(pending);
+    *pending = left;
+    batch
+}
+
+/// Commits `ops` on `held`'s connection and answers each.
+async fn commit(held: &mut Held, replica: &str, ops: Vec<Op>) {
+    let writes: Vec<&Write> = ops.iter().filter_map(|op| op.write.as_ref()).collect();
+    let alone = writes.len() == 1;
+    let started = std::time::Instant::now();
+    let outcome = apply_batch(held, replica, &writes).await;
+    orchestrator_metrics::get()
+        .store_commit
+        .observe(started.elapsed().as_secs_f64());
+    match outcome {
+        Ok(rows) => {
+            let mut rows = rows.into_iter();
+            for op in ops {
+                let n = match op.write {
+                    Some(_) => rows.next().unwrap_or(0),
+                    None => 0,
+                };
+                let _ = op.done.send(Ok(n));
+            }
+        }
+        Err(Failed::Connection(e)) => {
+            // No connection, or it went: each write alone would fail the same way.
+            let e = WriteError::from(e);
+            warn!(error = %e, "store writes failed: no connection to the database");
+            for op in ops {
+                let _ = op.done.send(Err(e.clone()));
+            }
+        }
+        Err(Failed::Statement(e)) if alone => {
+            let e = WriteError::from(e);
+            for op in ops {
+                let r = if op.write.is_some() {
+                    Err(e.clone())
+                } else {
+                    Ok(0)
+                };
+                if let Err(Err(e)) = op.done.send(r) {
+                    warn!(error = %e, "a queued store write failed");
                 }
             }
-            Err(Failed::Connection(e)) => {
-                // No connection, or it went: each write alone would fail the same way.
-                let e = WriteError::from(e);
-                warn!(error = %e, "store writes failed: no connection to the database");
-                for op in ops {
-                    let _ = op.done.send(Err(e.clone()));
-                }
-            }
-            Err(Failed::Statement(e)) if alone => {
-                let e = WriteError::from(e);
-                for op in ops {
-                    let r = if op.write.is_some() {
-                        Err(e.clone())
-                    } else {
-                        Ok(0)
-                    };
-                    if let Err(Err(e)) = op.done.send(r) {
-                        warn!(error = %e, "a queued store write failed");
-                    }
-                }
-            }
-            Err(Failed::Statement(e)) => {
-                // Something in the batch failed: each write again on its own, so each
-                // caller learns its own outcome.
-                warn!(error = %e, "a batched store write failed; retrying writes one by one");
-                let mut lost: Option<WriteError> = None;
-                for op in ops {
-                    let r = match (&op.write, &lost) {
-                        (None, _) => Ok(0),
-                        // The connection went: the rest would wait for it in turn.
-                        (Some(_), Some(e)) => Err(e.clone()),
-                        (Some(w), None) => match apply_batch(&mut held, &replica, &[w]).await {
-                            Ok(rows) => Ok(rows[0]),
-                            Err(Failed::Statement(e)) => Err(WriteError::from(e)),
-                            Err(Failed::Connection(e)) => {
-                                let e = WriteError::from(e);
-                                lost = Some(e.clone());
-                                Err(e)
-                            }
-                        },
-                    };
-                    if let Err(Err(e)) = op.done.send(r) {
-                        // A queued write: nobody waits to hear it.
-                        warn!(error = %e, "a queued store write failed");
-                    }
+        }
+        Err(Failed::Statement(e)) => {
+            // Something in the batch failed: each write again on its own, so each
+            // caller learns its own outcome.
+            warn!(error = %e, "a batched store write failed; retrying writes one by one");
+            let mut lost: Option<WriteError> = None;
+            for op in ops {
+                let r = match (&op.write, &lost) {
+                    (None, _) => Ok(0),
+                    // The connection went: the rest would wait for it in turn.
+                    (Some(_), Some(e)) => Err(e.clone()),
+                    (Some(w), None) => match apply_batch(held, replica, &[w]).await {
+                        Ok(rows) => Ok(rows[0]),
+                        Err(Failed::Statement(e)) => Err(WriteError::from(e)),
+                        Err(Failed::Connection(e)) => {
+                            let e = WriteError::from(e);
+                            lost = Some(e.clone());
+                            Err(e)
+                        }
+                    },
+                };
+                if let Err(Err(e)) = op.done.send(r) {
+                    // A queued write: nobody waits to hear it.
+                    warn!(error = %e, "a queued store write failed");
                 }
             }
         }
@@ -394,4 +478,79 @@ async fn write_planned(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(id: &str) -> (Op, oneshot::Receiver<Result<u64, WriteError>>) {
+        let (done, rx) = oneshot::channel();
+        let write = Write::Events(Events {
+            id: id.to_owned(),
+            state: "working".to_owned(),
+            status_ms: 0,
+            fence: 1,
+            events: Vec::new(),
+        });
+        let op = Op {
+            write: Some(write),
+            done,
+        };
+        (op, rx)
+    }
+
+    fn flush() -> Op {
+        Op {
+            write: None,
+            done: oneshot::channel().0,
+        }
+    }
+
+    fn ids(ops: &[Op]) -> Vec<&str> {
+        ops.iter()
+            .map(|op| op.write.as_ref().map_or("flush", |w| w.owner_id()))
+            .collect()
+    }
+
+    #[test]
+    fn a_batch_leaves_the_writes_of_a_task_in_flight_and_those_after_them() {
+        let mut pending: VecDeque<Op> = ["a", "b", "a", "c", "b"]
+            .into_iter()
+            .map(|id| op(id).0)
+            .collect();
+        pending.push_back(flush());
+        let in_flight = HashSet::from(["b".to_owned()]);
+        let batch = take_batch(&mut pending, &in_flight, false);
+        assert_eq!(ids(&batch), ["a", "a", "c"]);
+        // What is left keeps its order, the flush behind the writes before it.
+        assert_eq!(ids(pending.make_contiguous()), ["b", "b", "flush"]);
+        // Once `b`'s batch is in, the rest goes, the flush last.
+        let batch = take_batch(&mut pending, &HashSet::new(), true);
+        assert_eq!(ids(&batch), ["b", "b", "flush"]);
+        assert!(pending.is_empty());
+    }
+
+    #[test]
+    fn a_flush_waits_for_every_batch_in_flight() {
+        let mut pending: VecDeque<Op> = VecDeque::from([flush(), op("a").0]);
+        let batch = take_batch(&mut pending, &HashSet::from(["z".to_owned()]), false);
+        assert_eq!(
+            ids(&batch),
+            ["a"],
+            "writes after a flush need not wait for it"
+        );
+        assert_eq!(ids(pending.make_contiguous()), ["flush"]);
+        let batch = take_batch(&mut pending, &HashSet::new(), true);
+        assert_eq!(ids(&batch), ["flush"]);
+    }
+
+    #[test]
+    fn a_batch_holds_at_most_max_batch_writes() {
+        let mut pending: VecDeque<Op> =
+            (0..MAX_BATCH + 3).map(|i| op(&format!("t{i}")).0).collect();
+        let batch = take_batch(&mut pending, &HashSet::new(), true);
+        assert_eq!(batch.len(), MAX_BATCH);
+        assert_eq!(ids(pending.make_contiguous()), ["t256", "t257", "t258"]);
+    }
 }

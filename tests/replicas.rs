@@ -268,6 +268,86 @@ async fn a_batch_commits_the_held_tasks_writes_and_refuses_the_lost_ones() {
     }
 }
 
+/// A burst of writes past one batch: batches go side by side on connections of their
+/// own, and still each task's writes commit in the order they were made (a step's
+/// `Done` queued after its `Sent` is what stays), each acknowledged once stored.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_goes_in_batches_side_by_side_and_keeps_each_tasks_order() {
+    let pg = Cluster::start("burst");
+    let url = pg.database("burst").await;
+    let store: Arc<dyn Store> = StoreSpec::parse(&url).unwrap().open().await.unwrap();
+    let tasks: Vec<Task> = (0..400)
+        .map(|i| working(&format!("burst-{i:03}"), TaskState::Submitted))
+        .collect();
+    let sent = Checkpoint::Asked {
+        started_at: "2026-11-29T00:00:00Z".into(),
+    };
+    let done = Checkpoint::Done(Record::new(StepState::Completed));
+    let burst = futures::future::join_all(tasks.iter().map(|task| {
+        let (store, sent, done) = (store.clone(), sent.clone(), done.clone());
+        async move {
+            store
+                .commit(task, &[(1, Arc::new(StreamEvent::Task(task.clone())))])
+                .await?;
+            store
+                .create_run(&header(task.id.as_str()))
+                .await
+                .map_err(StoreError::backend)?;
+            let id = task.id.as_str();
+            // Two checkpoints queued unwaited, then the task's next commit waited for.
+            store
+                .queue_unit(id, "step", None, &sent)
+                .await
+                .map_err(StoreError::backend)?;
+            store
+                .queue_unit(id, "step", None, &done)
+                .await
+                .map_err(StoreError::backend)?;
+            let mut task = task.clone();
+            task.status = TaskStatus::new(TaskState::Working);
+            store.commit(&task, &[(2, status(&task))]).await
+        }
+    }));
+    for outcome in tokio::time::timeout(Duration::from_secs(60), burst)
+        .await
+        .expect("the burst is committed")
+    {
+        outcome.unwrap();
+    }
+    for task in &tasks {
+        let (stored, seq) = store.get(&task.id).await.unwrap().unwrap();
+        assert_eq!((stored.status.state, seq), (TaskState::Working, 2));
+        let units = store
+            .load_run(task.id.as_str())
+            .await
+            .unwrap()
+            .unwrap()
+            .units;
+        assert_eq!(
+            units.get(&("step".to_owned(), None)),
+            Some(&done),
+            "{}",
+            task.id
+        );
+    }
+    // More than one connection made the batches.
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    let writing: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid()
+           AND query LIKE '%a2a_write_batch%'",
+    )
+    .fetch_one(&mut conn)
+    .await
+    .unwrap();
+    assert!(writing > 1, "{writing} connection(s) wrote");
+}
+
 // ---------------------------------------------------------------------------------
 // Replicas as processes: `serve` three times on one database, real agents on loopback.
 

@@ -159,7 +159,7 @@ async fn dispatch(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>) {
     loop {
         while !pending.is_empty() && (running.is_empty() || pending.len() >= MAX_BATCH) {
             let Some(held) = idle.pop() else { break };
-            let ops = take_batch(&mut pending, &in_flight, running.is_empty());
+            let ops = take_batch(&mut pending, &in_flight);
             if ops.is_empty() {
                 idle.push(held);
                 break;
@@ -199,10 +199,10 @@ async fn dispatch(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>) {
 
 /// Takes the next batch from `pending`, in order: up to [`MAX_BATCH`] writes, none for
 /// a task or run in a batch in flight, nor after one left behind for that (so that a
-/// task's writes keep their order). A flush goes only when nothing before it is left
-/// behind or in flight (`alone`: no batch is): once the batch commits, so has every
-/// write queued before it.
-fn take_batch(pending: &mut VecDeque<Op>, in_flight: &HashSet<String>, alone: bool) -> Vec<Op> {
+/// task's writes keep their order). A flush goes only when no write is in flight and
+/// nothing before it is left behind: once the batch commits, so has every write queued
+/// before it.
+fn take_batch(pending: &mut VecDeque<Op>, in_flight: &HashSet<String>) -> Vec<Op> {
     let mut batch = Vec::new();
     let mut left: VecDeque<Op> = VecDeque::new();
     let mut held_back: HashSet<String> = HashSet::new();
@@ -220,7 +220,7 @@ fn take_batch(pending: &mut VecDeque<Op>, in_flight: &HashSet<String>, alone: bo
                 }
                 go
             }
-            None => alone && left.is_empty(),
+            None => in_flight.is_empty() && left.is_empty(),
         };
         if go {
             batch.push(op);
@@ -521,27 +521,27 @@ mod tests {
             .collect();
         pending.push_back(flush());
         let in_flight = HashSet::from(["b".to_owned()]);
-        let batch = take_batch(&mut pending, &in_flight, false);
+        let batch = take_batch(&mut pending, &in_flight);
         assert_eq!(ids(&batch), ["a", "a", "c"]);
         // What is left keeps its order, the flush behind the writes before it.
         assert_eq!(ids(pending.make_contiguous()), ["b", "b", "flush"]);
         // Once `b`'s batch is in, the rest goes, the flush last.
-        let batch = take_batch(&mut pending, &HashSet::new(), true);
+        let batch = take_batch(&mut pending, &HashSet::new());
         assert_eq!(ids(&batch), ["b", "b", "flush"]);
         assert!(pending.is_empty());
     }
 
     #[test]
-    fn a_flush_waits_for_every_batch_in_flight() {
+    fn a_flush_waits_for_every_write_in_flight() {
         let mut pending: VecDeque<Op> = VecDeque::from([flush(), op("a").0]);
-        let batch = take_batch(&mut pending, &HashSet::from(["z".to_owned()]), false);
+        let batch = take_batch(&mut pending, &HashSet::from(["z".to_owned()]));
         assert_eq!(
             ids(&batch),
             ["a"],
             "writes after a flush need not wait for it"
         );
         assert_eq!(ids(pending.make_contiguous()), ["flush"]);
-        let batch = take_batch(&mut pending, &HashSet::new(), true);
+        let batch = take_batch(&mut pending, &HashSet::new());
         assert_eq!(ids(&batch), ["flush"]);
     }
 
@@ -549,7 +549,7 @@ mod tests {
     fn a_batch_holds_at_most_max_batch_writes() {
         let mut pending: VecDeque<Op> =
             (0..MAX_BATCH + 3).map(|i| op(&format!("t{i}")).0).collect();
-        let batch = take_batch(&mut pending, &HashSet::new(), true);
+        let batch = take_batch(&mut pending, &HashSet::new());
         assert_eq!(batch.len(), MAX_BATCH);
         assert_eq!(ids(pending.make_contiguous()), ["t256", "t257", "t258"]);
     }

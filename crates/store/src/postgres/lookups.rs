@@ -59,7 +59,7 @@ impl Lookups {
 /// Answers queued lookups in batches until every handle is gone.
 async fn answer_loop(pool: PgPool, mut rx: mpsc::Receiver<Lookup>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
-    // Kept from batch to batch, given back when it fails (see the writers').
+    // Kept from batch to batch, given back when it fails (as the writer's lanes are).
     let mut conn: Option<PoolConnection<Postgres>> = None;
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let lookups = std::mem::take(&mut batch);

@@ -31,7 +31,7 @@ use super::bulk::{Events, Round, RunRow, RunWrite, Snapshot, Unit, write_round};
 use crate::WriteError;
 
 /// Batches in flight at most, each on its own connection. One while it keeps up (on
-/// the benchmark's diamond, two side by side cost 11% more CPU a run and did not run
+/// the benchmark's diamond, two side by side cost 12% more CPU a run and did not run
 /// faster: each made half the batch for the same fixed cost); more when a full batch
 /// waits, for a database with cores to spare.
 const LANES: usize = 4;

@@ -57,9 +57,8 @@ impl Write {
     /// writes (a unit's checkpoints are merged instead).
     fn key(&self) -> Option<(u8, &str)> {
         match self {
-            Write::Snapshot(c) => Some((0, &c.id)),
-            Write::Events(c) => Some((0, &c.id)),
-            Write::Run(_, r) => Some((1, &r.id)),
+            Write::Snapshot(_) | Write::Events(_) => Some((0, self.owner_id())),
+            Write::Run(..) => Some((1, self.owner_id())),
             Write::Unit(_) => None,
         }
     }

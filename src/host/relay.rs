@@ -91,7 +91,11 @@ impl Orchestrator {
         // as it is, with nothing to say, goes to followers only (see `translate`).
         let mut state = None;
         loop {
+            // The run's events first: the cancel and the shutdown are looked at (each
+            // token's lock taken) only while none is ready. A run's events cannot
+            // starve them: the channel yields after tokio's budget of receives.
             let event = tokio::select! {
+                biased;
                 e = run.events.recv() => e,
                 () = canceling.as_mut(), if !canceled => {
                     canceled = true;

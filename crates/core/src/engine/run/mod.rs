@@ -253,7 +253,12 @@ impl Run {
                     (Some(g), Some(d)) => Some(g.min(d)),
                     (g, d) => g.or(d),
                 };
+                // In order: the cancel (its token's lock, a waiter added and removed)
+                // and the timer are looked at only while nothing before them is ready.
+                // Nothing starves them: units, questions and commands each yield after
+                // tokio's budget.
                 tokio::select! {
+                    biased;
                     Some(done) = self.units.join_next() => {
                         self.running -= 1;
                         match done {

@@ -538,6 +538,61 @@ async fn an_attempt_timeout_cancels_the_downstream_task() {
     assert_eq!(s.cancels(), ["T-1"], "the abandoned task got tasks/cancel");
 }
 
+/// A step's `deadline` ends it, retries or not: the downstream task is canceled and the
+/// step fails naming the deadline (one timer serves the attempt's timeout and the
+/// deadline; the deadline must still be told apart).
+#[tokio::test(start_paused = true)]
+async fn a_steps_deadline_ends_it_and_wins_a_tie_with_its_timeout() {
+    for (limits, attempts) in [
+        ("deadline = \"2s\"\nretry = { max_attempts = 3 }\n", 1),
+        // The same instant: a retry would end at once, so the deadline is the cause.
+        (
+            "timeout = \"2s\"\ndeadline = \"2s\"\nretry = { max_attempts = 3 }\n",
+            1,
+        ),
+        // The timeout first: retried until the deadline comes.
+        (
+            "timeout = \"1s\"\ndeadline = \"5s\"\nretry = { max_attempts = 3, initial = \"100ms\", max = \"100ms\" }\n",
+            3,
+        ),
+    ] {
+        let wf = load(&format!(
+            "{HEAD}[steps.slow]\nagent = \"slow\"\nmessage = \"go\"\n{limits}"
+        ));
+        let s = Scripted::new(vec![(
+            "slow",
+            script(|_, _| vec![started("slow", "T-1"), Hang]),
+        )]);
+        let (events, state, message) = collect(start(&engine(&s), wf, json!({}))).await;
+        assert_eq!(state, RunState::Failed, "{limits}");
+        let message = message.unwrap();
+        if attempts == 1 {
+            assert!(
+                message.contains("the step's deadline of 2s passed"),
+                "{limits}: {message}"
+            );
+        } else {
+            assert!(
+                message.contains("the attempt timed out after 1s (after 3 attempts)"),
+                "{limits}: {message}"
+            );
+        }
+        let tried = events
+            .iter()
+            .filter_map(|e| match e {
+                RunEvent::Step { attempt, .. } => Some(*attempt),
+                _ => None,
+            })
+            .max();
+        assert_eq!(tried, Some(attempts), "{limits}: attempts made");
+        assert_eq!(
+            s.cancels().len(),
+            attempts as usize,
+            "{limits}: each abandoned task canceled"
+        );
+    }
+}
+
 fn policy_workflow(policy: &str) -> Arc<workflow::Workflow> {
     load(&format!(
         "[workflow]\nid = \"t\"\ndescription = \"d\"\non_failure = \"{policy}\"\n\

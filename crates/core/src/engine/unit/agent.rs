@@ -319,14 +319,19 @@ impl Unit {
             // polled again at every event: made anew for each, a timer would be put in
             // tokio's wheel and taken out again, and a waiter added to the cancel's list
             // and removed, per event. One timer, at the earlier of the two ends (mostly
-            // both the same far default): the step's deadline wins a tie, as a retry
-            // after it would end at once. Boxed: the unit's future is held by every step
-            // in flight.
+            // both the same far default): a deadline the step has wins a tie, as a retry
+            // after it would end at once; without one, the far default ends the attempt.
+            // Boxed: the unit's future is held by every step in flight.
             let canceled = self.cancel.clone().cancelled_owned();
+            let has_deadline = deadline.is_some();
             let mut over = Box::pin(async move {
                 tokio::select! {
                     () = sleep_until(attempt_until.min(step_until)) => {
-                        if step_until <= attempt_until { Over::Step } else { Over::Attempt }
+                        if has_deadline && step_until <= attempt_until {
+                            Over::Step
+                        } else {
+                            Over::Attempt
+                        }
                     }
                     () = canceled => Over::Canceled,
                 }

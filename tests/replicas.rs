@@ -162,10 +162,28 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
         TaskIdParams::new(other.id.clone()),
         &olga,
     )));
+    // Beside it, one this server cannot read (a kind a newer server might queue in a
+    // rolling upgrade): dropped, and the readable one still taken.
+    {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(&_pg.url("ownership"))
+            .await
+            .unwrap();
+        sqlx::query("INSERT INTO task_requests (task_id, request) VALUES ($1, $2)")
+            .bind(other.id.as_str())
+            .bind(r#"{"kind":"fromTheFuture","id":"u"}"#)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    }
     ca.request(&other.id, &cancel).await.unwrap();
     assert!(ca.requests().await.unwrap().is_empty(), "not A's task");
     let taken = cb.requests().await.unwrap();
-    assert_eq!(taken.len(), 1);
+    assert_eq!(
+        taken.len(),
+        1,
+        "the unreadable one dropped, the cancel taken"
+    );
     assert_eq!(taken[0].0, other.id);
     assert!(matches!(&taken[0].1, ClusterRequest::Cancel(f)
         if f.params.id == other.id && f.caller.as_ref().map(|p| p.id.as_str()) == Some("token:olga")));

@@ -143,7 +143,8 @@ pub trait Cluster: Send + Sync {
         id: &'a TaskId,
         request: &'a ClusterRequest,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
-    /// Takes the requests queued for the tasks this server runs, oldest first.
+    /// Takes the requests queued for the tasks this server runs, oldest first; one it
+    /// cannot read (of a kind a newer server queued) is dropped, not an error.
     fn requests(&self) -> BoxFuture<'_, Result<Vec<(TaskId, ClusterRequest)>, StoreError>>;
     /// Where the store announces events logged for the tasks this server
     /// [`watch`](Cluster::watch)es and requests queued for it; none: the server polls.

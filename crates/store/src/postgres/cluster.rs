@@ -184,13 +184,19 @@ impl Cluster for PostgresStore {
             .await
             .map_err(StoreError::backend)?;
             rows.sort_by_key(|(n, ..)| *n);
-            rows.into_iter()
-                .map(|(_, id, body)| {
-                    let request = serde_json::from_str(&body)
-                        .map_err(|e| StoreError::unreadable("request", e))?;
-                    Ok((TaskId::new(id), request))
+            // Taken off the queue already: one this server cannot read (a kind a newer
+            // server queued during a rolling upgrade, say) is dropped with a warning,
+            // not made the end of the others taken with it.
+            Ok(rows
+                .into_iter()
+                .filter_map(|(_, id, body)| match serde_json::from_str(&body) {
+                    Ok(request) => Some((TaskId::new(id), request)),
+                    Err(e) => {
+                        tracing::warn!(task_id = %id, error = %e, "a request queued for this server's task cannot be read (a newer server's?); dropped");
+                        None
+                    }
                 })
-                .collect()
+                .collect())
         })
     }
 

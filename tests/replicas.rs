@@ -79,7 +79,7 @@ async fn two_replicas(name: &str) -> (Cluster, Arc<dyn Store>, Arc<dyn Store>) {
 )]
 #[tokio::test]
 async fn a_task_is_written_only_by_the_replica_that_holds_it() {
-    let (_pg, a, b) = two_replicas("ownership").await;
+    let (pg, a, b) = two_replicas("ownership").await;
     let (ca, cb) = (a.cluster().unwrap(), b.cluster().unwrap());
 
     let mut task = working("t", TaskState::Submitted);
@@ -166,7 +166,7 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
     // rolling upgrade): dropped, and the readable one still taken.
     {
         use sqlx::Connection;
-        let mut conn = sqlx::PgConnection::connect(&_pg.url("ownership"))
+        let mut conn = sqlx::PgConnection::connect(&pg.url("ownership"))
             .await
             .unwrap();
         sqlx::query("INSERT INTO task_requests (task_id, request) VALUES ($1, $2)")

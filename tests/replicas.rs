@@ -474,6 +474,8 @@ impl Fleet {
                 &store,
                 "--lease",
                 lease,
+                // The push test's webhook listens on loopback.
+                "--allow-private-webhooks",
             ];
             let (child, url) = crate::util::orchestra::spawn_serve_logging(
                 &args,
@@ -768,6 +770,66 @@ async fn a_run_on_one_replica_is_followed_answered_and_canceled_through_another(
             .to_owned();
         until_state(agent, &downstream, "canceled", Duration::from_secs(5)).await;
     }
+}
+
+/// A push config set through a replica that does not run the task is delivered by the
+/// one that does: the state changes after it reach the webhook, the last one the end.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
+#[tokio::test]
+async fn a_push_config_set_through_another_replica_is_delivered_by_the_runs_owner() {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<serde_json::Value>(64);
+    let hook = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |axum::Json(body): axum::Json<serde_json::Value>| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(body).await;
+                "ok"
+            }
+        }),
+    );
+    let hook_url = format!("{}/hook", crate::util::serve_router(hook).await);
+    let pg = Cluster::start("pushed");
+    let fleet = Fleet::start(&pg, "replicas-pushed", 2, Duration::from_millis(200), "10s").await;
+    let (a, b) = (&fleet.urls[0], &fleet.urls[1]);
+
+    // An approval run on A, waiting; its push config set on B, answered on B.
+    let id = start_on(a, "approved").await;
+    until_state(a, &id, "input-required", Duration::from_secs(10)).await;
+    let set = result(
+        b,
+        "tasks/pushNotificationConfig/set",
+        serde_json::json!({
+            "taskId": id,
+            "pushNotificationConfig": { "url": hook_url, "token": "pushed-token" },
+        }),
+    )
+    .await;
+    assert_eq!(set["taskId"], id.as_str(), "{set}");
+    let mut yes = crate::util::text_params("yes");
+    yes["message"]["taskId"] = id.clone().into();
+    let answered = result(b, "message/send", yes).await;
+    assert_eq!(answered["status"]["state"], "completed", "{answered}");
+
+    let mut states = Vec::new();
+    while states.last().map(String::as_str) != Some("completed") {
+        let body = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "no notification in 10 s after {states:?}\nA: {}\nB: {}",
+                    fleet.log(0),
+                    fleet.log(1)
+                )
+            })
+            .unwrap();
+        assert_eq!(body["id"], id.as_str(), "{body}");
+        states.push(body["status"]["state"].as_str().unwrap().to_owned());
+    }
+    assert!(states.contains(&"working".to_owned()), "{states:?}");
 }
 
 /// The backends listening for notices (one per replica) in database `db`.

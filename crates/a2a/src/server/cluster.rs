@@ -13,7 +13,7 @@
 //!   tasks;
 //! - a request for a task another server runs is answered from the store: a stream or
 //!   a subscription follows the task's event log (so it goes on across a takeover), and
-//!   a cancel or a message is queued for the server running the task;
+//!   a cancel, a message or a new push config is queued for the server running the task;
 //! - a store that announces what happens ([`Cluster::notices`]: an event logged for a
 //!   task this server follows, a request queued for it) wakes those at once; without
 //!   it, or while it does not hear (its connection lost), logs are read every
@@ -81,6 +81,10 @@ pub enum ClusterRequest {
     Cancel(Box<Forwarded<TaskIdParams>>),
     /// A message continuing the task (an answer to its question).
     Message(Box<Forwarded<MessageSendParams>>),
+    /// The task got a push config through another server: its state changes are to be
+    /// delivered from now on. (A server that reads no such kind drops it, see
+    /// [`Cluster::requests`]; one from before that rule failed its whole take.)
+    ArmPush,
 }
 
 /// A request queued for the server that runs its task, with who sent it (checked where
@@ -448,6 +452,11 @@ async fn take_requests(inner: &Arc<Inner>) {
                     let caller = f.caller();
                     inner2.start(f.params, &caller, Listen::Events).await.map(drop)
                 }
+                // Checked where it was set (the caller may steer the task).
+                ClusterRequest::ArmPush => {
+                    inner2.manager.arm_push(&id);
+                    Ok(())
+                }
             };
             if let Err(e) = outcome {
                 info!(task_id = %id, error = %e.message, "a request queued by another server was refused");
@@ -474,5 +483,13 @@ mod tests {
         let text = serde_json::to_string(&new).unwrap();
         let back: ClusterRequest = serde_json::from_str(&text).unwrap();
         assert!(matches!(back, ClusterRequest::Cancel(f) if f.caller().id() == Some("token:ci")));
+    }
+
+    #[test]
+    fn a_push_config_set_elsewhere_is_queued_as_a_kind_of_its_own() {
+        let text = serde_json::to_string(&ClusterRequest::ArmPush).unwrap();
+        assert_eq!(text, r#"{"kind":"armPush"}"#);
+        let back: ClusterRequest = serde_json::from_str(&text).unwrap();
+        assert!(matches!(back, ClusterRequest::ArmPush));
     }
 }

@@ -223,7 +223,14 @@ impl Inner {
             .map_err(store_error)?;
         // A finished task changes no more: nothing to deliver, nothing to remember.
         if !task.status.state.is_terminal() {
-            self.manager.arm_push(&p.task_id);
+            // Delivered by the server that runs the task: told, when that is another.
+            match self.placement(&p.task_id).await? {
+                Placement::Local => self.manager.arm_push(&p.task_id),
+                Placement::Remote(store) => {
+                    self.forward(&store, &p.task_id, ClusterRequest::ArmPush)
+                        .await?;
+                }
+            }
         }
         Ok(p)
     }

@@ -189,6 +189,42 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
         if f.params.id == other.id && f.caller.as_ref().map(|p| p.id.as_str()) == Some("token:olga")));
     assert!(cb.requests().await.unwrap().is_empty(), "taken once");
 
+    // A push config's notice reaches the replica running the task — unless that one
+    // is of an older version, which cannot read it (one from before the column reads
+    // no kind but cancels and messages, and fails its whole take on another): then
+    // it is not queued, and what that replica reads still is.
+    ca.request(&other.id, &ClusterRequest::ArmPush)
+        .await
+        .unwrap();
+    let taken = cb.requests().await.unwrap();
+    assert!(
+        matches!(&taken[..], [(id, ClusterRequest::ArmPush)] if *id == other.id),
+        "{taken:?}"
+    );
+    {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(&pg.url("ownership"))
+            .await
+            .unwrap();
+        sqlx::query(
+            "UPDATE replicas SET requests_understood = 0
+             WHERE id = (SELECT owner FROM tasks WHERE id = $1)",
+        )
+        .bind(other.id.as_str())
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    }
+    ca.request(&other.id, &ClusterRequest::ArmPush)
+        .await
+        .unwrap();
+    ca.request(&other.id, &cancel).await.unwrap();
+    let taken = cb.requests().await.unwrap();
+    assert!(
+        matches!(&taken[..], [(_, ClusterRequest::Cancel(_))]),
+        "{taken:?}"
+    );
+
     // A replica that stops gracefully gives its tasks up at once.
     cb.release().await.unwrap();
     ca.renew().await.unwrap();

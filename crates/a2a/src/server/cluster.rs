@@ -82,8 +82,9 @@ pub enum ClusterRequest {
     /// A message continuing the task (an answer to its question).
     Message(Box<Forwarded<MessageSendParams>>),
     /// The task got a push config through another server: its state changes are to be
-    /// delivered from now on. (A server that reads no such kind drops it, see
-    /// [`Cluster::requests`]; one from before that rule failed its whole take.)
+    /// delivered from now on. A store queues it only for a server that reads it (not
+    /// one of an older version, still running in a rolling upgrade), and not for a task
+    /// nobody runs: a server that claims a task reads its push configs.
     ArmPush,
 }
 
@@ -141,7 +142,8 @@ pub trait Cluster: Send + Sync {
     fn claim(&self, max: usize) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>>;
     /// Gives up this server's lease and tasks at once (a graceful stop), and its watches.
     fn release(&self) -> BoxFuture<'_, Result<(), StoreError>>;
-    /// Queues `request` for the server that runs task `id`.
+    /// Queues `request` for the server that runs task `id` (see
+    /// [`ClusterRequest::ArmPush`] for when one is not).
     fn request<'a>(
         &'a self,
         id: &'a TaskId,

@@ -13,6 +13,20 @@ use super::{NOW_MS, PostgresStore};
 use a2a::server::{Cluster, ClusterRequest, NoticeBoard, Owner, StoreError};
 use a2a::types::{Task, TaskId};
 
+/// Which queued requests this replica reads (its `replicas.requests_understood`): 0, a
+/// replica from before the column, reads cancels and messages, and a request of
+/// another kind fails its whole take (the requests taken with it lost); 1 reads
+/// `armPush` too, and drops a kind it does not know.
+pub(super) const UNDERSTOOD: i16 = 1;
+
+/// What a replica must understand to be sent `request` (see [`UNDERSTOOD`]).
+fn needs(request: &ClusterRequest) -> i16 {
+    match request {
+        ClusterRequest::Cancel(_) | ClusterRequest::Message(_) => 0,
+        ClusterRequest::ArmPush => 1,
+    }
+}
+
 impl Cluster for PostgresStore {
     fn lease(&self) -> Duration {
         self.lease
@@ -58,11 +72,12 @@ impl Cluster for PostgresStore {
             if lapsed.is_none() {
                 // Our row is gone (someone cleaned the table): register again.
                 sqlx::query(&format!(
-                    "INSERT INTO replicas (id, started_at, lease_until)
-                     VALUES ($1, {NOW_MS}, {NOW_MS} + $2) ON CONFLICT (id) DO NOTHING"
+                    "INSERT INTO replicas (id, started_at, lease_until, requests_understood)
+                     VALUES ($1, {NOW_MS}, {NOW_MS} + $2, $3) ON CONFLICT (id) DO NOTHING"
                 ))
                 .bind(&*self.replica)
                 .bind(ms)
+                .bind(UNDERSTOOD)
                 .execute(&self.pool)
                 .await
                 .map_err(StoreError::backend)?;
@@ -154,19 +169,30 @@ impl Cluster for PostgresStore {
         Box::pin(async move {
             let body = serde_json::to_string(request).map_err(StoreError::backend)?;
             // Announced to the task's owner (to every replica when it has none: the
-            // one that claims it takes it).
-            sqlx::query(&format!(
+            // one that claims it takes it). A kind some replicas do not read is queued
+            // only for an owner that reads it; a task nobody runs needs none of those
+            // (a replica that claims a task reads its push configs).
+            let queued = sqlx::query(&format!(
                 "WITH queued AS (
-                     INSERT INTO task_requests (task_id, request) VALUES ($1, $2) RETURNING task_id
+                     INSERT INTO task_requests (task_id, request)
+                     SELECT $1, $2
+                     WHERE $3 = 0 OR EXISTS (
+                         SELECT 1 FROM tasks t JOIN replicas r ON r.id = t.owner
+                         WHERE t.id = $1 AND r.requests_understood >= $3)
+                     RETURNING task_id
                  )
                  SELECT pg_notify('{REQUESTS}', coalesce(t.owner, ''))
                  FROM queued LEFT JOIN tasks t ON t.id = queued.task_id"
             ))
             .bind(id.as_str())
             .bind(body)
+            .bind(needs(request))
             .execute(&self.pool)
             .await
             .map_err(StoreError::backend)?;
+            if queued.rows_affected() == 0 {
+                tracing::info!(task_id = %id, "no replica that runs this task reads such a request (it is of an older version, or none runs it): not queued; whichever claims the task next reads its push configs");
+            }
             Ok(())
         })
     }

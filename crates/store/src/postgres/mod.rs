@@ -132,10 +132,12 @@ impl PostgresStore {
         schema::migrate(&pool).await.map_err(fail)?;
         let replica: Arc<str> = uuid::Uuid::now_v7().to_string().into();
         sqlx::query(&format!(
-            "INSERT INTO replicas (id, started_at, lease_until) VALUES ($1, {NOW_MS}, {NOW_MS} + $2)"
+            "INSERT INTO replicas (id, started_at, lease_until, requests_understood)
+             VALUES ($1, {NOW_MS}, {NOW_MS} + $2, $3)"
         ))
         .bind(&*replica)
         .bind(lease.as_millis() as i64)
+        .bind(cluster::UNDERSTOOD)
         .execute(&pool)
         .await
         .map_err(|e| fail(OpenErrorKind::Database(e)))?;

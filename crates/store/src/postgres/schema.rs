@@ -465,6 +465,12 @@ $do$;
     r#"
 ALTER TABLE run_units SET (fillfactor = 50);
 "#,
+    // Which queued requests each replica reads (see `cluster::UNDERSTOOD`): a kind is
+    // queued only for a replica that reads it, so that a replica of an older version
+    // still running during a rolling upgrade is never sent one. Its rows say 0.
+    r#"
+ALTER TABLE replicas ADD COLUMN requests_understood SMALLINT NOT NULL DEFAULT 0;
+"#,
 ];
 
 /// The key of the advisory lock held while migrating: replicas opening one database

@@ -227,8 +227,9 @@ impl TaskManager {
     }
 
     /// Stops running `task` here without ending it (another server runs it now): its
-    /// executors hear their `shutdown`, and the next request for it opens no actor from
-    /// this one.
+    /// executors hear their `shutdown`, the next request for it opens no actor from
+    /// this one, and its push configs are the new server's to deliver (it reads them
+    /// as it claims the task).
     pub fn hand_over(&self, task: &TaskId) {
         let entry = self
             .shared
@@ -238,6 +239,9 @@ impl TaskManager {
             .remove(task);
         if let Some(entry) = entry {
             entry.handover.cancel();
+        }
+        if let Some(push) = &self.shared.push {
+            push.disarm(task);
         }
     }
 
@@ -1018,6 +1022,12 @@ mod tests {
         assert!(!actor.followed());
         manager.arm_push(&id);
         assert!(actor.followed());
+
+        // Handed over to another server: delivering is that one's now, and this one
+        // keeps nothing of it.
+        manager.hand_over(&id);
+        let push = manager.shared.push.as_ref().unwrap();
+        assert!(!push.is_armed(&id));
     }
 
     /// A task is followed once another server says it follows it (that task only), or

@@ -470,6 +470,22 @@ fn exit_codes_are_the_readmes() {
             "A2A_TEST_UNSET_TOKEN",
         ),
         (&["run", "no-such-workflow"], "no-such-workflow"),
+        (
+            &["bench", "--baseline", "target/no-such-build"],
+            "target/no-such-build: no such file",
+        ),
+        (
+            &[
+                "bench",
+                "--baseline",
+                "x",
+                "--replicas",
+                "2",
+                "--postgres",
+                "u",
+            ],
+            "--baseline",
+        ),
     ] {
         let (code, stderr) = run(args);
         assert_eq!(code, Some(2), "{args:?} is bad input: {stderr}");

@@ -16,13 +16,13 @@ mod report;
 mod scenarios;
 
 use process::{Scratch, Serve};
-pub use report::{Goal, ReplicaFigures, Report, Row};
+pub use report::{BuildComparison, Goal, ReplicaFigures, Report, Row};
 use report::{median, ms, p50_p99, round};
 use scenarios::{
     direct_call, memory, relay, relay_across, run_blocking, throughput, throughput_across, warm_up,
 };
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -86,6 +86,9 @@ const STORE_ROUNDS: usize = 3;
 /// five, not three (one binary's SQLite ratio spread 61–79% over a day of three-turn
 /// medians on this machine).
 const STORE_COMPARISON_ROUNDS: usize = 5;
+/// Turns each build takes in `bench --baseline`: the figure is a ratio read off pairs
+/// of turns, each pair as noisy as the machine, so more of them.
+const BUILD_ROUNDS: usize = 7;
 
 /// `bench --replicas N --postgres URL`: N `serve` replicas on one PostgreSQL database
 /// behind a round-robin client, the c64 diamond on the first 1, 2, … N of them in turns
@@ -206,6 +209,86 @@ pub async fn replicas(
                 .then(|| round(p50_p99(std::mem::take(&mut since_commit[n - 1])).1, 1)),
         })
         .collect())
+}
+
+/// `bench --baseline EXE`: another build's `serve` (EXE, one that takes the same `serve`
+/// flags) beside this one's, both on the memory store with the same agents, the c64
+/// diamond in turns, which goes first alternating from round to round: runs per second
+/// and each `serve`'s own CPU per run, and this build's CPU as a share of the other's.
+/// The machine's speed moves `cpu_ms_per_run` by a third within an hour here; two
+/// builds measured in turns see the same spells, so their ratio is what the change
+/// between them did.
+pub async fn against(
+    options: &Options,
+    baseline: &Path,
+    progress: &dyn Fn(&str),
+) -> anyhow::Result<BuildComparison> {
+    let sizes = Sizes::new(options.quick);
+    let agents = start_agents(&sizes, Instant::now()).await?;
+    let dir = Scratch::new(&agents)?;
+    let result = compare_builds(options, baseline, &sizes, &dir, progress).await;
+    agents.stop().await;
+    result
+}
+
+async fn compare_builds(
+    options: &Options,
+    baseline: &Path,
+    sizes: &Sizes,
+    dir: &Scratch,
+    progress: &dyn Fn(&str),
+) -> anyhow::Result<BuildComparison> {
+    let other = Serve::start(baseline, dir, "memory")
+        .await
+        .with_context(|| format!("the baseline build {}", baseline.display()))?;
+    let ours = Serve::start(&options.exe, dir, "memory").await?;
+    let serves = [(&other, other.upstream()?), (&ours, ours.upstream()?)];
+    for (_, host) in &serves {
+        warm_up(host).await?;
+    }
+    progress(&format!(
+        "builds: {BUILD_ROUNDS} × {} diamond runs at concurrency 64 on {} and on this build, in turns",
+        sizes.throughput_runs,
+        baseline.display()
+    ));
+    let (mut rates, mut cpu) = ([Vec::new(), Vec::new()], [Vec::new(), Vec::new()]);
+    let (mut ratios, mut calibrations) = (Vec::new(), Vec::new());
+    for round in 0..BUILD_ROUNDS {
+        calibrations.push(
+            tokio::task::spawn_blocking(calibrate::calibrate)
+                .await
+                .context("the calibration did not finish")??,
+        );
+        let mut per_run = [0.0; 2];
+        for turn in 0..2 {
+            let side = (round + turn) % 2;
+            let (serve, host) = &serves[side];
+            let before = serve.cpu_time()?;
+            rates[side].push(throughput(host, sizes.throughput_runs, 64).await?.0);
+            let spent = serve.cpu_time()?.saturating_sub(before);
+            per_run[side] = spent.as_secs_f64() * 1000.0 / sizes.throughput_runs as f64;
+            cpu[side].push(per_run[side]);
+        }
+        if per_run[0] > 0.0 {
+            ratios.push(per_run[1] / per_run[0]);
+        }
+    }
+    other.stop().await;
+    ours.stop().await;
+    if ratios.is_empty() {
+        bail!("the baseline build's serve used no measurable CPU: is it serving the runs?");
+    }
+    let [other_rates, our_rates] = rates;
+    let [other_cpu, our_cpu] = cpu;
+    Ok(BuildComparison {
+        baseline: baseline.display().to_string(),
+        calibration_ms: round(median(calibrations), 1),
+        baseline_runs_per_sec_c64: round(median(other_rates), 1),
+        runs_per_sec_c64: round(median(our_rates), 1),
+        baseline_cpu_ms_per_run: round(median(other_cpu), 3),
+        cpu_ms_per_run: round(median(our_cpu), 3),
+        cpu_ratio: round(median(ratios), 3),
+    })
 }
 
 /// A database URL with its password hidden.

@@ -95,6 +95,24 @@ pub struct ReplicaFigures {
     pub relay_across_from_commit_ms_p99: Option<f64>,
 }
 
+/// `bench --baseline EXE`: another build's `serve` beside this one's, on the memory
+/// store, the c64 diamond in turns (the median of each side's rounds).
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildComparison {
+    /// The other build, as given.
+    pub baseline: String,
+    /// The machine's speed just before each turn (see [`Report::calibration_ms`]).
+    pub calibration_ms: f64,
+    pub baseline_runs_per_sec_c64: f64,
+    pub runs_per_sec_c64: f64,
+    /// Each `serve`'s own CPU time per diamond run (user and system, from `/proc`).
+    pub baseline_cpu_ms_per_run: f64,
+    pub cpu_ms_per_run: f64,
+    /// This build's CPU per run as a share of the other's, the median of the rounds'
+    /// shares (each round's two turns see the same spell of the machine): 0.5 is half.
+    pub cpu_ratio: f64,
+}
+
 /// A figure's target on a 2-core machine.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Goal {

@@ -1,6 +1,7 @@
 //! `bench`: runs the benchmark and prints its figures, with their targets, as a table or
 //! as one JSON object.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::bench::{Goal, Options};
@@ -23,6 +24,11 @@ pub struct BenchArgs {
     /// round-robin client: runs per second and transactions per run on 1 to N of them.
     #[arg(long, value_name = "N", requires = "postgres")]
     replicas: Option<usize>,
+    /// Only compare this build with another build's `serve` (EXE): both on the memory
+    /// store, the diamond at concurrency 64 in turns: runs per second and each one's
+    /// CPU per run, and this build's CPU as a share of the other's.
+    #[arg(long, value_name = "EXE", conflicts_with_all = ["replicas", "postgres"])]
+    baseline: Option<PathBuf>,
 }
 
 pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
@@ -36,6 +42,35 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         exe: std::env::current_exe()?,
         postgres: args.postgres,
     };
+    if let Some(baseline) = &args.baseline {
+        if !baseline.is_file() {
+            return Err(bad_input!(
+                "--baseline {}: no such file",
+                baseline.display()
+            ));
+        }
+        let c =
+            crate::bench::against(&options, baseline, &|step| eprintln!("bench: {step}")).await?;
+        if args.json {
+            say!("{}", serde_json::to_string(&c)?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        say!(
+            "\n{:<16} {:>10} {:>12}\n{:<16} {:>10} {:>12}\n{:<16} {:>10} {:>12}\n\nCPU per run: {} of the baseline's (calibration {} ms)",
+            "build",
+            "runs/s",
+            "CPU ms/run",
+            "baseline",
+            trim(c.baseline_runs_per_sec_c64),
+            trim(c.baseline_cpu_ms_per_run),
+            "this",
+            trim(c.runs_per_sec_c64),
+            trim(c.cpu_ms_per_run),
+            trim(c.cpu_ratio),
+            trim(c.calibration_ms),
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(max) = args.replicas {
         let figures =
             crate::bench::replicas(&options, max, &|step| eprintln!("bench: {step}")).await?;

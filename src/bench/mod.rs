@@ -238,7 +238,10 @@ async fn compare_builds(
     dir: &Scratch,
     progress: &dyn Fn(&str),
 ) -> anyhow::Result<BuildComparison> {
-    let other = Serve::start(baseline, dir, "memory")
+    // A bare name would be looked up on PATH, not where it was given.
+    let exe = std::fs::canonicalize(baseline)
+        .with_context(|| format!("the baseline build {}", baseline.display()))?;
+    let other = Serve::start(&exe, dir, "memory")
         .await
         .with_context(|| format!("the baseline build {}", baseline.display()))?;
     let ours = Serve::start(&options.exe, dir, "memory").await?;

@@ -1219,6 +1219,107 @@ async fn a_lease_is_refused_for_a_store_of_one_process() {
     assert!(stderr.contains("--lease: at least 300ms"), "{stderr}");
 }
 
+/// Issue 39: a run's header and end are queued, not waited for, and vouched for by the
+/// next write of their run or task. The database goes away under both: the batch
+/// fails, the writes are kept, and once it is back the next write of each run (a
+/// step's checkpoint; the task's last commit) stores them in its own transaction —
+/// read from another connection, not through the store. A header queued as its task is
+/// first stored is stored with it.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
+#[tokio::test]
+async fn queued_writes_lost_to_an_outage_are_stored_with_their_runs_next_write() {
+    use orchestrator_core::engine::{RunEnd, RunState, RunStoreError};
+    let pg = Cluster::start("queued-outage");
+    let url = pg.database("queued-outage").await;
+    let store: Arc<dyn Store> = StoreSpec::parse(&url).unwrap().open().await.unwrap();
+    // `ends`: its task and run stored; `starts`: its task only.
+    let mut ends = working("ends", TaskState::Working);
+    let starts = working("starts", TaskState::Working);
+    for task in [&ends, &starts] {
+        store
+            .commit(task, &[(1, Arc::new(StreamEvent::Task(task.clone())))])
+            .await
+            .unwrap();
+    }
+    store.create_run(&header("ends")).await.unwrap();
+    // A run starts as its task is first stored: its header, queued first, goes in the
+    // task's batch, and carries the fencing number the task's row is created with.
+    let races = working("races", TaskState::Submitted);
+    store.create_run(&header("races")).await.unwrap();
+    store
+        .commit(&races, &[(1, Arc::new(StreamEvent::Task(races.clone())))])
+        .await
+        .unwrap();
+    store.flush().await.unwrap();
+
+    pg.stop_server();
+    // Both resolve at once, queued.
+    let end = RunEnd {
+        state: RunState::Completed,
+        message: None,
+        output_text: None,
+        output_data: None,
+    };
+    store.finish_run("ends", &end).await.unwrap();
+    store.create_run(&header("starts")).await.unwrap();
+    // The next waited write goes in the same batch, or after them: it fails, and so
+    // did they.
+    let sent = Checkpoint::Sent {
+        attempt: 1,
+        turn: 0,
+        message_id: "m".into(),
+        agent: None,
+        task_id: None,
+        text: Some("go".into()),
+        data: None,
+        started_at: None,
+    };
+    let failed = store.save_unit("starts", "first", None, &sent).await;
+    assert!(
+        matches!(failed, Err(RunStoreError::Backend(_))),
+        "{failed:?}"
+    );
+    pg.restart_server();
+
+    // What waits for a write tries it again until the database is back, as the journal
+    // and the task's actor do.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while let Err(e) = store.save_unit("starts", "first", None, &sent).await {
+        assert!(tokio::time::Instant::now() < deadline, "{e}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    ends.status = TaskStatus::new(TaskState::Completed);
+    let last = [(2, status(&ends))];
+    while let Err(e) = store.commit(&ends, &last).await {
+        assert!(tokio::time::Instant::now() < deadline, "{e}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    let runs: Vec<(String, bool, bool)> =
+        sqlx::query_as("SELECT id, header IS NOT NULL, run_end IS NOT NULL FROM runs ORDER BY id")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+    assert_eq!(
+        runs,
+        [
+            ("ends".to_owned(), true, true),
+            ("races".to_owned(), true, false),
+            ("starts".to_owned(), true, false)
+        ],
+        "every header and end is stored: those lost to the outage with the next writes"
+    );
+    let units: i64 = sqlx::query_scalar("SELECT count(*) FROM run_units WHERE run_id = 'starts'")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(units, 1);
+}
+
 /// Issue 33: PostgreSQL stopped for 15 s while runs are with their agents, on one
 /// replica and on three: every run completes, none is canceled, no cancel reaches an
 /// agent, and each agent saw each run's step once. What waits for the store meanwhile

@@ -128,15 +128,37 @@ impl Gated {
         &'a self,
         call: impl FnOnce() -> BoxFuture<'a, Result<T, RunStoreError>>,
     ) -> Result<T, RunStoreError> {
+        self.run_as(Resolves::WhenStored, call).await
+    }
+
+    /// `call` through the gate, for the run store. A write that may resolve once
+    /// queued does not open the gate by succeeding: queued, it says nothing of whether
+    /// the database is back.
+    async fn run_as<'a, T>(
+        &'a self,
+        resolves: Resolves,
+        call: impl FnOnce() -> BoxFuture<'a, Result<T, RunStoreError>>,
+    ) -> Result<T, RunStoreError> {
         self.admit().map_err(RunStoreError::backend)?;
         let r = call().await;
-        match &r {
-            Err(RunStoreError::Backend(cause)) if is_outage(cause) => self.observe(Some(cause)),
-            Err(RunStoreError::Closed) => {}
-            Ok(_) | Err(_) => self.observe(None),
+        match (&r, resolves) {
+            (Err(RunStoreError::Backend(cause)), _) if is_outage(cause) => {
+                self.observe(Some(cause))
+            }
+            (Err(RunStoreError::Closed), _) | (Ok(_), Resolves::MaybeWhenQueued) => {}
+            (Ok(_) | Err(_), _) => self.observe(None),
         }
         r
     }
+}
+
+/// When a run store's write resolves.
+#[derive(Debug, Clone, Copy)]
+enum Resolves {
+    WhenStored,
+    /// It may resolve once queued (`queue_unit`; `create_run` and `finish_run` on a
+    /// store that queues them).
+    MaybeWhenQueued,
 }
 
 /// Whether a failure says the database cannot be reached or used now — the
@@ -280,7 +302,9 @@ impl TaskStore for Gated {
 
 impl RunStore for Gated {
     fn create_run<'a>(&'a self, header: &'a RunHeader) -> BoxFuture<'a, Result<(), RunStoreError>> {
-        Box::pin(self.run(move || self.inner.create_run(header)))
+        Box::pin(self.run_as(Resolves::MaybeWhenQueued, move || {
+            self.inner.create_run(header)
+        }))
     }
     fn save_unit<'a>(
         &'a self,
@@ -298,7 +322,9 @@ impl RunStore for Gated {
         item: Option<usize>,
         checkpoint: &'a Checkpoint,
     ) -> BoxFuture<'a, Result<(), RunStoreError>> {
-        Box::pin(self.run(move || self.inner.queue_unit(run_id, step, item, checkpoint)))
+        Box::pin(self.run_as(Resolves::MaybeWhenQueued, move || {
+            self.inner.queue_unit(run_id, step, item, checkpoint)
+        }))
     }
     fn set_canceled<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), RunStoreError>> {
         Box::pin(self.run(move || self.inner.set_canceled(run_id)))
@@ -308,7 +334,9 @@ impl RunStore for Gated {
         run_id: &'a str,
         end: &'a RunEnd,
     ) -> BoxFuture<'a, Result<(), RunStoreError>> {
-        Box::pin(self.run(move || self.inner.finish_run(run_id, end)))
+        Box::pin(self.run_as(Resolves::MaybeWhenQueued, move || {
+            self.inner.finish_run(run_id, end)
+        }))
     }
     fn load_run<'a>(
         &'a self,

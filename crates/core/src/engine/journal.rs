@@ -143,6 +143,11 @@ pub struct SavedRun {
 }
 
 /// Persistence for runs. Each call must be atomic; calls for one run arrive in order.
+/// A store may resolve `create_run` and `finish_run` once the write is queued, as
+/// [`RunStore::queue_unit`] does, when it stores no later write of the run, nor of the
+/// task of the same id, without them: the run's next waited checkpoint vouches for its
+/// header, and the task's last commit (which the host makes after the run ends) for
+/// its end. `load_run` reads them back either way.
 pub trait RunStore: Send + Sync + 'static {
     fn create_run<'a>(&'a self, header: &'a RunHeader) -> BoxFuture<'a, Result<(), RunStoreError>>;
     fn save_unit<'a>(

@@ -174,6 +174,19 @@ impl PostgresStore {
             .copied()
     }
 
+    /// The fencing number this replica holds task `id` with; for a task new to it, the
+    /// first (1), held from now: a new task's commits and its run's first writes race
+    /// (the run starts as the task is first stored), and each must carry the number
+    /// the task's row is created with.
+    fn hold_fence(&self, id: &str) -> i64 {
+        *self
+            .fences
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(id.to_owned())
+            .or_insert(1)
+    }
+
     fn set_fence(&self, id: &str, fence: Option<i64>) {
         let mut fences = self.fences.lock().unwrap_or_else(|p| p.into_inner());
         match fence {

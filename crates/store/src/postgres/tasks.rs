@@ -72,12 +72,7 @@ impl TaskStore for PostgresStore {
             let id = task.id.as_str();
             let state = task.status.state.as_str();
             let known = self.fence(id);
-            // A task new to this replica is written with the first fencing number, and
-            // holds it from now: its run's first writes may race this commit.
-            let fence = known.unwrap_or(1);
-            if known.is_none() {
-                self.set_fence(id, Some(fence));
-            }
+            let fence = self.hold_fence(id);
             let write = if due {
                 Write::Snapshot(Snapshot {
                     id: id.to_owned(),

@@ -16,6 +16,12 @@
 //! flight, so they keep their order. A batch that fails as a whole is tried again
 //! write by write, so each caller learns its own outcome; one that cannot get a
 //! connection fails every write in it at once, as each would have.
+//!
+//! A write only queued (nobody waits for it: [`Writer::queue`]) that fails is kept, and
+//! made again in the same transaction as the next write for its task or run ([`Unstored`]):
+//! whatever of a task's or a run's is stored, so is every write queued for it before.
+//! So a write that is waited for vouches for those queued before it, and these need not
+//! be waited for on their own (a run's header and end, a step's result).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -93,6 +99,9 @@ impl Write {
 struct Op {
     write: Option<Write>,
     done: oneshot::Sender<Result<u64, WriteError>>,
+    /// Nobody waits for the outcome ([`Writer::queue`]): should the write fail, it is
+    /// kept for the next write of its task or run ([`Unstored`]).
+    queued: bool,
 }
 
 /// The replica's writer. Cheap to clone; the dispatcher ends when the last clone is
@@ -120,20 +129,23 @@ impl Writer {
             .send(Op {
                 write: Some(write),
                 done,
+                queued: false,
             })
             .await
             .map_err(|_| WriteError::Closed)?;
         rx.await.map_err(|_| WriteError::Closed)?
     }
 
-    /// Queues `write` without waiting for it to be committed: the writer logs a
-    /// failure.
+    /// Queues `write` without waiting for it to be committed. Should it fail, it is
+    /// made again with the next write for its task or run, in that write's transaction:
+    /// that write, waited for, is stored only with it.
     pub(super) async fn queue(&self, write: Write) -> Result<(), WriteError> {
         let (done, _) = oneshot::channel();
         self.queue
             .send(Op {
                 write: Some(write),
                 done,
+                queued: true,
             })
             .await
             .map_err(|_| WriteError::Closed)
@@ -143,7 +155,11 @@ impl Writer {
     pub(super) async fn flush(&self) -> Result<(), WriteError> {
         let (done, rx) = oneshot::channel();
         self.queue
-            .send(Op { write: None, done })
+            .send(Op {
+                write: None,
+                done,
+                queued: false,
+            })
             .await
             .map_err(|_| WriteError::Closed)?;
         rx.await.map_err(|_| WriteError::Closed)??;
@@ -167,6 +183,7 @@ async fn dispatch(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>) {
     // The tasks and runs of the batches in flight.
     let mut in_flight: HashSet<String> = HashSet::new();
     let mut received = Vec::with_capacity(MAX_BATCH);
+    let mut unstored = Unstored::default();
     let mut open = true;
     // Until when the next batch waits for more writes (after a busy one).
     let mut hold: Option<Instant> = None;
@@ -184,6 +201,7 @@ async fn dispatch(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>) {
                 idle.push(held);
                 break;
             }
+            let ops = unstored.before(ops);
             let ids: Vec<String> = ops
                 .iter()
                 .filter_map(|op| op.write.as_ref())
@@ -194,11 +212,17 @@ async fn dispatch(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>) {
             running.push(async move {
                 let mut held = held;
                 let size = ops.len();
-                commit(&mut held, &replica, ops).await;
-                (held, ids, size)
+                let failed = commit(&mut held, &replica, ops).await;
+                (held, ids, size, failed)
             });
         }
         if !open && pending.is_empty() && running.is_empty() {
+            if unstored.len() > 0 {
+                warn!(
+                    writes = unstored.len(),
+                    "the store's writer stops with queued writes it could not store"
+                );
+            }
             return;
         }
         tokio::select! {
@@ -208,10 +232,11 @@ async fn dispatch(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>) {
                 }
                 pending.extend(received.drain(..));
             }
-            Some((held, ids, size)) = running.next(), if !running.is_empty() => {
+            Some((held, ids, size, failed)) = running.next(), if !running.is_empty() => {
                 for id in &ids {
                     in_flight.remove(id);
                 }
+                unstored.keep(failed);
                 idle.push(held);
                 if running.is_empty() {
                     hold = hold_after(size, pending.len()).map(|wait| Instant::now() + wait);
@@ -268,8 +293,9 @@ fn take_batch(pending: &mut VecDeque<Op>, in_flight: &HashSet<String>) -> Vec<Op
     batch
 }
 
-/// Commits `ops` on `held`'s connection and answers each.
-async fn commit(held: &mut Held, replica: &str, ops: Vec<Op>) {
+/// Commits `ops` on `held`'s connection and answers each; the queued writes that
+/// failed, in order, to be made again with their task's or run's next write.
+async fn commit(held: &mut Held, replica: &str, ops: Vec<Op>) -> Vec<Op> {
     let writes: Vec<&Write> = ops.iter().filter_map(|op| op.write.as_ref()).collect();
     let alone = writes.len() == 1;
     let started = std::time::Instant::now();
@@ -277,6 +303,7 @@ async fn commit(held: &mut Held, replica: &str, ops: Vec<Op>) {
     orchestrator_metrics::get()
         .store_commit
         .observe(started.elapsed().as_secs_f64());
+    let mut failed = Vec::new();
     match outcome {
         Ok(rows) => {
             let mut rows = rows.into_iter();
@@ -293,7 +320,7 @@ async fn commit(held: &mut Held, replica: &str, ops: Vec<Op>) {
             let e = WriteError::from(e);
             warn!(error = %e, "store writes failed: no connection to the database");
             for op in ops {
-                let _ = op.done.send(Err(e.clone()));
+                answer(op, Err(e.clone()), &mut failed);
             }
         }
         Err(Failed::Statement(e)) if alone => {
@@ -304,9 +331,10 @@ async fn commit(held: &mut Held, replica: &str, ops: Vec<Op>) {
                 } else {
                     Ok(0)
                 };
-                if let Err(Err(e)) = op.done.send(r) {
-                    warn!(error = %e, "a queued store write failed");
+                if op.queued {
+                    warn!(error = %e, "a queued store write failed; it is made again with the next write for its task");
                 }
+                answer(op, r, &mut failed);
             }
         }
         Err(Failed::Statement(e)) => {
@@ -314,27 +342,100 @@ async fn commit(held: &mut Held, replica: &str, ops: Vec<Op>) {
             // caller learns its own outcome.
             warn!(error = %e, "a batched store write failed; retrying writes one by one");
             let mut lost: Option<WriteError> = None;
+            // The tasks and runs with a queued write that failed: their later writes
+            // are not made without it (they fail with its error, and it is kept).
+            let mut broken: HashMap<String, WriteError> = HashMap::new();
             for op in ops {
                 let r = match (&op.write, &lost) {
                     (None, _) => Ok(0),
                     // The connection went: the rest would wait for it in turn.
                     (Some(_), Some(e)) => Err(e.clone()),
-                    (Some(w), None) => match apply_batch(held, replica, &[w]).await {
-                        Ok(rows) => Ok(rows[0]),
-                        Err(Failed::Statement(e)) => Err(WriteError::from(e)),
-                        Err(Failed::Connection(e)) => {
-                            let e = WriteError::from(e);
-                            lost = Some(e.clone());
-                            Err(e)
-                        }
+                    (Some(w), None) => match broken.get(w.owner_id()) {
+                        Some(e) => Err(e.clone()),
+                        None => match apply_batch(held, replica, &[w]).await {
+                            Ok(rows) => Ok(rows[0]),
+                            Err(Failed::Statement(e)) => Err(WriteError::from(e)),
+                            Err(Failed::Connection(e)) => {
+                                let e = WriteError::from(e);
+                                lost = Some(e.clone());
+                                Err(e)
+                            }
+                        },
                     },
                 };
-                if let Err(Err(e)) = op.done.send(r) {
-                    // A queued write: nobody waits to hear it.
-                    warn!(error = %e, "a queued store write failed");
+                if let (Err(e), Some(w)) = (&r, &op.write)
+                    && op.queued
+                {
+                    warn!(error = %e, "a queued store write failed; it is made again with the next write for its task");
+                    broken.insert(w.owner_id().to_owned(), e.clone());
+                }
+                answer(op, r, &mut failed);
+            }
+        }
+    }
+    failed
+}
+
+/// Answers `op` with `outcome`; a queued write that failed goes to `failed` instead
+/// (nobody waits to hear it: it is made again with its task's or run's next write).
+fn answer(op: Op, outcome: Result<u64, WriteError>, failed: &mut Vec<Op>) {
+    match outcome {
+        Err(_) if op.queued && op.write.is_some() => failed.push(op),
+        r => {
+            let _ = op.done.send(r);
+        }
+    }
+}
+
+/// The queued writes that failed, kept by task or run (a run's id is its task's), each's
+/// in the order queued. Made again before the next write for their task or run, in its
+/// batch (one transaction): a write waited for is stored only with them, so a caller
+/// that hears it was stored knows they were too. Every one of them goes with a flush.
+#[derive(Default)]
+struct Unstored {
+    by_owner: HashMap<String, Vec<Op>>,
+}
+
+impl Unstored {
+    /// Keeps `failed`, in order, behind any kept before for the same task or run.
+    fn keep(&mut self, failed: Vec<Op>) {
+        for op in failed {
+            if let Some(w) = &op.write {
+                self.by_owner
+                    .entry(w.owner_id().to_owned())
+                    .or_default()
+                    .push(op);
+            }
+        }
+    }
+
+    /// `batch` with the kept writes of its tasks and runs (all of them, when it holds
+    /// a flush) before it.
+    fn before(&mut self, batch: Vec<Op>) -> Vec<Op> {
+        if self.by_owner.is_empty() {
+            return batch;
+        }
+        let mut out = Vec::new();
+        if batch.iter().any(|op| op.write.is_none()) {
+            for (_, ops) in self.by_owner.drain() {
+                out.extend(ops);
+            }
+        } else {
+            for op in &batch {
+                if let Some(w) = &op.write
+                    && let Some(ops) = self.by_owner.remove(w.owner_id())
+                {
+                    out.extend(ops);
                 }
             }
         }
+        out.extend(batch);
+        out
+    }
+
+    /// How many writes are kept.
+    fn len(&self) -> usize {
+        self.by_owner.values().map(Vec::len).sum()
     }
 }
 
@@ -531,14 +632,23 @@ mod tests {
         let op = Op {
             write: Some(write),
             done,
+            queued: false,
         };
         (op, rx)
+    }
+
+    fn queued(id: &str) -> Op {
+        Op {
+            queued: true,
+            ..op(id).0
+        }
     }
 
     fn flush() -> Op {
         Op {
             write: None,
             done: oneshot::channel().0,
+            queued: false,
         }
     }
 
@@ -599,5 +709,43 @@ mod tests {
         let batch = take_batch(&mut pending, &HashSet::new());
         assert_eq!(batch.len(), MAX_BATCH);
         assert_eq!(ids(pending.make_contiguous()), ["t256", "t257", "t258"]);
+    }
+
+    #[test]
+    fn a_queued_write_that_failed_goes_before_the_next_write_of_its_task() {
+        let mut unstored = Unstored::default();
+        unstored.keep(vec![queued("a"), queued("b"), queued("a")]);
+        assert_eq!(unstored.len(), 3);
+        // Nothing kept for `c`: its batch goes as it is.
+        let batch = unstored.before(vec![op("c").0]);
+        assert_eq!(ids(&batch), ["c"]);
+        // `a`'s next write takes `a`'s kept writes before it, in their order, into the
+        // same batch; `b`'s stay kept.
+        let batch = unstored.before(vec![op("c").0, op("a").0]);
+        assert_eq!(ids(&batch), ["a", "a", "c", "a"]);
+        assert!(batch[0].queued && batch[1].queued && !batch[3].queued);
+        assert_eq!(unstored.len(), 1);
+        // Failed again: kept again, behind nothing.
+        unstored.keep(batch.into_iter().filter(|op| op.queued).collect());
+        assert_eq!(unstored.len(), 3);
+        // A flush takes every kept write with it.
+        let batch = unstored.before(vec![flush()]);
+        assert_eq!(batch.len(), 4);
+        assert_eq!(ids(&batch).last(), Some(&"flush"));
+        assert_eq!(unstored.len(), 0);
+    }
+
+    #[test]
+    fn a_queued_write_that_fails_is_kept_and_a_waited_one_is_answered() {
+        let mut failed = Vec::new();
+        let e = WriteError::Closed;
+        answer(queued("a"), Err(e.clone()), &mut failed);
+        let (waited, mut rx) = op("a");
+        answer(waited, Err(e.clone()), &mut failed);
+        assert_eq!(ids(&failed), ["a"], "the queued write is kept");
+        assert!(matches!(rx.try_recv(), Ok(Err(WriteError::Closed))));
+        // One that succeeded is answered, queued or not.
+        answer(queued("b"), Ok(1), &mut failed);
+        assert_eq!(failed.len(), 1);
     }
 }

@@ -6,8 +6,8 @@
 //! commit, before the client hears the run ended), and the writer stores a write only
 //! with those queued before it for the same task ([`super::writer`]). So nothing is
 //! done on the strength of either before it is stored, and a run does not wait a round
-//! trip to the database for each alone: on the benchmark's diamond at c64, 12–19% more
-//! runs a second.
+//! trip to the database for each alone: on the benchmark's diamond at c64, 6–18% more
+//! runs a second (docs/benchmarks.md, the twenty-first look).
 
 use std::collections::HashMap;
 use std::sync::Arc;

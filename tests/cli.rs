@@ -486,6 +486,14 @@ fn exit_codes_are_the_readmes() {
             ],
             "--baseline",
         ),
+        (
+            &["bench", "--stores", "memory,nowhere"],
+            "--stores nowhere: unknown store",
+        ),
+        (
+            &["bench", "--stores", "memory", "--baseline", "x"],
+            "--stores",
+        ),
     ] {
         let (code, stderr) = run(args);
         assert_eq!(code, Some(2), "{args:?} is bad input: {stderr}");

@@ -16,7 +16,9 @@ mod report;
 mod scenarios;
 
 use process::{Scratch, Serve};
-pub use report::{BuildComparison, Goal, ReplicaFigures, Report, Row};
+pub use report::{
+    BuildComparison, Goal, ReplicaFigures, Report, Row, StoreComparison, StoreFigures,
+};
 use report::{median, ms, p50_p99, round};
 use scenarios::{
     direct_call, memory, relay, relay_across, run_blocking, throughput, throughput_across, warm_up,
@@ -89,6 +91,114 @@ const STORE_COMPARISON_ROUNDS: usize = 5;
 /// Turns each build takes in `bench --baseline`: the figure is a ratio read off pairs
 /// of turns, each pair as noisy as the machine, so more of them.
 const BUILD_ROUNDS: usize = 7;
+
+/// Turns each store takes in `bench --stores`, as many as the builds in
+/// `bench --baseline`: a difference of a few percent is what it is asked to show.
+const STORES_ROUNDS: usize = 7;
+/// `bench --stores sqlite`: a new database file in the scratch directory.
+const SCRATCH_SQLITE: &str = "sqlite";
+
+/// Whether each of `bench --stores`'s stores is one `serve --store` takes (or `sqlite`
+/// alone): what is wrong with the first that is not, before anything starts.
+pub fn check_stores(specs: &[String]) -> Result<(), String> {
+    if specs.is_empty() {
+        return Err("--stores needs at least one store, as in --stores memory,sqlite".into());
+    }
+    for spec in specs {
+        if spec != SCRATCH_SQLITE {
+            orchestrator_store::StoreSpec::parse(spec).map_err(|e| {
+                format!(
+                    "--stores {}: {e} (or `sqlite` alone: a new file)",
+                    redact(spec)
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// `bench --stores SPEC,…`: one `serve` of this build on each store (as `serve --store`
+/// takes them; `sqlite` alone, a new file in the scratch directory), with the same
+/// agents, the c64 diamond in turns, which goes first moving round by round: each one's
+/// runs per second and own CPU per run. For sizing what a store is given — a database
+/// made with another collation, a setting on one database — in the same spells of the
+/// machine, without another build.
+pub async fn stores(
+    options: &Options,
+    specs: &[String],
+    progress: &dyn Fn(&str),
+) -> anyhow::Result<StoreComparison> {
+    check_stores(specs).map_err(|e| anyhow!(e))?;
+    let sizes = Sizes::new(options.quick);
+    let agents = start_agents(&sizes, Instant::now()).await?;
+    let dir = Scratch::new(&agents)?;
+    let result = compare_stores(options, specs, &sizes, &dir, progress).await;
+    agents.stop().await;
+    result
+}
+
+async fn compare_stores(
+    options: &Options,
+    specs: &[String],
+    sizes: &Sizes,
+    dir: &Scratch,
+    progress: &dyn Fn(&str),
+) -> anyhow::Result<StoreComparison> {
+    let mut serves = Vec::with_capacity(specs.len());
+    for (i, spec) in specs.iter().enumerate() {
+        let store = if spec == SCRATCH_SQLITE {
+            let file = dir.path.join(format!("stores-{i}.db"));
+            format!("sqlite://{}", file.display())
+        } else {
+            spec.clone()
+        };
+        let serve = Serve::start(&options.exe, dir, &store)
+            .await
+            .with_context(|| format!("--stores {}", redact(spec)))?;
+        let host = serve.upstream()?;
+        warm_up(&host).await?;
+        serves.push((serve, host));
+    }
+    progress(&format!(
+        "stores: {STORES_ROUNDS} × {} diamond runs at concurrency 64 on each of {} stores, in turns",
+        sizes.throughput_runs,
+        serves.len()
+    ));
+    let mut rates = vec![Vec::new(); serves.len()];
+    let mut cpu = vec![Vec::new(); serves.len()];
+    let mut calibrations = Vec::new();
+    for round in 0..STORES_ROUNDS {
+        calibrations.push(
+            tokio::task::spawn_blocking(calibrate::calibrate)
+                .await
+                .context("the calibration did not finish")??,
+        );
+        for turn in 0..serves.len() {
+            let side = (round + turn) % serves.len();
+            let (serve, host) = &serves[side];
+            let before = serve.cpu_time()?;
+            rates[side].push(throughput(host, sizes.throughput_runs, 64).await?.0);
+            let spent = serve.cpu_time()?.saturating_sub(before);
+            cpu[side].push(spent.as_secs_f64() * 1000.0 / sizes.throughput_runs as f64);
+        }
+    }
+    for (serve, _) in serves {
+        serve.stop().await;
+    }
+    let stores = specs
+        .iter()
+        .zip(rates.into_iter().zip(cpu))
+        .map(|(spec, (rates, cpu))| StoreFigures {
+            store: redact(spec),
+            runs_per_sec_c64: round(median(rates), 1),
+            cpu_ms_per_run: round(median(cpu), 3),
+        })
+        .collect();
+    Ok(StoreComparison {
+        calibration_ms: round(median(calibrations), 1),
+        stores,
+    })
+}
 
 /// `bench --replicas N --postgres URL`: N `serve` replicas on one PostgreSQL database
 /// behind a round-robin client, the c64 diamond on the first 1, 2, … N of them in turns

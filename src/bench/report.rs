@@ -113,6 +113,26 @@ pub struct BuildComparison {
     pub cpu_ratio: f64,
 }
 
+/// `bench --stores SPEC,…`: one `serve` on each store, the c64 diamond in turns (the
+/// median of each store's rounds).
+#[derive(Debug, Clone, Serialize)]
+pub struct StoreComparison {
+    /// The machine's speed just before each round (see [`Report::calibration_ms`]).
+    pub calibration_ms: f64,
+    /// In the order given.
+    pub stores: Vec<StoreFigures>,
+}
+
+/// One store's figures in `bench --stores`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StoreFigures {
+    /// The store as given, a password in it hidden.
+    pub store: String,
+    pub runs_per_sec_c64: f64,
+    /// That `serve`'s own CPU time per diamond run (user and system, from `/proc`).
+    pub cpu_ms_per_run: f64,
+}
+
 /// A figure's target on a 2-core machine.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Goal {

@@ -29,6 +29,12 @@ pub struct BenchArgs {
     /// CPU per run, and this build's CPU as a share of the other's.
     #[arg(long, value_name = "EXE", conflicts_with_all = ["replicas", "postgres"])]
     baseline: Option<PathBuf>,
+    /// Only compare stores (as `serve --store` takes them, comma-separated; `sqlite`
+    /// alone is a new file): one `serve` of this build on each, the diamond at
+    /// concurrency 64 in turns: runs per second and each one's CPU per run.
+    #[arg(long, value_name = "STORE,…", value_delimiter = ',',
+          conflicts_with_all = ["replicas", "postgres", "baseline"])]
+    stores: Option<Vec<String>>,
 }
 
 pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
@@ -69,6 +75,37 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             trim(c.cpu_ratio),
             trim(c.calibration_ms),
         )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(specs) = &args.stores {
+        crate::bench::check_stores(specs).map_err(|e| bad_input!("{e}"))?;
+        let c = crate::bench::stores(&options, specs, &|step| eprintln!("bench: {step}")).await?;
+        if args.json {
+            say!("{}", serde_json::to_string(&c)?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        let width = c
+            .stores
+            .iter()
+            .map(|f| f.store.len())
+            .max()
+            .unwrap_or(0)
+            .max(5);
+        say!(
+            "\n{:<width$} {:>10} {:>12}",
+            "store",
+            "runs/s",
+            "CPU ms/run"
+        )?;
+        for f in &c.stores {
+            say!(
+                "{:<width$} {:>10} {:>12}",
+                f.store,
+                trim(f.runs_per_sec_c64),
+                trim(f.cpu_ms_per_run)
+            )?;
+        }
+        say!("\n(calibration {} ms)", trim(c.calibration_ms))?;
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(max) = args.replicas {

@@ -21,7 +21,8 @@ pub use report::{
 };
 use report::{median, ms, p50_p99, round};
 use scenarios::{
-    direct_call, memory, relay, relay_across, run_blocking, throughput, throughput_across, warm_up,
+    Upstream, direct_call, memory, relay, relay_across, run_blocking, throughput,
+    throughput_across, warm_up,
 };
 
 use std::path::{Path, PathBuf};
@@ -144,7 +145,7 @@ async fn compare_stores(
     dir: &Scratch,
     progress: &dyn Fn(&str),
 ) -> anyhow::Result<StoreComparison> {
-    let mut serves = Vec::with_capacity(specs.len());
+    let (mut serves, mut hosts) = (Vec::new(), Vec::new());
     for (i, spec) in specs.iter().enumerate() {
         let store = if spec == SCRATCH_SQLITE {
             let file = dir.path.join(format!("stores-{i}.db"));
@@ -157,37 +158,23 @@ async fn compare_stores(
             .with_context(|| format!("--stores {}", redact(spec)))?;
         let host = serve.upstream()?;
         warm_up(&host).await?;
-        serves.push((serve, host));
+        serves.push(serve);
+        hosts.push(host);
     }
     progress(&format!(
         "stores: {STORES_ROUNDS} × {} diamond runs at concurrency 64 on each of {} stores, in turns",
         sizes.throughput_runs,
         serves.len()
     ));
-    let mut rates = vec![Vec::new(); serves.len()];
-    let mut cpu = vec![Vec::new(); serves.len()];
-    let mut calibrations = Vec::new();
-    for round in 0..STORES_ROUNDS {
-        calibrations.push(
-            tokio::task::spawn_blocking(calibrate::calibrate)
-                .await
-                .context("the calibration did not finish")??,
-        );
-        for turn in 0..serves.len() {
-            let side = (round + turn) % serves.len();
-            let (serve, host) = &serves[side];
-            let before = serve.cpu_time()?;
-            rates[side].push(throughput(host, sizes.throughput_runs, 64).await?.0);
-            let spent = serve.cpu_time()?.saturating_sub(before);
-            cpu[side].push(spent.as_secs_f64() * 1000.0 / sizes.throughput_runs as f64);
-        }
-    }
-    for (serve, _) in serves {
+    let sides: Vec<_> = serves.iter().zip(hosts).collect();
+    let turns = in_turns(&sides, STORES_ROUNDS, sizes.throughput_runs).await?;
+    drop(sides);
+    for serve in serves {
         serve.stop().await;
     }
     let stores = specs
         .iter()
-        .zip(rates.into_iter().zip(cpu))
+        .zip(turns.rates.into_iter().zip(turns.cpu))
         .map(|(spec, (rates, cpu))| StoreFigures {
             store: redact(spec),
             runs_per_sec_c64: round(median(rates), 1),
@@ -195,7 +182,7 @@ async fn compare_stores(
         })
         .collect();
     Ok(StoreComparison {
-        calibration_ms: round(median(calibrations), 1),
+        calibration_ms: round(median(turns.calibrations), 1),
         stores,
     })
 }
@@ -364,44 +351,67 @@ async fn compare_builds(
         sizes.throughput_runs,
         baseline.display()
     ));
-    let (mut rates, mut cpu) = ([Vec::new(), Vec::new()], [Vec::new(), Vec::new()]);
-    let (mut ratios, mut calibrations) = (Vec::new(), Vec::new());
-    for round in 0..BUILD_ROUNDS {
-        calibrations.push(
-            tokio::task::spawn_blocking(calibrate::calibrate)
-                .await
-                .context("the calibration did not finish")??,
-        );
-        let mut per_run = [0.0; 2];
-        for turn in 0..2 {
-            let side = (round + turn) % 2;
-            let (serve, host) = &serves[side];
-            let before = serve.cpu_time()?;
-            rates[side].push(throughput(host, sizes.throughput_runs, 64).await?.0);
-            let spent = serve.cpu_time()?.saturating_sub(before);
-            per_run[side] = spent.as_secs_f64() * 1000.0 / sizes.throughput_runs as f64;
-            cpu[side].push(per_run[side]);
-        }
-        if per_run[0] > 0.0 {
-            ratios.push(per_run[1] / per_run[0]);
-        }
-    }
+    let turns = in_turns(&serves, BUILD_ROUNDS, sizes.throughput_runs).await?;
+    let [other_cpu, our_cpu] = [&turns.cpu[0], &turns.cpu[1]];
+    let ratios: Vec<f64> = other_cpu
+        .iter()
+        .zip(our_cpu)
+        .filter(|(other, _)| **other > 0.0)
+        .map(|(other, ours)| ours / other)
+        .collect();
     other.stop().await;
     ours.stop().await;
     if ratios.is_empty() {
         bail!("the baseline build's serve used no measurable CPU: is it serving the runs?");
     }
-    let [other_rates, our_rates] = rates;
-    let [other_cpu, our_cpu] = cpu;
     Ok(BuildComparison {
         baseline: baseline.display().to_string(),
-        calibration_ms: round(median(calibrations), 1),
-        baseline_runs_per_sec_c64: round(median(other_rates), 1),
-        runs_per_sec_c64: round(median(our_rates), 1),
-        baseline_cpu_ms_per_run: round(median(other_cpu), 3),
-        cpu_ms_per_run: round(median(our_cpu), 3),
+        calibration_ms: round(median(turns.calibrations), 1),
+        baseline_runs_per_sec_c64: round(median(turns.rates[0].clone()), 1),
+        runs_per_sec_c64: round(median(turns.rates[1].clone()), 1),
+        baseline_cpu_ms_per_run: round(median(other_cpu.clone()), 3),
+        cpu_ms_per_run: round(median(our_cpu.clone()), 3),
         cpu_ratio: round(median(ratios), 3),
     })
+}
+
+/// What [`in_turns`] measured: per side, each round's runs per second and that side's
+/// `serve`'s own CPU per run (ms); the machine's speed before each round.
+struct Turns {
+    rates: Vec<Vec<f64>>,
+    cpu: Vec<Vec<f64>>,
+    calibrations: Vec<f64>,
+}
+
+/// `rounds` rounds of the c64 diamond (`runs` runs) on each side in turn, which side
+/// goes first moving round by round, the machine calibrated before each round: two
+/// sides measured in turns see the same spells of the machine.
+async fn in_turns(
+    sides: &[(&Serve, Upstream)],
+    rounds: usize,
+    runs: usize,
+) -> anyhow::Result<Turns> {
+    let mut turns = Turns {
+        rates: vec![Vec::new(); sides.len()],
+        cpu: vec![Vec::new(); sides.len()],
+        calibrations: Vec::with_capacity(rounds),
+    };
+    for round in 0..rounds {
+        turns.calibrations.push(
+            tokio::task::spawn_blocking(calibrate::calibrate)
+                .await
+                .context("the calibration did not finish")??,
+        );
+        for turn in 0..sides.len() {
+            let side = (round + turn) % sides.len();
+            let (serve, host) = &sides[side];
+            let before = serve.cpu_time()?;
+            turns.rates[side].push(throughput(host, runs, 64).await?.0);
+            let spent = serve.cpu_time()?.saturating_sub(before);
+            turns.cpu[side].push(spent.as_secs_f64() * 1000.0 / runs as f64);
+        }
+    }
+    Ok(turns)
 }
 
 /// A database URL with its password hidden.

@@ -1320,6 +1320,63 @@ async fn queued_writes_lost_to_an_outage_are_stored_with_their_runs_next_write()
     assert_eq!(units, 1);
 }
 
+/// A queued write lost to an outage whose run and task write nothing more (a quiet
+/// run, a replica's last writes) is not left for the next stop's flush: once the
+/// database is back, the writer stores it on its own — read from another connection,
+/// with no write made through the store after the outage.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
+#[tokio::test]
+async fn a_queued_write_lost_to_an_outage_is_stored_once_the_database_is_back() {
+    use orchestrator_core::engine::{RunEnd, RunState};
+    let pg = Cluster::start("quiet-outage");
+    let url = pg.database("quiet-outage").await;
+    let store: Arc<dyn Store> = StoreSpec::parse(&url).unwrap().open().await.unwrap();
+    let quiet = working("quiet", TaskState::Working);
+    store
+        .commit(&quiet, &[(1, Arc::new(StreamEvent::Task(quiet.clone())))])
+        .await
+        .unwrap();
+    store.create_run(&header("quiet")).await.unwrap();
+    store.flush().await.unwrap();
+
+    pg.stop_server();
+    let end = RunEnd {
+        state: RunState::Completed,
+        message: None,
+        output_text: None,
+        output_data: None,
+    };
+    // Resolves at once, queued. A flush returns once it is committed or has failed:
+    // with the database away, it has failed, and is kept.
+    store.finish_run("quiet", &end).await.unwrap();
+    let _ = store.flush().await;
+    pg.restart_server();
+
+    use sqlx::Connection;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        // The server may still be starting: a failed connection is tried again.
+        if let Ok(mut conn) = sqlx::PgConnection::connect(&url).await {
+            let ended: Option<bool> =
+                sqlx::query_scalar("SELECT run_end IS NOT NULL FROM runs WHERE id = 'quiet'")
+                    .fetch_optional(&mut conn)
+                    .await
+                    .unwrap();
+            if ended == Some(true) {
+                break;
+            }
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the run's end, queued in the outage, was never stored"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// Issue 33: PostgreSQL stopped for 15 s while runs are with their agents, on one
 /// replica and on three: every run completes, none is canceled, no cancel reaches an
 /// agent, and each agent saw each run's step once. What waits for the store meanwhile

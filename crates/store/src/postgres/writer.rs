@@ -21,7 +21,9 @@
 //! made again in the same transaction as the next write for its task or run ([`Unstored`]):
 //! whatever of a task's or a run's is stored, so is every write queued for it before.
 //! So a write that is waited for vouches for those queued before it, and these need not
-//! be waited for on their own (a run's header and end, a step's result).
+//! be waited for on their own (a run's header and end, a step's result). A kept write
+//! whose task and run write nothing more is not left to the next stop's flush: the
+//! kept writes are tried again every [`RETRY`].
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -61,6 +63,12 @@ const BUSY_BATCH: usize = 32;
 /// a tenth off PostgreSQL's CPU a run and ~5% off the machine's, with runs a second no
 /// lower; 2 ms did no better.
 const LINGER: Duration = Duration::from_millis(1);
+
+/// How often writes kept after failing ([`Unstored`]) are tried again on their own (in
+/// the batch of a flush nobody waits for): what no later write of its task or run
+/// carries (a run whose task is gone quiet, a replica's last writes before the
+/// database went away) is stored once the database is back.
+const RETRY: Duration = Duration::from_secs(1);
 
 /// One write for a task or a run.
 #[derive(Debug, Clone)]
@@ -187,6 +195,8 @@ async fn dispatch(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>) {
     let mut open = true;
     // Until when the next batch waits for more writes (after a busy one).
     let mut hold: Option<Instant> = None;
+    // When the kept writes are next tried on their own.
+    let mut retry = Instant::now() + RETRY;
     loop {
         if hold.is_some_and(|until| Instant::now() >= until) || pending.len() >= MAX_BATCH {
             hold = None;
@@ -217,7 +227,7 @@ async fn dispatch(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>) {
             });
         }
         if !open && pending.is_empty() && running.is_empty() {
-            if unstored.len() > 0 {
+            if !unstored.is_empty() {
                 warn!(
                     writes = unstored.len(),
                     "the store's writer stops with queued writes it could not store"
@@ -244,6 +254,19 @@ async fn dispatch(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>) {
             }
             () = tokio::time::sleep_until(hold.unwrap_or_else(Instant::now)), if hold.is_some() => {
                 hold = None;
+            }
+            () = tokio::time::sleep_until(retry), if !unstored.is_empty() => {
+                retry = Instant::now() + RETRY;
+                if !pending.iter().any(|op| op.write.is_none()) {
+                    // A flush nobody waits for: it goes once nothing before it is in
+                    // flight, and its batch carries every kept write.
+                    let (done, _) = oneshot::channel();
+                    pending.push_back(Op {
+                        write: None,
+                        done,
+                        queued: false,
+                    });
+                }
             }
         }
     }
@@ -431,6 +454,11 @@ impl Unstored {
         }
         out.extend(batch);
         out
+    }
+
+    /// Whether no write is kept.
+    fn is_empty(&self) -> bool {
+        self.by_owner.is_empty()
     }
 
     /// How many writes are kept.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use a2a::server::{ClusterRequest, Owner, StoreError};
 use a2a::types::*;
-use orchestrator_core::engine::{Checkpoint, Record, RunHeader, StepState};
+use orchestrator_core::engine::{Checkpoint, Record, RunEnd, RunHeader, RunState, StepState};
 use orchestrator_store::{Store, StoreSpec};
 
 use crate::util::postgres::Cluster;
@@ -52,6 +52,16 @@ fn header(id: &str) -> RunHeader {
         started_at: None,
         initiator: None,
         tenant: None,
+    }
+}
+
+/// A run's end, completed with nothing to say.
+fn completed() -> RunEnd {
+    RunEnd {
+        state: RunState::Completed,
+        message: None,
+        output_text: None,
+        output_data: None,
     }
 }
 
@@ -1231,7 +1241,7 @@ async fn a_lease_is_refused_for_a_store_of_one_process() {
 )]
 #[tokio::test]
 async fn queued_writes_lost_to_an_outage_are_stored_with_their_runs_next_write() {
-    use orchestrator_core::engine::{RunEnd, RunState, RunStoreError};
+    use orchestrator_core::engine::RunStoreError;
     let pg = Cluster::start("queued-outage");
     let url = pg.database("queued-outage").await;
     let store: Arc<dyn Store> = StoreSpec::parse(&url).unwrap().open().await.unwrap();
@@ -1257,12 +1267,7 @@ async fn queued_writes_lost_to_an_outage_are_stored_with_their_runs_next_write()
 
     pg.stop_server();
     // Both resolve at once, queued.
-    let end = RunEnd {
-        state: RunState::Completed,
-        message: None,
-        output_text: None,
-        output_data: None,
-    };
+    let end = completed();
     store.finish_run("ends", &end).await.unwrap();
     store.create_run(&header("starts")).await.unwrap();
     // The next waited write goes in the same batch, or after them: it fails, and so
@@ -1330,7 +1335,6 @@ async fn queued_writes_lost_to_an_outage_are_stored_with_their_runs_next_write()
 )]
 #[tokio::test]
 async fn a_queued_write_lost_to_an_outage_is_stored_once_the_database_is_back() {
-    use orchestrator_core::engine::{RunEnd, RunState};
     let pg = Cluster::start("quiet-outage");
     let url = pg.database("quiet-outage").await;
     let store: Arc<dyn Store> = StoreSpec::parse(&url).unwrap().open().await.unwrap();
@@ -1343,12 +1347,7 @@ async fn a_queued_write_lost_to_an_outage_is_stored_once_the_database_is_back() 
     store.flush().await.unwrap();
 
     pg.stop_server();
-    let end = RunEnd {
-        state: RunState::Completed,
-        message: None,
-        output_text: None,
-        output_data: None,
-    };
+    let end = completed();
     // Resolves at once, queued. A flush returns once it is committed or has failed:
     // with the database away, it has failed, and is kept.
     store.finish_run("quiet", &end).await.unwrap();

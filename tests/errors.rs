@@ -149,6 +149,81 @@ async fn invalid_params_32602_name_the_field() {
     }
 }
 
+/// An id is a key of the store that keeps it: one with a control character (PostgreSQL's
+/// text holds no NUL), or longer than the server takes, is refused at the door, naming
+/// the field and where the character is, never echoing the id.
+#[tokio::test]
+async fn ids_with_control_characters_or_too_long_are_32602() {
+    let agent = echo(0).await;
+    let with = |field: &str, value: &str| {
+        let mut params = text_params("x");
+        params["message"][field] = json!(value);
+        rpc("message/send", params)
+    };
+    let long = "x".repeat(257);
+    let hook = |id: &str| json!({ "id": id, "url": "http://127.0.0.1:9/hook" });
+    let cases = [
+        (
+            with("messageId", "m\u{0}1"),
+            "message.messageId",
+            "U+0000) at byte 1",
+        ),
+        (
+            with("contextId", "c\n"),
+            "message.contextId",
+            "U+000A) at byte 1",
+        ),
+        (
+            with("taskId", "\u{7f}"),
+            "message.taskId",
+            "U+007F) at byte 0",
+        ),
+        (
+            with("messageId", &long),
+            "message.messageId",
+            "257 bytes long",
+        ),
+        (
+            rpc("tasks/get", json!({ "id": "t\u{1b}[2J" })),
+            "id",
+            "U+001B) at byte 1",
+        ),
+        (
+            rpc(
+                "tasks/pushNotificationConfig/set",
+                json!({ "taskId": "t", "pushNotificationConfig": hook("p\u{0}") }),
+            ),
+            "pushNotificationConfig.id",
+            "U+0000) at byte 1",
+        ),
+        (
+            rpc(
+                "tasks/pushNotificationConfig/delete",
+                json!({ "id": "t", "pushNotificationConfigId": "\u{85}" }),
+            ),
+            "pushNotificationConfigId",
+            "U+0085) at byte 0",
+        ),
+    ];
+    for (body, field, why) in cases {
+        let (_, resp) = post_raw(&agent.url, body.to_string()).await;
+        assert_eq!(code(&resp), -32602, "{body}: {resp}");
+        assert_eq!(resp["error"]["data"]["field"], field, "{body}: {resp}");
+        let message = resp["error"]["message"].as_str().unwrap();
+        assert!(message.contains(why), "{field}: {message}");
+        assert!(!message.contains(&long), "the id is not echoed: {message}");
+    }
+    // And inline, in a new message's push config.
+    let mut inline = text_params("x");
+    inline["configuration"] = json!({ "pushNotificationConfig": hook("p\u{0}") });
+    let (_, resp) = post_raw(&agent.url, rpc("message/send", inline).to_string()).await;
+    assert_eq!(code(&resp), -32602, "{resp}");
+    assert_eq!(
+        resp["error"]["data"]["field"],
+        "configuration.pushNotificationConfig.id"
+    );
+}
+
 #[tokio::test]
 async fn message_to_a_terminal_task_32602() {
     let agent = echo(0).await;

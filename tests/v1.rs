@@ -193,6 +193,61 @@ async fn versions_are_negotiated_on_http_json() {
     assert_eq!(status, 200, "a tenant prefix is honoured: {body}");
 }
 
+/// A tenant is stored with every task made in it: one with a control character (a
+/// `%00` in the path decodes to NUL), or longer than 256 bytes, is refused on both
+/// bindings, naming `tenant`; and a listing's context filter is checked as ids are.
+#[tokio::test]
+async fn tenants_and_filters_with_control_characters_or_too_long_are_refused() {
+    let agent = echo(0).await;
+    let url = agent.url.as_str();
+    let base = url.trim_end_matches('/');
+    let long = "t".repeat(257);
+    for (tenant, why) in [
+        ("a\u{0}b", "U+0000) at byte 1"),
+        (long.as_str(), "257 bytes long"),
+    ] {
+        let mut params = send_params("x");
+        params["tenant"] = json!(tenant);
+        let resp = rpc(url, Some("1.0"), "SendMessage", params).await;
+        assert_eq!(rpc_error(&resp), (-32602, "INVALID_PARAMS".into()));
+        assert_eq!(
+            resp["error"]["data"][1]["fieldViolations"][0]["field"], "tenant",
+            "{resp}"
+        );
+        assert!(
+            resp["error"]["message"].as_str().unwrap().contains(why),
+            "{resp}"
+        );
+    }
+    for tenant in ["a%00b", "a%0Ab", long.as_str()] {
+        let (status, body) = rest(
+            reqwest::Method::POST,
+            &format!("{base}/{tenant}/message:send"),
+            Some("1.0"),
+            Some(send_params("x")),
+        )
+        .await;
+        assert_eq!(
+            (status, rest_error(&body).1),
+            (400, "INVALID_PARAMS".into()),
+            "{tenant}: {body}"
+        );
+    }
+    // So is a listing's context filter, compared with the stored ids.
+    let resp = rpc(
+        url,
+        Some("1.0"),
+        "ListTasks",
+        json!({"contextId": "c\u{0}"}),
+    )
+    .await;
+    assert_eq!(rpc_error(&resp).0, -32602);
+    assert_eq!(
+        resp["error"]["data"][1]["fieldViolations"][0]["field"], "contextId",
+        "{resp}"
+    );
+}
+
 #[tokio::test]
 async fn every_error_has_its_code_status_and_reason_on_both_bindings() {
     let agent = echo(0).await;

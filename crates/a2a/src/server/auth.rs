@@ -20,12 +20,16 @@ use axum::response::{IntoResponse, Response};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
+use super::handler::check_text;
 use crate::error::{ErrorCode, RpcError};
 use crate::jsonrpc::{RequestId, Response as RpcResponse};
 use crate::types::{
     ApiKeyLocation, ApiKeySecurityScheme, HttpAuthSecurityScheme, SecurityRequirement,
     SecurityScheme,
 };
+
+/// The longest tenant a request may name (its URL's first segment, v1.0's `tenant`).
+const MAX_TENANT_BYTES: usize = 256;
 
 /// The server-defined JSON-RPC code answered with HTTP 401 (spec §8.2 leaves
 /// -32000..-32099 to servers).
@@ -160,8 +164,22 @@ impl Caller {
 
     /// The same caller acting in `tenant` (none or empty: no tenant), when its principal
     /// belongs to it; else the permission error naming the tenant.
+    /// A tenant longer than [`MAX_TENANT_BYTES`], or with a control character in it,
+    /// is an invalid-params error on `tenant`: it is stored with each task made in it.
     pub fn in_tenant(mut self, tenant: Option<&str>) -> Result<Caller, RpcError> {
         let tenant = tenant.filter(|t| !t.is_empty());
+        if let Some(t) = tenant {
+            if t.len() > MAX_TENANT_BYTES {
+                return Err(RpcError::invalid_params(
+                    "tenant",
+                    format!(
+                        "is {} bytes long; tenants here are at most {MAX_TENANT_BYTES} bytes",
+                        t.len()
+                    ),
+                ));
+            }
+            check_text("tenant", t, "tenants")?;
+        }
         if let (Some(t), Some(p)) = (tenant, &self.principal)
             && p.tenants
                 .as_ref()

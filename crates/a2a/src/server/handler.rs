@@ -42,6 +42,22 @@ pub(super) fn sink_error(e: SinkError) -> RpcError {
     }
 }
 
+/// `text` (an id or a tenant from a request, named `what` in the message) without
+/// control characters: an invalid-params error on `field` that names the first and
+/// where it is, without echoing the text.
+pub(super) fn check_text(field: &str, text: &str, what: &str) -> Result<(), RpcError> {
+    match text.char_indices().find(|(_, c)| c.is_control()) {
+        Some((at, c)) => Err(RpcError::invalid_params(
+            field,
+            format!(
+                "contains a control character (U+{:04X}) at byte {at}; {what} here are text without control characters",
+                u32::from(c)
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// What a cancel answers once the task stands still: the task when it is canceled,
 /// `TaskNotCancelableError` naming its state otherwise.
 fn cancel_outcome(id: &TaskId, task: Task) -> Result<Task, RpcError> {
@@ -122,8 +138,10 @@ impl Inner {
         Ok(self.load_seq(id, caller, access).await?.0)
     }
 
-    /// An id from a request within `max_id_bytes`; too long is an invalid-params error
-    /// on `field` that does not echo it.
+    /// An id from a request within `max_id_bytes` and without control characters; an
+    /// invalid-params error on `field` otherwise, that does not echo it. A stored id is
+    /// a key of its store, and PostgreSQL's text holds no NUL: an id it refused would
+    /// fail its writes (and a lookup shared with other requests) rather than the request.
     pub(super) fn check_id(&self, field: &str, id: &str) -> Result<(), RpcError> {
         let max = self.config.max_id_bytes;
         if id.len() > max {
@@ -135,7 +153,7 @@ impl Inner {
                 ),
             ));
         }
-        Ok(())
+        check_text(field, id, "ids")
     }
 
     /// A request's `metadata` within `max_metadata_bytes` (as JSON).
@@ -198,6 +216,9 @@ impl Inner {
         config: &PushNotificationConfig,
         field: &str,
     ) -> Result<(), RpcError> {
+        if let Some(id) = &config.id {
+            self.check_id(&format!("{field}.id"), id)?;
+        }
         check_webhook(&config.url, self.config.allow_private_webhooks)
             .await
             .map_err(|why| RpcError::invalid_params(&format!("{field}.url"), why))
@@ -730,6 +751,12 @@ impl Inner {
         mut query: TaskQuery,
         caller: &Caller,
     ) -> Result<TaskPage, RpcError> {
+        if let Some(id) = &query.context_id {
+            self.check_id("contextId", id.as_str())?;
+        }
+        if let Some(after) = &query.after {
+            self.check_id("pageToken", after.id.as_str())?;
+        }
         query.initiator = caller.list_scope().map(str::to_owned);
         query.tenant = caller.tenant().map(str::to_owned);
         let mut page = self
@@ -752,6 +779,9 @@ impl Inner {
         field: &str,
         caller: &Caller,
     ) -> Result<TaskPushNotificationConfig, RpcError> {
+        if let Some(id) = config_id {
+            self.check_id(field, id)?;
+        }
         let configs = self.push_configs(task_id, caller).await?;
         let found = match config_id {
             Some(id) => configs.into_iter().find(|c| c.id.as_deref() == Some(id)),
@@ -798,6 +828,7 @@ impl Inner {
         caller: &Caller,
     ) -> Result<(), RpcError> {
         self.require_push()?;
+        self.check_id(field, config_id)?;
         self.load(task_id, caller, Access::Steer).await?;
         if config_id.is_empty() {
             return Err(RpcError::invalid_params(

@@ -502,6 +502,62 @@ async fn hyper_and_reqwest_paths_send_and_read_alike() {
 /// calls share the one they open; after the agent closes it gracefully (`GOAWAY`, as a
 /// restarting server does) or it breaks, the next call opens another and is answered;
 /// an agent nobody listens for is "connection failed".
+/// A pooled HTTP/1.1 connection is given up after 4 s without a call
+/// ([`a2a::client::POOL_IDLE_TIMEOUT`]), before the server closes it (Node's and
+/// uvicorn's servers do at 5 s): a call made as the server closes the connection
+/// would fail with it.
+#[tokio::test]
+async fn an_idle_connection_is_given_up_before_the_server_closes_it() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use hyper_util::server::conn::auto;
+    use hyper_util::service::TowerToHyperService;
+
+    let router = Router::new().route(
+        "/",
+        post(|axum::Json(req): axum::Json<Value>| async move {
+            axum::Json(json!({ "jsonrpc": "2.0", "id": req["id"], "result": task_json() }))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/", listener.local_addr().unwrap());
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counted = accepted.clone();
+    tokio::spawn(async move {
+        loop {
+            let (socket, _) = listener.accept().await.unwrap();
+            counted.fetch_add(1, Ordering::SeqCst);
+            let service = TowerToHyperService::new(router.clone());
+            // The server keeps every connection for as long as the client does.
+            tokio::spawn(
+                auto::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(socket), service)
+                    .into_owned(),
+            );
+        }
+    });
+    let client = A2aClient::with_http(http_client(), base, ClientConfig::default()).unwrap();
+    let get = TaskQueryParams::new(TaskId::new("t"));
+    for _ in 0..3 {
+        client.get_task(&get).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        1,
+        "calls half a second apart share one connection"
+    );
+    // Quiet for 4.5 s: a server closing at 5 s may be closing the old one any moment.
+    tokio::time::sleep(Duration::from_millis(4500)).await;
+    client.get_task(&get).await.unwrap();
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        2,
+        "after 4.5 s without a call, a new connection"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_http2_only_client_holds_one_connection_and_opens_another_when_it_closes() {
     use std::sync::atomic::{AtomicUsize, Ordering};

@@ -33,6 +33,7 @@ impl Upstream {
         let http = reqwest::Client::builder()
             .tcp_nodelay(true)
             .timeout(Duration::from_secs(60))
+            .pool_idle_timeout(a2a::client::POOL_IDLE_TIMEOUT)
             .build()?;
         Ok(Upstream::V1_0 {
             http,

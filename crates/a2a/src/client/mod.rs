@@ -40,7 +40,7 @@ pub use error::ClientError;
 pub use interface::{Binding, Choice, Interface, Preference, choose as choose_interfaces};
 pub use list::{ListTasksQuery, TaskList};
 use rest::RequestLine;
-pub use send::HttpClient;
+pub use send::{HttpClient, POOL_IDLE_TIMEOUT};
 pub use tls::{ClientTls, TlsError};
 
 use super::method::Method;
@@ -266,7 +266,8 @@ fn build(builder: reqwest::ClientBuilder) -> reqwest::Client {
 fn builder() -> reqwest::ClientBuilder {
     let builder = reqwest::Client::builder()
         .user_agent(USER_AGENT)
-        .connect_timeout(Duration::from_secs(10));
+        .connect_timeout(Duration::from_secs(10))
+        .pool_idle_timeout(send::POOL_IDLE_TIMEOUT);
     if proxy_in_env() {
         builder
     } else {

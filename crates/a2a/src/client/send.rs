@@ -36,8 +36,13 @@ pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Silence on a connection before TCP probes the agent, and between probes.
 const KEEPALIVE: Duration = Duration::from_secs(15);
-/// How long an unused connection stays in the pool.
-const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+/// How long an unused connection stays in the pool: less than servers keep one open.
+/// Node's HTTP server (the JS SDK's agents, on Express) and uvicorn (the Python SDK's)
+/// close a connection after 5 s without a request, ours after 60 s. A call sent on a
+/// connection at the moment its server closes it fails with the connection closed
+/// before the answer, and a POST cannot safely be sent again; so a connection is
+/// given up first, as Node's own client (undici) does, at 4 s.
+pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// The HTTP client the JSON-RPC and HTTP+JSON bindings and the card resolver send
 /// through. Cheap to clone; clones share the connection pools.
@@ -82,9 +87,9 @@ impl HttpClient {
         http2: bool,
     ) -> Self {
         let direct = direct.map(|tls| {
-            // reqwest's defaults, so that the two paths differ in nothing the agent or
-            // the network sees: TCP keep-alive probes find a dead agent under a long
-            // stream; idle connections go after 90 s.
+            // reqwest's defaults, and its idle timeout, so that the two paths differ in
+            // nothing the agent or the network sees: TCP keep-alive probes find a dead
+            // agent under a long stream; idle connections go before the server's do.
             let mut connector_tcp = HttpConnector::new();
             connector_tcp.set_connect_timeout(Some(CONNECT_TIMEOUT));
             connector_tcp.set_nodelay(true);

@@ -139,6 +139,8 @@ impl PushNotifier {
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .user_agent(concat!("a2a-orchestrator/", env!("CARGO_PKG_VERSION")))
+            // An idle connection is given up before the receiver closes it.
+            .pool_idle_timeout(crate::client::POOL_IDLE_TIMEOUT)
             // A redirect is not followed: the guard checked the configured URL only, and
             // the token must never reach another host.
             .redirect(reqwest::redirect::Policy::none())

@@ -1376,6 +1376,59 @@ async fn a_queued_write_lost_to_an_outage_is_stored_once_the_database_is_back() 
     }
 }
 
+/// A write PostgreSQL refuses for its data (text cannot hold NUL) fails at once as
+/// refused, not as an outage that what waits for it would wait out for ever; the
+/// other writes of its batch are stored.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
+#[tokio::test]
+async fn a_write_the_database_refuses_for_its_data_fails_at_once() {
+    use orchestrator_core::engine::RunStoreError;
+    let pg = Cluster::start("refused-data");
+    let url = pg.database("refused-data").await;
+    let store: Arc<dyn Store> = StoreSpec::parse(&url).unwrap().open().await.unwrap();
+    let good = working("good", TaskState::Working);
+    let mut bad = working("bad", TaskState::Working);
+    bad.context_id = ContextId::new("c\u{0}");
+    let log = |t: &Task| [(1, Arc::new(StreamEvent::Task(t.clone())))];
+    let (good_log, bad_log) = (log(&good), log(&bad));
+    let (stored, refused) = tokio::time::timeout(
+        Duration::from_secs(10),
+        futures::future::join(store.commit(&good, &good_log), store.commit(&bad, &bad_log)),
+    )
+    .await
+    .expect("a refused write is answered, not waited on");
+    stored.unwrap();
+    assert!(
+        matches!(refused, Err(StoreError::Refused(_))),
+        "{refused:?}"
+    );
+    assert!(!refused.unwrap_err().is_transient());
+    assert!(store.get(&good.id).await.unwrap().is_some());
+    assert!(store.get(&bad.id).await.unwrap().is_none());
+
+    let sent = Checkpoint::Sent {
+        attempt: 1,
+        turn: 0,
+        message_id: "m".into(),
+        agent: None,
+        task_id: None,
+        text: Some("go".into()),
+        data: None,
+        started_at: None,
+    };
+    let refused = store.save_unit("r\u{0}", "first", None, &sent).await;
+    assert!(
+        matches!(refused, Err(RunStoreError::Refused(_))),
+        "{refused:?}"
+    );
+    assert!(!refused.unwrap_err().is_transient());
+    // The store goes on: the database was never down.
+    store.save_unit("good", "first", None, &sent).await.unwrap();
+}
+
 /// Issue 33: PostgreSQL stopped for 15 s while runs are with their agents, on one
 /// replica and on three: every run completes, none is canceled, no cancel reaches an
 /// agent, and each agent saw each run's step once. What waits for the store meanwhile

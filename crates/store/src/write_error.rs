@@ -40,15 +40,26 @@ impl From<rusqlite::Error> for WriteError {
     }
 }
 
+/// Whether PostgreSQL refused the data itself: a data exception (SQLSTATE class 22: a
+/// NUL in text, a value out of range) or a limit passed (class 54: an index entry too
+/// large). Written again, it would be refused again; what waits for the write must not
+/// wait for the database to come back.
+fn refused(e: &sqlx::Error) -> bool {
+    e.as_database_error()
+        .and_then(|d| d.code())
+        .is_some_and(|code| code.starts_with("22") || code.starts_with("54"))
+}
+
 impl From<WriteError> for StoreError {
     fn from(e: WriteError) -> Self {
         match e {
             WriteError::Closed => StoreError::Closed,
+            WriteError::Sql(e) if refused(&e) => StoreError::Refused(e),
             WriteError::Sql(e) => StoreError::Backend(e),
             #[cfg(feature = "sqlite")]
             WriteError::Sqlite(e) => StoreError::Backend(e),
             #[cfg(feature = "sqlite")]
-            WriteError::Encode(e) => StoreError::Backend(e),
+            WriteError::Encode(e) => StoreError::Refused(e),
         }
     }
 }
@@ -57,11 +68,12 @@ impl From<WriteError> for RunStoreError {
     fn from(e: WriteError) -> Self {
         match e {
             WriteError::Closed => RunStoreError::Closed,
+            WriteError::Sql(e) if refused(&e) => RunStoreError::Refused(e),
             WriteError::Sql(e) => RunStoreError::Backend(e),
             #[cfg(feature = "sqlite")]
             WriteError::Sqlite(e) => RunStoreError::Backend(e),
             #[cfg(feature = "sqlite")]
-            WriteError::Encode(e) => RunStoreError::Backend(e),
+            WriteError::Encode(e) => RunStoreError::Refused(e),
         }
     }
 }

@@ -46,6 +46,10 @@ pub enum StoreError {
     /// write for it.
     #[error("task {0} is run by another server now")]
     Fenced(TaskId),
+    /// The database refused what it was given (a value it cannot hold, one past its
+    /// limits): written again, it would be refused again.
+    #[error("the task store refused the data: {0}")]
+    Refused(#[source] Cause),
     /// The store failed moments ago and is not asked again until it has had time to
     /// come back: the request fails at once rather than waiting on the database.
     #[error("the task store is unavailable (it failed {ago_ms} ms ago: {cause})")]
@@ -61,8 +65,8 @@ pub enum StoreError {
 impl StoreError {
     /// Whether the failure may pass by itself (the database or the disk under it
     /// failing, unreachable, restarting, full or locked): work that needs the write
-    /// waits and tries again rather than giving up. A closed store, an unreadable row
-    /// and a fenced task are not.
+    /// waits and tries again rather than giving up. A closed store, an unreadable row,
+    /// a fenced task and refused data are not.
     pub fn is_transient(&self) -> bool {
         matches!(
             self,

@@ -42,6 +42,10 @@ pub enum RunStoreError {
     /// stopped or cut off): this one must not act for it any more.
     #[error("run {0} is run by another process now")]
     Fenced(String),
+    /// The database refused what it was given (a value it cannot hold, one past its
+    /// limits): written again, it would be refused again.
+    #[error("the run store refused the data: {0}")]
+    Refused(#[source] std::sync::Arc<dyn std::error::Error + Send + Sync>),
 }
 
 impl RunStoreError {
@@ -188,7 +192,8 @@ pub trait RunStore: Send + Sync + 'static {
 /// again with [`backoff::STORE`] until it is stored — the run waits, never ends
 /// for it — or the run is halted. A write refused because another process runs the run
 /// now ([`RunStoreError::Fenced`]) halts the run where it stands. Other failures (an
-/// unreadable run, a closed store) are logged and the run goes on, less durably.
+/// unreadable run, a closed store, data the database refuses) are logged and the run
+/// goes on, less durably.
 #[derive(Clone)]
 pub(crate) struct Journal {
     pub store: Arc<dyn RunStore>,

@@ -164,8 +164,9 @@ impl Caller {
 
     /// The same caller acting in `tenant` (none or empty: no tenant), when its principal
     /// belongs to it; else the permission error naming the tenant.
-    /// A tenant longer than [`MAX_TENANT_BYTES`], or with a control character in it,
-    /// is an invalid-params error on `tenant`: it is stored with each task made in it.
+    /// A tenant longer than 256 bytes (`MAX_TENANT_BYTES`), or with a control character
+    /// in it, is an invalid-params error on `tenant`: it is stored with each task made
+    /// in it.
     pub fn in_tenant(mut self, tenant: Option<&str>) -> Result<Caller, RpcError> {
         let tenant = tenant.filter(|t| !t.is_empty());
         if let Some(t) = tenant {

@@ -120,6 +120,10 @@ const QUEUE: usize = 32;
 const ATTEMPTS: u32 = 3;
 const FIRST_BACKOFF: Duration = Duration::from_millis(200);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// How long an unused connection to a webhook stays open: less than its server keeps
+/// it (Node's and uvicorn's close one after 5 s), as the A2A client's pool (the
+/// `client` feature's `POOL_IDLE_TIMEOUT`, which a server-only build does not have).
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// Sends webhooks for a server.
 #[derive(Clone)]
@@ -140,7 +144,7 @@ impl PushNotifier {
             .timeout(timeout)
             .user_agent(concat!("a2a-orchestrator/", env!("CARGO_PKG_VERSION")))
             // An idle connection is given up before the receiver closes it.
-            .pool_idle_timeout(crate::client::POOL_IDLE_TIMEOUT)
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             // A redirect is not followed: the guard checked the configured URL only, and
             // the token must never reach another host.
             .redirect(reqwest::redirect::Policy::none())

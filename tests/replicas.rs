@@ -56,6 +56,20 @@ fn header(id: &str) -> RunHeader {
 }
 
 /// A run's end, completed with nothing to say.
+/// A step's first message, as its checkpoint before it is sent.
+fn first_message() -> Checkpoint {
+    Checkpoint::Sent {
+        attempt: 1,
+        turn: 0,
+        message_id: "m".into(),
+        agent: None,
+        task_id: None,
+        text: Some("go".into()),
+        data: None,
+        started_at: None,
+    }
+}
+
 fn completed() -> RunEnd {
     RunEnd {
         state: RunState::Completed,
@@ -1272,16 +1286,7 @@ async fn queued_writes_lost_to_an_outage_are_stored_with_their_runs_next_write()
     store.create_run(&header("starts")).await.unwrap();
     // The next waited write goes in the same batch, or after them: it fails, and so
     // did they.
-    let sent = Checkpoint::Sent {
-        attempt: 1,
-        turn: 0,
-        message_id: "m".into(),
-        agent: None,
-        task_id: None,
-        text: Some("go".into()),
-        data: None,
-        started_at: None,
-    };
+    let sent = first_message();
     let failed = store.save_unit("starts", "first", None, &sent).await;
     assert!(
         matches!(failed, Err(RunStoreError::Backend(_))),
@@ -1409,16 +1414,7 @@ async fn a_write_the_database_refuses_for_its_data_fails_at_once() {
     assert!(store.get(&good.id).await.unwrap().is_some());
     assert!(store.get(&bad.id).await.unwrap().is_none());
 
-    let sent = Checkpoint::Sent {
-        attempt: 1,
-        turn: 0,
-        message_id: "m".into(),
-        agent: None,
-        task_id: None,
-        text: Some("go".into()),
-        data: None,
-        started_at: None,
-    };
+    let sent = first_message();
     let refused = store.save_unit("r\u{0}", "first", None, &sent).await;
     assert!(
         matches!(refused, Err(RunStoreError::Refused(_))),

@@ -154,6 +154,16 @@ async fn provider_tokens_are_checked_and_name_their_caller() {
             forged(&idp, "tampered").await,
             "signature does not verify",
         ),
+        (
+            "a subject with a NUL",
+            forged(&idp, "control-sub").await,
+            "subject contains a control character (U+0000) at byte 3",
+        ),
+        (
+            "a subject over 255 bytes",
+            forged(&idp, "long-sub").await,
+            "subject is 300 bytes long",
+        ),
         ("another audience", other_audience, "not for this server"),
         (
             "not a JWT",

@@ -17,7 +17,8 @@
 // - signing keys it rotates on `POST /_test/rotate` (the new key signs, the old one is
 //   still published), as a provider does;
 // - `GET /_test/forge?kind=…`: tokens no provider would issue, made with this provider's
-//   own key and jose (expired, wrong-issuer, none, hs256, tampered), for the refusals.
+//   own key and jose (expired, wrong-issuer, none, hs256, tampered, a `sub` with a NUL or
+//   over OpenID's 255 characters), for the refusals.
 //
 //   node idp.mjs          prints `PORT <n>` once it serves
 import http from 'node:http';
@@ -170,6 +171,10 @@ async function forge(kind) {
         .setProtectedHeader({ alg: 'HS256', kid: current.jwk.kid })
         .sign(new TextEncoder().encode(pem));
     }
+    case 'control-sub':
+      return sign({ ...claims, sub: 'ali\u0000ce' });
+    case 'long-sub':
+      return sign({ ...claims, sub: 'a'.repeat(300) });
     case 'tampered': {
       const [h, , s] = (await sign(claims)).split('.');
       const payload = Buffer.from(JSON.stringify({ ...claims, sub: 'mallory', groups: ['sre'] })).toString('base64url');

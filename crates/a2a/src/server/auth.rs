@@ -31,6 +31,11 @@ use crate::types::{
 /// The longest tenant a request may name (its URL's first segment, v1.0's `tenant`).
 const MAX_TENANT_BYTES: usize = 256;
 
+/// The longest subject a [`VerifyToken`] may name: OpenID Connect's bound on `sub`
+/// (Core §2: at most 255 ASCII characters). The principal's id, stored with every task
+/// it starts, is the issuer's and this.
+const MAX_SUBJECT_BYTES: usize = 255;
+
 /// The server-defined JSON-RPC code answered with HTTP 401 (spec §8.2 leaves
 /// -32000..-32099 to servers).
 pub const UNAUTHENTICATED: ErrorCode = ErrorCode::UNAUTHENTICATED;
@@ -286,6 +291,26 @@ impl Credential {
     }
 }
 
+/// Whether a verified token's subject can name a principal: at most
+/// [`MAX_SUBJECT_BYTES`], without control characters (a database's text cannot hold
+/// NUL, and a log line should not break). An identity provider that says otherwise is
+/// refused at the door, saying which, rather than when its first task is stored.
+fn check_subject(subject: &str) -> Result<(), String> {
+    if subject.len() > MAX_SUBJECT_BYTES {
+        return Err(format!(
+            "the token's subject is {} bytes long; at most {MAX_SUBJECT_BYTES} are taken",
+            subject.len()
+        ));
+    }
+    match subject.char_indices().find(|(_, c)| c.is_control()) {
+        Some((at, c)) => Err(format!(
+            "the token's subject contains a control character (U+{:04X}) at byte {at}",
+            u32::from(c)
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The credentials the server accepts.
 #[derive(Clone, Default)]
 pub struct InboundAuth {
@@ -397,6 +422,7 @@ impl InboundAuth {
                 return match &self.tokens {
                     Some(verifier) => match verifier.verify(token).await {
                         Ok(mut p) => {
+                            check_subject(&p.subject).map_err(Refusal::Invalid)?;
                             p.token = Some(PresentedToken(token.into()));
                             Ok(Caller::known(Arc::new(p)))
                         }
@@ -561,5 +587,55 @@ mod tests {
             challenge.headers()[header::WWW_AUTHENTICATE],
             "Bearer realm=\"a2a\", error=\"invalid_token\", error_description=\"bad 'sig'\""
         );
+    }
+
+    /// Names whoever the token says, as an identity provider would.
+    struct Says;
+
+    impl VerifyToken for Says {
+        fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, String>> {
+            let subject = token.replace("%00", "\0");
+            Box::pin(async move { Ok(Principal::new(Some("https://idp".into()), subject, "x")) })
+        }
+
+        fn card_scheme(&self) -> (String, SecurityScheme) {
+            unreachable!("not asked here")
+        }
+    }
+
+    #[tokio::test]
+    async fn a_subject_with_a_control_character_or_too_long_is_refused() {
+        let auth = InboundAuth {
+            tokens: Some(Arc::new(Says)),
+            ..InboundAuth::default()
+        };
+        let as_bearer = |token: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(
+                header::AUTHORIZATION,
+                format!("Bearer {token}").parse().unwrap(),
+            );
+            h
+        };
+        let caller = auth.authenticate(&as_bearer("alice")).await.unwrap();
+        assert_eq!(caller.id(), Some("https://idp#alice"));
+        let longest = "a".repeat(MAX_SUBJECT_BYTES);
+        assert!(auth.authenticate(&as_bearer(&longest)).await.is_ok());
+        let refusals = [
+            (
+                "ali%00ce".to_owned(),
+                "control character (U+0000) at byte 3",
+            ),
+            (
+                "a".repeat(MAX_SUBJECT_BYTES + 1),
+                "256 bytes long; at most 255",
+            ),
+        ];
+        for (token, why) in refusals {
+            match auth.authenticate(&as_bearer(&token)).await {
+                Err(Refusal::Invalid(said)) => assert!(said.contains(why), "{token}: {said}"),
+                other => panic!("{token}: {:?}", other.map(|c| c.id().map(str::to_owned))),
+            }
+        }
     }
 }

@@ -20,7 +20,7 @@ use axum::response::{IntoResponse, Response};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
-use super::handler::check_text;
+use super::handler::{check_text, control_character};
 use crate::error::{ErrorCode, RpcError};
 use crate::jsonrpc::{RequestId, Response as RpcResponse};
 use crate::types::{
@@ -302,11 +302,8 @@ fn check_subject(subject: &str) -> Result<(), String> {
             subject.len()
         ));
     }
-    match subject.char_indices().find(|(_, c)| c.is_control()) {
-        Some((at, c)) => Err(format!(
-            "the token's subject contains a control character (U+{:04X}) at byte {at}",
-            u32::from(c)
-        )),
+    match control_character(subject) {
+        Some(found) => Err(format!("the token's subject contains {found}")),
         None => Ok(()),
     }
 }

@@ -46,16 +46,23 @@ pub(super) fn sink_error(e: SinkError) -> RpcError {
 /// control characters: an invalid-params error on `field` that names the first and
 /// where it is, without echoing the text.
 pub(super) fn check_text(field: &str, text: &str, what: &str) -> Result<(), RpcError> {
-    match text.char_indices().find(|(_, c)| c.is_control()) {
-        Some((at, c)) => Err(RpcError::invalid_params(
+    match control_character(text) {
+        Some(found) => Err(RpcError::invalid_params(
             field,
-            format!(
-                "contains a control character (U+{:04X}) at byte {at}; {what} here are text without control characters",
-                u32::from(c)
-            ),
+            format!("contains {found}; {what} here are text without control characters"),
         )),
         None => Ok(()),
     }
+}
+
+/// The first control character in `text`, said without echoing it: "a control
+/// character (U+0000) at byte 3".
+pub(super) fn control_character(text: &str) -> Option<String> {
+    let (at, c) = text.char_indices().find(|(_, c)| c.is_control())?;
+    Some(format!(
+        "a control character (U+{:04X}) at byte {at}",
+        u32::from(c)
+    ))
 }
 
 /// What a cancel answers once the task stands still: the task when it is canceled,

@@ -502,13 +502,35 @@ async fn hyper_and_reqwest_paths_send_and_read_alike() {
 /// calls share the one they open; after the agent closes it gracefully (`GOAWAY`, as a
 /// restarting server does) or it breaks, the next call opens another and is answered;
 /// an agent nobody listens for is "connection failed".
+/// Accepts connections on `listener` for the rest of the test, each served by `serve`
+/// on a task of its own; how many it has accepted so far.
+fn count_connections<S, F>(
+    listener: tokio::net::TcpListener,
+    serve: S,
+) -> Arc<std::sync::atomic::AtomicUsize>
+where
+    S: Fn(tokio::net::TcpStream) -> F + Send + 'static,
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = accepted.clone();
+    tokio::spawn(async move {
+        loop {
+            let (socket, _) = listener.accept().await.unwrap();
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            tokio::spawn(serve(socket));
+        }
+    });
+    accepted
+}
+
 /// A pooled HTTP/1.1 connection is given up after 4 s without a call
 /// ([`a2a::client::POOL_IDLE_TIMEOUT`]), before the server closes it (Node's and
 /// uvicorn's servers do at 5 s): a call made as the server closes the connection
 /// would fail with it.
 #[tokio::test]
 async fn an_idle_connection_is_given_up_before_the_server_closes_it() {
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::Ordering;
 
     use hyper_util::rt::{TokioExecutor, TokioIo};
     use hyper_util::server::conn::auto;
@@ -522,19 +544,13 @@ async fn an_idle_connection_is_given_up_before_the_server_closes_it() {
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}/", listener.local_addr().unwrap());
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let counted = accepted.clone();
-    tokio::spawn(async move {
-        loop {
-            let (socket, _) = listener.accept().await.unwrap();
-            counted.fetch_add(1, Ordering::SeqCst);
-            let service = TowerToHyperService::new(router.clone());
-            // The server keeps every connection for as long as the client does.
-            tokio::spawn(
-                auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(socket), service)
-                    .into_owned(),
-            );
+    let accepted = count_connections(listener, move |socket| {
+        let service = TowerToHyperService::new(router.clone());
+        // The server keeps every connection for as long as the client does.
+        async move {
+            let _ = auto::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(socket), service)
+                .await;
         }
     });
     let client = A2aClient::with_http(http_client(), base, ClientConfig::default()).unwrap();
@@ -560,7 +576,7 @@ async fn an_idle_connection_is_given_up_before_the_server_closes_it() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_http2_only_client_holds_one_connection_and_opens_another_when_it_closes() {
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::Ordering;
 
     use a2a::client::{Redirects, http_client_with};
 
@@ -568,27 +584,19 @@ async fn an_http2_only_client_holds_one_connection_and_opens_another_when_it_clo
     const PER_CONNECTION: usize = 40;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let counted = accepted.clone();
-    tokio::spawn(async move {
-        loop {
-            let (socket, _) = listener.accept().await.unwrap();
-            counted.fetch_add(1, Ordering::SeqCst);
-            tokio::spawn(async move {
-                let mut conn = h2::server::handshake(socket).await.unwrap();
-                let mut answered = 0;
-                while let Some(Ok((req, respond))) = conn.accept().await {
-                    if req.uri().path() == "/break" {
-                        // Dropping the connection closes its socket: no GOAWAY.
-                        return;
-                    }
-                    answered += 1;
-                    if answered == PER_CONNECTION {
-                        conn.graceful_shutdown();
-                    }
-                    tokio::spawn(answer_with_task(req, respond));
-                }
-            });
+    let accepted = count_connections(listener, |socket| async move {
+        let mut conn = h2::server::handshake(socket).await.unwrap();
+        let mut answered = 0;
+        while let Some(Ok((req, respond))) = conn.accept().await {
+            if req.uri().path() == "/break" {
+                // Dropping the connection closes its socket: no GOAWAY.
+                return;
+            }
+            answered += 1;
+            if answered == PER_CONNECTION {
+                conn.graceful_shutdown();
+            }
+            tokio::spawn(answer_with_task(req, respond));
         }
     });
 

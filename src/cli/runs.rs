@@ -191,9 +191,23 @@ async fn list(
         ..ListTasksQuery::default()
     };
     let mut rows: Vec<(Task, RunDetail)> = Vec::new();
+    // Tasks whose stored record the server cannot read back: listed by their ids and
+    // states alone (`unreadable` in their metadata), marked so here.
+    let mut unreadable: Vec<Task> = Vec::new();
     loop {
         let page = client.list_tasks(&query).await?;
         for task in page.tasks {
+            if task
+                .metadata
+                .as_deref()
+                .and_then(|m| m.get(orchestrator_store::UNREADABLE_KEY))
+                == Some(&Value::Bool(true))
+            {
+                if workflow.is_none() {
+                    unreadable.push(task);
+                }
+                continue;
+            }
             // A task that is still choosing its workflow or giving inputs has no run.
             let Some(detail) = RunDetail::of_metadata(task.metadata.as_deref()) else {
                 continue;
@@ -216,6 +230,15 @@ async fn list(
                 "contextId": task.context_id.as_str(),
                 "state": task.status.state.as_str(),
                 "run": detail,
+            });
+            say!("{line}")?;
+        }
+        for task in &unreadable {
+            let line = json!({
+                "id": task.id.as_str(),
+                "contextId": task.context_id.as_str(),
+                "state": task.status.state.as_str(),
+                "unreadable": true,
             });
             say!("{line}")?;
         }
@@ -247,7 +270,15 @@ async fn list(
             format!("{done}/{total}"),
         )?;
     }
-    if rows.is_empty() {
+    for task in &unreadable {
+        say!(
+            "{:<36}  {:<22} {:<15} (its stored record cannot be read; the server's log says why)",
+            task.id.as_str(),
+            "?",
+            task.status.state.as_str(),
+        )?;
+    }
+    if rows.is_empty() && unreadable.is_empty() {
         say!("(no runs)")?;
     }
     Ok(ExitCode::SUCCESS)

@@ -5,28 +5,60 @@
 use std::collections::HashMap;
 
 use super::content;
-use a2a::types::{Artifact, TaskArtifactUpdateEvent};
-use orchestrator_core::engine::ArtifactChunk;
+use a2a::types::{Artifact, Part, TaskArtifactUpdateEvent};
+use orchestrator_core::engine::{ArtifactChunk, Content};
 
 #[derive(Debug, Default)]
 pub struct Ledger {
-    forwarded: HashMap<String, usize>,
+    forwarded: HashMap<String, Kept>,
+}
+
+/// What was forwarded of one artifact, counted as a task that joins streamed text
+/// keeps it (ours does; others keep each chunk a part): its parts, and the length of
+/// the last one's text when it is plain text, which the next plain text joins. Counted
+/// so, a snapshot read back either way is compared alike.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Kept {
+    parts: usize,
+    text: Option<usize>,
+}
+
+impl Kept {
+    fn add(&mut self, part: &Part) {
+        match (self.text, plain(part)) {
+            (Some(n), Some(t)) => self.text = Some(n + t.len()),
+            (_, t) => {
+                self.parts += 1;
+                self.text = t.map(str::len);
+            }
+        }
+    }
+}
+
+/// The text of a part that joins plain text before it: text without metadata.
+fn plain(part: &Part) -> Option<&str> {
+    match part {
+        Part::Text(t) if t.metadata.is_none() => Some(&t.text),
+        _ => None,
+    }
 }
 
 impl Ledger {
     /// A chunk received live, forwarded as it is.
     pub fn live(&mut self, e: &TaskArtifactUpdateEvent) -> ArtifactChunk {
         let append = e.append == Some(true);
-        let n = self
+        let kept = self
             .forwarded
             .entry(e.artifact.artifact_id.as_str().to_owned())
             .or_default();
-        *n = if append {
-            *n + e.artifact.parts.len()
-        } else {
-            e.artifact.parts.len()
-        };
-        chunk(&e.artifact, 0, append, e.last_chunk == Some(true))
+        if !append {
+            *kept = Kept::default();
+        }
+        for part in &e.artifact.parts {
+            kept.add(part);
+        }
+        let parts = e.artifact.parts.iter().map(content).collect();
+        chunk(&e.artifact, parts, append, e.last_chunk == Some(true))
     }
 
     /// The chunks that bring what was forwarded up to `artifacts`.
@@ -37,24 +69,53 @@ impl Ledger {
                 .forwarded
                 .entry(a.artifact_id.as_str().to_owned())
                 .or_default();
-            let total = a.parts.len();
-            if total > *have {
-                out.push(chunk(a, *have, *have > 0, false));
-            } else if total < *have {
-                // The artifact was replaced by a shorter one: send it whole.
-                out.push(chunk(a, 0, false, false));
+            // The snapshot's parts with plain text joined, as `have` counts them.
+            let mut joined: Vec<Content> = Vec::with_capacity(a.parts.len().min(64));
+            let mut now = Kept::default();
+            for part in &a.parts {
+                match (now.text.is_some(), plain(part), joined.last_mut()) {
+                    (true, Some(t), Some(Content::Text(last))) => last.push_str(t),
+                    _ => joined.push(content(part)),
+                }
+                now.add(part);
             }
-            *have = total;
+            if now == *have {
+                continue;
+            }
+            // What follows what was forwarded: the rest of the text part it ended in,
+            // and the parts after it; none when the artifact was replaced (shorter,
+            // or not the same kind where it ended): then it is sent whole.
+            let rest = match have.text {
+                _ if have.parts == 0 => None,
+                Some(n) => match joined.get(have.parts - 1) {
+                    Some(Content::Text(t)) if t.len() >= n && t.is_char_boundary(n) => {
+                        let mut rest = Vec::with_capacity(joined.len() + 1 - have.parts);
+                        if t.len() > n {
+                            rest.push(Content::Text(t[n..].to_owned()));
+                        }
+                        rest.extend(joined[have.parts..].iter().cloned());
+                        Some(rest)
+                    }
+                    _ => None,
+                },
+                None => joined.get(have.parts..).map(<[Content]>::to_vec),
+            };
+            match rest {
+                Some(rest) if rest.is_empty() => {}
+                Some(rest) => out.push(chunk(a, rest, true, false)),
+                None => out.push(chunk(a, joined, false, false)),
+            }
+            *have = now;
         }
         out
     }
 }
 
-fn chunk(a: &Artifact, from: usize, append: bool, last_chunk: bool) -> ArtifactChunk {
+fn chunk(a: &Artifact, parts: Vec<Content>, append: bool, last_chunk: bool) -> ArtifactChunk {
     ArtifactChunk {
         artifact_id: a.artifact_id.as_str().to_owned(),
         name: a.name.clone(),
-        parts: a.parts[from..].iter().map(content).collect(),
+        parts,
         append,
         last_chunk,
     }
@@ -91,12 +152,46 @@ mod tests {
         assert!(missing[0].append);
         assert_eq!(
             missing[0].parts,
-            [Content::Text(" two".into()), Content::Text(" three".into())]
+            [Content::Text(" two three".into())],
+            "plain text joined, as a task keeps it"
         );
         assert!(
             l.missing(&[artifact(&["one", " two", " three"])])
                 .is_empty(),
             "nothing twice"
         );
+    }
+
+    /// An agent that keeps streamed text as one part (ours does) gives a snapshot of
+    /// fewer parts than the chunks forwarded: only the text not yet forwarded follows.
+    #[test]
+    fn a_joined_snapshot_adds_only_the_text_not_yet_forwarded() {
+        let live = |text: &str, append: bool| TaskArtifactUpdateEvent {
+            kind: ArtifactUpdateKind,
+            task_id: TaskId::new("t"),
+            context_id: ContextId::new("c"),
+            artifact: artifact(&[text]),
+            append: Some(append),
+            last_chunk: Some(false),
+            metadata: None,
+        };
+        let mut l = Ledger::default();
+        l.live(&live("one", false));
+        l.live(&live(" two", true));
+        let missing = l.missing(&[artifact(&["one two three"])]);
+        assert_eq!(missing.len(), 1);
+        assert!(missing[0].append);
+        assert_eq!(missing[0].parts, [Content::Text(" three".into())]);
+        assert!(l.missing(&[artifact(&["one two three"])]).is_empty());
+        // The same snapshot kept chunk by chunk by another agent: the same.
+        let mut l = Ledger::default();
+        l.live(&live("one", false));
+        l.live(&live(" two", true));
+        let missing = l.missing(&[artifact(&["one", " two", " three"])]);
+        assert_eq!(missing[0].parts, [Content::Text(" three".into())]);
+        // A shorter text: the artifact was replaced, and is sent whole.
+        let missing = l.missing(&[artifact(&["new"])]);
+        assert!(!missing[0].append);
+        assert_eq!(missing[0].parts, [Content::Text("new".into())]);
     }
 }

@@ -61,6 +61,13 @@ impl Orchestrator {
         let mut unsettled: VecDeque<Queued> = VecDeque::new();
         let mut refused = false;
         let mut refuse = |e: SinkError, control: &RunControl| {
+            if let SinkError::TooLarge(why) = &e {
+                // The engine's bounds (`artifact_parts`) keep a run's artifacts within
+                // what a task may hold; an event past them is left out of the task,
+                // and the run goes on.
+                tracing::warn!(task_id = %task_id, "an event was left out of the task: {why}");
+                return;
+            }
             if std::mem::replace(&mut refused, true) {
                 return;
             }

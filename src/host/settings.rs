@@ -271,6 +271,9 @@ impl Settings {
                         run_bytes: self.run_output_bytes.unwrap_or(d.run_bytes),
                         step_artifacts: self.step_artifacts.unwrap_or(d.step_artifacts),
                         step_events: self.step_events.unwrap_or(d.step_events),
+                        // What the protocol's readers take: a task holding more could
+                        // not be read back.
+                        artifact_parts: a2a::types::MAX_PARTS,
                     }
                 },
             },

@@ -104,6 +104,7 @@ pub struct Metrics {
     pub sse_subscribers: Gauge,
     pub store_commit: Histogram,
     pub store_listening: Gauge,
+    pub store_unreadable_tasks: Counter,
     registry: Registry,
 }
 
@@ -135,6 +136,7 @@ impl Metrics {
             sse_subscribers: Gauge::default(),
             store_commit: fast_seconds(),
             store_listening: Gauge::default(),
+            store_unreadable_tasks: Counter::default(),
             registry: Registry::with_prefix("a2a_orchestrator"),
         };
         let mut r = Registry::with_prefix("a2a_orchestrator");
@@ -212,6 +214,11 @@ impl Metrics {
             "store_listening",
             "1 while a PostgreSQL replica hears the others' notices (LISTEN), 0 while it polls",
             m.store_listening.clone(),
+        );
+        r.register(
+            "store_unreadable_tasks",
+            "Stored tasks found unreadable when read (listed or resumed): each is shown by its columns only, or left out of what is resumed; the log names it and the cause",
+            m.store_unreadable_tasks.clone(),
         );
         Metrics { registry: r, ..m }
     }

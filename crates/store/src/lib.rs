@@ -35,6 +35,7 @@ pub use gate::Gated;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
+pub use rows::UNREADABLE_KEY;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use stats::DatabaseStats;

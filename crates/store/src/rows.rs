@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use std::time::SystemTime;
 
 use a2a::server::{LoggedEvent, StoreError};
-use a2a::types::{StreamEvent, Task};
+use a2a::types::{ContextId, Message, StreamEvent, Task, TaskId, TaskState, TaskStatus};
 
 use orchestrator_core::access::{Actor, Decision};
 use orchestrator_core::engine::{
@@ -477,6 +477,40 @@ pub(crate) fn task_of(
     Ok(task)
 }
 
+/// A task whose stored record cannot be read back (see [`StoreError::Unreadable`]),
+/// reported: logged with its id and the cause, and counted
+/// (`store_unreadable_tasks_total`). One such task is no reason to fail a listing of
+/// others, or a start: it is listed by its columns ([`unreadable_task`]) and left out
+/// of what is resumed.
+pub(crate) fn report_unreadable(id: &str, e: &StoreError) {
+    tracing::error!(
+        task_id = %a2a::log::untrusted(id),
+        error = %e,
+        "a stored task cannot be read back; it is listed without its details and not resumed"
+    );
+    orchestrator_metrics::get().store_unreadable_tasks.inc();
+}
+
+/// Key of the metadata that marks a task listed by its columns alone, its record
+/// unreadable.
+pub const UNREADABLE_KEY: &str = "unreadable";
+
+/// What a listing shows of a task whose record cannot be read: its id, context and
+/// state, from the row's own columns, and a status message that says so; its
+/// metadata marks it (`"unreadable": true`).
+pub(crate) fn unreadable_task(id: &str, context_id: &str, state: &str, e: &StoreError) -> Task {
+    report_unreadable(id, e);
+    let state = serde_json::from_value(Value::from(state)).unwrap_or(TaskState::Unknown);
+    let mut status = TaskStatus::new(state);
+    status.message = Some(Box::new(Message::agent_text(
+        "This task's stored record cannot be read back, so it is shown without its \
+         history, artifacts or metadata. The server's log names the cause.",
+    )));
+    let mut task = Task::new(TaskId::new(id), ContextId::new(context_id), status);
+    task.metadata = Some(Map::from_iter([(UNREADABLE_KEY.to_owned(), Value::Bool(true))]).into());
+    task
+}
+
 /// A logged event (`task_events.event`) read back, with its number.
 pub(crate) fn event_of(seq: i64, json: &str) -> Result<LoggedEvent, StoreError> {
     let event: a2a::types::StreamEvent =
@@ -488,9 +522,32 @@ pub(crate) fn event_of(seq: i64, json: &str) -> Result<LoggedEvent, StoreError> 
 pub(crate) fn push_config_of(json: &str) -> Result<a2a::types::PushNotificationConfig, StoreError> {
     serde_json::from_str(json).map_err(|e| StoreError::unreadable("push config", e))
 }
-/// Most events logged after a task's stored snapshot: a read replays at most this many
-/// (and those of the commit that passed it).
+/// Events between a task's snapshots while it is young: a read replays at most this
+/// many (and those of the commit that passed it).
 const SNAPSHOT_EVERY: u64 = 32;
+
+/// Past this many events, the snapshots grow apart: each is taken half again as many
+/// events after the one before. A task's snapshot grows with its events (an artifact
+/// streamed into it, say), so snapshots taken at even steps would store a long task
+/// over and over (a 10 MB text streamed in 10,000 chunks wrote gigabytes); taken so,
+/// all of a task's snapshots together are about three times its last, and a read
+/// replays at most a third of its events.
+const SNAPSHOT_EVERY_UNTIL: u64 = 512;
+
+/// How many snapshot marks lie at or below event `n`: a snapshot is due when a commit
+/// passes one. Every [`SNAPSHOT_EVERY`] events up to [`SNAPSHOT_EVERY_UNTIL`], then
+/// each half again as far as the one before.
+fn snapshot_marks(n: u64) -> u64 {
+    if n < SNAPSHOT_EVERY_UNTIL {
+        return n / SNAPSHOT_EVERY;
+    }
+    let (mut marks, mut at) = (SNAPSHOT_EVERY_UNTIL / SNAPSHOT_EVERY, SNAPSHOT_EVERY_UNTIL);
+    while at + at / 2 <= n {
+        at += at / 2;
+        marks += 1;
+    }
+    marks
+}
 
 /// What a store keeps of the commit that ends a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -511,8 +568,8 @@ pub(crate) enum AtEnd {
 /// Most commits of a busy task are a status or an artifact chunk, and rewriting the
 /// whole task for each made up most of what a commit wrote. Stored: a task's first
 /// commit, one without events (a user's message added to the history), one with a
-/// whole task, the one that ends it if `at_end` says so, and at least every
-/// [`SNAPSHOT_EVERY`] events.
+/// whole task, the one that ends it if `at_end` says so, and one that passes a mark
+/// of [`snapshot_marks`].
 pub(crate) fn snapshot_due(task: &Task, events: &[LoggedEvent], at_end: AtEnd) -> bool {
     let (Some((first, _)), Some((last, _))) = (events.first(), events.last()) else {
         return true;
@@ -522,11 +579,45 @@ pub(crate) fn snapshot_due(task: &Task, events: &[LoggedEvent], at_end: AtEnd) -
         || events
             .iter()
             .any(|(_, e)| matches!(**e, StreamEvent::Task(_)))
-        || (first - 1) / SNAPSHOT_EVERY != last / SNAPSHOT_EVERY
+        || snapshot_marks(first - 1) != snapshot_marks(*last)
 }
 
 /// Milliseconds since the Unix epoch: how the durable stores write times.
 pub(crate) fn millis(t: SystemTime) -> i64 {
     t.duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The snapshots of a task that streams many events of one size: every 32 events
+    /// while it is young, then together about three times the last, with never more
+    /// than about a third of its events replayed on a read.
+    #[test]
+    fn snapshots_grow_apart_as_a_task_grows() {
+        let events = 200_000u64;
+        let (mut stored, mut since) = (0u64, 0u64);
+        for n in 1..=events {
+            assert!(snapshot_marks(n) >= snapshot_marks(n - 1));
+            if snapshot_marks(n - 1) != snapshot_marks(n) {
+                // A snapshot of a task of `n` events of one unit each.
+                stored += n;
+                since = 0;
+            } else {
+                since += 1;
+            }
+            let bound = if n < SNAPSHOT_EVERY_UNTIL {
+                SNAPSHOT_EVERY
+            } else {
+                n / 3 + 1
+            };
+            assert!(
+                since < bound,
+                "{since} events after the snapshot at event {n}"
+            );
+        }
+        assert!(stored <= 4 * events, "{stored} units stored for {events}");
+    }
 }

@@ -5,11 +5,14 @@
 //! update's (the updates before the end are left out here: they describe a moment, and
 //! a snapshot that kept a copy of each would cost every live task memory; an agent shows
 //! a live task's summary through `AgentExecutor::describe`); artifact chunks append or
-//! replace by `append` and `lastChunk`. The task actor moves tasks on with it, and a store that keeps snapshots
-//! less often than every event replays the events after one with it.
+//! replace by `append` and `lastChunk`, a streamed text joining the text part it
+//! follows (so an artifact streamed a word at a time is one part, however many chunks
+//! brought it, and stays within [`MAX_PARTS`]). The task actor moves tasks on with it,
+//! and a store that keeps snapshots less often than every event replays the events
+//! after one with it.
 
 use crate::types::{
-    StreamEvent, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent, now_rfc3339,
+    MAX_PARTS, Part, StreamEvent, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent, now_rfc3339,
 };
 
 /// Applies one event, as logged, to a task's snapshot: how the actor moves a task on,
@@ -82,7 +85,7 @@ fn apply_artifact(task: &mut Task, e: &TaskArtifactUpdateEvent) {
         .find(|a| a.artifact_id == incoming.artifact_id);
     match existing {
         Some(a) if e.append == Some(true) => {
-            a.parts.extend(incoming.parts.iter().cloned());
+            append_parts(&mut a.parts, &incoming.parts);
             if a.name.is_none() {
                 a.name.clone_from(&incoming.name);
             }
@@ -97,6 +100,82 @@ fn apply_artifact(task: &mut Task, e: &TaskArtifactUpdateEvent) {
         }
         Some(a) => *a = incoming.clone(),
         None => task.artifacts.push(incoming.clone()),
+    }
+}
+
+/// Whether a part joins a text part before it: plain text (no metadata of its own)
+/// after plain text. Joined, the text a reader assembles is the same.
+fn joins(before: Option<&Part>, part: &Part) -> bool {
+    matches!(
+        (before, part),
+        (Some(Part::Text(b)), Part::Text(p)) if b.metadata.is_none() && p.metadata.is_none()
+    )
+}
+
+/// Appends `incoming` to `parts`, each plain text part joining the plain text part
+/// it follows.
+fn append_parts(parts: &mut Vec<Part>, incoming: &[Part]) {
+    for part in incoming {
+        if joins(parts.last(), part)
+            && let (Some(Part::Text(last)), Part::Text(next)) = (parts.last_mut(), part)
+        {
+            last.text.push_str(&next.text);
+        } else {
+            parts.push(part.clone());
+        }
+    }
+}
+
+/// Why an event cannot be taken by a task: what it would bring the task past, as a
+/// reader could not read it back ([`MAX_PARTS`] parts in one message or artifact).
+/// Checked before an event is applied and stored, so that what is stored can always
+/// be read.
+pub(super) fn past_bounds(task: Option<&Task>, event: &StreamEvent) -> Option<String> {
+    let too_many = |what: &str, n: usize| {
+        (n > MAX_PARTS).then(|| format!("{what} would have {n} parts, more than {MAX_PARTS}"))
+    };
+    match event {
+        StreamEvent::Task(t) => t
+            .artifacts
+            .iter()
+            .find_map(|a| too_many(&format!("artifact {}", a.artifact_id), a.parts.len()))
+            .or_else(|| {
+                t.history
+                    .iter()
+                    .chain(t.status.message.as_deref())
+                    .find_map(|m| too_many("a message", m.parts.len()))
+            }),
+        StreamEvent::Message(m) => too_many("the message", m.parts.len()),
+        StreamEvent::StatusUpdate(e) => e
+            .status
+            .message
+            .as_ref()
+            .and_then(|m| too_many("the status message", m.parts.len())),
+        StreamEvent::ArtifactUpdate(e) => {
+            let incoming = &e.artifact;
+            let existing = task
+                .and_then(|t| {
+                    t.artifacts
+                        .iter()
+                        .find(|a| a.artifact_id == incoming.artifact_id)
+                })
+                .filter(|_| e.append == Some(true));
+            let n = match existing {
+                None => incoming.parts.len(),
+                Some(a) => {
+                    let mut last = a.parts.last();
+                    let mut n = a.parts.len();
+                    for part in &incoming.parts {
+                        if !joins(last, part) {
+                            n += 1;
+                        }
+                        last = Some(part);
+                    }
+                    n
+                }
+            };
+            too_many(&format!("artifact {}", incoming.artifact_id), n)
+        }
     }
 }
 
@@ -138,6 +217,63 @@ pub(super) mod tests {
         );
         apply_artifact(&mut task, &chunk("a", "new", false));
         assert_eq!(crate::types::parts_text(&task.artifacts[0].parts), "new");
+    }
+
+    #[test]
+    fn streamed_text_joins_one_part_and_other_parts_stay_apart() {
+        let mut task = Task::new(
+            TaskId::new("t"),
+            ContextId::new("c"),
+            TaskStatus::new(TaskState::Working),
+        );
+        apply_artifact(&mut task, &chunk("a", "one", false));
+        for _ in 0..MAX_PARTS + 5 {
+            let e = chunk("a", " more", true);
+            assert_eq!(
+                past_bounds(Some(&task), &StreamEvent::ArtifactUpdate(e.clone())),
+                None
+            );
+            apply_artifact(&mut task, &e);
+        }
+        assert_eq!(task.artifacts[0].parts.len(), 1, "one text part");
+        assert!(
+            task.artifacts[0].parts[0]
+                .as_text()
+                .unwrap()
+                .ends_with(" more more")
+        );
+        // Data parts, and text with metadata of its own, stay parts of their own, and
+        // are refused past the bound.
+        let mut data = chunk("a", "", true);
+        data.artifact.parts = vec![Part::data(Default::default())];
+        for _ in 1..MAX_PARTS {
+            apply_artifact(&mut task, &data);
+        }
+        assert_eq!(task.artifacts[0].parts.len(), MAX_PARTS);
+        let refused = past_bounds(Some(&task), &StreamEvent::ArtifactUpdate(data.clone()));
+        assert!(
+            refused
+                .as_deref()
+                .is_some_and(|r| r.contains("10001 parts")),
+            "{refused:?}"
+        );
+        // Replacing it is fine.
+        data.append = Some(false);
+        assert_eq!(
+            past_bounds(Some(&task), &StreamEvent::ArtifactUpdate(data)),
+            None
+        );
+        let mut marked = chunk("b", "x", true);
+        if let Part::Text(t) = &mut marked.artifact.parts[0] {
+            t.metadata = Some(Default::default());
+        }
+        apply_artifact(&mut task, &marked);
+        apply_artifact(&mut task, &marked);
+        assert_eq!(
+            task.artifacts[1].parts.len(),
+            2,
+            "text with metadata stays apart"
+        );
     }
 
     #[test]

@@ -31,6 +31,10 @@ pub enum SinkError {
         /// The event's.
         got: ContextId,
     },
+    /// The event would make the task larger than it can be stored and read back (say,
+    /// an artifact of more parts than a reader takes).
+    #[error("the event cannot be taken: {0}")]
+    TooLarge(String),
     /// The store did not take the event.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -51,6 +55,7 @@ impl From<SinkError> for RpcError {
                 RpcError::internal("the task store failed")
             }
             SinkError::Terminal(..)
+            | SinkError::TooLarge(_)
             | SinkError::AlreadyReplied
             | SinkError::WrongTask { .. }
             | SinkError::WrongContext { .. } => {

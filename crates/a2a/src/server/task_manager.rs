@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
-use super::apply::{apply_event, keep_history, normalize_status};
+use super::apply::{apply_event, keep_history, normalize_status, past_bounds};
 use super::notices::NoticeBoard;
 use super::push::PushNotifier;
 use super::sink_error::SinkError;
@@ -629,6 +629,9 @@ impl Actor {
             return Err(SinkError::AlreadyReplied);
         }
         self.check_ids(&event)?;
+        if let Some(why) = past_bounds(self.state.snapshot.as_deref(), &event) {
+            return Err(SinkError::TooLarge(why));
+        }
         let task = match self.state.snapshot.as_mut() {
             Some(task) => Arc::make_mut(task),
             None => {

@@ -1,5 +1,5 @@
 //! Bounds on what agents send a run: bytes of artifacts per step attempt and per run,
-//! artifacts per step attempt, updates per step attempt. An agent is a peer, not a
+//! artifacts per step attempt, parts per artifact, updates per step attempt. An agent is a peer, not a
 //! part of the orchestrator; one that streams without end (by mistake or on purpose)
 //! must not take the orchestrator's memory, its store or the other runs with it.
 //!
@@ -7,7 +7,7 @@
 //! downstream task canceled and nothing past the bound relayed; a step past the run's
 //! bound fails for good, since another attempt would only add to it.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
@@ -25,6 +25,10 @@ pub struct OutputLimits {
     pub step_artifacts: usize,
     /// Updates (status changes, artifact chunks) one step attempt may receive.
     pub step_events: usize,
+    /// Parts one artifact may have, counted as a task keeps them: plain text streamed
+    /// after plain text joins it, any other part is one more. The protocol's readers
+    /// take no more (`a2a::types::MAX_PARTS`), so it is not a setting.
+    pub artifact_parts: usize,
 }
 
 impl Default for OutputLimits {
@@ -38,6 +42,7 @@ impl Default for OutputLimits {
             run_bytes: 16 * 1024 * 1024,
             step_artifacts: 1_000,
             step_events: 100_000,
+            artifact_parts: 10_000,
         }
     }
 }
@@ -49,6 +54,7 @@ pub enum Exceeded {
     RunBytes(u64),
     StepArtifacts(usize),
     StepEvents(usize),
+    ArtifactParts(usize),
 }
 
 impl Exceeded {
@@ -78,6 +84,10 @@ impl std::fmt::Display for Exceeded {
             Exceeded::StepEvents(n) => write!(
                 f,
                 "more than {n} updates in one attempt (the limit `step_events`)"
+            ),
+            Exceeded::ArtifactParts(n) => write!(
+                f,
+                "more than {n} parts in one artifact (plain text streamed into it is one part; data and files are a part each)"
             ),
         }
     }
@@ -114,7 +124,9 @@ impl OutputBudget {
 #[derive(Debug, Default)]
 pub struct Tally {
     bytes: u64,
-    artifacts: HashSet<String>,
+    /// Per artifact: its parts as a task keeps them, and whether the last is plain
+    /// text (which the next plain text joins).
+    artifacts: HashMap<String, (usize, bool)>,
     events: usize,
 }
 
@@ -132,11 +144,24 @@ impl Tally {
             return Err(Exceeded::StepEvents(limits.step_events));
         }
         let Some(chunk) = chunk else { return Ok(()) };
-        if !self.artifacts.contains(&chunk.artifact_id) {
-            if self.artifacts.len() >= limits.step_artifacts {
-                return Err(Exceeded::StepArtifacts(limits.step_artifacts));
+        if !self.artifacts.contains_key(&chunk.artifact_id)
+            && self.artifacts.len() >= limits.step_artifacts
+        {
+            return Err(Exceeded::StepArtifacts(limits.step_artifacts));
+        }
+        let (mut parts, mut text) = match self.artifacts.get(&chunk.artifact_id) {
+            Some(&kept) if chunk.append => kept,
+            _ => (0, false),
+        };
+        for part in &chunk.parts {
+            let plain = matches!(part, Content::Text(_));
+            if !(plain && text) {
+                parts += 1;
             }
-            self.artifacts.insert(chunk.artifact_id.clone());
+            text = plain;
+        }
+        if parts > limits.artifact_parts {
+            return Err(Exceeded::ArtifactParts(limits.artifact_parts));
         }
         let size: u64 = chunk.parts.iter().map(size_of_content).sum();
         if self.bytes + size > limits.step_bytes {
@@ -148,6 +173,8 @@ impl Tally {
             return Err(Exceeded::RunBytes(limits.run_bytes));
         }
         self.bytes += size;
+        self.artifacts
+            .insert(chunk.artifact_id.clone(), (parts, text));
         Ok(())
     }
 }
@@ -209,6 +236,7 @@ mod tests {
             run_bytes: 15,
             step_artifacts: 2,
             step_events: 5,
+            artifact_parts: 3,
         });
         let mut t = Tally::default();
         assert_eq!(t.take(&budget, Some(&chunk("a", "12345"))), Ok(()));
@@ -234,5 +262,31 @@ mod tests {
             assert_eq!(t.take(&budget, None), Ok(()));
         }
         assert_eq!(t.take(&budget, None), Err(Exceeded::StepEvents(5)));
+    }
+
+    #[test]
+    fn streamed_text_is_one_part_and_data_a_part_each() {
+        let budget = OutputBudget::new(OutputLimits {
+            artifact_parts: 3,
+            ..OutputLimits::default()
+        });
+        let mut t = Tally::default();
+        for _ in 0..100 {
+            assert_eq!(t.take(&budget, Some(&chunk("a", "word "))), Ok(()));
+        }
+        let mut data = chunk("a", "");
+        data.parts = vec![Content::Data(Default::default())];
+        assert_eq!(t.take(&budget, Some(&data)), Ok(()));
+        assert_eq!(
+            t.take(&budget, Some(&chunk("a", "more"))),
+            Ok(()),
+            "text, part 3"
+        );
+        let over = t.take(&budget, Some(&data)).unwrap_err();
+        assert_eq!(over, Exceeded::ArtifactParts(3));
+        assert!(over.retryable());
+        // A chunk that replaces the artifact starts it again.
+        data.append = false;
+        assert_eq!(t.take(&budget, Some(&data)), Ok(()));
     }
 }

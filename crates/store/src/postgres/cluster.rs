@@ -121,7 +121,7 @@ impl Cluster for PostgresStore {
                          (SELECT 1 FROM replicas r
                           WHERE r.id = t.owner AND r.lease_until >= {NOW_MS})
                      LIMIT $2 FOR UPDATE SKIP LOCKED)
-                 RETURNING snapshot, seq, terminal, initiator, tenant, fence"
+                 RETURNING snapshot, seq, terminal, initiator, tenant, fence, id"
             ))
             .bind(&*self.replica)
             .bind(max as i64)
@@ -131,7 +131,17 @@ impl Cluster for PostgresStore {
             let mut claimed = Vec::with_capacity(rows.len());
             for row in rows {
                 let fence: i64 = row.get(5);
-                let (task, seq) = self.caught_up(row).await?;
+                let id: String = row.get(6);
+                let (task, seq) = match self.caught_up(row).await {
+                    Ok(caught_up) => caught_up,
+                    Err(e @ StoreError::Unreadable { .. }) => {
+                        // Held, not run: reported at each claim, never a reason to
+                        // leave the other tasks claimed with it unrun.
+                        crate::rows::report_unreadable(&id, &e);
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
                 self.set_fence(task.id.as_str(), Some(fence));
                 claimed.push((task, seq));
             }

@@ -13,7 +13,7 @@ use super::writer::Write;
 use super::{PostgresStore, encode};
 use crate::Store;
 use crate::rows::{AtEnd, millis, snapshot_due};
-use crate::rows::{event_of, push_config_of, task_of};
+use crate::rows::{event_of, push_config_of, report_unreadable, task_of, unreadable_task};
 use a2a::server::{
     LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
 };
@@ -157,14 +157,19 @@ impl TaskStore for PostgresStore {
     fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
         Box::pin(async move {
             let rows = sqlx::query(&format!(
-                "SELECT {TASK_COLUMNS} FROM tasks WHERE NOT terminal ORDER BY id"
+                "SELECT {TASK_COLUMNS}, id FROM tasks WHERE NOT terminal ORDER BY id"
             ))
             .fetch_all(&self.pool)
             .await
             .map_err(StoreError::backend)?;
             let mut tasks = Vec::with_capacity(rows.len());
             for row in rows {
-                tasks.push(self.caught_up(row).await?);
+                let id: String = row.get(5);
+                match self.caught_up(row).await {
+                    Ok(task) => tasks.push(task),
+                    Err(e @ StoreError::Unreadable { .. }) => report_unreadable(&id, &e),
+                    Err(e) => return Err(e),
+                }
             }
             Ok(tasks)
         })
@@ -250,7 +255,7 @@ impl TaskStore for PostgresStore {
                 .map(|a| (a.status_ms, a.id.to_string()))
                 .unzip();
             let rows = sqlx::query(&format!(
-                "SELECT {TASK_COLUMNS}, status_ms, id FROM tasks WHERE {FILTERS}
+                "SELECT {TASK_COLUMNS}, status_ms, id, context_id, state FROM tasks WHERE {FILTERS}
                  AND ($6::bigint IS NULL OR (status_ms, id) < ($6, $7::text))
                  ORDER BY status_ms DESC, id DESC LIMIT $8"
             ))
@@ -283,7 +288,15 @@ impl TaskStore for PostgresStore {
                     status_ms: row.get(5),
                     id: TaskId::new(row.get::<String, _>(6)),
                 });
-                tasks.push(self.caught_up(row).await?.0);
+                let (id, context, state): (String, String, String) =
+                    (row.get(6), row.get(7), row.get(8));
+                match self.caught_up(row).await {
+                    Ok((task, _)) => tasks.push(task),
+                    Err(e @ StoreError::Unreadable { .. }) => {
+                        tasks.push(unreadable_task(&id, &context, &state, &e));
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             Ok(TaskPage {
                 next: last.filter(|_| more),

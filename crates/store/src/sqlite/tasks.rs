@@ -6,7 +6,7 @@
 use super::writer::{Listed, Write};
 use super::{SqliteStore, WriteError, encode};
 use crate::Store;
-use crate::rows::{AtEnd, snapshot_due};
+use crate::rows::{AtEnd, report_unreadable, snapshot_due, unreadable_task};
 use a2a::server::{
     LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
 };
@@ -189,10 +189,14 @@ impl TaskStore for SqliteStore {
             for r in rows {
                 let snapshot: String = r.get(0);
                 let id: String = r.get(4);
-                tasks.push(
-                    self.caught_up(&id, &snapshot, r.get(1), r.get(2), r.get(3))
-                        .await?,
-                );
+                match self
+                    .caught_up(&id, &snapshot, r.get(1), r.get(2), r.get(3))
+                    .await
+                {
+                    Ok(task) => tasks.push(task),
+                    Err(e @ StoreError::Unreadable { .. }) => report_unreadable(&id, &e),
+                    Err(e) => return Err(e),
+                }
             }
             Ok(tasks)
         })
@@ -296,9 +300,17 @@ impl TaskStore for SqliteStore {
                 });
                 let snapshot: String = row.get(0);
                 let id: String = row.get(3);
-                let (task, _) = self
+                let task = match self
                     .caught_up(&id, &snapshot, row.get(1), row.get(4), row.get(5))
-                    .await?;
+                    .await
+                {
+                    Ok((task, _)) => task,
+                    Err(e @ StoreError::Unreadable { .. }) => {
+                        let (context, state): (String, String) = (row.get(6), row.get(7));
+                        unreadable_task(&id, &context, &state, &e)
+                    }
+                    Err(e) => return Err(e),
+                };
                 tasks.push(task);
             }
             Ok(TaskPage {
@@ -345,7 +357,8 @@ fn list_sql(query: &TaskQuery, listing: Listing) -> String {
                 filters.push("(status_ms, id) < (?4, ?5)");
             }
             format!(
-                "SELECT snapshot, seq, status_ms, id, initiator, tenant FROM tasks WHERE {}
+                "SELECT snapshot, seq, status_ms, id, initiator, tenant, context_id, state
+                 FROM tasks WHERE {}
                  ORDER BY status_ms DESC, id DESC LIMIT ?6",
                 filters.join(" AND ")
             )

@@ -332,3 +332,79 @@ async fn our_signed_card_verifies_with_both_sdks_before_and_after_a_key_rotation
     let before = a2a::signing::verify(&first, &keys).unwrap();
     assert_eq!(before.kid.as_deref(), Some(old_kid.as_str()));
 }
+
+/// Issue 81: a card signed in its v1.0 reading, which leaves empty fields out (a
+/// skill without tags or examples), is read back as signed: our own card, signed, verified and used by our own orchestrator as an
+/// agent that must be signed.
+#[tokio::test]
+async fn our_signed_card_without_tags_or_descriptions_is_read_back_and_used() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("own-card-bare");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    let echo = crate::util::echo(0).await;
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!("[agents.echo]\nurl = \"{}\"\n", echo.url),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("workflows/bare.toml"),
+        "[workflow]\nid = \"bare\"\ndescription = \"Says hello\"\n[steps.say]\nagent = \"echo\"\nmessage = \"hello\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("card.pem"), p256_pem()).unwrap();
+    std::fs::write(
+        dir.join("orchestrator.toml"),
+        "[server]\nlisten = \"127.0.0.1:0\"\nagents = \"agents.toml\"\nworkflows = \"workflows\"\ncard_signing_key = \"card.pem\"\n",
+    )
+    .unwrap();
+    let (_serve, url) = spawn_serve(
+        &["--config", dir.join("orchestrator.toml").to_str().unwrap()],
+        &[],
+    )
+    .await;
+    let card: Value = reqwest::get(format!("{url}.well-known/agent-card.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let skill = &card["skills"][0];
+    assert_eq!(skill["id"], "bare", "{card}");
+    assert!(
+        skill["tags"].as_array().is_none_or(Vec::is_empty),
+        "a skill with no tags: {skill}"
+    );
+    let jwks: Value = reqwest::get(format!("{url}.well-known/jwks.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let keys: Vec<jsonwebtoken::jwk::Jwk> = serde_json::from_value(jwks["keys"].clone()).unwrap();
+    let verified = a2a::signing::verify(&card, &keys).unwrap();
+    assert!(
+        verified.card["skills"][0].get("tags").is_none(),
+        "the signed reading leaves the empty list out: {}",
+        verified.card
+    );
+    let read = a2a::client::parse_card(verified.card).expect("the signed reading parses");
+    assert_eq!(read.skills[0].id, "bare");
+    assert!(read.skills[0].tags.is_empty());
+
+    // Our orchestrator as an agent that must be signed: available, not refused.
+    std::fs::write(
+        dir.join("signed.toml"),
+        format!(
+            "[agents.orchestrator]\nurl = \"{url}\"\nrequire_signed_card = true\ncard_keys = {{ jwks_url = \"{url}.well-known/jwks.json\" }}\n"
+        ),
+    )
+    .unwrap();
+    let listed = crate::util::agents_listing(&dir.join("signed.toml")).await;
+    assert!(
+        listed.contains("orchestrator")
+            && !listed.contains("signed card")
+            && !listed.contains("unavailable"),
+        "{listed}"
+    );
+}

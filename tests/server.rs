@@ -1163,3 +1163,180 @@ async fn a_task_is_its_initiators_and_others_reach_it_only_by_their_role() {
         .unwrap();
     assert_eq!(canceled.status.state, TaskState::Canceled);
 }
+
+/// The echo agent, letting `token:bob` read and answer every task, as an approver of
+/// a pending question is let in.
+struct Approving(crate::echo_agent::EchoAgent);
+
+impl AgentExecutor for Approving {
+    async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
+        self.0.execute(ctx, events).await
+    }
+
+    fn lets(
+        &self,
+        _task: &Task,
+        caller: &a2a::server::Caller,
+        access: a2a::server::Access,
+    ) -> bool {
+        caller.id() == Some("token:bob")
+            && matches!(
+                access,
+                a2a::server::Access::Read | a2a::server::Access::Answer
+            )
+    }
+}
+
+/// Issue 81: an approver answers and reads a task, and changes nothing else of it: a
+/// push config sent with an answer is refused (the owner's stays, with its token),
+/// the configs it reads carry no secrets, and it cannot cancel; a messageId it reuses
+/// from the owner is refused without naming the owner's task; a task holds at most 10
+/// push configs. On every binding.
+#[tokio::test]
+async fn an_approver_answers_and_reads_but_steers_nothing_on_every_binding() {
+    use a2a::Version;
+    use a2a::client::{Binding, ClientAuth, Interface};
+    use a2a::server::{Credential, InboundAuth, Principal};
+    let person = |name: &str| Credential {
+        secret: format!("{name}-token"),
+        principal: Arc::new(Principal::new(None, format!("token:{name}"), name)),
+    };
+    let config = ServerConfig {
+        auth: Some(InboundAuth {
+            bearer: vec![person("alice"), person("bob")],
+            ..InboundAuth::default()
+        }),
+        allow_private_webhooks: true,
+        ..ServerConfig::default()
+    };
+    let running = serve(
+        Approving(crate::echo_agent::EchoAgent {
+            word_delay: Duration::ZERO,
+        }),
+        echo_card,
+        config,
+    )
+    .await;
+    let hook = |id: &str, token: &str| PushNotificationConfig {
+        id: Some(id.into()),
+        url: "http://127.0.0.1:9/hook".into(),
+        token: Some(token.into()),
+        authentication: None,
+        payload: None,
+    };
+    let refused = |what: &str, outcome: Result<(), ClientError>, field: &str| match outcome {
+        Err(ClientError::Rpc(e)) => {
+            assert_eq!(e.code, a2a::ErrorCode::INVALID_PARAMS, "{what}: {e:?}");
+            let said = format!("{} {:?}", e.message, e.data);
+            assert!(said.contains(field), "{what}: {said}");
+            e.message
+        }
+        other => panic!("{what}: refused, not {other:?}"),
+    };
+    for (binding, protocol) in [
+        (Binding::JsonRpc, Version::V0_3),
+        (Binding::JsonRpc, Version::V1_0),
+        (Binding::HttpJson, Version::V1_0),
+        (Binding::Grpc, Version::V1_0),
+    ] {
+        let on = format!("{binding} {}", protocol.as_str());
+        let as_caller = |name: &str| {
+            let config = ClientConfig {
+                auth: Some(ClientAuth::Bearer(format!("{name}-token"))),
+                ..ClientConfig::default()
+            };
+            A2aClient::new(&running.url, config)
+                .unwrap()
+                .only(Interface {
+                    url: running.url.clone(),
+                    protocol,
+                    binding,
+                    tenant: String::new(),
+                })
+        };
+        let (alice, bob) = (as_caller("alice"), as_caller("bob"));
+        let mut first = Message::user_text("ask me");
+        let first_id = MessageId::new(format!("m-first-{binding}-{}", protocol.as_str()));
+        first.message_id = first_id.clone();
+        let task = as_task(
+            alice
+                .send_message(&MessageSendParams::new(first))
+                .await
+                .unwrap(),
+        );
+        assert_eq!(task.status.state, TaskState::InputRequired, "{on}");
+        let owners = TaskPushNotificationConfig {
+            task_id: task.id.clone(),
+            push_notification_config: hook("news", "alice-secret"),
+        };
+        alice.set_push_config(&owners).await.unwrap();
+
+        // The approver's answer may not bring a push config of its own.
+        let mut answer = Message::user_text("echo this");
+        answer.task_id = Some(task.id.clone());
+        let mut params = MessageSendParams::new(answer.clone());
+        params.configuration = Some(MessageSendConfiguration {
+            push_notification_config: Some(hook("news", "bob-secret")),
+            ..MessageSendConfiguration::default()
+        });
+        refused(
+            &format!("{on}: an approver's push config"),
+            bob.send_message(&params).await.map(drop),
+            "pushNotificationConfig",
+        );
+        // It reads the configs, without their secrets; the owner's stays as it was.
+        let id = TaskIdParams::new(task.id.clone());
+        let read = bob.list_push_configs(&id).await.unwrap();
+        assert_eq!(read.len(), 1, "{on}");
+        assert_eq!(read[0].push_notification_config.token, None, "{on}");
+        let kept = alice.list_push_configs(&id).await.unwrap();
+        assert_eq!(
+            kept[0].push_notification_config.token.as_deref(),
+            Some("alice-secret"),
+            "{on}"
+        );
+        match bob.cancel_task(&id).await {
+            Err(ClientError::Rpc(e)) => assert_eq!(e.code, a2a::ErrorCode::TASK_NOT_FOUND),
+            other => panic!("{on}: an approver's cancel: {other:?}"),
+        }
+        // A messageId of the owner's, reused: refused, naming nothing of the task.
+        let mut reused = Message::user_text("ask me");
+        reused.message_id = first_id;
+        let said = refused(
+            &format!("{on}: a reused messageId"),
+            bob.send_message(&MessageSendParams::new(reused))
+                .await
+                .map(drop),
+            "messageId",
+        );
+        assert!(!said.contains(task.id.as_str()), "{on}: {said}");
+
+        // At most 10 push configs a task; the same id again replaces.
+        for n in 1..10 {
+            let more = TaskPushNotificationConfig {
+                task_id: task.id.clone(),
+                push_notification_config: hook(&format!("more-{n}"), "t"),
+            };
+            alice.set_push_config(&more).await.unwrap();
+        }
+        let eleventh = TaskPushNotificationConfig {
+            task_id: task.id.clone(),
+            push_notification_config: hook("one-too-many", "t"),
+        };
+        refused(
+            &format!("{on}: an eleventh push config"),
+            alice.set_push_config(&eleventh).await.map(drop),
+            "pushNotificationConfig",
+        );
+        alice.set_push_config(&owners).await.unwrap();
+        assert_eq!(alice.list_push_configs(&id).await.unwrap().len(), 10);
+
+        // The approver's plain answer is taken.
+        let done = as_task(
+            bob.send_message(&MessageSendParams::new(answer))
+                .await
+                .unwrap(),
+        );
+        assert_eq!(done.status.state, TaskState::Completed, "{on}");
+    }
+}

@@ -14,7 +14,7 @@ use crate::types::{
     SendMessageResult, StreamEvent, Task, TaskId, TaskIdParams, TaskPushNotificationConfig,
     TaskQueryParams, TaskState, media_type_matches,
 };
-use crate::{Method, RpcError};
+use crate::{ErrorCode, Method, RpcError};
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -191,11 +191,43 @@ impl Inner {
             .get(id)
             .await
             .map_err(store_error)?
-            .filter(|(task, _)| {
-                caller.may(task.initiator.as_deref(), task.tenant.as_deref(), access)
-                    || self.agent.lets(task, caller, access)
-            })
+            .filter(|(task, _)| self.allows(task, caller, access))
             .ok_or_else(|| RpcError::task_not_found(id.as_str()))
+    }
+
+    /// Whether `caller` may act on `task` so: as who started it (or who may act on
+    /// every task), or as the agent lets (an approver answering its question).
+    fn allows(&self, task: &Task, caller: &Caller, access: Access) -> bool {
+        caller.may(task.initiator.as_deref(), task.tenant.as_deref(), access)
+            || self.agent.lets(task, caller, access)
+    }
+
+    /// Stores a push config for a task, within [`ServerConfig::max_push_configs`] a
+    /// task: one more than that (a new id) is refused, naming `field`. One at a time,
+    /// so that requests at once cannot pass the bound together.
+    async fn store_push_config(
+        &self,
+        task_id: &TaskId,
+        config: PushNotificationConfig,
+        field: &str,
+    ) -> Result<(), RpcError> {
+        let _one = self.push_writes.lock().await;
+        let store = self.manager.store();
+        let kept = store.push_configs(task_id).await.map_err(store_error)?;
+        let max = self.config.max_push_configs;
+        if kept.len() >= max && !kept.iter().any(|c| c.id == config.id) {
+            return Err(RpcError::invalid_params(
+                field,
+                format!(
+                    "task {task_id} has {} push notification configs, the most a task may have ({max}); delete one first, or set one of the same id to replace it",
+                    kept.len()
+                ),
+            ));
+        }
+        store
+            .set_push_config(task_id, config)
+            .await
+            .map_err(store_error)
     }
 
     pub(super) async fn push_configs(
@@ -204,16 +236,25 @@ impl Inner {
         caller: &Caller,
     ) -> Result<Vec<PushNotificationConfig>, RpcError> {
         self.require_push()?;
-        self.load(id, caller, Access::Read).await?;
+        let task = self.load(id, caller, Access::Read).await?;
         let mut configs = self
             .manager
             .store()
             .push_configs(id)
             .await
             .map_err(store_error)?;
-        // How notifications are shaped is the server's record, not the client's data.
+        // The secrets a webhook checks its sender by are for who may change the
+        // config (the task's owner), not for who may only read the task (an approver).
+        let secrets = self.allows(&task, caller, Access::Steer);
         for c in &mut configs {
+            // How notifications are shaped is the server's record, not the client's data.
             c.payload = None;
+            if !secrets {
+                c.token = None;
+                if let Some(auth) = &mut c.authentication {
+                    auth.credentials = None;
+                }
+            }
         }
         Ok(configs)
     }
@@ -244,11 +285,8 @@ impl Inner {
         config
             .id
             .get_or_insert_with(|| p.task_id.as_str().to_owned());
-        self.manager
-            .store()
-            .set_push_config(&p.task_id, config.clone())
-            .await
-            .map_err(store_error)?;
+        self.store_push_config(&p.task_id, config.clone(), "pushNotificationConfig")
+            .await?;
         // A finished task changes no more: nothing to deliver, nothing to remember.
         if !task.status.state.is_terminal() {
             // Delivered by the server that runs the task: told, when that is another.
@@ -385,6 +423,19 @@ impl Inner {
         let (handle, task, task_id, context_id) = match message.task_id.clone() {
             Some(task_id) => {
                 let (task, seq) = self.load_seq(&task_id, caller, Access::Answer).await?;
+                if configuration
+                    .as_ref()
+                    .is_some_and(|c| c.push_notification_config.is_some())
+                    && !self.allows(&task, caller, Access::Steer)
+                {
+                    // An approver answers; where the task's news goes is its owner's.
+                    return Err(RpcError::invalid_params(
+                        "configuration.pushNotificationConfig",
+                        format!(
+                            "only who may change task {task_id} (who started it) may set its push notifications; answer without one"
+                        ),
+                    ));
+                }
                 if task.status.state.is_terminal() {
                     return Err(sink_error(SinkError::Terminal(task_id, task.status.state)));
                 }
@@ -439,12 +490,19 @@ impl Inner {
                     None
                 };
                 if let Some(existing) = existing {
-                    let (task, seq) = self.load_seq(&existing, caller, Access::Read).await?;
-                    if !same_message(&task, &message, caller) {
-                        return Err(RpcError::invalid_params(
+                    let reused = || {
+                        RpcError::invalid_params(
                             "message.messageId",
                             "is already used for a different message (other parts, another conversation or another caller); give every new message a messageId of its own",
-                        ));
+                        )
+                    };
+                    // Another caller's task is named to nobody: its id is no answer.
+                    let (task, seq) = match self.load_seq(&existing, caller, Access::Read).await {
+                        Err(e) if e.code == ErrorCode::TASK_NOT_FOUND => return Err(reused()),
+                        found => found?,
+                    };
+                    if !same_message(&task, &message, caller) {
+                        return Err(reused());
                     }
                     let handle = self.manager.open_existing(task, seq);
                     let sub = Listening::Events(handle.subscribe().await.map_err(sink_error)?);
@@ -474,11 +532,8 @@ impl Inner {
             .and_then(|c| c.push_notification_config.clone())
         {
             config.id.get_or_insert_with(|| task_id.as_str().to_owned());
-            self.manager
-                .store()
-                .set_push_config(&task_id, config)
-                .await
-                .map_err(store_error)?;
+            self.store_push_config(&task_id, config, "configuration.pushNotificationConfig")
+                .await?;
             self.manager.arm_push(&task_id);
         }
         // Before the agent starts: nothing it does is missed.

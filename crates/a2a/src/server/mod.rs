@@ -112,6 +112,9 @@ pub struct ServerConfig {
     pub header_read_timeout: Duration,
     /// Most parts one message may have.
     pub max_parts: usize,
+    /// Most push notification configs one task may have (each event is delivered to
+    /// each: more would make one task an amplifier of requests to anywhere).
+    pub max_push_configs: usize,
     /// Most bytes of a message's or request's `metadata`, as JSON.
     pub max_metadata_bytes: usize,
     /// Most bytes of an id (task, context, message, push config).
@@ -194,6 +197,7 @@ impl Default for ServerConfig {
             idle_timeout: Duration::from_secs(60),
             header_read_timeout: Duration::from_secs(10),
             max_parts: 1_000,
+            max_push_configs: 10,
             max_metadata_bytes: 64 * 1024,
             max_id_bytes: 256,
             message_idempotency: true,
@@ -225,6 +229,9 @@ struct Inner {
     /// times its size for a moment, and memory a process has grown to is seldom given
     /// back; one at a time, the peak is one large request's, whatever arrives at once.
     large_bodies: Arc<tokio::sync::Semaphore>,
+    /// Push configs are stored one at a time, so the bound a task has on them holds
+    /// (see `Inner::store_push_config`).
+    push_writes: tokio::sync::Mutex<()>,
 }
 
 /// The cards a server publishes: the public one (and its bytes as served, with their
@@ -341,6 +348,7 @@ impl A2aServerBuilder {
                 shutdown,
                 tracker,
                 large_bodies: Arc::new(tokio::sync::Semaphore::new(1)),
+                push_writes: tokio::sync::Mutex::new(()),
             }),
         }
     }

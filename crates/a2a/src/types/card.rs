@@ -24,7 +24,9 @@ pub struct AgentCard {
     pub protocol_version: String,
     /// The agent's name, for people.
     pub name: String,
-    /// What the agent does, for people and models.
+    /// What the agent does, for people and models. (Read as empty when absent: a v1.0
+    /// card in ProtoJSON, the form its signature covers, leaves empty fields out.)
+    #[serde(default)]
     pub description: String,
     /// The endpoint of the preferred transport.
     pub url: String,
@@ -33,10 +35,13 @@ pub struct AgentCard {
     /// The optional features it supports.
     pub capabilities: AgentCapabilities,
     /// The media types it takes by default.
+    #[serde(default)]
     pub default_input_modes: Vec<String>,
     /// The media types it answers with by default.
+    #[serde(default)]
     pub default_output_modes: Vec<String>,
     /// What it can do.
+    #[serde(default)]
     pub skills: Vec<AgentSkill>,
     /// Transport at `url`; `JSONRPC` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -182,9 +187,11 @@ pub struct AgentSkill {
     pub id: String,
     /// Its name, for people.
     pub name: String,
-    /// What it does.
+    /// What it does (empty when absent, as ProtoJSON leaves it).
+    #[serde(default)]
     pub description: String,
-    /// Keywords describing it.
+    /// Keywords describing it (none when absent, as ProtoJSON leaves an empty list).
+    #[serde(default)]
     pub tags: Vec<String>,
     /// Example requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]

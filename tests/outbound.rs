@@ -181,7 +181,7 @@ async fn an_agent_is_called_with_client_credentials_from_its_card() {
     let (_serve, refused) = run("orchestrator-secret").await;
     assert_eq!(refused.status.state, TaskState::Failed, "{refused:?}");
     let said = serde_json::to_string(&refused).unwrap();
-    assert!(said.contains("not on the agent's own host"), "{said}");
+    assert!(said.contains("not at the agent's own origin"), "{said}");
 }
 
 const BOTH: &str = r#"

@@ -7,7 +7,7 @@
 //! Where to ask and for what comes from `agents.toml` (`token_url`, `scopes`,
 //! `resource`), else from the agent's card: the `oauth2` scheme's client-credentials
 //! flow, and the scopes its security requirements name for that scheme — a token URL
-//! from a card only on the agent's own host (a card must not be able to send the
+//! from a card only at the agent's own origin (a card must not be able to send the
 //! orchestrator's client secret to a server of its choosing; name `token_url` for an
 //! authorization server elsewhere). A refused token
 //! request names the server's error (`invalid_client`, …). Nothing here follows a
@@ -49,8 +49,8 @@ pub struct ClientCredentials {
     token_url: Option<String>,
     scopes: Option<Vec<String>>,
     resource: Option<String>,
-    /// The host of the agent's configured URL: a card's token URL must be on it.
-    agent_host: Option<String>,
+    /// The origin of the agent's configured URL: a card's token URL must be at it.
+    agent_origin: Option<url::Origin>,
     http: reqwest::Client,
     cached: Mutex<Option<(String, Instant)>>,
 }
@@ -84,9 +84,7 @@ impl ClientCredentials {
             token_url,
             scopes,
             resource,
-            agent_host: url::Url::parse(agent_url)
-                .ok()
-                .and_then(|u| u.host_str().map(str::to_owned)),
+            agent_origin: url::Url::parse(agent_url).ok().map(|u| u.origin()),
             http,
             cached: Mutex::new(None),
         }
@@ -114,12 +112,14 @@ impl ClientCredentials {
         let token_url = match (&self.token_url, &from_card) {
             (Some(url), _) => url.clone(),
             (None, Some((url, _))) => {
-                let host = url::Url::parse(url)
-                    .ok()
-                    .and_then(|u| u.host_str().map(str::to_owned));
-                if host.is_none() || host != self.agent_host {
+                // The same origin (scheme, host and port), not only the same host:
+                // another port of the agent's host is another server.
+                let origin = url::Url::parse(url).ok().map(|u| u.origin());
+                if !origin.as_ref().is_some_and(url::Origin::is_tuple)
+                    || origin != self.agent_origin
+                {
                     return Err(format!(
-                        "its card names the token endpoint {url}, which is not on the agent's own host: name it as `token_url` in agents.toml if it is the agent's authorization server (a card alone does not get the client secret sent elsewhere)"
+                        "its card names the token endpoint {url}, which is not at the agent's own origin (scheme, host and port): name it as `token_url` in agents.toml if it is the agent's authorization server (a card alone does not get the client secret sent elsewhere)"
                     ));
                 }
                 url.clone()
@@ -393,6 +393,53 @@ impl TokenSource {
             TokenSource::ClientCredentials(c) => c.describe(),
             TokenSource::Exchange(e) => e.describe(),
             TokenSource::Forward => "the run's initiator's own token, forwarded — WARNING: the agent can replay it against every service that takes it; prefer type = \"token_exchange\"".to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn card_naming(token_url: &str) -> AgentCard {
+        serde_json::from_value(serde_json::json!({
+            "protocolVersion": "0.3.0", "name": "hr", "description": "", "version": "1",
+            "url": "http://127.0.0.1:7000/", "capabilities": {},
+            "defaultInputModes": [], "defaultOutputModes": [], "skills": [],
+            "securitySchemes": {"oauth": {"type": "oauth2", "flows": {
+                "clientCredentials": {"tokenUrl": token_url, "scopes": {}}}}},
+            "security": [{"oauth": ["hr.read"]}]
+        }))
+        .unwrap()
+    }
+
+    /// A card's token URL gets the client secret only at the agent's own origin:
+    /// another port or scheme of the same host is another server.
+    #[test]
+    fn a_cards_token_url_is_used_only_at_the_agents_origin() {
+        let creds = ClientCredentials::new(
+            "me".into(),
+            "secret".into(),
+            None,
+            None,
+            None,
+            "http://127.0.0.1:7000/a2a",
+        );
+        let (url, scopes) = creds
+            .endpoint(Some(&card_naming("http://127.0.0.1:7000/token")))
+            .unwrap();
+        assert_eq!(
+            (url.as_str(), scopes),
+            ("http://127.0.0.1:7000/token", vec!["hr.read".to_owned()])
+        );
+        for elsewhere in [
+            "http://127.0.0.1:7001/token",
+            "https://127.0.0.1:7000/token",
+            "http://localhost:7000/token",
+            "data:text/plain,token",
+        ] {
+            let refused = creds.endpoint(Some(&card_naming(elsewhere))).unwrap_err();
+            assert!(refused.contains("own origin"), "{elsewhere}: {refused}");
         }
     }
 }

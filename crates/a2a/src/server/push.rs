@@ -39,17 +39,20 @@ pub async fn check_webhook(url: &str, allow_private: bool) -> Result<(), String>
     if allow_private {
         return Ok(());
     }
-    let lower = host.to_ascii_lowercase();
-    if lower == "localhost" || lower.ends_with(".localhost") || lower == "metadata.google.internal"
+    // As a resolver reads it: case and a trailing dot (the root) make no other host.
+    let name = host.trim_end_matches('.').to_ascii_lowercase();
+    if INTERNAL_NAMES.contains(&name.as_str())
+        || name.ends_with(".localhost")
+        || name.ends_with(".internal")
     {
         return Err(format!(
             "webhook host {host} is internal; refused (the server does not allow private webhooks)"
         ));
     }
     let port = u.port_or_known_default().unwrap_or(80);
-    let addrs: Vec<std::net::IpAddr> = match host.parse::<std::net::IpAddr>() {
+    let addrs: Vec<std::net::IpAddr> = match name.parse::<std::net::IpAddr>() {
         Ok(ip) => vec![ip],
-        Err(_) => match tokio::net::lookup_host((host.as_str(), port)).await {
+        Err(_) => match tokio::net::lookup_host((name.as_str(), port)).await {
             Ok(found) => found.map(|a| a.ip()).collect(),
             Err(_) => return Ok(()),
         },
@@ -62,8 +65,22 @@ pub async fn check_webhook(url: &str, allow_private: bool) -> Result<(), String>
     }
 }
 
+/// Names that reach the machine itself or its cloud's metadata service.
+const INTERNAL_NAMES: &[&str] = &[
+    "localhost",
+    "metadata",
+    "metadata.google.internal",
+    "metadata.goog",
+    "instance-data",
+];
+
+/// Whether an address is anything but a public unicast one: loopback, private, shared
+/// (CGNAT), link-local (cloud metadata), unspecified, broadcast, multicast, reserved,
+/// benchmarking, documentation, and the IPv6 forms that carry an IPv4 address (mapped,
+/// compatible, NAT64, 6to4) judged by that address; site-local, unique-local, Teredo
+/// and discard-only IPv6 ranges too.
 fn is_private(ip: &std::net::IpAddr) -> bool {
-    use std::net::IpAddr;
+    use std::net::{IpAddr, Ipv4Addr};
     match ip {
         IpAddr::V4(v4) => {
             let o = v4.octets();
@@ -72,18 +89,45 @@ fn is_private(ip: &std::net::IpAddr) -> bool {
                 || v4.is_link_local()
                 || v4.is_unspecified()
                 || v4.is_broadcast()
-                || (o[0] == 100 && (64..128).contains(&o[1]))
+                || v4.is_multicast()
+                || v4.is_documentation()
                 || o[0] == 0
+                // Shared address space (RFC 6598).
+                || (o[0] == 100 && (64..128).contains(&o[1]))
+                // IETF protocol assignments (RFC 6890).
+                || (o[0] == 192 && o[1] == 0 && o[2] == 0)
+                // Benchmarking (RFC 2544).
+                || (o[0] == 198 && (18..20).contains(&o[1]))
+                // Reserved (RFC 1112), 240.0.0.0/4.
+                || o[0] >= 240
         }
         IpAddr::V6(v6) => {
             let seg = v6.segments();
+            let embedded = |hi: u16, lo: u16| {
+                is_private(&IpAddr::V4(Ipv4Addr::new(
+                    (hi >> 8) as u8,
+                    hi as u8,
+                    (lo >> 8) as u8,
+                    lo as u8,
+                )))
+            };
             v6.is_loopback()
                 || v6.is_unspecified()
+                || v6.is_multicast()
+                // Unique local fc00::/7, link-local fe80::/10, site-local fec0::/10.
                 || (seg[0] & 0xfe00) == 0xfc00
                 || (seg[0] & 0xffc0) == 0xfe80
-                || v6
-                    .to_ipv4_mapped()
-                    .is_some_and(|v4| is_private(&IpAddr::V4(v4)))
+                || (seg[0] & 0xffc0) == 0xfec0
+                // Mapped ::ffff:a.b.c.d and compatible ::a.b.c.d.
+                || v6.to_ipv4().is_some_and(|v4| is_private(&IpAddr::V4(v4)))
+                // NAT64 64:ff9b::/96 (and the local-use 64:ff9b:1::/48, any).
+                || (seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] && embedded(seg[6], seg[7]))
+                || (seg[0] == 0x64 && seg[1] == 0xff9b && seg[2] == 1)
+                // 6to4 2002::/16: the IPv4 address in its next 32 bits.
+                || (seg[0] == 0x2002 && embedded(seg[1], seg[2]))
+                // Teredo 2001::/32, documentation 2001:db8::/32, discard-only 100::/64.
+                || (seg[0] == 0x2001 && (seg[1] == 0 || seg[1] == 0xdb8))
+                || seg[..4] == [0x100, 0, 0, 0]
         }
     }
 }
@@ -261,6 +305,63 @@ impl PushNotifier {
             {
                 tokio::time::sleep(wait).await;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 81: every spelling of an internal or non-public address is refused, the
+    /// name read as a resolver reads it and each IPv4 address however IPv6 carries it.
+    #[tokio::test]
+    async fn webhooks_to_internal_or_reserved_addresses_are_refused_however_spelled() {
+        for url in [
+            "http://LOCALHOST./hook",
+            "http://api.localhost/hook",
+            "http://metadata.google.internal./computeMetadata/v1/",
+            "http://Metadata/hook",
+            "http://127.0.0.1/hook",
+            "http://2130706433/hook",
+            "http://0x7f.1/hook",
+            "http://[::1]/hook",
+            "http://[::127.0.0.1]/hook",
+            "http://[::ffff:10.0.0.1]/hook",
+            "http://[64:ff9b::7f00:1]/hook",
+            "http://[64:ff9b:1::1]/hook",
+            "http://[2002:7f00:1::]/hook",
+            "http://[2002:a9fe:a9fe::1]/hook",
+            "http://[fec0::1]/hook",
+            "http://[fd00::1]/hook",
+            "http://[fe80::1]/hook",
+            "http://[ff02::1]/hook",
+            "http://[2001:db8::1]/hook",
+            "http://[2001::1]/hook",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://100.64.0.1/hook",
+            "http://198.18.0.1/hook",
+            "http://198.19.255.255/hook",
+            "http://240.0.0.1/hook",
+            "http://255.255.255.255/hook",
+            "http://224.0.0.1/hook",
+            "http://192.0.0.8/hook",
+            "http://0.0.0.0/hook",
+        ] {
+            let refused = check_webhook(url, false).await;
+            assert!(refused.is_err(), "{url} was taken");
+            assert!(
+                check_webhook(url, true).await.is_ok(),
+                "{url}, private allowed"
+            );
+        }
+        for url in [
+            "https://93.184.215.14/hook",
+            "https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/hook",
+            "https://[2002:5db8:d70e::1]/hook",
+            "https://[64:ff9b::5db8:d70e]/hook",
+        ] {
+            assert_eq!(check_webhook(url, false).await, Ok(()), "{url}");
         }
     }
 }

@@ -858,3 +858,159 @@ async fn a_run_stays_in_its_tenant() {
     let (_, missing) = rpc(None).await;
     assert_eq!(missing["error"]["code"], -32001, "{missing}");
 }
+
+/// A provider's key set on loopback whose answers can be slowed, with the keys it
+/// publishes replaceable (a rotation) and its fetches counted.
+struct SlowKeys {
+    url: String,
+    delay_ms: Arc<std::sync::atomic::AtomicU64>,
+    keys: Arc<std::sync::Mutex<Vec<Value>>>,
+    fetches: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+async fn slow_keys() -> SlowKeys {
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let delay_ms = Arc::new(AtomicU64::new(0));
+    let keys: Arc<std::sync::Mutex<Vec<Value>>> = Arc::default();
+    let fetches = Arc::new(AtomicUsize::new(0));
+    let meta = json!({ "issuer": url, "jwks_uri": format!("{url}/jwks") });
+    let (d, k, f) = (delay_ms.clone(), keys.clone(), fetches.clone());
+    let router = axum::Router::new()
+        .route(
+            "/.well-known/openid-configuration",
+            axum::routing::get(move || async move { axum::Json(meta) }),
+        )
+        .route(
+            "/jwks",
+            axum::routing::get(move || async move {
+                f.fetch_add(1, Ordering::SeqCst);
+                let wait = d.load(Ordering::SeqCst);
+                tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+                let keys = k.lock().unwrap().clone();
+                axum::Json(json!({ "keys": keys }))
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    SlowKeys {
+        url,
+        delay_ms,
+        keys,
+        fetches,
+    }
+}
+
+/// A signing key of the provider's: its public JWK under `kid`, and a token for
+/// `sub` signed with it.
+struct ProviderKey {
+    kid: String,
+    der: Vec<u8>,
+    jwk: Value,
+}
+
+fn provider_key(kid: &str) -> ProviderKey {
+    let pair = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).unwrap();
+    let mut jwk = serde_json::to_value(
+        a2a::signing::CardSigningKey::from_bytes(pair.serialize_pem().as_bytes())
+            .unwrap()
+            .public_jwk(),
+    )
+    .unwrap();
+    jwk["kid"] = json!(kid);
+    ProviderKey {
+        kid: kid.to_owned(),
+        der: pair.serialize_der(),
+        jwk,
+    }
+}
+
+fn signed(key: &ProviderKey, issuer: &str, kid: &str) -> String {
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::EdDSA);
+    header.kid = Some(kid.to_owned());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let claims = json!({ "iss": issuer, "aud": AUDIENCE, "sub": "ada", "exp": now + 600 });
+    jsonwebtoken::encode(
+        &header,
+        &claims,
+        &jsonwebtoken::EncodingKey::from_ed_der(&key.der),
+    )
+    .unwrap()
+}
+
+/// Issue 81: a slow key fetch holds up only the tokens that need it. While the
+/// provider takes seconds to answer a fetch that a token with an unknown key started,
+/// tokens signed with a known key are checked; a flood of made-up key ids costs the
+/// provider a fetch or two, and a token signed with a key the provider has just rotated
+/// in is still taken after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_key_fetch_holds_up_only_the_tokens_that_need_it() {
+    use std::sync::atomic::Ordering;
+    let provider = slow_keys().await;
+    let (k1, k2) = (provider_key("k1"), provider_key("k2"));
+    provider.keys.lock().unwrap().push(k1.jwk.clone());
+    let verifier = Arc::new(
+        OidcVerifier::new(OidcSettings {
+            issuer: provider.url.clone(),
+            audience: AUDIENCE.into(),
+            roles_claim: "groups".into(),
+            name_claim: None,
+            tenant_claim: None,
+            ca_file: None,
+            rules: RoleRules::default(),
+        })
+        .unwrap(),
+    );
+    let good = signed(&k1, &provider.url, &k1.kid);
+    assert_eq!(verifier.check(&good).await.unwrap().subject, "ada");
+
+    // A token naming a key not known starts a fetch the provider answers slowly.
+    provider.delay_ms.store(3_000, Ordering::SeqCst);
+    let unknown = signed(&k1, &provider.url, "nobody-has-this-key");
+    let slow = tokio::spawn({
+        let verifier = verifier.clone();
+        async move { verifier.check(&unknown).await }
+    });
+    while provider.fetches.load(Ordering::SeqCst) < 2 {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    for _ in 0..20 {
+        assert!(verifier.check(&good).await.is_ok());
+    }
+    assert!(
+        !slow.is_finished(),
+        "the known key's tokens were checked while the fetch was still under way"
+    );
+    let refused = slow.await.unwrap().unwrap_err();
+    assert!(refused.contains("does not publish"), "{refused}");
+
+    // The provider rotates in a new key while made-up key ids flood in.
+    provider.delay_ms.store(0, Ordering::SeqCst);
+    provider.keys.lock().unwrap().push(k2.jwk.clone());
+    let before = provider.fetches.load(Ordering::SeqCst);
+    let flood: Vec<_> = (0..50)
+        .map(|i| {
+            let verifier = verifier.clone();
+            let token = signed(&k1, &provider.url, &format!("made-up-{i}"));
+            tokio::spawn(async move { verifier.check(&token).await })
+        })
+        .collect();
+    let rotated = signed(&k2, &provider.url, &k2.kid);
+    let taken = verifier.check(&rotated).await;
+    for f in flood {
+        assert!(f.await.unwrap().is_err());
+    }
+    assert_eq!(
+        taken.map(|p| p.subject).as_deref(),
+        Ok("ada"),
+        "the rotated key is taken despite the flood"
+    );
+    let fetched = provider.fetches.load(Ordering::SeqCst) - before;
+    assert!(
+        (1..=3).contains(&fetched),
+        "{fetched} fetches for 50 made-up key ids and one new key"
+    );
+}

@@ -2,14 +2,20 @@
 //! against the keys it publishes.
 //!
 //! The provider's metadata comes from `{issuer}/.well-known/openid-configuration` and
-//! its keys from the `jwks_uri` there, fetched on first use and kept. A token naming a
-//! key that is not known (the provider rotated its keys) fetches them again, at most
-//! [`REFETCH_BURST`] times in any [`REFETCH_WINDOW`], so a flood of made-up key ids
-//! cannot make this server hammer the provider. Only asymmetric algorithms are taken (RSA, RSA-PSS, ECDSA,
+//! its keys from the `jwks_uri` there, fetched on first use, again every
+//! [`REFRESH_EVERY`], and again when a token names a key not known (the provider
+//! rotated its keys). A check never waits for a fetch unless its token needs a key not
+//! known: the keys are read from a snapshot, and a fetch replaces it. The fetches for
+//! unknown keys are one at a time and at least [`REFETCH_INTERVAL`] apart, so a flood
+//! of made-up key ids costs the provider one fetch per interval at most; a token
+//! waiting for one is answered by the next fetch that starts after it arrived, so such
+//! a flood cannot starve a token signed with a newly rotated key (it waits, at most an
+//! interval and a fetch). Only asymmetric algorithms are taken (RSA, RSA-PSS, ECDSA,
 //! EdDSA): never `none`, and never an HMAC, whose "secret" would be the public key.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
@@ -17,6 +23,7 @@ use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, JwkSet, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use serde_json::Value;
 use tokio::sync::Mutex;
+use tokio_util::task::AbortOnDropHandle;
 
 use a2a::server::{Principal, VerifyToken};
 use a2a::types::{OpenIdConnectSecurityScheme, SecurityScheme};
@@ -40,11 +47,16 @@ pub const ALGORITHMS: [Algorithm; 9] = [
 /// Clock difference forgiven on `exp` and `nbf`.
 pub const LEEWAY: Duration = Duration::from_secs(30);
 
-/// Most fetches of the provider's keys in any [`REFETCH_WINDOW`].
-pub const REFETCH_BURST: usize = 3;
+/// The least time between two fetches of the provider's keys for tokens naming a key
+/// not known.
+pub const REFETCH_INTERVAL: Duration = Duration::from_secs(5);
 
-/// See [`REFETCH_BURST`].
-pub const REFETCH_WINDOW: Duration = Duration::from_secs(60);
+/// How often the provider's keys are fetched again, whatever the tokens name: a key it
+/// withdrew stops being taken within this time.
+pub const REFRESH_EVERY: Duration = Duration::from_secs(10 * 60);
+
+/// Most keys taken from the provider's key set (the rest are left out).
+const MAX_KEYS: usize = 64;
 
 /// Largest metadata or key set document read.
 const MAX_DOCUMENT_BYTES: usize = 512 * 1024;
@@ -84,33 +96,55 @@ pub struct SettingsError {
 /// Checks bearer tokens against one provider.
 pub struct OidcVerifier {
     settings: OidcSettings,
-    http: reqwest::Client,
-    keys: Mutex<Keys>,
+    keys: Arc<KeyCache>,
+    /// Fetches the keys every [`REFRESH_EVERY`]: started by the first check (which has
+    /// a runtime), ended with the verifier.
+    refresher: OnceLock<AbortOnDropHandle<()>>,
 }
 
-/// What is known of the provider's keys.
+/// The provider's keys: a snapshot every check reads, and the fetches that replace it.
+struct KeyCache {
+    issuer: String,
+    discovery_url: String,
+    http: reqwest::Client,
+    keys: RwLock<Arc<Keys>>,
+    /// Held through a fetch: one at a time.
+    fetching: Mutex<Fetching>,
+}
+
+/// One fetch's keys.
 #[derive(Default)]
 struct Keys {
-    jwks_uri: Option<String>,
     by_id: HashMap<String, (Option<Algorithm>, DecodingKey)>,
     /// Keys published without a `kid`.
     unnamed: Vec<(Option<Algorithm>, DecodingKey)>,
-    /// When the keys were fetched, within the last [`REFETCH_WINDOW`].
-    fetches: VecDeque<Instant>,
+    /// When the fetch that found them started; none before the first.
+    fetched: Option<Instant>,
 }
 
 impl Keys {
-    /// Whether the keys may be fetched now (see [`REFETCH_BURST`]).
-    fn may_fetch(&mut self) -> bool {
-        while self
-            .fetches
-            .front()
-            .is_some_and(|at| at.elapsed() >= REFETCH_WINDOW)
-        {
-            self.fetches.pop_front();
+    /// The key for a token's `kid` (any that fits, for a token naming none) and
+    /// algorithm.
+    fn find(&self, kid: Option<&str>, alg: Algorithm) -> Option<DecodingKey> {
+        let fits = |(a, _): &&(Option<Algorithm>, DecodingKey)| a.is_none_or(|a| a == alg);
+        match kid {
+            Some(kid) => self.by_id.get(kid).filter(fits).map(|(_, k)| k.clone()),
+            None => self
+                .unnamed
+                .iter()
+                .chain(self.by_id.values())
+                .find(fits)
+                .map(|(_, k)| k.clone()),
         }
-        self.fetches.len() < REFETCH_BURST
     }
+}
+
+/// What the fetches keep between them.
+#[derive(Default)]
+struct Fetching {
+    jwks_uri: Option<String>,
+    /// When the last fetch started.
+    last: Option<Instant>,
 }
 
 impl OidcVerifier {
@@ -154,130 +188,26 @@ impl OidcVerifier {
             field: None,
             message: format!("cannot build the HTTP client for the OpenID Provider: {e}"),
         })?;
+        let discovery_url = format!(
+            "{}/.well-known/openid-configuration",
+            settings.issuer.trim_end_matches('/')
+        );
         Ok(OidcVerifier {
+            keys: Arc::new(KeyCache {
+                issuer: settings.issuer.clone(),
+                discovery_url,
+                http,
+                keys: RwLock::default(),
+                fetching: Mutex::default(),
+            }),
             settings,
-            http,
-            keys: Mutex::new(Keys::default()),
+            refresher: OnceLock::new(),
         })
     }
 
     /// The provider's discovery document URL.
     pub fn discovery_url(&self) -> String {
-        format!(
-            "{}/.well-known/openid-configuration",
-            self.settings.issuer.trim_end_matches('/')
-        )
-    }
-
-    async fn get_json(&self, url: &str) -> Result<Value, String> {
-        let response = self
-            .http
-            .get(url)
-            .header(reqwest::header::ACCEPT, "application/json")
-            .send()
-            .await
-            .map_err(|e| format!("{url}: {e}"))?;
-        if !response.status().is_success() {
-            return Err(format!("{url} answered HTTP {}", response.status()));
-        }
-        let body = read_bounded(url, response, MAX_DOCUMENT_BYTES).await?;
-        serde_json::from_slice(&body).map_err(|e| format!("{url} sent no JSON: {e}"))
-    }
-
-    /// Fetches the provider's metadata (once) and its keys (now).
-    async fn refresh(&self, keys: &mut Keys) -> Result<(), String> {
-        keys.fetches.push_back(Instant::now());
-        let jwks_uri = match &keys.jwks_uri {
-            Some(uri) => uri.clone(),
-            None => {
-                let meta = self.get_json(&self.discovery_url()).await?;
-                let issuer = meta.get("issuer").and_then(Value::as_str).unwrap_or("");
-                if issuer != self.settings.issuer {
-                    return Err(format!(
-                        "the provider's metadata names the issuer {issuer:?}, not {:?}",
-                        self.settings.issuer
-                    ));
-                }
-                let uri = meta
-                    .get("jwks_uri")
-                    .and_then(Value::as_str)
-                    .filter(|u| trustworthy(u))
-                    .ok_or("the provider's metadata has no https jwks_uri")?
-                    .to_owned();
-                keys.jwks_uri = Some(uri.clone());
-                uri
-            }
-        };
-        let set = self.get_json(&jwks_uri).await?;
-        let set: JwkSet = JwkSet {
-            keys: set
-                .get("keys")
-                .and_then(Value::as_array)
-                .ok_or_else(|| format!("{jwks_uri} has no `keys`"))?
-                .iter()
-                // A key of a kind this verifier does not know is skipped, not fatal.
-                .filter_map(|k| serde_json::from_value::<Jwk>(k.clone()).ok())
-                .collect(),
-        };
-        keys.by_id.clear();
-        keys.unnamed.clear();
-        for jwk in &set.keys {
-            if matches!(jwk.algorithm, AlgorithmParameters::OctetKey(_))
-                || matches!(&jwk.common.public_key_use, Some(u) if *u != PublicKeyUse::Signature)
-            {
-                continue;
-            }
-            let Ok(key) = DecodingKey::from_jwk(jwk) else {
-                continue;
-            };
-            let alg = jwk
-                .common
-                .key_algorithm
-                .and_then(|a| a.to_string().parse::<Algorithm>().ok());
-            match &jwk.common.key_id {
-                Some(kid) => {
-                    keys.by_id.insert(kid.clone(), (alg, key));
-                }
-                None => keys.unnamed.push((alg, key)),
-            }
-        }
-        Ok(())
-    }
-
-    /// The key for a token's `kid` and algorithm, fetching the keys again when it is
-    /// not known and they were not fetched lately.
-    async fn key_for(&self, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, String> {
-        let mut keys = self.keys.lock().await;
-        let find = |keys: &Keys| -> Option<DecodingKey> {
-            let fits = |(a, _): &&(Option<Algorithm>, DecodingKey)| a.is_none_or(|a| a == alg);
-            match kid {
-                Some(kid) => keys.by_id.get(kid).filter(fits).map(|(_, k)| k.clone()),
-                None => keys
-                    .unnamed
-                    .iter()
-                    .chain(keys.by_id.values())
-                    .find(fits)
-                    .map(|(_, k)| k.clone()),
-            }
-        };
-        if let Some(key) = find(&keys) {
-            return Ok(key);
-        }
-        if keys.may_fetch() {
-            if let Err(e) = self.refresh(&mut keys).await {
-                tracing::warn!(issuer = %self.settings.issuer, error = %e, "fetching the OpenID Provider's keys failed");
-                return Err("the issuer's signing keys cannot be fetched now".to_owned());
-            }
-            if let Some(key) = find(&keys) {
-                return Ok(key);
-            }
-        }
-        Err(match kid {
-            Some(kid) => {
-                format!("the token is signed with a key ({kid}) the issuer does not publish")
-            }
-            None => "the token names no key, and no key the issuer publishes fits it".to_owned(),
-        })
+        self.keys.discovery_url.clone()
     }
 
     /// The principal a verified token's claims describe.
@@ -320,7 +250,12 @@ impl OidcVerifier {
                 header.alg
             ));
         }
-        let key = self.key_for(header.kid.as_deref(), header.alg).await?;
+        self.refresher.get_or_init(|| {
+            AbortOnDropHandle::new(tokio::spawn(KeyCache::refresh_every(Arc::downgrade(
+                &self.keys,
+            ))))
+        });
+        let key = self.keys.key_for(header.kid.as_deref(), header.alg).await?;
         let mut validation = Validation::new(header.alg);
         validation.set_audience(&[&self.settings.audience]);
         validation.set_issuer(&[&self.settings.issuer]);
@@ -348,6 +283,143 @@ impl OidcVerifier {
             }
         })?;
         self.principal(&data.claims)
+    }
+}
+
+impl KeyCache {
+    async fn get_json(&self, url: &str) -> Result<Value, String> {
+        let response = self
+            .http
+            .get(url)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|e| format!("{url}: {e}"))?;
+        if !response.status().is_success() {
+            return Err(format!("{url} answered HTTP {}", response.status()));
+        }
+        let body = read_bounded(url, response, MAX_DOCUMENT_BYTES).await?;
+        serde_json::from_slice(&body).map_err(|e| format!("{url} sent no JSON: {e}"))
+    }
+
+    /// The keys as last fetched (none before the first fetch).
+    fn snapshot(&self) -> Arc<Keys> {
+        self.keys.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Fetches the provider's metadata (once) and its keys (now), and makes them the
+    /// snapshot. Called with the fetch lock held.
+    async fn fetch(&self, state: &mut Fetching) -> Result<(), String> {
+        let started = Instant::now();
+        state.last = Some(started);
+        let jwks_uri = match &state.jwks_uri {
+            Some(uri) => uri.clone(),
+            None => {
+                let meta = self.get_json(&self.discovery_url).await?;
+                let issuer = meta.get("issuer").and_then(Value::as_str).unwrap_or("");
+                if issuer != self.issuer {
+                    return Err(format!(
+                        "the provider's metadata names the issuer {issuer:?}, not {:?}",
+                        self.issuer
+                    ));
+                }
+                let uri = meta
+                    .get("jwks_uri")
+                    .and_then(Value::as_str)
+                    .filter(|u| trustworthy(u))
+                    .ok_or("the provider's metadata has no https jwks_uri")?
+                    .to_owned();
+                state.jwks_uri = Some(uri.clone());
+                uri
+            }
+        };
+        let set = self.get_json(&jwks_uri).await?;
+        let set: JwkSet = JwkSet {
+            keys: set
+                .get("keys")
+                .and_then(Value::as_array)
+                .ok_or_else(|| format!("{jwks_uri} has no `keys`"))?
+                .iter()
+                .take(MAX_KEYS)
+                // A key of a kind this verifier does not know is skipped, not fatal.
+                .filter_map(|k| serde_json::from_value::<Jwk>(k.clone()).ok())
+                .collect(),
+        };
+        let mut keys = Keys {
+            fetched: Some(started),
+            ..Keys::default()
+        };
+        for jwk in &set.keys {
+            if matches!(jwk.algorithm, AlgorithmParameters::OctetKey(_))
+                || matches!(&jwk.common.public_key_use, Some(u) if *u != PublicKeyUse::Signature)
+            {
+                continue;
+            }
+            let Ok(key) = DecodingKey::from_jwk(jwk) else {
+                continue;
+            };
+            let alg = jwk
+                .common
+                .key_algorithm
+                .and_then(|a| a.to_string().parse::<Algorithm>().ok());
+            match &jwk.common.key_id {
+                Some(kid) => {
+                    keys.by_id.insert(kid.clone(), (alg, key));
+                }
+                None => keys.unnamed.push((alg, key)),
+            }
+        }
+        *self.keys.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(keys);
+        Ok(())
+    }
+
+    /// The key for a token's `kid` and algorithm: from the snapshot, or — when it is
+    /// not there — from the first fetch that starts after this call, made at least
+    /// [`REFETCH_INTERVAL`] after the one before.
+    async fn key_for(&self, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, String> {
+        if let Some(key) = self.snapshot().find(kid, alg) {
+            return Ok(key);
+        }
+        let asked = Instant::now();
+        let mut state = self.fetching.lock().await;
+        let current = self.snapshot();
+        // A fetch that started after this call has answered it, found or not.
+        let answered = current.fetched.is_some_and(|at| at >= asked);
+        if !answered {
+            if let Some(wait) = state
+                .last
+                .map(|last| REFETCH_INTERVAL.saturating_sub(last.elapsed()))
+                .filter(|w| !w.is_zero())
+            {
+                tokio::time::sleep(wait).await;
+            }
+            if let Err(e) = self.fetch(&mut state).await {
+                tracing::warn!(issuer = %self.issuer, error = %e, "fetching the OpenID Provider's keys failed");
+                return Err("the issuer's signing keys cannot be fetched now".to_owned());
+            }
+        }
+        drop(state);
+        if let Some(key) = self.snapshot().find(kid, alg) {
+            return Ok(key);
+        }
+        Err(match kid {
+            Some(kid) => {
+                format!("the token is signed with a key ({kid}) the issuer does not publish")
+            }
+            None => "the token names no key, and no key the issuer publishes fits it".to_owned(),
+        })
+    }
+
+    /// Fetches the keys every [`REFRESH_EVERY`] while the cache is in use.
+    async fn refresh_every(cache: Weak<KeyCache>) {
+        loop {
+            tokio::time::sleep(REFRESH_EVERY).await;
+            let Some(cache) = cache.upgrade() else { return };
+            let mut state = cache.fetching.lock().await;
+            if let Err(e) = cache.fetch(&mut state).await {
+                tracing::warn!(issuer = %cache.issuer, error = %e, "refreshing the OpenID Provider's keys failed; the keys fetched before stay in use");
+            }
+        }
     }
 }
 

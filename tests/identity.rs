@@ -926,13 +926,17 @@ fn provider_key(kid: &str) -> ProviderKey {
 }
 
 fn signed(key: &ProviderKey, issuer: &str, kid: &str) -> String {
+    signed_for(key, issuer, kid, "ada")
+}
+
+fn signed_for(key: &ProviderKey, issuer: &str, kid: &str, sub: &str) -> String {
     let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::EdDSA);
     header.kid = Some(kid.to_owned());
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs();
-    let claims = json!({ "iss": issuer, "aud": AUDIENCE, "sub": "ada", "exp": now + 600 });
+    let claims = json!({ "iss": issuer, "aud": AUDIENCE, "sub": sub, "exp": now + 600 });
     jsonwebtoken::encode(
         &header,
         &claims,
@@ -1013,4 +1017,43 @@ async fn a_slow_key_fetch_holds_up_only_the_tokens_that_need_it() {
         (1..=3).contains(&fetched),
         "{fetched} fetches for 50 made-up key ids and one new key"
     );
+}
+
+/// Issue 81: a subject pattern names a whole identity. A token whose issuer calls its
+/// subject `token:ci` gets nothing `sub:token:ci` (the named static token) is granted,
+/// and shows as the issuer's subject, not as the token.
+#[tokio::test]
+async fn an_issued_subject_spelled_like_a_static_token_is_not_that_token() {
+    let provider = slow_keys().await;
+    let key = provider_key("k1");
+    provider.keys.lock().unwrap().push(key.jwk.clone());
+    let verifier = OidcVerifier::new(OidcSettings {
+        issuer: provider.url.clone(),
+        audience: AUDIENCE.into(),
+        roles_claim: "groups".into(),
+        name_claim: None,
+        tenant_claim: None,
+        ca_file: None,
+        rules: RoleRules {
+            grants: vec![
+                (
+                    "admin".into(),
+                    vec![Pattern::parse("sub:token:ci").unwrap()],
+                ),
+                ("viewer".into(), vec![Pattern::parse("sub:ada").unwrap()]),
+            ],
+        },
+    })
+    .unwrap();
+    let spoof = verifier
+        .check(&signed_for(&key, &provider.url, "k1", "token:ci"))
+        .await
+        .unwrap();
+    assert!(spoof.roles.is_empty(), "{:?}", spoof.roles);
+    assert_eq!(spoof.id, format!("{}#token:ci", provider.url));
+    let ada = verifier
+        .check(&signed_for(&key, &provider.url, "k1", "ada"))
+        .await
+        .unwrap();
+    assert_eq!(ada.roles, ["viewer"]);
 }

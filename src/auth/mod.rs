@@ -16,7 +16,12 @@ pub use orchestrator_core::access::{Pattern, ROLES};
 
 /// Whether `pattern` names `principal`.
 pub fn names(pattern: &Pattern, principal: &Principal) -> bool {
-    pattern.names(&principal.subject, &principal.groups, &principal.roles)
+    pattern.names(
+        &principal.id,
+        &principal.subject,
+        &principal.groups,
+        &principal.roles,
+    )
 }
 
 /// The core's view of a principal: who acts on a run.

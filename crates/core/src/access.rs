@@ -26,8 +26,9 @@ pub struct Actor {
 }
 
 /// Who a pattern names: `group:NAME` (a member of the group), `sub:SUBJECT` (the one
-/// whose subject this is; `sub:token:ci` for a named token), `role:NAME` (anyone granted
-/// the role), or `*` (anyone authenticated).
+/// an identity provider knows by this subject), `sub:ISSUER#SUBJECT` (that issuer's
+/// subject only), `sub:token:NAME` (the named static token, and nothing an issuer
+/// signed), `role:NAME` (anyone granted the role), or `*` (anyone authenticated).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pattern {
     Group(String),
@@ -62,19 +63,29 @@ impl Pattern {
         }
     }
 
-    /// Whether it names someone with this subject, groups and roles.
-    pub fn names(&self, subject: &str, groups: &[String], roles: &[String]) -> bool {
+    /// Whether it names someone with this id (`{issuer}#{subject}` for one an issuer
+    /// vouches for, the subject alone for a static credential), subject, groups and
+    /// roles. A subject pattern names a whole identity: `sub:token:ci` never names a
+    /// token whose issuer calls its subject `token:ci`, nor `sub:alice` a static token.
+    pub fn names(&self, id: &str, subject: &str, groups: &[String], roles: &[String]) -> bool {
         match self {
             Pattern::Anyone => true,
             Pattern::Group(g) => groups.iter().any(|x| x == g),
-            Pattern::Subject(s) => subject == s,
+            Pattern::Subject(s) => {
+                let issued = id != subject;
+                if s.starts_with("token:") {
+                    !issued && id == s
+                } else {
+                    issued && (subject == s || id == s)
+                }
+            }
             Pattern::Role(r) => roles.iter().any(|x| x == r),
         }
     }
 
     /// Whether it names `actor`.
     pub fn matches(&self, actor: &Actor) -> bool {
-        self.names(&actor.subject, &actor.groups, &actor.roles)
+        self.names(&actor.id, &actor.subject, &actor.groups, &actor.roles)
     }
 }
 
@@ -156,9 +167,53 @@ mod tests {
         );
         assert!(Pattern::parse("hr").unwrap_err().contains("group:NAME"));
         assert!(Pattern::parse("team:x").unwrap_err().contains("not a kind"));
+        assert!(
+            Pattern::parse("sub:https://idp#alice")
+                .unwrap()
+                .matches(&alice)
+        );
+        assert!(
+            !Pattern::parse("sub:https://other#alice")
+                .unwrap()
+                .matches(&alice)
+        );
         let list = [Pattern::Group("it".into()), Pattern::Subject("bob".into())];
         assert!(!allowed(&list, &alice));
         assert!(allowed(&[], &alice));
         assert_eq!(describe(&list), "group:it or sub:bob");
+    }
+
+    /// Issue 81: a subject pattern names a whole identity, a static token's or an
+    /// issuer's subject, never one for the other.
+    #[test]
+    fn subject_patterns_tell_static_tokens_from_issued_subjects() {
+        let actor = |id: &str, subject: &str| Actor {
+            id: id.into(),
+            subject: subject.into(),
+            name: subject.into(),
+            groups: vec![],
+            roles: vec![],
+        };
+        let ci_token = actor("token:ci", "token:ci");
+        let spoof = actor("https://idp#token:ci", "token:ci");
+        let alice_token = actor("alice", "alice");
+        let alice = actor("https://idp#alice", "alice");
+        let token_pattern = Pattern::parse("sub:token:ci").unwrap();
+        assert!(token_pattern.matches(&ci_token));
+        assert!(
+            !token_pattern.matches(&spoof),
+            "an issued `token:ci` is not the token"
+        );
+        let subject = Pattern::parse("sub:alice").unwrap();
+        assert!(subject.matches(&alice));
+        assert!(
+            !subject.matches(&alice_token),
+            "a static credential is no subject"
+        );
+        assert!(
+            Pattern::parse("sub:https://idp#token:ci")
+                .unwrap()
+                .matches(&spoof)
+        );
     }
 }

@@ -1532,3 +1532,78 @@ async fn runs_on_one_replica_outlive_a_database_outage() {
 async fn runs_on_three_replicas_outlive_a_database_outage() {
     runs_outlive_a_database_outage(3, 30, "outage-three").await;
 }
+
+/// Issue 81: a replica started while its database is down waits for it, with the port
+/// answering the probes (`/healthz` 200, `/readyz` 503 saying why), and serves once the
+/// database is back, instead of exiting.
+#[cfg_attr(
+    not(feature = "full-suite"),
+    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
+)]
+#[tokio::test]
+async fn a_replica_started_while_its_database_is_down_waits_for_it() {
+    use tokio::io::AsyncBufReadExt;
+    let pg = Cluster::start("waits-for-db");
+    let url = pg.database("waits").await;
+    pg.stop_server();
+    let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--store", &url])
+        .current_dir(crate::util::ROOT)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut said = tokio::io::BufReader::new(serve.stderr.take().unwrap()).lines();
+    let waiting = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let line = said
+                .next_line()
+                .await
+                .unwrap()
+                .expect("serve waits, not exits");
+            if line.contains("trying again") {
+                return line;
+            }
+        }
+    })
+    .await
+    .expect("serve says it waits for the database");
+    let base = waiting
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("http://"))
+        .unwrap()
+        .trim_end_matches([',', '/'])
+        .to_owned();
+    let get = |path: &str| {
+        let url = format!("http://{base}{path}");
+        async move {
+            let r = reqwest::get(url).await.unwrap();
+            (r.status().as_u16(), r.text().await.unwrap())
+        }
+    };
+    assert_eq!(get("/healthz").await.0, 200);
+    let (status, body) = get("/readyz").await;
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        body.contains("store") && body.contains("cannot connect"),
+        "{body}"
+    );
+    assert!(serve.try_wait().unwrap().is_none(), "still running");
+
+    pg.restart_server();
+    let mut out = tokio::io::BufReader::new(serve.stdout.take().unwrap()).lines();
+    tokio::time::timeout(Duration::from_secs(90), async {
+        loop {
+            let line = out.next_line().await.unwrap().expect("serve serves");
+            if line.contains("listening on") {
+                assert!(line.contains(&base), "the same port: {line}");
+                return;
+            }
+        }
+    })
+    .await
+    .expect("serve starts once the database is back");
+    let (status, body) = get("/readyz").await;
+    assert_eq!(status, 200, "{body}");
+}

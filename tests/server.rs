@@ -1340,3 +1340,114 @@ async fn an_approver_answers_and_reads_but_steers_nothing_on_every_binding() {
         assert_eq!(done.status.state, TaskState::Completed, "{on}");
     }
 }
+
+/// Issue 81: one caller cannot hold every connection. Past its bound of connections
+/// held with streams, a stream on one more is refused, saying so (-32042; HTTP 429 and
+/// gRPC RESOURCE_EXHAUSTED on the wire), while another caller still streams; a stream
+/// closed frees its place. (Our client opens a connection a stream over HTTP/1.1, and
+/// multiplexes gRPC's over one HTTP/2 connection, which counts once.)
+#[tokio::test]
+async fn one_caller_holds_at_most_its_share_of_streams() {
+    use a2a::Version;
+    use a2a::client::{Binding, ClientAuth, Interface};
+    use a2a::server::{Credential, InboundAuth, Principal};
+    let person = |name: &str| Credential {
+        secret: format!("{name}-token"),
+        principal: Arc::new(Principal::new(None, format!("token:{name}"), name)),
+    };
+    let config = ServerConfig {
+        auth: Some(InboundAuth {
+            bearer: vec![person("alice"), person("bob")],
+            ..InboundAuth::default()
+        }),
+        max_streaming_connections_per_caller: 3,
+        ..ServerConfig::default()
+    };
+    let running = serve(
+        crate::echo_agent::EchoAgent {
+            word_delay: Duration::ZERO,
+        },
+        echo_card,
+        config,
+    )
+    .await;
+    let as_caller = |name: &str, binding: Binding| {
+        let config = ClientConfig {
+            auth: Some(ClientAuth::Bearer(format!("{name}-token"))),
+            ..ClientConfig::default()
+        };
+        A2aClient::new(&running.url, config)
+            .unwrap()
+            .only(Interface {
+                url: running.url.clone(),
+                protocol: Version::V1_0,
+                binding,
+                tenant: String::new(),
+            })
+    };
+    let task_of = |c: A2aClient| async move {
+        as_task(
+            c.send_message(&MessageSendParams::new(Message::user_text("ask me")))
+                .await
+                .unwrap(),
+        )
+    };
+    for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
+        let (alice, bob) = (as_caller("alice", binding), as_caller("bob", binding));
+        let waiting = task_of(alice.clone()).await;
+        let id = TaskIdParams::new(waiting.id.clone());
+        let mut held = Vec::new();
+        for _ in 0..3 {
+            // A client of its own: a connection of its own, on every binding.
+            let alice = as_caller("alice", binding);
+            let mut s = alice.resubscribe(&id).await.unwrap();
+            // The first event (the task) says the stream is open.
+            s.next().await.unwrap().unwrap();
+            held.push((alice, s));
+        }
+        // More streams on a connection it holds are not refused (gRPC's share one).
+        if binding == Binding::Grpc {
+            let mut more = held[0].0.resubscribe(&id).await.unwrap();
+            more.next().await.unwrap().unwrap();
+        }
+        let refused = match as_caller("alice", binding).resubscribe(&id).await {
+            Ok(mut s) => s.next().await.expect("an event").map(drop),
+            Err(e) => Err(e),
+        };
+        match refused {
+            Err(ClientError::Rpc(e)) => {
+                assert_eq!(
+                    e.code,
+                    a2a::ErrorCode::RESOURCE_EXHAUSTED,
+                    "{binding}: {e:?}"
+                );
+                assert!(
+                    e.message.contains("connections open with streams"),
+                    "{binding}: {}",
+                    e.message
+                );
+            }
+            other => panic!("{binding}: a fourth stream refused, not {other:?}"),
+        }
+        // Another caller still streams.
+        let bobs = task_of(bob.clone()).await;
+        let mut s = bob.resubscribe(&TaskIdParams::new(bobs.id)).await.unwrap();
+        s.next().await.unwrap().unwrap();
+        // A stream closed frees its place.
+        drop(held.pop());
+        let mut again = None;
+        for _ in 0..100 {
+            if let Ok(mut s) = as_caller("alice", binding).resubscribe(&id).await
+                && matches!(s.next().await, Some(Ok(_)))
+            {
+                again = Some(s);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(
+            again.is_some(),
+            "{binding}: a closed stream's place is taken again"
+        );
+    }
+}

@@ -407,6 +407,7 @@ impl ServeArgs {
             shutdown_grace: None,
             cors_origins: None,
             max_connections: None,
+            max_streaming_connections_per_caller: None,
             header_read_timeout: None,
             idle_timeout: None,
             max_parts: None,
@@ -506,17 +507,51 @@ async fn serve(mut args: ServeArgs) -> anyhow::Result<ExitCode> {
     } else {
         "http"
     };
-    let prepared = match serve::prepare(config).await {
-        Ok(p) => p,
-        Err(serve::StartError::Config(problems)) => return Ok(config_problems(problems)),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(ExitCode::from(2));
+    let bind = || async {
+        a2a::server::bind(&listen)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))
+    };
+    // Made once: a stop asked for while the store is awaited ends the wait.
+    let mut shutdown = Box::pin(shutdown_signal());
+    let mut early: Option<tokio::net::TcpListener> = None;
+    let mut waits = crate::host::starting::waits();
+    let prepared = loop {
+        match serve::prepare(config.clone()).await {
+            Ok(p) => break p,
+            Err(serve::StartError::Config(problems)) => return Ok(config_problems(problems)),
+            Err(serve::StartError::Store(e)) if e.may_pass() => {
+                // The database may yet come: wait for it, the port answering the
+                // probes meanwhile (/readyz 503), rather than exit.
+                let listener = match &mut early {
+                    Some(l) => l,
+                    None => early.insert(bind().await?),
+                };
+                let wait = waits.next().unwrap_or(std::time::Duration::from_secs(30));
+                eprintln!(
+                    "warning: {e}; trying again in {:.0?} (on http://{}/, /readyz answers 503 meanwhile)",
+                    wait,
+                    listener.local_addr()?
+                );
+                let why = e.to_string();
+                tokio::select! {
+                    () = crate::host::starting::answer_probes(listener, &why, wait) => {}
+                    () = shutdown.as_mut() => {
+                        let _ = writeln!(std::io::stdout(), "a2a-orchestrator stopped while waiting for its store");
+                        return Ok(ExitCode::SUCCESS);
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(2));
+            }
         }
     };
-    let listener = a2a::server::bind(&listen)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
+    let listener = match early {
+        Some(l) => l,
+        None => bind().await?,
+    };
     let addr = listener.local_addr()?;
     let url = public_url.unwrap_or_else(|| format!("{scheme}://{addr}/"));
     let host = prepared.build(&url).await;
@@ -564,7 +599,7 @@ async fn serve(mut args: ServeArgs) -> anyhow::Result<ExitCode> {
         "a2a-orchestrator listening on {url} (workflows: {}{view})",
         skills.join(", ")
     )?;
-    if let Err(e) = host.run(listener, options, shutdown_signal()).await {
+    if let Err(e) = host.run(listener, options, shutdown).await {
         eprintln!("error: {e}");
         return Ok(ExitCode::FAILURE);
     }

@@ -24,6 +24,7 @@ mod retry;
 mod route;
 pub mod serve;
 pub mod settings;
+pub mod starting;
 pub mod ui;
 
 use std::collections::HashMap;

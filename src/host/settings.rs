@@ -13,6 +13,7 @@
 //! shutdown_grace = "10s"          # on SIGTERM: how long requests in flight may finish
 //! cors_origins = ["https://app.example.com"]   # web pages allowed to call (none by default)
 //! max_connections = 4096          # connections at once; idle ones make room, else new ones wait
+//! max_streaming_connections_per_caller = 256   # connections one caller (principal, else address) holds with streams
 //! header_read_timeout = "10s"     # a new connection's first request, and a request's headers and body
 //! idle_timeout = "60s"            # a connection with nothing in flight is closed after this
 //! max_parts = 1000                # parts in one message
@@ -102,6 +103,7 @@ pub struct Settings {
     pub shutdown_grace: Option<Duration>,
     pub cors_origins: Option<Vec<String>>,
     pub max_connections: Option<usize>,
+    pub max_streaming_connections_per_caller: Option<usize>,
     pub header_read_timeout: Option<Duration>,
     pub idle_timeout: Option<Duration>,
     pub max_parts: Option<usize>,
@@ -187,6 +189,9 @@ impl Settings {
             shutdown_grace: over.shutdown_grace.or(self.shutdown_grace),
             cors_origins: over.cors_origins.or(self.cors_origins),
             max_connections: over.max_connections.or(self.max_connections),
+            max_streaming_connections_per_caller: over
+                .max_streaming_connections_per_caller
+                .or(self.max_streaming_connections_per_caller),
             header_read_timeout: over.header_read_timeout.or(self.header_read_timeout),
             idle_timeout: over.idle_timeout.or(self.idle_timeout),
             max_parts: over.max_parts.or(self.max_parts),
@@ -231,6 +236,9 @@ impl Settings {
             shutdown_grace: self.shutdown_grace.unwrap_or(defaults.shutdown_grace),
             cors_origins: self.cors_origins.unwrap_or_default(),
             max_connections: self.max_connections.unwrap_or(defaults.max_connections),
+            max_streaming_connections_per_caller: self
+                .max_streaming_connections_per_caller
+                .unwrap_or(defaults.max_streaming_connections_per_caller),
             header_read_timeout: self
                 .header_read_timeout
                 .unwrap_or(defaults.header_read_timeout),
@@ -326,6 +334,7 @@ const SERVER_KEYS: &[&str] = &[
     "shutdown_grace",
     "cors_origins",
     "max_connections",
+    "max_streaming_connections_per_caller",
     "header_read_timeout",
     "idle_timeout",
     "max_parts",
@@ -405,6 +414,9 @@ pub fn load_str(
         out.shutdown_grace = s.positive_duration(&mut ctx, "shutdown_grace");
         out.max_connections = s
             .int_at_least(&mut ctx, "max_connections", 1)
+            .map(|n| n as usize);
+        out.max_streaming_connections_per_caller = s
+            .int_at_least(&mut ctx, "max_streaming_connections_per_caller", 1)
             .map(|n| n as usize);
         out.header_read_timeout = s.positive_duration(&mut ctx, "header_read_timeout");
         out.idle_timeout = s.positive_duration(&mut ctx, "idle_timeout");

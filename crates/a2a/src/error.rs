@@ -44,6 +44,9 @@ impl ErrorCode {
     pub const UNAUTHENTICATED: Self = Self(-32040);
     /// This server's: the caller may not do this (HTTP 403).
     pub const PERMISSION_DENIED: Self = Self(-32041);
+    /// This server's: the caller holds as much of a bounded resource as one caller
+    /// may (open streams, say); it may try again once it holds less (HTTP 429).
+    pub const RESOURCE_EXHAUSTED: Self = Self(-32042);
 
     /// The spec's name for this code, if it is one of the spec's.
     pub fn name(self) -> Option<&'static str> {
@@ -229,5 +232,11 @@ impl RpcError {
     /// says who may, never anything of a resource the caller cannot see.
     pub fn permission_denied(detail: impl Into<String>) -> Self {
         Self::new(ErrorCode::PERMISSION_DENIED, detail)
+    }
+
+    /// -32042 (this server's, HTTP 429): the caller holds as much of something bounded
+    /// as one caller may; `detail` says what and how much.
+    pub fn resource_exhausted(detail: impl Into<String>) -> Self {
+        Self::new(ErrorCode::RESOURCE_EXHAUSTED, detail)
     }
 }

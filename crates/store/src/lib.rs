@@ -74,6 +74,25 @@ pub struct OpenError {
     pub kind: OpenErrorKind,
 }
 
+impl OpenError {
+    /// Whether trying again later may open the store: the database cannot be reached
+    /// now, or is starting or stopping (not a wrong password, a missing database, or a
+    /// file that is not one).
+    pub fn may_pass(&self) -> bool {
+        match &self.kind {
+            #[cfg(any(feature = "sqlite", feature = "postgres"))]
+            OpenErrorKind::Unreachable(e) => match e {
+                sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut => true,
+                sqlx::Error::Database(d) => d
+                    .code()
+                    .is_some_and(|c| c.starts_with("57P") || c.starts_with("08")),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
 /// What is wrong with a store that could not be opened. Each says what to do about it
 /// and keeps the underlying error.
 #[derive(Debug, thiserror::Error)]

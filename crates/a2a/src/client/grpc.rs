@@ -251,6 +251,7 @@ fn from_status(url: &str, status: &Status) -> ClientError {
             Code::Unimplemented => crate::ErrorCode::METHOD_NOT_FOUND,
             Code::FailedPrecondition => crate::ErrorCode::UNSUPPORTED_OPERATION,
             Code::PermissionDenied => crate::ErrorCode::PERMISSION_DENIED,
+            Code::ResourceExhausted => crate::ErrorCode::RESOURCE_EXHAUSTED,
             _ => crate::ErrorCode::INTERNAL_ERROR,
         });
     ClientError::Rpc(RpcError::new(code, status.message().to_owned()))

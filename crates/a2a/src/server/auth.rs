@@ -150,7 +150,11 @@ impl Principal {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Caller {
     principal: Option<Arc<Principal>>,
-    tenant: Option<String>,
+    /// (Boxed, as the address: every running task's request holds its caller.)
+    tenant: Option<Box<str>>,
+    /// The address the request came from, and the number of its connection, when the
+    /// server's own accept loop took it.
+    peer: Option<Box<(std::net::IpAddr, u64)>>,
 }
 
 impl Caller {
@@ -159,7 +163,25 @@ impl Caller {
         Caller {
             principal: Some(principal),
             tenant: None,
+            peer: None,
         }
+    }
+
+    /// The same caller, calling from `peer` on the server's connection number
+    /// `connection`.
+    pub fn with_peer(mut self, peer: Option<std::net::IpAddr>, connection: u64) -> Caller {
+        self.peer = peer.map(|ip| Box::new((ip, connection)));
+        self
+    }
+
+    /// The address the request came from, if known.
+    pub fn peer(&self) -> Option<std::net::IpAddr> {
+        self.peer.as_deref().map(|(ip, _)| *ip)
+    }
+
+    /// The number the server gave the connection the request came on, if known.
+    pub fn connection(&self) -> Option<u64> {
+        self.peer.as_deref().map(|(_, c)| *c)
     }
 
     /// A request that presented no credential (the server asks for none).
@@ -197,7 +219,7 @@ impl Caller {
             ))
             .with_data(serde_json::json!({ "tenant": t })));
         }
-        self.tenant = tenant.map(str::to_owned);
+        self.tenant = tenant.map(Box::from);
         Ok(self)
     }
 

@@ -244,6 +244,7 @@ impl Inner {
             events,
             keep: None,
             until_terminal: false,
+            slot: None,
         }
     }
 

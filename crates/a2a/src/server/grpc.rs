@@ -50,7 +50,8 @@ pub(super) async fn serve(
         return status_only(Status::unimplemented(format!("{name} is not served")));
     };
     let headers = request.headers().clone();
-    let caller = match super::http::authorize(&inner, &headers).await {
+    let peer = request.extensions().get::<super::http::Peer>().copied();
+    let caller = match super::http::authorize(&inner, &headers, peer).await {
         Ok(caller) => caller,
         Err(challenge) => {
             // What the HTTP bindings would say in WWW-Authenticate, as the status message.

@@ -933,6 +933,19 @@ impl Inner {
         caller: &Caller,
     ) -> Result<(TaskId, Subscription, Option<u64>), RpcError> {
         self.require_streaming(method)?;
+        let slot = self
+            .streams
+            .open(caller, self.config.max_streaming_connections_per_caller)?;
+        let (id, mut sub, after) = self.open_stream_held(request, caller).await?;
+        sub.slot = Some(slot);
+        Ok((id, sub, after))
+    }
+
+    async fn open_stream_held(
+        &self,
+        request: StreamRequest,
+        caller: &Caller,
+    ) -> Result<(TaskId, Subscription, Option<u64>), RpcError> {
         match request {
             StreamRequest::Message(params) => {
                 let Started { task_id, sub } = self.start(*params, caller, Listen::Events).await?;

@@ -180,19 +180,34 @@ pub(super) async fn jwks(State(inner): State<Arc<Inner>>) -> Response {
     }
 }
 
+/// The address a request came from and the number of its connection, as the
+/// server's accept loop put them in the request's extensions (never a header a client
+/// could write).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Peer {
+    pub ip: std::net::IpAddr,
+    pub connection: u64,
+}
+
 /// The request's credentials checked, when the server requires some: who the caller
-/// is, or the challenge response when they are missing or wrong.
+/// is (calling from `peer`, when known), or the challenge response when they are
+/// missing or wrong.
 pub(super) async fn authorize(
     inner: &Inner,
     headers: &HeaderMap,
+    peer: Option<Peer>,
 ) -> Result<super::auth::Caller, Box<Response>> {
-    match &inner.config.auth {
+    let caller = match &inner.config.auth {
         Some(auth) if !auth.is_empty() => match auth.authenticate(headers).await {
-            Ok(caller) => Ok(caller),
-            Err(refusal) => Err(Box::new(auth.challenge(&refusal))),
+            Ok(caller) => caller,
+            Err(refusal) => return Err(Box::new(auth.challenge(&refusal))),
         },
-        _ => Ok(super::auth::Caller::anonymous()),
-    }
+        _ => super::auth::Caller::anonymous(),
+    };
+    Ok(match peer {
+        Some(p) => caller.with_peer(Some(p.ip), p.connection),
+        None => caller,
+    })
 }
 
 /// Why a body could not be read: too large, or broken off.

@@ -58,12 +58,13 @@ fn error_response(id: RequestId, error: RpcError, generation: Version, method: &
 
 pub(super) async fn rpc(
     State(inner): State<Arc<Inner>>,
+    peer: Option<axum::Extension<super::http::Peer>>,
     headers: HeaderMap,
     uri: axum::http::Uri,
     body: Body,
 ) -> Response {
     const UNKNOWN: &str = "unknown";
-    let caller = match authorize(&inner, &headers).await {
+    let caller = match authorize(&inner, &headers, peer.map(|p| p.0)).await {
         Ok(caller) => caller,
         Err(challenge) => {
             // Counted under the version the request says it speaks (its body is not read).

@@ -342,6 +342,10 @@ pub(super) async fn serve(
             router: router.clone(),
             conn: conn.clone(),
             open: open.clone(),
+            peer: super::http::Peer {
+                ip: peer.ip(),
+                connection: id,
+            },
         });
         let builder = builder.clone();
         let tls = tls.clone();
@@ -505,6 +509,8 @@ struct Counted {
     router: Router,
     conn: Arc<Conn>,
     open: Arc<Open>,
+    /// Where the connection comes from: each request carries it (see `Peer`).
+    peer: super::http::Peer,
 }
 
 impl<B> tower_service::Service<Request<B>> for Counted
@@ -520,7 +526,8 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, req: Request<B>) -> Self::Future {
+    fn call(&mut self, mut req: Request<B>) -> Self::Future {
+        req.extensions_mut().insert(self.peer);
         let guard = InFlight::start(self.conn.clone(), self.open.clone());
         let mut router = self.router.clone();
         Box::pin(async move {

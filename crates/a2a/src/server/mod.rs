@@ -25,6 +25,7 @@ mod rest;
 mod sink_error;
 mod store;
 mod stream;
+mod streams;
 mod task_manager;
 mod tls;
 mod v1;
@@ -112,6 +113,11 @@ pub struct ServerConfig {
     pub header_read_timeout: Duration,
     /// Most parts one message may have.
     pub max_parts: usize,
+    /// Most connections one caller may hold open with streams (streamed messages and
+    /// subscriptions, on any binding) at once: its principal, or its address when it
+    /// presents no credential. Over HTTP/1.1 each stream holds a connection until its
+    /// task ends; streams on a connection it already streams on (HTTP/2) count once.
+    pub max_streaming_connections_per_caller: usize,
     /// Most push notification configs one task may have (each event is delivered to
     /// each: more would make one task an amplifier of requests to anywhere).
     pub max_push_configs: usize,
@@ -198,6 +204,7 @@ impl Default for ServerConfig {
             header_read_timeout: Duration::from_secs(10),
             max_parts: 1_000,
             max_push_configs: 10,
+            max_streaming_connections_per_caller: 256,
             max_metadata_bytes: 64 * 1024,
             max_id_bytes: 256,
             message_idempotency: true,
@@ -232,6 +239,8 @@ struct Inner {
     /// Push configs are stored one at a time, so the bound a task has on them holds
     /// (see `Inner::store_push_config`).
     push_writes: tokio::sync::Mutex<()>,
+    /// The streams each caller holds open.
+    streams: Arc<streams::OpenStreams>,
 }
 
 /// The cards a server publishes: the public one (and its bytes as served, with their
@@ -349,6 +358,7 @@ impl A2aServerBuilder {
                 tracker,
                 large_bodies: Arc::new(tokio::sync::Semaphore::new(1)),
                 push_writes: tokio::sync::Mutex::new(()),
+                streams: Arc::default(),
             }),
         }
     }

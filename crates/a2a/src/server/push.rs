@@ -76,7 +76,7 @@ const INTERNAL_NAMES: &[&str] = &[
 
 /// Whether an address is anything but a public unicast one: loopback, private, shared
 /// (CGNAT), link-local (cloud metadata), unspecified, broadcast, multicast, reserved,
-/// benchmarking, documentation, and the IPv6 forms that carry an IPv4 address (mapped,
+/// benchmarking, and the IPv6 forms that carry an IPv4 address (mapped,
 /// compatible, NAT64, 6to4) judged by that address; site-local, unique-local, Teredo
 /// and discard-only IPv6 ranges too.
 fn is_private(ip: &std::net::IpAddr) -> bool {
@@ -90,7 +90,6 @@ fn is_private(ip: &std::net::IpAddr) -> bool {
                 || v4.is_unspecified()
                 || v4.is_broadcast()
                 || v4.is_multicast()
-                || v4.is_documentation()
                 || o[0] == 0
                 // Shared address space (RFC 6598).
                 || (o[0] == 100 && (64..128).contains(&o[1]))
@@ -125,8 +124,8 @@ fn is_private(ip: &std::net::IpAddr) -> bool {
                 || (seg[0] == 0x64 && seg[1] == 0xff9b && seg[2] == 1)
                 // 6to4 2002::/16: the IPv4 address in its next 32 bits.
                 || (seg[0] == 0x2002 && embedded(seg[1], seg[2]))
-                // Teredo 2001::/32, documentation 2001:db8::/32, discard-only 100::/64.
-                || (seg[0] == 0x2001 && (seg[1] == 0 || seg[1] == 0xdb8))
+                // Teredo 2001::/32 (its IPv4 addresses hidden), discard-only 100::/64.
+                || (seg[0] == 0x2001 && seg[1] == 0)
                 || seg[..4] == [0x100, 0, 0, 0]
         }
     }
@@ -336,7 +335,6 @@ mod tests {
             "http://[fd00::1]/hook",
             "http://[fe80::1]/hook",
             "http://[ff02::1]/hook",
-            "http://[2001:db8::1]/hook",
             "http://[2001::1]/hook",
             "http://169.254.169.254/latest/meta-data/",
             "http://100.64.0.1/hook",

@@ -217,13 +217,15 @@ fn list_request(pairs: &[(String, String)]) -> Result<w::ListTasksRequest, RpcEr
 /// Every request of the binding: routed, checked (auth, version, extensions), run.
 pub(super) async fn rest(
     State(inner): State<Arc<Inner>>,
+    peer: Option<axum::Extension<super::http::Peer>>,
     method: HttpMethod,
     uri: axum::http::Uri,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
     let a2a_json = asks_for_a2a_json(&headers);
-    let mut response = route_rest(inner, method, uri, headers, body).await;
+    let peer = peer.map(|p| p.0);
+    let mut response = route_rest(inner, peer, method, uri, headers, body).await;
     if !a2a_json
         && response.headers().get(CONTENT_TYPE).map(|v| v.as_bytes()) == Some(A2A_JSON.as_bytes())
     {
@@ -263,6 +265,7 @@ fn asks_for_a2a_json(headers: &HeaderMap) -> bool {
 
 async fn route_rest(
     inner: Arc<Inner>,
+    peer: Option<super::http::Peer>,
     method: HttpMethod,
     uri: axum::http::Uri,
     headers: HeaderMap,
@@ -278,7 +281,7 @@ async fn route_rest(
         observe("unknown", Some(e.code.0));
         return error_response(&e);
     };
-    let caller = match authorize(&inner, &headers).await {
+    let caller = match authorize(&inner, &headers, peer).await {
         Ok(caller) => caller,
         Err(challenge) => {
             observe("unknown", Some(i64::from(challenge.status().as_u16())));

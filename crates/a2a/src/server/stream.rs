@@ -64,6 +64,8 @@ pub(super) fn live_events(
         _open: super::observe::Subscriber,
         /// Keeps the task's actor for the stream's life (see `Subscription::keep`).
         _keep: Option<super::ActorHandle>,
+        /// Counts the stream against its caller's bound while it lives.
+        _slot: Option<super::streams::StreamSlot>,
         /// Ends at a terminal state only (see `Subscription::until_terminal`).
         until_terminal: bool,
         /// The server's stop, waited for beside every event: made once, not per event
@@ -81,6 +83,7 @@ pub(super) fn live_events(
         task_id,
         _open: super::observe::Subscriber::open(),
         _keep: sub.keep,
+        _slot: sub.slot,
         until_terminal: sub.until_terminal,
         task_exists: sub.snapshot.is_some(),
         first: match after {

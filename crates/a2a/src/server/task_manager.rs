@@ -95,6 +95,8 @@ pub(crate) struct Subscription {
     pub keep: Option<ActorHandle>,
     /// End at a terminal state only (a v1.0 subscription), not at an interrupted one.
     pub until_terminal: bool,
+    /// The caller's count of open streams, while a client's stream holds this.
+    pub slot: Option<super::streams::StreamSlot>,
 }
 
 /// A strong handle to a task's actor.
@@ -554,6 +556,7 @@ impl Actor {
                                 .subscribe(),
                             keep: None,
                             until_terminal: false,
+                            slot: None,
                         });
                     }
                     Cmd::AwaitEvent(until, waiter) => {

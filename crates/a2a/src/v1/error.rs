@@ -36,15 +36,16 @@ pub fn mapping(code: ErrorCode) -> (&'static str, u16, &'static str) {
         -32603 => ("INTERNAL_ERROR", 500, "INTERNAL"),
         -32040 => ("UNAUTHENTICATED", 401, "UNAUTHENTICATED"),
         -32041 => ("PERMISSION_DENIED", 403, "PERMISSION_DENIED"),
+        -32042 => ("RESOURCE_EXHAUSTED", 429, "RESOURCE_EXHAUSTED"),
         _ => ("INTERNAL_ERROR", 500, "INTERNAL"),
     }
 }
 
 /// The A2A error an `ErrorInfo.reason` names, the reverse of [`mapping`].
 pub fn code_of_reason(reason: &str) -> Option<ErrorCode> {
-    const KNOWN: [i64; 16] = [
+    const KNOWN: [i64; 17] = [
         -32001, -32002, -32003, -32004, -32005, -32006, -32007, -32008, -32009, -32700, -32600,
-        -32601, -32602, -32603, -32040, -32041,
+        -32601, -32602, -32603, -32040, -32041, -32042,
     ];
     KNOWN
         .into_iter()

@@ -324,10 +324,35 @@ fn check_subject(subject: &str) -> Result<(), String> {
             subject.len()
         ));
     }
-    match control_character(subject) {
-        Some(found) => Err(format!("the token's subject contains {found}")),
+    if let Some(found) = control_character(subject) {
+        return Err(format!("the token's subject contains {found}"));
+    }
+    // Shown to people (the audit trail, the web view, `runs`), a subject must read as
+    // what it is: no character that reorders or hides text.
+    match subject.char_indices().find(|(_, c)| hides_text(*c)) {
+        Some((at, c)) => Err(format!(
+            "the token's subject contains an invisible or reordering character (U+{:04X}) at byte {at}",
+            u32::from(c)
+        )),
         None => Ok(()),
     }
+}
+
+/// Characters that reorder text (bidirectional embeddings, overrides and isolates) or
+/// hide in it (zero-width spaces and joiners, the word joiner, the byte-order mark,
+/// invisible operators, soft hyphens).
+fn hides_text(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{061C}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{FEFF}'
+    )
 }
 
 /// The credentials the server accepts.
@@ -613,7 +638,10 @@ mod tests {
 
     impl VerifyToken for Says {
         fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, String>> {
-            let subject = token.replace("%00", "\0");
+            let subject = token
+                .replace("%00", "\0")
+                .replace("%RLO", "\u{202E}")
+                .replace("%ZWSP", "\u{200B}");
             Box::pin(async move { Ok(Principal::new(Some("https://idp".into()), subject, "x")) })
         }
 
@@ -623,7 +651,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_subject_with_a_control_character_or_too_long_is_refused() {
+    async fn a_subject_with_a_control_hidden_or_reordering_character_or_too_long_is_refused() {
         let auth = InboundAuth {
             tokens: Some(Arc::new(Says)),
             ..InboundAuth::default()
@@ -648,6 +676,14 @@ mod tests {
             (
                 "a".repeat(MAX_SUBJECT_BYTES + 1),
                 "256 bytes long; at most 255",
+            ),
+            (
+                "admin%RLOnimda".to_owned(),
+                "reordering character (U+202E) at byte 5",
+            ),
+            (
+                "ali%ZWSPce".to_owned(),
+                "invisible or reordering character (U+200B)",
             ),
         ];
         for (token, why) in refusals {

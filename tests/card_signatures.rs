@@ -57,10 +57,7 @@ fn calls(agent: &SdkAgent) -> Vec<String> {
         .collect()
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python and JavaScript SDKs: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python and JavaScript SDKs: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn cards_the_sdks_signed_are_used_and_the_others_refused_before_any_call() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("card-signatures");
@@ -222,10 +219,7 @@ async fn cards_the_sdks_signed_are_used_and_the_others_refused_before_any_call()
     assert!(section("lenient").contains("used anyway"), "{said}");
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python and JavaScript SDKs: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python and JavaScript SDKs: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn our_signed_card_verifies_with_both_sdks_before_and_after_a_key_rotation() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("own-card-signature");

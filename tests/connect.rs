@@ -115,10 +115,7 @@ fn start(engine: &Engine, wf: Arc<workflow::Workflow>) -> RunHandle {
         .unwrap()
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn real_agents_stream_artifacts_live_and_results_flow_downstream() {
     let one = echo(5).await;
@@ -534,40 +531,28 @@ async fn a_retry_after_a_dropped_answer_does_not_run_the_step_twice() {
 /// An agent written with the official SDK 1.x and its defaults — A2A v1.0 only, a card
 /// with `supportedInterfaces` and no v0.3 fields — is discovered and orchestrated: its
 /// streamed chunks arrive live and in order, and its question is answered on its task.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_v1_only_sdk_agent_is_discovered_streamed_and_asked() {
     v1_sdk_agent_streamed_and_asked(crate::util::python_v1_agent(0.01).await).await;
 }
 
 /// The same over HTTP+JSON: the SDK's REST routes alone.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_v1_sdk_agent_over_http_json_is_streamed_and_asked() {
     v1_sdk_agent_streamed_and_asked(crate::util::python_v1_rest_agent(0.01).await).await;
 }
 
 /// The same over gRPC: an agent whose card offers only the SDK's gRPC service.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_grpc_only_sdk_agent_is_streamed_and_asked() {
     v1_sdk_agent_streamed_and_asked(crate::util::python_v1_grpc_agent(0.01).await).await;
 }
 
 /// The same with the JavaScript SDK's gRPC server (@grpc/grpc-js) as the agent.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_grpc_only_js_sdk_agent_is_streamed_and_asked() {
     v1_sdk_agent_streamed_and_asked(crate::util::js_agent(10, "grpc").await).await;
@@ -624,40 +609,28 @@ async fn v1_sdk_agent_streamed_and_asked(py: crate::util::SdkAgent) {
 }
 
 /// A cancel reaches the v1.0-only agent's task (`CancelTask`), which ends canceled.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_reaches_a_v1_only_sdk_agent() {
     cancel_reaches_v1_sdk_agent(crate::util::python_v1_agent(0.2).await).await;
 }
 
 /// The same over HTTP+JSON (`POST /tasks/{id}:cancel`).
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_reaches_a_v1_sdk_agent_over_http_json() {
     cancel_reaches_v1_sdk_agent(crate::util::python_v1_rest_agent(0.2).await).await;
 }
 
 /// The same over gRPC (`CancelTask`).
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_reaches_a_v1_sdk_agent_over_grpc() {
     cancel_reaches_v1_sdk_agent(crate::util::python_v1_grpc_agent(0.2).await).await;
 }
 
 /// The same to the JavaScript SDK's gRPC server (`CancelTask` through @grpc/grpc-js).
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_reaches_a_js_sdk_agent_over_grpc() {
     cancel_reaches_v1_sdk_agent(crate::util::js_agent(200, "grpc").await).await;
@@ -665,10 +638,7 @@ async fn cancel_reaches_a_js_sdk_agent_over_grpc() {
 
 /// A step whose task the SDK agent fails is sent again and completes: over JSON-RPC and
 /// over HTTP+JSON.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failing_v1_sdk_agent_is_retried_on_both_bindings() {
     let (rpc, rest) = tokio::join!(
@@ -695,10 +665,7 @@ async fn a_failing_v1_sdk_agent_is_retried_on_both_bindings() {
 /// The stream of a step on an SDK 1.x agent breaks mid-way (a proxy cuts the
 /// connection): the step resubscribes (SubscribeToTask; over HTTP+JSON
 /// `POST /tasks/{id}:subscribe`) and its artifact is whole, each chunk once.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dropped_stream_from_a_v1_sdk_agent_is_resumed_without_loss_or_repeats() {
     let ((rpc, rpc_cuts), (rest, rest_cuts)) = tokio::join!(
@@ -744,10 +711,7 @@ async fn a_dropped_stream_from_a_v1_sdk_agent_is_resumed_without_loss_or_repeats
 /// The same over gRPC: the SDK's gRPC stream is broken off (UNAVAILABLE) after four
 /// events; the step resubscribes (gRPC `SubscribeToTask`) and its artifact is whole,
 /// each chunk once.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dropped_grpc_stream_is_resumed_without_loss_or_repeats() {
     let py = crate::util::python_v1_agent_with(0.1, &[("CUT_STREAM_AFTER", "4")], "grpc").await;

@@ -958,10 +958,7 @@ async fn both_stores_keep_the_same_contract() {
 /// tasks and their logs, runs, snapshots, ListTasks, runs ending together, reopening;
 /// and it refuses a database of another program or of a newer version, as `serve`
 /// says.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn postgres_keeps_the_same_contract() {
     use sqlx::Connection;
@@ -1047,10 +1044,7 @@ async fn postgres_keeps_the_same_contract() {
 /// once delete each task once, and all of them); a replica that stops leaves no row
 /// behind and its unfinished tasks are anyone's at once; one that died long ago is
 /// forgotten.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn postgres_housekeeping_prunes_in_batches_and_forgets_stopped_replicas() {
     use sqlx::Connection;
@@ -1439,10 +1433,7 @@ fn run_header(id: &str) -> RunHeader {
 /// `verify-full` with that CA connect — the store's own connections are encrypted, as
 /// `pg_stat_ssl` says — `disable` is refused by the server with its own message, and
 /// `verify-full` with another CA fails naming the certificate problem.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL and openssl: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL and openssl: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn postgres_over_tls_honours_the_urls_sslmode() {
     use sqlx::Connection;
@@ -1654,10 +1645,7 @@ async fn a_long_stream_leaves_a_task_that_lists_resumes_and_stays_small_on_sqlit
     );
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_long_stream_leaves_a_task_that_lists_and_resumes_on_postgres() {
     let pg = crate::util::postgres::Cluster::start("long-stream");
@@ -1810,10 +1798,7 @@ async fn an_unreadable_task_is_listed_marked_and_not_resumed_on_sqlite() {
     );
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn an_unreadable_task_is_listed_marked_and_not_resumed_on_postgres() {
     let pg = crate::util::postgres::Cluster::start("unreadable");

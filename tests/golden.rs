@@ -74,10 +74,7 @@ async fn a_sqlite_store_written_at_schema_2_reads_back_whole() {
     }
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_postgres_store_written_at_schema_1_reads_back_whole() {
     let pg = crate::util::postgres::Cluster::start("golden");

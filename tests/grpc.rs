@@ -24,10 +24,7 @@ fn target(url: &str) -> String {
         .to_owned()
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs grpcio (the official Python SDK's venv): the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs grpcio (the official Python SDK's venv): the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn grpc_refuses_what_it_cannot_take_with_the_spec_status() {
     let agent = serve(
@@ -67,10 +64,7 @@ async fn grpc_refuses_what_it_cannot_take_with_the_spec_status() {
     assert_eq!(got["code"], "OK", "{got}");
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs grpcio (the official Python SDK's venv): the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs grpcio (the official Python SDK's venv): the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn grpc_needs_credentials_and_can_be_turned_off() {
     let guarded = serve(

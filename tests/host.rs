@@ -436,55 +436,37 @@ async fn python(
     assert!(out.trim_end().ends_with("ok"), "{out}");
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_streams_a_run_and_answers_an_approval() {
     python("stream_and_approval", &[PAIR, APPROVE], 10, |_| {}).await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_sends_without_blocking_then_gets() {
     python("non_blocking_and_get", &[PAIR], 20, |_| {}).await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_clients_resubscribe_mid_run() {
     python("resubscribe_mid_run", &[PAIR], 40, |_| {}).await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_cancels_a_run() {
     python("cancel", &[PAIR], 300, |_| {}).await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_is_routed_by_data_text_and_clarification() {
     python("routing", &[PAIR, GREET], 0, |_| {}).await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_gets_private_webhooks_refused() {
     // A host that does not allow private webhooks.
@@ -494,10 +476,7 @@ async fn python_client_gets_private_webhooks_refused() {
     .await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_without_credentials_gets_401() {
     let auth = a2a::server::InboundAuth::unnamed(vec!["s3cret-token".into()], None);

@@ -104,10 +104,7 @@ async fn call(url: &str, token: Option<&str>) -> (u16, String, Value) {
     )
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs Node and oidc-provider: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs Node and oidc-provider: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn provider_tokens_are_checked_and_name_their_caller() {
     let idp = idp().await;
@@ -302,10 +299,7 @@ fn approval(task: &a2a::types::TaskId, yes: bool) -> MessageSendParams {
 
 /// Issue 35: who may start a workflow, who may approve its step, and the audit trail —
 /// through `serve --config` with `[auth.oidc]`, as an operator deploys it.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs Node and oidc-provider: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs Node and oidc-provider: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn approvers_four_eyes_and_the_audit_trail() {
     use a2a_orchestrator::agents::{Behaviour, Fleet, Set};
@@ -616,10 +610,7 @@ async fn approvers_four_eyes_and_the_audit_trail() {
 /// own authority signed) with the provider's tokens, on both bindings: A's task is not
 /// found by B for get, cancel, an answer or a subscription, nor listed; an operator
 /// reads and cancels it.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs Node, oidc-provider and the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs Node, oidc-provider and the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn sdk_clients_over_https_reach_only_their_own_tasks() {
     use crate::util::tls::Ca;
@@ -686,10 +677,7 @@ message = "approved"
 /// Issue 35: the web view signs its users in with the provider (Chromium, the
 /// provider's own login page, the authorization code with PKCE), offers only what the
 /// user may do, and shows each user only their own runs (`tests/js/ui_signin.mjs`).
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs Node, oidc-provider and Chromium: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs Node, oidc-provider and Chromium: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn the_web_view_signs_people_in_and_offers_only_what_they_may_do() {
     let idp = idp().await;
@@ -762,10 +750,7 @@ async fn the_web_view_signs_people_in_and_offers_only_what_they_may_do() {
 /// Issue 35: the HTTP+JSON `/{tenant}` prefix (and v1.0 JSON-RPC's `tenant`) is a tenant
 /// the caller must belong to (the token's `tenants` claim), and a run made in a tenant
 /// is reached only in it — not without a prefix, not in another tenant, whoever asks.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs Node and oidc-provider: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs Node and oidc-provider: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_stays_in_its_tenant() {
     let idp = idp().await;

@@ -6,10 +6,7 @@ use crate::util::{echo, echo_taking_loopback_webhooks, echo_with_extended_card, 
 
 const BINDINGS: [&str; 3] = ["JSONRPC", "HTTP+JSON", "GRPC"];
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn js_client_sends_and_streams_to_the_echo_agent() {
     let agent = echo(10).await;
@@ -21,10 +18,7 @@ async fn js_client_sends_and_streams_to_the_echo_agent() {
 
 /// Get (historyLength 0, not found), list with paging and filters, subscribe, push-config
 /// CRUD and cancel, on every binding.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn js_client_task_operations_on_the_echo_agent() {
     // Webhooks on loopback are allowed: the scenario registers one.
@@ -37,10 +31,7 @@ async fn js_client_task_operations_on_the_echo_agent() {
 
 /// The extended card is refused without the token and is the extended one with it (the
 /// token as a header, as gRPC metadata).
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn js_client_extended_card_with_and_without_the_token() {
     let agent = echo_with_extended_card("s3cret").await;
@@ -50,10 +41,7 @@ async fn js_client_extended_card_with_and_without_the_token() {
     }
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs Node and the official JavaScript SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn js_client_streams_a_run_of_the_orchestrator_and_answers_it() {
     let o = crate::util::orchestra::orchestra_with(&[crate::util::orchestra::APPROVE], 10, |_| {})

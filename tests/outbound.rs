@@ -109,10 +109,7 @@ message = "hello from the orchestrator"
 text = "{{ steps.say.text }}"
 "#;
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs Node and oidc-provider: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs Node and oidc-provider: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn an_agent_is_called_with_client_credentials_from_its_card() {
     let idp = idp().await;
@@ -201,10 +198,7 @@ text = "{{ steps.hr.text }} | {{ steps.it.text }}"
 /// Issue 36: on behalf of the caller. Alice runs a workflow through `serve` (signed in
 /// with the provider); the HR and IT agents each get a token exchanged (RFC 8693) for
 /// hers, with her as the subject and their own audience; neither gets hers.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs Node and oidc-provider: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs Node and oidc-provider: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn agents_are_called_on_behalf_of_the_caller_with_exchanged_tokens() {
     let idp = idp().await;
@@ -381,10 +375,7 @@ async fn run_workflow(url: &str, workflow: &str, token: Option<&str>) -> a2a::ty
 /// card declares the provider's client-credentials flow; a token that expires between
 /// two calls of a run is replaced before it does, and one the agent stops taking (as if
 /// revoked) is replaced when the agent answers 401 and the call made again.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs Node, oidc-provider and the Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs Node, oidc-provider and the Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn an_sdk_agent_gets_fresh_tokens_when_they_expire_or_are_refused() {
     // Tokens live 33 s and are used until 30 s before they expire: 3 s.
@@ -499,10 +490,7 @@ async fn an_sdk_agent_gets_fresh_tokens_when_they_expire_or_are_refused() {
 /// workflow; the HR agent gets a token exchanged for hers with her as the subject, its
 /// own audience and (its entry says `actor = true`) the orchestrator as the actor; the
 /// IT agent a different token for its audience, without an actor; neither gets hers.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs Node, oidc-provider and the Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs Node, oidc-provider and the Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn sdk_agents_see_the_user_through_exchanged_tokens() {
     let idp = idp().await;

@@ -10,73 +10,49 @@ async fn scenario(name: &str) {
     assert!(output.trim_end().ends_with("ok"), "{output}");
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_send_blocking() {
     scenario("send_blocking").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_send_non_blocking() {
     scenario("send_non_blocking").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_stream() {
     scenario("stream").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_get() {
     scenario("get").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_cancel() {
     scenario("cancel").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_resubscribe() {
     scenario("resubscribe").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_multi_turn_input_required() {
     scenario("multi_turn").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_stream_multi_turn() {
     scenario("stream_multi_turn").await;

@@ -23,10 +23,7 @@ fn params(text: &str, blocking: bool) -> MessageSendParams {
     p
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn our_client_sends_and_gets_against_the_python_sdk() {
     let agent = python_agent(0.01).await;
@@ -58,10 +55,7 @@ async fn our_client_sends_and_gets_against_the_python_sdk() {
     assert_eq!(err.rpc().unwrap().code.0, -32001);
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn our_client_streams_from_the_python_sdk() {
     let agent = python_agent(0.01).await;
@@ -92,10 +86,7 @@ async fn our_client_streams_from_the_python_sdk() {
     }
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn our_client_cancels_on_the_python_sdk() {
     let agent = python_agent(0.2).await;

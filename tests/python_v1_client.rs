@@ -24,10 +24,7 @@ async fn scenario(name: &str) {
     }
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_card_lists_both_generations() {
     scenario("card").await;
@@ -35,10 +32,7 @@ async fn v1_card_lists_both_generations() {
 
 /// Our server set to serve A2A 1.0 only (as `--protocol 1.0` sets the example agents):
 /// a strict v1.0 card the SDK reads and calls on both bindings; v0.3 refused.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_only_server_is_a_v1_agent_to_the_sdk_and_refuses_v0_3() {
     use a2a::server::Versions;
@@ -119,91 +113,61 @@ async fn v0_3_only_server_has_a_v0_3_card_and_refuses_v1_0() {
     );
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_send_blocking() {
     scenario("send_blocking").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_send_return_immediately() {
     scenario("return_immediately").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_stream_with_chunked_artifacts() {
     scenario("stream").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_get_with_history_length_and_not_found() {
     scenario("get").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_list_with_paging_and_filters() {
     scenario("list").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_cancel() {
     scenario("cancel").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_subscribe() {
     scenario("subscribe").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_push_config_crud() {
     scenario("push").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_wire_shapes_parse_with_the_sdks_protobuf_types() {
     scenario("wire").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_extended_card_with_and_without_credentials() {
     let agent = crate::util::echo_with_extended_card("s3cret").await;
@@ -237,19 +201,13 @@ async fn host(name: &str) {
     }
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_client_runs_a_workflow_on_the_orchestrator() {
     host("host_run").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_client_streams_a_run_and_answers_its_approval() {
     host("host_stream_approval").await;

@@ -95,10 +95,7 @@ async fn call(lease: &a2a_orchestrator::registry::Lease) -> SendMessageResult {
         .unwrap()
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn discovers_several_agents_and_records_why_others_are_unavailable() {
     let ours = echo(0).await;
@@ -802,10 +799,7 @@ async fn an_http2_agent_is_called_over_h2c_with_room_for_many_streams() {
         .unwrap();
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn an_http1_agent_marked_http2_is_unavailable_with_a_hint() {
     // The official Python SDK's server (uvicorn) speaks HTTP/1.1 only.

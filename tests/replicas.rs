@@ -97,10 +97,7 @@ async fn two_replicas(name: &str) -> (Cluster, Arc<dyn Store>, Arc<dyn Store>) {
 /// elsewhere; A stops renewing, B claims it with a new fencing number; from then on
 /// A's writes for the task and the run are refused, A hears it lost the task at its
 /// next renewal, and requests queued for the task reach B, once each.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_task_is_written_only_by_the_replica_that_holds_it() {
     let (pg, a, b) = two_replicas("ownership").await;
@@ -264,10 +261,7 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
 /// for all forty at once — events, snapshots and checkpoints queued together. A's
 /// writes for the twenty it still holds are committed; those for the twenty it lost are
 /// refused, and nothing of theirs is stored.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_commits_the_held_tasks_writes_and_refuses_the_lost_ones() {
     let (_pg, a, b) = two_replicas("batches").await;
@@ -349,10 +343,7 @@ async fn a_batch_commits_the_held_tasks_writes_and_refuses_the_lost_ones() {
 /// A burst of writes past one batch: batches go side by side on connections of their
 /// own, and still each task's writes commit in the order they were made (a step's
 /// `Done` queued after its `Sent` is what stays), each acknowledged once stored.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_goes_in_batches_side_by_side_and_keeps_each_tasks_order() {
     let pg = Cluster::start("burst");
@@ -649,10 +640,7 @@ async fn follow(
 /// every run's slow steps are with the agents: every run completes, every client's
 /// stream — reconnected to another replica with `Last-Event-ID` where it broke — is
 /// gapless, and each agent saw each run's step once.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_killed_replicas_runs_are_taken_over_and_finish_once() {
     let pg = Cluster::start("takeover");
@@ -756,10 +744,7 @@ async fn until_state(url: &str, id: &str, state: &str, within: Duration) -> serd
 /// A run owned by replica B, reached only through replica A: a subscription on A gets
 /// B's events live, an approval sent to A reaches B's run, and a cancel sent to A
 /// cancels B's run and its downstream tasks.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_run_on_one_replica_is_followed_answered_and_canceled_through_another() {
     let pg = Cluster::start("through");
@@ -834,10 +819,7 @@ async fn a_run_on_one_replica_is_followed_answered_and_canceled_through_another(
 
 /// A push config set through a replica that does not run the task is delivered by the
 /// one that does: the state changes after it reach the webhook, the last one the end.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_push_config_set_through_another_replica_is_delivered_by_the_runs_owner() {
     let (tx, mut rx) = tokio::sync::mpsc::channel::<serde_json::Value>(64);
@@ -1000,10 +982,7 @@ async fn follow_through(
 /// the end; with the listening connections killed mid-run, A polls until it listens
 /// again and the stream still gets every event; once listening again, the next run
 /// followed through A is pushed again.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_stream_through_another_replica_is_pushed_and_outlives_losing_the_notices() {
     let pg = Cluster::start("notices");
@@ -1064,10 +1043,7 @@ async fn a_stream_through_another_replica_is_pushed_and_outlives_losing_the_noti
 /// announced (its join's, the slow steps', seconds later), and the stream gets them; a
 /// run whose replica stopped hearing notices meanwhile (a follow may have gone unheard)
 /// logs those made after.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn moves_that_say_nothing_are_logged_once_someone_may_read_them() {
     let pg = Cluster::start("follows");
@@ -1113,10 +1089,7 @@ async fn moves_that_say_nothing_are_logged_once_someone_may_read_them() {
 /// Replica B frozen (SIGSTOP) past its lease while its runs' slow steps are with the
 /// agents: A takes the runs over and finishes them; B, thawed (SIGCONT), sends nothing
 /// for them and writes nothing — it hears it lost them.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_replica_frozen_past_its_lease_acts_for_nothing_it_lost() {
     let pg = Cluster::start("frozen");
@@ -1179,10 +1152,7 @@ async fn a_replica_frozen_past_its_lease_acts_for_nothing_it_lost() {
 
 /// A replica stopped with SIGTERM hands its runs over at once: with a lease of 30 s,
 /// the other replica finishes them within seconds.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_replica_stopped_gracefully_hands_its_runs_over_at_once() {
     let pg = Cluster::start("handover");
@@ -1249,10 +1219,7 @@ async fn a_lease_is_refused_for_a_store_of_one_process() {
 /// step's checkpoint; the task's last commit) stores them in its own transaction —
 /// read from another connection, not through the store. A header queued as its task is
 /// first stored is stored with it.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn queued_writes_lost_to_an_outage_are_stored_with_their_runs_next_write() {
     use orchestrator_core::engine::RunStoreError;
@@ -1334,10 +1301,7 @@ async fn queued_writes_lost_to_an_outage_are_stored_with_their_runs_next_write()
 /// run, a replica's last writes) is not left for the next stop's flush: once the
 /// database is back, the writer stores it on its own — read from another connection,
 /// with no write made through the store after the outage.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_queued_write_lost_to_an_outage_is_stored_once_the_database_is_back() {
     let pg = Cluster::start("quiet-outage");
@@ -1384,10 +1348,7 @@ async fn a_queued_write_lost_to_an_outage_is_stored_once_the_database_is_back() 
 /// A write PostgreSQL refuses for its data (text cannot hold NUL) fails at once as
 /// refused, not as an outage that what waits for it would wait out for ever; the
 /// other writes of its batch are stored.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_write_the_database_refuses_for_its_data_fails_at_once() {
     use orchestrator_core::engine::RunStoreError;
@@ -1515,19 +1476,13 @@ async fn runs_outlive_a_database_outage(replicas: usize, runs: usize, name: &str
     );
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn runs_on_one_replica_outlive_a_database_outage() {
     runs_outlive_a_database_outage(1, 10, "outage-one").await;
 }
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn runs_on_three_replicas_outlive_a_database_outage() {
     runs_outlive_a_database_outage(3, 30, "outage-three").await;
@@ -1536,10 +1491,7 @@ async fn runs_on_three_replicas_outlive_a_database_outage() {
 /// Issue 81: a replica started while its database is down waits for it, with the port
 /// answering the probes (`/healthz` 200, `/readyz` 503 saying why), and serves once the
 /// database is back, instead of exiting.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_replica_started_while_its_database_is_down_waits_for_it() {
     use tokio::io::AsyncBufReadExt;

@@ -44,10 +44,7 @@ agent = "slow"
 message = "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20"
 "#;
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn one_trace_runs_from_the_client_through_the_orchestrator_into_every_agent() {
     let (receiver, agent, slow) = tokio::join!(
@@ -294,10 +291,7 @@ fn request_task(answer: &Value) -> &str {
 /// `[telemetry] otlp_endpoint` in the config file turns traces on; a run the process
 /// was killed in the middle of is resumed by the next one in a new trace that links to
 /// the one it started in.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_resumed_run_links_to_the_trace_it_started_in() {
     let (receiver, slow) = tokio::join!(
@@ -437,10 +431,7 @@ async fn printed(agent: &SdkAgent, needle: &str, what: &str) {
 /// `trace_sample_ratio = 0` keeps no trace that starts in the orchestrator, yet follows
 /// a caller that sampled its trace (a parent-based ratio): a trace is kept or dropped
 /// whole.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn the_sample_ratio_drops_new_traces_and_follows_the_callers() {
     let (receiver, agent) = tokio::join!(
@@ -507,10 +498,7 @@ async fn the_sample_ratio_drops_new_traces_and_follows_the_callers() {
 /// The trace context reaches an agent called over gRPC too: `traceparent` as metadata,
 /// the caller's trace id, the orchestrator's call span as the parent (the agent, an
 /// a2a-sdk gRPC server, records the metadata it gets).
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn the_trace_context_reaches_a_grpc_agent() {
     let (receiver, agent) = tokio::join!(

@@ -14,10 +14,7 @@ use a2a_orchestrator::agents::{Behaviour, Fleet, Set};
 use crate::util::orchestra::orchestra_on;
 use crate::util::{ROOT, chromium, run_node};
 
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs Chromium and playwright-core: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs Chromium and playwright-core: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn the_web_view_starts_watches_and_answers_a_run_in_chromium() {
     let behaviour = Behaviour {
@@ -137,10 +134,7 @@ message = "hello {{ input.who }}, size {{ steps.details.data.size }}"
 /// step's question is a form from its fields' schema; everything a hostile agent sends
 /// (status, artifact name and text, question, failure) is shown as text, its markdown
 /// rendered without its HTML or its `javascript:` link; no edge of the DAG crosses a step.
-#[cfg_attr(
-    not(feature = "full-suite"),
-    ignore = "needs Chromium and playwright-core: the full suite, `cargo xtask test`"
-)]
+#[ignore = "needs Chromium and playwright-core: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn the_web_view_forms_and_a_hostile_agent_in_chromium() {
     let evil = crate::util::serve(

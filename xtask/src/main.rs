@@ -6,13 +6,15 @@
 //!   install), two Python venvs with the official `a2a-sdk` (0.3 and 1.x, pinned in
 //!   `tests/python/`) and the official JavaScript SDK with playwright-core (`npm ci` from
 //!   `tests/js/package-lock.json`). What is already there and current is left alone.
-//! - `cargo xtask test [ARGS]` prepares, then runs the full suite:
-//!   `cargo test --features full-suite [ARGS]` — without ARGS in two passes, the
-//!   replicas' multi-process tests (short leases) after the rest, on their own.
+//! - `cargo xtask test [ARGS]` prepares, then runs the full suite on the build plain
+//!   `cargo test` made (no feature, nothing built again), with `A2A_FULL_SUITE` set:
+//!   without ARGS, the tests plain `cargo test` leaves out as ignored (they need these
+//!   tools), the replicas' multi-process tests (short leases) after the rest, on their
+//!   own; then the few tests whose answers the official SDK's parser reads as well
+//!   (`WIRE_CHECKED`), again with that check on. With ARGS, `cargo test ARGS`.
 //!
 //! Plain `cargo test` needs none of it: the tests that need these tools are marked
-//! ignored without the `full-suite` feature, and the tests themselves never install
-//! anything.
+//! `#[ignore = "needs …"]`, and the tests themselves never install anything.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -37,7 +39,7 @@ fn main() -> ExitCode {
         Some("test") => prepare().and_then(|()| test(&args[1..])),
         _ => {
             eprintln!(
-                "usage: cargo xtask prepare            install what the full test suite needs\n       cargo xtask test [ARGS]         prepare, then run the full suite (cargo test --features full-suite ARGS)"
+                "usage: cargo xtask prepare            install what the full test suite needs\n       cargo xtask test [ARGS]         prepare, then run the full suite (A2A_FULL_SUITE=1 cargo test ARGS; without ARGS, what plain cargo test leaves out)"
             );
             return ExitCode::from(2);
         }
@@ -73,17 +75,34 @@ fn prepare() -> Result<(), String> {
 /// everything else at once does not stall a replica past its lease.
 const REPLICA_TESTS: &str = "replicas::";
 
+/// The tests plain `cargo test` runs whose answers the full suite also reads with the
+/// official SDK's own parser (`tests/util/schema.rs`, on with `A2A_FULL_SUITE`): run
+/// once more, with that check on. Small and quick; nothing else runs twice.
+const WIRE_CHECKED: &[&str] = &[
+    "errors::",
+    "schema::",
+    "wire::",
+    "host::the_card_lists_every_workflow_as_a_skill",
+    "host::with_credentials_configured_every_call_needs_one_and_the_card_stays_public",
+    "server::agents_that_reply_fail_or_panic",
+];
+
 fn test(args: &[String]) -> Result<(), String> {
     if args.is_empty() {
-        // Everything but the replicas' tests, then those alone.
-        cargo_test(&["--", "--skip", REPLICA_TESTS])?;
-        return cargo_test(&["--test", "tests", "--", REPLICA_TESTS]);
+        // What plain `cargo test` left out, but the replicas' tests; then those alone;
+        // then the wire checked by the SDK.
+        // (`--tests`: no doctests, which plain `cargo test` ran and would build again.)
+        cargo_test(&["--tests", "--", "--ignored", "--skip", REPLICA_TESTS])?;
+        cargo_test(&["--test", "tests", "--", "--ignored", REPLICA_TESTS])?;
+        let mut wire = vec!["--test", "tests", "--"];
+        wire.extend(WIRE_CHECKED);
+        return cargo_test(&wire);
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     cargo_test(&args)
 }
 
-/// `cargo test --features full-suite ARGS`.
+/// `cargo test ARGS` with `A2A_FULL_SUITE` set.
 fn cargo_test(args: &[&str]) -> Result<(), String> {
     let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     // What `cargo run` set for this process is not the suite's: build scripts that
@@ -104,11 +123,12 @@ fn cargo_test(args: &[&str]) -> Result<(), String> {
         }
     }
     cargo
-        .args(["test", "--features", "full-suite"])
+        .arg("test")
         .args(args)
+        .env("A2A_FULL_SUITE", "1")
         .current_dir(root());
     say(&format!(
-        "running the full suite: cargo test --features full-suite {}",
+        "running the full suite: A2A_FULL_SUITE=1 cargo test {}",
         args.join(" ")
     ));
     run(&mut cargo, "the full suite")

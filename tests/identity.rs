@@ -941,18 +941,7 @@ async fn a_slow_key_fetch_holds_up_only_the_tokens_that_need_it() {
     let provider = slow_keys().await;
     let (k1, k2) = (provider_key("k1"), provider_key("k2"));
     provider.keys.lock().unwrap().push(k1.jwk.clone());
-    let verifier = Arc::new(
-        OidcVerifier::new(OidcSettings {
-            issuer: provider.url.clone(),
-            audience: AUDIENCE.into(),
-            roles_claim: "groups".into(),
-            name_claim: None,
-            tenant_claim: None,
-            ca_file: None,
-            rules: RoleRules::default(),
-        })
-        .unwrap(),
-    );
+    let verifier = Arc::new(loopback_verifier(&provider, RoleRules::default()));
     let good = signed(&k1, &provider.url, &k1.kid);
     assert_eq!(verifier.check(&good).await.unwrap().subject, "ada");
 
@@ -1012,14 +1001,9 @@ async fn an_issued_subject_spelled_like_a_static_token_is_not_that_token() {
     let provider = slow_keys().await;
     let key = provider_key("k1");
     provider.keys.lock().unwrap().push(key.jwk.clone());
-    let verifier = OidcVerifier::new(OidcSettings {
-        issuer: provider.url.clone(),
-        audience: AUDIENCE.into(),
-        roles_claim: "groups".into(),
-        name_claim: None,
-        tenant_claim: None,
-        ca_file: None,
-        rules: RoleRules {
+    let verifier = loopback_verifier(
+        &provider,
+        RoleRules {
             grants: vec![
                 (
                     "admin".into(),
@@ -1028,8 +1012,7 @@ async fn an_issued_subject_spelled_like_a_static_token_is_not_that_token() {
                 ("viewer".into(), vec![Pattern::parse("sub:ada").unwrap()]),
             ],
         },
-    })
-    .unwrap();
+    );
     let spoof = verifier
         .check(&signed_for(&key, &provider.url, "k1", "token:ci"))
         .await
@@ -1041,4 +1024,18 @@ async fn an_issued_subject_spelled_like_a_static_token_is_not_that_token() {
         .await
         .unwrap();
     assert_eq!(ada.roles, ["viewer"]);
+}
+
+/// A verifier of the tokens the loopback provider's keys sign, granting `rules`.
+fn loopback_verifier(provider: &SlowKeys, rules: RoleRules) -> OidcVerifier {
+    OidcVerifier::new(OidcSettings {
+        issuer: provider.url.clone(),
+        audience: AUDIENCE.into(),
+        roles_claim: "groups".into(),
+        name_claim: None,
+        tenant_claim: None,
+        ca_file: None,
+        rules,
+    })
+    .unwrap()
 }

@@ -1196,16 +1196,8 @@ impl AgentExecutor for Approving {
 async fn an_approver_answers_and_reads_but_steers_nothing_on_every_binding() {
     use a2a::Version;
     use a2a::client::{Binding, ClientAuth, Interface};
-    use a2a::server::{Credential, InboundAuth, Principal};
-    let person = |name: &str| Credential {
-        secret: format!("{name}-token"),
-        principal: Arc::new(Principal::new(None, format!("token:{name}"), name)),
-    };
     let config = ServerConfig {
-        auth: Some(InboundAuth {
-            bearer: vec![person("alice"), person("bob")],
-            ..InboundAuth::default()
-        }),
+        auth: Some(alice_and_bob()),
         allow_private_webhooks: true,
         ..ServerConfig::default()
     };
@@ -1350,16 +1342,8 @@ async fn an_approver_answers_and_reads_but_steers_nothing_on_every_binding() {
 async fn one_caller_holds_at_most_its_share_of_streams() {
     use a2a::Version;
     use a2a::client::{Binding, ClientAuth, Interface};
-    use a2a::server::{Credential, InboundAuth, Principal};
-    let person = |name: &str| Credential {
-        secret: format!("{name}-token"),
-        principal: Arc::new(Principal::new(None, format!("token:{name}"), name)),
-    };
     let config = ServerConfig {
-        auth: Some(InboundAuth {
-            bearer: vec![person("alice"), person("bob")],
-            ..InboundAuth::default()
-        }),
+        auth: Some(alice_and_bob()),
         max_streaming_connections_per_caller: 3,
         ..ServerConfig::default()
     };
@@ -1449,5 +1433,19 @@ async fn one_caller_holds_at_most_its_share_of_streams() {
             again.is_some(),
             "{binding}: a closed stream's place is taken again"
         );
+    }
+}
+
+/// Static tokens `alice-token` and `bob-token`, for principals `token:alice` and
+/// `token:bob`.
+fn alice_and_bob() -> a2a::server::InboundAuth {
+    use a2a::server::{Credential, InboundAuth, Principal};
+    let person = |name: &str| Credential {
+        secret: format!("{name}-token"),
+        principal: Arc::new(Principal::new(None, format!("token:{name}"), name)),
+    };
+    InboundAuth {
+        bearer: vec![person("alice"), person("bob")],
+        ..InboundAuth::default()
     }
 }

@@ -35,7 +35,6 @@ pub use gate::Gated;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
-pub use rows::UNREADABLE_KEY;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use stats::DatabaseStats;
@@ -64,6 +63,10 @@ pub trait Store: TaskStore + RunStore {
         Box::pin(async { Ok(()) })
     }
 }
+
+/// Key of the metadata that marks a task a durable store lists by its columns alone,
+/// its stored record unreadable (`"unreadable": true`).
+pub const UNREADABLE_KEY: &str = "unreadable";
 
 /// Why a store could not be opened: where, and what is wrong with it.
 #[derive(Debug, thiserror::Error)]

@@ -491,10 +491,6 @@ pub(crate) fn report_unreadable(id: &str, e: &StoreError) {
     orchestrator_metrics::get().store_unreadable_tasks.inc();
 }
 
-/// Key of the metadata that marks a task listed by its columns alone, its record
-/// unreadable.
-pub const UNREADABLE_KEY: &str = "unreadable";
-
 /// What a listing shows of a task whose record cannot be read: its id, context and
 /// state, from the row's own columns, and a status message that says so; its
 /// metadata marks it (`"unreadable": true`).
@@ -507,7 +503,8 @@ pub(crate) fn unreadable_task(id: &str, context_id: &str, state: &str, e: &Store
          history, artifacts or metadata. The server's log names the cause.",
     )));
     let mut task = Task::new(TaskId::new(id), ContextId::new(context_id), status);
-    task.metadata = Some(Map::from_iter([(UNREADABLE_KEY.to_owned(), Value::Bool(true))]).into());
+    task.metadata =
+        Some(Map::from_iter([(crate::UNREADABLE_KEY.to_owned(), Value::Bool(true))]).into());
     task
 }
 

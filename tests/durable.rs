@@ -983,13 +983,6 @@ async fn postgres_keeps_the_same_contract() {
     a.unwrap();
     b.unwrap();
 
-    let serve = |store: String| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--store", &store])
-            .current_dir(crate::util::ROOT)
-            .output()
-            .unwrap()
-    };
     // Another program's database is not taken over.
     let foreign = pg.database("foreign").await;
     let mut conn = sqlx::PgConnection::connect(&foreign).await.unwrap();
@@ -997,9 +990,8 @@ async fn postgres_keeps_the_same_contract() {
         .execute(&mut conn)
         .await
         .unwrap();
-    let out = serve(foreign.clone());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (code, stderr) = serve_start(&foreign).await;
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("/foreign") && stderr.contains("another program"),
         "{stderr}"
@@ -1019,19 +1011,19 @@ async fn postgres_keeps_the_same_contract() {
         .execute(&mut conn)
         .await
         .unwrap();
-    let out = serve(newer);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (code, stderr) = serve_start(&newer).await;
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("schema version 99"), "{stderr}");
-    // A server that is not there: said so, with the password hidden.
+    // A server that is not there (yet): said so, with the password hidden, and waited
+    // for rather than given up on.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let out = serve(format!("postgres://orch:hunter2@127.0.0.1:{port}/orch"));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (code, stderr) =
+        serve_start(&format!("postgres://orch:hunter2@127.0.0.1:{port}/orch")).await;
+    assert_eq!(code, None, "serve waits: {stderr}");
     assert!(
         stderr.contains("cannot connect") && stderr.contains("orch:***@127.0.0.1"),
         "{stderr}"
@@ -1476,28 +1468,20 @@ async fn postgres_over_tls_honours_the_urls_sslmode() {
         assert_eq!(all, encrypted, "{url}: every connection over TLS");
     }
 
-    let serve = |store: String| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--store", &store])
-            .current_dir(crate::util::ROOT)
-            .output()
-            .unwrap()
-    };
     // Plain text: the server refuses, and says why.
-    let out = serve(with("sslmode=disable"));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (code, stderr) = serve_start(&with("sslmode=disable")).await;
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("pg_hba.conf") && stderr.contains("no encryption"),
         "the server's own words: {stderr}"
     );
     // Another CA: the certificate is refused, and the error says so.
-    let out = serve(with(&format!(
+    let (code, stderr) = serve_start(&with(&format!(
         "sslmode=verify-full&sslrootcert={}",
         other.ca.display()
-    )));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    )))
+    .await;
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("certificate") && stderr.contains("sslrootcert"),
         "names the certificate problem and what to check: {stderr}"
@@ -1880,4 +1864,39 @@ async fn two_tasks_one_spoilt<F: std::future::Future<Output = ()>>(
         store.get(&TaskId::new("t-spoilt")).await.is_err(),
         "reading it alone says it cannot be read"
     );
+}
+
+/// How `serve` on `store` ends its start: it exits (`Some` of its code), or it waits
+/// for a store it cannot reach yet (`None`; it is stopped once it says so), with what it
+/// said on stderr.
+async fn serve_start(store: &str) -> (Option<i32>, String) {
+    use tokio::io::AsyncBufReadExt;
+    let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
+        .current_dir(crate::util::ROOT)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(serve.stderr.take().unwrap()).lines();
+    let mut said = String::new();
+    let waits = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            said.push_str(&line);
+            said.push('\n');
+            if line.contains("trying again") {
+                return true;
+            }
+        }
+        false
+    })
+    .await
+    .unwrap_or_else(|_| panic!("serve neither started, exited nor waited: {said}"));
+    if waits {
+        serve.kill().await.unwrap();
+        return (None, said);
+    }
+    let status = serve.wait().await.unwrap();
+    (status.code(), said)
 }

@@ -85,7 +85,25 @@ impl OpenError {
         match &self.kind {
             #[cfg(any(feature = "sqlite", feature = "postgres"))]
             OpenErrorKind::Unreachable(e) => match e {
-                sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut => true,
+                // Nobody answers, or the connection broke: not a TLS failure (a
+                // certificate refused is an I/O error too, and no wait mends it).
+                sqlx::Error::Io(io) => {
+                    use std::io::ErrorKind as K;
+                    matches!(
+                        io.kind(),
+                        K::ConnectionRefused
+                            | K::ConnectionReset
+                            | K::ConnectionAborted
+                            | K::NotConnected
+                            | K::TimedOut
+                            | K::HostUnreachable
+                            | K::NetworkUnreachable
+                            | K::AddrNotAvailable
+                            | K::BrokenPipe
+                            | K::UnexpectedEof
+                    )
+                }
+                sqlx::Error::PoolTimedOut => true,
                 sqlx::Error::Database(d) => d
                     .code()
                     .is_some_and(|c| c.starts_with("57P") || c.starts_with("08")),

@@ -128,11 +128,12 @@ async fn an_agent_is_called_with_client_credentials_from_its_card() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("workflows")).unwrap();
     std::fs::write(dir.join("workflows/echo.toml"), ECHO).unwrap();
-    // The token URL and scopes come from the card; the resource names the agent.
+    // The provider's token URL named (it is on another port of the agent's host: not
+    // the agent's origin); the scopes come from the card; the resource names the agent.
     std::fs::write(
         dir.join("agents.toml"),
         format!(
-            "[agents.hr]\nurl = \"{agent}\"\nauth = {{ type = \"oauth2_client_credentials\", client_id_env = \"OUT_ID\", client_secret_env = \"OUT_SECRET\", resource = \"urn:a2a:hr\" }}\n"
+            "[agents.hr]\nurl = \"{agent}\"\nauth = {{ type = \"oauth2_client_credentials\", client_id_env = \"OUT_ID\", client_secret_env = \"OUT_SECRET\", resource = \"urn:a2a:hr\", token_url = \"{issuer}/token\" }}\n"
         ),
     )
     .unwrap();
@@ -165,13 +166,12 @@ async fn an_agent_is_called_with_client_credentials_from_its_card() {
     let said = serde_json::to_string(&failed).unwrap();
     assert!(said.contains("invalid_client"), "{said}");
 
-    // The agent named by another host name than its card's token URL: the card alone
-    // does not get the client secret sent there.
-    let elsewhere = agent.replace("127.0.0.1", "localhost");
+    // Issue 81: without `token_url`, the card's token endpoint — on another port of
+    // the agent's host, another origin — does not get the client secret sent there.
     std::fs::write(
         dir.join("agents.toml"),
         format!(
-            "[agents.hr]\nurl = \"{elsewhere}\"\nauth = {{ type = \"oauth2_client_credentials\", client_id_env = \"OUT_ID\", client_secret_env = \"OUT_SECRET\", resource = \"urn:a2a:hr\" }}\n"
+            "[agents.hr]\nurl = \"{agent}\"\nauth = {{ type = \"oauth2_client_credentials\", client_id_env = \"OUT_ID\", client_secret_env = \"OUT_SECRET\", resource = \"urn:a2a:hr\" }}\n"
         ),
     )
     .unwrap();
@@ -211,7 +211,7 @@ async fn agents_are_called_on_behalf_of_the_caller_with_exchanged_tokens() {
     std::fs::write(dir.join("workflows/both.toml"), BOTH).unwrap();
     let exchange = |audience: &str| {
         format!(
-            "auth = {{ type = \"token_exchange\", client_id_env = \"OUT_ID\", client_secret_env = \"OUT_SECRET\", audience = \"{audience}\" }}"
+            "auth = {{ type = \"token_exchange\", client_id_env = \"OUT_ID\", client_secret_env = \"OUT_SECRET\", audience = \"{audience}\", token_url = \"{issuer}/token\" }}"
         )
     };
     std::fs::write(
@@ -416,7 +416,7 @@ async fn an_sdk_agent_gets_fresh_tokens_when_they_expire_or_are_refused() {
         std::fs::write(
             dir.join("agents.toml"),
             format!(
-                "[agents.hr]\nurl = \"{}\"\nauth = {{ type = \"oauth2_client_credentials\", client_id_env = \"OUT_ID\", client_secret_env = \"OUT_SECRET\", resource = \"urn:a2a:hr\" }}\n",
+                "[agents.hr]\nurl = \"{}\"\nauth = {{ type = \"oauth2_client_credentials\", client_id_env = \"OUT_ID\", client_secret_env = \"OUT_SECRET\", resource = \"urn:a2a:hr\", token_url = \"{issuer}/token\" }}\n",
                 agent.url
             ),
         )
@@ -524,7 +524,7 @@ async fn sdk_agents_see_the_user_through_exchanged_tokens() {
     .unwrap();
     let exchange = |audience: &str, actor: bool| {
         format!(
-            "auth = {{ type = \"token_exchange\", client_id_env = \"OUT_ID\", client_secret_env = \"OUT_SECRET\", audience = \"{audience}\", actor = {actor} }}"
+            "auth = {{ type = \"token_exchange\", client_id_env = \"OUT_ID\", client_secret_env = \"OUT_SECRET\", audience = \"{audience}\", actor = {actor}, token_url = \"{issuer}/token\" }}"
         )
     };
     std::fs::write(

@@ -1721,19 +1721,19 @@ async fn a_long_stream_leaves_a_task_that_lists_and_resumes(dir: &Path, store: &
     answer["metadata"] = json!({ "step": "approve" });
     let answered = call(&url, &rpc("message/send", answer)).await;
     assert!(answered["error"].is_null(), "{answered}");
-    let mut done = Value::Null;
-    for _ in 0..300 {
-        done = call(&url, &rpc("tasks/get", json!({ "id": task_id }))).await;
-        if done["result"]["status"]["state"] == "completed" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(
-        done["result"]["status"]["state"], "completed",
-        "{}",
-        done["result"]["status"]
-    );
+    let done = crate::util::eventually(
+        "the answered run completing",
+        Duration::from_secs(30),
+        || async {
+            let got = call(&url, &rpc("tasks/get", json!({ "id": task_id }))).await;
+            if got["result"]["status"]["state"] == "completed" {
+                Ok(got)
+            } else {
+                Err(got["result"]["status"].clone())
+            }
+        },
+    )
+    .await;
     let result = done["result"]["artifacts"]
         .as_array()
         .unwrap()

@@ -726,19 +726,15 @@ async fn start_on(url: &str, workflow: &str) -> String {
 
 /// Polls `tasks/get` on `url` until task `id` is in `state` (bounded); the task.
 async fn until_state(url: &str, id: &str, state: &str, within: Duration) -> serde_json::Value {
-    let deadline = tokio::time::Instant::now() + within;
-    loop {
+    crate::util::eventually(&format!("{id} becoming {state}"), within, || async {
         let task = result(url, "tasks/get", serde_json::json!({ "id": id })).await;
         if task["status"]["state"] == state {
-            return task;
+            Ok(task)
+        } else {
+            Err(task["status"].clone())
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{id} not {state} in {within:?}: {}",
-            task["status"]
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await
 }
 
 /// A run owned by replica B, reached only through replica A: a subscription on A gets

@@ -50,14 +50,19 @@ fn artifact_text(task: &Task) -> String {
 }
 
 async fn wait_state(c: &A2aClient, id: &TaskId, state: TaskState) -> Task {
-    for _ in 0..400 {
-        let t = c.get_task(&TaskQueryParams::new(id.clone())).await.unwrap();
-        if t.status.state == state {
-            return t;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("task {id} never reached {state}");
+    crate::util::eventually(
+        &format!("task {id} reaching {state}"),
+        Duration::from_secs(10),
+        || async {
+            let t = c.get_task(&TaskQueryParams::new(id.clone())).await.unwrap();
+            if t.status.state == state {
+                Ok(t)
+            } else {
+                Err(t.status.state)
+            }
+        },
+    )
+    .await
 }
 
 #[tokio::test]
@@ -1419,20 +1424,15 @@ async fn one_caller_holds_at_most_its_share_of_streams() {
         s.next().await.unwrap().unwrap();
         // A stream closed frees its place.
         drop(held.pop());
-        let mut again = None;
-        for _ in 0..100 {
-            if let Ok(mut s) = as_caller("alice", binding).resubscribe(&id).await
-                && matches!(s.next().await, Some(Ok(_)))
-            {
-                again = Some(s);
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        assert!(
-            again.is_some(),
-            "{binding}: a closed stream's place is taken again"
-        );
+        let _again = crate::util::eventually(
+            &format!("{binding}: a closed stream's place taken again"),
+            Duration::from_secs(5),
+            || async {
+                let mut s = as_caller("alice", binding).resubscribe(&id).await?;
+                s.next().await.expect("an event").map(|_| s)
+            },
+        )
+        .await;
     }
 }
 

@@ -196,6 +196,30 @@ pub fn require_full_suite(what: &str) {
     }
 }
 
+/// What `check` gives once it gives something, asked every 20 ms for at most `within`;
+/// past that the test fails saying that `what` never happened, and what `check` saw
+/// last (its `Err`). One bounded wait for every "until" of the suite.
+pub async fn eventually<T, E: std::fmt::Debug, F, Fut>(
+    what: &str,
+    within: Duration,
+    mut check: F,
+) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
+{
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match check().await {
+            Ok(found) => return found,
+            Err(seen) if tokio::time::Instant::now() >= deadline => {
+                panic!("{what} did not happen within {within:?}; last seen: {seen:?}")
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+}
+
 /// What to run when a tool of the full suite is missing.
 pub const PREPARE: &str =
     "run `cargo xtask prepare` (or the whole suite with `cargo xtask test`), which installs it";

@@ -222,28 +222,15 @@ async fn cards_the_sdks_signed_are_used_and_the_others_refused_before_any_call()
 #[ignore = "needs the official Python and JavaScript SDKs: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn our_signed_card_verifies_with_both_sdks_before_and_after_a_key_rotation() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("own-card-signature");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("workflows")).unwrap();
-    let echo = crate::util::echo(0).await;
-    std::fs::write(
-        dir.join("agents.toml"),
-        format!("[agents.echo]\nurl = \"{}\"\n", echo.url),
-    )
-    .unwrap();
-    // Non-ASCII text on the card: canonical forms must agree on it byte for byte.
-    std::fs::write(
-        dir.join("workflows/hello.toml"),
+    // Non-ASCII text on the card: canonical forms must agree on it byte for byte. With
+    // inbound auth, so that the card carries security schemes and requirements.
+    let (dir, _echo) = signed_project(
+        "own-card-signature",
         "[workflow]\nid = \"hello\"\ndescription = \"Says hello — in UTF-8, « même »\"\n[steps.say]\nagent = \"echo\"\nmessage = \"hello\"\n",
+        ed25519_pem(),
+        "[auth]\nbearer_token_env = [\"SIGNED_TOKEN\"]\n",
     )
-    .unwrap();
-    std::fs::write(dir.join("card.pem"), ed25519_pem()).unwrap();
-    // With inbound auth, so that the card carries security schemes and requirements.
-    std::fs::write(
-        dir.join("orchestrator.toml"),
-        "[server]\nlisten = \"127.0.0.1:0\"\nagents = \"agents.toml\"\nworkflows = \"workflows\"\ncard_signing_key = \"card.pem\"\n[auth]\nbearer_token_env = [\"SIGNED_TOKEN\"]\n",
-    )
-    .unwrap();
+    .await;
     let (_serve, url) = spawn_serve(
         &["--config", dir.join("orchestrator.toml").to_str().unwrap()],
         &[("SIGNED_TOKEN", "signed-secret")],
@@ -328,30 +315,17 @@ async fn our_signed_card_verifies_with_both_sdks_before_and_after_a_key_rotation
 }
 
 /// Issue 81: a card signed in its v1.0 reading, which leaves empty fields out (a
-/// skill without tags or examples), is read back as signed: our own card, signed, verified and used by our own orchestrator as an
-/// agent that must be signed.
+/// skill without tags or examples), is read back as signed: our own card, signed,
+/// verified and used by our own orchestrator as an agent that must be signed.
 #[tokio::test]
 async fn our_signed_card_without_tags_or_descriptions_is_read_back_and_used() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("own-card-bare");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("workflows")).unwrap();
-    let echo = crate::util::echo(0).await;
-    std::fs::write(
-        dir.join("agents.toml"),
-        format!("[agents.echo]\nurl = \"{}\"\n", echo.url),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("workflows/bare.toml"),
+    let (dir, _echo) = signed_project(
+        "own-card-bare",
         "[workflow]\nid = \"bare\"\ndescription = \"Says hello\"\n[steps.say]\nagent = \"echo\"\nmessage = \"hello\"\n",
+        p256_pem(),
+        "",
     )
-    .unwrap();
-    std::fs::write(dir.join("card.pem"), p256_pem()).unwrap();
-    std::fs::write(
-        dir.join("orchestrator.toml"),
-        "[server]\nlisten = \"127.0.0.1:0\"\nagents = \"agents.toml\"\nworkflows = \"workflows\"\ncard_signing_key = \"card.pem\"\n",
-    )
-    .unwrap();
+    .await;
     let (_serve, url) = spawn_serve(
         &["--config", dir.join("orchestrator.toml").to_str().unwrap()],
         &[],
@@ -401,4 +375,32 @@ async fn our_signed_card_without_tags_or_descriptions_is_read_back_and_used() {
             && !listed.contains("unavailable"),
         "{listed}"
     );
+}
+
+/// A project in `name` under the tests' directory: the echo agent (running while the
+/// caller keeps it), one workflow (the file's text), and an `orchestrator.toml` that
+/// signs the card with `key` (a PEM), with `more` (further tables) after `[server]`.
+async fn signed_project(
+    name: &str,
+    workflow: &str,
+    key: String,
+    more: &str,
+) -> (std::path::PathBuf, crate::util::Running) {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    let echo = crate::util::echo(0).await;
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!("[agents.echo]\nurl = \"{}\"\n", echo.url),
+    )
+    .unwrap();
+    std::fs::write(dir.join("workflows/flow.toml"), workflow).unwrap();
+    std::fs::write(dir.join("card.pem"), key).unwrap();
+    std::fs::write(
+        dir.join("orchestrator.toml"),
+        format!("[server]\nlisten = \"127.0.0.1:0\"\nagents = \"agents.toml\"\nworkflows = \"workflows\"\ncard_signing_key = \"card.pem\"\n{more}"),
+    )
+    .unwrap();
+    (dir, echo)
 }

@@ -528,14 +528,28 @@ async fn serve(mut args: ServeArgs) -> anyhow::Result<ExitCode> {
                     None => early.insert(bind().await?),
                 };
                 let wait = waits.next().unwrap_or(std::time::Duration::from_secs(30));
-                eprintln!(
-                    "warning: {e}; trying again in {:.0?} (on http://{}/, /readyz answers 503 meanwhile)",
-                    wait,
-                    listener.local_addr()?
-                );
+                // The probes are answered in plain HTTP: on a TLS port, none is (a
+                // client's TLS handshake would only fail); the connections wait.
+                let tls = config.server.tls.is_some();
+                let probes = if tls {
+                    String::new()
+                } else {
+                    format!(
+                        " (on http://{}/, /readyz answers 503 meanwhile)",
+                        listener.local_addr()?
+                    )
+                };
+                eprintln!("warning: {e}; trying again in {wait:.0?}{probes}");
                 let why = e.to_string();
+                let waiting = async {
+                    if tls {
+                        tokio::time::sleep(wait).await;
+                    } else {
+                        crate::host::starting::answer_probes(listener, &why, wait).await;
+                    }
+                };
                 tokio::select! {
-                    () = crate::host::starting::answer_probes(listener, &why, wait) => {}
+                    () = waiting => {}
                     () = shutdown.as_mut() => {
                         let _ = writeln!(std::io::stdout(), "a2a-orchestrator stopped while waiting for its store");
                         return Ok(ExitCode::SUCCESS);

@@ -2,7 +2,8 @@
 //! restarting or not reachable yet): the port is open and answers the probes, so that
 //! an orchestrator of containers sees a live process that is not ready, instead of one
 //! that exits and is restarted in a loop. `/healthz` answers 200, `/readyz` 503 with
-//! why; every other request 503 with `Retry-After`.
+//! why; every other request 503 with `Retry-After`. In plain HTTP only: on a port with
+//! TLS, nothing answers until the store opens (connections wait in the backlog).
 
 use std::time::Duration;
 

@@ -62,6 +62,7 @@ async fn guarded(issuer: &str, audience: &str, agent: impl AgentExecutor) -> Str
         tenant_claim: None,
         ca_file: None,
         rules: RoleRules::default(),
+        refetch_interval: a2a_orchestrator::auth::oidc::REFETCH_INTERVAL,
     })
     .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -199,6 +199,7 @@ pub fn read(
                     tenant_claim,
                     ca_file: ca_file.as_ref().map(|(p, _)| p.clone()),
                     rules: rules.clone(),
+                    refetch_interval: super::oidc::REFETCH_INTERVAL,
                 };
                 match OidcVerifier::new(settings) {
                     Ok(v) => auth.tokens = Some(Arc::new(v)),

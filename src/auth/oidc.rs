@@ -84,6 +84,9 @@ pub struct OidcSettings {
     pub ca_file: Option<PathBuf>,
     /// The roles granted by pattern.
     pub rules: RoleRules,
+    /// The least time between fetches for unknown keys ([`REFETCH_INTERVAL`] unless a
+    /// test needs it shorter).
+    pub refetch_interval: Duration,
 }
 
 /// Why the settings cannot be used, and which of them.
@@ -105,6 +108,7 @@ pub struct OidcVerifier {
 /// The provider's keys: a snapshot every check reads, and the fetches that replace it.
 struct KeyCache {
     issuer: String,
+    refetch_interval: Duration,
     discovery_url: String,
     http: reqwest::Client,
     keys: RwLock<Arc<Keys>>,
@@ -195,6 +199,7 @@ impl OidcVerifier {
         Ok(OidcVerifier {
             keys: Arc::new(KeyCache {
                 issuer: settings.issuer.clone(),
+                refetch_interval: settings.refetch_interval,
                 discovery_url,
                 http,
                 keys: RwLock::default(),
@@ -375,7 +380,7 @@ impl KeyCache {
 
     /// The key for a token's `kid` and algorithm: from the snapshot, or — when it is
     /// not there — from the first fetch that starts after this call, made at least
-    /// [`REFETCH_INTERVAL`] after the one before.
+    /// `refetch_interval` after the one before.
     async fn key_for(&self, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, String> {
         if let Some(key) = self.snapshot().find(kid, alg) {
             return Ok(key);
@@ -388,7 +393,7 @@ impl KeyCache {
         if !answered {
             if let Some(wait) = state
                 .last
-                .map(|last| REFETCH_INTERVAL.saturating_sub(last.elapsed()))
+                .map(|last| self.refetch_interval.saturating_sub(last.elapsed()))
                 .filter(|w| !w.is_zero())
             {
                 tokio::time::sleep(wait).await;

@@ -172,7 +172,12 @@ pub enum OpenErrorKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreSpec {
     Memory,
-    Sqlite(PathBuf),
+    /// A SQLite file, and how long a write waits for another process's lock on it
+    /// before it fails (and is tried again).
+    Sqlite {
+        path: PathBuf,
+        busy_timeout: Duration,
+    },
     /// A `postgres://` (or `postgresql://`) URL, as libpq takes it, and how long a
     /// replica's lease on the runs it runs lasts without renewal.
     Postgres {
@@ -184,6 +189,10 @@ pub enum StoreSpec {
 /// How long a replica's lease lasts by default: a replica that dies has its runs taken
 /// over within this (a third of it is the renewal period).
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
+
+/// How long a write to a SQLite store waits by default for another process's lock
+/// (a backup, an `sqlite3` shell) before it fails and is tried again.
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The default of `serve`: a SQLite database under `data/`.
 pub const DEFAULT_STORE: &str = "sqlite://data/orchestrator.db";
@@ -207,9 +216,31 @@ impl StoreSpec {
             .or_else(|| s.strip_prefix("sqlite:"));
         match path {
             Some("") => Err("`sqlite://` needs a path, as in sqlite://data/orchestrator.db".into()),
-            Some(p) => Ok(StoreSpec::Sqlite(PathBuf::from(p))),
+            Some(p) => Ok(StoreSpec::sqlite(p)),
             None => Err(format!(
                 "unknown store {s:?}: use sqlite://PATH (for example {DEFAULT_STORE}), postgres://USER:PASSWORD@HOST/DATABASE or memory"
+            )),
+        }
+    }
+
+    /// A SQLite store at `path`, waiting [`DEFAULT_BUSY_TIMEOUT`] for a lock.
+    pub fn sqlite(path: impl Into<PathBuf>) -> Self {
+        StoreSpec::Sqlite {
+            path: path.into(),
+            busy_timeout: DEFAULT_BUSY_TIMEOUT,
+        }
+    }
+
+    /// The same store with writes that wait `timeout` for another process's lock;
+    /// only a SQLite file is locked so.
+    pub fn with_busy_timeout(self, timeout: Duration) -> Result<Self, String> {
+        match self {
+            StoreSpec::Sqlite { path, .. } => Ok(StoreSpec::Sqlite {
+                path,
+                busy_timeout: timeout,
+            }),
+            other => Err(format!(
+                "a busy timeout is for a sqlite:// store; {other} has no file lock to wait for"
             )),
         }
     }
@@ -228,7 +259,10 @@ impl StoreSpec {
     /// A relative SQLite path taken from `base` (a config file's directory).
     pub fn relative_to(self, base: &std::path::Path) -> Self {
         match self {
-            StoreSpec::Sqlite(p) if p.is_relative() => StoreSpec::Sqlite(base.join(p)),
+            StoreSpec::Sqlite { path, busy_timeout } if path.is_relative() => StoreSpec::Sqlite {
+                path: base.join(path),
+                busy_timeout,
+            },
             other => other,
         }
     }
@@ -240,17 +274,17 @@ impl StoreSpec {
         Ok(match self {
             StoreSpec::Memory => Arc::new(MemoryStore::new()),
             #[cfg(feature = "sqlite")]
-            StoreSpec::Sqlite(path) => {
-                Arc::new(Gated::new(Arc::new(SqliteStore::open(path).await?)))
-            }
+            StoreSpec::Sqlite { path, busy_timeout } => Arc::new(Gated::new(Arc::new(
+                SqliteStore::open(path, *busy_timeout).await?,
+            ))),
             #[cfg(feature = "postgres")]
             StoreSpec::Postgres { url, lease } => Arc::new(Gated::new(Arc::new(
                 PostgresStore::open(url, &self.to_string(), *lease).await?,
             ))),
             #[allow(unreachable_patterns)]
-            StoreSpec::Sqlite(_) | StoreSpec::Postgres { .. } => {
+            StoreSpec::Sqlite { .. } | StoreSpec::Postgres { .. } => {
                 let (store, feature) = match self {
-                    StoreSpec::Sqlite(_) => ("SQLite", "sqlite"),
+                    StoreSpec::Sqlite { .. } => ("SQLite", "sqlite"),
                     _ => ("PostgreSQL", "postgres"),
                 };
                 return Err(OpenError {
@@ -266,7 +300,7 @@ impl std::fmt::Display for StoreSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             StoreSpec::Memory => f.write_str("memory"),
-            StoreSpec::Sqlite(p) => write!(f, "sqlite://{}", p.display()),
+            StoreSpec::Sqlite { path, .. } => write!(f, "sqlite://{}", path.display()),
             StoreSpec::Postgres { url, .. } => f.write_str(&without_password(url)),
         }
     }
@@ -298,11 +332,11 @@ mod tests {
         assert_eq!(StoreSpec::parse("memory"), Ok(StoreSpec::Memory));
         assert_eq!(
             StoreSpec::parse("sqlite://data/x.db"),
-            Ok(StoreSpec::Sqlite("data/x.db".into()))
+            Ok(StoreSpec::sqlite("data/x.db"))
         );
         assert_eq!(
             StoreSpec::parse("sqlite:///var/lib/o.db"),
-            Ok(StoreSpec::Sqlite("/var/lib/o.db".into()))
+            Ok(StoreSpec::sqlite("/var/lib/o.db"))
         );
         assert!(
             StoreSpec::parse("mysql://x")

@@ -80,8 +80,9 @@ impl std::fmt::Debug for SqliteStore {
 
 impl SqliteStore {
     /// Opens the database at `path`, creating it (and its directory) if it does not
-    /// exist, and brings its schema up to date.
-    pub async fn open(path: &Path) -> Result<Self, OpenError> {
+    /// exist, and brings its schema up to date. A write waits up to `busy_timeout` for
+    /// another process's lock on the file.
+    pub async fn open(path: &Path, busy_timeout: Duration) -> Result<Self, OpenError> {
         let fail = |kind: OpenErrorKind| OpenError {
             location: path.display().to_string(),
             kind,
@@ -103,7 +104,7 @@ impl SqliteStore {
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(10))
+            .busy_timeout(busy_timeout)
             // A WAL file grown under load is cut back to this once it is reused.
             .pragma("journal_size_limit", JOURNAL_SIZE_LIMIT.to_string())
             // A multi-row statement keeps a journal of its own (to undo just itself);
@@ -120,8 +121,8 @@ impl SqliteStore {
             .close()
             .await
             .map_err(|e| fail(schema::explain(e)))?;
-        let writing =
-            writer::open(path, JOURNAL_SIZE_LIMIT).map_err(|e| fail(OpenErrorKind::Writer(e)))?;
+        let writing = writer::open(path, JOURNAL_SIZE_LIMIT, busy_timeout)
+            .map_err(|e| fail(OpenErrorKind::Writer(e)))?;
         let checkpoints = SqliteConnection::connect_with(&options)
             .await
             .map_err(|e| fail(schema::explain(e)))?;

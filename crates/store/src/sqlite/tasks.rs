@@ -447,7 +447,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("a2a-list-plan-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let path = dir.join("t.db");
-        SqliteStore::open(&path)
+        SqliteStore::open(&path, crate::DEFAULT_BUSY_TIMEOUT)
             .await
             .expect("a fresh store opens")
             .closed()
@@ -502,7 +502,9 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("a2a-unreadable-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let path = dir.join("t.db");
-        let store = SqliteStore::open(&path).await.expect("a fresh store opens");
+        let store = SqliteStore::open(&path, crate::DEFAULT_BUSY_TIMEOUT)
+            .await
+            .expect("a fresh store opens");
         let task = Task::new(
             TaskId::new("t"),
             ContextId::new("c"),

@@ -127,12 +127,16 @@ fn now_ms() -> i64 {
 /// checkpoint copies the WAL's pages into the database file and syncs it, and done in a
 /// commit (SQLite's default) it makes every write queued behind that commit wait. The
 /// checkpointer does it beside.
-pub(super) fn open(path: &Path, journal_size_limit: u64) -> rusqlite::Result<Connection> {
+pub(super) fn open(
+    path: &Path,
+    journal_size_limit: u64,
+    busy_timeout: Duration,
+) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(
         path,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
-    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.busy_timeout(busy_timeout)?;
     // A multi-row statement (pruning) keeps a journal of its own, to undo just itself:
     // in memory, not in a temporary file.
     conn.execute_batch(&format!(
@@ -522,12 +526,13 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("a2a-batch-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let path = dir.join("t.db");
-        super::super::SqliteStore::open(&path)
+        super::super::SqliteStore::open(&path, crate::DEFAULT_BUSY_TIMEOUT)
             .await
             .expect("a fresh store opens")
             .closed()
             .await;
-        let mut conn = open(&path, 1 << 20).expect("the writer's connection");
+        let mut conn =
+            open(&path, 1 << 20, crate::DEFAULT_BUSY_TIMEOUT).expect("the writer's connection");
         // A commit of many events and commits of one: 44 rows, inserted in chunks of
         // 32, 8 and 1.
         let mut ops = vec![

@@ -870,7 +870,7 @@ async fn runs_are_journaled_only_into_a_durable_store() {
     let _ = std::fs::remove_dir_all(&dir);
     for (spec, journaled) in [
         (StoreSpec::Memory, false),
-        (StoreSpec::Sqlite(dir.join("store.db")), true),
+        (StoreSpec::sqlite(dir.join("store.db")), true),
     ] {
         let o = orchestra_with(&[GREET], 0, |c| c.store = spec.clone()).await;
         let (c, _) = client(&o.url).await;
@@ -896,7 +896,7 @@ async fn a_conversation_and_a_pending_approval_survive_a_restart() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-restart");
     let _ = std::fs::remove_dir_all(&dir);
     let o = orchestra_with(&[GREET, APPROVE], 0, |c| {
-        c.store = StoreSpec::Sqlite(dir.join("store.db"));
+        c.store = StoreSpec::sqlite(dir.join("store.db"));
     })
     .await;
     let (c, _) = client(&o.url).await;
@@ -1163,7 +1163,7 @@ async fn serve_reloads_agents_and_workflows_on_sighup() {
     .unwrap();
     std::fs::write(
         dir.join("serve.toml"),
-        "[server]\nreload_workflows = false\n",
+        "[server]\nreload_workflows = false\nreload_interval = \"200ms\"\n",
     )
     .unwrap();
     let (workflows, agents_file, config) = (
@@ -1231,7 +1231,8 @@ async fn serve_reloads_agents_and_workflows_on_sighup() {
             .replace("agent = \"one\"", "agent = \"two\""),
     )
     .unwrap();
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // Five times the interval the files would be looked at if the watcher were on.
+    tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(
         skills().await,
         ["greet", "slow"],
@@ -1254,7 +1255,8 @@ async fn serve_reloads_agents_and_workflows_on_sighup() {
     // A broken agents file and SIGHUP: both stay as they were.
     std::fs::write(dir.join("agents.toml"), "[agents.one\nurl = 1\n").unwrap();
     hangup();
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let problems = reload_problems(&url, true).await;
+    assert!(problems[0].contains("agents.toml:1"), "{problems:?}");
     assert_eq!(skills().await, ["greet", "greet2", "slow"]);
     let t = task(c.send_message(&run("greet2")).await.unwrap());
     assert_eq!(
@@ -1398,13 +1400,14 @@ async fn serve_reloads_the_workflows_when_their_files_change() {
     let (c, _) = client(&url).await;
     let t = task(c.send_message(&greet()).await.unwrap());
     assert_eq!(result_text(&t), "hello Ada");
-    // A broken file: the loaded set stays.
+    // A broken file: the loaded set stays, and /readyz and /metrics say why.
     std::fs::write(
         dir.join("workflows/broken.toml"),
         "[workflow]\nid = \"broken\"\n",
     )
     .unwrap();
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    let problems = reload_problems(&url, true).await;
+    assert!(problems[0].contains("broken.toml"), "{problems:?}");
     assert_eq!(skills().await, ["greet", "pair"]);
     // Fixed, and `greet` changed: new runs start on the new version.
     std::fs::remove_file(dir.join("workflows/broken.toml")).unwrap();
@@ -1417,11 +1420,50 @@ async fn serve_reloads_the_workflows_when_their_files_change() {
     for _ in 0..100 {
         let t = task(c.send_message(&greet()).await.unwrap());
         if result_text(&t) == "good day Ada" {
+            assert!(reload_problems(&url, false).await.is_empty());
             return;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("the changed workflow was never run");
+}
+
+/// Waits until the last reload of `serve` at `url` has `failed` (or has not): the
+/// problems `/readyz` names then, checked against the `config_reload_failed` gauge.
+/// The replica stays ready all along.
+async fn reload_problems(url: &str, failed: bool) -> Vec<String> {
+    crate::util::eventually(
+        if failed {
+            "a failed reload"
+        } else {
+            "a good reload"
+        },
+        Duration::from_secs(20),
+        || async {
+            let ready = reqwest::get(format!("{url}readyz")).await.unwrap();
+            let ok = ready.status().is_success();
+            let body: Value = ready.json().await.unwrap();
+            let check = &body["checks"]["reload"];
+            if !ok || check["ok"] != json!(!failed) {
+                return Err(body);
+            }
+            let problems: Vec<String> =
+                serde_json::from_value(check.get("problems").cloned().unwrap_or(json!([])))
+                    .unwrap();
+            let metrics = reqwest::get(format!("{url}metrics"))
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            let gauge = format!("a2a_orchestrator_config_reload_failed {}", problems.len());
+            if !metrics.lines().any(|l| l == gauge) {
+                return Err(json!({ "readyz": body, "wanted": gauge }));
+            }
+            Ok(problems)
+        },
+    )
+    .await
 }
 
 /// A workflow file saved after `serve` read the files, but before it began to look at
@@ -1449,6 +1491,7 @@ async fn a_file_saved_while_serve_starts_is_loaded() {
         limits: Default::default(),
         ready_requires_agents: false,
         reload_workflows: true,
+        reload_interval: a2a_orchestrator::host::serve::RELOAD_EVERY,
         card_signing: None,
     };
     let prepared = prepare(config).await.unwrap();

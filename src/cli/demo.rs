@@ -115,6 +115,7 @@ async fn with_fleet(
         ready_requires_agents: false,
         // The demo's one workflow is embedded: no files to watch.
         reload_workflows: false,
+        reload_interval: crate::host::serve::RELOAD_EVERY,
         card_signing: None,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

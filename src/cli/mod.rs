@@ -416,6 +416,7 @@ impl ServeArgs {
             ui: self.no_ui.then_some(false),
             ready_requires_agents: None,
             reload_workflows: None,
+            reload_interval: None,
             grpc: None,
             card_signing: None,
             tls,
@@ -426,6 +427,7 @@ impl ServeArgs {
             store,
             retention,
             lease,
+            busy_timeout: None,
             llm: None,
             metrics_token: None,
             step_output_bytes: None,
@@ -482,6 +484,15 @@ async fn serve(mut args: ServeArgs) -> anyhow::Result<ExitCode> {
             Ok(store) => config.store = store,
             Err(e) => {
                 eprintln!("error: --lease / [store] lease: {e}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    }
+    if let Some(timeout) = resolved.busy_timeout {
+        match config.store.clone().with_busy_timeout(timeout) {
+            Ok(store) => config.store = store,
+            Err(e) => {
+                eprintln!("error: [store] busy_timeout: {e}");
                 return Ok(ExitCode::from(2));
             }
         }

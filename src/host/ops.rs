@@ -1,7 +1,8 @@
 //! What operators and their platforms ask of a running orchestrator, beside A2A:
 //! `/healthz` (the process answers), `/readyz` (this replica can serve: the store takes
-//! writes and the workflows are loaded; the agents each workflow needs are reported,
-//! and make it unready only when the operator asks for that) and `/metrics`
+//! writes and the workflows are loaded; the agents each workflow needs, and a failed
+//! reload's problems, are reported, and agents make it unready only when the operator
+//! asks for that) and `/metrics`
 //! (Prometheus). Probes answer without credentials, as
 //! Kubernetes sends none; `/metrics` takes a bearer token when one is configured.
 
@@ -33,6 +34,46 @@ pub struct Ops {
     /// reported: one agent down must not take the whole orchestrator — approvals,
     /// status, other workflows — out of its load balancer).
     pub ready_requires_agents: bool,
+    /// How the last reload of the files went.
+    pub reloads: LastReload,
+}
+
+/// The problems of the last reload of the workflows and agents, while it stands
+/// failed (until one succeeds): `/readyz`'s body says them, and the
+/// `config_reload_failed` gauge counts them. The replica stays ready: it serves what
+/// it loaded before.
+#[derive(Clone, Default)]
+pub struct LastReload(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl LastReload {
+    /// A reload refused for `problems`.
+    pub fn failed(&self, problems: Vec<String>) {
+        orchestrator_metrics::get()
+            .config_reload_failed
+            .set(problems.len() as i64);
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = problems;
+    }
+
+    /// A reload that loaded the files.
+    pub fn succeeded(&self) {
+        orchestrator_metrics::get().config_reload_failed.set(0);
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// `/readyz`'s check: never required.
+    fn check(&self) -> Value {
+        let problems = self.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if problems.is_empty() {
+            json!({ "ok": true, "required": false })
+        } else {
+            json!({
+                "ok": false,
+                "required": false,
+                "reason": "the last reload found problems in the files: the workflows and agents loaded before are served",
+                "problems": problems,
+            })
+        }
+    }
 }
 
 /// `/healthz`, `/readyz` and `/metrics`.
@@ -103,7 +144,12 @@ impl Ops {
         let ready = needed.iter().all(|c| c["ok"] == Value::Bool(true));
         (
             ready,
-            json!({ "store": store, "workflows": workflows, "agents": agents }),
+            json!({
+                "store": store,
+                "workflows": workflows,
+                "agents": agents,
+                "reload": self.reloads.check(),
+            }),
         )
     }
 

@@ -44,6 +44,9 @@ pub struct HostConfig {
     /// Load the workflow files and the agents file again when they change (`[server]
     /// reload_workflows`, on by default; SIGHUP loads them whatever this says).
     pub reload_workflows: bool,
+    /// How often the files are looked at for changes, and the agents' availability
+    /// for the cards (`[server] reload_interval`, [`RELOAD_EVERY`] by default).
+    pub reload_interval: std::time::Duration,
     /// The key the cards are signed with (`[server] card_signing_key`), if they are.
     pub card_signing: Option<Arc<crate::host::card_signing::CardSigning>>,
 }
@@ -193,6 +196,8 @@ pub struct Host {
     /// SIGHUPs, listened to from [`prepare`] on, so that one sent while the server
     /// starts reloads rather than ends the process (else from [`Host::run`]).
     hangups: Option<tokio::signal::unix::Signal>,
+    /// How the last reload went (for `/readyz` and `/metrics`).
+    reloads: super::ops::LastReload,
 }
 
 impl Host {
@@ -252,6 +257,7 @@ impl Host {
             orchestrator: self.orchestrator.clone(),
             metrics_token,
             ready_requires_agents: self.ready_requires_agents,
+            reloads: self.reloads.clone(),
         };
         let router = self
             .server
@@ -411,6 +417,7 @@ pub async fn build(
         url: url.to_owned(),
         loaded_from,
         hangups: None,
+        reloads: Default::default(),
     }
 }
 
@@ -461,7 +468,7 @@ fn cards(
     (card, offers_extended.then_some(extended))
 }
 
-/// How often the workflow files are looked at for changes.
+/// How often the workflow files are looked at for changes, by default.
 pub const RELOAD_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What the workflow files and the agents file hold: each file's path and a hash of its
@@ -514,6 +521,7 @@ struct Published {
     orchestrator: Orchestrator,
     server: A2aServer,
     registry: Registry,
+    reloads: super::ops::LastReload,
 }
 
 impl Published {
@@ -539,6 +547,7 @@ impl Published {
                 }
                 orchestrator.replace_workflows(workflows);
                 self.publish(&registry.statuses());
+                self.reloads.succeeded();
                 tracing::info!(
                     workflows = %ids.join(", "),
                     agents_added = %changes.added.join(", "),
@@ -549,7 +558,8 @@ impl Published {
             }
             Err(problems) => {
                 let said: Vec<String> = problems.iter().map(ToString::to_string).collect();
-                tracing::warn!(problems = %said.join("\n"), "{why}, but the files have problems: the workflows and agents loaded before stay");
+                tracing::error!(problems = %said.join("\n"), "{why}, but the files have problems: the workflows and agents loaded before stay");
+                self.reloads.failed(said);
             }
         }
     }
@@ -563,12 +573,13 @@ impl Host {
             orchestrator: self.orchestrator.clone(),
             server: self.server.clone(),
             registry: self.registry.clone(),
+            reloads: self.reloads.clone(),
         }
     }
 
     /// Loads the workflow files and `agents.toml` again on each SIGHUP `signals` gives and, with
     /// `[server] reload_workflows`, when a file changes (looked at every
-    /// [`RELOAD_EVERY`]). All or nothing: when every file is valid (and every agent a
+    /// [`HostConfig::reload_interval`]). All or nothing: when every file is valid (and every agent a
     /// workflow names is in the agents file), new runs start on the new set, new and
     /// changed agents are discovered before they are called, and the cards list the
     /// workflows; when one is not, its problems are logged and what was loaded stays.
@@ -586,7 +597,7 @@ impl Host {
             let mut seen = loaded_from;
             loop {
                 let asked = tokio::select! {
-                    () = tokio::time::sleep(RELOAD_EVERY), if watch => false,
+                    () = tokio::time::sleep(published.config.reload_interval), if watch => false,
                     () = hangup(&mut signals) => true,
                 };
                 let now = FileStamps::of(&published.config);
@@ -601,14 +612,15 @@ impl Host {
         }
     }
 
-    /// Keeps the cards true to the agents: looked at every [`RELOAD_EVERY`], a workflow
+    /// Keeps the cards true to the agents: looked at every
+    /// [`HostConfig::reload_interval`], a workflow
     /// none of whose agents can be called is marked unavailable on its skill, and the
     /// mark is gone once one can be (the cards are rebuilt only when that changes).
     pub fn mark_unavailable(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         let published = self.published();
         async move {
             let mut shown: Option<Vec<(String, &'static str)>> = None;
-            let mut tick = tokio::time::interval(RELOAD_EVERY);
+            let mut tick = tokio::time::interval(published.config.reload_interval);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tick.tick().await;
@@ -675,6 +687,7 @@ mod tests {
             limits: Default::default(),
             ready_requires_agents: false,
             reload_workflows: true,
+            reload_interval: RELOAD_EVERY,
             card_signing: None,
         };
         let file = dir.join("workflows/a.toml");

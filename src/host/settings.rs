@@ -22,6 +22,7 @@
 //! ui = true                       # the web view at /ui/ (on by default)
 //! ready_requires_agents = false   # /readyz reports agents down; true: they make it 503
 //! reload_workflows = true         # load the workflows and agents.toml again when they change (SIGHUP always does)
+//! reload_interval = "2s"          # how often the files are looked at, and the agents' availability for the cards
 //! grpc = true                     # serve the gRPC binding on the same port (on by default)
 //! tls_cert = "tls/cert.pem"       # serve HTTPS (HTTP/2 and HTTP/1.1): the chain, PEM…
 //! tls_key = "tls/key.pem"         # …and its key; both picked up again when they change
@@ -42,6 +43,7 @@
 //! url = "sqlite://data/orchestrator.db"   # or "postgres://…", "memory"; relative to this file
 //! retention = "7d"                        # finished tasks and runs, then pruned
 //! lease = "10s"                           # postgres: a dead replica's runs taken over within this
+//! busy_timeout = "10s"                    # sqlite: how long a write waits for another process's lock
 //!
 //! [limits]                              # what agents may send a run (see docs/durability.md)
 //! step_output_bytes = 4194304             # artifact bytes per step attempt (4 MiB)
@@ -114,6 +116,8 @@ pub struct Settings {
     pub ready_requires_agents: Option<bool>,
     /// Load the workflow files again when they change.
     pub reload_workflows: Option<bool>,
+    /// How often the files are looked at for changes (and the agents' availability).
+    pub reload_interval: Option<Duration>,
     /// Serve the gRPC binding beside the others.
     pub grpc: Option<bool>,
     /// The certificate and key `serve` presents (TLS), reloaded when they change.
@@ -129,6 +133,8 @@ pub struct Settings {
     pub retention: Option<Duration>,
     /// Replicas' leases on a shared (PostgreSQL) store.
     pub lease: Option<Duration>,
+    /// How long a write to a SQLite store waits for another process's lock.
+    pub busy_timeout: Option<Duration>,
     /// `Some(None)`: the file turns the model off (`enabled = false`).
     pub llm: Option<Option<LlmConfig>>,
     /// The bearer token `/metrics` asks for.
@@ -159,6 +165,9 @@ pub struct Resolved {
     /// Replicas' leases, when set (`--lease`, `[store] lease`): applied to the store
     /// by `StoreSpec::with_lease`, which says when the store has none.
     pub lease: Option<Duration>,
+    /// A SQLite store's busy timeout, when set (`[store] busy_timeout`): applied by
+    /// `StoreSpec::with_busy_timeout`, which says when the store is not SQLite.
+    pub busy_timeout: Option<Duration>,
     /// The store was named (`--store`, `[store]`), not the default: a SQLite file's
     /// directory must then exist (see [`missing_store_dir`]).
     pub store_named: bool,
@@ -168,7 +177,7 @@ pub struct Resolved {
 /// does not exist. A typo in a path must not start an empty store in its place (and
 /// hide every run of the real one); the default store's `data/` is created.
 pub fn missing_store_dir(store: &StoreSpec) -> Option<std::path::PathBuf> {
-    let StoreSpec::Sqlite(path) = store else {
+    let StoreSpec::Sqlite { path, .. } = store else {
         return None;
     };
     let dir = path.parent()?;
@@ -200,6 +209,7 @@ impl Settings {
             ui: over.ui.or(self.ui),
             ready_requires_agents: over.ready_requires_agents.or(self.ready_requires_agents),
             reload_workflows: over.reload_workflows.or(self.reload_workflows),
+            reload_interval: over.reload_interval.or(self.reload_interval),
             grpc: over.grpc.or(self.grpc),
             tls: over.tls.or(self.tls),
             card_signing: over.card_signing.or(self.card_signing),
@@ -214,6 +224,7 @@ impl Settings {
             store: over.store.or(self.store),
             retention: over.retention.or(self.retention),
             lease: over.lease.or(self.lease),
+            busy_timeout: over.busy_timeout.or(self.busy_timeout),
             llm: over.llm.or(self.llm),
             metrics_token: over.metrics_token.or(self.metrics_token),
             step_output_bytes: over.step_output_bytes.or(self.step_output_bytes),
@@ -271,6 +282,9 @@ impl Settings {
                 llm: self.llm.flatten(),
                 ready_requires_agents: self.ready_requires_agents.unwrap_or(false),
                 reload_workflows: self.reload_workflows.unwrap_or(true),
+                reload_interval: self
+                    .reload_interval
+                    .unwrap_or(crate::host::serve::RELOAD_EVERY),
                 card_signing: self.card_signing,
                 limits: {
                     let d = OutputLimits::default();
@@ -291,6 +305,7 @@ impl Settings {
             ui: self.ui.unwrap_or(true),
             sign_in: self.sign_in,
             lease: self.lease,
+            busy_timeout: self.busy_timeout,
             store_named,
         }
     }
@@ -322,7 +337,7 @@ const LLM_KEYS: &[&str] = &[
     "routing_max_tokens",
     "temperature",
 ];
-const STORE_KEYS: &[&str] = &["url", "retention", "lease"];
+const STORE_KEYS: &[&str] = &["url", "retention", "lease", "busy_timeout"];
 const SERVER_KEYS: &[&str] = &[
     "name",
     "description",
@@ -348,6 +363,7 @@ const SERVER_KEYS: &[&str] = &[
     "card_signing_key",
     "card_retired_keys",
     "reload_workflows",
+    "reload_interval",
     "grpc",
 ];
 const PUSH_KEYS: &[&str] = &["allow_private_webhooks", "timeout"];
@@ -430,6 +446,7 @@ pub fn load_str(
         out.ui = s.bool(&mut ctx, "ui").map(|v| v.value);
         out.ready_requires_agents = s.bool(&mut ctx, "ready_requires_agents").map(|v| v.value);
         out.reload_workflows = s.bool(&mut ctx, "reload_workflows").map(|v| v.value);
+        out.reload_interval = s.positive_duration(&mut ctx, "reload_interval");
         out.grpc = s.bool(&mut ctx, "grpc").map(|v| v.value);
         let cert = s.string(&mut ctx, "tls_cert");
         let key = s.string(&mut ctx, "tls_key");
@@ -550,6 +567,7 @@ pub fn load_str(
         });
         out.retention = st.positive_duration(&mut ctx, "retention");
         out.lease = st.positive_duration(&mut ctx, "lease");
+        out.busy_timeout = st.positive_duration(&mut ctx, "busy_timeout");
         st.finish(&mut ctx, STORE_KEYS);
     }
     if let Some(mut l) = top.table_named(&mut ctx, "limits", "[limits]") {
@@ -758,10 +776,7 @@ step_artifacts = 10
         assert_eq!(r.host.server.max_id_bytes, 256, "the default");
         assert!(!r.ui, "`ui = false` turns the web view off");
         assert!(Settings::default().resolve().ui, "on by default");
-        assert_eq!(
-            r.host.store,
-            StoreSpec::Sqlite("/etc/orch/state/o.db".into())
-        );
+        assert_eq!(r.host.store, StoreSpec::sqlite("/etc/orch/state/o.db"));
         assert_eq!(r.host.retention, Duration::from_secs(7200));
         assert_eq!(r.host.server.idle_timeout, Duration::from_secs(90));
         let limits = r.host.limits;

@@ -147,6 +147,7 @@ pub(crate) async fn orchestra_on(
         limits: Default::default(),
         ready_requires_agents: false,
         reload_workflows: false,
+        reload_interval: a2a_orchestrator::host::serve::RELOAD_EVERY,
         card_signing: None,
     };
     configure(&mut config);

@@ -105,6 +105,7 @@ pub struct Metrics {
     pub store_commit: Histogram,
     pub store_listening: Gauge,
     pub store_unreadable_tasks: Counter,
+    pub config_reload_failed: Gauge,
     registry: Registry,
 }
 
@@ -137,6 +138,7 @@ impl Metrics {
             store_commit: fast_seconds(),
             store_listening: Gauge::default(),
             store_unreadable_tasks: Counter::default(),
+            config_reload_failed: Gauge::default(),
             registry: Registry::with_prefix("a2a_orchestrator"),
         };
         let mut r = Registry::with_prefix("a2a_orchestrator");
@@ -219,6 +221,11 @@ impl Metrics {
             "store_unreadable_tasks",
             "Stored tasks found unreadable when read (listed or resumed): each is shown by its columns only, or left out of what is resumed; the log names it and the cause",
             m.store_unreadable_tasks.clone(),
+        );
+        r.register(
+            "config_reload_failed",
+            "The problems found by the last reload of the workflows and agents when it failed (what was loaded before is served), 0 once a reload succeeds",
+            m.config_reload_failed.clone(),
         );
         Metrics { registry: r, ..m }
     }

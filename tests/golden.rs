@@ -77,7 +77,7 @@ async fn a_sqlite_store_written_at_schema_2_reads_back_whole() {
 #[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_postgres_store_written_at_schema_1_reads_back_whole() {
-    let pg = crate::util::postgres::Cluster::start("golden");
+    let pg = crate::util::postgres::Cluster::shared();
     let url = pg.database("golden").await;
     let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
     sqlx::raw_sql(PG_DUMP).execute(&mut conn).await.unwrap();

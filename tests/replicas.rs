@@ -82,7 +82,7 @@ fn completed() -> RunEnd {
 /// A cluster with database `name`, and two stores opened on it as two replicas would
 /// open them, with leases of 600 ms.
 async fn two_replicas(name: &str) -> (Cluster, Arc<dyn Store>, Arc<dyn Store>) {
-    let pg = Cluster::start(name);
+    let pg = Cluster::shared();
     let url = pg.database(name).await;
     let spec = StoreSpec::parse(&url)
         .unwrap()
@@ -346,7 +346,7 @@ async fn a_batch_commits_the_held_tasks_writes_and_refuses_the_lost_ones() {
 #[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_goes_in_batches_side_by_side_and_keeps_each_tasks_order() {
-    let pg = Cluster::start("burst");
+    let pg = Cluster::shared();
     let url = pg.database("burst").await;
     let store: Arc<dyn Store> = StoreSpec::parse(&url).unwrap().open().await.unwrap();
     let tasks: Vec<Task> = (0..400)
@@ -643,7 +643,7 @@ async fn follow(
 #[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_killed_replicas_runs_are_taken_over_and_finish_once() {
-    let pg = Cluster::start("takeover");
+    let pg = Cluster::shared();
     let mut fleet = Fleet::start(
         &pg,
         "replicas-takeover",
@@ -743,7 +743,7 @@ async fn until_state(url: &str, id: &str, state: &str, within: Duration) -> serd
 #[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_run_on_one_replica_is_followed_answered_and_canceled_through_another() {
-    let pg = Cluster::start("through");
+    let pg = Cluster::shared();
     let fleet = Fleet::start(&pg, "replicas-through", 2, Duration::from_secs(2), "10s").await;
     let (a, b) = (&fleet.urls[0], &fleet.urls[1]);
 
@@ -830,7 +830,7 @@ async fn a_push_config_set_through_another_replica_is_delivered_by_the_runs_owne
         }),
     );
     let hook_url = format!("{}/hook", crate::util::serve_router(hook).await);
-    let pg = Cluster::start("pushed");
+    let pg = Cluster::shared();
     let fleet = Fleet::start(&pg, "replicas-pushed", 2, Duration::from_millis(200), "10s").await;
     let (a, b) = (&fleet.urls[0], &fleet.urls[1]);
 
@@ -981,7 +981,7 @@ async fn follow_through(
 #[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_stream_through_another_replica_is_pushed_and_outlives_losing_the_notices() {
-    let pg = Cluster::start("notices");
+    let pg = Cluster::shared();
     let name = "replicas-notices";
     let fleet = Fleet::start(&pg, name, 2, Duration::from_millis(1500), "10s").await;
     let (a, b) = (&fleet.urls[0], &fleet.urls[1]);
@@ -1042,7 +1042,7 @@ async fn a_stream_through_another_replica_is_pushed_and_outlives_losing_the_noti
 #[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn moves_that_say_nothing_are_logged_once_someone_may_read_them() {
-    let pg = Cluster::start("follows");
+    let pg = Cluster::shared();
     let name = "replicas-follows";
     let fleet = Fleet::start(&pg, name, 2, Duration::from_millis(1500), "10s").await;
     let (a, b) = (&fleet.urls[0], &fleet.urls[1]);
@@ -1088,7 +1088,7 @@ async fn moves_that_say_nothing_are_logged_once_someone_may_read_them() {
 #[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_replica_frozen_past_its_lease_acts_for_nothing_it_lost() {
-    let pg = Cluster::start("frozen");
+    let pg = Cluster::shared();
     let fleet = Fleet::start(&pg, "replicas-frozen", 2, Duration::from_secs(2), "1500ms").await;
     let (a, b) = (&fleet.urls[0], &fleet.urls[1]);
     let mut ids = Vec::new();
@@ -1103,8 +1103,9 @@ async fn a_replica_frozen_past_its_lease_acts_for_nothing_it_lost() {
     }
     let calls_before = fleet.calls.lock().unwrap().clone();
     fleet.signal(1, "CONT");
-    // Long enough for B's agents' answers, its next renewal and whatever it would do.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Long enough for B's agents' answers, its next renewal (each 500 ms) and whatever
+    // it would do.
+    tokio::time::sleep(Duration::from_secs(1)).await;
     for (id, before) in ids.iter().zip(&done) {
         let after = result(a, "tasks/get", serde_json::json!({ "id": id })).await;
         assert_eq!(&after, before, "{id}: nothing written after the takeover");
@@ -1151,7 +1152,7 @@ async fn a_replica_frozen_past_its_lease_acts_for_nothing_it_lost() {
 #[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test]
 async fn a_replica_stopped_gracefully_hands_its_runs_over_at_once() {
-    let pg = Cluster::start("handover");
+    let pg = Cluster::shared();
     let mut fleet = Fleet::start(&pg, "replicas-handover", 2, Duration::from_secs(2), "30s").await;
     let (a, b) = (fleet.urls[0].clone(), fleet.urls[1].clone());
     let mut ids = Vec::new();
@@ -1348,7 +1349,7 @@ async fn a_queued_write_lost_to_an_outage_is_stored_once_the_database_is_back() 
 #[tokio::test]
 async fn a_write_the_database_refuses_for_its_data_fails_at_once() {
     use orchestrator_core::engine::RunStoreError;
-    let pg = Cluster::start("refused-data");
+    let pg = Cluster::shared();
     let url = pg.database("refused-data").await;
     let store: Arc<dyn Store> = StoreSpec::parse(&url).unwrap().open().await.unwrap();
     let good = working("good", TaskState::Working);
@@ -1382,20 +1383,21 @@ async fn a_write_the_database_refuses_for_its_data_fails_at_once() {
     store.save_unit("good", "first", None, &sent).await.unwrap();
 }
 
-/// Issue 33: PostgreSQL stopped for 15 s while runs are with their agents, on one
-/// replica and on three: every run completes, none is canceled, no cancel reaches an
-/// agent, and each agent saw each run's step once. What waits for the store meanwhile
-/// (a task's events, a run's checkpoints) tries again until it is back.
+/// Issue 33: PostgreSQL stopped for longer than the replicas' leases (600 ms) while
+/// runs are with their agents, on one replica and on three: every run completes, none
+/// is canceled, no cancel reaches an agent, and each agent saw each run's step once.
+/// What waits for the store meanwhile (a task's events, a run's checkpoints) tries
+/// again until it is back.
 async fn runs_outlive_a_database_outage(replicas: usize, runs: usize, name: &str) {
     let pg = Cluster::start(name);
-    let fleet = Fleet::start(&pg, name, replicas, Duration::from_secs(3), "10s").await;
+    let fleet = Fleet::start(&pg, name, replicas, Duration::from_millis(800), "600ms").await;
     let mut ids = Vec::new();
     for i in 0..runs {
         let url = &fleet.urls[i % replicas];
         ids.push((url.clone(), start_on(url, "replicated").await));
     }
     // Every run's slow steps are with the agents: the database goes away.
-    tokio::time::sleep(Duration::from_millis(1000)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
     pg.stop_server();
     // Meanwhile a request fails at once, saying why, rather than hanging.
     let started = std::time::Instant::now();
@@ -1425,7 +1427,8 @@ async fn runs_outlive_a_database_outage(replicas: usize, runs: usize, name: &str
     let body: serde_json::Value = r.json().await.unwrap();
     assert_eq!(body["checks"]["store"]["ok"], false, "{body}");
     assert!(started.elapsed() < Duration::from_secs(5), "{body}");
-    tokio::time::sleep(Duration::from_secs(15)).await;
+    // Down past every lease, and past the agents' answers.
+    tokio::time::sleep(Duration::from_secs(1)).await;
     pg.restart_server();
     for (url, id) in &ids {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(90);

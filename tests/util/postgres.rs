@@ -1,7 +1,10 @@
-//! Throwaway PostgreSQL clusters for the tests: Debian's `postgresql` (installed by
-//! `cargo xtask prepare`), a cluster made with `initdb` under
-//! `target/postgres/` on a free loopback port, stopped and removed when the test drops
-//! it. Each test that needs PostgreSQL makes its own, so tests never share a server.
+//! Throwaway PostgreSQL for the tests: Debian's `postgresql` (installed by `cargo
+//! xtask prepare`), clusters made with `initdb` under `target/postgres/` on a free
+//! loopback port. One cluster per test process serves every test that leaves its
+//! server running ([`Cluster::shared`]): each test makes its databases there (from the
+//! server's template) and drops them when it ends; the cluster is stopped and removed
+//! when the process has gone. A test that stops or restarts the server (an outage, a
+//! TLS-only server) makes a cluster of its own ([`Cluster::start`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,10 +14,26 @@ use sqlx::Connection;
 
 use crate::util::ROOT;
 
-/// A running cluster; stopped (immediately) and removed on drop.
+/// A test's PostgreSQL: a cluster of its own, or its share of the process's cluster.
+/// Dropped, it stops and removes its own cluster, or drops the databases it made on
+/// the shared one.
 pub struct Cluster {
-    dir: PathBuf,
+    server: Server,
     pub port: u16,
+    /// The databases made through this handle (dropped with it on a shared cluster).
+    made: std::sync::Mutex<Vec<String>>,
+}
+
+enum Server {
+    Own(Running),
+    /// The process's cluster, which outlives every test.
+    Shared,
+}
+
+/// A running cluster.
+struct Running {
+    dir: PathBuf,
+    port: u16,
     /// The server's options, for a restart.
     options: String,
 }
@@ -176,20 +195,92 @@ impl Certs {
 }
 
 impl Cluster {
+    /// The process's shared cluster (started by the first test that asks): for every
+    /// test that leaves the server running. Its databases are the test's own.
+    pub fn shared() -> Cluster {
+        static SHARED: OnceLock<Running> = OnceLock::new();
+        let running = SHARED.get_or_init(|| {
+            let running = Running::start("shared", None);
+            running.reaped_after(std::process::id());
+            running
+        });
+        Cluster {
+            port: running.port,
+            server: Server::Shared,
+            made: Default::default(),
+        }
+    }
+
     /// Makes and starts a cluster named `name` (its directory under
-    /// `target/postgres/`).
+    /// `target/postgres/`), for a test that stops or restarts its server.
     pub fn start(name: &str) -> Cluster {
-        Self::start_with(name, None)
+        Self::own(Running::start(name, None))
     }
 
     /// Makes and starts a cluster that takes connections over TLS only (`hostssl` in
     /// `pg_hba.conf`, every plain connection rejected), with `certs`' server
     /// certificate.
     pub fn start_tls_only(name: &str, certs: &Certs) -> Cluster {
-        Self::start_with(name, Some(certs))
+        Self::own(Running::start(name, Some(certs)))
     }
 
-    fn start_with(name: &str, tls: Option<&Certs>) -> Cluster {
+    fn own(running: Running) -> Cluster {
+        Cluster {
+            port: running.port,
+            server: Server::Own(running),
+            made: Default::default(),
+        }
+    }
+
+    fn own_server(&self, what: &str) -> &Running {
+        match &self.server {
+            Server::Own(running) => running,
+            Server::Shared => panic!(
+                "{what}: the shared cluster serves other tests; a test that stops its server makes its own (Cluster::start)"
+            ),
+        }
+    }
+
+    /// Stops the server (fast: open connections are cut), as an outage would.
+    pub fn stop_server(&self) {
+        let dir = &self.own_server("stop_server").dir;
+        run(
+            program("pg_ctl").args(["-D", dir.to_str().unwrap(), "-m", "fast", "-w", "stop"]),
+            "pg_ctl stop",
+        );
+    }
+
+    /// Starts the server again after [`Cluster::stop_server`], on the same port.
+    pub fn restart_server(&self) {
+        self.own_server("restart_server").start_server();
+    }
+
+    /// The URL of database `name` on this cluster.
+    pub fn url(&self, name: &str) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
+    }
+
+    /// Creates database `name` (a copy of the server's template); its URL. On the
+    /// shared cluster the name must be unique in the suite: two tests that chose the
+    /// same one fail here, saying so.
+    pub async fn database(&self, name: &str) -> String {
+        let mut conn = sqlx::PgConnection::connect(&self.url("postgres"))
+            .await
+            .expect("connect to the test cluster");
+        sqlx::raw_sql(&format!("CREATE DATABASE \"{name}\" TEMPLATE template1"))
+            .execute(&mut conn)
+            .await
+            .unwrap_or_else(|e| {
+                panic!("create database {name:?} (a name another test of the suite uses?): {e}")
+            });
+        conn.close().await.unwrap();
+        self.made.lock().unwrap().push(name.to_owned());
+        self.url(name)
+    }
+}
+
+impl Running {
+    fn start(name: &str, tls: Option<&Certs>) -> Running {
         let dir = Path::new(ROOT)
             .join("target/postgres")
             .join(format!("{name}-{}", std::process::id()));
@@ -227,7 +318,7 @@ impl Cluster {
             .unwrap()
             .port();
         let mut options = format!(
-            "-p {port} -h 127.0.0.1 -c unix_socket_directories='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+            "-p {port} -h 127.0.0.1 -c unix_socket_directories='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
         );
         if let Some(certs) = tls {
             // The server's key must be its own (and private) to be taken.
@@ -252,9 +343,9 @@ impl Cluster {
             .unwrap();
             options.push_str(" -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key");
         }
-        let cluster = Cluster { dir, port, options };
-        cluster.start_server();
-        cluster
+        let running = Running { dir, port, options };
+        running.start_server();
+        running
     }
 
     fn start_server(&self) {
@@ -273,43 +364,69 @@ impl Cluster {
         );
     }
 
-    /// Stops the server (fast: open connections are cut), as an outage would.
-    pub fn stop_server(&self) {
-        run(
-            program("pg_ctl").args(["-D", self.dir.to_str().unwrap(), "-m", "fast", "-w", "stop"]),
-            "pg_ctl stop",
+    /// Stops and removes the cluster once process `pid` has ended (however it ended):
+    /// a process's statics are never dropped, so a small shell outlives it to do so.
+    fn reaped_after(&self, pid: u32) {
+        let pg_ctl = bin().join("pg_ctl");
+        let as_postgres = if root() {
+            "runuser -u postgres -- "
+        } else {
+            ""
+        };
+        let dir = self.dir.display();
+        let script = format!(
+            "while kill -0 {pid} 2>/dev/null; do sleep 0.2; done; {as_postgres}'{}' -D '{dir}' -m immediate stop; rm -rf '{dir}'",
+            pg_ctl.display()
         );
-    }
-
-    /// Starts the server again after [`Cluster::stop_server`], on the same port.
-    pub fn restart_server(&self) {
-        self.start_server();
-    }
-
-    /// The URL of database `name` on this cluster.
-    pub fn url(&self, name: &str) -> String {
-        format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
-    }
-
-    /// Creates database `name`; its URL.
-    pub async fn database(&self, name: &str) -> String {
-        let mut conn = sqlx::PgConnection::connect(&self.url("postgres"))
-            .await
-            .expect("connect to the test cluster");
-        sqlx::raw_sql(&format!("CREATE DATABASE \"{name}\""))
-            .execute(&mut conn)
-            .await
-            .expect("create a database");
-        conn.close().await.unwrap();
-        self.url(name)
+        Command::new("sh")
+            .args(["-c", &script])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start the shared cluster's reaper");
     }
 }
 
-impl Drop for Cluster {
+impl Drop for Running {
     fn drop(&mut self) {
         let _ = program("pg_ctl")
             .args(["-D", self.dir.to_str().unwrap(), "-m", "immediate", "stop"])
             .output();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Drop for Cluster {
+    /// On the shared cluster, the test's databases are dropped (connections to them
+    /// cut); on a thread of its own, as this may run inside the test's runtime.
+    fn drop(&mut self) {
+        let Server::Shared = self.server else {
+            return;
+        };
+        let made = std::mem::take(&mut *self.made.lock().unwrap_or_else(|p| p.into_inner()));
+        if made.is_empty() {
+            return;
+        }
+        let url = self.url("postgres");
+        let dropping = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                let Ok(mut conn) = sqlx::PgConnection::connect(&url).await else {
+                    return;
+                };
+                for name in made {
+                    let _ =
+                        sqlx::raw_sql(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+                            .execute(&mut conn)
+                            .await;
+                }
+                let _ = conn.close().await;
+            });
+        });
+        let _ = dropping.join();
     }
 }

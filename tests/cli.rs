@@ -215,6 +215,8 @@ async fn run_json_emits_well_formed_events_ending_in_the_final_state() {
         "-i",
         "interests=[\"food\",\"temples\"]",
         "--json",
+        "--answer",
+        "hotel=1",
     ])
     .await;
     let out = text(&o);
@@ -333,6 +335,68 @@ text = "room {{ steps.room.data.room }}"
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("cannot be answered automatically"), "{out}");
     assert!(out.contains("workflow canceled"), "{out}");
+}
+
+/// Issue 75: `run` without a terminal decides nothing by itself. An approval nobody
+/// answers (no `--yes`, no `--answer`) cancels the run, saying how to answer it, and
+/// the step it guards never reaches its agent; `--answer STEP=VALUE` answers it, and
+/// says so.
+#[tokio::test(flavor = "multi_thread")]
+async fn run_without_a_terminal_answers_nothing_by_itself() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashMap::new()));
+    let it = crate::util::counting::counting("order", Duration::from_millis(5), &seen).await;
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("run-decides-nothing");
+    std::fs::create_dir_all(&dir).unwrap();
+    let workflow = dir.join("laptop.toml");
+    std::fs::write(
+        &workflow,
+        r#"[workflow]
+id = "laptop"
+description = "An approval, then an order"
+
+[steps.approve]
+kind = "approval"
+prompt = "Order a laptop?"
+
+[steps.order]
+agent = "it"
+needs = ["approve"]
+when = "steps.approve.data.approved"
+message = "order a laptop"
+"#,
+    )
+    .unwrap();
+    let agents = dir.join("agents.toml");
+    std::fs::write(&agents, format!("[agents.it]\nurl = \"{}\"\n", it.url)).unwrap();
+    let (workflow, agents) = (workflow.to_str().unwrap(), agents.to_str().unwrap());
+    for json in [false, true] {
+        let mut args = vec!["run", workflow, "--agents", agents];
+        if json {
+            args.push("--json");
+        }
+        let o = orchestrator(&args).await;
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{out}");
+        assert!(
+            out.contains("Order a laptop?") && out.contains("--answer approve=ANSWER"),
+            "the question, and how to answer it: {out}"
+        );
+        assert!(!out.contains("answered automatically"), "{out}");
+        assert!(seen.lock().unwrap().is_empty(), "nothing ordered: {out}");
+    }
+    let o = orchestrator(&[
+        "run",
+        workflow,
+        "--agents",
+        agents,
+        "--answer",
+        "approve=yes",
+    ])
+    .await;
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("answered as given: yes"), "{out}");
+    assert_eq!(seen.lock().unwrap().values().sum::<u32>(), 1, "{out}");
 }
 
 /// `validate | head`, `agents | head`: a reader that goes away ends the output quietly

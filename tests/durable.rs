@@ -545,7 +545,14 @@ async fn a_corrupt_or_foreign_database_stops_serve_with_a_clear_error() {
     let run = |path: &Path| {
         let store = format!("sqlite://{}", path.display());
         std::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--store", &store])
+            .args([
+                "serve",
+                "--insecure-open",
+                "--listen",
+                "127.0.0.1:0",
+                "--store",
+                &store,
+            ])
             .current_dir(crate::util::ROOT)
             .output()
             .unwrap()
@@ -1901,7 +1908,14 @@ async fn two_tasks_one_spoilt<F: std::future::Future<Output = ()>>(
 async fn serve_start(store: &str) -> (Option<i32>, String) {
     use tokio::io::AsyncBufReadExt;
     let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
+        .args([
+            "serve",
+            "--insecure-open",
+            "--listen",
+            "127.0.0.1:0",
+            "--store",
+            store,
+        ])
         .current_dir(crate::util::ROOT)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

@@ -460,3 +460,98 @@ async fn hostile_input_never_panics_or_hangs() {
         );
     }
 }
+
+/// The tests above whose answers the official SDK 0.3 reads too: in the full suite each
+/// runs again here, with `assert_valid` on (plain `cargo test` checks the same answers
+/// in Rust alone). No test of the plain tier runs twice.
+mod read_by_the_sdk {
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn parse_error_32700() {
+        super::parse_error_32700();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn invalid_request_32600() {
+        super::invalid_request_32600();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn batches_are_rejected_clearly() {
+        super::batches_are_rejected_clearly();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn method_not_found_32601() {
+        super::method_not_found_32601();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn invalid_params_32602_name_the_field() {
+        super::invalid_params_32602_name_the_field();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn ids_with_control_characters_or_too_long_are_32602() {
+        super::ids_with_control_characters_or_too_long_are_32602();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn message_to_a_terminal_task_32602() {
+        super::message_to_a_terminal_task_32602();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn task_not_found_32001() {
+        super::task_not_found_32001();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn task_not_cancelable_32002() {
+        super::task_not_cancelable_32002();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn push_not_supported_32003() {
+        super::push_not_supported_32003();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn streaming_unsupported_32004() {
+        super::streaming_unsupported_32004();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn content_type_not_supported_32005() {
+        super::content_type_not_supported_32005();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn extended_card_not_configured_32007() {
+        super::extended_card_not_configured_32007();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn requests_without_an_id_are_refused_and_not_run() {
+        super::requests_without_an_id_are_refused_and_not_run();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn oversized_bodies_get_413_with_a_jsonrpc_error() {
+        super::oversized_bodies_get_413_with_a_jsonrpc_error();
+    }
+}

@@ -584,7 +584,7 @@ async fn spawn_serve_with_stdout(
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
         .arg("serve")
         .args(args)
-        .args(["--store", "memory"])
+        .args(["--store", "memory", "--insecure-open"])
         .current_dir(crate::util::ROOT)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -1492,6 +1492,7 @@ async fn a_file_saved_while_serve_starts_is_loaded() {
         ready_requires_agents: false,
         reload_workflows: true,
         reload_interval: a2a_orchestrator::host::serve::RELOAD_EVERY,
+        insecure_open: true,
         card_signing: None,
     };
     let prepared = prepare(config).await.unwrap();
@@ -1517,4 +1518,152 @@ async fn a_file_saved_while_serve_starts_is_loaded() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("the file saved while serve started was never loaded: the card lists {listed:?}");
+}
+
+/// The tests above whose answers the official SDK 0.3 reads too: in the full suite each
+/// runs again here, with `assert_valid` on (plain `cargo test` checks the same answers
+/// in Rust alone). No test of the plain tier runs twice.
+mod read_by_the_sdk {
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn the_card_lists_every_workflow_as_a_skill() {
+        super::the_card_lists_every_workflow_as_a_skill();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn with_credentials_configured_every_call_needs_one_and_the_card_stays_public() {
+        super::with_credentials_configured_every_call_needs_one_and_the_card_stays_public();
+    }
+}
+
+/// Issue 75: safe by default. The shipped workflows say who may start or answer them
+/// (the onboarding one: `approvers`, `four_eyes`); with no credentials configured,
+/// `serve` refuses to start, naming each and what it says, unless `--insecure-open`
+/// says to serve them unenforced — which `/readyz` then says, the replica staying
+/// ready. A reload that brings such a workflow in is refused the same way.
+#[tokio::test]
+async fn serve_refuses_rules_it_cannot_enforce_unless_told_to_serve_open() {
+    use crate::util::orchestra::spawn_serve_as_given;
+    let refused = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--store", "memory"])
+        .current_dir(crate::util::ROOT)
+        .output()
+        .await
+        .unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("`employee-onboarding` (approvers, four_eyes)")
+            && said.contains("[auth]")
+            && said.contains("--insecure-open"),
+        "{said}"
+    );
+
+    // With credentials configured, nothing more is needed.
+    let (_guarded, url) = spawn_serve_as_given(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--store",
+            "memory",
+            "--bearer-token-env",
+            "OPEN_TEST_TOKEN",
+        ],
+        &[(
+            "OPEN_TEST_TOKEN",
+            "a-token-long-enough-to-be-taken-0123456789",
+        )],
+        std::process::Stdio::null(),
+    )
+    .await;
+    let ready: Value = reqwest::get(format!("{url}readyz"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(ready["checks"].get("auth").is_none(), "{ready}");
+
+    // Told to: served, and said on /readyz.
+    let (_open, url) = spawn_serve_as_given(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--store",
+            "memory",
+            "--insecure-open",
+        ],
+        &[],
+        std::process::Stdio::null(),
+    )
+    .await;
+    let ready = reqwest::get(format!("{url}readyz")).await.unwrap();
+    assert_eq!(ready.status(), 200);
+    let ready: Value = ready.json().await.unwrap();
+    let auth = &ready["checks"]["auth"];
+    assert_eq!(auth["ok"], false, "{ready}");
+    assert_eq!(auth["required"], false, "{ready}");
+    assert!(
+        auth["reason"]
+            .as_str()
+            .unwrap()
+            .contains("`employee-onboarding`"),
+        "{ready}"
+    );
+
+    // A reload that brings a guarded workflow in, with no credentials: refused.
+    let agent = crate::util::echo(0).await;
+    let dir = workflows_dir("serve-open-reload");
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!("[agents.one]\nurl = \"{}\"\n", agent.url),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("workflows/greet.toml"),
+        crate::util::orchestra::GREET,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("serve.toml"),
+        "[server]\nreload_interval = \"200ms\"\n",
+    )
+    .unwrap();
+    let (workflows, agents, config) = (
+        dir.join("workflows"),
+        dir.join("agents.toml"),
+        dir.join("serve.toml"),
+    );
+    let (_serve, url) = spawn_serve_as_given(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--store",
+            "memory",
+            "--workflows",
+            workflows.to_str().unwrap(),
+            "--agents",
+            agents.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        &[],
+        std::process::Stdio::null(),
+    )
+    .await;
+    std::fs::write(
+        dir.join("workflows/hr-only.toml"),
+        crate::util::orchestra::GREET
+            .replace("id = \"greet\"", "id = \"hr-only\"\nallow = [\"group:hr\"]"),
+    )
+    .unwrap();
+    let problems = reload_problems(&url, true).await;
+    assert!(
+        problems[0].contains("`hr-only` (allow)") && problems[0].contains("--insecure-open"),
+        "{problems:?}"
+    );
+    let (_, card) = client(&url).await;
+    let skills: Vec<String> = card.skills.into_iter().map(|s| s.id).collect();
+    assert_eq!(skills, ["greet"], "what was loaded stays");
 }

@@ -579,8 +579,47 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         .collect();
     let seen: Vec<(&str, &str)> = audit
         .iter()
+        .filter(|l| l["refused"].is_null())
         .map(|l| (l["action"].as_str().unwrap(), l["name"].as_str().unwrap()))
         .collect();
+    // Each refusal too: who, what, on what and why.
+    let refused: Vec<(&str, &str, &str)> = audit
+        .iter()
+        .filter(|l| l["refused"] == true)
+        .map(|l| {
+            (
+                l["action"].as_str().unwrap(),
+                l["name"].as_str().unwrap(),
+                l["reason"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            (
+                "start",
+                "Olga Ops",
+                "it is for group:hr or group:it-managers"
+            ),
+            ("answer", "Alice Archer", "it is for group:it-managers"),
+            ("answer", "Olga Ops", "it is for group:it-managers"),
+            ("answer", "Alice Archer", "it is for group:it-managers"),
+            (
+                "answer",
+                "Bob Baker",
+                "they started this run, and it needs someone else to answer (four eyes)"
+            ),
+        ],
+        "{logged}"
+    );
+    assert!(
+        audit
+            .iter()
+            .filter(|l| l["refused"] == true)
+            .all(|l| l["level"] == "WARN" && !l["on"].as_str().unwrap().is_empty()),
+        "{logged}"
+    );
     assert!(seen.contains(&("started", "Alice Archer")), "{seen:?}");
     assert!(seen.contains(&("approved", "Bob Baker")), "{seen:?}");
     assert!(
@@ -602,6 +641,8 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         "a2a_orchestrator_actions_total{action=\"started\"} 3",
         "a2a_orchestrator_actions_total{action=\"approved\"} 2",
         "a2a_orchestrator_actions_total{action=\"canceled\"} 1",
+        "a2a_orchestrator_actions_total{action=\"start_refused\"} 1",
+        "a2a_orchestrator_actions_total{action=\"answer_refused\"} 4",
     ] {
         assert!(metrics.contains(line), "{line} in\n{metrics}");
     }

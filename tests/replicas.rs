@@ -1186,7 +1186,7 @@ async fn a_lease_is_refused_for_a_store_of_one_process() {
     let serve = |args: &[&str]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
             .arg("serve")
-            .args(["--listen", "127.0.0.1:0"])
+            .args(["--listen", "127.0.0.1:0", "--insecure-open"])
             .args(args)
             .current_dir(crate::util::ROOT)
             .output()
@@ -1498,7 +1498,14 @@ async fn a_replica_started_while_its_database_is_down_waits_for_it() {
     let url = pg.database("waits").await;
     pg.stop_server();
     let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--store", &url])
+        .args([
+            "serve",
+            "--insecure-open",
+            "--listen",
+            "127.0.0.1:0",
+            "--store",
+            &url,
+        ])
         .current_dir(crate::util::ROOT)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -1452,3 +1452,14 @@ fn alice_and_bob() -> a2a::server::InboundAuth {
         ..InboundAuth::default()
     }
 }
+
+/// The tests above whose answers the official SDK 0.3 reads too: in the full suite each
+/// runs again here, with `assert_valid` on (plain `cargo test` checks the same answers
+/// in Rust alone). No test of the plain tier runs twice.
+mod read_by_the_sdk {
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn agents_that_reply_fail_or_panic() {
+        super::agents_that_reply_fail_or_panic();
+    }
+}

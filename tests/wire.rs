@@ -224,3 +224,44 @@ fn absent_optionals_are_omitted() {
     assert_valid("AgentCard", &card);
     assert!(card.get("securitySchemes").is_none());
 }
+
+/// The tests above whose answers the official SDK 0.3 reads too: in the full suite each
+/// runs again here, with `assert_valid` on (plain `cargo test` checks the same answers
+/// in Rust alone). No test of the plain tier runs twice.
+mod read_by_the_sdk {
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn card_with_every_field_round_trips() {
+        super::card_with_every_field_round_trips();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn messages_parts_and_tasks_round_trip() {
+        super::messages_parts_and_tasks_round_trip();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn every_task_state_round_trips() {
+        super::every_task_state_round_trips();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn events_and_results_round_trip() {
+        super::events_and_results_round_trip();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn params_and_push_configs_round_trip() {
+        super::params_and_push_configs_round_trip();
+    }
+
+    #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+    #[test]
+    fn absent_optionals_are_omitted() {
+        super::absent_optionals_are_omitted();
+    }
+}

@@ -327,6 +327,11 @@ pub struct ServeArgs {
     /// Do not serve the web view at /ui/.
     #[arg(long)]
     no_ui: bool,
+    /// Serve workflows that say who may start or answer them (allow, approvers,
+    /// four_eyes, quorum) although no credentials are configured: anyone who reaches
+    /// the server may then start and answer them. Without it, `serve` refuses to.
+    #[arg(long)]
+    insecure_open: bool,
     #[command(flatten)]
     llm: crate::llm::LlmArgs,
 }
@@ -417,6 +422,7 @@ impl ServeArgs {
             ready_requires_agents: None,
             reload_workflows: None,
             reload_interval: None,
+            insecure_open: self.insecure_open.then_some(true),
             grpc: None,
             card_signing: None,
             tls,
@@ -531,6 +537,10 @@ async fn serve(mut args: ServeArgs) -> anyhow::Result<ExitCode> {
         match serve::prepare(config.clone()).await {
             Ok(p) => break p,
             Err(serve::StartError::Config(problems)) => return Ok(config_problems(problems)),
+            Err(e @ serve::StartError::Open(_)) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(2));
+            }
             Err(serve::StartError::Store(e)) if e.may_pass() => {
                 // The database may yet come: wait for it, the port answering the
                 // probes meanwhile (/readyz 503), rather than exit.

@@ -214,8 +214,8 @@ pub struct Asker {
 }
 
 impl Asker {
-    /// The demo's and `run`'s: ask at a terminal unless `--yes`; otherwise answer
-    /// automatically, saying so.
+    /// The demo's: ask at a terminal unless `--yes`; otherwise answer automatically,
+    /// saying so (the demo's agents are its own: nothing real is decided).
     pub fn new(yes: bool) -> Self {
         Self {
             interactive: !yes && std::io::stdin().is_terminal(),
@@ -224,9 +224,10 @@ impl Asker {
         }
     }
 
-    /// A watcher's (`runs watch`, `send --watch`): answers given for a step are sent;
-    /// the rest are asked at a terminal, answered automatically only with `--yes`, and
-    /// otherwise only shown — watching a run, piped or in CI, never decides anything.
+    /// `run`'s and a watcher's (`runs watch`, `send --watch`): answers given for a step
+    /// are sent; the rest are asked at a terminal, answered automatically only with
+    /// `--yes`, and otherwise not answered — piped or in CI, nothing is decided for the
+    /// user.
     pub fn watching(yes: bool, given: Vec<(String, String)>) -> Self {
         Self {
             interactive: !yes && std::io::stdin().is_terminal(),
@@ -239,6 +240,14 @@ impl Asker {
     /// task does not take would be sent forever.
     pub fn unattended(&self, step: Option<&str>) -> bool {
         self.given_for(step).is_some() || (!self.interactive && self.automatic)
+    }
+
+    /// The answer given in advance for `step`, else the automatic one when this asker
+    /// gives those; nothing asked or shown (`run --json`).
+    pub fn unattended_answer(&self, step: Option<&str>, prompt: &str) -> Option<String> {
+        self.given_for(step)
+            .map(str::to_owned)
+            .or_else(|| self.automatic.then(|| auto_answer(prompt)))
     }
 
     fn given_for(&self, step: Option<&str>) -> Option<&str> {

@@ -30,13 +30,17 @@ pub struct RunArgs {
     /// A JSON object of inputs (--input values override it).
     #[arg(long, value_name = "FILE")]
     pub input_json: Option<PathBuf>,
-    /// Print one JSON object per run event instead of the progress display
-    /// (questions are answered automatically).
+    /// Print one JSON object per run event instead of the progress display.
     #[arg(long)]
     pub json: bool,
-    /// Answer every question automatically.
+    /// Answer every question not answered with --answer automatically (the first
+    /// option, else yes), saying so. Without it, questions are asked at a terminal;
+    /// with no terminal, an unanswered question cancels the run.
     #[arg(long, short)]
     pub yes: bool,
+    /// Answer step STEP's question with VALUE (repeatable).
+    #[arg(long = "answer", value_name = "STEP=VALUE", value_parser = super::progress::parse_answer)]
+    pub answers: Vec<(String, String)>,
     /// The agents file.
     #[arg(long, default_value = "agents.toml")]
     pub agents: PathBuf,
@@ -240,7 +244,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let asker = Asker::new(args.yes);
+    // Nothing is decided for the user: a question is answered as given (--answer),
+    // typed at a terminal, or answered automatically with --yes; else the run stops.
+    let asker = Asker::watching(args.yes, args.answers.clone());
     let mut progress = (!args.json).then(Progress::new);
     let mut output: Option<(Option<String>, Option<Value>)> = None;
     let mut end = (RunState::Failed, None);
@@ -293,20 +299,23 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 // Asked again while the answer is refused (a typo at the prompt); an
                 // automatic answer is given once.
                 loop {
-                    let text = match progress.as_ref() {
-                        // `run`'s asker answers what it does not ask (Asker::new).
-                        Some(p) => asker
-                            .answer(p, Some(step.as_str()), prompt)
-                            .unwrap_or_else(|| super::progress::auto_answer(prompt)),
-                        None => {
-                            let a = super::progress::auto_answer(prompt);
-                            say!(
-                                "{}",
-                                json!({ "event": "answer", "step": step.as_str(), "item": item, "answer": a })
-                            )?;
-                            a
-                        }
+                    let given = match progress.as_ref() {
+                        Some(p) => asker.answer(p, Some(step.as_str()), prompt),
+                        None => asker.unattended_answer(Some(step.as_str()), prompt),
                     };
+                    let Some(text) = given else {
+                        eprintln!(
+                            "error: `{step}` asks: {prompt}\n  nobody here can answer it (stdin is not a terminal): run again with --answer {step}=ANSWER, or --yes to answer every question automatically; canceling the run"
+                        );
+                        handle.control.cancel();
+                        break;
+                    };
+                    if progress.is_none() {
+                        say!(
+                            "{}",
+                            json!({ "event": "answer", "step": step.as_str(), "item": item, "answer": text })
+                        )?;
+                    }
                     match handle
                         .control
                         .answer(Some(step.as_str()), *item, Answer::text(text))

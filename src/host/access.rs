@@ -26,13 +26,21 @@ pub(super) fn may_start(workflow: &Workflow, caller: &Caller) -> bool {
     caller.principal().is_none_or(|p| named(&workflow.allow, p))
 }
 
-/// The refusal of a start `caller` may not make.
-pub(super) fn start_refused(workflow: &Workflow, caller: &Caller) -> RpcError {
+/// The refusal of a start (`action`: `start` or `retry`) `caller` may not make; on
+/// the audit trail.
+pub(super) fn start_refused(action: &str, workflow: &Workflow, caller: &Caller) -> RpcError {
     let who = caller.principal().map_or("you", |p| p.name.as_str());
+    let why = format!("it is for {}", describe(&workflow.allow));
+    super::audit::refused(
+        action,
+        caller.principal().map(|p| &**p),
+        &format!("workflow `{}`", workflow.id),
+        None,
+        &why,
+    );
     RpcError::permission_denied(format!(
-        "{who} may not start workflow `{}`: it is for {}",
-        workflow.id,
-        describe(&workflow.allow)
+        "{who} may not start workflow `{}`: {why}",
+        workflow.id
     ))
     .with_data(serde_json::json!({ "workflow": workflow.id.as_str() }))
 }
@@ -99,23 +107,25 @@ pub(super) fn admit(task: &Task, message: &Message, caller: &Caller) -> Result<(
         return Ok(());
     };
     let list = approvers(q);
-    if !named(&list, principal) {
-        return Err(RpcError::permission_denied(format!(
-            "{} may not answer step `{}`: it is for {}",
-            principal.name,
-            q.step,
-            describe(&list)
-        ))
-        .with_data(serde_json::json!({ "step": q.step })));
-    }
-    if q.four_eyes && task.initiator.as_deref() == Some(principal.id.as_str()) {
-        return Err(RpcError::permission_denied(format!(
-            "{} started this run, and step `{}` needs someone else to answer (four eyes)",
-            principal.name, q.step
-        ))
-        .with_data(serde_json::json!({ "step": q.step })));
-    }
-    Ok(())
+    let why = if !named(&list, principal) {
+        format!("it is for {}", describe(&list))
+    } else if q.four_eyes && task.initiator.as_deref() == Some(principal.id.as_str()) {
+        "they started this run, and it needs someone else to answer (four eyes)".to_owned()
+    } else {
+        return Ok(());
+    };
+    super::audit::refused(
+        "answer",
+        Some(principal),
+        &format!("run {}", task.id),
+        Some(&q.step),
+        &why,
+    );
+    Err(RpcError::permission_denied(format!(
+        "{} may not answer step `{}`: {why}",
+        principal.name, q.step
+    ))
+    .with_data(serde_json::json!({ "step": q.step })))
 }
 
 /// Where the extended card's extension naming its caller is described.

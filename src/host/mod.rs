@@ -531,7 +531,7 @@ impl AgentExecutor for Orchestrator {
                 }
             };
             if !access::may_start(&workflow, &ctx.caller) {
-                return Err(access::start_refused(&workflow, &ctx.caller));
+                return Err(access::start_refused("start", &workflow, &ctx.caller));
             }
             given.extend(Box::pin(self.extracted(&ctx.message, &workflow)).await);
             given.extend(inputs_from(&ctx.message, &workflow));

@@ -36,6 +36,9 @@ pub struct Ops {
     pub ready_requires_agents: bool,
     /// How the last reload of the files went.
     pub reloads: LastReload,
+    /// Served with `--insecure-open` and no credentials: the workflows' rules on who
+    /// may start or answer them are not enforced.
+    pub open: bool,
 }
 
 /// The problems of the last reload of the workflows and agents, while it stands
@@ -142,15 +145,24 @@ impl Ops {
             &[&store, &workflows]
         };
         let ready = needed.iter().all(|c| c["ok"] == Value::Bool(true));
-        (
-            ready,
-            json!({
-                "store": store,
-                "workflows": workflows,
-                "agents": agents,
-                "reload": self.reloads.check(),
-            }),
-        )
+        let mut checks = json!({
+            "store": store,
+            "workflows": workflows,
+            "agents": agents,
+            "reload": self.reloads.check(),
+        });
+        let guarded = super::serve::guarded(&loaded);
+        if self.open && !guarded.is_empty() {
+            checks["auth"] = json!({
+                "ok": false,
+                "required": false,
+                "reason": format!(
+                    "--insecure-open and no credentials configured: {} say who may start or answer them, and anyone who reaches the server may",
+                    guarded.join(", ")
+                ),
+            });
+        }
+        (ready, checks)
     }
 
     /// Each agent (or skill) some workflow step needs that cannot be called now: why,

@@ -107,7 +107,11 @@ impl Orchestrator {
         }
         let workflow = self.version_of(&saved.header)?;
         if !super::access::may_start(&workflow, &ctx.caller) {
-            return Err(super::access::start_refused(&workflow, &ctx.caller));
+            return Err(super::access::start_refused(
+                "retry",
+                &workflow,
+                &ctx.caller,
+            ));
         }
         if let Some(f) = from.as_deref().filter(|f| workflow.step(f).is_none()) {
             return Err(RpcError::invalid_params(

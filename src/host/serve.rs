@@ -47,6 +47,10 @@ pub struct HostConfig {
     /// How often the files are looked at for changes, and the agents' availability
     /// for the cards (`[server] reload_interval`, [`RELOAD_EVERY`] by default).
     pub reload_interval: std::time::Duration,
+    /// Serve workflows that say who may start or answer them with no credentials to
+    /// hold callers to (`--insecure-open`): otherwise they are refused, at start and
+    /// on a reload.
+    pub insecure_open: bool,
     /// The key the cards are signed with (`[server] card_signing_key`), if they are.
     pub card_signing: Option<Arc<crate::host::card_signing::CardSigning>>,
 }
@@ -258,6 +262,7 @@ impl Host {
             metrics_token,
             ready_requires_agents: self.ready_requires_agents,
             reloads: self.reloads.clone(),
+            open: no_credentials(&self.config) && self.config.insecure_open,
         };
         let router = self
             .server
@@ -279,6 +284,49 @@ pub enum StartError {
     /// The store cannot be opened: never a fresh one in its place.
     #[error(transparent)]
     Store(#[from] orchestrator_store::OpenError),
+    /// Workflows say who may start or answer them, and no credentials are configured
+    /// to hold callers to it (each workflow, with what it says).
+    #[error("{}", unenforced(.0))]
+    Open(Vec<String>),
+}
+
+/// What `serve` says of workflows whose rules it could not enforce.
+fn unenforced(guarded: &[String]) -> String {
+    format!(
+        "{} say who may start or answer them, but no credentials are configured ([auth]), so anyone who reaches the server could: configure [auth] (docs/security.md), or pass --insecure-open ([server] insecure_open = true) to serve them with their rules not enforced",
+        guarded.join(", ")
+    )
+}
+
+/// The workflows that say who may start or answer them (`allow`, `approvers`,
+/// `four_eyes`, `quorum`), each with what it says: rules that hold only for callers the
+/// server knows.
+pub fn guarded(workflows: &[Arc<Workflow>]) -> Vec<String> {
+    workflows
+        .iter()
+        .filter_map(|w| {
+            let mut says = Vec::new();
+            if !w.allow.is_empty() {
+                says.push("allow");
+            }
+            let steps = || w.steps.iter().map(|s| &s.answerers);
+            if steps().any(|a| !a.approvers.is_empty()) {
+                says.push("approvers");
+            }
+            if steps().any(|a| a.four_eyes) {
+                says.push("four_eyes");
+            }
+            if steps().any(|a| a.quorum > 1) {
+                says.push("quorum");
+            }
+            (!says.is_empty()).then(|| format!("`{}` ({})", w.id, says.join(", ")))
+        })
+        .collect()
+}
+
+/// Whether `config` names no credentials: every caller is anonymous.
+fn no_credentials(config: &HostConfig) -> bool {
+    config.server.auth.as_ref().is_none_or(|a| a.is_empty())
 }
 
 /// What a clean stop could not do; the server itself has stopped.
@@ -310,17 +358,16 @@ pub async fn prepare(config: HostConfig) -> Result<Prepared, StartError> {
     let hangups = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
     let loaded_from = FileStamps::of(&config);
     let (workflows, agents) = load(&config).map_err(StartError::Config)?;
-    if config.server.auth.as_ref().is_none_or(|a| a.is_empty()) {
-        // Who may start or answer is checked only against callers the server knows.
-        for w in &workflows {
-            let guarded = !w.allow.is_empty()
-                || w.steps
-                    .iter()
-                    .any(|s| !s.answerers.approvers.is_empty() || s.answerers.four_eyes);
-            if guarded {
-                tracing::info!(workflow = %w.id, "workflow `{}` says who may start or answer it, but [auth] names no credentials: anyone who reaches the server may", w.id);
-            }
+    // Who may start or answer is checked only against callers the server knows.
+    let guarded = guarded(&workflows);
+    if no_credentials(&config) && !guarded.is_empty() {
+        if !config.insecure_open {
+            return Err(StartError::Open(guarded));
         }
+        tracing::warn!(
+            "--insecure-open: {} say who may start or answer them, and no credentials are configured: anyone who reaches the server may",
+            guarded.join(", ")
+        );
     }
     let store = config.store.open().await?;
     Ok(Prepared {
@@ -532,10 +579,23 @@ impl Published {
         self.server.replace_cards(card, extended);
     }
 
+    /// Why `workflows` may not be served, when they may not: rules no caller can be
+    /// held to (see [`prepare`]).
+    fn refused(&self, workflows: &[Arc<Workflow>]) -> Option<String> {
+        let guarded = guarded(workflows);
+        (no_credentials(&self.config) && !guarded.is_empty() && !self.config.insecure_open)
+            .then(|| unenforced(&guarded))
+    }
+
     /// Loads the files again: all or nothing (see [`Host::reload`]).
     async fn reload(&self, why: &str) {
         let (orchestrator, registry) = (&self.orchestrator, &self.registry);
         match load(&self.config) {
+            Ok((workflows, _)) if self.refused(&workflows).is_some() => {
+                let said: Vec<String> = self.refused(&workflows).into_iter().collect();
+                tracing::error!(problems = %said.join("\n"), "{why}, but the files have problems: the workflows and agents loaded before stay");
+                self.reloads.failed(said);
+            }
             Ok((workflows, agents)) => {
                 let changes = registry.replace_agents(&agents, &ProcessEnv).await;
                 if !changes.is_empty() {
@@ -688,6 +748,7 @@ mod tests {
             ready_requires_agents: false,
             reload_workflows: true,
             reload_interval: RELOAD_EVERY,
+            insecure_open: false,
             card_signing: None,
         };
         let file = dir.join("workflows/a.toml");

@@ -23,6 +23,7 @@
 //! ready_requires_agents = false   # /readyz reports agents down; true: they make it 503
 //! reload_workflows = true         # load the workflows and agents.toml again when they change (SIGHUP always does)
 //! reload_interval = "2s"          # how often the files are looked at, and the agents' availability for the cards
+//! insecure_open = false           # serve workflows that say who may start or answer them without [auth] (not enforced)
 //! grpc = true                     # serve the gRPC binding on the same port (on by default)
 //! tls_cert = "tls/cert.pem"       # serve HTTPS (HTTP/2 and HTTP/1.1): the chain, PEM…
 //! tls_key = "tls/key.pem"         # …and its key; both picked up again when they change
@@ -118,6 +119,9 @@ pub struct Settings {
     pub reload_workflows: Option<bool>,
     /// How often the files are looked at for changes (and the agents' availability).
     pub reload_interval: Option<Duration>,
+    /// Serve workflows that say who may start or answer them with no credentials
+    /// configured (their rules then not enforced).
+    pub insecure_open: Option<bool>,
     /// Serve the gRPC binding beside the others.
     pub grpc: Option<bool>,
     /// The certificate and key `serve` presents (TLS), reloaded when they change.
@@ -210,6 +214,7 @@ impl Settings {
             ready_requires_agents: over.ready_requires_agents.or(self.ready_requires_agents),
             reload_workflows: over.reload_workflows.or(self.reload_workflows),
             reload_interval: over.reload_interval.or(self.reload_interval),
+            insecure_open: over.insecure_open.or(self.insecure_open),
             grpc: over.grpc.or(self.grpc),
             tls: over.tls.or(self.tls),
             card_signing: over.card_signing.or(self.card_signing),
@@ -285,6 +290,7 @@ impl Settings {
                 reload_interval: self
                     .reload_interval
                     .unwrap_or(crate::host::serve::RELOAD_EVERY),
+                insecure_open: self.insecure_open.unwrap_or(false),
                 card_signing: self.card_signing,
                 limits: {
                     let d = OutputLimits::default();
@@ -364,6 +370,7 @@ const SERVER_KEYS: &[&str] = &[
     "card_retired_keys",
     "reload_workflows",
     "reload_interval",
+    "insecure_open",
     "grpc",
 ];
 const PUSH_KEYS: &[&str] = &["allow_private_webhooks", "timeout"];
@@ -447,6 +454,7 @@ pub fn load_str(
         out.ready_requires_agents = s.bool(&mut ctx, "ready_requires_agents").map(|v| v.value);
         out.reload_workflows = s.bool(&mut ctx, "reload_workflows").map(|v| v.value);
         out.reload_interval = s.positive_duration(&mut ctx, "reload_interval");
+        out.insecure_open = s.bool(&mut ctx, "insecure_open").map(|v| v.value);
         out.grpc = s.bool(&mut ctx, "grpc").map(|v| v.value);
         let cert = s.string(&mut ctx, "tls_cert");
         let key = s.string(&mut ctx, "tls_key");

@@ -23,15 +23,26 @@ pub async fn spawn_serve_logging(
     envs: &[(&str, &str)],
     stderr: std::process::Stdio,
 ) -> (tokio::process::Child, String) {
-    let default_store: &[&str] = if args.iter().any(|a| *a == "--store" || *a == "--config") {
-        &[]
-    } else {
-        &["--store", "memory"]
-    };
+    let mut all = args.to_vec();
+    if !args.iter().any(|a| *a == "--store" || *a == "--config") {
+        all.extend(["--store", "memory"]);
+    }
+    // The suite's serves are not about credentials: the shipped workflows' rules on who
+    // may start or answer are served unenforced where no [auth] is given.
+    all.push("--insecure-open");
+    spawn_serve_as_given(&all, envs, stderr).await
+}
+
+/// `serve ARGS`, exactly these, from the repository root; it and its URL once it
+/// listens.
+pub async fn spawn_serve_as_given(
+    args: &[&str],
+    envs: &[(&str, &str)],
+    stderr: std::process::Stdio,
+) -> (tokio::process::Child, String) {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
         .arg("serve")
         .args(args)
-        .args(default_store)
         .envs(envs.iter().copied())
         .current_dir(crate::util::ROOT)
         .stdout(std::process::Stdio::piped())
@@ -62,7 +73,7 @@ pub async fn spawn_serve_logging(
 }
 
 /// Starts `serve` with `args` from the repository root (with `--store memory` unless
-/// `args` name a store or a config file); returns it and its URL.
+/// `args` name a store or a config file, and `--insecure-open`); returns it and its URL.
 pub async fn spawn_serve(args: &[&str], envs: &[(&str, &str)]) -> (tokio::process::Child, String) {
     spawn_serve_logging(args, envs, std::process::Stdio::null()).await
 }
@@ -148,6 +159,7 @@ pub(crate) async fn orchestra_on(
         ready_requires_agents: false,
         reload_workflows: false,
         reload_interval: a2a_orchestrator::host::serve::RELOAD_EVERY,
+        insecure_open: true,
         card_signing: None,
     };
     configure(&mut config);

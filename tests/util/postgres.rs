@@ -378,6 +378,8 @@ impl Running {
             "while kill -0 {pid} 2>/dev/null; do sleep 0.2; done; {as_postgres}'{}' -D '{dir}' -m immediate stop; rm -rf '{dir}'",
             pg_ctl.display()
         );
+        // Never waited for: it outlives this process by design (it ends after it).
+        #[allow(clippy::zombie_processes)]
         Command::new("sh")
             .args(["-c", &script])
             .stdin(std::process::Stdio::null())

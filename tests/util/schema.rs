@@ -31,7 +31,8 @@ fn validator() -> &'static Mutex<(ChildStdin, BufReader<ChildStdout>)> {
 /// `Task`, `SendMessageSuccessResponse`, `TaskNotFoundError`, …). The SDK is the full
 /// suite's (`cargo xtask test`): in plain `cargo test`, which needs Rust alone, the tests
 /// that call this check what they check in Rust, and the SDK's reading of it is left to
-/// the full suite, which runs the same tests with this check on.
+/// the full suite, which runs each such test's twin (in its file's `read_by_the_sdk`
+/// module, ignored in plain `cargo test`) with this check on.
 pub fn assert_valid(def: &str, value: &Value) {
     if !crate::util::full_suite() {
         return;

@@ -9,9 +9,10 @@
 //! - `cargo xtask test [ARGS]` prepares, then runs the full suite on the build plain
 //!   `cargo test` made (no feature, nothing built again), with `A2A_FULL_SUITE` set:
 //!   without ARGS, the tests plain `cargo test` leaves out as ignored (they need these
-//!   tools), the replicas' multi-process tests (short leases) after the rest, on their
-//!   own; then the few tests whose answers the official SDK's parser reads as well
-//!   (`WIRE_CHECKED`), again with that check on. With ARGS, `cargo test ARGS`.
+//!   tools — among them the `read_by_the_sdk` twins of the tests whose answers the
+//!   official SDK's parser reads as well), the replicas' multi-process tests (short
+//!   leases) after the rest, on their own. No test runs in both tiers. With ARGS,
+//!   `cargo test ARGS`.
 //!
 //! Plain `cargo test` needs none of it: the tests that need these tools are marked
 //! `#[ignore = "needs …"]`, and the tests themselves never install anything.
@@ -75,28 +76,12 @@ fn prepare() -> Result<(), String> {
 /// everything else at once does not stall a replica past its lease.
 const REPLICA_TESTS: &str = "replicas::";
 
-/// The tests plain `cargo test` runs whose answers the full suite also reads with the
-/// official SDK's own parser (`tests/util/schema.rs`, on with `A2A_FULL_SUITE`): run
-/// once more, with that check on. Small and quick; nothing else runs twice.
-const WIRE_CHECKED: &[&str] = &[
-    "errors::",
-    "schema::",
-    "wire::",
-    "host::the_card_lists_every_workflow_as_a_skill",
-    "host::with_credentials_configured_every_call_needs_one_and_the_card_stays_public",
-    "server::agents_that_reply_fail_or_panic",
-];
-
 fn test(args: &[String]) -> Result<(), String> {
     if args.is_empty() {
-        // What plain `cargo test` left out, but the replicas' tests; then those alone;
-        // then the wire checked by the SDK.
+        // What plain `cargo test` left out, but the replicas' tests; then those alone.
         // (`--tests`: no doctests, which plain `cargo test` ran and would build again.)
         cargo_test(&["--tests", "--", "--ignored", "--skip", REPLICA_TESTS])?;
-        cargo_test(&["--test", "tests", "--", "--ignored", REPLICA_TESTS])?;
-        let mut wire = vec!["--test", "tests", "--"];
-        wire.extend(WIRE_CHECKED);
-        return cargo_test(&wire);
+        return cargo_test(&["--test", "tests", "--", "--ignored", REPLICA_TESTS]);
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     cargo_test(&args)

@@ -1667,3 +1667,122 @@ async fn serve_refuses_rules_it_cannot_enforce_unless_told_to_serve_open() {
     let skills: Vec<String> = card.skills.into_iter().map(|s| s.id).collect();
     assert_eq!(skills, ["greet"], "what was loaded stays");
 }
+
+/// Issue 75: an approver follows a run only while its question waits. Bob (an IT
+/// manager) subscribes to Alice's run waiting for his approval and approves it on a
+/// stream of his own: both his streams end without the run's result, and a blocking
+/// approval of another run answers with the run as he could read it; Alice's stream
+/// gets the result.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approvers_streams_end_with_the_question_not_with_the_run() {
+    use a2a::client::{ClientAuth, ClientConfig};
+    use a2a::server::{Credential, InboundAuth, Principal};
+    const LAPTOP: &str = r#"
+[workflow]
+id = "laptop"
+description = "IT approves, then the laptop is ordered"
+[steps.approve]
+kind = "approval"
+prompt = "Order it?"
+approvers = ["group:it-managers"]
+[steps.order]
+agent = "one"
+needs = ["approve"]
+message = "laptop ordered"
+[output]
+text = "{{ steps.order.text }}"
+"#;
+    let person = |name: &str, group: &str| {
+        let mut p = Principal::new(None, format!("token:{name}"), name);
+        p.groups = vec![group.to_owned()];
+        Credential {
+            secret: format!("{name}-token-0123456789abcdef"),
+            principal: Arc::new(p),
+        }
+    };
+    let o = crate::util::orchestra::orchestra_with(&[LAPTOP], 0, |c| {
+        c.server.auth = Some(InboundAuth {
+            bearer: vec![person("alice", "hr"), person("bob", "it-managers")],
+            ..InboundAuth::default()
+        });
+    })
+    .await;
+    let as_ = |name: &'static str| {
+        let url = o.url.clone();
+        async move {
+            let config = ClientConfig {
+                auth: Some(ClientAuth::Bearer(format!("{name}-token-0123456789abcdef"))),
+                ..ClientConfig::default()
+            };
+            A2aClient::connect(&url, config).await.unwrap().0
+        }
+    };
+    let (alice, bob) = (as_("alice").await, as_("bob").await);
+    let start = || {
+        let mut m = Message::user_text("a laptop");
+        m.metadata = metadata(json!({ "workflow": "laptop" }));
+        MessageSendParams::new(m)
+    };
+    let approve = |id: &TaskId| {
+        let mut m = Message::user_text("yes");
+        m.task_id = Some(id.clone());
+        MessageSendParams::new(m)
+    };
+    // Everything a stream says until it ends (bounded).
+    async fn drain(events: a2a::client::EventStream) -> Vec<StreamEvent> {
+        tokio::time::timeout(Duration::from_secs(20), async {
+            events.map(|e| e.unwrap()).collect::<Vec<_>>().await
+        })
+        .await
+        .expect("the stream ended")
+    }
+    let reads_the_result = |events: &[StreamEvent]| {
+        events.iter().any(|e| match e {
+            StreamEvent::StatusUpdate(u) => u.status.state == TaskState::Completed,
+            StreamEvent::ArtifactUpdate(u) => u.artifact.artifact_id.as_str() == "result",
+            StreamEvent::Task(t) => t.status.state == TaskState::Completed,
+            StreamEvent::Message(_) => false,
+        })
+    };
+
+    let run = task(alice.send_message(&start()).await.unwrap());
+    assert_eq!(run.status.state, TaskState::InputRequired, "{run:?}");
+    let params = TaskIdParams::new(run.id.clone());
+    let bobs = bob.resubscribe(&params).await.unwrap();
+    let alices = alice.resubscribe(&params).await.unwrap();
+    let answered = drain(bob.send_message_stream(&approve(&run.id)).await.unwrap()).await;
+    assert!(!reads_the_result(&answered), "{answered:?}");
+    let followed = drain(bobs).await;
+    assert!(
+        !followed.is_empty(),
+        "the snapshot, while the question waited"
+    );
+    assert!(!reads_the_result(&followed), "{followed:?}");
+    let owned = drain(alices).await;
+    assert!(
+        reads_the_result(&owned),
+        "the initiator follows to the end: {owned:?}"
+    );
+
+    // A blocking approval: the run as it stood once the answer was taken.
+    let second = task(alice.send_message(&start()).await.unwrap());
+    let seen = task(bob.send_message(&approve(&second.id)).await.unwrap());
+    assert_ne!(seen.status.state, TaskState::Completed, "{seen:?}");
+    assert!(
+        seen.artifacts
+            .iter()
+            .all(|a| a.artifact_id.as_str() != "result"),
+        "{seen:?}"
+    );
+    let done = loop {
+        let t = alice
+            .get_task(&TaskQueryParams::new(second.id.clone()))
+            .await
+            .unwrap();
+        if t.status.state.is_terminal() {
+            break t;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(result_text(&done), "laptop ordered");
+}

@@ -1331,12 +1331,25 @@ async fn an_approver_answers_and_reads_but_steers_nothing_on_every_binding() {
         alice.set_push_config(&owners).await.unwrap();
         assert_eq!(alice.list_push_configs(&id).await.unwrap().len(), 10);
 
-        // The approver's plain answer is taken.
-        let done = as_task(
+        // The approver's plain answer is taken; a blocking answer returns the task as
+        // the approver may read it, once taken (issue 75): the run's end is the owner's.
+        let taken = as_task(
             bob.send_message(&MessageSendParams::new(answer))
                 .await
                 .unwrap(),
         );
+        assert_ne!(taken.status.state, TaskState::InputRequired, "{on}");
+        assert!(taken.artifacts.is_empty(), "{on}: {taken:?}");
+        let done = loop {
+            let t = alice
+                .get_task(&TaskQueryParams::new(task.id.clone()))
+                .await
+                .unwrap();
+            if t.status.state.is_terminal() {
+                break t;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
         assert_eq!(done.status.state, TaskState::Completed, "{on}");
     }
 }

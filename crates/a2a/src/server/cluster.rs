@@ -245,6 +245,7 @@ impl Inner {
             keep: None,
             until_terminal: false,
             slot: None,
+            lapses: None,
         }
     }
 

@@ -202,6 +202,34 @@ impl Inner {
             || self.agent.lets(task, caller, access)
     }
 
+    /// For a caller who reads `task` only as the agent lets (not who started it, nor
+    /// one who reads every task): what ends that leave, to end the caller's stream
+    /// before it — an approver follows the run while the question waits, not after.
+    fn lapse(&self, task: &Task, caller: &Caller) -> Option<super::task_manager::Lapse> {
+        if caller.may(
+            task.initiator.as_deref(),
+            task.tenant.as_deref(),
+            Access::Read,
+        ) {
+            return None;
+        }
+        let (agent, caller) = (self.agent.clone(), caller.clone());
+        // What the agent looks at: the task's status (its questions), as events move it.
+        let mut probe = Task {
+            history: Vec::new(),
+            artifacts: Vec::new(),
+            ..task.clone()
+        };
+        Some(Box::new(move |event| {
+            match event {
+                StreamEvent::StatusUpdate(u) => probe.status = u.status.clone(),
+                StreamEvent::Task(t) => probe.status = t.status.clone(),
+                StreamEvent::ArtifactUpdate(_) | StreamEvent::Message(_) => return false,
+            }
+            !agent.lets(&probe, &caller, Access::Read)
+        }))
+    }
+
     /// Stores a push config for a task, within [`ServerConfig::max_push_configs`] a
     /// task: one more than that (a new id) is refused, naming `field`. One at a time,
     /// so that requests at once cannot pass the bound together.
@@ -420,9 +448,13 @@ impl Inner {
             configuration,
             metadata,
         } = params;
+        // A caller the agent lets answer (an approver) hears what it may read: its
+        // stream ends when its leave does; a blocking answer returns once taken.
+        let mut lapse = None;
         let (handle, task, task_id, context_id) = match message.task_id.clone() {
             Some(task_id) => {
                 let (task, seq) = self.load_seq(&task_id, caller, Access::Answer).await?;
+                lapse = self.lapse(&task, caller);
                 if configuration
                     .as_ref()
                     .is_some_and(|c| c.push_notification_config.is_some())
@@ -467,8 +499,12 @@ impl Inner {
                         ClusterRequest::Message(Box::new(Forwarded::new(params, caller))),
                     )
                     .await?;
-                    let sub = Listening::Events(self.tail(store, task, seq));
-                    return Ok(Started { task_id, sub });
+                    let mut sub = self.tail(store, task, seq);
+                    sub.lapses = lapse;
+                    return Ok(Started {
+                        task_id,
+                        sub: Listening::Events(sub),
+                    });
                 }
                 let handle = self.manager.open_existing(task, seq);
                 let task = handle
@@ -504,11 +540,13 @@ impl Inner {
                     if !same_message(&task, &message, caller) {
                         return Err(reused());
                     }
+                    let lapses = self.lapse(&task, caller);
                     let handle = self.manager.open_existing(task, seq);
-                    let sub = Listening::Events(handle.subscribe().await.map_err(sink_error)?);
+                    let mut sub = handle.subscribe().await.map_err(sink_error)?;
+                    sub.lapses = lapses;
                     return Ok(Started {
                         task_id: existing,
-                        sub,
+                        sub: Listening::Events(sub),
                     });
                 }
                 let task_id = TaskId::random();
@@ -538,7 +576,17 @@ impl Inner {
         }
         // Before the agent starts: nothing it does is missed.
         let sub = match listen {
-            Listen::Events => Listening::Events(handle.subscribe().await.map_err(sink_error)?),
+            Listen::Events => {
+                let mut sub = handle.subscribe().await.map_err(sink_error)?;
+                sub.lapses = lapse;
+                Listening::Events(sub)
+            }
+            Listen::Once(_) if lapse.is_some() => Listening::Once(
+                handle
+                    .await_event(Until::FirstEvent)
+                    .await
+                    .map_err(sink_error)?,
+            ),
             Listen::Once(until) => {
                 Listening::Once(handle.await_event(until).await.map_err(sink_error)?)
             }
@@ -657,6 +705,14 @@ impl Inner {
                     }
                 }
                 Ok(Update::Error(e)) => return Err(*e),
+                // The caller may read no further (an approver whose question is
+                // answered): the task as it stood before.
+                Ok(Update::Event(_, event))
+                    if sub.lapses.as_mut().is_some_and(|lapses| lapses(&event)) =>
+                {
+                    ended = true;
+                    break;
+                }
                 Ok(Update::Event(_, event)) => {
                     task_exists = true;
                     match (&mut current, &*event) {
@@ -960,6 +1016,7 @@ impl Inner {
                 terminal_ok,
             } => {
                 let (task, seq) = self.load_seq(&id, caller, Access::Read).await?;
+                let lapse = self.lapse(&task, caller);
                 if let Some(after) = after
                     && after > seq
                 {
@@ -979,6 +1036,7 @@ impl Inner {
                     // Another server runs the task: its log, followed from the store.
                     let mut sub = self.tail(store, task, seq);
                     sub.until_terminal = !terminal_ok;
+                    sub.lapses = lapse;
                     return Ok((id, sub, after));
                 }
                 let handle = self.manager.open_existing(task, seq);
@@ -990,6 +1048,7 @@ impl Inner {
                 // task waiting for input follows it through the next message.
                 sub.keep = Some(handle);
                 sub.until_terminal = !terminal_ok;
+                sub.lapses = lapse;
                 Ok((id, sub, after))
             }
         }

@@ -68,6 +68,9 @@ pub(super) fn live_events(
         _slot: Option<super::streams::StreamSlot>,
         /// Ends at a terminal state only (see `Subscription::until_terminal`).
         until_terminal: bool,
+        /// Ends before an event after which the caller may no longer read the task
+        /// (see `Subscription::lapses`).
+        lapses: Option<super::task_manager::Lapse>,
         /// The server's stop, waited for beside every event: made once, not per event
         /// (each would add a waiter to the token's list and take it out again).
         stopping: std::pin::Pin<Box<tokio_util::sync::WaitForCancellationFutureOwned>>,
@@ -85,6 +88,7 @@ pub(super) fn live_events(
         _keep: sub.keep,
         _slot: sub.slot,
         until_terminal: sub.until_terminal,
+        lapses: sub.lapses,
         task_exists: sub.snapshot.is_some(),
         first: match after {
             Some(_) => None,
@@ -105,6 +109,12 @@ pub(super) fn live_events(
             } else {
                 ends_stream(event)
             }
+        }
+
+        /// Whether `event` ends the caller's leave to read the task: nothing from it
+        /// on is sent.
+        fn lapsed(&mut self, event: &StreamEvent) -> bool {
+            self.lapses.as_mut().is_some_and(|lapses| lapses(event))
         }
     }
     futures::stream::unfold(st, |mut st| async move {
@@ -131,6 +141,9 @@ pub(super) fn live_events(
                 if seq <= st.last && seq != 0 && st.live {
                     continue;
                 }
+                if st.lapsed(&event) {
+                    return None;
+                }
                 st.last = st.last.max(seq);
                 if st.live {
                     st.done = st.ends(&event);
@@ -152,6 +165,7 @@ pub(super) fn live_events(
             };
             let item = match update {
                 Ok(Update::Event(seq, _)) if seq != 0 && seq <= st.last => continue,
+                Ok(Update::Event(_, event)) if st.lapsed(&event) => return None,
                 Ok(Update::Event(seq, event)) => {
                     // A message before any task is the agent's whole answer.
                     let reply = !st.task_exists && event.kind() == "message";

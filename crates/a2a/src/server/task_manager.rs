@@ -97,7 +97,14 @@ pub(crate) struct Subscription {
     pub until_terminal: bool,
     /// The caller's count of open streams, while a client's stream holds this.
     pub slot: Option<super::streams::StreamSlot>,
+    /// For a caller the executor let in (an approver of a waiting question): whether
+    /// an event ends that leave. The stream ends before such an event.
+    pub lapses: Option<Lapse>,
 }
+
+/// Whether an event ends a caller's leave to read the task (see
+/// [`Subscription::lapses`]).
+pub(crate) type Lapse = Box<dyn FnMut(&StreamEvent) -> bool + Send>;
 
 /// A strong handle to a task's actor.
 #[derive(Clone)]
@@ -557,6 +564,7 @@ impl Actor {
                             keep: None,
                             until_terminal: false,
                             slot: None,
+                            lapses: None,
                         });
                     }
                     Cmd::AwaitEvent(until, waiter) => {

@@ -1943,3 +1943,98 @@ async fn serve_start(store: &str) -> (Option<i32>, String) {
     let status = serve.wait().await.unwrap();
     (status.code(), said)
 }
+
+/// Issue 75: the project's own watchers outlive a graceful restart. `runs watch` and
+/// `send --watch` follow a run across a SIGTERM of `serve` and its start again on the
+/// same port and store, subscribing again when their streams end with the run still
+/// going: each ends with the run's result and exit 0.
+#[tokio::test(flavor = "multi_thread")]
+async fn watchers_follow_a_run_across_a_restart() {
+    let seen = Arc::new(Mutex::new(HashMap::new()));
+    let calls = Calls::default();
+    let alpha = counting_calls("alpha", Duration::from_millis(1500), &seen, &calls).await;
+    let delta = counting_calls("delta", Duration::from_millis(50), &seen, &calls).await;
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("durable-watch-restart");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("flows")).unwrap();
+    std::fs::write(
+        dir.join("flows/slow.toml"),
+        "[workflow]\nid = \"slow\"\ndescription = \"a slow step, then a quick one\"\n[steps.a]\nagent = \"alpha\"\nmessage = \"a {{ run.id }}\"\n[steps.b]\nagent = \"delta\"\nneeds = [\"a\"]\nmessage = \"b {{ run.id }}\"\n[output]\ntext = \"done: {{ steps.b.text }}\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!("[agents.alpha]\nurl = \"{alpha}\"\n[agents.delta]\nurl = \"{delta}\"\n"),
+    )
+    .unwrap();
+    // One port for both lives of the server: the watchers know only its URL.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut args = serve_args(&dir, &format!("sqlite://{}", dir.join("o.db").display()));
+    args[5] = format!("127.0.0.1:{port}");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (first, url) = spawn_serve(&args, &[]).await;
+
+    let mut p = crate::util::text_params("go");
+    p["metadata"] = json!({ "workflow": "slow" });
+    p["configuration"] = json!({ "blocking": false });
+    let started = call(&url, &rpc("message/send", p)).await;
+    let id = started["result"]["id"].as_str().unwrap().to_owned();
+    let watcher = |args: &[&str]| {
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+            .args(args)
+            .current_dir(crate::util::ROOT)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap()
+    };
+    let watch = watcher(&["runs", "watch", &id, "--url", &url]);
+    let send = watcher(&[
+        "send",
+        &url,
+        "go",
+        "--watch",
+        "--data",
+        r#"{"workflow": "slow"}"#,
+    ]);
+    // Both follow their runs, whose slow steps are with the agent: the server stops.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pid = first.id().unwrap().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let stopped = tokio::time::timeout(Duration::from_secs(30), first.wait_with_output())
+        .await
+        .expect("serve stopped")
+        .unwrap();
+    assert!(stopped.status.success(), "{stopped:?}");
+    let (_second, again) = spawn_serve(&args, &[]).await;
+    assert_eq!(again, url);
+    for (what, child) in [("runs watch", watch), ("send --watch", send)] {
+        let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+            .await
+            .unwrap_or_else(|_| panic!("{what} ended"))
+            .unwrap();
+        let said = format!(
+            "{}\n--- stderr ---\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(0), "{what}: {said}");
+        assert!(said.contains("following it again"), "{what}: {said}");
+        assert!(said.contains("workflow completed"), "{what}: {said}");
+        assert!(said.contains("done: "), "{what}: the result: {said}");
+    }
+    let seen = seen.lock().unwrap();
+    assert!(seen.values().all(|n| *n == 1), "each step once: {seen:?}");
+}

@@ -70,7 +70,7 @@ pub async fn demo(
         &[],
         behaviour,
         "127.0.0.1",
-        true,
+        crate::agents::Ports::Free,
         model.as_ref(),
         speaks,
     )
@@ -176,7 +176,7 @@ async fn with_fleet(
         )?;
     }
     let outcome = match A2aClient::connect(&url, ClientConfig::default()).await {
-        Ok((client, _card)) => drive(&client, start, asker).await,
+        Ok((client, _card)) => drive(&client, &url, start, asker).await,
         Err(e) => Err(e.into()),
     };
 

@@ -1,10 +1,16 @@
 //! Following an orchestrator's task from the terminal, for `demo`, `send --watch` and
 //! `runs watch`: its steps drawn live from the status updates' [`StepUpdate`]s, each
 //! agent's artifacts printed as they complete, its questions asked at the terminal (or
-//! answered automatically) and answered on the same task, to the end of the run.
+//! answered automatically) and answered on the same task, to the end of the run. A
+//! stream that ends (or breaks) with the run still going — the server restarted, or
+//! handed the run to another replica — is subscribed to again, with backoff, for up to
+//! [`RECONNECT_FOR`].
 
 use std::collections::HashMap;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use backoff::Backoff;
 
 use anyhow::Context as _;
 use futures::StreamExt;
@@ -17,6 +23,25 @@ use a2a::types::{
     Artifact, Message, MessageSendParams, Part, StreamEvent, Task, TaskId, TaskIdParams,
     TaskQueryParams, TaskState, TaskStatus,
 };
+
+/// How long a follower tries to reach the orchestrator again after its stream ended
+/// with the run still going, before it gives up (a restart, a handover to another
+/// replica, take seconds).
+pub const RECONNECT_FOR: Duration = Duration::from_secs(120);
+
+/// The waits between those tries.
+const RECONNECT_WAITS: Backoff =
+    Backoff::exponential(Duration::from_millis(250), Duration::from_secs(5));
+
+/// Whether `e` says the orchestrator could not be reached for now (down, restarting,
+/// its proxy answering for it), not that it refused.
+fn unreachable(e: &ClientError) -> bool {
+    match e {
+        ClientError::Transport { .. } | ClientError::Timeout { .. } => true,
+        ClientError::HttpStatus { status, .. } => matches!(status, 502..=504),
+        _ => false,
+    }
+}
 
 /// Where following starts.
 #[derive(Debug)]
@@ -59,11 +84,12 @@ struct Assembling {
     agent: Option<String>,
 }
 
-/// Follows a task of the orchestrator to its end (streaming a new message, or
+/// Follows a task of the orchestrator at `url` to its end (streaming a new message, or
 /// subscribing to a task already going), answering questions on the same task. Returns
 /// the final state and the result artifact.
 pub async fn drive(
     client: &A2aClient,
+    url: &str,
     start: Start,
     asker: Asker,
 ) -> anyhow::Result<(TaskState, Option<Artifact>)> {
@@ -77,7 +103,20 @@ pub async fn drive(
     let mut looked_again = false;
     // A question shown but left to someone else to answer: the subscription waits on.
     let mut awaiting: Option<(Option<String>, String)> = None;
+    // Since when the orchestrator is being reached again, and how often it was tried.
+    let mut lost: Option<(Instant, u32)> = None;
     loop {
+        if let Some((since, tries)) = lost.as_mut() {
+            if since.elapsed() > RECONNECT_FOR {
+                progress.finish();
+                anyhow::bail!(
+                    "lost the orchestrator: it could not be reached for {}s with the run still going (it goes on there; `runs watch` follows it again)",
+                    RECONNECT_FOR.as_secs()
+                );
+            }
+            *tries += 1;
+            tokio::time::sleep(RECONNECT_WAITS.delay(*tries)).await;
+        }
         let watching = matches!(next, Some(Start::Watch(_)));
         let (mut events, mut task_id) = match next.take() {
             Some(Start::Send(params)) => match client.send_message_stream(&params).await {
@@ -101,7 +140,14 @@ pub async fn drive(
             },
             Some(Start::Watch(id)) => {
                 // A task that has ended has nothing to stream: its snapshot says it all.
-                let task = client.get_task(&TaskQueryParams::new(id.clone())).await?;
+                let task = match client.get_task(&TaskQueryParams::new(id.clone())).await {
+                    Ok(task) => task,
+                    Err(e) if lost.is_some() && unreachable(&e) => {
+                        next = Some(Start::Watch(id));
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
+                };
                 if task.status.state.is_terminal() {
                     show_detail(&mut progress, &task);
                     let result = task
@@ -112,16 +158,33 @@ pub async fn drive(
                     progress.finish();
                     return Ok((task.status.state, result));
                 }
-                (
-                    client.resubscribe(&TaskIdParams::new(id.clone())).await?,
-                    Some(id),
-                )
+                match client.resubscribe(&TaskIdParams::new(id.clone())).await {
+                    Ok(events) => (events, Some(id)),
+                    Err(e) if lost.is_some() && unreachable(&e) => {
+                        next = Some(Start::Watch(id));
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
             }
             None => anyhow::bail!("nothing to follow"),
         };
         let mut last: Option<TaskStatus> = None;
+        // The stream broke (the server went away mid-stream).
+        let mut broke: Option<ClientError> = None;
         while let Some(event) = events.next().await {
-            match event? {
+            let event = match event {
+                Ok(event) => event,
+                Err(e) if unreachable(&e) || matches!(e, ClientError::Protocol { .. }) => {
+                    broke = Some(e);
+                    break;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if lost.take().is_some() {
+                progress.note("(following the run again)");
+            }
+            match event {
                 StreamEvent::Task(t) => {
                     show_detail(&mut progress, &t);
                     task_id = Some(t.id.clone());
@@ -191,6 +254,25 @@ pub async fn drive(
                 }
             }
         }
+        let going = last
+            .as_ref()
+            .is_none_or(|s| !s.state.is_terminal() && !s.state.is_interrupted());
+        if going && let Some(id) = task_id.clone() {
+            // Ended (or broke) with the run still going: the server stopped, or handed
+            // the run over. Followed again, from a new snapshot.
+            if lost.is_none() {
+                let why = broke.map(|e| format!(": {e}")).unwrap_or_default();
+                progress.note(&format!(
+                    "(the stream ended with the run still going{why}; following it again)"
+                ));
+                lost = Some((Instant::now(), 0));
+            }
+            next = Some(Start::Watch(id));
+            continue;
+        }
+        if let Some(e) = broke {
+            return Err(e.into());
+        }
         let status = last.context("the stream ended before the task had a state")?;
         match status.state {
             TaskState::InputRequired | TaskState::AuthRequired => {
@@ -231,7 +313,7 @@ pub async fn drive(
                             .unwrap_or_default();
                         let given = step.as_deref().unwrap_or("STEP");
                         progress.note(&format!(
-                            "? {prompt}{who}\n  → waiting for an answer (stdin is not a terminal, so none is given from here). Answer it with:\n      a2a-orchestrator runs answer {task_id} ANSWER{flag}\n    or watch with --answer {given}=ANSWER, or --yes to answer every question automatically."
+                            "? {prompt}{who}\n  → waiting for an answer (stdin is not a terminal, so none is given from here). Answer it with:\n      a2a-orchestrator runs answer {task_id} ANSWER{flag} --url {url}\n    or watch with --answer {given}=ANSWER, or --yes to answer every question automatically."
                         ));
                     }
                     awaiting = Some((step, prompt));

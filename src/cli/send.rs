@@ -105,7 +105,7 @@ pub async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
     if args.watch {
         let start = super::follow::Start::Send(Box::new(params));
         let asker = super::progress::Asker::watching(args.yes, args.answers.clone());
-        let (state, result) = super::follow::drive(&client, start, asker).await?;
+        let (state, result) = super::follow::drive(&client, &args.url, start, asker).await?;
         return Ok(super::follow::report(state, result.as_ref())?);
     }
     let state = if args.stream {

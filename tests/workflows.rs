@@ -318,7 +318,8 @@ fn a_workflow_file_past_the_size_bound_is_refused_by_name() {
 
 #[test]
 fn validate_command_exit_codes() {
-    let (code, out, _) = cli(&["validate"]);
+    // Offline: the repository's agents.toml names agents that do not run here.
+    let (code, out, _) = cli(&["validate", "--offline"]);
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("2 workflow file(s) checked: 0 error(s), 0 warning(s)"),
@@ -451,4 +452,35 @@ async fn validate_with_agents_checks_skills_against_the_cards() {
     assert!(stdout.contains("not reached: gone"), "{stdout}");
     let strict = run(true).await.unwrap();
     assert_eq!(strict.status.code(), Some(1));
+
+    // Issue 75: every agent answered (the agents.toml found beside the workflows, in
+    // the working directory), and none offers it: an error. `--offline` discovers none.
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!("[agents.echo]\nurl = \"{}\"\n", agent.url),
+    )
+    .unwrap();
+    let beside = |offline: bool| {
+        let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"));
+        c.current_dir(&dir).args(["validate", "flows"]);
+        if offline {
+            c.arg("--offline");
+        }
+        c.output()
+    };
+    let out = beside(false).await.unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "an error: {stdout}{stderr}");
+    assert!(
+        stderr.contains("error") && stderr.contains("did you mean `echo`?"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("1 error(s), 0 warning(s)"), "{stdout}");
+    let out = beside(true).await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(!stdout.contains("discovered"), "{stdout}");
 }

@@ -27,12 +27,15 @@ fn agents(path: Option<&Path>, diags: &mut Vec<Diagnostic>) -> anyhow::Result<Op
     Ok(file)
 }
 
-/// `validate [PATH]... [--agents FILE] [--strict]`. With `--agents` given, the agents
-/// are discovered too and every `skill = "…"` checked against their cards.
+/// `validate [PATH]... [--agents FILE] [--strict] [--offline]`. With an agents file
+/// (given, or `agents.toml` found), the agents are discovered too (unless `--offline`)
+/// and every `skill = "…"` checked against their cards: a skill no card offers is an
+/// error when every agent answered, a warning while some could not be reached.
 pub async fn validate(
     paths: &[PathBuf],
     agents_path: Option<&Path>,
     strict: bool,
+    offline: bool,
 ) -> anyhow::Result<ExitCode> {
     let mut diags = Vec::new();
     let agents = agents(agents_path, &mut diags)?;
@@ -69,7 +72,7 @@ pub async fn validate(
         }
     }
     diags.extend(extra);
-    if let (Some(_), Some(file)) = (agents_path, &agents) {
+    if let Some(file) = agents.as_ref().filter(|_| !offline) {
         let registry = crate::registry::Registry::discover(
             file,
             &crate::registry::env::ProcessEnv,

@@ -1,7 +1,8 @@
 //! Checking the skills workflows ask for against the cards discovered: a `skill = "…"`
-//! no card offers is a typo or a missing agent, better said at `validate --agents` and
-//! at `serve`'s start than when a run reaches the step. Each problem is a warning at the
-//! `skill = "…"` line (an agent may come up later), with the closest skill offered.
+//! no card offers is a typo or a missing agent, better said at `validate` and at
+//! `serve`'s start than when a run reaches the step. Each problem is said at the
+//! `skill = "…"` line, with the closest skill offered: an error when every agent's card
+//! was read, a warning while some agent could not be reached (it may offer it).
 
 use std::ops::Range;
 
@@ -11,9 +12,9 @@ use orchestrator_core::workflow::{AgentTarget, StepKind, Workflow};
 use super::Registry;
 
 impl Registry {
-    /// A warning for each step whose skill no discovered card offers (naming the
-    /// closest offered one), and one for each agent that could not be reached (whose
-    /// skills are unknown).
+    /// A problem for each step whose skill no discovered card offers (naming the
+    /// closest offered one, and the agents that could not be reached, whose skills are
+    /// unknown): an error when every agent answered, else a warning.
     pub fn skill_problems<'a>(
         &self,
         workflows: impl IntoIterator<Item = &'a Workflow>,
@@ -52,8 +53,15 @@ impl Registry {
                         unreachable.join(", ")
                     ));
                 }
+                // Every card read and none offers it: the step cannot run. While some
+                // agent is unreachable, it may yet.
+                let severity = if unreachable.is_empty() {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                };
                 problems.push(Diagnostic::new(
-                    Severity::Warning,
+                    severity,
                     &w.file,
                     &w.source,
                     skill_span(&w.source, step.id.as_str(), skill),

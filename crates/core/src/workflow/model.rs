@@ -106,10 +106,10 @@ pub fn check_inputs(
     let mut problems = Vec::new();
     let mut out = serde_json::Map::new();
     for spec in specs {
-        match given.get(&spec.name) {
-            Some(v) => match spec.check(v) {
+        match given.get(&spec.name).map(|v| spec.canonical(v)) {
+            Some(v) => match spec.check(&v) {
                 Ok(()) => {
-                    out.insert(spec.name.clone(), v.clone());
+                    out.insert(spec.name.clone(), v);
                 }
                 Err(e) => problems.push(e),
             },
@@ -223,6 +223,30 @@ pub struct InputSpec {
 }
 
 impl InputSpec {
+    /// `v` as this spec spells it: a text that is one of the `enum` texts but for
+    /// letter case (`Engineer` for `engineer`) becomes that one; a whole number written
+    /// as a float (`5.0`: every number of a protobuf `Value`, so of an A2A v1.0 data
+    /// part from a protobuf-based SDK) is the integer an `integer` input takes; anything
+    /// else as given.
+    pub fn canonical(&self, v: &Value) -> Value {
+        if self.ty == InputType::Integer
+            && let Some(f) = v.as_f64().filter(|_| v.is_f64())
+            && f.fract() == 0.0
+            && f.abs() < 9_007_199_254_740_992.0
+        {
+            return Value::from(f as i64);
+        }
+        if let (Value::String(given), Some(allowed)) = (v, &self.allowed)
+            && !allowed.contains(v)
+            && let Some(one) = allowed
+                .iter()
+                .find(|a| a.as_str().is_some_and(|a| a.eq_ignore_ascii_case(given)))
+        {
+            return one.clone();
+        }
+        v.clone()
+    }
+
     /// Checks a value against this spec; the error says what is wrong.
     pub fn check(&self, v: &Value) -> Result<(), String> {
         if !self.ty.matches(v) {
@@ -554,5 +578,25 @@ mod tests {
             "`role` must be a string, got an integer"
         );
         assert!(spec.check(&json!("chef")).unwrap_err().contains("one of"));
+        // Letter case aside, an enum text is the one the spec spells.
+        assert_eq!(spec.canonical(&json!("Engineer")), json!("engineer"));
+        assert_eq!(spec.canonical(&json!("chef")), json!("chef"));
+        let nights = InputSpec {
+            name: "nights".into(),
+            ty: InputType::Integer,
+            description: None,
+            required: true,
+            default: None,
+            allowed: None,
+        };
+        assert_eq!(nights.canonical(&json!(5.0)), json!(5));
+        assert_eq!(nights.canonical(&json!(5.5)), json!(5.5));
+        assert!(nights.check(&nights.canonical(&json!(5.5))).is_err());
+        let given = serde_json::Map::from_iter([("role".to_owned(), json!("ENGINEER"))]);
+        let specs = std::slice::from_ref(&spec);
+        assert_eq!(
+            check_inputs(specs, &given).unwrap()["role"],
+            json!("engineer")
+        );
     }
 }

@@ -529,7 +529,7 @@ async fn an_example_agent_writes_its_answer_with_the_model() {
         &only,
         behaviour,
         "127.0.0.1",
-        true,
+        a2a_orchestrator::agents::Ports::Free,
         Some(&llm),
         a2a_orchestrator::agents::Speaks::Both,
     )

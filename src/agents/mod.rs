@@ -407,6 +407,17 @@ impl Set {
     }
 }
 
+/// Where a fleet's agents listen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ports {
+    /// The ports `agents.toml` names.
+    AgentsToml,
+    /// Free ones (the demo, tests).
+    Free,
+    /// This one and those after it, an agent each in order.
+    From(u16),
+}
+
 /// Example agents serving on loopback. Dropping it does not stop them: call
 /// [`Fleet::shutdown`].
 pub struct Fleet {
@@ -429,7 +440,12 @@ impl Fleet {
         host: &str,
         free_ports: bool,
     ) -> std::io::Result<Fleet> {
-        Self::start_only(sets, &[], behaviour, host, free_ports, None, Speaks::Both).await
+        let ports = if free_ports {
+            Ports::Free
+        } else {
+            Ports::AgentsToml
+        };
+        Self::start_only(sets, &[], behaviour, host, ports, None, Speaks::Both).await
     }
 
     /// Like [`Fleet::start`], with only the agents named in `only` (all when empty),
@@ -439,7 +455,7 @@ impl Fleet {
         only: &[String],
         behaviour: Behaviour,
         host: &str,
-        free_ports: bool,
+        ports: Ports,
         llm: Option<&Llm>,
         speaks: Speaks,
     ) -> std::io::Result<Fleet> {
@@ -453,7 +469,18 @@ impl Fleet {
                 if !only.is_empty() && !only.iter().any(|o| o == name) {
                     continue;
                 }
-                let port = if free_ports { 0 } else { port };
+                let port = match ports {
+                    Ports::AgentsToml => port,
+                    Ports::Free => 0,
+                    Ports::From(first) => {
+                        first.checked_add(agents.len() as u16).ok_or_else(|| {
+                            std::io::Error::new(
+                                std::io::ErrorKind::InvalidInput,
+                                format!("no port after {first} for the {name} agent"),
+                            )
+                        })?
+                    }
+                };
                 let listener = tokio::net::TcpListener::bind((host, port))
                     .await
                     .map_err(|e| {
@@ -536,6 +563,13 @@ pub struct ExampleArgs {
     /// Serve only these agents (repeatable), e.g. --only hotels.
     #[arg(long, value_name = "NAME")]
     pub only: Vec<String>,
+    /// Listen on this port and those after it, an agent each in order, instead of the
+    /// ports of agents.toml (the agents.toml lines to use are printed).
+    #[arg(long, value_name = "PORT", conflicts_with = "port")]
+    pub base_port: Option<u16>,
+    /// With --only NAME (one agent): listen on this port.
+    #[arg(long, value_name = "PORT")]
+    pub port: Option<u16>,
     /// The A2A generations the agents speak: both, 1.0, 0.3, or mixed (they take turns).
     #[arg(long, value_enum, default_value = "both")]
     pub protocol: Speaks,
@@ -575,6 +609,14 @@ pub async fn serve_example(set: Set) -> std::io::Result<()> {
         );
         std::process::exit(2);
     }
+    if args.port.is_some() && args.only.len() != 1 {
+        eprintln!("error: --port is for one agent: name it with --only NAME (or use --base-port)");
+        std::process::exit(2);
+    }
+    let ports = match args.port.or(args.base_port) {
+        Some(p) => Ports::From(p),
+        None => Ports::AgentsToml,
+    };
     let llm = args
         .llm
         .config(None)
@@ -585,7 +627,7 @@ pub async fn serve_example(set: Set) -> std::io::Result<()> {
         &args.only,
         args.behaviour(),
         &args.host,
-        false,
+        ports,
         llm.as_ref(),
         args.protocol,
     )
@@ -604,7 +646,12 @@ pub async fn serve_example(set: Set) -> std::io::Result<()> {
             speaks_label(*serves)
         )?;
     }
-    say!("(the names and ports of agents.toml; Ctrl-C stops them)")?;
+    if ports == Ports::AgentsToml {
+        say!("(the names and ports of agents.toml; Ctrl-C stops them)")?;
+    } else {
+        say!("(not the ports of agents.toml: point it at these; Ctrl-C stops them)\n")?;
+        say!("{}", fleet.agents_toml())?;
+    }
     let _ = tokio::signal::ctrl_c().await;
     fleet.shutdown().await;
     Ok(())

@@ -12,10 +12,10 @@ use super::{Desk, Reply, Request, add_days, fnv, object};
 /// The onboarding agents under their `agents.toml` names and ports.
 pub fn desks() -> Vec<(&'static str, u16, Arc<dyn Desk>)> {
     vec![
-        ("hr", 9201, Arc::new(Hr)),
-        ("it", 9202, Arc::new(It)),
-        ("facilities", 9203, Arc::new(Facilities)),
-        ("notifier", 9204, Arc::new(Notifier)),
+        ("hr", 7201, Arc::new(Hr)),
+        ("it", 7202, Arc::new(It)),
+        ("facilities", 7203, Arc::new(Facilities)),
+        ("notifier", 7204, Arc::new(Notifier)),
     ]
 }
 

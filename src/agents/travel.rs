@@ -12,10 +12,10 @@ use super::{Desk, Reply, Request, add_days, fnv, object, pick};
 /// The travel agents under their `agents.toml` names and ports.
 pub fn desks() -> Vec<(&'static str, u16, Arc<dyn Desk>)> {
     vec![
-        ("flights", 9101, Arc::new(Flights)),
-        ("hotels", 9102, Arc::new(Hotels)),
-        ("activities", 9103, Arc::new(Activities)),
-        ("currency", 9104, Arc::new(Currency)),
+        ("flights", 7101, Arc::new(Flights)),
+        ("hotels", 7102, Arc::new(Hotels)),
+        ("activities", 7103, Arc::new(Activities)),
+        ("currency", 7104, Arc::new(Currency)),
     ]
 }
 

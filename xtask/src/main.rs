@@ -11,14 +11,16 @@
 //!   without ARGS, the tests plain `cargo test` leaves out as ignored (they need these
 //!   tools — among them the `read_by_the_sdk` twins of the tests whose answers the
 //!   official SDK's parser reads as well), the replicas' multi-process tests (short
-//!   leases) after the rest, on their own. No test runs in both tiers. With ARGS,
-//!   `cargo test ARGS`.
+//!   leases) after the rest, on their own; each test timed, the ten slowest named at
+//!   the end (`timed`). No test runs in both tiers. With ARGS, `cargo test ARGS`.
 //!
 //! Plain `cargo test` needs none of it: the tests that need these tools are marked
 //! `#[ignore = "needs …"]`, and the tests themselves never install anything.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+
+mod timed;
 
 /// The Debian packages the full suite uses, and a file each installs.
 const PACKAGES: &[(&str, &str)] = &[
@@ -78,10 +80,34 @@ const REPLICA_TESTS: &str = "replicas::";
 
 fn test(args: &[String]) -> Result<(), String> {
     if args.is_empty() {
-        // What plain `cargo test` left out, but the replicas' tests; then those alone.
-        // (`--tests`: no doctests, which plain `cargo test` ran and would build again.)
-        cargo_test(&["--tests", "--", "--ignored", "--skip", REPLICA_TESTS])?;
-        return cargo_test(&["--test", "tests", "--", "--ignored", REPLICA_TESTS]);
+        // What plain `cargo test` left out, but the replicas' tests; then those alone;
+        // each test timed. (`--tests`: no doctests, which plain `cargo test` ran.)
+        let binaries = timed::binaries(&mut cargo())?;
+        let envs = [("A2A_FULL_SUITE", "1")];
+        let mut times = Vec::new();
+        say(
+            "running the full suite: the tests plain `cargo test` left out (--ignored), the replicas' apart",
+        );
+        for b in &binaries {
+            times.extend(timed::run(
+                b,
+                &["--ignored", "--skip", REPLICA_TESTS],
+                &envs,
+            )?);
+        }
+        say("running the full suite: the replicas' tests, on their own");
+        for b in &binaries {
+            times.extend(timed::run(b, &["--ignored", REPLICA_TESTS], &envs)?);
+        }
+        if times.is_empty() {
+            return Err("no test's time was read: has libtest's --report-time line changed? (`cargo test -p xtask`)".into());
+        }
+        say(&format!(
+            "the full suite passed: {} tests; the slowest:\n{}",
+            times.len(),
+            timed::slowest(times, 10)
+        ));
+        return Ok(());
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     cargo_test(&args)
@@ -89,6 +115,21 @@ fn test(args: &[String]) -> Result<(), String> {
 
 /// `cargo test ARGS` with `A2A_FULL_SUITE` set.
 fn cargo_test(args: &[&str]) -> Result<(), String> {
+    let mut cargo = cargo();
+    cargo
+        .arg("test")
+        .args(args)
+        .env("A2A_FULL_SUITE", "1")
+        .current_dir(root());
+    say(&format!(
+        "running the full suite: A2A_FULL_SUITE=1 cargo test {}",
+        args.join(" ")
+    ));
+    run(&mut cargo, "the full suite")
+}
+
+/// `cargo`, in the project's root, without what `cargo run` set for this process.
+fn cargo() -> Command {
     let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     // What `cargo run` set for this process is not the suite's: build scripts that
     // watch these would see a change and build their crates again (and again at the
@@ -107,16 +148,8 @@ fn cargo_test(args: &[&str]) -> Result<(), String> {
             cargo.env_remove(name.as_ref());
         }
     }
+    cargo.current_dir(root());
     cargo
-        .arg("test")
-        .args(args)
-        .env("A2A_FULL_SUITE", "1")
-        .current_dir(root());
-    say(&format!(
-        "running the full suite: A2A_FULL_SUITE=1 cargo test {}",
-        args.join(" ")
-    ));
-    run(&mut cargo, "the full suite")
 }
 
 fn say(what: &str) {

@@ -174,7 +174,7 @@ async fn runs_lists_shows_answers_and_cancels_runs_of_a_serving_orchestrator() {
     let show = runs(&o.url, &["show", first.id.as_str()]).await;
     let text = out(&show);
     assert!(
-        text.contains("· completed ·") && text.contains("3/3 steps"),
+        text.contains("· completed ·") && text.contains("3/3 steps done"),
         "{text}"
     );
     assert!(
@@ -185,7 +185,7 @@ async fn runs_lists_shows_answers_and_cancels_runs_of_a_serving_orchestrator() {
         text.contains("artifact say/"),
         "the step's artifact: {text}"
     );
-    assert!(text.contains("output: both approved"), "{text}");
+    assert!(text.contains("output:\n  both approved"), "{text}");
 
     // A rejection is an answer (`approved: false` for the workflow to act on); cancel
     // ends the run.
@@ -215,6 +215,15 @@ async fn runs_lists_shows_answers_and_cancels_runs_of_a_serving_orchestrator() {
         ],
         "{detail:?}"
     );
+    // A canceled run does not read as done, in the list or shown.
+    let listed = out(&runs(&o.url, &["list"]).await);
+    let line = listed
+        .lines()
+        .find(|l| l.starts_with(second.id.as_str()))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(line.contains(" 1/3 "), "{line}");
+    let shown = out(&runs(&o.url, &["show", second.id.as_str()]).await);
+    assert!(shown.contains("1/3 steps done (2 canceled)"), "{shown}");
 
     // An unknown run is named in the error.
     let missing = runs(&o.url, &["show", "no-such-run"]).await;
@@ -378,7 +387,7 @@ async fn runs_retry_keeps_what_completed_and_runs_the_rest() {
         shown.contains(&format!("retry of run {}", first.id)),
         "{shown}"
     );
-    assert!(shown.contains("output: beta after alpha"), "{shown}");
+    assert!(shown.contains("output:\n  beta after alpha"), "{shown}");
     let shown = out(&runs(&o.url, &["show", first.id.as_str()]).await);
     assert!(shown.contains(&format!("retried by: {new_id}")), "{shown}");
 
@@ -420,7 +429,7 @@ async fn runs_watch_without_a_terminal_shows_questions_and_answers_none() {
     let mut seen = String::new();
     let shown = tokio::time::timeout(Duration::from_secs(30), async {
         let mut buf = [0u8; 4096];
-        while !seen.contains("runs answer") {
+        while !seen.contains("or watch with") {
             let n = stdout.read(&mut buf).await.unwrap();
             assert!(n > 0, "the watcher ended early: {seen}");
             seen.push_str(&String::from_utf8_lossy(&buf[..n]));
@@ -431,8 +440,8 @@ async fn runs_watch_without_a_terminal_shows_questions_and_answers_none() {
     assert!(seen.contains("? First?"), "{seen}");
     assert!(
         seen.contains(&format!(
-            "a2a-orchestrator runs answer {} ANSWER --step first",
-            t.id
+            "a2a-orchestrator runs answer {} ANSWER --step first --url {}",
+            t.id, o.url
         )),
         "{seen}"
     );

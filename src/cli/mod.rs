@@ -68,6 +68,34 @@ pub fn describe(e: &anyhow::Error, verbose: bool) -> String {
             Some(a2a::client::ClientError::Rpc(rpc)) => Some(rpc),
             _ => c.downcast_ref::<a2a::RpcError>(),
         });
+    let refused = e
+        .chain()
+        .find_map(|c| match c.downcast_ref::<a2a::client::ClientError>() {
+            Some(a2a::client::ClientError::HttpStatus { url, status, body })
+                if matches!(status, 401 | 403) =>
+            {
+                Some((url, *status, body))
+            }
+            _ => None,
+        });
+    if let Some((url, status, body)) = refused {
+        // What the server said, not its JSON: a JSON-RPC or problem body's message.
+        let said = serde_json::from_str::<serde_json::Value>(body)
+            .ok()
+            .and_then(|v| {
+                v.pointer("/error/message")
+                    .or_else(|| v.pointer("/message"))
+                    .or_else(|| v.pointer("/detail"))
+                    .and_then(|m| m.as_str().map(str::to_owned))
+            })
+            .unwrap_or_else(|| body.lines().next().unwrap_or_default().to_owned());
+        let hint = if status == 401 {
+            "it needs credentials: name a variable holding a bearer token with --token-env VAR"
+        } else {
+            "these credentials may not do this"
+        };
+        return format!("{url} refused the call (HTTP {status}: {said}): {hint} (-v for details)");
+    }
     match rpc {
         Some(rpc) => {
             let said = format!("{} (-v for details)", rpc.message);
@@ -116,6 +144,10 @@ pub enum Command {
         /// Treat warnings as errors.
         #[arg(long)]
         strict: bool,
+        /// Do not discover the agents: `skill = "..."` is then not checked against their
+        /// cards.
+        #[arg(long)]
+        offline: bool,
     },
     /// Discover the agents of agents.toml and show their status, streaming and push
     /// support, and skills.
@@ -215,7 +247,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             paths,
             agents,
             strict,
-        } => workflows::validate(&paths, agents.as_deref(), strict).await,
+            offline,
+        } => workflows::validate(&paths, agents.as_deref(), strict, offline).await,
         Command::Agents {
             agents: path,
             json,
@@ -530,7 +563,8 @@ async fn serve(mut args: ServeArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))
     };
     // Made once: a stop asked for while the store is awaited ends the wait.
-    let mut shutdown = Box::pin(shutdown_signal());
+    let durable = !matches!(config.store, orchestrator_store::StoreSpec::Memory);
+    let mut shutdown = Box::pin(shutdown_signal(durable));
     let mut early: Option<tokio::net::TcpListener> = None;
     let mut waits = crate::host::starting::waits();
     let prepared = loop {
@@ -651,8 +685,9 @@ fn config_problems(problems: Vec<orchestrator_core::config::Diagnostic>) -> Exit
     ExitCode::from(2)
 }
 
-/// Completes on SIGINT or SIGTERM.
-async fn shutdown_signal() {
+/// Completes on SIGINT or SIGTERM, saying what becomes of the runs (`durable`: a store
+/// that outlives the process).
+async fn shutdown_signal(durable: bool) {
     let interrupt = async {
         let _ = tokio::signal::ctrl_c().await;
     };
@@ -673,9 +708,14 @@ async fn shutdown_signal() {
     };
     // On stdout, beside the line that said where it listens; written, not printed: a
     // reader gone (the pipe closed) must not stop the stop.
+    let runs = if durable {
+        "runs stay in the store for the next server"
+    } else {
+        "the store is memory: unfinished runs end with this process"
+    };
     let _ = writeln!(
         std::io::stdout(),
-        "a2a-orchestrator stopping ({signal}): no new connections; requests in flight finish, runs stay in the store for the next server"
+        "a2a-orchestrator stopping ({signal}): no new connections; requests in flight finish, {runs}"
     );
 }
 
@@ -708,5 +748,20 @@ mod tests {
         let bad = anyhow::Error::from(BadInput("--lease: not a duration".into()));
         assert_eq!(exit_code(&bad), ExitCode::from(2));
         assert_eq!(describe(&bad, false), "--lease: not a duration");
+    }
+
+    #[test]
+    fn a_refused_call_says_what_the_server_said_not_its_json() {
+        let e = anyhow::Error::from(ClientError::HttpStatus {
+            url: "http://127.0.0.1:8080/".into(),
+            status: 401,
+            body: r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"missing credentials: send Authorization: Bearer"}}"#.into(),
+        });
+        let said = describe(&e, false);
+        assert_eq!(
+            said,
+            "http://127.0.0.1:8080/ refused the call (HTTP 401: missing credentials: send Authorization: Bearer): it needs credentials: name a variable holding a bearer token with --token-env VAR (-v for details)"
+        );
+        assert!(describe(&e, true).contains("jsonrpc"), "-v shows all");
     }
 }

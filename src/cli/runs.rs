@@ -59,6 +59,7 @@ pub enum RunsCommand {
     /// One run: its steps in order with state, agent, attempts, timings, downstream
     /// task, artifacts and errors; its inputs, questions and output.
     Show {
+        /// The run's id (its task's id, as `runs list` shows it).
         id: String,
         /// The task as JSON (the run detail is its `metadata.run`).
         #[arg(long)]
@@ -68,6 +69,7 @@ pub enum RunsCommand {
     /// Without a terminal, questions are only shown, with how to answer them: watching
     /// decides nothing unless told to (`--yes`, `--answer`).
     Watch {
+        /// The run's id (its task's id, as `runs list` shows it).
         id: String,
         /// Answer every question automatically (the first option, else yes).
         #[arg(long, short)]
@@ -78,6 +80,7 @@ pub enum RunsCommand {
     },
     /// Answers a run's question.
     Answer {
+        /// The run's id (its task's id, as `runs list` shows it).
         id: String,
         /// The answer.
         text: String,
@@ -90,25 +93,35 @@ pub enum RunsCommand {
     },
     /// Approves an approval step.
     Approve {
+        /// The run's id (its task's id, as `runs list` shows it).
         id: String,
+        /// The approval step it approves (needed when several wait).
         #[arg(long)]
         step: Option<String>,
+        /// The fan-out item, for a step over a list.
         #[arg(long)]
         item: Option<usize>,
     },
     /// Rejects an approval step.
     Reject {
+        /// The run's id (its task's id, as `runs list` shows it).
         id: String,
+        /// The approval step it rejects (needed when several wait).
         #[arg(long)]
         step: Option<String>,
+        /// The fan-out item, for a step over a list.
         #[arg(long)]
         item: Option<usize>,
     },
     /// Cancels a run and its downstream tasks.
-    Cancel { id: String },
+    Cancel {
+        /// The run's id (its task's id, as `runs list` shows it).
+        id: String,
+    },
     /// Starts a new run of the same workflow version and inputs that keeps the results
     /// of the steps this one completed (not sent again) and runs the rest.
     Retry {
+        /// The run's id (its task's id, as `runs list` shows it): the run to retry.
         id: String,
         /// Run this step, and everything that depends on it, again too.
         #[arg(long)]
@@ -151,7 +164,8 @@ pub async fn runs(args: RunsArgs) -> anyhow::Result<ExitCode> {
         RunsCommand::Show { id, json } => show(&client, &id, json).await,
         RunsCommand::Watch { id, yes, answers } => {
             let asker = Asker::watching(yes, answers);
-            let (state, result) = drive(&client, Start::Watch(TaskId::new(id)), asker).await?;
+            let (state, result) =
+                drive(&client, &args.url, Start::Watch(TaskId::new(id)), asker).await?;
             Ok(report(state, result.as_ref())?)
         }
         RunsCommand::Answer {
@@ -318,15 +332,15 @@ async fn show(client: &A2aClient, id: &str, json: bool) -> anyhow::Result<ExitCo
 pub fn render(task: &Task, d: &RunDetail) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
-    let (done, total) = d.progress();
     let _ = writeln!(
         out,
-        "run {} · {} (version {}) · {} · {} · {done}/{total} steps",
+        "run {} · {} (version {}) · {} · {} · {}",
         task.id,
         d.workflow,
         d.workflow_version.get(..12).unwrap_or(&d.workflow_version),
         run_state_name(d.state),
         duration(&d.started_at, d.ended_at.as_deref()),
+        d.progress_text(),
     );
     let _ = writeln!(
         out,
@@ -441,7 +455,23 @@ pub fn render(task: &Task, d: &RunDetail) -> String {
         .iter()
         .find(|a| a.artifact_id.as_str() == "result")
     {
-        let _ = writeln!(out, "output: {}", parts_summary(&r.parts));
+        // The run's output whole: it is what the run was for.
+        let _ = writeln!(out, "output:");
+        for p in &r.parts {
+            let shown = match p {
+                Part::Text(t) => t.text.trim_end().to_owned(),
+                Part::Data(d) => {
+                    serde_json::to_string_pretty(&Value::Object(d.data.clone())).unwrap_or_default()
+                }
+                Part::File(f) => format!(
+                    "(file {})",
+                    f.file.name.as_deref().unwrap_or("without a name")
+                ),
+            };
+            for line in shown.lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
     }
     out
 }

@@ -589,11 +589,42 @@ impl RunDetail {
         }
     }
 
-    /// Steps (items not counted) that finished, and all steps.
+    /// Steps (items not counted) done — completed, or skipped by their condition —
+    /// and all steps; as the web view counts them.
     pub fn progress(&self) -> (usize, usize) {
         let steps = self.steps.iter().filter(|s| s.item.is_none());
-        let done = steps.clone().filter(|s| s.state.is_finished()).count();
+        let done = steps
+            .clone()
+            .filter(|s| matches!(s.state, StepState::Completed | StepState::Skipped))
+            .count();
         (done, steps.count())
+    }
+
+    /// `0/2 steps done (2 canceled)`: [`RunDetail::progress`], and how many steps ended
+    /// otherwise, by how — so a canceled run does not read as all done.
+    pub fn progress_text(&self) -> String {
+        let (done, total) = self.progress();
+        let ended: Vec<String> = [
+            StepState::Failed,
+            StepState::Canceled,
+            StepState::Rejected,
+            StepState::UpstreamFailed,
+        ]
+        .iter()
+        .filter_map(|state| {
+            let n = self
+                .steps
+                .iter()
+                .filter(|s| s.item.is_none() && s.state == *state)
+                .count();
+            (n > 0).then(|| format!("{n} {}", state.as_str().replace('_', " ")))
+        })
+        .collect();
+        if ended.is_empty() {
+            format!("{done}/{total} steps done")
+        } else {
+            format!("{done}/{total} steps done ({})", ended.join(", "))
+        }
     }
 }
 
@@ -848,6 +879,7 @@ prompt = "b?"
             ]
         );
         assert_eq!(d.progress(), (1, 4), "items are not counted as steps");
+        assert_eq!(d.progress_text(), "1/4 steps done");
         // Questions in the workflow's order whichever came first; an answer takes its own.
         d.apply(&question("b"), "t6", url);
         d.apply(&question("a"), "t6", url);

@@ -107,11 +107,7 @@ impl RunMeter {
                         .get_or_create(&StepEndLabels {
                             workflow: self.workflow.clone(),
                             step: step.to_owned(),
-                            agent: if agent.is_empty() {
-                                s.agent
-                            } else {
-                                agent.to_owned()
-                            },
+                            agent: agent_label(if agent.is_empty() { &s.agent } else { agent }),
                             state: state.as_str().to_owned(),
                         })
                         .observe(s.at.elapsed().as_secs_f64());
@@ -152,13 +148,23 @@ impl RunMeter {
                         .get_or_create(&StepLabels {
                             workflow: self.workflow.clone(),
                             step: step.to_owned(),
-                            agent: agent.to_owned(),
+                            agent: agent_label(agent),
                         })
                         .inc();
                 }
             }
             _ => {}
         }
+    }
+}
+
+/// An agent as a metric's label: `unknown` while no agent was chosen yet (an attempt
+/// that failed before one was), never an empty value.
+fn agent_label(agent: &str) -> String {
+    if agent.is_empty() {
+        "unknown".to_owned()
+    } else {
+        agent.to_owned()
     }
 }
 

@@ -141,7 +141,10 @@ pub fn init(format: LogFormat, settings: &TraceSettings) -> Telemetry {
                 .ok()
         })
         .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(with_audit("warn")));
-    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    // Colours only on a terminal: a log file or a collector gets plain text.
+    let logs = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     let logs = match format {
         LogFormat::Text => logs.boxed(),
         LogFormat::Json => logs

@@ -33,7 +33,7 @@ pub fn binaries(cargo: &mut Command) -> Result<Vec<TestBinary>, String> {
     let text = String::from_utf8_lossy(&out.stdout);
     let found = text
         .lines()
-        .filter(|l| l.contains(r#""reason":"compiler-artifact""#))
+        .filter(|l| l.contains(r#""reason":"compiler-artifact""#) && test_harness(l))
         .filter_map(|l| {
             let path = string_field(l, "executable")?;
             let manifest = string_field(l, "manifest_path")?;
@@ -44,6 +44,19 @@ pub fn binaries(cargo: &mut Command) -> Result<Vec<TestBinary>, String> {
         })
         .collect();
     Ok(found)
+}
+
+/// Whether a compiler artifact is a test harness (its profile's `test`), not a binary
+/// built for the tests to run (`CARGO_BIN_EXE_…`), which has an executable too.
+fn test_harness(line: &str) -> bool {
+    line.find(r#""profile":{"#)
+        .and_then(|at| {
+            let profile = &line[at..];
+            profile
+                .find('}')
+                .map(|end| profile[..end].contains(r#""test":true"#))
+        })
+        .unwrap_or(false)
 }
 
 /// The string value of `"key":"…"` in a line of cargo's JSON (paths: no quotes or
@@ -128,6 +141,9 @@ mod tests {
             string_field(line, "manifest_path").unwrap(),
             "/r/Cargo.toml"
         );
+        let harness = r#"{"reason":"compiler-artifact","target":{"test":true},"profile":{"opt_level":"0","test":true},"executable":"/r/t"}"#;
+        let bin = r#"{"reason":"compiler-artifact","target":{"test":true},"profile":{"opt_level":"0","test":false},"executable":"/r/b"}"#;
+        assert!(test_harness(harness) && !test_harness(bin));
         let none = r#"{"reason":"compiler-artifact","executable":null}"#;
         assert_eq!(string_field(none, "executable"), None);
         let times = vec![

@@ -705,6 +705,7 @@ const SELF_APPROVED: &str = r#"
 id = "self-approved"
 name = "Self-approved"
 description = "An IT manager approves, then the echo agent runs"
+allow = ["group:it-managers"]
 [steps.approve]
 kind = "approval"
 prompt = "Go ahead?"

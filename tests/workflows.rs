@@ -140,6 +140,11 @@ fn onboarding_has_the_seed_004_shape() {
     let schema = w.input_schema();
     assert_eq!(schema["required"], json!(["name", "role", "start_date"]));
     assert_eq!(
+        schema["x-order"],
+        json!(["name", "role", "start_date", "manager", "remote"]),
+        "the file's order"
+    );
+    assert_eq!(
         schema["properties"]["role"]["enum"],
         json!(["engineer", "designer", "sales"])
     );

@@ -45,6 +45,8 @@ try {
   await page.waitForURL(/#\/run\//, { timeout: 10000 });
   const runId = decodeURIComponent(page.url().split('#/run/')[1]);
   step(`run ${runId}`);
+  // The copy button beside an id is a drawn icon, not a glyph a font may lack.
+  await page.locator('button.copy svg.copy-icon rect').first().waitFor({ state: 'attached', timeout: 10000 });
 
   step('steps turn completed live, in the DAG');
   await page.locator('.dag g.node[data-step="flights"][data-state="completed"]').waitFor({ timeout: 30000 });

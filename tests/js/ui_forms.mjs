@@ -51,11 +51,16 @@ try {
   const row = page.locator(`#runs tr[data-run="${id}"]`);
   await row.waitFor({ timeout: 15000 });
   check((await row.innerText()).includes('inputs to give'), `the row: ${await row.innerText()}`);
+  // What the run says is its markdown: `hostile` as code, no backticks shown.
+  await row.locator('td code', { hasText: 'hostile' }).first().waitFor({ timeout: 5000 });
+  check(!(await row.innerText()).includes('`'), `backticks in the row: ${await row.innerText()}`);
   await row.locator('a').first().click();
 
   step('its form: a required field left empty is said beside it, and nothing is sent');
   const form = page.locator('form.start-answer');
   await form.waitFor({ timeout: 15000 });
+  const order = await form.locator('[data-input]').evaluateAll((els) => els.map((e) => e.dataset.input));
+  check(order.join() === 'who,count,mode,tags', `the fields in the file's order: ${order}`);
   await form.locator('button[type=submit]').click();
   await form.locator('.problem', { hasText: 'required' }).waitFor({ timeout: 5000 });
   const still = await rpc('GetTask', { id });

@@ -62,6 +62,7 @@ try {
   step('his own four-eyes request offers him no approval');
   const own = await start('laptop');
   await page.locator('form.question .not-yours').waitFor({ timeout: 15000 });
+  await page.locator('#questions-head', { hasText: 'Waiting for someone else' }).waitFor();
   if (await page.locator('form.question button[data-act="yes"]').count() !== 0) {
     throw new Error('an approve button on a request the user may not approve');
   }
@@ -78,6 +79,24 @@ try {
   for (const id of [approved, own]) {
     if (await page.locator(`#runs tr[data-run="${id}"]`).count() !== 0) throw new Error(`Alice sees Bob's run ${id}`);
   }
+
+  step('she asks for a laptop, which an IT manager approves');
+  const hers = await start('laptop');
+  await page.locator('form.question .not-yours').waitFor({ timeout: 15000 });
+
+  step('Olga, who may start nothing, is offered no form and no Start button');
+  await signInAs('olga', 'Olga Ops');
+  await page.goto(new URL('ui/#/', base).href);
+  await page.locator('#start-none').waitFor({ timeout: 15000 });
+  if (await page.locator('#start button').count() !== 0) throw new Error('a Start button for someone who may start nothing');
+
+  step("Bob approves Alice's request, and is told he may no longer read it");
+  await signInAs('bob', 'Bob Baker');
+  await page.goto(new URL(`ui/#/run/${encodeURIComponent(hers)}`, base).href);
+  await page.locator('#questions-head', { hasText: 'Waiting for you' }).waitFor({ timeout: 15000 });
+  await page.click('form.question button[data-act="yes"]');
+  await page.locator('#no-longer').waitFor({ timeout: 15000 });
+  if (await page.locator('#error').isVisible()) throw new Error(`an error banner: ${await page.locator('#error').innerText()}`);
   console.log('ui-signin: ok');
 } catch (e) {
   if (page) await page.screenshot({ path: failureShot, fullPage: true }).catch(() => {});

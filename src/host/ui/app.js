@@ -16,7 +16,7 @@ import {
   h, add, setText, setAttr, stateName, terminal, badge, setBadge, duration, when, shortId,
   partsText, appended,
 } from './dom.js';
-import { markdown } from './markdown.js';
+import { inline, markdown } from './markdown.js';
 import { schemaForm } from './forms.js';
 import { dagView, timelineView, span } from './graph.js';
 
@@ -172,6 +172,9 @@ function showError(e) {
   box.textContent = e ? String(e.message || e) : '';
 }
 
+// The spec's TaskNotFoundError: a run that is not there, or not the caller's to read.
+const TASK_NOT_FOUND = -32001;
+
 async function rpc(method, params) {
   const resp = await fetch(endpoint, {
     method: 'POST',
@@ -184,7 +187,11 @@ async function rpc(method, params) {
     throw new Error(`${method}: 401 — the server wants credentials: ${signIn ? 'sign in' : 'give a token above'}`);
   }
   if (!body) throw new Error(`${method}: HTTP ${resp.status}`);
-  if (body.error) throw new Error(`${method}: ${body.error.message} (code ${body.error.code})`);
+  if (body.error) {
+    const e = new Error(`${method}: ${body.error.message} (code ${body.error.code})`);
+    e.code = body.error.code;
+    throw e;
+  }
   return body.result;
 }
 
@@ -315,6 +322,11 @@ async function listPage() {
     const shape = JSON.stringify([skills.map((s) => s.id), sources && sources.map((w) => [w.id, w.version])]);
     if (shape === startShape) return;
     startShape = shape;
+    if (!skills.length) {
+      // Nothing to offer: no form, and no Start button to make a task that asks which.
+      startBox.replaceChildren(h('p', { class: 'muted', id: 'start-none' }, 'There is no workflow here you may start.'));
+      return;
+    }
     const fields = h('div', { class: 'start-fields' });
     const about = h('p', { class: 'muted about' });
     const chosen = startBox.querySelector('select[name=workflow]');
@@ -399,7 +411,11 @@ async function listPage() {
       setText(r.cells[4], run ? progress(run) : waiting.workflows ? 'a workflow to choose' : 'inputs to give');
       const q = run ? (run.pendingQuestions || [])[0] : null;
       const said = q ? `${q.step}: ${q.prompt}` : run ? '' : partsText(((t.status.message || {}).parts || []).filter((p) => p.text != null)).split('\n')[0];
-      setText(r.cells[5], said);
+      // A line of the agent's markdown: `code` as code, not as backticks.
+      if (r.said !== said) {
+        r.said = said;
+        r.cells[5].replaceChildren(...inline(said));
+      }
       shown.push(r.tr);
     }
     const keep = new Set(shown);
@@ -483,7 +499,18 @@ async function runPage(id) {
         try {
           t = await refresh();
         } catch (e) {
-          showError(e);
+          if (e.code === TASK_NOT_FOUND && task) {
+            // Read before, and no longer: an approver whose question is answered.
+            main.replaceChildren(h('p', { class: 'notice', id: 'no-longer' },
+              'You may no longer read this run: an approver reads a run only while a question of theirs waits, and yours has been answered.'));
+            return;
+          }
+          if (!task) {
+            // Never loaded: the page says why, not "loading…".
+            main.replaceChildren(h('p', { class: 'problem', id: 'not-loaded' }, `This run could not be shown: ${e.message || e}`));
+          } else {
+            showError(e);
+          }
           t = task;
         }
         if (!t || terminal(stateName(t.status.state))) return;
@@ -625,7 +652,8 @@ function runView(id, follow) {
   const actions = h('span', { class: 'actions' });
   const error = h('div', { class: 'artifact error', hidden: true });
   const questions = h('div', { id: 'questions' });
-  const questionsBox = h('section', { hidden: true }, h('h2', null, 'Waiting for you'), questions);
+  const questionsHead = h('h2', { id: 'questions-head' });
+  const questionsBox = h('section', { hidden: true }, questionsHead, questions);
   const dag = dagView();
   const timeline = timelineView();
   const output = h('div', { class: 'artifact result md', id: 'result' });
@@ -698,6 +726,8 @@ function runView(id, follow) {
     });
     for (const [key, f] of forms) if (!keep.has(key)) { f.remove(); forms.delete(key); }
     questionsBox.hidden = !pending.length;
+    // "for you" only when the caller may answer one (not an initiator four eyes leaves out).
+    setText(questionsHead, pending.some((q) => mayAnswer(q, run)) ? 'Waiting for you' : 'Waiting for someone else');
   };
 
   // -- the steps' rows, keyed by step and item

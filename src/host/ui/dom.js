@@ -88,8 +88,16 @@ export function shortId(id, href) {
         setTimeout(() => copy.classList.remove('copied'), 1200);
       }, () => {});
     },
-  }, '⧉');
+  }, copyIcon());
   return h('span', { class: 'id' }, label, copy);
+}
+
+// Two overlapping sheets, drawn: a glyph (⧉) needs a font that has it, and many
+// systems' have not.
+function copyIcon() {
+  return h('svg', { viewBox: '0 0 16 16', width: 12, height: 12, 'aria-hidden': 'true', class: 'copy-icon' },
+    h('rect', { x: 5, y: 5, width: 9, height: 9, rx: 1.5, fill: 'none', stroke: 'currentColor', 'stroke-width': 1.5 }),
+    h('path', { d: 'M3 11V3.5A1.5 1.5 0 0 1 4.5 2H11', fill: 'none', stroke: 'currentColor', 'stroke-width': 1.5 }));
 }
 
 // The text of a message's or an artifact's parts (data as indented JSON).

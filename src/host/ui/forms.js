@@ -97,7 +97,10 @@ function field(name, spec, required, value) {
 export function schemaForm(schema, values) {
   const props = (schema && schema.properties) || {};
   const required = new Set((schema && schema.required) || []);
-  const fields = Object.entries(props).map(([name, spec]) => field(name, spec || {}, required.has(name), (values || {})[name]));
+  // In the order the workflow's file gives (`x-order`), then any the order leaves out.
+  const order = ((schema && schema['x-order']) || []).filter((n) => n in props);
+  const names = order.concat(Object.keys(props).filter((n) => !order.includes(n)));
+  const fields = names.map((name) => field(name, props[name] || {}, required.has(name), (values || {})[name]));
   const el = h('fieldset', { class: 'inputs' },
     fields.length ? fields.map((f) => f.el) : h('p', { class: 'muted' }, 'This workflow takes no inputs.'));
   const read = () => {

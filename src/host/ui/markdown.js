@@ -8,7 +8,7 @@ import { h } from './dom.js';
 const SAFE_LINK = /^(https?:\/\/|mailto:)/i;
 
 // The inline spans of one line: `code`, **strong**, *emphasis*, [links](url).
-function inline(text) {
+export function inline(text) {
   const out = [];
   // Underscores only around words, never inside them (`snake_case`, `window.__x`), as
   // CommonMark has it.

@@ -166,7 +166,10 @@ pub fn inputs_schema(inputs: &[InputSpec]) -> Value {
             required.push(json!(i.name));
         }
     }
-    json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false })
+    // A JSON object's keys have no order (ours are written sorted, a protobuf Struct's
+    // in any): `x-order` keeps the file's, so a form asks in the order the author wrote.
+    let order: Vec<&str> = inputs.iter().map(|i| i.name.as_str()).collect();
+    json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false, "x-order": order })
 }
 
 /// What the run does when a step fails (and is not `continue_on_error`).

@@ -1,9 +1,10 @@
 //! Throwaway PostgreSQL for the tests: Debian's `postgresql` (installed by `cargo
 //! xtask prepare`), clusters made with `initdb` under `target/postgres/` on a free
-//! loopback port. One cluster per test process serves every test that leaves its
-//! server running ([`Cluster::shared`]): each test makes its databases there (from the
-//! server's template) and drops them when it ends; the cluster is stopped and removed
-//! when the process has gone. A test that stops or restarts the server (an outage, a
+//! loopback port. One cluster serves every test that leaves its server running
+//! ([`Cluster::shared`]), for the whole suite (`cargo xtask test`'s passes share it;
+//! else one a test process): each test makes its databases there (from the server's
+//! template) and drops them when it ends; the cluster is stopped and removed when the
+//! suite (or the process) has gone. A test that stops or restarts the server (an outage, a
 //! TLS-only server) makes a cluster of its own ([`Cluster::start`]).
 
 use std::path::{Path, PathBuf};
@@ -13,6 +14,10 @@ use std::sync::OnceLock;
 use sqlx::Connection;
 
 use crate::util::ROOT;
+
+/// The variable naming the process whose life the shared cluster lasts (`cargo xtask
+/// test` sets it to its own, so that the suite's passes share one cluster).
+pub const SUITE_PID: &str = "A2A_SUITE_PID";
 
 /// A test's PostgreSQL: a cluster of its own, or its share of the process's cluster.
 /// Dropped, it stops and removes its own cluster, or drops the databases it made on
@@ -200,8 +205,21 @@ impl Cluster {
     pub fn shared() -> Cluster {
         static SHARED: OnceLock<Running> = OnceLock::new();
         let running = SHARED.get_or_init(|| {
-            let running = Running::start("shared", None);
-            running.reaped_after(std::process::id());
+            // The suite's (`cargo xtask test` names itself, so that its passes share
+            // one cluster), else this process's.
+            let owner = std::env::var(SUITE_PID)
+                .ok()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or_else(std::process::id);
+            let dir = Path::new(ROOT)
+                .join("target/postgres")
+                .join(format!("shared-{owner}"));
+            if let Some(running) = Running::left_by_an_earlier_pass(&dir) {
+                return running;
+            }
+            let running = Running::start_in(dir, None);
+            std::fs::write(running.dir.join("port"), running.port.to_string()).unwrap();
+            running.reaped_after(owner);
             running
         });
         Cluster {
@@ -284,6 +302,24 @@ impl Running {
         let dir = Path::new(ROOT)
             .join("target/postgres")
             .join(format!("{name}-{}", std::process::id()));
+        Self::start_in(dir, tls)
+    }
+
+    /// The shared cluster in `dir` an earlier pass of the suite started, when it runs.
+    fn left_by_an_earlier_pass(dir: &Path) -> Option<Running> {
+        let port = std::fs::read_to_string(dir.join("port")).ok()?.trim().parse().ok()?;
+        let status = program("pg_ctl")
+            .args(["-D", dir.to_str()?, "status"])
+            .output()
+            .ok()?;
+        status.status.success().then(|| Running {
+            dir: dir.to_owned(),
+            port,
+            options: String::new(),
+        })
+    }
+
+    fn start_in(dir: PathBuf, tls: Option<&Certs>) -> Running {
         if dir.join("postmaster.pid").exists() {
             // Left running by a test that was killed: stopped first.
             let _ = program("pg_ctl")

@@ -83,7 +83,9 @@ fn test(args: &[String]) -> Result<(), String> {
         // What plain `cargo test` left out, but the replicas' tests; then those alone;
         // each test timed. (`--tests`: no doctests, which plain `cargo test` ran.)
         let binaries = timed::binaries(&mut cargo())?;
-        let envs = [("A2A_FULL_SUITE", "1")];
+        // One PostgreSQL cluster for the passes together (tests/util/postgres.rs).
+        let suite = std::process::id().to_string();
+        let envs = [("A2A_FULL_SUITE", "1"), ("A2A_SUITE_PID", suite.as_str())];
         let mut times = Vec::new();
         say(
             "running the full suite: the tests plain `cargo test` left out (--ignored), the replicas' apart",

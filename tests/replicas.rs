@@ -480,6 +480,20 @@ struct Fleet {
 
 impl Fleet {
     async fn start(pg: &Cluster, name: &str, n: usize, slow: Duration, lease: &str) -> Fleet {
+        Self::start_behind(pg, name, n, slow, lease, None).await
+    }
+
+    /// Like [`Fleet::start`]; `behind`, a load balancer's URL and a port for each
+    /// replica: each listens on its port and names the balancer as its URL (the card's,
+    /// so its clients come back through it). `urls` are then the replicas' own.
+    async fn start_behind(
+        pg: &Cluster,
+        name: &str,
+        n: usize,
+        slow: Duration,
+        lease: &str,
+        behind: Option<(&str, &[u16])>,
+    ) -> Fleet {
         let seen = Seen::default();
         let calls = crate::util::counting::Calls::default();
         let mut agents = Vec::new();
@@ -514,13 +528,17 @@ impl Fleet {
             let agents = fleet.dir.join("agents.toml").display().to_string();
             let flows = fleet.dir.join("flows").display().to_string();
             let log = std::fs::File::create(fleet.dir.join(format!("replica-{i}.log"))).unwrap();
-            let args = [
+            let listen = match behind {
+                Some((_, ports)) => format!("127.0.0.1:{}", ports[i]),
+                None => "127.0.0.1:0".to_owned(),
+            };
+            let mut args = vec![
                 "--agents",
                 &agents,
                 "--workflows",
                 &flows,
                 "--listen",
-                "127.0.0.1:0",
+                &listen,
                 "--store",
                 &store,
                 "--lease",
@@ -528,6 +546,9 @@ impl Fleet {
                 // The push test's webhook listens on loopback.
                 "--allow-private-webhooks",
             ];
+            if let Some((public, _)) = behind {
+                args.extend(["--public-url", public]);
+            }
             let (child, url) = crate::util::orchestra::spawn_serve_logging(
                 &args,
                 &[("RUST_LOG", "a2a_orchestrator=info")],
@@ -535,7 +556,10 @@ impl Fleet {
             )
             .await;
             fleet.replicas.push(Some(child));
-            fleet.urls.push(url);
+            fleet.urls.push(match behind {
+                Some(_) => format!("http://{listen}/"),
+                None => url,
+            });
         }
         fleet
     }
@@ -1564,4 +1588,107 @@ async fn a_replica_started_while_its_database_is_down_waits_for_it() {
     .expect("serve starts once the database is back");
     let (status, body) = get("/readyz").await;
     assert_eq!(status, 200, "{body}");
+}
+
+/// A load balancer in front of `backends` that sends each new connection to the first
+/// of them that takes it (failing over in order, as an active-passive balancer does);
+/// its URL.
+async fn failover_balancer(backends: &[String]) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let addrs: Vec<String> = backends
+        .iter()
+        .map(|u| {
+            u.trim_start_matches("http://")
+                .trim_end_matches('/')
+                .to_owned()
+        })
+        .collect();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut inbound, _)) = listener.accept().await else {
+                return;
+            };
+            let addrs = addrs.clone();
+            tokio::spawn(async move {
+                for addr in &addrs {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(addr).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+/// Issue 75: a watcher behind a load balancer outlives the replica it watched
+/// through. Replica A, running the run `runs watch` follows, is killed (SIGKILL); B
+/// takes the run over at A's lease's end, and the watcher, its stream broken, follows
+/// the run again through the balancer (now to B) to its end: exit 0, the result shown,
+/// each step executed once.
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_watcher_follows_a_run_another_replica_takes_over_after_a_sigkill() {
+    let pg = Cluster::shared();
+    let ports: Vec<u16> = (0..2)
+        .map(|_| {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+        })
+        .collect();
+    let backends: Vec<String> = ports
+        .iter()
+        .map(|p| format!("http://127.0.0.1:{p}/"))
+        .collect();
+    let balancer = failover_balancer(&backends).await;
+    let fleet = Fleet::start_behind(
+        &pg,
+        "replicas-watch-kill",
+        2,
+        Duration::from_millis(1500),
+        "1s",
+        Some((&balancer, &ports)),
+    )
+    .await;
+    let id = start_on(&fleet.urls[0], "replicated").await;
+    let said_to = fleet.dir.join("watcher.log");
+    let mut watch = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args(["runs", "watch", &id, "--url", &balancer])
+        .current_dir(crate::util::ROOT)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&said_to).unwrap())
+        .stderr(std::process::Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // The run's slow steps are with the agents, the watcher on A: A dies.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    fleet.signal(0, "KILL");
+    let ended = tokio::time::timeout(Duration::from_secs(60), watch.wait()).await;
+    let said = format!(
+        "{}\n--- B ---\n{}",
+        std::fs::read_to_string(&said_to).unwrap_or_default(),
+        fleet.log(1)
+    );
+    let Ok(status) = ended else {
+        let task = result(&fleet.urls[1], "tasks/get", serde_json::json!({ "id": id })).await;
+        panic!(
+            "the watcher did not end: {said}\n--- the task on B ---\n{}",
+            task["status"]
+        );
+    };
+    let status = status.unwrap();
+    assert_eq!(status.code(), Some(0), "{said}");
+    assert!(said.contains("following it again"), "{said}");
+    assert!(said.contains("workflow completed"), "{said}");
+    let counts = fleet.counts();
+    assert!(
+        counts.iter().all(|(_, n)| *n == 1),
+        "each step once: {counts:?}"
+    );
 }

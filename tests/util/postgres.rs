@@ -307,7 +307,11 @@ impl Running {
 
     /// The shared cluster in `dir` an earlier pass of the suite started, when it runs.
     fn left_by_an_earlier_pass(dir: &Path) -> Option<Running> {
-        let port = std::fs::read_to_string(dir.join("port")).ok()?.trim().parse().ok()?;
+        let port = std::fs::read_to_string(dir.join("port"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
         let status = program("pg_ctl")
             .args(["-D", dir.to_str()?, "status"])
             .output()

@@ -1502,23 +1502,26 @@ async fn postgres_over_tls_honours_the_urls_sslmode() {
     );
 }
 
-/// Issue 33: a SQLite store locked by another process for longer than the store waits
-/// for its lock (`[store] busy_timeout`, 200 ms here): the run stalls on its writes and
-/// goes on once the lock is gone — it is not canceled, no cancel reaches an agent, each
-/// step executes once.
-#[tokio::test]
-async fn a_run_outlives_its_sqlite_store_being_locked() {
-    use sqlx::Connection;
+/// A project under `name` (its `flows/` and `agents.toml`) with one workflow, `id`: a
+/// step on `alpha`, which thinks for `slow`, then a quick one on `delta`, its output
+/// `done: …`. The agents count the messages (by run) and the methods they get.
+async fn slow_then_quick(
+    name: &str,
+    id: &str,
+    slow: Duration,
+) -> (PathBuf, Arc<Mutex<HashMap<String, u32>>>, Calls) {
     let seen = Arc::new(Mutex::new(HashMap::new()));
     let calls = Calls::default();
-    let alpha = counting_calls("alpha", Duration::from_millis(600), &seen, &calls).await;
+    let alpha = counting_calls("alpha", slow, &seen, &calls).await;
     let delta = counting_calls("delta", Duration::from_millis(50), &seen, &calls).await;
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("durable-locked");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("flows")).unwrap();
     std::fs::write(
-        dir.join("flows/locked.toml"),
-        "[workflow]\nid = \"locked\"\ndescription = \"a slow step, then a quick one\"\n[steps.a]\nagent = \"alpha\"\nmessage = \"a {{ run.id }}\"\n[steps.b]\nagent = \"delta\"\nneeds = [\"a\"]\nmessage = \"b {{ run.id }}\"\n",
+        dir.join(format!("flows/{id}.toml")),
+        format!(
+            "[workflow]\nid = \"{id}\"\ndescription = \"a slow step, then a quick one\"\n[steps.a]\nagent = \"alpha\"\nmessage = \"a {{{{ run.id }}}}\"\n[steps.b]\nagent = \"delta\"\nneeds = [\"a\"]\nmessage = \"b {{{{ run.id }}}}\"\n[output]\ntext = \"done: {{{{ steps.b.text }}}}\"\n"
+        ),
     )
     .unwrap();
     std::fs::write(
@@ -1526,6 +1529,18 @@ async fn a_run_outlives_its_sqlite_store_being_locked() {
         format!("[agents.alpha]\nurl = \"{alpha}\"\n[agents.delta]\nurl = \"{delta}\"\n"),
     )
     .unwrap();
+    (dir, seen, calls)
+}
+
+/// Issue 33: a SQLite store locked by another process for longer than the store waits
+/// for its lock (`[store] busy_timeout`, 200 ms here): the run stalls on its writes and
+/// goes on once the lock is gone — it is not canceled, no cancel reaches an agent, each
+/// step executes once.
+#[tokio::test]
+async fn a_run_outlives_its_sqlite_store_being_locked() {
+    use sqlx::Connection;
+    let (dir, seen, calls) =
+        slow_then_quick("durable-locked", "locked", Duration::from_millis(600)).await;
     let db = dir.join("orchestrator.db");
     std::fs::write(
         dir.join("orchestrator.toml"),
@@ -1950,23 +1965,8 @@ async fn serve_start(store: &str) -> (Option<i32>, String) {
 /// going: each ends with the run's result and exit 0.
 #[tokio::test(flavor = "multi_thread")]
 async fn watchers_follow_a_run_across_a_restart() {
-    let seen = Arc::new(Mutex::new(HashMap::new()));
-    let calls = Calls::default();
-    let alpha = counting_calls("alpha", Duration::from_millis(1500), &seen, &calls).await;
-    let delta = counting_calls("delta", Duration::from_millis(50), &seen, &calls).await;
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("durable-watch-restart");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("flows")).unwrap();
-    std::fs::write(
-        dir.join("flows/slow.toml"),
-        "[workflow]\nid = \"slow\"\ndescription = \"a slow step, then a quick one\"\n[steps.a]\nagent = \"alpha\"\nmessage = \"a {{ run.id }}\"\n[steps.b]\nagent = \"delta\"\nneeds = [\"a\"]\nmessage = \"b {{ run.id }}\"\n[output]\ntext = \"done: {{ steps.b.text }}\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("agents.toml"),
-        format!("[agents.alpha]\nurl = \"{alpha}\"\n[agents.delta]\nurl = \"{delta}\"\n"),
-    )
-    .unwrap();
+    let (dir, seen, _) =
+        slow_then_quick("durable-watch-restart", "slow", Duration::from_millis(1500)).await;
     // One port for both lives of the server: the watchers know only its URL.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

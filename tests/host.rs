@@ -1774,15 +1774,18 @@ text = "{{ steps.order.text }}"
             .all(|a| a.artifact_id.as_str() != "result"),
         "{seen:?}"
     );
-    let done = loop {
-        let t = alice
-            .get_task(&TaskQueryParams::new(second.id.clone()))
-            .await
-            .unwrap();
-        if t.status.state.is_terminal() {
-            break t;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let done =
+        crate::util::eventually("the second run ending", Duration::from_secs(20), || async {
+            let t = alice
+                .get_task(&TaskQueryParams::new(second.id.clone()))
+                .await
+                .unwrap();
+            if t.status.state.is_terminal() {
+                Ok(t)
+            } else {
+                Err(t.status.state)
+            }
+        })
+        .await;
     assert_eq!(result_text(&done), "laptop ordered");
 }

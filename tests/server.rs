@@ -1340,16 +1340,22 @@ async fn an_approver_answers_and_reads_but_steers_nothing_on_every_binding() {
         );
         assert_ne!(taken.status.state, TaskState::InputRequired, "{on}");
         assert!(taken.artifacts.is_empty(), "{on}: {taken:?}");
-        let done = loop {
-            let t = alice
-                .get_task(&TaskQueryParams::new(task.id.clone()))
-                .await
-                .unwrap();
-            if t.status.state.is_terminal() {
-                break t;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        };
+        let done = crate::util::eventually(
+            &format!("{on}: the run ending"),
+            Duration::from_secs(20),
+            || async {
+                let t = alice
+                    .get_task(&TaskQueryParams::new(task.id.clone()))
+                    .await
+                    .unwrap();
+                if t.status.state.is_terminal() {
+                    Ok(t)
+                } else {
+                    Err(t.status.state)
+                }
+            },
+        )
+        .await;
         assert_eq!(done.status.state, TaskState::Completed, "{on}");
     }
 }

@@ -35,7 +35,7 @@ const RECONNECT_WAITS: Backoff =
 
 /// Whether `e` says the orchestrator could not be reached for now (down, restarting,
 /// its proxy answering for it), not that it refused.
-fn unreachable(e: &ClientError) -> bool {
+fn out_of_reach(e: &ClientError) -> bool {
     match e {
         ClientError::Transport { .. } | ClientError::Timeout { .. } => true,
         ClientError::HttpStatus { status, .. } => matches!(status, 502..=504),
@@ -142,7 +142,7 @@ pub async fn drive(
                 // A task that has ended has nothing to stream: its snapshot says it all.
                 let task = match client.get_task(&TaskQueryParams::new(id.clone())).await {
                     Ok(task) => task,
-                    Err(e) if lost.is_some() && unreachable(&e) => {
+                    Err(e) if lost.is_some() && out_of_reach(&e) => {
                         next = Some(Start::Watch(id));
                         continue;
                     }
@@ -160,7 +160,7 @@ pub async fn drive(
                 }
                 match client.resubscribe(&TaskIdParams::new(id.clone())).await {
                     Ok(events) => (events, Some(id)),
-                    Err(e) if lost.is_some() && unreachable(&e) => {
+                    Err(e) if lost.is_some() && out_of_reach(&e) => {
                         next = Some(Start::Watch(id));
                         continue;
                     }
@@ -175,7 +175,7 @@ pub async fn drive(
         while let Some(event) = events.next().await {
             let event = match event {
                 Ok(event) => event,
-                Err(e) if unreachable(&e) || matches!(e, ClientError::Protocol { .. }) => {
+                Err(e) if out_of_reach(&e) || matches!(e, ClientError::Protocol { .. }) => {
                     broke = Some(e);
                     break;
                 }

@@ -42,7 +42,7 @@ use a2a::types::{
     AgentCard, AgentSkill, Message, Part, Role, StreamEvent, Task, TaskId, TaskState, now_rfc3339,
 };
 use orchestrator_core::access::{Actor, Origin};
-use orchestrator_core::engine::{Answer, Engine, RunControl};
+use orchestrator_core::engine::{Answer, Engine, RunControl, SavedRun};
 use orchestrator_core::workflow::Workflow;
 pub use route::{WorkflowMatch, inputs_from, route};
 
@@ -329,6 +329,58 @@ impl Orchestrator {
         Ok(relay::Relayed { run, detail, meter })
     }
 
+    /// A saved run's detail, rebuilt from what it saved of its steps: what a resumed run
+    /// starts from.
+    fn saved_detail(&self, workflow: &Workflow, saved: &SavedRun) -> detail::RunDetail {
+        let h = &saved.header;
+        let now = now_rfc3339();
+        // The run's start as it was written down (the restart's time for runs stored
+        // before starts were kept).
+        let mut detail = detail::RunDetail::new(
+            workflow,
+            h.inputs.clone(),
+            h.started_at.clone().unwrap_or_else(|| now.clone()),
+        );
+        if let Some(by) = &h.initiator {
+            detail.started(by);
+        }
+        let urls = self.agent_urls();
+        detail.restore(&saved.units, &now, |a| urls.get(a).cloned());
+        detail
+    }
+
+    /// The detail of a run this server does not hold, as its steps are saved; none when
+    /// the task has no saved run or it cannot be read (the task is then shown as
+    /// stored).
+    async fn stored_detail(&self, task_id: &str) -> Option<detail::RunDetail> {
+        let saved = match self.inner.engine.saved_run(task_id).await {
+            Ok(saved) => saved?,
+            Err(e) => {
+                tracing::debug!(task_id, error = %e, "reading a run to describe its task failed");
+                return None;
+            }
+        };
+        let h = &saved.header;
+        // The loaded version, else the run's own copy, read quietly: this runs at every
+        // read of the task.
+        let workflow = match self
+            .workflows()
+            .iter()
+            .find(|w| w.id.as_str() == h.workflow_id && w.hash == h.workflow_hash)
+        {
+            Some(w) => w.clone(),
+            None => Arc::new(
+                orchestrator_core::workflow::load_str(
+                    &h.workflow_file,
+                    &h.workflow_source,
+                    orchestrator_core::workflow::Options::default(),
+                )
+                .0?,
+            ),
+        };
+        Some(self.saved_detail(&workflow, &saved))
+    }
+
     fn tasks(&self) -> std::sync::MutexGuard<'_, HashMap<TaskId, Conversation>> {
         self.inner.tasks.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -603,18 +655,6 @@ impl AgentExecutor for Orchestrator {
         let h = &saved.header;
         let workflow = self.version_of(h)?;
         tracing::info!(task_id = %task.id, workflow = %workflow.id, "resuming a run");
-        // The detail, rebuilt from what the run saved of its steps.
-        let now = now_rfc3339();
-        // The run's start as it was written down (the restart's time for runs stored
-        // before starts were kept).
-        let mut detail = Box::new(detail::RunDetail::new(
-            &workflow,
-            h.inputs.clone(),
-            h.started_at.clone().unwrap_or_else(|| now.clone()),
-        ));
-        if let Some(by) = &h.initiator {
-            detail.started(by);
-        }
         // A run a signed-in user started lost their token with the process that
         // started it; one a static credential (or nobody) started goes on as before.
         if h.initiator.as_ref().is_none_or(|a| !a.id.contains('#')) {
@@ -622,8 +662,7 @@ impl AgentExecutor for Orchestrator {
                 .behalf
                 .start(task.id.as_str(), crate::connect::behalf::Subject::Service);
         }
-        let urls = self.agent_urls();
-        detail.restore(&saved.units, &now, |a| urls.get(a).cloned());
+        let detail = Box::new(self.saved_detail(&workflow, &saved));
         let run = self.inner.engine.resume(workflow.clone(), saved);
         let meter = Box::new(meter::RunMeter::resumed(workflow.id.as_str()));
         let relayed = relay::Relayed { run, detail, meter };
@@ -651,15 +690,29 @@ impl AgentExecutor for Orchestrator {
 
     /// A running run's detail as it stands now: the status updates carry it only when
     /// the run itself moves (it starts, waits, ends) and on questions, since a copy with
-    /// every step's move would cost a large fan-out its square.
-    fn describe(&self, task: &mut Task) {
-        let detail = match self.tasks().get(&task.id) {
-            Some(Conversation::Running { view, .. }) => view
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .detail
-                .to_value(),
-            _ => return,
+    /// every step's move would cost a large fan-out its square. A run this server does
+    /// not hold (another replica runs it, or none does yet after a crash) is described
+    /// as its saved steps stand, as the replica that takes it over would resume it.
+    async fn describe(&self, task: &mut Task) {
+        let live = match self.tasks().get(&task.id) {
+            Some(Conversation::Running { view, .. }) => Some(
+                view.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .detail
+                    .to_value(),
+            ),
+            _ => None,
+        };
+        let detail = match live {
+            Some(detail) => detail,
+            // A run waiting for its client (or ended) said all of it with that move.
+            None if matches!(task.status.state, TaskState::Working | TaskState::Submitted) => {
+                match self.stored_detail(task.id.as_str()).await {
+                    Some(detail) => detail.to_value(),
+                    None => return,
+                }
+            }
+            None => return,
         };
         task.metadata
             .get_or_insert_with(Default::default)

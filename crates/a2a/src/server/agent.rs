@@ -53,11 +53,14 @@ pub trait AgentExecutor: Send + Sync + 'static {
     }
 
     /// Adds what the agent knows of a task beyond its stored snapshot to a task a
-    /// client reads (GetTask, ListTasks, a subscription's first snapshot): live detail
-    /// too large or too frequent to write with every event. Must be quick (no I/O); the
-    /// default adds nothing.
-    fn describe(&self, task: &mut Task) {
+    /// client reads (GetTask, ListTasks, a subscription's first snapshot, a send's
+    /// answer): live detail too large or too frequent to write with every event. Called
+    /// once the caller may read the task. It may read the agent's own store (for a task
+    /// another server sharing the store runs, say), but should be quick: ListTasks
+    /// describes a page's tasks side by side. The default adds nothing.
+    fn describe<'a>(&'a self, task: &'a mut Task) -> impl Future<Output = ()> + Send + 'a {
         let _ = task;
+        async {}
     }
 
     /// Whether `caller`, who neither started `task` nor reaches every task, may still
@@ -118,7 +121,7 @@ pub(super) trait ErasedExecutor: Send + Sync + 'static {
         events: EventSink,
     ) -> BoxFuture<'_, Result<(), RpcError>>;
     fn cancel(&self, ctx: CancelContext, events: EventSink) -> BoxFuture<'_, Result<(), RpcError>>;
-    fn describe(&self, task: &mut Task);
+    fn describe<'a>(&'a self, task: &'a mut Task) -> BoxFuture<'a, ()>;
     fn lets(&self, task: &Task, caller: &Caller, access: Access) -> bool;
     fn tailor_extended_card(&self, card: &mut AgentCard, caller: &Caller);
     fn admit(&self, task: &Task, message: &Message, caller: &Caller) -> Result<(), RpcError>;
@@ -138,8 +141,8 @@ impl<A: AgentExecutor> ErasedExecutor for A {
         Box::pin(AgentExecutor::cancel(self, ctx, events))
     }
 
-    fn describe(&self, task: &mut Task) {
-        AgentExecutor::describe(self, task)
+    fn describe<'a>(&'a self, task: &'a mut Task) -> BoxFuture<'a, ()> {
+        Box::pin(AgentExecutor::describe(self, task))
     }
 
     fn lets(&self, task: &Task, caller: &Caller, access: Access) -> bool {

@@ -762,7 +762,7 @@ impl Inner {
             Some(mut task) => {
                 task.truncate_history(history_length);
                 // With the agent's live summary, as GetTask gives it.
-                self.agent.describe(&mut task);
+                self.agent.describe(&mut task).await;
                 Ok(SendMessageResult::Task(task))
             }
             None => Err(RpcError::invalid_agent_response(
@@ -859,7 +859,7 @@ impl Inner {
     ) -> Result<Task, RpcError> {
         let mut task = self.load(&p.id, caller, Access::Read).await?;
         task.truncate_history(p.history_length);
-        self.agent.describe(&mut task);
+        self.agent.describe(&mut task).await;
         Ok(task)
     }
 
@@ -883,9 +883,7 @@ impl Inner {
             .list(&query)
             .await
             .map_err(store_error)?;
-        for task in &mut page.tasks {
-            self.agent.describe(task);
-        }
+        futures::future::join_all(page.tasks.iter_mut().map(|t| self.agent.describe(t))).await;
         Ok(page)
     }
 
@@ -1035,6 +1033,9 @@ impl Inner {
                 {
                     // Another server runs the task: its log, followed from the store.
                     let mut sub = self.tail(store, task, seq);
+                    if let Some(snapshot) = &mut sub.snapshot {
+                        self.agent.describe(snapshot).await;
+                    }
                     sub.until_terminal = !terminal_ok;
                     sub.lapses = lapse;
                     return Ok((id, sub, after));
@@ -1042,7 +1043,7 @@ impl Inner {
                 let handle = self.manager.open_existing(task, seq);
                 let mut sub = handle.subscribe().await.map_err(sink_error)?;
                 if let Some(snapshot) = &mut sub.snapshot {
-                    self.agent.describe(snapshot);
+                    self.agent.describe(snapshot).await;
                 }
                 // A v1.0 subscription ends at a terminal state only (§3.1.6): one to a
                 // task waiting for input follows it through the next message.

@@ -488,4 +488,22 @@ async fn validate_with_agents_checks_skills_against_the_cards() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(!stdout.contains("discovered"), "{stdout}");
+
+    // A file with another error has its skills checked too: every problem at once.
+    std::fs::write(
+        dir.join("flows/broken.toml"),
+        "[workflow]\nid = \"broken\"\ndescription = \"Two problems\"\n\n[steps.say]\nskill = \"ecoh\"\nneeds = [\"nowhere\"]\nmessage = \"hi\"\n",
+    )
+    .unwrap();
+    let out = beside(false).await.unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("broken.toml:6:") && stderr.contains("nowhere"),
+        "both of broken.toml's problems: {stderr}"
+    );
+    assert!(stdout.contains("3 error(s), 0 warning(s)"), "{stdout}{stderr}");
 }

@@ -81,6 +81,14 @@ pub async fn validate(
         .await;
         let checked: Vec<&Workflow> = loaded.iter().filter_map(|l| l.workflow.as_ref()).collect();
         diags.extend(registry.skill_problems(checked));
+        // A file with errors still has its skills checked: all its problems at once.
+        for l in loaded.iter().filter(|l| l.workflow.is_none()) {
+            if let Ok(source) = std::fs::read_to_string(&l.path) {
+                let file = l.path.display().to_string();
+                let asked = workflow::skills_asked(&file, &source);
+                diags.extend(registry.skill_problems_in(&file, &source, &asked));
+            }
+        }
         let statuses = registry.statuses();
         let down: Vec<&str> = statuses
             .iter()

@@ -4,10 +4,8 @@
 //! `skill = "…"` line, with the closest skill offered: an error when every agent's card
 //! was read, a warning while some agent could not be reached (it may offer it).
 
-use std::ops::Range;
-
 use orchestrator_core::config::{Diagnostic, Severity, did_you_mean};
-use orchestrator_core::workflow::{AgentTarget, StepKind, Workflow};
+use orchestrator_core::workflow::{AgentTarget, SkillAsked, StepKind, Workflow};
 
 use super::Registry;
 
@@ -19,6 +17,37 @@ impl Registry {
         &self,
         workflows: impl IntoIterator<Item = &'a Workflow>,
     ) -> Vec<Diagnostic> {
+        let mut problems = Vec::new();
+        for w in workflows {
+            let asked: Vec<SkillAsked> = w
+                .steps
+                .iter()
+                .filter_map(|step| match &step.kind {
+                    StepKind::Agent {
+                        target: AgentTarget::Skill(skill),
+                        ..
+                    } => Some(SkillAsked {
+                        step: step.id.as_str().to_owned(),
+                        skill: skill.clone(),
+                        span: skill_span(&w.source, step.id.as_str(), skill),
+                    }),
+                    _ => None,
+                })
+                .collect();
+            problems.extend(self.skill_problems_in(&w.file, &w.source, &asked));
+        }
+        problems
+    }
+
+    /// [`Registry::skill_problems`] for the skills a file asks for, as
+    /// [`skills_asked`](orchestrator_core::workflow::skills_asked) reads them from a
+    /// file that does not load.
+    pub fn skill_problems_in(
+        &self,
+        file: &str,
+        source: &str,
+        asked: &[SkillAsked],
+    ) -> Vec<Diagnostic> {
         let statuses = self.statuses();
         let offered: Vec<&str> = statuses
             .iter()
@@ -29,22 +58,22 @@ impl Registry {
             .filter(|s| s.health.is_unavailable())
             .map(|s| format!("`{}` ({})", s.name, s.health))
             .collect();
-        let mut problems = Vec::new();
-        for w in workflows {
-            for step in &w.steps {
-                let StepKind::Agent {
-                    target: AgentTarget::Skill(skill),
-                    ..
-                } = &step.kind
-                else {
-                    continue;
-                };
-                if offered.contains(&skill.as_str()) {
-                    continue;
-                }
-                let mut message =
-                    format!("step `{}`: no agent's card offers skill `{skill}`", step.id);
-                if let Some(close) = did_you_mean(skill, offered.iter().copied()) {
+        // Every card read and none offers it: the step cannot run. While some agent
+        // is unreachable, it may yet.
+        let severity = if unreachable.is_empty() {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        asked
+            .iter()
+            .filter(|a| !offered.contains(&a.skill.as_str()))
+            .map(|a| {
+                let mut message = format!(
+                    "step `{}`: no agent's card offers skill `{}`",
+                    a.step, a.skill
+                );
+                if let Some(close) = did_you_mean(&a.skill, offered.iter().copied()) {
                     message.push_str(&format!(" (did you mean `{close}`?)"));
                 }
                 if !unreachable.is_empty() {
@@ -53,29 +82,15 @@ impl Registry {
                         unreachable.join(", ")
                     ));
                 }
-                // Every card read and none offers it: the step cannot run. While some
-                // agent is unreachable, it may yet.
-                let severity = if unreachable.is_empty() {
-                    Severity::Error
-                } else {
-                    Severity::Warning
-                };
-                problems.push(Diagnostic::new(
-                    severity,
-                    &w.file,
-                    &w.source,
-                    skill_span(&w.source, step.id.as_str(), skill),
-                    message,
-                ));
-            }
-        }
-        problems
+                Diagnostic::new(severity, file, source, a.span.clone(), message)
+            })
+            .collect()
     }
 }
 
 /// Where `skill = "<skill>"` is written in step `step`'s table (the table's header when
 /// it cannot be found; the start of the file at worst).
-fn skill_span(source: &str, step: &str, skill: &str) -> Range<usize> {
+fn skill_span(source: &str, step: &str, skill: &str) -> std::ops::Range<usize> {
     let table = source.find(&format!("[steps.{step}]")).unwrap_or(0);
     let quoted = format!("\"{skill}\"");
     match source[table..].find(&quoted) {

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 pub use crate::config::diag::{Diagnostic, Severity};
 pub use model::*;
-pub use validate::{Options, STEP_FIELDS, content_hash, load_str};
+pub use validate::{Options, STEP_FIELDS, SkillAsked, content_hash, load_str, skills_asked};
 
 /// The outcome of loading one file.
 #[derive(Debug)]

@@ -82,6 +82,36 @@ pub fn load_str(
     (workflow.filter(|_| ok), diags)
 }
 
+/// A `skill = "…"` a step of a workflow file asks for, and where it is written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillAsked {
+    pub step: String,
+    pub skill: String,
+    pub span: Range<usize>,
+}
+
+/// The skills a workflow file's steps ask for by name, read from its TOML alone: what
+/// can be checked against the agents' cards when the file has other errors too. A step
+/// that names an agent as well, or a skill id that is not one, is left out (that is
+/// its error); none when the file is not TOML.
+pub fn skills_asked(file: &str, source: &str) -> Vec<SkillAsked> {
+    let mut ctx = Ctx::new(file, source);
+    let Some(raw) = raw::read(&mut ctx) else {
+        return Vec::new();
+    };
+    raw.steps
+        .into_iter()
+        .filter_map(|s| match (s.agent, s.skill) {
+            (None, Some(k)) if is_skill_id(&k.value) => Some(SkillAsked {
+                step: s.id.value,
+                skill: k.value,
+                span: k.span,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
 struct Validator<'c, 's, 'o> {
     ctx: &'c mut Ctx<'s>,
     options: Options<'o>,

@@ -505,5 +505,8 @@ async fn validate_with_agents_checks_skills_against_the_cards() {
         stderr.contains("broken.toml:6:") && stderr.contains("nowhere"),
         "both of broken.toml's problems: {stderr}"
     );
-    assert!(stdout.contains("3 error(s), 0 warning(s)"), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("3 error(s), 0 warning(s)"),
+        "{stdout}{stderr}"
+    );
 }

@@ -47,24 +47,44 @@ pub struct Options {
     pub postgres: Option<String>,
 }
 
-/// How much work each measurement does.
+/// How much work each measurement does, and in how many turns the comparisons go.
 struct Sizes {
     chain_pairs: usize,
     fanout_repeats: usize,
     throughput_runs: usize,
     relay_chunks: usize,
     held_runs: usize,
+    /// Turns each side takes in the comparisons made in turns (protocols, agents,
+    /// traces, replicas).
+    rounds: usize,
+    /// Turns each store takes in the memory-versus-SQLite (and PostgreSQL) comparison,
+    /// which also gives `cpu_ms_per_run`: the figures issue 39's targets are read from,
+    /// so five, not three (one binary's SQLite ratio spread 61–79% over a day of
+    /// three-turn medians on this machine).
+    comparison_rounds: usize,
+    /// Turns each build takes in `bench --baseline`: the figure is a ratio read off
+    /// pairs of turns, each pair as noisy as the machine, so more of them.
+    build_rounds: usize,
+    /// Turns each store takes in `bench --stores`, as many as the builds in
+    /// `bench --baseline`: a difference of a few percent is what it is asked to show.
+    stores_rounds: usize,
 }
 
 impl Sizes {
     fn new(quick: bool) -> Sizes {
         if quick {
+            // Every measurement once, small: that the benchmark works, in seconds (on
+            // a debug build too), not what it measures.
             Sizes {
-                chain_pairs: 30,
+                chain_pairs: 10,
                 fanout_repeats: 1,
-                throughput_runs: 300,
-                relay_chunks: 100,
-                held_runs: 1_000,
+                throughput_runs: 100,
+                relay_chunks: 50,
+                held_runs: 200,
+                rounds: 1,
+                comparison_rounds: 1,
+                build_rounds: 3,
+                stores_rounds: 1,
             }
         } else {
             Sizes {
@@ -73,6 +93,10 @@ impl Sizes {
                 throughput_runs: 3_000,
                 relay_chunks: 1_000,
                 held_runs: 10_000,
+                rounds: 3,
+                comparison_rounds: 5,
+                build_rounds: 7,
+                stores_rounds: 7,
             }
         }
     }
@@ -81,21 +105,7 @@ impl Sizes {
 const FANOUT_ITEMS: usize = 100;
 const FANOUT_PAUSE: Duration = Duration::from_millis(200);
 const CHAIN_STEPS: usize = 10;
-/// Turns each side takes in the comparisons made in turns (protocols, agents, traces,
-/// replicas).
-const STORE_ROUNDS: usize = 3;
-/// Turns each store takes in the memory-versus-SQLite (and PostgreSQL) comparison,
-/// which also gives `cpu_ms_per_run`: the figures issue 39's targets are read from, so
-/// five, not three (one binary's SQLite ratio spread 61–79% over a day of three-turn
-/// medians on this machine).
-const STORE_COMPARISON_ROUNDS: usize = 5;
-/// Turns each build takes in `bench --baseline`: the figure is a ratio read off pairs
-/// of turns, each pair as noisy as the machine, so more of them.
-const BUILD_ROUNDS: usize = 7;
 
-/// Turns each store takes in `bench --stores`, as many as the builds in
-/// `bench --baseline`: a difference of a few percent is what it is asked to show.
-const STORES_ROUNDS: usize = 7;
 /// `bench --stores sqlite`: a new database file in the scratch directory.
 const SCRATCH_SQLITE: &str = "sqlite";
 
@@ -162,12 +172,13 @@ async fn compare_stores(
         hosts.push(host);
     }
     progress(&format!(
-        "stores: {STORES_ROUNDS} × {} diamond runs at concurrency 64 on each of {} stores, in turns",
+        "stores: {} × {} diamond runs at concurrency 64 on each of {} stores, in turns",
+        sizes.stores_rounds,
         sizes.throughput_runs,
         serves.len()
     ));
     let sides: Vec<_> = serves.iter().zip(hosts).collect();
-    let turns = in_turns(&sides, STORES_ROUNDS, sizes.throughput_runs).await?;
+    let turns = in_turns(&sides, sizes.stores_rounds, sizes.throughput_runs).await?;
     drop(sides);
     for serve in serves {
         serve.stop().await;
@@ -224,8 +235,8 @@ pub async fn replicas(
         .await
         .map_err(|e| anyhow!("cannot connect to --postgres to read its statistics: {e}"))?;
     progress(&format!(
-        "replicas: {STORE_ROUNDS} × {} diamond runs at concurrency 64 on 1 to {max} replicas, in turns",
-        sizes.throughput_runs
+        "replicas: {} × {} diamond runs at concurrency 64 on 1 to {max} replicas, in turns",
+        sizes.rounds, sizes.throughput_runs
     ));
     let mut rates = vec![Vec::new(); max];
     let mut transactions = vec![0i64; max];
@@ -233,7 +244,7 @@ pub async fn replicas(
     let mut lags = vec![Vec::new(); max];
     let mut since_commit = vec![Vec::new(); max];
     let mut commit_times = true;
-    for _ in 0..STORE_ROUNDS {
+    for _ in 0..sizes.rounds {
         for n in 1..=max {
             let before = counter
                 .transactions()
@@ -295,7 +306,7 @@ pub async fn replicas(
             replicas: n,
             runs_per_sec: round(median(std::mem::take(&mut rates[n - 1])), 1),
             transactions_per_run: round(
-                transactions[n - 1] as f64 / (STORE_ROUNDS * sizes.throughput_runs) as f64,
+                transactions[n - 1] as f64 / (sizes.rounds * sizes.throughput_runs) as f64,
                 2,
             ),
             relay_across_ms_p99: (n >= 2)
@@ -347,11 +358,12 @@ async fn compare_builds(
         warm_up(host).await?;
     }
     progress(&format!(
-        "builds: {BUILD_ROUNDS} × {} diamond runs at concurrency 64 on {} and on this build, in turns",
+        "builds: {} × {} diamond runs at concurrency 64 on {} and on this build, in turns",
+        sizes.build_rounds,
         sizes.throughput_runs,
         baseline.display()
     ));
-    let turns = in_turns(&serves, BUILD_ROUNDS, sizes.throughput_runs).await?;
+    let turns = in_turns(&serves, sizes.build_rounds, sizes.throughput_runs).await?;
     let [other_cpu, our_cpu] = [&turns.cpu[0], &turns.cpu[1]];
     let ratios: Vec<f64> = other_cpu
         .iter()
@@ -517,15 +529,15 @@ async fn measure(
     let relay = relay(&serve.client()?, epoch, sizes.relay_chunks).await?;
 
     progress(&format!(
-        "protocols: {STORE_ROUNDS} × {} diamond runs at concurrency 64 over A2A 0.3, then 1.0 JSON-RPC, then 1.0 gRPC",
-        sizes.throughput_runs
+        "protocols: {} × {} diamond runs at concurrency 64 over A2A 0.3, then 1.0 JSON-RPC, then 1.0 gRPC",
+        sizes.rounds, sizes.throughput_runs
     ));
     let (mut over_v03, mut over_v1, mut over_grpc) = (Vec::new(), Vec::new(), Vec::new());
     // `serve`'s own CPU per run over each: the bench's client shares the machine, and
     // our gRPC client costs it more than the JSON-RPC one, so throughput alone would
     // charge the server for the client.
     let (mut cpu_v1, mut cpu_grpc) = (Vec::new(), Vec::new());
-    for _ in 0..STORE_ROUNDS {
+    for _ in 0..sizes.rounds {
         over_v03.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
         let before = serve.cpu_time()?;
         over_v1.push(throughput(&host_v1, sizes.throughput_runs, 64).await?.0);
@@ -540,8 +552,8 @@ async fn measure(
     // The agents called over each generation, in turns like the stores below: the
     // same agents, pinned to 0.3 by a second orchestrator's agents file.
     progress(&format!(
-        "agents: {STORE_ROUNDS} × {} diamond runs at concurrency 64 with the agents called over A2A 0.3, then 1.0 (JSON-RPC), then gRPC",
-        sizes.throughput_runs
+        "agents: {} × {} diamond runs at concurrency 64 with the agents called over A2A 0.3, then 1.0 (JSON-RPC), then gRPC",
+        sizes.rounds, sizes.throughput_runs
     ));
     let old = Serve::start_with(&options.exe, dir, "memory", process::AGENTS_V0_3, &[]).await?;
     let old_host = old.upstream()?;
@@ -550,7 +562,7 @@ async fn measure(
     let grpc_host = grpc.upstream()?;
     warm_up(&grpc_host).await?;
     let (mut agents_v03, mut agents_v1, mut agents_grpc) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..STORE_ROUNDS {
+    for _ in 0..sizes.rounds {
         agents_v03.push(throughput(&old_host, sizes.throughput_runs, 64).await?.0);
         agents_v1.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
         agents_grpc.push(throughput(&grpc_host, sizes.throughput_runs, 64).await?.0);
@@ -561,8 +573,8 @@ async fn measure(
     // Traces on, exported to a loopback receiver, against the same orchestrator without:
     // in turns.
     progress(&format!(
-        "traces: {STORE_ROUNDS} × {} diamond runs at concurrency 64 without traces, then exported over OTLP",
-        sizes.throughput_runs
+        "traces: {} × {} diamond runs at concurrency 64 without traces, then exported over OTLP",
+        sizes.rounds, sizes.throughput_runs
     ));
     let traced = Serve::start_with(
         &options.exe,
@@ -575,7 +587,7 @@ async fn measure(
     let traced_host = traced.upstream()?;
     warm_up(&traced_host).await?;
     let (mut untraced_rounds, mut traced_rounds) = (Vec::new(), Vec::new());
-    for _ in 0..STORE_ROUNDS {
+    for _ in 0..sizes.rounds {
         untraced_rounds.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
         traced_rounds.push(throughput(&traced_host, sizes.throughput_runs, 64).await?.0);
     }
@@ -587,7 +599,8 @@ async fn measure(
     // The two stores compared like with like: in turns, so that a slower or faster
     // spell of the machine falls on both, and the median of each.
     progress(&format!(
-        "stores: {STORE_COMPARISON_ROUNDS} × {} diamond runs at concurrency 64 in memory, then in SQLite{}",
+        "stores: {} × {} diamond runs at concurrency 64 in memory, then in SQLite{}",
+        sizes.comparison_rounds,
         sizes.throughput_runs,
         if options.postgres.is_some() {
             ", then in PostgreSQL"
@@ -614,7 +627,7 @@ async fn measure(
     let (mut in_memory, mut in_sqlite) = (Vec::new(), Vec::new());
     let (mut cpu_per_run, mut calibrations) = (Vec::new(), Vec::new());
     let (mut in_postgres, mut transactions) = (Vec::new(), 0);
-    for _ in 0..STORE_COMPARISON_ROUNDS {
+    for _ in 0..sizes.comparison_rounds {
         // The machine's speed just then, with nothing else running.
         calibrations.push(
             tokio::task::spawn_blocking(calibrate::calibrate)
@@ -679,7 +692,7 @@ async fn measure(
             .map(|_| round(median(in_postgres), 1)),
         postgres_transactions_per_run: options.postgres.as_ref().map(|_| {
             round(
-                transactions as f64 / (STORE_COMPARISON_ROUNDS * sizes.throughput_runs) as f64,
+                transactions as f64 / (sizes.comparison_rounds * sizes.throughput_runs) as f64,
                 1,
             )
         }),

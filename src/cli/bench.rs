@@ -9,7 +9,8 @@ use crate::bench::{Goal, Options};
 /// The flags of `bench`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
-    /// A reduced run that takes seconds instead of minutes.
+    /// Each measurement once and small: seconds instead of minutes (that the benchmark
+    /// works, as CI runs it; its figures are rough).
     #[arg(long)]
     quick: bool,
     /// Print one JSON object with the figures (milliseconds, runs per second, bytes).

@@ -90,10 +90,21 @@ fn test(args: &[String]) -> Result<(), String> {
         say(
             "running the full suite: the tests plain `cargo test` left out (--ignored), the replicas' apart",
         );
+        // Most of these wait on servers, processes and browsers: twice as many at once
+        // as cores. The replicas' tests keep libtest's default.
+        let threads = std::thread::available_parallelism()
+            .map_or(2, |n| n.get() * 2)
+            .to_string();
         for b in &binaries {
             times.extend(timed::run(
                 b,
-                &["--ignored", "--skip", REPLICA_TESTS],
+                &[
+                    "--ignored",
+                    "--skip",
+                    REPLICA_TESTS,
+                    "--test-threads",
+                    &threads,
+                ],
                 &envs,
             )?);
         }

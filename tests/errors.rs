@@ -225,7 +225,7 @@ async fn ids_with_control_characters_or_too_long_are_32602() {
 }
 
 #[tokio::test]
-async fn message_to_a_terminal_task_32602() {
+async fn message_to_a_terminal_task_32004() {
     let agent = echo(0).await;
     let (_, done) = post_raw(
         &agent.url,
@@ -236,7 +236,8 @@ async fn message_to_a_terminal_task_32602() {
     let mut again = text_params("more");
     again["message"]["taskId"] = done["result"]["id"].clone();
     let (_, resp) = post_raw(&agent.url, rpc("message/send", again).to_string()).await;
-    assert_eq!(code(&resp), -32602);
+    // v1.0.1 §3.1.1: UnsupportedOperationError, on either generation.
+    assert_eq!(code(&resp), -32004, "{resp}");
     assert_eq!(resp["error"]["data"]["field"], "message.taskId");
     assert!(
         resp["error"]["message"]
@@ -503,8 +504,8 @@ mod read_by_the_sdk {
 
     #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
     #[test]
-    fn message_to_a_terminal_task_32602() {
-        super::message_to_a_terminal_task_32602();
+    fn message_to_a_terminal_task_32004() {
+        super::message_to_a_terminal_task_32004();
     }
 
     #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]

@@ -54,6 +54,9 @@ async fn grpc_refuses_what_it_cannot_take_with_the_spec_status() {
     let got = raw(&at, "version").await;
     assert_eq!(got["code"], "FAILED_PRECONDITION", "{got}");
     assert_eq!(got["reasons"][0], "VERSION_NOT_SUPPORTED", "{got}");
+    let got = raw(&at, "version_empty").await;
+    assert_eq!(got["code"], "FAILED_PRECONDITION", "{got}");
+    assert_eq!(got["reasons"][0], "VERSION_NOT_SUPPORTED", "{got}");
     // A stream refused before its first message, its call carrying a deadline: the
     // status arrives whole (trailers-only), not as a broken stream.
     let got = raw(&at, "subscribe_unknown").await;

@@ -90,6 +90,19 @@ async fn the_card_lists_every_workflow_as_a_skill() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("-32007"), "{e}");
+    // A part of a type no skill takes is -32005, naming each accepted type once (the
+    // card's defaults and every skill's modes repeat them).
+    let mut image = crate::util::text_params("x");
+    image["message"]["parts"] =
+        json!([{ "kind": "file", "file": { "mimeType": "image/png", "bytes": "aGk=" } }]);
+    let (_, resp) =
+        crate::util::post_raw(&o.url, crate::util::rpc("message/send", image).to_string()).await;
+    assert_eq!(resp["error"]["code"], -32005, "{resp}");
+    let said = resp["error"]["message"].as_str().unwrap();
+    assert!(
+        said.ends_with("(it accepts text/plain, application/json)"),
+        "{said}"
+    );
 }
 
 #[tokio::test]

@@ -920,6 +920,20 @@ async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant
     })
     .await
     .unwrap();
+    // A config that does not exist is TaskNotFoundError (v1.0.1 §3.1.8).
+    let e = c
+        .get_push_config(&GetTaskPushNotificationConfigParams {
+            id: task.id.clone(),
+            push_notification_config_id: Some("hook".into()),
+            metadata: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.rpc().map(|e| e.code),
+        Some(a2a::ErrorCode::TASK_NOT_FOUND),
+        "{e}"
+    );
     let extended = c.get_authenticated_extended_card().await.unwrap();
     assert_eq!(extended.description, "the extended one");
     let e = c

@@ -43,6 +43,9 @@ async def main() -> None:
         timeout = 0.5
     elif case == "version":
         metadata = [("a2a-version", "0.3")]
+    elif case == "version_empty":
+        # Empty means 0.3 (spec §3.6.2), which gRPC does not carry here.
+        metadata = [("a2a-version", "")]
     async with grpc.aio.insecure_channel(target) as channel:
         try:
             if case == "subscribe_unknown":

@@ -168,7 +168,8 @@ async def multi_turn(http, card) -> None:
         await last_event(c, user_message("too late", task_id=task.id, context_id=task.context_id))
         raise AssertionError("a message to a completed task must be an error")
     except A2AClientJSONRPCError as e:
-        check(e.error.code == -32602, f"terminal task gives -32602, got {e.error.code}")
+        # UnsupportedOperationError, as v1.0.1 §3.1.1 says, on either generation.
+        check(e.error.code == -32004, f"terminal task gives -32004, got {e.error.code}")
 
 
 async def stream_multi_turn(http, card) -> None:

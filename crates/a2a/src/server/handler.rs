@@ -32,14 +32,25 @@ pub(super) fn store_error(e: StoreError) -> RpcError {
 
 pub(super) fn sink_error(e: SinkError) -> RpcError {
     match e {
-        SinkError::Terminal(id, state) => RpcError::invalid_params(
-            "message.taskId",
-            format!(
-                "task {id} is in terminal state {state} and accepts no more messages; start a new task (you may reuse its contextId)"
-            ),
-        ),
+        // v1.0.1 §3.1.1-3.1.2: UnsupportedOperationError.
+        SinkError::Terminal(id, state) => RpcError::unsupported_operation(format!(
+            "task {id} is in terminal state {state} and accepts no more messages; start a new task (you may reuse its contextId)"
+        ))
+        .with_data(serde_json::json!({ "field": "message.taskId", "taskId": id.as_str() })),
         other => RpcError::from(other),
     }
+}
+
+/// The media types in `modes` once each, in their first order (a card's defaults and its
+/// skills' modes name the same types again).
+fn distinct(modes: Vec<&str>) -> Vec<&str> {
+    let mut seen = Vec::with_capacity(modes.len());
+    for m in modes {
+        if !seen.contains(&m) {
+            seen.push(m);
+        }
+    }
+    seen
 }
 
 /// `text` (an id or a tenant from a request, named `what` in the message) without
@@ -380,6 +391,7 @@ impl Inner {
             )
             .map(String::as_str)
             .collect();
+        let accepted_inputs = distinct(accepted_inputs);
         if !accepted_inputs.is_empty() {
             for (i, part) in m.parts.iter().enumerate() {
                 let ty = part.media_type();
@@ -411,6 +423,7 @@ impl Inner {
                 )
                 .map(String::as_str)
                 .collect();
+            let offered = distinct(offered);
             if !wanted
                 .iter()
                 .any(|w| offered.iter().any(|o| media_type_matches(w, o)))
@@ -468,10 +481,8 @@ impl Inner {
                         ),
                     ));
                 }
-                if task.status.state.is_terminal() {
-                    return Err(sink_error(SinkError::Terminal(task_id, task.status.state)));
-                }
-                self.agent.admit(&task, &message, caller)?;
+                // A message that names the wrong context is wrong whatever the task's
+                // state (-32602); a right one to a finished task is refused (-32004).
                 if let Some(ctx) = &message.context_id
                     && *ctx != task.context_id
                 {
@@ -483,6 +494,10 @@ impl Inner {
                         ),
                     ));
                 }
+                if task.status.state.is_terminal() {
+                    return Err(sink_error(SinkError::Terminal(task_id, task.status.state)));
+                }
+                self.agent.admit(&task, &message, caller)?;
                 let context_id = task.context_id.clone();
                 message.context_id = Some(context_id.clone());
                 if let Placement::Remote(store) = self.placement(&task_id).await? {
@@ -903,15 +918,20 @@ impl Inner {
             Some(id) => configs.into_iter().find(|c| c.id.as_deref() == Some(id)),
             None => configs.into_iter().next(),
         };
-        let config = found.ok_or_else(|| match config_id {
-            Some(id) => RpcError::invalid_params(
-                field,
-                format!("task {task_id} has no push notification config {id:?}"),
-            ),
-            None => RpcError::invalid_params(
-                "id",
-                format!("task {task_id} has no push notification config"),
-            ),
+        // v1.0.1 §3.1.8: a config that does not exist is TaskNotFoundError.
+        let config = found.ok_or_else(|| {
+            let (field, why) = match config_id {
+                Some(id) => (
+                    field,
+                    format!("task {task_id} has no push notification config {id:?}"),
+                ),
+                None => (
+                    "id",
+                    format!("task {task_id} has no push notification config"),
+                ),
+            };
+            RpcError::new(ErrorCode::TASK_NOT_FOUND, why)
+                .with_data(serde_json::json!({ "taskId": task_id.as_str(), "field": field }))
         })?;
         Ok(TaskPushNotificationConfig {
             task_id: task_id.clone(),

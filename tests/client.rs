@@ -524,10 +524,10 @@ where
     accepted
 }
 
-/// A pooled HTTP/1.1 connection is given up after 4 s without a call
-/// ([`a2a::client::POOL_IDLE_TIMEOUT`]), before the server closes it (Node's and
-/// uvicorn's servers do at 5 s): a call made as the server closes the connection
-/// would fail with it.
+/// A pooled HTTP/1.1 connection is given up after its idle timeout without a call,
+/// before the server closes it: a call made as the server closes the connection would
+/// fail with it. By default that is [`a2a::client::POOL_IDLE_TIMEOUT`], under the 5 s
+/// Node's and uvicorn's servers keep an idle connection; here 400 ms.
 #[tokio::test]
 async fn an_idle_connection_is_given_up_before_the_server_closes_it() {
     use std::sync::atomic::Ordering;
@@ -553,24 +553,30 @@ async fn an_idle_connection_is_given_up_before_the_server_closes_it() {
                 .await;
         }
     });
-    let client = A2aClient::with_http(http_client(), base, ClientConfig::default()).unwrap();
+    assert!(a2a::client::HttpOptions::default().pool_idle_timeout < Duration::from_secs(5));
+    let http = a2a::client::http_client_for(a2a::client::HttpOptions {
+        pool_idle_timeout: Duration::from_millis(400),
+        ..Default::default()
+    })
+    .unwrap();
+    let client = A2aClient::with_http(http, base, ClientConfig::default()).unwrap();
     let get = TaskQueryParams::new(TaskId::new("t"));
     for _ in 0..3 {
         client.get_task(&get).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(
         accepted.load(Ordering::SeqCst),
         1,
-        "calls half a second apart share one connection"
+        "calls a tenth of a second apart share one connection"
     );
-    // Quiet for 4.5 s: a server closing at 5 s may be closing the old one any moment.
-    tokio::time::sleep(Duration::from_millis(4500)).await;
+    // Quiet past the idle timeout: the old connection is given up.
+    tokio::time::sleep(Duration::from_millis(800)).await;
     client.get_task(&get).await.unwrap();
     assert_eq!(
         accepted.load(Ordering::SeqCst),
         2,
-        "after 4.5 s without a call, a new connection"
+        "after 800 ms without a call, a new connection"
     );
 }
 

@@ -183,6 +183,35 @@ pub enum Redirects {
 /// Most redirects a [`Redirects::SameOrigin`] client follows for one request.
 pub const MAX_REDIRECTS: usize = 5;
 
+/// How an [`HttpClient`] is made: [`http_client_for`] takes it; the defaults are
+/// [`http_client`]'s.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Speak only HTTP/2: over `http://` without an upgrade (h2c, "prior knowledge"),
+    /// every call to one host sharing one connection, a stream each, so that a
+    /// streaming call waiting on a slow task costs a stream, not a connection.
+    pub http2: bool,
+    /// Whether 3xx answers are followed.
+    pub redirects: Redirects,
+    /// How long an unused connection stays in the pool ([`POOL_IDLE_TIMEOUT`]): less
+    /// than the servers called keep one open.
+    pub pool_idle_timeout: Duration,
+    /// The agent's own authorities and the client's certificate (`None`: the public
+    /// authorities, no certificate).
+    pub tls: Option<ClientTls>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            http2: false,
+            redirects: Redirects::Never,
+            pool_idle_timeout: send::POOL_IDLE_TIMEOUT,
+            tls: None,
+        }
+    }
+}
+
 /// A shared HTTP client with this crate's user agent: HTTP/1.1, or HTTP/2 where TLS
 /// negotiates it. It follows no redirect.
 pub fn http_client() -> HttpClient {
@@ -190,26 +219,14 @@ pub fn http_client() -> HttpClient {
 }
 
 /// A shared HTTP client following `redirects`; with `http2`, one that speaks only
-/// HTTP/2: over `http://` without an upgrade (h2c, "prior knowledge"), every call to one
-/// host sharing one connection, a stream each, so that a streaming call waiting on a
-/// slow task costs a stream, not a connection.
+/// HTTP/2 (see [`HttpOptions::http2`]).
 pub fn http_client_with(http2: bool, redirects: Redirects) -> HttpClient {
-    let builder = if http2 {
-        builder().http2_prior_knowledge()
-    } else {
-        builder()
-    };
-    let general = build(builder.redirect(redirect_policy(redirects)));
-    let direct = direct(redirects).then(|| {
-        tls::rustls_config(None).expect("the HTTP client's TLS backend could not be initialized")
-    });
-    HttpClient::new(general, direct, http2)
-}
-
-/// Whether calls may skip reqwest: when they follow no redirect and no proxy is set
-/// (see [`send`]).
-fn direct(redirects: Redirects) -> bool {
-    redirects == Redirects::Never && !proxy_in_env()
+    http_client_for(HttpOptions {
+        http2,
+        redirects,
+        ..HttpOptions::default()
+    })
+    .expect("the HTTP client's TLS backend could not be initialized")
 }
 
 /// Like [`http_client_with`], with `tls`: the agent's own authorities and the client's
@@ -220,20 +237,47 @@ pub fn http_client_tls(
     redirects: Redirects,
     tls: &ClientTls,
 ) -> Result<HttpClient, TlsError> {
-    let builder = if http2 {
-        builder().http2_prior_knowledge()
+    http_client_for(HttpOptions {
+        http2,
+        redirects,
+        tls: Some(tls.clone()),
+        ..HttpOptions::default()
+    })
+}
+
+/// An HTTP client made as `options` say. Fails only on TLS material that is refused
+/// (or a TLS backend that cannot be set up).
+pub fn http_client_for(options: HttpOptions) -> Result<HttpClient, TlsError> {
+    let builder = builder(options.pool_idle_timeout);
+    let builder = if options.http2 {
+        builder.http2_prior_knowledge()
     } else {
-        builder()
+        builder
     };
-    let builder = tls::with_reqwest(builder.redirect(redirect_policy(redirects)), tls)?;
+    let builder = builder.redirect(redirect_policy(options.redirects));
+    let builder = match &options.tls {
+        Some(tls) => tls::with_reqwest(builder, tls)?,
+        None => builder,
+    };
     let general = builder
         .build()
         .map_err(|e| TlsError::Backend(e.to_string()))?;
-    let direct = match direct(redirects) {
-        true => Some(tls::rustls_config(Some(tls))?),
+    let direct = match direct(options.redirects) {
+        true => Some(tls::rustls_config(options.tls.as_ref())?),
         false => None,
     };
-    Ok(HttpClient::new(general, direct, http2))
+    Ok(HttpClient::new(
+        general,
+        direct,
+        options.http2,
+        options.pool_idle_timeout,
+    ))
+}
+
+/// Whether calls may skip reqwest: when they follow no redirect and no proxy is set
+/// (see [`send`]).
+fn direct(redirects: Redirects) -> bool {
+    redirects == Redirects::Never && !proxy_in_env()
 }
 
 fn redirect_policy(redirects: Redirects) -> reqwest::redirect::Policy {
@@ -254,20 +298,14 @@ fn redirect_policy(redirects: Redirects) -> reqwest::redirect::Policy {
     }
 }
 
-/// Builds a client with our settings. Building fails only when the TLS backend cannot
-/// be set up (reqwest's own `Client::new` panics then too); falling back to a default
-/// client would silently drop the connect timeout and the user agent, so it is not done.
-fn build(builder: reqwest::ClientBuilder) -> reqwest::Client {
-    builder
-        .build()
-        .expect("the HTTP client's TLS backend could not be initialized")
-}
-
-fn builder() -> reqwest::ClientBuilder {
+/// reqwest with our settings. Building fails only when the TLS backend cannot be set up
+/// (reqwest's own `Client::new` panics then too); falling back to a default client would
+/// silently drop the connect timeout and the user agent, so it is not done.
+fn builder(pool_idle_timeout: Duration) -> reqwest::ClientBuilder {
     let builder = reqwest::Client::builder()
         .user_agent(USER_AGENT)
         .connect_timeout(Duration::from_secs(10))
-        .pool_idle_timeout(send::POOL_IDLE_TIMEOUT);
+        .pool_idle_timeout(pool_idle_timeout);
     if proxy_in_env() {
         builder
     } else {

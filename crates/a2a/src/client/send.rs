@@ -85,6 +85,7 @@ impl HttpClient {
         general: reqwest::Client,
         direct: Option<rustls::ClientConfig>,
         http2: bool,
+        pool_idle_timeout: Duration,
     ) -> Self {
         let direct = direct.map(|tls| {
             // reqwest's defaults, and its idle timeout, so that the two paths differ in
@@ -111,7 +112,7 @@ impl HttpClient {
                 Pooled::builder(TokioExecutor::new())
                     .pool_timer(TokioTimer::new())
                     .timer(TokioTimer::new())
-                    .pool_idle_timeout(POOL_IDLE_TIMEOUT)
+                    .pool_idle_timeout(pool_idle_timeout)
                     .build(connector),
             ))
         });

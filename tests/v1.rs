@@ -450,12 +450,13 @@ async fn push_configs_need_the_capability_and_extensions_are_required_when_marke
     );
 }
 
-/// A client that lost its stream resumes with `Last-Event-ID` on either binding: the
-/// logged events after that one, numbered, in v1.0's shape — even once the task ended.
-/// A task no stream ever followed resumes as its end.
+/// A client that lost its stream subscribes again with `Last-Event-ID`, on either
+/// binding: the stream begins with the task as it stands (§3.1.6), numbered as the last
+/// event it includes, then the events after it, in v1.0's shape; a finished task is that
+/// one frame. (v0.3's `tasks/resubscribe` replays the logged events: durable.rs.)
 #[tokio::test]
-async fn last_event_id_replays_on_both_bindings() {
-    let agent = echo(0).await;
+async fn last_event_id_resumes_with_the_task_first_on_both_bindings() {
+    let agent = echo(100).await;
     let url = agent.url.as_str();
     let base = url.trim_end_matches('/');
     let frames = |body: &str| -> Vec<(u64, Value)> {
@@ -475,25 +476,77 @@ async fn last_event_id_replays_on_both_bindings() {
         }
         out
     };
-    // Streamed, as the task of a client that resumes after an event number it was
-    // given: a task no stream followed keeps no log to replay (see the end).
-    let streamed = stream_text(
+    // A task still working (ten words, a tenth of a second each), resumed after its
+    // first event on each binding.
+    let start = || async {
+        let mut p = send_params("one two three four five six seven eight nine ten");
+        p["configuration"] = json!({ "returnImmediately": true });
+        let sent = rpc(url, Some("1.0"), "SendMessage", p).await;
+        let id = sent["result"]["task"]["id"]
+            .as_str()
+            .expect("a task")
+            .to_owned();
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        id
+    };
+    let id = start().await;
+    let jsonrpc = stream_text(
         url,
-        "SendStreamingMessage",
-        send_params("one two three four"),
-        &[],
+        "SubscribeToTask",
+        json!({"id": id}),
+        &[("Last-Event-ID", "1")],
     )
     .await;
-    let first = &frames(&streamed)[0].1["result"];
-    let id = first["task"]["id"].as_str().expect(&streamed).to_owned();
-    let jsonrpc = stream_text(
+    let id = start().await;
+    let rest_body = http()
+        .get(format!("{base}/tasks/{id}:subscribe"))
+        .header("A2A-Version", "1.0")
+        .header("Last-Event-ID", "1")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for (body, result) in [(&jsonrpc, true), (&rest_body, false)] {
+        let got = frames(body);
+        let response = |v: &Value| {
+            if result {
+                v["result"].clone()
+            } else {
+                v.clone()
+            }
+        };
+        let (first_n, first) = &got[0];
+        let first = response(first);
+        assert_eq!(
+            first["task"]["status"]["state"], "TASK_STATE_WORKING",
+            "{body}"
+        );
+        assert!(*first_n >= 1, "{body}");
+        let numbers: Vec<u64> = got.iter().map(|(n, _)| *n).collect();
+        assert!(
+            numbers.windows(2).all(|w| w[1] == w[0] + 1),
+            "the events after the task, each once, in order: {numbers:?}"
+        );
+        let last = response(&got.last().unwrap().1);
+        assert_eq!(
+            last["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED",
+            "{body}"
+        );
+        assert!(last.get("final").is_none() && last["statusUpdate"].get("final").is_none());
+    }
+
+    // Once the task has ended: the finished task alone, numbered as its last event, the
+    // same on both bindings.
+    let ended = stream_text(
         url,
         "SubscribeToTask",
         json!({"id": id}),
         &[("Last-Event-ID", "2")],
     )
     .await;
-    let rest_body = http()
+    let rest_ended = http()
         .get(format!("{base}/tasks/{id}:subscribe"))
         .header("A2A-Version", "1.0")
         .header("Last-Event-ID", "2")
@@ -503,36 +556,21 @@ async fn last_event_id_replays_on_both_bindings() {
         .text()
         .await
         .unwrap();
-    let a = frames(&jsonrpc);
-    let b = frames(&rest_body);
-    assert!(a.len() >= 3, "{jsonrpc}");
+    let (a, b) = (frames(&ended), frames(&rest_ended));
+    let ([(n, only)], [(m, also)]) = (&a[..], &b[..]) else {
+        panic!("one frame each: {ended} / {rest_ended}");
+    };
+    assert_eq!(n, m);
+    assert_eq!(*n, frames(&rest_body).last().unwrap().0, "{ended}");
     assert_eq!(
-        a.first().unwrap().0,
-        3,
-        "starts after the event given: {jsonrpc}"
+        only["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{ended}"
     );
-    let numbers = |f: &[(u64, Value)]| f.iter().map(|(n, _)| *n).collect::<Vec<_>>();
-    assert_eq!(numbers(&a), numbers(&b), "the same events on both bindings");
-    for ((_, rpc_frame), (_, rest_frame)) in a.iter().zip(&b) {
-        assert_eq!(&rpc_frame["result"], rest_frame, "the same StreamResponse");
-    }
-    let last = &b.last().unwrap().1;
-    assert_eq!(
-        last["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED",
-        "{rest_body}"
-    );
-    assert!(last.get("final").is_none() && last["statusUpdate"].get("final").is_none());
+    assert_eq!(&only["result"], also);
 
     // A task sent and answered without a stream: nobody was given its events' numbers,
-    // and its end stands for its log — one frame, the finished task, numbered as the
-    // last event.
-    let sent = rpc(
-        url,
-        Some("1.0"),
-        "SendMessage",
-        send_params("one two three four"),
-    )
-    .await;
+    // and its end stands for its log — one frame, the finished task.
+    let sent = rpc(url, Some("1.0"), "SendMessage", send_params("one two")).await;
     let id = sent["result"]["task"]["id"].as_str().unwrap().to_owned();
     let resumed = stream_text(
         url,
@@ -542,10 +580,9 @@ async fn last_event_id_replays_on_both_bindings() {
     )
     .await;
     let resumed = frames(&resumed);
-    let [(n, only)] = &resumed[..] else {
+    let [(_, only)] = &resumed[..] else {
         panic!("one frame: {resumed:?}");
     };
-    assert_eq!(*n, numbers(&b).last().copied().unwrap(), "{resumed:?}");
     assert_eq!(only["result"]["task"], sent["result"]["task"]);
 }
 

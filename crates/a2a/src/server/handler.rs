@@ -1048,6 +1048,10 @@ impl Inner {
                         task.status.state
                     )));
                 }
+                // v1.0 begins every subscription with the task as it stands (§3.1.6),
+                // numbered as the last event it includes: the events a `Last-Event-ID`
+                // would replay are in it, and the live ones follow. v0.3 replays them.
+                let after = if terminal_ok { after } else { None };
                 if !task.status.state.is_terminal()
                     && let Placement::Remote(store) = self.placement(&id).await?
                 {

@@ -3,13 +3,18 @@
 //! agent, and a client that speaks either generation on either binding.
 //!
 //! Nothing here knows about workflows, steps or the orchestrator (the crate graph holds
-//! it): the crate is usable on its own to write any A2A agent or client. Features:
-//! `client` (card discovery and every operation) and `server` (every operation on one
-//! port, push delivery), both on by default; without them, the types and JSON-RPC.
+//! it): the crate is usable on its own to write any A2A agent or client. Features, all
+//! on by default and each building alone: `client` (card discovery and every operation,
+//! over JSON-RPC and HTTP+JSON), `server` (every operation on one port, push delivery),
+//! `grpc` (the gRPC binding for either: the proto's types generated at build time) and
+//! `signing` (Agent Card signatures; the server needs it); without them, the types and
+//! JSON-RPC.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
-#![doc = include_str!("../README.md")]
+// The README's examples are an agent and a client: its text is the crate's page (and
+// its examples doctests) where both are built.
+#![cfg_attr(all(feature = "client", feature = "server"), doc = include_str!("../README.md"))]
 
 #[cfg(feature = "client")]
 pub mod client;

@@ -120,7 +120,8 @@ fn offered(card: &AgentCard) -> Vec<Result<Interface, String>> {
         let binding = match i.protocol_binding.as_str() {
             BINDING_JSONRPC => Some(Binding::JsonRpc),
             BINDING_HTTP_JSON => Some(Binding::HttpJson),
-            BINDING_GRPC => Some(Binding::Grpc),
+            // Spoken only by a client built with gRPC.
+            BINDING_GRPC if cfg!(feature = "grpc") => Some(Binding::Grpc),
             _ => None,
         };
         let url = match binding {
@@ -333,6 +334,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "grpc")]
     #[test]
     fn grpc_interfaces_are_taken_in_either_form() {
         // `host:port`, as the SDKs' channels take it, reached as the card's own URL is.
@@ -364,6 +366,24 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    /// Without the `grpc` feature a gRPC interface is one this client does not speak.
+    #[cfg(not(feature = "grpc"))]
+    #[test]
+    fn grpc_interfaces_are_not_spoken_without_the_feature() {
+        let c = card(
+            "1.0",
+            &[("a:50051", "GRPC", "1.0"), ("http://a/", "JSONRPC", "1.0")],
+        );
+        let got = choose(&c, Preference::default()).unwrap();
+        assert_eq!(got.interfaces.len(), 1);
+        assert_eq!(got.interfaces[0].binding, Binding::JsonRpc);
+        let only = card("1.0", &[("a:50051", "GRPC", "1.0")]);
+        let e = choose(&only, Preference::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("GRPC 1.0 at a:50051"), "{e}");
     }
 
     #[test]

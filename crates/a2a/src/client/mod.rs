@@ -1,5 +1,6 @@
 //! The A2A client: Agent Card discovery, the choice of interface, and every operation —
-//! over A2A 0.3 JSON-RPC, A2A 1.0 JSON-RPC or A2A 1.0 HTTP+JSON, behind one API on the
+//! over A2A 0.3 JSON-RPC, A2A 1.0 JSON-RPC, HTTP+JSON or (with the `grpc` feature) gRPC,
+//! behind one API on the
 //! internal model — with the streaming ones as typed async streams of events.
 //!
 //! Errors keep apart what a caller must handle differently: the agent could not be
@@ -10,6 +11,7 @@
 mod card;
 mod error;
 mod events;
+#[cfg(feature = "grpc")]
 mod grpc;
 mod http;
 mod interface;
@@ -156,6 +158,7 @@ pub struct A2aClient {
     headers: Arc<HeaderMap>,
     next_id: Arc<AtomicI64>,
     /// The gRPC connections, one per interface (made on first use).
+    #[cfg(feature = "grpc")]
     channels: Arc<grpc::Channels>,
 }
 
@@ -398,6 +401,7 @@ impl A2aClient {
             config: Arc::new(config),
             headers: Arc::new(headers),
             next_id: Arc::new(AtomicI64::new(1)),
+            #[cfg(feature = "grpc")]
             channels: Arc::default(),
         })
     }
@@ -812,4 +816,35 @@ fn v1_task_request(at: &Interface, params: &TaskIdParams) -> v1t::TaskRequest {
         id: params.id.to_string(),
         metadata: params.metadata.clone(),
     }
+}
+
+/// A client built without the `grpc` feature speaks no gRPC: [`choose_interfaces`] never
+/// picks a gRPC interface, and one named by hand is refused here.
+#[cfg(not(feature = "grpc"))]
+impl A2aClient {
+    async fn grpc<Req, Resp>(
+        &self,
+        at: &Interface,
+        _: Method,
+        _: &Req,
+    ) -> Result<Resp, ClientError> {
+        Err(no_grpc(at))
+    }
+
+    async fn grpc_stream<Req>(
+        &self,
+        at: &Interface,
+        _: Method,
+        _: &Req,
+    ) -> Result<EventStream, ClientError> {
+        Err(no_grpc(at))
+    }
+}
+
+#[cfg(not(feature = "grpc"))]
+fn no_grpc(at: &Interface) -> ClientError {
+    ClientError::Config(format!(
+        "{} is a gRPC interface, and this client was built without the `grpc` feature",
+        at.url
+    ))
 }

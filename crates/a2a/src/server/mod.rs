@@ -13,6 +13,7 @@ mod apply;
 mod auth;
 mod card_keys;
 mod cluster;
+#[cfg(feature = "grpc")]
 mod grpc;
 mod handler;
 mod http;
@@ -132,7 +133,8 @@ pub struct ServerConfig {
     /// (what a conformance kit that reuses ids across tests expects).
     pub message_idempotency: bool,
     /// Serve the gRPC binding (`lf.a2a.v1.A2AService`) on the same port, and list it on
-    /// the card (v1.0 only). On by default.
+    /// the card (v1.0 only). On by default; a server built without the `grpc` feature
+    /// serves none.
     pub grpc: bool,
     /// Most requests one HTTP/2 connection may have open at once. A streaming call
     /// holds its stream until the task ends, so a client multiplexing many running
@@ -182,7 +184,7 @@ impl std::fmt::Debug for TraceParent {
 impl ServerConfig {
     /// Whether the gRPC binding is served: asked for, and v1.0 served (gRPC has no v0.3).
     pub fn serves_grpc(&self) -> bool {
-        self.grpc && self.generations != Versions::V0_3
+        cfg!(feature = "grpc") && self.grpc && self.generations != Versions::V0_3
     }
 }
 
@@ -424,14 +426,17 @@ impl A2aServer {
     /// the allowed ones). Add layers (tracing, say) around it as needed.
     pub fn router(&self) -> Router {
         let origins = Arc::new(self.inner.config.cors_origins.clone());
-        let mut router = Router::new()
+        let router = Router::new()
             .route(&self.inner.config.rpc_path, post(rpc))
             .route(AGENT_CARD_PATH, get(card))
             .route(LEGACY_AGENT_CARD_PATH, get(card))
             .route(JWKS_PATH, get(jwks));
-        if self.inner.config.serves_grpc() {
-            router = router.route(grpc::PATH, post(grpc::serve));
-        }
+        #[cfg(feature = "grpc")]
+        let router = if self.inner.config.serves_grpc() {
+            router.route(grpc::PATH, post(grpc::serve))
+        } else {
+            router
+        };
         router
             .fallback(rest)
             .with_state(self.inner.clone())

@@ -632,6 +632,89 @@ async fn spawn_serve_with_stdout(
     (child, url, stdout)
 }
 
+/// `[server] protocols = "1.0"` serves a v1.0-only card (no v0.3 fields, which strict
+/// v1.0 readers refuse) and refuses v0.3 requests; `message_idempotency = false` takes a
+/// resent messageId as a new message (what a conformance kit reusing ids expects).
+#[tokio::test]
+async fn serve_can_speak_only_v1_and_take_every_message_as_new() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-v1-only");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("flows")).unwrap();
+    std::fs::copy(
+        std::path::Path::new(crate::util::ROOT).join("workflows/travel-planning.toml"),
+        dir.join("flows/travel-planning.toml"),
+    )
+    .unwrap();
+    let config = dir.join("orchestrator.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[server]\nworkflows = \"flows\"\nagents = \"{root}/agents.toml\"\nprotocols = \"1.0\"\nmessage_idempotency = false\n\n[store]\nurl = \"memory\"\n",
+            root = crate::util::ROOT
+        ),
+    )
+    .unwrap();
+    let (_child, url) = spawn_serve(
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    )
+    .await;
+    let card: Value = reqwest::get(format!("{url}.well-known/agent-card.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(card["supportedInterfaces"].is_array(), "{card}");
+    for v03 in ["protocolVersion", "preferredTransport", "url"] {
+        assert!(
+            card.get(v03).is_none(),
+            "no v0.3 `{v03}` on a v1.0-only card: {card}"
+        );
+    }
+    let http = reqwest::Client::new();
+    let v03: Value = http
+        .post(&url)
+        .json(&crate::util::rpc(
+            "message/send",
+            crate::util::text_params("hi"),
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v03["error"]["code"], -32009, "v0.3 refused: {v03}");
+    let send = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+        "message": {"messageId": "the-same-id", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}});
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let answer: Value = http
+            .post(&url)
+            .header("A2A-Version", "1.0")
+            .json(&send)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        ids.push(
+            answer["result"]["task"]["id"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{answer}"))
+                .to_owned(),
+        );
+    }
+    assert_ne!(ids[0], ids[1], "each message a new task");
+}
+
 #[tokio::test]
 async fn serve_reads_a_config_file_and_flags_beat_it() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-config");

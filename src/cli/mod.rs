@@ -457,6 +457,8 @@ impl ServeArgs {
             reload_interval: None,
             insecure_open: self.insecure_open.then_some(true),
             grpc: None,
+            protocols: None,
+            message_idempotency: None,
             card_signing: None,
             tls,
             sign_in: None,

@@ -25,6 +25,8 @@
 //! reload_interval = "2s"          # how often the files are looked at, and the agents' availability for the cards
 //! insecure_open = false           # serve workflows that say who may start or answer them without [auth] (not enforced)
 //! grpc = true                     # serve the gRPC binding on the same port (on by default)
+//! protocols = "both"              # "1.0": a v1.0-only card, and v0.3 requests refused
+//! message_idempotency = true      # a resent messageId answers with its task; false: each message is new
 //! tls_cert = "tls/cert.pem"       # serve HTTPS (HTTP/2 and HTTP/1.1): the chain, PEM…
 //! tls_key = "tls/key.pem"         # …and its key; both picked up again when they change
 //! tls_client_ca = "tls/clients.pem"  # mutual TLS: clients present a certificate these signed
@@ -124,6 +126,10 @@ pub struct Settings {
     pub insecure_open: Option<bool>,
     /// Serve the gRPC binding beside the others.
     pub grpc: Option<bool>,
+    /// The A2A generations served (`[server] protocols`): both, or v1.0 alone.
+    pub protocols: Option<a2a::Versions>,
+    /// A resent `messageId` answers with the task it made (on by default).
+    pub message_idempotency: Option<bool>,
     /// The certificate and key `serve` presents (TLS), reloaded when they change.
     pub tls: Option<Arc<CertFiles>>,
     /// The key the cards are signed with (and the keys published beside it).
@@ -216,6 +222,8 @@ impl Settings {
             reload_interval: over.reload_interval.or(self.reload_interval),
             insecure_open: over.insecure_open.or(self.insecure_open),
             grpc: over.grpc.or(self.grpc),
+            protocols: over.protocols.or(self.protocols),
+            message_idempotency: over.message_idempotency.or(self.message_idempotency),
             tls: over.tls.or(self.tls),
             card_signing: over.card_signing.or(self.card_signing),
             sign_in: if over.auth.is_some() {
@@ -268,6 +276,10 @@ impl Settings {
             auth: self.auth.filter(|a| !a.is_empty()),
             tls: self.tls,
             grpc: self.grpc.unwrap_or(defaults.grpc),
+            generations: self.protocols.unwrap_or(defaults.generations),
+            message_idempotency: self
+                .message_idempotency
+                .unwrap_or(defaults.message_idempotency),
             ..defaults
         };
         let store_named = self.store.is_some();
@@ -372,6 +384,8 @@ const SERVER_KEYS: &[&str] = &[
     "reload_interval",
     "insecure_open",
     "grpc",
+    "protocols",
+    "message_idempotency",
 ];
 const PUSH_KEYS: &[&str] = &["allow_private_webhooks", "timeout"];
 const SECRET_KEYS: &[&str] = &["token", "tokens", "key", "keys", "api_key", "password"];
@@ -456,6 +470,22 @@ pub fn load_str(
         out.reload_interval = s.positive_duration(&mut ctx, "reload_interval");
         out.insecure_open = s.bool(&mut ctx, "insecure_open").map(|v| v.value);
         out.grpc = s.bool(&mut ctx, "grpc").map(|v| v.value);
+        out.protocols = s
+            .string(&mut ctx, "protocols")
+            .and_then(|v| match v.value.as_str() {
+                "both" => Some(a2a::Versions::Both),
+                "1.0" => Some(a2a::Versions::V1_0),
+                other => {
+                    ctx.error(
+                        v.span,
+                        format!(
+                            "`protocols` is \"both\" (A2A 1.0 and 0.3) or \"1.0\", not {other:?}"
+                        ),
+                    );
+                    None
+                }
+            });
+        out.message_idempotency = s.bool(&mut ctx, "message_idempotency").map(|v| v.value);
         let cert = s.string(&mut ctx, "tls_cert");
         let key = s.string(&mut ctx, "tls_key");
         let client_ca = s.string(&mut ctx, "tls_client_ca");
@@ -965,6 +995,27 @@ timeout = "soon"
             "{all}"
         );
         assert_eq!(diags.len(), 6, "{all}");
+    }
+
+    #[test]
+    fn protocols_and_idempotency_are_read_and_a_wrong_generation_is_located() {
+        let source = "[server]\nprotocols = \"1.0\"\nmessage_idempotency = false\n";
+        let r = load_str("orch.toml", source, Path::new(""), &env())
+            .unwrap()
+            .resolve();
+        assert_eq!(r.host.server.generations, a2a::Versions::V1_0);
+        assert!(!r.host.server.message_idempotency);
+        let r = Settings::default().resolve();
+        assert_eq!(r.host.server.generations, a2a::Versions::Both);
+        assert!(r.host.server.message_idempotency);
+        let source = "[server]\nprotocols = \"0.3\"\n";
+        let diags = load_str("orch.toml", source, Path::new(""), &env()).unwrap_err();
+        let all: Vec<String> = diags.iter().map(ToString::to_string).collect();
+        let all = all.join("\n");
+        assert!(
+            all.contains("orch.toml:2:13") && all.contains("`protocols` is \"both\""),
+            "{all}"
+        );
     }
 
     #[test]

@@ -632,12 +632,10 @@ async fn spawn_serve_with_stdout(
     (child, url, stdout)
 }
 
-/// `[server] protocols = "1.0"` serves a v1.0-only card (no v0.3 fields, which strict
-/// v1.0 readers refuse) and refuses v0.3 requests; `message_idempotency = false` takes a
-/// resent messageId as a new message (what a conformance kit reusing ids expects).
-#[tokio::test]
-async fn serve_can_speak_only_v1_and_take_every_message_as_new() {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-v1-only");
+/// A project under the target's temporary directory `name`: the travel workflow in
+/// `flows/`, and `config` as its `orchestrator.toml`, whose path is returned.
+fn travel_project(name: &str, config: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("flows")).unwrap();
     std::fs::copy(
@@ -645,15 +643,23 @@ async fn serve_can_speak_only_v1_and_take_every_message_as_new() {
         dir.join("flows/travel-planning.toml"),
     )
     .unwrap();
-    let config = dir.join("orchestrator.toml");
-    std::fs::write(
-        &config,
-        format!(
+    let path = dir.join("orchestrator.toml");
+    std::fs::write(&path, config).unwrap();
+    path
+}
+
+/// `[server] protocols = "1.0"` serves a v1.0-only card (no v0.3 fields, which strict
+/// v1.0 readers refuse) and refuses v0.3 requests; `message_idempotency = false` takes a
+/// resent messageId as a new message (what a conformance kit reusing ids expects).
+#[tokio::test]
+async fn serve_can_speak_only_v1_and_take_every_message_as_new() {
+    let config = travel_project(
+        "serve-v1-only",
+        &format!(
             "[server]\nworkflows = \"flows\"\nagents = \"{root}/agents.toml\"\nprotocols = \"1.0\"\nmessage_idempotency = false\n\n[store]\nurl = \"memory\"\n",
             root = crate::util::ROOT
         ),
-    )
-    .unwrap();
+    );
     let (_child, url) = spawn_serve(
         &[
             "--config",
@@ -717,20 +723,9 @@ async fn serve_can_speak_only_v1_and_take_every_message_as_new() {
 
 #[tokio::test]
 async fn serve_reads_a_config_file_and_flags_beat_it() {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-config");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("flows")).unwrap();
-    // The [store] file's directory, relative to the file: a named store's must exist.
-    std::fs::create_dir_all(dir.join("state")).unwrap();
-    std::fs::copy(
-        std::path::Path::new(crate::util::ROOT).join("workflows/travel-planning.toml"),
-        dir.join("flows/travel-planning.toml"),
-    )
-    .unwrap();
-    let config = dir.join("orchestrator.toml");
-    std::fs::write(
-        &config,
-        format!(
+    let config = travel_project(
+        "serve-config",
+        &format!(
             r#"[server]
 name = "Config orchestrator"
 listen = "127.0.0.1:1"
@@ -749,8 +744,10 @@ retention = "1h"
 "#,
             root = crate::util::ROOT
         ),
-    )
-    .unwrap();
+    );
+    // The [store] file's directory, relative to the file: a named store's must exist.
+    let dir = config.parent().unwrap().to_owned();
+    std::fs::create_dir_all(dir.join("state")).unwrap();
     let config = config.to_str().unwrap();
     let (_child, url) = spawn_serve(
         &["--config", config, "--listen", "127.0.0.1:0"],

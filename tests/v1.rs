@@ -497,17 +497,21 @@ async fn last_event_id_resumes_with_the_task_first_on_both_bindings() {
         &[("Last-Event-ID", "1")],
     )
     .await;
+    // HTTP+JSON's SubscribeToTask of `id` after event `after`: the whole SSE body.
+    let rest_subscribe = |id: String, after: &'static str| async move {
+        http()
+            .get(format!("{base}/tasks/{id}:subscribe"))
+            .header("A2A-Version", "1.0")
+            .header("Last-Event-ID", after)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    };
     let id = start().await;
-    let rest_body = http()
-        .get(format!("{base}/tasks/{id}:subscribe"))
-        .header("A2A-Version", "1.0")
-        .header("Last-Event-ID", "1")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let rest_body = rest_subscribe(id.clone(), "1").await;
     for (body, result) in [(&jsonrpc, true), (&rest_body, false)] {
         let got = frames(body);
         let response = |v: &Value| {
@@ -546,16 +550,7 @@ async fn last_event_id_resumes_with_the_task_first_on_both_bindings() {
         &[("Last-Event-ID", "2")],
     )
     .await;
-    let rest_ended = http()
-        .get(format!("{base}/tasks/{id}:subscribe"))
-        .header("A2A-Version", "1.0")
-        .header("Last-Event-ID", "2")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let rest_ended = rest_subscribe(id.clone(), "2").await;
     let (a, b) = (frames(&ended), frames(&rest_ended));
     let ([(n, only)], [(m, also)]) = (&a[..], &b[..]) else {
         panic!("one frame each: {ended} / {rest_ended}");

@@ -697,6 +697,7 @@ async fn store_contract(store: Arc<dyn Store>) {
         started_at: None,
         initiator: None,
         tenant: None,
+        retry_of: None,
     };
     store.create_run(&header).await.unwrap();
     let sent = Checkpoint::Sent {
@@ -1359,6 +1360,7 @@ async fn runs_end_together(store: Arc<dyn Store>) {
                 started_at: None,
                 initiator: None,
                 tenant: None,
+                retry_of: None,
             };
             store.create_run(&header).await.unwrap();
             let done = Checkpoint::Done(Record::new(StepState::Completed));
@@ -1431,6 +1433,7 @@ fn run_header(id: &str) -> RunHeader {
         started_at: None,
         initiator: None,
         tenant: None,
+        retry_of: None,
     }
 }
 

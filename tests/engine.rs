@@ -1100,6 +1100,7 @@ async fn a_resumed_run_keeps_finished_work_and_resends_an_unknown_send_with_its_
         started_at: None,
         initiator: None,
         tenant: None,
+        retry_of: None,
     };
     store.create_run(&header).await.unwrap();
     let finished = |text: &str| {
@@ -1410,6 +1411,7 @@ async fn approvals_take_answers_from_their_approvers_only() {
             orchestrator_core::access::Origin {
                 initiator: Some(alice.clone()),
                 tenant: None,
+                retry_of: None,
             },
         )
         .unwrap();
@@ -1469,6 +1471,7 @@ async fn approvals_take_answers_from_their_approvers_only() {
             orchestrator_core::access::Origin {
                 initiator: Some(alice.clone()),
                 tenant: None,
+                retry_of: None,
             },
         )
         .unwrap();

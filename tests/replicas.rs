@@ -52,6 +52,7 @@ fn header(id: &str) -> RunHeader {
         started_at: None,
         initiator: None,
         tenant: None,
+        retry_of: None,
     }
 }
 

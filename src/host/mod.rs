@@ -344,6 +344,7 @@ impl Orchestrator {
         if let Some(by) = &h.initiator {
             detail.started(by);
         }
+        detail.retry_of.clone_from(&h.retry_of);
         let urls = self.agent_urls();
         detail.restore(&saved.units, &now, |a| urls.get(a).cloned());
         detail
@@ -501,6 +502,7 @@ fn origin_of(caller: &Caller) -> Origin {
     Origin {
         initiator: actor_of(caller),
         tenant: caller.tenant().map(str::to_owned),
+        retry_of: None,
     }
 }
 

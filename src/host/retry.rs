@@ -14,6 +14,7 @@ use super::detail::{FROM_KEY, RETRY_OF_KEY};
 use crate::host::relay;
 use a2a::RpcError;
 use a2a::server::{Access, EventSink, RequestContext};
+use orchestrator_core::access::Origin;
 use orchestrator_core::engine::{Checkpoint, StepState};
 use orchestrator_core::workflow::Workflow;
 use serde_json::Value;
@@ -151,7 +152,10 @@ impl Orchestrator {
                 &inputs,
                 ctx.task_id.to_string(),
                 seed,
-                super::origin_of(&ctx.caller),
+                Origin {
+                    retry_of: Some(of.clone()),
+                    ..super::origin_of(&ctx.caller)
+                },
             )
             .map_err(|p| {
                 self.inner.behalf.end(ctx.task_id.as_str());

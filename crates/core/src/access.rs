@@ -119,6 +119,8 @@ pub fn describe(patterns: &[Pattern]) -> String {
 pub struct Origin {
     pub initiator: Option<Actor>,
     pub tenant: Option<String>,
+    /// The run this one retries, if it is a retry.
+    pub retry_of: Option<String>,
 }
 
 /// Who may answer a step's questions.

@@ -193,6 +193,7 @@ mod tests {
                 started_at: None,
                 initiator: None,
                 tenant: None,
+                retry_of: None,
             };
             store.create_run(&header).await.unwrap();
             let end = RunEnd {

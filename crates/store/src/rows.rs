@@ -40,6 +40,9 @@ pub(crate) struct HeaderRow {
     /// The tenant it was started in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tenant: Option<String>,
+    /// The run it retries; absent for a first run, and in older rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retry_of: Option<String>,
 }
 
 /// Someone acting on a run.
@@ -191,6 +194,7 @@ impl From<&RunHeader> for HeaderRow {
             started_at: h.started_at.clone(),
             initiator: h.initiator.as_ref().map(Into::into),
             tenant: h.tenant.clone(),
+            retry_of: h.retry_of.clone(),
         }
     }
 }
@@ -208,6 +212,7 @@ impl From<HeaderRow> for RunHeader {
             started_at: h.started_at,
             initiator: h.initiator.map(Into::into),
             tenant: h.tenant,
+            retry_of: h.retry_of,
         }
     }
 }

@@ -88,6 +88,9 @@ pub struct RunHeader {
     /// The tenant the run was started in, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
+    /// The run this one retries, if it is a retry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_of: Option<String>,
 }
 
 /// The wall-clock time now, as RFC 3339: how the journal writes when a run and each of

@@ -234,6 +234,7 @@ impl Engine {
         let origin = Origin {
             initiator: saved.header.initiator.clone(),
             tenant: saved.header.tenant.clone(),
+            retry_of: saved.header.retry_of.clone(),
         };
         self.launch(
             workflow,

@@ -303,6 +303,7 @@ impl Run {
                         started_at: Some(super::journal::wall_clock()),
                         initiator: self.origin.as_ref().and_then(|o| o.initiator.clone()),
                         tenant: self.origin.as_ref().and_then(|o| o.tenant.clone()),
+                        retry_of: self.origin.as_ref().and_then(|o| o.retry_of.clone()),
                     };
                     j.create(&header).await;
                 }

@@ -4,7 +4,7 @@
 //! restart, and questions asked and answered on the task.
 
 use super::relay::{run_metadata, waiting_message};
-use super::route::{WorkflowMatch, inputs_from, route};
+use super::route::{WorkflowMatch, inputs_from, match_workflow};
 use super::{Conversation, OnItsWay, Orchestrator, View, agent_message, answer_of, status};
 use crate::llm::Choice;
 use a2a::RpcError;
@@ -61,7 +61,7 @@ impl Orchestrator {
                 }
             }
         }
-        route(workflows, message, request)
+        match_workflow(workflows, message, request)
     }
 
     /// The inputs the model reads in the message's text (when there is a model, and the
@@ -105,7 +105,7 @@ impl Orchestrator {
             users
                 .iter()
                 .rev()
-                .find_map(|m| match route(&self.workflows(), m, None) {
+                .find_map(|m| match match_workflow(&self.workflows(), m, None) {
                     WorkflowMatch::Found(w) => Some(w),
                     WorkflowMatch::Unclear { .. } => None,
                 })?;

@@ -44,7 +44,7 @@ use a2a::types::{
 use orchestrator_core::access::{Actor, Origin};
 use orchestrator_core::engine::{Answer, Engine, RunControl, SavedRun};
 use orchestrator_core::workflow::Workflow;
-pub use route::{WorkflowMatch, inputs_from, route};
+pub use route::{WorkflowMatch, inputs_from, match_workflow};
 
 /// Where an upstream task's conversation stands.
 enum Conversation {

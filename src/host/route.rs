@@ -52,8 +52,9 @@ pub fn names_workflow(message: &Message, request: Option<&Metadata>) -> bool {
     named(message, request).is_some()
 }
 
-/// Routes a new message to a workflow.
-pub fn route(
+/// The workflow a new message names, or its closest match by words (no model): what
+/// the orchestrator falls back on when no model chooses.
+pub fn match_workflow(
     workflows: &[Arc<Workflow>],
     message: &Message,
     request: Option<&Metadata>,

@@ -688,37 +688,52 @@ fn config_problems(problems: Vec<orchestrator_core::config::Diagnostic>) -> Exit
 }
 
 /// Completes on SIGINT or SIGTERM, saying what becomes of the runs (`durable`: a store
-/// that outlives the process).
-async fn shutdown_signal(durable: bool) {
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// that outlives the process). The signals are caught from this call on, not from the
+/// future's first poll: a SIGTERM sent as soon as `serve` says it listens is a graceful
+/// stop, not the default's end of the process.
+fn shutdown_signal(durable: bool) -> impl std::future::Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+    let (mut interrupt, mut terminate) = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (
+            signal(SignalKind::interrupt()).ok(),
+            signal(SignalKind::terminate()).ok(),
+        )
+    };
+    async move {
+        #[cfg(unix)]
+        let signal = tokio::select! {
+            () = received(&mut interrupt) => "SIGINT",
+            () = received(&mut terminate) => "SIGTERM",
+        };
+        #[cfg(not(unix))]
+        let signal = {
+            let _ = tokio::signal::ctrl_c().await;
+            "SIGINT"
+        };
+        // On stdout, beside the line that said where it listens; written, not printed: a
+        // reader gone (the pipe closed) must not stop the stop.
+        let runs = if durable {
+            "runs stay in the store for the next server"
+        } else {
+            "the store is memory: unfinished runs end with this process"
+        };
+        let _ = writeln!(
+            std::io::stdout(),
+            "a2a-orchestrator stopping ({signal}): no new connections; requests in flight finish, {runs}"
+        );
+    }
+}
+
+/// The next of these signals; never, when they could not be caught.
+#[cfg(unix)]
+async fn received(signals: &mut Option<tokio::signal::unix::Signal>) {
+    match signals {
+        Some(s) => {
+            s.recv().await;
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    let signal = tokio::select! {
-        () = interrupt => "SIGINT",
-        () = terminate => "SIGTERM",
-    };
-    // On stdout, beside the line that said where it listens; written, not printed: a
-    // reader gone (the pipe closed) must not stop the stop.
-    let runs = if durable {
-        "runs stay in the store for the next server"
-    } else {
-        "the store is memory: unfinished runs end with this process"
-    };
-    let _ = writeln!(
-        std::io::stdout(),
-        "a2a-orchestrator stopping ({signal}): no new connections; requests in flight finish, {runs}"
-    );
+        None => std::future::pending().await,
+    }
 }
 
 #[cfg(test)]

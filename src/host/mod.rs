@@ -361,24 +361,8 @@ impl Orchestrator {
                 return None;
             }
         };
-        let h = &saved.header;
-        // The loaded version, else the run's own copy, read quietly: this runs at every
-        // read of the task.
-        let workflow = match self
-            .workflows()
-            .iter()
-            .find(|w| w.id.as_str() == h.workflow_id && w.hash == h.workflow_hash)
-        {
-            Some(w) => w.clone(),
-            None => Arc::new(
-                orchestrator_core::workflow::load_str(
-                    &h.workflow_file,
-                    &h.workflow_source,
-                    orchestrator_core::workflow::Options::default(),
-                )
-                .0?,
-            ),
-        };
+        // Quietly: this runs at every read of the task.
+        let (workflow, _) = self.stored_version(&saved.header).ok()?;
         Some(self.saved_detail(&workflow, &saved))
     }
 
@@ -386,34 +370,49 @@ impl Orchestrator {
         self.inner.tasks.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The workflow version a stored run started with: the loaded one when unchanged,
-    /// else the run's own copy of the file (the file changed or went away since).
-    fn version_of(
+    /// The workflow version a stored run started with: the loaded one when unchanged
+    /// (`Ok(.., true)`), else the run's own copy of the file (the file changed or went
+    /// away since), or that copy's problems when it no longer loads.
+    fn stored_version(
         &self,
         h: &orchestrator_core::engine::RunHeader,
-    ) -> Result<Arc<Workflow>, RpcError> {
+    ) -> Result<(Arc<Workflow>, bool), Vec<orchestrator_core::config::Diagnostic>> {
         let current = self
             .workflows()
             .iter()
             .find(|w| w.id.as_str() == h.workflow_id && w.hash == h.workflow_hash)
             .cloned();
         if let Some(w) = current {
-            return Ok(w.clone());
+            return Ok((w, true));
         }
-        tracing::info!(run_id = %h.run_id, workflow = %h.workflow_id, "the workflow changed since this run started; using its original version");
         let (w, diags) = orchestrator_core::workflow::load_str(
             &h.workflow_file,
             &h.workflow_source,
             orchestrator_core::workflow::Options::default(),
         );
-        w.map(Arc::new).ok_or_else(|| {
-            let why: Vec<String> = diags.iter().map(ToString::to_string).collect();
-            tracing::warn!(run_id = %h.run_id, workflow = %h.workflow_id, problems = %why.join("; "), "the workflow version this run started with no longer loads");
-            RpcError::internal(format!(
-                "the version of workflow `{}` this run started with no longer loads",
-                h.workflow_id
-            ))
-        })
+        w.map(|w| (Arc::new(w), false)).ok_or(diags)
+    }
+
+    /// [`Self::stored_version`] for a run about to go on, saying which it is.
+    fn version_of(
+        &self,
+        h: &orchestrator_core::engine::RunHeader,
+    ) -> Result<Arc<Workflow>, RpcError> {
+        match self.stored_version(h) {
+            Ok((w, true)) => Ok(w),
+            Ok((w, false)) => {
+                tracing::info!(run_id = %h.run_id, workflow = %h.workflow_id, "the workflow changed since this run started; using its original version");
+                Ok(w)
+            }
+            Err(diags) => {
+                let why: Vec<String> = diags.iter().map(ToString::to_string).collect();
+                tracing::warn!(run_id = %h.run_id, workflow = %h.workflow_id, problems = %why.join("; "), "the workflow version this run started with no longer loads");
+                Err(RpcError::internal(format!(
+                    "the version of workflow `{}` this run started with no longer loads",
+                    h.workflow_id
+                )))
+            }
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 //! was read, a warning while some agent could not be reached (it may offer it).
 
 use orchestrator_core::config::{Diagnostic, Severity, did_you_mean};
-use orchestrator_core::workflow::{AgentTarget, SkillAsked, StepKind, Workflow};
+use orchestrator_core::workflow::{SkillAsked, Workflow, skills_asked};
 
 use super::Registry;
 
@@ -19,29 +19,14 @@ impl Registry {
     ) -> Vec<Diagnostic> {
         let mut problems = Vec::new();
         for w in workflows {
-            let asked: Vec<SkillAsked> = w
-                .steps
-                .iter()
-                .filter_map(|step| match &step.kind {
-                    StepKind::Agent {
-                        target: AgentTarget::Skill(skill),
-                        ..
-                    } => Some(SkillAsked {
-                        step: step.id.as_str().to_owned(),
-                        skill: skill.clone(),
-                        span: skill_span(&w.source, step.id.as_str(), skill),
-                    }),
-                    _ => None,
-                })
-                .collect();
+            let asked = skills_asked(&w.file, &w.source);
             problems.extend(self.skill_problems_in(&w.file, &w.source, &asked));
         }
         problems
     }
 
-    /// [`Registry::skill_problems`] for the skills a file asks for, as
-    /// [`skills_asked`](orchestrator_core::workflow::skills_asked) reads them from a
-    /// file that does not load.
+    /// [`Registry::skill_problems`] for the skills a file asks for, as [`skills_asked`]
+    /// reads them (from a file that does not load, too).
     pub fn skill_problems_in(
         &self,
         file: &str,
@@ -85,29 +70,5 @@ impl Registry {
                 Diagnostic::new(severity, file, source, a.span.clone(), message)
             })
             .collect()
-    }
-}
-
-/// Where `skill = "<skill>"` is written in step `step`'s table (the table's header when
-/// it cannot be found; the start of the file at worst).
-fn skill_span(source: &str, step: &str, skill: &str) -> std::ops::Range<usize> {
-    let table = source.find(&format!("[steps.{step}]")).unwrap_or(0);
-    let quoted = format!("\"{skill}\"");
-    match source[table..].find(&quoted) {
-        Some(i) => table + i + 1..table + i + 1 + skill.len(),
-        None => table..table,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::skill_span;
-
-    #[test]
-    fn the_span_is_the_skill_in_its_steps_table() {
-        let src = "[steps.a]\nskill = \"flights\"\n[steps.b]\nskill = \"flights\"\n";
-        let at = skill_span(src, "b", "flights");
-        assert_eq!(&src[at.clone()], "flights");
-        assert!(at.start > src.find("[steps.b]").unwrap());
     }
 }

@@ -102,11 +102,22 @@ pub fn skills_asked(file: &str, source: &str) -> Vec<SkillAsked> {
     raw.steps
         .into_iter()
         .filter_map(|s| match (s.agent, s.skill) {
-            (None, Some(k)) if is_skill_id(&k.value) => Some(SkillAsked {
-                step: s.id.value,
-                skill: k.value,
-                span: k.span,
-            }),
+            (None, Some(k)) if is_skill_id(&k.value) => {
+                // The skill itself, inside its quotes (a skill id needs no escapes).
+                let quoted = source
+                    .get(k.span.clone())
+                    .is_some_and(|t| t.len() == k.value.len() + 2 && t.starts_with(['"', '\'']));
+                let span = if quoted {
+                    k.span.start + 1..k.span.end - 1
+                } else {
+                    k.span
+                };
+                Some(SkillAsked {
+                    step: s.id.value,
+                    skill: k.value,
+                    span,
+                })
+            }
             _ => None,
         })
         .collect()
@@ -347,5 +358,24 @@ fn placeholder() -> Template {
     Template {
         site: String::new(),
         source: String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::skills_asked;
+
+    #[test]
+    fn each_skill_is_found_inside_its_quotes_in_its_own_step() {
+        let src = "[steps.a]\nskill = \"flights\"\n[steps.b]\nskill = 'flights'\n[steps.c]\nagent = \"x\"\nskill = \"hotels\"\n";
+        let asked = skills_asked("w.toml", src);
+        let found: Vec<(&str, &str)> = asked
+            .iter()
+            .map(|a| (a.step.as_str(), &src[a.span.clone()]))
+            .collect();
+        // `c` names an agent too: that is its own error, not a skill to look for.
+        assert_eq!(found, [("a", "flights"), ("b", "flights")]);
+        assert!(asked[1].span.start > src.find("[steps.b]").unwrap());
+        assert!(skills_asked("w.toml", "not toml [").is_empty());
     }
 }

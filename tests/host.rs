@@ -683,20 +683,13 @@ async fn serve_can_speak_only_v1_and_take_every_message_as_new() {
             "no v0.3 `{v03}` on a v1.0-only card: {card}"
         );
     }
-    let http = reqwest::Client::new();
-    let v03: Value = http
-        .post(&url)
-        .json(&crate::util::rpc(
-            "message/send",
-            crate::util::text_params("hi"),
-        ))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, v03) = crate::util::post_raw(
+        &url,
+        crate::util::rpc("message/send", crate::util::text_params("hi")).to_string(),
+    )
+    .await;
     assert_eq!(v03["error"]["code"], -32009, "v0.3 refused: {v03}");
+    let http = reqwest::Client::new();
     let send = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
         "message": {"messageId": "the-same-id", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}});
     let mut ids = Vec::new();

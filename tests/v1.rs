@@ -914,6 +914,16 @@ async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant
             payload: None,
         },
     };
+    let get_hook = || GetTaskPushNotificationConfigParams {
+        id: task.id.clone(),
+        push_notification_config_id: Some("hook".into()),
+        metadata: None,
+    };
+    let delete_hook = || DeleteTaskPushNotificationConfigParams {
+        id: task.id.clone(),
+        push_notification_config_id: "hook".into(),
+        metadata: None,
+    };
     let made = c.set_push_config(&config).await.unwrap();
     assert_eq!(made, config);
     let listed = c
@@ -921,22 +931,9 @@ async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant
         .await
         .unwrap();
     assert_eq!(listed, std::slice::from_ref(&config));
-    let one = c
-        .get_push_config(&GetTaskPushNotificationConfigParams {
-            id: task.id.clone(),
-            push_notification_config_id: Some("hook".into()),
-            metadata: None,
-        })
-        .await
-        .unwrap();
+    let one = c.get_push_config(&get_hook()).await.unwrap();
     assert_eq!(one, config);
-    c.delete_push_config(&DeleteTaskPushNotificationConfigParams {
-        id: task.id.clone(),
-        push_notification_config_id: "hook".into(),
-        metadata: None,
-    })
-    .await
-    .unwrap();
+    c.delete_push_config(&delete_hook()).await.unwrap();
     assert!(
         c.list_push_configs(&TaskIdParams::new(task.id.clone()))
             .await
@@ -945,22 +942,9 @@ async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant
     );
     // Deleting it again has the same effect, not an error (spec §3.1.10, the kit's
     // PUSH-DEL-002).
-    c.delete_push_config(&DeleteTaskPushNotificationConfigParams {
-        id: task.id.clone(),
-        push_notification_config_id: "hook".into(),
-        metadata: None,
-    })
-    .await
-    .unwrap();
+    c.delete_push_config(&delete_hook()).await.unwrap();
     // A config that does not exist is TaskNotFoundError (v1.0.1 §3.1.8).
-    let e = c
-        .get_push_config(&GetTaskPushNotificationConfigParams {
-            id: task.id.clone(),
-            push_notification_config_id: Some("hook".into()),
-            metadata: None,
-        })
-        .await
-        .unwrap_err();
+    let e = c.get_push_config(&get_hook()).await.unwrap_err();
     assert_eq!(
         e.rpc().map(|e| e.code),
         Some(a2a::ErrorCode::TASK_NOT_FOUND),

@@ -1075,15 +1075,6 @@ async fn moves_that_say_nothing_are_logged_once_someone_may_read_them() {
     let listening = until_listening(&db, 2, &[]).await;
     let join_done = ("join".to_owned(), "completed".to_owned());
 
-    // Nobody follows: the task's log has its states and artifacts, no silent moves.
-    let id = start_on(b, "replicated").await;
-    until_state(b, &id, "completed", Duration::from_secs(30)).await;
-    assert_eq!(
-        silent_moves_logged(&db, &id).await,
-        [],
-        "nobody followed {id}"
-    );
-
     // Followed through A: B hears of it, and logs the moves from then on.
     let id = start_on(b, "replicated").await;
     let (states, moves) = follow_through(a, &id, async {}).await;
@@ -1092,6 +1083,17 @@ async fn moves_that_say_nothing_are_logged_once_someone_may_read_them() {
     assert!(
         silent_moves_logged(&db, &id).await.contains(&join_done),
         "logged for {id}"
+    );
+
+    // Nobody follows: the task's log has its states and artifacts, no silent moves.
+    // (Not the first run: B takes every task it holds as followed when it begins to
+    // listen, since a follow may have gone unheard; by now it has long listened.)
+    let id = start_on(b, "replicated").await;
+    until_state(b, &id, "completed", Duration::from_secs(30)).await;
+    assert_eq!(
+        silent_moves_logged(&db, &id).await,
+        [],
+        "nobody followed {id}"
     );
 
     // B stops hearing notices while its run goes on, followed by nobody: a follow

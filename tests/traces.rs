@@ -109,9 +109,14 @@ async fn one_trace_runs_from_the_client_through_the_orchestrator_into_every_agen
         .unwrap();
     assert_eq!(answer["result"]["status"]["state"], "completed", "{answer}");
 
-    // The run's span ends with the run; wait until it has been exported.
+    // The run's span ends with the run, the request's once its answer is written: wait
+    // until both have been exported (they may come in different batches).
     exported(&receiver, "the run's span", |s| {
         s["name"] == "invoke_workflow traced"
+    })
+    .await;
+    exported(&receiver, "the request's span", |s| {
+        s["name"] == "message/send" && s["trace_id"] == trace_id
     })
     .await;
     let spans = received(&receiver);

@@ -259,8 +259,8 @@ pub fn parse_params_str<P: DeserializeOwned>(text: &str) -> Result<P, RpcError> 
 /// Deserializes params with the path of the failing field (`message.parts[0].kind`).
 ///
 /// ```
-/// use a2a::jsonrpc::parse_params;
-/// use a2a::types::TaskQueryParams;
+/// use a2a_protocol::jsonrpc::parse_params;
+/// use a2a_protocol::types::TaskQueryParams;
 ///
 /// let err = parse_params::<TaskQueryParams>(&serde_json::json!({ "historyLength": 2 })).unwrap_err();
 /// assert_eq!(err.code.0, -32602);

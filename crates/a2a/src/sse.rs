@@ -36,7 +36,7 @@ pub enum SseError {
 /// Incremental decoder: feed it bytes as they arrive, take complete events out.
 ///
 /// ```
-/// use a2a::sse::SseDecoder;
+/// use a2a_protocol::sse::SseDecoder;
 ///
 /// let mut decoder = SseDecoder::new(1 << 20);
 /// assert!(decoder.feed(b": keep-alive\r\n\r\ndata: {\"a\":").unwrap().is_empty());

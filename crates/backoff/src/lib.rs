@@ -134,3 +134,8 @@ mod tests {
         assert!(arounds.iter().any(|w| *w < 1000 * MS) && arounds.iter().any(|w| *w > 1000 * MS));
     }
 }
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

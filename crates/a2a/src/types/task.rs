@@ -96,9 +96,12 @@ impl TaskStatus {
     }
 }
 
-/// The current UTC time as an RFC 3339 / ISO 8601 string.
+/// The current UTC time as an RFC 3339 / ISO 8601 string (nanoseconds, their trailing
+/// zeros left off).
 pub fn now_rfc3339() -> String {
-    timestamp::now()
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
 }
 
 /// A stateful unit of work (`"kind": "task"`).

@@ -96,7 +96,9 @@ pub struct RunHeader {
 /// The wall-clock time now, as RFC 3339: how the journal writes when a run and each of
 /// its units started and ended.
 pub fn wall_clock() -> String {
-    timestamp::now()
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
 }
 
 /// Where one unit of work (a step, or a fan-out item) stands.

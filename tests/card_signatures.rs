@@ -176,7 +176,9 @@ async fn cards_the_sdks_signed_are_used_and_the_others_refused_before_any_call()
     );
 
     // /readyz names the refused agents and why.
-    let ready: Value = reqwest::get(format!("{url}readyz"))
+    let ready: Value = crate::util::http()
+        .get(format!("{url}readyz"))
+        .send()
         .await
         .unwrap()
         .json()
@@ -237,7 +239,9 @@ async fn our_signed_card_verifies_with_both_sdks_before_and_after_a_key_rotation
     )
     .await;
     let card = || async {
-        reqwest::get(format!("{url}.well-known/agent-card.json"))
+        crate::util::http()
+            .get(format!("{url}.well-known/agent-card.json"))
+            .send()
             .await
             .unwrap()
             .json::<Value>()
@@ -245,7 +249,9 @@ async fn our_signed_card_verifies_with_both_sdks_before_and_after_a_key_rotation
             .unwrap()
     };
     let jwks = || async {
-        reqwest::get(format!("{url}.well-known/jwks.json"))
+        crate::util::http()
+            .get(format!("{url}.well-known/jwks.json"))
+            .send()
             .await
             .unwrap()
             .json::<Value>()
@@ -270,7 +276,7 @@ async fn our_signed_card_verifies_with_both_sdks_before_and_after_a_key_rotation
     };
     both_sdks().await;
     // The extended card is signed as well, with the same key.
-    let extended: Value = reqwest::Client::new()
+    let extended: Value = crate::util::http()
         .post(&url)
         .bearer_auth("signed-secret")
         .header("A2A-Version", "1.0")
@@ -331,7 +337,9 @@ async fn our_signed_card_without_tags_or_descriptions_is_read_back_and_used() {
         &[],
     )
     .await;
-    let card: Value = reqwest::get(format!("{url}.well-known/agent-card.json"))
+    let card: Value = crate::util::http()
+        .get(format!("{url}.well-known/agent-card.json"))
+        .send()
         .await
         .unwrap()
         .json()
@@ -343,7 +351,9 @@ async fn our_signed_card_without_tags_or_descriptions_is_read_back_and_used() {
         skill["tags"].as_array().is_none_or(Vec::is_empty),
         "a skill with no tags: {skill}"
     );
-    let jwks: Value = reqwest::get(format!("{url}.well-known/jwks.json"))
+    let jwks: Value = crate::util::http()
+        .get(format!("{url}.well-known/jwks.json"))
+        .send()
         .await
         .unwrap()
         .json()

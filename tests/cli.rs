@@ -585,7 +585,10 @@ async fn agents_are_called_through_the_proxy_the_environment_names() {
     // sends it to a proxy) and passes it on.
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let noted = seen.clone();
-    let direct = reqwest::Client::builder().no_proxy().build().unwrap();
+    let direct = a2a::https::reqwest_client_builder()
+        .no_proxy()
+        .build()
+        .unwrap();
     let proxy = axum::Router::new().fallback(move |req: Request| {
         let (noted, direct) = (noted.clone(), direct.clone());
         async move {

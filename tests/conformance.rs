@@ -27,7 +27,7 @@ fn send(prefix: &str, return_immediately: bool) -> Value {
 }
 
 async fn call(url: &str, method: &str, params: Value) -> Value {
-    let body: Value = reqwest::Client::new()
+    let body: Value = crate::util::http()
         .post(url)
         .header("A2A-Version", "1.0")
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
@@ -43,7 +43,7 @@ async fn call(url: &str, method: &str, params: Value) -> Value {
 
 /// Like [`call`], over A2A 0.3 (no `A2A-Version`).
 async fn call_v03(url: &str, method: &str, params: Value) -> Value {
-    let body: Value = reqwest::Client::new()
+    let body: Value = crate::util::http()
         .post(url)
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
         .send()
@@ -129,7 +129,7 @@ async fn the_conformance_agent_streams_and_resubscribes_on_every_binding() {
     let a = agent().await;
     let url = a.url.as_str();
     let base = url.trim_end_matches('/');
-    let http = reqwest::Client::new();
+    let http = crate::util::http();
     let events = stream(
         http.post(format!("{base}/message:stream"))
             .json(&send("tck-stream-artifact-chunked", false)),
@@ -200,7 +200,7 @@ async fn a_subscription_to_a_waiting_task_follows_it_to_its_end() {
     let a = agent().await;
     let url = a.url.as_str();
     let base = url.trim_end_matches('/');
-    let http = reqwest::Client::new();
+    let http = crate::util::http();
     for binding in ["jsonrpc", "http+json"] {
         let waiting = call(url, "SendMessage", send("tck-input-required", false)).await;
         let id = waiting["task"]["id"].as_str().unwrap().to_owned();
@@ -284,7 +284,7 @@ async fn push_bodies_and_media_types_follow_the_client() {
     .await;
     let url = a.url.as_str();
     let base = url.trim_end_matches('/');
-    let http = reqwest::Client::new();
+    let http = crate::util::http();
 
     // Over v1.0: the webhook gets StreamResponses.
     let waiting = call(url, "SendMessage", send("tck-input-required", false)).await;

@@ -512,7 +512,7 @@ async fn a_retry_after_a_dropped_answer_does_not_run_the_step_twice() {
         dropped.load(Ordering::SeqCst) >= 2,
         "the answer was dropped, then sent again"
     );
-    let tasks: serde_json::Value = reqwest::Client::new()
+    let tasks: serde_json::Value = crate::util::http()
         .post(&url)
         .header("A2A-Version", "1.0")
         .json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}))

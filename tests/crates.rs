@@ -68,18 +68,18 @@ const APPLICATION: &[&str] = &[
 fn the_protocol_crate_knows_nothing_of_the_orchestrator() {
     for features in [None, Some(""), Some("client"), Some("server")] {
         refuses(
-            "a2a",
+            "a2a-protocol",
             features,
             APPLICATION,
-            "crate a2a is the A2A protocol alone, usable to write any agent or client",
+            "crate a2a-protocol is the A2A protocol alone, usable to write any agent or client",
         );
     }
     // The types alone: no HTTP stack at all.
     refuses(
-        "a2a",
+        "a2a-protocol",
         Some(""),
         &["reqwest", "hyper", "axum"],
-        "a2a without `client` and `server` is the types and JSON-RPC, with no HTTP stack",
+        "a2a-protocol without `client` and `server` is the types and JSON-RPC, with no HTTP stack",
     );
 }
 
@@ -89,7 +89,7 @@ fn the_core_knows_no_http_wire_format_database_or_network() {
         "orchestrator-core",
         None,
         &[
-            "a2a",
+            "a2a-protocol",
             "orchestrator-store",
             "orchestrator-metrics",
             "reqwest",
@@ -129,16 +129,10 @@ fn the_stores_know_the_database_and_nothing_of_the_application() {
 #[test]
 fn the_leaves_know_nothing_of_the_orchestrator() {
     refuses(
-        "backoff",
+        "a2a-backoff",
         None,
-        &["a2a", "orchestrator-core", "tokio"],
+        &["a2a-protocol", "orchestrator-core", "tokio"],
         "backoff is a schedule of waits every crate may use",
-    );
-    refuses(
-        "timestamp",
-        None,
-        &["a2a", "orchestrator-core", "tokio"],
-        "timestamp is the wall clock as text, which every crate may write",
     );
     refuses(
         "orchestrator-metrics",

@@ -506,7 +506,7 @@ async fn resubscribe_replays_after_last_event_id_on_a_finished_task() {
         assert_eq!(*result, events[k + 2]["result"]);
     }
     // A bad header is a JSON-RPC error naming it.
-    let bad = reqwest::Client::new()
+    let bad = crate::util::http()
         .post(&agent.url)
         .header("Last-Event-ID", "yesterday")
         .json(&rpc("tasks/resubscribe", json!({ "id": task_id })))
@@ -1740,7 +1740,7 @@ async fn a_long_stream_leaves_a_task_that_lists_and_resumes(dir: &Path, store: &
 
     // Listed, with the stream whole in one part.
     let listed = |url: String| async move {
-        let listed = reqwest::Client::new()
+        let listed = crate::util::http()
             .get(format!("{url}tasks?pageSize=10&includeArtifacts=true"))
             .header("A2A-Version", "1.0")
             .send()

@@ -393,7 +393,7 @@ async fn requests_without_an_id_are_refused_and_not_run() {
     .await;
     assert_eq!(code(&resp), -32602, "a missing required field: {resp}");
     // Nothing ran: the agent has no task at all.
-    let list = reqwest::Client::new()
+    let list = crate::util::http()
         .post(&agent.url)
         .header("A2A-Version", "1.0")
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}))

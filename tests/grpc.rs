@@ -95,7 +95,9 @@ async fn grpc_needs_credentials_and_can_be_turned_off() {
         },
     )
     .await;
-    let card: Value = reqwest::get(format!("{}.well-known/agent-card.json", off.url))
+    let card: Value = crate::util::http()
+        .get(format!("{}.well-known/agent-card.json", off.url))
+        .send()
         .await
         .unwrap()
         .json()

@@ -547,7 +547,7 @@ async fn serve_checks_its_files_then_serves_the_card_and_stops_on_sigterm() {
 #[tokio::test]
 async fn the_web_view_is_served_unless_turned_off() {
     let (_on, url) = spawn_serve(&["--listen", "127.0.0.1:0"], &[]).await;
-    let http = reqwest::Client::new();
+    let http = crate::util::http();
     for (path, kind, has) in [
         ("ui/", "text/html", "app.js"),
         ("ui/app.js", "text/javascript", "ListTasks"),
@@ -670,7 +670,9 @@ async fn serve_can_speak_only_v1_and_take_every_message_as_new() {
         &[],
     )
     .await;
-    let card: Value = reqwest::get(format!("{url}.well-known/agent-card.json"))
+    let card: Value = crate::util::http()
+        .get(format!("{url}.well-known/agent-card.json"))
+        .send()
         .await
         .unwrap()
         .json()
@@ -689,7 +691,7 @@ async fn serve_can_speak_only_v1_and_take_every_message_as_new() {
     )
     .await;
     assert_eq!(v03["error"]["code"], -32009, "v0.3 refused: {v03}");
-    let http = reqwest::Client::new();
+    let http = crate::util::http();
     let send = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
         "message": {"messageId": "the-same-id", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}});
     let mut ids = Vec::new();
@@ -747,7 +749,9 @@ retention = "1h"
         &[("ORCH_TEST_TOKEN", "tok-123")],
     )
     .await;
-    let card: AgentCard = reqwest::get(format!("{url}.well-known/agent-card.json"))
+    let card: AgentCard = crate::util::http()
+        .get(format!("{url}.well-known/agent-card.json"))
+        .send()
         .await
         .unwrap()
         .json()
@@ -761,7 +765,7 @@ retention = "1h"
         "[auth] declared on the card"
     );
     let get = json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "nope"}});
-    let http = reqwest::Client::new();
+    let http = crate::util::http();
     let denied = http.post(&url).json(&get).send().await.unwrap();
     assert_eq!(denied.status(), 401);
     let allowed: Value = http
@@ -857,7 +861,9 @@ async fn with_credentials_configured_every_call_needs_one_and_the_card_stays_pub
     );
     let o = orchestra_with(&[PAIR], 0, |c| c.server.auth = Some(auth)).await;
 
-    let card: Value = reqwest::get(format!("{}.well-known/agent-card.json", o.url))
+    let card: Value = crate::util::http()
+        .get(format!("{}.well-known/agent-card.json", o.url))
+        .send()
         .await
         .unwrap()
         .json()
@@ -871,7 +877,7 @@ async fn with_credentials_configured_every_call_needs_one_and_the_card_stays_pub
     );
     crate::util::schema::assert_valid("AgentCard", &card);
 
-    let resp = reqwest::Client::new()
+    let resp = crate::util::http()
         .post(&o.url)
         .json(&crate::util::rpc("tasks/get", json!({ "id": "x" })))
         .send()
@@ -1096,7 +1102,7 @@ async fn a_storm_of_concurrent_cancels_answers_each_with_the_task_and_cancels_do
         assert!(tokio::time::Instant::now() < deadline, "runs did not start");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let http = reqwest::Client::new();
+    let http = crate::util::http();
     let mut calls = Vec::new();
     for round in 0..20 {
         for id in &ids {
@@ -1175,9 +1181,14 @@ async fn serve_speaks_tls_and_picks_up_a_new_certificate() {
     let card: Value = response.json().await.unwrap();
     assert_eq!(card["url"], url.as_str());
     // A JSON-RPC call over TLS, on HTTP/1.1 this time.
+    let authority = a2a::client::ClientTls {
+        ca_pem: Some(first.pem().into_bytes()),
+        identity_pem: None,
+    };
+    let mut http1_tls = a2a::https::rustls_config(Some(&authority)).unwrap();
+    http1_tls.alpn_protocols = vec![b"http/1.1".to_vec()];
     let http1 = reqwest::Client::builder()
-        .tls_built_in_root_certs(false)
-        .add_root_certificate(reqwest::Certificate::from_pem(first.pem().as_bytes()).unwrap())
+        .tls_backend_preconfigured(http1_tls)
         .http1_only()
         .build()
         .unwrap();
@@ -1192,7 +1203,10 @@ async fn serve_speaks_tls_and_picks_up_a_new_certificate() {
         .unwrap();
     assert_eq!(answer["error"]["code"], -32001, "{answer}");
     // Plain HTTP on the TLS port is not served.
-    let plain = reqwest::get(url.replacen("https", "http", 1)).await;
+    let plain = crate::util::http()
+        .get(url.replacen("https", "http", 1))
+        .send()
+        .await;
     assert!(plain.is_err() || !plain.unwrap().status().is_success());
 
     // The certificate is replaced by one another authority signed: new connections get
@@ -1526,7 +1540,11 @@ async fn reload_problems(url: &str, failed: bool) -> Vec<String> {
         },
         Duration::from_secs(20),
         || async {
-            let ready = reqwest::get(format!("{url}readyz")).await.unwrap();
+            let ready = crate::util::http()
+                .get(format!("{url}readyz"))
+                .send()
+                .await
+                .unwrap();
             let ok = ready.status().is_success();
             let body: Value = ready.json().await.unwrap();
             let check = &body["checks"]["reload"];
@@ -1536,7 +1554,9 @@ async fn reload_problems(url: &str, failed: bool) -> Vec<String> {
             let problems: Vec<String> =
                 serde_json::from_value(check.get("problems").cloned().unwrap_or(json!([])))
                     .unwrap();
-            let metrics = reqwest::get(format!("{url}metrics"))
+            let metrics = crate::util::http()
+                .get(format!("{url}metrics"))
+                .send()
                 .await
                 .unwrap()
                 .text()
@@ -1663,7 +1683,9 @@ async fn serve_refuses_rules_it_cannot_enforce_unless_told_to_serve_open() {
         std::process::Stdio::null(),
     )
     .await;
-    let ready: Value = reqwest::get(format!("{url}readyz"))
+    let ready: Value = crate::util::http()
+        .get(format!("{url}readyz"))
+        .send()
         .await
         .unwrap()
         .json()
@@ -1684,7 +1706,11 @@ async fn serve_refuses_rules_it_cannot_enforce_unless_told_to_serve_open() {
         std::process::Stdio::null(),
     )
     .await;
-    let ready = reqwest::get(format!("{url}readyz")).await.unwrap();
+    let ready = crate::util::http()
+        .get(format!("{url}readyz"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(ready.status(), 200);
     let ready: Value = ready.json().await.unwrap();
     let auth = &ready["checks"]["auth"];

@@ -24,7 +24,7 @@ fn issuer(idp: &SdkAgent) -> String {
 /// An access token the provider issues to `client` (client credentials) for
 /// `resource`.
 async fn token_for(idp: &SdkAgent, client: &str, resource: &str) -> String {
-    let response = reqwest::Client::new()
+    let response = crate::util::http()
         .post(format!("{}token", idp.url))
         .basic_auth(client, Some(format!("{client}-secret")))
         .form(&[
@@ -47,7 +47,9 @@ async fn token(idp: &SdkAgent, client: &str) -> String {
 
 /// A token no provider would issue (see `idp.mjs`).
 async fn forged(idp: &SdkAgent, kind: &str) -> String {
-    reqwest::get(format!("{}_test/forge?kind={kind}", idp.url))
+    crate::util::http()
+        .get(format!("{}_test/forge?kind={kind}", idp.url))
+        .send()
         .await
         .unwrap()
         .text()
@@ -84,7 +86,7 @@ async fn as_bearer(url: &str, token: &str) -> A2aClient {
 
 /// A JSON-RPC call with `token`: (status, WWW-Authenticate, body).
 async fn call(url: &str, token: Option<&str>) -> (u16, String, Value) {
-    let mut request = reqwest::Client::new().post(url).json(&json!({
+    let mut request = crate::util::http().post(url).json(&json!({
         "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": { "id": "nothing" }
     }));
     request = request.header("A2A-Version", "1.0");
@@ -113,7 +115,9 @@ async fn provider_tokens_are_checked_and_name_their_caller() {
     let o = orchestra_with(&[APPROVE], 0, |c| c.server.auth = Some(auth)).await;
 
     // The card says how to authenticate: the provider's discovery document.
-    let card: Value = reqwest::get(format!("{}.well-known/agent-card.json", o.url))
+    let card: Value = crate::util::http()
+        .get(format!("{}.well-known/agent-card.json", o.url))
+        .send()
         .await
         .unwrap()
         .json()
@@ -213,7 +217,7 @@ async fn provider_tokens_are_checked_and_name_their_caller() {
     // The provider rotates its signing key: tokens signed with the new one are
     // accepted without a restart, and the old key's tokens still are while it is
     // published.
-    let rotated: Value = reqwest::Client::new()
+    let rotated: Value = crate::util::http()
         .post(format!("{}_test/rotate", idp.url))
         .send()
         .await
@@ -631,7 +635,9 @@ async fn approvers_four_eyes_and_the_audit_trail() {
             .iter()
             .all(|l| l["principal"].as_str().unwrap().starts_with(&issuer(&idp)))
     );
-    let metrics = reqwest::get(format!("{url}metrics"))
+    let metrics = crate::util::http()
+        .get(format!("{url}metrics"))
+        .send()
         .await
         .unwrap()
         .text()
@@ -758,7 +764,11 @@ async fn the_web_view_signs_people_in_and_offers_only_what_they_may_do() {
     )
     .await;
     // The page learns where to sign in, and may reach that issuer and nothing else.
-    let config = reqwest::get(format!("{url}ui/config.json")).await.unwrap();
+    let config = crate::util::http()
+        .get(format!("{url}ui/config.json"))
+        .send()
+        .await
+        .unwrap();
     let policy = config.headers()["content-security-policy"]
         .to_str()
         .unwrap()
@@ -773,12 +783,12 @@ async fn the_web_view_signs_people_in_and_offers_only_what_they_may_do() {
         json!({ "oidc": { "issuer": issuer(&idp), "clientId": "ui", "scope": "openid a2a" } })
     );
     // The provider learns the page's redirect URI (known once the port is).
-    let registered = reqwest::Client::new()
-        .post(format!("{}_test/ui-client", idp.url))
-        .query(&[("redirect", format!("{url}ui/"))])
-        .send()
-        .await
-        .unwrap();
+    let registration = url::Url::parse_with_params(
+        &format!("{}_test/ui-client", idp.url),
+        [("redirect", format!("{url}ui/"))],
+    )
+    .unwrap();
+    let registered = crate::util::http().post(registration).send().await.unwrap();
     assert!(registered.status().is_success());
     let failure = dir.join("sign-in-failure.png");
     let browser = crate::util::chromium().to_str().unwrap().to_owned();
@@ -800,7 +810,7 @@ async fn a_run_stays_in_its_tenant() {
     let auth = verifier(&idp);
     let o = orchestra_with(&[APPROVE], 0, |c| c.server.auth = Some(auth)).await;
     let (alice, olga) = (token(&idp, "alice").await, token(&idp, "olga").await);
-    let http = reqwest::Client::new();
+    let http = crate::util::http();
     let call = |method: reqwest::Method, path: &str, token: &str, body: Option<Value>| {
         let mut r = http
             .request(method, format!("{}{path}", o.url))

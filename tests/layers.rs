@@ -108,7 +108,7 @@ fn the_example_agents_know_only_the_protocol() {
 fn the_model_client_knows_no_engine_or_protocol() {
     check(
         "llm",
-        &["crate::llm", "reqwest", "a2a::sse"],
-        "src/llm takes text and JSON Schemas: nothing of A2A (but the SSE decoder, which is plain SSE), workflows or the engine",
+        &["crate::llm", "reqwest", "a2a::sse", "a2a::https"],
+        "src/llm takes text and JSON Schemas: nothing of A2A (but the SSE decoder, which is plain SSE, and the process's TLS for reqwest), workflows or the engine",
     );
 }

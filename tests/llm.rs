@@ -547,3 +547,114 @@ async fn an_example_agent_writes_its_answer_with_the_model() {
     assert_eq!(model.requests().len(), 1);
     fleet.shutdown().await;
 }
+
+/// A model server behind which hostile answers wait: a redirect elsewhere (to a server
+/// that records whether the key reached it), an answer of 5 MiB, and a stream that
+/// goes on past 4 MiB. The client follows no redirect and reads no answer past 4 MiB,
+/// whole or streamed; each says what was wrong.
+#[tokio::test]
+async fn a_hostile_model_server_is_bounded_and_never_gets_the_key_elsewhere() {
+    use a2a_orchestrator::llm::{Llm, LlmError};
+
+    let keys_elsewhere: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = keys_elsewhere.clone();
+    let elsewhere = crate::util::serve_router(axum::Router::new().fallback(
+        move |headers: axum::http::HeaderMap| {
+            let seen = seen.clone();
+            async move {
+                let key = headers
+                    .get("authorization")
+                    .map(|v| v.to_str().unwrap_or("?").to_owned());
+                seen.lock().unwrap().push(key.unwrap_or_default());
+                Json(json!({}))
+            }
+        },
+    ))
+    .await;
+    let huge = "x".repeat(5 << 20);
+    let hostile = axum::Router::new()
+        .route(
+            "/redirect/v1/chat/completions",
+            axum::routing::post(move || {
+                let to = format!("{elsewhere}/v1/chat/completions");
+                async move { axum::response::Redirect::temporary(&to) }
+            }),
+        )
+        .route(
+            "/huge/v1/chat/completions",
+            axum::routing::post(move || {
+                let text = huge.clone();
+                async move {
+                    Json(json!({
+                        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "m",
+                        "choices": [{ "index": 0, "finish_reason": "stop",
+                                      "message": { "role": "assistant", "content": text } }],
+                    }))
+                }
+            }),
+        )
+        .route(
+            "/endless/v1/chat/completions",
+            axum::routing::post(|| async {
+                let piece = "y".repeat(64 << 10);
+                let body = futures::stream::repeat(piece)
+                    .map(|p| Ok::<_, std::io::Error>(chunk_owned(&p)))
+                    .take(100);
+                Response::builder()
+                    .header("content-type", "text/event-stream")
+                    .body(Body::from_stream(body))
+                    .unwrap()
+            }),
+        );
+    let url = crate::util::serve_router(hostile).await;
+    let model = |path: &str| {
+        let mut c = LlmConfig::new(format!("{url}/{path}/v1"), "m");
+        c.api_key = Some("sk-secret".into());
+        c.timeout = Duration::from_secs(20);
+        Llm::new(c)
+    };
+
+    let redirected = model("redirect")
+        .extract("hi", &json!({"type": "object"}))
+        .await;
+    let Err(LlmError::Endpoint(why)) = redirected else {
+        panic!("a redirect is an error of the endpoint: {redirected:?}");
+    };
+    assert!(why.contains("307"), "{why}");
+    assert!(
+        keys_elsewhere.lock().unwrap().is_empty(),
+        "the redirect was followed: {:?}",
+        keys_elsewhere.lock().unwrap()
+    );
+
+    let whole = model("huge")
+        .extract("hi", &json!({"type": "object"}))
+        .await;
+    let Err(LlmError::Malformed(why)) = whole else {
+        panic!("a 5 MiB answer is refused: {whole:?}");
+    };
+    assert!(why.contains("longer than 4194304 bytes"), "{why}");
+
+    let mut pieces = model("endless")
+        .stream(None, "hi".into())
+        .await
+        .expect("the stream starts");
+    let mut read = 0;
+    let failure = loop {
+        match pieces.next().await {
+            Some(Ok(text)) => read += text.len(),
+            Some(Err(e)) => break e,
+            None => panic!("a 6 MiB stream ends with an error, not quietly ({read} bytes read)"),
+        }
+    };
+    assert!(read <= 4 << 20, "{read} bytes read");
+    assert!(
+        failure.to_string().contains("longer than 4194304 bytes"),
+        "{failure}"
+    );
+}
+
+/// A streamed chunk whose text is `token`.
+fn chunk_owned(token: &str) -> String {
+    chunk(token)
+}

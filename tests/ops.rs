@@ -41,7 +41,7 @@ fn args(dir: &Path) -> Vec<String> {
 }
 
 async fn get(url: &str) -> (u16, Value) {
-    let r = reqwest::Client::new()
+    let r = crate::util::http()
         .get(url)
         .timeout(Duration::from_secs(30))
         .send()
@@ -293,7 +293,11 @@ async fn metrics_take_a_token_when_one_is_configured() {
     ]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (_serve, base) = spawn_serve(&args, &[("A2A_TEST_METRICS_TOKEN", "m3trics")]).await;
-    let refused = reqwest::get(format!("{base}metrics")).await.unwrap();
+    let refused = crate::util::http()
+        .get(format!("{base}metrics"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(refused.status(), 401);
     let (ok, out) =
         run_python_v1("parse_metrics.py", &[&format!("{base}metrics"), "m3trics"]).await;
@@ -326,7 +330,9 @@ async fn the_card_marks_workflows_whose_agents_are_down() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (_serve, base) = spawn_serve(&args, &[]).await;
     let card = || async {
-        reqwest::get(format!("{base}.well-known/agent-card.json"))
+        crate::util::http()
+            .get(format!("{base}.well-known/agent-card.json"))
+            .send()
             .await
             .unwrap()
             .json::<Value>()
@@ -625,7 +631,7 @@ async fn idle_connections_are_closed_and_never_keep_new_clients_out() {
         let probing = probing.clone();
         let url = format!("{base}healthz");
         tokio::spawn(async move {
-            let http = reqwest::Client::builder()
+            let http = a2a::https::reqwest_client_builder()
                 .pool_max_idle_per_host(0)
                 .timeout(Duration::from_secs(5))
                 .build()

@@ -117,7 +117,7 @@ async fn an_agent_is_called_with_client_credentials_from_its_card() {
     let issuer = idp.url.trim_end_matches('/').to_owned();
     let agent = guarded_agent(&issuer).await;
     // Without a token the agent refuses.
-    let refused = reqwest::Client::new()
+    let refused = crate::util::http()
         .post(&agent)
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "x"}}))
         .send()
@@ -400,7 +400,7 @@ async fn an_sdk_agent_gets_fresh_tokens_when_they_expire_or_are_refused() {
     let expiring = start(guarded_envs(false), 0.6).await;
     let revoking = start(guarded_envs(true), 0.0).await;
     // Without a token the SDK agent refuses.
-    let refused = reqwest::Client::new()
+    let refused = crate::util::http()
         .post(&expiring.url)
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}))
         .send()
@@ -627,7 +627,7 @@ async fn serve_signing_in_with(
 
 /// A token the provider issues Alice for the orchestrator.
 async fn alices_token(idp: &crate::util::SdkAgent) -> String {
-    reqwest::Client::new()
+    crate::util::http()
         .post(format!("{}token", idp.url))
         .basic_auth("alice", Some("alice-secret"))
         .form(&[

@@ -80,7 +80,9 @@ async fn v0_3_only_server_has_a_v0_3_card_and_refuses_v1_0() {
         },
     )
     .await;
-    let card: serde_json::Value = reqwest::get(format!("{}.well-known/agent-card.json", agent.url))
+    let card: serde_json::Value = crate::util::http()
+        .get(format!("{}.well-known/agent-card.json", agent.url))
+        .send()
         .await
         .unwrap()
         .json()
@@ -88,7 +90,7 @@ async fn v0_3_only_server_has_a_v0_3_card_and_refuses_v1_0() {
         .unwrap();
     assert!(card.get("supportedInterfaces").is_none(), "{card}");
     crate::util::schema::assert_valid("AgentCard", &card);
-    let v1 = reqwest::Client::new()
+    let v1 = crate::util::http()
         .post(&agent.url)
         .header("A2A-Version", "1.0")
         .json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}))
@@ -99,7 +101,7 @@ async fn v0_3_only_server_has_a_v0_3_card_and_refuses_v1_0() {
         .await
         .unwrap();
     assert_eq!(v1["error"]["code"], -32009, "{v1}");
-    let rest = reqwest::Client::new()
+    let rest = crate::util::http()
         .get(format!("{}tasks/x", agent.url))
         .header("A2A-Version", "1.0")
         .send()

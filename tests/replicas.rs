@@ -1012,7 +1012,9 @@ async fn a_stream_through_another_replica_is_pushed_and_outlives_losing_the_noti
     let (a, b) = (&fleet.urls[0], &fleet.urls[1]);
     let db = pg.url(name);
     let first = until_listening(&db, 2, &[]).await;
-    let metrics = reqwest::get(format!("{a}metrics"))
+    let metrics = crate::util::http()
+        .get(format!("{a}metrics"))
+        .send()
         .await
         .unwrap()
         .text()
@@ -1447,7 +1449,9 @@ async fn runs_outlive_a_database_outage(replicas: usize, runs: usize, name: &str
     );
     // Readiness says so, at once.
     let started = std::time::Instant::now();
-    let r = reqwest::get(format!("{}readyz", fleet.urls[0]))
+    let r = crate::util::http()
+        .get(format!("{}readyz", fleet.urls[0]))
+        .send()
         .await
         .unwrap();
     assert_eq!(r.status(), 503);
@@ -1563,7 +1567,7 @@ async fn a_replica_started_while_its_database_is_down_waits_for_it() {
     let get = |path: &str| {
         let url = format!("http://{base}{path}");
         async move {
-            let r = reqwest::get(url).await.unwrap();
+            let r = crate::util::http().get(url).send().await.unwrap();
             (r.status().as_u16(), r.text().await.unwrap())
         }
     };
@@ -1738,7 +1742,7 @@ async fn every_replica_shows_a_run_it_does_not_hold_while_it_runs() {
         let body = crate::util::rpc(method, params);
         let b = b.clone();
         async move {
-            let v = reqwest::Client::new()
+            let v = crate::util::http()
                 .post(&b)
                 .header("A2A-Version", "1.0")
                 .json(&body)

@@ -13,7 +13,9 @@ use crate::util::{echo, post_raw, post_sse, rpc, text_params};
 async fn card_validates() {
     let agent = echo(0).await;
     for path in [".well-known/agent-card.json", ".well-known/agent.json"] {
-        let card: Value = reqwest::get(format!("{}{path}", agent.url))
+        let card: Value = crate::util::http()
+            .get(format!("{}{path}", agent.url))
+            .send()
             .await
             .unwrap()
             .json()

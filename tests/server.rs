@@ -643,7 +643,7 @@ async fn idle_streams_carry_keep_alive_comments() {
         config,
     )
     .await;
-    let resp = reqwest::Client::new()
+    let resp = crate::util::http()
         .post(&agent.url)
         .json(&crate::util::rpc(
             "message/stream",
@@ -997,7 +997,7 @@ async fn a_repeated_message_id_returns_the_task_only_for_the_same_message_and_ca
 async fn the_card_carries_validators_and_answers_conditional_requests() {
     let agent = echo(0).await;
     let url = format!("{}.well-known/agent-card.json", agent.url);
-    let http = reqwest::Client::new();
+    let http = crate::util::http();
     let first = http.get(&url).send().await.unwrap();
     assert_eq!(first.status(), 200);
     let h = first.headers().clone();

@@ -97,7 +97,7 @@ async fn one_trace_runs_from_the_client_through_the_orchestrator_into_every_agen
         "params": {"message": {"kind": "message", "messageId": "m-trace", "role": "user",
             "parts": [{"kind": "data", "data": {"workflow": "traced"}}]}}
     });
-    let answer: Value = reqwest::Client::new()
+    let answer: Value = crate::util::http()
         .post(&base)
         .header("traceparent", format!("00-{trace_id}-{client_span}-01"))
         .json(&body)
@@ -250,7 +250,7 @@ async fn one_trace_runs_from_the_client_through_the_orchestrator_into_every_agen
             "parts": [{"kind": "data", "data": {"workflow": "slow"}}]},
             "configuration": {"blocking": false}}
     });
-    let http = reqwest::Client::new();
+    let http = crate::util::http();
     let started: Value = http
         .post(&base)
         .header(
@@ -334,7 +334,7 @@ async fn a_resumed_run_links_to_the_trace_it_started_in() {
             "parts": [{"kind": "data", "data": {"workflow": "slow"}}]},
             "configuration": {"blocking": false}}
     });
-    let started: Value = reqwest::Client::new()
+    let started: Value = crate::util::http()
         .post(&base)
         .header("traceparent", format!("00-{trace_id}-00f067aa0ba902b7-01"))
         .json(&start)
@@ -360,7 +360,7 @@ async fn a_resumed_run_links_to_the_trace_it_started_in() {
         loop {
             let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get",
                 "params": {"id": task_id}});
-            let t: Value = match reqwest::Client::new().post(&base).json(&get).send().await {
+            let t: Value = match crate::util::http().post(&base).json(&get).send().await {
                 Ok(r) => r.json().await.unwrap_or_default(),
                 Err(_) => Value::Null,
             };
@@ -455,7 +455,7 @@ async fn the_sample_ratio_drops_new_traces_and_follows_the_callers() {
             "params": {"message": {"kind": "message", "messageId": id, "role": "user",
                 "parts": [{"kind": "data", "data": {"workflow": "one"}}]}}})
     };
-    let http = reqwest::Client::new();
+    let http = crate::util::http();
     // A trace of its own: not kept.
     let untraced: Value = http
         .post(&base)
@@ -512,7 +512,7 @@ async fn the_trace_context_reaches_a_grpc_agent() {
     );
     let (_serve, base) = serve_one_step("traces-grpc", &agent, &receiver, "").await;
     let trace_id = "7af92f3577b34da6a3ce929d0e0e4722";
-    let answer: Value = reqwest::Client::new()
+    let answer: Value = crate::util::http()
         .post(&base)
         .header("traceparent", format!("00-{trace_id}-00f067aa0ba902b7-01"))
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "message/send",

@@ -12,7 +12,7 @@ use crate::echo_agent::{EchoAgent, echo_card};
 use crate::util::{echo, serve};
 
 fn http() -> reqwest::Client {
-    reqwest::Client::builder()
+    a2a::https::reqwest_client_builder()
         .timeout(Duration::from_secs(30))
         .build()
         .unwrap()

@@ -14,7 +14,7 @@
 //! EdDSA): never `none`, and never an HMAC, whose "secret" would be the public key.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock, RwLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -163,31 +163,30 @@ impl OidcVerifier {
                 ),
             });
         }
-        let mut builder = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(FETCH_TIMEOUT);
-        if let Some(path) = &settings.ca_file {
-            let pem = std::fs::read(path).map_err(|e| SettingsError {
+        let ca_pem = match &settings.ca_file {
+            Some(path) => Some(std::fs::read(path).map_err(|e| SettingsError {
                 field: Some("ca_file"),
                 message: format!("cannot read `ca_file` {}: {e}", path.display()),
-            })?;
-            let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| SettingsError {
+            })?),
+            None => None,
+        };
+        let tls = a2a::client::ClientTls {
+            ca_pem,
+            identity_pem: None,
+        };
+        let builder = a2a::https::reqwest_builder(Some(&tls), false).map_err(|e| {
+            let file = settings.ca_file.as_deref().unwrap_or(Path::new(""));
+            SettingsError {
                 field: Some("ca_file"),
                 message: format!(
                     "`ca_file` {} holds no PEM certificates: {e}",
-                    path.display()
+                    file.display()
                 ),
-            })?;
-            if certs.is_empty() {
-                return Err(SettingsError {
-                    field: Some("ca_file"),
-                    message: format!("`ca_file` {} holds no PEM certificates", path.display()),
-                });
             }
-            for cert in certs {
-                builder = builder.add_root_certificate(cert);
-            }
-        }
+        })?;
+        let builder = builder
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(FETCH_TIMEOUT);
         let http = builder.build().map_err(|e| SettingsError {
             field: None,
             message: format!("cannot build the HTTP client for the OpenID Provider: {e}"),

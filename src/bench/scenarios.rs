@@ -30,7 +30,7 @@ pub(super) enum Upstream {
 
 impl Upstream {
     pub(super) fn v1_0(url: &str) -> anyhow::Result<Upstream> {
-        let http = reqwest::Client::builder()
+        let http = a2a::https::reqwest_client_builder()
             .tcp_nodelay(true)
             .timeout(Duration::from_secs(60))
             .pool_idle_timeout(a2a::client::POOL_IDLE_TIMEOUT)

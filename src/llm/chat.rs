@@ -1,197 +1,306 @@
-//! The two calls of the OpenAI-compatible chat API the orchestrator makes — a chat
-//! completion answered whole, and one streamed as server-sent events — over the HTTP
-//! client the rest of the application uses. Two JSON shapes and an SSE stream are all
-//! of the API we need; a full SDK brought a second version of the HTTP stack and TLS
-//! with it.
+//! The OpenAI-compatible chat API through async-openai: its typed requests, answers
+//! and streamed chunks, over the reqwest client the rest of the application uses.
 //!
 //! Hostile or broken servers are bounded: no redirect is followed (the key would go
-//! with it), an answer past [`MAX_ANSWER`] bytes or an event past [`MAX_EVENT`] bytes
-//! is an error, and the caller bounds the time.
+//! with it), an answer — whole or streamed — past [`MAX_ANSWER`] bytes is an error
+//! (the body is read through [`Bounded`], async-openai's tower hook), and the caller
+//! bounds the time. Only what `[llm]` says is sent: the key when there is one, no
+//! organization or project from the environment ([`Endpoint`]).
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+
+use async_openai::config::Config;
+use async_openai::error::OpenAIError;
+use async_openai::middleware::HttpRequestFactory;
+use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse};
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
-use serde::Deserialize;
-use serde_json::Value;
-
-use a2a::sse::SseDecoder;
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use secrecy::SecretString;
 
 use super::LlmError;
 
-/// The largest whole answer read.
+/// The most bytes of one answer read, whole or streamed.
 pub(super) const MAX_ANSWER: usize = 4 << 20;
-/// The largest event of a streamed answer.
-pub(super) const MAX_EVENT: usize = 1 << 20;
 
-/// A client of one API: its base URL (up to and including `/v1`) and key.
+/// A client of one API.
 pub(super) struct Chat {
     http: reqwest::Client,
+    endpoint: Endpoint,
+    /// `<base>/chat/completions`, for errors.
     url: String,
-    key: Option<String>,
-}
-
-/// The part of a completion read: the first choice's text.
-#[derive(Deserialize)]
-struct Completion {
-    #[serde(default)]
-    choices: Vec<CompletionChoice>,
-}
-
-#[derive(Deserialize)]
-struct CompletionChoice {
-    message: Option<Content>,
-    delta: Option<Content>,
-}
-
-#[derive(Deserialize)]
-struct Content {
-    content: Option<String>,
 }
 
 impl Chat {
+    /// A client of the API at `base_url` (up to and including `/v1`) with `key`.
     pub(super) fn new(base_url: &str, key: Option<String>) -> Result<Chat, LlmError> {
-        let http = reqwest::Client::builder()
+        let endpoint = Endpoint::new(base_url, key)?;
+        let http = a2a::https::reqwest_client_builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| LlmError::Endpoint(format!("cannot build the HTTP client: {e}")))?;
+        let url = endpoint.url("/chat/completions");
         Ok(Chat {
             http,
-            url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
-            key: key.filter(|k| !k.is_empty()),
+            endpoint,
+            url,
         })
     }
 
-    async fn post(&self, body: &Value) -> Result<reqwest::Response, LlmError> {
-        let mut request = self
-            .http
-            .post(&self.url)
-            .header(CONTENT_TYPE, "application/json")
-            .body(body.to_string());
-        if let Some(key) = &self.key {
-            request = request.header(AUTHORIZATION, format!("Bearer {key}"));
-        }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| LlmError::Endpoint(format!("{}: {e}", self.url)))?;
-        let status = response.status();
-        if status.is_success() {
-            return Ok(response);
-        }
-        let body = read_bounded(response, 4096).await.unwrap_or_default();
-        Err(LlmError::Endpoint(format!(
-            "{} answered HTTP {status}: {}",
-            self.url,
-            String::from_utf8_lossy(&body).trim()
-        )))
+    /// async-openai's client for one call, and the flag its answer raises when it runs
+    /// past [`MAX_ANSWER`] (which async-openai's errors do not carry). Cheap: a few
+    /// reference counts.
+    fn call(&self) -> (async_openai::Client<Endpoint>, Arc<AtomicBool>) {
+        let too_long = Arc::new(AtomicBool::new(false));
+        let bounded = Bounded {
+            http: self.http.clone(),
+            too_long: too_long.clone(),
+        };
+        // Not `with_config`, which would build a reqwest client of its own first.
+        let client = async_openai::Client::build(self.http.clone(), self.endpoint.clone())
+            .with_http_service(bounded);
+        (client, too_long)
     }
 
-    /// The text of the first choice of the completion `body` asks for.
-    pub(super) async fn complete(&self, body: &Value) -> Result<String, LlmError> {
-        let response = self.post(body).await?;
-        let bytes = read_bounded(response, MAX_ANSWER).await?;
-        let completion: Completion = serde_json::from_slice(&bytes)
-            .map_err(|e| LlmError::Malformed(format!("not a chat completion: {e}")))?;
+    /// The text of the first choice of the completion `request` asks for.
+    pub(super) async fn complete(
+        &self,
+        request: CreateChatCompletionRequest,
+    ) -> Result<String, LlmError> {
+        let (client, too_long) = self.call();
+        let completion: CreateChatCompletionResponse = client
+            .chat()
+            .create(request)
+            .await
+            .map_err(|e| described(&self.url, e, &too_long))?;
         completion
             .choices
             .into_iter()
             .next()
-            .and_then(|c| c.message)
-            .and_then(|m| m.content)
+            .and_then(|c| c.message.content)
             .ok_or_else(|| LlmError::Malformed("the answer has no text".into()))
     }
 
-    /// The pieces of text of the streamed completion `body` asks for (it has
-    /// `"stream": true`), as they come.
+    /// The pieces of text of the streamed completion `request` asks for, as they come.
     pub(super) async fn stream(
         &self,
-        body: &Value,
+        request: CreateChatCompletionRequest,
     ) -> Result<BoxStream<'static, Result<String, LlmError>>, LlmError> {
-        let response = self.post(body).await?;
-        let state = (
-            response.bytes_stream().boxed(),
-            SseDecoder::new(MAX_EVENT),
-            Vec::new(),
-        );
-        let pieces = futures::stream::unfold(Some(state), |state| async move {
-            let (mut bytes, mut decoder, mut ready) = state?;
-            loop {
-                if !ready.is_empty() {
-                    let piece: Result<Option<String>, LlmError> = ready.remove(0);
-                    return match piece {
-                        Ok(Some(text)) => Some((Ok(text), Some((bytes, decoder, ready)))),
-                        // `[DONE]`: the answer is whole.
-                        Ok(None) => None,
-                        Err(e) => Some((Err(e), None)),
-                    };
-                }
-                match bytes.next().await {
-                    None => return None,
-                    Some(Err(e)) => {
-                        return Some((Err(LlmError::Endpoint(e.to_string())), None));
-                    }
-                    Some(Ok(chunk)) => match decoder.feed(&chunk) {
-                        Err(e) => return Some((Err(LlmError::Malformed(e.to_string())), None)),
-                        Ok(events) => ready.extend(events.iter().map(|e| piece(&e.data))),
-                    },
-                }
+        let (client, too_long) = self.call();
+        let chunks = client
+            .chat()
+            .create_stream(request)
+            .await
+            .map_err(|e| described(&self.url, e, &too_long))?;
+        let url = self.url.clone();
+        Ok(chunks
+            .map(move |chunk| match chunk {
+                Ok(chunk) => Ok(chunk
+                    .choices
+                    .iter()
+                    .filter_map(|c| c.delta.content.as_deref())
+                    .collect()),
+                Err(e) => Err(described(&url, e, &too_long)),
+            })
+            .boxed())
+    }
+}
+
+/// `e` as what went wrong: the endpoint (unreachable, an HTTP error, a broken stream)
+/// or the answer (not the JSON of a completion, or `too_long`).
+fn described(url: &str, e: OpenAIError, too_long: &AtomicBool) -> LlmError {
+    if too_long.load(Ordering::Relaxed) {
+        return LlmError::Malformed(format!("the answer is longer than {MAX_ANSWER} bytes"));
+    }
+    let chain = causes(&e);
+    match e {
+        OpenAIError::ApiError(api) => LlmError::Endpoint(format!(
+            "{url} answered HTTP {}: {}",
+            api.status_code, api.api_error.message
+        )),
+        OpenAIError::JSONDeserialize(..) => {
+            LlmError::Malformed(format!("not a chat completion: {chain}"))
+        }
+        OpenAIError::Boxed(refused) if refused.is::<Refused>() => {
+            LlmError::Endpoint(format!("{url} {refused}"))
+        }
+        _ => LlmError::Endpoint(format!("{url}: {chain}")),
+    }
+}
+
+/// An error's message with its causes', each once.
+fn causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// The API's base URL and key, as async-openai asks for them. Unlike its
+/// `OpenAIConfig`, nothing comes from the environment, and no `Authorization` header
+/// goes without a key.
+#[derive(Clone)]
+struct Endpoint {
+    base: Arc<str>,
+    key: Arc<SecretString>,
+    headers: Arc<HeaderMap>,
+}
+
+impl Endpoint {
+    fn new(base_url: &str, key: Option<String>) -> Result<Endpoint, LlmError> {
+        let mut headers = HeaderMap::new();
+        let key = key.filter(|k| !k.is_empty()).unwrap_or_default();
+        if !key.is_empty() {
+            let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+                LlmError::Endpoint("the API key has characters an HTTP header cannot carry".into())
+            })?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        Ok(Endpoint {
+            base: base_url.trim_end_matches('/').into(),
+            key: Arc::new(SecretString::from(key)),
+            headers: Arc::new(headers),
+        })
+    }
+}
+
+impl Config for Endpoint {
+    fn headers(&self) -> HeaderMap {
+        (*self.headers).clone()
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn query(&self) -> Vec<(&str, &str)> {
+        Vec::new()
+    }
+
+    fn api_base(&self) -> &str {
+        &self.base
+    }
+
+    fn api_key(&self) -> &SecretString {
+        &self.key
+    }
+}
+
+/// Sends async-openai's requests over our client, and hands back each answer with a
+/// body that fails once it passes [`MAX_ANSWER`] bytes, raising `too_long`.
+#[derive(Clone)]
+struct Bounded {
+    http: reqwest::Client,
+    too_long: Arc<AtomicBool>,
+}
+
+impl tower::Service<HttpRequestFactory> for Bounded {
+    type Response = reqwest::Response;
+    type Error = OpenAIError;
+    type Future = Pin<Box<dyn Future<Output = Result<reqwest::Response, OpenAIError>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), OpenAIError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: HttpRequestFactory) -> Self::Future {
+        let (http, too_long) = (self.http.clone(), self.too_long.clone());
+        Box::pin(async move {
+            let response = http.execute(request.build().await?).await?;
+            let status = response.status();
+            if !status.is_success() {
+                // A redirect too: the answer is the 3xx, never where it points.
+                let body = read_bounded(response, 4096).await;
+                let said = serde_json::from_slice::<serde_json::Value>(&body)
+                    .ok()
+                    .and_then(|v| v["error"]["message"].as_str().map(str::to_owned))
+                    .unwrap_or_else(|| String::from_utf8_lossy(&body).trim().to_owned());
+                return Err(OpenAIError::Boxed(Box::new(Refused(format!(
+                    "answered HTTP {status}: {said}"
+                )))));
             }
-        });
-        Ok(pieces.boxed())
+            Ok(bounded(response, MAX_ANSWER, too_long))
+        })
     }
 }
 
-/// The text of one streamed event: `None` for `[DONE]`.
-fn piece(data: &str) -> Result<Option<String>, LlmError> {
-    if data.trim() == "[DONE]" {
-        return Ok(None);
-    }
-    let value: Value = serde_json::from_str(data)
-        .map_err(|e| LlmError::Malformed(format!("a streamed piece is not JSON: {e}")))?;
-    if let Some(error) = value.get("error") {
-        return Err(LlmError::Endpoint(format!("the model failed: {error}")));
-    }
-    let chunk: Completion = serde_json::from_value(value)
-        .map_err(|e| LlmError::Malformed(format!("not a chat completion chunk: {e}")))?;
-    Ok(Some(
-        chunk
-            .choices
-            .iter()
-            .filter_map(|c| c.delta.as_ref().and_then(|d| d.content.as_deref()))
-            .collect(),
-    ))
-}
+/// An answer other than a success, as the endpoint gave it.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Refused(String);
 
-/// The body of `response`, or an error past `limit` bytes.
-async fn read_bounded(response: reqwest::Response, limit: usize) -> Result<Vec<u8>, LlmError> {
+/// Up to `limit` bytes of `response`'s body (what an error page says).
+async fn read_bounded(response: reqwest::Response, limit: usize) -> Vec<u8> {
     let mut body = Vec::new();
     let mut chunks = response.bytes_stream();
-    while let Some(chunk) = chunks.next().await {
-        let chunk = chunk.map_err(|e| LlmError::Endpoint(e.to_string()))?;
-        if body.len() + chunk.len() > limit {
-            return Err(LlmError::Malformed(format!(
+    while let Some(Ok(chunk)) = chunks.next().await {
+        let room = limit - body.len();
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() == limit {
+            break;
+        }
+    }
+    body
+}
+
+/// `response` with a body that fails past `limit` bytes, raising `too_long`.
+fn bounded(
+    response: reqwest::Response,
+    limit: usize,
+    too_long: Arc<AtomicBool>,
+) -> reqwest::Response {
+    let mut answer = http::Response::builder()
+        .status(response.status())
+        .version(response.version());
+    if let Some(headers) = answer.headers_mut() {
+        *headers = response.headers().clone();
+    }
+    let mut read = 0usize;
+    let body = response.bytes_stream().map(move |chunk| {
+        let chunk = chunk?;
+        read += chunk.len();
+        if read > limit {
+            too_long.store(true, Ordering::Relaxed);
+            return Err(Box::<dyn std::error::Error + Send + Sync>::from(format!(
                 "the answer is longer than {limit} bytes"
             )));
         }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
+        Ok(chunk)
+    });
+    let body = reqwest::Body::wrap_stream(body);
+    reqwest::Response::from(
+        answer
+            .body(body)
+            .unwrap_or_else(|_| http::Response::new(reqwest::Body::from(""))),
+    )
 }
 
 #[cfg(test)]
 mod tests {
-    use super::piece;
+    use super::Endpoint;
+    use async_openai::config::Config;
 
     #[test]
-    fn pieces_of_a_streamed_answer() {
-        let chunk = r#"{"choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}"#;
-        assert_eq!(piece(chunk).unwrap(), Some("Hel".to_owned()));
-        assert_eq!(piece(" [DONE]").unwrap(), None);
+    fn only_the_configured_key_is_sent() {
+        let keyless = Endpoint::new("http://127.0.0.1:1/v1/", None).unwrap();
+        assert!(keyless.headers().is_empty());
         assert_eq!(
-            piece(r#"{"choices":[{"index":0,"delta":{"role":"assistant"}}]}"#).unwrap(),
-            Some(String::new())
+            keyless.url("/chat/completions"),
+            "http://127.0.0.1:1/v1/chat/completions"
         );
-        assert!(piece(r#"{"error":{"message":"overloaded"}}"#).is_err());
-        assert!(piece("not json").is_err());
+        let keyed = Endpoint::new("http://127.0.0.1:1/v1", Some("sk-1".into())).unwrap();
+        assert_eq!(keyed.headers()["authorization"], "Bearer sk-1");
+        assert!(Endpoint::new("http://127.0.0.1:1/v1", Some("sk\n1".into())).is_err());
     }
 }

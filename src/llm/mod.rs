@@ -1,7 +1,7 @@
 //! Optional help from a language model behind any OpenAI-compatible chat API (OpenAI,
 //! Ollama, vLLM, llama.cpp's server): choosing a workflow for a
 //! free-text request, extracting the workflow's inputs from it as JSON, and writing
-//! `kind = "llm"` steps token by token. The API is spoken by `chat`.
+//! `kind = "llm"` steps token by token. The API is spoken by `chat` (async-openai).
 //!
 //! Everything here is best effort by design: callers treat every error (the endpoint
 //! down, a timeout, an answer that is not the JSON asked for) as "no help from the
@@ -17,6 +17,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use async_openai::types::chat::{
+    ChatCompletionRequestSystemMessage, ChatCompletionRequestUserMessage,
+    CreateChatCompletionRequest, ResponseFormat, ResponseFormatJsonSchema,
+};
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
@@ -217,22 +221,26 @@ impl Llm {
         schema: Value,
     ) -> Result<Value, LlmError> {
         let c = &self.inner.config;
-        let body = json!({
-            "model": c.model,
-            "messages": [
-                { "role": "system", "content": system },
-                { "role": "user", "content": user },
+        let request = CreateChatCompletionRequest {
+            model: c.model.clone(),
+            messages: vec![
+                ChatCompletionRequestSystemMessage::from(system).into(),
+                ChatCompletionRequestUserMessage::from(user).into(),
             ],
-            "max_tokens": c.routing_max_tokens,
             // Routing and extraction want the likeliest answer.
-            "temperature": c.temperature.unwrap_or(0.0),
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": { "name": name, "schema": schema, "strict": false },
-            },
-        });
+            temperature: Some(c.temperature.unwrap_or(0.0)),
+            response_format: Some(ResponseFormat::JsonSchema {
+                json_schema: ResponseFormatJsonSchema {
+                    name: name.to_owned(),
+                    schema,
+                    strict: Some(false),
+                    description: None,
+                },
+            }),
+            ..with_max_tokens(c.routing_max_tokens)
+        };
         let chat = self.inner.chat.as_ref().map_err(Clone::clone)?;
-        let text = tokio::time::timeout(c.timeout, chat.complete(&body))
+        let text = tokio::time::timeout(c.timeout, chat.complete(request))
             .await
             .map_err(|_| LlmError::Timeout(c.timeout))??;
         parse_json(&text)
@@ -247,21 +255,19 @@ impl Llm {
         let c = &self.inner.config;
         let mut messages = Vec::new();
         if let Some(s) = system {
-            messages.push(json!({ "role": "system", "content": s }));
+            messages.push(ChatCompletionRequestSystemMessage::from(s).into());
         }
-        messages.push(json!({ "role": "user", "content": user }));
-        let mut body = json!({
-            "model": c.model,
-            "messages": messages,
-            "max_tokens": c.max_tokens,
-            "stream": true,
-        });
-        if let Some(t) = c.temperature {
-            body["temperature"] = json!(t);
-        }
+        messages.push(ChatCompletionRequestUserMessage::from(user).into());
+        let request = CreateChatCompletionRequest {
+            model: c.model.clone(),
+            messages,
+            temperature: c.temperature,
+            stream: Some(true),
+            ..with_max_tokens(c.max_tokens)
+        };
         let idle = c.timeout;
         let chat = self.inner.chat.as_ref().map_err(Clone::clone)?;
-        let stream = tokio::time::timeout(idle, chat.stream(&body))
+        let stream = tokio::time::timeout(idle, chat.stream(request))
             .await
             .map_err(|_| LlmError::Timeout(idle))??;
         let tokens = futures::stream::unfold(Some(stream), move |stream| async move {
@@ -274,6 +280,17 @@ impl Llm {
             }
         });
         Ok(tokens.boxed())
+    }
+}
+
+/// A request with nothing but `max_tokens` set: the name every OpenAI-compatible server
+/// reads (OpenAI's own now prefers `max_completion_tokens`, which local servers may not
+/// know).
+#[allow(deprecated)]
+fn with_max_tokens(max_tokens: u32) -> CreateChatCompletionRequest {
+    CreateChatCompletionRequest {
+        max_tokens: Some(max_tokens),
+        ..CreateChatCompletionRequest::default()
     }
 }
 

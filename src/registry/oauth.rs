@@ -73,11 +73,11 @@ impl ClientCredentials {
         resource: Option<String>,
         agent_url: &str,
     ) -> Self {
-        let http = reqwest::Client::builder()
+        let http = a2a::https::reqwest_client_builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(15))
             .build()
-            .unwrap_or_default();
+            .expect("an HTTP client on a2a's TLS configuration builds");
         ClientCredentials {
             client_id,
             secret,

@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+use opentelemetry::trace::TraceContextExt;
 use serde_json::{Map, Value};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
@@ -43,12 +44,18 @@ where
             let mut innermost = None;
             for span in scope {
                 innermost.get_or_insert_with(|| span.name());
-                let ext = span.extensions();
                 if ids.is_none() {
-                    ids = ext
-                        .get::<tracing_opentelemetry::OtelData>()
-                        .and_then(|d| Some((d.trace_id()?, d.span_id()?)));
+                    // Asked before the span's extensions are borrowed: the OpenTelemetry
+                    // layer locks them to answer.
+                    ids = tracing::dispatcher::get_default(|dispatch| {
+                        let context =
+                            tracing_opentelemetry::get_otel_context(&span.id(), dispatch)?;
+                        let span = context.span();
+                        let ids = span.span_context();
+                        ids.is_valid().then(|| (ids.trace_id(), ids.span_id()))
+                    });
                 }
+                let ext = span.extensions();
                 // Outer spans are met later: a key already set by an inner span stays.
                 if let Some(fields) = ext.get::<FormattedFields<JsonFields>>()
                     && let Ok(Value::Object(fields)) = serde_json::from_str(&fields.fields)

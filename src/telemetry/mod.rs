@@ -38,7 +38,7 @@ const TRACED: &[&str] = &[
 /// `RUST_LOG` directive uses for all of them) first.
 const CRATES: &[&str] = &[
     "a2a_orchestrator",
-    "a2a",
+    "a2a_protocol",
     "orchestrator_core",
     "orchestrator_store",
 ];
@@ -216,6 +216,9 @@ fn provider(
     if let Endpoint::File(url) = endpoint {
         exporter = exporter.with_endpoint(url);
     }
+    // The exporter builds its own reqwest client, which takes the process's default
+    // crypto provider (reqwest brings none): ring, as everywhere else.
+    a2a::https::ring_as_process_default();
     let exporter = exporter.build()?;
     let mut resource = opentelemetry_sdk::Resource::builder();
     if std::env::var("OTEL_SERVICE_NAME").is_err() {
@@ -305,7 +308,7 @@ mod tests {
     fn the_applications_name_stands_for_every_crate_of_ours() {
         assert_eq!(
             with_all_our_crates("warn,a2a_orchestrator=debug"),
-            "warn,a2a_orchestrator=debug,a2a=debug,orchestrator_core=debug,orchestrator_store=debug"
+            "warn,a2a_orchestrator=debug,a2a_protocol=debug,orchestrator_core=debug,orchestrator_store=debug"
         );
         assert_eq!(
             with_all_our_crates("a2a_orchestrator"),

@@ -104,6 +104,12 @@ pub async fn echo(delay_ms: u64) -> Running {
     .await
 }
 
+/// A client for a test's own HTTP calls, on the TLS every client of the product uses
+/// (reqwest has no crypto provider of its own).
+pub fn http() -> reqwest::Client {
+    a2a::https::reqwest_client_builder().build().unwrap()
+}
+
 /// Serves an arbitrary axum router on loopback; returns its base URL (no trailing slash).
 pub async fn serve_router(router: axum::Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -114,7 +120,7 @@ pub async fn serve_router(router: axum::Router) -> String {
 
 /// POSTs `body` as it is; returns the status and the JSON body (Null when empty).
 pub async fn post_raw(url: &str, body: impl Into<reqwest::Body>) -> (u16, Value) {
-    let resp = reqwest::Client::new()
+    let resp = crate::util::http()
         .post(url)
         .header("content-type", "application/json")
         .body(body)
@@ -139,7 +145,7 @@ pub async fn post_raw(url: &str, body: impl Into<reqwest::Body>) -> (u16, Value)
 
 /// POSTs a JSON-RPC request and reads the whole SSE response: each event's `data` JSON.
 pub async fn post_sse(url: &str, body: &Value) -> Vec<Value> {
-    let resp = reqwest::Client::new()
+    let resp = crate::util::http()
         .post(url)
         .json(body)
         .timeout(Duration::from_secs(30))

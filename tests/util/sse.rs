@@ -9,7 +9,7 @@ use serde_json::Value;
 
 /// One JSON-RPC call; the response body.
 pub(crate) async fn call(url: &str, body: &Value) -> Value {
-    reqwest::Client::new()
+    crate::util::http()
         .post(url)
         .json(body)
         .send()
@@ -29,7 +29,7 @@ pub(crate) struct Sse {
 
 impl Sse {
     pub(crate) async fn open(url: &str, body: &Value, last_event_id: Option<u64>) -> Sse {
-        let mut req = reqwest::Client::new().post(url).json(body);
+        let mut req = crate::util::http().post(url).json(body);
         if let Some(id) = last_event_id {
             req = req.header("Last-Event-ID", id.to_string());
         }

@@ -45,9 +45,12 @@ impl Ca {
 
     /// An HTTP client that trusts only this authority.
     pub fn client(&self) -> reqwest::Client {
-        reqwest::Client::builder()
-            .tls_built_in_root_certs(false)
-            .add_root_certificate(reqwest::Certificate::from_pem(self.pem().as_bytes()).unwrap())
+        let tls = a2a::client::ClientTls {
+            ca_pem: Some(self.pem().into_bytes()),
+            identity_pem: None,
+        };
+        a2a::https::reqwest_builder(Some(&tls), false)
+            .unwrap()
             .build()
             .unwrap()
     }

@@ -19,6 +19,8 @@
 #[cfg(feature = "client")]
 pub mod client;
 pub mod error;
+#[cfg(any(feature = "client", feature = "server"))]
+pub mod https;
 pub mod jsonrpc;
 pub mod log;
 pub mod method;

@@ -20,7 +20,6 @@ mod multiplex;
 mod rest;
 mod rpc;
 mod send;
-mod tls;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -36,6 +35,7 @@ use tracing::warn;
 
 use crate::Version;
 use crate::error::ErrorCode;
+pub use crate::https::{ClientTls, TlsError};
 use crate::v1::{convert as v1c, types as v1t};
 pub use card::{CardFetch, CardResolver, MAX_CARD_BYTES, parse_card, v1_card_as_v03};
 pub use error::ClientError;
@@ -43,7 +43,6 @@ pub use interface::{Binding, Choice, Interface, Preference, choose as choose_int
 pub use list::{ListTasksQuery, TaskList};
 use rest::RequestLine;
 pub use send::{HttpClient, POOL_IDLE_TIMEOUT};
-pub use tls::{ClientTls, TlsError};
 
 use super::method::Method;
 use super::types::{
@@ -251,22 +250,22 @@ pub fn http_client_tls(
 /// An HTTP client made as `options` say. Fails only on TLS material that is refused
 /// (or a TLS backend that cannot be set up).
 pub fn http_client_for(options: HttpOptions) -> Result<HttpClient, TlsError> {
-    let builder = builder(options.pool_idle_timeout);
+    let builder = builder(
+        options.tls.as_ref(),
+        options.http2,
+        options.pool_idle_timeout,
+    )?;
     let builder = if options.http2 {
         builder.http2_prior_knowledge()
     } else {
         builder
     };
-    let builder = builder.redirect(redirect_policy(options.redirects));
-    let builder = match &options.tls {
-        Some(tls) => tls::with_reqwest(builder, tls)?,
-        None => builder,
-    };
     let general = builder
+        .redirect(redirect_policy(options.redirects))
         .build()
         .map_err(|e| TlsError::Backend(e.to_string()))?;
     let direct = match direct(options.redirects) {
-        true => Some(tls::rustls_config(options.tls.as_ref())?),
+        true => Some(crate::https::rustls_config(options.tls.as_ref())?),
         false => None,
     };
     Ok(HttpClient::new(
@@ -304,18 +303,22 @@ fn redirect_policy(redirects: Redirects) -> reqwest::redirect::Policy {
 /// reqwest with our settings. Building fails only when the TLS backend cannot be set up
 /// (reqwest's own `Client::new` panics then too); falling back to a default client would
 /// silently drop the connect timeout and the user agent, so it is not done.
-fn builder(pool_idle_timeout: Duration) -> reqwest::ClientBuilder {
-    let builder = reqwest::Client::builder()
+fn builder(
+    tls: Option<&ClientTls>,
+    http2_only: bool,
+    pool_idle_timeout: Duration,
+) -> Result<reqwest::ClientBuilder, TlsError> {
+    let builder = crate::https::reqwest_builder(tls, http2_only)?
         .user_agent(USER_AGENT)
         .connect_timeout(Duration::from_secs(10))
         .pool_idle_timeout(pool_idle_timeout);
-    if proxy_in_env() {
+    Ok(if proxy_in_env() {
         builder
     } else {
         // Exactly what reqwest would do, without asking an empty proxy list about every
         // request (about 1% of a workflow run's CPU).
         builder.no_proxy()
-    }
+    })
 }
 
 /// The variables reqwest reads for a proxy (HTTP for `http://` URLs, HTTPS for

@@ -183,7 +183,7 @@ pub struct PushNotifier {
 impl PushNotifier {
     /// Delivers the push notifications of the tasks in `store`, each call bounded by `timeout`; webhooks on private addresses refused unless `allow_private`.
     pub fn new(store: Arc<dyn TaskStore>, timeout: Duration, allow_private: bool) -> Self {
-        let http = reqwest::Client::builder()
+        let http = crate::https::reqwest_client_builder()
             .timeout(timeout)
             .user_agent(concat!("a2a-orchestrator/", env!("CARGO_PKG_VERSION")))
             // An idle connection is given up before the receiver closes it.

@@ -1,8 +1,14 @@
-//! An agent's own TLS, as PEM: the certificate authorities its certificate must chain to
-//! (instead of the public ones) and the certificate this client presents (mutual TLS).
-//! One setting for every binding, read here into what each way of calling needs:
-//! rustls's configuration for the direct path, reqwest's roots and identity for the
-//! rest (gRPC reads the same PEM into tonic's).
+//! The TLS of every request this crate sends — the client's calls and the server's push
+//! deliveries — and of any reqwest client an application builds beside them: rustls on
+//! ring (the crypto the rest of the process uses), the public authorities of
+//! webpki-roots unless the agent names its own, and the certificate a client presents
+//! (mutual TLS). One setting, [`ClientTls`] as PEM, read here into the rustls
+//! configuration both the direct path and reqwest take (gRPC reads the same PEM into
+//! tonic's).
+//!
+//! reqwest is built without a crypto provider of its own: every client is given this
+//! configuration, so that none depends on a process-wide default (and none brings a
+//! second crypto library).
 
 use std::sync::{Arc, LazyLock};
 
@@ -51,8 +57,9 @@ static PUBLIC_ROOTS: LazyLock<Arc<RootCertStore>> = LazyLock::new(|| {
 });
 
 /// rustls's client configuration for `tls` (`None`: the public authorities, no client
-/// certificate), on ring as the rest of the process; its ALPN is set by the connector.
-pub(super) fn rustls_config(tls: Option<&ClientTls>) -> Result<rustls::ClientConfig, TlsError> {
+/// certificate), on ring as the rest of the process; no ALPN (the direct path's
+/// connector sets it; [`reqwest_builder`] offers HTTP/2 and HTTP/1.1).
+pub fn rustls_config(tls: Option<&ClientTls>) -> Result<rustls::ClientConfig, TlsError> {
     let roots = match tls.and_then(|t| t.ca_pem.as_deref()) {
         Some(pem) => {
             let mut roots = RootCertStore::empty();
@@ -89,32 +96,32 @@ pub(super) fn rustls_config(tls: Option<&ClientTls>) -> Result<rustls::ClientCon
     }
 }
 
-/// `builder` trusting `tls`'s authorities only, when it names any, and presenting its
-/// certificate.
-pub(super) fn with_reqwest(
-    mut builder: reqwest::ClientBuilder,
-    tls: &ClientTls,
+/// A reqwest client builder whose TLS is [`rustls_config`]'s for `tls`, offering
+/// HTTP/2 and HTTP/1.1 (`http2_only`: HTTP/2 alone). Every reqwest client of the
+/// process should start here: reqwest has no crypto provider of its own.
+pub fn reqwest_builder(
+    tls: Option<&ClientTls>,
+    http2_only: bool,
 ) -> Result<reqwest::ClientBuilder, TlsError> {
-    if let Some(pem) = &tls.ca_pem {
-        let roots = reqwest::Certificate::from_pem_bundle(pem)
-            .map_err(|e| TlsError::Authorities(e.to_string()))?;
-        if roots.is_empty() {
-            return Err(TlsError::Authorities("there are none".into()));
-        }
-        builder = builder.tls_built_in_root_certs(false);
-        for root in roots {
-            builder = builder.add_root_certificate(root);
-        }
-    }
-    if let Some((cert, key)) = &tls.identity_pem {
-        let mut pem = cert.clone();
-        pem.push(b'\n');
-        pem.extend_from_slice(key);
-        let identity =
-            reqwest::Identity::from_pem(&pem).map_err(|e| TlsError::Identity(e.to_string()))?;
-        builder = builder.identity(identity);
-    }
-    Ok(builder)
+    let mut config = rustls_config(tls)?;
+    config.alpn_protocols = match http2_only {
+        true => vec![b"h2".to_vec()],
+        false => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
+    };
+    Ok(reqwest::Client::builder().tls_backend_preconfigured(config))
+}
+
+/// Makes ring the process's default crypto provider, unless one is set already: for
+/// crates that build reqwest clients of their own (an OpenTelemetry exporter, say),
+/// which would otherwise find none.
+pub fn ring_as_process_default() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// [`reqwest_builder`] with the public authorities and both HTTP versions: for a
+/// client with no TLS settings of its own.
+pub fn reqwest_client_builder() -> reqwest::ClientBuilder {
+    reqwest_builder(None, false).expect("the public authorities make a TLS configuration")
 }
 
 #[cfg(test)]

@@ -174,4 +174,9 @@ fn one_version_of_each_http_and_tls_crate() {
             "Cargo.lock has {name} {versions:?}: two HTTP or TLS stacks are built and kept apart"
         );
     }
+    // One SQLite driver (rusqlite): sqlx is PostgreSQL's alone.
+    let sqlx_sqlite = packages
+        .iter()
+        .any(|p| p["name"].as_str() == Some("sqlx-sqlite"));
+    assert!(!sqlx_sqlite, "Cargo.lock has sqlx-sqlite beside rusqlite");
 }

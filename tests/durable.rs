@@ -572,18 +572,10 @@ async fn a_corrupt_or_foreign_database_stops_serve_with_a_clear_error() {
 
     // A database of another program is not taken over either.
     let foreign = dir.join("foreign.db");
-    {
-        use sqlx::Connection;
-        let mut c =
-            sqlx::SqliteConnection::connect(&format!("sqlite://{}?mode=rwc", foreign.display()))
-                .await
-                .unwrap();
-        sqlx::query("CREATE TABLE accounts (id INTEGER)")
-            .execute(&mut c)
-            .await
-            .unwrap();
-        c.close().await.unwrap();
-    }
+    rusqlite::Connection::open(&foreign)
+        .unwrap()
+        .execute("CREATE TABLE accounts (id INTEGER)", [])
+        .unwrap();
     let out = run(&foreign);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
@@ -1541,7 +1533,6 @@ async fn slow_then_quick(
 /// step executes once.
 #[tokio::test]
 async fn a_run_outlives_its_sqlite_store_being_locked() {
-    use sqlx::Connection;
     let (dir, seen, calls) =
         slow_then_quick("durable-locked", "locked", Duration::from_millis(600)).await;
     let db = dir.join("orchestrator.db");
@@ -1573,20 +1564,14 @@ async fn a_run_outlives_its_sqlite_store_being_locked() {
     // Step a is with its agent: another process takes the database's write lock, and
     // keeps it for five times the store's wait.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let mut lock = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
-        .await
-        .unwrap();
+    let lock = rusqlite::Connection::open(&db).unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while sqlx::raw_sql("BEGIN EXCLUSIVE")
-        .execute(&mut lock)
-        .await
-        .is_err()
-    {
+    while lock.execute_batch("BEGIN EXCLUSIVE").is_err() {
         assert!(tokio::time::Instant::now() < deadline, "took the lock");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
-    sqlx::raw_sql("ROLLBACK").execute(&mut lock).await.unwrap();
+    lock.execute_batch("ROLLBACK").unwrap();
     drop(lock);
 
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
@@ -1812,9 +1797,10 @@ async fn an_unreadable_task_is_listed_marked_and_not_resumed_on_sqlite() {
     let url = format!("sqlite://{}", dir.join("store.db").display());
     let store = StoreSpec::parse(&url).unwrap().open().await.unwrap();
     two_tasks_one_spoilt(store.clone(), || async {
-        use sqlx::Connection;
-        let mut c = sqlx::SqliteConnection::connect(&url).await.unwrap();
-        spoil(&mut c).await;
+        rusqlite::Connection::open(dir.join("store.db"))
+            .unwrap()
+            .execute(SPOIL, [])
+            .unwrap();
     })
     .await;
     store.flush().await.unwrap();
@@ -1845,24 +1831,14 @@ async fn an_unreadable_task_is_listed_marked_and_not_resumed_on_postgres() {
     two_tasks_one_spoilt(store, || async {
         use sqlx::Connection;
         let mut c = sqlx::PgConnection::connect(&url).await.unwrap();
-        spoil(&mut c).await;
+        sqlx::query(SPOIL).execute(&mut c).await.unwrap();
     })
     .await;
 }
 
 /// Makes task `t-spoilt`'s record unreadable, as a bug or a hand in the database
 /// might.
-async fn spoil<'c, C>(c: &'c mut C)
-where
-    &'c mut C: sqlx::Executor<'c>,
-    for<'q> <<&'c mut C as sqlx::Executor<'c>>::Database as sqlx::Database>::Arguments<'q>:
-        sqlx::IntoArguments<'q, <&'c mut C as sqlx::Executor<'c>>::Database>,
-{
-    sqlx::query("UPDATE tasks SET snapshot = '{\"spoilt\": ' WHERE id = 't-spoilt'")
-        .execute(c)
-        .await
-        .unwrap();
-}
+const SPOIL: &str = "UPDATE tasks SET snapshot = '{\"spoilt\": ' WHERE id = 't-spoilt'";
 
 async fn two_tasks_one_spoilt<F: std::future::Future<Output = ()>>(
     store: Arc<dyn Store>,

@@ -33,14 +33,10 @@ async fn database(name: &str) -> String {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
-    let options = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(&path)
-        .create_if_missing(true);
-    let mut conn = sqlx::SqliteConnection::connect_with(&options)
-        .await
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(DUMP)
         .unwrap();
-    sqlx::raw_sql(DUMP).execute(&mut conn).await.unwrap();
-    conn.close().await.unwrap();
     format!("sqlite://{}", path.display())
 }
 
@@ -49,25 +45,24 @@ async fn a_sqlite_store_written_at_schema_2_reads_back_whole() {
     let url = database("golden-schema-2.db").await;
     reads_back_whole(&url, COMPLETED, WAITING).await;
     let path = url.trim_start_matches("sqlite://").to_owned();
-    let options = sqlx::sqlite::SqliteConnectOptions::new().filename(path);
-    let mut conn = sqlx::SqliteConnection::connect_with(&options)
-        .await
-        .unwrap();
+    let conn = rusqlite::Connection::open(path).unwrap();
     for id in [COMPLETED, WAITING] {
         let mut rows = Vec::new();
         for run in [id.to_owned(), format!("{id}-copy")] {
-            let (header, end): (String, Option<String>) =
-                sqlx::query_as("SELECT header, run_end FROM runs WHERE id = ?1")
-                    .bind(&run)
-                    .fetch_one(&mut conn)
-                    .await
-                    .unwrap();
-            let units: Vec<(String, i64, String)> =
-                sqlx::query_as("SELECT step, item, checkpoint FROM run_units WHERE run_id = ?1")
-                    .bind(&run)
-                    .fetch_all(&mut conn)
-                    .await
-                    .unwrap();
+            let (header, end): (String, Option<String>) = conn
+                .query_row(
+                    "SELECT header, run_end FROM runs WHERE id = ?1",
+                    [&run],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap();
+            let units: Vec<(String, i64, String)> = conn
+                .prepare("SELECT step, item, checkpoint FROM run_units WHERE run_id = ?1")
+                .unwrap()
+                .query_map([&run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
             rows.push(stored(header, end, units));
         }
         same_rows(id, &rows[0], &rows[1]);

@@ -523,15 +523,9 @@ async fn readiness_follows_the_store_and_the_agents() {
 
     // Another process takes the database's write lock: unready until it lets go.
     let db = dir.join("orchestrator.db");
-    use sqlx::{ConnectOptions, Connection};
-    let mut other = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(&db)
-        .connect()
-        .await
-        .unwrap();
-    sqlx::raw_sql("BEGIN IMMEDIATE; UPDATE runs SET id = id;")
-        .execute(&mut other)
-        .await
+    let other = rusqlite::Connection::open(&db).unwrap();
+    other
+        .execute_batch("BEGIN IMMEDIATE; UPDATE runs SET id = id;")
         .unwrap();
     let (status, body) = get(&format!("{base}readyz")).await;
     assert_eq!(status, 503, "{body}");
@@ -540,8 +534,8 @@ async fn readiness_follows_the_store_and_the_agents() {
         why.contains("the store did not take a write within"),
         "{why}"
     );
-    sqlx::raw_sql("ROLLBACK").execute(&mut other).await.unwrap();
-    other.close().await.unwrap();
+    other.execute_batch("ROLLBACK").unwrap();
+    drop(other);
     let ready = tokio::time::timeout(Duration::from_secs(30), async {
         loop {
             if get(&format!("{base}readyz")).await.0 == 200 {

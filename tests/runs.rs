@@ -376,14 +376,13 @@ async fn runs_retry_keeps_what_completed_and_runs_the_rest() {
     // The retry's stored header names the run it retries: a resumed run, and a replica
     // that shows it while it runs, rebuild its detail from it.
     {
-        use sqlx::{Connection, Row};
-        let mut db = sqlx::SqliteConnection::connect(&store).await.unwrap();
-        let row = sqlx::query("SELECT header FROM runs WHERE id = ?1")
-            .bind(&new_id)
-            .fetch_one(&mut db)
-            .await
+        let header: String = rusqlite::Connection::open(&db)
+            .unwrap()
+            .query_row("SELECT header FROM runs WHERE id = ?1", [&new_id], |r| {
+                r.get(0)
+            })
             .unwrap();
-        let header: serde_json::Value = serde_json::from_str(row.get::<&str, _>(0)).unwrap();
+        let header: serde_json::Value = serde_json::from_str(&header).unwrap();
         assert_eq!(header["retry_of"], first.id.as_str(), "{header}");
     }
     let a = &detail.steps[0];

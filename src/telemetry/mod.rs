@@ -312,7 +312,7 @@ mod tests {
         );
         assert_eq!(
             with_all_our_crates("a2a_orchestrator"),
-            "a2a_orchestrator,a2a,orchestrator_core,orchestrator_store"
+            "a2a_orchestrator,a2a_protocol,orchestrator_core,orchestrator_store"
         );
         assert_eq!(
             with_all_our_crates("a2a_orchestrator::host=info"),

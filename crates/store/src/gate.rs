@@ -168,34 +168,38 @@ enum Resolves {
 /// shuts the gate. (Both kinds are written again by what waits for them.)
 fn is_outage(cause: &Cause) -> bool {
     let cause: &(dyn std::error::Error + 'static) = &**cause;
-    let Some(e) = cause.downcast_ref::<sqlx::Error>() else {
-        return false;
-    };
-    match e {
-        sqlx::Error::Io(_)
-        | sqlx::Error::Tls(_)
-        | sqlx::Error::PoolTimedOut
-        | sqlx::Error::PoolClosed
-        | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(db) => database_outage(&**db),
-        _ => false,
-    }
-}
-
-/// Whether an error the database returned says it cannot be used now (see
-/// [`is_outage`]), for each database this build has.
-fn database_outage(db: &dyn sqlx::error::DatabaseError) -> bool {
     #[cfg(feature = "postgres")]
-    if let Some(pg) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
-        let code = pg.code();
-        // Connection exception, insufficient resources, operator intervention.
-        return code.starts_with("08") || code.starts_with("53") || code.starts_with("57P");
+    if let Some(e) = cause.downcast_ref::<sqlx::Error>() {
+        return match e {
+            sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::WorkerCrashed => true,
+            sqlx::Error::Database(db) => db
+                .try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
+                .is_some_and(|pg| {
+                    // Connection exception, insufficient resources, operator
+                    // intervention.
+                    let code = pg.code();
+                    code.starts_with("08") || code.starts_with("53") || code.starts_with("57P")
+                }),
+            _ => false,
+        };
     }
     #[cfg(feature = "sqlite")]
-    if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
-        // The primary result code: BUSY, LOCKED, IOERR, FULL, CANTOPEN.
-        let code = db.code().and_then(|c| c.parse::<i64>().ok()).unwrap_or(0);
-        return matches!(code & 0xff, 5 | 6 | 10 | 13 | 14);
+    if let Some(e) = cause.downcast_ref::<rusqlite::Error>() {
+        use rusqlite::ErrorCode as C;
+        return matches!(
+            e.sqlite_error_code(),
+            Some(
+                C::DatabaseBusy
+                    | C::DatabaseLocked
+                    | C::SystemIoFailure
+                    | C::DiskFull
+                    | C::CannotOpen
+            )
+        );
     }
     false
 }

@@ -83,7 +83,7 @@ impl OpenError {
     /// file that is not one).
     pub fn may_pass(&self) -> bool {
         match &self.kind {
-            #[cfg(any(feature = "sqlite", feature = "postgres"))]
+            #[cfg(feature = "postgres")]
             OpenErrorKind::Unreachable(e) => match e {
                 // Nobody answers, or the connection broke: not a TLS failure (a
                 // certificate refused is an I/O error too, and no wait mends it).
@@ -126,11 +126,11 @@ pub enum OpenErrorKind {
     },
     #[error("it is a directory")]
     IsDirectory,
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[cfg(feature = "sqlite")]
     #[error(
         "{0} — the file is not a SQLite database or is corrupt; restore it from a backup or move it away (nothing was changed)"
     )]
-    NotADatabase(sqlx::Error),
+    NotADatabase(rusqlite::Error),
     #[error(
         "it was written by a newer version of a2a-orchestrator (schema version {found}; this one knows up to {known})"
     )]
@@ -139,22 +139,28 @@ pub enum OpenErrorKind {
         "it is a database of another program (it has tables but no a2a-orchestrator schema); give the orchestrator a database of its own"
     )]
     Foreign,
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[cfg(feature = "postgres")]
     #[error(
         "cannot connect: {0} (is the server running, and are the URL's host, port, user, password and database right?)"
     )]
     Unreachable(sqlx::Error),
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[cfg(feature = "postgres")]
     #[error(
         "the TLS connection failed: {0} (check the URL's sslmode and sslrootcert: the server's certificate must be signed by the CA in sslrootcert, and with verify-full name the URL's host)"
     )]
     Tls(sqlx::Error),
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     #[error("migration {number} failed: {source}")]
-    Migration { number: usize, source: sqlx::Error },
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    Migration {
+        number: usize,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[cfg(feature = "postgres")]
     #[error("{0}")]
     Database(sqlx::Error),
+    /// SQLite failed opening the file or reading its schema.
+    #[cfg(feature = "sqlite")]
+    #[error("{0}")]
+    Sqlite(rusqlite::Error),
     /// The SQLite store's writing connection could not be opened or set up.
     #[cfg(feature = "sqlite")]
     #[error("cannot open it for writing: {0}")]

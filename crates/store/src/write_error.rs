@@ -13,7 +13,8 @@ pub(crate) enum WriteError {
     /// The writer has ended: every handle to the store was dropped.
     #[error("the store's writer has stopped")]
     Closed,
-    /// The database failed (shared: a failed batch answers each of its writes).
+    /// PostgreSQL failed (shared: a failed batch answers each of its writes).
+    #[cfg(feature = "postgres")]
     #[error(transparent)]
     Sql(Arc<sqlx::Error>),
     /// SQLite failed, said by the SQLite store's writer (shared likewise).
@@ -27,6 +28,7 @@ pub(crate) enum WriteError {
     Encode(Arc<serde_json::Error>),
 }
 
+#[cfg(feature = "postgres")]
 impl From<sqlx::Error> for WriteError {
     fn from(e: sqlx::Error) -> Self {
         WriteError::Sql(Arc::new(e))
@@ -44,6 +46,7 @@ impl From<rusqlite::Error> for WriteError {
 /// NUL in text, a value out of range) or a limit passed (class 54: an index entry too
 /// large). Written again, it would be refused again; what waits for the write must not
 /// wait for the database to come back.
+#[cfg(feature = "postgres")]
 fn refused(e: &sqlx::Error) -> bool {
     e.as_database_error()
         .and_then(|d| d.code())
@@ -54,7 +57,9 @@ impl From<WriteError> for StoreError {
     fn from(e: WriteError) -> Self {
         match e {
             WriteError::Closed => StoreError::Closed,
+            #[cfg(feature = "postgres")]
             WriteError::Sql(e) if refused(&e) => StoreError::Refused(e),
+            #[cfg(feature = "postgres")]
             WriteError::Sql(e) => StoreError::Backend(e),
             #[cfg(feature = "sqlite")]
             WriteError::Sqlite(e) => StoreError::Backend(e),
@@ -68,7 +73,9 @@ impl From<WriteError> for RunStoreError {
     fn from(e: WriteError) -> Self {
         match e {
             WriteError::Closed => RunStoreError::Closed,
+            #[cfg(feature = "postgres")]
             WriteError::Sql(e) if refused(&e) => RunStoreError::Refused(e),
+            #[cfg(feature = "postgres")]
             WriteError::Sql(e) => RunStoreError::Backend(e),
             #[cfg(feature = "sqlite")]
             WriteError::Sqlite(e) => RunStoreError::Backend(e),

@@ -519,7 +519,7 @@ pub(super) async fn migrate(pool: &PgPool) -> Result<(), OpenErrorKind> {
             .await
             .map_err(|source| OpenErrorKind::Migration {
                 number: i + 1,
-                source,
+                source: source.into(),
             })?;
         sqlx::query("UPDATE a2a_orchestrator_schema SET version = $1")
             .bind(i as i64 + 1)

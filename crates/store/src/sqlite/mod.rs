@@ -1,9 +1,9 @@
-//! The embedded SQLite store (sqlx, SQLite bundled in the binary, WAL mode).
+//! The embedded SQLite store (rusqlite, SQLite bundled in the binary, WAL mode).
 //!
-//! Writes go through one writer task that owns the only writing connection and commits
-//! whatever is queued in one transaction (group commit): under load many small writes
-//! cost one commit, and a write is acknowledged only once it is committed. Reads use a
-//! separate pool of read-only connections, which WAL lets run beside the writer. A
+//! Writes go through one writer thread that owns the only writing connection and
+//! commits whatever is queued in one transaction (group commit): under load many small
+//! writes cost one commit, and a write is acknowledged only once it is committed. Reads
+//! use read-only connections of their own, which WAL lets run beside the writer. A
 //! third connection checkpoints the WAL (copies it into the database file) beside the
 //! writer too, so that no commit waits for a checkpoint.
 //! `synchronous = NORMAL`: a commit survives the process being killed; a power loss may
@@ -13,11 +13,11 @@
 //! applied in order at open. A file that is not a database, a database of another
 //! program, or one written by a newer version is refused with an error saying so.
 //!
-//! [`schema`] holds the migrations, [`writer`] the writer and checkpointer tasks,
-//! [`tasks`] and [`runs`] the two traits' reads and writes, [`lookup`] the one read
-//! made for every new message, on the asking thread.
+//! [`schema`] holds the migrations, [`writer`] the writer and checkpointer threads,
+//! [`tasks`] and [`runs`] the two traits' reads and writes, [`reads`] the connections
+//! the reads are made on.
 
-mod lookup;
+mod reads;
 mod runs;
 mod schema;
 mod tasks;
@@ -27,17 +27,11 @@ use schema::migrate;
 use writer::{Op, Write, checkpointer};
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
-use sqlx::Connection;
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
-    SqliteSynchronous,
-};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{OpenError, OpenErrorKind, Store, WriteError};
@@ -51,8 +45,7 @@ const JOURNAL_SIZE_LIMIT: u64 = 64 << 20;
 #[derive(Clone)]
 pub struct SqliteStore {
     writes: mpsc::Sender<Op>,
-    reads: SqlitePool,
-    lookups: Arc<lookup::Lookups>,
+    reads: Arc<reads::Reads>,
     path: PathBuf,
     /// The writer and the checkpointer: owned here, ending when the last handle to the
     /// store is dropped (the writer once every queued write is committed).
@@ -98,43 +91,23 @@ impl SqliteStore {
         if path.is_dir() {
             return Err(fail(OpenErrorKind::IsDirectory));
         }
-        let options = SqliteConnectOptions::from_str("sqlite://")
-            .map_err(|e| fail(schema::explain(e)))?
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(busy_timeout)
-            // A WAL file grown under load is cut back to this once it is reused.
-            .pragma("journal_size_limit", JOURNAL_SIZE_LIMIT.to_string())
-            // A multi-row statement keeps a journal of its own (to undo just itself);
-            // in memory, not in a temporary file.
-            .pragma("temp_store", "memory")
-            .foreign_keys(false);
-        // The schema is brought up to date on a connection of sqlx's; the writer then
-        // opens one of its own (see `writer`).
-        let mut migrating = SqliteConnection::connect_with(&options)
-            .await
+        // The writer's connection brings the schema up to date first.
+        let mut writing = writer::open(path, JOURNAL_SIZE_LIMIT, busy_timeout).map_err(|e| {
+            fail(match schema::explain(e) {
+                OpenErrorKind::Sqlite(e) => OpenErrorKind::Writer(e),
+                other => other,
+            })
+        })?;
+        migrate(&mut writing).map_err(fail)?;
+        // A WAL left by a process that did not close the store (killed, or a crash) is
+        // copied into the database and cut to nothing: the file would otherwise keep
+        // the size it grew to.
+        writing
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
             .map_err(|e| fail(schema::explain(e)))?;
-        migrate(&mut migrating).await.map_err(fail)?;
-        migrating
-            .close()
-            .await
-            .map_err(|e| fail(schema::explain(e)))?;
-        let writing = writer::open(path, JOURNAL_SIZE_LIMIT, busy_timeout)
+        let checkpoints = writer::open(path, JOURNAL_SIZE_LIMIT, busy_timeout)
             .map_err(|e| fail(OpenErrorKind::Writer(e)))?;
-        let checkpoints = SqliteConnection::connect_with(&options)
-            .await
-            .map_err(|e| fail(schema::explain(e)))?;
-        // A connection to a local file does not go stale as one over a network may: it is
-        // not tested with a round trip to its thread each time it is taken.
-        let reads = SqlitePoolOptions::new()
-            .max_connections(4)
-            .min_connections(1)
-            .test_before_acquire(false)
-            .connect_with(options.read_only(true).create_if_missing(false))
-            .await
-            .map_err(|e| fail(schema::explain(e)))?;
+        let reads = Arc::new(reads::Reads::new(path, busy_timeout));
         let (tx, rx) = mpsc::channel(4096);
         let (committed, commits) = mpsc::channel(1);
         let wal_long = Arc::new(AtomicBool::new(false));
@@ -143,12 +116,11 @@ impl SqliteStore {
         let tasks = tokio_util::task::TaskTracker::new();
         let long = wal_long.clone();
         tasks.spawn_blocking(move || writer::writer(writing, rx, committed, long));
-        tasks.spawn(checkpointer(checkpoints, commits, wal_long));
+        tasks.spawn_blocking(move || checkpointer(checkpoints, commits, wal_long));
         tasks.close();
         Ok(Self {
             writes: tx,
             reads,
-            lookups: Arc::new(lookup::Lookups::new(path)),
             path: path.to_owned(),
             tasks,
         })

@@ -5,7 +5,7 @@ use super::{SqliteStore, encode};
 use crate::rows::{CheckpointRow, EndRow, HeaderRow};
 use futures::future::BoxFuture;
 use orchestrator_core::engine::{Checkpoint, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun};
-use sqlx::Row;
+use rusqlite::OptionalExtension;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::oneshot;
@@ -101,37 +101,53 @@ impl RunStore for SqliteStore {
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<SavedRun>, RunStoreError>> {
         Box::pin(async move {
-            let Some(row) = sqlx::query("SELECT header, canceled, run_end FROM runs WHERE id = ?1")
-                .bind(run_id)
-                .fetch_optional(&self.reads)
+            let id = run_id.to_owned();
+            let stored = self
+                .reads
+                .off(move |conn| {
+                    let read = conn.unchecked_transaction()?;
+                    let run = read
+                        .prepare_cached("SELECT header, canceled, run_end FROM runs WHERE id = ?1")?
+                        .query_row([&id], |r| {
+                            Ok((
+                                r.get::<_, String>(0)?,
+                                r.get::<_, bool>(1)?,
+                                r.get::<_, Option<String>>(2)?,
+                            ))
+                        })
+                        .optional()?;
+                    let Some(run) = run else { return Ok(None) };
+                    let units = read
+                        .prepare_cached(
+                            "SELECT step, item, checkpoint FROM run_units WHERE run_id = ?1",
+                        )?
+                        .query_map([&id], |r| {
+                            Ok((
+                                r.get::<_, String>(0)?,
+                                r.get::<_, i64>(1)?,
+                                r.get::<_, String>(2)?,
+                            ))
+                        })?
+                        .collect::<rusqlite::Result<Vec<_>>>()?;
+                    Ok(Some((run, units)))
+                })
                 .await
-                .map_err(RunStoreError::backend)?
-            else {
+                .map_err(RunStoreError::backend)?;
+            let Some(((header, canceled, end), units)) = stored else {
                 return Ok(None);
             };
-            let header: String = row.get(0);
-            let canceled: bool = row.get(1);
-            let end: Option<String> = row.get(2);
             let unreadable = |e: serde_json::Error| RunStoreError::Unreadable {
                 run: run_id.to_owned(),
                 cause: Arc::new(e),
             };
-            let units =
-                sqlx::query("SELECT step, item, checkpoint FROM run_units WHERE run_id = ?1")
-                    .bind(run_id)
-                    .fetch_all(&self.reads)
-                    .await
-                    .map_err(RunStoreError::backend)?
-                    .into_iter()
-                    .map(|r| {
-                        let step: String = r.get(0);
-                        let item: i64 = r.get(1);
-                        let c: String = r.get(2);
-                        let item = usize::try_from(item).ok();
-                        let c: CheckpointRow = serde_json::from_str(&c).map_err(unreadable)?;
-                        Ok(((step, item), c.into()))
-                    })
-                    .collect::<Result<HashMap<_, _>, RunStoreError>>()?;
+            let units = units
+                .into_iter()
+                .map(|(step, item, c)| {
+                    let item = usize::try_from(item).ok();
+                    let c: CheckpointRow = serde_json::from_str(&c).map_err(unreadable)?;
+                    Ok(((step, item), c.into()))
+                })
+                .collect::<Result<HashMap<_, _>, RunStoreError>>()?;
             Ok(Some(SavedRun {
                 header: serde_json::from_str::<HeaderRow>(&header)
                     .map_err(unreadable)?

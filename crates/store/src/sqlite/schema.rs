@@ -2,8 +2,7 @@
 //! that is not ours (not a database, another program's, a newer version's) is told.
 
 use super::super::OpenErrorKind;
-use sqlx::Connection;
-use sqlx::sqlite::SqliteConnection;
+use rusqlite::{Connection, ErrorCode};
 
 /// The schema, one migration per version (`user_version` = how many are applied).
 const MIGRATIONS: &[&str] = &[
@@ -111,21 +110,14 @@ SELECT 1;
 "#,
 ];
 
-/// SQLite's primary result codes for a file that is not a database (`SQLITE_NOTADB`)
-/// and a damaged one (`SQLITE_CORRUPT`).
-const SQLITE_NOTADB: i64 = 26;
-const SQLITE_CORRUPT: i64 = 11;
-
 /// What an opening error means: a file that is not a database, or is damaged, by its
-/// SQLite result code (the extended code's low byte is the primary one).
-pub(super) fn explain(e: sqlx::Error) -> OpenErrorKind {
-    let code = match &e {
-        sqlx::Error::Database(db) => db.code().and_then(|c| c.parse::<i64>().ok()),
-        _ => None,
-    };
-    match code.map(|c| c & 0xff) {
-        Some(SQLITE_NOTADB | SQLITE_CORRUPT) => OpenErrorKind::NotADatabase(e),
-        _ => OpenErrorKind::Database(e),
+/// SQLite result code.
+pub(super) fn explain(e: rusqlite::Error) -> OpenErrorKind {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
+            OpenErrorKind::NotADatabase(e)
+        }
+        _ => OpenErrorKind::Sqlite(e),
     }
 }
 
@@ -135,10 +127,9 @@ pub(super) fn version() -> usize {
 }
 
 /// Applies the migrations the database lacks, each in its own transaction.
-pub(super) async fn migrate(conn: &mut SqliteConnection) -> Result<(), OpenErrorKind> {
-    let version: i64 = sqlx::query_scalar("PRAGMA user_version")
-        .fetch_one(&mut *conn)
-        .await
+pub(super) fn migrate(conn: &mut Connection) -> Result<(), OpenErrorKind> {
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
         .map_err(explain)?;
     let known = MIGRATIONS.len() as i64;
     if version > known {
@@ -148,28 +139,23 @@ pub(super) async fn migrate(conn: &mut SqliteConnection) -> Result<(), OpenError
         });
     }
     if version == 0 {
-        let tables: i64 = sqlx::query_scalar("SELECT count(*) FROM sqlite_master")
-            .fetch_one(&mut *conn)
-            .await
+        let tables: i64 = conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
             .map_err(explain)?;
         if tables > 0 {
             return Err(OpenErrorKind::Foreign);
         }
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        let mut tx = conn.begin().await.map_err(explain)?;
-        sqlx::raw_sql(sql)
-            .execute(&mut *tx)
-            .await
+        let tx = conn.transaction().map_err(explain)?;
+        tx.execute_batch(sql)
             .map_err(|source| OpenErrorKind::Migration {
                 number: i + 1,
-                source,
+                source: source.into(),
             })?;
-        sqlx::raw_sql(&format!("PRAGMA user_version = {}", i + 1))
-            .execute(&mut *tx)
-            .await
+        tx.pragma_update(None, "user_version", i as i64 + 1)
             .map_err(explain)?;
-        tx.commit().await.map_err(explain)?;
+        tx.commit().map_err(explain)?;
     }
     Ok(())
 }
@@ -180,37 +166,30 @@ mod tests {
 
     /// A database written before ListTasks (schema 1) is brought up to schema 2 with its
     /// tasks' context, state and time filled in from their snapshots.
-    #[tokio::test]
-    async fn schema_1_is_migrated_with_its_tasks_listed() {
-        let mut conn = SqliteConnection::connect("sqlite::memory:").await.unwrap();
-        sqlx::raw_sql(MIGRATIONS[0])
-            .execute(&mut conn)
-            .await
-            .unwrap();
-        sqlx::raw_sql("PRAGMA user_version = 1")
-            .execute(&mut conn)
-            .await
-            .unwrap();
-        sqlx::query(
+    #[test]
+    fn schema_1_is_migrated_with_its_tasks_listed() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute(
             "INSERT INTO tasks (id, snapshot, seq, terminal, updated_at) VALUES ('t', ?1, 1, 1, 1234)",
+            [r#"{"kind":"task","id":"t","contextId":"c","status":{"state":"completed"}}"#],
         )
-        .bind(r#"{"kind":"task","id":"t","contextId":"c","status":{"state":"completed"}}"#)
-        .execute(&mut conn)
-        .await
         .unwrap();
-        migrate(&mut conn).await.unwrap();
-        let (context, state, ms): (String, String, i64) =
-            sqlx::query_as("SELECT context_id, state, status_ms FROM tasks WHERE id = 't'")
-                .fetch_one(&mut conn)
-                .await
-                .unwrap();
+        migrate(&mut conn).unwrap();
+        let (context, state, ms): (String, String, i64) = conn
+            .query_row(
+                "SELECT context_id, state, status_ms FROM tasks WHERE id = 't'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
         assert_eq!(
             (context.as_str(), state.as_str(), ms),
             ("c", "completed", 1234)
         );
-        let version: i64 = sqlx::query_scalar("PRAGMA user_version")
-            .fetch_one(&mut conn)
-            .await
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
             .unwrap();
         assert_eq!(version, MIGRATIONS.len() as i64);
     }

@@ -14,48 +14,84 @@ use a2a::types::{
     ContextId, PushNotificationConfig, StreamEvent, Task, TaskId, TaskState, TaskStatus,
 };
 use futures::future::BoxFuture;
-use sqlx::Row;
+use rusqlite::{Connection, OptionalExtension, params};
 use std::time::SystemTime;
 
-impl SqliteStore {
-    /// A task as stored, brought up to date: its snapshot with the events logged after
-    /// it replayed, or — with no snapshot (see [`from_log`]) — the log replayed from its
-    /// first event, the whole task. Who started it and its tenant are columns of their
-    /// own (never on the wire, so never in an event).
-    async fn caught_up(
-        &self,
-        id: &str,
-        snapshot: &str,
-        seq: i64,
-        initiator: Option<String>,
-        tenant: Option<String>,
-    ) -> Result<(Task, u64), StoreError> {
-        let id = TaskId::new(id);
-        let mut task = if snapshot.is_empty() {
-            Task::new(
-                id.clone(),
-                ContextId::new(""),
-                TaskStatus::new(TaskState::Submitted),
-            )
-        } else {
-            parse_task(snapshot, None, None)?
-        };
-        let mut seq = seq as u64;
-        let events = self.events_after(&id, seq).await?;
-        if snapshot.is_empty() && !from_log(&events) {
-            return Err(StoreError::unreadable(
-                "task",
-                std::io::Error::other("it has no snapshot, and its log does not begin with it"),
-            ));
-        }
-        for (n, event) in events {
-            apply_event(&mut task, &event);
-            seq = n;
-        }
-        task.initiator = initiator;
-        task.tenant = tenant;
-        Ok((task, seq))
+/// A task's row and the rows of its log after its snapshot, as read (in one read
+/// transaction: the log agrees with the row).
+struct StoredTask {
+    id: String,
+    snapshot: String,
+    seq: i64,
+    initiator: Option<String>,
+    tenant: Option<String>,
+    log: Vec<(i64, String)>,
+}
+
+/// The columns every read of a task takes, in this order.
+const TASK_COLUMNS: &str = "id, snapshot, seq, initiator, tenant";
+
+/// A task's row from a statement that selects [`TASK_COLUMNS`] first, its log not yet
+/// read.
+fn stored_task(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredTask> {
+    Ok(StoredTask {
+        id: row.get(0)?,
+        snapshot: row.get(1)?,
+        seq: row.get(2)?,
+        initiator: row.get(3)?,
+        tenant: row.get(4)?,
+        log: Vec::new(),
+    })
+}
+
+/// The rows of task `id`'s log that hold events numbered after `after`.
+fn log_rows(conn: &Connection, id: &str, after: i64) -> rusqlite::Result<Vec<(i64, String)>> {
+    conn.prepare_cached(
+        "SELECT seq, event FROM task_events WHERE task_id = ?1 AND seq > ?2 ORDER BY seq",
+    )?
+    .query_map(params![id, after], |r| Ok((r.get(0)?, r.get(1)?)))?
+    .collect()
+}
+
+/// `task` with its log read.
+fn with_log(conn: &Connection, mut task: StoredTask) -> rusqlite::Result<StoredTask> {
+    task.log = log_rows(conn, &task.id, task.seq)?;
+    Ok(task)
+}
+
+/// A task as stored, brought up to date: its snapshot with the events logged after it
+/// replayed, or — with no snapshot (see [`from_log`]) — the log replayed from its first
+/// event, the whole task. Who started it and its tenant are columns of their own (never
+/// on the wire, so never in an event).
+fn caught_up(stored: &StoredTask) -> Result<(Task, u64), StoreError> {
+    let id = TaskId::new(stored.id.as_str());
+    let mut task = if stored.snapshot.is_empty() {
+        Task::new(
+            id.clone(),
+            ContextId::new(""),
+            TaskStatus::new(TaskState::Submitted),
+        )
+    } else {
+        parse_task(&stored.snapshot, None, None)?
+    };
+    let mut seq = stored.seq as u64;
+    let mut events = Vec::new();
+    for (n, text) in &stored.log {
+        logged_events(*n, text, seq, &mut events)?;
     }
+    if stored.snapshot.is_empty() && !from_log(&events) {
+        return Err(StoreError::unreadable(
+            "task",
+            std::io::Error::other("it has no snapshot, and its log does not begin with it"),
+        ));
+    }
+    for (n, event) in events {
+        apply_event(&mut task, &event);
+        seq = n;
+    }
+    task.initiator = stored.initiator.clone();
+    task.tenant = stored.tenant.clone();
+    Ok((task, seq))
 }
 
 /// Whether a commit's snapshot is left to the log: a task's first commit, whose first
@@ -69,20 +105,21 @@ use crate::rows::{event_of, push_config_of, task_of as parse_task};
 
 impl TaskStore for SqliteStore {
     fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
-        let id = id.clone();
+        let id = id.to_string();
         Box::pin(async move {
-            let row =
-                sqlx::query("SELECT snapshot, seq, initiator, tenant FROM tasks WHERE id = ?1")
-                    .bind(id.as_str())
-                    .fetch_optional(&self.reads)
-                    .await
-                    .map_err(read_error)?;
-            let Some(row) = row else { return Ok(None) };
-            let snapshot: String = row.get(0);
-            Ok(Some(
-                self.caught_up(id.as_str(), &snapshot, row.get(1), row.get(2), row.get(3))
-                    .await?,
-            ))
+            let stored = self
+                .reads
+                .off(move |conn| {
+                    let read = conn.unchecked_transaction()?;
+                    let task = read
+                        .prepare_cached(&format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"))?
+                        .query_row([&id], stored_task)
+                        .optional()?;
+                    task.map(|t| with_log(&read, t)).transpose()
+                })
+                .await
+                .map_err(read_error)?;
+            stored.as_ref().map(caught_up).transpose()
         })
     }
 
@@ -141,17 +178,14 @@ impl TaskStore for SqliteStore {
     ) -> BoxFuture<'_, Result<Vec<LoggedEvent>, StoreError>> {
         let id = id.to_string();
         Box::pin(async move {
-            let rows = sqlx::query(
-                "SELECT seq, event FROM task_events WHERE task_id = ?1 AND seq > ?2 ORDER BY seq",
-            )
-            .bind(&id)
-            .bind(after as i64)
-            .fetch_all(&self.reads)
-            .await
-            .map_err(read_error)?;
+            let rows = self
+                .reads
+                .off(move |conn| log_rows(conn, &id, after as i64))
+                .await
+                .map_err(read_error)?;
             let mut events = Vec::with_capacity(rows.len());
-            for r in &rows {
-                logged_events(r.get(0), r.get(1), after, &mut events)?;
+            for (n, text) in &rows {
+                logged_events(*n, text, after, &mut events)?;
             }
             Ok(events)
         })
@@ -162,39 +196,45 @@ impl TaskStore for SqliteStore {
         message_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<TaskId>, StoreError>> {
         Box::pin(async move {
-            // Made here, on this thread (see `lookup`); through the pool only when it
-            // cannot be made at once.
-            if let Ok(id) = self.lookups.task_of_message(message_id) {
+            // Made here, on this thread (see `reads`); off it only when it cannot be made
+            // at once.
+            if let Ok(id) = self.reads.here(|conn| task_of_message(conn, message_id)) {
                 return Ok(id.map(TaskId::new));
             }
-            let id: Option<String> =
-                sqlx::query_scalar("SELECT id FROM tasks WHERE first_message_id = ?1 LIMIT 1")
-                    .bind(message_id)
-                    .fetch_optional(&self.reads)
-                    .await
-                    .map_err(read_error)?;
+            let message_id = message_id.to_owned();
+            let id = self
+                .reads
+                .off(move |conn| task_of_message(conn, &message_id))
+                .await
+                .map_err(read_error)?;
             Ok(id.map(TaskId::new))
         })
     }
 
     fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
         Box::pin(async move {
-            let rows = sqlx::query(
-                "SELECT snapshot, seq, initiator, tenant, id FROM tasks WHERE terminal = 0",
-            )
-            .fetch_all(&self.reads)
-            .await
-            .map_err(read_error)?;
-            let mut tasks = Vec::with_capacity(rows.len());
-            for r in rows {
-                let snapshot: String = r.get(0);
-                let id: String = r.get(4);
-                match self
-                    .caught_up(&id, &snapshot, r.get(1), r.get(2), r.get(3))
-                    .await
-                {
+            let stored = self
+                .reads
+                .off(|conn| {
+                    let read = conn.unchecked_transaction()?;
+                    let tasks = read
+                        .prepare(&format!(
+                            "SELECT {TASK_COLUMNS} FROM tasks WHERE terminal = 0"
+                        ))?
+                        .query_map([], stored_task)?
+                        .collect::<rusqlite::Result<Vec<_>>>()?;
+                    tasks
+                        .into_iter()
+                        .map(|t| with_log(&read, t))
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .await
+                .map_err(read_error)?;
+            let mut tasks = Vec::with_capacity(stored.len());
+            for task in stored {
+                match caught_up(&task) {
                     Ok(task) => tasks.push(task),
-                    Err(e @ StoreError::Unreadable { .. }) => report_unreadable(&id, &e),
+                    Err(e @ StoreError::Unreadable { .. }) => report_unreadable(&task.id, &e),
                     Err(e) => return Err(e),
                 }
             }
@@ -231,13 +271,17 @@ impl TaskStore for SqliteStore {
     ) -> BoxFuture<'_, Result<Vec<PushNotificationConfig>, StoreError>> {
         let task = task.to_string();
         Box::pin(async move {
-            let rows: Vec<String> = sqlx::query_scalar(
-                "SELECT config FROM push_configs WHERE task_id = ?1 ORDER BY position",
-            )
-            .bind(&task)
-            .fetch_all(&self.reads)
-            .await
-            .map_err(read_error)?;
+            let rows: Vec<String> = self
+                .reads
+                .off(move |conn| {
+                    conn.prepare_cached(
+                        "SELECT config FROM push_configs WHERE task_id = ?1 ORDER BY position",
+                    )?
+                    .query_map([&task], |r| r.get(0))?
+                    .collect()
+                })
+                .await
+                .map_err(read_error)?;
             rows.iter().map(|c| push_config_of(c)).collect()
         })
     }
@@ -257,61 +301,70 @@ impl TaskStore for SqliteStore {
     fn list(&self, query: &TaskQuery) -> BoxFuture<'_, Result<TaskPage, StoreError>> {
         let query = query.clone();
         Box::pin(async move {
-            let context = query.context_id.as_ref().map(|c| c.to_string());
-            let state = query.state.map(|s| s.as_str());
-            let (after_ms, after_id) = query
-                .after
-                .as_ref()
-                .map(|a| (a.status_ms, a.id.to_string()))
-                .unzip();
-            // Every parameter is bound, those of absent filters too: the statements name
-            // only the present ones (see `list_sql`).
-            let bound = |sql| {
-                sqlx::query(sql)
-                    .bind(context.clone())
-                    .bind(state)
-                    .bind(query.changed_since_ms)
-                    .bind(after_ms)
-                    .bind(after_id.clone())
-                    .bind(query.limit as i64 + 1)
-                    .bind(query.initiator.clone())
-                    .bind(query.tenant.clone())
-            };
-            let (page, count) = (
-                list_sql(&query, Listing::Page),
-                list_sql(&query, Listing::Count),
-            );
-            let rows = bound(&page)
-                .fetch_all(&self.reads)
+            let page_sql = list_sql(&query, Listing::Page);
+            let count_sql = list_sql(&query, Listing::Count);
+            let listing = query.clone();
+            let (stored, total, more) = self
+                .reads
+                .off(move |conn| {
+                    let q = &listing;
+                    let (after_ms, after_id) = q
+                        .after
+                        .as_ref()
+                        .map(|a| (a.status_ms, a.id.to_string()))
+                        .unzip();
+                    // Every parameter is bound, those of absent filters too: the
+                    // statements name only the present ones (see `list_sql`).
+                    let bound = params![
+                        q.context_id.as_ref().map(|c| c.as_str()),
+                        q.state.map(|s| s.as_str()),
+                        q.changed_since_ms,
+                        after_ms,
+                        after_id,
+                        q.limit as i64 + 1,
+                        q.initiator,
+                        q.tenant,
+                    ];
+                    let read = conn.unchecked_transaction()?;
+                    let page = read
+                        .prepare(&page_sql)?
+                        .query_map(bound, |row| {
+                            Ok((
+                                stored_task(row)?,
+                                row.get::<_, i64>(5)?,
+                                row.get::<_, String>(6)?,
+                                row.get::<_, String>(7)?,
+                            ))
+                        })?
+                        .collect::<rusqlite::Result<Vec<_>>>()?;
+                    let total: i64 = read.prepare(&count_sql)?.query_row(bound, |r| r.get(0))?;
+                    // The page asks for one row more than it holds: whether another follows.
+                    let more = page.len() > q.limit;
+                    let page = page
+                        .into_iter()
+                        .take(q.limit)
+                        .map(|(task, ms, context, state)| {
+                            Ok((with_log(&read, task)?, ms, context, state))
+                        })
+                        .collect::<rusqlite::Result<Vec<_>>>()?;
+                    Ok((page, total, more))
+                })
                 .await
                 .map_err(read_error)?;
-            let total: i64 = bound(&count)
-                .fetch_one(&self.reads)
-                .await
-                .map_err(read_error)?
-                .get(0);
-            let more = rows.len() > query.limit;
-            let mut tasks = Vec::with_capacity(rows.len().min(query.limit));
+            let mut tasks = Vec::with_capacity(stored.len());
             let mut last = None;
-            for row in rows.into_iter().take(query.limit) {
+            for (stored, status_ms, context, state) in &stored {
                 last = Some(TaskCursor {
-                    status_ms: row.get(2),
-                    id: TaskId::new(row.get::<String, _>(3)),
+                    status_ms: *status_ms,
+                    id: TaskId::new(stored.id.as_str()),
                 });
-                let snapshot: String = row.get(0);
-                let id: String = row.get(3);
-                let task = match self
-                    .caught_up(&id, &snapshot, row.get(1), row.get(4), row.get(5))
-                    .await
-                {
+                tasks.push(match caught_up(stored) {
                     Ok((task, _)) => task,
                     Err(e @ StoreError::Unreadable { .. }) => {
-                        let (context, state): (String, String) = (row.get(6), row.get(7));
-                        unreadable_task(&id, &context, &state, &e)
+                        unreadable_task(&stored.id, context, state, &e)
                     }
                     Err(e) => return Err(e),
-                };
-                tasks.push(task);
+                });
             }
             Ok(TaskPage {
                 next: last.filter(|_| more),
@@ -357,7 +410,7 @@ fn list_sql(query: &TaskQuery, listing: Listing) -> String {
                 filters.push("(status_ms, id) < (?4, ?5)");
             }
             format!(
-                "SELECT snapshot, seq, status_ms, id, initiator, tenant, context_id, state
+                "SELECT {TASK_COLUMNS}, status_ms, context_id, state
                  FROM tasks WHERE {}
                  ORDER BY status_ms DESC, id DESC LIMIT ?6",
                 filters.join(" AND ")
@@ -428,16 +481,21 @@ pub(super) fn logged_texts(seq: i64, text: &str) -> Result<Vec<(i64, &str)>, ser
     Ok((first..).zip(events.into_iter().map(|e| e.get())).collect())
 }
 
+/// The task whose first message has `message_id`, if any.
+fn task_of_message(conn: &Connection, message_id: &str) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT id FROM tasks WHERE first_message_id = ?1 LIMIT 1")?
+        .query_row([message_id], |row| row.get(0))
+        .optional()
+}
+
 /// A failed read: the database's error, kept.
-fn read_error(e: sqlx::Error) -> StoreError {
+fn read_error(e: rusqlite::Error) -> StoreError {
     StoreError::backend(e)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sqlx::Connection;
-    use sqlx::sqlite::SqliteConnection;
 
     /// ListTasks by principal or by context reads its own index, for the page and the
     /// count; without a filter, the status-time index (SQLite's plan, asked with
@@ -452,7 +510,7 @@ mod tests {
             .expect("a fresh store opens")
             .closed()
             .await;
-        let conn = rusqlite::Connection::open(&path).expect("a connection");
+        let conn = Connection::open(&path).expect("a connection");
         let plan = |sql: String| -> String {
             let mut statement = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
             let nulls = vec![rusqlite::types::Null; statement.parameter_count()];
@@ -511,13 +569,12 @@ mod tests {
             TaskStatus::new(TaskState::Completed),
         );
         store.commit(&task, &[]).await.expect("stored");
-        let mut conn = SqliteConnection::connect(&format!("sqlite://{}", path.display()))
-            .await
-            .expect("a second connection");
-        sqlx::query("UPDATE tasks SET snapshot = '{\"not\": \"a task\"}', terminal = 1")
-            .execute(&mut conn)
-            .await
-            .expect("the row is damaged");
+        let conn = Connection::open(&path).expect("a second connection");
+        conn.execute(
+            "UPDATE tasks SET snapshot = '{\"not\": \"a task\"}', terminal = 1",
+            [],
+        )
+        .expect("the row is damaged");
         let e = store.get(&TaskId::new("t")).await.unwrap_err();
         assert!(
             matches!(&e, StoreError::Unreadable { what: "task", cause } if cause.is::<serde_json::Error>()),
@@ -536,9 +593,7 @@ mod tests {
             store.get(&first.id).await.unwrap().unwrap().0.context_id,
             first.context_id
         );
-        sqlx::query("DELETE FROM task_events WHERE task_id = 'u'")
-            .execute(&mut conn)
-            .await
+        conn.execute("DELETE FROM task_events WHERE task_id = 'u'", [])
             .expect("the log is damaged");
         let e = store.get(&first.id).await.unwrap_err();
         assert!(

@@ -3,16 +3,13 @@
 //! and the checkpointer beside it, which copies the WAL into the database file so that
 //! no commit waits for a checkpoint.
 //!
-//! The writer is a thread of its own with a rusqlite connection rather than a task with
-//! sqlx's: a batch is then one hand-off instead of a round trip to sqlx's connection
-//! thread per statement, and its statements are prepared once, not parsed again in
-//! every batch.
+//! The writer is a thread of its own with a rusqlite connection: a batch is one
+//! hand-off (with sqlx it was a round trip to the connection's thread per statement),
+//! and its statements are prepared once, not parsed again in every batch.
 
 use super::WriteError;
 use crate::rows::millis;
 use rusqlite::{Connection, ToSql, Transaction, params};
-use sqlx::Connection as _;
-use sqlx::sqlite::SqliteConnection;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -134,7 +131,9 @@ pub(super) fn open(
 ) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(
         path,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     conn.busy_timeout(busy_timeout)?;
     // A multi-row statement (pruning) keeps a journal of its own, to undo just itself:
@@ -228,29 +227,30 @@ fn gather(rx: &mut mpsc::Receiver<Op>, batch: &mut Vec<Op>) {
 }
 
 /// Checkpoints the WAL after commits, at most once per [`CHECKPOINT_EVERY`], until the
-/// writer has ended. A passive checkpoint copies the pages no reader still needs into
+/// writer has ended; blocks, on a thread of its own. A passive checkpoint copies the pages no reader still needs into
 /// the database file and never blocks the writer. With commits landing all the while it
 /// seldom copies the whole WAL, and only a whole copy lets the next commit start the
 /// file again from the beginning; so once the WAL is longer than [`WAL_RESTART_FRAMES`]
 /// it sets `long`, and the writer copies the rest between two commits.
-pub(super) async fn checkpointer(
-    mut conn: SqliteConnection,
+pub(super) fn checkpointer(
+    conn: Connection,
     mut commits: mpsc::Receiver<()>,
     long: Arc<AtomicBool>,
 ) {
-    while commits.recv().await.is_some() {
-        match sqlx::query_as::<_, (i64, i64, i64)>("PRAGMA wal_checkpoint(PASSIVE)")
-            .fetch_one(&mut conn)
-            .await
-        {
-            Ok((_, frames, _)) => long.store(frames > WAL_RESTART_FRAMES, Ordering::Relaxed),
+    while commits.blocking_recv().is_some() {
+        let checkpoint =
+            conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get::<_, i64>(1));
+        match checkpoint {
+            Ok(frames) => long.store(frames > WAL_RESTART_FRAMES, Ordering::Relaxed),
             Err(e) => {
                 warn!(error = %e, "checkpointing the store's WAL failed; retrying after the next write")
             }
         }
-        tokio::time::sleep(CHECKPOINT_EVERY).await;
+        std::thread::sleep(CHECKPOINT_EVERY);
     }
-    let _ = conn.close().await;
+    if let Err((_, e)) = conn.close() {
+        warn!(error = %e, "closing the store's checkpointing connection failed");
+    }
 }
 
 /// Applies a batch in one transaction, each write in the order it was queued; the rows

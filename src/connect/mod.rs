@@ -5,34 +5,33 @@
 //! task is final is resumed with `tasks/resubscribe`. Other agents get a non-blocking
 //! `message/send`, then `tasks/get` polled with backoff. Either way a ledger of the
 //! artifact parts already forwarded turns snapshots into the missing chunks only, so no
-//! chunk is lost or repeated. This is the only place where engine and A2A types meet
-//! on the way out; `model.rs` is where the engine meets the language model.
+//! chunk is lost or repeated. `conversation.rs` is one attempt's conversation, a state
+//! machine. This is the only place where engine and A2A types meet on the way out;
+//! `model.rs` is where the engine meets the language model.
 
 pub mod behalf;
+mod conversation;
 mod ledger;
 mod model;
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use futures::{Stream, StreamExt};
 use tracing::Instrument;
 
-use crate::registry::{Lease, Registry, Requirements, Target};
+use crate::registry::{Registry, Requirements, Target};
 use a2a::ErrorCode;
 use a2a::Version;
-use a2a::client::{A2aClient, ClientError, EventStream};
+use a2a::client::{A2aClient, ClientError};
 use a2a::method::Method;
 use a2a::types::{
     ContextId, FileSource, Message, MessageId, MessageSendConfiguration, MessageSendParams, Part,
-    Role, SendMessageResult, StreamEvent, Task, TaskId, TaskIdParams, TaskQueryParams, TaskState,
-    TaskStatus,
+    Role, TaskId, TaskIdParams, TaskState, TaskStatus,
 };
 use backoff::{Backoff, Jitter};
-use ledger::Ledger;
+use conversation::{Conversation, Poll, Polled, Streamed, updates};
 use orchestrator_core::engine::{
-    AgentConnector, AgentError, AgentErrorKind, Content, RemoteState, SendRequest, Update, Updates,
+    AgentConnector, AgentError, AgentErrorKind, Content, RemoteState, SendRequest, Updates,
 };
 use orchestrator_core::workflow::AgentTarget;
 
@@ -178,169 +177,6 @@ fn status_text(s: &TaskStatus) -> Option<String> {
         .filter(|t| !t.is_empty())
 }
 
-/// The state of one attempt's conversation with a downstream agent.
-struct Conversation {
-    lease: Option<Lease>,
-    client: A2aClient,
-    agent: String,
-    task_id: Option<String>,
-    ledger: Ledger,
-    pending: VecDeque<Result<Update, AgentError>>,
-    done: bool,
-    /// This conversation answers a question: the first snapshot still shows the task
-    /// waiting for that answer, which must not be taken for a new question.
-    answering: bool,
-    /// Its first call was refused for its token and made again with a new one.
-    renewed: bool,
-}
-
-impl Conversation {
-    fn new(lease: Lease, answering: bool) -> Self {
-        Self {
-            client: lease.client().clone(),
-            agent: lease.agent().to_owned(),
-            lease: Some(lease),
-            task_id: None,
-            ledger: Ledger::default(),
-            pending: VecDeque::new(),
-            done: false,
-            answering,
-            renewed: false,
-        }
-    }
-
-    /// Whether a call that failed with `e` is to be made again: the agent refused its
-    /// token (HTTP 401) and a new one was fetched (once a conversation).
-    async fn renew(&mut self, e: &ClientError) -> bool {
-        if self.renewed || !matches!(e, ClientError::HttpStatus { status: 401, .. }) {
-            return false;
-        }
-        self.renewed = true;
-        let Some(lease) = &self.lease else {
-            return false;
-        };
-        match lease.renewed_client().await {
-            Some(client) => {
-                tracing::info!(agent = %self.agent, "the agent refused its token; calling again with a new one");
-                self.client = client;
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn started(&mut self, task_id: &TaskId) {
-        if self.task_id.is_none() {
-            self.task_id = Some(task_id.as_str().to_owned());
-            self.pending.push_back(Ok(Update::Started {
-                agent: self.agent.clone(),
-                task_id: self.task_id.clone(),
-            }));
-        }
-    }
-
-    fn status(&mut self, status: &TaskStatus) {
-        self.pending.push_back(Ok(Update::Status {
-            state: remote_state(status.state),
-            message: status_text(status),
-        }));
-        if ends(status.state) {
-            self.finish(true);
-        }
-    }
-
-    /// A snapshot: the missing artifact parts, then the status if it changed.
-    fn snapshot(&mut self, task: &Task, last_state: &mut Option<TaskState>) {
-        self.started(&task.id);
-        for chunk in self.ledger.missing(&task.artifacts) {
-            self.pending.push_back(Ok(Update::Artifact(chunk)));
-        }
-        if std::mem::take(&mut self.answering) && task.status.state.is_interrupted() {
-            *last_state = Some(task.status.state);
-            return;
-        }
-        if *last_state != Some(task.status.state) || ends(task.status.state) {
-            *last_state = Some(task.status.state);
-            self.status(&task.status);
-        }
-    }
-
-    fn event(&mut self, event: StreamEvent, last_state: &mut Option<TaskState>) {
-        if !matches!(event, StreamEvent::Task(_)) {
-            self.answering = false;
-        }
-        match event {
-            StreamEvent::Task(t) => self.snapshot(&t, last_state),
-            StreamEvent::Message(m) if self.task_id.is_none() => {
-                self.pending
-                    .push_back(Ok(Update::Reply(m.parts.iter().map(content).collect())));
-                self.finish(true);
-            }
-            // A message in a task's stream: progress, nothing to keep.
-            StreamEvent::Message(_) => {}
-            StreamEvent::StatusUpdate(e) => {
-                self.started(&e.task_id);
-                *last_state = Some(e.status.state);
-                self.status(&e.status);
-            }
-            StreamEvent::ArtifactUpdate(e) => {
-                self.started(&e.task_id);
-                let chunk = self.ledger.live(&e);
-                self.pending.push_back(Ok(Update::Artifact(chunk)));
-            }
-        }
-    }
-
-    /// One `tasks/get` of task `id`: its snapshot taken in, or the failure.
-    async fn poll(&mut self, id: TaskId, last_state: &mut Option<TaskState>) {
-        let (span, client) = traced(
-            &self.client,
-            &self.agent,
-            Method::GetTask,
-            Some(id.as_str()),
-        );
-        let r = client
-            .get_task(&TaskQueryParams::new(id))
-            .instrument(span)
-            .await;
-        count(&self.agent, "get", &r);
-        match r {
-            Ok(t) => self.snapshot(&t, last_state),
-            Err(e) => self.client_failure(e),
-        }
-    }
-
-    /// A call failed: a token the agent refused (HTTP 401) is dropped, and the attempt
-    /// may be made again with a fresh one.
-    fn client_failure(&mut self, e: ClientError) {
-        let refused = matches!(e, ClientError::HttpStatus { status: 401, .. })
-            && self.lease.as_ref().is_some_and(|l| l.credentials_refused());
-        let mut error = agent_error(e);
-        if refused {
-            error.kind = AgentErrorKind::Transport;
-            error.message = format!(
-                "{} (its token was refused; a new one will be fetched)",
-                error.message
-            );
-        }
-        self.fail(error);
-    }
-
-    fn fail(&mut self, e: AgentError) {
-        let counts = e.kind == AgentErrorKind::Transport;
-        self.pending.push_back(Err(e));
-        self.finish(!counts);
-    }
-
-    /// Ends the conversation and reports the outcome to the agent's circuit breaker.
-    fn finish(&mut self, ok: bool) {
-        self.done = true;
-        if let Some(lease) = self.lease.take() {
-            if ok { lease.success() } else { lease.failure() }
-        }
-    }
-}
-
 impl AgentConnector for A2aConnector {
     fn send(&self, req: SendRequest) -> BoxFuture<'static, Result<Updates, AgentError>> {
         let this = self.clone();
@@ -394,18 +230,18 @@ impl AgentConnector for A2aConnector {
             let conversation = Conversation::new(lease, answering);
             let mut params = MessageSendParams::new(message);
             if streaming {
-                Ok(Box::pin(streamed(conversation, params)) as Updates)
+                let phase = Streamed::Send(Box::new(params));
+                Ok(Box::pin(updates(conversation, phase)) as Updates)
             } else {
                 params.configuration = Some(MessageSendConfiguration {
                     blocking: Some(false),
                     ..Default::default()
                 });
-                Ok(Box::pin(polled(
-                    conversation,
-                    params,
-                    this.poll_initial,
-                    this.poll_max,
-                )) as Updates)
+                let phase = Polled {
+                    next: Poll::Send(Box::new(params)),
+                    schedule: poll_schedule(&this),
+                };
+                Ok(Box::pin(updates(conversation, phase)) as Updates)
             }
         })
     }
@@ -426,14 +262,14 @@ impl AgentConnector for A2aConnector {
             let streaming = lease.card().supports_streaming();
             let conversation = Conversation::new(lease, false);
             if streaming {
-                Ok(Box::pin(followed(conversation, Phase::Attach(task_id))) as Updates)
+                let phase = Streamed::Attach(task_id);
+                Ok(Box::pin(updates(conversation, phase)) as Updates)
             } else {
-                Ok(Box::pin(polled_from(
-                    conversation,
-                    Poll::Attach(task_id),
-                    this.poll_initial,
-                    this.poll_max,
-                )) as Updates)
+                let phase = Polled {
+                    next: Poll::Attach(task_id),
+                    schedule: poll_schedule(&this),
+                };
+                Ok(Box::pin(updates(conversation, phase)) as Updates)
             }
         })
     }
@@ -465,229 +301,7 @@ impl AgentConnector for A2aConnector {
     }
 }
 
-enum Phase {
-    Send(Box<MessageSendParams>),
-    /// Follow an existing task: its snapshot, then a resubscription.
-    Attach(TaskId),
-    Live(EventStream),
-    Resume(u32),
-}
-
-/// `message/stream`, resumed with `tasks/resubscribe` when the stream drops early.
-fn streamed(
-    conversation: Conversation,
-    params: MessageSendParams,
-) -> impl Stream<Item = Result<Update, AgentError>> + Send {
-    followed(conversation, Phase::Send(Box::new(params)))
-}
-
-/// A streaming conversation from `phase` on.
-fn followed(
-    conversation: Conversation,
-    phase: Phase,
-) -> impl Stream<Item = Result<Update, AgentError>> + Send {
-    // The conversation is boxed: `unfold` moves its state in and out of a new future at
-    // every update, and inline that would copy the conversation each time.
-    let state = (Box::new(conversation), phase, None::<TaskState>);
-    // The stream's future is as large as its largest await, and a waiting task holds it
-    // for as long as it waits: the one-off requests (send, get, resubscribe) are boxed so
-    // that it holds only the wait for the next event.
-    futures::stream::unfold(state, |(mut c, mut phase, mut last)| async move {
-        loop {
-            if let Some(u) = c.pending.pop_front() {
-                return Some((u, (c, phase, last)));
-            }
-            if c.done {
-                return None;
-            }
-            phase = match phase {
-                Phase::Send(params) => {
-                    let (span, client) =
-                        traced(&c.client, &c.agent, Method::SendStreamingMessage, None);
-                    let r = Box::pin(client.send_message_stream(&params))
-                        .instrument(span)
-                        .await;
-                    count(&c.agent, "stream", &r);
-                    match r {
-                        Ok(s) => Phase::Live(s),
-                        Err(e) if Box::pin(c.renew(&e)).await => Phase::Send(params),
-                        Err(e) => {
-                            c.client_failure(e);
-                            Phase::Resume(MAX_RESUMES)
-                        }
-                    }
-                }
-                Phase::Attach(id) => {
-                    let (span, client) =
-                        traced(&c.client, &c.agent, Method::GetTask, Some(id.as_str()));
-                    let r = Box::pin(client.get_task(&TaskQueryParams::new(id)))
-                        .instrument(span)
-                        .await;
-                    count(&c.agent, "get", &r);
-                    match r {
-                        // The snapshot, then the live events (resubscribing, as after a drop).
-                        Ok(t) => {
-                            c.snapshot(&t, &mut last);
-                            Phase::Resume(0)
-                        }
-                        Err(e) => {
-                            c.client_failure(e);
-                            Phase::Resume(MAX_RESUMES)
-                        }
-                    }
-                }
-                Phase::Live(mut s) => match s.next().await {
-                    Some(Ok(event)) => {
-                        c.event(event, &mut last);
-                        if c.done {
-                            // Read the stream to its end before the last update goes
-                            // out (the caller may drop us on it): a stream dropped
-                            // unfinished costs the HTTP/1.1 connection, or an HTTP/2
-                            // reset that the server answers.
-                            Box::pin(drain(&mut s)).await;
-                        }
-                        Phase::Live(s)
-                    }
-                    Some(Err(e))
-                        if c.task_id.is_some()
-                            && matches!(
-                                e,
-                                ClientError::Transport { .. } | ClientError::Timeout { .. }
-                            ) =>
-                    {
-                        Phase::Resume(0)
-                    }
-                    Some(Err(e)) => {
-                        c.client_failure(e);
-                        Phase::Resume(MAX_RESUMES)
-                    }
-                    None if c.task_id.is_some() => Phase::Resume(0),
-                    None => {
-                        c.fail(AgentError::new(
-                            AgentErrorKind::Protocol,
-                            "the stream ended before any task or reply",
-                        ));
-                        Phase::Resume(MAX_RESUMES)
-                    }
-                },
-                Phase::Resume(n) if n >= MAX_RESUMES => {
-                    if !c.done {
-                        c.fail(AgentError::new(
-                            AgentErrorKind::Transport,
-                            "the stream dropped and could not be resumed",
-                        ));
-                    }
-                    Phase::Resume(n)
-                }
-                Phase::Resume(n) => {
-                    let id = TaskId::new(c.task_id.clone().unwrap_or_default());
-                    tracing::debug!(agent = %c.agent, task = %id, attempt = n + 1, "resubscribing after a dropped stream");
-                    tokio::time::sleep(RESUME_BACKOFF.delay(n + 1)).await;
-                    let (span, client) =
-                        traced(&c.client, &c.agent, Method::Resubscribe, Some(id.as_str()));
-                    let r = Box::pin(client.resubscribe(&TaskIdParams::new(id.clone())))
-                        .instrument(span)
-                        .await;
-                    count(&c.agent, "resubscribe", &r);
-                    match r {
-                        Ok(s) => Phase::Live(s),
-                        Err(_) => {
-                            // The task may have ended since (a finished task cannot be
-                            // subscribed to): its snapshot says so and ends the
-                            // conversation; else the next resubscribe.
-                            let (span, client) =
-                                traced(&c.client, &c.agent, Method::GetTask, Some(id.as_str()));
-                            let r = Box::pin(client.get_task(&TaskQueryParams::new(id)))
-                                .instrument(span)
-                                .await;
-                            count(&c.agent, "get", &r);
-                            if let Ok(t) = r {
-                                c.snapshot(&t, &mut last);
-                            }
-                            Phase::Resume(n + 1)
-                        }
-                    }
-                }
-            };
-        }
-    })
-}
-
-/// How long a finished task's stream may take to end after its last event (the server
-/// ends it at once).
-const DRAIN_WAIT: Duration = Duration::from_secs(1);
-
-/// Reads `stream` to its end, or for [`DRAIN_WAIT`] at most; what comes is dropped.
-async fn drain(stream: &mut EventStream) {
-    let _ =
-        tokio::time::timeout(DRAIN_WAIT, async { while stream.next().await.is_some() {} }).await;
-}
-
-enum Poll {
-    Send(Box<MessageSendParams>),
-    /// Follow an existing task: get it now, then poll.
-    Attach(TaskId),
-    /// Wait before poll number `n` (1 for the first after sending).
-    Wait(u32),
-}
-
-/// A non-blocking `message/send`, then `tasks/get` with backoff until the task is final.
-fn polled(
-    conversation: Conversation,
-    params: MessageSendParams,
-    initial: Duration,
-    max: Duration,
-) -> impl Stream<Item = Result<Update, AgentError>> + Send {
-    polled_from(conversation, Poll::Send(Box::new(params)), initial, max)
-}
-
-/// A polled conversation from `phase` on.
-fn polled_from(
-    conversation: Conversation,
-    phase: Poll,
-    initial: Duration,
-    max: Duration,
-) -> impl Stream<Item = Result<Update, AgentError>> + Send {
-    let schedule = Backoff::exponential(initial, max).with_jitter(Jitter::Up(0.1));
-    // Boxed, as in `followed`.
-    let state = (Box::new(conversation), phase, None::<TaskState>);
-    futures::stream::unfold(state, move |(mut c, mut phase, mut last)| async move {
-        loop {
-            if let Some(u) = c.pending.pop_front() {
-                return Some((u, (c, phase, last)));
-            }
-            if c.done {
-                return None;
-            }
-            phase = match phase {
-                Poll::Send(params) => {
-                    let (span, client) = traced(&c.client, &c.agent, Method::SendMessage, None);
-                    let r = client.send_message(&params).instrument(span).await;
-                    count(&c.agent, "send", &r);
-                    match r {
-                        Ok(SendMessageResult::Task(t)) => c.snapshot(&t, &mut last),
-                        Ok(SendMessageResult::Message(m)) => {
-                            c.event(StreamEvent::Message(m), &mut last)
-                        }
-                        Err(e) if Box::pin(c.renew(&e)).await => {
-                            phase = Poll::Send(params);
-                            continue;
-                        }
-                        Err(e) => c.client_failure(e),
-                    }
-                    Poll::Wait(1)
-                }
-                Poll::Attach(id) => {
-                    c.poll(id, &mut last).await;
-                    Poll::Wait(1)
-                }
-                Poll::Wait(n) => {
-                    tokio::time::sleep(schedule.delay(n)).await;
-                    let id = TaskId::new(c.task_id.clone().unwrap_or_default());
-                    c.poll(id, &mut last).await;
-                    Poll::Wait(n.saturating_add(1))
-                }
-            };
-        }
-    })
+/// The schedule of a polled conversation's polls.
+fn poll_schedule(c: &A2aConnector) -> Backoff {
+    Backoff::exponential(c.poll_initial, c.poll_max).with_jitter(Jitter::Up(0.1))
 }

@@ -444,7 +444,7 @@ pub async fn build(
     // Requests that carry a trace context continue that trace (when traces are on).
     let mut server_config = config.server.clone();
     server_config.trace_parent = TraceParent::new(crate::telemetry::adopt_parent);
-    orchestrator_metrics::observe_servers();
+    server_config.observer = orchestrator_metrics::server_observer();
     let mut server = A2aServer::builder(orchestrator.clone(), card)
         .config(server_config)
         .store(store.clone());

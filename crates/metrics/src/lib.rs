@@ -2,7 +2,7 @@
 //! happen (the protocol server, the connector, the host, the store) and rendered in the
 //! text exposition format for `/metrics`. A leaf: it knows nothing of the crate, so
 //! every layer may record into it; the protocol server (crate `a2a`, which names no
-//! metrics library) reports through the observer installed by [`observe_servers`].
+//! metrics library) reports through the observer it is given, [`server_observer`].
 //!
 //! Labels are bounded: workflow, step and agent names come from the operator's files,
 //! methods from the protocol's list, error codes from the spec's; nothing a client makes
@@ -272,10 +272,10 @@ impl Observer for ServerMetrics {
     }
 }
 
-/// Makes the protocol servers of this process record into these metrics (once; later
-/// calls change nothing).
-pub fn observe_servers() {
-    observe::install(Box::new(ServerMetrics));
+/// What a protocol server reports to, to record into these metrics
+/// (`ServerConfig::observer`).
+pub fn server_observer() -> observe::Observe {
+    observe::Observe::new(ServerMetrics)
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ use tracing::{Instrument, info_span};
 
 use super::auth::Caller;
 use super::jsonrpc::unary_v1;
+use super::observe::Answered;
 use super::{Inner, live_events, version};
 use crate::jsonrpc::{IncomingRequest, RequestId};
 use crate::v1::error as v1_error;
@@ -34,19 +35,37 @@ use crate::{Method, RpcError, Version, proto};
 /// The path prefix of the service's methods (`/lf.a2a.v1.A2AService/SendMessage`).
 pub const PATH: &str = "/lf.a2a.v1.A2AService/{method}";
 
-/// Every call to `/lf.a2a.v1.A2AService/{method}`.
+/// Every call to `/lf.a2a.v1.A2AService/{method}`, its answer marked for the server's
+/// observer: the method (`unknown` for a name that is none), and the A2A error the
+/// status carries (or, for a failure of gRPC itself, its status code).
 pub(super) async fn serve(
     State(inner): State<Arc<Inner>>,
     Path(name): Path<String>,
     request: axum::http::Request<Body>,
 ) -> Response {
-    let Some(rpc) = proto::rpc(&name) else {
+    let response = call(inner, &name, request).await;
+    let code =
+        response.extensions().get::<Status>().map(|status| {
+            match std::error::Error::source(status).and_then(|e| e.downcast_ref::<RpcError>()) {
+                Some(e) => e.code,
+                None => crate::ErrorCode(status.code() as i64),
+            }
+        });
+    let method = match Method::parse_v1(&name) {
+        Some(_) => name.as_str(),
+        None => "unknown",
+    };
+    Answered::new(method, crate::v1::BINDING_GRPC, Version::V1_0, code).on(response)
+}
+
+async fn call(inner: Arc<Inner>, name: &str, request: axum::http::Request<Body>) -> Response {
+    let Some(rpc) = proto::rpc(name) else {
         return status_only(Status::unimplemented(format!(
             "{} has no method {name:?}",
             proto::SERVICE
         )));
     };
-    let Some(method) = Method::parse_v1(&name) else {
+    let Some(method) = Method::parse_v1(name) else {
         return status_only(Status::unimplemented(format!("{name} is not served")));
     };
     let headers = request.headers().clone();
@@ -65,18 +84,16 @@ pub(super) async fn serve(
                 super::UNAUTHENTICATED,
                 format!("send credentials as `authorization` metadata ({said})"),
             );
-            observe(&name, Some(e.code.0));
             return status_only(to_status(&e));
         }
     };
     if let Err(e) = check(&inner, &headers) {
-        observe(&name, Some(e.code.0));
         return status_only(to_status(&e));
     }
     let call = Call {
         inner: inner.clone(),
         method,
-        name: name.clone(),
+        name: name.to_owned(),
         rpc,
         caller,
         headers,
@@ -216,15 +233,6 @@ fn check(inner: &Inner, headers: &HeaderMap) -> Result<(), RpcError> {
     version::check_extensions(&inner.cards().card, headers)
 }
 
-fn observe(method: &str, code: Option<i64>) {
-    super::observe::request(super::observe::Request {
-        method,
-        binding: crate::v1::BINDING_GRPC,
-        version: Version::V1_0.as_str(),
-        code,
-    });
-}
-
 /// One call: what it is, who makes it, and the message types it takes and gives.
 #[derive(Clone)]
 struct Call {
@@ -298,14 +306,8 @@ impl UnaryService<Bytes> for Call {
             }
             .await;
             match outcome {
-                Ok(json) => {
-                    observe(&call.name, None);
-                    call.answer(&json).map(tonic::Response::new)
-                }
-                Err(e) => {
-                    observe(&call.name, Some(e.code.0));
-                    Err(to_status(&e))
-                }
+                Ok(json) => call.answer(&json).map(tonic::Response::new),
+                Err(e) => Err(to_status(&e)),
             }
         })
     }
@@ -335,11 +337,9 @@ impl ServerStreamingService<Bytes> for Call {
             let (task_id, sub, after) = match opened {
                 Ok(opened) => opened,
                 Err(e) => {
-                    observe(&call.name, Some(e.code.0));
                     return Err(to_status(&e));
                 }
             };
-            observe(&call.name, None);
             let rpc = call.rpc;
             let events = live_events(call.inner.clone(), task_id, sub, after).map(move |item| {
                 let event = item.map_err(|e| to_status(&e))?;
@@ -378,7 +378,11 @@ pub(crate) fn to_status(e: &RpcError) -> Status {
         message: e.message.clone(),
         details,
     };
-    Status::with_details(code, e.message.clone(), Bytes::from(status.encode_to_vec()))
+    let mut status =
+        Status::with_details(code, e.message.clone(), Bytes::from(status.encode_to_vec()));
+    // The A2A error itself, for the server's observer (see `serve`).
+    status.set_source(Arc::new(e.clone()));
+    status
 }
 
 /// A detail of the JSON form (`{"@type": …, …}`) as a `google.protobuf.Any`.

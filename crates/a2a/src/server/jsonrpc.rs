@@ -8,7 +8,7 @@ use super::http::{
     BodyError, accepts_event_stream, authorize, json_with, last_event_id, read_body, sse_event,
     sse_response,
 };
-use super::observe;
+use super::observe::Answered;
 use super::version::{self, Version};
 use crate::server::{
     Caller, IncomingRequest, Inner, RequestId, RpcResponse, StreamRequest, live_events,
@@ -35,25 +35,23 @@ fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
     json_with(status, "application/json", body)
 }
 
-/// Counts one request in the metrics: its method (`unknown` when it names none), its
-/// generation, and its error code (none for a success).
-fn observe(method: &str, generation: Version, code: Option<crate::ErrorCode>) {
-    observe::request(observe::Request {
-        method,
-        binding: crate::v1::BINDING_JSONRPC,
-        version: generation.as_str(),
-        code: code.map(|c| c.0),
-    });
+/// What a JSON-RPC response answered: `method` (`unknown` when it names none) in
+/// `generation`, with `code` (none for a success).
+fn answered(method: &str, generation: Version, code: Option<crate::ErrorCode>) -> Answered {
+    Answered::new(method, crate::v1::BINDING_JSONRPC, generation, code)
 }
 
-/// An error answer, in the shape of the request's generation, counted for `method`.
+/// An error answer, in the shape of the request's generation, marked for `method`.
 fn error_response(id: RequestId, error: RpcError, generation: Version, method: &str) -> Response {
-    observe(method, generation, Some(error.code));
+    let marked = answered(method, generation, Some(error.code));
     let error = match generation {
         Version::V0_3 => error,
         Version::V1_0 => v1_error::jsonrpc(&error),
     };
-    json_response(StatusCode::OK, &RpcResponse::error(id, error))
+    marked.on(json_response(
+        StatusCode::OK,
+        &RpcResponse::error(id, error),
+    ))
 }
 
 pub(super) async fn rpc(
@@ -69,44 +67,37 @@ pub(super) async fn rpc(
         Err(challenge) => {
             // Counted under the version the request says it speaks (its body is not read).
             let asked = version::requested(&headers, uri.query()).unwrap_or(Version::V0_3);
-            observe::request(observe::Request {
-                method: UNKNOWN,
-                binding: crate::v1::BINDING_JSONRPC,
-                version: asked.as_str(),
-                code: Some(i64::from(challenge.status().as_u16())),
-            });
-            return *challenge;
+            let status = challenge.status().as_u16();
+            return Answered::refused(crate::v1::BINDING_JSONRPC, asked, status).on(*challenge);
         }
     };
     if !super::http::is_json(&headers) {
         // The body is not read: the generation is the one the request names, if any.
         let asked = version::requested(&headers, uri.query()).unwrap_or(Version::V0_3);
         let e = super::http::not_json();
-        observe(UNKNOWN, asked, Some(e.code));
+        let marked = answered(UNKNOWN, asked, Some(e.code));
         let e = match asked {
             Version::V0_3 => e,
             Version::V1_0 => v1_error::jsonrpc(&e),
         };
-        return json_response(
+        return marked.on(json_response(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             &RpcResponse::error(RequestId::Null, e),
-        );
+        ));
     }
     let bytes = match read_body(&inner, &headers, body).await {
         Ok(b) => b,
         Err(BodyError::TooLarge(e)) => {
-            observe(UNKNOWN, Version::V0_3, Some(e.code));
-            return json_response(
+            return answered(UNKNOWN, Version::V0_3, Some(e.code)).on(json_response(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 &RpcResponse::error(RequestId::Null, e),
-            );
+            ));
         }
         Err(BodyError::Unreadable(e)) => {
-            observe(UNKNOWN, Version::V0_3, Some(e.code));
-            return json_response(
+            return answered(UNKNOWN, Version::V0_3, Some(e.code)).on(json_response(
                 StatusCode::BAD_REQUEST,
                 &RpcResponse::error(RequestId::Null, e),
-            );
+            ));
         }
     };
     let request = match IncomingRequest::from_slice(&bytes) {
@@ -211,10 +202,10 @@ pub(super) async fn rpc(
             Version::V1_0 => unary_v1::<Box<RawValue>>(&inner, method, &request, &caller).await,
         };
         match result {
-            Ok(result) => {
-                observe(&request.method, generation, None);
-                json_response(StatusCode::OK, &RpcResponse::success(id, result))
-            }
+            Ok(result) => answered(&request.method, generation, None).on(json_response(
+                StatusCode::OK,
+                &RpcResponse::success(id, result),
+            )),
             Err(e) => error_response(id, e, generation, &request.method),
         }
     }
@@ -469,7 +460,7 @@ async fn stream(
     };
     match setup.await {
         Ok((task_id, sub, after)) => {
-            observe(&req.method, generation, None);
+            let marked = answered(&req.method, generation, None);
             let events = live_events(inner, task_id, sub, after);
             let frames = events.map(move |item| {
                 Ok(match item {
@@ -477,7 +468,7 @@ async fn stream(
                     Err(e) => sse_frame(&id, 0, Err(e), generation),
                 })
             });
-            sse_response(Box::pin(frames), keep_alive)
+            marked.on(sse_response(Box::pin(frames), keep_alive))
         }
         // Refused before any event: over v1.0 a plain JSON-RPC error, as every other
         // failed call (what v1.0 clients of streaming methods read first, the
@@ -485,12 +476,12 @@ async fn stream(
         // clients expect.
         Err(e) if generation == Version::V1_0 => error_response(id, e, generation, &req.method),
         Err(e) => {
-            observe(&req.method, generation, Some(e.code));
+            let marked = answered(&req.method, generation, Some(e.code));
             let frame = sse_frame(&id, 0, Err(e), generation);
-            sse_response(
+            marked.on(sse_response(
                 Box::pin(futures::stream::once(async { Ok(frame) })),
                 keep_alive,
-            )
+            ))
         }
     }
 }

@@ -148,6 +148,9 @@ pub struct ServerConfig {
     /// Makes the trace context a request carries the parent of its span (a tracing
     /// setup's; none by default).
     pub trace_parent: TraceParent,
+    /// Told of every request answered and every stream opened and closed (an
+    /// application's metrics; none by default).
+    pub observer: observe::Observe,
 }
 
 /// How a request's span adopts the trace context its headers carry (`traceparent`):
@@ -214,6 +217,7 @@ impl Default for ServerConfig {
             generations: Versions::Both,
             tls: None,
             trace_parent: TraceParent::default(),
+            observer: observe::Observe::default(),
         }
     }
 }
@@ -440,6 +444,10 @@ impl A2aServer {
         router
             .fallback(rest)
             .with_state(self.inner.clone())
+            .layer(axum::middleware::from_fn_with_state(
+                self.inner.config.observer.clone(),
+                observe::layer,
+            ))
             .layer(axum::middleware::from_fn(move |req, next| {
                 http::browser_guard(origins.clone(), req, next)
             }))

@@ -10,6 +10,7 @@ use super::http::{
     BodyError, accepts_event_stream, authorize, json_with, last_event_id, read_body, sse_event,
     sse_response,
 };
+use super::observe::Answered;
 use super::version::{self, Version};
 use crate::server::{Caller, Inner, live_events};
 use crate::types::StreamEvent;
@@ -67,14 +68,10 @@ impl Endpoint {
     }
 }
 
-/// Counts one request of the binding in the metrics.
-fn observe(method: &str, code: Option<i64>) {
-    super::observe::request(super::observe::Request {
-        method,
-        binding: crate::v1::BINDING_HTTP_JSON,
-        version: crate::Version::V1_0.as_str(),
-        code,
-    });
+/// `response`, marked as the binding's answer to `method` with `code` (none for a
+/// success).
+fn answered(method: &str, code: Option<crate::ErrorCode>, response: Response) -> Response {
+    Answered::new(method, crate::v1::BINDING_HTTP_JSON, Version::V1_0, code).on(response)
 }
 
 /// Matches a path (below the binding's base) and method to a route, with or without a
@@ -278,23 +275,20 @@ async fn route_rest(
         .and_then(|path| endpoint(&method, path))
     else {
         let e = not_found(uri.path());
-        observe("unknown", Some(e.code.0));
-        return error_response(&e);
+        return answered("unknown", Some(e.code), error_response(&e));
     };
     let caller = match authorize(&inner, &headers, peer).await {
         Ok(caller) => caller,
         Err(challenge) => {
-            observe("unknown", Some(i64::from(challenge.status().as_u16())));
-            return *challenge;
+            let status = challenge.status().as_u16();
+            return Answered::refused(crate::v1::BINDING_HTTP_JSON, Version::V1_0, status)
+                .on(*challenge);
         }
     };
     // The `/{tenant}` prefix is the tenant the caller acts in, never ignored.
     let caller = match caller.in_tenant(tenant.as_deref()) {
         Ok(caller) => caller,
-        Err(e) => {
-            observe(route.method(false), Some(e.code.0));
-            return error_response(&e);
-        }
+        Err(e) => return answered(route.method(false), Some(e.code), error_response(&e)),
     };
     let checks = version::requested(&headers, uri.query()).and_then(|v| match v {
         Version::V1_0 => inner
@@ -310,27 +304,25 @@ async fn route_rest(
     });
     let name = route.method(false);
     if let Err(e) = checks {
-        observe(name, Some(e.code.0));
-        return error_response(&e);
+        return answered(name, Some(e.code), error_response(&e));
     }
     let bytes = match read_body(&inner, &headers, body).await {
         Ok(b) => b,
         Err(BodyError::TooLarge(e)) => {
-            observe(name, Some(e.code.0));
             let (_, body) = v1_error::http(&e);
-            return json_with(StatusCode::PAYLOAD_TOO_LARGE, A2A_JSON, &body);
+            let response = json_with(StatusCode::PAYLOAD_TOO_LARGE, A2A_JSON, &body);
+            return answered(name, Some(e.code), response);
         }
         Err(BodyError::Unreadable(e)) => {
-            observe(name, Some(e.code.0));
-            return error_response(&e);
+            return answered(name, Some(e.code), error_response(&e));
         }
     };
     let name = route.method(!bytes.is_empty());
     if !bytes.is_empty() && !super::http::is_json(&headers) {
         let e = super::http::not_json();
-        observe(name, Some(e.code.0));
         let (_, body) = v1_error::http(&e);
-        return json_with(StatusCode::UNSUPPORTED_MEDIA_TYPE, A2A_JSON, &body);
+        let response = json_with(StatusCode::UNSUPPORTED_MEDIA_TYPE, A2A_JSON, &body);
+        return answered(name, Some(e.code), response);
     }
     let streaming = route.is_streaming();
     let span = info_span!(
@@ -344,18 +336,11 @@ async fn route_rest(
     );
     inner.config.trace_parent.adopt(&headers, &span);
     async move {
-        // A stream counts itself once it has opened (or failed to).
         match handle(&inner, route, &uri, &headers, &bytes, &caller).await {
-            Ok(r) => {
-                if !streaming {
-                    observe(name, None);
-                }
-                r
-            }
-            Err(e) => {
-                observe(name, Some(e.code.0));
-                error_response(&e)
-            }
+            // A stream marked itself once it opened (or failed to).
+            Ok(r) if streaming => r,
+            Ok(r) => answered(name, None, r),
+            Err(e) => answered(name, Some(e.code), error_response(&e)),
         }
     }
     .instrument(span)
@@ -479,7 +464,6 @@ async fn stream(
     };
     match inner.open_stream(method, request, caller).await {
         Ok((task_id, sub, after)) => {
-            observe(method.v1_name(), None);
             let events = live_events(inner, task_id, sub, after);
             let frames = events.map(move |item| {
                 Ok(match item {
@@ -487,13 +471,14 @@ async fn stream(
                     Err(e) => frame(0, Err(e)),
                 })
             });
-            sse_response(Box::pin(frames), keep_alive)
+            answered(
+                method.v1_name(),
+                None,
+                sse_response(Box::pin(frames), keep_alive),
+            )
         }
         // Before the stream starts, an error is an ordinary error response.
-        Err(e) => {
-            observe(method.v1_name(), Some(e.code.0));
-            error_response(&e)
-        }
+        Err(e) => answered(method.v1_name(), Some(e.code), error_response(&e)),
     }
 }
 

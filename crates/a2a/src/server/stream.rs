@@ -80,11 +80,12 @@ pub(super) fn live_events(
         .as_ref()
         .is_some_and(|t| t.status.state.is_terminal());
     let stopping = Box::pin(inner.shutdown.clone().cancelled_owned());
+    let open = inner.config.observer.subscriber();
     let st = St {
         stopping,
         inner,
         task_id,
-        _open: super::observe::Subscriber::open(),
+        _open: open,
         _keep: sub.keep,
         _slot: sub.slot,
         until_terminal: sub.until_terminal,

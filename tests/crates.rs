@@ -114,8 +114,15 @@ fn the_stores_know_the_database_and_nothing_of_the_application() {
         refuses(
             "orchestrator-store",
             features,
-            &["a2a-orchestrator", "async-openai", "opentelemetry", "clap"],
-            "the stores adapt the protocol's TaskStore and the engine's RunStore to a database; nothing above them",
+            &[
+                "a2a-orchestrator",
+                "orchestrator-metrics",
+                "prometheus-client",
+                "async-openai",
+                "opentelemetry",
+                "clap",
+            ],
+            "the stores adapt the protocol's TaskStore and the engine's RunStore to a database; nothing above them (they report to the observer they are given)",
         );
     }
     refuses(

@@ -1391,10 +1391,13 @@ async fn a_closed_store_has_committed_what_was_queued() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("durable-closed");
     let _ = std::fs::remove_dir_all(&dir);
     let path = dir.join("store.db");
-    let store =
-        orchestrator_store::SqliteStore::open(&path, orchestrator_store::DEFAULT_BUSY_TIMEOUT)
-            .await
-            .unwrap();
+    let store = orchestrator_store::SqliteStore::open(
+        &path,
+        orchestrator_store::DEFAULT_BUSY_TIMEOUT,
+        Default::default(),
+    )
+    .await
+    .unwrap();
     let header = run_header("r1");
     store.create_run(&header).await.unwrap();
     let done = Checkpoint::Done(Record::new(StepState::Completed));
@@ -1404,10 +1407,13 @@ async fn a_closed_store_has_committed_what_was_queued() {
     tokio::time::timeout(Duration::from_secs(10), store.closed())
         .await
         .expect("the writer ends once the store is dropped");
-    let again =
-        orchestrator_store::SqliteStore::open(&path, orchestrator_store::DEFAULT_BUSY_TIMEOUT)
-            .await
-            .unwrap();
+    let again = orchestrator_store::SqliteStore::open(
+        &path,
+        orchestrator_store::DEFAULT_BUSY_TIMEOUT,
+        Default::default(),
+    )
+    .await
+    .unwrap();
     let run = again.load_run("r1").await.unwrap().unwrap();
     assert_eq!(run.units.len(), 3, "every queued checkpoint was committed");
 }

@@ -369,7 +369,10 @@ pub async fn prepare(config: HostConfig) -> Result<Prepared, StartError> {
             guarded.join(", ")
         );
     }
-    let store = config.store.open().await?;
+    let store = config
+        .store
+        .open_observed(orchestrator_store::Observe::new(StoreMetrics))
+        .await?;
     Ok(Prepared {
         config,
         workflows,
@@ -727,6 +730,28 @@ pub async fn prune_every(store: Arc<dyn Store>, retention: std::time::Duration) 
     }
 }
 
+/// The store's reports (commits timed, notices heard, unreadable tasks), counted in the
+/// process's metrics.
+struct StoreMetrics;
+
+impl orchestrator_store::StoreObserver for StoreMetrics {
+    fn committed(&self, took: std::time::Duration) {
+        orchestrator_metrics::get()
+            .store_commit
+            .observe(took.as_secs_f64());
+    }
+
+    fn listening(&self, heard: bool) {
+        orchestrator_metrics::get()
+            .store_listening
+            .set(i64::from(heard));
+    }
+
+    fn unreadable_task(&self) {
+        orchestrator_metrics::get().store_unreadable_tasks.inc();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -768,3 +793,4 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+

@@ -11,6 +11,7 @@
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod gate;
 mod memory;
+mod observe;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -33,6 +34,7 @@ use orchestrator_core::engine::RunStore;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use gate::Gated;
 pub use memory::MemoryStore;
+pub use observe::{Observe, StoreObserver};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
@@ -277,15 +279,22 @@ impl StoreSpec {
     /// database is an error, never replaced by an empty one. A durable store comes
     /// behind its [`Gated`] gate: while its database is down, requests fail at once.
     pub async fn open(&self) -> Result<Arc<dyn Store>, OpenError> {
+        self.open_observed(Observe::default()).await
+    }
+
+    /// [`StoreSpec::open`], reporting to `observe` as it works.
+    pub async fn open_observed(&self, observe: Observe) -> Result<Arc<dyn Store>, OpenError> {
+        #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+        let _ = observe;
         Ok(match self {
             StoreSpec::Memory => Arc::new(MemoryStore::new()),
             #[cfg(feature = "sqlite")]
             StoreSpec::Sqlite { path, busy_timeout } => Arc::new(Gated::new(Arc::new(
-                SqliteStore::open(path, *busy_timeout).await?,
+                SqliteStore::open(path, *busy_timeout, observe).await?,
             ))),
             #[cfg(feature = "postgres")]
             StoreSpec::Postgres { url, lease } => Arc::new(Gated::new(Arc::new(
-                PostgresStore::open(url, &self.to_string(), *lease).await?,
+                PostgresStore::open(url, &self.to_string(), *lease, observe).await?,
             ))),
             #[allow(unreachable_patterns)]
             StoreSpec::Sqlite { .. } | StoreSpec::Postgres { .. } => {

@@ -487,20 +487,26 @@ pub(crate) fn task_of(
 /// (`store_unreadable_tasks_total`). One such task is no reason to fail a listing of
 /// others, or a start: it is listed by its columns ([`unreadable_task`]) and left out
 /// of what is resumed.
-pub(crate) fn report_unreadable(id: &str, e: &StoreError) {
+pub(crate) fn report_unreadable(id: &str, e: &StoreError, observe: &crate::Observe) {
     tracing::error!(
         task_id = %a2a::log::untrusted(id),
         error = %e,
         "a stored task cannot be read back; it is listed without its details and not resumed"
     );
-    orchestrator_metrics::get().store_unreadable_tasks.inc();
+    observe.unreadable_task();
 }
 
 /// What a listing shows of a task whose record cannot be read: its id, context and
 /// state, from the row's own columns, and a status message that says so; its
 /// metadata marks it (`"unreadable": true`).
-pub(crate) fn unreadable_task(id: &str, context_id: &str, state: &str, e: &StoreError) -> Task {
-    report_unreadable(id, e);
+pub(crate) fn unreadable_task(
+    id: &str,
+    context_id: &str,
+    state: &str,
+    e: &StoreError,
+    observe: &crate::Observe,
+) -> Task {
+    report_unreadable(id, e, observe);
     let state = serde_json::from_value(Value::from(state)).unwrap_or(TaskState::Unknown);
     let mut status = TaskStatus::new(state);
     status.message = Some(Box::new(Message::agent_text(

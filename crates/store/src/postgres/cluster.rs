@@ -137,7 +137,7 @@ impl Cluster for PostgresStore {
                     Err(e @ StoreError::Unreadable { .. }) => {
                         // Held, not run: reported at each claim, never a reason to
                         // leave the other tasks claimed with it unrun.
-                        crate::rows::report_unreadable(&id, &e);
+                        crate::rows::report_unreadable(&id, &e, &self.observe);
                         continue;
                     }
                     Err(e) => return Err(e),

@@ -90,6 +90,8 @@ pub struct PostgresStore {
     watching: Arc<notices::Watching>,
     /// Ends the listening connection when the last handle to the store is dropped.
     _listening: Arc<DropGuard>,
+    /// What the store's work is reported to.
+    observe: crate::Observe,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -103,8 +105,14 @@ impl std::fmt::Debug for PostgresStore {
 impl PostgresStore {
     /// Connects to the database at `url` (`postgres://user:password@host:port/db`),
     /// brings its schema up to date and registers this process as a replica with a
-    /// lease of `lease`. `location` is the URL as errors show it.
-    pub async fn open(url: &str, location: &str, lease: Duration) -> Result<Self, OpenError> {
+    /// lease of `lease`. `location` is the URL as errors show it. What it does is
+    /// reported to `observe`.
+    pub async fn open(
+        url: &str,
+        location: &str,
+        lease: Duration,
+        observe: crate::Observe,
+    ) -> Result<Self, OpenError> {
         let fail = |kind: OpenErrorKind| OpenError {
             location: location.to_owned(),
             kind,
@@ -141,7 +149,7 @@ impl PostgresStore {
         .execute(&pool)
         .await
         .map_err(|e| fail(OpenErrorKind::Database(e)))?;
-        let writer = Writer::start(&pool, &replica);
+        let writer = Writer::start(&pool, &replica, observe.clone());
         let lookups = Lookups::start(&pool);
         let board = NoticeBoard::new();
         let stop = CancellationToken::new();
@@ -150,6 +158,7 @@ impl PostgresStore {
             replica.clone(),
             board.clone(),
             stop.clone(),
+            observe.clone(),
         ));
         Ok(Self {
             location: location.to_owned(),
@@ -161,6 +170,7 @@ impl PostgresStore {
             notices: board,
             watching: Default::default(),
             _listening: Arc::new(stop.drop_guard()),
+            observe,
             pool,
         })
     }

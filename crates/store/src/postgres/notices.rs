@@ -48,6 +48,7 @@ pub(super) async fn listen(
     replica: Arc<str>,
     board: NoticeBoard,
     stop: CancellationToken,
+    observe: crate::Observe,
 ) {
     let mut waits = backoff::STORE.waits();
     loop {
@@ -55,7 +56,7 @@ pub(super) async fn listen(
             Ok(mut listener) => {
                 waits = backoff::STORE.waits();
                 board.set_listening(true);
-                orchestrator_metrics::get().store_listening.set(1);
+                observe.listening(true);
                 let lost = loop {
                     tokio::select! {
                         () = stop.cancelled() => return,
@@ -79,7 +80,7 @@ pub(super) async fn listen(
                     }
                 };
                 board.set_listening(false);
-                orchestrator_metrics::get().store_listening.set(0);
+                observe.listening(false);
                 match lost {
                     Some(e) => {
                         warn!(error = %e, "the store's notices stopped; polling until they are back")

@@ -167,7 +167,9 @@ impl TaskStore for PostgresStore {
                 let id: String = row.get(5);
                 match self.caught_up(row).await {
                     Ok(task) => tasks.push(task),
-                    Err(e @ StoreError::Unreadable { .. }) => report_unreadable(&id, &e),
+                    Err(e @ StoreError::Unreadable { .. }) => {
+                        report_unreadable(&id, &e, &self.observe)
+                    }
                     Err(e) => return Err(e),
                 }
             }
@@ -293,7 +295,7 @@ impl TaskStore for PostgresStore {
                 match self.caught_up(row).await {
                     Ok((task, _)) => tasks.push(task),
                     Err(e @ StoreError::Unreadable { .. }) => {
-                        tasks.push(unreadable_task(&id, &context, &state, &e));
+                        tasks.push(unreadable_task(&id, &context, &state, &e, &self.observe));
                     }
                     Err(e) => return Err(e),
                 }

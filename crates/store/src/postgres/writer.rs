@@ -121,11 +121,11 @@ pub(super) struct Writer {
 
 impl Writer {
     /// Starts the writer of replica `replica`.
-    pub(super) fn start(pool: &PgPool, replica: &Arc<str>) -> Self {
+    pub(super) fn start(pool: &PgPool, replica: &Arc<str>, observe: crate::Observe) -> Self {
         let (queue, rx) = mpsc::channel(QUEUE);
         // Ends when its queue closes: when the last handle is dropped, once what was
         // queued is committed.
-        tokio::spawn(dispatch(pool.clone(), replica.clone(), rx));
+        tokio::spawn(dispatch(pool.clone(), replica.clone(), rx, observe));
         Self { queue }
     }
 
@@ -176,7 +176,12 @@ impl Writer {
 }
 
 /// Takes queued writes into batches and commits them until every handle is gone.
-async fn dispatch(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>) {
+async fn dispatch(
+    pool: PgPool,
+    replica: Arc<str>,
+    mut rx: mpsc::Receiver<Op>,
+    observe: crate::Observe,
+) {
     // Each lane's connection, kept from batch to batch: a pooled connection is tested
     // with a round trip each time it goes back to the pool. Given back when it fails
     // (the pool then tests and drops it), taken again for the next batch.
@@ -218,11 +223,11 @@ async fn dispatch(pool: PgPool, replica: Arc<str>, mut rx: mpsc::Receiver<Op>) {
                 .map(|w| w.owner_id().to_owned())
                 .collect();
             in_flight.extend(ids.iter().cloned());
-            let replica = replica.clone();
+            let (replica, observe) = (replica.clone(), observe.clone());
             running.push(async move {
                 let mut held = held;
                 let size = ops.len();
-                let failed = commit(&mut held, &replica, ops).await;
+                let failed = commit(&mut held, &replica, ops, &observe).await;
                 (held, ids, size, failed)
             });
         }
@@ -318,14 +323,12 @@ fn take_batch(pending: &mut VecDeque<Op>, in_flight: &HashSet<String>) -> Vec<Op
 
 /// Commits `ops` on `held`'s connection and answers each; the queued writes that
 /// failed, in order, to be made again with their task's or run's next write.
-async fn commit(held: &mut Held, replica: &str, ops: Vec<Op>) -> Vec<Op> {
+async fn commit(held: &mut Held, replica: &str, ops: Vec<Op>, observe: &crate::Observe) -> Vec<Op> {
     let writes: Vec<&Write> = ops.iter().filter_map(|op| op.write.as_ref()).collect();
     let alone = writes.len() == 1;
     let started = std::time::Instant::now();
     let outcome = apply_batch(held, replica, &writes).await;
-    orchestrator_metrics::get()
-        .store_commit
-        .observe(started.elapsed().as_secs_f64());
+    observe.committed(started.elapsed());
     let mut failed = Vec::new();
     match outcome {
         Ok(rows) => {

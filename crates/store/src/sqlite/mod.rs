@@ -47,6 +47,7 @@ pub struct SqliteStore {
     writes: mpsc::Sender<Op>,
     reads: Arc<reads::Reads>,
     path: PathBuf,
+    observe: crate::Observe,
     /// The writer and the checkpointer: owned here, ending when the last handle to the
     /// store is dropped (the writer once every queued write is committed).
     tasks: tokio_util::task::TaskTracker,
@@ -74,8 +75,12 @@ impl std::fmt::Debug for SqliteStore {
 impl SqliteStore {
     /// Opens the database at `path`, creating it (and its directory) if it does not
     /// exist, and brings its schema up to date. A write waits up to `busy_timeout` for
-    /// another process's lock on the file.
-    pub async fn open(path: &Path, busy_timeout: Duration) -> Result<Self, OpenError> {
+    /// another process's lock on the file. What it does is reported to `observe`.
+    pub async fn open(
+        path: &Path,
+        busy_timeout: Duration,
+        observe: crate::Observe,
+    ) -> Result<Self, OpenError> {
         let fail = |kind: OpenErrorKind| OpenError {
             location: path.display().to_string(),
             kind,
@@ -115,13 +120,15 @@ impl SqliteStore {
         // when the writer has ended.
         let tasks = tokio_util::task::TaskTracker::new();
         let long = wal_long.clone();
-        tasks.spawn_blocking(move || writer::writer(writing, rx, committed, long));
+        let told = observe.clone();
+        tasks.spawn_blocking(move || writer::writer(writing, rx, committed, long, told));
         tasks.spawn_blocking(move || checkpointer(checkpoints, commits, wal_long));
         tasks.close();
         Ok(Self {
             writes: tx,
             reads,
             path: path.to_owned(),
+            observe,
             tasks,
         })
     }

@@ -234,7 +234,9 @@ impl TaskStore for SqliteStore {
             for task in stored {
                 match caught_up(&task) {
                     Ok(task) => tasks.push(task),
-                    Err(e @ StoreError::Unreadable { .. }) => report_unreadable(&task.id, &e),
+                    Err(e @ StoreError::Unreadable { .. }) => {
+                        report_unreadable(&task.id, &e, &self.observe)
+                    }
                     Err(e) => return Err(e),
                 }
             }
@@ -361,7 +363,7 @@ impl TaskStore for SqliteStore {
                 tasks.push(match caught_up(stored) {
                     Ok((task, _)) => task,
                     Err(e @ StoreError::Unreadable { .. }) => {
-                        unreadable_task(&stored.id, context, state, &e)
+                        unreadable_task(&stored.id, context, state, &e, &self.observe)
                     }
                     Err(e) => return Err(e),
                 });
@@ -505,7 +507,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("a2a-list-plan-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let path = dir.join("t.db");
-        SqliteStore::open(&path, crate::DEFAULT_BUSY_TIMEOUT)
+        SqliteStore::open(&path, crate::DEFAULT_BUSY_TIMEOUT, Default::default())
             .await
             .expect("a fresh store opens")
             .closed()
@@ -560,7 +562,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("a2a-unreadable-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let path = dir.join("t.db");
-        let store = SqliteStore::open(&path, crate::DEFAULT_BUSY_TIMEOUT)
+        let store = SqliteStore::open(&path, crate::DEFAULT_BUSY_TIMEOUT, Default::default())
             .await
             .expect("a fresh store opens");
         let task = Task::new(

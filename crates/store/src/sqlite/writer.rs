@@ -157,6 +157,7 @@ pub(super) fn writer(
     mut rx: mpsc::Receiver<Op>,
     committed: mpsc::Sender<()>,
     wal_long: Arc<AtomicBool>,
+    observe: crate::Observe,
 ) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let mut busy = false;
@@ -168,9 +169,7 @@ pub(super) fn writer(
         let ops = std::mem::take(&mut batch);
         let started = std::time::Instant::now();
         let r = apply_batch(&mut conn, &ops);
-        orchestrator_metrics::get()
-            .store_commit
-            .observe(started.elapsed().as_secs_f64());
+        observe.committed(started.elapsed());
         // Wakes the checkpointer, unless a wake-up is already waiting.
         let _ = committed.try_send(());
         match r {
@@ -526,7 +525,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("a2a-batch-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let path = dir.join("t.db");
-        super::super::SqliteStore::open(&path, crate::DEFAULT_BUSY_TIMEOUT)
+        super::super::SqliteStore::open(&path, crate::DEFAULT_BUSY_TIMEOUT, Default::default())
             .await
             .expect("a fresh store opens")
             .closed()

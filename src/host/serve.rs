@@ -793,4 +793,3 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
-

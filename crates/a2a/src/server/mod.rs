@@ -22,6 +22,7 @@ mod listen;
 mod notices;
 pub mod observe;
 mod push;
+mod request_handler;
 mod rest;
 mod sink_error;
 mod store;
@@ -63,6 +64,7 @@ use jsonrpc::rpc;
 pub use listen::{BACKLOG, bind};
 pub use notices::{Follows, Notice, NoticeBoard, Notices};
 pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, check_webhook};
+pub use request_handler::{RequestHandler, TaskEvents};
 use rest::rest;
 pub use store::{
     Cause, InMemoryTaskStore, LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore,
@@ -425,9 +427,18 @@ impl A2aServer {
         self.replace_cards(cards.card.clone(), cards.extended.clone());
     }
 
+    /// The server without a transport: every operation as a method (for calling the
+    /// agent in process, testing it without a socket, or another transport).
+    pub fn handler(&self) -> RequestHandler {
+        RequestHandler {
+            inner: self.inner.clone(),
+        }
+    }
+
     /// The axum router: the JSON-RPC endpoint, both card paths and the HTTP+JSON
-    /// routes, behind the browser guard (foreign origins refused unless allowed, CORS for
-    /// the allowed ones). Add layers (tracing, say) around it as needed.
+    /// routes (and gRPC's), behind the browser guard (foreign origins refused unless
+    /// allowed, CORS for the allowed ones) and the observing layer. Mount it in an app
+    /// of your own, or add layers (tracing, say) around it as needed.
     pub fn router(&self) -> Router {
         let origins = Arc::new(self.inner.config.cors_origins.clone());
         let router = Router::new()

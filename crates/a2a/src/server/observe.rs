@@ -4,10 +4,10 @@
 //! ([`ServerConfig::observer`](super::ServerConfig::observer)), and to nothing when it
 //! was given none.
 //!
-//! One layer around every binding does the reporting ([`layer`]): a binding says what a
-//! response answered by marking it ([`Answered`], an extension of the response; the
-//! gRPC binding's status says it for gRPC), and the layer reports each marked response
-//! once, as it leaves.
+//! One layer around every binding does the reporting (`layer`): a binding says what a
+//! response answered by marking it (`Answered`, an extension of the response; the gRPC
+//! binding's status says it for gRPC), and the layer reports each marked response once,
+//! as it leaves.
 
 use std::sync::Arc;
 
@@ -68,7 +68,7 @@ impl std::fmt::Debug for Observe {
     }
 }
 
-/// What a response answered, as its binding says: read by [`layer`].
+/// What a response answered, as its binding says: read by `layer`.
 #[derive(Debug, Clone)]
 pub(crate) struct Answered {
     pub(crate) method: Arc<str>,

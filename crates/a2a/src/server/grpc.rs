@@ -51,10 +51,7 @@ pub(super) async fn serve(
                 None => crate::ErrorCode(status.code() as i64),
             }
         });
-    let method = match Method::parse_v1(&name) {
-        Some(_) => name.as_str(),
-        None => "unknown",
-    };
+    let method = Method::parse_v1(&name).map_or("unknown", Method::v1_name);
     Answered::new(method, crate::v1::BINDING_GRPC, Version::V1_0, code).on(response)
 }
 

@@ -37,12 +37,25 @@ fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
 
 /// What a JSON-RPC response answered: `method` (`unknown` when it names none) in
 /// `generation`, with `code` (none for a success).
-fn answered(method: &str, generation: Version, code: Option<crate::ErrorCode>) -> Answered {
+fn answered(method: &'static str, generation: Version, code: Option<crate::ErrorCode>) -> Answered {
     Answered::new(method, crate::v1::BINDING_JSONRPC, generation, code)
 }
 
+/// `method`'s name in `generation`, as a request names it.
+fn wire_name(method: Method, generation: Version) -> &'static str {
+    match generation {
+        Version::V0_3 => method.as_str(),
+        Version::V1_0 => method.v1_name(),
+    }
+}
+
 /// An error answer, in the shape of the request's generation, marked for `method`.
-fn error_response(id: RequestId, error: RpcError, generation: Version, method: &str) -> Response {
+fn error_response(
+    id: RequestId,
+    error: RpcError,
+    generation: Version,
+    method: &'static str,
+) -> Response {
     let marked = answered(method, generation, Some(error.code));
     let error = match generation {
         Version::V0_3 => error,
@@ -119,10 +132,9 @@ pub(super) async fn rpc(
     // Every A2A request has an id; one without is not a notification here, and is not
     // run (spec §9.3 of v1.0, §7 of v0.3).
     // Only a known method's name becomes a metrics label.
-    let label = if method.is_some() {
-        request.method.as_str()
-    } else {
-        UNKNOWN
+    let label = match method {
+        Some(m) => wire_name(m, generation),
+        None => UNKNOWN,
     };
     // The method and its params are checked before the missing id, so that an id-less
     // request is told the first thing wrong with it (-32601, -32602), as the spec's
@@ -202,11 +214,11 @@ pub(super) async fn rpc(
             Version::V1_0 => unary_v1::<Box<RawValue>>(&inner, method, &request, &caller).await,
         };
         match result {
-            Ok(result) => answered(&request.method, generation, None).on(json_response(
+            Ok(result) => answered(label, generation, None).on(json_response(
                 StatusCode::OK,
                 &RpcResponse::success(id, result),
             )),
-            Err(e) => error_response(id, e, generation, &request.method),
+            Err(e) => error_response(id, e, generation, label),
         }
     }
     .instrument(span)
@@ -436,7 +448,7 @@ async fn stream(
     let keep_alive = inner.config.keep_alive;
     // Answered as JSON: the client said it cannot read a stream.
     if let Err(e) = accepts_event_stream(headers) {
-        return error_response(id, e, generation, &req.method);
+        return error_response(id, e, generation, wire_name(method, generation));
     }
     let setup = async {
         let request = match (method, generation) {
@@ -460,7 +472,7 @@ async fn stream(
     };
     match setup.await {
         Ok((task_id, sub, after)) => {
-            let marked = answered(&req.method, generation, None);
+            let marked = answered(wire_name(method, generation), generation, None);
             let events = live_events(inner, task_id, sub, after);
             let frames = events.map(move |item| {
                 Ok(match item {
@@ -474,9 +486,11 @@ async fn stream(
         // failed call (what v1.0 clients of streaming methods read first, the
         // conformance kit's among them); over v0.3 the stream's one event, as v0.3
         // clients expect.
-        Err(e) if generation == Version::V1_0 => error_response(id, e, generation, &req.method),
+        Err(e) if generation == Version::V1_0 => {
+            error_response(id, e, generation, wire_name(method, generation))
+        }
         Err(e) => {
-            let marked = answered(&req.method, generation, Some(e.code));
+            let marked = answered(wire_name(method, generation), generation, Some(e.code));
             let frame = sse_frame(&id, 0, Err(e), generation);
             marked.on(sse_response(
                 Box::pin(futures::stream::once(async { Ok(frame) })),

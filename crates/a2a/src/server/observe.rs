@@ -68,10 +68,11 @@ impl std::fmt::Debug for Observe {
     }
 }
 
-/// What a response answered, as its binding says: read by `layer`.
+/// What a response answered, as its binding says: read by `layer`. The method is one
+/// of the protocol's names (or `unknown`), never what a client wrote.
 #[derive(Debug, Clone)]
 pub(crate) struct Answered {
-    pub(crate) method: Arc<str>,
+    pub(crate) method: &'static str,
     pub(crate) binding: &'static str,
     pub(crate) version: Version,
     pub(crate) code: Option<i64>,
@@ -79,13 +80,13 @@ pub(crate) struct Answered {
 
 impl Answered {
     pub(crate) fn new(
-        method: &str,
+        method: &'static str,
         binding: &'static str,
         version: Version,
         code: Option<ErrorCode>,
     ) -> Self {
         Self {
-            method: method.into(),
+            method,
             binding,
             version,
             code: code.map(|c| c.0),
@@ -95,7 +96,7 @@ impl Answered {
     /// A request refused with HTTP `status` before its method was read.
     pub(crate) fn refused(binding: &'static str, version: Version, status: u16) -> Self {
         Self {
-            method: "unknown".into(),
+            method: "unknown",
             binding,
             version,
             code: Some(i64::from(status)),
@@ -119,7 +120,7 @@ pub(crate) async fn layer(
     if let (Some(observer), Some(answered)) = (&observe.0, response.extensions().get::<Answered>())
     {
         observer.request(Request {
-            method: &answered.method,
+            method: answered.method,
             binding: answered.binding,
             version: answered.version.as_str(),
             code: answered.code,

@@ -70,7 +70,7 @@ impl Endpoint {
 
 /// `response`, marked as the binding's answer to `method` with `code` (none for a
 /// success).
-fn answered(method: &str, code: Option<crate::ErrorCode>, response: Response) -> Response {
+fn answered(method: &'static str, code: Option<crate::ErrorCode>, response: Response) -> Response {
     Answered::new(method, crate::v1::BINDING_HTTP_JSON, Version::V1_0, code).on(response)
 }
 

@@ -9,11 +9,16 @@ use std::process::Command;
 /// The crates `package` builds on (itself included), with `features` (`None`: its
 /// defaults; `Some("")`: none), normal dependencies only.
 fn dependencies(package: &str, features: Option<&str>) -> BTreeSet<String> {
+    dependencies_by(package, features, "normal")
+}
+
+/// Like [`dependencies`], following the `edges` kinds `cargo tree -e` takes.
+fn dependencies_by(package: &str, features: Option<&str>, edges: &str) -> BTreeSet<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut command = Command::new(cargo);
     command
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["tree", "--offline", "-e", "normal", "--prefix", "none"])
+        .args(["tree", "--offline", "-e", edges, "--prefix", "none"])
         .args(["-f", "{p}", "-p", package]);
     match features {
         None => {}
@@ -81,6 +86,29 @@ fn the_protocol_crate_knows_nothing_of_the_orchestrator() {
         &["reqwest", "hyper", "axum"],
         "a2a-protocol without `client` and `server` is the types and JSON-RPC, with no HTTP stack",
     );
+}
+
+/// A client or a server without the `grpc` feature builds no gRPC stack and no protobuf
+/// compiler, at run time or at build time.
+#[test]
+fn the_protocol_crate_without_grpc_builds_no_grpc() {
+    let grpc = [
+        "tonic",
+        "prost",
+        "protox",
+        "prost-build",
+        "pbjson",
+        "pbjson-build",
+        "pbjson-types",
+    ];
+    for features in ["client", "server", "client,server,signing"] {
+        let found = dependencies_by("a2a-protocol", Some(features), "normal,build");
+        let bad: Vec<&&str> = grpc.iter().filter(|c| found.contains(**c)).collect();
+        assert!(
+            bad.is_empty(),
+            "a2a-protocol ({features}) builds on {bad:?}"
+        );
+    }
 }
 
 #[test]

@@ -115,36 +115,18 @@ fn endpoint(method: &HttpMethod, path: &str) -> Option<(Endpoint, Option<String>
     Some((route, tenant))
 }
 
-/// A path segment with its percent-escapes decoded.
+/// A path segment with its percent-escapes decoded (an escape that is none stays as it
+/// is).
 fn decode(segment: &str) -> String {
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(hex) = segment.get(i + 1..i + 3)
-            && let Ok(b) = u8::from_str_radix(hex, 16)
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(segment)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
-/// The query string's parameters, decoded (`+` is a space).
+/// The query string's parameters, decoded as a form is (`+` is a space).
 fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
-    query
-        .unwrap_or("")
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (decode(&k.replace('+', " ")), decode(&v.replace('+', " ")))
-        })
+    url::form_urlencoded::parse(query.unwrap_or("").as_bytes())
+        .into_owned()
         .collect()
 }
 
@@ -519,5 +501,22 @@ mod tests {
         );
         assert_eq!(route(&get, "/tasks/t-1:cancel"), None);
         assert_eq!(route(&get, "/nothing/here/at/all"), None);
+    }
+
+    #[test]
+    fn query_parameters_are_decoded_as_a_form() {
+        let pairs = query_pairs(Some("contextId=a+b&pageToken=%2Fx%3D&historyLength&=v"));
+        let pair = |k: &str, v: &str| (k.to_owned(), v.to_owned());
+        assert_eq!(
+            pairs,
+            [
+                pair("contextId", "a b"),
+                pair("pageToken", "/x="),
+                pair("historyLength", ""),
+                pair("", "v")
+            ]
+        );
+        assert!(query_pairs(None).is_empty());
+        assert_eq!(decode("t%zz%41"), "t%zzA", "an escape that is none stays");
     }
 }

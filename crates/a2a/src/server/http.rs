@@ -369,9 +369,11 @@ pub(super) fn is_json(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(|v| v.trim().to_ascii_lowercase())
-        .is_some_and(|v| v == "application/json" || v == "application/a2a+json")
+        .and_then(|v| v.parse::<mime::Mime>().ok())
+        .is_some_and(|m| {
+            let essence = m.essence_str();
+            essence == "application/json" || essence == "application/a2a+json"
+        })
 }
 
 /// The error for a body that is not JSON (`ContentTypeNotSupportedError`, spec §5.4): a

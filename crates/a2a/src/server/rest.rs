@@ -227,19 +227,14 @@ fn asks_for_a2a_json(headers: &HeaderMap) -> bool {
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
-        .filter_map(|range| {
-            let mut parts = range.split(';');
-            let media = parts.next()?.trim();
-            // `q=0` says "not this one".
-            let refused = parts.any(|p| {
-                p.trim()
-                    .strip_prefix("q=")
-                    .and_then(|q| q.trim().parse::<f32>().ok())
-                    .is_some_and(|q| q == 0.0)
-            });
-            (!refused).then_some(media)
+        .filter_map(|range| range.trim().parse::<mime::Mime>().ok())
+        // `q=0` says "not this one".
+        .filter(|m| {
+            m.get_param("q")
+                .and_then(|q| q.as_str().parse::<f32>().ok())
+                .is_none_or(|q| q > 0.0)
         })
-        .any(|media| media.eq_ignore_ascii_case(A2A_JSON))
+        .any(|m| m.essence_str() == A2A_JSON)
 }
 
 async fn route_rest(
@@ -501,6 +496,28 @@ mod tests {
         );
         assert_eq!(route(&get, "/tasks/t-1:cancel"), None);
         assert_eq!(route(&get, "/nothing/here/at/all"), None);
+    }
+
+    #[test]
+    fn media_types_are_read_as_media_types() {
+        let with = |name, value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(name, value.parse().unwrap());
+            headers
+        };
+        let accept = |v| asks_for_a2a_json(&with(axum::http::header::ACCEPT, v));
+        assert!(accept("application/a2a+json"));
+        assert!(accept("Application/A2A+JSON; charset=utf-8"));
+        assert!(accept("application/json, application/a2a+json;q=0.5"));
+        assert!(!accept("application/a2a+json;q=0"));
+        assert!(!accept("application/a2a+json; q=0.0, application/json"));
+        assert!(!accept("*/*"));
+        let json = |v| super::super::http::is_json(&with(CONTENT_TYPE, v));
+        assert!(json("application/json; charset=utf-8"));
+        assert!(json("Application/JSON"));
+        assert!(json("application/a2a+json"));
+        assert!(!json("application/jsonx"));
+        assert!(!json("text/plain"));
     }
 
     #[test]

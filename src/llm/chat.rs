@@ -122,8 +122,9 @@ fn described(url: &str, e: OpenAIError, too_long: &AtomicBool) -> LlmError {
             "{url} answered HTTP {}: {}",
             api.status_code, api.api_error.message
         )),
-        OpenAIError::JSONDeserialize(..) => {
-            LlmError::Malformed(format!("not a chat completion: {chain}"))
+        // The error alone: async-openai adds the whole answer, up to 4 MiB of it.
+        OpenAIError::JSONDeserialize(e, _) => {
+            LlmError::Malformed(format!("not a chat completion: {e}"))
         }
         OpenAIError::Boxed(refused) if refused.is::<Refused>() => {
             LlmError::Endpoint(format!("{url} {refused}"))

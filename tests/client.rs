@@ -283,7 +283,7 @@ async fn auth_and_extra_headers_reach_the_agent() {
         seen[0]["user-agent"]
             .to_str()
             .unwrap()
-            .starts_with("a2a-orchestrator/")
+            .starts_with("a2a-protocol/")
     );
     assert_eq!(seen[1]["x-api-key"], "k-2");
     assert!(seen[1].get("authorization").is_none());

@@ -142,6 +142,13 @@ pub fn resolve(
     for (k, v) in &entry.headers {
         headers.push((k.clone(), interpolate(v, env)?));
     }
+    // The orchestrator says who it is, unless the entry's headers say otherwise.
+    if !headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("user-agent"))
+    {
+        headers.push(("user-agent".into(), super::USER_AGENT.into()));
+    }
     Ok(ResolvedAgent {
         card_location,
         client: ClientConfig {

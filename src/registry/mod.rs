@@ -301,7 +301,12 @@ struct Transport {
 
 impl Transport {
     fn new(http: HttpClient, card_timeout: Duration) -> Transport {
-        let resolver = CardResolver::new(http.clone(), Default::default(), card_timeout);
+        let mut headers = http::HeaderMap::new();
+        headers.insert(
+            http::header::USER_AGENT,
+            http::HeaderValue::from_static(USER_AGENT),
+        );
+        let resolver = CardResolver::new(http.clone(), headers, card_timeout);
         Transport {
             http,
             resolver,
@@ -313,6 +318,10 @@ impl Transport {
 /// Refreshes are spread a tenth either way, so agents discovered together are not all
 /// fetched again at the same moment.
 const REFRESH_JITTER: Jitter = Jitter::Around(0.1);
+
+/// The `User-Agent` of every call to an agent and every fetch of its card (the
+/// protocol crate's own is `a2a-protocol/…`).
+pub(crate) const USER_AGENT: &str = concat!("a2a-orchestrator/", env!("CARGO_PKG_VERSION"));
 
 impl Registry {
     /// Builds the registry and fetches every card concurrently. Never fails: problems

@@ -12,6 +12,9 @@
 
 use std::sync::{Arc, LazyLock};
 
+/// The `User-Agent` this crate sends unless told another (a request's own header).
+pub const USER_AGENT: &str = concat!("a2a-protocol/", env!("CARGO_PKG_VERSION"));
+
 use rustls::RootCertStore;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};

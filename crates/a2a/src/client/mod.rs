@@ -51,8 +51,7 @@ use super::types::{
     TaskPushNotificationConfig, TaskQueryParams,
 };
 
-/// The `User-Agent` this crate sends.
-pub const USER_AGENT: &str = concat!("a2a-orchestrator/", env!("CARGO_PKG_VERSION"));
+pub use crate::https::USER_AGENT;
 
 /// A stream of events from `message/stream` or `tasks/resubscribe`.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ClientError>> + Send>>;

@@ -185,7 +185,7 @@ impl PushNotifier {
     pub fn new(store: Arc<dyn TaskStore>, timeout: Duration, allow_private: bool) -> Self {
         let http = crate::https::reqwest_client_builder()
             .timeout(timeout)
-            .user_agent(concat!("a2a-orchestrator/", env!("CARGO_PKG_VERSION")))
+            .user_agent(crate::https::USER_AGENT)
             // An idle connection is given up before the receiver closes it.
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             // A redirect is not followed: the guard checked the configured URL only, and

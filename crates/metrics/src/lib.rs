@@ -1,7 +1,7 @@
 //! Prometheus metrics: one process-wide set of typed families, recorded where things
 //! happen (the protocol server, the connector, the host, the store) and rendered in the
 //! text exposition format for `/metrics`. A leaf: it knows nothing of the crate, so
-//! every layer may record into it; the protocol server (crate `a2a`, which names no
+//! every layer may record into it; the protocol server (crate `a2a-protocol`, which names no
 //! metrics library) reports through the observer it is given, [`server_observer`].
 //!
 //! Labels are bounded: workflow, step and agent names come from the operator's files,

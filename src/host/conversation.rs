@@ -5,7 +5,7 @@
 
 use super::relay::{run_metadata, waiting_message};
 use super::route::{WorkflowMatch, inputs_from, match_workflow};
-use super::{Conversation, OnItsWay, Orchestrator, View, agent_message, answer_of, status};
+use super::{Conversation, Orchestrator, agent_message, answer_of, status};
 use crate::llm::Choice;
 use a2a::RpcError;
 use a2a::server::{EventSink, RequestContext};
@@ -13,7 +13,6 @@ use a2a::types::{Message, Metadata, Part, Role, Task, TaskId, TaskState};
 use orchestrator_core::engine::{RunControl, RunState, Taken};
 use orchestrator_core::workflow::Workflow;
 use serde_json::{Map, Value, json};
-use std::sync::{Arc, Mutex};
 
 impl Orchestrator {
     /// Routes a new message. A message that names its workflow, or a choice of one
@@ -119,10 +118,7 @@ impl Orchestrator {
 
     /// The run of `task_id` once it is registered, if the store has it unfinished (it is
     /// being resumed); waits up to 10 seconds.
-    pub(super) async fn resumed_run(
-        &self,
-        task_id: &TaskId,
-    ) -> Option<(RunControl, Arc<Mutex<View>>)> {
+    pub(super) async fn resumed_run(&self, task_id: &TaskId) -> Option<RunControl> {
         let saved = self.inner.engine.saved_run(task_id.as_str()).await.ok()??;
         if saved.end.is_some() {
             return None;
@@ -130,8 +126,8 @@ impl Orchestrator {
         let until = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
         loop {
             let notified = self.inner.registered.notified();
-            if let Some(Conversation::Running { control, view }) = self.tasks().get(task_id) {
-                return Some((control.clone(), view.clone()));
+            if let Some(Conversation::Running { control }) = self.tasks().get(task_id) {
+                return Some(control.clone());
             }
             if tokio::time::timeout_at(until, notified).await.is_err() {
                 return None;
@@ -163,7 +159,6 @@ impl Orchestrator {
         ctx: &RequestContext,
         events: &EventSink,
         control: RunControl,
-        view: Arc<Mutex<View>>,
     ) -> Result<(), RpcError> {
         let meta = ctx.message.metadata.as_ref().or(ctx.metadata.as_ref());
         let step = meta.and_then(|m| m.get("step")).and_then(Value::as_str);
@@ -174,12 +169,13 @@ impl Orchestrator {
         let answer = answer_of(&ctx.message, super::actor_of(&ctx.caller));
         // Until the run says whether it took the answer, the relay does not report the
         // question as waiting (a step moving meanwhile would say `input-required`).
-        let on_its_way = OnItsWay::new(&view, step, item);
         match control.answer(step, item, answer).await {
             Ok(Taken::Counted { left }) => {
                 // An approval towards its quorum: the question waits for the others.
-                let (pending, meta) = on_its_way
-                    .end(|v| (v.detail.pending_questions.clone(), run_metadata(&v.detail)));
+                let (pending, meta) = control.read(|t| {
+                    let d = t.detail();
+                    (d.pending_questions.clone(), run_metadata(d))
+                });
                 let text = format!(
                     "Approval counted; {left} more approval{} from someone else needed",
                     if left == 1 { " is" } else { "s are" }
@@ -191,15 +187,11 @@ impl Orchestrator {
                 status(events, TaskState::InputRequired, Some(waiting), Some(meta)).await
             }
             Ok(Taken::Answered) => {
-                // The answered question leaves the list (the run routed the answer the
-                // same way: to the step named, or to the only question); those with
-                // answers of their own on the way do not wait either.
-                let (remaining, meta) = on_its_way.end(|v| {
-                    v.detail.answered(step, item);
-                    (
-                        v.waiting().cloned().collect::<Vec<_>>(),
-                        run_metadata(&v.detail),
-                    )
+                // The answered question has left the list; those with answers of their
+                // own on the way do not wait either.
+                let (remaining, meta) = control.read(|t| {
+                    let waiting = t.waiting().cloned().collect::<Vec<_>>();
+                    (waiting, run_metadata(t.detail()))
                 });
                 if !remaining.is_empty() {
                     // Other questions still wait: the task says so, and lists only them.
@@ -225,8 +217,10 @@ impl Orchestrator {
             }
             Err(e) => {
                 // Nothing is lost: the run and its questions stay as they were.
-                let (state, pending) =
-                    on_its_way.end(|v| (v.detail.state, v.detail.pending_questions.clone()));
+                let (state, pending) = control.read(|t| {
+                    let d = t.detail();
+                    (d.state, d.pending_questions.clone())
+                });
                 let text = format!("Your answer was not taken: {e}.");
                 let data = Some(json!({ "error": e.to_string(), "pendingQuestions": pending }));
                 let st = if state == RunState::InputRequired {

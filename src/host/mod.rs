@@ -42,7 +42,7 @@ use a2a::types::{
     AgentCard, AgentSkill, Message, Part, Role, StreamEvent, Task, TaskId, TaskState, now_rfc3339,
 };
 use orchestrator_core::access::{Actor, Origin};
-use orchestrator_core::engine::{Answer, Engine, RunControl, SavedRun};
+use orchestrator_core::engine::{Answer, Engine, RunControl};
 use orchestrator_core::workflow::Workflow;
 pub use route::{WorkflowMatch, inputs_from, match_workflow};
 
@@ -55,107 +55,8 @@ enum Conversation {
         workflow: Arc<Workflow>,
         given: Map<String, Value>,
     },
-    /// A run is going on.
-    Running {
-        control: RunControl,
-        view: Arc<Mutex<View>>,
-    },
-}
-
-/// What the relay knows of a run, for answering follow-up messages: its detail as the
-/// task's status updates last carried it, and the answers on their way to it.
-struct View {
-    detail: detail::RunDetail,
-    /// Answers received and not yet confirmed by the run: the questions they answer no
-    /// longer wait for the client, though the detail lists them until the run confirms.
-    answering: Vec<Answering>,
-    /// The next [`Answering::id`].
-    answers: u64,
-}
-
-/// An answer on its way to the run, as its message named the question.
-struct Answering {
-    id: u64,
-    step: Option<String>,
-    item: Option<usize>,
-}
-
-impl Answering {
-    /// Whether it answers the question of `step` (and `item`), among `pending` ones.
-    fn answers(&self, step: &str, item: Option<usize>, pending: usize) -> bool {
-        match &self.step {
-            Some(s) => s == step && self.item.is_none_or(|i| item == Some(i)),
-            // An answer naming no step goes to the only question.
-            None => pending == 1,
-        }
-    }
-}
-
-impl View {
-    fn new(detail: detail::RunDetail) -> View {
-        View {
-            detail,
-            answering: Vec::new(),
-            answers: 0,
-        }
-    }
-
-    /// The questions that wait for the client: pending, with no answer on its way.
-    fn waiting(&self) -> impl Iterator<Item = &detail::PendingQuestion> {
-        let pending = self.detail.pending_questions.len();
-        self.detail.pending_questions.iter().filter(move |q| {
-            !self
-                .answering
-                .iter()
-                .any(|a| a.answers(&q.step, q.item, pending))
-        })
-    }
-
-    /// The run asks a question of `step` (and `item`): an answer still listed for that
-    /// step was taken before it asked, and must not hide the new question.
-    fn asked(&mut self, step: &str, item: Option<usize>) {
-        let pending = self.detail.pending_questions.len();
-        self.answering
-            .retain(|a| a.step.is_some() && !a.answers(step, item, pending));
-    }
-}
-
-/// An answer on its way to the run, listed in the relay's view until it ends.
-struct OnItsWay<'a> {
-    view: &'a Mutex<View>,
-    id: u64,
-}
-
-impl<'a> OnItsWay<'a> {
-    fn new(view: &'a Mutex<View>, step: Option<&str>, item: Option<usize>) -> OnItsWay<'a> {
-        let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
-        let id = v.answers;
-        v.answers += 1;
-        v.answering.push(Answering {
-            id,
-            step: step.map(str::to_owned),
-            item,
-        });
-        OnItsWay { view, id }
-    }
-
-    /// Ends it, with `then` done on the view under the same lock: what the relay says
-    /// next sees both or neither.
-    fn end<R>(self, then: impl FnOnce(&mut View) -> R) -> R {
-        let mut v = self.view.lock().unwrap_or_else(|p| p.into_inner());
-        v.answering.retain(|a| a.id != self.id);
-        then(&mut v)
-    }
-}
-
-impl Drop for OnItsWay<'_> {
-    fn drop(&mut self) {
-        self.view
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .answering
-            .retain(|a| a.id != self.id);
-    }
+    /// A run is going on: its control reads its detail.
+    Running { control: RunControl },
 }
 
 /// The orchestrator's agent. Cheap to clone.
@@ -174,9 +75,6 @@ struct Inner {
     tasks: Mutex<HashMap<TaskId, Conversation>>,
     /// Told when a run is registered in `tasks` (a resumed run, after a restart).
     registered: tokio::sync::Notify,
-    /// Each agent's location, by name, for the run detail.
-    /// Each agent's location by name (the run detail's `agentUrl`); replaced on a reload.
-    agent_urls: std::sync::RwLock<Arc<HashMap<String, String>>>,
     /// On whose behalf each run calls its agents (shared with the connector).
     behalf: Arc<crate::connect::behalf::OnBehalf>,
 }
@@ -191,7 +89,6 @@ impl Orchestrator {
                 llm,
                 tasks: Mutex::new(HashMap::new()),
                 registered: tokio::sync::Notify::new(),
-                agent_urls: Default::default(),
                 behalf: Default::default(),
             }),
         }
@@ -214,20 +111,7 @@ impl Orchestrator {
 
     /// Takes `urls` in place of the agents' locations known (after a reload).
     pub fn replace_agent_urls(&self, urls: HashMap<String, String>) {
-        *self
-            .inner
-            .agent_urls
-            .write()
-            .unwrap_or_else(|p| p.into_inner()) = Arc::new(urls);
-    }
-
-    /// The agents' locations known now.
-    fn agent_urls(&self) -> Arc<HashMap<String, String>> {
-        self.inner
-            .agent_urls
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.inner.engine.set_agent_locations(urls);
     }
 
     /// The card's skills: one per workflow.
@@ -321,33 +205,10 @@ impl Orchestrator {
                 RpcError::invalid_params("message", p.join("; "))
             })?;
         let meter = Box::new(meter::RunMeter::started(workflow.id.as_str()));
-        let mut detail = Box::new(detail::RunDetail::new(workflow, inputs, now_rfc3339()));
         if let Some(by) = &by {
-            detail.started(by);
             audit::action("started", by, ctx.task_id.as_str(), None);
         }
-        Ok(relay::Relayed { run, detail, meter })
-    }
-
-    /// A saved run's detail, rebuilt from what it saved of its steps: what a resumed run
-    /// starts from.
-    fn saved_detail(&self, workflow: &Workflow, saved: &SavedRun) -> detail::RunDetail {
-        let h = &saved.header;
-        let now = now_rfc3339();
-        // The run's start as it was written down (the restart's time for runs stored
-        // before starts were kept).
-        let mut detail = detail::RunDetail::new(
-            workflow,
-            h.inputs.clone(),
-            h.started_at.clone().unwrap_or_else(|| now.clone()),
-        );
-        if let Some(by) = &h.initiator {
-            detail.started(by);
-        }
-        detail.retry_of.clone_from(&h.retry_of);
-        let urls = self.agent_urls();
-        detail.restore(&saved.units, &now, |a| urls.get(a).cloned());
-        detail
+        Ok(relay::Relayed { run, meter })
     }
 
     /// The detail of a run this server does not hold, as its steps are saved; none when
@@ -363,7 +224,7 @@ impl Orchestrator {
         };
         // Quietly: this runs at every read of the task.
         let (workflow, _) = self.stored_version(&saved.header).ok()?;
-        Some(self.saved_detail(&workflow, &saved))
+        Some(self.inner.engine.saved_detail(&workflow, &saved))
     }
 
     fn tasks(&self) -> std::sync::MutexGuard<'_, HashMap<TaskId, Conversation>> {
@@ -526,9 +387,7 @@ impl AgentExecutor for Orchestrator {
             let prior = {
                 let mut tasks = self.tasks();
                 match tasks.get(&ctx.task_id) {
-                    Some(Conversation::Running { control, view }) => {
-                        Some(Err((control.clone(), view.clone())))
-                    }
+                    Some(Conversation::Running { control }) => Some(Err(control.clone())),
                     Some(_) => tasks.remove(&ctx.task_id).map(Ok),
                     None => None,
                 }
@@ -548,8 +407,8 @@ impl AgentExecutor for Orchestrator {
                 (p, _) => p,
             };
             let (workflow, mut given) = match prior {
-                Some(Err((control, view))) => {
-                    return Box::pin(self.answer(&ctx, &events, control, view)).await;
+                Some(Err(control)) => {
+                    return Box::pin(self.answer(&ctx, &events, control)).await;
                 }
                 Some(Ok(Conversation::Inputs { workflow, given })) => (workflow, given),
                 Some(Ok(_)) | None => {
@@ -663,10 +522,9 @@ impl AgentExecutor for Orchestrator {
                 .behalf
                 .start(task.id.as_str(), crate::connect::behalf::Subject::Service);
         }
-        let detail = Box::new(self.saved_detail(&workflow, &saved));
         let run = self.inner.engine.resume(workflow.clone(), saved);
         let meter = Box::new(meter::RunMeter::resumed(workflow.id.as_str()));
-        let relayed = relay::Relayed { run, detail, meter };
+        let relayed = relay::Relayed { run, meter };
         self.follow(
             &task.id,
             (&ctx.cancel, &ctx.shutdown),
@@ -696,12 +554,9 @@ impl AgentExecutor for Orchestrator {
     /// as its saved steps stand, as the replica that takes it over would resume it.
     async fn describe(&self, task: &mut Task) {
         let live = match self.tasks().get(&task.id) {
-            Some(Conversation::Running { view, .. }) => Some(
-                view.lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .detail
-                    .to_value(),
-            ),
+            Some(Conversation::Running { control }) => {
+                Some(control.read(|told| told.detail().to_value()))
+            }
             _ => None,
         };
         let detail = match live {
@@ -729,23 +584,15 @@ impl AgentExecutor for Orchestrator {
         let control = {
             let tasks = self.tasks();
             match tasks.get(&ctx.task.id) {
-                Some(Conversation::Running { control, view }) => {
-                    if let Some(by) = &by {
-                        // The run's end carries it in its detail.
-                        view.lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .detail
-                            .audited("canceled", by, now_rfc3339(), None, None);
-                    }
-                    Some(control.clone())
-                }
+                Some(Conversation::Running { control }) => Some(control.clone()),
                 _ => None,
             }
         };
         match control {
             // The relay reports `canceled` once the run has canceled its steps.
+            // The run's end carries who canceled it in its detail.
             Some(control) => {
-                control.cancel();
+                control.cancel_by(by.as_ref());
                 Ok(())
             }
             None => events

@@ -3,26 +3,24 @@
 //! artifacts as `step/artifactId`, questions as `input-required`, the result at the end.
 
 use super::detail::{PendingQuestion, RUN_KEY, RunDetail, StepUpdate};
-use super::{Conversation, Orchestrator, View, agent_message, audit, status_event};
+use super::{Conversation, Orchestrator, agent_message, audit, status_event};
 use a2a::RpcError;
 use a2a::server::{EventSink, Queued, SinkError, StoreError};
 use a2a::types::{
     Artifact, ArtifactId, FileContent, FilePart, FileSource, Message, Part, StreamEvent, TaskId,
-    TaskState, now_rfc3339,
+    TaskState,
 };
-use orchestrator_core::engine::{RunControl, RunEvent, RunHandle, RunState};
+use orchestrator_core::engine::{RunControl, RunEvent, RunHandle, RunState, Told};
 use orchestrator_core::workflow::Workflow;
 use serde_json::{Map, Value, json};
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::collections::VecDeque;
 use tokio_util::sync::CancellationToken;
 
-/// A run as the relay takes it: its handle; its detail as it starts; its meter, which
-/// counts its events in the metrics. (The last two boxed: every waiting run holds the
-/// relay's future.)
+/// A run as the relay takes it: its handle (its events, and its control, which reads its
+/// detail); its meter, which counts its events in the metrics (boxed: every waiting run
+/// holds the relay's future).
 pub(super) struct Relayed {
     pub run: RunHandle,
-    pub detail: Box<RunDetail>,
     pub meter: Box<super::meter::RunMeter>,
 }
 
@@ -40,18 +38,12 @@ impl Orchestrator {
         workflow: &Workflow,
         relayed: Relayed,
     ) -> Result<(), RpcError> {
-        let Relayed {
-            mut run,
-            detail,
-            mut meter,
-        } = relayed;
+        let Relayed { mut run, mut meter } = relayed;
         let (cancel, shutdown) = stop;
-        let view = Arc::new(Mutex::new(View::new(*detail)));
         self.tasks().insert(
             task_id.clone(),
             Conversation::Running {
                 control: run.control.clone(),
-                view: view.clone(),
             },
         );
         self.inner.registered.notify_waiters();
@@ -87,9 +79,6 @@ impl Orchestrator {
                 control.cancel();
             }
         };
-        // The agents' locations as loaded when the run started (read once, not per
-        // event; a reload of agents.toml shows in the runs that start after it).
-        let urls = self.agent_urls();
         // Made once, not at every event (each would add a waiter to the token's list
         // and take it out again); boxed, as the relay's future is held by every run.
         let mut canceling = Box::pin(cancel.cancelled());
@@ -124,36 +113,21 @@ impl Orchestrator {
                     refuse(e, &run.control);
                 }
             }
-            // Someone answered: the audit trail (the log, the counter, the detail); the
-            // task learns of it with the run's next move.
-            if let RunEvent::Answered {
-                step,
-                item,
-                decision,
-            } = &event
-            {
+            // Someone answered: the audit trail (the log, the counter; the detail
+            // has it); the task learns of it with the run's next move.
+            if let RunEvent::Answered { step, decision, .. } = &event {
                 audit::action(
                     &decision.action,
                     &decision.by,
                     task_id.as_str(),
                     Some(step.as_str()),
                 );
-                let now = now_rfc3339();
-                view.lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .detail
-                    .audited(
-                        &decision.action,
-                        &decision.by,
-                        now,
-                        Some(step.to_string()),
-                        *item,
-                    );
                 continue;
             }
-            // Boxed: queuing is brief, and inline its future would double what every
-            // waiting run's relay holds.
-            let Some(event) = translate(events, &view, workflow, &urls, event, state) else {
+            let Some(event) = run
+                .control
+                .read(|told| translate(events, told, workflow, event, state))
+            else {
                 continue;
             };
             if let StreamEvent::StatusUpdate(update) = &event {
@@ -202,17 +176,16 @@ pub(super) fn run_metadata(detail: &RunDetail) -> Map<String, Value> {
     Map::from_iter([(RUN_KEY.to_owned(), detail.to_value())])
 }
 
-/// Turns one run event into the upstream task's event; the run's and the questions'
-/// status updates carry the run's detail as it stands after the event. None for a
-/// step's move that nobody would read: with no follower yet (see
+/// Turns one run event, just taken, into the upstream task's event; the run's and the
+/// questions' status updates carry the run's detail as it stands after the event. None
+/// for a step's move that nobody would read: with no follower yet (see
 /// [`EventSink::followed`]), one with nothing to say (no message) that leaves the task
 /// in the state it was last said to be in (`state`) — it would change nothing in the
 /// task but its status time. The run's detail records it all the same.
 fn translate(
     events: &EventSink,
-    view: &Mutex<View>,
+    told: &Told,
     workflow: &Workflow,
-    agent_urls: &HashMap<String, String>,
     event: RunEvent,
     state: Option<TaskState>,
 ) -> Option<StreamEvent> {
@@ -224,21 +197,10 @@ fn translate(
         RunEvent::Question { .. } => true,
         _ => false,
     };
-    // Artifacts and the output do not move the detail, nor are they statuses: no clock
-    // read for them. A status is stamped with the time the detail records for its move.
-    let now = match event {
-        RunEvent::Artifact { .. } | RunEvent::Output { .. } => String::new(),
-        _ => now_rfc3339(),
-    };
+    // A status is stamped with the time the detail records for its move.
+    let now = || told.at().to_owned();
     let (asks, mut meta, pending) = {
-        let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
-        if let RunEvent::Question { step, item, .. } = &event {
-            v.asked(step.as_str(), *item);
-        }
-        if !now.is_empty() {
-            v.detail
-                .apply(&event, &now, |agent| agent_urls.get(agent).cloned());
-        }
+        let v = told;
         let asking = matches!(
             event,
             RunEvent::Run {
@@ -248,11 +210,11 @@ fn translate(
         );
         // Questions whose answers are on their way to the run do not wait for the
         // client: were they said to, a client could take its turn as over.
-        let asks = v.detail.state == RunState::InputRequired && v.waiting().next().is_some();
+        let asks = v.detail().state == RunState::InputRequired && v.waiting().next().is_some();
         (
             asks,
             if carries_detail {
-                run_metadata(&v.detail)
+                run_metadata(v.detail())
             } else {
                 Map::new()
             },
@@ -289,7 +251,7 @@ fn translate(
             agent_message(&format!("{label} {}: {m}", update.state), None)
         });
         meta = update.into_map();
-        return Some(status_event(events, waiting, text, Some(meta), now));
+        return Some(status_event(events, waiting, text, Some(meta), now()));
     }
     Some(match event {
         RunEvent::Run { state, message } => {
@@ -320,11 +282,11 @@ fn translate(
                     message.map(|m| agent_message(&m, None)),
                 ),
             };
-            status_event(events, st, msg, Some(meta), now)
+            status_event(events, st, msg, Some(meta), now())
         }
         // (A step event was taken above; an answer is taken by the relay.)
         RunEvent::Step { .. } | RunEvent::Question { .. } | RunEvent::Answered { .. } => {
-            status_event(events, TaskState::Working, None, Some(meta), now)
+            status_event(events, TaskState::Working, None, Some(meta), now())
         }
         RunEvent::Artifact {
             step,
@@ -393,11 +355,11 @@ fn part(c: &orchestrator_core::engine::Content) -> Part {
 
 #[cfg(test)]
 mod tests {
-    use super::super::OnItsWay;
     use super::*;
     use a2a::types::Message;
     use orchestrator_core::engine::{QuestionKind, StepState};
     use orchestrator_core::workflow::StepId;
+    use std::sync::Mutex;
 
     fn question(step: &str) -> RunEvent {
         RunEvent::Question {
@@ -435,11 +397,11 @@ mod tests {
         }
     }
 
-    /// While an answer is on its way to the run, the question it answers is not said
-    /// to wait for the client: a step that moves meanwhile says `working` once no other
-    /// question waits. A question the run asks again of that step waits at once.
+    /// While questions wait, the task is `input-required` whatever step moves; once
+    /// the run has taken their answers (or answers are on their way to it, see
+    /// `Told::waiting`), a step that moves says `working`.
     #[tokio::test]
-    async fn a_question_whose_answer_is_on_its_way_does_not_wait_for_the_client() {
+    async fn the_task_waits_while_questions_wait_for_the_client() {
         let toml = r#"
 [workflow]
 id = "w"
@@ -456,33 +418,22 @@ message = "c"
 "#;
         let w = super::super::test_workflow(toml);
         let events = EventSink::detached(Message::user_text("go"));
-        let view = Mutex::new(View::new(RunDetail::new(&w, Map::new(), "t0".into())));
-        let urls = HashMap::new();
-        let relay = |e| state(translate(&events, &view, &w, &urls, e, None).unwrap());
+        let told = Mutex::new(Told::new(RunDetail::new(&w, Map::new(), "t0".into())));
+        let relay = |e: RunEvent| {
+            let mut t = told.lock().unwrap();
+            t.take(&e, "t1", |_| None);
+            state(translate(&events, &t, &w, e, None).unwrap())
+        };
 
         relay(question("a"));
         relay(question("b"));
         assert_eq!(relay(asking()), TaskState::InputRequired);
-        let a = OnItsWay::new(&view, Some("a"), None);
-        assert_eq!(relay(moved("c")), TaskState::InputRequired, "`b` waits");
-        let b = OnItsWay::new(&view, Some("b"), None);
-        assert_eq!(relay(moved("c")), TaskState::Working);
-        assert_eq!(relay(asking()), TaskState::Working);
-
-        // `a`'s answer is refused: `a` waits again.
-        a.end(|_| ());
         assert_eq!(relay(moved("c")), TaskState::InputRequired);
-        // The run took `b`'s answer and asks `b` again before the answer's end is seen.
-        taken(&view, "b");
-        relay(question("b"));
-        let v = view.lock().unwrap();
-        let waiting: Vec<&str> = v.waiting().map(|q| q.step.as_str()).collect();
-        assert_eq!(waiting, ["a", "b"]);
-        drop(v);
-        // An answer that names no step goes to the only question.
-        b.end(|v| v.detail.answered(Some("a"), None));
-        let _only = OnItsWay::new(&view, None, None);
+        taken(&told, "a");
+        assert_eq!(relay(moved("c")), TaskState::InputRequired, "`b` waits");
+        taken(&told, "b");
         assert_eq!(relay(moved("c")), TaskState::Working);
+        assert_eq!(relay(asking()), TaskState::Working, "nothing waits");
     }
 
     /// A step's status update is stamped with the time the run's detail records for
@@ -493,20 +444,24 @@ message = "c"
             "[workflow]\nid = \"w\"\ndescription = \"d\"\n[steps.c]\nagent = \"one\"\nmessage = \"c\"\n",
         );
         let events = EventSink::detached(Message::user_text("go"));
-        let view = Mutex::new(View::new(RunDetail::new(&w, Map::new(), "t0".into())));
-        let urls = HashMap::new();
-        let stamp = |e| match translate(&events, &view, &w, &urls, e, None) {
+        let told = Mutex::new(Told::new(RunDetail::new(&w, Map::new(), "t0".into())));
+        let stamp = |e: RunEvent, at: &str| match take(&told, &e, at, |t| {
+            translate(&events, t, &w, e.clone(), None)
+        }) {
             Some(StreamEvent::StatusUpdate(u)) => u.status.timestamp.expect("a status time"),
             other => panic!("not a status update: {other:?}"),
         };
-        let moved_at = stamp(moved("c"));
-        let ended_at = stamp(RunEvent::Run {
-            state: RunState::Completed,
-            message: None,
-        });
-        let v = view.lock().unwrap();
-        assert_eq!(v.detail.steps[0].started_at.as_ref(), Some(&moved_at));
-        assert_eq!(v.detail.ended_at.as_ref(), Some(&ended_at));
+        let moved_at = stamp(moved("c"), "2026-12-05T10:00:00Z");
+        let ended_at = stamp(
+            RunEvent::Run {
+                state: RunState::Completed,
+                message: None,
+            },
+            "2026-12-05T10:00:01Z",
+        );
+        let t = told.lock().unwrap();
+        assert_eq!(t.detail().steps[0].started_at.as_ref(), Some(&moved_at));
+        assert_eq!(t.detail().ended_at.as_ref(), Some(&ended_at));
     }
 
     /// Nobody following the task, a step's move with nothing to say that leaves the task
@@ -519,13 +474,16 @@ message = "c"
         );
         let events = EventSink::detached(Message::user_text("go"));
         assert!(!events.followed());
-        let view = Mutex::new(View::new(RunDetail::new(&w, Map::new(), "t0".into())));
-        let urls = HashMap::new();
-        let relay = |e, state| translate(&events, &view, &w, &urls, e, state);
+        let told = Mutex::new(Told::new(RunDetail::new(&w, Map::new(), "t0".into())));
+        let relay = |e: RunEvent, state| {
+            take(&told, &e, "t1", |t| {
+                translate(&events, t, &w, e.clone(), state)
+            })
+        };
         let working = Some(TaskState::Working);
         assert!(relay(moved("c"), working).is_none());
         assert_eq!(
-            view.lock().unwrap().detail.steps[0].state,
+            told.lock().unwrap().detail().steps[0].state,
             StepState::Working
         );
         assert!(relay(moved("c"), None).is_some(), "the task's first status");
@@ -545,13 +503,20 @@ message = "c"
         };
         assert!(said.status.message.is_some());
         assert_eq!(
-            view.lock().unwrap().detail.steps[0].state,
+            told.lock().unwrap().detail().steps[0].state,
             StepState::Failed
         );
     }
 
     /// What the run does when it takes an answer: the question leaves the detail.
-    fn taken(view: &Mutex<View>, step: &str) {
-        view.lock().unwrap().detail.answered(Some(step), None);
+    fn taken(told: &Mutex<Told>, step: &str) {
+        told.lock().unwrap().detail_mut().answered(Some(step), None);
+    }
+
+    /// The detail moved on by `event` at `at`, then `then` on it.
+    fn take<R>(told: &Mutex<Told>, event: &RunEvent, at: &str, then: impl FnOnce(&Told) -> R) -> R {
+        let mut t = told.lock().unwrap();
+        t.take(event, at, |_| None);
+        then(&t)
     }
 }

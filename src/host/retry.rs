@@ -5,8 +5,7 @@
 //! request asks for it with `{"retryOf": RUN, "from": STEP}` in its metadata; the new
 //! run's detail names the old one (`retryOf`).
 
-use super::{audit, detail, meter};
-use a2a::types::now_rfc3339;
+use super::{audit, meter};
 use std::collections::{HashMap, HashSet};
 
 use super::Orchestrator;
@@ -121,27 +120,11 @@ impl Orchestrator {
             ));
         }
         let seed = kept(&workflow, &saved.units, from.as_deref());
-        let now = now_rfc3339();
         let inputs = saved.header.inputs.clone();
-        let mut detail = Box::new(detail::RunDetail::new(
-            &workflow,
-            inputs.clone(),
-            now.clone(),
-        ));
-        let urls = self.agent_urls();
-        detail.restore(&seed, &now, |a| urls.get(a).cloned());
-        for s in &mut detail.steps {
-            if seed.contains_key(&(s.step.clone(), s.item)) {
-                s.message = Some(format!("kept from run {of}"));
-            }
-        }
-        detail.retry_of = Some(of.clone());
         tracing::info!(task_id = %ctx.task_id, retry_of = %of, kept = seed.len(), "retrying a run");
         let by = ctx.caller.principal().map(|p| crate::auth::actor(p));
         self.calls_on_behalf_of(ctx.task_id.as_str(), &ctx.caller);
         if let Some(by) = &by {
-            detail.started(by);
-            detail.audited("retried", by, now.clone(), None, None);
             audit::action("retried", by, &of, None);
         }
         let run = self
@@ -162,7 +145,7 @@ impl Orchestrator {
                 RpcError::invalid_params(&field, p.join("; "))
             })?;
         let meter = Box::new(meter::RunMeter::started(workflow.id.as_str()));
-        let relayed = relay::Relayed { run, detail, meter };
+        let relayed = relay::Relayed { run, meter };
         self.follow(
             &ctx.task_id,
             (&ctx.cancel, &ctx.shutdown),

@@ -5,6 +5,7 @@
 //! knows nothing about HTTP, JSON-RPC or A2A types; it reaches agents through
 //! [`AgentConnector`] and reports through typed [`RunEvent`]s.
 
+pub mod detail;
 mod journal;
 mod limits;
 mod record;
@@ -13,11 +14,12 @@ pub mod testing;
 mod types;
 mod unit;
 
+pub use detail::{RunDetail, StepUpdate};
 pub use journal::{
     Checkpoint, MemoryRunStore, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun, wall_clock,
 };
 pub use limits::OutputLimits;
 pub use record::{Outputs, Record, content_json};
-pub use run::{Engine, EngineOptions, RunControl, RunEvents, RunHandle, TraceHooks};
+pub use run::{Engine, EngineOptions, RunControl, RunEvents, RunHandle, Told, TraceHooks};
 pub use types::*;
 pub use unit::approval;

@@ -1,15 +1,17 @@
 //! The engine's public face: [`Engine`] starts and resumes runs, each in its own task
-//! (a [`Run`]), and hands back a [`RunHandle`] — its [`RunControl`] (answers, cancel) and
-//! its [`RunEvents`].
+//! (a [`Run`]), and hands back a [`RunHandle`] — its [`RunControl`] (answers, cancel,
+//! the run's detail) and its [`RunEvents`].
 
-use super::super::journal::{Checkpoint, Journal, RunStore, RunStoreError, SavedRun};
+use super::super::detail::RunDetail;
+use super::super::journal::{Checkpoint, Journal, RunStore, RunStoreError, SavedRun, wall_clock};
+use super::told::{self, Locations, OnItsWay, Told};
 use super::{Run, Slot};
-use crate::access::Origin;
+use crate::access::{Actor, Origin};
 use crate::engine::{AgentConnector, Answer, AnswerError, RunEvent, RunState, Taken, TextModel};
 use crate::workflow::Workflow;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -63,6 +65,9 @@ pub struct Engine {
     tracker: TaskTracker,
     /// Where runs are written down, when they should survive the process.
     store: Option<Arc<dyn RunStore>>,
+    /// Where each agent is found, for the runs' detail; replaced on a reload (a run
+    /// keeps those known when it started).
+    locations: Arc<RwLock<Arc<Locations>>>,
 }
 
 pub(super) enum Command {
@@ -74,31 +79,37 @@ pub(super) enum Command {
     },
 }
 
-/// Controls a running run. Cheap to clone.
+/// Controls a running run, and reads its detail. Cheap to clone.
 #[derive(Clone)]
 pub struct RunControl {
     commands: mpsc::Sender<Box<Command>>,
-    /// Shared: every waiting run's relay holds a control, so it is kept small.
-    stops: Arc<Stops>,
+    /// Shared: every waiting run's reader holds a control, so it is kept small.
+    shared: Arc<Shared>,
 }
 
-struct Stops {
+/// What a run's control and its events share.
+struct Shared {
     cancel: CancellationToken,
     /// Fired by `RunControl::halt`, or by the journal when the store refuses a write
     /// because another process now runs the run. Only a journaled run has one: a run
     /// kept nowhere is never taken over, and ends with its process.
     halt: Option<CancellationToken>,
+    /// The run's detail: the one place a live run's is kept.
+    told: Mutex<Told>,
 }
 
 impl RunControl {
     /// Routes an answer to the pending question of `step` (and `item`), or to the only
-    /// pending question when `step` is `None`.
+    /// pending question when `step` is `None`. Until the run says whether it took it,
+    /// the question does not wait for the client ([`Told::waiting`]); once taken, it
+    /// leaves the detail's pending questions.
     pub async fn answer(
         &self,
         step: Option<&str>,
         item: Option<usize>,
         answer: Answer,
     ) -> Result<Taken, AnswerError> {
+        let on_its_way = OnItsWay::new(&self.shared.told, step, item);
         let (reply, result) = tokio::sync::oneshot::channel();
         let cmd = Command::Answer {
             step: step.map(str::to_owned),
@@ -110,20 +121,44 @@ impl RunControl {
             .send(Box::new(cmd))
             .await
             .map_err(|_| AnswerError::Finished)?;
-        result.await.map_err(|_| AnswerError::Finished)?
+        let taken = result.await.map_err(|_| AnswerError::Finished)?;
+        on_its_way.end(|detail| {
+            // The run routed the answer the same way: to the step named, or to the only
+            // question.
+            if let Ok(Taken::Answered) = &taken {
+                detail.answered(step, item);
+            }
+        });
+        taken
+    }
+
+    /// The run's detail, and the questions waiting for the client, as `read` sees them.
+    pub fn read<R>(&self, read: impl FnOnce(&Told) -> R) -> R {
+        read(&told::lock(&self.shared.told))
     }
 
     /// Cancels the run: no new steps, every running downstream task canceled, `always`
-    /// steps run within the grace period, the run ends `canceled`.
+    /// steps run within the grace period, the run ends `canceled`. The detail's audit
+    /// trail records `by`, when known.
+    pub fn cancel_by(&self, by: Option<&Actor>) {
+        if let Some(by) = by {
+            let mut told = told::lock(&self.shared.told);
+            told.detail_mut()
+                .audited("canceled", by, wall_clock(), None, None);
+        }
+        self.cancel();
+    }
+
+    /// Cancels the run, as [`RunControl::cancel_by`] someone unknown.
     pub fn cancel(&self) {
-        self.stops.cancel.cancel();
+        self.shared.cancel.cancel();
     }
 
     /// Stops the run where it stands, writing nothing more and sending nothing more:
     /// for a run this process no longer runs (it stops, or another process took the
     /// run over). What the store holds is left for whoever resumes it.
     pub fn halt(&self) {
-        if let Some(halt) = &self.stops.halt {
+        if let Some(halt) = &self.shared.halt {
             halt.cancel();
         }
     }
@@ -136,16 +171,30 @@ pub struct RunHandle {
     pub events: RunEvents,
 }
 
-/// A run's events, in order, ending with the final `Run` event.
+/// A run's events, in order, ending with the final `Run` event. Each event taken moves
+/// the run's detail on (see [`RunControl::read`]).
 ///
 /// Each waits in the channel boxed: a channel allocates its slots in blocks of 32, and a
 /// block of boxes is a twentieth of a block of events — memory every run holds.
-pub struct RunEvents(mpsc::Receiver<Box<RunEvent>>);
+pub struct RunEvents {
+    events: mpsc::Receiver<Box<RunEvent>>,
+    shared: Arc<Shared>,
+    /// Where the run's agents were found when it started.
+    locations: Arc<Locations>,
+}
 
 impl RunEvents {
-    /// The next event; `None` once the run has ended and every event was taken.
+    /// The next event, the run's detail moved on by it (see [`Told::at`]); `None` once
+    /// the run has ended and every event was taken.
     pub async fn recv(&mut self) -> Option<RunEvent> {
-        self.0.recv().await.map(|e| *e)
+        let event = *self.events.recv().await?;
+        // Artifacts and the output do not move the detail: no clock read for them.
+        if !matches!(event, RunEvent::Artifact { .. } | RunEvent::Output { .. }) {
+            let locations = &self.locations;
+            told::lock(&self.shared.told)
+                .take(&event, &wall_clock(), |agent| locations.get(agent).cloned());
+        }
+        Some(event)
     }
 }
 
@@ -157,7 +206,43 @@ impl Engine {
             options,
             tracker: TaskTracker::new(),
             store: None,
+            locations: Default::default(),
         }
+    }
+
+    /// Takes `locations` (each agent's name → where it is found) as the agents' for the
+    /// runs that start from now on; the detail names them (`agentUrl`).
+    pub fn set_agent_locations(&self, locations: HashMap<String, String>) {
+        *self.locations.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(locations);
+    }
+
+    fn locations(&self) -> Arc<Locations> {
+        self.locations
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// A saved run's detail, rebuilt from what it saved of its steps, on `workflow` (the
+    /// version it started with): what it resumes from, and how a run no process holds
+    /// is shown.
+    pub fn saved_detail(&self, workflow: &Workflow, saved: &SavedRun) -> RunDetail {
+        let h = &saved.header;
+        let now = wall_clock();
+        // The run's start as it was written down (the restart's time for runs stored
+        // before starts were kept).
+        let mut detail = RunDetail::new(
+            workflow,
+            h.inputs.clone(),
+            h.started_at.clone().unwrap_or_else(|| now.clone()),
+        );
+        if let Some(by) = &h.initiator {
+            detail.started(by);
+        }
+        detail.retry_of.clone_from(&h.retry_of);
+        let locations = self.locations();
+        detail.restore(&saved.units, &now, |a| locations.get(a).cloned());
+        detail
     }
 
     /// Writes `kind = "llm"` steps with `model`.
@@ -223,6 +308,40 @@ impl Engine {
         Ok(self.launch(workflow, inputs, run_id, None, seed, origin))
     }
 
+    /// The detail a run starts with: every step pending, or as saved for a resumed run;
+    /// a retry's kept steps as the run it retries left them.
+    fn first_detail(
+        &self,
+        workflow: &Workflow,
+        inputs: &Map<String, Value>,
+        saved: Option<&SavedRun>,
+        seed: &HashMap<(String, Option<usize>), Checkpoint>,
+        origin: &Origin,
+    ) -> RunDetail {
+        if let Some(saved) = saved {
+            return self.saved_detail(workflow, saved);
+        }
+        let now = wall_clock();
+        let mut detail = RunDetail::new(workflow, inputs.clone(), now.clone());
+        if let Some(by) = &origin.initiator {
+            detail.started(by);
+        }
+        if let Some(of) = &origin.retry_of {
+            let locations = self.locations();
+            detail.restore(seed, &now, |a| locations.get(a).cloned());
+            for s in &mut detail.steps {
+                if seed.contains_key(&(s.step.clone(), s.item)) {
+                    s.message = Some(format!("kept from run {of}"));
+                }
+            }
+            detail.retry_of = Some(of.clone());
+            if let Some(by) = &origin.initiator {
+                detail.audited("retried", by, now, None, None);
+            }
+        }
+        detail
+    }
+
     /// Goes on with a stored run (after a restart) on `workflow` — the version the run
     /// started with. Finished steps keep their results and are not run again; a step
     /// whose downstream task is known follows that task again; a message whose fate is
@@ -272,10 +391,11 @@ impl Engine {
         ) {
             link(&span, trace);
         }
-        let (mut run, handle) = self.prepare(workflow, inputs, run_id, saved);
+        let detail = self.first_detail(&workflow, &inputs, saved.as_ref(), &seed, &origin);
+        let (mut run, handle) = self.prepare(workflow, inputs, run_id, saved, detail);
         run.seed = seed;
         run.origin = (origin != Origin::default()).then(|| Box::new(origin));
-        match handle.control.stops.halt.clone() {
+        match handle.control.shared.halt.clone() {
             // Halted, the run's future is dropped where it stands, and its units with it.
             Some(halt) => {
                 let run = run.run();
@@ -303,6 +423,7 @@ impl Engine {
         inputs: Map<String, Value>,
         run_id: String,
         saved: Option<SavedRun>,
+        detail: RunDetail,
     ) -> (Run, RunHandle) {
         let (events_tx, events) = mpsc::channel(self.options.event_buffer);
         let (commands, commands_rx) = mpsc::channel(16);
@@ -378,13 +499,22 @@ impl Engine {
             trace_capture: self.options.trace.capture,
             grace_until: None,
         };
+        let shared = Arc::new(Shared {
+            cancel,
+            halt,
+            told: Mutex::new(Told::new(detail)),
+        });
         let handle = RunHandle {
             run_id,
             control: RunControl {
                 commands,
-                stops: Arc::new(Stops { cancel, halt }),
+                shared: shared.clone(),
             },
-            events: RunEvents(events),
+            events: RunEvents {
+                events,
+                shared,
+                locations: self.locations(),
+            },
         };
         (run, handle)
     }
@@ -428,7 +558,8 @@ mod tests {
         let (workflow, diags) = load_str("travel-planning.toml", WORKFLOW, Options::default());
         let workflow = Arc::new(workflow.unwrap_or_else(|| panic!("{diags:?}")));
         let engine = Engine::new(Arc::new(Silent), EngineOptions::default());
-        let (run, handle) = engine.prepare(workflow.clone(), Map::new(), "r".into(), None);
+        let detail = RunDetail::new(&workflow, Map::new(), String::new());
+        let (run, handle) = engine.prepare(workflow.clone(), Map::new(), "r".into(), None, detail);
         let run = run.run();
         let run_size = std::mem::size_of_val(&run);
         let (ask, _asks) = mpsc::channel(1);

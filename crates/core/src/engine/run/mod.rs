@@ -9,10 +9,12 @@
 mod engine;
 mod questions;
 mod schedule;
+mod told;
 
 use engine::Command;
 pub use engine::{Engine, EngineOptions, RunControl, RunEvents, RunHandle, TraceHooks};
 use questions::Pending;
+pub use told::Told;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -893,6 +893,21 @@ async fn with_credentials_configured_every_call_needs_one_and_the_card_stays_pub
             .unwrap()
             .contains("a Bearer token or an API key in X-API-Key")
     );
+    // HTTP+JSON the same, before its route is read: an operation, or a path that is
+    // none, says nothing to a caller without credentials but the challenge.
+    for path in ["tasks/x", "tasks/x:cancel", "nowhere/at/all"] {
+        let resp = crate::util::http()
+            .get(format!("{}{path}", o.url))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 401, "{path}");
+        assert_eq!(
+            resp.headers()["www-authenticate"],
+            "Bearer realm=\"a2a\"",
+            "{path}"
+        );
+    }
 
     let with = |auth: ClientAuth| {
         let url = o.url.clone();

@@ -66,23 +66,9 @@ async fn call(inner: Arc<Inner>, name: &str, request: axum::http::Request<Body>)
         return status_only(Status::unimplemented(format!("{name} is not served")));
     };
     let headers = request.headers().clone();
-    let peer = request.extensions().get::<super::http::Peer>().copied();
-    let caller = match super::http::authorize(&inner, &headers, peer).await {
-        Ok(caller) => caller,
-        Err(challenge) => {
-            // What the HTTP bindings would say in WWW-Authenticate, as the status message.
-            let said = challenge
-                .headers()
-                .get(axum::http::header::WWW_AUTHENTICATE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("credentials are required")
-                .to_owned();
-            let e = RpcError::new(
-                super::UNAUTHENTICATED,
-                format!("send credentials as `authorization` metadata ({said})"),
-            );
-            return status_only(to_status(&e));
-        }
+    // Put there by the layer that authenticates every binding's requests.
+    let Some(caller) = request.extensions().get::<Caller>().cloned() else {
+        return status_only(Status::internal("the request was not authenticated"));
     };
     if let Err(e) = check(&inner, &headers) {
         return status_only(to_status(&e));
@@ -204,6 +190,31 @@ impl http_body::Body for Deadlined {
     fn size_hint(&self) -> http_body::SizeHint {
         self.body.size_hint()
     }
+}
+
+/// The method a request's path names, when it is one of the service's
+/// (`/lf.a2a.v1.A2AService/SendMessage`: `SendMessage`).
+pub(super) fn method_of(path: &str) -> Option<&str> {
+    let service = PATH.strip_suffix("{method}")?;
+    path.strip_prefix(service).filter(|m| !m.contains('/'))
+}
+
+/// A call refused for its credentials (`challenge`, as the HTTP bindings answer it):
+/// `UNAUTHENTICATED`, saying what they would say in `WWW-Authenticate`; marked for the
+/// observer as [`serve`] marks an answer.
+pub(super) fn refused(name: &str, challenge: &Response) -> Response {
+    let said = challenge
+        .headers()
+        .get(axum::http::header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("credentials are required");
+    let e = RpcError::new(
+        super::UNAUTHENTICATED,
+        format!("send credentials as `authorization` metadata ({said})"),
+    );
+    let method = Method::parse_v1(name).map_or("unknown", Method::v1_name);
+    Answered::new(method, crate::v1::BINDING_GRPC, Version::V1_0, Some(e.code))
+        .on(status_only(to_status(&e)))
 }
 
 /// A gRPC answer with no message: the status alone, in headers (a "trailers-only"

@@ -189,25 +189,50 @@ pub(super) struct Peer {
     pub connection: u64,
 }
 
-/// The request's credentials checked, when the server requires some: who the caller
-/// is (calling from `peer`, when known), or the challenge response when they are
-/// missing or wrong.
-pub(super) async fn authorize(
-    inner: &Inner,
-    headers: &HeaderMap,
-    peer: Option<Peer>,
-) -> Result<super::auth::Caller, Box<Response>> {
+/// The layer in front of every binding (the cards and the signing keys stay public):
+/// the request's credentials checked, when the server requires some, and its
+/// [`Caller`](super::Caller) — calling from the peer the accept loop recorded — put in
+/// its extensions for the binding. A request without the credentials the server takes
+/// is refused here, before any binding reads it, whatever its path: HTTP 401 with an
+/// RFC 6750 challenge, or over gRPC the challenge as an `UNAUTHENTICATED` status.
+pub(super) async fn authenticate(
+    State(inner): State<Arc<Inner>>,
+    mut request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
     let caller = match &inner.config.auth {
-        Some(auth) if !auth.is_empty() => match auth.authenticate(headers).await {
+        Some(auth) if !auth.is_empty() => match auth.authenticate(request.headers()).await {
             Ok(caller) => caller,
-            Err(refusal) => return Err(Box::new(auth.challenge(&refusal))),
+            Err(refusal) => return refused(&inner, &request, auth.challenge(&refusal)),
         },
         _ => super::auth::Caller::anonymous(),
     };
-    Ok(match peer {
+    let caller = match request.extensions().get::<Peer>() {
         Some(p) => caller.with_peer(Some(p.ip), p.connection),
         None => caller,
-    })
+    };
+    request.extensions_mut().insert(caller);
+    next.run(request).await
+}
+
+/// The refusal of `request` (`challenge`), as its binding says it, marked for the
+/// observer under the generation the request names (its body is not read).
+fn refused(inner: &Inner, request: &axum::extract::Request, challenge: Response) -> Response {
+    use super::observe::Answered;
+    let path = request.uri().path();
+    #[cfg(feature = "grpc")]
+    if inner.config.serves_grpc()
+        && let Some(method) = super::grpc::method_of(path)
+    {
+        return super::grpc::refused(method, &challenge);
+    }
+    let status = challenge.status().as_u16();
+    if path == inner.config.rpc_path {
+        let asked = super::version::requested(request.headers(), request.uri().query())
+            .unwrap_or(Version::V0_3);
+        return Answered::refused(BINDING_JSONRPC, asked, status).on(challenge);
+    }
+    Answered::refused(BINDING_HTTP_JSON, Version::V1_0, status).on(challenge)
 }
 
 /// Why a body could not be read: too large, or broken off.

@@ -5,8 +5,7 @@
 //! JSON response, or an SSE stream of them.
 
 use super::http::{
-    BodyError, accepts_event_stream, authorize, json_with, last_event_id, read_body, sse_event,
-    sse_response,
+    BodyError, accepts_event_stream, json_with, last_event_id, read_body, sse_event, sse_response,
 };
 use super::observe::Answered;
 use super::version::{self, Version};
@@ -69,21 +68,12 @@ fn error_response(
 
 pub(super) async fn rpc(
     State(inner): State<Arc<Inner>>,
-    peer: Option<axum::Extension<super::http::Peer>>,
+    axum::Extension(caller): axum::Extension<super::Caller>,
     headers: HeaderMap,
     uri: axum::http::Uri,
     body: Body,
 ) -> Response {
     const UNKNOWN: &str = "unknown";
-    let caller = match authorize(&inner, &headers, peer.map(|p| p.0)).await {
-        Ok(caller) => caller,
-        Err(challenge) => {
-            // Counted under the version the request says it speaks (its body is not read).
-            let asked = version::requested(&headers, uri.query()).unwrap_or(Version::V0_3);
-            let status = challenge.status().as_u16();
-            return Answered::refused(crate::v1::BINDING_JSONRPC, asked, status).on(*challenge);
-        }
-    };
     if !super::http::is_json(&headers) {
         // The body is not read: the generation is the one the request names, if any.
         let asked = version::requested(&headers, uri.query()).unwrap_or(Version::V0_3);

@@ -435,25 +435,31 @@ impl A2aServer {
         }
     }
 
-    /// The axum router: the JSON-RPC endpoint, both card paths and the HTTP+JSON
-    /// routes (and gRPC's), behind the browser guard (foreign origins refused unless
+    /// The axum router: both card paths and the card's signing keys, public; the
+    /// JSON-RPC endpoint and the HTTP+JSON routes (and gRPC's) behind the layer that
+    /// authenticates them; all behind the browser guard (foreign origins refused unless
     /// allowed, CORS for the allowed ones) and the observing layer. Mount it in an app
     /// of your own, or add layers (tracing, say) around it as needed.
     pub fn router(&self) -> Router {
         let origins = Arc::new(self.inner.config.cors_origins.clone());
-        let router = Router::new()
-            .route(&self.inner.config.rpc_path, post(rpc))
+        let bindings = Router::new().route(&self.inner.config.rpc_path, post(rpc));
+        #[cfg(feature = "grpc")]
+        let bindings = if self.inner.config.serves_grpc() {
+            bindings.route(grpc::PATH, post(grpc::serve))
+        } else {
+            bindings
+        };
+        let bindings = bindings
+            .fallback(rest)
+            .layer(axum::middleware::from_fn_with_state(
+                self.inner.clone(),
+                http::authenticate,
+            ));
+        Router::new()
             .route(AGENT_CARD_PATH, get(card))
             .route(LEGACY_AGENT_CARD_PATH, get(card))
-            .route(JWKS_PATH, get(jwks));
-        #[cfg(feature = "grpc")]
-        let router = if self.inner.config.serves_grpc() {
-            router.route(grpc::PATH, post(grpc::serve))
-        } else {
-            router
-        };
-        router
-            .fallback(rest)
+            .route(JWKS_PATH, get(jwks))
+            .merge(bindings)
             .with_state(self.inner.clone())
             .layer(axum::middleware::from_fn_with_state(
                 self.inner.config.observer.clone(),

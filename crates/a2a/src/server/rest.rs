@@ -7,8 +7,7 @@
 use axum::http::Method as HttpMethod;
 
 use super::http::{
-    BodyError, accepts_event_stream, authorize, json_with, last_event_id, read_body, sse_event,
-    sse_response,
+    BodyError, accepts_event_stream, json_with, last_event_id, read_body, sse_event, sse_response,
 };
 use super::observe::Answered;
 use super::version::{self, Version};
@@ -196,15 +195,14 @@ fn list_request(pairs: &[(String, String)]) -> Result<w::ListTasksRequest, RpcEr
 /// Every request of the binding: routed, checked (auth, version, extensions), run.
 pub(super) async fn rest(
     State(inner): State<Arc<Inner>>,
-    peer: Option<axum::Extension<super::http::Peer>>,
+    axum::Extension(caller): axum::Extension<super::Caller>,
     method: HttpMethod,
     uri: axum::http::Uri,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
     let a2a_json = asks_for_a2a_json(&headers);
-    let peer = peer.map(|p| p.0);
-    let mut response = route_rest(inner, peer, method, uri, headers, body).await;
+    let mut response = route_rest(inner, caller, method, uri, headers, body).await;
     if !a2a_json
         && response.headers().get(CONTENT_TYPE).map(|v| v.as_bytes()) == Some(A2A_JSON.as_bytes())
     {
@@ -239,7 +237,7 @@ fn asks_for_a2a_json(headers: &HeaderMap) -> bool {
 
 async fn route_rest(
     inner: Arc<Inner>,
-    peer: Option<super::http::Peer>,
+    caller: super::Caller,
     method: HttpMethod,
     uri: axum::http::Uri,
     headers: HeaderMap,
@@ -253,14 +251,6 @@ async fn route_rest(
     else {
         let e = not_found(uri.path());
         return answered("unknown", Some(e.code), error_response(&e));
-    };
-    let caller = match authorize(&inner, &headers, peer).await {
-        Ok(caller) => caller,
-        Err(challenge) => {
-            let status = challenge.status().as_u16();
-            return Answered::refused(crate::v1::BINDING_HTTP_JSON, Version::V1_0, status)
-                .on(*challenge);
-        }
     };
     // The `/{tenant}` prefix is the tenant the caller acts in, never ignored.
     let caller = match caller.in_tenant(tenant.as_deref()) {

@@ -26,12 +26,12 @@ pub enum LogFormat {
     Json,
 }
 
-/// The spans exported as traces: requests, the upstream task's work, runs, step
-/// attempts (children of their run) and calls to agents. A span left out breaks the
-/// chain below it where it crosses a task, so each of these is either created with an
-/// explicit parent or inside its parent's task.
+/// The spans exported as traces: requests (one span name per binding), the upstream
+/// task's work, runs, step attempts (children of their run) and calls to agents. A span
+/// left out breaks the chain below it where it crosses a task, so each of these is
+/// either created with an explicit parent or inside its parent's task.
 const TRACED: &[&str] = &[
-    "rpc", "rest", "execute", "resume", "run", "attempt", "a2a_call",
+    "rpc", "rest", "grpc", "execute", "resume", "run", "attempt", "a2a_call",
 ];
 
 /// The orchestrator's crates, as `tracing` targets: the application's (whose name a

@@ -70,10 +70,41 @@ impl AgentExecutor for BenchAgent {
     }
 }
 
+/// How the benchmark's agents are reached (`bench --agent-http`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum AgentHttp {
+    /// HTTP/2 without TLS, one connection to each agent ("prior knowledge").
+    #[default]
+    H2c,
+    /// HTTP/1.1 without TLS, a pool of connections to each agent.
+    Http1,
+    /// TLS (HTTP/2 by ALPN), the agents' certificate from a loopback authority.
+    Tls,
+}
+
+/// The benchmark's loopback authority and the agents' certificate (`127.0.0.1`, valid
+/// until 2126). Their key is here for anyone to read: nothing trusts the authority but
+/// the agents file a benchmark writes for its own agents.
+const TLS_CA: &str = include_str!("tls/ca.pem");
+const TLS_CERT: &str = include_str!("tls/agent.pem");
+const TLS_KEY: &str = include_str!("tls/agent.key");
+
+/// The benchmark's agents as `bench` is asked to run them: how they are reached, and how
+/// long the diamond's agent (`fast`) takes to answer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AgentSetup {
+    pub http: AgentHttp,
+    pub pause: Duration,
+}
+
 /// The benchmark's agents, each on its own loopback port; stopped when dropped.
 pub struct Agents {
     /// `(name, url)` for agents.toml.
     pub urls: Vec<(&'static str, String)>,
+    /// How they are reached.
+    pub http: AgentHttp,
+    /// The authority their certificate is from (a file), when they speak TLS.
+    pub tls_ca: Option<std::path::PathBuf>,
     /// How many tasks the `held` agent has received.
     pub held: Arc<AtomicUsize>,
     /// Releases the `held` agent's tasks.
@@ -97,9 +128,18 @@ pub struct ChunkPlan {
 }
 
 impl Agents {
-    /// Starts `fast` (instant), `sleepy` (`pause`, then done), `chunky` (`chunks`) and
-    /// `held` (until [`Agents::release`]).
-    pub async fn start(pause: Duration, chunks: ChunkPlan) -> std::io::Result<Agents> {
+    /// Starts `fast` (instant, or after `setup.pause`), `sleepy` (`pause`, then done),
+    /// `chunky` (`chunks`) and `held` (until [`Agents::release`]), reached as `setup`
+    /// says.
+    pub async fn start(
+        pause: Duration,
+        chunks: ChunkPlan,
+        setup: AgentSetup,
+    ) -> std::io::Result<Agents> {
+        let tls = match setup.http {
+            AgentHttp::Tls => Some(tls_files()?),
+            AgentHttp::H2c | AgentHttp::Http1 => None,
+        };
         let held = Arc::new(AtomicUsize::new(0));
         let release = CancellationToken::new();
         let stop = CancellationToken::new();
@@ -107,6 +147,8 @@ impl Agents {
         let otlp_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let mut agents = Agents {
             urls: Vec::new(),
+            http: setup.http,
+            tls_ca: tls.as_ref().map(|t| t.ca.clone()),
             held: held.clone(),
             release: release.clone(),
             otlp: format!("http://{}", otlp_listener.local_addr()?),
@@ -132,8 +174,12 @@ impl Agents {
                 .with_graceful_shutdown(sink_stop.cancelled_owned())
                 .await;
         });
+        let fast = match setup.pause {
+            Duration::ZERO => Behaviour::Instant,
+            pause => Behaviour::Sleep(pause),
+        };
         let all = [
-            ("fast", Behaviour::Instant),
+            ("fast", fast),
             ("sleepy", Behaviour::Sleep(pause)),
             (
                 "chunky",
@@ -154,7 +200,8 @@ impl Agents {
         for (name, behaviour) in all {
             let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
             listener.set_nonblocking(true)?;
-            let url = format!("http://{}/", listener.local_addr()?);
+            let scheme = if tls.is_some() { "https" } else { "http" };
+            let url = format!("{scheme}://{}/", listener.local_addr()?);
             let mut card = AgentCard::new(name, "a benchmark agent", &url);
             card.capabilities.streaming = Some(true);
             card.default_input_modes = vec!["text/plain".into()];
@@ -162,6 +209,13 @@ impl Agents {
             // Every held task is a stream on the orchestrator's one HTTP/2 connection.
             let config = ServerConfig {
                 http2_max_streams: 1_000_000,
+                tls: match &tls {
+                    Some(t) => Some(Arc::new(
+                        a2a::server::CertFiles::open(&t.cert, &t.key)
+                            .map_err(std::io::Error::other)?,
+                    )),
+                    None => None,
+                },
                 ..ServerConfig::default()
             };
             let apart = matches!(behaviour, Behaviour::Chunks { .. });
@@ -217,6 +271,29 @@ impl Agents {
             let _ = tokio::task::spawn_blocking(move || apart.join()).await;
         }
     }
+}
+
+/// The loopback authority, certificate and key, as files (in a directory of their own
+/// under the system's temporary one).
+struct TlsFiles {
+    ca: std::path::PathBuf,
+    cert: std::path::PathBuf,
+    key: std::path::PathBuf,
+}
+
+fn tls_files() -> std::io::Result<TlsFiles> {
+    let dir =
+        std::env::temp_dir().join(format!("a2a-orchestrator-bench-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let files = TlsFiles {
+        ca: dir.join("ca.pem"),
+        cert: dir.join("agent.pem"),
+        key: dir.join("agent.key"),
+    };
+    std::fs::write(&files.ca, TLS_CA)?;
+    std::fs::write(&files.cert, TLS_CERT)?;
+    std::fs::write(&files.key, TLS_KEY)?;
+    Ok(files)
 }
 
 impl Drop for Agents {

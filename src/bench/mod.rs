@@ -33,6 +33,7 @@ use anyhow::{Context, anyhow, bail};
 use serde_json::json;
 
 use a2a::client::{A2aClient, ClientConfig};
+pub use agents::{AgentHttp, AgentSetup};
 use agents::{Agents, ChunkPlan};
 use orchestrator_store::DatabaseStats;
 
@@ -45,6 +46,9 @@ pub struct Options {
     pub exe: PathBuf,
     /// A PostgreSQL database to measure the store on too (`bench --postgres URL`).
     pub postgres: Option<String>,
+    /// How the agents are reached, and how long the diamond's takes to answer
+    /// (`bench --agent-http`, `--agent-pause`).
+    pub agents: AgentSetup,
 }
 
 /// How much work each measurement does, and in how many turns the comparisons go.
@@ -141,7 +145,7 @@ pub async fn stores(
 ) -> anyhow::Result<StoreComparison> {
     check_stores(specs).map_err(|e| anyhow!(e))?;
     let sizes = Sizes::new(options.quick);
-    let agents = start_agents(&sizes, Instant::now()).await?;
+    let agents = start_agents(options, &sizes, Instant::now()).await?;
     let dir = Scratch::new(&agents)?;
     let result = compare_stores(options, specs, &sizes, &dir, progress).await;
     agents.stop().await;
@@ -216,7 +220,7 @@ pub async fn replicas(
     }
     let sizes = Sizes::new(options.quick);
     let epoch = Instant::now();
-    let agents = start_agents(&sizes, epoch).await?;
+    let agents = start_agents(options, &sizes, epoch).await?;
     let dir = Scratch::new(&agents)?;
     progress(&format!(
         "replicas: starting {max} serve processes on {}",
@@ -332,7 +336,7 @@ pub async fn against(
     progress: &dyn Fn(&str),
 ) -> anyhow::Result<BuildComparison> {
     let sizes = Sizes::new(options.quick);
-    let agents = start_agents(&sizes, Instant::now()).await?;
+    let agents = start_agents(options, &sizes, Instant::now()).await?;
     let dir = Scratch::new(&agents)?;
     let result = compare_builds(options, baseline, &sizes, &dir, progress).await;
     agents.stop().await;
@@ -438,13 +442,13 @@ fn redact(url: &str) -> String {
 }
 
 /// The benchmark's loopback agents, their relay chunks stamped from `epoch`.
-async fn start_agents(sizes: &Sizes, epoch: Instant) -> anyhow::Result<Agents> {
+async fn start_agents(options: &Options, sizes: &Sizes, epoch: Instant) -> anyhow::Result<Agents> {
     let plan = ChunkPlan {
         count: sizes.relay_chunks,
         gap: Duration::from_millis(1),
         epoch,
     };
-    Agents::start(FANOUT_PAUSE, plan)
+    Agents::start(FANOUT_PAUSE, plan, options.agents)
         .await
         .context("cannot start the benchmark's agents")
 }
@@ -453,7 +457,7 @@ async fn start_agents(sizes: &Sizes, epoch: Instant) -> anyhow::Result<Agents> {
 pub async fn run(options: &Options, progress: &dyn Fn(&str)) -> anyhow::Result<Report> {
     let sizes = Sizes::new(options.quick);
     let epoch = Instant::now();
-    let agents = start_agents(&sizes, epoch).await?;
+    let agents = start_agents(options, &sizes, epoch).await?;
     let dir = Scratch::new(&agents)?;
     let result = measure(options, &sizes, &agents, &dir, epoch, progress).await;
     agents.stop().await;

@@ -1,7 +1,7 @@
 //! The benchmark's scratch directory (its workflows and agents file) and the
 //! orchestrator under test, `serve` in a child process killed when dropped.
 
-use super::agents::Agents;
+use super::agents::{AgentHttp, Agents};
 use super::scenarios::Upstream;
 use super::{CHAIN_STEPS, client};
 use a2a::client::A2aClient;
@@ -31,9 +31,15 @@ impl Scratch {
         let mut agents_toml = String::new();
         let mut agents_v03 = String::new();
         let mut agents_grpc = String::new();
+        // HTTP/2 without TLS is asked for; over TLS, ALPN settles it (HTTP/2).
+        let http2 = agents.http == AgentHttp::H2c;
+        let tls = match &agents.tls_ca {
+            Some(ca) => format!("tls = {{ ca_file = {:?} }}\n", ca.display().to_string()),
+            None => String::new(),
+        };
         for (name, url) in &agents.urls {
             let entry = format!(
-                "[agents.{name}]\nurl = \"{url}\"\nmax_concurrent = 100000\nhttp2 = true\n"
+                "[agents.{name}]\nurl = \"{url}\"\nmax_concurrent = 100000\nhttp2 = {http2}\n{tls}"
             );
             agents_toml.push_str(&format!("{entry}\n"));
             agents_v03.push_str(&format!("{entry}protocol = \"0.3\"\n\n"));

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::bench::{Goal, Options};
+use crate::bench::{AgentHttp, AgentSetup, Goal, Options};
 
 /// The flags of `bench`.
 #[derive(Debug, clap::Args)]
@@ -36,6 +36,15 @@ pub struct BenchArgs {
     #[arg(long, value_name = "STORE,…", value_delimiter = ',',
           conflicts_with_all = ["replicas", "postgres", "baseline"])]
     stores: Option<Vec<String>>,
+    /// With --baseline or --stores: how `serve` reaches the agents — `h2c` (HTTP/2
+    /// without TLS, the default), `http1`, or `tls` (HTTP/2 by ALPN, a loopback
+    /// authority's certificate).
+    #[arg(long, value_name = "HTTP", value_enum, default_value = "h2c")]
+    agent_http: AgentHttp,
+    /// With --baseline or --stores: the milliseconds the diamond's agent takes to
+    /// answer (0, the default: at once).
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    agent_pause: u64,
 }
 
 pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
@@ -48,7 +57,17 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         quick: args.quick,
         exe: std::env::current_exe()?,
         postgres: args.postgres,
+        agents: AgentSetup {
+            http: args.agent_http,
+            pause: std::time::Duration::from_millis(args.agent_pause),
+        },
     };
+    let realistic = args.agent_http != AgentHttp::H2c || args.agent_pause > 0;
+    if realistic && args.baseline.is_none() && args.stores.is_none() {
+        return Err(bad_input!(
+            "--agent-http and --agent-pause go with --baseline or --stores: the other figures are measured against instant agents over HTTP/2"
+        ));
+    }
     if let Some(baseline) = &args.baseline {
         if !baseline.is_file() {
             return Err(bad_input!(

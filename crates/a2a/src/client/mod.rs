@@ -275,10 +275,16 @@ pub fn http_client_for(options: HttpOptions) -> Result<HttpClient, TlsError> {
     ))
 }
 
-/// Whether calls may skip reqwest: when they follow no redirect and no proxy is set
-/// (see [`send`]).
+/// Set (to anything but empty), every call of a client built from then on goes through
+/// reqwest: what `bench` compares the direct path against (docs/benchmarks.md).
+pub const VIA_REQWEST_VAR: &str = "A2A_HTTP_VIA_REQWEST";
+
+/// Whether calls may skip reqwest: when they follow no redirect, no proxy is set, and
+/// [`VIA_REQWEST_VAR`] is not (see [`send`]).
 fn direct(redirects: Redirects) -> bool {
-    redirects == Redirects::Never && !proxy_in_env()
+    redirects == Redirects::Never
+        && !proxy_in_env()
+        && std::env::var_os(VIA_REQWEST_VAR).is_none_or(|v| v.is_empty())
 }
 
 fn redirect_policy(redirects: Redirects) -> reqwest::redirect::Policy {

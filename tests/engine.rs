@@ -1201,6 +1201,72 @@ async fn a_resumed_run_keeps_finished_work_and_resends_an_unknown_send_with_its_
     assert_eq!(s.log.lock().unwrap().len(), before);
 }
 
+/// An answer that reaches a resumed run before the run has asked its question again (a
+/// client answering right after a restart) is held for that question, not refused as if
+/// nothing asked; one for a step that asked nothing is refused as ever.
+#[tokio::test]
+async fn an_answer_sent_as_a_run_resumes_waits_for_its_question_to_be_asked_again() {
+    let wf = load(&format!(
+        "{HEAD}[steps.approve]\nkind = \"approval\"\nprompt = \"Keep it?\"\n\
+         [steps.after]\nagent = \"a\"\nneeds = [\"approve\"]\nmessage = \"kept\"\n"
+    ));
+    let s = Scripted::new(vec![(
+        "a",
+        script(|_: &SendRequest, n| vec![started("x", &format!("t{n}")), done()]),
+    )]);
+    let store = Arc::new(MemoryRunStore::new());
+    let header = RunHeader {
+        run_id: "run-r".into(),
+        workflow_id: "t".into(),
+        workflow_file: wf.file.clone(),
+        workflow_source: wf.source.to_string(),
+        workflow_hash: wf.hash.clone(),
+        inputs: Map::new(),
+        trace: None,
+        started_at: None,
+        initiator: None,
+        tenant: None,
+        retry_of: None,
+    };
+    store.create_run(&header).await.unwrap();
+    let asked = Checkpoint::Asked {
+        started_at: "2026-12-05T10:00:00Z".into(),
+    };
+    store
+        .save_unit("run-r", "approve", None, &asked)
+        .await
+        .unwrap();
+    let saved = store.load_run("run-r").await.unwrap().unwrap();
+    let e = engine(&s).with_store(store.clone());
+    let handle = e.resume(wf, saved);
+    // Sent before the resumed run has run at all: its question is not asked yet.
+    let control = handle.control.clone();
+    let nothing = Answer {
+        text: Some("yes".into()),
+        data: None,
+        by: None,
+    };
+    let refused = control.answer(Some("after"), None, nothing.clone());
+    let approved = control.answer(
+        Some("approve"),
+        None,
+        Answer {
+            data: Some(json!({ "approved": true }).as_object().unwrap().clone()),
+            ..nothing
+        },
+    );
+    let (refused, approved) = tokio::join!(refused, approved);
+    assert!(
+        matches!(refused, Err(AnswerError::NoQuestion(ref s)) if s == "after"),
+        "{refused:?}"
+    );
+    assert!(matches!(approved, Ok(Taken::Answered)), "{approved:?}");
+    let (_, state, message) = tokio::time::timeout(Duration::from_secs(10), collect(handle))
+        .await
+        .expect("the approved run ends");
+    assert_eq!(state, RunState::Completed, "{message:?}");
+}
+
 /// Issue 38: `[workflow] deadline` bounds the whole run: past it what still runs is
 /// canceled (its downstream task too), steps not started never start, and the run fails
 /// naming the deadline and what was running; what finished before keeps its result.

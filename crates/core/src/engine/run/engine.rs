@@ -486,6 +486,7 @@ impl Engine {
             units: JoinSet::new(),
             running: 0,
             questions: Vec::new(),
+            reasking: None,
             stopping: false,
             canceled: false,
             failure: None,

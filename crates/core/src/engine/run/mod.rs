@@ -79,6 +79,9 @@ struct Run {
     /// Units running (fan-out items count one each).
     running: usize,
     questions: Vec<Pending>,
+    /// A resumed run's questions that waited when it stopped, until it asks them again
+    /// (boxed: only a resumed run that was asking has them).
+    reasking: Option<Box<questions::Reasking>>,
     slots: Vec<Slot>,
     /// Per step: its needs, the steps needing it, and how many needs are unfinished.
     needs: Vec<Vec<usize>>,
@@ -330,6 +333,15 @@ impl Run {
                 self.deadline = self.workflow.deadline.map(|d| {
                     tokio::time::Instant::now() + remaining(d, saved.header.started_at.as_deref())
                 });
+                let asked: Vec<(String, Option<usize>)> = saved
+                    .units
+                    .iter()
+                    .filter(|(_, c)| matches!(c, Checkpoint::Asked { .. }))
+                    .map(|(key, _)| key.clone())
+                    .collect();
+                if !asked.is_empty() {
+                    self.reasking = Some(Box::new(questions::Reasking::new(asked)));
+                }
                 self.restore = saved.units;
                 if saved.canceled {
                     self.cancel.cancel();

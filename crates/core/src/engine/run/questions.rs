@@ -13,6 +13,34 @@ use crate::engine::{Answer, AnswerError, QuestionKind, RunEvent, Taken};
 use crate::workflow::{StepId, StepKind, check_inputs};
 use serde_json::json;
 
+/// A resumed run's questions that were waiting for the client when the run stopped, until
+/// its steps ask them again, and the answers that came for them meanwhile: a client
+/// answering right after a restart answers the question it saw, not one the run has not
+/// asked yet.
+pub(super) struct Reasking {
+    /// Each by step id and item.
+    questions: Vec<(String, Option<usize>)>,
+    /// Answers held until their question is asked again (or its step ends).
+    held: Vec<Command>,
+}
+
+impl Reasking {
+    pub(super) fn new(questions: Vec<(String, Option<usize>)>) -> Self {
+        Reasking {
+            questions,
+            held: Vec::new(),
+        }
+    }
+
+    /// Whether an answer naming `step` (and `item`) is for a question still to be asked
+    /// again; naming none, whether any is.
+    fn awaits(&self, step: Option<&str>, item: Option<usize>) -> bool {
+        self.questions
+            .iter()
+            .any(|(s, i)| step.is_none_or(|step| s == step) && (item.is_none() || *i == item))
+    }
+}
+
 /// A question put to the client and not answered yet.
 pub(super) struct Pending {
     pub(super) step: usize,
@@ -49,6 +77,24 @@ impl Run {
             votes: Vec::new(),
             reply: ask.reply,
         });
+        self.reasked(ask.step, ask.item).await;
+    }
+
+    /// The question of step `i` (and `item`) was asked again, or the step ended: the
+    /// answers held for it are taken now.
+    pub(super) async fn reasked(&mut self, i: usize, item: Option<usize>) {
+        let Some(reasking) = &mut self.reasking else {
+            return;
+        };
+        let id = self.workflow.steps[i].id.as_str();
+        reasking.questions.retain(|(s, k)| !(s == id && *k == item));
+        let held = std::mem::take(&mut reasking.held);
+        if reasking.questions.is_empty() {
+            self.reasking = None;
+        }
+        for cmd in held {
+            Box::pin(self.command(cmd)).await;
+        }
     }
 
     pub(super) async fn command(&mut self, cmd: Command) {
@@ -59,6 +105,23 @@ impl Run {
             reply,
         } = cmd;
         self.questions.retain(|q| !q.reply.is_closed());
+        // No question it names waits yet, but one will be asked again: held until then.
+        if let Some(reasking) = &mut self.reasking
+            && reasking.awaits(step.as_deref(), item)
+            && !self.questions.iter().any(|q| {
+                step.as_deref()
+                    .is_none_or(|s| self.workflow.steps[q.step].id.as_str() == s)
+                    && (item.is_none() || q.item == item)
+            })
+        {
+            reasking.held.push(Command::Answer {
+                step,
+                item,
+                answer,
+                reply,
+            });
+            return;
+        }
         match self.route_answer(step, item, answer) {
             Ok((taken, Some((step, item, decision)))) => {
                 let _ = reply.send(Ok(taken));

@@ -273,6 +273,10 @@ impl Run {
 
     pub(super) async fn unit_done(&mut self, i: usize, item: Option<usize>, mut record: Record) {
         self.questions.retain(|q| !(q.step == i && q.item == item));
+        if self.reasking.is_some() {
+            // It will not ask again: what was held for it is answered as it stands.
+            Box::pin(self.reasked(i, item)).await;
+        }
         let starts = &mut self.slots[i].starts;
         if let Some(at) = starts.iter().position(|(k, _)| *k == item) {
             let (_, started) = starts.swap_remove(at);

@@ -558,6 +558,7 @@ fn exit_codes_are_the_readmes() {
             &["bench", "--stores", "memory", "--baseline", "x"],
             "--stores",
         ),
+        (&["bench", "--agent-http", "tls"], "--agent-http"),
     ] {
         let (code, stderr) = run(args);
         assert_eq!(code, Some(2), "{args:?} is bad input: {stderr}");

@@ -78,7 +78,7 @@ pub enum AgentHttp {
     H2c,
     /// HTTP/1.1 without TLS, a pool of connections to each agent.
     Http1,
-    /// TLS (HTTP/2 by ALPN), the agents' certificate from a loopback authority.
+    /// HTTP/2 over TLS (by ALPN), the agents' certificate from a loopback authority.
     Tls,
 }
 

@@ -31,8 +31,8 @@ impl Scratch {
         let mut agents_toml = String::new();
         let mut agents_v03 = String::new();
         let mut agents_grpc = String::new();
-        // HTTP/2 without TLS is asked for; over TLS, ALPN settles it (HTTP/2).
-        let http2 = agents.http == AgentHttp::H2c;
+        // HTTP/2 only (`http2 = true`): without TLS from the first byte, over TLS by ALPN.
+        let http2 = agents.http != AgentHttp::Http1;
         let tls = match &agents.tls_ca {
             Some(ca) => format!("tls = {{ ca_file = {:?} }}\n", ca.display().to_string()),
             None => String::new(),

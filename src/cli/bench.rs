@@ -37,7 +37,7 @@ pub struct BenchArgs {
           conflicts_with_all = ["replicas", "postgres", "baseline"])]
     stores: Option<Vec<String>>,
     /// With --baseline or --stores: how `serve` reaches the agents — `h2c` (HTTP/2
-    /// without TLS, the default), `http1`, or `tls` (HTTP/2 by ALPN, a loopback
+    /// without TLS, the default), `http1`, or `tls` (HTTP/2 over TLS, a loopback
     /// authority's certificate).
     #[arg(long, value_name = "HTTP", value_enum, default_value = "h2c")]
     agent_http: AgentHttp,

@@ -98,10 +98,6 @@ impl ClientError {
             } else {
                 "request failed"
             }
-        } else if let Some(e) = e.downcast_ref::<hyper_util::client::legacy::Error>()
-            && e.is_connect()
-        {
-            "connection failed"
         } else if e.is::<super::multiplex::OpenFailed>() {
             "connection failed"
         } else {

@@ -267,12 +267,7 @@ pub fn http_client_for(options: HttpOptions) -> Result<HttpClient, TlsError> {
         true => Some(crate::https::rustls_config(options.tls.as_ref())?),
         false => None,
     };
-    Ok(HttpClient::new(
-        general,
-        direct,
-        options.http2,
-        options.pool_idle_timeout,
-    ))
+    Ok(HttpClient::new(general, direct, options.http2))
 }
 
 /// Set (to anything but empty), every call of a client built from then on goes through

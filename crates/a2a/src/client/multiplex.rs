@@ -1,11 +1,11 @@
 //! One HTTP/2 connection per origin, held by the client itself, for the direct calls of
 //! a client that speaks only HTTP/2 (agents marked `http2`): a call opens its stream on
-//! that connection from the caller's own task, and reads its answer there. hyper's
-//! pooled client, which the other direct calls go through, checks a connection out of
-//! a pool keyed by the origin's hash, hands the request to the connection's task over a
-//! channel, and starts a task for each request that waits for its answer and hands it
-//! back over another: doing without them took a quarter off the CPU a workflow run
-//! costs the orchestrator (docs/benchmarks.md, "a thirteenth look").
+//! that connection from the caller's own task, and reads its answer there. A pooled
+//! client (hyper's, under reqwest) checks a connection out of a pool keyed by the
+//! origin's hash, hands the request to the connection's task over a channel, and starts
+//! a task for each request that waits for its answer and hands it back over another:
+//! doing without them takes a tenth or more off the CPU a workflow run costs the
+//! orchestrator (docs/benchmarks.md, "The client's two paths").
 //!
 //! A connection is opened at the first call to its origin (concurrent first calls wait
 //! for the same one), and again after it closed or failed; a call that found it closed

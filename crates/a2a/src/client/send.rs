@@ -1,17 +1,14 @@
-//! How a request reaches the agent, and its answer comes back. A call with no proxy in
-//! the environment, no redirect to follow and no user info in its URL goes straight
-//! through hyper's pooled client (over TLS with rustls, for `https://`) — or, for a
-//! client that speaks only HTTP/2, over the connection to that agent the client holds
-//! itself (`multiplex`) — with reqwest's connection settings, its TLS (the public
-//! authorities or the agent's own, the agent's client certificate, ALPN) and its retry
-//! of refused HTTP/2 streams: the calls to agents are most of what a workflow run costs
-//! the orchestrator, and reqwest's layers around that same client (its URL and request
-//! types, its redirect and retry policies, its boxed bodies) cost a run 13–16% more CPU
-//! with agents answering in 20 ms over HTTP/2, in the clear or over TLS (4–9% over
-//! HTTP/1.1; docs/benchmarks.md). The rest — proxies (`HTTP_PROXY`, `NO_PROXY`, ...),
-//! same-origin redirects, user info — goes through reqwest, which does it well, as does
-//! every call when `A2A_HTTP_VIA_REQWEST` is set. Either way the caller gets the same
-//! [`Response`].
+//! How a request reaches the agent, and its answer comes back: through reqwest, except
+//! the calls of a client that speaks only HTTP/2 (agents marked `http2`) with no proxy
+//! in the environment, no redirect to follow and no user info in the URL. Those go over
+//! the connection to the agent the client holds itself (`multiplex`), with reqwest's
+//! connection settings, its TLS (the public authorities or the agent's own, the agent's
+//! client certificate, ALPN) and its retry of refused HTTP/2 streams. The calls to
+//! agents are most of what a workflow run costs the orchestrator, and that path takes a
+//! tenth or more off a run's CPU where reqwest's pooled HTTP/2 would take it; over
+//! HTTP/1.1, hyper's pool without reqwest's layers took too little (5–9%) to be kept
+//! (docs/benchmarks.md). Every call goes through reqwest when `A2A_HTTP_VIA_REQWEST` is
+//! set. Either way the caller gets the same [`Response`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,12 +18,10 @@ use http::header::{self, HeaderMap};
 use http::uri::Scheme;
 use http::{Request, StatusCode, Uri};
 use http_body::Body as _;
+use http_body_util::BodyExt;
 use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt, Full};
-use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
-use hyper_util::client::legacy::Client as Pooled;
+use hyper_rustls::HttpsConnectorBuilder;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use super::multiplex::Multiplexed;
 
@@ -51,23 +46,12 @@ pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(4);
 #[derive(Clone)]
 pub struct HttpClient(Arc<Clients>);
 
-/// The pool of the direct path: plain TCP for `http://`, rustls for `https://`.
-type Pool = Pooled<HttpsConnector<HttpConnector>, Full<Bytes>>;
-
 struct Clients {
-    /// The calls that need nothing of reqwest (see the module's comment).
-    direct: Option<Direct>,
+    /// The calls of an HTTP/2-only client that need nothing of reqwest (see the
+    /// module's comment): over one connection per origin held by the client.
+    direct: Option<Multiplexed>,
     /// Every other call.
     general: reqwest::Client,
-}
-
-/// How the direct path reaches an agent.
-enum Direct {
-    /// HTTP/1.1, or what ALPN settles over TLS: through hyper's pool (boxed: the
-    /// larger by far).
-    Pooled(Box<Pool>),
-    /// HTTP/2 only: over one connection per origin held by the client (`multiplex`).
-    Multiplexed(Multiplexed),
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -79,20 +63,18 @@ impl std::fmt::Debug for HttpClient {
 }
 
 impl HttpClient {
-    /// `general` for every call, or, with `direct` (the TLS of `https://` calls), for
-    /// those the direct path does not take. With `http2` the direct path speaks only
-    /// HTTP/2: without TLS from the first byte ("prior knowledge"), over TLS by ALPN;
-    /// else HTTP/1.1 without TLS, and HTTP/2 or HTTP/1.1 over TLS as ALPN settles it.
+    /// `general` for every call, or, with `direct` (the TLS of `https://` calls) and
+    /// `http2`, for those the direct path takes: HTTP/2 without TLS from the first byte
+    /// ("prior knowledge"), or over TLS by ALPN.
     pub(super) fn new(
         general: reqwest::Client,
         direct: Option<rustls::ClientConfig>,
         http2: bool,
-        pool_idle_timeout: Duration,
     ) -> Self {
-        let direct = direct.map(|tls| {
-            // reqwest's defaults, and its idle timeout, so that the two paths differ in
-            // nothing the agent or the network sees: TCP keep-alive probes find a dead
-            // agent under a long stream; idle connections go before the server's do.
+        let direct = direct.filter(|_| http2).map(|tls| {
+            // reqwest's defaults, so that the two paths differ in nothing the agent or
+            // the network sees: TCP keep-alive probes find a dead agent under a long
+            // stream.
             let mut connector_tcp = HttpConnector::new();
             connector_tcp.set_connect_timeout(Some(CONNECT_TIMEOUT));
             connector_tcp.set_nodelay(true);
@@ -102,21 +84,10 @@ impl HttpClient {
             connector_tcp.enforce_http(false);
             let connector = HttpsConnectorBuilder::new()
                 .with_tls_config(tls)
-                .https_or_http();
-            if http2 {
-                let connector = connector.enable_http2().wrap_connector(connector_tcp);
-                return Direct::Multiplexed(Multiplexed::new(connector));
-            }
-            let connector = connector
-                .enable_all_versions()
+                .https_or_http()
+                .enable_http2()
                 .wrap_connector(connector_tcp);
-            Direct::Pooled(Box::new(
-                Pooled::builder(TokioExecutor::new())
-                    .pool_timer(TokioTimer::new())
-                    .timer(TokioTimer::new())
-                    .pool_idle_timeout(pool_idle_timeout)
-                    .build(connector),
-            ))
+            Multiplexed::new(connector)
         });
         Self(Arc::new(Clients { direct, general }))
     }
@@ -129,22 +100,13 @@ impl HttpClient {
 
     /// Sends `req`; the answer once its head has arrived.
     pub(super) async fn send(&self, req: Request<Bytes>) -> Result<Response, BoxError> {
-        if let Some(direct) = &self.0.direct
+        if let Some(connections) = &self.0.direct
             && direct_ok(req.uri())
         {
-            let (head, body) = match direct {
-                Direct::Pooled(pool) => {
-                    let (head, body) = send_pooled(pool, req).await?.into_parts();
-                    (head, body.map_err(BoxError::from).boxed_unsync())
-                }
-                Direct::Multiplexed(connections) => {
-                    let (head, body) = connections.send(req).await?.into_parts();
-                    (head, body.map_err(BoxError::from).boxed_unsync())
-                }
-            };
+            let (head, body) = connections.send(req).await?.into_parts();
             return Ok(Response {
                 head,
-                body,
+                body: body.map_err(BoxError::from).boxed_unsync(),
                 redirected: None,
             });
         }
@@ -163,28 +125,6 @@ impl HttpClient {
 
 /// Most times a request the agent refused unprocessed is sent again (reqwest's default).
 pub(super) const MAX_REFUSED_RETRIES: u32 = 2;
-
-/// Sends `req` through the pool; sent again, up to [`MAX_REFUSED_RETRIES`] times, when
-/// the agent's HTTP/2 side refused it before processing it, as reqwest does: a stream
-/// reset with `REFUSED_STREAM`, or a graceful `GOAWAY` (an agent restarting) that came
-/// before the stream (RFC 9113 §8.7: either way the request may be retried).
-async fn send_pooled(
-    direct: &Pool,
-    req: Request<Bytes>,
-) -> Result<http::Response<hyper::body::Incoming>, BoxError> {
-    let (head, body) = req.into_parts();
-    let mut refused = 0;
-    loop {
-        let mut again = Request::new(Full::new(body.clone()));
-        *again.method_mut() = head.method.clone();
-        *again.uri_mut() = head.uri.clone();
-        *again.headers_mut() = head.headers.clone();
-        match direct.request(again).await {
-            Err(e) if refused < MAX_REFUSED_RETRIES && unprocessed(&e) => refused += 1,
-            answer => return Ok(answer?),
-        }
-    }
-}
 
 /// Whether `e` (or what caused it) says the agent refused the request before
 /// processing it.

@@ -13,6 +13,11 @@ use crate::engine::{Answer, AnswerError, QuestionKind, RunEvent, Taken};
 use crate::workflow::{StepId, StepKind, check_inputs};
 use serde_json::json;
 
+/// Most answers a resumed run holds for questions it has not asked again; past them an
+/// answer is refused as if nothing were asked (a client answers once, and the run asks
+/// again within moments of resuming).
+const MAX_HELD: usize = 64;
+
 /// A resumed run's questions that were waiting for the client when the run stopped, until
 /// its steps ask them again, and the answers that came for them meanwhile: a client
 /// answering right after a restart answers the question it saw, not one the run has not
@@ -107,6 +112,7 @@ impl Run {
         self.questions.retain(|q| !q.reply.is_closed());
         // No question it names waits yet, but one will be asked again: held until then.
         if let Some(reasking) = &mut self.reasking
+            && reasking.held.len() < MAX_HELD
             && reasking.awaits(step.as_deref(), item)
             && !self.questions.iter().any(|q| {
                 step.as_deref()

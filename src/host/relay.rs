@@ -124,9 +124,11 @@ impl Orchestrator {
                 );
                 continue;
             }
-            let Some(event) = run
-                .control
-                .read(|told| translate(events, told, workflow, event, state))
+            // What the detail says of the event, read under its lock: artifacts and the
+            // output need nothing of it.
+            let said = (!matches!(event, RunEvent::Artifact { .. } | RunEvent::Output { .. }))
+                .then(|| run.control.read(|told| Said::of(told, &event)));
+            let Some(event) = translate(events, workflow, event, said.unwrap_or_default(), state)
             else {
                 continue;
             };
@@ -176,31 +178,27 @@ pub(super) fn run_metadata(detail: &RunDetail) -> Map<String, Value> {
     Map::from_iter([(RUN_KEY.to_owned(), detail.to_value())])
 }
 
-/// Turns one run event, just taken, into the upstream task's event; the run's and the
-/// questions' status updates carry the run's detail as it stands after the event. None
-/// for a step's move that nobody would read: with no follower yet (see
-/// [`EventSink::followed`]), one with nothing to say (no message) that leaves the task
-/// in the state it was last said to be in (`state`) — it would change nothing in the
-/// task but its status time. The run's detail records it all the same.
-fn translate(
-    events: &EventSink,
-    told: &Told,
-    workflow: &Workflow,
-    event: RunEvent,
-    state: Option<TaskState>,
-) -> Option<StreamEvent> {
-    // The detail rides on the run's waits and its end, and on questions (few per run,
-    // and what a restart resumes from); a step's move carries only its update, and a
-    // reader of a running task gets the rest from `describe`.
-    let carries_detail = match &event {
-        RunEvent::Run { state, .. } => *state != RunState::Working,
-        RunEvent::Question { .. } => true,
-        _ => false,
-    };
-    // A status is stamped with the time the detail records for its move.
-    let now = || told.at().to_owned();
-    let (asks, mut meta, pending) = {
-        let v = told;
+/// What the run's detail says as an event is taken: whether questions wait for the
+/// client, the detail for the status's metadata (on the run's waits and end, and on
+/// questions), the questions to list (when the run asks), and the time it records.
+#[derive(Default)]
+struct Said {
+    asks: bool,
+    meta: Map<String, Value>,
+    pending: Vec<PendingQuestion>,
+    at: String,
+}
+
+impl Said {
+    fn of(told: &Told, event: &RunEvent) -> Said {
+        // The detail rides on the run's waits and its end, and on questions (few per
+        // run, and what a restart resumes from); a step's move carries only its
+        // update, and a reader of a running task gets the rest from `describe`.
+        let carries_detail = match event {
+            RunEvent::Run { state, .. } => *state != RunState::Working,
+            RunEvent::Question { .. } => true,
+            _ => false,
+        };
         let asking = matches!(
             event,
             RunEvent::Run {
@@ -208,23 +206,43 @@ fn translate(
                 ..
             }
         );
-        // Questions whose answers are on their way to the run do not wait for the
-        // client: were they said to, a client could take its turn as over.
-        let asks = v.detail().state == RunState::InputRequired && v.waiting().next().is_some();
-        (
-            asks,
-            if carries_detail {
-                run_metadata(v.detail())
-            } else {
-                Map::new()
+        Said {
+            // Questions whose answers are on their way to the run do not wait for the
+            // client: were they said to, a client could take its turn as over.
+            asks: told.detail().state == RunState::InputRequired && told.waiting().next().is_some(),
+            meta: match carries_detail {
+                true => run_metadata(told.detail()),
+                false => Map::new(),
             },
-            if asking {
-                v.waiting().cloned().collect()
-            } else {
-                Vec::new()
+            pending: match asking {
+                true => told.waiting().cloned().collect(),
+                false => Vec::new(),
             },
-        )
-    };
+            at: told.at().to_owned(),
+        }
+    }
+}
+
+/// Turns one run event, just taken, into the upstream task's event, with what the
+/// detail `said` of it; the run's and the questions' status updates carry the run's
+/// detail as it stands after the event. None for a step's move that nobody would read:
+/// with no follower yet (see [`EventSink::followed`]), one with nothing to say (no
+/// message) that leaves the task in the state it was last said to be in (`state`) — it
+/// would change nothing in the task but its status time. The run's detail records it
+/// all the same.
+fn translate(
+    events: &EventSink,
+    workflow: &Workflow,
+    event: RunEvent,
+    said: Said,
+    state: Option<TaskState>,
+) -> Option<StreamEvent> {
+    let Said {
+        asks,
+        mut meta,
+        pending,
+        at: now,
+    } = said;
     // While questions wait the task stays `input-required`, whatever else moves.
     let waiting = if asks {
         TaskState::InputRequired
@@ -251,7 +269,7 @@ fn translate(
             agent_message(&format!("{label} {}: {m}", update.state), None)
         });
         meta = update.into_map();
-        return Some(status_event(events, waiting, text, Some(meta), now()));
+        return Some(status_event(events, waiting, text, Some(meta), now));
     }
     Some(match event {
         RunEvent::Run { state, message } => {
@@ -282,11 +300,11 @@ fn translate(
                     message.map(|m| agent_message(&m, None)),
                 ),
             };
-            status_event(events, st, msg, Some(meta), now())
+            status_event(events, st, msg, Some(meta), now)
         }
         // (A step event was taken above; an answer is taken by the relay.)
         RunEvent::Step { .. } | RunEvent::Question { .. } | RunEvent::Answered { .. } => {
-            status_event(events, TaskState::Working, None, Some(meta), now())
+            status_event(events, TaskState::Working, None, Some(meta), now)
         }
         RunEvent::Artifact {
             step,
@@ -422,7 +440,8 @@ message = "c"
         let relay = |e: RunEvent| {
             let mut t = told.lock().unwrap();
             t.take(&e, "t1", |_| None);
-            state(translate(&events, &t, &w, e, None).unwrap())
+            let said = Said::of(&t, &e);
+            state(translate(&events, &w, e, said, None).unwrap())
         };
 
         relay(question("a"));
@@ -446,7 +465,7 @@ message = "c"
         let events = EventSink::detached(Message::user_text("go"));
         let told = Mutex::new(Told::new(RunDetail::new(&w, Map::new(), "t0".into())));
         let stamp = |e: RunEvent, at: &str| match take(&told, &e, at, |t| {
-            translate(&events, t, &w, e.clone(), None)
+            translate(&events, &w, e.clone(), Said::of(t, &e), None)
         }) {
             Some(StreamEvent::StatusUpdate(u)) => u.status.timestamp.expect("a status time"),
             other => panic!("not a status update: {other:?}"),
@@ -477,7 +496,7 @@ message = "c"
         let told = Mutex::new(Told::new(RunDetail::new(&w, Map::new(), "t0".into())));
         let relay = |e: RunEvent, state| {
             take(&told, &e, "t1", |t| {
-                translate(&events, t, &w, e.clone(), state)
+                translate(&events, &w, e.clone(), Said::of(t, &e), state)
             })
         };
         let working = Some(TaskState::Working);

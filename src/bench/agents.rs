@@ -83,7 +83,7 @@ pub enum AgentHttp {
 }
 
 /// The benchmark's loopback authority and the agents' certificate (`127.0.0.1`, valid
-/// until 2126). Their key is here for anyone to read: nothing trusts the authority but
+/// from 2020 to 2126). Their key is here for anyone to read: nothing trusts the authority but
 /// the agents file a benchmark writes for its own agents.
 const TLS_CA: &str = include_str!("tls/ca.pem");
 const TLS_CERT: &str = include_str!("tls/agent.pem");
@@ -297,9 +297,12 @@ fn tls_files() -> std::io::Result<TlsFiles> {
 }
 
 impl Drop for Agents {
-    /// Stops the servers: the tasks go with their set, the `chunky` agent's thread
-    /// when its server has stopped.
+    /// Stops the servers (and removes the TLS files): the tasks go with their set, the
+    /// `chunky` agent's thread when its server has stopped.
     fn drop(&mut self) {
         self.stop.cancel();
+        if let Some(dir) = self.tls_ca.as_ref().and_then(|ca| ca.parent()) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }

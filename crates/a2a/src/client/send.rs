@@ -4,9 +4,9 @@
 //! the connection to the agent the client holds itself (`multiplex`), with reqwest's
 //! connection settings, its TLS (the public authorities or the agent's own, the agent's
 //! client certificate, ALPN) and its retry of refused HTTP/2 streams. The calls to
-//! agents are most of what a workflow run costs the orchestrator, and that path takes a
-//! tenth or more off a run's CPU where reqwest's pooled HTTP/2 would take it; over
-//! HTTP/1.1, hyper's pool without reqwest's layers took too little (5–9%) to be kept
+//! agents are most of what a workflow run costs the orchestrator, and that path costs a
+//! run a tenth less CPU or more than reqwest's pooled HTTP/2; over HTTP/1.1, hyper's
+//! pool without reqwest's layers saved too little (4–9%) to be kept
 //! (docs/benchmarks.md). Every call goes through reqwest when `A2A_HTTP_VIA_REQWEST` is
 //! set. Either way the caller gets the same [`Response`].
 

@@ -492,7 +492,7 @@ async fn python_client_gets_private_webhooks_refused() {
 #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_without_credentials_gets_401() {
-    let auth = a2a::server::InboundAuth::unnamed(vec!["s3cret-token".into()], None);
+    let auth = a2a_orchestrator::auth::unnamed(vec!["s3cret-token".into()], None);
     python("unauthenticated", &[PAIR], 0, |c| {
         c.server.auth = Some(auth)
     })
@@ -855,7 +855,7 @@ async fn push_notifications_of_a_run_reach_a_webhook_with_the_token() {
 #[tokio::test]
 async fn with_credentials_configured_every_call_needs_one_and_the_card_stays_public() {
     use a2a::client::{ClientAuth, ClientError};
-    let auth = a2a::server::InboundAuth::unnamed(
+    let auth = a2a_orchestrator::auth::unnamed(
         vec!["s3cret-token".into()],
         Some(("X-API-Key".into(), vec!["key-1".into()])),
     );
@@ -1821,7 +1821,12 @@ text = "{{ steps.order.text }}"
 "#;
     let person = |name: &str, group: &str| {
         let mut p = Principal::new(None, format!("token:{name}"), name);
-        p.groups = vec![group.to_owned()];
+        let groups = vec![group.to_owned()];
+        a2a_orchestrator::auth::Grants {
+            groups,
+            ..Default::default()
+        }
+        .put(&mut p);
         Credential {
             secret: format!("{name}-token-0123456789abcdef"),
             principal: Arc::new(p),

@@ -72,6 +72,7 @@ fn verifier(idp: &SdkAgent) -> InboundAuth {
     };
     InboundAuth {
         tokens: Some(Arc::new(OidcVerifier::new(settings).unwrap())),
+        authorize: Some(Arc::new(a2a_orchestrator::auth::ByRole)),
         ..InboundAuth::default()
     }
 }
@@ -1070,13 +1071,14 @@ async fn an_issued_subject_spelled_like_a_static_token_is_not_that_token() {
         .check(&signed_for(&key, &provider.url, "k1", "token:ci"))
         .await
         .unwrap();
-    assert!(spoof.roles.is_empty(), "{:?}", spoof.roles);
+    let roles = |p| a2a_orchestrator::auth::Grants::of(p).roles;
+    assert!(roles(&spoof).is_empty(), "{:?}", roles(&spoof));
     assert_eq!(spoof.id, format!("{}#token:ci", provider.url));
     let ada = verifier
         .check(&signed_for(&key, &provider.url, "k1", "ada"))
         .await
         .unwrap();
-    assert_eq!(ada.roles, ["viewer"]);
+    assert_eq!(roles(&ada), ["viewer"]);
 }
 
 /// A verifier of the tokens the loopback provider's keys sign, granting `rules`, its

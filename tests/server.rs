@@ -1038,17 +1038,38 @@ async fn the_card_carries_validators_and_answers_conditional_requests() {
     assert_eq!(legacy.headers()["etag"].to_str().unwrap(), etag);
 }
 
+/// An application's rule, from an attribute its principals carry: `reach = "readAll"`
+/// reads every task, `"steerAll"` does anything with every task.
+struct ByReach;
+
+impl a2a::server::Authorize for ByReach {
+    fn lets(
+        &self,
+        caller: &a2a::server::Caller,
+        _task: Option<&Task>,
+        access: a2a::server::Access,
+    ) -> bool {
+        let reach = caller.principal().and_then(|p| p.attributes.get("reach"));
+        match reach.and_then(serde_json::Value::as_str) {
+            Some("steerAll") => true,
+            Some("readAll") => access == a2a::server::Access::Read,
+            _ => false,
+        }
+    }
+}
+
 /// Issue 35: a task belongs to the principal who started it. Another principal gets
 /// `TaskNotFoundError` for everything about it (get, cancel, subscribe, a message to
-/// it, push configs) and does not see it listed; a viewer reads every task but steers
-/// none of others'; an operator reads and steers every task.
+/// it, push configs) and does not see it listed, unless the application's authorizer
+/// lets it in: a viewer reads every task but steers none of others'; an operator reads
+/// and steers every task.
 #[tokio::test]
-async fn a_task_is_its_initiators_and_others_reach_it_only_by_their_role() {
+async fn a_task_is_its_initiators_and_others_reach_it_only_as_the_application_lets_them() {
     use a2a::client::{ClientAuth, ListTasksQuery};
-    use a2a::server::{Credential, InboundAuth, Principal, Reach};
-    let person = |name: &str, reach: Reach| {
+    use a2a::server::{Credential, InboundAuth, Principal};
+    let person = |name: &str, reach: &str| {
         let mut p = Principal::new(None, format!("token:{name}"), name);
-        p.reach = reach;
+        p.attributes.insert("reach".into(), reach.into());
         Credential {
             secret: format!("{name}-token"),
             principal: Arc::new(p),
@@ -1057,11 +1078,12 @@ async fn a_task_is_its_initiators_and_others_reach_it_only_by_their_role() {
     let config = ServerConfig {
         auth: Some(InboundAuth {
             bearer: vec![
-                person("alice", Reach::Own),
-                person("bob", Reach::Own),
-                person("vera", Reach::ReadAll),
-                person("olga", Reach::SteerAll),
+                person("alice", "own"),
+                person("bob", "own"),
+                person("vera", "readAll"),
+                person("olga", "steerAll"),
             ],
+            authorize: Some(Arc::new(ByReach)),
             ..InboundAuth::default()
         }),
         ..ServerConfig::default()
@@ -1172,22 +1194,19 @@ async fn a_task_is_its_initiators_and_others_reach_it_only_by_their_role() {
     assert_eq!(canceled.status.state, TaskState::Canceled);
 }
 
-/// The echo agent, letting `token:bob` read and answer every task, as an approver of
-/// a pending question is let in.
-struct Approving(crate::echo_agent::EchoAgent);
+/// Lets `token:bob` read and answer every task, as an approver of a pending question
+/// is let in.
+struct Approving;
 
-impl AgentExecutor for Approving {
-    async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
-        self.0.execute(ctx, events).await
-    }
-
+impl a2a::server::Authorize for Approving {
     fn lets(
         &self,
-        _task: &Task,
         caller: &a2a::server::Caller,
+        task: Option<&Task>,
         access: a2a::server::Access,
     ) -> bool {
-        caller.id() == Some("token:bob")
+        task.is_some()
+            && caller.id() == Some("token:bob")
             && matches!(
                 access,
                 a2a::server::Access::Read | a2a::server::Access::Answer
@@ -1205,14 +1224,17 @@ async fn an_approver_answers_and_reads_but_steers_nothing_on_every_binding() {
     use a2a::Version;
     use a2a::client::{Binding, ClientAuth, Interface};
     let config = ServerConfig {
-        auth: Some(alice_and_bob()),
+        auth: Some(a2a::server::InboundAuth {
+            authorize: Some(Arc::new(Approving)),
+            ..alice_and_bob()
+        }),
         allow_private_webhooks: true,
         ..ServerConfig::default()
     };
     let running = serve(
-        Approving(crate::echo_agent::EchoAgent {
+        crate::echo_agent::EchoAgent {
             word_delay: Duration::ZERO,
-        }),
+        },
         echo_card,
         config,
     )

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use a2a::RpcError;
-use a2a::server::{AgentExecutor, EventSink, InboundAuth, RequestContext, ServerConfig};
+use a2a::server::{AgentExecutor, EventSink, RequestContext, ServerConfig};
 use a2a::types::{Artifact, ArtifactId, Part, TaskState};
 use a2a_orchestrator::agents::{Behaviour, Fleet, Set};
 
@@ -33,7 +33,10 @@ async fn the_web_view_starts_watches_and_answers_a_run_in_chromium() {
     let _ = std::fs::remove_file(&db);
     let store = format!("sqlite://{}", db.display());
     let o = orchestra_on(&[&travel], fleet.agents_toml(), |c| {
-        c.server.auth = Some(InboundAuth::unnamed(vec!["ui-token".into()], None));
+        c.server.auth = Some(a2a_orchestrator::auth::unnamed(
+            vec!["ui-token".into()],
+            None,
+        ));
         c.store = orchestrator_store::StoreSpec::parse(&store).unwrap();
     })
     .await;

@@ -35,7 +35,7 @@ use a2a::server::{Credential, InboundAuth, Principal};
 use orchestrator_core::config::reader::{Ctx, Sp, TableReader};
 
 use super::oidc::{OidcSettings, OidcVerifier};
-use super::{Pattern, ROLES, RoleRules, SignIn, reach_of};
+use super::{Grants, Pattern, ROLES, RoleRules, SignIn};
 use crate::registry::env::Env;
 
 const AUTH_KEYS: &[&str] = &[
@@ -99,8 +99,7 @@ pub fn read(
     let header = a
         .string(ctx, "api_key_header")
         .map_or_else(|| "X-API-Key".to_owned(), |h| h.value);
-    let mut auth =
-        InboundAuth::unnamed(bearer_tokens, (!keys.is_empty()).then_some((header, keys)));
+    let mut auth = super::unnamed(bearer_tokens, (!keys.is_empty()).then_some((header, keys)));
 
     let rules = a
         .table_named(ctx, "roles", "[auth.roles]")
@@ -135,9 +134,10 @@ pub fn read(
                 format!("token:{}", name.value),
                 display.unwrap_or_else(|| name.value.to_owned()),
             );
+            let mut grants = Grants::default();
             for role in t.strings(ctx, "roles").map(|r| r.value).unwrap_or_default() {
                 if ROLES.contains(&role.value.as_str()) {
-                    principal.roles.push(role.value);
+                    grants.roles.push(role.value);
                 } else {
                     ctx.error(
                         role.span,
@@ -149,15 +149,14 @@ pub fn read(
                     );
                 }
             }
-            principal.groups = t
+            grants.groups = t
                 .strings(ctx, "groups")
                 .map(|g| g.value.into_iter().map(|g| g.value).collect())
                 .unwrap_or_default();
-            principal.tenants = t
+            grants.tenants = t
                 .strings(ctx, "tenants")
                 .map(|g| g.value.into_iter().map(|g| g.value).collect());
-            principal.reach = reach_of(&principal.roles);
-            rules.apply(&mut principal);
+            rules.apply(&mut principal, grants);
             t.finish(ctx, &[TOKEN_KEYS, SECRET_KEYS].concat());
             if let Some(secret) = secret {
                 auth.bearer.push(Credential {

@@ -230,13 +230,12 @@ impl OidcVerifier {
             .find_map(|c| claims.get(c).and_then(Value::as_str))
             .unwrap_or(sub);
         let mut principal = Principal::new(Some(self.settings.issuer.clone()), sub, name);
-        principal.groups = strings_at(claims, &self.settings.roles_claim);
-        principal.tenants = self
-            .settings
-            .tenant_claim
-            .as_deref()
-            .map(|path| strings_at(claims, path));
-        self.settings.rules.apply(&mut principal);
+        let grants = super::Grants {
+            groups: strings_at(claims, &self.settings.roles_claim),
+            tenants: (self.settings.tenant_claim.as_deref()).map(|path| strings_at(claims, path)),
+            ..super::Grants::default()
+        };
+        self.settings.rules.apply(&mut principal, grants);
         Ok(principal)
     }
 

@@ -392,10 +392,7 @@ impl ServeArgs {
             .collect::<anyhow::Result<Vec<_>>>()?;
         let header = self.api_key_header.unwrap_or_else(|| "X-API-Key".into());
         let auth = (!bearer_tokens.is_empty() || !keys.is_empty()).then(|| {
-            a2a::server::InboundAuth::unnamed(
-                bearer_tokens,
-                (!keys.is_empty()).then_some((header, keys)),
-            )
+            crate::auth::unnamed(bearer_tokens, (!keys.is_empty()).then_some((header, keys)))
         });
         if let Some(l) = &self.listen {
             settings::check_listen(l).map_err(|e| bad_input!("--listen: {e}"))?;

@@ -7,14 +7,14 @@
 //! message lists), so a replica that does not run the task decides the same way.
 
 use a2a::RpcError;
-use a2a::server::{Access, Caller, Principal};
+use a2a::server::{Access, Authorize, Caller, Principal};
 use a2a::types::{AgentCard, Message, Part, Task, TaskState};
 use orchestrator_core::access::{Pattern, describe};
 use orchestrator_core::workflow::Workflow;
 use serde_json::Value;
 
 use super::detail::PendingQuestion;
-use crate::auth::names;
+use crate::auth::{ByRole, Grants, names};
 
 /// Whether `principal` is named by one of `patterns` (an empty list names everyone).
 fn named(patterns: &[Pattern], principal: &Principal) -> bool {
@@ -72,12 +72,26 @@ fn approvers(q: &PendingQuestion) -> Vec<Pattern> {
         .collect()
 }
 
-/// Whether `caller` — neither the task's initiator nor one who reaches every task — may
-/// still reach it: an approver of one of its pending questions may read it and answer.
-pub(super) fn lets(task: &Task, caller: &Caller, access: Access) -> bool {
-    let Some(principal) = caller.principal() else {
-        return false;
-    };
+/// The orchestrator's rules of who reaches a run besides who started it, in the run's
+/// tenant: the roles' ([`ByRole`]), and an approver of one of its pending questions,
+/// who may read it and answer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Rules;
+
+impl Authorize for Rules {
+    fn lets(&self, caller: &Caller, task: Option<&Task>, access: Access) -> bool {
+        ByRole.lets(caller, task, access)
+            || (caller.principal()).is_some_and(|p| task.is_some_and(|t| approves(t, p, access)))
+    }
+
+    fn joins(&self, principal: &Principal, tenant: &str) -> bool {
+        ByRole.joins(principal, tenant)
+    }
+}
+
+/// Whether `principal` is an approver of one of `task`'s pending questions, who may
+/// read the task and answer (`access`).
+fn approves(task: &Task, principal: &Principal, access: Access) -> bool {
     matches!(access, Access::Read | Access::Answer)
         && pending(task).iter().any(|q| {
             let list = approvers(q);
@@ -148,10 +162,13 @@ pub(super) fn tailor(
                 uri: CALLER_EXTENSION.into(),
                 description: Some("Who asked for this card".into()),
                 required: Some(false),
-                params: serde_json::json!({
-                    "id": p.id, "subject": p.subject, "name": p.name,
-                    "groups": p.groups, "roles": p.roles,
-                })
+                params: {
+                    let g = Grants::of(p);
+                    serde_json::json!({
+                        "id": p.id, "subject": p.subject, "name": p.name,
+                        "groups": g.groups, "roles": g.roles,
+                    })
+                }
                 .as_object()
                 .cloned(),
             });

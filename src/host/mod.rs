@@ -35,8 +35,7 @@ use serde_json::{Map, Value, json};
 use crate::llm::Llm;
 use a2a::RpcError;
 use a2a::server::{
-    Access, AgentExecutor, Caller, CancelContext, EventSink, RequestContext, ResumeContext,
-    SinkError,
+    AgentExecutor, Caller, CancelContext, EventSink, RequestContext, ResumeContext, SinkError,
 };
 use a2a::types::{
     AgentCard, AgentSkill, Message, Part, Role, StreamEvent, Task, TaskId, TaskState, now_rfc3339,
@@ -533,10 +532,6 @@ impl AgentExecutor for Orchestrator {
             relayed,
         )
         .await
-    }
-
-    fn lets(&self, task: &Task, caller: &Caller, access: Access) -> bool {
-        access::lets(task, caller, access)
     }
 
     fn admit(&self, task: &Task, message: &Message, caller: &Caller) -> Result<(), RpcError> {

@@ -86,8 +86,15 @@ impl Orchestrator {
         // Another principal's run is not there for this caller (issue 35).
         let saved = saved.filter(|s| {
             let owner = s.header.initiator.as_ref().map(|a| a.id.as_str());
-            ctx.caller
-                .may(owner, s.header.tenant.as_deref(), Access::Steer)
+            let rules = &super::access::Rules;
+            // Steered by its initiator or who steers every run (no approver steers).
+            (ctx.caller).may(
+                owner,
+                s.header.tenant.as_deref(),
+                Access::Steer,
+                rules,
+                None,
+            )
         });
         let Some(saved) = saved else {
             return Err(RpcError::invalid_params(

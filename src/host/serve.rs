@@ -446,6 +446,9 @@ pub async fn build(
     let (card, extended) = cards(config, url, &orchestrator, &registry.statuses());
     // Requests that carry a trace context continue that trace (when traces are on).
     let mut server_config = config.server.clone();
+    if let Some(auth) = &mut server_config.auth {
+        auth.authorize = Some(Arc::new(super::access::Rules));
+    }
     server_config.trace_parent = TraceParent::new(crate::telemetry::adopt_parent);
     server_config.observer = orchestrator_metrics::server_observer();
     let mut server = A2aServer::builder(orchestrator.clone(), card)

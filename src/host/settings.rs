@@ -893,8 +893,8 @@ roles_claim = "realm_access.roles"
         let legacy = &auth.bearer[0].principal;
         assert!(legacy.id.starts_with("bearer:"), "{legacy:?}");
         assert_eq!(
-            legacy.reach,
-            a2a::server::Reach::SteerAll,
+            crate::auth::Grants::reach(legacy),
+            crate::auth::Reach::SteerAll,
             "as before names"
         );
         let ci = &auth.bearer[1].principal;
@@ -902,8 +902,13 @@ roles_claim = "realm_access.roles"
             (ci.id.as_str(), ci.name.as_str()),
             ("token:ci", "CI pipeline")
         );
-        assert_eq!(ci.roles, ["viewer", "operator"], "its own, then the rules'");
-        assert_eq!(ci.reach, a2a::server::Reach::SteerAll);
+        let grants = crate::auth::Grants::of(ci);
+        assert_eq!(
+            grants.roles,
+            ["viewer", "operator"],
+            "its own, then the rules'"
+        );
+        assert_eq!(grants.reach, crate::auth::Reach::SteerAll);
         assert!(auth.tokens.is_some());
     }
 

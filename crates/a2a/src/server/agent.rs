@@ -11,7 +11,7 @@ use std::future::Future;
 
 use tokio_util::sync::CancellationToken;
 
-use super::auth::{Access, Caller};
+use super::auth::Caller;
 pub use super::sink_error::SinkError;
 use super::task_manager::ActorHandle;
 use crate::error::RpcError;
@@ -61,14 +61,6 @@ pub trait AgentExecutor: Send + Sync + 'static {
     fn describe<'a>(&'a self, task: &'a mut Task) -> impl Future<Output = ()> + Send + 'a {
         let _ = task;
         async {}
-    }
-
-    /// Whether `caller`, who neither started `task` nor reaches every task, may still
-    /// `access` it: someone a question of the task is for, say. Must be quick (no I/O);
-    /// the default lets nobody else in.
-    fn lets(&self, task: &Task, caller: &Caller, access: Access) -> bool {
-        let _ = (task, caller, access);
-        false
     }
 
     /// Shapes the authenticated extended card for `caller` (the skills it may use, say).
@@ -122,7 +114,6 @@ pub(super) trait ErasedExecutor: Send + Sync + 'static {
     ) -> BoxFuture<'_, Result<(), RpcError>>;
     fn cancel(&self, ctx: CancelContext, events: EventSink) -> BoxFuture<'_, Result<(), RpcError>>;
     fn describe<'a>(&'a self, task: &'a mut Task) -> BoxFuture<'a, ()>;
-    fn lets(&self, task: &Task, caller: &Caller, access: Access) -> bool;
     fn tailor_extended_card(&self, card: &mut AgentCard, caller: &Caller);
     fn admit(&self, task: &Task, message: &Message, caller: &Caller) -> Result<(), RpcError>;
     fn resume(&self, ctx: ResumeContext, events: EventSink) -> BoxFuture<'_, Result<(), RpcError>>;
@@ -143,10 +134,6 @@ impl<A: AgentExecutor> ErasedExecutor for A {
 
     fn describe<'a>(&'a self, task: &'a mut Task) -> BoxFuture<'a, ()> {
         Box::pin(AgentExecutor::describe(self, task))
-    }
-
-    fn lets(&self, task: &Task, caller: &Caller, access: Access) -> bool {
-        AgentExecutor::lets(self, task, caller, access)
     }
 
     fn admit(&self, task: &Task, message: &Message, caller: &Caller) -> Result<(), RpcError> {

@@ -7,13 +7,18 @@
 //! Card stays public (it declares the schemes); every other request must present a
 //! credential, or gets HTTP 401 with an RFC 6750 `WWW-Authenticate` challenge.
 //!
-//! A task belongs to the principal who started it. The server answers another
-//! principal's requests about it — get, list, subscribe, cancel, messages, push
-//! configs — as if it did not exist (`TaskNotFoundError`, the spec's "no existence
-//! leak"), unless the principal's [`Reach`] is wider.
+//! A task belongs to the principal who started it, in the tenant it was started in.
+//! The server answers another principal's requests about it — get, list, subscribe,
+//! cancel, messages, push configs — as if it did not exist (`TaskNotFoundError`, the
+//! spec's "no existence leak"), unless the application's [`Authorize`] lets that
+//! principal in. What a principal is beyond its name (its groups, its roles) is the
+//! application's: it keeps it in [`Principal::attributes`], and its [`Authorize`]
+//! reads it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+use serde_json::{Map, Value};
 
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -39,19 +44,6 @@ const MAX_SUBJECT_BYTES: usize = 255;
 /// The server-defined JSON-RPC code answered with HTTP 401 (spec §8.2 leaves
 /// -32000..-32099 to servers).
 pub const UNAUTHENTICATED: ErrorCode = ErrorCode::UNAUTHENTICATED;
-
-/// What a principal may do with tasks that others started.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Reach {
-    /// Only its own tasks.
-    #[default]
-    Own,
-    /// Read every task (get, list, subscribe); steer only its own.
-    ReadAll,
-    /// Read, answer and steer every task.
-    SteerAll,
-}
 
 /// What a request does with a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,18 +71,11 @@ pub struct Principal {
     pub subject: String,
     /// A name to show people.
     pub name: String,
-    /// The groups it belongs to (from the token's roles claim, or configured).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub groups: Vec<String>,
-    /// The roles granted to it (by the server's configuration).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub roles: Vec<String>,
-    /// What it may do with tasks others started.
-    #[serde(default)]
-    pub reach: Reach,
-    /// The tenants it may act in; `None`: any (a principal no tenant claim scopes).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tenants: Option<Vec<String>>,
+    /// What the application knows of it besides (its groups and roles, say), for its
+    /// [`Authorize`] to read: this crate reads none of it. Serialized beside the fields
+    /// above (a request forwarded to the server that runs its task carries them).
+    #[serde(flatten)]
+    pub attributes: Map<String, Value>,
     /// The token it presented, when a [`VerifyToken`] vouched for it (never a static
     /// credential): in memory only, for an application that acts on its behalf by
     /// exchanging it. Never serialized.
@@ -118,7 +103,7 @@ impl std::fmt::Debug for PresentedToken {
 
 impl Principal {
     /// A principal named by `issuer` (when a token issuer vouches for it) and `subject`,
-    /// shown as `name`, with no groups, roles or reach beyond its own tasks.
+    /// shown as `name`, with no attributes.
     pub fn new(
         issuer: Option<String>,
         subject: impl Into<String>,
@@ -134,10 +119,7 @@ impl Principal {
             issuer,
             subject,
             name: name.into(),
-            groups: Vec::new(),
-            roles: Vec::new(),
-            reach: Reach::Own,
-            tenants: None,
+            attributes: Map::new(),
             token: None,
         }
     }
@@ -189,12 +171,16 @@ impl Caller {
         Caller::default()
     }
 
-    /// The same caller acting in `tenant` (none or empty: no tenant), when its principal
-    /// belongs to it; else the permission error naming the tenant.
+    /// The same caller acting in `tenant` (none or empty: no tenant), when `authorize`
+    /// lets its principal in; else the permission error naming the tenant.
     /// A tenant longer than 256 bytes (`MAX_TENANT_BYTES`), or with a control character
     /// in it, is an invalid-params error on `tenant`: it is stored with each task made
     /// in it.
-    pub fn in_tenant(mut self, tenant: Option<&str>) -> Result<Caller, RpcError> {
+    pub fn in_tenant(
+        mut self,
+        tenant: Option<&str>,
+        authorize: &dyn Authorize,
+    ) -> Result<Caller, RpcError> {
         let tenant = tenant.filter(|t| !t.is_empty());
         if let Some(t) = tenant {
             if t.len() > MAX_TENANT_BYTES {
@@ -209,9 +195,7 @@ impl Caller {
             check_text("tenant", t, "tenants")?;
         }
         if let (Some(t), Some(p)) = (tenant, &self.principal)
-            && p.tenants
-                .as_ref()
-                .is_some_and(|list| !list.iter().any(|x| x == t))
+            && !authorize.joins(p, t)
         {
             return Err(RpcError::permission_denied(format!(
                 "{} does not belong to tenant {t:?}",
@@ -221,6 +205,13 @@ impl Caller {
         }
         self.tenant = tenant.map(Box::from);
         Ok(self)
+    }
+
+    /// The same caller acting in `tenant`, unchecked: where it was checked already (a
+    /// request forwarded by the server that took it).
+    pub(crate) fn acting_in(mut self, tenant: Option<&str>) -> Caller {
+        self.tenant = tenant.filter(|t| !t.is_empty()).map(Box::from);
+        self
     }
 
     /// Its principal's id, when it is known.
@@ -238,31 +229,66 @@ impl Caller {
         self.tenant.as_deref()
     }
 
-    /// Whether it may `access` a task started by `initiator` in `tenant`: a task of
-    /// the tenant it acts in (never another's), its own, or any when its reach allows,
-    /// or any at all on a server without credentials.
-    pub fn may(&self, initiator: Option<&str>, tenant: Option<&str>, access: Access) -> bool {
-        if tenant != self.tenant.as_deref() {
-            return false;
-        }
-        match &self.principal {
-            None => true,
-            Some(p) => match (p.reach, access) {
-                (Reach::SteerAll, _) | (Reach::ReadAll, Access::Read) => true,
-                _ => initiator == Some(p.id.as_str()),
-            },
-        }
+    /// Whether a task started by `initiator` in `tenant` is this caller's: of the tenant
+    /// it acts in, and started by it — or any task of that tenant, on a server without
+    /// credentials.
+    pub fn owns(&self, initiator: Option<&str>, tenant: Option<&str>) -> bool {
+        tenant == self.tenant.as_deref()
+            && self
+                .principal
+                .as_ref()
+                .is_none_or(|p| initiator == Some(p.id.as_str()))
     }
 
-    /// The initiator whose tasks a list for this caller is limited to: its own, unless
-    /// it may read every task.
-    pub fn list_scope(&self) -> Option<&str> {
-        match &self.principal {
-            Some(p) if p.reach == Reach::Own => Some(p.id.as_str()),
-            _ => None,
+    /// Whether it may `access` a task started by `initiator` in `tenant`: a task of the
+    /// tenant it acts in (never another's), its own, or another's that `authorize` lets
+    /// it reach (`task`, when the decision needs the task itself; `None`: the decision
+    /// for any task).
+    pub fn may(
+        &self,
+        initiator: Option<&str>,
+        tenant: Option<&str>,
+        access: Access,
+        authorize: &dyn Authorize,
+        task: Option<&crate::types::Task>,
+    ) -> bool {
+        if self.owns(initiator, tenant) {
+            return true;
         }
+        tenant == self.tenant.as_deref() && authorize.lets(self, task, access)
     }
 }
+
+/// What a known caller may do besides acting on the tasks it started: the
+/// application's rules (roles, groups, the approvers of a question), asked by the
+/// server; the tenant a task was started in always bounds who reaches it. Set on
+/// [`InboundAuth::authorize`]; without one, a principal reaches its own tasks only,
+/// in any tenant it names. A server without credentials lets every caller do
+/// everything, and asks nothing.
+pub trait Authorize: Send + Sync + 'static {
+    /// Whether `caller` may `access` a task it did not start: `task`, or — with `None`
+    /// — every task of the tenant (then its task lists are not limited to its own).
+    /// Must be quick (no I/O): it is asked on each request for another's task, and
+    /// on each status change of a stream it reads by this leave alone (a leave that
+    /// lapses ends the stream). The default lets nobody in.
+    fn lets(&self, caller: &Caller, task: Option<&crate::types::Task>, access: Access) -> bool {
+        let _ = (caller, task, access);
+        false
+    }
+
+    /// Whether `principal` may act in `tenant` (the HTTP+JSON `/{tenant}` prefix,
+    /// v1.0's `tenant` field). The default lets it into any.
+    fn joins(&self, principal: &Principal, tenant: &str) -> bool {
+        let _ = (principal, tenant);
+        true
+    }
+}
+
+/// The rule without an [`Authorize`]: a principal reaches its own tasks only.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OwnTasks;
+
+impl Authorize for OwnTasks {}
 
 /// Checks bearer tokens that are not static: a JSON Web Token signed by an identity
 /// provider, typically. Implemented by the application, which knows its issuers.
@@ -293,19 +319,16 @@ impl std::fmt::Debug for Credential {
 }
 
 impl Credential {
-    /// A credential known only by itself (the plain token lists of older
-    /// configurations): its principal is named by a fingerprint of the secret — `kind:`
-    /// and the first 16 bytes of its SHA-256 in hex, stable across restarts and saying
-    /// nothing of the secret — and reaches every task, as every credential did before
-    /// principals had names.
+    /// A credential known only by itself (a plain list of tokens): its principal is
+    /// named by a fingerprint of the secret — `kind:` and the first 16 bytes of its
+    /// SHA-256 in hex, stable across restarts and saying nothing of the secret — with
+    /// no attributes.
     pub fn unnamed(kind: &str, secret: String) -> Credential {
         use sha2::Digest;
         let digest = sha2::Sha256::digest(secret.as_bytes());
         let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
         let subject = format!("{kind}:{hex}");
-        let mut principal = Principal::new(None, subject.clone(), subject);
-        principal.reach = Reach::SteerAll;
-        principal.roles = vec!["operator".to_owned()];
+        let principal = Principal::new(None, subject.clone(), subject);
         Credential {
             secret,
             principal: Arc::new(principal),
@@ -355,7 +378,7 @@ fn hides_text(c: char) -> bool {
     )
 }
 
-/// The credentials the server accepts.
+/// The credentials the server accepts, and what the principals they name may do.
 #[derive(Clone, Default)]
 pub struct InboundAuth {
     /// Static tokens accepted as `Authorization: Bearer <token>`.
@@ -364,6 +387,9 @@ pub struct InboundAuth {
     pub api_key: Option<(String, Vec<Credential>)>,
     /// Checks a bearer token that is none of the static ones.
     pub tokens: Option<Arc<dyn VerifyToken>>,
+    /// What a principal may do besides acting on its own tasks ([`OwnTasks`] when
+    /// `None`).
+    pub authorize: Option<Arc<dyn Authorize>>,
 }
 
 impl std::fmt::Debug for InboundAuth {
@@ -372,6 +398,7 @@ impl std::fmt::Debug for InboundAuth {
             .field("bearer", &self.bearer.len())
             .field("api_key_header", &self.api_key.as_ref().map(|(h, _)| h))
             .field("tokens", &self.tokens.is_some())
+            .field("authorize", &self.authorize.is_some())
             .finish()
     }
 }
@@ -433,7 +460,13 @@ impl InboundAuth {
                 (header, keys)
             }),
             tokens: None,
+            authorize: None,
         }
+    }
+
+    /// The rules of what its principals may do.
+    pub fn authorizer(&self) -> &dyn Authorize {
+        self.authorize.as_deref().unwrap_or(&OwnTasks)
     }
 
     /// Whether no credential is configured (then nothing is checked).
@@ -575,40 +608,59 @@ impl InboundAuth {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::Task;
 
-    fn named(subject: &str, reach: Reach) -> Arc<Principal> {
-        let mut p = Principal::new(None, subject, subject);
-        p.reach = reach;
-        Arc::new(p)
+    /// Lets `token:v` read every task and `token:o` do anything with every task, and
+    /// keeps `token:s` to tenant `acme`.
+    struct Roles;
+
+    impl Authorize for Roles {
+        fn lets(&self, caller: &Caller, _task: Option<&Task>, access: Access) -> bool {
+            match caller.id() {
+                Some("token:v") => access == Access::Read,
+                Some("token:o") => true,
+                _ => false,
+            }
+        }
+
+        fn joins(&self, principal: &Principal, tenant: &str) -> bool {
+            principal.id != "token:s" || tenant == "acme"
+        }
+    }
+
+    fn named(subject: &str) -> Caller {
+        Caller::known(Arc::new(Principal::new(None, subject, subject)))
     }
 
     #[test]
-    fn a_caller_reaches_its_own_tasks_and_what_its_reach_grants() {
-        let own = Caller::known(named("token:a", Reach::Own));
-        assert!(own.may(Some("token:a"), None, Access::Steer));
-        assert!(!own.may(Some("token:b"), None, Access::Read));
-        assert!(!own.may(None, None, Access::Read));
-        assert_eq!(own.list_scope(), Some("token:a"));
-        let viewer = Caller::known(named("token:v", Reach::ReadAll));
-        assert!(viewer.may(Some("token:b"), None, Access::Read));
-        assert!(!viewer.may(Some("token:b"), None, Access::Steer));
-        assert_eq!(viewer.list_scope(), None);
-        let operator = Caller::known(named("token:o", Reach::SteerAll));
-        assert!(operator.may(Some("token:b"), None, Access::Steer));
-        assert!(Caller::anonymous().may(Some("token:b"), None, Access::Steer));
+    fn a_caller_reaches_its_own_tasks_and_what_the_authorizer_grants_in_its_tenant() {
+        let may = |c: &Caller, initiator: &str, tenant: Option<&str>, access| {
+            c.may(Some(initiator), tenant, access, &Roles, None)
+        };
+        let own = named("token:a");
+        assert!(may(&own, "token:a", None, Access::Steer));
+        assert!(!may(&own, "token:b", None, Access::Read));
+        assert!(!own.may(None, None, Access::Read, &Roles, None));
+        let viewer = named("token:v");
+        assert!(may(&viewer, "token:b", None, Access::Read));
+        assert!(!may(&viewer, "token:b", None, Access::Steer));
+        let operator = named("token:o");
+        assert!(may(&operator, "token:b", None, Access::Steer));
+        assert!(Caller::anonymous().may(Some("token:b"), None, Access::Steer, &OwnTasks, None));
+        // Without an authorizer, only one's own.
+        assert!(!operator.may(Some("token:b"), None, Access::Read, &OwnTasks, None));
         // A task stays in its tenant, whoever asks.
-        assert!(!operator.may(Some("token:b"), Some("acme"), Access::Read));
-        let in_acme = operator.clone().in_tenant(Some("acme")).unwrap();
-        assert!(in_acme.may(Some("token:b"), Some("acme"), Access::Read));
-        assert!(!in_acme.may(Some("token:b"), None, Access::Read));
-        let mut scoped = Principal::new(None, "token:s", "Scoped");
-        scoped.tenants = Some(vec!["acme".into()]);
-        let scoped = Caller::known(Arc::new(scoped));
-        assert!(scoped.clone().in_tenant(Some("acme")).is_ok());
-        let refused = scoped.clone().in_tenant(Some("other")).unwrap_err();
+        assert!(!may(&operator, "token:b", Some("acme"), Access::Read));
+        let in_acme = operator.clone().in_tenant(Some("acme"), &Roles).unwrap();
+        assert!(may(&in_acme, "token:b", Some("acme"), Access::Read));
+        assert!(!may(&in_acme, "token:b", None, Access::Read));
+        assert!(!in_acme.owns(Some("token:o"), None));
+        let scoped = named("token:s");
+        assert!(scoped.clone().in_tenant(Some("acme"), &Roles).is_ok());
+        let refused = scoped.clone().in_tenant(Some("other"), &Roles).unwrap_err();
         assert_eq!(refused.code, ErrorCode::PERMISSION_DENIED);
         assert!(
-            scoped.in_tenant(Some("")).is_ok(),
+            scoped.in_tenant(Some(""), &Roles).is_ok(),
             "an empty tenant is none"
         );
     }

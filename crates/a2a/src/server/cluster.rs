@@ -120,8 +120,7 @@ impl<T> Forwarded<T> {
             .clone()
             .map_or_else(Caller::anonymous, |p| Caller::known(Arc::new(p)));
         // Checked where it arrived: the tenant is taken as it was.
-        let tenant = self.tenant.as_deref();
-        caller.clone().in_tenant(tenant).unwrap_or(caller)
+        caller.acting_in(self.tenant.as_deref())
     }
 }
 

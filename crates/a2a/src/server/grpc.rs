@@ -269,7 +269,11 @@ impl Call {
             .ok()
             .and_then(|t| t.tenant)
             .filter(|t| !t.is_empty());
-        let caller = self.caller.clone().in_tenant(tenant.as_deref())?;
+        let authorize = self.inner.config.authorizer();
+        let caller = self
+            .caller
+            .clone()
+            .in_tenant(tenant.as_deref(), authorize)?;
         let raw = serde_json::value::RawValue::from_string(text)
             .map_err(|e| RpcError::internal(e.to_string()))?;
         Ok((

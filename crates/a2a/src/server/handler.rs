@@ -5,9 +5,10 @@
 //! their version's shape.
 
 use crate::server::{
-    Access, ActorHandle, Caller, CancelContext, ClusterRequest, Ending, EventSink, Forwarded,
-    Inner, Origin, Placement, RequestContext, SinkError, StoreError, Subscription, TaskPage,
-    TaskQuery, Until, Update, apply_event, check_webhook, ends_on, ends_stream,
+    Access, ActorHandle, Authorize, Caller, CancelContext, ClusterRequest, Ending, EventSink,
+    Forwarded, Inner, Origin, OwnTasks, Placement, RequestContext, SinkError, StoreError,
+    Subscription, TaskPage, TaskQuery, Until, Update, apply_event, check_webhook, ends_on,
+    ends_stream,
 };
 use crate::types::{
     AgentCard, ContextId, Message, MessageSendParams, Metadata, PushNotificationConfig, Role,
@@ -206,25 +207,30 @@ impl Inner {
             .ok_or_else(|| RpcError::task_not_found(id.as_str()))
     }
 
-    /// Whether `caller` may act on `task` so: as who started it (or who may act on
-    /// every task), or as the agent lets (an approver answering its question).
+    /// Whether `caller` may act on `task` so: as who started it, or as the
+    /// application's [`Authorize`] lets it (an operator, an approver answering its
+    /// question), in the task's tenant.
     fn allows(&self, task: &Task, caller: &Caller, access: Access) -> bool {
-        caller.may(task.initiator.as_deref(), task.tenant.as_deref(), access)
-            || self.agent.lets(task, caller, access)
-    }
-
-    /// For a caller who reads `task` only as the agent lets (not who started it, nor
-    /// one who reads every task): what ends that leave, to end the caller's stream
-    /// before it — an approver follows the run while the question waits, not after.
-    fn lapse(&self, task: &Task, caller: &Caller) -> Option<super::task_manager::Lapse> {
-        if caller.may(
+        caller.may(
             task.initiator.as_deref(),
             task.tenant.as_deref(),
-            Access::Read,
-        ) {
+            access,
+            self.config.authorizer(),
+            Some(task),
+        )
+    }
+
+    /// For a caller who reads `task` only as the application lets it (not who started
+    /// it): what ends that leave, to end the caller's stream before it — an approver
+    /// follows the run while the question waits, not after.
+    fn lapse(&self, task: &Task, caller: &Caller) -> Option<super::task_manager::Lapse> {
+        if caller.owns(task.initiator.as_deref(), task.tenant.as_deref()) {
             return None;
         }
-        let (agent, caller) = (self.agent.clone(), caller.clone());
+        let authorize: Arc<dyn Authorize> = (self.config.auth.as_ref())
+            .and_then(|a| a.authorize.clone())
+            .unwrap_or_else(|| Arc::new(OwnTasks));
+        let caller = caller.clone();
         // What the agent looks at: the task's status (its questions), as events move it.
         let mut probe = Task {
             history: Vec::new(),
@@ -237,7 +243,7 @@ impl Inner {
                 StreamEvent::Task(t) => probe.status = t.status.clone(),
                 StreamEvent::ArtifactUpdate(_) | StreamEvent::Message(_) => return false,
             }
-            !agent.lets(&probe, &caller, Access::Read)
+            !authorize.lets(&caller, Some(&probe), Access::Read)
         }))
     }
 
@@ -890,7 +896,11 @@ impl Inner {
         if let Some(after) = &query.after {
             self.check_id("pageToken", after.id.as_str())?;
         }
-        query.initiator = caller.list_scope().map(str::to_owned);
+        // Its own tasks, unless it may read every task of the tenant.
+        query.initiator = caller
+            .id()
+            .filter(|_| !self.config.authorizer().lets(caller, None, Access::Read))
+            .map(str::to_owned);
         query.tenant = caller.tenant().map(str::to_owned);
         let mut page = self
             .manager

@@ -178,7 +178,8 @@ pub(super) async fn rpc(
         return error_response(id, e, generation, label);
     }
     // v1.0's requests name their tenant in the params: the caller acts in it.
-    let caller = match caller.in_tenant(tenant_of(&request).as_deref()) {
+    let authorize = inner.config.authorizer();
+    let caller = match caller.in_tenant(tenant_of(&request).as_deref(), authorize) {
         Ok(c) => c,
         Err(e) => return error_response(id, e, generation, label),
     };

@@ -51,8 +51,8 @@ pub use agent::{
 };
 pub use apply::apply_event;
 pub use auth::{
-    Access, Caller, Credential, InboundAuth, PresentedToken, Principal, Reach, Refusal,
-    UNAUTHENTICATED, VerifyToken,
+    Access, Authorize, Caller, Credential, InboundAuth, OwnTasks, PresentedToken, Principal,
+    Refusal, UNAUTHENTICATED, VerifyToken,
 };
 use axum::http::HeaderMap;
 pub use card_keys::{CardKeys, JWKS_PATH};
@@ -187,6 +187,14 @@ impl std::fmt::Debug for TraceParent {
 }
 
 impl ServerConfig {
+    /// The application's rules of who reaches whose tasks ([`OwnTasks`] unless
+    /// [`InboundAuth::authorize`] says).
+    pub fn authorizer(&self) -> &dyn Authorize {
+        self.auth
+            .as_ref()
+            .map_or(&OwnTasks, InboundAuth::authorizer)
+    }
+
     /// Whether the gRPC binding is served: asked for, and v1.0 served (gRPC has no v0.3).
     pub fn serves_grpc(&self) -> bool {
         cfg!(feature = "grpc") && self.grpc && self.generations != Versions::V0_3

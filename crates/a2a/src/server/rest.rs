@@ -253,7 +253,7 @@ async fn route_rest(
         return answered("unknown", Some(e.code), error_response(&e));
     };
     // The `/{tenant}` prefix is the tenant the caller acts in, never ignored.
-    let caller = match caller.in_tenant(tenant.as_deref()) {
+    let caller = match caller.in_tenant(tenant.as_deref(), inner.config.authorizer()) {
         Ok(caller) => caller,
         Err(e) => return answered(route.method(false), Some(e.code), error_response(&e)),
     };

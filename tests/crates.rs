@@ -152,6 +152,13 @@ fn the_stores_know_the_database_and_nothing_of_the_application() {
             ],
             "the stores adapt the protocol's TaskStore and the engine's RunStore to a database; nothing above them (they report to the observer they are given)",
         );
+        // The protocol's store traits, not its server or its HTTP.
+        refuses(
+            "orchestrator-store",
+            features,
+            &["axum", "hyper", "reqwest", "tonic"],
+            "the stores name the protocol's TaskStore and Cluster (feature `store`), not its server",
+        );
     }
     refuses(
         "orchestrator-store",

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2a::server::{TaskQuery, apply_event};
+use a2a::store::{TaskQuery, apply_event};
 use a2a::types::*;
 use a2a_orchestrator::host::detail::RunDetail;
 use orchestrator_core::engine::{Checkpoint, Record, RunEnd, RunHeader, RunState, StepState};
@@ -1143,7 +1143,7 @@ async fn postgres_housekeeping_prunes_in_batches_and_forgets_stopped_replicas() 
 /// status time and initiator, pages that neither skip nor repeat, and a total; kept current as a
 /// task's state moves on without its snapshot being rewritten.
 async fn list_contract(store: Arc<dyn Store>) {
-    use a2a::server::TaskPage;
+    use a2a::store::TaskPage;
     let at = |secs: u32| format!("2026-03-01T10:00:{secs:02}.000Z");
     let make = |id: &str, ctx: &str, state: TaskState, secs: u32| {
         let mut t = Task::new(TaskId::new(id), ContextId::new(ctx), TaskStatus::new(state));

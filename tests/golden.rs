@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use a2a::server::TaskQuery;
+use a2a::store::TaskQuery;
 use a2a::types::*;
 use a2a_orchestrator::host::detail::RunDetail;
 use orchestrator_core::engine::{Checkpoint, RunState, StepState};

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a::server::{ClusterRequest, Owner, StoreError};
+use a2a::store::{ClusterRequest, Owner, StoreError};
 use a2a::types::*;
 use orchestrator_core::engine::{Checkpoint, Record, RunEnd, RunHeader, RunState, StepState};
 use orchestrator_store::{Store, StoreSpec};
@@ -180,7 +180,7 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
         "token:olga",
         "Olga",
     )));
-    let cancel = ClusterRequest::Cancel(Box::new(a2a::server::Forwarded::new(
+    let cancel = ClusterRequest::Cancel(Box::new(a2a::store::Forwarded::new(
         TaskIdParams::new(other.id.clone()),
         &olga,
     )));

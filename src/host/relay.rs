@@ -5,7 +5,8 @@
 use super::detail::{PendingQuestion, RUN_KEY, RunDetail, StepUpdate};
 use super::{Conversation, Orchestrator, agent_message, audit, status_event};
 use a2a::RpcError;
-use a2a::server::{EventSink, Queued, SinkError, StoreError};
+use a2a::server::{EventSink, Queued, SinkError};
+use a2a::store::StoreError;
 use a2a::types::{
     Artifact, ArtifactId, FileContent, FilePart, FileSource, Message, Part, StreamEvent, TaskId,
     TaskState,

@@ -335,9 +335,9 @@ pub enum StopError {
     #[error("serving failed: {0}")]
     Serve(#[from] std::io::Error),
     #[error("the store could not be flushed: {0}")]
-    Flush(a2a::server::StoreError),
+    Flush(a2a::store::StoreError),
     #[error("the store's lease could not be released: {0}")]
-    Release(a2a::server::StoreError),
+    Release(a2a::store::StoreError),
 }
 
 /// The checked files and the open store, before anything is bound or started.

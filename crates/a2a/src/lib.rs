@@ -24,6 +24,8 @@ pub mod https;
 pub mod jsonrpc;
 pub mod log;
 pub mod method;
+#[cfg(feature = "store")]
+pub mod principal;
 #[cfg(feature = "grpc")]
 pub mod proto;
 #[cfg(feature = "server")]
@@ -32,6 +34,8 @@ pub mod server;
 pub mod signing;
 #[cfg(feature = "client")]
 pub mod sse;
+#[cfg(feature = "store")]
+pub mod store;
 pub mod types;
 pub mod v1;
 pub mod version;

@@ -16,7 +16,7 @@ use futures::future::BoxFuture;
 use tracing::{info, warn};
 
 use super::Store;
-use a2a::server::{Cause, Cluster, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskStore};
+use a2a::store::{Cause, Cluster, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskStore};
 use a2a::types::{PushNotificationConfig, Task, TaskId};
 use orchestrator_core::engine::{Checkpoint, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun};
 

@@ -28,7 +28,7 @@ use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
 
-use a2a::server::{StoreError, TaskStore};
+use a2a::store::{StoreError, TaskStore};
 use orchestrator_core::engine::RunStore;
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

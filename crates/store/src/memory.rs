@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use futures::future::BoxFuture;
 
 use super::Store;
-use a2a::server::{InMemoryTaskStore, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskStore};
+use a2a::store::{InMemoryTaskStore, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskStore};
 use a2a::types::{PushNotificationConfig, Task, TaskId};
 use orchestrator_core::engine::{
     Checkpoint, MemoryRunStore, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun,
@@ -169,7 +169,7 @@ impl RunStore for MemoryStore {
 #[cfg(test)]
 mod tests {
     use super::MemoryStore;
-    use a2a::server::{InMemoryTaskStore, TaskStore};
+    use a2a::store::{InMemoryTaskStore, TaskStore};
     use a2a::types::{ContextId, Task, TaskId, TaskState, TaskStatus};
     use orchestrator_core::engine::{MemoryRunStore, RunEnd, RunHeader, RunState, RunStore};
 

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use std::time::SystemTime;
 
-use a2a::server::{LoggedEvent, StoreError};
+use a2a::store::{LoggedEvent, StoreError};
 use a2a::types::{ContextId, Message, StreamEvent, Task, TaskId, TaskState, TaskStatus};
 
 use orchestrator_core::access::{Actor, Decision};

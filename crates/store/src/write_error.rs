@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use a2a::server::StoreError;
+use a2a::store::StoreError;
 use orchestrator_core::engine::RunStoreError;
 
 /// Why a write or a read failed, before it is said in the words of the trait it was

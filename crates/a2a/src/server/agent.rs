@@ -246,7 +246,7 @@ impl EventSink {
     /// no server behind it: for tests of an executor. Call it within a Tokio runtime.
     pub fn detached(first: Message) -> EventSink {
         let manager = super::task_manager::TaskManager::new(
-            std::sync::Arc::new(super::store::InMemoryTaskStore::new()),
+            std::sync::Arc::new(crate::store::InMemoryTaskStore::new()),
             None,
             tokio_util::task::TaskTracker::new(),
             CancellationToken::new(),

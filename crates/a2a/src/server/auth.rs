@@ -18,12 +18,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+pub use crate::principal::{PresentedToken, Principal};
 
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::future::BoxFuture;
-use serde::{Deserialize, Serialize};
 
 use super::handler::{check_text, control_character};
 use crate::error::{ErrorCode, RpcError};
@@ -54,75 +53,6 @@ pub enum Access {
     Answer,
     /// Changes it otherwise: cancel, push configs set or deleted.
     Steer,
-}
-
-/// Someone a credential speaks for: a person signed in at an identity provider, or a
-/// service holding a static token.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Principal {
-    /// Stable and unique: `{issuer}#{subject}` for a token an issuer signed, the
-    /// subject alone for a static credential. Tasks record it as their initiator.
-    pub id: String,
-    /// Who vouches for it (an OpenID issuer), none for a static credential.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub issuer: Option<String>,
-    /// Its name at the issuer (`sub`), or the static credential's name (`token:ci`).
-    pub subject: String,
-    /// A name to show people.
-    pub name: String,
-    /// What the application knows of it besides (its groups and roles, say), for its
-    /// [`Authorize`] to read: this crate reads none of it. Serialized beside the fields
-    /// above (a request forwarded to the server that runs its task carries them).
-    #[serde(flatten)]
-    pub attributes: Map<String, Value>,
-    /// The token it presented, when a [`VerifyToken`] vouched for it (never a static
-    /// credential): in memory only, for an application that acts on its behalf by
-    /// exchanging it. Never serialized.
-    #[serde(skip)]
-    pub token: Option<PresentedToken>,
-}
-
-/// A bearer token a caller presented, kept in memory only; its `Debug` says nothing
-/// of it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct PresentedToken(Arc<str>);
-
-impl PresentedToken {
-    /// The token as presented.
-    pub fn secret(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for PresentedToken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PresentedToken(<redacted>)")
-    }
-}
-
-impl Principal {
-    /// A principal named by `issuer` (when a token issuer vouches for it) and `subject`,
-    /// shown as `name`, with no attributes.
-    pub fn new(
-        issuer: Option<String>,
-        subject: impl Into<String>,
-        name: impl Into<String>,
-    ) -> Self {
-        let subject = subject.into();
-        let id = match &issuer {
-            Some(iss) => format!("{iss}#{subject}"),
-            None => subject.clone(),
-        };
-        Principal {
-            id,
-            issuer,
-            subject,
-            name: name.into(),
-            attributes: Map::new(),
-            token: None,
-        }
-    }
 }
 
 /// Who sent a request, as far as this server can tell: the principal its credential
@@ -500,7 +430,7 @@ impl InboundAuth {
                     Some(verifier) => match verifier.verify(token).await {
                         Ok(mut p) => {
                             check_subject(&p.subject).map_err(Refusal::Invalid)?;
-                            p.token = Some(PresentedToken(token.into()));
+                            p.token = Some(PresentedToken::new(token));
                             Ok(Caller::known(Arc::new(p)))
                         }
                         Err(why) => Err(Refusal::Invalid(why)),

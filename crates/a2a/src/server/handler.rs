@@ -7,9 +7,9 @@
 use crate::server::{
     Access, ActorHandle, Authorize, Caller, CancelContext, ClusterRequest, Ending, EventSink,
     Forwarded, Inner, Origin, OwnTasks, Placement, RequestContext, SinkError, StoreError,
-    Subscription, TaskPage, TaskQuery, Until, Update, apply_event, check_webhook, ends_on,
-    ends_stream,
+    Subscription, Until, Update, apply_event, check_webhook, ends_on, ends_stream,
 };
+use crate::store::{TaskPage, TaskQuery};
 use crate::types::{
     AgentCard, ContextId, Message, MessageSendParams, Metadata, PushNotificationConfig, Role,
     SendMessageResult, StreamEvent, Task, TaskId, TaskIdParams, TaskPushNotificationConfig,

@@ -9,7 +9,6 @@
 //! capabilities the card does not declare, media types the agent does not take.
 
 mod agent;
-mod apply;
 mod auth;
 mod card_keys;
 mod cluster;
@@ -19,13 +18,11 @@ mod handler;
 mod http;
 mod jsonrpc;
 mod listen;
-mod notices;
 pub mod observe;
 mod push;
 mod request_handler;
 mod rest;
 mod sink_error;
-mod store;
 mod stream;
 mod streams;
 mod task_manager;
@@ -45,11 +42,13 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::warn;
 
+use crate::store::{
+    ClusterRequest, Forwarded, InMemoryTaskStore, LoggedEvent, StoreError, TaskStore, apply_event,
+};
 use agent::ErasedExecutor;
 pub use agent::{
     AgentExecutor, CancelContext, EventSink, Queued, RequestContext, ResumeContext, SinkError,
 };
-pub use apply::apply_event;
 pub use auth::{
     Access, Authorize, Caller, Credential, InboundAuth, OwnTasks, PresentedToken, Principal,
     Refusal, UNAUTHENTICATED, VerifyToken,
@@ -57,19 +56,13 @@ pub use auth::{
 use axum::http::HeaderMap;
 pub use card_keys::{CardKeys, JWKS_PATH};
 use cluster::Placement;
-pub use cluster::{Cluster, ClusterRequest, Forwarded, Owner};
 use handler::{StreamRequest, store_error};
 use http::{card, jwks};
 use jsonrpc::rpc;
 pub use listen::{BACKLOG, bind};
-pub use notices::{Follows, Notice, NoticeBoard, Notices};
 pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, check_webhook};
 pub use request_handler::{RequestHandler, TaskEvents};
 use rest::rest;
-pub use store::{
-    Cause, InMemoryTaskStore, LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore,
-    status_ms,
-};
 use stream::{ends_on, ends_stream, live_events};
 use task_manager::{ActorHandle, Ending, Origin, Subscription, TaskManager, Until, Update};
 pub use tls::{CertFiles, RECHECK_EVERY, TlsError};

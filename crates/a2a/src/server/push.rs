@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
-use super::store::TaskStore;
+use crate::store::TaskStore;
 use crate::types::{PushNotificationConfig, PushPayload, StreamEvent, Task, TaskId};
 use backoff::{Backoff, Jitter};
 

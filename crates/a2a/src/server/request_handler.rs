@@ -14,10 +14,10 @@ use futures::{Stream, StreamExt};
 
 use super::auth::Caller;
 use super::handler::StreamRequest;
-use super::store::{TaskPage, TaskQuery};
 use super::{Inner, live_events};
 use crate::Method;
 use crate::error::RpcError;
+use crate::store::{TaskPage, TaskQuery};
 use crate::types::{
     AgentCard, MessageSendParams, SendMessageResult, StreamEvent, Task, TaskId, TaskIdParams,
     TaskPushNotificationConfig, TaskQueryParams,

@@ -2,8 +2,8 @@
 //! Its own file so that the agent-facing side (`agent.rs`) and the task actors
 //! (`task_manager.rs`), which both speak of it, need not import each other.
 
-use super::store::StoreError;
 use crate::error::RpcError;
+use crate::store::StoreError;
 use crate::types::{ContextId, TaskId, TaskState};
 
 /// Why an event was not accepted.

@@ -20,13 +20,13 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
-use super::apply::{apply_event, keep_history, normalize_status, past_bounds};
-use super::notices::NoticeBoard;
 use super::push::PushNotifier;
 use super::sink_error::SinkError;
-use super::store::TaskStore;
 use super::stream::ends_stream;
 use crate::error::RpcError;
+use crate::store::NoticeBoard;
+use crate::store::TaskStore;
+use crate::store::apply::{apply_event, keep_history, normalize_status, past_bounds};
 use crate::types::{
     ContextId, Message, StreamEvent, Task, TaskId, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
@@ -460,10 +460,10 @@ struct Actor {
 async fn commit_when_back(
     store: &dyn TaskStore,
     task: &Task,
-    events: &[super::store::LoggedEvent],
-    mut error: super::store::StoreError,
+    events: &[crate::store::LoggedEvent],
+    mut error: crate::store::StoreError,
     handover: &CancellationToken,
-) -> Result<(), super::store::StoreError> {
+) -> Result<(), crate::store::StoreError> {
     let mut waits = backoff::STORE.waits();
     for attempt in 1u64.. {
         // Said once, then now and then: an outage must not flood the log.
@@ -750,7 +750,7 @@ impl Actor {
 
     /// Stores the snapshot with `events` appended to the log; on failure the snapshot
     /// goes back to the stored one, so nothing unstored is ever announced.
-    async fn save(&mut self, events: &[super::store::LoggedEvent]) -> Result<(), SinkError> {
+    async fn save(&mut self, events: &[crate::store::LoggedEvent]) -> Result<(), SinkError> {
         let Some(task) = &self.state.snapshot else {
             return Ok(());
         };
@@ -798,7 +798,7 @@ impl Actor {
             .iter()
             .any(|e| matches!(e, StreamEvent::StatusUpdate(_) | StreamEvent::Task(_)));
         let first = self.state.seq + 1;
-        let logged: Vec<super::store::LoggedEvent> = events
+        let logged: Vec<crate::store::LoggedEvent> = events
             .into_iter()
             .zip(first..)
             .map(|(e, seq)| (seq, Arc::new(e)))
@@ -865,7 +865,7 @@ mod tests {
             followed: Arc::default(),
             broadcast: Some(broadcast::channel(1).0),
             waiters: Vec::new(),
-            store: Arc::new(super::super::store::InMemoryTaskStore::new()),
+            store: Arc::new(crate::store::InMemoryTaskStore::new()),
             push: None,
             push_queue: None,
             tracker: TaskTracker::new(),
@@ -879,10 +879,10 @@ mod tests {
             "the task actor's future grew to {size} bytes (bound {ACTOR_FUTURE_MAX})"
         );
     }
-    use super::super::apply::tests::chunk;
+    use crate::store::apply::tests::chunk;
     use crate::types::Part;
 
-    type MemoryStore = super::super::store::InMemoryTaskStore;
+    type MemoryStore = crate::store::InMemoryTaskStore;
 
     /// A manager on an in-memory store, and an actor for a new task `id` in context `c`.
     fn started(id: &TaskId) -> (Arc<MemoryStore>, TaskManager, ActorHandle) {

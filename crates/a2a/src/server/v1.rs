@@ -4,7 +4,8 @@
 
 use super::handler::StreamRequest;
 use crate::RpcError;
-use crate::server::{Caller, Inner, TaskCursor, TaskQuery, http};
+use crate::server::{Caller, Inner, http};
+use crate::store::{TaskCursor, TaskQuery};
 use crate::types::{
     ContextId, MessageSendParams, PushPayload, StreamEvent, TaskId, TaskPushNotificationConfig,
 };

@@ -10,7 +10,7 @@ use sqlx::Row;
 
 use super::notices::REQUESTS;
 use super::{NOW_MS, PostgresStore};
-use a2a::server::{Cluster, ClusterRequest, NoticeBoard, Owner, StoreError};
+use a2a::store::{Cluster, ClusterRequest, NoticeBoard, Owner, StoreError};
 use a2a::types::{Task, TaskId};
 
 /// Which queued requests this replica reads (its `replicas.requests_understood`): 0, a

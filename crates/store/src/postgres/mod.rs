@@ -45,7 +45,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::{OpenError, OpenErrorKind, Store};
 use crate::rows::millis;
-use a2a::server::{NoticeBoard, StoreError};
+use a2a::store::{NoticeBoard, StoreError};
 use lookups::Lookups;
 use writer::Writer;
 

@@ -17,7 +17,7 @@
 //! polls), and the connection is made again with backoff; once it listens again the
 //! server reads once what it may have missed.
 //!
-//! [`Cluster::watch`]: a2a::server::Cluster::watch
+//! [`Cluster::watch`]: a2a::store::Cluster::watch
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,7 +26,7 @@ use sqlx::postgres::{PgListener, PgPool};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
-use a2a::server::{Notice, NoticeBoard, StoreError};
+use a2a::store::{Notice, NoticeBoard, StoreError};
 use a2a::types::TaskId;
 
 use super::PostgresStore;

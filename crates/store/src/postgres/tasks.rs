@@ -14,7 +14,7 @@ use super::{PostgresStore, encode};
 use crate::Store;
 use crate::rows::{AtEnd, millis, snapshot_due};
 use crate::rows::{event_of, push_config_of, report_unreadable, task_of, unreadable_task};
-use a2a::server::{
+use a2a::store::{
     LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
 };
 use a2a::types::{PushNotificationConfig, Task, TaskId};
@@ -308,7 +308,7 @@ impl TaskStore for PostgresStore {
         })
     }
 
-    fn cluster(&self) -> Option<&dyn a2a::server::Cluster> {
+    fn cluster(&self) -> Option<&dyn a2a::store::Cluster> {
         Some(self)
     }
 }

@@ -36,7 +36,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{OpenError, OpenErrorKind, Store, WriteError};
 use crate::rows::millis;
-use a2a::server::StoreError;
+use a2a::store::StoreError;
 
 /// Bytes a WAL file is cut back to when it is reused (SQLite's `journal_size_limit`).
 const JOURNAL_SIZE_LIMIT: u64 = 64 << 20;

@@ -7,7 +7,7 @@ use super::writer::{Listed, Write};
 use super::{SqliteStore, WriteError, encode};
 use crate::Store;
 use crate::rows::{AtEnd, report_unreadable, snapshot_due, unreadable_task};
-use a2a::server::{
+use a2a::store::{
     LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
 };
 use a2a::types::{

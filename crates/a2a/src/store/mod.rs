@@ -7,6 +7,14 @@
 //! client that reconnects with the number of the last event it saw (SSE `Last-Event-ID`)
 //! can be given exactly the events it missed.
 
+pub(crate) mod apply;
+pub(crate) mod cluster;
+pub(crate) mod notices;
+
+pub use apply::apply_event;
+pub use cluster::{Cluster, ClusterRequest, Forwarded, Owner};
+pub use notices::{Follows, Notice, NoticeBoard, Notices};
+
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -172,7 +180,7 @@ pub fn matches(q: &TaskQuery, task: &Task, ms: i64) -> bool {
 pub trait TaskStore: Send + Sync + 'static {
     /// The latest snapshot of a task, with the `seq` of its last logged event (0 if none).
     /// A store may keep snapshots less often than every commit and bring the one it
-    /// kept up to date with [`apply_event`](super::apply_event) over the events after it.
+    /// kept up to date with [`apply_event`] over the events after it.
     fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>>;
     /// Replaces the snapshot of `task.id` and appends `events` (numbered by the caller,
     /// consecutively after the last one) to its log, in one step.
@@ -237,7 +245,7 @@ pub trait TaskStore: Send + Sync + 'static {
     fn list(&self, query: &TaskQuery) -> BoxFuture<'_, Result<TaskPage, StoreError>>;
     /// How the servers sharing this store divide its tasks; `None` (the default) for a
     /// store one server has to itself, which runs every task.
-    fn cluster(&self) -> Option<&dyn super::Cluster> {
+    fn cluster(&self) -> Option<&dyn Cluster> {
         None
     }
 }
@@ -304,7 +312,7 @@ impl Entry {
         if start < self.log.len() {
             let task = Arc::make_mut(&mut self.task);
             for (_, e) in &self.log[start..] {
-                super::apply::apply_event(task, e);
+                apply::apply_event(task, e);
             }
         }
         self.applied = self.seq();
@@ -740,7 +748,7 @@ mod tests {
     /// is read: `get` and `list` (its state filter too) see every one of them.
     #[tokio::test]
     async fn events_are_applied_when_the_task_is_read() {
-        use crate::server::apply::{apply_event, tests::chunk};
+        use crate::store::apply::{apply_event, tests::chunk};
         use crate::types::{Message, StreamEvent, TaskStatusUpdateEvent};
         use std::sync::Arc;
         let store = InMemoryTaskStore::new();
@@ -788,7 +796,7 @@ mod tests {
     /// the caller's, shared before them, stays as it was.
     #[tokio::test]
     async fn a_shared_task_is_kept_without_a_copy() {
-        use crate::server::apply::{apply_event, tests::chunk};
+        use crate::store::apply::{apply_event, tests::chunk};
         use crate::types::StreamEvent;
         use std::sync::Arc;
         let store = InMemoryTaskStore::new();

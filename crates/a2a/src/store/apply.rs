@@ -39,7 +39,7 @@ pub fn apply_event(task: &mut Task, event: &StreamEvent) {
 pub const MAX_HISTORY: usize = 1_000;
 
 /// Drops the oldest messages past [`MAX_HISTORY`].
-pub(super) fn keep_history(task: &mut Task) {
+pub(crate) fn keep_history(task: &mut Task) {
     if task.history.len() > MAX_HISTORY {
         let extra = task.history.len() - MAX_HISTORY;
         task.history.drain(..extra);
@@ -47,7 +47,8 @@ pub(super) fn keep_history(task: &mut Task) {
 }
 
 /// Sets `final` from the state and stamps a missing timestamp.
-pub(super) fn normalize_status(e: &mut TaskStatusUpdateEvent) {
+#[cfg_attr(not(feature = "server"), allow(dead_code))] // the task actor's
+pub(crate) fn normalize_status(e: &mut TaskStatusUpdateEvent) {
     e.is_final = e.status.state.is_terminal() || e.status.state.is_interrupted();
     if e.status.timestamp.is_none() {
         e.status.timestamp = Some(now_rfc3339());
@@ -130,7 +131,8 @@ fn append_parts(parts: &mut Vec<Part>, incoming: &[Part]) {
 /// reader could not read it back ([`MAX_PARTS`] parts in one message or artifact).
 /// Checked before an event is applied and stored, so that what is stored can always
 /// be read.
-pub(super) fn past_bounds(task: Option<&Task>, event: &StreamEvent) -> Option<String> {
+#[cfg_attr(not(feature = "server"), allow(dead_code))] // the task actor's
+pub(crate) fn past_bounds(task: Option<&Task>, event: &StreamEvent) -> Option<String> {
     let too_many = |what: &str, n: usize| {
         (n > MAX_PARTS).then(|| format!("{what} would have {n} parts, more than {MAX_PARTS}"))
     };
@@ -180,7 +182,7 @@ pub(super) fn past_bounds(task: Option<&Task>, event: &StreamEvent) -> Option<St
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::types::{
         Artifact, ArtifactId, ArtifactUpdateKind, ContextId, Message, Part, TaskId, TaskState,
@@ -188,7 +190,7 @@ pub(super) mod tests {
     };
 
     /// An artifact chunk of task `t` in context `c`.
-    pub(in crate::server) fn chunk(id: &str, text: &str, append: bool) -> TaskArtifactUpdateEvent {
+    pub(crate) fn chunk(id: &str, text: &str, append: bool) -> TaskArtifactUpdateEvent {
         TaskArtifactUpdateEvent {
             kind: ArtifactUpdateKind,
             task_id: TaskId::new("t"),

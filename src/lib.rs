@@ -53,4 +53,5 @@ pub mod host;
 pub mod llm;
 pub mod registry;
 pub mod telemetry;
+pub mod testmode;
 mod untrusted;

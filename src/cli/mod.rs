@@ -17,6 +17,7 @@ mod progress;
 mod run;
 mod runs;
 mod send;
+mod test;
 mod workflows;
 
 use std::io::Write as _;
@@ -192,6 +193,11 @@ pub enum Command {
     },
     /// Run a workflow in-process against the agents of agents.toml, with live progress.
     Run(run::RunArgs),
+    /// Test workflows: run each test file (*.test.toml) on scripted agents and virtual
+    /// time, and check what the run came to.
+    ///
+    /// Exits 0 when all pass, 1 when a test fails, 2 when a test file is invalid.
+    Test(test::TestArgs),
     /// See and steer the runs of a serving orchestrator, over A2A: list, show, watch,
     /// answer, approve, reject, cancel.
     Runs(runs::RunsArgs),
@@ -276,6 +282,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             demo::demo(set, behaviour, protocol, yes, llm).await
         }
         Command::Run(args) => run::run(args).await,
+        Command::Test(args) => test::test(args).await,
         Command::Send(args) => send::send(args).await,
         Command::Runs(args) => runs::runs(args).await,
         Command::Bench(args) => bench::bench(args).await,

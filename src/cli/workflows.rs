@@ -49,7 +49,26 @@ pub async fn validate(
     } else {
         paths
     };
-    let (loaded, extra) = workflow::load_all(paths, options);
+    // Test files (`*.test.toml`) named, or in a directory named or its `tests/`, are
+    // checked as tests, against the workflows of the directory named (or `workflows`).
+    let (tests, paths): (Vec<PathBuf>, Vec<PathBuf>) = paths
+        .iter()
+        .cloned()
+        .partition(|p| crate::testmode::is_test_file(p));
+    let mut test_paths = tests;
+    for p in paths.iter().filter(|p| p.is_dir()) {
+        test_paths.push(p.clone());
+        if p.join("tests").is_dir() {
+            test_paths.push(p.join("tests"));
+        }
+    }
+    let workflows_dir = paths
+        .iter()
+        .find(|p| p.is_dir())
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("workflows"));
+    let (test_files, _) = crate::testmode::collect(&test_paths);
+    let (loaded, extra) = workflow::load_all(&paths, options);
     let mut out = std::io::stdout().lock();
     for l in &loaded {
         diags.extend(l.diagnostics.iter().cloned());
@@ -72,6 +91,14 @@ pub async fn validate(
         }
     }
     diags.extend(extra);
+    for f in &test_files {
+        let (case, d) = crate::testmode::file::load(f, &workflows_dir);
+        match case {
+            Some(c) => writeln!(out, "ok    {} — test of `{}`", f.display(), c.workflow.id)?,
+            None => writeln!(out, "FAIL  {}", f.display())?,
+        }
+        diags.extend(d);
+    }
     if let Some(file) = agents.as_ref().filter(|_| !offline) {
         let registry = crate::registry::Registry::discover(
             file,
@@ -115,11 +142,16 @@ pub async fn validate(
     }
     writeln!(
         out,
-        "{} workflow file(s) checked: {errors} error(s), {warnings} warning(s)",
-        loaded.len()
+        "{} workflow file(s){} checked: {errors} error(s), {warnings} warning(s)",
+        loaded.len(),
+        match test_files.len() {
+            0 => String::new(),
+            n => format!(" and {n} test file(s)"),
+        }
     )?;
-    let failed = errors > 0 || (strict && warnings > 0) || loaded.is_empty();
-    if loaded.is_empty() {
+    let failed =
+        errors > 0 || (strict && warnings > 0) || (loaded.is_empty() && test_files.is_empty());
+    if loaded.is_empty() && test_files.is_empty() {
         writeln!(
             err,
             "error: no workflow files found in {}",

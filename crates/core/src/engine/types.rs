@@ -108,6 +108,9 @@ impl AgentError {
 #[derive(Debug, Clone)]
 pub struct SendRequest {
     pub run_id: String,
+    /// The step (and fan-out item) sending it.
+    pub step: StepId,
+    pub item: Option<usize>,
     /// Who should get it; for a continuation, the agent that has the task.
     pub target: AgentTarget,
     /// Deterministic per (run, step, item, attempt, turn): a resend is recognisable.

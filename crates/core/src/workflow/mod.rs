@@ -58,7 +58,8 @@ pub fn load_file(path: &Path, options: Options<'_>) -> Loaded {
 }
 
 /// The workflow files a list of paths names: files as they are, directories by their
-/// `*.toml` files (sorted). Missing paths are reported as errors.
+/// `*.toml` files but tests (`*.test.toml`), sorted. Missing paths are reported as
+/// errors.
 pub fn collect_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<Diagnostic>) {
     let mut files = Vec::new();
     let mut errors = Vec::new();
@@ -70,6 +71,7 @@ pub fn collect_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<Diagnostic>) {
                         .filter_map(Result::ok)
                         .map(|e| e.path())
                         .filter(|f| f.extension().is_some_and(|x| x == "toml") && f.is_file())
+                        .filter(|f| !f.to_string_lossy().ends_with(".test.toml"))
                         .collect();
                     found.sort();
                     files.extend(found);

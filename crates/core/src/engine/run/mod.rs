@@ -115,6 +115,8 @@ struct Run {
     trace_capture: Option<fn() -> Option<String>>,
     /// Who started the run, where (boxed: every run's future holds its `Run`).
     origin: Option<Box<crate::access::Origin>>,
+    /// Whether its units' retries wait a random part longer (see `EngineOptions`).
+    retry_jitter: bool,
 }
 
 /// Longest step text a workflow without `[output]` repeats in its result; a longer one

@@ -254,6 +254,7 @@ impl Run {
             ask: self.ask_tx.clone(),
             cancel: token,
             budget: self.budget.clone(),
+            retry_jitter: self.retry_jitter,
         };
         let id = &self.workflow.steps[i].id;
         let span = match item {

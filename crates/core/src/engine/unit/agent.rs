@@ -5,7 +5,7 @@
 
 use super::super::journal::Checkpoint;
 use super::super::record::{Outputs, Record};
-use super::{CANCEL_TIMEOUT, DEFAULT_ANSWER_WAIT, Failure, RETRY_JITTER, Unit, with_state};
+use super::{CANCEL_TIMEOUT, DEFAULT_ANSWER_WAIT, Failure, Unit, with_state};
 use crate::engine::limits::{Exceeded, Tally};
 use crate::engine::{
     ArtifactChunk, Content, QuestionKind, RemoteState, RunEvent, SendRequest, StepState, Update,
@@ -173,8 +173,8 @@ impl Unit {
                     r
                 }
                 Err(Failure::Retry(reason)) if attempt < policy.max_attempts => {
-                    let resume =
-                        Instant::now() + policy.schedule().with_jitter(RETRY_JITTER).delay(attempt);
+                    let resume = Instant::now()
+                        + policy.schedule().with_jitter(self.jitter()).delay(attempt);
                     if deadline.is_some_and(|d| d <= resume) {
                         with_state(
                             StepState::Failed,
@@ -247,6 +247,8 @@ impl Unit {
         let mut last_message: Option<String> = None;
         let mut request = SendRequest {
             run_id: self.run_id.clone(),
+            step: self.id().clone(),
+            item: self.item,
             target: target.clone(),
             message_id: message_id(turn),
             task_id: None,
@@ -270,6 +272,8 @@ impl Unit {
             turn = t;
             let continued = SendRequest {
                 run_id: self.run_id.clone(),
+                step: self.id().clone(),
+                item: self.item,
                 target: match &name {
                     Some(n) => AgentTarget::Named(AgentName::new(n.clone())),
                     None => target.clone(),
@@ -525,6 +529,8 @@ impl Unit {
                             turn += 1;
                             request = SendRequest {
                                 run_id: self.run_id.clone(),
+                                step: self.id().clone(),
+                                item: self.item,
                                 target: AgentTarget::Named(AgentName::new(name)),
                                 message_id: message_id(turn),
                                 task_id,

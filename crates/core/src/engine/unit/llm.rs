@@ -3,7 +3,7 @@
 //! every attempt.
 
 use super::super::record::{Outputs, Record};
-use super::{DEFAULT_ANSWER_WAIT, Failure, RETRY_JITTER, Unit, failed, with_state};
+use super::{DEFAULT_ANSWER_WAIT, Failure, Unit, failed, with_state};
 use crate::engine::{ArtifactChunk, Content, Prompt, RunEvent, StepState, TextModel};
 use futures::StreamExt;
 use tokio::time::{Instant, sleep_until};
@@ -51,7 +51,7 @@ impl Unit {
                 Err(Failure::Retry(m) | Failure::Final(_, m) | Failure::Escalated(m)) => m,
             };
             let resume =
-                Instant::now() + policy.schedule().with_jitter(RETRY_JITTER).delay(attempt);
+                Instant::now() + policy.schedule().with_jitter(self.jitter()).delay(attempt);
             if attempt < policy.max_attempts && deadline.is_none_or(|d| d > resume) {
                 if !self
                     .before_retry(attempt, Some(&name), &reason, resume)

@@ -34,6 +34,16 @@ const DEFAULT_ANSWER_WAIT: Duration = Duration::from_secs(24 * 3600);
 /// Retries wait up to a fifth longer than the step's policy says, never shorter.
 const RETRY_JITTER: Jitter = Jitter::Up(0.2);
 
+impl Unit {
+    /// How its retries' waits are spread.
+    fn jitter(&self) -> Jitter {
+        match self.retry_jitter {
+            true => RETRY_JITTER,
+            false => Jitter::None,
+        }
+    }
+}
+
 /// A question for the run loop to put to the client.
 pub struct Ask {
     pub step: usize,
@@ -78,6 +88,8 @@ pub struct Unit {
     pub run_span: Option<tracing::Id>,
     /// The run's bounds on what its agents send, and its bytes so far.
     pub budget: Arc<super::limits::OutputBudget>,
+    /// Whether a retry waits a random part longer than its schedule.
+    pub retry_jitter: bool,
 }
 
 /// How an attempt ended, when not completed.

@@ -1,0 +1,350 @@
+//! `a2a-orchestrator test` as a workflow author runs it: the shipped workflows' tests,
+//! a wrong expectation, a broken test file, JUnit for CI, and what scripted agents do
+//! (questions, outages, rejections, delays) on virtual time.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::Arc;
+
+use a2a_orchestrator::testmode::{file, run};
+
+use crate::util::ROOT;
+
+fn orchestrator(args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args(args)
+        .current_dir(ROOT)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}\n--- stderr ---\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A directory of its own for `name`, emptied.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("testmode")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn workflows() -> PathBuf {
+    Path::new(ROOT).join("workflows")
+}
+
+#[test]
+fn the_shipped_workflows_tests_pass_and_a_day_long_wait_takes_no_time() {
+    let out = orchestrator(&["test"]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    for test in [
+        "onboarding-happy-path",
+        "onboarding-no-desk",
+        "travel-one-tour-sold-out",
+    ] {
+        assert!(said.contains(&format!("test {test} ... ok")), "{said}");
+    }
+    // The approval's 24 hours passed, on the clock the run saw.
+    assert!(
+        said.contains("test onboarding-laptop-refused-then-timed-out ... ok (1d of virtual time)"),
+        "{said}"
+    );
+    assert!(said.contains("4 test(s): 4 passed, 0 failed"), "{said}");
+    // `validate` reads them too.
+    let out = orchestrator(&["validate", "--offline", "workflows"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains("2 workflow file(s) and 4 test file(s) checked: 0 error(s)"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn a_wrong_expectation_fails_with_its_path_line_and_both_values_and_junit_says_so() {
+    let dir = scratch("wrong");
+    let shipped =
+        std::fs::read_to_string(workflows().join("tests/onboarding-happy-path.test.toml")).unwrap();
+    let wrong = shipped.replace(
+        "\"steps.assign_desk.data.desk\" = \"3F-12\"",
+        "\"steps.assign_desk.data.desk\" = \"4F-1\"",
+    );
+    assert_ne!(wrong, shipped);
+    std::fs::write(dir.join("wrong.test.toml"), &wrong).unwrap();
+    let line = wrong.lines().position(|l| l.contains("4F-1")).unwrap() + 1;
+    let junit = dir.join("junit.xml");
+    let out = orchestrator(&[
+        "test",
+        dir.to_str().unwrap(),
+        "--workflows",
+        "workflows",
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("test wrong ... FAILED"), "{said}");
+    assert!(
+        said.contains(&format!(
+            "steps.assign_desk.data.desk (line {line}):\n      expected \"4F-1\"\n      got      \"3F-12\""
+        )),
+        "{said}"
+    );
+    assert!(said.contains("1 test(s): 0 passed, 1 failed"), "{said}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<testcase name=\"wrong\" classname=\"employee-onboarding\""),
+        "{xml}"
+    );
+    assert!(xml.contains("<failure message=\"steps.assign_desk.data.desk: expected &quot;4F-1&quot;, got &quot;3F-12&quot;\""), "{xml}");
+    // --filter picks tests by name.
+    let out = orchestrator(&["test", dir.to_str().unwrap(), "--filter", "nothing-matches"]);
+    assert!(
+        text(&out).contains("0 test(s): 0 passed, 0 failed"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// JUnit read by a real XML parser (Python's), as a CI system reads it.
+#[ignore = "needs Python: the full suite, `cargo xtask test`"]
+#[test]
+fn junit_reads_as_xml_with_every_test_and_each_failure() {
+    let dir = scratch("junit");
+    let shipped =
+        std::fs::read_to_string(workflows().join("tests/onboarding-no-desk.test.toml")).unwrap();
+    // A name XML must escape, and a failure.
+    let wrong = shipped
+        .replace(
+            "[test]\n",
+            "[test]\nname = \"no <desk> & \\\"quotes\\\"\"\n",
+        )
+        .replace(
+            "\"steps.assign_desk.attempts\" = 3",
+            "\"steps.assign_desk.attempts\" = 2",
+        );
+    std::fs::write(dir.join("a.test.toml"), wrong).unwrap();
+    std::fs::copy(
+        workflows().join("tests/travel-one-tour-sold-out.test.toml"),
+        dir.join("b.test.toml"),
+    )
+    .unwrap();
+    let junit = dir.join("junit.xml");
+    let out = orchestrator(&[
+        "test",
+        dir.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let script = r#"
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == "testsuites", root.tag
+suite = root.find("testsuite")
+assert suite.get("tests") == "2" and suite.get("failures") == "1", suite.attrib
+cases = {c.get("name"): c for c in suite.findall("testcase")}
+assert set(cases) == {'no <desk> & "quotes"', "b"}, cases  # a name, else the file's
+failure = cases['no <desk> & "quotes"'].find("failure")
+assert "steps.assign_desk.attempts" in failure.get("message"), failure.attrib
+assert "expected 2" in failure.text and "got      3" in failure.text, failure.text
+assert cases["b"].find("failure") is None
+assert cases["b"].get("classname") == "travel-planning"
+print("ok")
+"#;
+    let parsed = std::process::Command::new("python3")
+        .args(["-c", script, junit.to_str().unwrap()])
+        .output()
+        .expect("python3 runs");
+    assert!(parsed.status.success(), "{}", text(&parsed));
+}
+
+#[test]
+fn a_broken_test_file_says_every_problem_at_its_line_and_exits_2() {
+    let dir = scratch("broken");
+    std::fs::write(
+        dir.join("broken.test.toml"),
+        r#"[test]
+workflow = "employee-onboarding"
+input = { name = "Ada", role = "astronaut", start_date = "2027-01-04" }
+
+[agents.hr]
+replies = [{ text = "ok" }, { txt = "x" }]
+
+[answers]
+approve_lptop = { approve = true }
+
+[expect]
+stpes = "completed"
+"output.text" = { contain = "x" }
+"#,
+    )
+    .unwrap();
+    let out = orchestrator(&["test", dir.to_str().unwrap()]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    let file = dir.join("broken.test.toml").display().to_string();
+    for problem in [
+        format!("{file}:3:9: error: input `role`"),
+        format!(
+            "{file}:6:31: error: unknown key `txt` in reply 2 of [agents.hr] (did you mean `text`?)"
+        ),
+        format!(
+            "{file}:2:12: error: step `setup_email` calls skill create-email-account, which the test does not script"
+        ),
+        format!(
+            "{file}:9:1: error: [answers]: workflow `employee-onboarding` has no step `approve_lptop` (did you mean `approve_laptop`?)"
+        ),
+        format!("{file}:12:1: error: `stpes`: a run has no `stpes` (did you mean `steps`?)"),
+        format!("{file}:13:17: error: `output.text`: `contain` is not a check"),
+    ] {
+        assert!(said.contains(&problem), "{problem}\nin\n{said}");
+    }
+    assert!(said.contains("1 test file(s) invalid"), "{said}");
+}
+
+/// Loads a test written here against a workflow written here.
+fn case(dir: &Path, workflow: &str, test: &str) -> Arc<file::TestCase> {
+    std::fs::write(dir.join("w.toml"), workflow).unwrap();
+    std::fs::write(dir.join("t.test.toml"), test).unwrap();
+    let (case, diags) = file::load(&dir.join("t.test.toml"), dir);
+    let problems: Vec<String> = diags.iter().map(ToString::to_string).collect();
+    Arc::new(case.unwrap_or_else(|| panic!("{}", problems.join("\n"))))
+}
+
+const ASKING: &str = r#"
+[workflow]
+id = "asking"
+name = "Asking"
+description = "An agent that asks, one that may be down, one that rejects"
+
+[defaults]
+retry = { max_attempts = 3, backoff = "fixed", initial = "10m", max = "10m" }
+
+[steps.quote]
+agent = "sales"
+message = "Quote for {{ input.customer }}"
+
+[steps.ship]
+agent = "shipping"
+needs = ["quote"]
+message = "Ship {{ steps.quote.data.total }}"
+
+[steps.audit]
+agent = "audit"
+continue_on_error = true
+message = "Audit"
+
+[input]
+customer = { type = "string", required = true }
+
+[output]
+text = "{{ steps.quote.text }} / {{ steps.ship.text }}"
+"#;
+
+const ASKED: &str = r#"
+[test]
+workflow = "asking"
+input = { customer = "ACME" }
+
+[agents.sales]
+replies = [
+  { ask = "Which currency?" },
+  { delay = "1h", text = "Quote: 100 EUR", data = { total = 100 } },
+]
+
+[answers]
+quote = { text = "EUR", delay = "30m" }
+
+[agents.shipping]
+replies = [{ down = "connection refused" }, { down = "connection refused" }, { text = "Shipped" }]
+
+[agents.audit]
+replies = [{ reject = "not my job" }]
+
+[expect]
+state = "completed"
+"output.text" = "Quote: 100 EUR / Shipped"
+"sent.sales" = { count = 2 }
+"sent.sales[1].text" = "EUR"
+"sent.sales[1].task_id" = "sales-task-1"
+"sent.shipping[0].text" = "Ship 100"
+"steps.ship.attempts" = 3
+"steps.audit.state" = "rejected"
+"answers.quote[0].taken" = true
+"#;
+
+#[tokio::test]
+async fn scripted_agents_ask_fail_reject_and_wait_on_virtual_time_the_same_way_every_run() {
+    let dir = scratch("asking");
+    let case = case(&dir, ASKING, ASKED);
+    let first = run::run(case.clone()).await;
+    assert!(first.passed(), "{:?}\n{:#}", first.misses, first.doc);
+    // The answer after 30 minutes, the quote an hour after it, two retries 10 minutes
+    // apart: 1h50m the run saw, in no time.
+    assert_eq!(
+        first.virtual_time.as_secs(),
+        6600,
+        "{:?}",
+        first.virtual_time
+    );
+    for _ in 0..9 {
+        let again = run::run(case.clone()).await;
+        assert_eq!(again.doc, first.doc);
+        assert_eq!(again.virtual_time, first.virtual_time);
+    }
+}
+
+#[tokio::test]
+async fn a_run_that_never_ends_is_stopped_at_the_tests_timeout_saying_what_it_waits_on() {
+    let dir = scratch("stuck");
+    let workflow = r#"
+[workflow]
+id = "stuck"
+name = "Stuck"
+description = "Waits for an answer nobody gives"
+
+[steps.ok]
+kind = "approval"
+prompt = "OK?"
+timeout = "90d"
+"#;
+    let test = r#"
+[test]
+workflow = "stuck"
+timeout = "2d"
+
+[expect]
+state = "completed"
+"#;
+    let case = case(&dir, workflow, test);
+    let outcome = run::run(case).await;
+    assert!(!outcome.passed());
+    let why = outcome.broken.expect("broken");
+    assert!(
+        why.contains("had not ended after 2d of virtual time (waiting on `ok`)"),
+        "{why}"
+    );
+}
+
+#[test]
+fn expectations_nest_as_tables_or_dotted_keys() {
+    let dir = scratch("nested");
+    let test = ASKED.replace(
+        "[expect]\nstate = \"completed\"",
+        "[expect]\nstate = \"completed\"\nsteps.audit.message = { contains = \"not my job\" }",
+    ) + "\n[expect.steps.quote]\nattempts = 1\n";
+    let case = case(&dir, ASKING, &test);
+    let paths: Vec<&str> = case.expect.iter().map(|e| e.path.as_str()).collect();
+    assert!(paths.contains(&"steps.audit.message"), "{paths:?}");
+    assert!(paths.contains(&"steps.quote.attempts"), "{paths:?}");
+}

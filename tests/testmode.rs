@@ -348,3 +348,66 @@ fn expectations_nest_as_tables_or_dotted_keys() {
     assert!(paths.contains(&"steps.audit.message"), "{paths:?}");
     assert!(paths.contains(&"steps.quote.attempts"), "{paths:?}");
 }
+
+/// Issue 79: a run against real agents (the example travel agents on loopback),
+/// recorded with `run --record`, replays green with `test`: the agents' answers (the
+/// hotel's question among them) and the answer given, on scripted agents.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_recorded_from_real_agents_replays_green() {
+    use a2a_orchestrator::agents::{Behaviour, Fleet, Set};
+    let behaviour = Behaviour {
+        latency: std::time::Duration::from_millis(5),
+        chunk_delay: std::time::Duration::from_millis(2),
+        ..Behaviour::default()
+    };
+    let fleet = Fleet::start(&[Set::Travel], behaviour, "127.0.0.1", true)
+        .await
+        .unwrap();
+    let dir = scratch("recorded");
+    let agents = dir.join("agents.toml");
+    std::fs::write(&agents, fleet.agents_toml()).unwrap();
+    let recorded = dir.join("trip.test.toml");
+    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
+        .args([
+            "run",
+            "travel-planning",
+            "--agents",
+            agents.to_str().unwrap(),
+        ])
+        .args([
+            "-i",
+            "origin=Paris",
+            "-i",
+            "destination=Tokyo",
+            "-i",
+            "depart=2027-04-01",
+        ])
+        .args([
+            "--answer",
+            "hotel=1",
+            "--json",
+            "--record",
+            recorded.to_str().unwrap(),
+        ])
+        .current_dir(ROOT)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(run.status.success(), "{}", text(&run));
+    fleet.shutdown().await;
+    let file = std::fs::read_to_string(&recorded).unwrap();
+    for part in [
+        "workflow = \"travel-planning\"",
+        "input = { depart = \"2027-04-01\", destination = \"Tokyo\", origin = \"Paris\" }",
+        "[steps.hotel]\nreplies = [\n  { ask = ",
+        "[answers]\nhotel = [{ text = \"1\" }]",
+        "state = \"completed\"",
+        "\"steps.book_tours.state\" = \"completed\"",
+    ] {
+        assert!(file.contains(part), "{part:?} in\n{file}");
+    }
+    let out = orchestrator(&["test", recorded.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{file}", text(&out));
+    assert!(text(&out).contains("test trip ... ok"), "{}", text(&out));
+}

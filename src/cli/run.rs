@@ -9,13 +9,16 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::progress::{Asker, Progress};
+use std::collections::BTreeMap;
+
 use crate::connect::A2aConnector;
 use crate::host::detail::StepUpdate;
 use crate::registry::env::ProcessEnv;
 use crate::registry::{Registry, RegistryOptions};
+use crate::testmode::record::{Recorder, Recording, test_file};
 use orchestrator_core::config::Diagnostic;
 use orchestrator_core::engine::{
-    Answer, AnswerError, Engine, EngineOptions, QuestionKind, RunEvent, RunState,
+    AgentConnector, Answer, AnswerError, Engine, EngineOptions, QuestionKind, RunEvent, RunState,
 };
 use orchestrator_core::workflow::Options;
 
@@ -50,6 +53,10 @@ pub struct RunArgs {
     /// A language model for the workflow's llm steps (else they write their fallback).
     #[command(flatten)]
     pub llm: crate::llm::LlmArgs,
+    /// Write the run as a test (`*.test.toml`) to this file: what each agent answered,
+    /// the answers given, and what the run came to, to replay with `test`.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 }
 
 /// Bad input said plainly: the exit status that means "nothing was run".
@@ -224,10 +231,17 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // No caller here: agents are called with the orchestrator's own rights.
     let behalf = Arc::new(crate::connect::behalf::OnBehalf::default());
-    let mut engine = Engine::new(
-        Arc::new(A2aConnector::new(registry.clone()).with_on_behalf(behalf.clone())),
-        EngineOptions::default(),
-    );
+    let connector: Arc<dyn AgentConnector> =
+        Arc::new(A2aConnector::new(registry.clone()).with_on_behalf(behalf.clone()));
+    let recorder = args
+        .record
+        .as_ref()
+        .map(|_| Arc::new(Recorder::new(connector.clone())));
+    let connector = match &recorder {
+        Some(r) => r.clone() as Arc<dyn AgentConnector>,
+        None => connector,
+    };
+    let mut engine = Engine::new(connector, EngineOptions::default());
     let llm = match args.llm.config(None) {
         Ok(llm) => llm,
         Err(e) => return Ok(bad_input(e)),
@@ -253,6 +267,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
     let mut canceling = false;
+    let mut answered: BTreeMap<String, Vec<String>> = BTreeMap::new();
     loop {
         let event = tokio::select! {
             e = handle.events.recv() => e,
@@ -318,10 +333,13 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                     }
                     match handle
                         .control
-                        .answer(Some(step.as_str()), *item, Answer::text(text))
+                        .answer(Some(step.as_str()), *item, Answer::text(text.clone()))
                         .await
                     {
-                        Ok(_) => break,
+                        Ok(_) => {
+                            answered.entry(step.to_string()).or_default().push(text);
+                            break;
+                        }
                         Err(AnswerError::Invalid(why))
                             if asker.interactive && progress.is_some() =>
                         {
@@ -348,6 +366,24 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     }
     registry.shutdown().await;
+    if let (Some(recorder), Some(path)) = (&recorder, &args.record) {
+        let detail = handle.control.read(|told| told.detail().clone());
+        let text = test_file(&Recording {
+            workflow: workflow.id.as_str(),
+            inputs: &given,
+            replies: recorder.replies(),
+            answers: answered,
+            detail: &detail,
+            output_text: output.as_ref().and_then(|(t, _)| t.as_deref()),
+        });
+        std::fs::write(path, text)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        eprintln!(
+            "recorded as a test: {} (replay with `a2a-orchestrator test {}`)",
+            path.display(),
+            path.display()
+        );
+    }
     if let Some(p) = progress.as_mut() {
         let elapsed = p.finish();
         if let Some((text, data)) = &output {

@@ -177,6 +177,12 @@ impl Expectation {
         if self.matcher.holds(got) {
             return None;
         }
+        if let (Matcher::Equals(Value::String(want)), Some(Value::String(had))) =
+            (&self.matcher, got)
+            && (want.chars().count() > 80 || had.chars().count() > 80)
+        {
+            return Some(text_miss(self, want, had));
+        }
         let got = match got {
             None => "nothing there".to_owned(),
             Some(v) => shown(v),
@@ -187,6 +193,33 @@ impl Expectation {
             wanted: self.matcher.describe(),
             got,
         })
+    }
+}
+
+/// Two long texts that differ, shown where they first differ: 40 characters before
+/// and after, in each.
+fn text_miss(e: &Expectation, want: &str, had: &str) -> Miss {
+    let at = want
+        .chars()
+        .zip(had.chars())
+        .position(|(a, b)| a != b)
+        .unwrap_or_else(|| want.chars().count().min(had.chars().count()));
+    let window = |s: &str| {
+        let from = at.saturating_sub(40);
+        let part: String = s.chars().skip(from).take(at - from + 40).collect();
+        let before = if from > 0 { "…" } else { "" };
+        let after = if s.chars().count() > at + 40 {
+            "…"
+        } else {
+            ""
+        };
+        format!("{before}{}{after}", Value::String(part))
+    };
+    Miss {
+        path: format!("{} (texts differ at character {at})", e.path),
+        line: e.line,
+        wanted: window(want),
+        got: window(had),
     }
 }
 

@@ -613,6 +613,17 @@ fn expectations(ctx: &mut Ctx<'_>, table: &DeTable<'_>, prefix: &str, out: &mut 
     }
 }
 
+/// A step script's key: a step, or one item of a fan-out step (`book_tours[1]`).
+pub fn split_item(key: &str) -> (&str, Option<usize>) {
+    if let Some(open) = key.find('[')
+        && let Some(n) = key[open + 1..].strip_suffix(']')
+        && let Ok(n) = n.parse()
+    {
+        return (&key[..open], Some(n));
+    }
+    (key, None)
+}
+
 /// Where the file names things, for its messages.
 struct Spans {
     workflow: std::ops::Range<usize>,
@@ -652,7 +663,8 @@ fn check(
             continue;
         };
         let id = step.id.as_str();
-        let scripted = steps.contains_key(id)
+        let by_item = |k: &String| split_item(k).0 == id;
+        let scripted = steps.keys().any(by_item)
             || match target {
                 AgentTarget::Named(a) => {
                     called.push(a.to_string());
@@ -699,8 +711,15 @@ fn check(
         }
     }
     for name in &spans.steps {
-        match workflow.steps.iter().find(|s| s.id.as_str() == name.value) {
-            None => unknown_step(ctx, name, "[steps]"),
+        // `[steps."x[2]"]`: item 2 of fan-out step `x`.
+        let (id, item) = split_item(&name.value);
+        let named = Sp::new(id.to_owned(), name.span.clone());
+        match workflow.steps.iter().find(|s| s.id.as_str() == id) {
+            None => unknown_step(ctx, &named, "[steps]"),
+            Some(s) if item.is_some() && s.for_each.is_none() => ctx.error(
+                name.span.clone(),
+                format!("step `{id}` has no items (no `for_each`): script it as [steps.{id}]"),
+            ),
             Some(s) if !matches!(s.kind, StepKind::Agent { .. }) => ctx.error(
                 name.span.clone(),
                 format!(

@@ -7,6 +7,7 @@
 
 pub mod expect;
 pub mod file;
+pub mod record;
 pub mod report;
 pub mod run;
 pub mod script;

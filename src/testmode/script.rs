@@ -1,6 +1,7 @@
 //! Scripted agents: the engine's [`AgentConnector`] answering from a test's replies, in
-//! process. Each message a step sends takes the next reply of the step's script, or else
-//! of its agent's (the last reply answering every message after it), and becomes what
+//! process. Each message a step sends takes the next reply of its fan-out item's script
+//! (`book_tours[1]`), else of its step's, else of its agent's (the last reply answering
+//! every message after it), and becomes what
 //! an A2A agent would send back: a task started, artifact chunks, a status that ends it
 //! or asks. Every message is written down, for the test's `sent` paths.
 
@@ -126,8 +127,13 @@ impl ScriptedAgents {
         };
         let mut state = self.lock();
         let step = request.step.as_str();
-        let reply = match state.by_step.get_mut(step) {
-            Some(script) => script.take(),
+        // The item's own script, the step's, then the agent's.
+        let item = request.item.map(|i| format!("{step}[{i}]"));
+        let key = item
+            .filter(|k| state.by_step.contains_key(k))
+            .or_else(|| state.by_step.contains_key(step).then(|| step.to_owned()));
+        let reply = match key {
+            Some(k) => state.by_step.get_mut(&k).and_then(Script::take),
             None => state.by_agent.get_mut(&agent).and_then(Script::take),
         };
         state.sent.push(Sent {

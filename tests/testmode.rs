@@ -49,6 +49,7 @@ fn the_shipped_workflows_tests_pass_and_a_day_long_wait_takes_no_time() {
     for test in [
         "onboarding-happy-path",
         "onboarding-no-desk",
+        "onboarding-laptop-rejected",
         "travel-one-tour-sold-out",
     ] {
         assert!(said.contains(&format!("test {test} ... ok")), "{said}");
@@ -58,12 +59,12 @@ fn the_shipped_workflows_tests_pass_and_a_day_long_wait_takes_no_time() {
         said.contains("test onboarding-laptop-refused-then-timed-out ... ok (1d of virtual time)"),
         "{said}"
     );
-    assert!(said.contains("4 test(s): 4 passed, 0 failed"), "{said}");
+    assert!(said.contains("5 test(s): 5 passed, 0 failed"), "{said}");
     // `validate` reads them too.
     let out = orchestrator(&["validate", "--offline", "workflows"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(
-        text(&out).contains("2 workflow file(s) and 4 test file(s) checked: 0 error(s)"),
+        text(&out).contains("2 workflow file(s) and 5 test file(s) checked: 0 error(s)"),
         "{}",
         text(&out)
     );

@@ -412,3 +412,71 @@ async fn a_run_recorded_from_real_agents_replays_green() {
     assert_eq!(out.status.code(), Some(0), "{}\n{file}", text(&out));
     assert!(text(&out).contains("test trip ... ok"), "{}", text(&out));
 }
+
+/// Issue 80: a run counts what its agents report they used, step by step and in all,
+/// and past its workflow's budget it fails, naming the bound and the step, and what
+/// still runs is canceled.
+#[tokio::test]
+async fn a_run_past_its_budget_fails_at_the_step_that_passed_it_and_cancels_the_rest() {
+    let dir = scratch("budget");
+    let workflow = r#"
+[workflow]
+id = "priced"
+name = "Priced"
+description = "Two paid steps in a row, and a slow one beside them"
+budget = { cost = 1.0, tokens = 100000 }
+
+[steps.draft]
+agent = "writer"
+message = "Draft"
+
+[steps.review]
+agent = "reviewer"
+needs = ["draft"]
+message = "Review"
+
+[steps.slow]
+agent = "slow"
+message = "Take your time"
+timeout = "1d"
+"#;
+    let test = r#"
+[test]
+workflow = "priced"
+
+[agents.writer]
+replies = [{ delay = "1m", text = "a draft", usage = { input_tokens = 1000, output_tokens = 4000, cost = 0.6 } }]
+
+[agents.reviewer]
+replies = [{ delay = "1m", text = "reviewed", usage = { input_tokens = 4000, output_tokens = 500, cost = 0.5 } }]
+
+[agents.slow]
+replies = [{ delay = "10h", text = "done at last" }]
+
+[expect]
+state = "failed"
+error = "budget exceeded: cost 1.1000 > 1 at step `review`"
+"usage.cost" = 1.1
+"usage.calls" = 3
+"usage.inputTokens" = 5000
+"steps.draft.usage.outputTokens" = 4000
+"steps.draft.state" = "completed"
+"steps.slow.state" = "canceled"
+"#;
+    let case = case(&dir, workflow, test);
+    let outcome = run::run(case).await;
+    assert!(
+        outcome.passed(),
+        "{:?} {:?}\n{:#}",
+        outcome.broken,
+        outcome.misses,
+        outcome.doc
+    );
+    // Stopped when the review passed the budget, not when the slow step would end.
+    assert_eq!(
+        outcome.virtual_time.as_secs(),
+        120,
+        "{:?}",
+        outcome.virtual_time
+    );
+}

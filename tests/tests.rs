@@ -48,6 +48,7 @@ mod server;
 mod testmode;
 mod traces;
 mod ui;
+mod usage;
 mod v1;
 mod wire;
 mod workflow_props;

@@ -162,6 +162,9 @@ pub fn event_json(e: &RunEvent) -> Value {
             "event": "answered", "step": step.as_str(), "item": item,
             "action": decision.action, "by": decision.by.name, "at": decision.at,
         }),
+        RunEvent::Usage { step, item, added } => json!({
+            "event": "usage", "step": step.as_str(), "item": item, "added": added,
+        }),
     }
 }
 
@@ -357,7 +360,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 }
             }
             RunEvent::Output { text, data } => output = Some((text.clone(), data.clone())),
-            RunEvent::Answered { .. } => {}
+            RunEvent::Answered { .. } | RunEvent::Usage { .. } => {}
             RunEvent::Run { state, message } if state.is_terminal() => {
                 end = (*state, message.clone());
                 break;

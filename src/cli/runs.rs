@@ -328,6 +328,29 @@ async fn show(client: &A2aClient, id: &str, json: bool) -> anyhow::Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
+/// What a run or step used, as people read it: `3 calls, 5000 tokens in, 4500 out,
+/// cost 1.1000`.
+fn used(u: &orchestrator_core::engine::Usage) -> String {
+    let mut parts = Vec::new();
+    if u.calls > 0 {
+        parts.push(format!(
+            "{} call{}",
+            u.calls,
+            if u.calls == 1 { "" } else { "s" }
+        ));
+    }
+    if u.tokens() > 0 {
+        parts.push(format!(
+            "{} tokens in, {} out",
+            u.input_tokens, u.output_tokens
+        ));
+    }
+    if u.cost > 0.0 {
+        parts.push(format!("cost {:.4}", u.cost));
+    }
+    parts.join(", ")
+}
+
 /// `runs show`'s text.
 pub fn render(task: &Task, d: &RunDetail) -> String {
     use std::fmt::Write as _;
@@ -363,6 +386,9 @@ pub fn render(task: &Task, d: &RunDetail) -> String {
     if let Some(e) = &d.error {
         let _ = writeln!(out, "error: {e}");
     }
+    if !d.usage.is_zero() {
+        let _ = writeln!(out, "used: {}", used(&d.usage));
+    }
     let _ = writeln!(out, "steps:");
     for s in &d.steps {
         let label = super::progress::label(&s.step, s.item);
@@ -383,6 +409,9 @@ pub fn render(task: &Task, d: &RunDetail) -> String {
         }
         if let Some(start) = &s.started_at {
             line.push_str(&format!(" · {}", duration(start, s.ended_at.as_deref())));
+        }
+        if s.usage.tokens() > 0 || s.usage.cost > 0.0 {
+            line.push_str(&format!(" · {}", used(&s.usage)));
         }
         let _ = writeln!(out, "{}", line.trim_end());
         if !s.needs.is_empty() {
@@ -655,5 +684,43 @@ mod tests {
         assert_eq!(abridge("abcdefghij", 5), "abcd…");
         assert_eq!(parse_state("input-required"), Ok(TaskState::InputRequired));
         assert!(parse_state("done").unwrap_err().contains("one of working"));
+    }
+
+    #[test]
+    fn what_a_run_used_reads_as_calls_tokens_and_cost() {
+        use orchestrator_core::engine::Usage;
+        let u = Usage {
+            input_tokens: 5000,
+            output_tokens: 4500,
+            calls: 3,
+            cost: 1.1,
+        };
+        assert_eq!(used(&u), "3 calls, 5000 tokens in, 4500 out, cost 1.1000");
+        assert_eq!(used(&Usage::CALL), "1 call");
+        let task = Task::new(
+            a2a::types::TaskId::new("t"),
+            a2a::types::ContextId::new("c"),
+            a2a::types::TaskStatus::new(TaskState::Completed),
+        );
+        let workflow = orchestrator_core::workflow::load_str(
+            "w.toml",
+            "[workflow]\nid = \"w\"\nname = \"W\"\ndescription = \"d\"\n[steps.a]\nagent = \"x\"\nmessage = \"m\"\n",
+            Default::default(),
+        )
+        .0
+        .unwrap();
+        let mut d = RunDetail::new(&workflow, Default::default(), "2026-11-23T12:00:00Z".into());
+        d.usage = u;
+        d.steps[0].usage = u;
+        d.steps[0].started_at = Some("2026-11-23T12:00:00Z".into());
+        let shown = render(&task, &d);
+        assert!(
+            shown.contains("\nused: 3 calls, 5000 tokens in, 4500 out, cost 1.1000\n"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("· cost 1.1000") || shown.contains("out, cost 1.1000"),
+            "{shown}"
+        );
     }
 }

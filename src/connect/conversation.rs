@@ -23,11 +23,11 @@ use crate::registry::Lease;
 use a2a::client::{A2aClient, ClientError, EventStream};
 use a2a::method::Method;
 use a2a::types::{
-    MessageSendParams, SendMessageResult, StreamEvent, Task, TaskId, TaskIdParams, TaskQueryParams,
-    TaskState, TaskStatus,
+    MessageSendParams, Metadata, SendMessageResult, StreamEvent, Task, TaskId, TaskIdParams,
+    TaskQueryParams, TaskState, TaskStatus,
 };
 use backoff::Backoff;
-use orchestrator_core::engine::{AgentError, AgentErrorKind, Update};
+use orchestrator_core::engine::{AgentError, AgentErrorKind, Update, Usage};
 
 /// What has passed between one attempt and its agent.
 pub(super) struct Conversation {
@@ -46,6 +46,8 @@ pub(super) struct Conversation {
     answering: bool,
     /// Its first call was refused for its token and made again with a new one.
     renewed: bool,
+    /// What the task reported it used, last passed on.
+    used: Option<Usage>,
 }
 
 /// A streaming conversation's phase: the call it makes next.
@@ -132,6 +134,20 @@ impl Conversation {
             done: false,
             answering,
             renewed: false,
+            used: None,
+        }
+    }
+
+    /// Passes on what the task reports it used in `meta` (a status update's, or the
+    /// task's), when it says something new.
+    fn usage(&mut self, meta: Option<&Metadata>) {
+        let price = self.lease.as_ref().and_then(Lease::price);
+        let Some(now) = meta.and_then(|m| super::usage::read(m, price, &self.agent)) else {
+            return;
+        };
+        if self.used != Some(now) {
+            self.used = Some(now);
+            self.pending.push_back(Ok(Update::Usage(now)));
         }
     }
 
@@ -178,6 +194,7 @@ impl Conversation {
     /// A snapshot: the missing artifact parts, then the status if it changed.
     fn snapshot(&mut self, task: &Task) {
         self.started(&task.id);
+        self.usage(task.metadata.as_ref());
         for chunk in self.ledger.missing(&task.artifacts) {
             self.pending.push_back(Ok(Update::Artifact(chunk)));
         }
@@ -206,6 +223,7 @@ impl Conversation {
             StreamEvent::Message(_) => {}
             StreamEvent::StatusUpdate(e) => {
                 self.started(&e.task_id);
+                self.usage(e.metadata.as_ref());
                 self.last_state = Some(e.status.state);
                 self.status(&e.status);
             }
@@ -518,6 +536,7 @@ mod tests {
                 Ok(Update::Status { state, .. }) => format!("status {state:?}"),
                 Ok(Update::Artifact(chunk)) => format!("artifact {}", chunk.artifact_id),
                 Ok(Update::Reply(_)) => "reply".into(),
+                Ok(Update::Usage(u)) => format!("usage {u:?}"),
                 Err(e) => format!("failed {:?}: {}", e.kind, e.message),
             })
             .collect()

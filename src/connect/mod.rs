@@ -13,6 +13,7 @@ pub mod behalf;
 mod conversation;
 mod ledger;
 mod model;
+pub mod usage;
 
 use std::time::Duration;
 

@@ -114,6 +114,10 @@ impl Orchestrator {
                     refuse(e, &run.control);
                 }
             }
+            // Usage moves the detail only: the run's end carries its totals.
+            if matches!(event, RunEvent::Usage { .. }) {
+                continue;
+            }
             // Someone answered: the audit trail (the log, the counter; the detail
             // has it); the task learns of it with the run's next move.
             if let RunEvent::Answered { step, decision, .. } = &event {
@@ -176,7 +180,11 @@ pub(super) fn waiting_message(pending: &[PendingQuestion]) -> Message {
 
 /// A status update's metadata: the run's detail as it now stands.
 pub(super) fn run_metadata(detail: &RunDetail) -> Map<String, Value> {
-    Map::from_iter([(RUN_KEY.to_owned(), detail.to_value())])
+    let mut meta = Map::from_iter([(RUN_KEY.to_owned(), detail.to_value())]);
+    // What the run used so far, as an agent reports it: an orchestrator calling this
+    // one adds it to its own run's (cost across hops).
+    crate::connect::usage::write(&detail.usage, &mut meta);
+    meta
 }
 
 /// What the run's detail says as an event is taken: whether questions wait for the
@@ -303,10 +311,11 @@ fn translate(
             };
             status_event(events, st, msg, Some(meta), now)
         }
-        // (A step event was taken above; an answer is taken by the relay.)
-        RunEvent::Step { .. } | RunEvent::Question { .. } | RunEvent::Answered { .. } => {
-            status_event(events, TaskState::Working, None, Some(meta), now)
-        }
+        // (A step event was taken above; an answer and usage are taken by the relay.)
+        RunEvent::Step { .. }
+        | RunEvent::Question { .. }
+        | RunEvent::Answered { .. }
+        | RunEvent::Usage { .. } => status_event(events, TaskState::Working, None, Some(meta), now),
         RunEvent::Artifact {
             step,
             item,

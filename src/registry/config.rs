@@ -74,6 +74,19 @@ pub struct AgentEntry {
     pub tls: Option<TlsFiles>,
     /// Which keys may sign its card, and whether it must be signed.
     pub card_trust: CardTrust,
+    /// What its work costs (`price`), for the runs' accounts and budgets.
+    pub price: Option<Price>,
+}
+
+/// What an agent's work costs, in the currency the workflows' budgets count in: per
+/// million tokens in and out (its model's price list); and whether the cost the agent
+/// reports itself is believed (`reported = true`: another orchestrator, which adds up
+/// its own agents' costs) — else a cost an agent reports is not taken.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Price {
+    pub input_per_million: f64,
+    pub output_per_million: f64,
+    pub reported: bool,
 }
 
 /// `card_keys` and `require_signed_card` of an agent: where the public keys that may
@@ -173,7 +186,9 @@ const AGENT_KEYS: &[&str] = &[
     "tls",
     "card_keys",
     "require_signed_card",
+    "price",
 ];
+const PRICE_KEYS: &[&str] = &["input_per_million", "output_per_million", "reported"];
 const AUTH_KEYS: &[&str] = &[
     "type",
     "token_env",
@@ -439,6 +454,26 @@ fn agent(
         .map(|l| l.value.into_iter().map(|s| s.value).collect())
         .unwrap_or_default();
     let http2 = t.bool(ctx, "http2").is_some_and(|b| b.value);
+    let price = t.table(ctx, "price").map(|mut p| {
+        let mut rate = |ctx: &mut Ctx<'_>, key: &str| match p.number(ctx, key) {
+            Some(n) if n.value >= 0.0 && n.value.is_finite() => n.value,
+            Some(n) => {
+                ctx.error(
+                    n.span,
+                    format!("`price.{key}` must be a number from 0 up, got {}", n.value),
+                );
+                0.0
+            }
+            None => 0.0,
+        };
+        let price = Price {
+            input_per_million: rate(ctx, "input_per_million"),
+            output_per_million: rate(ctx, "output_per_million"),
+            reported: p.bool(ctx, "reported").is_some_and(|b| b.value),
+        };
+        p.finish(ctx, PRICE_KEYS);
+        price
+    });
     let given = t.string(ctx, "protocol");
     let protocol = choice(
         ctx,
@@ -501,6 +536,7 @@ fn agent(
         redirects,
         tls,
         card_trust,
+        price,
     })
 }
 

@@ -111,6 +111,11 @@ impl Lease {
         self.guard.agent.name.as_str()
     }
 
+    /// What the agent's work costs, when `agents.toml` says.
+    pub fn price(&self) -> Option<super::config::Price> {
+        self.guard.agent.entry.price
+    }
+
     pub fn client(&self) -> &A2aClient {
         &self.client
     }

@@ -6,9 +6,12 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-/// Where a path may start: the run's `state` and `error`, its `output`, each of its
-/// `steps`, what each agent was `sent`, and the `answers` its questions got.
-pub const ROOTS: &[&str] = &["state", "error", "output", "steps", "sent", "answers"];
+/// Where a path may start: the run's `state` and `error`, its `output`, what it used
+/// (`usage`), each of its `steps`, what each agent was `sent`, and the `answers` its
+/// questions got.
+pub const ROOTS: &[&str] = &[
+    "state", "error", "output", "usage", "steps", "sent", "answers",
+];
 
 /// One line of `[expect]`.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,6 +14,7 @@ use toml::de::{DeTable, DeValue};
 use orchestrator_core::access::{Actor, Pattern};
 use orchestrator_core::config::reader::{Ctx, Sp, TableReader, to_json, type_name};
 use orchestrator_core::config::{Diagnostic, did_you_mean, parse_duration};
+use orchestrator_core::engine::Usage;
 use orchestrator_core::workflow::{AgentTarget, StepKind, Workflow};
 
 use super::expect::{Expectation, Matcher, ROOTS};
@@ -58,6 +59,8 @@ pub struct Reply {
     /// Virtual time before it answers.
     pub delay: Option<Duration>,
     pub act: Act,
+    /// What the agent reports its task used (tokens, cost), before it answers.
+    pub usage: Option<Usage>,
 }
 
 /// What a reply does.
@@ -97,8 +100,9 @@ const TEST: &[&str] = &["name", "workflow", "input", "as", "timeout"];
 const AGENT: &[&str] = &["replies", "skills"];
 const STEP: &[&str] = &["replies"];
 const REPLY: &[&str] = &[
-    "text", "data", "stream", "fail", "reject", "ask", "down", "delay",
+    "text", "data", "stream", "fail", "reject", "ask", "down", "delay", "usage",
 ];
+const USAGE: &[&str] = &["input_tokens", "output_tokens", "cost"];
 const ANSWER: &[&str] = &["approve", "text", "data", "as", "delay"];
 
 /// Reads `file` and checks it against its workflow, found by id in `workflows` (or as
@@ -429,6 +433,18 @@ fn replies(ctx: &mut Ctx<'_>, t: &mut TableReader<'_, '_>, what: &str) -> Vec<Re
             continue;
         };
         let delay = duration(ctx, &mut r, "delay");
+        let usage = r.table(ctx, "usage").map(|mut u| {
+            let mut tokens =
+                |ctx: &mut Ctx<'_>, key: &str| u.int(ctx, key).map_or(0, |n| n.value.max(0) as u64);
+            let used = Usage {
+                input_tokens: tokens(ctx, "input_tokens"),
+                output_tokens: tokens(ctx, "output_tokens"),
+                calls: 0,
+                cost: u.number(ctx, "cost").map_or(0.0, |c| c.value.max(0.0)),
+            };
+            u.finish(ctx, USAGE);
+            used
+        });
         let text = r.string(ctx, "text").map(|s| s.value);
         let data = data(ctx, &mut r, &name);
         let stream = r
@@ -479,7 +495,7 @@ fn replies(ctx: &mut Ctx<'_>, t: &mut TableReader<'_, '_>, what: &str) -> Vec<Re
                 continue;
             }
         };
-        out.push(Reply { delay, act });
+        out.push(Reply { delay, act, usage });
     }
     out
 }

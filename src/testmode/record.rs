@@ -14,16 +14,17 @@ use serde_json::{Map, Value};
 
 use orchestrator_core::engine::{
     AgentConnector, AgentError, Content, RemoteState, RunDetail, SendRequest, Update, Updates,
+    Usage,
 };
 
-use super::file::Act;
+use super::file::{Act, Reply};
 
 /// An [`AgentConnector`] that writes down what the agents it calls answer.
 pub struct Recorder {
     inner: Arc<dyn AgentConnector>,
     /// Per step (or fan-out item), a place per message in the order sent (which a
     /// replay sends them in), filled as each answer ends (in whatever order they end).
-    heard: Arc<Mutex<BTreeMap<String, Vec<Option<Act>>>>>,
+    heard: Arc<Mutex<BTreeMap<String, Vec<Option<Reply>>>>>,
 }
 
 impl Recorder {
@@ -35,7 +36,7 @@ impl Recorder {
     }
 
     /// What each step's agent answered, message by message (those answered in full).
-    pub fn replies(&self) -> BTreeMap<String, Vec<Act>> {
+    pub fn replies(&self) -> BTreeMap<String, Vec<Reply>> {
         let heard = self.heard.lock().unwrap_or_else(|p| p.into_inner());
         (heard.iter())
             .map(|(step, acts)| (step.clone(), acts.iter().flatten().cloned().collect()))
@@ -48,6 +49,7 @@ impl Recorder {
 struct Hearing {
     texts: Vec<String>,
     data: Map<String, Value>,
+    usage: Option<Usage>,
 }
 
 impl Hearing {
@@ -65,6 +67,10 @@ impl Hearing {
     fn ends(&mut self, update: &Update) -> Option<Act> {
         match update {
             Update::Started { .. } => None,
+            Update::Usage(u) => {
+                self.usage = Some(*u);
+                None
+            }
             Update::Artifact(chunk) => {
                 self.parts(&chunk.parts);
                 None
@@ -126,17 +132,21 @@ impl AgentConnector for Recorder {
             places.len() - 1
         };
         let call = self.inner.send(request);
-        let note = move |act: Act| {
+        let note = move |act: Act, usage: Option<Usage>| {
             let mut heard = heard.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(p) = heard.get_mut(&step).and_then(|p| p.get_mut(place)) {
-                *p = Some(act);
+                *p = Some(Reply {
+                    delay: None,
+                    act,
+                    usage,
+                });
             }
         };
         Box::pin(async move {
             let updates = match call.await {
                 Ok(u) => u,
                 Err(e) => {
-                    note(Act::Down(e.message.clone()));
+                    note(Act::Down(e.message.clone()), None);
                     return Err(e);
                 }
             };
@@ -150,7 +160,7 @@ impl AgentConnector for Recorder {
                     };
                     if let Some(act) = act {
                         noted = true;
-                        note(act);
+                        note(act, hearing.usage);
                     }
                 }
                 u
@@ -177,7 +187,7 @@ impl AgentConnector for Recorder {
 pub struct Recording<'a> {
     pub workflow: &'a str,
     pub inputs: &'a Map<String, Value>,
-    pub replies: BTreeMap<String, Vec<Act>>,
+    pub replies: BTreeMap<String, Vec<Reply>>,
     /// The answers its questions got, by step, in order.
     pub answers: BTreeMap<String, Vec<String>>,
     pub detail: &'a RunDetail,
@@ -199,8 +209,8 @@ pub fn test_file(r: &Recording<'_>) -> String {
     }
     for (step, acts) in &r.replies {
         let _ = writeln!(out, "\n[steps.{}]\nreplies = [", key(step));
-        for act in acts {
-            let _ = writeln!(out, "  {},", reply(act));
+        for r in acts {
+            let _ = writeln!(out, "  {},", reply(r));
         }
         out.push_str("]\n");
     }
@@ -229,7 +239,21 @@ pub fn test_file(r: &Recording<'_>) -> String {
     out
 }
 
-fn reply(act: &Act) -> String {
+fn reply(r: &Reply) -> String {
+    let written = act(&r.act);
+    match r.usage.filter(|u| !u.is_zero()) {
+        None => written,
+        Some(u) => format!(
+            "{}, usage = {{ input_tokens = {}, output_tokens = {}, cost = {} }} }}",
+            written.strip_suffix(" }").unwrap_or(&written),
+            u.input_tokens,
+            u.output_tokens,
+            Value::from(u.cost)
+        ),
+    }
+}
+
+fn act(act: &Act) -> String {
     match act {
         Act::Complete { text, stream, data } => {
             let mut fields = Vec::new();

@@ -177,7 +177,7 @@ async fn run_on_virtual_time(case: &TestCase) -> Outcome {
             });
         let mut entry = json!({
             "state": s.state.as_str(), "attempts": s.attempts, "agent": s.agent,
-            "message": s.message,
+            "message": s.message, "usage": s.usage,
         });
         if let Some(Value::Object(r)) = record {
             for key in ["text", "data", "error", "artifacts"] {
@@ -213,6 +213,7 @@ async fn run_on_virtual_time(case: &TestCase) -> Outcome {
     let doc = json!({
         "state": run_state(detail.state),
         "error": detail.error,
+        "usage": detail.usage,
         "output": output,
         "steps": steps,
         "sent": sent,

@@ -216,7 +216,12 @@ impl AgentConnector for ScriptedAgents {
                 };
                 return Err(AgentError::new(AgentErrorKind::Transport, why));
             }
-            let stream: Updates = Box::pin(futures::stream::iter(updates(agent, task, reply.act)));
+            let mut said = updates(agent, task, reply.act);
+            if let Some(u) = reply.usage {
+                // After the task's start, before its end.
+                said.insert(1.min(said.len()), Ok(Update::Usage(u)));
+            }
+            let stream: Updates = Box::pin(futures::stream::iter(said));
             Ok(stream)
         })
     }

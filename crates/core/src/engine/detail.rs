@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use std::collections::HashMap;
 
-use super::{Checkpoint, QuestionKind, RunEvent, RunState, StepState};
+use super::{Checkpoint, QuestionKind, RunEvent, RunState, StepState, Usage};
 use crate::access::Actor;
 use crate::workflow::Workflow;
 
@@ -124,6 +124,9 @@ pub struct RunDetail {
     /// answered, canceled, retried.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub audit: Vec<AuditEntry>,
+    /// What its steps used, together (calls, tokens, cost).
+    #[serde(default, skip_serializing_if = "Usage::is_zero")]
+    pub usage: Usage,
 }
 
 /// Someone who acted on a run, as the detail names them.
@@ -186,6 +189,10 @@ pub struct StepDetail {
     /// Why it ended as it did, or what it waits for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// What it used: calls to its agent, and the tokens and cost the agent reported
+    /// (a fan-out step: its items together).
+    #[serde(default, skip_serializing_if = "Usage::is_zero")]
+    pub usage: Usage,
 }
 
 /// A question a run waits on.
@@ -233,6 +240,7 @@ impl StepDetail {
             started_at: None,
             ended_at: None,
             message: None,
+            usage: Usage::default(),
         }
     }
 
@@ -260,8 +268,14 @@ impl StepDetail {
         put("startedAt", text(&self.started_at));
         put("state", Some(Value::from(self.state.as_str())));
         put("step", Some(Value::from(self.step.as_str())));
+        put("usage", usage_value(&self.usage));
         Value::Object(map)
     }
+}
+
+/// A usage as the detail's JSON holds it; none when nothing was used.
+fn usage_value(u: &Usage) -> Option<Value> {
+    (!u.is_zero()).then(|| serde_json::to_value(u).unwrap_or(Value::Null))
 }
 
 impl RunDetail {
@@ -287,6 +301,7 @@ impl RunDetail {
             pending_questions: Vec::new(),
             started_by: None,
             audit: Vec::new(),
+            usage: Usage::default(),
         }
     }
 
@@ -350,6 +365,7 @@ impl RunDetail {
         put("state", Some(Value::from(run_state_name::name(self.state))));
         let steps = self.steps.iter().map(StepDetail::to_value).collect();
         put("steps", Some(Value::Array(steps)));
+        put("usage", usage_value(&self.usage));
         put("workflow", Some(Value::from(self.workflow.as_str())));
         put(
             "workflowVersion",
@@ -476,6 +492,13 @@ impl RunDetail {
                         .unwrap_or(usize::MAX)
                 };
                 self.pending_questions.sort_by_key(order);
+            }
+            RunEvent::Usage { step, item, added } => {
+                self.usage.add(added);
+                self.entry(step.as_str(), *item).usage.add(added);
+                if item.is_some() {
+                    self.entry(step.as_str(), None).usage.add(added);
+                }
             }
             RunEvent::Answered {
                 step,
@@ -755,6 +778,12 @@ mod tests {
             started_at: Some("2026-11-28T10:00:00Z".into()),
             ended_at: Some("2026-11-28T10:00:01Z".into()),
             message: Some("no rooms".into()),
+            usage: Usage {
+                input_tokens: 120,
+                output_tokens: 30,
+                calls: 2,
+                cost: 0.25,
+            },
         };
         let person = Person {
             id: "issuer#sub".into(),
@@ -773,6 +802,10 @@ mod tests {
             pending_questions: Vec::new(),
             started_by: None,
             audit: Vec::new(),
+            usage: Usage {
+                calls: 3,
+                ..Usage::default()
+            },
         };
         assert_eq!(detail.to_value(), serde_json::to_value(&detail).unwrap());
         detail.ended_at = Some("2026-11-28T10:00:02Z".into());

@@ -103,19 +103,21 @@ fn bytes(n: u64) -> String {
     }
 }
 
-/// A run's account: its bounds and the bytes its agents sent so far. Shared by its
-/// units.
+/// A run's account: its bounds and the bytes its agents sent so far, and what they
+/// used against the workflow's budget. Shared by its units.
 #[derive(Debug)]
 pub struct OutputBudget {
     pub limits: OutputLimits,
     run_bytes: AtomicU64,
+    pub spend: super::usage::Spend,
 }
 
 impl OutputBudget {
-    pub fn new(limits: OutputLimits) -> OutputBudget {
+    pub fn new(limits: OutputLimits, budget: Option<crate::workflow::Budget>) -> OutputBudget {
         OutputBudget {
             limits,
             run_bytes: AtomicU64::new(0),
+            spend: super::usage::Spend::new(budget),
         }
     }
 }
@@ -128,9 +130,18 @@ pub struct Tally {
     /// text (which the next plain text joins).
     artifacts: HashMap<String, (usize, bool)>,
     events: usize,
+    /// What the attempt's downstream task reported it used, last.
+    pub reported: super::usage::Usage,
 }
 
 impl Tally {
+    /// Takes what the attempt's task reports it used so far; what it adds.
+    pub fn report(&mut self, now: super::usage::Usage) -> super::usage::Usage {
+        let added = self.reported.since(&now);
+        self.reported = now;
+        added
+    }
+
     /// Counts one update (`chunk` when it is an artifact's); the bound it passes, if
     /// any. What passes a bound is not counted in the run's bytes: it is not kept.
     pub fn take(
@@ -231,13 +242,16 @@ mod tests {
 
     #[test]
     fn each_bound_is_named_when_passed() {
-        let budget = OutputBudget::new(OutputLimits {
-            step_bytes: 10,
-            run_bytes: 15,
-            step_artifacts: 2,
-            step_events: 5,
-            artifact_parts: 3,
-        });
+        let budget = OutputBudget::new(
+            OutputLimits {
+                step_bytes: 10,
+                run_bytes: 15,
+                step_artifacts: 2,
+                step_events: 5,
+                artifact_parts: 3,
+            },
+            None,
+        );
         let mut t = Tally::default();
         assert_eq!(t.take(&budget, Some(&chunk("a", "12345"))), Ok(()));
         assert_eq!(t.take(&budget, Some(&chunk("a", "12345"))), Ok(()));
@@ -266,10 +280,13 @@ mod tests {
 
     #[test]
     fn streamed_text_is_one_part_and_data_a_part_each() {
-        let budget = OutputBudget::new(OutputLimits {
-            artifact_parts: 3,
-            ..OutputLimits::default()
-        });
+        let budget = OutputBudget::new(
+            OutputLimits {
+                artifact_parts: 3,
+                ..OutputLimits::default()
+            },
+            None,
+        );
         let mut t = Tally::default();
         for _ in 0..100 {
             assert_eq!(t.take(&budget, Some(&chunk("a", "word "))), Ok(()));

@@ -13,6 +13,7 @@ mod run;
 pub mod testing;
 mod types;
 mod unit;
+pub mod usage;
 
 pub use detail::{RunDetail, StepUpdate};
 pub use journal::{
@@ -23,3 +24,4 @@ pub use record::{Outputs, Record, content_json};
 pub use run::{Engine, EngineOptions, RunControl, RunEvents, RunHandle, Told, TraceHooks};
 pub use types::*;
 pub use unit::approval;
+pub use usage::{Spend, Usage};

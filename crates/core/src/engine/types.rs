@@ -68,6 +68,9 @@ pub enum Update {
     Artifact(ArtifactChunk),
     /// A direct reply (a message, no task): the attempt completed with these parts.
     Reply(Vec<Content>),
+    /// What the downstream task used so far (its tokens, its cost), as its agent
+    /// reports it: each report the task's total, the last one counting.
+    Usage(crate::engine::Usage),
 }
 
 /// Why a call to an agent failed.
@@ -306,6 +309,12 @@ pub enum RunEvent {
         step: StepId,
         item: Option<usize>,
         decision: Box<Decision>,
+    },
+    /// The step used this much more (a call made, tokens and cost its agent reported).
+    Usage {
+        step: StepId,
+        item: Option<usize>,
+        added: crate::engine::Usage,
     },
 }
 

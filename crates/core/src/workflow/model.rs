@@ -49,6 +49,16 @@ name_type!(
     AgentName
 );
 
+/// What a run may spend, all its steps together: its agents' cost (in the currency of
+/// their prices), tokens (in and out), and calls to agents (each attempt, each answer
+/// sent back). Each bound is optional.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Budget {
+    pub cost: Option<f64>,
+    pub tokens: Option<u64>,
+    pub calls: Option<u64>,
+}
+
 /// A loaded, validated workflow.
 #[derive(Debug, Clone)]
 pub struct Workflow {
@@ -65,6 +75,9 @@ pub struct Workflow {
     pub deadline: Option<std::time::Duration>,
     /// Who may start it (`[workflow] allow`); empty: anyone who may call the server.
     pub allow: Vec<crate::access::Pattern>,
+    /// What a run may spend (`[workflow] budget`): past it the run fails, and what
+    /// still runs is canceled.
+    pub budget: Option<Budget>,
     /// Declared inputs, in file order.
     pub inputs: Vec<InputSpec>,
     /// Steps in a topological order (file order among independent steps).

@@ -30,6 +30,15 @@ pub struct RawHeader {
     pub on_failure: Option<Sp<String>>,
     pub deadline: Option<Sp<String>>,
     pub allow: Option<Sp<Vec<Sp<String>>>>,
+    pub budget: Option<RawBudget>,
+}
+
+/// `[workflow] budget = { cost, tokens, calls }`.
+pub struct RawBudget {
+    pub span: Range<usize>,
+    pub cost: Option<Sp<f64>>,
+    pub tokens: Option<Sp<i64>>,
+    pub calls: Option<Sp<i64>>,
 }
 
 pub struct RawInput {
@@ -111,7 +120,9 @@ const HEADER: &[&str] = &[
     "on_failure",
     "deadline",
     "allow",
+    "budget",
 ];
+const BUDGET: &[&str] = &["cost", "tokens", "calls"];
 const INPUT: &[&str] = &["type", "description", "required", "default", "enum"];
 const DEFAULTS: &[&str] = &["timeout", "deadline", "retry"];
 const RETRY: &[&str] = &["max_attempts", "backoff", "initial", "max"];
@@ -168,6 +179,16 @@ pub fn read(ctx: &mut Ctx<'_>) -> Option<RawWorkflow> {
             on_failure: t.string(ctx, "on_failure"),
             deadline: t.string(ctx, "deadline"),
             allow: t.strings(ctx, "allow"),
+            budget: t.table(ctx, "budget").map(|mut b| {
+                let budget = RawBudget {
+                    span: b.span(),
+                    cost: b.number(ctx, "cost"),
+                    tokens: b.int(ctx, "tokens"),
+                    calls: b.int(ctx, "calls"),
+                };
+                b.finish(ctx, BUDGET);
+                budget
+            }),
         };
         t.finish(ctx, HEADER);
         h

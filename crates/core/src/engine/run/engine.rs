@@ -434,6 +434,7 @@ impl Engine {
         let (commands, commands_rx) = mpsc::channel(16);
         let cancel = CancellationToken::new();
         let (ask_tx, ask_rx) = mpsc::channel(64);
+        let budget = workflow.budget;
         let n = workflow.steps.len();
         let needs: Vec<Vec<usize>> = workflow
             .steps
@@ -500,6 +501,7 @@ impl Engine {
             grace: self.options.grace,
             budget: Arc::new(crate::engine::limits::OutputBudget::new(
                 self.options.limits,
+                budget,
             )),
             origin: None,
             retry_jitter: self.options.retry_jitter,
@@ -587,7 +589,10 @@ mod tests {
             journal: None,
             resume: None,
             run_span: None,
-            budget: Arc::new(crate::engine::limits::OutputBudget::new(Default::default())),
+            budget: Arc::new(crate::engine::limits::OutputBudget::new(
+                Default::default(),
+                None,
+            )),
             retry_jitter: true,
         }
         .run();

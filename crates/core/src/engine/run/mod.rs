@@ -144,12 +144,15 @@ enum Failure {
         after: Duration,
         running: Vec<String>,
     },
+    /// The run spent past its budget (why, and at which step).
+    Budget(String),
 }
 
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Failure::Step(s) => s.fmt(f),
+            Failure::Budget(why) => f.write_str(why),
             Failure::Deadline { after, running } => {
                 write!(
                     f,
@@ -256,6 +259,7 @@ impl Run {
                 }
                 Box::pin(self.update_run_state()).await;
                 // One timer for the grace of `always` steps and the run's deadline.
+                let budget = self.budget.clone();
                 let wake = match (self.grace_until, self.deadline) {
                     (Some(g), Some(d)) => Some(g.min(d)),
                     (g, d) => g.or(d),
@@ -276,6 +280,7 @@ impl Run {
                     Some(ask) = self.ask_rx.recv() => Box::pin(self.asked(*ask)).await,
                     Some(cmd) = self.commands.recv() => Box::pin(self.command(*cmd)).await,
                     () = self.cancel.cancelled(), if !self.canceled => Box::pin(self.cancel_run()).await,
+                    () = budget.spend.passed(), if !self.stopping => self.budget_passed(),
                     () = async { tokio::time::sleep_until(wake.unwrap_or_else(tokio::time::Instant::now)).await }, if wake.is_some() => {
                         let now = tokio::time::Instant::now();
                         if self.deadline.is_some_and(|d| d <= now) {
@@ -398,6 +403,20 @@ impl Run {
             .get_or_insert(tokio::time::Instant::now() + self.grace);
     }
 
+    /// The run spent past its budget: it fails saying so, and what still runs is
+    /// canceled (`always` steps after the grace), as at its deadline.
+    fn budget_passed(&mut self) {
+        if let Some(why) = self.budget.spend.over()
+            && !matches!(self.failure, Some(Failure::Budget(_)))
+        {
+            self.failure = Some(Failure::Budget(why));
+        }
+        self.stopping = true;
+        self.work.cancel();
+        self.grace_until
+            .get_or_insert(tokio::time::Instant::now() + self.grace);
+    }
+
     async fn cancel_run(&mut self) {
         if let Some(j) = &self.journal {
             j.canceled().await;
@@ -409,6 +428,12 @@ impl Run {
     }
 
     async fn finish(mut self) {
+        // Passed by the last step to end: the run fails all the same.
+        if let Some(why) = self.budget.spend.over()
+            && !self.canceled
+        {
+            self.failure = Some(Failure::Budget(why));
+        }
         let (state, message) = if self.canceled {
             (RunState::Canceled, Some("the run was canceled".to_owned()))
         } else if let Some(failure) = self.failure.take() {

@@ -7,6 +7,7 @@ use super::super::journal::Checkpoint;
 use super::super::record::{Outputs, Record};
 use super::{CANCEL_TIMEOUT, DEFAULT_ANSWER_WAIT, Failure, Unit, with_state};
 use crate::engine::limits::{Exceeded, Tally};
+use crate::engine::usage::Usage;
 use crate::engine::{
     ArtifactChunk, Content, QuestionKind, RemoteState, RunEvent, SendRequest, StepState, Update,
 };
@@ -314,8 +315,18 @@ impl Unit {
             let connect = match reattach.take() {
                 Some((name, task)) => self.connector.attach(&name, &task),
                 None => {
+                    // Each message a call; a new task's reports start from nothing (an
+                    // answer's task goes on counting from its own).
+                    if request.task_id.is_none() {
+                        tally.reported = Usage::default();
+                    }
                     // Stored before the message goes out: a restart knows it may have.
-                    Box::pin(self.checkpoint(&request, attempt, turn, agent, true)).await;
+                    // (One boxed wait for both: a second wait here grew every unit.)
+                    Box::pin(async {
+                        self.checkpoint(&request, attempt, turn, agent, true).await;
+                        self.used(Usage::CALL).await;
+                    })
+                    .await;
                     self.connector.send(request.clone())
                 }
             };
@@ -416,6 +427,9 @@ impl Unit {
                             chunk,
                         })
                         .await;
+                    }
+                    Some(Ok(Update::Usage(now))) => {
+                        Box::pin(self.used(tally.report(now))).await;
                     }
                     Some(Ok(Update::Reply(parts))) => {
                         outputs.apply(&ArtifactChunk {

@@ -114,6 +114,22 @@ impl Unit {
         let _ = self.events.send(Box::new(event)).await;
     }
 
+    /// Counts what the unit used: against the run's budget (which the run watches),
+    /// and in the run's detail.
+    async fn used(&self, added: crate::engine::usage::Usage) {
+        if added.is_zero() {
+            return;
+        }
+        self.budget.spend.add(self.id().as_str(), &added);
+        let step = self.id().clone();
+        self.emit(RunEvent::Usage {
+            step,
+            item: self.item,
+            added,
+        })
+        .await;
+    }
+
     async fn state(
         &self,
         state: StepState,

@@ -83,6 +83,7 @@ impl Validator<'_, '_, '_> {
             return None;
         }
         let allow = self.patterns(&h.allow);
+        let budget = h.budget.as_ref().map(|b| self.budget(b));
         let id = id?;
         let name = h
             .name
@@ -98,7 +99,47 @@ impl Validator<'_, '_, '_> {
             on_failure: on_failure?,
             deadline,
             allow,
+            budget,
         })
+    }
+
+    /// `[workflow] budget`: each bound greater than zero, and at least one.
+    fn budget(&mut self, b: &crate::workflow::raw::RawBudget) -> crate::workflow::Budget {
+        let mut positive = |n: Option<&Sp<i64>>, key: &str| match n {
+            Some(n) if n.value > 0 => Some(n.value as u64),
+            Some(n) => {
+                self.ctx.error(
+                    n.span.clone(),
+                    format!("`budget.{key}` must be more than 0, got {}", n.value),
+                );
+                None
+            }
+            None => None,
+        };
+        let tokens = positive(b.tokens.as_ref(), "tokens");
+        let calls = positive(b.calls.as_ref(), "calls");
+        let cost = match &b.cost {
+            Some(c) if c.value > 0.0 && c.value.is_finite() => Some(c.value),
+            Some(c) => {
+                self.ctx.error(
+                    c.span.clone(),
+                    format!("`budget.cost` must be more than 0, got {}", c.value),
+                );
+                None
+            }
+            None => None,
+        };
+        if b.cost.is_none() && b.tokens.is_none() && b.calls.is_none() {
+            self.ctx.error(
+                b.span.clone(),
+                "`budget` bounds nothing: give `cost`, `tokens` or `calls`",
+            );
+        }
+        crate::workflow::Budget {
+            cost,
+            tokens,
+            calls,
+        }
     }
 
     /// A list of who-patterns (`group:hr`, `sub:alice`, `role:operator`, `*`), each

@@ -168,6 +168,7 @@ struct Header {
     on_failure: OnFailure,
     deadline: Option<std::time::Duration>,
     allow: Vec<crate::access::Pattern>,
+    budget: Option<crate::workflow::Budget>,
 }
 
 /// A step on its way into the model, with the raw parts later checks need.
@@ -302,6 +303,7 @@ impl Validator<'_, '_, '_> {
             on_failure,
             deadline,
             allow,
+            budget,
         } = header?;
         let mut by_id: HashMap<String, Step> = HashMap::new();
         for s in compiled.into_iter().flatten() {
@@ -324,6 +326,7 @@ impl Validator<'_, '_, '_> {
             on_failure,
             deadline,
             allow,
+            budget,
             inputs,
             steps,
             output,

@@ -1,0 +1,200 @@
+//! What a run's agents used — tokens, calls, cost — counted as it arrives, and the
+//! workflow's budget checked against it. The connector reports each downstream task's
+//! usage so far ([`Update::Usage`](super::Update::Usage)); the unit counts what is new
+//! and each call it makes; the run's [`Spend`] adds it up for every unit and says,
+//! once, when the budget is passed, and the run then fails and cancels what runs.
+
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::workflow::Budget;
+
+/// Tokens in and out, calls, and what they cost (in the currency of the agents'
+/// prices), of an attempt, a step or a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Messages sent to agents: each attempt, each answer sent back.
+    #[serde(default)]
+    pub calls: u64,
+    #[serde(default)]
+    pub cost: f64,
+}
+
+impl Usage {
+    /// One call, and nothing else.
+    pub const CALL: Usage = Usage {
+        input_tokens: 0,
+        output_tokens: 0,
+        calls: 1,
+        cost: 0.0,
+    };
+
+    pub fn is_zero(&self) -> bool {
+        *self == Usage::default()
+    }
+
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+
+    /// Adds `other` (saturating; a cost that is not a finite number adds nothing).
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.calls = self.calls.saturating_add(other.calls);
+        if other.cost.is_finite() {
+            self.cost += other.cost;
+        }
+    }
+
+    /// What `now` (a total so far) adds to `self` (the total reported before): never
+    /// less than nothing, so a report that goes down counts for nothing.
+    pub fn since(&self, now: &Usage) -> Usage {
+        Usage {
+            input_tokens: now.input_tokens.saturating_sub(self.input_tokens),
+            output_tokens: now.output_tokens.saturating_sub(self.output_tokens),
+            calls: now.calls.saturating_sub(self.calls),
+            cost: (now.cost - self.cost).max(0.0),
+        }
+    }
+}
+
+/// A run's spending so far, and its budget. Shared by its units.
+#[derive(Debug, Default)]
+pub struct Spend {
+    budget: Option<Budget>,
+    spent: Mutex<Usage>,
+    /// Why the budget was passed, set once.
+    over: Mutex<Option<String>>,
+    /// Cancelled once the budget is passed: the run waits on it.
+    passed: CancellationToken,
+}
+
+impl Spend {
+    pub fn new(budget: Option<Budget>) -> Spend {
+        Spend {
+            budget,
+            ..Spend::default()
+        }
+    }
+
+    /// Adds what `step` used; passing the budget (first time) records why.
+    pub fn add(&self, step: &str, usage: &Usage) {
+        let total = {
+            let mut spent = self.spent.lock().unwrap_or_else(|p| p.into_inner());
+            spent.add(usage);
+            *spent
+        };
+        let Some(b) = &self.budget else { return };
+        let why = if let Some(max) = b.cost.filter(|max| total.cost > *max) {
+            Some(format!("cost {:.4} > {max}", total.cost))
+        } else if let Some(max) = b.tokens.filter(|max| total.tokens() > *max) {
+            Some(format!("tokens {} > {max}", total.tokens()))
+        } else {
+            b.calls
+                .filter(|max| total.calls > *max)
+                .map(|max| format!("calls {} > {max}", total.calls))
+        };
+        if let Some(why) = why {
+            let mut over = self.over.lock().unwrap_or_else(|p| p.into_inner());
+            if over.is_none() {
+                *over = Some(format!("budget exceeded: {why} at step `{step}`"));
+                self.passed.cancel();
+            }
+        }
+    }
+
+    /// What the run used so far.
+    pub fn spent(&self) -> Usage {
+        *self.spent.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Why the budget was passed, once it was.
+    pub fn over(&self) -> Option<String> {
+        self.over.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Resolves once the budget is passed.
+    pub fn passed(&self) -> tokio_util::sync::WaitForCancellationFuture<'_> {
+        self.passed.cancelled()
+    }
+
+    /// Whether it was passed.
+    pub fn is_over(&self) -> bool {
+        self.passed.is_cancelled()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_bound_passed_is_named_once_with_its_step() {
+        let spend = Spend::new(Some(Budget {
+            cost: Some(1.0),
+            tokens: Some(100),
+            calls: None,
+        }));
+        let used = |i, o, cost| Usage {
+            input_tokens: i,
+            output_tokens: o,
+            calls: 1,
+            cost,
+        };
+        spend.add("a", &used(40, 40, 0.5));
+        assert!(!spend.is_over());
+        spend.add("b", &used(10, 20, 0.1));
+        assert_eq!(
+            spend.over().as_deref(),
+            Some("budget exceeded: tokens 110 > 100 at step `b`")
+        );
+        spend.add("c", &used(0, 0, 5.0));
+        assert!(
+            spend.over().unwrap().contains("at step `b`"),
+            "the first stays"
+        );
+        assert_eq!(spend.spent().calls, 3);
+    }
+
+    #[test]
+    fn a_report_counts_only_what_is_new_and_never_less_than_nothing() {
+        let before = Usage {
+            input_tokens: 10,
+            output_tokens: 5,
+            calls: 0,
+            cost: 0.2,
+        };
+        let now = Usage {
+            input_tokens: 30,
+            output_tokens: 1,
+            calls: 0,
+            cost: 0.1,
+        };
+        assert_eq!(
+            before.since(&now),
+            Usage {
+                input_tokens: 20,
+                ..Usage::default()
+            }
+        );
+        let mut total = Usage::default();
+        total.add(&Usage {
+            cost: f64::NAN,
+            input_tokens: u64::MAX,
+            ..Usage::default()
+        });
+        total.add(&Usage {
+            input_tokens: 1,
+            ..Usage::default()
+        });
+        assert_eq!((total.cost, total.input_tokens), (0.0, u64::MAX));
+    }
+}

@@ -128,5 +128,119 @@ async fn a_runs_cost_is_priced_per_step_and_carried_up_through_an_orchestrator_i
     assert_eq!(meta["gen_ai.usage.input_tokens"], ti);
     assert_eq!(meta["gen_ai.usage.output_tokens"], to);
     assert!((meta["a2a_orchestrator.usage.cost"].as_f64().unwrap() - tcost).abs() < 1e-12);
+    // And Prometheus counts them by workflow and agent.
+    let metrics = orchestrator_metrics::get().render();
+    for line in [
+        format!(
+            "a2a_orchestrator_usage_tokens_total{{workflow=\"trip\",agent=\"currency\",direction=\"input\"}} {i}"
+        ),
+        format!(
+            "a2a_orchestrator_usage_tokens_total{{workflow=\"trip\",agent=\"inner\",direction=\"output\"}} {vo}"
+        ),
+        "a2a_orchestrator_usage_cost_total{workflow=\"trip\",agent=\"inner\"}".to_owned(),
+        format!(
+            "a2a_orchestrator_usage_tokens_total{{workflow=\"flights-only\",agent=\"flights\",direction=\"input\"}} {vi}"
+        ),
+    ] {
+        assert!(metrics.contains(&line), "{line} in\n{metrics}");
+    }
+    fleet.shutdown().await;
+}
+
+/// Issue 80: a budget and a deadline reach the bottom of a chain. The outer run sends
+/// what it has left with its message; the inner orchestrator holds its own run within
+/// it, so the inner run fails on the outer run's budget, at its own step, and the outer
+/// run fails too, counting what the inner one spent.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_budget_and_a_deadline_are_sent_down_and_hold_the_run_an_orchestrator_starts() {
+    use a2a::client::ListTasksQuery;
+    let behaviour = Behaviour {
+        latency: std::time::Duration::from_millis(5),
+        chunk_delay: std::time::Duration::from_millis(1),
+        ..Behaviour::default()
+    };
+    let fleet = Fleet::start(&[Set::Travel], behaviour, "127.0.0.1", true)
+        .await
+        .unwrap();
+    // Ids of their own: the metrics the other test reads are by workflow.
+    let inner_workflow = INNER.replace("id = \"flights-only\"", "id = \"flights-held\"");
+    let inner = orchestra_on(&[&inner_workflow], fleet.agents_toml(), |_| {}).await;
+    let outer_workflow = OUTER
+        .replace("id = \"trip\"", "id = \"trip-on-budget\"")
+        .replace(
+            "description = \"Flights through another orchestrator, and money here\"",
+            "description = \"Flights through another orchestrator, on a budget\"\nbudget = { tokens = 40 }\ndeadline = \"30s\"",
+        )
+        .replace("[steps.money]", "[steps.money]\nneeds = [\"via_inner\"]");
+    let outer_toml = format!(
+        "{}[agents.inner]\nurl = \"{}\"\nprice = {{ reported = true }}\n",
+        fleet.agents_toml(),
+        inner.url
+    );
+    let outer = orchestra_on(&[&outer_workflow], outer_toml, |_| {}).await;
+    let (c, _) = client(&outer.url).await;
+    let done = task(
+        c.send_message(&MessageSendParams::new(Message::user_text("plan it")))
+            .await
+            .unwrap(),
+    );
+    let meta = done.metadata.clone().unwrap().into_map();
+    let detail = &meta["run"];
+    assert_eq!(detail["state"], "failed", "{detail:#}");
+    let error = detail["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("budget exceeded: tokens ")
+            && error.ends_with("> 40 at step `via_inner`"),
+        "{error}"
+    );
+    assert_eq!(
+        step(detail, "money")["attempts"],
+        0,
+        "never called: {detail:#}"
+    );
+
+    // The inner orchestrator's run: started within the outer run's 40 tokens and its
+    // 30 seconds, it failed on them at its own step.
+    let (ic, _) = client(&inner.url).await;
+    let listed = ic
+        .list_tasks(&ListTasksQuery {
+            history_length: Some(10),
+            ..ListTasksQuery::default()
+        })
+        .await
+        .unwrap();
+    let first = listed
+        .tasks
+        .last()
+        .expect("the inner orchestrator ran a task");
+    let sent = first
+        .history
+        .first()
+        .and_then(|m| m.metadata.clone())
+        .unwrap()
+        .into_map();
+    assert_eq!(
+        sent["a2a_orchestrator.budget"],
+        serde_json::json!({"tokens": 40})
+    );
+    let ms = sent["a2a_orchestrator.timeout_ms"].as_u64().unwrap();
+    assert!(ms > 20_000 && ms <= 30_000, "{ms}");
+    let inner_run = first.metadata.clone().unwrap().into_map()["run"].clone();
+    assert_eq!(inner_run["state"], "failed", "{inner_run:#}");
+    let inner_error = inner_run["error"].as_str().unwrap();
+    assert!(
+        inner_error.starts_with("budget exceeded: tokens ")
+            && inner_error.ends_with("> 40 at step `flights`"),
+        "{inner_error}"
+    );
+    // The card says it takes them.
+    let (_, card) = client(&outer.url).await;
+    let uris: Vec<&str> = (card.capabilities.extensions.iter().flatten())
+        .map(|e| e.uri.as_str())
+        .collect();
+    assert!(
+        uris.contains(&a2a_orchestrator::connect::bounds::EXTENSION),
+        "{uris:?}"
+    );
     fleet.shutdown().await;
 }

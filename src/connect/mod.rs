@@ -10,6 +10,7 @@
 //! `model.rs` is where the engine meets the language model.
 
 pub mod behalf;
+pub mod bounds;
 mod conversation;
 mod ledger;
 mod model;
@@ -208,10 +209,16 @@ impl AgentConnector for A2aConnector {
             }
             let answering = req.task_id.is_some();
             let mut message = Message::with_id(MessageId::new(req.message_id), Role::User, parts);
-            // An agent with several skills learns which one the step asked for.
+            // An agent with several skills learns which one the step asked for; every
+            // agent, what the run has left of its budget and time.
+            let mut meta = serde_json::Map::new();
             if let AgentTarget::Skill(s) = &req.target {
-                let mut meta = serde_json::Map::new();
                 meta.insert("skill".into(), serde_json::Value::String(s.to_string()));
+            }
+            if let Some(b) = &req.bounds {
+                bounds::write(b, &mut meta);
+            }
+            if !meta.is_empty() {
                 message.metadata = Some(meta.into());
             }
             match req.task_id {

@@ -8,7 +8,9 @@ use std::time::Instant;
 use rustc_hash::FxHashMap;
 
 use orchestrator_core::engine::{RunEvent, StepState};
-use orchestrator_metrics::{RunEndLabels, StepEndLabels, StepLabels, WorkflowLabels};
+use orchestrator_metrics::{
+    RunEndLabels, SpendLabels, StepEndLabels, StepLabels, TokenLabels, WorkflowLabels,
+};
 use prometheus_client::metrics::gauge::Gauge;
 
 /// One step (or `for_each` item) this process has seen working.
@@ -65,6 +67,32 @@ impl RunMeter {
 
     pub(super) fn observe(&mut self, event: &RunEvent) {
         match event {
+            RunEvent::Usage { step, item, added } if added.tokens() > 0 || added.cost > 0.0 => {
+                let agent = (self.steps.get(step.as_str()))
+                    .and_then(|items| items.get(item))
+                    .map_or_else(|| agent_label(""), |s| agent_label(&s.agent));
+                let m = orchestrator_metrics::get();
+                for (direction, n) in [
+                    ("input", added.input_tokens),
+                    ("output", added.output_tokens),
+                ] {
+                    if n > 0 {
+                        let labels = TokenLabels {
+                            workflow: self.workflow.clone(),
+                            agent: agent.clone(),
+                            direction: direction.to_owned(),
+                        };
+                        m.usage_tokens.get_or_create(&labels).inc_by(n);
+                    }
+                }
+                if added.cost > 0.0 {
+                    let labels = SpendLabels {
+                        workflow: self.workflow.clone(),
+                        agent,
+                    };
+                    m.usage_cost.get_or_create(&labels).inc_by(added.cost);
+                }
+            }
             RunEvent::Run { state, .. } if state.is_terminal() => {
                 let m = orchestrator_metrics::get();
                 m.runs_finished

@@ -190,11 +190,19 @@ impl Orchestrator {
         let by = actor_of(&ctx.caller);
         // Before the run starts: its first step may call an agent at once.
         self.calls_on_behalf_of(ctx.task_id.as_str(), &ctx.caller);
+        // Within what the caller's own run has left, when it says (an orchestrator
+        // above this one).
+        let held = match ctx.message.metadata.as_ref() {
+            Some(meta) => {
+                crate::connect::bounds::within(workflow, &crate::connect::bounds::read(meta))
+            }
+            None => workflow.clone(),
+        };
         let run = self
             .inner
             .engine
             .start_by(
-                workflow.clone(),
+                held,
                 &inputs,
                 ctx.task_id.as_str().to_owned(),
                 origin_of(&ctx.caller),

@@ -518,6 +518,21 @@ fn cards(
         .extensions
         .get_or_insert_with(Vec::new)
         .push(sources);
+    // A caller may hold a run within what its own has left (docs/budgets.md).
+    let bounds = a2a::types::AgentExtension {
+        uri: crate::connect::bounds::EXTENSION.into(),
+        description: Some(
+            "Message metadata a2a_orchestrator.budget ({cost, tokens, calls}) and a2a_orchestrator.timeout_ms lower the run's budget and deadline; a task reports what it used as gen_ai.usage.input_tokens, gen_ai.usage.output_tokens and a2a_orchestrator.usage.cost".into(),
+        ),
+        required: Some(false),
+        params: None,
+    };
+    for c in [&mut card, &mut extended] {
+        c.capabilities
+            .extensions
+            .get_or_insert_with(Vec::new)
+            .push(bounds.clone());
+    }
     (card, offers_extended.then_some(extended))
 }
 

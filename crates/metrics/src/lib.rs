@@ -65,6 +65,21 @@ pub struct AgentLabels {
     pub agent: String,
 }
 
+/// What a workflow's runs used of an agent.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct SpendLabels {
+    pub workflow: String,
+    pub agent: String,
+}
+
+/// Tokens a workflow's runs used of an agent, read (`input`) or written (`output`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TokenLabels {
+    pub workflow: String,
+    pub agent: String,
+    pub direction: String,
+}
+
 /// A request an upstream client made.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct UpstreamLabels {
@@ -96,6 +111,8 @@ pub struct Metrics {
     pub step_duration: Histograms<StepEndLabels>,
     pub step_retries: Family<StepLabels, Counter>,
     pub downstream_calls: Family<CallLabels, Counter>,
+    pub usage_tokens: Family<TokenLabels, Counter>,
+    pub usage_cost: Family<SpendLabels, Counter<f64, std::sync::atomic::AtomicU64>>,
     pub agent_available: Family<AgentLabels, Gauge>,
     pub agent_circuit_open: Family<AgentLabels, Gauge>,
     pub workflow_agents_available: Family<WorkflowLabels, Gauge>,
@@ -129,6 +146,8 @@ impl Metrics {
             step_duration: Family::new_with_constructor(seconds),
             step_retries: Family::default(),
             downstream_calls: Family::default(),
+            usage_tokens: Family::default(),
+            usage_cost: Family::default(),
             agent_available: Family::default(),
             agent_circuit_open: Family::default(),
             workflow_agents_available: Family::default(),
@@ -146,6 +165,16 @@ impl Metrics {
             "runs_started",
             "Workflow runs started",
             m.runs_started.clone(),
+        );
+        r.register(
+            "usage_tokens",
+            "Tokens the agents reported their tasks used, by workflow, agent and direction",
+            m.usage_tokens.clone(),
+        );
+        r.register(
+            "usage_cost",
+            "What the agents' tasks cost, at the prices agents.toml gives, by workflow and agent",
+            m.usage_cost.clone(),
         );
         r.register(
             "runs_finished",

@@ -110,6 +110,8 @@ pub struct OutputBudget {
     pub limits: OutputLimits,
     run_bytes: AtomicU64,
     pub spend: super::usage::Spend,
+    /// When the run's deadline passes, once it is known.
+    pub deadline: std::sync::OnceLock<tokio::time::Instant>,
 }
 
 impl OutputBudget {
@@ -118,6 +120,7 @@ impl OutputBudget {
             limits,
             run_bytes: AtomicU64::new(0),
             spend: super::usage::Spend::new(budget),
+            deadline: std::sync::OnceLock::new(),
         }
     }
 }

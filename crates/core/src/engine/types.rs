@@ -122,6 +122,18 @@ pub struct SendRequest {
     pub task_id: Option<String>,
     pub text: Option<String>,
     pub data: Option<Map<String, Value>>,
+    /// What the run has left for the agent to work within, set as it goes out (boxed:
+    /// a unit holds its requests).
+    pub bounds: Option<Box<Bounds>>,
+}
+
+/// What a run has left when it sends a message: of its budget, and of time (the
+/// earliest of the attempt's timeout, the step's deadline and the run's). An agent
+/// that is an orchestrator holds the run it starts within them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Bounds {
+    pub budget: Option<crate::workflow::Budget>,
+    pub within: Option<std::time::Duration>,
 }
 
 /// The updates of one attempt, in order. The stream ends after a terminal or

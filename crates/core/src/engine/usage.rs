@@ -111,6 +111,17 @@ impl Spend {
         }
     }
 
+    /// What is left of the budget (none without one; nothing below zero).
+    pub fn remaining(&self) -> Option<Budget> {
+        let b = self.budget?;
+        let spent = self.spent();
+        Some(Budget {
+            cost: b.cost.map(|max| (max - spent.cost).max(0.0)),
+            tokens: b.tokens.map(|max| max.saturating_sub(spent.tokens())),
+            calls: b.calls.map(|max| max.saturating_sub(spent.calls)),
+        })
+    }
+
     /// What the run used so far.
     pub fn spent(&self) -> Usage {
         *self.spent.lock().unwrap_or_else(|p| p.into_inner())

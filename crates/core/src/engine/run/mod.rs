@@ -329,6 +329,9 @@ impl Run {
                     .workflow
                     .deadline
                     .map(|d| tokio::time::Instant::now() + d);
+                if let Some(d) = self.deadline {
+                    let _ = self.budget.deadline.set(d);
+                }
             }
             Some(saved) => {
                 let saved = *saved;
@@ -340,6 +343,9 @@ impl Run {
                 self.deadline = self.workflow.deadline.map(|d| {
                     tokio::time::Instant::now() + remaining(d, saved.header.started_at.as_deref())
                 });
+                if let Some(d) = self.deadline {
+                    let _ = self.budget.deadline.set(d);
+                }
                 let asked: Vec<(String, Option<usize>)> = saved
                     .units
                     .iter()

@@ -53,6 +53,20 @@ impl Unit {
     /// The id of the message of attempt `attempt`, turn `turn` (0 for the step's own
     /// message, then one per answer sent to the agent's questions): stable, so that a
     /// restart sends the same message with the same id.
+    /// What the run has left, for a message going out now: of its budget, and of time
+    /// until `until` (the attempt's or the step's end) or the run's deadline.
+    fn bounds(&self, until: Instant) -> Option<Box<crate::engine::Bounds>> {
+        let budget = self.budget.spend.remaining();
+        let end = match self.budget.deadline.get() {
+            Some(d) => until.min(*d),
+            None => until,
+        };
+        let far = Instant::now() + DEFAULT_ANSWER_WAIT / 2;
+        let within = (end < far).then(|| end.saturating_duration_since(Instant::now()));
+        (budget.is_some() || within.is_some())
+            .then(|| Box::new(crate::engine::Bounds { budget, within }))
+    }
+
     fn message_id(&self, attempt: u32, turn: u32) -> String {
         use std::fmt::Write;
         // Written piece by piece: `format!` with the item's own `to_string` cost a few
@@ -255,6 +269,7 @@ impl Unit {
             task_id: None,
             text,
             data,
+            bounds: None,
         };
         // After a restart: the downstream task to follow again, and the answer that may
         // not have reached it.
@@ -283,6 +298,7 @@ impl Unit {
                 task_id: if t > 0 { task_id.clone() } else { None },
                 text,
                 data,
+                bounds: None,
             };
             if let (Some(n), Some(task)) = (name, task_id) {
                 *agent = Some(Downstream {
@@ -327,7 +343,9 @@ impl Unit {
                         self.used(Usage::CALL).await;
                     })
                     .await;
-                    self.connector.send(request.clone())
+                    let mut outgoing = request.clone();
+                    outgoing.bounds = self.bounds(attempt_until.min(step_until));
+                    self.connector.send(outgoing)
                 }
             };
             // The attempt's end, the step's and the run's cancel, made once a send and
@@ -550,6 +568,7 @@ impl Unit {
                                 task_id,
                                 text: answer.text,
                                 data: answer.data,
+                                bounds: None,
                             };
                             attempt_until = step.timeout.map_or(far, |t| Instant::now() + t);
                             continue 'send;

@@ -68,6 +68,8 @@ try {
   if (!/Lisbon/.test(result)) throw new Error(`the itinerary is not shown: ${result.slice(0, 200)}`);
   const states = await page.locator('.dag g.node').evaluateAll((ns) => ns.map((n) => n.dataset.state));
   if (states.length < 5 || states.some((s) => s !== 'completed')) throw new Error(`steps: ${states}`);
+  const used = await page.locator('#used').innerText();
+  if (!/^\s*· \d+ calls, \d+ tokens in, \d+ out$/.test(used)) throw new Error(`what the run used: ${used}`);
   const progress = await page.locator('#progress').innerText();
   if (progress !== `${states.length}/${states.length} steps done`) throw new Error(`progress: ${progress}`);
   step('the output is rendered markdown; the timeline has a bar a step');

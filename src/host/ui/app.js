@@ -14,7 +14,7 @@
 
 import {
   h, add, setText, setAttr, stateName, terminal, badge, setBadge, duration, when, shortId,
-  partsText, appended,
+  partsText, appended, usedText,
 } from './dom.js';
 import { inline, markdown } from './markdown.js';
 import { schemaForm } from './forms.js';
@@ -646,6 +646,7 @@ function runView(id, follow) {
   const prog = h('span', { id: 'progress' });
   const started = h('span');
   const took = h('span');
+  const used = h('span', { id: 'used' });
   const version = h('span', { class: 'mono' });
   const who = h('span');
   const retryOf = h('span');
@@ -666,7 +667,7 @@ function runView(id, follow) {
   const sourceBox = h('section');
   const el = h('div', { class: 'run' },
     h('h1', null, title, ' ', shortId(id)),
-    h('p', { class: 'summary' }, stateBadge, runState, ' ', prog, ' · started ', started, ' · ', took,
+    h('p', { class: 'summary' }, stateBadge, runState, ' ', prog, ' · started ', started, ' · ', took, used,
       ' · version ', version, who, retryOf, ' ', actions),
     error, questionsBox,
     h('div', { class: 'views' },
@@ -762,7 +763,8 @@ function runView(id, follow) {
       setText(r.cells[2], s.attempts || '');
       const { start, end } = span(s, run);
       const items = s.item == null ? run.steps.filter((i) => i.step === s.step && i.item != null) : [];
-      setText(r.cells[3], `${start ? duration(start, end) : ''}${items.length ? ` · ${items.filter((i) => i.state === 'completed').length}/${items.length} items` : ''}`);
+      const spent = s.usage && (s.usage.inputTokens || s.usage.outputTokens || s.usage.cost) ? ` · ${usedText(s.usage)}` : '';
+      setText(r.cells[3], `${start ? duration(start, end) : ''}${items.length ? ` · ${items.filter((i) => i.state === 'completed').length}/${items.length} items` : ''}${spent}`);
       setText(r.cells[4], s.downstreamTaskId || '');
       setText(r.message, s.message || '');
       // Its artifacts, each re-rendered only when it changed.
@@ -840,6 +842,7 @@ function runView(id, follow) {
     setText(prog, progress(run));
     setText(started, when(run.startedAt));
     setText(took, duration(run.startedAt, run.endedAt));
+    setText(used, run.usage ? ` · ${usedText(run.usage)}` : '');
     setText(version, (run.workflowVersion || '').slice(0, 12));
     if (run.startedBy && !who.firstChild) add(who, [' · started by ', h('span', { id: 'started-by' }, run.startedBy.name)]);
     if (run.retryOf && !retryOf.firstChild) add(retryOf, [' · retry of ', shortId(run.retryOf, `#/run/${encodeURIComponent(run.retryOf)}`)]);

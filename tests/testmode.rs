@@ -54,17 +54,22 @@ fn the_shipped_workflows_tests_pass_and_a_day_long_wait_takes_no_time() {
     ] {
         assert!(said.contains(&format!("test {test} ... ok")), "{said}");
     }
-    // The approval's 24 hours passed, on the clock the run saw.
+    // The approval's 24 hours passed, and its escalation's 24 more, on the clock the
+    // run saw.
     assert!(
-        said.contains("test onboarding-laptop-refused-then-timed-out ... ok (1d of virtual time)"),
+        said.contains("test onboarding-laptop-unanswered ... ok (2d of virtual time)"),
         "{said}"
     );
-    assert!(said.contains("5 test(s): 5 passed, 0 failed"), "{said}");
+    assert!(
+        said.contains("test onboarding-laptop-escalated ... ok (1d3h of virtual time)"),
+        "{said}"
+    );
+    assert!(said.contains("6 test(s): 6 passed, 0 failed"), "{said}");
     // `validate` reads them too.
     let out = orchestrator(&["validate", "--offline", "workflows"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(
-        text(&out).contains("2 workflow file(s) and 5 test file(s) checked: 0 error(s)"),
+        text(&out).contains("2 workflow file(s) and 6 test file(s) checked: 0 error(s)"),
         "{}",
         text(&out)
     );

@@ -327,7 +327,7 @@ fn validate_command_exit_codes() {
     let (code, out, _) = cli(&["validate", "--offline"]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("2 workflow file(s) and 5 test file(s) checked: 0 error(s), 0 warning(s)"),
+        out.contains("2 workflow file(s) and 6 test file(s) checked: 0 error(s), 0 warning(s)"),
         "{out}"
     );
 

@@ -485,3 +485,52 @@ error = "budget exceeded: cost 1.1000 > 1 at step `review`"
         outcome.virtual_time
     );
 }
+
+/// Who may start a workflow is decided as `serve` decides it: a starter its `allow`
+/// does not name is refused and nothing runs; an agent may cancel its own task.
+#[tokio::test]
+async fn a_starter_the_workflow_does_not_allow_is_refused_and_an_agent_may_cancel() {
+    let dir = scratch("allow");
+    let workflow = r#"
+[workflow]
+id = "guarded"
+name = "Guarded"
+description = "For HR only"
+allow = ["group:hr"]
+
+[steps.ask]
+agent = "desk"
+message = "Please"
+continue_on_error = true
+"#;
+    let refused = r#"
+[test]
+workflow = "guarded"
+as = "group:sales"
+
+[agents.desk]
+replies = [{ text = "never asked" }]
+
+[expect]
+state = "refused"
+error = "group:sales may not start workflow `guarded`: it is for group:hr"
+"#;
+    let outcome = run::run(case(&dir, workflow, refused)).await;
+    assert!(outcome.passed(), "{:?}\n{:#}", outcome.misses, outcome.doc);
+    let canceled = r#"
+[test]
+workflow = "guarded"
+as = ["sub:ada", "group:hr"]
+
+[agents.desk]
+replies = [{ cancel = "the desk closed the ticket" }]
+
+[expect]
+state = "completed"
+"steps.ask.state" = "failed"
+"steps.ask.message" = "the agent canceled the task: the desk closed the ticket"
+"sent.desk" = { count = 1 }
+"#;
+    let outcome = run::run(case(&dir, workflow, canceled)).await;
+    assert!(outcome.passed(), "{:?}\n{:#}", outcome.misses, outcome.doc);
+}

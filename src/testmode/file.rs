@@ -77,6 +77,8 @@ pub enum Act {
     Fail(String),
     /// The agent rejects the task, saying why.
     Reject(String),
+    /// The agent cancels the task itself, saying why.
+    Cancel(String),
     /// The agent asks a question (`input-required`); its answer comes from `[answers]`.
     Ask(String),
     /// The agent cannot be reached (a connection error), for this reason.
@@ -100,7 +102,7 @@ const TEST: &[&str] = &["name", "workflow", "input", "as", "timeout"];
 const AGENT: &[&str] = &["replies", "skills"];
 const STEP: &[&str] = &["replies"];
 const REPLY: &[&str] = &[
-    "text", "data", "stream", "fail", "reject", "ask", "down", "delay", "usage",
+    "text", "data", "stream", "fail", "reject", "cancel", "ask", "down", "delay", "usage",
 ];
 const USAGE: &[&str] = &["input_tokens", "output_tokens", "cost"];
 const ANSWER: &[&str] = &["approve", "text", "data", "as", "delay"];
@@ -454,6 +456,7 @@ fn replies(ctx: &mut Ctx<'_>, t: &mut TableReader<'_, '_>, what: &str) -> Vec<Re
         let reject = r.string(ctx, "reject").map(|s| s.value);
         let ask = r.string(ctx, "ask").map(|s| s.value);
         let down = r.string(ctx, "down").map(|s| s.value);
+        let cancel = r.string(ctx, "cancel").map(|s| s.value);
         let span = r.span();
         r.finish(ctx, REPLY);
         let completes = text.is_some() || data.is_some() || stream.is_some();
@@ -463,10 +466,11 @@ fn replies(ctx: &mut Ctx<'_>, t: &mut TableReader<'_, '_>, what: &str) -> Vec<Re
             reject.is_some(),
             ask.is_some(),
             down.is_some(),
+            cancel.is_some(),
         ];
         let act = match acts.iter().filter(|a| **a).count() {
             0 => {
-                ctx.error(span, format!("{name} does nothing: give `text`, `data` or `stream` (it completes), or `fail`, `reject`, `ask` or `down`"));
+                ctx.error(span, format!("{name} does nothing: give `text`, `data` or `stream` (it completes), or `fail`, `reject`, `cancel`, `ask` or `down`"));
                 continue;
             }
             1 => {
@@ -486,12 +490,14 @@ fn replies(ctx: &mut Ctx<'_>, t: &mut TableReader<'_, '_>, what: &str) -> Vec<Re
                     Act::Reject(why)
                 } else if let Some(q) = ask {
                     Act::Ask(q)
+                } else if let Some(why) = cancel {
+                    Act::Cancel(why)
                 } else {
                     Act::Down(down.unwrap_or_default())
                 }
             }
             _ => {
-                ctx.error(span, format!("{name} does two things: a reply completes (`text`, `data`, `stream`), or `fail`s, `reject`s, `ask`s or is `down`, one of them"));
+                ctx.error(span, format!("{name} does two things: a reply completes (`text`, `data`, `stream`), or `fail`s, `reject`s, `cancel`s, `ask`s or is `down`, one of them"));
                 continue;
             }
         };

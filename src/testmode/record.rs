@@ -84,7 +84,8 @@ impl Hearing {
                 match state {
                     RemoteState::Working => None,
                     RemoteState::Completed => Some(self.completed()),
-                    RemoteState::Failed | RemoteState::Canceled => Some(Act::Fail(said())),
+                    RemoteState::Failed => Some(Act::Fail(said())),
+                    RemoteState::Canceled => Some(Act::Cancel(said())),
                     RemoteState::Rejected => Some(Act::Reject(said())),
                     RemoteState::InputRequired | RemoteState::AuthRequired => {
                         Some(Act::Ask(said()))
@@ -274,6 +275,7 @@ fn act(act: &Act) -> String {
         }
         Act::Fail(why) => format!("{{ fail = {} }}", string(why)),
         Act::Reject(why) => format!("{{ reject = {} }}", string(why)),
+        Act::Cancel(why) => format!("{{ cancel = {} }}", string(why)),
         Act::Ask(q) => format!("{{ ask = {} }}", string(q)),
         Act::Down(why) => format!("{{ down = {} }}", string(why)),
     }

@@ -76,6 +76,28 @@ fn broken(why: String) -> Outcome {
 type AnswerLog = Arc<Mutex<BTreeMap<String, Vec<Value>>>>;
 
 async fn run_on_virtual_time(case: &TestCase) -> Outcome {
+    // Who may start it, as `serve` decides: someone its `allow` does not name is
+    // refused, and nothing runs.
+    let allow = &case.workflow.allow;
+    if let Some(who) = &case.starter
+        && !orchestrator_core::access::allowed(allow, who)
+    {
+        let error = format!(
+            "{} may not start workflow `{}`: it is for {}",
+            who.name,
+            case.workflow.id,
+            orchestrator_core::access::describe(allow)
+        );
+        let doc = json!({ "state": "refused", "error": error });
+        let misses = case.expect.iter().filter_map(|e| e.check(&doc)).collect();
+        return Outcome {
+            doc,
+            misses,
+            broken: None,
+            virtual_time: Duration::ZERO,
+            wall_time: Duration::ZERO,
+        };
+    }
     let clock = tokio::time::Instant::now();
     let agents = ScriptedAgents::new(case);
     let store = Arc::new(MemoryRunStore::new());

@@ -195,6 +195,7 @@ fn updates(agent: String, task: String, act: Act) -> Vec<Result<Update, AgentErr
         }
         Act::Fail(why) => vec![Ok(started), Ok(status(RemoteState::Failed, Some(why)))],
         Act::Reject(why) => vec![Ok(started), Ok(status(RemoteState::Rejected, Some(why)))],
+        Act::Cancel(why) => vec![Ok(started), Ok(status(RemoteState::Canceled, Some(why)))],
         Act::Ask(q) => vec![Ok(started), Ok(status(RemoteState::InputRequired, Some(q)))],
         Act::Down(_) => unreachable!("a reply that is down sends nothing"),
     }

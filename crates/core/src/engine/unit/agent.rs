@@ -506,7 +506,10 @@ impl Unit {
                         RemoteState::Canceled => {
                             return Err(Failure::Final(
                                 StepState::Failed,
-                                "the agent canceled the task".into(),
+                                format!(
+                                    "the agent canceled the task{}",
+                                    message.map(|m| format!(": {m}")).unwrap_or_default()
+                                ),
                             ));
                         }
                         RemoteState::InputRequired | RemoteState::AuthRequired

@@ -56,16 +56,21 @@ fn step<'a>(detail: &'a Value, id: &str) -> &'a Value {
         .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_runs_cost_is_priced_per_step_and_carried_up_through_an_orchestrator_it_calls() {
+/// The example travel agents, quick to answer, on loopback.
+async fn travel_agents() -> Fleet {
     let behaviour = Behaviour {
         latency: std::time::Duration::from_millis(5),
         chunk_delay: std::time::Duration::from_millis(1),
         ..Behaviour::default()
     };
-    let fleet = Fleet::start(&[Set::Travel], behaviour, "127.0.0.1", true)
+    Fleet::start(&[Set::Travel], behaviour, "127.0.0.1", true)
         .await
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_runs_cost_is_priced_per_step_and_carried_up_through_an_orchestrator_it_calls() {
+    let fleet = travel_agents().await;
     let priced = |toml: String, agent: &str, price: &str| {
         toml.replace(
             &format!("[agents.{agent}]\n"),
@@ -154,14 +159,7 @@ async fn a_runs_cost_is_priced_per_step_and_carried_up_through_an_orchestrator_i
 #[tokio::test(flavor = "multi_thread")]
 async fn a_budget_and_a_deadline_are_sent_down_and_hold_the_run_an_orchestrator_starts() {
     use a2a::client::ListTasksQuery;
-    let behaviour = Behaviour {
-        latency: std::time::Duration::from_millis(5),
-        chunk_delay: std::time::Duration::from_millis(1),
-        ..Behaviour::default()
-    };
-    let fleet = Fleet::start(&[Set::Travel], behaviour, "127.0.0.1", true)
-        .await
-        .unwrap();
+    let fleet = travel_agents().await;
     // Ids of their own: the metrics the other test reads are by workflow.
     let inner_workflow = INNER.replace("id = \"flights-only\"", "id = \"flights-held\"");
     let inner = orchestra_on(&[&inner_workflow], fleet.agents_toml(), |_| {}).await;

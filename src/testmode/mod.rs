@@ -20,38 +20,7 @@ use orchestrator_core::config::Diagnostic;
 /// The test files `paths` name: files as they are, directories by their `*.test.toml`
 /// files (sorted, not descending). A path that does not exist is a problem.
 pub fn collect(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<Diagnostic>) {
-    let mut files = Vec::new();
-    let mut problems = Vec::new();
-    let missing = |p: &Path, why: String| {
-        Diagnostic::new(
-            orchestrator_core::config::Severity::Error,
-            &p.display().to_string(),
-            "",
-            0..0,
-            why,
-        )
-    };
-    for p in paths {
-        if p.is_dir() {
-            match std::fs::read_dir(p) {
-                Ok(entries) => {
-                    let mut found: Vec<PathBuf> = entries
-                        .filter_map(Result::ok)
-                        .map(|e| e.path())
-                        .filter(|f| is_test_file(f) && f.is_file())
-                        .collect();
-                    found.sort();
-                    files.extend(found);
-                }
-                Err(e) => problems.push(missing(p, format!("cannot read the directory: {e}"))),
-            }
-        } else if p.is_file() {
-            files.push(p.clone());
-        } else {
-            problems.push(missing(p, "no such file or directory".into()));
-        }
-    }
-    (files, problems)
+    orchestrator_core::workflow::collect_matching(paths, is_test_file)
 }
 
 /// Whether `path` is named as a test file (`*.test.toml`).

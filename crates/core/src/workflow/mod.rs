@@ -61,6 +61,17 @@ pub fn load_file(path: &Path, options: Options<'_>) -> Loaded {
 /// `*.toml` files but tests (`*.test.toml`), sorted. Missing paths are reported as
 /// errors.
 pub fn collect_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<Diagnostic>) {
+    collect_matching(paths, |f| {
+        f.extension().is_some_and(|x| x == "toml") && !f.to_string_lossy().ends_with(".test.toml")
+    })
+}
+
+/// The files a list of paths names: files as they are, directories by their files
+/// `keep` takes (sorted, not descending). Missing paths are reported as errors.
+pub fn collect_matching(
+    paths: &[PathBuf],
+    keep: impl Fn(&Path) -> bool,
+) -> (Vec<PathBuf>, Vec<Diagnostic>) {
     let mut files = Vec::new();
     let mut errors = Vec::new();
     for p in paths {
@@ -70,8 +81,7 @@ pub fn collect_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<Diagnostic>) {
                     let mut found: Vec<PathBuf> = entries
                         .filter_map(Result::ok)
                         .map(|e| e.path())
-                        .filter(|f| f.extension().is_some_and(|x| x == "toml") && f.is_file())
-                        .filter(|f| !f.to_string_lossy().ends_with(".test.toml"))
+                        .filter(|f| keep(f) && f.is_file())
                         .collect();
                     found.sort();
                     files.extend(found);

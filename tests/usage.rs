@@ -242,3 +242,96 @@ async fn a_budget_and_a_deadline_are_sent_down_and_hold_the_run_an_orchestrator_
     );
     fleet.shutdown().await;
 }
+
+/// Issue 80: a run's account survives a restart. The first step's usage is kept with
+/// its record; the run resumed by another engine goes on counting from it, so the
+/// second step passes the budget the two together exceed.
+#[tokio::test(start_paused = true)]
+async fn a_resumed_run_goes_on_counting_from_what_its_finished_steps_used() {
+    use a2a_orchestrator::testmode::{file, script::ScriptedAgents};
+    use orchestrator_core::engine::{
+        Engine, EngineOptions, MemoryRunStore, RunEvent, RunStore, StepState,
+    };
+    use std::sync::Arc;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("usage-resume");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("w.toml"),
+        r#"
+[workflow]
+id = "two"
+name = "Two"
+description = "Two paid steps"
+budget = { tokens = 150 }
+
+[steps.a]
+agent = "x"
+message = "first"
+
+[steps.b]
+agent = "x"
+needs = ["a"]
+message = "second"
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("t.test.toml"),
+        r#"
+[test]
+workflow = "two"
+
+[steps.a]
+replies = [{ text = "one", usage = { input_tokens = 60, output_tokens = 40 } }]
+
+[steps.b]
+replies = [{ delay = "1h", text = "two", usage = { input_tokens = 60, output_tokens = 40 } }]
+
+[expect]
+state = "failed"
+"#,
+    )
+    .unwrap();
+    let (case, diags) = file::load(&dir.join("t.test.toml"), &dir);
+    let case = case.unwrap_or_else(|| panic!("{diags:?}"));
+    let store = Arc::new(MemoryRunStore::new());
+    let engine = Engine::new(
+        Arc::new(ScriptedAgents::new(&case)),
+        EngineOptions::default(),
+    )
+    .with_store(store.clone());
+    let mut first = engine
+        .start(case.workflow.clone(), &case.input, "r-1".into())
+        .unwrap();
+    // Stopped once `a` is done: as a process that stops.
+    loop {
+        match first.events.recv().await.expect("the run goes on") {
+            RunEvent::Step {
+                step,
+                state: StepState::Completed,
+                ..
+            } if step.as_str() == "a" => break,
+            _ => {}
+        }
+    }
+    first.control.halt();
+    let saved = store.load_run("r-1").await.unwrap().expect("stored");
+    // Another engine resumes it.
+    let again = Engine::new(
+        Arc::new(ScriptedAgents::new(&case)),
+        EngineOptions::default(),
+    )
+    .with_store(store.clone());
+    let mut resumed = again.resume(case.workflow.clone(), saved);
+    while resumed.events.recv().await.is_some() {}
+    let detail = resumed.control.read(|told| told.detail().clone());
+    assert_eq!(
+        detail.error.as_deref(),
+        Some("budget exceeded: tokens 200 > 150 at step `b`"),
+        "{detail:#?}"
+    );
+    let a = detail.steps.iter().find(|s| s.step == "a").unwrap();
+    assert_eq!((a.usage.input_tokens, a.usage.calls), (60, 1), "{a:#?}");
+    assert_eq!(detail.usage.tokens(), 200, "{:?}", detail.usage);
+}

@@ -126,6 +126,21 @@ pub(crate) struct RecordRow {
     ended_at: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     decisions: Vec<DecisionRow>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    usage: Option<UsageRow>,
+}
+
+/// What a step used.
+#[derive(Serialize, Deserialize)]
+struct UsageRow {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+    #[serde(default)]
+    calls: u64,
+    #[serde(default)]
+    cost: f64,
 }
 
 /// Artifacts: (id, name, parts).
@@ -309,6 +324,12 @@ impl From<&Record> for RecordRow {
                     action: d.action.clone(),
                 })
                 .collect(),
+            usage: r.usage.as_deref().map(|u| UsageRow {
+                input_tokens: u.input_tokens,
+                output_tokens: u.output_tokens,
+                calls: u.calls,
+                cost: u.cost,
+            }),
         }
     }
 }
@@ -343,6 +364,14 @@ impl From<RecordRow> for Record {
                     action: d.action,
                 })
                 .collect(),
+            usage: r.usage.map(|u| {
+                Box::new(orchestrator_core::engine::Usage {
+                    input_tokens: u.input_tokens,
+                    output_tokens: u.output_tokens,
+                    calls: u.calls,
+                    cost: u.cost,
+                })
+            }),
         }
     }
 }
@@ -603,6 +632,31 @@ mod tests {
     /// The snapshots of a task that streams many events of one size: every 32 events
     /// while it is young, then together about three times the last, with never more
     /// than about a third of its events replayed on a read.
+    #[test]
+    fn a_records_usage_is_stored_and_read_back_and_old_records_have_none() {
+        use orchestrator_core::engine::{Checkpoint, Record, StepState, Usage};
+        let mut record = Record::new(StepState::Completed);
+        record.usage = Some(Box::new(Usage {
+            input_tokens: 60,
+            output_tokens: 40,
+            calls: 2,
+            cost: 0.5,
+        }));
+        let stored =
+            serde_json::to_string(&CheckpointRow::from(&Checkpoint::Done(record.clone()))).unwrap();
+        let back: Checkpoint = serde_json::from_str::<CheckpointRow>(&stored)
+            .unwrap()
+            .into();
+        assert_eq!(back, Checkpoint::Done(record));
+        let old = stored.replace(
+            r#","usage":{"input_tokens":60,"output_tokens":40,"calls":2,"cost":0.5}"#,
+            "",
+        );
+        assert_ne!(old, stored, "{stored}");
+        let back: Checkpoint = serde_json::from_str::<CheckpointRow>(&old).unwrap().into();
+        assert!(matches!(back, Checkpoint::Done(r) if r.usage.is_none()));
+    }
+
     #[test]
     fn snapshots_grow_apart_as_a_task_grows() {
         let events = 200_000u64;

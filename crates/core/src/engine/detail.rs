@@ -542,6 +542,12 @@ impl RunDetail {
                     }
                     e.state = record.state;
                     e.message.clone_from(&record.error);
+                    if let Some(u) = record.usage.as_deref() {
+                        e.usage = *u;
+                    }
+                    if let Some(u) = record.usage.as_deref() {
+                        e.usage = *u;
+                    }
                     if let Some(t) = &record.ended_at {
                         e.ended_at = Some(t.clone());
                     }
@@ -594,6 +600,11 @@ impl RunDetail {
             }
         }
         self.audit.sort_by(|a, b| a.at.cmp(&b.at));
+        // What the finished steps used, together (a fan-out step's items are in its own).
+        self.usage = Usage::default();
+        for s in self.steps.iter().filter(|s| s.item.is_none()) {
+            self.usage.add(&s.usage);
+        }
     }
 
     /// Takes the question an answer went to off the list: the step's (and item's, when

@@ -117,6 +117,10 @@ pub struct Record {
     pub ended_at: Option<String>,
     /// Who answered the step's question, and how (approval and input steps).
     pub decisions: Vec<crate::access::Decision>,
+    /// What it used (calls, and the tokens and cost its agent reported), kept so that a
+    /// resumed run's account goes on from it (boxed: most steps' futures hold records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Box<crate::engine::Usage>>,
 }
 
 impl Record {
@@ -132,6 +136,7 @@ impl Record {
             started_at: None,
             ended_at: None,
             decisions: Vec::new(),
+            usage: None,
         }
     }
 

@@ -4,6 +4,7 @@
 //! and each call it makes; the run's [`Spend`] adds it up for every unit and says,
 //! once, when the budget is passed, and the run then fails and cancels what runs.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
@@ -71,6 +72,8 @@ impl Usage {
 pub struct Spend {
     budget: Option<Budget>,
     spent: Mutex<Usage>,
+    /// Per step (and fan-out item): what it used, for its record.
+    units: Mutex<HashMap<(String, Option<usize>), Usage>>,
     /// Why the budget was passed, set once.
     over: Mutex<Option<String>>,
     /// Cancelled once the budget is passed: the run waits on it.
@@ -85,8 +88,13 @@ impl Spend {
         }
     }
 
-    /// Adds what `step` used; passing the budget (first time) records why.
-    pub fn add(&self, step: &str, usage: &Usage) {
+    /// Adds what `step` (its fan-out `item`) used; passing the budget (first time)
+    /// records why.
+    pub fn add(&self, step: &str, item: Option<usize>, usage: &Usage) {
+        (self.units.lock().unwrap_or_else(|p| p.into_inner()))
+            .entry((step.to_owned(), item))
+            .or_default()
+            .add(usage);
         let total = {
             let mut spent = self.spent.lock().unwrap_or_else(|p| p.into_inner());
             spent.add(usage);
@@ -109,6 +117,15 @@ impl Spend {
                 self.passed.cancel();
             }
         }
+    }
+
+    /// What `step` (its `item`) used so far.
+    pub fn of_unit(&self, step: &str, item: Option<usize>) -> Usage {
+        let units = self.units.lock().unwrap_or_else(|p| p.into_inner());
+        units
+            .get(&(step.to_owned(), item))
+            .copied()
+            .unwrap_or_default()
     }
 
     /// What is left of the budget (none without one; nothing below zero).
@@ -160,14 +177,14 @@ mod tests {
             calls: 1,
             cost,
         };
-        spend.add("a", &used(40, 40, 0.5));
+        spend.add("a", None, &used(40, 40, 0.5));
         assert!(!spend.is_over());
-        spend.add("b", &used(10, 20, 0.1));
+        spend.add("b", None, &used(10, 20, 0.1));
         assert_eq!(
             spend.over().as_deref(),
             Some("budget exceeded: tokens 110 > 100 at step `b`")
         );
-        spend.add("c", &used(0, 0, 5.0));
+        spend.add("c", None, &used(0, 0, 5.0));
         assert!(
             spend.over().unwrap().contains("at step `b`"),
             "the first stays"

@@ -355,6 +355,16 @@ impl Run {
                 if !asked.is_empty() {
                     self.reasking = Some(Box::new(questions::Reasking::new(asked)));
                 }
+                // The account goes on from what its finished steps used (a fan-out
+                // step's items are counted, not the step besides).
+                for ((step, item), c) in &saved.units {
+                    if let Checkpoint::Done(r) = c
+                        && r.items.is_none()
+                        && let Some(u) = r.usage.as_deref()
+                    {
+                        self.budget.spend.add(step, *item, u);
+                    }
+                }
                 self.restore = saved.units;
                 if saved.canceled {
                     self.cancel.cancel();

@@ -284,6 +284,8 @@ impl Run {
             record.started_at.get_or_insert(started);
         }
         record.ended_at.get_or_insert_with(wall_clock);
+        let used = (self.budget.spend).of_unit(self.workflow.steps[i].id.as_str(), item);
+        record.usage = (!used.is_zero()).then(|| Box::new(used));
         let Some(k) = item else {
             return self.close(i, record).await;
         };
@@ -348,6 +350,11 @@ impl Run {
         if self.canceled && done < need {
             r.state = StepState::Canceled;
         }
+        let mut used = crate::engine::Usage::default();
+        for it in items.iter().filter_map(|it| it.usage.as_deref()) {
+            used.add(it);
+        }
+        r.usage = (!used.is_zero()).then(|| Box::new(used));
         r.items = Some(items);
         self.close(i, r).await;
     }

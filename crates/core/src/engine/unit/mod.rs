@@ -120,7 +120,7 @@ impl Unit {
         if added.is_zero() {
             return;
         }
-        self.budget.spend.add(self.id().as_str(), &added);
+        self.budget.spend.add(self.id().as_str(), self.item, &added);
         let step = self.id().clone();
         self.emit(RunEvent::Usage {
             step,

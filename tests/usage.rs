@@ -335,3 +335,72 @@ state = "failed"
     assert_eq!((a.usage.input_tokens, a.usage.calls), (60, 1), "{a:#?}");
     assert_eq!(detail.usage.tokens(), 200, "{:?}", detail.usage);
 }
+
+/// Reports usage as a hostile agent would: a negative count, a count as text, a
+/// megabyte string, a huge cost, each time a status update goes out.
+struct Lying;
+
+impl a2a::server::AgentExecutor for Lying {
+    async fn execute(
+        &self,
+        _ctx: a2a::server::RequestContext,
+        events: a2a::server::EventSink,
+    ) -> Result<(), a2a::RpcError> {
+        let fail = |e: a2a::server::SinkError| a2a::RpcError::internal(e.to_string());
+        let lies = [
+            serde_json::json!({"gen_ai.usage.input_tokens": -5, "gen_ai.usage.output_tokens": "12"}),
+            serde_json::json!({"gen_ai.usage.input_tokens": "x".repeat(1 << 20), "a2a_orchestrator.usage.cost": 1e300}),
+            serde_json::json!({"gen_ai.usage.input_tokens": 1e300, "gen_ai.usage.output_tokens": {"n": 1}, "a2a_orchestrator.usage.cost": -1}),
+        ];
+        for (i, lie) in lies.into_iter().enumerate() {
+            let state = if i == 2 {
+                a2a::types::TaskState::Completed
+            } else {
+                a2a::types::TaskState::Working
+            };
+            let mut update = events.status_update(state, None);
+            update.metadata = Some(lie.as_object().unwrap().clone().into());
+            events.send(update).await.map_err(fail)?;
+        }
+        Ok(())
+    }
+}
+
+/// Issue 80: malformed and hostile usage never breaks a run: each value that is not a
+/// count (or a cost) is left out, the step completes, and nothing is counted for it
+/// but its call — even where its own cost is believed.
+#[tokio::test(flavor = "multi_thread")]
+async fn hostile_usage_reports_are_ignored_and_never_break_a_run() {
+    let liar = crate::util::serve(
+        Lying,
+        crate::echo_agent::echo_card,
+        a2a::server::ServerConfig::default(),
+    )
+    .await;
+    let workflow = r#"
+[workflow]
+id = "lied-to"
+name = "Lied to"
+description = "Calls an agent that lies about what it used"
+budget = { tokens = 10, cost = 1.0 }
+
+[steps.ask]
+agent = "liar"
+message = "how much?"
+"#;
+    let toml = format!(
+        "[agents.liar]\nurl = \"{}\"\nprice = {{ input_per_million = 1.0, reported = true }}\n",
+        liar.url
+    );
+    let o = orchestra_on(&[workflow], toml, |_| {}).await;
+    let (c, _) = client(&o.url).await;
+    let done = task(
+        c.send_message(&MessageSendParams::new(Message::user_text("go")))
+            .await
+            .unwrap(),
+    );
+    let meta = done.metadata.clone().unwrap().into_map();
+    let detail = &meta["run"];
+    assert_eq!(detail["state"], "completed", "{detail:#}");
+    assert_eq!(usage(step(detail, "ask")), (0, 0, 1, 0.0), "{detail:#}");
+}

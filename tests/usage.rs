@@ -404,3 +404,41 @@ message = "how much?"
     assert_eq!(detail["state"], "completed", "{detail:#}");
     assert_eq!(usage(step(detail, "ask")), (0, 0, 1, 0.0), "{detail:#}");
 }
+
+/// Issue 80: the official Python SDK's agent reports usage in its final status's
+/// metadata (through its `TaskUpdater`); the orchestrator reads it on JSON-RPC and on
+/// gRPC (where metadata is a protobuf `Struct`), and prices it.
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+#[tokio::test(flavor = "multi_thread")]
+async fn an_sdk_agents_reported_usage_is_read_on_each_binding() {
+    let text = "please report usage of these six words";
+    for agent in [
+        crate::util::python_v1_agent(0.0).await,
+        crate::util::python_v1_grpc_agent(0.0).await,
+    ] {
+        let workflow = format!(
+            "[workflow]\nid = \"sdk-usage\"\nname = \"SDK usage\"\ndescription = \"d\"\n\n[steps.words]\nagent = \"py\"\nmessage = \"{text}\"\n"
+        );
+        let toml = format!(
+            "[agents.py]\nurl = \"{}\"\nprice = {{ input_per_million = 1000000.0, output_per_million = 0.0 }}\n",
+            agent.url
+        );
+        let o = orchestra_on(&[&workflow], toml, |_| {}).await;
+        let (c, _) = client(&o.url).await;
+        let done = task(
+            c.send_message(&MessageSendParams::new(Message::user_text("go")))
+                .await
+                .unwrap(),
+        );
+        let meta = done.metadata.clone().unwrap().into_map();
+        let detail = &meta["run"];
+        assert_eq!(detail["state"], "completed", "{detail:#}");
+        let chars = text.len() as u64;
+        let words = text.split_whitespace().count() as u64;
+        assert_eq!(
+            usage(step(detail, "words")),
+            (chars, words, 1, chars as f64),
+            "{detail:#}"
+        );
+    }
+}

@@ -98,7 +98,13 @@ class WordsExecutor(AgentExecutor):
                 append=i > 0,
                 last_chunk=i == len(words) - 1,
             )
-        await updater.complete(new_text_message("done: " + text, context_id=task.context_id, task_id=task.id))
+        done = new_text_message("done: " + text, context_id=task.context_id, task_id=task.id)
+        if "report usage" in text.lower():
+            # As an agent that calls a model reports it: OpenTelemetry GenAI's names.
+            usage = {"gen_ai.usage.input_tokens": len(text), "gen_ai.usage.output_tokens": len(words)}
+            await updater.update_status(TaskState.TASK_STATE_COMPLETED, message=done, metadata=usage)
+        else:
+            await updater.complete(done)
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         task = context.current_task

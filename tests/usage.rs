@@ -56,6 +56,18 @@ fn step<'a>(detail: &'a Value, id: &str) -> &'a Value {
         .unwrap()
 }
 
+/// Sends `text` to the orchestrator at `url` and waits: the metadata of the task it
+/// ends with (its run's detail under `run`, its usage as an agent reports it).
+async fn ran(url: &str, text: &str) -> serde_json::Map<String, Value> {
+    let (c, _) = client(url).await;
+    let done = task(
+        c.send_message(&MessageSendParams::new(Message::user_text(text)))
+            .await
+            .unwrap(),
+    );
+    done.metadata.unwrap().into_map()
+}
+
 /// The example travel agents, quick to answer, on loopback.
 async fn travel_agents() -> Fleet {
     let behaviour = Behaviour {
@@ -101,13 +113,7 @@ async fn a_runs_cost_is_priced_per_step_and_carried_up_through_an_orchestrator_i
     );
     let outer = orchestra_on(&[OUTER], outer_toml, |_| {}).await;
 
-    let (c, _) = client(&outer.url).await;
-    let done = task(
-        c.send_message(&MessageSendParams::new(Message::user_text("plan it")))
-            .await
-            .unwrap(),
-    );
-    let meta = done.metadata.clone().unwrap().into_map();
+    let meta = ran(&outer.url, "plan it").await;
     let detail = &meta["run"];
     assert_eq!(detail["state"], "completed", "{detail:#}");
 
@@ -176,13 +182,7 @@ async fn a_budget_and_a_deadline_are_sent_down_and_hold_the_run_an_orchestrator_
         inner.url
     );
     let outer = orchestra_on(&[&outer_workflow], outer_toml, |_| {}).await;
-    let (c, _) = client(&outer.url).await;
-    let done = task(
-        c.send_message(&MessageSendParams::new(Message::user_text("plan it")))
-            .await
-            .unwrap(),
-    );
-    let meta = done.metadata.clone().unwrap().into_map();
+    let meta = ran(&outer.url, "plan it").await;
     let detail = &meta["run"];
     assert_eq!(detail["state"], "failed", "{detail:#}");
     let error = detail["error"].as_str().unwrap();
@@ -393,13 +393,7 @@ message = "how much?"
         liar.url
     );
     let o = orchestra_on(&[workflow], toml, |_| {}).await;
-    let (c, _) = client(&o.url).await;
-    let done = task(
-        c.send_message(&MessageSendParams::new(Message::user_text("go")))
-            .await
-            .unwrap(),
-    );
-    let meta = done.metadata.clone().unwrap().into_map();
+    let meta = ran(&o.url, "go").await;
     let detail = &meta["run"];
     assert_eq!(detail["state"], "completed", "{detail:#}");
     assert_eq!(usage(step(detail, "ask")), (0, 0, 1, 0.0), "{detail:#}");
@@ -424,13 +418,7 @@ async fn an_sdk_agents_reported_usage_is_read_on_each_binding() {
             agent.url
         );
         let o = orchestra_on(&[&workflow], toml, |_| {}).await;
-        let (c, _) = client(&o.url).await;
-        let done = task(
-            c.send_message(&MessageSendParams::new(Message::user_text("go")))
-                .await
-                .unwrap(),
-        );
-        let meta = done.metadata.clone().unwrap().into_map();
+        let meta = ran(&o.url, "go").await;
         let detail = &meta["run"];
         assert_eq!(detail["state"], "completed", "{detail:#}");
         let chars = text.len() as u64;

@@ -21,11 +21,13 @@ enum Behaviour {
     /// The same after a pause.
     Sleep(Duration),
     /// Streams `count` chunks of one artifact, `gap` apart; each chunk's text is the
-    /// nanoseconds since `epoch` at which it was sent.
+    /// nanoseconds since `epoch` at which it was sent. With a `gate`, not before it
+    /// opens (10 s at most).
     Chunks {
         count: usize,
         gap: Duration,
         epoch: Instant,
+        gate: Option<Arc<tokio::sync::Notify>>,
     },
     /// Counts the task, then works until released.
     Hold {
@@ -47,7 +49,15 @@ impl AgentExecutor for BenchAgent {
                 tokio::time::sleep(*pause).await;
                 let _ = events.artifact(echo(ctx.message.text()), false, true).await;
             }
-            Behaviour::Chunks { count, gap, epoch } => {
+            Behaviour::Chunks {
+                count,
+                gap,
+                epoch,
+                gate,
+            } => {
+                if let Some(gate) = gate {
+                    let _ = tokio::time::timeout(Duration::from_secs(10), gate.notified()).await;
+                }
                 for i in 0..*count {
                     let stamp = epoch.elapsed().as_nanos().to_string();
                     let chunk = Artifact::new(ArtifactId::new("stream"), vec![Part::text(stamp)]);
@@ -119,12 +129,14 @@ pub struct Agents {
     apart: Option<std::thread::JoinHandle<()>>,
 }
 
-/// How the `chunky` agent streams: chunks per task, the pause between them, and the
-/// instant its stamps count from.
+/// How the `chunky` agent streams: chunks per task, the pause between them, the
+/// instant its stamps count from, and what it waits for before streaming (a subscriber
+/// on another replica to be there, say).
 pub struct ChunkPlan {
     pub count: usize,
     pub gap: Duration,
     pub epoch: Instant,
+    pub gate: Option<Arc<tokio::sync::Notify>>,
 }
 
 impl Agents {
@@ -187,6 +199,7 @@ impl Agents {
                     count: chunks.count,
                     gap: chunks.gap,
                     epoch: chunks.epoch,
+                    gate: chunks.gate.clone(),
                 },
             ),
             (

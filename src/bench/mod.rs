@@ -26,6 +26,7 @@ use scenarios::{
 };
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -145,7 +146,7 @@ pub async fn stores(
 ) -> anyhow::Result<StoreComparison> {
     check_stores(specs).map_err(|e| anyhow!(e))?;
     let sizes = Sizes::new(options.quick);
-    let agents = start_agents(options, &sizes, Instant::now()).await?;
+    let agents = start_agents(options, &sizes, Instant::now(), None).await?;
     let dir = Scratch::new(&agents)?;
     let result = compare_stores(options, specs, &sizes, &dir, progress).await;
     agents.stop().await;
@@ -220,7 +221,9 @@ pub async fn replicas(
     }
     let sizes = Sizes::new(options.quick);
     let epoch = Instant::now();
-    let agents = start_agents(options, &sizes, epoch).await?;
+    // The relay run streams once the other replica's subscriber is there.
+    let relay_gate = Arc::new(tokio::sync::Notify::new());
+    let agents = start_agents(options, &sizes, epoch, Some(relay_gate.clone())).await?;
     let dir = Scratch::new(&agents)?;
     progress(&format!(
         "replicas: starting {max} serve processes on {}",
@@ -262,13 +265,14 @@ pub async fn replicas(
                 // subscriber reads it, not when the runtime gets to it.
                 let (owner, other) = (serves[0].client()?, serves[1].client()?);
                 let chunks = sizes.relay_chunks;
+                let gate = relay_gate.clone();
                 let relay = tokio::task::spawn_blocking(move || {
                     tokio::runtime::Builder::new_current_thread()
                         .enable_all()
                         .build()?
                         .block_on(async {
                             tokio::time::sleep(Duration::from_millis(100)).await;
-                            relay_across(&owner, &other, epoch, chunks).await
+                            relay_across(&owner, &other, epoch, chunks, &gate).await
                         })
                 });
                 let (rate, relay) = tokio::join!(load, relay);
@@ -336,7 +340,7 @@ pub async fn against(
     progress: &dyn Fn(&str),
 ) -> anyhow::Result<BuildComparison> {
     let sizes = Sizes::new(options.quick);
-    let agents = start_agents(options, &sizes, Instant::now()).await?;
+    let agents = start_agents(options, &sizes, Instant::now(), None).await?;
     let dir = Scratch::new(&agents)?;
     let result = compare_builds(options, baseline, &sizes, &dir, progress).await;
     agents.stop().await;
@@ -442,11 +446,17 @@ fn redact(url: &str) -> String {
 }
 
 /// The benchmark's loopback agents, their relay chunks stamped from `epoch`.
-async fn start_agents(options: &Options, sizes: &Sizes, epoch: Instant) -> anyhow::Result<Agents> {
+async fn start_agents(
+    options: &Options,
+    sizes: &Sizes,
+    epoch: Instant,
+    gate: Option<Arc<tokio::sync::Notify>>,
+) -> anyhow::Result<Agents> {
     let plan = ChunkPlan {
         count: sizes.relay_chunks,
         gap: Duration::from_millis(1),
         epoch,
+        gate,
     };
     Agents::start(FANOUT_PAUSE, plan, options.agents)
         .await
@@ -457,7 +467,7 @@ async fn start_agents(options: &Options, sizes: &Sizes, epoch: Instant) -> anyho
 pub async fn run(options: &Options, progress: &dyn Fn(&str)) -> anyhow::Result<Report> {
     let sizes = Sizes::new(options.quick);
     let epoch = Instant::now();
-    let agents = start_agents(options, &sizes, epoch).await?;
+    let agents = start_agents(options, &sizes, epoch, None).await?;
     let dir = Scratch::new(&agents)?;
     let result = measure(options, &sizes, &agents, &dir, epoch, progress).await;
     agents.stop().await;

@@ -264,13 +264,15 @@ impl Across {
 /// The relay latency of each chunk of a `chunky` task run by replica `owner`, seen by
 /// a subscriber on replica `other` (`tasks/resubscribe`): from the agent through the
 /// owner, its store and the other replica's reading of it; and, per chunk, the other
-/// subscriber's lag behind the owner's own stream of the run. Chunks streamed before
-/// the subscription began are not counted; at least half must reach it.
+/// subscriber's lag behind the owner's own stream of the run. The agent streams once the
+/// subscription is made (`gate`); chunks streamed before the subscription began are not
+/// counted, and at least half must reach it.
 pub(super) async fn relay_across(
     owner: &A2aClient,
     other: &A2aClient,
     epoch: Instant,
     chunks: usize,
+    gate: &tokio::sync::Notify,
 ) -> anyhow::Result<Across> {
     let mut local = owner
         .send_message_stream(&start_message("relay", json!({})))
@@ -292,6 +294,9 @@ pub(super) async fn relay_across(
     let mut events = other
         .resubscribe(&a2a::types::TaskIdParams::new(id.clone()))
         .await?;
+    // The subscriber is there: the agent may stream (a loaded machine could otherwise
+    // stream most chunks before the other replica's subscription begins).
+    gate.notify_one();
     let mut arrived = Vec::with_capacity(chunks);
     while let Some(event) = events.next().await {
         arrived.extend(stamps(&event?, epoch));

@@ -240,22 +240,9 @@ pub fn test_file(r: &Recording<'_>) -> String {
     out
 }
 
+/// A reply as an inline table: what the agent did, and what it used.
 fn reply(r: &Reply) -> String {
-    let written = act(&r.act);
-    match r.usage.filter(|u| !u.is_zero()) {
-        None => written,
-        Some(u) => format!(
-            "{}, usage = {{ input_tokens = {}, output_tokens = {}, cost = {} }} }}",
-            written.strip_suffix(" }").unwrap_or(&written),
-            u.input_tokens,
-            u.output_tokens,
-            Value::from(u.cost)
-        ),
-    }
-}
-
-fn act(act: &Act) -> String {
-    match act {
+    let mut fields = match &r.act {
         Act::Complete { text, stream, data } => {
             let mut fields = Vec::new();
             if let Some(t) = text {
@@ -271,14 +258,23 @@ fn act(act: &Act) -> String {
             {
                 fields.push(format!("data = {d}"));
             }
-            format!("{{ {} }}", fields.join(", "))
+            fields
         }
-        Act::Fail(why) => format!("{{ fail = {} }}", string(why)),
-        Act::Reject(why) => format!("{{ reject = {} }}", string(why)),
-        Act::Cancel(why) => format!("{{ cancel = {} }}", string(why)),
-        Act::Ask(q) => format!("{{ ask = {} }}", string(q)),
-        Act::Down(why) => format!("{{ down = {} }}", string(why)),
+        Act::Fail(why) => vec![format!("fail = {}", string(why))],
+        Act::Reject(why) => vec![format!("reject = {}", string(why))],
+        Act::Cancel(why) => vec![format!("cancel = {}", string(why))],
+        Act::Ask(q) => vec![format!("ask = {}", string(q))],
+        Act::Down(why) => vec![format!("down = {}", string(why))],
+    };
+    if let Some(u) = r.usage.filter(|u| !u.is_zero()) {
+        fields.push(format!(
+            "usage = {{ input_tokens = {}, output_tokens = {}, cost = {} }}",
+            u.input_tokens,
+            u.output_tokens,
+            Value::from(u.cost)
+        ));
     }
+    format!("{{ {} }}", fields.join(", "))
 }
 
 /// A TOML basic string: JSON's escapes are TOML's (serde_json writes no `\/`).

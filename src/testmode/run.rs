@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use orchestrator_core::access::Origin;
 use orchestrator_core::engine::{
-    Answer, Checkpoint, Engine, EngineOptions, MemoryRunStore, RunEvent, RunState,
+    Answer, Checkpoint, Engine, EngineOptions, MemoryRunStore, RunEvent,
 };
 
 use super::expect::Miss;
@@ -233,7 +233,7 @@ async fn run_on_virtual_time(case: &TestCase) -> Outcome {
         .collect();
     let answers = answers.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let doc = json!({
-        "state": run_state(detail.state),
+        "state": detail.state.as_str(),
         "error": detail.error,
         "usage": detail.usage,
         "output": output,
@@ -256,8 +256,4 @@ async fn run_on_virtual_time(case: &TestCase) -> Outcome {
         virtual_time,
         wall_time: Duration::ZERO,
     }
-}
-
-fn run_state(s: RunState) -> &'static str {
-    s.as_str()
 }

@@ -690,6 +690,7 @@ async fn store_contract(store: Arc<dyn Store>) {
         initiator: None,
         tenant: None,
         retry_of: None,
+        held: None,
     };
     store.create_run(&header).await.unwrap();
     let sent = Checkpoint::Sent {
@@ -1353,6 +1354,7 @@ async fn runs_end_together(store: Arc<dyn Store>) {
                 initiator: None,
                 tenant: None,
                 retry_of: None,
+                held: None,
             };
             store.create_run(&header).await.unwrap();
             let done = Checkpoint::Done(Record::new(StepState::Completed));
@@ -1432,6 +1434,7 @@ fn run_header(id: &str) -> RunHeader {
         initiator: None,
         tenant: None,
         retry_of: None,
+        held: None,
     }
 }
 

@@ -1101,6 +1101,7 @@ async fn a_resumed_run_keeps_finished_work_and_resends_an_unknown_send_with_its_
         initiator: None,
         tenant: None,
         retry_of: None,
+        held: None,
     };
     store.create_run(&header).await.unwrap();
     let finished = |text: &str| {
@@ -1227,6 +1228,7 @@ async fn an_answer_sent_as_a_run_resumes_waits_for_its_question_to_be_asked_agai
         initiator: None,
         tenant: None,
         retry_of: None,
+        held: None,
     };
     store.create_run(&header).await.unwrap();
     let asked = Checkpoint::Asked {

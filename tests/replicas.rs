@@ -53,6 +53,7 @@ fn header(id: &str) -> RunHeader {
         initiator: None,
         tenant: None,
         retry_of: None,
+        held: None,
     }
 }
 

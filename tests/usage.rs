@@ -243,9 +243,11 @@ async fn a_budget_and_a_deadline_are_sent_down_and_hold_the_run_an_orchestrator_
     fleet.shutdown().await;
 }
 
-/// Issue 80: a run's account survives a restart. The first step's usage is kept with
-/// its record; the run resumed by another engine goes on counting from it, so the
-/// second step passes the budget the two together exceed.
+/// Issue 80: a run's account and bounds survive a restart. The run starts held to a
+/// caller's budget, lower than its workflow's; the first step's usage is kept with its
+/// record; the run resumed by another engine, on the workflow as written, is held to
+/// the caller's budget again and goes on counting from what was used, so the second
+/// step passes the budget the two together exceed.
 #[tokio::test(start_paused = true)]
 async fn a_resumed_run_goes_on_counting_from_what_its_finished_steps_used() {
     use a2a_orchestrator::testmode::{file, script::ScriptedAgents};
@@ -263,7 +265,7 @@ async fn a_resumed_run_goes_on_counting_from_what_its_finished_steps_used() {
 id = "two"
 name = "Two"
 description = "Two paid steps"
-budget = { tokens = 150 }
+budget = { tokens = 1000 }
 
 [steps.a]
 agent = "x"
@@ -301,9 +303,15 @@ state = "failed"
         EngineOptions::default(),
     )
     .with_store(store.clone());
-    let mut first = engine
-        .start(case.workflow.clone(), &case.input, "r-1".into())
-        .unwrap();
+    let caller = orchestrator_core::engine::Bounds {
+        budget: Some(orchestrator_core::workflow::Budget {
+            tokens: Some(150),
+            ..Default::default()
+        }),
+        within: Some(std::time::Duration::from_secs(3 * 3600)),
+    };
+    let held = a2a_orchestrator::connect::bounds::within(&case.workflow, &caller);
+    let mut first = engine.start(held, &case.input, "r-1".into()).unwrap();
     // Stopped once `a` is done: as a process that stops.
     loop {
         match first.events.recv().await.expect("the run goes on") {
@@ -317,6 +325,11 @@ state = "failed"
     }
     first.control.halt();
     let saved = store.load_run("r-1").await.unwrap().expect("stored");
+    let kept = saved.header.held.expect("its bounds are stored");
+    assert_eq!(
+        (kept.budget.unwrap().tokens, kept.deadline),
+        (Some(150), Some(std::time::Duration::from_secs(3 * 3600)))
+    );
     // Another engine resumes it.
     let again = Engine::new(
         Arc::new(ScriptedAgents::new(&case)),

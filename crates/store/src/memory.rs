@@ -194,6 +194,7 @@ mod tests {
                 initiator: None,
                 tenant: None,
                 retry_of: None,
+                held: None,
             };
             store.create_run(&header).await.unwrap();
             let end = RunEnd {

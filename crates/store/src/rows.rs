@@ -17,7 +17,7 @@ use a2a::types::{ContextId, Message, StreamEvent, Task, TaskId, TaskState, TaskS
 
 use orchestrator_core::access::{Actor, Decision};
 use orchestrator_core::engine::{
-    Checkpoint, Content, Outputs, Record, RunEnd, RunHeader, RunState, StepState,
+    Checkpoint, Content, Held, Outputs, Record, RunEnd, RunHeader, RunState, StepState,
 };
 
 /// A run's header (`runs.header`).
@@ -43,6 +43,9 @@ pub(crate) struct HeaderRow {
     /// The run it retries; absent for a first run, and in older rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     retry_of: Option<String>,
+    /// The budget and deadline it was held to; absent in older rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    held: Option<Held>,
 }
 
 /// Someone acting on a run.
@@ -210,6 +213,7 @@ impl From<&RunHeader> for HeaderRow {
             initiator: h.initiator.as_ref().map(Into::into),
             tenant: h.tenant.clone(),
             retry_of: h.retry_of.clone(),
+            held: h.held,
         }
     }
 }
@@ -228,6 +232,7 @@ impl From<HeaderRow> for RunHeader {
             initiator: h.initiator.map(Into::into),
             tenant: h.tenant,
             retry_of: h.retry_of,
+            held: h.held,
         }
     }
 }

@@ -91,6 +91,47 @@ pub struct RunHeader {
     /// The run this one retries, if it is a retry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_of: Option<String>,
+    /// The budget and deadline the run was held to, which a caller may have set lower
+    /// than its workflow's: a resumed run is held to them again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<Held>,
+}
+
+/// A run's budget and deadline (from its start), as it started with them.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct Held {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::workflow::Budget>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "millis")]
+    pub deadline: Option<std::time::Duration>,
+}
+
+impl Held {
+    /// What `workflow` runs with.
+    pub fn of(workflow: &crate::workflow::Workflow) -> Option<Held> {
+        let held = Held {
+            budget: workflow.budget,
+            deadline: workflow.deadline,
+        };
+        (held != Held::default()).then_some(held)
+    }
+}
+
+/// A duration as whole milliseconds.
+mod millis {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Ok(Option::<u64>::deserialize(d)?.map(Duration::from_millis))
+    }
 }
 
 /// The wall-clock time now, as RFC 3339: how the journal writes when a run and each of

@@ -52,10 +52,13 @@ name_type!(
 /// What a run may spend, all its steps together: its agents' cost (in the currency of
 /// their prices), tokens (in and out), and calls to agents (each attempt, each answer
 /// sent back). Each bound is optional.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Budget {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calls: Option<u64>,
 }
 

@@ -353,6 +353,17 @@ impl Engine {
     /// unknown is sent again with the same message id; questions are asked again. A run
     /// that had ended reports its end again.
     pub fn resume(&self, workflow: Arc<Workflow>, saved: SavedRun) -> RunHandle {
+        // Held again to the budget and deadline it started with (a caller's, when lower
+        // than the workflow's).
+        let workflow = match saved.header.held {
+            Some(held) if (held.budget, held.deadline) != (workflow.budget, workflow.deadline) => {
+                let mut w = (*workflow).clone();
+                w.budget = held.budget;
+                w.deadline = held.deadline;
+                Arc::new(w)
+            }
+            _ => workflow,
+        };
         let inputs = saved.header.inputs.clone();
         let run_id = saved.header.run_id.clone();
         let origin = Origin {

@@ -316,6 +316,7 @@ impl Run {
                         initiator: self.origin.as_ref().and_then(|o| o.initiator.clone()),
                         tenant: self.origin.as_ref().and_then(|o| o.tenant.clone()),
                         retry_of: self.origin.as_ref().and_then(|o| o.retry_of.clone()),
+                        held: super::journal::Held::of(&self.workflow),
                     };
                     j.create(&header).await;
                 }

@@ -1609,6 +1609,7 @@ async fn a_file_saved_while_serve_starts_is_loaded() {
         store: StoreSpec::Memory,
         retention: Duration::from_secs(3600),
         llm: None,
+        llm_price: None,
         limits: Default::default(),
         ready_requires_agents: false,
         reload_workflows: true,

@@ -97,8 +97,14 @@ async fn completions(State(fake): State<Fake>, Json(body): Json<Value>) -> Respo
             tokio::time::sleep(Duration::from_secs(60)).await;
             Json(json!({})).into_response()
         }
-        Answer::Tokens(tokens, gap) => sse(tokens, gap, false),
-        Answer::Broken(tokens) => sse(tokens, Duration::ZERO, true),
+        Answer::Tokens(tokens, gap) => {
+            // What the answer used, when asked, as OpenAI's API says it: a last chunk
+            // with no choices.
+            let used = (body["stream_options"]["include_usage"] == json!(true))
+                .then(|| (user_text(&body).len().div_ceil(4), tokens.len()));
+            sse(tokens, gap, false, used)
+        }
+        Answer::Broken(tokens) => sse(tokens, Duration::ZERO, true, None),
     }
 }
 
@@ -110,12 +116,26 @@ fn chunk(token: &str) -> String {
     format!("data: {c}\n\n")
 }
 
-fn sse(tokens: Vec<&'static str>, gap: Duration, broken: bool) -> Response {
+fn sse(
+    tokens: Vec<&'static str>,
+    gap: Duration,
+    broken: bool,
+    used: Option<(usize, usize)>,
+) -> Response {
+    let used = used.map(|(prompt, completion)| {
+        let c = json!({
+            "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "test-model",
+            "choices": [],
+            "usage": { "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion },
+        });
+        Ok::<_, std::io::Error>(format!("data: {c}\n\n"))
+    });
     let body = futures::stream::iter(tokens)
         .then(move |t| async move {
             tokio::time::sleep(gap).await;
             Ok::<_, std::io::Error>(chunk(t))
         })
+        .chain(futures::stream::iter(used))
         .chain(futures::stream::once(async move {
             if broken {
                 Err(std::io::Error::other("the connection broke"))
@@ -490,6 +510,63 @@ async fn an_llm_step_whose_model_breaks_off_is_replaced_by_its_fallback() {
     );
 }
 
+/// Issue 80: an llm step's account. The model's own count of the answer's tokens (asked
+/// for with `stream_options.include_usage`) is priced as `[llm] price` says and added
+/// to the step's and the run's usage, with the call.
+#[tokio::test]
+async fn an_llm_steps_tokens_are_counted_and_priced_as_the_model_reports_them() {
+    let model = fake_model(|body| match purpose(body) {
+        "stream" => Answer::Tokens(vec!["Owls", " hoot."], Duration::ZERO),
+        other => panic!("unexpected request {other}"),
+    })
+    .await;
+    let config = model.config(Duration::from_secs(10));
+    let pricing = a2a_orchestrator::registry::price::Pricing {
+        price: a2a_orchestrator::registry::price::Price {
+            input_per_million: 100.0,
+            output_per_million: 1000.0,
+            per_call: 0.5,
+            reported: false,
+        },
+        currency: Some("EUR".into()),
+    };
+    let o = orchestra_with(&[STORY], 0, move |c| {
+        c.llm = Some(config);
+        c.llm_price = Some(pricing);
+    })
+    .await;
+    let (c, _) = client(&o.url).await;
+    let t = task(
+        c.send_message(&data_message(
+            json!({ "workflow": "story", "input": { "topic": "owls" } }),
+        ))
+        .await
+        .unwrap(),
+    );
+    assert_eq!(result_text(&t), "Owls hoot.");
+    assert_eq!(model.requests()[0]["stream_options"]["include_usage"], true);
+    let detail = &t.metadata.unwrap().into_map()["run"];
+    let story = (detail["steps"].as_array().unwrap().iter())
+        .find(|s| s["step"] == "story")
+        .unwrap();
+    let prompt = "Write a story about owls using: facts about owls"
+        .len()
+        .div_ceil(4) as f64;
+    let u = &story["usage"];
+    assert_eq!(
+        (&u["calls"], &u["inputTokens"], &u["outputTokens"]),
+        (&json!(1), &json!(prompt as u64), &json!(2)),
+        "{story:#}"
+    );
+    let cost = u["cost"].as_f64().unwrap();
+    assert!(
+        (cost - (prompt * 1e-4 + 2.0 * 1e-3 + 0.5)).abs() < 1e-12,
+        "{cost}"
+    );
+    assert_eq!(detail["currency"], "EUR");
+    assert_eq!(detail["usage"]["inputTokens"], json!(prompt as u64));
+}
+
 #[tokio::test]
 async fn without_a_model_an_llm_step_writes_its_fallback() {
     let o = orchestra_with(&[STORY], 0, |_| {}).await;
@@ -642,7 +719,8 @@ async fn a_hostile_model_server_is_bounded_and_never_gets_the_key_elsewhere() {
     let mut read = 0;
     let failure = loop {
         match pieces.next().await {
-            Some(Ok(text)) => read += text.len(),
+            Some(Ok(a2a_orchestrator::llm::Piece::Text(text))) => read += text.len(),
+            Some(Ok(_)) => {}
             Some(Err(e)) => break e,
             None => panic!("a 6 MiB stream ends with an error, not quietly ({read} bytes read)"),
         }

@@ -109,7 +109,7 @@ async fn a_runs_cost_is_priced_per_step_and_carried_up_through_an_orchestrator_i
     let outer_toml = priced(
         outer_toml,
         "currency",
-        "{ input_per_million = 1.0, output_per_million = 1.0 }",
+        "{ input_per_million = 1.0, output_per_million = 1.0, per_call = 0.01, currency = \"USD\" }",
     );
     let outer = orchestra_on(&[OUTER], outer_toml, |_| {}).await;
 
@@ -117,11 +117,16 @@ async fn a_runs_cost_is_priced_per_step_and_carried_up_through_an_orchestrator_i
     let detail = &meta["run"];
     assert_eq!(detail["state"], "completed", "{detail:#}");
 
-    // The outer run's own agent: priced by its tokens.
+    // The outer run's own agent: priced by its tokens and its call, in the currency
+    // its price names.
+    assert_eq!(detail["currency"], "USD");
     let money = step(detail, "money");
     let (i, o, calls, cost) = usage(money);
     assert!(i > 0 && o > 0 && calls == 1, "{money:#}");
-    assert!((cost - (i + o) as f64 * 1e-6).abs() < 1e-12, "{money:#}");
+    assert!(
+        (cost - ((i + o) as f64 * 1e-6 + 0.01)).abs() < 1e-12,
+        "{money:#}"
+    );
 
     // The inner orchestrator's run, as the outer one saw it: its flights' cost.
     let via = step(detail, "via_inner");

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::llm::Llm;
+use crate::llm::{Llm, Piece};
 use a2a::RpcError;
 use a2a::client::Binding;
 use a2a::server::{
@@ -143,11 +143,10 @@ impl ExampleAgent {
     async fn write(
         &self,
         llm: &Llm,
-        ctx: &RequestContext,
-        events: &EventSink,
+        (ctx, events): (&RequestContext, &EventSink),
         request: &Request,
-        text: &str,
-        data: &Map<String, Value>,
+        (text, data): (&str, &Map<String, Value>),
+        used: &mut Option<(u64, u64)>,
     ) -> Result<bool, RpcError> {
         use futures::StreamExt;
         let system = format!(
@@ -175,8 +174,12 @@ impl ExampleAgent {
             };
             match next {
                 None => return Ok(sent > 0),
-                Some(Ok(t)) if t.is_empty() => {}
-                Some(Ok(t)) => {
+                Some(Ok(Piece::Used {
+                    input_tokens,
+                    output_tokens,
+                })) => *used = Some((input_tokens, output_tokens)),
+                Some(Ok(Piece::Text(t))) if t.is_empty() => {}
+                Some(Ok(Piece::Text(t))) => {
                     let a = Artifact::new(ArtifactId::new("result"), vec![Part::text(t)])
                         .with_name(self.desk.name());
                     events.artifact(a, sent > 0, false).await.map_err(sink)?;
@@ -322,9 +325,11 @@ impl AgentExecutor for ExampleAgent {
             Reply::Done { text, data } => {
                 events.working(Some("on it")).await.map_err(sink)?;
                 let id = ArtifactId::new("result");
+                // What the model said the answer used, when it says.
+                let mut used = None;
                 let written = match &self.model {
                     Some(llm) => {
-                        self.write(llm, &ctx, &events, &request, &text, &data)
+                        self.write(llm, (&ctx, &events), &request, (&text, &data), &mut used)
                             .await?
                     }
                     None => false,
@@ -348,12 +353,14 @@ impl AgentExecutor for ExampleAgent {
                 }
                 let a = Artifact::new(id, vec![Part::data(data)]).with_name(self.desk.name());
                 events.artifact(a, true, true).await.map_err(sink)?;
-                // What a model would have used for it, reported as agents that call
-                // one report it (OpenTelemetry GenAI's names): about 4 characters a
-                // token, read and written.
+                // What the model used for it, reported as agents that call one report
+                // it (OpenTelemetry GenAI's names); without a model (or its count),
+                // what one would have: about 4 characters a token, read and written.
                 let mut done = events.status_update(TaskState::Completed, None);
-                let read = ctx.message.text().chars().count().div_ceil(4);
-                let written = text.chars().count().div_ceil(4);
+                let (read, written) = used.unwrap_or((
+                    ctx.message.text().chars().count().div_ceil(4) as u64,
+                    text.chars().count().div_ceil(4) as u64,
+                ));
                 done.metadata = Some(
                     serde_json::Map::from_iter([
                         ("gen_ai.usage.input_tokens".to_owned(), read.into()),

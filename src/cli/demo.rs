@@ -111,6 +111,7 @@ async fn with_fleet(
         store: orchestrator_store::StoreSpec::Memory,
         retention: crate::host::settings::DEFAULT_RETENTION,
         llm,
+        llm_price: None,
         limits: Default::default(),
         ready_requires_agents: false,
         // The demo's one workflow is embedded: no files to watch.

@@ -474,6 +474,7 @@ impl ServeArgs {
             lease,
             busy_timeout: None,
             llm: None,
+            llm_price: None,
             metrics_token: None,
             step_output_bytes: None,
             run_output_bytes: None,

@@ -244,13 +244,20 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Some(r) => r.clone() as Arc<dyn AgentConnector>,
         None => connector,
     };
-    let mut engine = Engine::new(connector, EngineOptions::default());
+    let options = EngineOptions {
+        currency: agents.currency.as_deref().map(Arc::from),
+        ..EngineOptions::default()
+    };
+    let mut engine = Engine::new(connector, options);
     let llm = match args.llm.config(None) {
         Ok(llm) => llm,
         Err(e) => return Ok(bad_input(e)),
     };
     if let Some(llm) = llm {
-        engine = engine.with_model(Arc::new(crate::llm::Llm::new(llm)));
+        engine = engine.with_model(Arc::new(crate::connect::model::Priced::new(
+            crate::llm::Llm::new(llm),
+            None,
+        )));
     }
     let run_id = uuid::Uuid::new_v4().to_string();
     behalf.start(&run_id, crate::connect::behalf::Subject::Service);

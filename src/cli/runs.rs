@@ -329,8 +329,8 @@ async fn show(client: &A2aClient, id: &str, json: bool) -> anyhow::Result<ExitCo
 }
 
 /// What a run or step used, as people read it: `3 calls, 5000 tokens in, 4500 out,
-/// cost 1.1000`.
-fn used(u: &orchestrator_core::engine::Usage) -> String {
+/// cost 1.1000 USD` (the currency when the prices name one).
+fn used(u: &orchestrator_core::engine::Usage, currency: Option<&str>) -> String {
     let mut parts = Vec::new();
     if u.calls > 0 {
         parts.push(format!(
@@ -346,7 +346,10 @@ fn used(u: &orchestrator_core::engine::Usage) -> String {
         ));
     }
     if u.cost > 0.0 {
-        parts.push(format!("cost {:.4}", u.cost));
+        match currency {
+            Some(c) => parts.push(format!("cost {:.4} {c}", u.cost)),
+            None => parts.push(format!("cost {:.4}", u.cost)),
+        }
     }
     parts.join(", ")
 }
@@ -387,7 +390,7 @@ pub fn render(task: &Task, d: &RunDetail) -> String {
         let _ = writeln!(out, "error: {e}");
     }
     if !d.usage.is_zero() {
-        let _ = writeln!(out, "used: {}", used(&d.usage));
+        let _ = writeln!(out, "used: {}", used(&d.usage, d.currency.as_deref()));
     }
     let _ = writeln!(out, "steps:");
     for s in &d.steps {
@@ -411,7 +414,7 @@ pub fn render(task: &Task, d: &RunDetail) -> String {
             line.push_str(&format!(" · {}", duration(start, s.ended_at.as_deref())));
         }
         if s.usage.tokens() > 0 || s.usage.cost > 0.0 {
-            line.push_str(&format!(" · {}", used(&s.usage)));
+            line.push_str(&format!(" · {}", used(&s.usage, d.currency.as_deref())));
         }
         let _ = writeln!(out, "{}", line.trim_end());
         if !s.needs.is_empty() {
@@ -695,8 +698,15 @@ mod tests {
             calls: 3,
             cost: 1.1,
         };
-        assert_eq!(used(&u), "3 calls, 5000 tokens in, 4500 out, cost 1.1000");
-        assert_eq!(used(&Usage::CALL), "1 call");
+        assert_eq!(
+            used(&u, None),
+            "3 calls, 5000 tokens in, 4500 out, cost 1.1000"
+        );
+        assert_eq!(
+            used(&u, Some("EUR")),
+            "3 calls, 5000 tokens in, 4500 out, cost 1.1000 EUR"
+        );
+        assert_eq!(used(&Usage::CALL, None), "1 call");
         let task = Task::new(
             a2a::types::TaskId::new("t"),
             a2a::types::ContextId::new("c"),

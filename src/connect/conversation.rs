@@ -138,6 +138,21 @@ impl Conversation {
         }
     }
 
+    /// Charges the message about to go out at the agent's price per call.
+    pub(super) fn charge_call(&mut self) {
+        let per_call = self
+            .lease
+            .as_ref()
+            .and_then(Lease::price)
+            .map_or(0.0, |p| p.per_call);
+        if per_call > 0.0 {
+            self.pending.push_back(Ok(Update::Charged(Usage {
+                cost: per_call,
+                ..Usage::default()
+            })));
+        }
+    }
+
     /// Passes on what the task reports it used in `meta` (a status update's, or the
     /// task's), when it says something new.
     fn usage(&mut self, meta: Option<&Metadata>) {
@@ -537,6 +552,7 @@ mod tests {
                 Ok(Update::Artifact(chunk)) => format!("artifact {}", chunk.artifact_id),
                 Ok(Update::Reply(_)) => "reply".into(),
                 Ok(Update::Usage(u)) => format!("usage {u:?}"),
+                Ok(Update::Charged(u)) => format!("charged {u:?}"),
                 Err(e) => format!("failed {:?}: {}", e.kind, e.message),
             })
             .collect()

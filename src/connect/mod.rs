@@ -13,7 +13,7 @@ pub mod behalf;
 pub mod bounds;
 mod conversation;
 mod ledger;
-mod model;
+pub mod model;
 pub mod usage;
 
 use std::time::Duration;
@@ -235,7 +235,8 @@ impl AgentConnector for A2aConnector {
                 }
             }
             let streaming = lease.card().supports_streaming();
-            let conversation = Conversation::new(lease, answering);
+            let mut conversation = Conversation::new(lease, answering);
+            conversation.charge_call();
             let mut params = MessageSendParams::new(message);
             if streaming {
                 let phase = Streamed::Send(Box::new(params));

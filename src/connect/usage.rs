@@ -66,8 +66,7 @@ pub fn read(meta: &Map<String, Value>, price: Option<Price>, agent: &str) -> Opt
     take(INPUT_TOKENS, i, &mut usage.input_tokens);
     take(OUTPUT_TOKENS, o, &mut usage.output_tokens);
     let price = price.unwrap_or_default();
-    usage.cost = (usage.input_tokens as f64) * price.input_per_million / 1e6
-        + (usage.output_tokens as f64) * price.output_per_million / 1e6;
+    usage.cost = price.of_tokens(usage.input_tokens, usage.output_tokens);
     if price.reported
         && let Some(c) = c
     {
@@ -107,6 +106,7 @@ mod tests {
         let price = Price {
             input_per_million: 3.0,
             output_per_million: 15.0,
+            per_call: 0.0,
             reported: false,
         };
         let m = meta(json!({INPUT_TOKENS: 1000, OUTPUT_TOKENS: 200, COST: 99.0}));

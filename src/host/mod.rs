@@ -139,6 +139,11 @@ impl Orchestrator {
             .clone()
     }
 
+    /// The currency runs' costs are shown in, if the prices name one.
+    pub fn currency(&self) -> Option<&str> {
+        self.inner.engine.currency()
+    }
+
     /// Takes `workflows` in place of those loaded: new runs start on them; runs going
     /// on keep the version they started with.
     pub fn replace_workflows(&self, workflows: Vec<Arc<Workflow>>) {

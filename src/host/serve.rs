@@ -35,6 +35,8 @@ pub struct HostConfig {
     /// The language model for routing, input extraction and llm steps; none: all
     /// deterministic.
     pub llm: Option<crate::llm::LlmConfig>,
+    /// What the model's tokens cost (`[llm] price`), for runs' llm steps.
+    pub llm_price: Option<crate::registry::price::Pricing>,
     /// Bounds on what agents send a run.
     pub limits: orchestrator_core::engine::OutputLimits,
     /// Whether `/readyz` also needs every workflow's agents available (by default it
@@ -94,10 +96,33 @@ pub fn load(config: &HostConfig) -> Result<(Vec<Arc<Workflow>>, AgentsFile), Vec
             "no workflow found: add a *.toml workflow file",
         ));
     }
+    if let Some(a) = &agents
+        && let (Some(theirs), Some(its)) = (
+            &a.currency,
+            config.llm_price.as_ref().and_then(|l| l.currency.as_ref()),
+        )
+        && theirs != its
+    {
+        problems.push(file_problem(
+            &config.agents,
+            &format!("the agents are priced in {theirs}, the language model (`[llm] price`) in {its}: a run adds their costs together, so every price is in one currency"),
+        ));
+    }
     match agents {
         Some(a) if problems.is_empty() => Ok((workflows, a)),
         _ => Err(problems),
     }
+}
+
+/// The currency the prices name (the agents', else the language model's), which runs'
+/// costs are shown in.
+fn currency(config: &HostConfig, agents: &AgentsFile) -> Option<Arc<str>> {
+    (agents.currency.as_deref())
+        .or(config
+            .llm_price
+            .as_ref()
+            .and_then(|l| l.currency.as_deref()))
+        .map(Arc::from)
 }
 
 fn file_problem(path: &Path, message: &str) -> Diagnostic {
@@ -426,6 +451,7 @@ pub async fn build(
             link: Some(crate::telemetry::link_to),
         },
         limits: config.limits,
+        currency: currency(config, agents),
         ..EngineOptions::default()
     };
     // On whose behalf each run calls: the orchestrator records it, the connector reads it.
@@ -438,7 +464,10 @@ pub async fn build(
     let llm = config.llm.clone().map(crate::llm::Llm::new);
     if let Some(llm) = &llm {
         tracing::info!(model = %llm.config().model, base_url = %llm.config().base_url, "a language model helps with routing, inputs and llm steps");
-        engine = engine.with_model(Arc::new(llm.clone()));
+        engine = engine.with_model(Arc::new(crate::connect::model::Priced::new(
+            llm.clone(),
+            config.llm_price.as_ref().map(|p| p.price),
+        )));
     }
     let orchestrator = Orchestrator::new(workflows.clone(), engine, llm)
         .with_agent_urls(registry.locations())
@@ -617,6 +646,20 @@ impl Published {
                 tracing::error!(problems = %said.join("\n"), "{why}, but the files have problems: the workflows and agents loaded before stay");
                 self.reloads.failed(said);
             }
+            Ok((_, agents))
+                if currency(&self.config, &agents).as_deref() != orchestrator.currency() =>
+            {
+                let said = vec![format!(
+                    "{}: the prices are now in {}, and this server counts costs in {}: restart it to change the currency",
+                    self.config.agents.display(),
+                    currency(&self.config, &agents)
+                        .as_deref()
+                        .unwrap_or("no currency"),
+                    orchestrator.currency().unwrap_or("no currency"),
+                )];
+                tracing::error!(problems = %said.join("\n"), "{why}, but the files have problems: the workflows and agents loaded before stay");
+                self.reloads.failed(said);
+            }
             Ok((workflows, agents)) => {
                 let changes = registry.replace_agents(&agents, &ProcessEnv).await;
                 if !changes.is_empty() {
@@ -787,6 +830,7 @@ mod tests {
             store: StoreSpec::Memory,
             retention: std::time::Duration::ZERO,
             llm: None,
+            llm_price: None,
             limits: Default::default(),
             ready_requires_agents: false,
             reload_workflows: true,

@@ -67,6 +67,7 @@
 //! max_tokens = 1024
 //! routing_max_tokens = 512
 //! temperature = 0.7
+//! price = { input_per_million = 0.15, output_per_million = 0.6, currency = "USD" }  # llm steps' cost
 //! ```
 //!
 //! Every setting is optional; a flag beats the file, the file beats the default. Secrets
@@ -147,6 +148,8 @@ pub struct Settings {
     pub busy_timeout: Option<Duration>,
     /// `Some(None)`: the file turns the model off (`enabled = false`).
     pub llm: Option<Option<LlmConfig>>,
+    /// `[llm] price`: what the model's tokens cost, for runs' llm steps.
+    pub llm_price: Option<crate::registry::price::Pricing>,
     /// The bearer token `/metrics` asks for.
     pub metrics_token: Option<String>,
     /// `[limits]`: bounds on what agents send a run, each given one replacing the
@@ -239,6 +242,7 @@ impl Settings {
             lease: over.lease.or(self.lease),
             busy_timeout: over.busy_timeout.or(self.busy_timeout),
             llm: over.llm.or(self.llm),
+            llm_price: over.llm_price.or(self.llm_price),
             metrics_token: over.metrics_token.or(self.metrics_token),
             step_output_bytes: over.step_output_bytes.or(self.step_output_bytes),
             run_output_bytes: over.run_output_bytes.or(self.run_output_bytes),
@@ -297,6 +301,7 @@ impl Settings {
                 }),
                 retention: self.retention.unwrap_or(DEFAULT_RETENTION),
                 llm: self.llm.flatten(),
+                llm_price: self.llm_price,
                 ready_requires_agents: self.ready_requires_agents.unwrap_or(false),
                 reload_workflows: self.reload_workflows.unwrap_or(true),
                 reload_interval: self
@@ -354,6 +359,7 @@ const LLM_KEYS: &[&str] = &[
     "max_tokens",
     "routing_max_tokens",
     "temperature",
+    "price",
 ];
 const STORE_KEYS: &[&str] = &["url", "retention", "lease", "busy_timeout"];
 const SERVER_KEYS: &[&str] = &[
@@ -624,7 +630,9 @@ pub fn load_str(
         l.finish(&mut ctx, LIMITS_KEYS);
     }
     if let Some(l) = top.table_named(&mut ctx, "llm", "[llm]") {
-        out.llm = Some(llm_section(&mut ctx, l, env));
+        let (llm, price) = llm_section(&mut ctx, l, env);
+        out.llm = Some(llm);
+        out.llm_price = price;
     }
     top.finish(&mut ctx, TOP_KEYS);
     if ctx.has_errors() {
@@ -636,8 +644,13 @@ pub fn load_str(
     }
 }
 
-/// `[llm]`: the model's endpoint; `None` when `enabled = false` (or in error).
-fn llm_section(ctx: &mut Ctx<'_>, mut l: TableReader<'_, '_>, env: &dyn Env) -> Option<LlmConfig> {
+/// `[llm]`: the model's endpoint, `None` when `enabled = false` (or in error); and what
+/// its tokens cost.
+fn llm_section(
+    ctx: &mut Ctx<'_>,
+    mut l: TableReader<'_, '_>,
+    env: &dyn Env,
+) -> (Option<LlmConfig>, Option<crate::registry::price::Pricing>) {
     for secret in SECRET_KEYS {
         if let Some(v) = l.get(secret) {
             ctx.error(
@@ -654,11 +667,18 @@ fn llm_section(ctx: &mut Ctx<'_>, mut l: TableReader<'_, '_>, env: &dyn Env) -> 
     let max_tokens = l.int_at_least(ctx, "max_tokens", 1);
     let routing_max_tokens = l.int_at_least(ctx, "routing_max_tokens", 1);
     let temperature = l.number(ctx, "temperature");
+    let pricing = l.table(ctx, "price").map(|p| {
+        let (price, currency) = crate::registry::price::read(ctx, p);
+        crate::registry::price::Pricing {
+            price,
+            currency: currency.map(|c| c.value),
+        }
+    });
     let span = l.span.clone();
     let all: Vec<&str> = LLM_KEYS.iter().chain(SECRET_KEYS).copied().collect();
     l.finish(ctx, &all);
     if !enabled {
-        return None;
+        return (None, None);
     }
     let base_url = match base_url {
         Some(u) => match reqwest::Url::parse(&u.value) {
@@ -720,7 +740,10 @@ fn llm_section(ctx: &mut Ctx<'_>, mut l: TableReader<'_, '_>, env: &dyn Env) -> 
         }
         None => None,
     };
-    let mut config = LlmConfig::new(base_url?, model?);
+    let (Some(base_url), Some(model)) = (base_url, model) else {
+        return (None, pricing);
+    };
+    let mut config = LlmConfig::new(base_url, model);
     config.api_key = api_key;
     if let Some(t) = timeout {
         config.timeout = t;
@@ -732,7 +755,7 @@ fn llm_section(ctx: &mut Ctx<'_>, mut l: TableReader<'_, '_>, env: &dyn Env) -> 
         config.routing_max_tokens = n.min(u32::MAX as i64) as u32;
     }
     config.temperature = temperature;
-    Some(config)
+    (Some(config), pricing)
 }
 
 /// `host:port` with a numeric port.
@@ -832,12 +855,16 @@ step_artifacts = 10
         assert!(none.resolve().host.llm.is_none());
         let s = load_str(
             "o.toml",
-            "[llm]\nbase_url = \"http://localhost:11434/v1\"\nmodel = \"llama3.2\"\napi_key_env = \"ORCH_TOKEN\"\ntimeout = \"5s\"\nmax_tokens = 300\ntemperature = 0.2\n",
+            "[llm]\nbase_url = \"http://localhost:11434/v1\"\nmodel = \"llama3.2\"\napi_key_env = \"ORCH_TOKEN\"\ntimeout = \"5s\"\nmax_tokens = 300\ntemperature = 0.2\nprice = { input_per_million = 0.15, output_per_million = 0.6, currency = \"EUR\" }\n",
             Path::new(""),
             &env(),
         )
         .unwrap();
-        let llm = s.resolve().host.llm.unwrap();
+        let host = s.resolve().host;
+        let pricing = host.llm_price.unwrap();
+        assert_eq!(pricing.price.output_per_million, 0.6);
+        assert_eq!(pricing.currency.as_deref(), Some("EUR"));
+        let llm = host.llm.unwrap();
         assert_eq!(llm.base_url, "http://localhost:11434/v1");
         assert_eq!(llm.model, "llama3.2");
         assert_eq!(llm.api_key.as_deref(), Some("t0k3n"));

@@ -16,13 +16,15 @@ use std::task::{Context, Poll};
 use async_openai::config::Config;
 use async_openai::error::OpenAIError;
 use async_openai::middleware::HttpRequestFactory;
-use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse};
+use async_openai::types::chat::{
+    ChatCompletionStreamOptions, CreateChatCompletionRequest, CreateChatCompletionResponse,
+};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use secrecy::SecretString;
 
-use super::LlmError;
+use super::{LlmError, Piece};
 
 /// The most bytes of one answer read, whole or streamed.
 pub(super) const MAX_ANSWER: usize = 4 << 20;
@@ -85,11 +87,16 @@ impl Chat {
             .ok_or_else(|| LlmError::Malformed("the answer has no text".into()))
     }
 
-    /// The pieces of text of the streamed completion `request` asks for, as they come.
+    /// The pieces of the streamed completion `request` asks for, as they come: its
+    /// text, and what it used when the server says (asked for with `include_usage`).
     pub(super) async fn stream(
         &self,
-        request: CreateChatCompletionRequest,
-    ) -> Result<BoxStream<'static, Result<String, LlmError>>, LlmError> {
+        mut request: CreateChatCompletionRequest,
+    ) -> Result<BoxStream<'static, Result<Piece, LlmError>>, LlmError> {
+        request.stream_options = Some(ChatCompletionStreamOptions {
+            include_usage: Some(true),
+            include_obfuscation: None,
+        });
         let (client, too_long) = self.call();
         let chunks = client
             .chat()
@@ -98,13 +105,22 @@ impl Chat {
             .map_err(|e| described(&self.url, e, &too_long))?;
         let url = self.url.clone();
         Ok(chunks
-            .map(move |chunk| match chunk {
-                Ok(chunk) => Ok(chunk
-                    .choices
-                    .iter()
-                    .filter_map(|c| c.delta.content.as_deref())
-                    .collect()),
-                Err(e) => Err(described(&url, e, &too_long)),
+            .flat_map(move |chunk| {
+                let pieces = match chunk {
+                    Ok(chunk) => {
+                        let text: String = (chunk.choices.iter())
+                            .filter_map(|c| c.delta.content.as_deref())
+                            .collect();
+                        let used = chunk.usage.map(|u| Piece::Used {
+                            input_tokens: u.prompt_tokens.into(),
+                            output_tokens: u.completion_tokens.into(),
+                        });
+                        let text = (!text.is_empty()).then_some(Piece::Text(text));
+                        text.into_iter().chain(used).map(Ok).collect()
+                    }
+                    Err(e) => vec![Err(described(&url, e, &too_long))],
+                };
+                futures::stream::iter(pieces)
             })
             .boxed())
     }

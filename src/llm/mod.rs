@@ -92,8 +92,19 @@ pub enum LlmError {
     Malformed(String),
 }
 
+/// A piece of a streamed answer: text as the model writes it, or what the answer used
+/// (the API's count, once the answer is complete; servers that do not count send none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    Text(String),
+    Used {
+        input_tokens: u64,
+        output_tokens: u64,
+    },
+}
+
 /// An answer, piece by piece as the model writes it.
-pub type TextStream = futures::stream::BoxStream<'static, Result<String, LlmError>>;
+pub type TextStream = futures::stream::BoxStream<'static, Result<Piece, LlmError>>;
 
 /// One workflow the model may choose.
 #[derive(Debug, Clone)]
@@ -276,7 +287,7 @@ impl Llm {
                 Err(_) => Some((Err(LlmError::Timeout(idle)), None)),
                 Ok(None) => None,
                 Ok(Some(Err(e))) => Some((Err(e), None)),
-                Ok(Some(Ok(text))) => Some((Ok(text), Some(stream))),
+                Ok(Some(Ok(piece))) => Some((Ok(piece), Some(stream))),
             }
         });
         Ok(tokens.boxed())

@@ -34,11 +34,15 @@ use orchestrator_core::config::reader::{Ctx, Sp, TableReader, type_name};
 use orchestrator_core::config::{Diagnostic, did_you_mean};
 use orchestrator_core::workflow::AgentName;
 
+pub use super::price::Price;
+
 /// The checked contents of `agents.toml`.
 #[derive(Debug, Clone, Default)]
 pub struct AgentsFile {
     /// In file order.
     pub agents: Vec<AgentEntry>,
+    /// The currency the prices name (`price.currency`), one for all.
+    pub currency: Option<String>,
 }
 
 impl AgentsFile {
@@ -76,17 +80,6 @@ pub struct AgentEntry {
     pub card_trust: CardTrust,
     /// What its work costs (`price`), for the runs' accounts and budgets.
     pub price: Option<Price>,
-}
-
-/// What an agent's work costs, in the currency the workflows' budgets count in: per
-/// million tokens in and out (its model's price list); and whether the cost the agent
-/// reports itself is believed (`reported = true`: another orchestrator, which adds up
-/// its own agents' costs) — else a cost an agent reports is not taken.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Price {
-    pub input_per_million: f64,
-    pub output_per_million: f64,
-    pub reported: bool,
 }
 
 /// `card_keys` and `require_signed_card` of an agent: where the public keys that may
@@ -188,7 +181,6 @@ const AGENT_KEYS: &[&str] = &[
     "require_signed_card",
     "price",
 ];
-const PRICE_KEYS: &[&str] = &["input_per_million", "output_per_million", "reported"];
 const AUTH_KEYS: &[&str] = &[
     "type",
     "token_env",
@@ -243,6 +235,7 @@ pub fn load_str(file: &str, source: &str) -> (Option<AgentsFile>, Vec<Diagnostic
     let mut top = TableReader::new(doc.get_ref(), doc.span(), "agents.toml");
     let mut out = AgentsFile::default();
     let mut require_default = false;
+    let mut currency = super::price::Currency::default();
     if let Some(mut defaults) = top.table(&mut ctx, "defaults") {
         require_default = defaults
             .bool(&mut ctx, "require_signed_card")
@@ -273,13 +266,14 @@ pub fn load_str(file: &str, source: &str) -> (Option<AgentsFile>, Vec<Diagnostic
                 continue;
             };
             let mut t = TableReader::new(table, value.span(), format!("[agents.{name}]"));
-            if let Some(entry) = agent(&mut ctx, name, &mut t, require_default) {
+            if let Some(entry) = agent(&mut ctx, name, &mut t, require_default, &mut currency) {
                 out.agents.push(entry);
             }
             t.finish(&mut ctx, AGENT_KEYS);
         }
     }
     top.finish(&mut ctx, &["agents", "defaults"]);
+    out.currency = currency.into_code();
     let ok = !ctx.has_errors();
     let mut diags = ctx.diags;
     diags.sort_by_key(|d| (d.line, d.column));
@@ -291,6 +285,7 @@ fn agent(
     name: &str,
     t: &mut TableReader<'_, '_>,
     require_default: bool,
+    currencies: &mut super::price::Currency,
 ) -> Option<AgentEntry> {
     let url = t.string(ctx, "url");
     let card_url = t.string(ctx, "card_url");
@@ -454,26 +449,14 @@ fn agent(
         .map(|l| l.value.into_iter().map(|s| s.value).collect())
         .unwrap_or_default();
     let http2 = t.bool(ctx, "http2").is_some_and(|b| b.value);
-    let price = t.table(ctx, "price").map(|mut p| {
-        let mut rate = |ctx: &mut Ctx<'_>, key: &str| match p.number(ctx, key) {
-            Some(n) if n.value >= 0.0 && n.value.is_finite() => n.value,
-            Some(n) => {
-                ctx.error(
-                    n.span,
-                    format!("`price.{key}` must be a number from 0 up, got {}", n.value),
-                );
-                0.0
-            }
-            None => 0.0,
-        };
-        let price = Price {
-            input_per_million: rate(ctx, "input_per_million"),
-            output_per_million: rate(ctx, "output_per_million"),
-            reported: p.bool(ctx, "reported").is_some_and(|b| b.value),
-        };
-        p.finish(ctx, PRICE_KEYS);
-        price
-    });
+    let (price, currency) = match t.table(ctx, "price") {
+        Some(p) => {
+            let (price, currency) = super::price::read(ctx, p);
+            (Some(price), currency)
+        }
+        None => (None, None),
+    };
+    currencies.take(ctx, &format!("agent `{name}`"), currency);
     let given = t.string(ctx, "protocol");
     let protocol = choice(
         ctx,

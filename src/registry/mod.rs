@@ -13,6 +13,7 @@ pub mod card_trust;
 pub mod config;
 pub mod env;
 pub mod oauth;
+pub mod price;
 mod select;
 mod skills;
 mod tls;

@@ -49,10 +49,23 @@ impl Recorder {
 struct Hearing {
     texts: Vec<String>,
     data: Map<String, Value>,
+    /// The agent's last report.
     usage: Option<Usage>,
+    /// What its calls cost at its price per call.
+    charged: f64,
 }
 
 impl Hearing {
+    /// What the answer used: the agent's report, and its calls' price.
+    fn used(&self) -> Option<Usage> {
+        if self.charged == 0.0 {
+            return self.usage;
+        }
+        let mut u = self.usage.unwrap_or_default();
+        u.cost += self.charged;
+        Some(u)
+    }
+
     fn parts(&mut self, parts: &[Content]) {
         for p in parts {
             match p {
@@ -69,6 +82,10 @@ impl Hearing {
             Update::Started { .. } => None,
             Update::Usage(u) => {
                 self.usage = Some(*u);
+                None
+            }
+            Update::Charged(u) => {
+                self.charged += u.cost;
                 None
             }
             Update::Artifact(chunk) => {
@@ -161,7 +178,7 @@ impl AgentConnector for Recorder {
                     };
                     if let Some(act) = act {
                         noted = true;
-                        note(act, hearing.usage);
+                        note(act, hearing.used());
                     }
                 }
                 u

@@ -155,6 +155,7 @@ pub(crate) async fn orchestra_on(
         store: StoreSpec::Memory,
         retention: Duration::from_secs(3600),
         llm: None,
+        llm_price: None,
         limits: Default::default(),
         ready_requires_agents: false,
         reload_workflows: false,

@@ -763,7 +763,7 @@ function runView(id, follow) {
       setText(r.cells[2], s.attempts || '');
       const { start, end } = span(s, run);
       const items = s.item == null ? run.steps.filter((i) => i.step === s.step && i.item != null) : [];
-      const spent = s.usage && (s.usage.inputTokens || s.usage.outputTokens || s.usage.cost) ? ` · ${usedText(s.usage)}` : '';
+      const spent = s.usage && (s.usage.inputTokens || s.usage.outputTokens || s.usage.cost) ? ` · ${usedText(s.usage, run.currency)}` : '';
       setText(r.cells[3], `${start ? duration(start, end) : ''}${items.length ? ` · ${items.filter((i) => i.state === 'completed').length}/${items.length} items` : ''}${spent}`);
       setText(r.cells[4], s.downstreamTaskId || '');
       setText(r.message, s.message || '');
@@ -842,7 +842,7 @@ function runView(id, follow) {
     setText(prog, progress(run));
     setText(started, when(run.startedAt));
     setText(took, duration(run.startedAt, run.endedAt));
-    setText(used, run.usage ? ` · ${usedText(run.usage)}` : '');
+    setText(used, run.usage ? ` · ${usedText(run.usage, run.currency)}` : '');
     setText(version, (run.workflowVersion || '').slice(0, 12));
     if (run.startedBy && !who.firstChild) add(who, [' · started by ', h('span', { id: 'started-by' }, run.startedBy.name)]);
     if (run.retryOf && !retryOf.firstChild) add(retryOf, [' · retry of ', shortId(run.retryOf, `#/run/${encodeURIComponent(run.retryOf)}`)]);

@@ -72,12 +72,13 @@ export function duration(from, to) {
     : `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`;
 }
 
-// What a run or a step used: `3 calls, 5000 tokens in, 4500 out, cost 1.1000`.
-export function usedText(u) {
+// What a run or a step used: `3 calls, 5000 tokens in, 4500 out, cost 1.1000 USD`
+// (the currency when the prices name one).
+export function usedText(u, currency) {
   const parts = [];
   if (u.calls) parts.push(`${u.calls} call${u.calls === 1 ? '' : 's'}`);
   if (u.inputTokens || u.outputTokens) parts.push(`${u.inputTokens || 0} tokens in, ${u.outputTokens || 0} out`);
-  if (u.cost) parts.push(`cost ${u.cost.toFixed(4)}`);
+  if (u.cost) parts.push(`cost ${u.cost.toFixed(4)}${currency ? ` ${currency}` : ''}`);
   return parts.join(', ');
 }
 

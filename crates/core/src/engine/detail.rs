@@ -127,6 +127,9 @@ pub struct RunDetail {
     /// What its steps used, together (calls, tokens, cost).
     #[serde(default, skip_serializing_if = "Usage::is_zero")]
     pub usage: Usage,
+    /// The currency its cost is in, when the prices name one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
 }
 
 /// Someone who acted on a run, as the detail names them.
@@ -302,6 +305,7 @@ impl RunDetail {
             started_by: None,
             audit: Vec::new(),
             usage: Usage::default(),
+            currency: None,
         }
     }
 
@@ -355,6 +359,7 @@ impl RunDetail {
             "audit",
             (!self.audit.is_empty()).then(|| serde(&self.audit)),
         );
+        put("currency", text(&self.currency));
         put("endedAt", text(&self.ended_at));
         put("error", text(&self.error));
         put("inputs", Some(Value::Object(self.inputs.clone())));
@@ -817,8 +822,10 @@ mod tests {
                 calls: 3,
                 ..Usage::default()
             },
+            currency: None,
         };
         assert_eq!(detail.to_value(), serde_json::to_value(&detail).unwrap());
+        detail.currency = Some("USD".into());
         detail.ended_at = Some("2026-11-28T10:00:02Z".into());
         detail.error = Some("it failed".into());
         detail.retry_of = Some("r-0".into());

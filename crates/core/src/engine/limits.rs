@@ -123,6 +123,12 @@ impl OutputBudget {
             deadline: std::sync::OnceLock::new(),
         }
     }
+
+    /// Its costs named in `currency` (when the prices name one).
+    pub fn in_currency(mut self, currency: Option<std::sync::Arc<str>>) -> OutputBudget {
+        self.spend.currency = currency;
+        self
+    }
 }
 
 /// One attempt's tally, checked at each update it receives.

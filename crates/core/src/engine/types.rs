@@ -71,6 +71,8 @@ pub enum Update {
     /// What the downstream task used so far (its tokens, its cost), as its agent
     /// reports it: each report the task's total, the last one counting.
     Usage(crate::engine::Usage),
+    /// What the message itself costs (an agent's price per call): added as is, once.
+    Charged(crate::engine::Usage),
 }
 
 /// Why a call to an agent failed.
@@ -173,8 +175,16 @@ pub struct Prompt {
     pub user: String,
 }
 
-/// The text of an answer, piece by piece as the model writes it.
-pub type Tokens = BoxStream<'static, Result<String, ModelError>>;
+/// A piece of a model's answer: text as it is written, or what the answer used so far
+/// (its tokens and their cost, the last report counting).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    Text(String),
+    Used(crate::engine::Usage),
+}
+
+/// An answer, piece by piece as the model writes it.
+pub type Tokens = BoxStream<'static, Result<Piece, ModelError>>;
 
 /// How the engine reaches a language model for `kind = "llm"` steps. Implemented over
 /// an OpenAI-compatible API (`crate::llm`, adapted in `crate::connect`), and by scripted

@@ -78,6 +78,8 @@ pub struct Spend {
     over: Mutex<Option<String>>,
     /// Cancelled once the budget is passed: the run waits on it.
     passed: CancellationToken,
+    /// The currency costs are counted in, if the prices name one.
+    pub(super) currency: Option<std::sync::Arc<str>>,
 }
 
 impl Spend {
@@ -102,7 +104,10 @@ impl Spend {
         };
         let Some(b) = &self.budget else { return };
         let why = if let Some(max) = b.cost.filter(|max| total.cost > *max) {
-            Some(format!("cost {:.4} > {max}", total.cost))
+            Some(match &self.currency {
+                Some(c) => format!("cost {:.4} {c} > {max}", total.cost),
+                None => format!("cost {:.4} > {max}", total.cost),
+            })
         } else if let Some(max) = b.tokens.filter(|max| total.tokens() > *max) {
             Some(format!("tokens {} > {max}", total.tokens()))
         } else {

@@ -34,6 +34,9 @@ pub struct EngineOptions {
     /// that many runs retrying one agent do not all call it at once. Off for runs that
     /// must repeat exactly (`test`).
     pub retry_jitter: bool,
+    /// The currency the agents' prices name, shown with costs (none: costs are bare
+    /// numbers).
+    pub currency: Option<Arc<str>>,
 }
 
 /// How a run's trace context outlives the process, for whoever exports traces: the
@@ -56,6 +59,7 @@ impl Default for EngineOptions {
             trace: TraceHooks::default(),
             limits: Default::default(),
             retry_jitter: true,
+            currency: None,
         }
     }
 }
@@ -244,10 +248,16 @@ impl Engine {
         if let Some(by) = &h.initiator {
             detail.started(by);
         }
+        detail.currency = self.options.currency.as_deref().map(str::to_owned);
         detail.retry_of.clone_from(&h.retry_of);
         let locations = self.locations();
         detail.restore(&saved.units, &now, |a| locations.get(a).cloned());
         detail
+    }
+
+    /// The currency costs are shown in, if the prices name one.
+    pub fn currency(&self) -> Option<&str> {
+        self.options.currency.as_deref()
     }
 
     /// Writes `kind = "llm"` steps with `model`.
@@ -331,6 +341,7 @@ impl Engine {
         if let Some(by) = &origin.initiator {
             detail.started(by);
         }
+        detail.currency = self.options.currency.as_deref().map(str::to_owned);
         if let Some(of) = &origin.retry_of {
             let locations = self.locations();
             detail.restore(seed, &now, |a| locations.get(a).cloned());
@@ -510,10 +521,10 @@ impl Engine {
             deadline: None,
             state: RunState::Working,
             grace: self.options.grace,
-            budget: Arc::new(crate::engine::limits::OutputBudget::new(
-                self.options.limits,
-                budget,
-            )),
+            budget: Arc::new(
+                crate::engine::limits::OutputBudget::new(self.options.limits, budget)
+                    .in_currency(self.options.currency.clone()),
+            ),
             origin: None,
             retry_jitter: self.options.retry_jitter,
             trace_capture: self.options.trace.capture,

@@ -449,6 +449,9 @@ impl Unit {
                     Some(Ok(Update::Usage(now))) => {
                         Box::pin(self.used(tally.report(now))).await;
                     }
+                    Some(Ok(Update::Charged(added))) => {
+                        Box::pin(self.used(added)).await;
+                    }
                     Some(Ok(Update::Reply(parts))) => {
                         outputs.apply(&ArtifactChunk {
                             artifact_id: "reply".into(),

@@ -4,7 +4,7 @@
 
 use super::super::record::{Outputs, Record};
 use super::{DEFAULT_ANSWER_WAIT, Failure, Unit, failed, with_state};
-use crate::engine::{ArtifactChunk, Content, Prompt, RunEvent, StepState, TextModel};
+use crate::engine::{ArtifactChunk, Content, Piece, Prompt, RunEvent, StepState, TextModel, Usage};
 use futures::StreamExt;
 use tokio::time::{Instant, sleep_until};
 
@@ -138,6 +138,8 @@ impl Unit {
     ) -> Result<Outputs, Failure> {
         let far = Instant::now() + DEFAULT_ANSWER_WAIT;
         let until = until.unwrap_or(far);
+        // Each attempt a call, as a message to an agent is.
+        Box::pin(self.used(Usage::CALL)).await;
         let mut tokens = tokio::select! {
             t = model.stream(prompt) => t.map_err(|e| Failure::Retry(e.to_string()))?,
             () = sleep_until(until) => return Err(Failure::Deadline),
@@ -145,6 +147,8 @@ impl Unit {
         };
         let mut outputs = Outputs::default();
         let mut held: Option<String> = None;
+        // What the answer reported it used so far: each report its total.
+        let mut reported = Usage::default();
         loop {
             let next = tokio::select! {
                 n = tokens.next() => n,
@@ -152,8 +156,12 @@ impl Unit {
                 () = self.cancel.cancelled() => return Err(Failure::Canceled("canceled".into())),
             };
             match next {
-                Some(Ok(t)) if t.is_empty() => {}
-                Some(Ok(t)) => {
+                Some(Ok(Piece::Used(now))) => {
+                    Box::pin(self.used(reported.since(&now))).await;
+                    reported = now;
+                }
+                Some(Ok(Piece::Text(t))) if t.is_empty() => {}
+                Some(Ok(Piece::Text(t))) => {
                     if let Some(before) = held.replace(t) {
                         self.forward(&mut outputs, name, before, false).await;
                     }

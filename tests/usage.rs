@@ -448,3 +448,266 @@ async fn an_sdk_agents_reported_usage_is_read_on_each_binding() {
         );
     }
 }
+
+/// A task as `url` holds it now, with its history.
+async fn task_at(url: &str, id: &str) -> a2a::types::Task {
+    let (c, _) = client(url).await;
+    c.get_task(&a2a::types::TaskQueryParams {
+        id: a2a::types::TaskId::new(id),
+        history_length: Some(10),
+        metadata: None,
+    })
+    .await
+    .unwrap_or_else(|e| panic!("task {id} at {url}: {e}"))
+}
+
+/// The run detail a task of ours holds.
+fn run_of(task: &a2a::types::Task) -> Value {
+    task.metadata.clone().unwrap().into_map()["run"].clone()
+}
+
+/// The downstream task of `step` in a run's detail, once it has one.
+fn downstream(detail: &Value, id: &str) -> Option<String> {
+    step(detail, id)["downstreamTaskId"]
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// Waits (20 s at most) until `check` gives something.
+async fn eventually<T, F: std::future::Future<Output = Option<T>>>(
+    what: &str,
+    mut check: impl FnMut() -> F,
+) -> T {
+    let until = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(t) = check().await {
+            return t;
+        }
+        assert!(tokio::time::Instant::now() < until, "never: {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+const BOTTOM: &str = r#"
+[workflow]
+id = "bottom"
+name = "Bottom"
+description = "Flights from our agent, words from the official Python SDK's"
+
+[steps.flights]
+agent = "flights"
+message = "Find return flights from London to Lisbon on 2027-03-10 for 2 traveller(s), coming back after 5 nights."
+data = { origin = "London", destination = "Lisbon", depart = "2027-03-10", nights = 5, travellers = 2 }
+
+[steps.words]
+agent = "py"
+message = "WORDS"
+"#;
+
+/// Issue 80, on real processes: `serve` A's workflows call `serve` B as an agent, whose
+/// workflows call our flights agent and the official Python SDK's agent, both reporting
+/// usage. A's run counts what B's run cost (B's own prices); a budget on A smaller than
+/// the chain's cost fails A at its step and B at its own, and the Python agent's task
+/// ends canceled; so does a deadline on A (sent down with each message), and a cancel
+/// of A's task.
+#[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chain_of_serve_processes_is_counted_and_stopped_top_to_bottom() {
+    use crate::util::orchestra::spawn_serve;
+    let fleet = travel_agents().await;
+    let py = crate::util::python_v1_agent(0.25).await;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("usage-chain");
+    let _ = std::fs::remove_dir_all(&dir);
+    for d in ["a", "b"] {
+        std::fs::create_dir_all(dir.join(d).join("flows")).unwrap();
+    }
+    let flights = fleet.agents.iter().find(|(n, _)| n == "flights").unwrap();
+    std::fs::write(
+        dir.join("b/agents.toml"),
+        format!(
+            "[agents.flights]\nurl = \"{}\"\nprice = {{ input_per_million = 2.0, output_per_million = 10.0, currency = \"USD\" }}\n\n[agents.py]\nurl = \"{}\"\nprice = {{ input_per_million = 1000.0, output_per_million = 1000.0, per_call = 0.001 }}\n",
+            flights.1, py.url
+        ),
+    )
+    .unwrap();
+    // Four words (a second at the Python agent), and forty (ten seconds).
+    let quick = BOTTOM.replace("WORDS", "please report usage now");
+    let slow = BOTTOM
+        .replace("id = \"bottom\"", "id = \"bottom-slow\"")
+        .replace("WORDS", &"slowly ".repeat(40));
+    std::fs::write(dir.join("b/flows/bottom.toml"), quick).unwrap();
+    std::fs::write(dir.join("b/flows/bottom-slow.toml"), slow).unwrap();
+    let serve_args = |d: &str| {
+        [
+            "--agents".to_owned(),
+            dir.join(d).join("agents.toml").display().to_string(),
+            "--workflows".to_owned(),
+            dir.join(d).join("flows").display().to_string(),
+            "--listen".to_owned(),
+            "127.0.0.1:0".to_owned(),
+        ]
+    };
+    let args = serve_args("b");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_b, b_url) = spawn_serve(&args, &[]).await;
+
+    let currency = fleet.agents.iter().find(|(n, _)| n == "currency").unwrap();
+    std::fs::write(
+        dir.join("a/agents.toml"),
+        format!(
+            "[agents.b]\nurl = \"{b_url}\"\nprice = {{ reported = true }}\n\n[agents.currency]\nurl = \"{}\"\nprice = {{ input_per_million = 1.0, output_per_million = 1.0, currency = \"USD\" }}\n",
+            currency.1
+        ),
+    )
+    .unwrap();
+    let top = |id: &str, bottom: &str, extra: &str| {
+        format!(
+            r#"[workflow]
+id = "{id}"
+name = "{id}"
+description = "Through B"
+{extra}
+
+[steps.via_b]
+agent = "b"
+message = "go"
+data = {{ workflow = "{bottom}" }}
+
+[steps.money]
+agent = "currency"
+needs = ["via_b"]
+message = "Convert 2000 EUR to the local currency of Lisbon."
+data = {{ amount = 2000, from = "EUR", city = "Lisbon" }}
+"#
+        )
+    };
+    for (id, bottom, extra) in [
+        ("top", "bottom", ""),
+        ("top-budget", "bottom-slow", "budget = { tokens = 5 }"),
+        ("top-deadline", "bottom-slow", "deadline = \"3s\""),
+        ("top-slow", "bottom-slow", ""),
+    ] {
+        std::fs::write(
+            dir.join("a/flows").join(format!("{id}.toml")),
+            top(id, bottom, extra),
+        )
+        .unwrap();
+    }
+    let args = serve_args("a");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_a, a_url) = spawn_serve(&args, &[]).await;
+    let (a, _) = client(&a_url).await;
+    let start = |workflow: &str, blocking: bool| {
+        let mut m = Message::user_text("");
+        m.parts = vec![a2a::types::Part::data(
+            serde_json::json!({ "workflow": workflow })
+                .as_object()
+                .unwrap()
+                .clone(),
+        )];
+        let mut p = MessageSendParams::new(m);
+        p.configuration = Some(a2a::types::MessageSendConfiguration {
+            blocking: Some(blocking),
+            ..Default::default()
+        });
+        p
+    };
+
+    // All the way through: A's step is what B's run cost, at B's prices.
+    let done = task(a.send_message(&start("top", true)).await.unwrap());
+    let detail = run_of(&done);
+    assert_eq!(detail["state"], "completed", "{detail:#}");
+    let b_task = task_at(&b_url, &downstream(&detail, "via_b").unwrap()).await;
+    let b_run = run_of(&b_task);
+    assert_eq!(b_run["state"], "completed", "{b_run:#}");
+    let (bi, bo, _, bcost) = usage(&b_run);
+    let words = step(&b_run, "words");
+    let (wi, wo, wcalls, wcost) = usage(words);
+    assert_eq!((wi, wo, wcalls), (23, 4, 1), "the SDK's report: {words:#}");
+    assert!((wcost - (27.0 * 1e-3 + 0.001)).abs() < 1e-9, "{words:#}");
+    let (vi, vo, vcalls, vcost) = usage(step(&detail, "via_b"));
+    assert_eq!((vi, vo, vcalls), (bi, bo, 1), "{detail:#}");
+    assert!((vcost - bcost).abs() < 1e-9, "{vcost} {bcost}");
+    assert_eq!(detail["currency"], "USD");
+
+    // A budget smaller than the chain's cost: B's flights pass it (held to what A has
+    // left), B fails there and cancels the Python agent's task; A fails at its step.
+    let done = task(a.send_message(&start("top-budget", true)).await.unwrap());
+    let detail = run_of(&done);
+    assert_eq!(detail["state"], "failed", "{detail:#}");
+    let error = detail["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("budget exceeded: tokens ") && error.ends_with("> 5 at step `via_b`"),
+        "{error}"
+    );
+    let b_run = run_of(&task_at(&b_url, &downstream(&detail, "via_b").unwrap()).await);
+    let b_error = b_run["error"].as_str().unwrap_or_default();
+    assert!(b_error.ends_with("> 5 at step `flights`"), "{b_run:#}");
+    let words = downstream(&b_run, "words")
+        .unwrap_or_else(|| panic!("the Python agent was called: {b_run:#}"));
+    let state = eventually("the Python agent's task is canceled", || {
+        let (url, id) = (py.url.clone(), words.clone());
+        async move {
+            let t = task_at(&url, &id).await;
+            (t.status.state == a2a::types::TaskState::Canceled).then_some(t)
+        }
+    })
+    .await;
+    assert_eq!(state.status.state, a2a::types::TaskState::Canceled);
+
+    // A deadline: B's run is held to what A has left of its three seconds, and so is
+    // the message B sends the Python agent.
+    let done = task(a.send_message(&start("top-deadline", true)).await.unwrap());
+    let detail = run_of(&done);
+    assert_eq!(detail["state"], "failed", "{detail:#}");
+    // B's run ends on its deadline, or on A's cancel when A's deadline (a transit
+    // earlier) passes first.
+    let b_run = run_of(&task_at(&b_url, &downstream(&detail, "via_b").unwrap()).await);
+    let b_error = b_run["error"].as_str().unwrap_or_default();
+    assert!(
+        (b_run["state"] == "failed" && b_error.contains("deadline"))
+            || b_run["state"] == "canceled",
+        "{b_run:#}"
+    );
+    let words = downstream(&b_run, "words").expect("the Python agent was called");
+    let t = eventually("the Python agent's task is canceled", || {
+        let (url, id) = (py.url.clone(), words.clone());
+        async move {
+            let t = task_at(&url, &id).await;
+            (t.status.state == a2a::types::TaskState::Canceled).then_some(t)
+        }
+    })
+    .await;
+    let sent = t.history.iter().find_map(|m| m.metadata.clone());
+    // (A number in a protobuf `Struct`: a double.)
+    let ms = (sent.as_ref())
+        .and_then(|m| m.get("a2a_orchestrator.timeout_ms"))
+        .and_then(Value::as_f64);
+    assert!(ms.is_some_and(|ms| ms > 0.0 && ms < 3000.0), "{sent:?}");
+
+    // A cancel of A's task reaches the Python agent's, through B's.
+    let started = task(a.send_message(&start("top-slow", false)).await.unwrap());
+    let words = eventually("B calls the Python agent", || {
+        let (a_url, b_url, id) = (a_url.clone(), b_url.clone(), started.id.to_string());
+        async move {
+            let top = run_of(&task_at(&a_url, &id).await);
+            let b = run_of(&task_at(&b_url, &downstream(&top, "via_b")?).await);
+            downstream(&b, "words")
+        }
+    })
+    .await;
+    a.cancel_task(&a2a::types::TaskIdParams::new(started.id.clone()))
+        .await
+        .unwrap();
+    eventually("the Python agent's task is canceled", || {
+        let (url, id) = (py.url.clone(), words.clone());
+        async move {
+            let t = task_at(&url, &id).await;
+            (t.status.state == a2a::types::TaskState::Canceled).then_some(())
+        }
+    })
+    .await;
+    let top = run_of(&task_at(&a_url, started.id.as_str()).await);
+    assert_eq!(top["state"], "canceled", "{top:#}");
+    fleet.shutdown().await;
+}

@@ -386,6 +386,21 @@ impl Unit {
                 let next = tokio::select! {
                     u = updates.next() => u,
                     o = over.as_mut() => {
+                        // A message on its way may have made a task the attempt does
+                        // not know yet: it is learnt (briefly) so as to be canceled too.
+                        if Box::pin(learn_task(&mut updates, agent)).await
+                            && let Some(a) = agent.as_ref()
+                        {
+                            // Said, so that the run's detail names the task canceled.
+                            Box::pin(self.state(
+                                StepState::Working,
+                                attempt,
+                                Some(&a.agent),
+                                a.task_id.as_deref(),
+                                None,
+                            ))
+                            .await;
+                        }
                         let note = Box::pin(self.cancel_downstream(agent)).await;
                         return Err(match o {
                             Over::Attempt => Failure::Retry(self.timed_out(step)),
@@ -599,8 +614,6 @@ impl Unit {
         )
     }
 
-    /// Sends `tasks/cancel` for the attempt's downstream task, if it has one. Returns a
-    /// note when the agent did not cancel.
     /// What an attempt past one of the run's bounds on agents' output ends with: its
     /// downstream task canceled, and a failure naming the agent and the bound (retried
     /// unless it is the run's own bound).
@@ -619,6 +632,8 @@ impl Unit {
         }
     }
 
+    /// Cancels the attempt's downstream task, if it has one. Returns a note when the
+    /// agent did not cancel.
     async fn cancel_downstream(&self, agent: &Option<Downstream>) -> Option<String> {
         let Downstream {
             agent: name,
@@ -637,4 +652,31 @@ impl Unit {
             )),
         }
     }
+}
+
+/// Reads `updates` until they name the downstream task (or end), for at most
+/// [`CANCEL_TIMEOUT`], when `agent` does not know it yet: a message sent just before a
+/// cancel may have started a task whose id has not come back. Whether it learnt it.
+async fn learn_task(updates: &mut crate::engine::Updates, agent: &mut Option<Downstream>) -> bool {
+    if agent.as_ref().is_some_and(|a| a.task_id.is_some()) {
+        return false;
+    }
+    let learnt = tokio::time::timeout(CANCEL_TIMEOUT, async {
+        while let Some(Ok(u)) = updates.next().await {
+            if let Update::Started {
+                agent: a,
+                task_id: Some(t),
+            } = u
+            {
+                *agent = Some(Downstream {
+                    agent: a,
+                    task_id: Some(t),
+                });
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    learnt.unwrap_or(false)
 }

@@ -711,3 +711,109 @@ data = {{ amount = 2000, from = "EUR", city = "Lisbon" }}
     assert_eq!(top["state"], "canceled", "{top:#}");
     fleet.shutdown().await;
 }
+
+/// Issue 80: a gRPC call's own deadline (`grpc-timeout`, from a client held `within`)
+/// holds the run it starts, as the message's `a2a_orchestrator.timeout_ms` would.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_grpc_calls_deadline_holds_the_run_it_starts() {
+    use a2a::Version;
+    use a2a::client::{A2aClient, Binding, ClientConfig, Interface};
+    let workflow = r#"
+[workflow]
+id = "waits"
+name = "Waits"
+description = "Waits for a slow agent"
+
+[steps.wait]
+agent = "one"
+message = "slowly"
+"#;
+    let o = crate::util::orchestra::orchestra_with(&[workflow], 20_000, |_| {}).await;
+    let grpc = A2aClient::new(&o.url, ClientConfig::default())
+        .unwrap()
+        .only(Interface {
+            url: o.url.clone(),
+            protocol: Version::V1_0,
+            binding: Binding::Grpc,
+            tenant: String::new(),
+        })
+        .within(std::time::Duration::from_secs(2));
+    let mut p = MessageSendParams::new(Message::user_text("go"));
+    p.configuration = Some(a2a::types::MessageSendConfiguration {
+        blocking: Some(false),
+        ..Default::default()
+    });
+    let started = task(grpc.send_message(&p).await.unwrap());
+    let ended = eventually("the run ends", || {
+        let (url, id) = (o.url.clone(), started.id.to_string());
+        async move {
+            let t = task_at(&url, &id).await;
+            t.status.state.is_terminal().then_some(t)
+        }
+    })
+    .await;
+    let detail = run_of(&ended);
+    assert_eq!(detail["state"], "failed", "{detail:#}");
+    let error = detail["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("the run's deadline of 19")
+            && error.ends_with("ms passed with `wait` still running (canceled)"),
+        "{error}"
+    );
+}
+
+/// Records the deadline each call came with (gRPC's `grpc-timeout`, as left when the
+/// agent is told), and completes.
+struct Deadlines(std::sync::Arc<std::sync::Mutex<Vec<Option<std::time::Duration>>>>);
+
+impl a2a::server::AgentExecutor for Deadlines {
+    async fn execute(
+        &self,
+        ctx: a2a::server::RequestContext,
+        events: a2a::server::EventSink,
+    ) -> Result<(), a2a::RpcError> {
+        let left =
+            (ctx.caller.deadline()).map(|d| d.saturating_duration_since(std::time::Instant::now()));
+        self.0.lock().unwrap().push(left);
+        events
+            .complete(Some("done"))
+            .await
+            .map_err(|e| a2a::RpcError::internal(e.to_string()))
+    }
+}
+
+/// Issue 80: the orchestrator calling an agent over gRPC sends what the run has left of
+/// its time as the call's `grpc-timeout` too.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_calls_a_grpc_agent_within_what_it_has_left() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let agent = crate::util::serve(
+        Deadlines(seen.clone()),
+        crate::echo_agent::echo_card,
+        a2a::server::ServerConfig::default(),
+    )
+    .await;
+    let workflow = r#"
+[workflow]
+id = "timed"
+name = "Timed"
+description = "Calls a gRPC agent within five seconds"
+deadline = "5s"
+
+[steps.call]
+agent = "rec"
+message = "hello"
+"#;
+    let toml = format!(
+        "[agents.rec]\nurl = \"{}\"\nbinding = \"grpc\"\n",
+        agent.url
+    );
+    let o = orchestra_on(&[workflow], toml, |_| {}).await;
+    let meta = ran(&o.url, "go").await;
+    assert_eq!(meta["run"]["state"], "completed", "{:#}", meta["run"]);
+    let seen = seen.lock().unwrap().clone();
+    assert!(
+        matches!(seen.as_slice(), [Some(left)] if *left > std::time::Duration::from_secs(3) && *left <= std::time::Duration::from_secs(5)),
+        "{seen:?}"
+    );
+}

@@ -138,6 +138,11 @@ impl Conversation {
         }
     }
 
+    /// Its calls to be answered within `within` (on gRPC, their `grpc-timeout`).
+    pub(super) fn within(&mut self, within: std::time::Duration) {
+        self.client = self.client.within(within);
+    }
+
     /// Charges the message about to go out at the agent's price per call.
     pub(super) fn charge_call(&mut self) {
         let per_call = self

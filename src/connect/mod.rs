@@ -215,6 +215,7 @@ impl AgentConnector for A2aConnector {
             if let AgentTarget::Skill(s) = &req.target {
                 meta.insert("skill".into(), serde_json::Value::String(s.to_string()));
             }
+            let within = req.bounds.as_ref().and_then(|b| b.within);
             if let Some(b) = &req.bounds {
                 bounds::write(b, &mut meta);
             }
@@ -236,6 +237,9 @@ impl AgentConnector for A2aConnector {
             }
             let streaming = lease.card().supports_streaming();
             let mut conversation = Conversation::new(lease, answering);
+            if let Some(w) = within {
+                conversation.within(w);
+            }
             conversation.charge_call();
             let mut params = MessageSendParams::new(message);
             if streaming {

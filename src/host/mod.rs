@@ -197,12 +197,15 @@ impl Orchestrator {
         self.calls_on_behalf_of(ctx.task_id.as_str(), &ctx.caller);
         // Within what the caller's own run has left, when it says (an orchestrator
         // above this one).
-        let held = match ctx.message.metadata.as_ref() {
-            Some(meta) => {
-                crate::connect::bounds::within(workflow, &crate::connect::bounds::read(meta))
-            }
-            None => workflow.clone(),
-        };
+        let mut bounds = (ctx.message.metadata.as_ref())
+            .map(|m| crate::connect::bounds::read(m))
+            .unwrap_or_default();
+        // A gRPC call's own deadline (`grpc-timeout`) holds the run too.
+        if let Some(d) = ctx.caller.deadline() {
+            let left = d.saturating_duration_since(std::time::Instant::now());
+            bounds.within = Some(bounds.within.map_or(left, |w| w.min(left)));
+        }
+        let held = crate::connect::bounds::within(workflow, &bounds);
         let run = self
             .inner
             .engine

@@ -165,7 +165,8 @@ impl A2aClient {
             .request_from_json(&json)
             .map_err(|e| ClientError::Config(format!("{name}'s request: {e}")))?;
         let mut request = tonic::Request::new(Bytes::from(bytes));
-        request.set_timeout(self.config.timeout);
+        let left = (self.deadline).map(|d| d.saturating_duration_since(std::time::Instant::now()));
+        request.set_timeout(left.map_or(self.config.timeout, |l| l.min(self.config.timeout)));
         let metadata = request.metadata_mut();
         for (name, value) in self.headers.iter() {
             let key = name.as_str();

@@ -155,6 +155,8 @@ pub struct A2aClient {
     config: Arc<ClientConfig>,
     headers: Arc<HeaderMap>,
     next_id: Arc<AtomicI64>,
+    /// When its calls must be answered by (sent as gRPC's `grpc-timeout`).
+    deadline: Option<std::time::Instant>,
     /// The gRPC connections, one per interface (made on first use).
     #[cfg(feature = "grpc")]
     channels: Arc<grpc::Channels>,
@@ -404,6 +406,7 @@ impl A2aClient {
             config: Arc::new(config),
             headers: Arc::new(headers),
             next_id: Arc::new(AtomicI64::new(1)),
+            deadline: None,
             #[cfg(feature = "grpc")]
             channels: Arc::default(),
         })
@@ -429,6 +432,15 @@ impl A2aClient {
         self.interfaces = vec![at].into();
         self.current = Arc::new(AtomicUsize::new(0));
         self
+    }
+
+    /// The same client, its calls to be answered within `within` from now: on gRPC, each
+    /// call's `grpc-timeout` says what is left of it (the server may stop the call past
+    /// it, as it would its client's `timeout`).
+    pub fn within(&self, within: std::time::Duration) -> Self {
+        let mut client = self.clone();
+        client.deadline = std::time::Instant::now().checked_add(within);
+        client
     }
 
     /// The same client, sending `extra` headers too (a call's trace context, say).

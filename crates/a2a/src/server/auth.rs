@@ -67,6 +67,8 @@ pub struct Caller {
     /// The address the request came from, and the number of its connection, when the
     /// server's own accept loop took it.
     peer: Option<Box<(std::net::IpAddr, u64)>>,
+    /// When the call must be answered by, as the client said (gRPC's `grpc-timeout`).
+    deadline: Option<std::time::Instant>,
 }
 
 impl Caller {
@@ -76,6 +78,7 @@ impl Caller {
             principal: Some(principal),
             tenant: None,
             peer: None,
+            deadline: None,
         }
     }
 
@@ -84,6 +87,18 @@ impl Caller {
     pub fn with_peer(mut self, peer: Option<std::net::IpAddr>, connection: u64) -> Caller {
         self.peer = peer.map(|ip| Box::new((ip, connection)));
         self
+    }
+
+    /// The same caller, whose call must be answered within `within` (gRPC's
+    /// `grpc-timeout`), counted from now.
+    pub fn with_deadline(mut self, within: Option<std::time::Duration>) -> Caller {
+        self.deadline = within.and_then(|w| std::time::Instant::now().checked_add(w));
+        self
+    }
+
+    /// When the call must be answered by, if the client said.
+    pub fn deadline(&self) -> Option<std::time::Instant> {
+        self.deadline
     }
 
     /// The address the request came from, if known.

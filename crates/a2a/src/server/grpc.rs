@@ -73,12 +73,15 @@ async fn call(inner: Arc<Inner>, name: &str, request: axum::http::Request<Body>)
     if let Err(e) = check(&inner, &headers) {
         return status_only(to_status(&e));
     }
+    // The client's deadline (`grpc-timeout`) bounds the whole call, a stream's life too;
+    // the agent learns it with the caller.
+    let deadline = deadline(&headers);
     let call = Call {
         inner: inner.clone(),
         method,
         name: name.to_owned(),
         rpc,
-        caller,
+        caller: caller.with_deadline(deadline),
         headers,
     };
     let span = info_span!(
@@ -92,8 +95,6 @@ async fn call(inner: Arc<Inner>, name: &str, request: axum::http::Request<Body>)
     );
     inner.config.trace_parent.adopt(&call.headers, &span);
     let mut grpc = Grpc::new(proto::Raw).max_decoding_message_size(inner.config.max_body_bytes);
-    // The client's deadline (`grpc-timeout`) bounds the whole call, a stream's life too.
-    let deadline = deadline(&call.headers);
     let streaming = rpc.streaming;
     let response = async {
         if streaming {

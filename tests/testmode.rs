@@ -534,3 +534,111 @@ state = "completed"
     let outcome = run::run(case(&dir, workflow, canceled)).await;
     assert!(outcome.passed(), "{:?}\n{:#}", outcome.misses, outcome.doc);
 }
+
+const DRAFTING: &str = r#"
+[workflow]
+id = "drafting"
+name = "Drafting"
+description = "Three paid steps in a row, on a budget its approvers may extend"
+budget = { cost = 1.0 }
+
+[steps.draft]
+agent = "writer"
+message = "Draft"
+
+[steps.review]
+agent = "reviewer"
+needs = ["draft"]
+message = "Review"
+
+[steps.publish]
+agent = "publisher"
+needs = ["review"]
+message = "Publish"
+
+[steps.more_budget]
+kind = "approval"
+on_budget = "ask"
+prompt = "Allow another 0.50?"
+extend = { cost = 0.5 }
+"#;
+
+/// `DRAFTING`'s test: the writer and reviewer cost 0.6 and 0.5, the publisher `publish`;
+/// the budget's approval is answered `answers` in turn.
+fn drafting(publish: f64, answers: &str, expect: &str) -> String {
+    format!(
+        r#"
+[test]
+workflow = "drafting"
+
+[agents.writer]
+replies = [{{ text = "a draft", usage = {{ cost = 0.6 }} }}]
+
+[agents.reviewer]
+replies = [{{ text = "reviewed", usage = {{ cost = 0.5 }} }}]
+
+[agents.publisher]
+replies = [{{ text = "published", usage = {{ cost = {publish} }} }}]
+
+[answers]
+more_budget = [{answers}]
+
+[expect]
+{expect}
+"#
+    )
+}
+
+/// Issue 80: `on_budget = "ask"`. Past its budget the run asks the approval instead of
+/// failing, starting nothing new meanwhile; approved, the budget grows by `extend` and
+/// the run goes on (asked again if it is still past it); refused, the run fails on its
+/// budget saying so. Each time it is asked is an item of the step.
+#[tokio::test]
+async fn a_run_past_its_budget_asks_to_extend_it_and_goes_on_or_fails_as_answered() {
+    let dir = scratch("budget-ask");
+    let approve = "{ data = { approved = true } }";
+    let refuse = "{ data = { approved = false } }";
+    for (name, publish, answers, expect) in [
+        (
+            "extended once",
+            0.3,
+            approve.to_owned(),
+            r#"state = "completed"
+"usage.cost" = 1.4
+"steps.more_budget.state" = "completed"
+"steps.more_budget.items" = { count = 1 }
+"steps.publish.state" = "completed"
+"answers.more_budget[0].taken" = true"#,
+        ),
+        (
+            "refused",
+            0.3,
+            refuse.to_owned(),
+            r#"state = "failed"
+error = "budget exceeded: cost 1.1000 > 1 at step `review`; the budget was not extended: it was not approved"
+"steps.more_budget.state" = "rejected"
+"steps.publish.state" = "skipped"
+"sent.publisher" = { absent = true }"#,
+        ),
+        (
+            "extended, then passed again and refused",
+            0.6,
+            format!("{approve}, {refuse}"),
+            r#"state = "failed"
+error = "budget exceeded: cost 1.7000 > 1.5 at step `publish`; the budget was not extended: it was not approved"
+"steps.more_budget.items" = { count = 2 }
+"steps.publish.state" = "completed"
+"answers.more_budget[1].taken" = true"#,
+        ),
+    ] {
+        let case = case(&dir, DRAFTING, &drafting(publish, &answers, expect));
+        let outcome = run::run(case).await;
+        assert!(
+            outcome.passed(),
+            "{name}: {:?} {:?}\n{:#}",
+            outcome.broken,
+            outcome.misses,
+            outcome.doc
+        );
+    }
+}

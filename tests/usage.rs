@@ -817,3 +817,132 @@ message = "hello"
         "{seen:?}"
     );
 }
+
+/// Issue 80: the approval that extends a budget survives a restart. Its question,
+/// waiting when the process stops, is asked again by the run resumed; an extension
+/// approved before a restart still holds after it.
+#[tokio::test(start_paused = true)]
+async fn a_budgets_approval_and_its_extension_survive_a_restart() {
+    use a2a_orchestrator::testmode::{file, script::ScriptedAgents};
+    use orchestrator_core::engine::{
+        Answer, Engine, EngineOptions, MemoryRunStore, RunEvent, RunStore, StepState,
+    };
+    use std::sync::Arc;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("usage-ask-resume");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("w.toml"),
+        r#"
+[workflow]
+id = "drafting"
+name = "Drafting"
+description = "Two paid steps on a budget its approvers may extend"
+budget = { cost = 1.0 }
+
+[steps.draft]
+agent = "writer"
+message = "Draft"
+
+[steps.publish]
+agent = "publisher"
+needs = ["draft"]
+message = "Publish"
+
+[steps.more_budget]
+kind = "approval"
+on_budget = "ask"
+prompt = "Allow another 0.50?"
+extend = { cost = 0.5 }
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("t.test.toml"),
+        r#"
+[test]
+workflow = "drafting"
+
+[agents.writer]
+replies = [{ text = "a draft", usage = { cost = 1.2 } }]
+
+[agents.publisher]
+replies = [{ delay = "1h", text = "published", usage = { cost = 0.2 } }]
+
+[expect]
+state = "completed"
+"#,
+    )
+    .unwrap();
+    let (case, diags) = file::load(&dir.join("t.test.toml"), &dir);
+    let case = case.unwrap_or_else(|| panic!("{diags:?}"));
+    let store = Arc::new(MemoryRunStore::new());
+    let engine = || {
+        Engine::new(
+            Arc::new(ScriptedAgents::new(&case)),
+            EngineOptions::default(),
+        )
+        .with_store(store.clone())
+    };
+    let first = engine();
+    let mut run = first
+        .start(case.workflow.clone(), &case.input, "r-1".into())
+        .unwrap();
+    // The draft passes the budget: the run asks, saying why; the process stops.
+    loop {
+        if let RunEvent::Question {
+            step, prompt, item, ..
+        } = run.events.recv().await.expect("the run goes on")
+        {
+            assert_eq!(step.as_str(), "more_budget");
+            assert_eq!(item, Some(0));
+            assert_eq!(
+                prompt,
+                "budget exceeded: cost 1.2000 > 1 at step `draft`. Allow another 0.50?"
+            );
+            break;
+        }
+    }
+    run.control.halt();
+
+    // Resumed, it asks again; approved, the publisher is called.
+    let saved = store.load_run("r-1").await.unwrap().expect("stored");
+    let second = engine();
+    let mut run = second.resume(case.workflow.clone(), saved);
+    loop {
+        match run.events.recv().await.expect("the run goes on") {
+            RunEvent::Question { step, item, .. } if step.as_str() == "more_budget" => {
+                assert_eq!(item, Some(0), "the same pass, asked again");
+                run.control
+                    .answer(Some("more_budget"), item, Answer::text("yes"))
+                    .await
+                    .unwrap();
+            }
+            RunEvent::Step {
+                step,
+                state: StepState::Working,
+                ..
+            } if step.as_str() == "publish" => break,
+            _ => {}
+        }
+    }
+    run.control.halt();
+
+    // Resumed again: held to the budget as extended (1.5), the run completes.
+    let saved = store.load_run("r-1").await.unwrap().expect("stored");
+    let third = engine();
+    let mut run = third.resume(case.workflow.clone(), saved);
+    while let Some(e) = run.events.recv().await {
+        assert!(
+            !matches!(&e, RunEvent::Question { .. }),
+            "asked again after a restart: {e:?}"
+        );
+    }
+    let detail = run.control.read(|told| told.detail().clone());
+    assert_eq!(
+        detail.state,
+        orchestrator_core::engine::RunState::Completed,
+        "{detail:#?}"
+    );
+    assert!((detail.usage.cost - 1.4).abs() < 1e-9, "{:?}", detail.usage);
+}

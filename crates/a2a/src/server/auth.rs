@@ -64,10 +64,18 @@ pub struct Caller {
     principal: Option<Arc<Principal>>,
     /// (Boxed, as the address: every running task's request holds its caller.)
     tenant: Option<Box<str>>,
-    /// The address the request came from, and the number of its connection, when the
-    /// server's own accept loop took it.
-    peer: Option<Box<(std::net::IpAddr, u64)>>,
-    /// When the call must be answered by, as the client said (gRPC's `grpc-timeout`).
+    /// Where and how the call came (boxed: most of a caller is what most requests
+    /// lack, and every running task's request holds its caller).
+    call: Option<Box<CallFacts>>,
+}
+
+/// What a request's transport says of its call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct CallFacts {
+    /// The address it came from and the number of its connection, when the server's
+    /// own accept loop took it.
+    peer: Option<(std::net::IpAddr, u64)>,
+    /// When it must be answered by, as the client said (gRPC's `grpc-timeout`).
     deadline: Option<std::time::Instant>,
 }
 
@@ -77,38 +85,43 @@ impl Caller {
         Caller {
             principal: Some(principal),
             tenant: None,
-            peer: None,
-            deadline: None,
+            call: None,
         }
     }
 
     /// The same caller, calling from `peer` on the server's connection number
     /// `connection`.
     pub fn with_peer(mut self, peer: Option<std::net::IpAddr>, connection: u64) -> Caller {
-        self.peer = peer.map(|ip| Box::new((ip, connection)));
+        let peer = peer.map(|ip| (ip, connection));
+        if peer.is_some() || self.call.is_some() {
+            self.call.get_or_insert_default().peer = peer;
+        }
         self
     }
 
     /// The same caller, whose call must be answered within `within` (gRPC's
     /// `grpc-timeout`), counted from now.
     pub fn with_deadline(mut self, within: Option<std::time::Duration>) -> Caller {
-        self.deadline = within.and_then(|w| std::time::Instant::now().checked_add(w));
+        let deadline = within.and_then(|w| std::time::Instant::now().checked_add(w));
+        if deadline.is_some() || self.call.is_some() {
+            self.call.get_or_insert_default().deadline = deadline;
+        }
         self
     }
 
     /// When the call must be answered by, if the client said.
     pub fn deadline(&self) -> Option<std::time::Instant> {
-        self.deadline
+        self.call.as_deref().and_then(|c| c.deadline)
     }
 
     /// The address the request came from, if known.
     pub fn peer(&self) -> Option<std::net::IpAddr> {
-        self.peer.as_deref().map(|(ip, _)| *ip)
+        self.call.as_deref().and_then(|c| c.peer).map(|(ip, _)| ip)
     }
 
     /// The number the server gave the connection the request came on, if known.
     pub fn connection(&self) -> Option<u64> {
-        self.peer.as_deref().map(|(_, c)| *c)
+        self.call.as_deref().and_then(|c| c.peer).map(|(_, c)| c)
     }
 
     /// A request that presented no credential (the server asks for none).

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
-use tokio_util::sync::CancellationToken;
+use tokio::sync::Notify;
 
 use crate::workflow::Budget;
 
@@ -70,14 +70,15 @@ impl Usage {
 /// A run's spending so far, and its budget. Shared by its units.
 #[derive(Debug, Default)]
 pub struct Spend {
-    budget: Option<Budget>,
+    /// Raised when an approval extends it (`on_budget = "ask"`).
+    budget: Mutex<Option<Budget>>,
     spent: Mutex<Usage>,
     /// Per step (and fan-out item): what it used, for its record.
     units: Mutex<HashMap<(String, Option<usize>), Usage>>,
-    /// Why the budget was passed, set once.
+    /// Why the budget was passed, until it is extended past what was spent.
     over: Mutex<Option<String>>,
-    /// Cancelled once the budget is passed: the run waits on it.
-    passed: CancellationToken,
+    /// Told when the budget is passed: the run waits on it.
+    passed: Notify,
     /// The currency costs are counted in, if the prices name one.
     pub(super) currency: Option<std::sync::Arc<str>>,
 }
@@ -85,7 +86,7 @@ pub struct Spend {
 impl Spend {
     pub fn new(budget: Option<Budget>) -> Spend {
         Spend {
-            budget,
+            budget: Mutex::new(budget),
             ..Spend::default()
         }
     }
@@ -97,12 +98,20 @@ impl Spend {
             .entry((step.to_owned(), item))
             .or_default()
             .add(usage);
-        let total = {
+        {
             let mut spent = self.spent.lock().unwrap_or_else(|p| p.into_inner());
             spent.add(usage);
-            *spent
+        }
+        self.check(step);
+    }
+
+    /// Whether what was spent is past the budget; if it is (and was not), records why,
+    /// naming `step`, and tells the run.
+    fn check(&self, step: &str) -> bool {
+        let Some(b) = *self.budget.lock().unwrap_or_else(|p| p.into_inner()) else {
+            return false;
         };
-        let Some(b) = &self.budget else { return };
+        let total = self.spent();
         let why = if let Some(max) = b.cost.filter(|max| total.cost > *max) {
             Some(match &self.currency {
                 Some(c) => format!("cost {:.4} {c} > {max}", total.cost),
@@ -115,13 +124,39 @@ impl Spend {
                 .filter(|max| total.calls > *max)
                 .map(|max| format!("calls {} > {max}", total.calls))
         };
-        if let Some(why) = why {
-            let mut over = self.over.lock().unwrap_or_else(|p| p.into_inner());
-            if over.is_none() {
-                *over = Some(format!("budget exceeded: {why} at step `{step}`"));
-                self.passed.cancel();
+        let Some(why) = why else { return false };
+        let mut over = self.over.lock().unwrap_or_else(|p| p.into_inner());
+        if over.is_none() {
+            *over = Some(format!("budget exceeded: {why} at step `{step}`"));
+            self.passed.notify_one();
+        }
+        true
+    }
+
+    /// Adds `by` to each bound the budget has (an approval extending it). Whether the
+    /// run is still past it, what it spent counted against the new one (at `step`, the
+    /// step it was passed at).
+    pub fn extend(&self, by: &Budget) -> bool {
+        {
+            let mut budget = self.budget.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(b) = budget.as_mut() {
+                b.cost = b.cost.map(|c| c + by.cost.unwrap_or(0.0));
+                b.tokens = b.tokens.map(|t| t.saturating_add(by.tokens.unwrap_or(0)));
+                b.calls = b.calls.map(|c| c.saturating_add(by.calls.unwrap_or(0)));
             }
         }
+        let was = self.over.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let at = was
+            .as_deref()
+            .and_then(|w| w.rsplit_once("at step `"))
+            .map_or("", |(_, s)| s.trim_end_matches('`'))
+            .to_owned();
+        self.check(&at)
+    }
+
+    /// The budget, as it stands (extended, if it was).
+    pub fn budget(&self) -> Option<Budget> {
+        *self.budget.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// What `step` (its `item`) used so far.
@@ -135,7 +170,7 @@ impl Spend {
 
     /// What is left of the budget (none without one; nothing below zero).
     pub fn remaining(&self) -> Option<Budget> {
-        let b = self.budget?;
+        let b = self.budget()?;
         let spent = self.spent();
         Some(Budget {
             cost: b.cost.map(|max| (max - spent.cost).max(0.0)),
@@ -149,19 +184,28 @@ impl Spend {
         *self.spent.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Why the budget was passed, once it was.
+    /// Why the budget was passed, while it is.
     pub fn over(&self) -> Option<String> {
         self.over.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Resolves once the budget is passed.
-    pub fn passed(&self) -> tokio_util::sync::WaitForCancellationFuture<'_> {
-        self.passed.cancelled()
+    /// Resolves once the budget is passed (at once while it is).
+    pub async fn passed(&self) {
+        loop {
+            let told = self.passed.notified();
+            if self.is_over() {
+                return;
+            }
+            told.await;
+        }
     }
 
-    /// Whether it was passed.
+    /// Whether it is passed.
     pub fn is_over(&self) -> bool {
-        self.passed.is_cancelled()
+        self.over
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
     }
 }
 

@@ -62,6 +62,14 @@ pub struct Budget {
     pub calls: Option<u64>,
 }
 
+/// An approval step asked when the run passes its budget: it is no step of the graph;
+/// each approval adds `extend` to the budget and the run goes on, a refusal fails it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OnBudget {
+    pub step: StepId,
+    pub extend: Budget,
+}
+
 /// A loaded, validated workflow.
 #[derive(Debug, Clone)]
 pub struct Workflow {
@@ -79,8 +87,11 @@ pub struct Workflow {
     /// Who may start it (`[workflow] allow`); empty: anyone who may call the server.
     pub allow: Vec<crate::access::Pattern>,
     /// What a run may spend (`[workflow] budget`): past it the run fails, and what
-    /// still runs is canceled.
+    /// still runs is canceled — unless it asks to extend it.
     pub budget: Option<Budget>,
+    /// The approval asked when the run passes its budget (its step with
+    /// `on_budget = "ask"`), instead of failing.
+    pub on_budget: Option<OnBudget>,
     /// Declared inputs, in file order.
     pub inputs: Vec<InputSpec>,
     /// Steps in a topological order (file order among independent steps).

@@ -93,6 +93,10 @@ pub struct RawStep {
     pub for_each: Option<Sp<String>>,
     pub max_parallel: Option<Sp<i64>>,
     pub min_success: Option<Sp<i64>>,
+    /// `on_budget = "ask"`: an approval asked when the run passes its budget.
+    pub on_budget: Option<Sp<String>>,
+    /// What each approval of it adds to the budget.
+    pub extend: Option<RawBudget>,
 }
 
 pub struct RawOutput {
@@ -151,6 +155,8 @@ const STEP: &[&str] = &[
     "for_each",
     "max_parallel",
     "min_success",
+    "on_budget",
+    "extend",
 ];
 const OUTPUT: &[&str] = &["text", "data"];
 
@@ -179,16 +185,7 @@ pub fn read(ctx: &mut Ctx<'_>) -> Option<RawWorkflow> {
             on_failure: t.string(ctx, "on_failure"),
             deadline: t.string(ctx, "deadline"),
             allow: t.strings(ctx, "allow"),
-            budget: t.table(ctx, "budget").map(|mut b| {
-                let budget = RawBudget {
-                    span: b.span(),
-                    cost: b.number(ctx, "cost"),
-                    tokens: b.int(ctx, "tokens"),
-                    calls: b.int(ctx, "calls"),
-                };
-                b.finish(ctx, BUDGET);
-                budget
-            }),
+            budget: t.table(ctx, "budget").map(|b| read_budget(ctx, b)),
         };
         t.finish(ctx, HEADER);
         h
@@ -345,9 +342,23 @@ fn read_step(ctx: &mut Ctx<'_>, id: Sp<String>, mut t: TableReader<'_, '_>) -> R
         for_each: t.string(ctx, "for_each"),
         max_parallel: t.int(ctx, "max_parallel"),
         min_success: t.int(ctx, "min_success"),
+        on_budget: t.string(ctx, "on_budget"),
+        extend: t.table(ctx, "extend").map(|b| read_budget(ctx, b)),
     };
     t.finish(ctx, STEP);
     step
+}
+
+/// A budget table (`[workflow] budget`, an approval's `extend`): `{ cost, tokens, calls }`.
+fn read_budget(ctx: &mut Ctx<'_>, mut b: TableReader<'_, '_>) -> RawBudget {
+    let budget = RawBudget {
+        span: b.span(),
+        cost: b.number(ctx, "cost"),
+        tokens: b.int(ctx, "tokens"),
+        calls: b.int(ctx, "calls"),
+    };
+    b.finish(ctx, BUDGET);
+    budget
 }
 
 fn read_data(v: &Spanned<DeValue<'_>>) -> Sp<RawData> {

@@ -475,7 +475,16 @@ impl Engine {
             }
         }
         let waiting: Vec<usize> = needs.iter().map(Vec::len).collect();
-        let ready = (0..n).filter(|&i| waiting[i] == 0).collect();
+        // The approval asked when the budget is passed is no step of the graph: never
+        // ready, and finished from the start as far as the run's end is concerned.
+        let on_budget = workflow.on_budget.as_ref().and_then(|o| {
+            let step = workflow.steps.iter().position(|s| s.id == o.step)?;
+            Some(Box::new(super::budget::BudgetAsk::new(step, o.extend)))
+        });
+        let asked_apart = on_budget.as_ref().map(|a| a.step);
+        let ready = (0..n)
+            .filter(|&i| waiting[i] == 0 && Some(i) != asked_apart)
+            .collect();
         let halt = self.store.as_ref().map(|_| CancellationToken::new());
         let journal = self
             .store
@@ -496,7 +505,7 @@ impl Engine {
             waiting,
             ready,
             active: Default::default(),
-            finished_count: 0,
+            finished_count: usize::from(asked_apart.is_some()),
             settled: Default::default(),
             inputs,
             slots: (0..n).map(|_| Slot::default()).collect(),
@@ -529,6 +538,7 @@ impl Engine {
             retry_jitter: self.options.retry_jitter,
             trace_capture: self.options.trace.capture,
             grace_until: None,
+            on_budget,
         };
         let shared = Arc::new(Shared {
             cancel,

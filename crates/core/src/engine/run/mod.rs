@@ -6,6 +6,7 @@
 //! [`engine`] is the public face (start, resume, control); this file is the loop and the
 //! run's state; [`schedule`] decides and starts steps; [`questions`] routes answers.
 
+mod budget;
 mod engine;
 mod questions;
 mod schedule;
@@ -117,6 +118,9 @@ struct Run {
     origin: Option<Box<crate::access::Origin>>,
     /// Whether its units' retries wait a random part longer (see `EngineOptions`).
     retry_jitter: bool,
+    /// The approval asked when the budget is passed, if the workflow has one (boxed:
+    /// few workflows do).
+    on_budget: Option<Box<budget::BudgetAsk>>,
 }
 
 /// Longest step text a workflow without `[output]` repeats in its result; a longer one
@@ -255,6 +259,11 @@ impl Run {
             loop {
                 Box::pin(self.schedule()).await;
                 if self.running == 0 && self.finished_count == self.slots.len() {
+                    // Passed by the last step to end: asked, if the workflow asks.
+                    if self.budget.spend.is_over() && !self.stopping && self.asks_budget() {
+                        Box::pin(self.budget_passed()).await;
+                        continue;
+                    }
                     break;
                 }
                 Box::pin(self.update_run_state()).await;
@@ -280,7 +289,7 @@ impl Run {
                     Some(ask) = self.ask_rx.recv() => Box::pin(self.asked(*ask)).await,
                     Some(cmd) = self.commands.recv() => Box::pin(self.command(*cmd)).await,
                     () = self.cancel.cancelled(), if !self.canceled => Box::pin(self.cancel_run()).await,
-                    () = budget.spend.passed(), if !self.stopping => self.budget_passed(),
+                    () = budget.spend.passed(), if !self.stopping && !self.asking_budget() => Box::pin(self.budget_passed()).await,
                     () = async { tokio::time::sleep_until(wake.unwrap_or_else(tokio::time::Instant::now)).await }, if wake.is_some() => {
                         let now = tokio::time::Instant::now();
                         if self.deadline.is_some_and(|d| d <= now) {
@@ -356,8 +365,10 @@ impl Run {
                 if !asked.is_empty() {
                     self.reasking = Some(Box::new(questions::Reasking::new(asked)));
                 }
-                // The account goes on from what its finished steps used (a fan-out
-                // step's items are counted, not the step besides).
+                // Extensions approved before, then the account goes on from what its
+                // finished steps used (a fan-out step's items are counted, not the
+                // step besides).
+                self.restore_budget(&saved.units);
                 for ((step, item), c) in &saved.units {
                     if let Checkpoint::Done(r) = c
                         && r.items.is_none()
@@ -420,10 +431,20 @@ impl Run {
             .get_or_insert(tokio::time::Instant::now() + self.grace);
     }
 
-    /// The run spent past its budget: it fails saying so, and what still runs is
-    /// canceled (`always` steps after the grace), as at its deadline.
-    fn budget_passed(&mut self) {
-        if let Some(why) = self.budget.spend.over()
+    /// The run spent past its budget: it asks to extend it, when the workflow says so;
+    /// else it fails saying so, and what still runs is canceled (`always` steps after
+    /// the grace), as at its deadline.
+    async fn budget_passed(&mut self) {
+        if self.asks_budget() {
+            return self.ask_budget().await;
+        }
+        let why = self.budget.spend.over();
+        self.stop_over_budget(why);
+    }
+
+    /// Fails the run on its budget (`why`), canceling what still runs.
+    fn stop_over_budget(&mut self, why: Option<String>) {
+        if let Some(why) = why
             && !matches!(self.failure, Some(Failure::Budget(_)))
         {
             self.failure = Some(Failure::Budget(why));
@@ -448,9 +469,11 @@ impl Run {
         // Passed by the last step to end: the run fails all the same.
         if let Some(why) = self.budget.spend.over()
             && !self.canceled
+            && !matches!(self.failure, Some(Failure::Budget(_)))
         {
             self.failure = Some(Failure::Budget(why));
         }
+        Box::pin(self.budget_step_ends()).await;
         let (state, message) = if self.canceled {
             (RunState::Canceled, Some("the run was canceled".to_owned()))
         } else if let Some(failure) = self.failure.take() {

@@ -33,6 +33,14 @@ fn failed_like(state: StepState, continue_on_error: bool) -> bool {
 impl Run {
     /// Decides every ready step and starts what can start, until nothing changes.
     pub(super) async fn schedule(&mut self) {
+        // Past its budget, nothing new starts: the run stops, or asks to extend it and
+        // waits for the answer.
+        if !self.stopping && !self.asking_budget() && self.budget.spend.is_over() {
+            Box::pin(self.budget_passed()).await;
+        }
+        if self.asking_budget() {
+            return;
+        }
         loop {
             while let Some(i) = self.ready.pop_first() {
                 let needs = std::mem::take(&mut self.needs[i]);
@@ -212,8 +220,13 @@ impl Run {
     }
 
     fn spawn_unit(&mut self, i: usize, item: Option<usize>, value: Option<Value>) {
-        let always = self.workflow.steps[i].trigger == Trigger::Always;
         let context = self.context(Some(i), item.zip(value.as_ref()));
+        self.spawn_unit_in(i, item, context);
+    }
+
+    /// Spawns a unit of step `i` (its `item`) with this template context.
+    pub(super) fn spawn_unit_in(&mut self, i: usize, item: Option<usize>, context: Value) {
+        let always = self.workflow.steps[i].trigger == Trigger::Always;
         let token = if always {
             self.always.child_token()
         } else {
@@ -274,6 +287,7 @@ impl Run {
 
     pub(super) async fn unit_done(&mut self, i: usize, item: Option<usize>, mut record: Record) {
         self.questions.retain(|q| !(q.step == i && q.item == item));
+
         if self.reasking.is_some() {
             // It will not ask again: what was held for it is answered as it stands.
             Box::pin(self.reasked(i, item)).await;
@@ -286,6 +300,11 @@ impl Run {
         record.ended_at.get_or_insert_with(wall_clock);
         let used = (self.budget.spend).of_unit(self.workflow.steps[i].id.as_str(), item);
         record.usage = (!used.is_zero()).then(|| Box::new(used));
+        if let (Some(ask), Some(pass)) = (&self.on_budget, item)
+            && ask.step == i
+        {
+            return Box::pin(self.budget_answered(pass, record)).await;
+        }
         let Some(k) = item else {
             return self.close(i, record).await;
         };

@@ -184,10 +184,14 @@ impl Unit {
                     self.agent_step(target.clone(), text, data, deadline).await
                 }
                 StepKind::Approval { prompt } | StepKind::Input { prompt, .. } => {
-                    let prompt = match self.workflow.templates.render(prompt, &context) {
+                    let mut prompt = match self.workflow.templates.render(prompt, &context) {
                         Ok(p) => p,
                         Err(e) => return failed(e.to_string()),
                     };
+                    // The approval a run asks when it passes its budget says why.
+                    if let Some(why) = context.get(BUDGET_EXCEEDED).and_then(Value::as_str) {
+                        prompt = format!("{why}. {prompt}");
+                    }
                     drop(context);
                     Box::pin(self.question_step(prompt, deadline)).await
                 }
@@ -241,6 +245,10 @@ impl Unit {
         }
     }
 }
+
+/// The key of a unit's template context saying why the run asks to extend its budget
+/// (no template can name it: it is not an identifier templates know).
+pub(crate) const BUDGET_EXCEEDED: &str = "budget exceeded";
 
 fn with_state(state: StepState, error: String) -> Record {
     let mut r = Record::new(state);

@@ -83,7 +83,7 @@ impl Validator<'_, '_, '_> {
             return None;
         }
         let allow = self.patterns(&h.allow);
-        let budget = h.budget.as_ref().map(|b| self.budget(b));
+        let budget = h.budget.as_ref().map(|b| self.budget(b, "budget"));
         let id = id?;
         let name = h
             .name
@@ -103,14 +103,19 @@ impl Validator<'_, '_, '_> {
         })
     }
 
-    /// `[workflow] budget`: each bound greater than zero, and at least one.
-    fn budget(&mut self, b: &crate::workflow::raw::RawBudget) -> crate::workflow::Budget {
+    /// A budget (`[workflow] budget`, an approval's `extend`, named `key`): each bound
+    /// greater than zero, and at least one.
+    pub(super) fn budget(
+        &mut self,
+        b: &crate::workflow::raw::RawBudget,
+        name: &str,
+    ) -> crate::workflow::Budget {
         let mut positive = |n: Option<&Sp<i64>>, key: &str| match n {
             Some(n) if n.value > 0 => Some(n.value as u64),
             Some(n) => {
                 self.ctx.error(
                     n.span.clone(),
-                    format!("`budget.{key}` must be more than 0, got {}", n.value),
+                    format!("`{name}.{key}` must be more than 0, got {}", n.value),
                 );
                 None
             }
@@ -123,7 +128,7 @@ impl Validator<'_, '_, '_> {
             Some(c) => {
                 self.ctx.error(
                     c.span.clone(),
-                    format!("`budget.cost` must be more than 0, got {}", c.value),
+                    format!("`{name}.cost` must be more than 0, got {}", c.value),
                 );
                 None
             }
@@ -132,7 +137,7 @@ impl Validator<'_, '_, '_> {
         if b.cost.is_none() && b.tokens.is_none() && b.calls.is_none() {
             self.ctx.error(
                 b.span.clone(),
-                "`budget` bounds nothing: give `cost`, `tokens` or `calls`",
+                format!("`{name}` bounds nothing: give `cost`, `tokens` or `calls`"),
             );
         }
         crate::workflow::Budget {

@@ -178,6 +178,8 @@ struct Pending {
     id: Sp<String>,
     step: Step,
     needs: Vec<Sp<String>>,
+    /// `on_budget = "ask"`: where it is said, and the step's `extend` if it gives one.
+    on_budget: Option<(Range<usize>, Option<crate::workflow::Budget>)>,
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -292,6 +294,7 @@ impl Validator<'_, '_, '_> {
         });
         let order = order?;
         self.unguarded(&pending, &index, &uses);
+        let on_budget = self.on_budget(&pending, header.as_ref().and_then(|h| h.budget));
 
         let Header {
             id,
@@ -327,6 +330,7 @@ impl Validator<'_, '_, '_> {
             deadline,
             allow,
             budget,
+            on_budget,
             inputs,
             steps,
             output,
@@ -334,6 +338,68 @@ impl Validator<'_, '_, '_> {
             file: self.ctx.file.to_owned(),
             source: self.ctx.source.into(),
             hash: content_hash(self.ctx.source),
+        })
+    }
+}
+
+impl Validator<'_, '_, '_> {
+    /// The approval asked when the budget is passed: one at most, in a workflow with a
+    /// budget, needed by no step (it is asked, not scheduled).
+    fn on_budget(
+        &mut self,
+        pending: &[Pending],
+        budget: Option<crate::workflow::Budget>,
+    ) -> Option<crate::workflow::OnBudget> {
+        let mut asks = pending
+            .iter()
+            .filter_map(|p| Some((p, p.on_budget.as_ref()?)));
+        let (first, (span, extend)) = asks.next()?;
+        for (other, (span, _)) in asks {
+            self.ctx.error(
+                span.clone(),
+                format!(
+                    "step `{}` is the second with `on_budget = \"ask\"` (`{}` is the first): one approval extends the budget",
+                    other.id.value, first.id.value
+                ),
+            );
+        }
+        let Some(budget) = budget else {
+            self.ctx.error(
+                span.clone(),
+                "`on_budget = \"ask\"` needs a budget to extend: give `[workflow] budget`",
+            );
+            return None;
+        };
+        for p in pending {
+            if let Some(n) = p.needs.iter().find(|n| n.value == first.id.value) {
+                self.ctx.error(
+                    n.span.clone(),
+                    format!(
+                        "step `{}` needs `{}`, which is asked only when the run passes its budget (`on_budget`): no step can wait for it",
+                        p.id.value, first.id.value
+                    ),
+                );
+            }
+        }
+        if let Some(e) = extend {
+            for (name, adds, bounded) in [
+                ("cost", e.cost.is_some(), budget.cost.is_some()),
+                ("tokens", e.tokens.is_some(), budget.tokens.is_some()),
+                ("calls", e.calls.is_some(), budget.calls.is_some()),
+            ] {
+                if adds && !bounded {
+                    self.ctx.error(
+                        span.clone(),
+                        format!(
+                            "`extend` adds to `{name}`, which `[workflow] budget` does not bound"
+                        ),
+                    );
+                }
+            }
+        }
+        Some(crate::workflow::OnBudget {
+            step: first.step.id.clone(),
+            extend: extend.unwrap_or(budget),
         })
     }
 }

@@ -274,13 +274,66 @@ impl Validator<'_, '_, '_> {
             uses: Vec::new(),
             uses_inputs: Some(Vec::new()),
         };
+        let on_budget = self.asks_budget(s, kind);
         Pending {
             raw_span: s.span.clone(),
             has_when: s.when.is_some(),
             id: s.id.clone(),
             step,
             needs,
+            on_budget,
         }
+    }
+
+    /// `on_budget = "ask"` and `extend`: an approval asked when the run passes its
+    /// budget, outside the graph (no `needs`, `when`, `trigger` or `for_each`).
+    fn asks_budget(
+        &mut self,
+        s: &RawStep,
+        kind: &str,
+    ) -> Option<(std::ops::Range<usize>, Option<crate::workflow::Budget>)> {
+        let extend = s.extend.as_ref().map(|b| self.budget(b, "extend"));
+        let Some(on) = &s.on_budget else {
+            if let Some(e) = &s.extend {
+                self.ctx.error(
+                    e.span.clone(),
+                    "`extend` goes with `on_budget = \"ask\"`: what an approval adds to the budget",
+                );
+            }
+            return None;
+        };
+        if on.value != "ask" {
+            self.ctx.error(
+                on.span.clone(),
+                format!(
+                    "unknown `on_budget` value \"{}\" (expected \"ask\")",
+                    on.value
+                ),
+            );
+            return None;
+        }
+        if kind != "approval" {
+            self.ctx.error(
+                on.span.clone(),
+                format!(
+                    "`on_budget` applies only to approval steps, not to a step of kind \"{kind}\""
+                ),
+            );
+            return None;
+        }
+        for (name, span) in [
+            ("needs", s.needs.as_ref().map(|v| v.span.clone())),
+            ("when", s.when.as_ref().map(|v| v.span.clone())),
+            ("trigger", s.trigger.as_ref().map(|v| v.span.clone())),
+        ] {
+            if let Some(span) = span {
+                self.ctx.error(
+                    span,
+                    format!("`{name}` does not apply to the approval asked when the budget is passed (`on_budget`): it is asked then, not scheduled"),
+                );
+            }
+        }
+        Some((on.span.clone(), extend))
     }
 
     /// `approvers`, `four_eyes` and `quorum`: who may answer the step's questions.

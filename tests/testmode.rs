@@ -642,3 +642,157 @@ error = "budget exceeded: cost 1.7000 > 1.5 at step `publish`; the budget was no
         );
     }
 }
+
+const REVISING: &str = r#"
+[workflow]
+id = "revising"
+name = "Revising"
+description = "Draft, then revise until the reviewer approves"
+
+[steps.draft]
+agent = "writer"
+message = "Draft {{ iteration }}{% if steps.draft %}, after: {{ steps.draft.data.notes }}{% endif %}"
+repeat_until = "steps.draft.data.approved"
+max_repeats = 3
+
+[steps.publish]
+agent = "publisher"
+needs = ["draft"]
+message = "Publish draft {{ steps.draft.passes | length }}: {{ steps.draft.text }}"
+"#;
+
+fn revising(writer: &str, expect: &str, extra: &str) -> (String, String) {
+    let workflow = REVISING.replace("max_repeats = 3", &format!("max_repeats = 3\n{extra}"));
+    let test = format!(
+        r#"
+[test]
+workflow = "revising"
+
+[agents.writer]
+replies = [{writer}]
+
+[agents.publisher]
+replies = [{{ text = "published" }}]
+
+[expect]
+{expect}
+"#
+    );
+    (workflow, test)
+}
+
+/// Issue 78: bounded loops. A step with `repeat_until` runs pass after pass — each seeing
+/// `iteration` and the pass before as `steps.<id>` — until its condition holds of the
+/// pass that ended, its result then the last pass's with every pass under `passes`; at
+/// `max_repeats` it fails saying so, or completes with `on_max_repeats = "continue"`.
+#[tokio::test]
+async fn a_loop_ends_by_its_condition_or_at_its_bound() {
+    let dir = scratch("loops");
+    let no = r#"{ text = "v1", data = { approved = false, notes = "too long" } }"#;
+    let yes = r#"{ text = "v2", data = { approved = true } }"#;
+    for (name, writer, extra, expect) in [
+        (
+            "approved on the second pass",
+            format!("{no}, {yes}"),
+            "",
+            r#"state = "completed"
+"steps.draft.state" = "completed"
+"steps.draft.passes" = { count = 2 }
+"steps.draft.passes[0].data.approved" = false
+"sent.writer[0].text" = "Draft 1"
+"sent.writer[1].text" = "Draft 2, after: too long"
+"sent.publisher[0].text" = "Publish draft 2: v2""#,
+        ),
+        (
+            "never approved",
+            no.to_owned(),
+            "",
+            r#"state = "failed"
+"steps.draft.state" = "failed"
+"steps.draft.error" = "`repeat_until` was still false after 3 passes (`max_repeats = 3`)"
+"steps.draft.passes" = { count = 3 }
+"steps.publish.state" = "upstream_failed""#,
+        ),
+        (
+            "never approved, and that will do",
+            no.to_owned(),
+            "on_max_repeats = \"continue\"",
+            r#"state = "completed"
+"sent.writer" = { count = 3 }
+"sent.publisher[0].text" = "Publish draft 3: v1""#,
+        ),
+    ] {
+        let (workflow, test) = revising(&writer, expect, extra);
+        let case = case(&dir, &workflow, &test);
+        let outcome = run::run(case).await;
+        assert!(
+            outcome.passed(),
+            "{name}: {:?} {:?}\n{:#}",
+            outcome.broken,
+            outcome.misses,
+            outcome.doc
+        );
+    }
+}
+
+/// Issue 78: a loop's passes survive a restart: those that ended are kept (their
+/// messages not sent again), the one whose message's fate the restart left unknown sends
+/// it again (with the same message id, which a real agent knows; the script answers it
+/// anew), and the loop goes on to its end.
+#[tokio::test(start_paused = true)]
+async fn a_loops_passes_survive_a_restart() {
+    use a2a_orchestrator::testmode::script::ScriptedAgents;
+    use orchestrator_core::engine::{
+        Engine, EngineOptions, MemoryRunStore, RunEvent, RunState, RunStore, StepState,
+    };
+    let dir = scratch("loop-resume");
+    let no = r#"{ delay = "1h", text = "v1", data = { approved = false, notes = "shorter" } }"#;
+    let yes = r#"{ delay = "1h", text = "v3", data = { approved = true } }"#;
+    let (workflow, test) = revising(&format!("{no}, {no}, {yes}"), "state = \"completed\"", "");
+    let case = case(&dir, &workflow, &test);
+    let store = Arc::new(MemoryRunStore::new());
+    let agents = Arc::new(ScriptedAgents::new(&case));
+    let engine = || Engine::new(agents.clone(), EngineOptions::default()).with_store(store.clone());
+    let first = engine();
+    let mut run = first
+        .start(case.workflow.clone(), &case.input, "r-1".into())
+        .unwrap();
+    // Stopped once the second pass's message is sent (its call counted).
+    loop {
+        if let RunEvent::Usage {
+            step,
+            item: Some(1),
+            ..
+        } = run.events.recv().await.expect("the run goes on")
+            && step.as_str() == "draft"
+        {
+            break;
+        }
+    }
+    tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+    run.control.halt();
+    let saved = store.load_run("r-1").await.unwrap().expect("stored");
+    let second = engine();
+    let mut run = second.resume(case.workflow.clone(), saved);
+    while run.events.recv().await.is_some() {}
+    let detail = run.control.read(|told| told.detail().clone());
+    assert_eq!(detail.state, RunState::Completed, "{detail:#?}");
+    let passes: Vec<_> = (detail.steps.iter())
+        .filter(|s| s.step == "draft" && s.item.is_some())
+        .map(|s| s.state)
+        .collect();
+    assert_eq!(passes, [StepState::Completed; 2], "{detail:#?}");
+    let sent: Vec<String> = agents.sent()["writer"]
+        .iter()
+        .map(|s| s.to_json()["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            "Draft 1",
+            "Draft 2, after: shorter",
+            "Draft 2, after: shorter"
+        ],
+        "the first pass's message sent once, the second's again after the restart"
+    );
+}

@@ -213,10 +213,15 @@ async fn run_on_virtual_time(case: &TestCase) -> Outcome {
                 steps.insert(s.step.clone(), entry);
             }
             Some(_) => {
+                // A loop's items are its passes.
+                let key = match case.workflow.steps.iter().find(|w| w.id.as_str() == s.step) {
+                    Some(w) if w.repeat.is_some() => "passes",
+                    _ => "items",
+                };
                 let step = steps.entry(s.step.clone()).or_insert_with(|| json!({}));
-                match step.get_mut("items") {
+                match step.get_mut(key) {
                     Some(Value::Array(items)) => items.push(entry),
-                    _ => step["items"] = json!([entry]),
+                    _ => step[key] = json!([entry]),
                 }
             }
         }

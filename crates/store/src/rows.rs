@@ -131,6 +131,9 @@ pub(crate) struct RecordRow {
     decisions: Vec<DecisionRow>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     usage: Option<UsageRow>,
+    /// A looping step's passes; absent in rows of steps that do not loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    passes: Option<Vec<RecordRow>>,
 }
 
 /// What a step used.
@@ -314,7 +317,9 @@ impl From<&Record> for RecordRow {
                     .collect(),
             },
             data: r.data.clone(),
-            items: r.items.as_ref().map(|i| i.iter().map(Into::into).collect()),
+            items: (r.items.as_ref())
+                .filter(|_| !r.passes)
+                .map(|i| i.iter().map(Into::into).collect()),
             error: r.error.clone(),
             agent: r.agent.clone(),
             attempts: r.attempts,
@@ -335,6 +340,9 @@ impl From<&Record> for RecordRow {
                 calls: u.calls,
                 cost: u.cost,
             }),
+            passes: (r.items.as_ref())
+                .filter(|_| r.passes)
+                .map(|p| p.iter().map(Into::into).collect()),
         }
     }
 }
@@ -354,7 +362,8 @@ impl From<RecordRow> for Record {
                     .collect(),
             },
             data: r.data,
-            items: r.items.map(|i| i.into_iter().map(Into::into).collect()),
+            passes: r.passes.is_some(),
+            items: (r.items.or(r.passes)).map(|i| i.into_iter().map(Into::into).collect()),
             error: r.error,
             agent: r.agent,
             attempts: r.attempts,

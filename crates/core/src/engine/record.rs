@@ -105,8 +105,11 @@ pub struct Record {
     pub outputs: Outputs,
     /// Set instead of the outputs' data by approval and input steps.
     pub data: Option<Map<String, Value>>,
-    /// A fan-out step's items, in item order.
+    /// A fan-out step's items, in item order; or a looping step's passes, in order.
     pub items: Option<Vec<Record>>,
+    /// `items` are a loop's passes: the step's own outputs are its last pass's, and
+    /// templates see them as `passes`.
+    pub passes: bool,
     pub error: Option<String>,
     pub agent: Option<String>,
     /// Attempts made (0 when no agent was called: skipped, approvals, ...).
@@ -137,27 +140,30 @@ impl Record {
             ended_at: None,
             decisions: Vec::new(),
             usage: None,
+            passes: false,
         }
     }
 
     pub fn text(&self) -> String {
         match &self.items {
-            Some(items) => items
+            Some(items) if !self.passes => items
                 .iter()
                 .map(Record::text)
                 .filter(|t| !t.is_empty())
                 .collect::<Vec<_>>()
                 .join("\n"),
-            None => self.outputs.text(),
+            _ => self.outputs.text(),
         }
     }
 
     /// The record as templates see it.
     pub fn to_json(&self) -> Value {
         let data = match (&self.items, &self.data) {
-            (Some(items), _) => Value::Array(items.iter().map(|i| i.data_json()).collect()),
-            (None, Some(d)) => Value::Object(d.clone()),
-            (None, None) => Value::Object(self.outputs.data()),
+            (Some(items), _) if !self.passes => {
+                Value::Array(items.iter().map(|i| i.data_json()).collect())
+            }
+            (_, Some(d)) => Value::Object(d.clone()),
+            (_, None) => Value::Object(self.outputs.data()),
         };
         let mut v = json!({
             "state": self.state.as_str(),
@@ -166,7 +172,8 @@ impl Record {
             "artifacts": self.outputs.artifacts_json(),
         });
         if let Some(items) = &self.items {
-            v["items"] = Value::Array(items.iter().map(Record::to_json).collect());
+            let key = if self.passes { "passes" } else { "items" };
+            v[key] = Value::Array(items.iter().map(Record::to_json).collect());
         }
         if let Some(e) = &self.error {
             v["error"] = json!(e);

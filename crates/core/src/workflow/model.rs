@@ -390,6 +390,8 @@ pub struct Step {
     pub answerers: crate::access::Answerers,
     pub retry: RetryPolicy,
     pub for_each: Option<FanOut>,
+    /// A bounded loop (`repeat_until`, `max_repeats`): the step runs pass after pass.
+    pub repeat: Option<Box<Repeat>>,
     /// The steps its message, data and prompt use (`steps.<id>`), sorted: all a run
     /// puts in the template context of the step's units. (`when` and `for_each` are
     /// evaluated by the run with the whole context.)
@@ -568,6 +570,20 @@ pub struct FanOut {
     /// Items that must complete for the step to complete; all of them when `None`.
     pub min_success: Option<usize>,
 }
+
+/// `repeat_until`: the step runs again, pass after pass, until `until` is true of the
+/// pass that just ended (`steps.<id>` in it), `max` passes at most.
+#[derive(Debug, Clone)]
+pub struct Repeat {
+    pub until: Expr,
+    pub max: u32,
+    /// What reaching `max` with `until` still false does: fail the step, or complete it
+    /// with its last pass (`on_max_repeats = "continue"`).
+    pub continue_at_max: bool,
+}
+
+/// Most passes a loop may have.
+pub const MAX_REPEATS: u32 = 1000;
 
 /// The run's final result.
 #[derive(Debug, Clone)]

@@ -97,6 +97,12 @@ pub struct RawStep {
     pub on_budget: Option<Sp<String>>,
     /// What each approval of it adds to the budget.
     pub extend: Option<RawBudget>,
+    /// A bounded loop: the step runs again until this is true...
+    pub repeat_until: Option<Sp<String>>,
+    /// ...at most this many times in all...
+    pub max_repeats: Option<Sp<i64>>,
+    /// ...and then fails (`"fail"`) or completes with its last pass (`"continue"`).
+    pub on_max_repeats: Option<Sp<String>>,
 }
 
 pub struct RawOutput {
@@ -157,6 +163,9 @@ const STEP: &[&str] = &[
     "min_success",
     "on_budget",
     "extend",
+    "repeat_until",
+    "max_repeats",
+    "on_max_repeats",
 ];
 const OUTPUT: &[&str] = &["text", "data"];
 
@@ -344,6 +353,9 @@ fn read_step(ctx: &mut Ctx<'_>, id: Sp<String>, mut t: TableReader<'_, '_>) -> R
         min_success: t.int(ctx, "min_success"),
         on_budget: t.string(ctx, "on_budget"),
         extend: t.table(ctx, "extend").map(|b| read_budget(ctx, b)),
+        repeat_until: t.string(ctx, "repeat_until"),
+        max_repeats: t.int(ctx, "max_repeats"),
+        on_max_repeats: t.string(ctx, "on_max_repeats"),
     };
     t.finish(ctx, STEP);
     step

@@ -8,6 +8,7 @@
 
 mod budget;
 mod engine;
+mod passes;
 mod questions;
 mod schedule;
 mod told;
@@ -38,6 +39,8 @@ struct Slot {
     /// The unit was spawned (for a plain step).
     spawned: bool,
     fan: Option<Fan>,
+    /// A looping step's passes so far (boxed: few steps loop).
+    passes: Option<Box<passes::Passes>>,
     /// When each of its running units started (RFC 3339; by item for a fan-out), for
     /// its record.
     starts: Vec<(Option<usize>, String)>,

@@ -123,6 +123,9 @@ impl Run {
                 }
             }
         }
+        if step.repeat.is_some() {
+            return Box::pin(self.start_passes(i)).await;
+        }
         if let Some(fan) = &step.for_each {
             let items = match self.workflow.templates.eval(&fan.items, &ctx) {
                 Ok(Value::Array(items)) => items,
@@ -195,6 +198,18 @@ impl Run {
         let mut spawned = false;
         while self.running < self.workflow.max_parallel {
             let slot = &mut self.slots[i];
+            if let Some(p) = slot.passes.as_mut() {
+                // A loop: one pass at a time, the next once the last has ended.
+                if p.running {
+                    break;
+                }
+                p.running = true;
+                let pass = p.done.len();
+                self.active.remove(&i);
+                self.spawn_pass(i, pass);
+                spawned = true;
+                break;
+            }
             let (item, value) = match &mut slot.fan {
                 None if !slot.spawned => {
                     slot.spawned = true;
@@ -304,6 +319,9 @@ impl Run {
             && ask.step == i
         {
             return Box::pin(self.budget_answered(pass, record)).await;
+        }
+        if let (Some(pass), Some(_)) = (item, &self.workflow.steps[i].repeat) {
+            return Box::pin(self.pass_done(i, pass, record)).await;
         }
         let Some(k) = item else {
             return self.close(i, record).await;

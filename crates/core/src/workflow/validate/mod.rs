@@ -42,11 +42,12 @@ pub const STEP_FIELDS: &[&str] = &[
     "data",
     "artifacts",
     "items",
+    "passes",
     "error",
     "agent",
 ];
 /// Fields that exist only when the step completed.
-const OUTPUT_FIELDS: &[&str] = &["text", "data", "artifacts", "items"];
+const OUTPUT_FIELDS: &[&str] = &["text", "data", "artifacts", "items", "passes"];
 /// Names minijinja defines itself.
 const GLOBALS: &[&str] = &["range", "dict", "namespace", "debug"];
 
@@ -251,6 +252,7 @@ impl Validator<'_, '_, '_> {
                 step: Some(i),
                 label: format!("step `{}`", p.id.value),
                 fan_out: raw_step.for_each.is_some(),
+                repeats: raw_step.repeat_until.is_some(),
             };
             let before = uses.steps.len();
             let inputs_before = uses.inputs.len();
@@ -289,6 +291,7 @@ impl Validator<'_, '_, '_> {
                 step: None,
                 label: "[output]".to_owned(),
                 fan_out: false,
+                repeats: false,
             };
             self.output(o, &scope, &refs, &mut uses)
         });
@@ -412,6 +415,9 @@ struct Scope {
     label: String,
     /// `item` and `index` are defined.
     fan_out: bool,
+    /// The step loops (`repeat_until`): `iteration` is defined, and the step may use its
+    /// own outputs (`steps.<id>`: the pass before, or the pass that just ended).
+    repeats: bool,
 }
 
 /// What references are checked against.

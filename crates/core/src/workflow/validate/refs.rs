@@ -57,6 +57,10 @@ impl Validator<'_, '_, '_> {
                         continue;
                     };
                     if let Some(cur) = scope.step {
+                        if cur == t && scope.repeats {
+                            // A loop's own passes: the run puts them in its context.
+                            continue;
+                        }
                         if cur == t {
                             self.ctx.error(span, format!("{here} uses its own outputs (`steps.{target}`), which do not exist yet"));
                             continue;
@@ -77,6 +81,13 @@ impl Validator<'_, '_, '_> {
                             self.ctx.error(
                                 span,
                                 format!("`steps.{target}.{field}` is not a step field ({hint}a step has: {})", STEP_FIELDS.join(", ")),
+                            );
+                            continue;
+                        }
+                        if *field == "passes" && refs.pending[t].step.repeat.is_none() {
+                            self.ctx.error(
+                                span,
+                                format!("`steps.{target}.passes` exists only for steps with `repeat_until`"),
                             );
                             continue;
                         }
@@ -115,6 +126,13 @@ impl Validator<'_, '_, '_> {
                             .error(span, format!("`run.{f}` is not defined (run has: id)"));
                     }
                 }
+                "iteration" if scope.repeats => {}
+                "iteration" => {
+                    self.ctx.error(
+                        span,
+                        format!("{here} uses `iteration`, which is defined only in the templates of a step with `repeat_until`"),
+                    );
+                }
                 "item" | "index" if scope.fan_out => {}
                 "item" | "index" => {
                     self.ctx.error(
@@ -127,6 +145,9 @@ impl Validator<'_, '_, '_> {
                     let mut known = vec!["input", "steps", "workflow", "run"];
                     if scope.fan_out {
                         known.extend(["item", "index"]);
+                    }
+                    if scope.repeats {
+                        known.push("iteration");
                     }
                     let hint = did_you_mean(other, known.iter().copied())
                         .map(|m| format!("did you mean `{m}`? "))

@@ -271,6 +271,7 @@ impl Validator<'_, '_, '_> {
                 max_parallel,
                 min_success,
             }),
+            repeat: self.repeat(s, kind),
             uses: Vec::new(),
             uses_inputs: Some(Vec::new()),
         };
@@ -334,6 +335,85 @@ impl Validator<'_, '_, '_> {
             }
         }
         Some((on.span.clone(), extend))
+    }
+
+    /// `repeat_until`, `max_repeats` and `on_max_repeats`: a bounded loop of agent, llm
+    /// and workflow steps (the expression compiled with the step's templates).
+    fn repeat(&mut self, s: &RawStep, kind: &str) -> Option<Box<crate::workflow::Repeat>> {
+        let Some(until) = &s.repeat_until else {
+            for (name, span) in [
+                (
+                    "max_repeats",
+                    s.max_repeats.as_ref().map(|v| v.span.clone()),
+                ),
+                (
+                    "on_max_repeats",
+                    s.on_max_repeats.as_ref().map(|v| v.span.clone()),
+                ),
+            ] {
+                if let Some(span) = span {
+                    self.ctx
+                        .error(span, format!("`{name}` goes with `repeat_until`"));
+                }
+            }
+            return None;
+        };
+        if matches!(kind, "approval" | "input") {
+            self.ctx.error(
+                until.span.clone(),
+                format!("`repeat_until` applies to agent, llm and workflow steps, not to a step of kind \"{kind}\""),
+            );
+        }
+        if let Some(f) = &s.for_each {
+            self.ctx.error(
+                f.span.clone(),
+                "a step with `repeat_until` cannot also have `for_each`: loop a workflow step whose workflow fans out",
+            );
+        }
+        let continue_at_max = match &s.on_max_repeats {
+            None => false,
+            Some(v) if v.value == "fail" => false,
+            Some(v) if v.value == "continue" => true,
+            Some(v) => {
+                self.ctx.error(
+                    v.span.clone(),
+                    format!(
+                        "unknown `on_max_repeats` value \"{}\" (expected \"fail\" or \"continue\")",
+                        v.value
+                    ),
+                );
+                false
+            }
+        };
+        let max = match &s.max_repeats {
+            None => {
+                self.ctx.error(
+                    until.span.clone(),
+                    format!("`repeat_until` needs `max_repeats`: the most passes the step may make (1 to {})", crate::workflow::MAX_REPEATS),
+                );
+                return None;
+            }
+            Some(m) if !(1..=i64::from(crate::workflow::MAX_REPEATS)).contains(&m.value) => {
+                self.ctx.error(
+                    m.span.clone(),
+                    format!(
+                        "`max_repeats` must be from 1 to {}, got {}",
+                        crate::workflow::MAX_REPEATS,
+                        m.value
+                    ),
+                );
+                return None;
+            }
+            Some(m) => m.value as u32,
+        };
+        Some(Box::new(crate::workflow::Repeat {
+            until: Expr {
+                site: String::new(),
+                source: String::new(),
+            },
+            max,
+            continue_at_max,
+        }))
     }
 
     /// `approvers`, `four_eyes` and `quorum`: who may answer the step's questions.

@@ -25,6 +25,7 @@ impl Validator<'_, '_, '_> {
         let id = raw.id.value.clone();
         let no_item = Scope {
             fan_out: false,
+            repeats: false,
             ..scope.clone()
         };
         if let Some(w) = &raw.when {
@@ -32,6 +33,9 @@ impl Validator<'_, '_, '_> {
         }
         if let (Some(f), Some(fan)) = (&raw.for_each, step.for_each.as_mut()) {
             fan.items = self.expr(&format!("steps.{id}.for_each"), f, &no_item, refs, uses)?;
+        }
+        if let (Some(u), Some(repeat)) = (&raw.repeat_until, step.repeat.as_mut()) {
+            repeat.until = self.expr(&format!("steps.{id}.repeat_until"), u, scope, refs, uses)?;
         }
         match &mut step.kind {
             StepKind::Agent { message, data, .. } => {

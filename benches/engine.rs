@@ -47,7 +47,12 @@ impl AgentConnector for Instant_ {
         })
     }
 
-    fn cancel(&self, _agent: &str, _task: &str) -> BoxFuture<'static, Result<(), AgentError>> {
+    fn cancel(
+        &self,
+        _run: &str,
+        _agent: &str,
+        _task: &str,
+    ) -> BoxFuture<'static, Result<(), AgentError>> {
         Box::pin(async { Ok(()) })
     }
 }

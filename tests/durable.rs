@@ -691,6 +691,7 @@ async fn store_contract(store: Arc<dyn Store>) {
         tenant: None,
         retry_of: None,
         held: None,
+        parent: None,
     };
     store.create_run(&header).await.unwrap();
     let sent = Checkpoint::Sent {
@@ -1355,6 +1356,7 @@ async fn runs_end_together(store: Arc<dyn Store>) {
                 tenant: None,
                 retry_of: None,
                 held: None,
+                parent: None,
             };
             store.create_run(&header).await.unwrap();
             let done = Checkpoint::Done(Record::new(StepState::Completed));
@@ -1435,6 +1437,7 @@ fn run_header(id: &str) -> RunHeader {
         tenant: None,
         retry_of: None,
         held: None,
+        parent: None,
     }
 }
 

@@ -151,6 +151,7 @@ impl AgentConnector for Scripted {
         let agent = match &request.target {
             AgentTarget::Named(a) => a.to_string(),
             AgentTarget::Skill(s) => s.clone(),
+            AgentTarget::Workflow(w) => w.to_string(),
         };
         let n = {
             let mut sends = self.sends.lock().unwrap();
@@ -200,7 +201,12 @@ impl AgentConnector for Scripted {
         })
     }
 
-    fn cancel(&self, agent: &str, task_id: &str) -> BoxFuture<'static, Result<(), AgentError>> {
+    fn cancel(
+        &self,
+        _run_id: &str,
+        agent: &str,
+        task_id: &str,
+    ) -> BoxFuture<'static, Result<(), AgentError>> {
         self.log.lock().unwrap().push(Log::Cancel {
             agent: agent.into(),
             task_id: task_id.into(),
@@ -1102,6 +1108,7 @@ async fn a_resumed_run_keeps_finished_work_and_resends_an_unknown_send_with_its_
         tenant: None,
         retry_of: None,
         held: None,
+        parent: None,
     };
     store.create_run(&header).await.unwrap();
     let finished = |text: &str| {
@@ -1229,6 +1236,7 @@ async fn an_answer_sent_as_a_run_resumes_waits_for_its_question_to_be_asked_agai
         tenant: None,
         retry_of: None,
         held: None,
+        parent: None,
     };
     store.create_run(&header).await.unwrap();
     let asked = Checkpoint::Asked {
@@ -1480,6 +1488,7 @@ async fn approvals_take_answers_from_their_approvers_only() {
                 initiator: Some(alice.clone()),
                 tenant: None,
                 retry_of: None,
+                parent: None,
             },
         )
         .unwrap();
@@ -1540,6 +1549,7 @@ async fn approvals_take_answers_from_their_approvers_only() {
                 initiator: Some(alice.clone()),
                 tenant: None,
                 retry_of: None,
+                parent: None,
             },
         )
         .unwrap();

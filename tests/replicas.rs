@@ -54,6 +54,7 @@ fn header(id: &str) -> RunHeader {
         tenant: None,
         retry_of: None,
         held: None,
+        parent: None,
     }
 }
 

@@ -45,6 +45,7 @@ mod replicas;
 mod runs;
 mod schema;
 mod server;
+mod subworkflows;
 mod testmode;
 mod traces;
 mod ui;

@@ -137,6 +137,30 @@ pub fn actor(principal: &Principal) -> Actor {
     }
 }
 
+/// The principal `actor` was when a run recorded it (its groups and roles as they
+/// were then; no token): who a resumed run's child runs are started as.
+pub fn principal_of(actor: &Actor) -> Principal {
+    let mut p = Principal {
+        id: actor.id.clone(),
+        issuer: actor
+            .id
+            .split_once('#')
+            .map(|(issuer, _)| issuer.to_owned()),
+        subject: actor.subject.clone(),
+        name: actor.name.clone(),
+        attributes: Default::default(),
+        token: None,
+    };
+    Grants {
+        groups: actor.groups.clone(),
+        roles: actor.roles.clone(),
+        reach: Reach::default(),
+        tenants: None,
+    }
+    .put(&mut p);
+    p
+}
+
 /// Bearer tokens and API keys known only by themselves (the plain lists of
 /// `bearer_token_env`, `--bearer-token-env`): each names its own principal (see
 /// [`Credential::unnamed`]), an operator, as every credential was before principals

@@ -196,6 +196,18 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(Err(diags)) => return Ok(problems(diags)),
         Err(e) => return Ok(bad_input(format!("{e:#}"))),
     };
+    // Child runs are tasks of a server: this command serves none.
+    if let Some(s) = (workflow.steps.iter()).find(|s| {
+        matches!(
+            s.kind,
+            orchestrator_core::workflow::StepKind::Workflow { .. }
+        )
+    }) {
+        return Ok(bad_input(format!(
+            "`run` runs one workflow alone, and step `{}` runs another as a child run: run `{}` under `serve` (and send it with `send`), or test it with `test`",
+            s.id, workflow.id
+        )));
+    }
     let given = match read_inputs(&args.inputs, args.input_json.as_deref()) {
         Ok(g) => g,
         Err(e) => return Ok(bad_input(format!("{e:#}"))),

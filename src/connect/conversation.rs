@@ -48,6 +48,9 @@ pub(super) struct Conversation {
     renewed: bool,
     /// What the task reported it used, last passed on.
     used: Option<Usage>,
+    /// The task is a child run of this orchestrator: its own account (cost, calls) is
+    /// believed, as an agent's is with `price = { reported = true }`.
+    own: bool,
 }
 
 /// A streaming conversation's phase: the call it makes next.
@@ -122,6 +125,14 @@ impl Conversation {
         Self::with(Some(lease), client, agent, answering)
     }
 
+    /// A conversation with a child run of this orchestrator, through an in-process
+    /// client.
+    pub(super) fn in_process(client: A2aClient, agent: String, answering: bool) -> Self {
+        let mut c = Self::with(None, client, agent, answering);
+        c.own = true;
+        c
+    }
+
     fn with(lease: Option<Lease>, client: A2aClient, agent: String, answering: bool) -> Self {
         Self {
             lease,
@@ -135,6 +146,7 @@ impl Conversation {
             answering,
             renewed: false,
             used: None,
+            own: false,
         }
     }
 
@@ -161,7 +173,13 @@ impl Conversation {
     /// Passes on what the task reports it used in `meta` (a status update's, or the
     /// task's), when it says something new.
     fn usage(&mut self, meta: Option<&Metadata>) {
-        let price = self.lease.as_ref().and_then(Lease::price);
+        let price = match self.own {
+            true => Some(crate::registry::price::Price {
+                reported: true,
+                ..Default::default()
+            }),
+            false => self.lease.as_ref().and_then(Lease::price),
+        };
         let Some(now) = meta.and_then(|m| super::usage::read(m, price, &self.agent)) else {
             return;
         };

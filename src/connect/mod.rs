@@ -11,6 +11,7 @@
 
 pub mod behalf;
 pub mod bounds;
+pub mod child;
 mod conversation;
 mod ledger;
 pub mod model;
@@ -49,6 +50,8 @@ pub struct A2aConnector {
     registry: Registry,
     /// On whose behalf each run calls.
     behalf: std::sync::Arc<behalf::OnBehalf>,
+    /// Where workflow steps run their workflows.
+    children: child::Children,
     /// First and longest wait between two polls of a non-streaming agent.
     pub poll_initial: Duration,
     pub poll_max: Duration,
@@ -61,10 +64,16 @@ impl A2aConnector {
         self
     }
 
+    /// Where workflow steps run their workflows (set once the server is built).
+    pub fn children(&self) -> &child::Children {
+        &self.children
+    }
+
     pub fn new(registry: Registry) -> Self {
         Self {
             registry,
             behalf: Default::default(),
+            children: Default::default(),
             poll_initial: Duration::from_millis(100),
             poll_max: Duration::from_secs(2),
         }
@@ -183,9 +192,14 @@ impl AgentConnector for A2aConnector {
     fn send(&self, req: SendRequest) -> BoxFuture<'static, Result<Updates, AgentError>> {
         let this = self.clone();
         Box::pin(async move {
+            if let Some(workflow) = child::workflow_of(&req.target) {
+                let workflow = workflow.to_owned();
+                return this.children.send(&this.behalf, &workflow, req);
+            }
             let target = match &req.target {
                 AgentTarget::Named(a) => Target::Name(a.as_str()),
                 AgentTarget::Skill(s) => Target::Skill(s.as_str()),
+                AgentTarget::Workflow(_) => unreachable!("workflows are run as child runs above"),
             };
             let mut requirements = Requirements {
                 on_behalf_of: this.behalf.of(&req.run_id),
@@ -261,9 +275,14 @@ impl AgentConnector for A2aConnector {
 
     fn attach(
         &self,
+        run_id: &str,
         agent: &str,
         task_id: &str,
     ) -> BoxFuture<'static, Result<Updates, AgentError>> {
+        if agent.starts_with(orchestrator_core::workflow::CHILD_PREFIX) {
+            let attached = self.children.attach(&self.behalf, run_id, agent, task_id);
+            return Box::pin(async move { attached });
+        }
         let this = self.clone();
         let (agent, task_id) = (agent.to_owned(), TaskId::new(task_id));
         Box::pin(async move {
@@ -287,7 +306,19 @@ impl AgentConnector for A2aConnector {
         })
     }
 
-    fn cancel(&self, agent: &str, task_id: &str) -> BoxFuture<'static, Result<(), AgentError>> {
+    fn cancel(
+        &self,
+        run_id: &str,
+        agent: &str,
+        task_id: &str,
+    ) -> BoxFuture<'static, Result<(), AgentError>> {
+        if agent.starts_with(orchestrator_core::workflow::CHILD_PREFIX) {
+            let this = self.clone();
+            let (run_id, task_id) = (run_id.to_owned(), task_id.to_owned());
+            return Box::pin(
+                async move { this.children.cancel(&this.behalf, &run_id, &task_id).await },
+            );
+        }
         let registry = self.registry.clone();
         let (agent, task_id) = (agent.to_owned(), task_id.to_owned());
         Box::pin(async move {

@@ -17,6 +17,10 @@ pub const OUTPUT_TOKENS: &str = "gen_ai.usage.output_tokens";
 /// no cost).
 pub const COST: &str = "a2a_orchestrator.usage.cost";
 
+/// How many messages the task sent agents (ours: the convention has no calls), for a
+/// caller that believes its account.
+pub const CALLS: &str = "a2a_orchestrator.usage.calls";
+
 /// Most tokens one report may claim; more is not a real count.
 const MAX_TOKENS: f64 = 1e12;
 /// Most cost one report may claim.
@@ -51,7 +55,7 @@ pub fn read(meta: &Map<String, Value>, price: Option<Price>, agent: &str) -> Opt
         meta.get(OUTPUT_TOKENS),
         meta.get(COST),
     );
-    if i.is_none() && o.is_none() && c.is_none() {
+    if i.is_none() && o.is_none() && c.is_none() && !meta.contains_key(CALLS) {
         return None;
     }
     let mut usage = Usage::default();
@@ -67,6 +71,14 @@ pub fn read(meta: &Map<String, Value>, price: Option<Price>, agent: &str) -> Opt
     take(OUTPUT_TOKENS, o, &mut usage.output_tokens);
     let price = price.unwrap_or_default();
     usage.cost = price.of_tokens(usage.input_tokens, usage.output_tokens);
+    if price.reported
+        && let Some(calls) = meta.get(CALLS)
+    {
+        match count(calls) {
+            Ok(n) => usage.calls = n,
+            Err(why) => tracing::warn!(agent, key = CALLS, "ignored the agent's calls: {why}"),
+        }
+    }
     if price.reported
         && let Some(c) = c
     {
@@ -90,6 +102,7 @@ pub fn write(usage: &Usage, meta: &mut Map<String, Value>) {
     meta.insert(INPUT_TOKENS.into(), usage.input_tokens.into());
     meta.insert(OUTPUT_TOKENS.into(), usage.output_tokens.into());
     meta.insert(COST.into(), usage.cost.into());
+    meta.insert(CALLS.into(), usage.calls.into());
 }
 
 #[cfg(test)]

@@ -58,6 +58,7 @@ pub fn step_problems(
                 .iter()
                 .any(|s| !s.health.is_unavailable() && s.skills.iter().any(|k| k == skill)))
             .then(|| format!("no available agent offers skill `{skill}`")),
+            AgentTarget::Workflow(_) => None,
         };
         if let Some(problem) = problem {
             problems.push((problem, step.id.to_string()));

@@ -193,8 +193,27 @@ impl Orchestrator {
         inputs: Map<String, Value>,
     ) -> Result<relay::Relayed, RpcError> {
         let by = actor_of(&ctx.caller);
+        // Started by another run's workflow step: linked to it, and no deeper than allowed.
+        let parent =
+            (ctx.message.metadata.as_ref()).and_then(|m| crate::connect::child::parent_of(m));
+        if let Some(p) = &parent
+            && p.depth > orchestrator_core::workflow::MAX_DEPTH
+        {
+            return Err(RpcError::invalid_params(
+                "message.metadata",
+                format!(
+                    "the run would be {} workflows deep; at most {} may be",
+                    p.depth,
+                    orchestrator_core::workflow::MAX_DEPTH
+                ),
+            ));
+        }
         // Before the run starts: its first step may call an agent at once.
-        self.calls_on_behalf_of(ctx.task_id.as_str(), &ctx.caller);
+        self.calls_on_behalf_of(
+            ctx.task_id.as_str(),
+            &ctx.caller,
+            parent.as_ref().map_or(0, |p| p.depth),
+        );
         // Within what the caller's own run has left, when it says (an orchestrator
         // above this one).
         let mut bounds = (ctx.message.metadata.as_ref())
@@ -213,7 +232,10 @@ impl Orchestrator {
                 held,
                 &inputs,
                 ctx.task_id.as_str().to_owned(),
-                origin_of(&ctx.caller),
+                Origin {
+                    parent,
+                    ..origin_of(&ctx.caller)
+                },
             )
             .map_err(|p| {
                 self.inner.behalf.end(ctx.task_id.as_str());
@@ -362,13 +384,21 @@ fn actor_of(caller: &Caller) -> Option<Actor> {
 impl Orchestrator {
     /// Run `run_id`'s agents are called on behalf of `caller`: with its token when a
     /// verifier vouched for it, else with the orchestrator's own rights.
-    fn calls_on_behalf_of(&self, run_id: &str, caller: &Caller) {
-        use crate::connect::behalf::Subject;
+    /// Its child runs are started as `caller`, `depth` runs deep.
+    fn calls_on_behalf_of(&self, run_id: &str, caller: &Caller, depth: usize) {
+        use crate::connect::behalf::{Acting, Subject};
         let subject = match caller.principal().and_then(|p| p.token.clone()) {
             Some(token) => Subject::Token(token),
             None => Subject::Service,
         };
-        self.inner.behalf.start(run_id, subject);
+        self.inner.behalf.start_as(
+            run_id,
+            Acting {
+                subject: Some(subject),
+                caller: caller.clone(),
+                depth,
+            },
+        );
     }
 }
 
@@ -378,6 +408,7 @@ fn origin_of(caller: &Caller) -> Origin {
         initiator: actor_of(caller),
         tenant: caller.tenant().map(str::to_owned),
         retry_of: None,
+        parent: None,
     }
 }
 
@@ -532,11 +563,22 @@ impl AgentExecutor for Orchestrator {
         tracing::info!(task_id = %task.id, workflow = %workflow.id, "resuming a run");
         // A run a signed-in user started lost their token with the process that
         // started it; one a static credential (or nobody) started goes on as before.
-        if h.initiator.as_ref().is_none_or(|a| !a.id.contains('#')) {
-            self.inner
-                .behalf
-                .start(task.id.as_str(), crate::connect::behalf::Subject::Service);
+        // Its child runs are started as its initiator, as its record names them.
+        let lost = h.initiator.as_ref().is_some_and(|a| a.id.contains('#'));
+        let caller = match &h.initiator {
+            Some(a) => Caller::known(Arc::new(crate::auth::principal_of(a))),
+            None => Caller::anonymous(),
         }
+        .in_tenant(h.tenant.as_deref(), &crate::auth::ByRole)
+        .unwrap_or_else(|_| Caller::anonymous());
+        self.inner.behalf.start_as(
+            task.id.as_str(),
+            crate::connect::behalf::Acting {
+                subject: (!lost).then_some(crate::connect::behalf::Subject::Service),
+                caller,
+                depth: h.parent.as_ref().map_or(0, |p| p.depth),
+            },
+        );
         let run = self.inner.engine.resume(workflow.clone(), saved);
         let meter = Box::new(meter::RunMeter::resumed(workflow.id.as_str()));
         let relayed = relay::Relayed { run, meter };

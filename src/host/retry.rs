@@ -130,7 +130,7 @@ impl Orchestrator {
         let inputs = saved.header.inputs.clone();
         tracing::info!(task_id = %ctx.task_id, retry_of = %of, kept = seed.len(), "retrying a run");
         let by = ctx.caller.principal().map(|p| crate::auth::actor(p));
-        self.calls_on_behalf_of(ctx.task_id.as_str(), &ctx.caller);
+        self.calls_on_behalf_of(ctx.task_id.as_str(), &ctx.caller, 0);
         if let Some(by) = &by {
             audit::action("retried", by, &of, None);
         }

@@ -457,6 +457,8 @@ pub async fn build(
     // On whose behalf each run calls: the orchestrator records it, the connector reads it.
     let behalf = Arc::new(crate::connect::behalf::OnBehalf::default());
     let connector = A2aConnector::new(registry.clone()).with_on_behalf(behalf.clone());
+    // Workflow steps run their workflows on this server, once it is built.
+    let children = connector.children().clone();
     let mut engine = Engine::new(Arc::new(connector), options);
     if store.durable() {
         engine = engine.with_store(store.clone());
@@ -489,8 +491,10 @@ pub async fn build(
     if let Some(signing) = &config.card_signing {
         server = server.card_keys(signing.keys());
     }
+    let server = server.build();
+    children.serve_on(server.handler());
     Host {
-        server: server.build(),
+        server,
         registry,
         store,
         orchestrator,

@@ -681,8 +681,17 @@ fn check(
     // Who each agent step calls, and whether the test scripts it.
     let mut called: Vec<String> = Vec::new();
     for step in &workflow.steps {
-        let StepKind::Agent { target, .. } = &step.kind else {
-            continue;
+        // A workflow step's child run is scripted as an agent named `workflow:<id>`.
+        let child;
+        let target = match &step.kind {
+            StepKind::Agent { target, .. } => target,
+            StepKind::Workflow { workflow, .. } => {
+                child = AgentTarget::Named(orchestrator_core::workflow::AgentName::new(
+                    orchestrator_core::workflow::child_agent(workflow.as_str()),
+                ));
+                &child
+            }
+            _ => continue,
         };
         let id = step.id.as_str();
         let by_item = |k: &String| split_item(k).0 == id;
@@ -701,6 +710,7 @@ fn check(
                     called.extend(offering.iter().map(|n| (*n).clone()));
                     !offering.is_empty()
                 }
+                AgentTarget::Workflow(_) => false,
             };
         if !scripted {
             let how = match target {
@@ -710,6 +720,7 @@ fn check(
                 AgentTarget::Skill(s) => format!(
                     "give an agent `skills = [\"{s}\"]`, or add [steps.{id}] with `replies`"
                 ),
+                AgentTarget::Workflow(_) => format!("add [steps.{id}] with `replies`"),
             };
             ctx.error(
                 spans.workflow.clone(),
@@ -742,13 +753,14 @@ fn check(
                 name.span.clone(),
                 format!("step `{id}` has no items (no `for_each`): script it as [steps.{id}]"),
             ),
-            Some(s) if !matches!(s.kind, StepKind::Agent { .. }) => ctx.error(
-                name.span.clone(),
-                format!(
-                    "step `{}` calls no agent: only an agent step's replies are scripted",
-                    name.value
+            Some(s) if !matches!(s.kind, StepKind::Agent { .. } | StepKind::Workflow { .. }) => ctx
+                .error(
+                    name.span.clone(),
+                    format!(
+                        "step `{}` calls no agent: only an agent step's replies are scripted",
+                        name.value
+                    ),
                 ),
-            ),
             Some(_) => {}
         }
     }

@@ -190,14 +190,20 @@ impl AgentConnector for Recorder {
 
     fn attach(
         &self,
+        run_id: &str,
         agent: &str,
         task_id: &str,
     ) -> BoxFuture<'static, Result<Updates, AgentError>> {
-        self.inner.attach(agent, task_id)
+        self.inner.attach(run_id, agent, task_id)
     }
 
-    fn cancel(&self, agent: &str, task_id: &str) -> BoxFuture<'static, Result<(), AgentError>> {
-        self.inner.cancel(agent, task_id)
+    fn cancel(
+        &self,
+        run_id: &str,
+        agent: &str,
+        task_id: &str,
+    ) -> BoxFuture<'static, Result<(), AgentError>> {
+        self.inner.cancel(run_id, agent, task_id)
     }
 }
 

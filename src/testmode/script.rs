@@ -124,6 +124,7 @@ impl ScriptedAgents {
                 .get(s)
                 .cloned()
                 .unwrap_or_else(|| format!("skill:{s}")),
+            AgentTarget::Workflow(w) => orchestrator_core::workflow::child_agent(w.as_str()),
         };
         let mut state = self.lock();
         let step = request.step.as_str();
@@ -227,7 +228,12 @@ impl AgentConnector for ScriptedAgents {
         })
     }
 
-    fn cancel(&self, _agent: &str, _task_id: &str) -> BoxFuture<'static, Result<(), AgentError>> {
+    fn cancel(
+        &self,
+        _run_id: &str,
+        _agent: &str,
+        _task_id: &str,
+    ) -> BoxFuture<'static, Result<(), AgentError>> {
         Box::pin(async { Ok(()) })
     }
 }

@@ -121,6 +121,8 @@ pub struct Origin {
     pub tenant: Option<String>,
     /// The run this one retries, if it is a retry.
     pub retry_of: Option<String>,
+    /// The run whose workflow step started this one, if one did.
+    pub parent: Option<crate::engine::ParentRun>,
 }
 
 /// Who may answer a step's questions.

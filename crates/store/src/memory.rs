@@ -195,6 +195,7 @@ mod tests {
                 tenant: None,
                 retry_of: None,
                 held: None,
+                parent: None,
             };
             store.create_run(&header).await.unwrap();
             let end = RunEnd {

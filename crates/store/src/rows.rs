@@ -46,6 +46,9 @@ pub(crate) struct HeaderRow {
     /// The budget and deadline it was held to; absent in older rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     held: Option<Held>,
+    /// The run that started it as a child run; absent in older rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    parent: Option<orchestrator_core::engine::ParentRun>,
 }
 
 /// Someone acting on a run.
@@ -217,6 +220,7 @@ impl From<&RunHeader> for HeaderRow {
             tenant: h.tenant.clone(),
             retry_of: h.retry_of.clone(),
             held: h.held,
+            parent: h.parent.clone(),
         }
     }
 }
@@ -236,6 +240,7 @@ impl From<HeaderRow> for RunHeader {
             tenant: h.tenant,
             retry_of: h.retry_of,
             held: h.held,
+            parent: h.parent,
         }
     }
 }

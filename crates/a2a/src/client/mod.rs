@@ -14,6 +14,8 @@ mod events;
 #[cfg(feature = "grpc")]
 mod grpc;
 mod http;
+#[cfg(feature = "server")]
+mod in_process;
 mod interface;
 mod list;
 mod multiplex;
@@ -157,6 +159,10 @@ pub struct A2aClient {
     next_id: Arc<AtomicI64>,
     /// When its calls must be answered by (sent as gRPC's `grpc-timeout`).
     deadline: Option<std::time::Instant>,
+    /// A server of this process whose handler takes the calls instead (boxed: few
+    /// clients are).
+    #[cfg(feature = "server")]
+    in_process: Option<Box<in_process::InProcess>>,
     /// The gRPC connections, one per interface (made on first use).
     #[cfg(feature = "grpc")]
     channels: Arc<grpc::Channels>,
@@ -407,9 +413,41 @@ impl A2aClient {
             headers: Arc::new(headers),
             next_id: Arc::new(AtomicI64::new(1)),
             deadline: None,
+            #[cfg(feature = "server")]
+            in_process: None,
             #[cfg(feature = "grpc")]
             channels: Arc::default(),
         })
+    }
+
+    /// A client of `handler`, a server of this process, calling as `caller`: sends,
+    /// streams, subscriptions, gets and cancels go to the handler with no socket (the
+    /// other operations are not served in process). Its [`endpoint`](Self::endpoint)
+    /// is `in-process:`.
+    #[cfg(feature = "server")]
+    pub fn in_process(
+        handler: crate::server::RequestHandler,
+        caller: crate::server::Caller,
+    ) -> Self {
+        let at = Interface {
+            url: "in-process:".into(),
+            protocol: Version::V1_0,
+            binding: Binding::JsonRpc,
+            tenant: String::new(),
+        };
+        Self {
+            http: http_client(),
+            interfaces: vec![at].into(),
+            urls: vec![None].into(),
+            current: Arc::new(AtomicUsize::new(0)),
+            config: Arc::new(ClientConfig::default()),
+            headers: Arc::new(HeaderMap::new()),
+            next_id: Arc::new(AtomicI64::new(1)),
+            deadline: None,
+            in_process: Some(Box::new(in_process::InProcess { handler, caller })),
+            #[cfg(feature = "grpc")]
+            channels: Arc::default(),
+        }
     }
 
     /// A client for the interface of the card [`choose_interfaces`] picks.
@@ -544,6 +582,10 @@ impl A2aClient {
         &self,
         params: &MessageSendParams,
     ) -> Result<SendMessageResult, ClientError> {
+        #[cfg(feature = "server")]
+        if let Some(local) = &self.in_process {
+            return local.send_message(params).await;
+        }
         on_interface!(self, |at| self.send_message_at(at, params).await)
     }
 
@@ -568,6 +610,10 @@ impl A2aClient {
         &self,
         params: &MessageSendParams,
     ) -> Result<EventStream, ClientError> {
+        #[cfg(feature = "server")]
+        if let Some(local) = &self.in_process {
+            return local.send_message_stream(params).await;
+        }
         on_interface!(self, |at| self.send_message_stream_at(at, params).await)
     }
 
@@ -594,6 +640,10 @@ impl A2aClient {
 
     /// `tasks/get` (v1.0: `GetTask`).
     pub async fn get_task(&self, params: &TaskQueryParams) -> Result<Task, ClientError> {
+        #[cfg(feature = "server")]
+        if let Some(local) = &self.in_process {
+            return local.get_task(params).await;
+        }
         on_interface!(self, |at| self.get_task_at(at, params).await)
     }
 
@@ -620,6 +670,10 @@ impl A2aClient {
 
     /// `tasks/cancel` (v1.0: `CancelTask`).
     pub async fn cancel_task(&self, params: &TaskIdParams) -> Result<Task, ClientError> {
+        #[cfg(feature = "server")]
+        if let Some(local) = &self.in_process {
+            return local.cancel_task(params).await;
+        }
         on_interface!(self, |at| self.cancel_task_at(at, params).await)
     }
 
@@ -640,6 +694,10 @@ impl A2aClient {
 
     /// `tasks/resubscribe` (v1.0: `SubscribeToTask`).
     pub async fn resubscribe(&self, params: &TaskIdParams) -> Result<EventStream, ClientError> {
+        #[cfg(feature = "server")]
+        if let Some(local) = &self.in_process {
+            return local.resubscribe(params).await;
+        }
         on_interface!(self, |at| self.resubscribe_at(at, params).await)
     }
 

@@ -61,7 +61,7 @@ use http::{card, jwks};
 use jsonrpc::rpc;
 pub use listen::{BACKLOG, bind};
 pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, check_webhook};
-pub use request_handler::{RequestHandler, TaskEvents};
+pub use request_handler::{RequestHandler, TaskEvents, WeakRequestHandler};
 use rest::rest;
 use stream::{ends_on, ends_stream, live_events};
 use task_manager::{ActorHandle, Ending, Origin, Subscription, TaskManager, Until, Update};

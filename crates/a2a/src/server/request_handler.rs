@@ -34,7 +34,25 @@ pub struct RequestHandler {
     pub(super) inner: Arc<Inner>,
 }
 
+/// A [`RequestHandler`] that does not keep its server alive: for whatever the server
+/// itself holds (its agent, say) that calls it back, which a strong handle would make a
+/// cycle no drop could end.
+#[derive(Clone)]
+pub struct WeakRequestHandler(std::sync::Weak<Inner>);
+
+impl WeakRequestHandler {
+    /// The handler, while its server lives.
+    pub fn upgrade(&self) -> Option<RequestHandler> {
+        self.0.upgrade().map(|inner| RequestHandler { inner })
+    }
+}
+
 impl RequestHandler {
+    /// A handle on this handler that does not keep its server alive.
+    pub fn downgrade(&self) -> WeakRequestHandler {
+        WeakRequestHandler(Arc::downgrade(&self.inner))
+    }
+
     /// SendMessage (`message/send`): a task, or the agent's direct reply.
     pub async fn send_message(
         &self,

@@ -130,6 +130,22 @@ pub struct RunDetail {
     /// The currency its cost is in, when the prices name one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub currency: Option<String>,
+    /// The run whose workflow step started this one, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<crate::engine::ParentRun>,
+    /// The child runs its workflow steps started, in the order they started.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ChildRun>,
+}
+
+/// A child run a workflow step started (its fan-out item or loop pass).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChildRun {
+    pub step: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item: Option<usize>,
+    pub run: String,
 }
 
 /// Someone who acted on a run, as the detail names them.
@@ -306,6 +322,8 @@ impl RunDetail {
             audit: Vec::new(),
             usage: Usage::default(),
             currency: None,
+            parent: None,
+            children: Vec::new(),
         }
     }
 
@@ -359,10 +377,15 @@ impl RunDetail {
             "audit",
             (!self.audit.is_empty()).then(|| serde(&self.audit)),
         );
+        put(
+            "children",
+            (!self.children.is_empty()).then(|| serde(&self.children)),
+        );
         put("currency", text(&self.currency));
         put("endedAt", text(&self.ended_at));
         put("error", text(&self.error));
         put("inputs", Some(Value::Object(self.inputs.clone())));
+        put("parent", self.parent.as_ref().map(serde));
         put("pendingQuestions", Some(serde(&self.pending_questions)));
         put("retryOf", text(&self.retry_of));
         put("startedAt", Some(Value::from(self.started_at.as_str())));
@@ -453,6 +476,17 @@ impl RunDetail {
                     e.ended_at = Some(now.to_owned());
                 } else {
                     e.ended_at = None;
+                }
+                // A workflow step's task is a child run of this orchestrator.
+                if let (Some(a), Some(t)) = (agent, task_id)
+                    && a.starts_with(crate::workflow::CHILD_PREFIX)
+                    && !self.children.iter().any(|c| c.run == *t)
+                {
+                    self.children.push(ChildRun {
+                        step: step.as_str().to_owned(),
+                        item: *item,
+                        run: t.clone(),
+                    });
                 }
                 // A step over a list started with its first item.
                 if started && item.is_some() {
@@ -596,6 +630,19 @@ impl RunDetail {
             if agent.is_some() && agent != e.agent {
                 e.agent_url = agent.as_deref().and_then(&agent_url);
                 e.agent = agent;
+            }
+        }
+        // The child runs its workflow steps' tasks are.
+        for e in &self.steps {
+            if let (Some(a), Some(t)) = (&e.agent, &e.downstream_task_id)
+                && a.starts_with(crate::workflow::CHILD_PREFIX)
+                && !self.children.iter().any(|c| c.run == *t)
+            {
+                self.children.push(ChildRun {
+                    step: e.step.clone(),
+                    item: e.item,
+                    run: t.clone(),
+                });
             }
         }
         // The answers the run recorded with its steps join the audit, in time order.
@@ -823,9 +870,22 @@ mod tests {
                 ..Usage::default()
             },
             currency: None,
+            parent: None,
+            children: Vec::new(),
         };
         assert_eq!(detail.to_value(), serde_json::to_value(&detail).unwrap());
         detail.currency = Some("USD".into());
+        detail.parent = Some(crate::engine::ParentRun {
+            run: "p".into(),
+            step: "s".into(),
+            item: Some(1),
+            depth: 1,
+        });
+        detail.children = vec![ChildRun {
+            step: "c".into(),
+            item: None,
+            run: "r-c".into(),
+        }];
         detail.ended_at = Some("2026-11-28T10:00:02Z".into());
         detail.error = Some("it failed".into());
         detail.retry_of = Some("r-0".into());

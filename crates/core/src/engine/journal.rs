@@ -95,6 +95,22 @@ pub struct RunHeader {
     /// than its workflow's: a resumed run is held to them again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held: Option<Held>,
+    /// The run (and its step) that started this one as a child run, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<ParentRun>,
+}
+
+/// The run whose workflow step started a child run, and the step (and fan-out item or
+/// loop pass); with how many runs deep the child is.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ParentRun {
+    pub run: String,
+    pub step: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item: Option<usize>,
+    #[serde(default)]
+    pub depth: usize,
 }
 
 /// A run's budget and deadline (from its start), as it started with them.

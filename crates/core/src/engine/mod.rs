@@ -17,8 +17,8 @@ pub mod usage;
 
 pub use detail::{RunDetail, StepUpdate};
 pub use journal::{
-    Checkpoint, Held, MemoryRunStore, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun,
-    wall_clock,
+    Checkpoint, Held, MemoryRunStore, ParentRun, RunEnd, RunHeader, RunStore, RunStoreError,
+    SavedRun, wall_clock,
 };
 pub use limits::OutputLimits;
 pub use record::{Outputs, Record, content_json};

@@ -14,7 +14,7 @@ impl AgentConnector for Silent {
         Box::pin(futures::future::pending())
     }
 
-    fn cancel(&self, _: &str, _: &str) -> BoxFuture<'static, Result<(), AgentError>> {
+    fn cancel(&self, _: &str, _: &str, _: &str) -> BoxFuture<'static, Result<(), AgentError>> {
         Box::pin(async { Ok(()) })
     }
 }

@@ -147,18 +147,26 @@ pub type Updates = BoxStream<'static, Result<Update, AgentError>>;
 pub trait AgentConnector: Send + Sync + 'static {
     /// Sends a message (a new task, or a continuation) and streams what follows.
     fn send(&self, request: SendRequest) -> BoxFuture<'static, Result<Updates, AgentError>>;
-    /// Follows an existing downstream task again (after a restart): its current state
-    /// and artifacts (as whole artifacts), then what follows. The default cannot.
+    /// Follows an existing downstream task of run `run_id` again (after a restart): its
+    /// current state and artifacts (as whole artifacts), then what follows. The default
+    /// cannot.
     fn attach(
         &self,
+        run_id: &str,
         agent: &str,
         task_id: &str,
     ) -> BoxFuture<'static, Result<Updates, AgentError>> {
+        let _ = run_id;
         let message = format!("cannot follow task {task_id} of agent {agent} again");
         Box::pin(async move { Err(AgentError::new(AgentErrorKind::Unavailable, message)) })
     }
-    /// Cancels a downstream task.
-    fn cancel(&self, agent: &str, task_id: &str) -> BoxFuture<'static, Result<(), AgentError>>;
+    /// Cancels a downstream task of run `run_id`.
+    fn cancel(
+        &self,
+        run_id: &str,
+        agent: &str,
+        task_id: &str,
+    ) -> BoxFuture<'static, Result<(), AgentError>>;
 }
 
 /// Why a language model gave no (or no complete) answer.

@@ -19,6 +19,7 @@ fn target(kind: &StepKind) -> String {
         StepKind::Approval { .. } => "approval".to_owned(),
         StepKind::Input { .. } => "input from the client".to_owned(),
         StepKind::Llm { .. } => "written by the LLM".to_owned(),
+        StepKind::Workflow { workflow, .. } => format!("workflow {workflow}"),
     }
 }
 
@@ -31,6 +32,9 @@ fn details(w: &Workflow, i: usize) -> Vec<String> {
     }
     if let Some(c) = &s.when {
         lines.push(format!("when: {}", c.source));
+    }
+    if let Some(r) = &s.repeat {
+        lines.push(format!("until: {} (at most {})", r.until.source, r.max));
     }
     lines
 }
@@ -113,6 +117,7 @@ fn dot(w: &Workflow) -> String {
             StepKind::Approval { .. } => attrs.push("shape=diamond".into()),
             StepKind::Input { .. } => attrs.push("shape=parallelogram".into()),
             StepKind::Llm { .. } => attrs.push("shape=box, style=rounded".into()),
+            StepKind::Workflow { .. } => attrs.push("shape=box3d".into()),
             StepKind::Agent { .. } => {}
         }
         if s.for_each.is_some() {

@@ -9,6 +9,7 @@
 //! **Architecture invariant:** this module knows nothing about HTTP, JSON-RPC or the A2A
 //! wire format; the engine and host adapt it.
 
+mod children;
 pub mod graph;
 pub mod model;
 mod raw;
@@ -133,5 +134,7 @@ pub fn load_all(paths: &[PathBuf], options: Options<'_>) -> (Vec<Loaded>, Vec<Di
             }
         }
     }
+    let workflows: Vec<&Workflow> = loaded.iter().filter_map(|l| l.workflow.as_ref()).collect();
+    extra.extend(children::check(&workflows));
     (loaded, extra)
 }

@@ -416,6 +416,15 @@ pub enum StepKind {
         prompt: Template,
         fields: Vec<InputSpec>,
     },
+    /// Runs another workflow as a run of its own (a child run), with these inputs, and
+    /// takes its result.
+    Workflow {
+        workflow: WorkflowId,
+        input: Option<DataTemplate>,
+        /// Where the file names the workflow, and each input key: for the checks made
+        /// once every workflow is loaded.
+        sites: Box<ChildSites>,
+    },
     /// Written by the orchestrator's language model from the rendered prompt, streamed
     /// as it is written; `fallback` is rendered instead when no model is configured or
     /// the model fails.
@@ -436,6 +445,7 @@ impl StepKind {
                     && data.as_ref().is_none_or(DataTemplate::is_plain)
             }
             StepKind::Approval { prompt } | StepKind::Input { prompt, .. } => prompt.is_plain(),
+            StepKind::Workflow { input, .. } => input.as_ref().is_none_or(DataTemplate::is_plain),
             StepKind::Llm {
                 prompt,
                 system,
@@ -452,10 +462,35 @@ impl StepKind {
             StepKind::Agent { .. } => "agent",
             StepKind::Approval { .. } => "approval",
             StepKind::Input { .. } => "input",
+            StepKind::Workflow { .. } => "workflow",
             StepKind::Llm { .. } => "llm",
         }
     }
 }
+
+/// Where a workflow step's file names its workflow and gives its inputs.
+#[derive(Debug, Clone, Default)]
+pub struct ChildSites {
+    /// The `workflow` value's span.
+    pub workflow: std::ops::Range<usize>,
+    /// Each `input` key, and its span.
+    pub inputs: Vec<(String, std::ops::Range<usize>)>,
+    /// The step's own span.
+    pub step: std::ops::Range<usize>,
+}
+
+/// The agent name a workflow step's child run goes by in events and the run's detail:
+/// `workflow:<id>` (agents.toml names cannot hold a `:`).
+pub fn child_agent(workflow: &str) -> String {
+    format!("{CHILD_PREFIX}{workflow}")
+}
+
+/// See [`child_agent`].
+pub const CHILD_PREFIX: &str = "workflow:";
+
+/// Most workflows deep a chain of workflow steps may go (a workflow running one that
+/// runs one …).
+pub const MAX_DEPTH: usize = 8;
 
 /// How a step's agent is chosen.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -464,6 +499,8 @@ pub enum AgentTarget {
     Named(AgentName),
     /// Any healthy agent whose card offers this skill id.
     Skill(String),
+    /// A workflow of this orchestrator, run as a child run.
+    Workflow(WorkflowId),
 }
 
 impl fmt::Display for AgentTarget {
@@ -471,6 +508,7 @@ impl fmt::Display for AgentTarget {
         match self {
             AgentTarget::Named(a) => write!(f, "agent {a}"),
             AgentTarget::Skill(s) => write!(f, "skill {s}"),
+            AgentTarget::Workflow(w) => write!(f, "workflow {w}"),
         }
     }
 }

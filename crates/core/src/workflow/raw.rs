@@ -103,6 +103,10 @@ pub struct RawStep {
     pub max_repeats: Option<Sp<i64>>,
     /// ...and then fails (`"fail"`) or completes with its last pass (`"continue"`).
     pub on_max_repeats: Option<Sp<String>>,
+    /// `kind = "workflow"`: the workflow run as a child run...
+    pub workflow: Option<Sp<String>>,
+    /// ...with these inputs (templates).
+    pub input: Option<Sp<RawData>>,
 }
 
 pub struct RawOutput {
@@ -166,6 +170,8 @@ const STEP: &[&str] = &[
     "repeat_until",
     "max_repeats",
     "on_max_repeats",
+    "workflow",
+    "input",
 ];
 const OUTPUT: &[&str] = &["text", "data"];
 
@@ -356,6 +362,8 @@ fn read_step(ctx: &mut Ctx<'_>, id: Sp<String>, mut t: TableReader<'_, '_>) -> R
         repeat_until: t.string(ctx, "repeat_until"),
         max_repeats: t.int(ctx, "max_repeats"),
         on_max_repeats: t.string(ctx, "on_max_repeats"),
+        workflow: t.string(ctx, "workflow"),
+        input: t.get("input").map(read_data),
     };
     t.finish(ctx, STEP);
     step

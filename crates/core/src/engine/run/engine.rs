@@ -250,6 +250,7 @@ impl Engine {
         }
         detail.currency = self.options.currency.as_deref().map(str::to_owned);
         detail.retry_of.clone_from(&h.retry_of);
+        detail.parent.clone_from(&h.parent);
         let locations = self.locations();
         detail.restore(&saved.units, &now, |a| locations.get(a).cloned());
         detail
@@ -342,6 +343,7 @@ impl Engine {
             detail.started(by);
         }
         detail.currency = self.options.currency.as_deref().map(str::to_owned);
+        detail.parent.clone_from(&origin.parent);
         if let Some(of) = &origin.retry_of {
             let locations = self.locations();
             detail.restore(seed, &now, |a| locations.get(a).cloned());
@@ -381,6 +383,7 @@ impl Engine {
             initiator: saved.header.initiator.clone(),
             tenant: saved.header.tenant.clone(),
             retry_of: saved.header.retry_of.clone(),
+            parent: saved.header.parent.clone(),
         };
         self.launch(
             workflow,

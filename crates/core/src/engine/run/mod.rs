@@ -329,6 +329,7 @@ impl Run {
                         tenant: self.origin.as_ref().and_then(|o| o.tenant.clone()),
                         retry_of: self.origin.as_ref().and_then(|o| o.retry_of.clone()),
                         held: super::journal::Held::of(&self.workflow),
+                        parent: self.origin.as_ref().and_then(|o| o.parent.clone()),
                     };
                     j.create(&header).await;
                 }

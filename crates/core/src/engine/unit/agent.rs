@@ -153,6 +153,7 @@ impl Unit {
             let agent_name = match &target {
                 AgentTarget::Named(a) => a.as_str(),
                 AgentTarget::Skill(s) => s.as_str(),
+                AgentTarget::Workflow(w) => w.as_str(),
             };
             let span = tracing::info_span!(
                 parent: self.run_span.clone(),
@@ -329,7 +330,7 @@ impl Unit {
                 .await;
             }
             let connect = match reattach.take() {
-                Some((name, task)) => self.connector.attach(&name, &task),
+                Some((name, task)) => self.connector.attach(&self.run_id, &name, &task),
                 None => {
                     // Each message a call; a new task's reports start from nothing (an
                     // answer's task goes on counting from its own).
@@ -565,18 +566,23 @@ impl Unit {
                                 Some(prompt.clone()),
                             ))
                             .await;
-                            // Boxed: the wait is rare, and the answer large.
-                            let answer = Box::pin(self.ask(
-                                QuestionKind::Downstream {
+                            // Boxed: the wait is rare, and the answer large. Canceled or
+                            // out of time while it waits: so is the downstream task.
+                            let answer = Box::pin(async {
+                                let kind = QuestionKind::Downstream {
                                     agent: name.clone(),
                                     auth,
-                                },
-                                prompt,
-                                step.answerers.approvers.clone(),
-                                step_until,
-                            ))
-                            .await?
-                            .answer;
+                                };
+                                let approvers = step.answerers.approvers.clone();
+                                match self.ask(kind, prompt, approvers, step_until).await {
+                                    Ok(a) => Ok(a.answer),
+                                    Err(f) => {
+                                        self.cancel_downstream(agent).await;
+                                        Err(f)
+                                    }
+                                }
+                            })
+                            .await?;
                             // The answer goes to the same downstream task; the wait did not
                             // count against the attempt's timeout.
                             turn += 1;
@@ -642,7 +648,12 @@ impl Unit {
         else {
             return None;
         };
-        match tokio::time::timeout(CANCEL_TIMEOUT, self.connector.cancel(name, task)).await {
+        match tokio::time::timeout(
+            CANCEL_TIMEOUT,
+            self.connector.cancel(&self.run_id, name, task),
+        )
+        .await
+        {
             Ok(Ok(())) => None,
             Ok(Err(e)) => Some(format!(
                 "canceled; the agent {name} did not cancel its task {task}: {e}"

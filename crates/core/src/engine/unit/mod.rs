@@ -183,6 +183,21 @@ impl Unit {
                     drop(context);
                     self.agent_step(target.clone(), text, data, deadline).await
                 }
+                StepKind::Workflow {
+                    workflow, input, ..
+                } => {
+                    let input = match input {
+                        Some(d) => match self.workflow.templates.render_data(d, &context) {
+                            Ok(Value::Object(m)) => m,
+                            Ok(other) => Map::from_iter([("value".to_owned(), other)]),
+                            Err(e) => return failed(e.to_string()),
+                        },
+                        None => Map::new(),
+                    };
+                    drop(context);
+                    let target = crate::workflow::AgentTarget::Workflow(workflow.clone());
+                    self.agent_step(target, None, Some(input), deadline).await
+                }
                 StepKind::Approval { prompt } | StepKind::Input { prompt, .. } => {
                     let mut prompt = match self.workflow.templates.render(prompt, &context) {
                         Ok(p) => p,

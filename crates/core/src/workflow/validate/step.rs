@@ -102,6 +102,54 @@ impl Validator<'_, '_, '_> {
                     }
                 }
             }
+            "workflow" => {
+                for (name, field) in [
+                    ("agent", &s.agent),
+                    ("skill", &s.skill),
+                    ("message", &s.message),
+                    ("prompt", &s.prompt),
+                    ("system", &s.system),
+                    ("fallback", &s.fallback),
+                ] {
+                    not_for(self, field, name);
+                }
+                if let Some(d) = &s.data {
+                    self.ctx.error(
+                        d.span.clone(),
+                        "`data` does not apply to a step of kind \"workflow\": give the child workflow's inputs in `input`",
+                    );
+                }
+                if let Some(f) = &s.fields {
+                    let span = f.first().map_or(s.span.clone(), |f| f.span.clone());
+                    self.ctx
+                        .error(span, "`fields` applies only to steps of kind \"input\"");
+                }
+                match &s.workflow {
+                    None => self.ctx.error(
+                        s.id.span.clone(),
+                        format!(
+                            "workflow step `{id}` has no `workflow`: the id of the workflow it runs"
+                        ),
+                    ),
+                    Some(w) if !is_skill_id(&w.value) => self.ctx.error(
+                        w.span.clone(),
+                        format!(
+                            "workflow id `{}` may contain only letters, digits, `-`, `_` and `.`",
+                            w.value
+                        ),
+                    ),
+                    Some(_) => {}
+                }
+                if let Some(i) = &s.input
+                    && !matches!(i.value, super::super::raw::RawData::Object(_))
+                {
+                    self.ctx.error(
+                        i.span.clone(),
+                        "`input` must be a table of the child workflow's inputs, such as { name = \"{{ input.name }}\" }",
+                    );
+                }
+                None
+            }
             "approval" | "input" | "llm" => {
                 not_for(self, &s.agent, "agent");
                 not_for(self, &s.skill, "skill");
@@ -143,11 +191,20 @@ impl Validator<'_, '_, '_> {
                 let span = s.kind.as_ref().map_or(s.span.clone(), |k| k.span.clone());
                 self.ctx.error(
                     span,
-                    format!("unknown step kind \"{other}\" (expected \"agent\", \"approval\", \"input\" or \"llm\")"),
+                    format!("unknown step kind \"{other}\" (expected \"agent\", \"approval\", \"input\", \"llm\" or \"workflow\")"),
                 );
                 None
             }
         };
+        if kind != "workflow" {
+            not_for(self, &s.workflow, "workflow");
+            if let Some(i) = &s.input {
+                self.ctx.error(
+                    i.span.clone(),
+                    format!("`input` does not apply to a step of kind \"{kind}\" (it gives a workflow step's child its inputs)"),
+                );
+            }
+        }
         if kind == "agent" && s.message.is_none() && s.data.is_none() {
             self.ctx.error(
                 s.id.span.clone(),
@@ -221,13 +278,13 @@ impl Validator<'_, '_, '_> {
             };
         let max_parallel = positive(self, &s.max_parallel, "max_parallel", 1);
         let min_success = positive(self, &s.min_success, "min_success", 0);
-        if s.for_each.is_some() && kind != "agent" {
+        if s.for_each.is_some() && !matches!(kind, "agent" | "workflow") {
             let span = s
                 .for_each
                 .as_ref()
                 .map_or(s.span.clone(), |f| f.span.clone());
             self.ctx
-                .error(span, "`for_each` applies only to agent steps");
+                .error(span, "`for_each` applies only to agent and workflow steps");
         }
         let on_timeout = self.on_timeout(s, kind);
         let answerers = self.answerers(s, kind);
@@ -241,6 +298,29 @@ impl Validator<'_, '_, '_> {
                 prompt: placeholder(),
                 fields: Vec::new(),
             },
+            ("workflow", _) if s.workflow.is_some() => {
+                let w = s
+                    .workflow
+                    .as_ref()
+                    .map(|w| (w.value.clone(), w.span.clone()));
+                let (name, span) = w.unwrap_or_default();
+                let inputs = match s.input.as_ref().map(|i| &i.value) {
+                    Some(super::super::raw::RawData::Object(entries)) => entries
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.span.clone()))
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                StepKind::Workflow {
+                    workflow: crate::workflow::WorkflowId::new(name),
+                    input: None,
+                    sites: Box::new(crate::workflow::ChildSites {
+                        workflow: span,
+                        inputs,
+                        step: s.id.span.clone(),
+                    }),
+                }
+            }
             ("llm", _) => StepKind::Llm {
                 prompt: placeholder(),
                 system: None,

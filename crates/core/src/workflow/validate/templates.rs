@@ -52,6 +52,11 @@ impl Validator<'_, '_, '_> {
                     *data = Some(self.data(&format!("steps.{id}.data"), d, scope, refs, uses)?);
                 }
             }
+            StepKind::Workflow { input, .. } => {
+                if let Some(d) = &raw.input {
+                    *input = Some(self.data(&format!("steps.{id}.input"), d, scope, refs, uses)?);
+                }
+            }
             StepKind::Approval { prompt } => {
                 *prompt = self.template(
                     &format!("steps.{id}.prompt"),

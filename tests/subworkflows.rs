@@ -1,0 +1,289 @@
+//! Issue 78: workflows that run workflows (`kind = "workflow"`): each child a run of its
+//! own on the same server — linked both ways, its questions answered through the parent's
+//! task, canceled with the parent, resumed after a crash — and the checks across
+//! workflows at load.
+
+use a2a::types::{Message, MessageSendParams, Part, TaskState};
+use serde_json::{Value, json};
+
+use crate::util::orchestra::{client, orchestra_with, task};
+
+const PROVISION: &str = r#"
+[workflow]
+id = "provision-accounts"
+name = "Provision accounts"
+description = "Creates a mailbox and a laptop for a person"
+
+[input]
+name = { type = "string", required = true }
+laptop = { type = "string", default = "standard" }
+
+[steps.mailbox]
+agent = "one"
+message = "mailbox for {{ input.name }}"
+
+[steps.laptop]
+agent = "two"
+needs = ["mailbox"]
+message = "{{ input.laptop }} laptop for {{ input.name }}"
+
+[output]
+text = "{{ steps.mailbox.text }} / {{ steps.laptop.text }}"
+"#;
+
+const ONBOARD: &str = r#"
+[workflow]
+id = "onboard"
+name = "Onboard"
+description = "Onboards a person, provisioning their accounts"
+
+[input]
+name = { type = "string", required = true }
+
+[steps.provision]
+kind = "workflow"
+workflow = "provision-accounts"
+input = { name = "{{ input.name }}", laptop = "fast" }
+
+[steps.welcome]
+agent = "one"
+needs = ["provision"]
+message = "welcome {{ input.name }}: {{ steps.provision.text }}"
+"#;
+
+fn start(workflow: &str, input: Value) -> MessageSendParams {
+    let mut m = Message::user_text("");
+    m.parts = vec![Part::data(
+        json!({ "workflow": workflow, "input": input })
+            .as_object()
+            .unwrap()
+            .clone(),
+    )];
+    MessageSendParams::new(m)
+}
+
+fn run_of(t: &a2a::types::Task) -> Value {
+    t.metadata.clone().unwrap().into_map()["run"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_workflow_step_runs_its_workflow_as_a_linked_child_run() {
+    let o = orchestra_with(&[PROVISION, ONBOARD], 0, |_| {}).await;
+    let (c, _) = client(&o.url).await;
+    let done = task(
+        c.send_message(&start("onboard", json!({ "name": "Ada" })))
+            .await
+            .unwrap(),
+    );
+    let detail = run_of(&done);
+    assert_eq!(done.status.state, TaskState::Completed, "{detail:#}");
+    let children = detail["children"].as_array().expect("children");
+    assert_eq!(children.len(), 1, "{detail:#}");
+    assert_eq!(children[0]["step"], "provision");
+    let child_id = children[0]["run"].as_str().unwrap();
+    let child = c
+        .get_task(&a2a::types::TaskQueryParams::new(a2a::types::TaskId::new(
+            child_id,
+        )))
+        .await
+        .unwrap();
+    let child_detail = run_of(&child);
+    assert_eq!(child_detail["workflow"], "provision-accounts");
+    assert_eq!(child_detail["parent"]["run"], done.id.as_str());
+    assert_eq!(child_detail["parent"]["step"], "provision");
+    assert_eq!(child_detail["inputs"]["laptop"], "fast");
+    eprintln!("{detail:#}");
+}
+
+const APPROVED: &str = r#"
+[workflow]
+id = "approved-laptop"
+name = "Approved laptop"
+description = "Orders a laptop once a manager approves it"
+
+[input]
+name = { type = "string", required = true }
+
+[steps.approve]
+kind = "approval"
+prompt = "Approve a laptop for {{ input.name }}?"
+
+[steps.order]
+agent = "two"
+needs = ["approve"]
+when = "steps.approve.data.approved"
+message = "laptop for {{ input.name }}"
+"#;
+
+const HIRE: &str = r#"
+[workflow]
+id = "hire"
+name = "Hire"
+description = "Hires a person, with an approved laptop"
+
+[input]
+name = { type = "string", required = true }
+
+[steps.laptop]
+kind = "workflow"
+workflow = "approved-laptop"
+input = { name = "{{ input.name }}" }
+"#;
+
+/// The child's question becomes the parent's: its task waits (input-required) with the
+/// question, an answer sent to the parent's task reaches the child, and both complete.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_childs_question_is_answered_through_the_parents_task() {
+    let o = orchestra_with(&[APPROVED, HIRE], 0, |_| {}).await;
+    let (c, _) = client(&o.url).await;
+    let asked = task(
+        c.send_message(&start("hire", json!({ "name": "Ada" })))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(asked.status.state, TaskState::InputRequired, "{asked:#?}");
+    let question = asked
+        .status
+        .message
+        .as_ref()
+        .map(|m| m.text())
+        .unwrap_or_default();
+    assert!(question.contains("Approve a laptop for Ada?"), "{question}");
+    let mut answer = Message::user_text("yes");
+    answer.task_id = Some(asked.id.clone());
+    let done = task(
+        c.send_message(&MessageSendParams::new(answer))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        done.status.state,
+        TaskState::Completed,
+        "{:#}",
+        run_of(&done)
+    );
+    let child_id = run_of(&done)["children"][0]["run"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let child = c
+        .get_task(&a2a::types::TaskQueryParams::new(a2a::types::TaskId::new(
+            child_id,
+        )))
+        .await
+        .unwrap();
+    assert_eq!(child.status.state, TaskState::Completed);
+    let order = (run_of(&child)["steps"].as_array().unwrap().iter())
+        .find(|s| s["step"] == "order")
+        .cloned()
+        .unwrap();
+    assert_eq!(order["state"], "completed", "{order:#}");
+}
+
+/// A cancel of the parent's task cancels the child run it waits on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_parents_cancel_cancels_its_child() {
+    let o = orchestra_with(&[APPROVED, HIRE], 0, |_| {}).await;
+    let (c, _) = client(&o.url).await;
+    let asked = task(
+        c.send_message(&start("hire", json!({ "name": "Ada" })))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(asked.status.state, TaskState::InputRequired);
+    let child_id = run_of(&asked)["children"][0]["run"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    c.cancel_task(&a2a::types::TaskIdParams::new(asked.id.clone()))
+        .await
+        .unwrap();
+    let get = a2a::types::TaskQueryParams::new(a2a::types::TaskId::new(child_id));
+    for _ in 0..100 {
+        let child = c.get_task(&get).await.unwrap();
+        if child.status.state == TaskState::Canceled {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the child run was not canceled");
+}
+
+/// Problems across workflows are found when they are loaded, each at the step's place:
+/// a workflow that is not loaded, an input it does not declare, one it requires and is
+/// not given, and a chain of workflow steps that comes back to where it started.
+#[test]
+fn workflow_steps_are_checked_against_the_workflows_they_run() {
+    use orchestrator_core::workflow::{Options, load_all};
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("subworkflows-checks");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
+    write("provision.toml", PROVISION);
+    write(
+        "a.toml",
+        r#"[workflow]
+id = "a"
+description = "runs b"
+[steps.to_b]
+kind = "workflow"
+workflow = "b"
+"#,
+    );
+    write(
+        "b.toml",
+        r#"[workflow]
+id = "b"
+description = "runs a, and provisions wrongly"
+[steps.to_a]
+kind = "workflow"
+workflow = "a"
+[steps.provision]
+kind = "workflow"
+workflow = "provision-accounts"
+input = { nmae = "Ada" }
+[steps.missing]
+kind = "workflow"
+workflow = "provision-acounts"
+"#,
+    );
+    let (loaded, extra) = load_all(&[dir.clone()], Options::default());
+    assert!(
+        loaded.iter().all(|l| l.workflow.is_some()),
+        "each file alone is valid"
+    );
+    let said: Vec<String> = extra.iter().map(|d| d.to_string()).collect();
+    let has = |needle: &str| said.iter().any(|s| s.contains(needle));
+    assert!(
+        has(
+            "b.toml:10:18: error: step `provision` gives workflow `provision-accounts` the input `nmae`, which it does not declare (did you mean `name`?)"
+        ),
+        "{said:#?}"
+    );
+    assert!(
+        has(
+            "b.toml:9:12: error: step `provision` runs workflow `provision-accounts` without its required input(s) `name`: give them in `input`"
+        ),
+        "{said:#?}"
+    );
+    assert!(
+        has(
+            "b.toml:13:12: error: step `missing` runs workflow `provision-acounts`, which is not loaded (did you mean `provision-accounts`?)"
+        ),
+        "{said:#?}"
+    );
+    assert_eq!(
+        said.iter()
+            .filter(|s| s.contains("leads back to it"))
+            .count(),
+        1,
+        "one cycle, said once: {said:#?}"
+    );
+    assert!(
+        has("runs workflow `a`, which leads back to it: a workflow cannot run itself (a → b → a)")
+            || has(
+                "runs workflow `b`, which leads back to it: a workflow cannot run itself (b → a → b)"
+            ),
+        "{said:#?}"
+    );
+}

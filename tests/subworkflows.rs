@@ -247,7 +247,7 @@ kind = "workflow"
 workflow = "provision-acounts"
 "#,
     );
-    let (loaded, extra) = load_all(&[dir.clone()], Options::default());
+    let (loaded, extra) = load_all(std::slice::from_ref(&dir), Options::default());
     assert!(
         loaded.iter().all(|l| l.workflow.is_some()),
         "each file alone is valid"

@@ -796,3 +796,103 @@ async fn a_loops_passes_survive_a_restart() {
         "the first pass's message sent once, the second's again after the restart"
     );
 }
+
+/// Issue 78: a workflow step in a test runs its workflow for real, on the test's
+/// scripted agents: its question is the parent step's, answered by `[answers]` for it
+/// (and judged by the child's approvers), its result the step's.
+#[tokio::test]
+async fn a_workflow_step_runs_its_child_for_real_in_a_test() {
+    let dir = scratch("child");
+    std::fs::write(
+        dir.join("laptop.toml"),
+        r#"
+[workflow]
+id = "approved-laptop"
+name = "Approved laptop"
+description = "Orders a laptop once an IT manager approves it"
+
+[input]
+name = { type = "string", required = true }
+
+[steps.approve]
+kind = "approval"
+prompt = "Approve a laptop for {{ input.name }}?"
+approvers = ["group:it-managers"]
+
+[steps.order]
+agent = "it"
+needs = ["approve"]
+when = "steps.approve.data.approved"
+message = "laptop for {{ input.name }}"
+
+[output]
+text = "{{ steps.order.text }}"
+"#,
+    )
+    .unwrap();
+    let workflow = r#"
+[workflow]
+id = "hire"
+name = "Hire"
+description = "Hires a person, with an approved laptop"
+
+[input]
+name = { type = "string", required = true }
+
+[steps.laptop]
+kind = "workflow"
+workflow = "approved-laptop"
+input = { name = "{{ input.name }}" }
+
+[steps.welcome]
+agent = "hr"
+needs = ["laptop"]
+message = "welcome {{ input.name }}: {{ steps.laptop.text }}"
+"#;
+    for (answer, expect) in [
+        (
+            r#"{ approve = true, as = "group:it-managers" }"#,
+            r#"state = "completed"
+"steps.laptop.text" = "ordered"
+"sent.hr[0].text" = "welcome Ada: ordered"
+"sent.it[0].text" = "laptop for Ada"
+"answers.laptop[0].taken" = true"#,
+        ),
+        (
+            r#"{ approve = true, as = "group:sales" }"#,
+            r#"state = "failed"
+"answers.laptop[0].taken" = true
+"sent.it" = { absent = true }"#,
+        ),
+    ] {
+        let test = format!(
+            r#"
+[test]
+workflow = "hire"
+input = {{ name = "Ada" }}
+timeout = "2d"
+
+[agents.it]
+replies = [{{ text = "ordered" }}]
+
+[agents.hr]
+replies = [{{ text = "welcomed" }}]
+
+[answers]
+laptop = {answer}
+
+[expect]
+{expect}
+"#
+        );
+        let case = case(&dir, workflow, &test);
+        let outcome = run::run(case).await;
+        assert!(
+            outcome.passed(),
+            "{answer}: {:?} {:?}\n{:#}",
+            outcome.broken,
+            outcome.misses,
+            outcome.doc
+        );
+    }
+}

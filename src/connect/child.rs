@@ -64,7 +64,15 @@ impl Children {
         workflow: &str,
         req: SendRequest,
     ) -> Result<Updates, AgentError> {
-        let (caller, depth) = Self::acting(behalf, &req.run_id);
+        let (mut caller, depth) = Self::acting(behalf, &req.run_id);
+        // An answer to the child's question is given as whoever answered it upstream:
+        // the child's own rules (approvers, four eyes) judge them.
+        if let Some(by) = &req.answered_by {
+            let tenant = caller.tenant().map(str::to_owned);
+            caller = Caller::known(std::sync::Arc::new(crate::auth::principal_of(by)))
+                .in_tenant(tenant.as_deref(), &crate::auth::ByRole)
+                .unwrap_or(caller);
+        }
         if depth > MAX_DEPTH {
             return Err(AgentError::new(
                 AgentErrorKind::Refused,

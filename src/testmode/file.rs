@@ -41,6 +41,9 @@ pub struct TestCase {
     /// The answers each step's questions get, in order (the last one again after).
     pub answers: BTreeMap<String, Vec<Given>>,
     pub expect: Vec<Expectation>,
+    /// The workflows its workflow's workflow steps may run, by id (those in the
+    /// workflows' directory).
+    pub children: BTreeMap<String, Arc<Workflow>>,
 }
 
 /// A scripted agent.
@@ -277,7 +280,8 @@ fn read(ctx: &mut Ctx<'_>, file: &Path, workflows: &Path) -> Option<TestCase> {
         steps: step_spans,
         answers: answer_spans,
     };
-    check(ctx, &workflow, &agents, &steps, &spans, &expect);
+    let children = children_of(&workflow, workflows);
+    check(ctx, &workflow, &agents, &steps, &spans, &expect, &children);
     Some(TestCase {
         name,
         file: file.to_owned(),
@@ -289,7 +293,23 @@ fn read(ctx: &mut Ctx<'_>, file: &Path, workflows: &Path) -> Option<TestCase> {
         steps,
         answers,
         expect,
+        children,
     })
+}
+
+/// The workflows `workflows` holds, by id, when `workflow` runs any as a child run (its
+/// workflow steps the test does not script run them for real).
+fn children_of(workflow: &Workflow, workflows: &Path) -> BTreeMap<String, Arc<Workflow>> {
+    use orchestrator_core::workflow::{self, Options};
+    let runs_any = (workflow.steps.iter()).any(|s| matches!(s.kind, StepKind::Workflow { .. }));
+    if !runs_any {
+        return BTreeMap::new();
+    }
+    let (loaded, _) = workflow::load_all(&[workflows.to_owned()], Options::default());
+    (loaded.into_iter())
+        .filter_map(|l| l.workflow)
+        .map(|w| (w.id.to_string(), Arc::new(w)))
+        .collect()
 }
 
 /// The workflow `id` names: a file beside the test (when it ends in `.toml`), else a
@@ -663,6 +683,7 @@ fn check(
     steps: &BTreeMap<String, Vec<Reply>>,
     spans: &Spans,
     expect: &[Expectation],
+    children: &BTreeMap<String, Arc<Workflow>>,
 ) {
     let step_ids: Vec<&str> = workflow.steps.iter().map(|s| s.id.as_str()).collect();
     let unknown_step = |ctx: &mut Ctx<'_>, name: &Sp<String>, what: &str| {
@@ -685,6 +706,19 @@ fn check(
         let child;
         let target = match &step.kind {
             StepKind::Agent { target, .. } => target,
+            // Run for real when the workflows' directory has it: its agents are called.
+            StepKind::Workflow { workflow, .. } if children.contains_key(workflow.as_str()) => {
+                for s in &children[workflow.as_str()].steps {
+                    if let StepKind::Agent {
+                        target: AgentTarget::Named(a),
+                        ..
+                    } = &s.kind
+                    {
+                        called.push(a.to_string());
+                    }
+                }
+                continue;
+            }
             StepKind::Workflow { workflow, .. } => {
                 child = AgentTarget::Named(orchestrator_core::workflow::AgentName::new(
                     orchestrator_core::workflow::child_agent(workflow.as_str()),

@@ -5,6 +5,7 @@
 //! so it needs no network or database and comes out the same every time. Results as
 //! one line per test and JUnit XML (`report.rs`).
 
+pub mod child;
 pub mod expect;
 pub mod file;
 pub mod record;

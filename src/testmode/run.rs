@@ -106,6 +106,8 @@ async fn run_on_virtual_time(case: &TestCase) -> Outcome {
         ..EngineOptions::default()
     };
     let engine = Engine::new(Arc::new(agents.clone()), options).with_store(store.clone());
+    // Workflow steps run their children on the same engine and agents.
+    agents.children.bind(Some(engine.clone()));
     let run_id = "test-run".to_owned();
     let origin = Origin {
         initiator: case.starter.clone(),
@@ -186,6 +188,7 @@ async fn run_on_virtual_time(case: &TestCase) -> Outcome {
     }
     // Let answers on their way settle.
     tokio::task::yield_now().await;
+    agents.children.bind(None);
     let virtual_time = clock.elapsed();
     let detail = handle.control.read(|told| told.detail().clone());
     let saved = engine.saved_run(&run_id).await.ok().flatten();

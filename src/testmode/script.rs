@@ -72,11 +72,13 @@ struct State {
 }
 
 /// The agents of one test.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ScriptedAgents {
     /// Skill → the agent offering it (the first, by name).
     skills: BTreeMap<String, String>,
     state: Arc<Mutex<State>>,
+    /// The child runs of its workflow steps (those it does not script).
+    pub children: Arc<super::child::ChildRuns>,
 }
 
 impl ScriptedAgents {
@@ -97,6 +99,10 @@ impl ScriptedAgents {
             ..State::default()
         };
         ScriptedAgents {
+            children: Arc::new(super::child::ChildRuns::new(
+                case.children.clone(),
+                case.starter.clone(),
+            )),
             skills,
             state: Arc::new(Mutex::new(state)),
         }
@@ -202,8 +208,40 @@ fn updates(agent: String, task: String, act: Act) -> Vec<Result<Update, AgentErr
     }
 }
 
+impl ScriptedAgents {
+    /// The workflow a request runs as a child run, when the test does not script its
+    /// step (or item).
+    fn child_of(&self, request: &SendRequest) -> Option<String> {
+        let workflow = match &request.target {
+            AgentTarget::Workflow(w) => w.as_str(),
+            AgentTarget::Named(a) => a
+                .as_str()
+                .strip_prefix(orchestrator_core::workflow::CHILD_PREFIX)?,
+            AgentTarget::Skill(_) => return None,
+        };
+        let step = request.step.as_str();
+        let item = request.item.map(|i| format!("{step}[{i}]"));
+        let state = self.lock();
+        let scripted = state.by_step.contains_key(step)
+            || item.is_some_and(|k| state.by_step.contains_key(&k));
+        (!scripted).then(|| workflow.to_owned())
+    }
+}
+
 impl AgentConnector for ScriptedAgents {
     fn send(&self, request: SendRequest) -> BoxFuture<'static, Result<Updates, AgentError>> {
+        if let Some(workflow) = self.child_of(&request) {
+            self.lock().sent.push(Sent {
+                agent: orchestrator_core::workflow::child_agent(&workflow),
+                step: request.step.to_string(),
+                item: request.item,
+                text: request.text.clone(),
+                data: request.data.clone(),
+                task_id: request.task_id.clone(),
+            });
+            let started = self.children.send(&workflow, request);
+            return Box::pin(async move { started });
+        }
         let answered = self.answer(&request);
         Box::pin(async move {
             let (agent, reply, task) = answered?;
@@ -231,9 +269,12 @@ impl AgentConnector for ScriptedAgents {
     fn cancel(
         &self,
         _run_id: &str,
-        _agent: &str,
-        _task_id: &str,
+        agent: &str,
+        task_id: &str,
     ) -> BoxFuture<'static, Result<(), AgentError>> {
+        if agent.starts_with(orchestrator_core::workflow::CHILD_PREFIX) {
+            self.children.cancel(task_id);
+        }
         Box::pin(async { Ok(()) })
     }
 }

@@ -127,6 +127,9 @@ pub struct SendRequest {
     /// What the run has left for the agent to work within, set as it goes out (boxed:
     /// a unit holds its requests).
     pub bounds: Option<Box<Bounds>>,
+    /// Who gave the answer a continuation carries (the agent's question was put to the
+    /// run's client): a child run of this orchestrator takes it as theirs.
+    pub answered_by: Option<Box<crate::access::Actor>>,
 }
 
 /// What a run has left when it sends a message: of its budget, and of time (the

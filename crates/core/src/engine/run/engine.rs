@@ -597,8 +597,10 @@ mod tests {
     /// for the audit trail; 3,150 until a unit knew whether its retries jitter, 8 bytes
     /// for runs that repeat exactly in `test`; 3,160 until its requests carried what
     /// the run has left of its budget and time, a pointer each; 3,176 until records
-    /// kept what their steps used, a pointer each, for accounts that survive restarts.)
-    const UNIT_FUTURE_MAX: usize = 3_208;
+    /// kept what their steps used, a pointer each, for accounts that survive restarts;
+    /// 3,208 until its requests carried who answered a question, a pointer each, so that
+    /// a child run's approvers judge who answered its question upstream.)
+    const UNIT_FUTURE_MAX: usize = 3_224;
 
     #[test]
     fn the_futures_a_run_holds_stay_small() {

@@ -271,6 +271,7 @@ impl Unit {
             text,
             data,
             bounds: None,
+            answered_by: None,
         };
         // After a restart: the downstream task to follow again, and the answer that may
         // not have reached it.
@@ -300,6 +301,7 @@ impl Unit {
                 text,
                 data,
                 bounds: None,
+                answered_by: None,
             };
             if let (Some(n), Some(task)) = (name, task_id) {
                 *agent = Some(Downstream {
@@ -596,6 +598,7 @@ impl Unit {
                                 text: answer.text,
                                 data: answer.data,
                                 bounds: None,
+                                answered_by: answer.by.map(Box::new),
                             };
                             attempt_until = step.timeout.map_or(far, |t| Instant::now() + t);
                             continue 'send;

@@ -287,3 +287,81 @@ workflow = "provision-acounts"
         "{said:#?}"
     );
 }
+
+/// A parent waiting on its child's question survives a SIGKILL of `serve`: started again
+/// on the same SQLite store, both resume, the answer given on the parent's task reaches
+/// the child, and both complete.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_parent_and_its_child_resume_after_a_sigkill() {
+    use crate::util::orchestra::spawn_serve;
+    let two = crate::util::echo(0).await;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("subworkflows-kill");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("flows")).unwrap();
+    std::fs::write(dir.join("flows/laptop.toml"), APPROVED).unwrap();
+    std::fs::write(dir.join("flows/hire.toml"), HIRE).unwrap();
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!("[agents.two]\nurl = \"{}\"\n", two.url),
+    )
+    .unwrap();
+    let store = format!("sqlite://{}", dir.join("o.db").display());
+    let args = [
+        "--agents".to_owned(),
+        dir.join("agents.toml").display().to_string(),
+        "--workflows".to_owned(),
+        dir.join("flows").display().to_string(),
+        "--listen".to_owned(),
+        "127.0.0.1:0".to_owned(),
+        "--store".to_owned(),
+        store,
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (mut first, url) = spawn_serve(&args, &[]).await;
+    let (c, _) = client(&url).await;
+    let asked = task(
+        c.send_message(&start("hire", json!({ "name": "Ada" })))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        asked.status.state,
+        TaskState::InputRequired,
+        "{:#}",
+        run_of(&asked)
+    );
+    let child_id = run_of(&asked)["children"][0]["run"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    first.start_kill().unwrap();
+    first.wait().await.unwrap();
+
+    let (_second, url) = spawn_serve(&args, &[]).await;
+    let (c, _) = client(&url).await;
+    let mut answer = Message::user_text("yes");
+    answer.task_id = Some(asked.id.clone());
+    let done = task(
+        c.send_message(&MessageSendParams::new(answer))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        done.status.state,
+        TaskState::Completed,
+        "{:#}",
+        run_of(&done)
+    );
+    let child = c
+        .get_task(&a2a::types::TaskQueryParams::new(a2a::types::TaskId::new(
+            child_id,
+        )))
+        .await
+        .unwrap();
+    assert_eq!(
+        child.status.state,
+        TaskState::Completed,
+        "{:#}",
+        run_of(&child)
+    );
+}

@@ -244,8 +244,11 @@ impl Validator<'_, '_, '_> {
                 Trigger::parse,
             )
             .map_or(Trigger::AllSuccess, |t| t.unwrap_or(Trigger::AllSuccess));
-        let timeout = self.duration(&s.timeout, "timeout").or(defaults.0);
-        let deadline = self.duration(&s.deadline, "deadline").or(defaults.1);
+        // `[defaults]` are for calls to agents and models: a child run (a workflow step)
+        // has the bounds and retries its own keys give, and its workflow's.
+        let child = kind == "workflow";
+        let timeout = (self.duration(&s.timeout, "timeout")).or(defaults.0.filter(|_| !child));
+        let deadline = (self.duration(&s.deadline, "deadline")).or(defaults.1.filter(|_| !child));
         if let (Some(t), Some(d)) = (timeout, deadline)
             && d < t
             && s.deadline.is_some()
@@ -256,7 +259,14 @@ impl Validator<'_, '_, '_> {
                 .map_or(s.span.clone(), |d| d.span.clone());
             self.ctx.warn(span, format!("step `{id}` has a deadline shorter than one attempt's timeout; the deadline wins"));
         }
-        let retry = self.retry(defaults.2, &s.retry);
+        let retry = self.retry(
+            if child {
+                Default::default()
+            } else {
+                defaults.2
+            },
+            &s.retry,
+        );
         let positive =
             |this: &mut Self, v: &Option<Sp<i64>>, name: &str, min: i64| -> Option<usize> {
                 let v = v.as_ref()?;

@@ -51,6 +51,7 @@ mod traces;
 mod ui;
 mod usage;
 mod v1;
+mod webhooks;
 mod wire;
 mod workflow_props;
 mod workflows;

@@ -26,6 +26,7 @@ pub mod serve;
 pub mod settings;
 pub mod starting;
 pub mod ui;
+pub mod webhook;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -96,6 +96,11 @@ pub fn load(config: &HostConfig) -> Result<(Vec<Arc<Workflow>>, AgentsFile), Vec
             "no workflow found: add a *.toml workflow file",
         ));
     }
+    for (file, problem) in
+        super::webhook::problems(&workflows, &principals(config), !no_credentials(config))
+    {
+        problems.push(file_problem(Path::new(&file), &problem));
+    }
     if let Some(a) = &agents
         && let (Some(theirs), Some(its)) = (
             &a.currency,
@@ -289,10 +294,18 @@ impl Host {
             reloads: self.reloads.clone(),
             open: no_credentials(&self.config) && self.config.insecure_open,
         };
+        let hooks = super::webhook::Webhooks {
+            orchestrator: self.orchestrator.clone(),
+            handler: self.server.handler().downgrade(),
+            principals: Arc::new(principals(&self.config)),
+            url: self.url.clone(),
+            guarded: !no_credentials(&self.config),
+        };
         let router = self
             .server
             .router()
-            .merge(super::ops::router(Arc::new(ops)));
+            .merge(super::ops::router(Arc::new(ops)))
+            .merge(super::webhook::router(Arc::new(hooks)));
         match ui {
             Some(sign_in) => router.merge(super::ui::router(sign_in)),
             None => router,
@@ -350,6 +363,17 @@ pub fn guarded(workflows: &[Arc<Workflow>]) -> Vec<String> {
 }
 
 /// Whether `config` names no credentials: every caller is anonymous.
+/// The principals `[auth]` names (its tokens and keys), which webhooks may start runs as.
+fn principals(config: &HostConfig) -> Vec<Arc<a2a::server::Principal>> {
+    let Some(auth) = &config.server.auth else {
+        return Vec::new();
+    };
+    (auth.bearer.iter())
+        .chain(auth.api_key.iter().flat_map(|(_, keys)| keys.iter()))
+        .map(|c| c.principal.clone())
+        .collect()
+}
+
 fn no_credentials(config: &HostConfig) -> bool {
     config.server.auth.as_ref().is_none_or(|a| a.is_empty())
 }

@@ -62,6 +62,19 @@ pub struct Budget {
     pub calls: Option<u64>,
 }
 
+/// `[webhook]`: a request signed as the Standard Webhooks specification says, posted to
+/// `/webhooks/<path>`, starts a run with the inputs its templates take from the JSON
+/// body (`body.…`), as the principal `as` names.
+#[derive(Debug, Clone)]
+pub struct Webhook {
+    pub path: String,
+    /// The environment variable holding the secret (`whsec_…`).
+    pub secret_env: String,
+    /// Who the run is started as: a named principal of `serve`'s `[auth]`.
+    pub as_principal: Option<String>,
+    pub input: Option<DataTemplate>,
+}
+
 /// An approval step asked when the run passes its budget: it is no step of the graph;
 /// each approval adds `extend` to the budget and the run goes on, a refusal fails it.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,6 +105,8 @@ pub struct Workflow {
     /// The approval asked when the run passes its budget (its step with
     /// `on_budget = "ask"`), instead of failing.
     pub on_budget: Option<OnBudget>,
+    /// A signed HTTP request that starts a run (`[webhook]`).
+    pub webhook: Option<Box<Webhook>>,
     /// Declared inputs, in file order.
     pub inputs: Vec<InputSpec>,
     /// Steps in a topological order (file order among independent steps).

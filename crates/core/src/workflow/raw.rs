@@ -17,6 +17,16 @@ pub struct RawWorkflow {
     pub defaults: RawDefaults,
     pub steps: Vec<RawStep>,
     pub output: Option<RawOutput>,
+    pub webhook: Option<RawWebhook>,
+}
+
+/// `[webhook]`: a signed HTTP request that starts a run.
+pub struct RawWebhook {
+    pub span: Range<usize>,
+    pub path: Option<Sp<String>>,
+    pub secret_env: Option<Sp<String>>,
+    pub as_: Option<Sp<String>>,
+    pub input: Option<Sp<RawData>>,
 }
 
 pub struct RawHeader {
@@ -123,7 +133,10 @@ pub enum RawData {
     Object(Vec<(String, Sp<RawData>)>),
 }
 
-const TOP: &[&str] = &["workflow", "input", "defaults", "steps", "output"];
+const TOP: &[&str] = &[
+    "workflow", "input", "defaults", "steps", "output", "webhook",
+];
+const WEBHOOK: &[&str] = &["path", "secret_env", "as", "input"];
 const HEADER: &[&str] = &[
     "id",
     "name",
@@ -250,6 +263,17 @@ pub fn read(ctx: &mut Ctx<'_>) -> Option<RawWorkflow> {
         t.finish(ctx, OUTPUT);
         o
     });
+    let webhook = top.table_named(ctx, "webhook", "[webhook]").map(|mut t| {
+        let w = RawWebhook {
+            span: t.span.clone(),
+            path: t.string(ctx, "path"),
+            secret_env: t.string(ctx, "secret_env"),
+            as_: t.string(ctx, "as"),
+            input: t.get("input").map(read_data),
+        };
+        t.finish(ctx, WEBHOOK);
+        w
+    });
     top.finish(ctx, TOP);
     Some(RawWorkflow {
         header,
@@ -257,6 +281,7 @@ pub fn read(ctx: &mut Ctx<'_>) -> Option<RawWorkflow> {
         defaults,
         steps,
         output,
+        webhook,
     })
 }
 

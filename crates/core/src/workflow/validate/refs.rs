@@ -22,6 +22,12 @@ impl Validator<'_, '_, '_> {
             let parts: Vec<&str> = r.split('.').collect();
             let span = self.ref_span(s, &parts);
             let here = &scope.label;
+            if scope.webhook {
+                if parts[0] != "body" && !GLOBALS.contains(&parts[0]) {
+                    self.ctx.error(span, format!("{here} uses `{}`: a webhook's `input` can use only `body`, the request's JSON", parts[0]));
+                }
+                continue;
+            }
             match parts[0] {
                 "input" => {
                     uses.inputs.push(InputUse {

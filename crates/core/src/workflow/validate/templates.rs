@@ -26,6 +26,7 @@ impl Validator<'_, '_, '_> {
         let no_item = Scope {
             fan_out: false,
             repeats: false,
+            webhook: false,
             ..scope.clone()
         };
         if let Some(w) = &raw.when {
@@ -208,7 +209,7 @@ impl Validator<'_, '_, '_> {
         )
     }
 
-    fn data(
+    pub(super) fn data(
         &mut self,
         site: &str,
         d: &Sp<RawData>,

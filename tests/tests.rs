@@ -31,6 +31,7 @@ mod golden;
 mod grpc;
 mod host;
 mod identity;
+mod inbox;
 mod js_client;
 mod layers;
 mod llm;

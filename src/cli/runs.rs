@@ -118,6 +118,13 @@ pub enum RunsCommand {
         /// The run's id (its task's id, as `runs list` shows it).
         id: String,
     },
+    /// Every question you may answer, across runs, oldest first, with the command that
+    /// answers each.
+    Inbox {
+        /// The server's JSON, as it says it.
+        #[arg(long)]
+        json: bool,
+    },
     /// Starts a new run of the same workflow version and inputs that keeps the results
     /// of the steps this one completed (not sent again) and runs the rest.
     Retry {
@@ -177,6 +184,9 @@ pub async fn runs(args: RunsArgs) -> anyhow::Result<ExitCode> {
         RunsCommand::Approve { id, step, item } => answer(&client, &id, "yes", step, item).await,
         RunsCommand::Reject { id, step, item } => answer(&client, &id, "no", step, item).await,
         RunsCommand::Retry { id, from } => retry(&client, &id, from).await,
+        RunsCommand::Inbox { json } => {
+            inbox(&args.url, args.bearer_token_env.as_deref(), json).await
+        }
         RunsCommand::Cancel { id } => {
             let task = client
                 .cancel_task(&TaskIdParams::new(TaskId::new(id)))
@@ -188,6 +198,63 @@ pub async fn runs(args: RunsArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Pages through ListTasks until `limit` runs are found.
+/// `runs inbox`: the server's `GET /inbox`, as lines (or its JSON).
+async fn inbox(url: &str, token_env: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
+    let base = if url.ends_with('/') {
+        url.to_owned()
+    } else {
+        format!("{url}/")
+    };
+    let http = a2a::https::reqwest_client_builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()?;
+    let mut request = http.get(format!("{base}inbox"));
+    if let Some(var) = token_env {
+        let token = std::env::var(var)
+            .ok()
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| bad_input!("the environment variable {var} is not set"))?;
+        request = request.bearer_auth(token);
+    }
+    let answer = request.send().await?;
+    let status = answer.status();
+    let body: Value = answer.json().await.unwrap_or(Value::Null);
+    if !status.is_success() {
+        let why = body["error"].as_str().unwrap_or("no reason given");
+        anyhow::bail!("{base}inbox answered HTTP {}: {why}", status.as_u16());
+    }
+    if json {
+        say!("{}", serde_json::to_string_pretty(&body)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let questions = body["questions"].as_array().cloned().unwrap_or_default();
+    if questions.is_empty() {
+        say!("no question waits for you")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for q in &questions {
+        let text = |k: &str| q[k].as_str().unwrap_or("").to_owned();
+        let mut line = format!("{}  {}  {}", text("run"), text("workflow"), text("at"));
+        if let Some(at) = q["askedAt"].as_str() {
+            line.push_str(&format!("  asked {at}"));
+        }
+        if let Some(by) = q["startedBy"].as_str() {
+            line.push_str(&format!("  started by {by}"));
+        }
+        if let Some(until) = q["until"].as_str() {
+            line.push_str(&format!("  until {until}"));
+        }
+        say!("{line}")?;
+        say!("    {}", text("prompt").replace('\n', "\n    "))?;
+        say!("    answer: {}", text("answer"))?;
+    }
+    say!(
+        "{} question(s) wait for you",
+        body["count"].as_u64().unwrap_or(questions.len() as u64)
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
 async fn list(
     client: &A2aClient,
     workflow: Option<&str>,

@@ -64,6 +64,31 @@ fn pending(task: &Task) -> Vec<PendingQuestion> {
         .unwrap_or_default()
 }
 
+/// The questions `task` waits on that `caller` may answer: it may answer the task (its
+/// own, or one its roles or an approver's place let it), the question's approvers
+/// name it, and four eyes do not keep the run's initiator from it. Every question, on a
+/// server without credentials.
+pub(super) fn answerable(task: &Task, caller: &Caller) -> Vec<PendingQuestion> {
+    let questions = pending(task);
+    let Some(principal) = caller.principal() else {
+        return questions;
+    };
+    let initiator = task.initiator.as_deref();
+    if !caller.may(
+        initiator,
+        task.tenant.as_deref(),
+        Access::Answer,
+        &Rules,
+        Some(task),
+    ) {
+        return Vec::new();
+    }
+    (questions.into_iter())
+        .filter(|q| named(&approvers(q), principal))
+        .filter(|q| !(q.four_eyes && initiator == Some(principal.id.as_str())))
+        .collect()
+}
+
 /// A question's approvers, read back (a pattern that does not read names nobody).
 fn approvers(q: &PendingQuestion) -> Vec<Pattern> {
     q.approvers

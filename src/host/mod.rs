@@ -17,6 +17,7 @@ pub mod availability;
 pub mod card_signing;
 mod conversation;
 pub mod detail;
+pub mod inbox;
 mod meter;
 pub mod ops;
 mod relay;
@@ -138,6 +139,27 @@ impl Orchestrator {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// The workflow of the run task `task_id` holds, and who started it: from the run
+    /// this process holds, else as the run was stored.
+    pub(super) async fn run_summary(&self, task_id: &TaskId) -> Option<(String, Option<String>)> {
+        let live = match self.tasks().get(task_id) {
+            Some(Conversation::Running { control }) => Some(control.clone()),
+            _ => None,
+        };
+        if let Some(control) = live {
+            return Some(control.read(|told| {
+                let d = told.detail();
+                (
+                    d.workflow.clone(),
+                    d.started_by.as_ref().map(|p| p.name.clone()),
+                )
+            }));
+        }
+        let saved = self.inner.engine.saved_run(task_id.as_str()).await.ok()??;
+        let h = saved.header;
+        Some((h.workflow_id, h.initiator.map(|a| a.name)))
     }
 
     /// The currency runs' costs are shown in, if the prices name one.

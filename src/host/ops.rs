@@ -217,9 +217,13 @@ async fn metrics(State(ops): State<Arc<Ops>>, headers: HeaderMap) -> Response {
                 .into_response();
         }
     }
-    // Refreshes the workflows' availability gauges.
+    // Refreshes the workflows' availability gauges, and the questions waiting.
     let _ = ops.missing_agents();
     let m = orchestrator_metrics::get();
+    let store: Arc<dyn a2a::store::TaskStore> = ops.store.clone();
+    let (waiting, oldest) = super::inbox::waiting(&*store).await;
+    m.questions_waiting.set(waiting as i64);
+    m.oldest_question_seconds.set(oldest);
     for s in ops.registry.statuses() {
         let agent = orchestrator_metrics::AgentLabels { agent: s.name };
         m.agent_available

@@ -396,6 +396,7 @@ mod tests {
             kind: QuestionKind::Approval,
             prompt: format!("{step}?"),
             answerers: Default::default(),
+            until: None,
         }
     }
 

@@ -305,7 +305,12 @@ impl Host {
             .server
             .router()
             .merge(super::ops::router(Arc::new(ops)))
-            .merge(super::webhook::router(Arc::new(hooks)));
+            .merge(super::webhook::router(Arc::new(hooks)))
+            .merge(super::inbox::router(Arc::new(super::inbox::Inbox {
+                store: self.store.clone(),
+                orchestrator: self.orchestrator.clone(),
+                auth: self.config.server.auth.clone(),
+            })));
         match ui {
             Some(sign_in) => router.merge(super::ui::router(sign_in)),
             None => router,

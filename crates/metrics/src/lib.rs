@@ -123,6 +123,8 @@ pub struct Metrics {
     pub store_listening: Gauge,
     pub store_unreadable_tasks: Counter,
     pub config_reload_failed: Gauge,
+    pub questions_waiting: Gauge,
+    pub oldest_question_seconds: Gauge,
     registry: Registry,
 }
 
@@ -158,6 +160,8 @@ impl Metrics {
             store_listening: Gauge::default(),
             store_unreadable_tasks: Counter::default(),
             config_reload_failed: Gauge::default(),
+            questions_waiting: Gauge::default(),
+            oldest_question_seconds: Gauge::default(),
             registry: Registry::with_prefix("a2a_orchestrator"),
         };
         let mut r = Registry::with_prefix("a2a_orchestrator");
@@ -255,6 +259,16 @@ impl Metrics {
             "config_reload_failed",
             "The problems found by the last reload of the workflows and agents when it failed (what was loaded before is served), 0 once a reload succeeds",
             m.config_reload_failed.clone(),
+        );
+        r.register(
+            "questions_waiting",
+            "Questions of runs waiting for an answer (approvals, inputs, agents' questions), as the task store holds them when the metrics are read",
+            m.questions_waiting.clone(),
+        );
+        r.register(
+            "oldest_question_seconds",
+            "How long the oldest of them has waited, in seconds (0 when none waits)",
+            m.oldest_question_seconds.clone(),
         );
         Metrics { registry: r, ..m }
     }

@@ -233,6 +233,12 @@ pub struct PendingQuestion {
     /// The run's initiator may not answer.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub four_eyes: bool,
+    /// When it was asked (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_at: Option<String>,
+    /// When the wait for its answer ends, if it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
 }
 
 /// What kind of answer a question wants.
@@ -501,6 +507,7 @@ impl RunDetail {
                 kind,
                 prompt,
                 answerers,
+                until,
             } => {
                 let (kind, input_schema) = match kind {
                     QuestionKind::Approval => (QuestionType::Approval, None),
@@ -521,6 +528,8 @@ impl RunDetail {
                         .map(ToString::to_string)
                         .collect(),
                     four_eyes: answerers.four_eyes,
+                    asked_at: Some(now.to_owned()),
+                    until: until.clone(),
                 });
                 // In the workflow's order, whichever was asked first.
                 let steps = &self.steps;
@@ -897,6 +906,8 @@ mod tests {
             input_schema: None,
             approvers: vec!["group:hr".into()],
             four_eyes: true,
+            asked_at: Some("2026-11-28T10:00:01Z".into()),
+            until: None,
         }];
         detail.started_by = Some(person.clone());
         detail.audit = vec![AuditEntry {
@@ -928,6 +939,7 @@ mod tests {
             kind: QuestionKind::Approval,
             prompt: format!("{step}?"),
             answerers: Default::default(),
+            until: None,
         }
     }
 

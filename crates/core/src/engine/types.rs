@@ -331,6 +331,8 @@ pub enum RunEvent {
         prompt: String,
         /// Who may answer it (boxed: every run's future holds events).
         answerers: Box<crate::access::Answerers>,
+        /// When the wait for the answer ends (RFC 3339), if it does.
+        until: Option<String>,
     },
     Output {
         text: Option<String>,

@@ -63,6 +63,16 @@ impl Run {
         // pending: a question asked again (escalated) replaces it.
         self.questions.retain(|q| !q.reply.is_closed());
         let step = &self.workflow.steps[ask.step];
+        // The wait's end on the wall clock (far ends are no end: the default wait).
+        let left = ask
+            .until
+            .saturating_duration_since(tokio::time::Instant::now());
+        let until = (left < std::time::Duration::from_secs(365 * 24 * 3600))
+            .then(|| time::OffsetDateTime::now_utc() + left)
+            .and_then(|t| {
+                t.format(&time::format_description::well_known::Rfc3339)
+                    .ok()
+            });
         self.emit(RunEvent::Question {
             step: step.id.clone(),
             item: ask.item,
@@ -72,6 +82,7 @@ impl Run {
                 approvers: ask.approvers.clone(),
                 ..step.answerers.clone()
             }),
+            until,
         })
         .await;
         self.questions.push(Pending {

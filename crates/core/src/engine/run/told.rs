@@ -159,6 +159,7 @@ mod tests {
             kind: QuestionKind::Approval,
             prompt: format!("{step}?"),
             answerers: Default::default(),
+            until: None,
         }
     }
 

@@ -52,6 +52,8 @@ pub struct Ask {
     pub prompt: String,
     /// Who may answer it (empty: anyone who may steer the run).
     pub approvers: Vec<Pattern>,
+    /// When the wait for the answer ends.
+    pub until: tokio::time::Instant,
     pub reply: oneshot::Sender<Answered>,
 }
 

@@ -127,6 +127,7 @@ impl Unit {
             kind,
             prompt,
             approvers,
+            until,
             reply,
         };
         if self.ask.send(Box::new(ask)).await.is_err() {

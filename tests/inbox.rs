@@ -189,3 +189,49 @@ async fn each_caller_sees_the_questions_it_may_answer_oldest_first() {
         "{metrics}"
     );
 }
+
+/// The web view's inbox (`#/inbox`) in Chromium lists, for each principal, what it may
+/// answer, oldest first, and counts it in the header.
+#[ignore = "needs Chromium and playwright-core: the full suite, `cargo xtask test`"]
+#[tokio::test(flavor = "multi_thread")]
+async fn the_web_views_inbox_lists_each_principals_questions_in_chromium() {
+    let o = orchestra_with(&[LAPTOP, DESK], 0, |c| {
+        c.server.auth = Some(InboundAuth {
+            bearer: vec![
+                person("alice", "hr"),
+                person("bob", "it-managers"),
+                person("fay", "facilities"),
+            ],
+            ..InboundAuth::default()
+        });
+    })
+    .await;
+    let config = ClientConfig {
+        auth: Some(ClientAuth::Bearer("alice-token-0123456789abcdef".into())),
+        ..ClientConfig::default()
+    };
+    let (alice, _) = A2aClient::connect(&o.url, config).await.unwrap();
+    let start = |workflow: &str| {
+        let mut m = Message::user_text("please");
+        m.metadata = Some(
+            json!({ "workflow": workflow })
+                .as_object()
+                .unwrap()
+                .clone()
+                .into(),
+        );
+        MessageSendParams::new(m)
+    };
+    let first = task(alice.send_message(&start("laptop")).await.unwrap());
+    let desk = task(alice.send_message(&start("desk")).await.unwrap());
+    let second = task(alice.send_message(&start("laptop")).await.unwrap());
+    let expected = json!([
+        { "token": "bob-token-0123456789abcdef", "runs": [first.id.as_str(), second.id.as_str()] },
+        { "token": "fay-token-0123456789abcdef", "runs": [desk.id.as_str()] },
+        { "token": "alice-token-0123456789abcdef", "runs": [] },
+    ]);
+    let browser = crate::util::chromium().to_str().unwrap().to_owned();
+    let (ok, output) =
+        crate::util::run_node("ui_inbox.mjs", &[&o.url, &browser, &expected.to_string()]).await;
+    assert!(ok && output.contains("ui_inbox: ok"), "{output}");
+}

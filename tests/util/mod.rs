@@ -284,6 +284,7 @@ pub fn js_dir() -> &'static Path {
             "ui.mjs",
             "ui_signin.mjs",
             "ui_forms.mjs",
+            "ui_inbox.mjs",
             "idp.mjs",
             "card_signature.mjs",
         ] {

@@ -282,6 +282,7 @@ async function route() {
   leave();
   showError(null);
   const m = location.hash.match(/^#\/run\/(.+)$/);
+  const inbox = location.hash === '#/inbox';
   try {
     if (!card) await loadCard();
     if (signIn && !accessToken) {
@@ -291,7 +292,9 @@ async function route() {
     }
     if (!me) await loadMe().catch(() => {});
     showWho();
+    countInbox();
     if (m) await runPage(decodeURIComponent(m[1]));
+    else if (inbox) await inboxPage();
     else await listPage();
   } catch (e) {
     showError(e);
@@ -308,6 +311,55 @@ async function loadCard() {
 }
 
 // ---- the list -----------------------------------------------------------------------
+
+// ---- the inbox ------------------------------------------------------------------------
+
+// Every question the caller may answer, across runs, oldest first (`GET /inbox`, with
+// the caller's token).
+async function fetchInbox() {
+  const r = await fetch('/inbox', { headers: headers() });
+  if (!r.ok) throw new Error(`the inbox answered HTTP ${r.status}`);
+  return r.json();
+}
+
+// The header's count of questions waiting for the caller.
+function countInbox() {
+  fetchInbox().then(
+    (inbox) => setText($('#inbox-count'), inbox.count ? `(${inbox.count})` : ''),
+    () => setText($('#inbox-count'), ''),
+  );
+}
+
+async function inboxPage() {
+  const list = h('tbody', { id: 'inbox' });
+  const none = h('p', { class: 'muted', id: 'inbox-none', hidden: true }, 'No question waits for you.');
+  main.replaceChildren(
+    h('h2', {}, 'Inbox'),
+    h('p', { class: 'muted' }, 'The questions you may answer, across runs, oldest first. Open a run to answer.'),
+    none,
+    h('table', { class: 'runs' },
+      h('thead', {}, h('tr', {}, ['Run', 'Workflow', 'Step', 'Question', 'Asked', 'Until', 'Started by'].map((t) => h('th', {}, t)))),
+      list),
+  );
+  let timer = null;
+  const refresh = async () => {
+    clearTimeout(timer);
+    const inbox = await fetchInbox();
+    setText($('#inbox-count'), inbox.count ? `(${inbox.count})` : '');
+    none.hidden = inbox.count > 0;
+    list.replaceChildren(...inbox.questions.map((q) => h('tr', { 'data-run': q.run, 'data-step': q.step },
+      h('td', {}, shortId(q.run, `#/run/${encodeURIComponent(q.run)}`)),
+      h('td', {}, q.workflow || ''),
+      h('td', {}, q.at),
+      h('td', { class: 'prompt' }, q.prompt),
+      h('td', {}, when(q.askedAt)),
+      h('td', {}, when(q.until)),
+      h('td', {}, q.startedBy || ''))));
+    timer = setTimeout(() => refresh().catch(showError), 5000);
+  };
+  page = { stop: () => clearTimeout(timer), refresh: () => refresh().then(() => showError(null), showError) };
+  await refresh();
+}
 
 async function listPage() {
   // The start form: what the caller may start (the extended card lists it; the public

@@ -896,3 +896,51 @@ laptop = {answer}
         );
     }
 }
+
+/// Issue 80: each attempt's usage is kept apart as well as added up: a step that
+/// failed once (after its agent reported what it used) and then completed says what
+/// each attempt used.
+#[tokio::test]
+async fn each_attempts_usage_is_kept() {
+    let dir = scratch("usage-attempts");
+    let workflow = r#"
+[workflow]
+id = "twice"
+name = "Twice"
+description = "A step that fails once"
+
+[defaults]
+retry = { max_attempts = 2, backoff = "fixed", initial = "1m", max = "1m" }
+
+[steps.draft]
+agent = "writer"
+message = "Draft"
+"#;
+    let test = r#"
+[test]
+workflow = "twice"
+
+[agents.writer]
+replies = [
+  { fail = "out of ink", usage = { input_tokens = 100, output_tokens = 10 } },
+  { text = "a draft", usage = { input_tokens = 120, output_tokens = 40 } },
+]
+
+[expect]
+state = "completed"
+"steps.draft.usage.inputTokens" = 220
+"steps.draft.usage.calls" = 2
+"steps.draft.usageByAttempt" = { count = 2 }
+"steps.draft.usageByAttempt[0].inputTokens" = 100
+"steps.draft.usageByAttempt[1].outputTokens" = 40
+"#;
+    let case = case(&dir, workflow, test);
+    let outcome = run::run(case).await;
+    assert!(
+        outcome.passed(),
+        "{:?} {:?}\n{:#}",
+        outcome.broken,
+        outcome.misses,
+        outcome.doc
+    );
+}

@@ -368,7 +368,7 @@ impl a2a::server::AgentExecutor for Lying {
         let fail = |e: a2a::server::SinkError| a2a::RpcError::internal(e.to_string());
         let lies = [
             serde_json::json!({"gen_ai.usage.input_tokens": -5, "gen_ai.usage.output_tokens": "12"}),
-            serde_json::json!({"gen_ai.usage.input_tokens": "x".repeat(1 << 20), "a2a_orchestrator.usage.cost": 1e300}),
+            serde_json::json!({"gen_ai.usage.input_tokens": "x".repeat(1 << 20), "a2a_orchestrator.usage.cost": 1e300, "gen_ai.request.model": "m".repeat(1 << 20)}),
             serde_json::json!({"gen_ai.usage.input_tokens": 1e300, "gen_ai.usage.output_tokens": {"n": 1}, "a2a_orchestrator.usage.cost": -1}),
         ];
         for (i, lie) in lies.into_iter().enumerate() {
@@ -416,11 +416,12 @@ message = "how much?"
     let detail = &meta["run"];
     assert_eq!(detail["state"], "completed", "{detail:#}");
     assert_eq!(usage(step(detail, "ask")), (0, 0, 1, 0.0), "{detail:#}");
+    assert!(step(detail, "ask").get("model").is_none(), "{detail:#}");
 }
 
 /// Issue 80: the official Python SDK's agent reports usage in its final status's
-/// metadata (through its `TaskUpdater`); the orchestrator reads it on JSON-RPC and on
-/// gRPC (where metadata is a protobuf `Struct`), and prices it.
+/// metadata (through its `TaskUpdater`), and the model it used; the orchestrator reads
+/// them on JSON-RPC and on gRPC (where metadata is a protobuf `Struct`), and prices it.
 #[ignore = "needs the official Python SDK: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn an_sdk_agents_reported_usage_is_read_on_each_binding() {
@@ -447,6 +448,7 @@ async fn an_sdk_agents_reported_usage_is_read_on_each_binding() {
             (chars, words, 1, chars as f64),
             "{detail:#}"
         );
+        assert_eq!(step(detail, "words")["model"], "words-1", "{detail:#}");
     }
 }
 

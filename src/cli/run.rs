@@ -162,8 +162,15 @@ pub fn event_json(e: &RunEvent) -> Value {
             "event": "answered", "step": step.as_str(), "item": item,
             "action": decision.action, "by": decision.by.name, "at": decision.at,
         }),
-        RunEvent::Usage { step, item, added } => json!({
-            "event": "usage", "step": step.as_str(), "item": item, "added": added,
+        RunEvent::Usage {
+            step,
+            item,
+            attempt,
+            added,
+            model,
+        } => json!({
+            "event": "usage", "step": step.as_str(), "item": item, "attempt": attempt, "added": added,
+            "model": model,
         }),
     }
 }

@@ -484,6 +484,16 @@ pub fn render(task: &Task, d: &RunDetail) -> String {
             line.push_str(&format!(" · {}", used(&s.usage, d.currency.as_deref())));
         }
         let _ = writeln!(out, "{}", line.trim_end());
+        if s.usage_by_attempt.len() > 1 {
+            for (k, u) in s.usage_by_attempt.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "{indent}    attempt {}: {}",
+                    k + 1,
+                    used(u, d.currency.as_deref())
+                );
+            }
+        }
         if !s.needs.is_empty() {
             let _ = writeln!(out, "{indent}    needs {}", s.needs.join(", "));
         }

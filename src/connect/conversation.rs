@@ -51,6 +51,8 @@ pub(super) struct Conversation {
     /// The task is a child run of this orchestrator: its own account (cost, calls) is
     /// believed, as an agent's is with `price = { reported = true }`.
     own: bool,
+    /// The model the task said it used, last passed on.
+    model: Option<String>,
 }
 
 /// A streaming conversation's phase: the call it makes next.
@@ -147,6 +149,7 @@ impl Conversation {
             renewed: false,
             used: None,
             own: false,
+            model: None,
         }
     }
 
@@ -173,6 +176,12 @@ impl Conversation {
     /// Passes on what the task reports it used in `meta` (a status update's, or the
     /// task's), when it says something new.
     fn usage(&mut self, meta: Option<&Metadata>) {
+        if let Some(m) = meta.and_then(|m| super::usage::model(m))
+            && self.model.as_deref() != Some(m.as_str())
+        {
+            self.model = Some(m.clone());
+            self.pending.push_back(Ok(Update::Model(m)));
+        }
         let price = match self.own {
             true => Some(crate::registry::price::Price {
                 reported: true,
@@ -576,6 +585,7 @@ mod tests {
                 Ok(Update::Reply(_)) => "reply".into(),
                 Ok(Update::Usage(u)) => format!("usage {u:?}"),
                 Ok(Update::Charged(u)) => format!("charged {u:?}"),
+                Ok(Update::Model(m)) => format!("model {m}"),
                 Err(e) => format!("failed {:?}: {}", e.kind, e.message),
             })
             .collect()

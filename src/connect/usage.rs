@@ -17,6 +17,15 @@ pub const OUTPUT_TOKENS: &str = "gen_ai.usage.output_tokens";
 /// no cost).
 pub const COST: &str = "a2a_orchestrator.usage.cost";
 
+/// The model the task used (OpenTelemetry GenAI).
+pub const MODEL: &str = "gen_ai.request.model";
+
+/// The model a task's metadata names: a short name of visible characters, else none.
+pub fn model(meta: &Map<String, Value>) -> Option<String> {
+    let m = meta.get(MODEL)?.as_str()?;
+    (!m.is_empty() && m.len() <= 128 && m.chars().all(|c| !c.is_control())).then(|| m.to_owned())
+}
+
 /// How many messages the task sent agents (ours: the convention has no calls), for a
 /// caller that believes its account.
 pub const CALLS: &str = "a2a_orchestrator.usage.calls";

@@ -67,7 +67,9 @@ impl RunMeter {
 
     pub(super) fn observe(&mut self, event: &RunEvent) {
         match event {
-            RunEvent::Usage { step, item, added } if added.tokens() > 0 || added.cost > 0.0 => {
+            RunEvent::Usage {
+                step, item, added, ..
+            } if added.tokens() > 0 || added.cost > 0.0 => {
                 let agent = (self.steps.get(step.as_str()))
                     .and_then(|items| items.get(item))
                     .map_or_else(|| agent_label(""), |s| agent_label(&s.agent));

@@ -88,6 +88,7 @@ impl Hearing {
                 self.charged += u.cost;
                 None
             }
+            Update::Model(_) => None,
             Update::Artifact(chunk) => {
                 self.parts(&chunk.parts);
                 None

@@ -202,7 +202,7 @@ async fn run_on_virtual_time(case: &TestCase) -> Outcome {
             });
         let mut entry = json!({
             "state": s.state.as_str(), "attempts": s.attempts, "agent": s.agent,
-            "message": s.message, "usage": s.usage,
+            "message": s.message, "usage": s.usage, "usageByAttempt": s.usage_by_attempt,
         });
         if let Some(Value::Object(r)) = record {
             for key in ["text", "data", "error", "artifacts"] {

@@ -101,7 +101,11 @@ class WordsExecutor(AgentExecutor):
         done = new_text_message("done: " + text, context_id=task.context_id, task_id=task.id)
         if "report usage" in text.lower():
             # As an agent that calls a model reports it: OpenTelemetry GenAI's names.
-            usage = {"gen_ai.usage.input_tokens": len(text), "gen_ai.usage.output_tokens": len(words)}
+            usage = {
+                "gen_ai.usage.input_tokens": len(text),
+                "gen_ai.usage.output_tokens": len(words),
+                "gen_ai.request.model": "words-1",
+            }
             await updater.update_status(TaskState.TASK_STATE_COMPLETED, message=done, metadata=usage)
         else:
             await updater.complete(done)

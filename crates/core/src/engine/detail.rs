@@ -212,6 +212,12 @@ pub struct StepDetail {
     /// (a fan-out step: its items together).
     #[serde(default, skip_serializing_if = "Usage::is_zero")]
     pub usage: Usage,
+    /// What each attempt used, in order, when it made more than one.
+    #[serde(default, skip_serializing_if = "more_than_one_not")]
+    pub usage_by_attempt: Vec<Usage>,
+    /// The model its agent says it used (`gen_ai.request.model`), when it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// A question a run waits on.
@@ -266,6 +272,8 @@ impl StepDetail {
             ended_at: None,
             message: None,
             usage: Usage::default(),
+            usage_by_attempt: Vec::new(),
+            model: None,
         }
     }
 
@@ -286,6 +294,7 @@ impl StepDetail {
         put("endedAt", text(&self.ended_at));
         put("item", self.item.map(Value::from));
         put("message", text(&self.message));
+        put("model", text(&self.model));
         if !self.needs.is_empty() {
             let needs = self.needs.iter().map(|n| Value::from(n.as_str())).collect();
             put("needs", Some(Value::Array(needs)));
@@ -294,8 +303,19 @@ impl StepDetail {
         put("state", Some(Value::from(self.state.as_str())));
         put("step", Some(Value::from(self.step.as_str())));
         put("usage", usage_value(&self.usage));
+        if self.usage_by_attempt.len() > 1 {
+            put(
+                "usageByAttempt",
+                serde_json::to_value(&self.usage_by_attempt).ok(),
+            );
+        }
         Value::Object(map)
     }
+}
+
+/// Whether a list of attempts' usage is not worth saying (one attempt, or none).
+fn more_than_one_not(v: &[Usage]) -> bool {
+    v.len() < 2
 }
 
 /// A usage as the detail's JSON holds it; none when nothing was used.
@@ -541,9 +561,26 @@ impl RunDetail {
                 };
                 self.pending_questions.sort_by_key(order);
             }
-            RunEvent::Usage { step, item, added } => {
+            RunEvent::Usage {
+                step,
+                item,
+                attempt,
+                added,
+                model,
+            } => {
                 self.usage.add(added);
-                self.entry(step.as_str(), *item).usage.add(added);
+                let e = self.entry(step.as_str(), *item);
+                if model.is_some() {
+                    e.model.clone_from(model);
+                }
+                e.usage.add(added);
+                let k = (*attempt).max(1) as usize - 1;
+                if k < 64 {
+                    if e.usage_by_attempt.len() <= k {
+                        e.usage_by_attempt.resize(k + 1, Usage::default());
+                    }
+                    e.usage_by_attempt[k].add(added);
+                }
                 if item.is_some() {
                     self.entry(step.as_str(), None).usage.add(added);
                 }
@@ -856,6 +893,8 @@ mod tests {
                 calls: 2,
                 cost: 0.25,
             },
+            usage_by_attempt: vec![Usage::CALL, Usage::CALL],
+            model: Some("gpt-4o-mini".into()),
         };
         let person = Person {
             id: "issuer#sub".into(),

@@ -73,6 +73,8 @@ pub enum Update {
     Usage(crate::engine::Usage),
     /// What the message itself costs (an agent's price per call): added as is, once.
     Charged(crate::engine::Usage),
+    /// The model the task says it used (OpenTelemetry GenAI's `gen_ai.request.model`).
+    Model(String),
 }
 
 /// Why a call to an agent failed.
@@ -345,11 +347,15 @@ pub enum RunEvent {
         item: Option<usize>,
         decision: Box<Decision>,
     },
-    /// The step used this much more (a call made, tokens and cost its agent reported).
+    /// The step used this much more (a call made, tokens and cost its agent reported),
+    /// in its attempt `attempt`.
     Usage {
         step: StepId,
         item: Option<usize>,
+        attempt: u32,
         added: crate::engine::Usage,
+        /// The model the step's agent says it used, when it says.
+        model: Option<String>,
     },
 }
 

@@ -599,8 +599,9 @@ mod tests {
     /// the run has left of its budget and time, a pointer each; 3,176 until records
     /// kept what their steps used, a pointer each, for accounts that survive restarts;
     /// 3,208 until its requests carried who answered a question, a pointer each, so that
-    /// a child run's approvers judge who answered its question upstream.)
-    const UNIT_FUTURE_MAX: usize = 3_224;
+    /// a child run's approvers judge who answered its question upstream; 3,224 until it
+    /// passed on the model its agent says it used, and kept each attempt's usage.)
+    const UNIT_FUTURE_MAX: usize = 3_232;
 
     #[test]
     fn the_futures_a_run_holds_stay_small() {

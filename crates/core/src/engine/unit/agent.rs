@@ -343,7 +343,7 @@ impl Unit {
                     // (One boxed wait for both: a second wait here grew every unit.)
                     Box::pin(async {
                         self.checkpoint(&request, attempt, turn, agent, true).await;
-                        self.used(Usage::CALL).await;
+                        self.used(Usage::CALL, attempt).await;
                     })
                     .await;
                     let mut outgoing = request.clone();
@@ -465,10 +465,13 @@ impl Unit {
                         .await;
                     }
                     Some(Ok(Update::Usage(now))) => {
-                        Box::pin(self.used(tally.report(now))).await;
+                        Box::pin(self.used(tally.report(now), attempt)).await;
                     }
                     Some(Ok(Update::Charged(added))) => {
-                        Box::pin(self.used(added)).await;
+                        Box::pin(self.used(added, attempt)).await;
+                    }
+                    Some(Ok(Update::Model(model))) => {
+                        Box::pin(self.used_model(model, attempt)).await;
                     }
                     Some(Ok(Update::Reply(parts))) => {
                         outputs.apply(&ArtifactChunk {

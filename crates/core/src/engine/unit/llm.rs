@@ -38,7 +38,10 @@ impl Unit {
                 .into_iter()
                 .chain(deadline)
                 .min();
-            let reason = match self.generate(&*model, &name, prompt.clone(), until).await {
+            let reason = match self
+                .generate(&*model, &name, prompt.clone(), until, attempt)
+                .await
+            {
                 Ok(outputs) => {
                     let mut r = Record::new(StepState::Completed);
                     r.outputs = outputs;
@@ -135,11 +138,12 @@ impl Unit {
         name: &str,
         prompt: Prompt,
         until: Option<Instant>,
+        attempt: u32,
     ) -> Result<Outputs, Failure> {
         let far = Instant::now() + DEFAULT_ANSWER_WAIT;
         let until = until.unwrap_or(far);
         // Each attempt a call, as a message to an agent is.
-        Box::pin(self.used(Usage::CALL)).await;
+        Box::pin(self.used(Usage::CALL, attempt)).await;
         let mut tokens = tokio::select! {
             t = model.stream(prompt) => t.map_err(|e| Failure::Retry(e.to_string()))?,
             () = sleep_until(until) => return Err(Failure::Deadline),
@@ -157,7 +161,7 @@ impl Unit {
             };
             match next {
                 Some(Ok(Piece::Used(now))) => {
-                    Box::pin(self.used(reported.since(&now))).await;
+                    Box::pin(self.used(reported.since(&now), attempt)).await;
                     reported = now;
                 }
                 Some(Ok(Piece::Text(t))) if t.is_empty() => {}

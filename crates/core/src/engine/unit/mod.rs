@@ -116,9 +116,9 @@ impl Unit {
         let _ = self.events.send(Box::new(event)).await;
     }
 
-    /// Counts what the unit used: against the run's budget (which the run watches),
-    /// and in the run's detail.
-    async fn used(&self, added: crate::engine::usage::Usage) {
+    /// Counts what the unit used in its attempt `attempt`: against the run's budget
+    /// (which the run watches), and in the run's detail.
+    async fn used(&self, added: crate::engine::usage::Usage, attempt: u32) {
         if added.is_zero() {
             return;
         }
@@ -127,7 +127,21 @@ impl Unit {
         self.emit(RunEvent::Usage {
             step,
             item: self.item,
+            attempt,
             added,
+            model: None,
+        })
+        .await;
+    }
+
+    /// Says which model the unit's agent reports it used, in attempt `attempt`.
+    async fn used_model(&self, model: String, attempt: u32) {
+        self.emit(RunEvent::Usage {
+            step: self.id().clone(),
+            item: self.item,
+            attempt,
+            added: Default::default(),
+            model: Some(model),
         })
         .await;
     }

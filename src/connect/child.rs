@@ -1,7 +1,7 @@
 //! Workflow steps: a workflow of this orchestrator run as a child run — a task of its own
 //! on this server, started through the server's transport-free request handler as the
 //! parent run's initiator, and followed as any agent's task is (the same
-//! [`Conversation`]): its questions become the parent's, a cancel or a deadline of the
+//! `Conversation`): its questions become the parent's, a cancel or a deadline of the
 //! parent reaches it, its usage counts in the parent's. Its first message names the
 //! workflow and its inputs, the parent (run, step, item), how deep the chain is, and
 //! what the parent has left (see [`super::bounds`]).

@@ -65,8 +65,10 @@ async fn inbox(url: &str, name: &str) -> Value {
         .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn each_caller_sees_the_questions_it_may_answer_oldest_first() {
+/// An orchestrator where Alice (HR) started, in turn, a laptop run (its approval for IT
+/// managers such as Bob), a desk run (its input for facilities, such as Fay) and another
+/// laptop run: it, and the three tasks.
+async fn three_questions() -> (crate::util::orchestra::Orchestra, [a2a::types::Task; 3]) {
     let o = orchestra_with(&[LAPTOP, DESK], 0, |c| {
         c.server.auth = Some(InboundAuth {
             bearer: vec![
@@ -95,9 +97,15 @@ async fn each_caller_sees_the_questions_it_may_answer_oldest_first() {
         MessageSendParams::new(m)
     };
     let first = task(alice.send_message(&start("laptop")).await.unwrap());
-    assert_eq!(first.status.state, TaskState::InputRequired);
-    let _desk = task(alice.send_message(&start("desk")).await.unwrap());
+    let desk = task(alice.send_message(&start("desk")).await.unwrap());
     let second = task(alice.send_message(&start("laptop")).await.unwrap());
+    (o, [first, desk, second])
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_caller_sees_the_questions_it_may_answer_oldest_first() {
+    let (o, [first, _desk, second]) = three_questions().await;
+    assert_eq!(first.status.state, TaskState::InputRequired);
 
     // Bob approves laptops: both, the older first, each with how to answer it.
     let bobs = inbox(&o.url, "bob").await;
@@ -195,36 +203,7 @@ async fn each_caller_sees_the_questions_it_may_answer_oldest_first() {
 #[ignore = "needs Chromium and playwright-core: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn the_web_views_inbox_lists_each_principals_questions_in_chromium() {
-    let o = orchestra_with(&[LAPTOP, DESK], 0, |c| {
-        c.server.auth = Some(InboundAuth {
-            bearer: vec![
-                person("alice", "hr"),
-                person("bob", "it-managers"),
-                person("fay", "facilities"),
-            ],
-            ..InboundAuth::default()
-        });
-    })
-    .await;
-    let config = ClientConfig {
-        auth: Some(ClientAuth::Bearer("alice-token-0123456789abcdef".into())),
-        ..ClientConfig::default()
-    };
-    let (alice, _) = A2aClient::connect(&o.url, config).await.unwrap();
-    let start = |workflow: &str| {
-        let mut m = Message::user_text("please");
-        m.metadata = Some(
-            json!({ "workflow": workflow })
-                .as_object()
-                .unwrap()
-                .clone()
-                .into(),
-        );
-        MessageSendParams::new(m)
-    };
-    let first = task(alice.send_message(&start("laptop")).await.unwrap());
-    let desk = task(alice.send_message(&start("desk")).await.unwrap());
-    let second = task(alice.send_message(&start("laptop")).await.unwrap());
+    let (o, [first, desk, second]) = three_questions().await;
     let expected = json!([
         { "token": "bob-token-0123456789abcdef", "runs": [first.id.as_str(), second.id.as_str()] },
         { "token": "fay-token-0123456789abcdef", "runs": [desk.id.as_str()] },

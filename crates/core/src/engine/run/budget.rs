@@ -118,20 +118,8 @@ impl Run {
         record
             .ended_at
             .get_or_insert_with(super::super::journal::wall_clock);
-        if let Some(j) = &self.journal {
-            j.unit(step.as_str(), Some(pass), &Checkpoint::Done(record.clone()))
-                .await;
-        }
-        self.emit(RunEvent::Step {
-            step: step.clone(),
-            item: Some(pass),
-            state: record.state,
-            attempt: record.attempts,
-            agent: record.agent.clone(),
-            task_id: None,
-            message: record.error.clone(),
-        })
-        .await;
+        // Stored before the run goes on: a restart keeps the extension.
+        self.item_ended(i, pass, &record, true).await;
         let state = if approved {
             StepState::Completed
         } else if record.state == StepState::Completed {

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::super::journal::Checkpoint;
 use super::super::record::Record;
 use super::Run;
-use crate::engine::{RunEvent, StepState};
+use crate::engine::StepState;
 
 /// A looping step's passes so far.
 #[derive(Default)]
@@ -81,22 +81,7 @@ impl Run {
 
     /// Pass `pass` of looping step `i` ended with `record`.
     pub(super) async fn pass_done(&mut self, i: usize, pass: usize, record: Record) {
-        let step = self.workflow.steps[i].id.clone();
-        if let Some(j) = &self.journal {
-            // Not waited for, as a fan-out item's: the run's next waited write stores it.
-            j.queue_unit(step.as_str(), Some(pass), &Checkpoint::Done(record.clone()))
-                .await;
-        }
-        self.emit(RunEvent::Step {
-            step,
-            item: Some(pass),
-            state: record.state,
-            attempt: record.attempts,
-            agent: record.agent.clone(),
-            task_id: None,
-            message: record.error.clone(),
-        })
-        .await;
+        self.item_ended(i, pass, &record, false).await;
         if let Some(p) = self.slots[i].passes.as_deref_mut() {
             p.running = false;
             p.done.push(record);

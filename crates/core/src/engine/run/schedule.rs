@@ -326,23 +326,7 @@ impl Run {
         let Some(k) = item else {
             return self.close(i, record).await;
         };
-        if let Some(j) = &self.journal {
-            let done = Checkpoint::Done(record.clone());
-            // Not waited for: the run's next waited write (a message's checkpoint, its
-            // end) stores it; a crash before then resumes the item from its last one.
-            j.queue_unit(self.workflow.steps[i].id.as_str(), Some(k), &done)
-                .await;
-        }
-        self.emit(RunEvent::Step {
-            step: self.workflow.steps[i].id.clone(),
-            item: Some(k),
-            state: record.state,
-            attempt: record.attempts,
-            agent: record.agent.clone(),
-            task_id: None,
-            message: record.error.clone(),
-        })
-        .await;
+        self.item_ended(i, k, &record, false).await;
         let Some(fan) = self.slots[i].fan.as_mut() else {
             return;
         };
@@ -352,6 +336,32 @@ impl Run {
             return;
         }
         self.fan_close(i).await;
+    }
+
+    /// Records the end of item `k` of step `i` (a fan-out item, a loop's pass, an ask of
+    /// the budget's approval) and says it. Written down before the run goes on when
+    /// `stored` (the run's account depends on it); else queued: the run's next waited
+    /// write stores it, and a crash before then resumes the item from its last one.
+    pub(super) async fn item_ended(&mut self, i: usize, k: usize, record: &Record, stored: bool) {
+        let step = self.workflow.steps[i].id.clone();
+        if let Some(j) = &self.journal {
+            let done = Checkpoint::Done(record.clone());
+            if stored {
+                j.unit(step.as_str(), Some(k), &done).await;
+            } else {
+                j.queue_unit(step.as_str(), Some(k), &done).await;
+            }
+        }
+        self.emit(RunEvent::Step {
+            step,
+            item: Some(k),
+            state: record.state,
+            attempt: record.attempts,
+            agent: record.agent.clone(),
+            task_id: None,
+            message: record.error.clone(),
+        })
+        .await;
     }
 
     /// Closes a fan-out step whose items have all finished.

@@ -944,3 +944,70 @@ state = "completed"
         outcome.doc
     );
 }
+
+/// Issue 78: `announce_to` sends an approval's question to an agent (a chat agent, say)
+/// when it is asked, with how to answer it; the run waits for the answer as always, and
+/// an announcement that fails is only logged.
+#[tokio::test]
+async fn an_approvals_question_is_announced_to_an_agent() {
+    let dir = scratch("announce");
+    let workflow = r#"
+[workflow]
+id = "laptop"
+name = "Laptop"
+description = "An approval announced in the IT channel"
+
+[steps.approve]
+kind = "approval"
+prompt = "Order a laptop for Ada?"
+announce_to = "chat"
+
+[steps.order]
+agent = "it"
+needs = ["approve"]
+when = "steps.approve.data.approved"
+message = "order it"
+"#;
+    for (chat, expect) in [
+        (
+            r#"{ text = "posted in #it-approvals" }"#,
+            r#"state = "completed"
+"sent.chat[0].text" = { contains = "Order a laptop for Ada?" }
+"sent.chat[0].data.step" = "approve"
+"sent.it[0].text" = "order it""#,
+        ),
+        (
+            r#"{ down = "the chat service is down" }"#,
+            r#"state = "completed"
+"sent.it[0].text" = "order it""#,
+        ),
+    ] {
+        let test = format!(
+            r#"
+[test]
+workflow = "laptop"
+
+[agents.chat]
+replies = [{chat}]
+
+[agents.it]
+replies = [{{ text = "ordered" }}]
+
+[answers]
+approve = {{ approve = true, delay = "10m" }}
+
+[expect]
+{expect}
+"#
+        );
+        let case = case(&dir, workflow, &test);
+        let outcome = run::run(case).await;
+        assert!(
+            outcome.passed(),
+            "{chat}: {:?} {:?}\n{:#}",
+            outcome.broken,
+            outcome.misses,
+            outcome.doc
+        );
+    }
+}

@@ -702,6 +702,9 @@ fn check(
     // Who each agent step calls, and whether the test scripts it.
     let mut called: Vec<String> = Vec::new();
     for step in &workflow.steps {
+        if let Some(a) = &step.announce_to {
+            called.push(a.to_string());
+        }
         // A workflow step's child run is scripted as an agent named `workflow:<id>`.
         let child;
         let target = match &step.kind {

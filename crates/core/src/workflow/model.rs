@@ -407,6 +407,9 @@ pub struct Step {
     pub for_each: Option<FanOut>,
     /// A bounded loop (`repeat_until`, `max_repeats`): the step runs pass after pass.
     pub repeat: Option<Box<Repeat>>,
+    /// Approval and input steps: the agent their question is sent to when it is asked
+    /// (a chat or mail agent), besides the run's client.
+    pub announce_to: Option<AgentName>,
     /// The steps its message, data and prompt use (`steps.<id>`), sorted: all a run
     /// puts in the template context of the step's units. (`when` and `for_each` are
     /// evaluated by the run with the whole context.)

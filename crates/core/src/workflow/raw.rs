@@ -117,6 +117,8 @@ pub struct RawStep {
     pub workflow: Option<Sp<String>>,
     /// ...with these inputs (templates).
     pub input: Option<Sp<RawData>>,
+    /// Approval and input steps: the agent their question is sent to when it is asked.
+    pub announce_to: Option<Sp<String>>,
 }
 
 pub struct RawOutput {
@@ -185,6 +187,7 @@ const STEP: &[&str] = &[
     "on_max_repeats",
     "workflow",
     "input",
+    "announce_to",
 ];
 const OUTPUT: &[&str] = &["text", "data"];
 
@@ -389,6 +392,7 @@ fn read_step(ctx: &mut Ctx<'_>, id: Sp<String>, mut t: TableReader<'_, '_>) -> R
         on_max_repeats: t.string(ctx, "on_max_repeats"),
         workflow: t.string(ctx, "workflow"),
         input: t.get("input").map(read_data),
+        announce_to: t.string(ctx, "announce_to"),
     };
     t.finish(ctx, STEP);
     step

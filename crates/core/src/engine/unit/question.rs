@@ -120,7 +120,10 @@ impl Unit {
         approvers: Vec<Pattern>,
         until: Instant,
     ) -> Result<Answered, Failure> {
-        let (reply, answer) = oneshot::channel();
+        let (reply, mut answer) = oneshot::channel();
+        // Sent to the step's `announce_to` agent too, while the run waits.
+        let mut announcing = (self.workflow.steps[self.step].announce_to.clone())
+            .map(|agent| Box::pin(self.announce(agent, &kind, &prompt, &approvers)));
         let ask = Ask {
             step: self.step,
             item: self.item,
@@ -133,10 +136,87 @@ impl Unit {
         if self.ask.send(Box::new(ask)).await.is_err() {
             return Err(Failure::Canceled("the run ended".into()));
         }
-        tokio::select! {
-            a = answer => a.map_err(|_| Failure::Canceled("the run ended".into())),
-            () = sleep_until(until) => Err(Failure::Deadline),
-            () = self.cancel.cancelled() => Err(Failure::Canceled("canceled".into())),
+        loop {
+            tokio::select! {
+                a = &mut answer => return a.map_err(|_| Failure::Canceled("the run ended".into())),
+                () = sleep_until(until) => return Err(Failure::Deadline),
+                () = self.cancel.cancelled() => return Err(Failure::Canceled("canceled".into())),
+                () = async { if let Some(a) = announcing.as_mut() { a.await } }, if announcing.is_some() => {
+                    announcing = None;
+                }
+            }
+        }
+    }
+
+    /// Sends the question to `agent` (a chat or mail agent, say): what is asked, of whom,
+    /// and how to answer it. Best effort: a failure is logged, never the step's.
+    fn announce(
+        &self,
+        agent: crate::workflow::AgentName,
+        kind: &QuestionKind,
+        prompt: &str,
+        approvers: &[Pattern],
+    ) -> impl std::future::Future<Output = ()> + Send + '_ {
+        use futures::StreamExt;
+        let step = self.id().to_string();
+        let at = match self.item {
+            Some(i) => format!("{step}[{i}]"),
+            None => step.clone(),
+        };
+        let how = match kind {
+            QuestionKind::Approval => format!(
+                "a2a-orchestrator runs approve {} --step {step}",
+                self.run_id
+            ),
+            _ => format!(
+                "a2a-orchestrator runs answer {} \"…\" --step {step}",
+                self.run_id
+            ),
+        };
+        let text = format!(
+            "{prompt}\n\n(run {}, step {at}; answer with `{how}`, or in the web view)",
+            self.run_id
+        );
+        let mut data = Map::new();
+        data.insert("run".into(), json!(self.run_id));
+        data.insert("step".into(), json!(step));
+        data.insert("item".into(), json!(self.item));
+        data.insert("prompt".into(), json!(prompt));
+        data.insert("approvers".into(), json!(describe(approvers)));
+        // One message id per question asked (an escalation asks anew).
+        let id = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            prompt.hash(&mut h);
+            format!("{}:{at}:announce:{:x}", self.run_id, h.finish())
+        };
+        let request = crate::engine::SendRequest {
+            run_id: self.run_id.clone(),
+            step: self.id().clone(),
+            item: self.item,
+            target: crate::workflow::AgentTarget::Named(agent.clone()),
+            message_id: id,
+            task_id: None,
+            text: Some(text),
+            data: Some(data),
+            bounds: None,
+            answered_by: None,
+        };
+        async move {
+            self.used(crate::engine::Usage::CALL, 1).await;
+            match self.connector.send(request).await {
+                Ok(mut updates) => {
+                    while let Some(u) = updates.next().await {
+                        if let Err(e) = u {
+                            tracing::warn!(step = %at, agent = %agent, error = %e, "announcing the question failed");
+                            break;
+                        }
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(step = %at, agent = %agent, error = %e, "announcing the question failed");
+                }
+            }
         }
     }
 }

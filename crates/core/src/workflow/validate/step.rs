@@ -362,6 +362,7 @@ impl Validator<'_, '_, '_> {
                 min_success,
             }),
             repeat: self.repeat(s, kind),
+            announce_to: self.announce_to(s, kind),
             uses: Vec::new(),
             uses_inputs: Some(Vec::new()),
         };
@@ -425,6 +426,35 @@ impl Validator<'_, '_, '_> {
             }
         }
         Some((on.span.clone(), extend))
+    }
+
+    /// `announce_to`: an agent of agents.toml, for approval and input steps.
+    fn announce_to(&mut self, s: &RawStep, kind: &str) -> Option<AgentName> {
+        let a = s.announce_to.as_ref()?;
+        if !matches!(kind, "approval" | "input") {
+            self.ctx.error(
+                a.span.clone(),
+                format!("`announce_to` applies to approval and input steps (whose question it sends an agent), not to a step of kind \"{kind}\""),
+            );
+            return None;
+        }
+        if let Some(known) = self.options.known_agents
+            && !known.contains(&a.value)
+        {
+            let hint = match did_you_mean(&a.value, known.iter().map(String::as_str)) {
+                Some(m) => format!(" (did you mean `{m}`?)"),
+                None => format!(
+                    " (agents.toml has: {})",
+                    known.iter().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            };
+            self.ctx.error(
+                a.span.clone(),
+                format!("agent `{}` is not in agents.toml{hint}", a.value),
+            );
+            return None;
+        }
+        Some(AgentName::new(a.value.clone()))
     }
 
     /// `repeat_until`, `max_repeats` and `on_max_repeats`: a bounded loop of agent, llm

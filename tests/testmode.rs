@@ -219,6 +219,17 @@ stpes = "completed"
 }
 
 /// Loads a test written here against a workflow written here.
+/// Asserts `outcome` passed (`what`: which of several cases), showing why not.
+fn assert_passed(what: &str, outcome: &run::Outcome) {
+    assert!(
+        outcome.passed(),
+        "{what}: {:?} {:?}\n{:#}",
+        outcome.broken,
+        outcome.misses,
+        outcome.doc
+    );
+}
+
 fn case(dir: &Path, workflow: &str, test: &str) -> Arc<file::TestCase> {
     std::fs::write(dir.join("w.toml"), workflow).unwrap();
     std::fs::write(dir.join("t.test.toml"), test).unwrap();
@@ -470,13 +481,7 @@ error = "budget exceeded: cost 1.1000 > 1 at step `review`"
 "#;
     let case = case(&dir, workflow, test);
     let outcome = run::run(case).await;
-    assert!(
-        outcome.passed(),
-        "{:?} {:?}\n{:#}",
-        outcome.broken,
-        outcome.misses,
-        outcome.doc
-    );
+    assert_passed("", &outcome);
     // Stopped when the review passed the budget, not when the slow step would end.
     assert_eq!(
         outcome.virtual_time.as_secs(),
@@ -633,13 +638,7 @@ error = "budget exceeded: cost 1.7000 > 1.5 at step `publish`; the budget was no
     ] {
         let case = case(&dir, DRAFTING, &drafting(publish, &answers, expect));
         let outcome = run::run(case).await;
-        assert!(
-            outcome.passed(),
-            "{name}: {:?} {:?}\n{:#}",
-            outcome.broken,
-            outcome.misses,
-            outcome.doc
-        );
+        assert_passed(name, &outcome);
     }
 }
 
@@ -725,13 +724,7 @@ async fn a_loop_ends_by_its_condition_or_at_its_bound() {
         let (workflow, test) = revising(&writer, expect, extra);
         let case = case(&dir, &workflow, &test);
         let outcome = run::run(case).await;
-        assert!(
-            outcome.passed(),
-            "{name}: {:?} {:?}\n{:#}",
-            outcome.broken,
-            outcome.misses,
-            outcome.doc
-        );
+        assert_passed(name, &outcome);
     }
 }
 
@@ -887,13 +880,7 @@ laptop = {answer}
         );
         let case = case(&dir, workflow, &test);
         let outcome = run::run(case).await;
-        assert!(
-            outcome.passed(),
-            "{answer}: {:?} {:?}\n{:#}",
-            outcome.broken,
-            outcome.misses,
-            outcome.doc
-        );
+        assert_passed(answer, &outcome);
     }
 }
 
@@ -936,13 +923,7 @@ state = "completed"
 "#;
     let case = case(&dir, workflow, test);
     let outcome = run::run(case).await;
-    assert!(
-        outcome.passed(),
-        "{:?} {:?}\n{:#}",
-        outcome.broken,
-        outcome.misses,
-        outcome.doc
-    );
+    assert_passed("", &outcome);
 }
 
 /// Issue 78: `announce_to` sends an approval's question to an agent (a chat agent, say)
@@ -1002,12 +983,6 @@ approve = {{ approve = true, delay = "10m" }}
         );
         let case = case(&dir, workflow, &test);
         let outcome = run::run(case).await;
-        assert!(
-            outcome.passed(),
-            "{chat}: {:?} {:?}\n{:#}",
-            outcome.broken,
-            outcome.misses,
-            outcome.doc
-        );
+        assert_passed(chat, &outcome);
     }
 }

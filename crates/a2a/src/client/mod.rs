@@ -435,8 +435,12 @@ impl A2aClient {
             binding: Binding::JsonRpc,
             tenant: String::new(),
         };
+        // It sends nothing over HTTP: one client of the process stands in, built once
+        // (a client of its own would build a connection pool and TLS for nothing, at
+        // every child run's call).
+        static UNUSED: std::sync::OnceLock<HttpClient> = std::sync::OnceLock::new();
         Self {
-            http: http_client(),
+            http: UNUSED.get_or_init(http_client).clone(),
             interfaces: vec![at].into(),
             urls: vec![None].into(),
             current: Arc::new(AtomicUsize::new(0)),

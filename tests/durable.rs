@@ -594,6 +594,42 @@ async fn a_corrupt_or_foreign_database_stops_serve_with_a_clear_error() {
     assert!(!dir.join("dta").exists(), "nothing is created");
 }
 
+/// Schedules' marks, on two handles on one store (two replicas, for PostgreSQL): none
+/// at first; moved only forward; of many trying to move it to one time at once, one
+/// does — whichever handle it goes through; kept across a reopening.
+async fn marks_contract(a: Arc<dyn Store>, b: Arc<dyn Store>) {
+    use std::time::UNIX_EPOCH;
+    let at = |s: u64| UNIX_EPOCH + Duration::from_secs(s);
+    let key = "report/weekly";
+    assert_eq!(a.schedule_mark(key).await.unwrap(), None);
+    assert!(
+        a.advance_schedule(key, at(1_000)).await.unwrap(),
+        "none yet"
+    );
+    assert_eq!(b.schedule_mark(key).await.unwrap(), Some(at(1_000)));
+    assert!(
+        !b.advance_schedule(key, at(1_000)).await.unwrap(),
+        "not again"
+    );
+    assert!(
+        !b.advance_schedule(key, at(999)).await.unwrap(),
+        "never back"
+    );
+    let tries: Vec<_> = (0..16)
+        .map(|i| {
+            let store = if i % 2 == 0 { a.clone() } else { b.clone() };
+            tokio::spawn(async move { store.advance_schedule(key, at(2_000)).await.unwrap() })
+        })
+        .collect();
+    let mut moved = 0;
+    for t in tries {
+        moved += usize::from(t.await.unwrap());
+    }
+    assert_eq!(moved, 1, "one of those firing one time fires it");
+    assert_eq!(a.schedule_mark(key).await.unwrap(), Some(at(2_000)));
+    assert_eq!(a.schedule_mark("report/other").await.unwrap(), None);
+}
+
 /// The same contract checked on both stores: tasks with numbered logs, the message
 /// index, unfinished tasks, push configs, runs and checkpoints, and retention.
 async fn store_contract(store: Arc<dyn Store>) {
@@ -946,15 +982,33 @@ async fn snapshot_contract(store: Arc<dyn Store>) {
 async fn both_stores_keep_the_same_contract() {
     snapshot_contract(StoreSpec::Memory.open().await.unwrap()).await;
     store_contract(StoreSpec::Memory.open().await.unwrap()).await;
+    let memory = StoreSpec::Memory.open().await.unwrap();
+    marks_contract(memory.clone(), memory).await;
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("durable-contract");
     let _ = std::fs::remove_dir_all(&dir);
     let spec = StoreSpec::sqlite(dir.join("nested/dir/store.db"));
     store_contract(spec.open().await.unwrap()).await;
     let other = StoreSpec::sqlite(dir.join("snapshots.db"));
     snapshot_contract(other.open().await.unwrap()).await;
+    let marks = StoreSpec::sqlite(dir.join("marks.db"))
+        .open()
+        .await
+        .unwrap();
+    marks_contract(marks.clone(), marks).await;
     // Reopened, the database is taken as it is (no migration twice, nothing lost).
     let again = spec.open().await.unwrap();
     assert!(again.unfinished().await.unwrap().is_empty());
+    let marks = StoreSpec::sqlite(dir.join("marks.db"))
+        .open()
+        .await
+        .unwrap();
+    assert!(
+        marks
+            .schedule_mark("report/weekly")
+            .await
+            .unwrap()
+            .is_some()
+    );
 }
 
 /// The PostgreSQL store keeps the contract the others keep, on a throwaway cluster:
@@ -979,6 +1033,8 @@ async fn postgres_keeps_the_same_contract() {
     list_contract(list.open().await.unwrap()).await;
     let ends = StoreSpec::parse(&pg.database("ends").await).unwrap();
     runs_end_together(ends.open().await.unwrap()).await;
+    let marks = StoreSpec::parse(&pg.database("marks").await).unwrap();
+    marks_contract(marks.open().await.unwrap(), marks.open().await.unwrap()).await;
 
     // Two replicas opening a new database at once migrate it once.
     let fresh = StoreSpec::parse(&pg.database("together").await).unwrap();

@@ -220,6 +220,21 @@ impl Store for Gated {
     fn check_writable(&self) -> BoxFuture<'_, Result<(), StoreError>> {
         Box::pin(self.task(|| self.inner.check_writable()))
     }
+
+    fn schedule_mark<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SystemTime>, StoreError>> {
+        Box::pin(self.task(move || self.inner.schedule_mark(key)))
+    }
+
+    fn advance_schedule<'a>(
+        &'a self,
+        key: &'a str,
+        to: SystemTime,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(self.task(move || self.inner.advance_schedule(key, to)))
+    }
 }
 
 impl TaskStore for Gated {

@@ -64,6 +64,21 @@ pub trait Store: TaskStore + RunStore {
     fn check_writable(&self) -> BoxFuture<'_, Result<(), StoreError>> {
         Box::pin(async { Ok(()) })
     }
+
+    /// The time the schedule `key` last fired at (its mark), if it ever has.
+    fn schedule_mark<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SystemTime>, StoreError>>;
+
+    /// Moves the schedule `key`'s mark to `to` if it has none or an earlier one; whether
+    /// this call moved it. Every process on the store sees one mark: of several that try
+    /// to fire one time, exactly one moves it — and that one fires it.
+    fn advance_schedule<'a>(
+        &'a self,
+        key: &'a str,
+        to: SystemTime,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
 }
 
 /// Key of the metadata that marks a task a durable store lists by its columns alone,

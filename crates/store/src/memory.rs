@@ -1,7 +1,8 @@
 //! The in-memory store: the protocol layer's task store and the engine's run store side
 //! by side. Nothing survives the process; retention still bounds its size.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use futures::future::BoxFuture;
@@ -18,6 +19,8 @@ use orchestrator_core::engine::{
 pub struct MemoryStore {
     tasks: InMemoryTaskStore,
     runs: MemoryRunStore,
+    /// Each schedule's mark.
+    marks: Arc<Mutex<HashMap<String, SystemTime>>>,
 }
 
 impl Default for MemoryStore {
@@ -25,6 +28,7 @@ impl Default for MemoryStore {
         Self {
             tasks: InMemoryTaskStore::new().reporting_evictions(),
             runs: MemoryRunStore::new(),
+            marks: Arc::default(),
         }
     }
 }
@@ -48,6 +52,35 @@ impl Store for MemoryStore {
                 .retain_finished(|id| self.tasks.contains(&TaskId::new(id)));
             Ok(removed)
         })
+    }
+
+    fn schedule_mark<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SystemTime>, StoreError>> {
+        let mark = self
+            .marks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .copied();
+        Box::pin(async move { Ok(mark) })
+    }
+
+    fn advance_schedule<'a>(
+        &'a self,
+        key: &'a str,
+        to: SystemTime,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let mut marks = self.marks.lock().unwrap_or_else(|e| e.into_inner());
+        let moved = match marks.get(key) {
+            Some(mark) if *mark >= to => false,
+            _ => {
+                marks.insert(key.to_owned(), to);
+                true
+            }
+        };
+        Box::pin(async move { Ok(moved) })
     }
 }
 
@@ -180,6 +213,7 @@ mod tests {
         let store = MemoryStore {
             tasks: InMemoryTaskStore::with_finished_kept(2).reporting_evictions(),
             runs: MemoryRunStore::new(),
+            marks: Default::default(),
         };
         for id in ["r1", "r2", "r3"] {
             let header = RunHeader {

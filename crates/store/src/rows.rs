@@ -644,6 +644,11 @@ pub(crate) fn millis(t: SystemTime) -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
+/// The time `ms` milliseconds after the Unix epoch (none before it).
+pub(crate) fn from_millis(ms: i64) -> SystemTime {
+    std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,7 @@ mod children;
 pub mod graph;
 pub mod model;
 mod raw;
+pub mod schedule;
 pub mod template;
 mod validate;
 

@@ -107,6 +107,8 @@ pub struct Workflow {
     pub on_budget: Option<OnBudget>,
     /// A signed HTTP request that starts a run (`[webhook]`).
     pub webhook: Option<Box<Webhook>>,
+    /// Runs started at a cron pattern's times (`[[schedule]]`).
+    pub schedules: Vec<super::schedule::Schedule>,
     /// Declared inputs, in file order.
     pub inputs: Vec<InputSpec>,
     /// Steps in a topological order (file order among independent steps).

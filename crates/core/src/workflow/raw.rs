@@ -18,6 +18,18 @@ pub struct RawWorkflow {
     pub steps: Vec<RawStep>,
     pub output: Option<RawOutput>,
     pub webhook: Option<RawWebhook>,
+    pub schedules: Vec<RawSchedule>,
+}
+
+/// `[[schedule]]`: a run started at each of a cron pattern's times.
+pub struct RawSchedule {
+    pub span: Range<usize>,
+    pub name: Option<Sp<String>>,
+    pub cron: Option<Sp<String>>,
+    pub tz: Option<Sp<String>>,
+    pub as_: Option<Sp<String>>,
+    pub missed: Option<Sp<String>>,
+    pub input: Option<Sp<RawData>>,
 }
 
 /// `[webhook]`: a signed HTTP request that starts a run.
@@ -136,9 +148,10 @@ pub enum RawData {
 }
 
 const TOP: &[&str] = &[
-    "workflow", "input", "defaults", "steps", "output", "webhook",
+    "workflow", "input", "defaults", "steps", "output", "webhook", "schedule",
 ];
 const WEBHOOK: &[&str] = &["path", "secret_env", "as", "input"];
+const SCHEDULE: &[&str] = &["name", "cron", "tz", "as", "missed", "input"];
 const HEADER: &[&str] = &[
     "id",
     "name",
@@ -277,6 +290,10 @@ pub fn read(ctx: &mut Ctx<'_>) -> Option<RawWorkflow> {
         t.finish(ctx, WEBHOOK);
         w
     });
+    let schedules = top
+        .get("schedule")
+        .map(|v| read_schedules(ctx, v))
+        .unwrap_or_default();
     top.finish(ctx, TOP);
     Some(RawWorkflow {
         header,
@@ -285,7 +302,47 @@ pub fn read(ctx: &mut Ctx<'_>) -> Option<RawWorkflow> {
         steps,
         output,
         webhook,
+        schedules,
     })
+}
+
+/// `[[schedule]]`, each a table of an array.
+fn read_schedules(ctx: &mut Ctx<'_>, value: &Spanned<DeValue<'_>>) -> Vec<RawSchedule> {
+    let Some(items) = value.get_ref().as_array() else {
+        ctx.error(
+            value.span(),
+            format!(
+                "`schedule` must be an array of tables, each written `[[schedule]]`, not {}",
+                type_name(value.get_ref())
+            ),
+        );
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for item in items.iter() {
+        let Some(table) = item.get_ref().as_table() else {
+            ctx.error(
+                item.span(),
+                format!(
+                    "each schedule must be a table (`[[schedule]]`), not {}",
+                    type_name(item.get_ref())
+                ),
+            );
+            continue;
+        };
+        let mut t = TableReader::new(table, item.span(), "[[schedule]]");
+        out.push(RawSchedule {
+            span: t.span.clone(),
+            name: t.string(ctx, "name"),
+            cron: t.string(ctx, "cron"),
+            tz: t.string(ctx, "tz"),
+            as_: t.string(ctx, "as"),
+            missed: t.string(ctx, "missed"),
+            input: t.get("input").map(read_data),
+        });
+        t.finish(ctx, SCHEDULE);
+    }
+    out
 }
 
 impl Sp<&str> {

@@ -314,6 +314,44 @@ impl Store for PostgresStore {
             Ok(())
         })
     }
+
+    fn schedule_mark<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SystemTime>, StoreError>> {
+        Box::pin(async move {
+            let mark: Option<i64> =
+                sqlx::query_scalar("SELECT mark FROM schedule_marks WHERE key = $1")
+                    .bind(key)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(StoreError::backend)?;
+            Ok(mark.map(crate::rows::from_millis))
+        })
+    }
+
+    fn advance_schedule<'a>(
+        &'a self,
+        key: &'a str,
+        to: SystemTime,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            // Read committed: a replica whose upsert waits on another's row lock sees
+            // the mark that one wrote, and its `WHERE` finds it no longer earlier.
+            let moved = sqlx::query(
+                "INSERT INTO schedule_marks (key, mark) VALUES ($1, $2)
+                 ON CONFLICT (key) DO UPDATE SET mark = EXCLUDED.mark
+                 WHERE schedule_marks.mark < EXCLUDED.mark",
+            )
+            .bind(key)
+            .bind(millis(to))
+            .execute(&self.pool)
+            .await
+            .map_err(StoreError::backend)?
+            .rows_affected();
+            Ok(moved == 1)
+        })
+    }
 }
 
 /// Runs each of `deletes` (statements taking the ids as `$1`) for `ids`, in `tx`.

@@ -471,6 +471,14 @@ ALTER TABLE run_units SET (fillfactor = 50);
     r#"
 ALTER TABLE replicas ADD COLUMN requests_understood SMALLINT NOT NULL DEFAULT 0;
 "#,
+    // Each schedule's mark: the time it last fired at (issue 78). Replicas move it
+    // with one conditional upsert each: of those firing one time, one moves it.
+    r#"
+CREATE TABLE schedule_marks (
+    key TEXT PRIMARY KEY,
+    mark BIGINT NOT NULL
+);
+"#,
 ];
 
 /// The key of the advisory lock held while migrating: replicas opening one database

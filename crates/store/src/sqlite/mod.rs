@@ -178,4 +178,40 @@ impl Store for SqliteStore {
             Ok(())
         })
     }
+
+    fn schedule_mark<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SystemTime>, StoreError>> {
+        let key = key.to_owned();
+        Box::pin(async move {
+            let mark: Option<i64> = self
+                .reads
+                .off(move |conn| {
+                    use rusqlite::OptionalExtension;
+                    conn.prepare_cached("SELECT mark FROM schedule_marks WHERE key = ?1")?
+                        .query_row([&key], |r| r.get(0))
+                        .optional()
+                })
+                .await
+                .map_err(StoreError::backend)?;
+            Ok(mark.map(crate::rows::from_millis))
+        })
+    }
+
+    fn advance_schedule<'a>(
+        &'a self,
+        key: &'a str,
+        to: SystemTime,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let moved = self
+                .write(Write::AdvanceSchedule {
+                    key: key.to_owned(),
+                    to: millis(to),
+                })
+                .await?;
+            Ok(moved == 1)
+        })
+    }
 }

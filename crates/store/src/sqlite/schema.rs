@@ -108,6 +108,13 @@ CREATE UNIQUE INDEX run_units_by_unit ON run_units (run_id, step, item);
     r#"
 SELECT 1;
 "#,
+    // Each schedule's mark: the time it last fired at (issue 78).
+    r#"
+CREATE TABLE schedule_marks (
+    key TEXT PRIMARY KEY,
+    mark INTEGER NOT NULL
+) WITHOUT ROWID;
+"#,
 ];
 
 /// What an opening error means: a file that is not a database, or is damaged, by its

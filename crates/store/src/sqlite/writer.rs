@@ -100,6 +100,11 @@ pub(super) enum Write {
     Prune {
         before: i64,
     },
+    /// Moves a schedule's mark forward (see `Store::advance_schedule`).
+    AdvanceSchedule {
+        key: String,
+        to: i64,
+    },
     /// Writes nothing: waited for, it returns once every write queued before it is
     /// committed (the writer keeps their order).
     Flush,
@@ -418,6 +423,13 @@ fn apply(tx: &Transaction<'_>, w: &Write, now: i64) -> rusqlite::Result<u64> {
             1
         }
         Write::Flush => 0,
+        Write::AdvanceSchedule { key, to } => tx
+            .prepare_cached(
+                "INSERT INTO schedule_marks (key, mark) VALUES (?1, ?2)
+                 ON CONFLICT (key) DO UPDATE SET mark = excluded.mark
+                 WHERE schedule_marks.mark < excluded.mark",
+            )?
+            .execute(params![key, to])? as u64,
         Write::Probe => {
             tx.pragma_update(None, "user_version", super::schema::version() as i64)?;
             0

@@ -14,6 +14,7 @@ mod fields;
 mod graph;
 mod guards;
 mod refs;
+mod starts;
 mod step;
 mod templates;
 
@@ -25,7 +26,7 @@ use std::ops::Range;
 use super::model::{InputSpec, OnFailure, Step, StepId, Workflow, WorkflowId};
 use super::raw::{self, RawWorkflow};
 use super::template::{Template, TemplateBuilder};
-use crate::config::diag::{Diagnostic, did_you_mean};
+use crate::config::diag::Diagnostic;
 use crate::config::reader::{Ctx, Sp};
 
 /// What the validator may check beyond the file itself.
@@ -253,7 +254,7 @@ impl Validator<'_, '_, '_> {
                 label: format!("step `{}`", p.id.value),
                 fan_out: raw_step.for_each.is_some(),
                 repeats: raw_step.repeat_until.is_some(),
-                webhook: false,
+                only: None,
             };
             let before = uses.steps.len();
             let inputs_before = uses.inputs.len();
@@ -293,20 +294,19 @@ impl Validator<'_, '_, '_> {
                 label: "[output]".to_owned(),
                 fan_out: false,
                 repeats: false,
-                webhook: false,
+                only: None,
             };
             self.output(o, &scope, &refs, &mut uses)
         });
-        let webhook = raw.webhook.as_ref().and_then(|w| {
-            let scope = Scope {
-                step: None,
-                label: "[webhook]".to_owned(),
-                fan_out: false,
-                repeats: false,
-                webhook: true,
-            };
-            self.webhook(w, &inputs, &scope, &refs, &mut uses)
-        });
+        let webhook =
+            (raw.webhook.as_ref()).and_then(|w| self.webhook(w, &inputs, &refs, &mut uses));
+        let schedules = self.schedules(
+            header.as_ref().map(|h| h.id.as_str()),
+            &raw.schedules,
+            &inputs,
+            &refs,
+            &mut uses,
+        );
         let order = order?;
         self.unguarded(&pending, &index, &uses);
         let on_budget = self.on_budget(&pending, header.as_ref().and_then(|h| h.budget));
@@ -347,6 +347,7 @@ impl Validator<'_, '_, '_> {
             budget,
             on_budget,
             webhook,
+            schedules,
             inputs,
             steps,
             output,
@@ -359,107 +360,6 @@ impl Validator<'_, '_, '_> {
 }
 
 impl Validator<'_, '_, '_> {
-    /// `[webhook]`: where it is served, its secret's variable, who it starts runs as,
-    /// and the workflow's inputs as templates over the request's JSON body.
-    fn webhook(
-        &mut self,
-        w: &raw::RawWebhook,
-        inputs: &[crate::workflow::InputSpec],
-        scope: &Scope,
-        refs: &Refs<'_>,
-        uses: &mut Uses,
-    ) -> Option<Box<crate::workflow::Webhook>> {
-        let path = match &w.path {
-            None => {
-                self.ctx.error(w.span.clone(), "[webhook] needs `path`: where it is posted, under /webhooks/ (`path = \"new-hire\"` is /webhooks/new-hire)");
-                None
-            }
-            Some(p)
-                if p.value.is_empty()
-                    || p.value.len() > 128
-                    || p.value.starts_with('/')
-                    || p.value
-                        .split('/')
-                        .any(|s| s.is_empty() || s == "." || s == "..")
-                    || !p.value.chars().all(|c| {
-                        c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/')
-                    }) =>
-            {
-                self.ctx.error(
-                    p.span.clone(),
-                    format!("`path` must be segments of letters, digits, `-`, `_` and `.` joined by `/` (at most 128 characters; no leading `/`: it is under /webhooks/), got {:?}", p.value),
-                );
-                None
-            }
-            Some(p) => Some(p.value.clone()),
-        };
-        let secret_env = match &w.secret_env {
-            None => {
-                self.ctx.error(w.span.clone(), "[webhook] needs `secret_env`: the environment variable holding its secret (`whsec_…`, as the Standard Webhooks specification gives them)");
-                None
-            }
-            Some(e)
-                if e.value.is_empty()
-                    || !e
-                        .value
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_') =>
-            {
-                self.ctx.error(e.span.clone(), format!("`secret_env` must name an environment variable (letters, digits, `_`), got {:?}", e.value));
-                None
-            }
-            Some(e) => Some(e.value.clone()),
-        };
-        let input = match &w.input {
-            Some(d) => Some(self.data("webhook.input", d, scope, refs, uses)?),
-            None => None,
-        };
-        let given: Vec<&str> = match w.input.as_ref().map(|i| &i.value) {
-            Some(raw::RawData::Object(entries)) => {
-                entries.iter().map(|(k, _)| k.as_str()).collect()
-            }
-            Some(_) => {
-                if let Some(i) = &w.input {
-                    self.ctx.error(i.span.clone(), "`input` must be a table of the workflow's inputs, such as { name = \"{{ body.name }}\" }");
-                }
-                Vec::new()
-            }
-            None => Vec::new(),
-        };
-        if let (Some(raw::RawData::Object(entries)), Some(i)) =
-            (w.input.as_ref().map(|i| &i.value), &w.input)
-        {
-            for (k, v) in entries {
-                if !inputs.iter().any(|s| s.name == *k) {
-                    let hint = did_you_mean(k, inputs.iter().map(|s| s.name.as_str()))
-                        .map(|m| format!(" (did you mean `{m}`?)"))
-                        .unwrap_or_else(|| " (declare it in [input])".to_owned());
-                    let _ = i;
-                    self.ctx.error(v.span.clone(), format!("the webhook's `input` gives `{k}`, which is not an input of the workflow{hint}"));
-                }
-            }
-        }
-        let missing: Vec<&str> = (inputs.iter())
-            .filter(|s| s.required && s.default.is_none() && !given.contains(&s.name.as_str()))
-            .map(|s| s.name.as_str())
-            .collect();
-        if !missing.is_empty() {
-            self.ctx.error(
-                w.span.clone(),
-                format!(
-                    "the webhook gives no value for the required input(s) {}: take them from the body in `input` (`name = \"{{{{ body.name }}}}\"`)",
-                    missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
-                ),
-            );
-        }
-        Some(Box::new(crate::workflow::Webhook {
-            path: path?,
-            secret_env: secret_env?,
-            as_principal: w.as_.as_ref().map(|a| a.value.clone()),
-            input,
-        }))
-    }
-
     /// The approval asked when the budget is passed: one at most, in a workflow with a
     /// budget, needed by no step (it is asked, not scheduled).
     fn on_budget(
@@ -532,8 +432,8 @@ struct Scope {
     /// The step loops (`repeat_until`): `iteration` is defined, and the step may use its
     /// own outputs (`steps.<id>`: the pass before, or the pass that just ended).
     repeats: bool,
-    /// A webhook's `input`: `body` (the request's JSON) is all there is.
-    webhook: bool,
+    /// A webhook's or a schedule's `input`: one variable is all there is.
+    only: Option<starts::Only>,
 }
 
 /// What references are checked against.

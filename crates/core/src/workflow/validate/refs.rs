@@ -22,9 +22,10 @@ impl Validator<'_, '_, '_> {
             let parts: Vec<&str> = r.split('.').collect();
             let span = self.ref_span(s, &parts);
             let here = &scope.label;
-            if scope.webhook {
-                if parts[0] != "body" && !GLOBALS.contains(&parts[0]) {
-                    self.ctx.error(span, format!("{here} uses `{}`: a webhook's `input` can use only `body`, the request's JSON", parts[0]));
+            if let Some(only) = scope.only {
+                if parts[0] != only.var && !GLOBALS.contains(&parts[0]) {
+                    self.ctx
+                        .error(span, format!("{here} uses `{}`: {}", parts[0], only.says));
                 }
                 continue;
             }

@@ -26,7 +26,7 @@ impl Validator<'_, '_, '_> {
         let no_item = Scope {
             fan_out: false,
             repeats: false,
-            webhook: false,
+            only: None,
             ..scope.clone()
         };
         if let Some(w) = &raw.when {

@@ -44,6 +44,7 @@ mod python_v1_client;
 mod registry;
 mod replicas;
 mod runs;
+mod schedules;
 mod schema;
 mod server;
 mod subworkflows;

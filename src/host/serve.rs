@@ -96,8 +96,9 @@ pub fn load(config: &HostConfig) -> Result<(Vec<Arc<Workflow>>, AgentsFile), Vec
             "no workflow found: add a *.toml workflow file",
         ));
     }
-    for (file, problem) in
-        super::webhook::problems(&workflows, &principals(config), !no_credentials(config))
+    let (named, guarded) = (principals(config), !no_credentials(config));
+    for (file, problem) in (super::webhook::problems(&workflows, &named, guarded).into_iter())
+        .chain(super::schedule::problems(&workflows, &named, guarded))
     {
         problems.push(file_problem(Path::new(&file), &problem));
     }
@@ -258,6 +259,12 @@ impl Host {
             .card_signing
             .clone()
             .map(|signing| tokio::spawn(signing.watch(self.server.clone())));
+        let schedules = super::schedule::Schedules {
+            orchestrator: self.orchestrator.clone(),
+            store: self.store.clone(),
+            starter: self.starter(),
+        };
+        let schedules = Some(tokio::spawn(schedules.run()));
         let ui = options.ui.then_some(options.sign_in);
         let router = self.router(options.metrics_token, ui);
         let served = self
@@ -266,7 +273,10 @@ impl Host {
             .serve_router(listener, router, shutdown)
             .await;
         pruner.abort();
-        for task in [reloader, availability, key_watch].into_iter().flatten() {
+        for task in [reloader, availability, key_watch, schedules]
+            .into_iter()
+            .flatten()
+        {
             task.abort();
         }
         self.registry.shutdown().await;
@@ -296,10 +306,8 @@ impl Host {
         };
         let hooks = super::webhook::Webhooks {
             orchestrator: self.orchestrator.clone(),
-            handler: self.server.handler().downgrade(),
-            principals: Arc::new(principals(&self.config)),
+            starter: self.starter(),
             url: self.url.clone(),
-            guarded: !no_credentials(&self.config),
         };
         let router = self
             .server
@@ -314,6 +322,17 @@ impl Host {
         match ui {
             Some(sign_in) => router.merge(super::ui::router(sign_in)),
             None => router,
+        }
+    }
+}
+
+impl Host {
+    /// What starts the runs the server starts of itself (webhooks, schedules).
+    fn starter(&self) -> super::starter::Starter {
+        super::starter::Starter {
+            handler: self.server.handler().downgrade(),
+            principals: Arc::new(principals(&self.config)),
+            guarded: !no_credentials(&self.config),
         }
     }
 }

@@ -10,10 +10,7 @@
 
 use std::sync::Arc;
 
-use a2a::server::{Caller, Principal, RequestHandler, WeakRequestHandler};
-use a2a::types::{
-    Message, MessageId, MessageSendConfiguration, MessageSendParams, Part, Role, SendMessageResult,
-};
+use a2a::server::Principal;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -22,6 +19,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::Orchestrator;
+use super::starter::{NotStarted, Starter, principal_problem};
 
 /// Most seconds a delivery's timestamp may be from now, either way.
 pub const TOLERANCE_SECS: i64 = 5 * 60;
@@ -30,16 +28,13 @@ pub const MAX_BODY: usize = 1 << 20;
 /// Most bytes of its id.
 const MAX_ID: usize = 256;
 
-/// What the webhooks need: the workflows (as loaded now), the server to start runs on,
-/// the named principals runs may be started as, and where runs are seen.
+/// What the webhooks need: the workflows (as loaded now), what starts their runs, and
+/// where runs are seen.
 #[derive(Clone)]
 pub struct Webhooks {
     pub orchestrator: Orchestrator,
-    pub handler: WeakRequestHandler,
-    pub principals: Arc<Vec<Arc<Principal>>>,
+    pub starter: Starter,
     pub url: String,
-    /// Whether the server holds callers to credentials (then a webhook must say `as`).
-    pub guarded: bool,
 }
 
 /// Why a delivery was refused.
@@ -217,58 +212,15 @@ pub async fn deliver(
         },
         None => Map::new(),
     };
-    // Who the run is started as.
-    let caller = match &hook.as_principal {
-        Some(name) => match hooks.principals.iter().find(|p| p.id == *name) {
-            Some(p) => Caller::known(p.clone()),
-            None => {
-                return refused(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    format!(
-                        "the webhook starts runs as `{name}`, which is not a principal of this server"
-                    ),
-                );
-            }
-        },
-        None if hooks.guarded => {
-            return refused(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the webhook names no principal to start runs as (`as`)",
-            );
-        }
-        None => Caller::anonymous(),
+    let started = async {
+        let caller = hooks.starter.caller(hook.as_principal.as_deref())?;
+        let message_id = format!("webhook:{}:{id}", workflow.id);
+        (hooks.starter)
+            .start(&caller, workflow.id.as_str(), message_id, input)
+            .await
     };
-    let Some(handler) = hooks.handler.upgrade() else {
-        return refused(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping");
-    };
-    start(&hooks, &handler, &caller, workflow.id.as_str(), &id, input).await
-}
-
-/// Starts the run (or finds the one this delivery's id started) and answers 202.
-async fn start(
-    hooks: &Webhooks,
-    handler: &RequestHandler,
-    caller: &Caller,
-    workflow: &str,
-    id: &str,
-    input: Map<String, Value>,
-) -> Response {
-    let start = json!({ "workflow": workflow, "input": input });
-    let Value::Object(data) = start else {
-        return refused(StatusCode::INTERNAL_SERVER_ERROR, "no start");
-    };
-    let message = Message::with_id(
-        MessageId::new(format!("webhook:{workflow}:{id}")),
-        Role::User,
-        vec![Part::data(data)],
-    );
-    let mut params = MessageSendParams::new(message);
-    params.configuration = Some(MessageSendConfiguration {
-        blocking: Some(false),
-        ..Default::default()
-    });
-    match handler.send_message(params, caller).await {
-        Ok(SendMessageResult::Task(task)) => {
+    match started.await {
+        Ok(task) => {
             let url = format!("{}ui/#/run/{}", hooks.url, task.id);
             (
                 StatusCode::ACCEPTED,
@@ -277,11 +229,11 @@ async fn start(
             )
                 .into_response()
         }
-        Ok(SendMessageResult::Message(m)) => refused(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            format!("no run was started: {}", m.text()),
-        ),
-        Err(e) => {
+        Err(e @ (NotStarted::Stopping | NotStarted::Principal(_))) => {
+            refused(StatusCode::SERVICE_UNAVAILABLE, format!("the webhook: {e}"))
+        }
+        Err(e @ NotStarted::NoRun(_)) => refused(StatusCode::UNPROCESSABLE_ENTITY, e),
+        Err(NotStarted::Refused(e)) => {
             let status = match e.code {
                 a2a::ErrorCode::INVALID_PARAMS => StatusCode::BAD_REQUEST,
                 a2a::ErrorCode::PERMISSION_DENIED | a2a::ErrorCode::UNAUTHENTICATED => {
@@ -334,16 +286,10 @@ pub fn problems(
                 }
             }
         }
-        match &h.as_principal {
-            Some(name) if !principals.iter().any(|p| p.id == *name) => {
-                let known: Vec<&str> = principals.iter().map(|p| p.id.as_str()).collect();
-                out.push((at.clone(), format!(
-                    "[webhook] `as = \"{name}\"` names no principal of this server (its named ones: {})",
-                    if known.is_empty() { "none".to_owned() } else { known.join(", ") }
-                )));
-            }
-            None if guarded => out.push((at.clone(), "[webhook]: this server holds callers to credentials: say who the webhook starts runs as (`as = \"token:NAME\"`, a token of [auth.tokens])".to_owned())),
-            _ => {}
+        if let Some(problem) =
+            principal_problem("[webhook]", h.as_principal.as_deref(), principals, guarded)
+        {
+            out.push((at.clone(), problem));
         }
     }
     out

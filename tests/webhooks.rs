@@ -256,9 +256,11 @@ async fn a_signed_delivery_starts_one_run_and_anything_else_is_refused() {
     assert_eq!(listed.tasks.len(), 1, "nothing else started: {listed:?}");
 }
 
-/// A webhook whose secret is not set keeps `serve` from starting, naming the variable.
+/// A webhook whose secret is not set is off: `serve` starts, says so, and answers a
+/// delivery 503, starting nothing. One whose secret is not a Standard Webhooks secret
+/// keeps `serve` from starting, naming the variable and not quoting it.
 #[tokio::test(flavor = "multi_thread")]
-async fn serve_does_not_start_without_a_webhooks_secret() {
+async fn a_webhook_without_its_secret_is_off_and_a_wrong_secret_stops_serve() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("webhooks-unset");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("flows")).unwrap();
@@ -268,20 +270,44 @@ async fn serve_does_not_start_without_a_webhooks_secret() {
         "[agents.one]\nurl = \"http://127.0.0.1:9\"\n",
     )
     .unwrap();
+    let agents = dir.join("agents.toml").display().to_string();
+    let flows = dir.join("flows").display().to_string();
+    let args = [
+        "--agents",
+        &agents,
+        "--workflows",
+        &flows,
+        "--listen",
+        "127.0.0.1:0",
+    ];
+    let log = dir.join("serve.log");
+    let (_serve, url) = crate::util::orchestra::spawn_serve_logging(
+        &args,
+        &[],
+        std::fs::File::create(&log).unwrap().into(),
+    )
+    .await;
+    let (status, answer) = Delivery::signed("msg_1", json!({ "person": { "name": "Ada" } }))
+        .post(&url, "hr/new-hire")
+        .await;
+    assert_eq!(status, 503, "{answer}");
+    assert_eq!(
+        answer["error"],
+        "this webhook is off: the server has no secret for it"
+    );
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        said.contains("hire.toml: the webhook /webhooks/hr/new-hire is off: set HIRE_SECRET"),
+        "{said}"
+    );
+    let (c, _) = crate::util::orchestra::client(&url).await;
+    let listed = (c.list_tasks(&a2a::client::ListTasksQuery::default()).await).unwrap();
+    assert!(listed.tasks.is_empty(), "{listed:?}");
+
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
-        .args([
-            "serve",
-            "--insecure-open",
-            "--store",
-            "memory",
-            "--listen",
-            "127.0.0.1:0",
-        ])
-        .arg("--agents")
-        .arg(dir.join("agents.toml"))
-        .arg("--workflows")
-        .arg(dir.join("flows"))
-        .env_remove("HIRE_SECRET")
+        .args(["serve", "--insecure-open", "--store", "memory"])
+        .args(args)
+        .env("HIRE_SECRET", "hunter2-not-a-whsec")
         .output()
         .await
         .unwrap();
@@ -289,7 +315,8 @@ async fn serve_does_not_start_without_a_webhooks_secret() {
     assert!(!out.status.success(), "{said}");
     assert!(
         said.contains("hire.toml")
-            && said.contains("the environment variable HIRE_SECRET (its `secret_env`) is not set"),
+            && said.contains("HIRE_SECRET (its `secret_env`) is not a Standard Webhooks secret")
+            && !said.contains("hunter2"),
         "{said}"
     );
 }

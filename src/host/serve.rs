@@ -431,6 +431,9 @@ pub async fn prepare(config: HostConfig) -> Result<Prepared, StartError> {
     let hangups = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
     let loaded_from = FileStamps::of(&config);
     let (workflows, agents) = load(&config).map_err(StartError::Config)?;
+    for off in super::webhook::off(&workflows) {
+        tracing::warn!("{off}");
+    }
     // Who may start or answer is checked only against callers the server knows.
     let guarded = guarded(&workflows);
     if no_credentials(&config) && !guarded.is_empty() {
@@ -720,6 +723,9 @@ impl Published {
                 let ids: Vec<String> = workflows.iter().map(|w| w.id.to_string()).collect();
                 for problem in registry.skill_problems(workflows.iter().map(AsRef::as_ref)) {
                     tracing::warn!("{problem}");
+                }
+                for off in super::webhook::off(&workflows) {
+                    tracing::warn!("{off}");
                 }
                 orchestrator.replace_workflows(workflows);
                 self.publish(&registry.statuses());

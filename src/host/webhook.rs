@@ -175,10 +175,10 @@ pub async fn deliver(
     {
         Ok(k) => k,
         Err(why) => {
-            tracing::error!(workflow = %workflow.id, variable = %hook.secret_env, "the webhook's secret cannot be read: {why}");
+            tracing::warn!(workflow = %workflow.id, variable = %hook.secret_env, "a delivery to a webhook that is off was refused: {why}");
             return refused(
                 StatusCode::SERVICE_UNAVAILABLE,
-                "the webhook's secret is not configured",
+                "this webhook is off: the server has no secret for it",
             );
         }
     };
@@ -246,10 +246,26 @@ pub async fn deliver(
     }
 }
 
+/// The webhooks of `workflows` that are off, each with what turns it on: a webhook whose
+/// secret's variable is not set answers every delivery 503 and starts nothing. So a
+/// shared workflow file can declare one that each deployment turns on with its secret.
+pub fn off(workflows: &[Arc<orchestrator_core::workflow::Workflow>]) -> Vec<String> {
+    (workflows.iter())
+        .filter_map(|w| Some((w, w.webhook.as_deref()?)))
+        .filter(|(_, h)| std::env::var_os(&h.secret_env).is_none())
+        .map(|(w, h)| {
+            format!(
+                "{}: the webhook /webhooks/{} is off: set {} (a Standard Webhooks secret, `whsec_…`) to turn it on",
+                w.file, h.path, h.secret_env
+            )
+        })
+        .collect()
+}
+
 /// What keeps the webhooks of `workflows` from working on a server whose named
-/// principals are `principals`: a secret that is not set (or not a Standard Webhooks
-/// one), a principal `as` names that the server does not know, or none named where the
-/// server holds callers to credentials; two webhooks on one path.
+/// principals are `principals`: a secret that is set but is not a Standard Webhooks
+/// one; for one that is on, a principal `as` names that the server does not know, or
+/// none named where the server holds callers to credentials; two webhooks on one path.
 pub fn problems(
     workflows: &[Arc<orchestrator_core::workflow::Workflow>],
     principals: &[Arc<Principal>],
@@ -273,13 +289,11 @@ pub fn problems(
         }
         paths.push((&h.path, w.id.as_str()));
         match std::env::var(&h.secret_env) {
-            Err(_) => out.push((
-                at.clone(),
-                format!(
-                    "[webhook]: the environment variable {} (its `secret_env`) is not set",
-                    h.secret_env
-                ),
-            )),
+            // Off (see `off`): who it would start runs as is checked when it is on.
+            Err(std::env::VarError::NotPresent) => continue,
+            Err(std::env::VarError::NotUnicode(_)) => {
+                out.push((at.clone(), format!("[webhook]: {} (its `secret_env`) is not a Standard Webhooks secret: it is not UTF-8", h.secret_env)));
+            }
             Ok(s) => {
                 if let Err(why) = secret_key(&s) {
                     out.push((at.clone(), format!("[webhook]: {} (its `secret_env`) is not a Standard Webhooks secret: {why}", h.secret_env)));

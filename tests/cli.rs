@@ -100,7 +100,7 @@ async fn the_onboarding_demo_completes_with_the_laptop_approved() {
     for step in [
         "create_record",
         "send_documents",
-        "setup_email",
+        "provision_accounts",
         "approve_laptop",
         "order_laptop",
         "assign_desk",
@@ -115,6 +115,11 @@ async fn the_onboarding_demo_completes_with_the_laptop_approved() {
         "{out}"
     );
     assert!(out.contains("mailbox: ada.lovelace@example.com"), "{out}");
+    // Its accounts are a child run of provision-accounts, shown as they come.
+    assert!(
+        out.contains("access of their role (engineer): engineering, source-code, vpn"),
+        "{out}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

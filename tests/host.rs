@@ -519,7 +519,15 @@ async fn serve_checks_its_files_then_serves_the_card_and_stops_on_sigterm() {
     let (mut child, url, mut stdout) = spawn_serve_with_stdout(&["--listen", "127.0.0.1:0"]).await;
     let (_, card) = client(&url).await;
     let ids: Vec<&str> = card.skills.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["employee-onboarding", "travel-planning"]);
+    assert_eq!(
+        ids,
+        [
+            "employee-onboarding",
+            "provision-accounts",
+            "travel-planning",
+            "weekly-onboarding-report"
+        ]
+    );
     let pid = child.id().unwrap();
     std::process::Command::new("kill")
         .args(["-TERM", &pid.to_string()])

@@ -320,11 +320,15 @@ async fn approvers_four_eyes_and_the_audit_trail() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("workflows")).unwrap();
     std::fs::write(dir.join("workflows/laptop.toml"), LAPTOP).unwrap();
-    std::fs::copy(
-        std::path::Path::new(crate::util::ROOT).join("workflows/employee-onboarding.toml"),
-        dir.join("workflows/employee-onboarding.toml"),
-    )
-    .unwrap();
+    for shipped in ["employee-onboarding.toml", "provision-accounts.toml"] {
+        std::fs::copy(
+            std::path::Path::new(crate::util::ROOT)
+                .join("workflows")
+                .join(shipped),
+            dir.join("workflows").join(shipped),
+        )
+        .unwrap();
+    }
     std::fs::write(
         dir.join("agents.toml"),
         format!(
@@ -491,6 +495,20 @@ async fn approvers_four_eyes_and_the_audit_trail() {
     assert_eq!(
         order["state"], "completed",
         "the laptop is ordered once approved"
+    );
+    // Its accounts were provisioned by a child run, started as Alice: hers to read.
+    let children = &onboarded.metadata.as_ref().unwrap()["run"]["children"];
+    assert_eq!(children[0]["step"], "provision_accounts", "{children}");
+    let accounts = alice
+        .get_task(&TaskQueryParams::new(a2a::types::TaskId::new(
+            children[0]["run"].as_str().unwrap(),
+        )))
+        .await
+        .unwrap();
+    assert_eq!(accounts.status.state, TaskState::Completed);
+    assert_eq!(
+        accounts.metadata.as_ref().unwrap()["run"]["workflow"],
+        "provision-accounts"
     );
     let audit = &onboarded.metadata.as_ref().unwrap()["run"]["audit"];
     assert_eq!(audit[1]["action"], "approved", "{audit}");

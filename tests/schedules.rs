@@ -271,3 +271,110 @@ input = { at = "{{ schedule.time }}" }
     assert_eq!(all.len(), times.len());
     second.kill().await.unwrap();
 }
+
+/// On a server that knows its callers, a schedule's run is its `as` principal's: that
+/// token lists it, another does not. Without `as` the run is the schedule's own — read
+/// by an operator, who sees it was started by the schedule, and by no one else.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_schedules_runs_belong_to_its_principal_or_to_itself() {
+    const OWNED: &str = r#"
+[workflow]
+id = "owned"
+description = "Ticks for someone"
+
+[steps.note]
+agent = "one"
+message = "tick"
+
+[[schedule]]
+name = "theirs"
+cron = "* * * * * *"
+as = "token:reports"
+
+[[schedule]]
+name = "itself"
+cron = "* * * * * *"
+"#;
+    let one = crate::util::echo(0).await;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("schedules-owned");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("flows")).unwrap();
+    std::fs::write(dir.join("flows/owned.toml"), OWNED).unwrap();
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!("[agents.one]\nurl = \"{}\"\n", one.url),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("orchestrator.toml"),
+        "[server]\nworkflows = \"flows\"\nagents = \"agents.toml\"\n\
+         [auth.tokens.reports]\nenv = \"REPORTS_TOKEN\"\n\
+         [auth.tokens.other]\nenv = \"OTHER_TOKEN\"\n\
+         [auth.tokens.ops]\nenv = \"OPS_TOKEN\"\nroles = [\"operator\"]\n",
+    )
+    .unwrap();
+    let tokens = [
+        ("REPORTS_TOKEN", "reports-token-long-enough-0123456789"),
+        ("OTHER_TOKEN", "other-token-long-enough-01234567890"),
+        ("OPS_TOKEN", "ops-token-long-enough-0123456789012"),
+    ];
+    let config = dir.join("orchestrator.toml").display().to_string();
+    let (_serve, url) = crate::util::orchestra::spawn_serve_as_given(
+        &[
+            "--config",
+            &config,
+            "--listen",
+            "127.0.0.1:0",
+            "--store",
+            "memory",
+        ],
+        &tokens,
+        std::process::Stdio::null(),
+    )
+    .await;
+    let as_token = |token: &'static str| {
+        let url = url.clone();
+        async move {
+            let config = a2a::client::ClientConfig {
+                auth: Some(a2a::client::ClientAuth::Bearer(token.to_owned())),
+                ..Default::default()
+            };
+            a2a::client::A2aClient::connect(&url, config)
+                .await
+                .unwrap()
+                .0
+        }
+    };
+    let listed = |c: a2a::client::A2aClient| async move {
+        let page = (c.list_tasks(&a2a::client::ListTasksQuery::default()).await).unwrap();
+        let mut out = Vec::new();
+        for t in page.tasks {
+            let t = (c.get_task(&a2a::types::TaskQueryParams::new(t.id)).await).unwrap();
+            let detail = t.metadata.clone().unwrap().into_map()["run"].clone();
+            out.push((
+                t.history[0].message_id.to_string(),
+                detail["startedBy"].clone(),
+            ));
+        }
+        out
+    };
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let theirs = listed(as_token(tokens[0].1).await).await;
+    assert!(!theirs.is_empty());
+    for (id, by) in &theirs {
+        assert!(id.starts_with("schedule:owned/theirs:"), "{theirs:?}");
+        assert_eq!(by["id"], "token:reports");
+    }
+    assert_eq!(listed(as_token(tokens[1].1).await).await, []);
+    let all = listed(as_token(tokens[2].1).await).await;
+    let (own, others): (Vec<_>, Vec<_>) = all
+        .iter()
+        .partition(|(id, _)| id.starts_with("schedule:owned/itself:"));
+    assert!(!own.is_empty() && !others.is_empty(), "{all:?}");
+    for (_, by) in own {
+        assert_eq!(
+            *by,
+            json!({ "id": "schedule:owned/itself", "name": "schedule `itself` of owned" })
+        );
+    }
+}

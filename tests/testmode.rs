@@ -69,7 +69,7 @@ fn the_shipped_workflows_tests_pass_and_a_day_long_wait_takes_no_time() {
     let out = orchestrator(&["validate", "--offline", "workflows"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(
-        text(&out).contains("2 workflow file(s) and 6 test file(s) checked: 0 error(s)"),
+        text(&out).contains("4 workflow file(s) and 6 test file(s) checked: 0 error(s)"),
         "{}",
         text(&out)
     );
@@ -205,7 +205,7 @@ stpes = "completed"
             "{file}:6:31: error: unknown key `txt` in reply 2 of [agents.hr] (did you mean `text`?)"
         ),
         format!(
-            "{file}:2:12: error: step `setup_email` calls skill create-email-account, which the test does not script"
+            "{file}:2:12: error: step `mailbox` of workflow `provision-accounts` (which step `provision_accounts` runs) calls skill create-email-account, which the test does not script: give an agent `skills = [\"create-email-account\"]`, or add [steps.provision_accounts] with `replies` to script the whole child run"
         ),
         format!(
             "{file}:9:1: error: [answers]: workflow `employee-onboarding` has no step `approve_lptop` (did you mean `approve_laptop`?)"

@@ -128,7 +128,7 @@ async fn served(dir: &str) -> (tokio::process::Child, String, crate::util::Runni
 /// The run `id` as the server holds it, once it ended.
 async fn ended(url: &str, id: &str) -> a2a::types::Task {
     let (c, _) = crate::util::orchestra::client(url).await;
-    for _ in 0..100 {
+    for _ in 0..400 {
         let t = c
             .get_task(&a2a::types::TaskQueryParams::new(a2a::types::TaskId::new(
                 id,
@@ -319,4 +319,55 @@ async fn a_webhook_without_its_secret_is_off_and_a_wrong_secret_stops_serve() {
             && !said.contains("hunter2"),
         "{said}"
     );
+}
+
+/// The shipped onboarding workflow, started by the HR system's signed webhook over the
+/// example agents: its accounts are provisioned by a child run, and it completes.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_shipped_onboarding_starts_from_a_signed_webhook() {
+    use a2a_orchestrator::agents::{Behaviour, Fleet, Set};
+    let fleet = Fleet::start(&[Set::Onboarding], Behaviour::default(), "127.0.0.1", true)
+        .await
+        .unwrap();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("webhooks-onboarding");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    for shipped in ["employee-onboarding.toml", "provision-accounts.toml"] {
+        std::fs::copy(
+            std::path::Path::new(crate::util::ROOT)
+                .join("workflows")
+                .join(shipped),
+            dir.join("workflows").join(shipped),
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("agents.toml"), fleet.agents_toml()).unwrap();
+    let agents = dir.join("agents.toml").display().to_string();
+    let flows = dir.join("workflows").display().to_string();
+    let (_serve, url) = spawn_serve(
+        &[
+            "--agents",
+            &agents,
+            "--workflows",
+            &flows,
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[("ONBOARDING_WEBHOOK_SECRET", SECRET)],
+    )
+    .await;
+    let hire = json!({ "name": "Mary Jackson", "role": "sales", "start_date": "2027-02-01", "remote": true });
+    let (status, answer) = Delivery::signed("hr-evt-1", hire)
+        .post(&url, "hr/new-hire")
+        .await;
+    assert_eq!(status, 202, "{answer}");
+    let done = ended(&url, answer["run"].as_str().unwrap()).await;
+    let detail = done.metadata.clone().unwrap().into_map()["run"].clone();
+    assert_eq!(detail["state"], "completed", "{detail:#}");
+    assert_eq!(detail["inputs"]["remote"], true, "typed from the body");
+    assert_eq!(detail["inputs"]["manager"], "hiring.manager@example.com");
+    assert_eq!(detail["children"][0]["step"], "provision_accounts");
+    let text = crate::util::orchestra::result_text(&done);
+    assert!(text.contains("mailbox: mary.jackson@example.com"), "{text}");
+    fleet.shutdown().await;
 }

@@ -90,7 +90,12 @@ fn shipped_workflows_validate_clean_against_agents_toml() {
     let names = shipped_agents();
     for (file, id) in [
         ("workflows/employee-onboarding.toml", "employee-onboarding"),
+        ("workflows/provision-accounts.toml", "provision-accounts"),
         ("workflows/travel-planning.toml", "travel-planning"),
+        (
+            "workflows/weekly-onboarding-report.toml",
+            "weekly-onboarding-report",
+        ),
     ] {
         let loaded = workflow::load_file(
             &root(file),
@@ -104,6 +109,39 @@ fn shipped_workflows_validate_clean_against_agents_toml() {
         assert_eq!(w.id.as_str(), id);
         assert!(!w.examples.is_empty());
     }
+}
+
+/// The shipped weekly report fires on Mondays at 09:00 London time, in winter and in
+/// summer, and its run is given that Monday's date.
+#[test]
+fn the_shipped_report_is_scheduled_for_monday_mornings_in_london() {
+    use time::format_description::well_known::Rfc3339;
+    let at =
+        |s: &str| std::time::SystemTime::from(time::OffsetDateTime::parse(s, &Rfc3339).unwrap());
+    let w = workflow::load_file(
+        &root("workflows/weekly-onboarding-report.toml"),
+        Options::default(),
+    )
+    .workflow
+    .unwrap();
+    let [s] = &w.schedules[..] else {
+        panic!("{:?}", w.schedules)
+    };
+    assert_eq!(s.key, "weekly-onboarding-report/mondays");
+    let monday = s.next_after(at("2026-12-05T12:00:00Z")).unwrap();
+    assert_eq!(monday, at("2026-12-07T09:00:00Z"), "GMT");
+    assert_eq!(
+        s.next_after(at("2027-06-01T00:00:00Z")),
+        Some(at("2027-06-07T08:00:00Z")),
+        "BST"
+    );
+    let context =
+        json!({ "schedule": { "time": s.local(monday), "name": "mondays", "late": true } });
+    let input = w
+        .templates
+        .render_data(s.input.as_ref().unwrap(), &context)
+        .unwrap();
+    assert_eq!(input, json!({ "week_of": "2026-12-07", "late": true }));
 }
 
 #[test]
@@ -252,7 +290,7 @@ fn a_missing_value_at_run_time_names_the_step_and_expression() {
     )
     .workflow
     .unwrap();
-    let step = w.step("setup_email").unwrap();
+    let step = w.step("send_documents").unwrap();
     let StepKind::Agent {
         message: Some(m), ..
     } = &step.kind
@@ -261,14 +299,14 @@ fn a_missing_value_at_run_time_names_the_step_and_expression() {
     };
     let ctx = json!({ "input": { "name": "Ada" }, "steps": { "create_record": { "state": "completed", "data": {} } } });
     let err = w.templates.render(m, &ctx).unwrap_err();
-    assert_eq!(err.site, "steps.setup_email.message");
+    assert_eq!(err.site, "steps.send_documents.message");
     assert_eq!(
         err.expression.as_deref(),
         Some("steps.create_record.data.employee_id")
     );
     assert_eq!(
         err.to_string(),
-        "steps.setup_email.message: undefined value in `steps.create_record.data.employee_id`"
+        "steps.send_documents.message: undefined value in `steps.create_record.data.employee_id`"
     );
     let when = w.step("assign_desk").unwrap().when.as_ref().unwrap();
     assert!(
@@ -327,7 +365,7 @@ fn validate_command_exit_codes() {
     let (code, out, _) = cli(&["validate", "--offline"]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("2 workflow file(s) and 6 test file(s) checked: 0 error(s), 0 warning(s)"),
+        out.contains("4 workflow file(s) and 6 test file(s) checked: 0 error(s), 0 warning(s)"),
         "{out}"
     );
 
@@ -381,7 +419,16 @@ fn graph_command_renders_mermaid_and_dot() {
         "approvals are hexagons:\n{out}"
     );
     assert!(out.contains("class assign_desk conditional"), "{out}");
-    assert!(out.contains("create_record --> setup_email"), "{out}");
+    assert!(
+        out.contains("create_record --> provision_accounts"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "provision_accounts[\"<b>provision_accounts</b><br/>workflow provision-accounts\"]"
+        ),
+        "{out}"
+    );
     assert!(
         out.contains("print_badge -.->|always| notify_manager"),
         "{out}"

@@ -1,5 +1,6 @@
 //! The departments of seed 004's new hire: HR (the employee record, the documents), IT
-//! (the mailbox, the laptop — ordered once the workflow's approval step says yes),
+//! (the mailbox and the access of a role, which `workflows/provision-accounts.toml`
+//! asks for; the laptop, ordered once the workflow's approval step says yes),
 //! facilities (desk, badge) and a notifier for the hiring manager. Data contracts match
 //! `workflows/employee-onboarding.toml`.
 
@@ -97,15 +98,25 @@ impl Desk for Hr {
     }
 }
 
-/// IT: mailboxes and laptops.
+/// IT: mailboxes, access and laptops.
 pub struct It;
+
+/// The groups a role's people are put in.
+fn groups_of(role: &str) -> Vec<&'static str> {
+    match role {
+        "engineer" => vec!["engineering", "source-code", "vpn"],
+        "designer" => vec!["design", "design-tools", "vpn"],
+        "sales" => vec!["sales", "crm"],
+        _ => vec!["staff"],
+    }
+}
 
 impl Desk for It {
     fn name(&self) -> &'static str {
         "IT"
     }
     fn description(&self) -> &'static str {
-        "Creates email accounts and orders laptops"
+        "Creates email accounts, grants the access of a role, and orders laptops"
     }
     fn skills(&self) -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
         vec![
@@ -114,6 +125,12 @@ impl Desk for It {
                 "Email account",
                 "Creates a mailbox for an employee",
                 "Create a mailbox for employee E-12345, Ada Lovelace",
+            ),
+            (
+                "grant-access",
+                "System access",
+                "Grants an employee the groups of their role (data `role`, `login`)",
+                "Grant employee E-12345 (engineer) the system access of their role",
             ),
             (
                 "order-laptop",
@@ -147,6 +164,24 @@ impl Desk for It {
                 data: object([("email", json!(email)), ("employee_id", json!(id))]),
             };
         }
+        if r.skill.as_deref() == Some("grant-access") || r.mentions("system access") {
+            let Some(role) = r.field("role") else {
+                return Reply::Refuse("access needs data `role`".into());
+            };
+            let login = r.field("login").unwrap_or_else(|| id.clone());
+            let groups = groups_of(&role);
+            return Reply::Done {
+                text: format!(
+                    "Granted {login} the access of their role ({role}): {}.",
+                    groups.join(", ")
+                ),
+                data: object([
+                    ("groups", json!(groups)),
+                    ("login", json!(login)),
+                    ("employee_id", json!(id)),
+                ]),
+            };
+        }
         if r.mentions("laptop") {
             let high = r.mentions("high-spec");
             let model = if high {
@@ -173,7 +208,9 @@ impl Desk for It {
                 ]),
             };
         }
-        Reply::Refuse("IT can create a mailbox or order a laptop; which?".into())
+        Reply::Refuse(
+            "IT can create a mailbox, grant system access or order a laptop; which?".into(),
+        )
     }
 }
 

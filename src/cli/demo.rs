@@ -19,12 +19,14 @@ use a2a::server::ServerConfig;
 use a2a::types::{Message, MessageSendParams, Part};
 use orchestrator_core::workflow::{self, Options};
 
-/// One demo: its agents, its workflow (embedded, so the demo runs anywhere), and the
-/// request a user would send.
+/// One demo: its agents, its workflow and the ones its steps run (embedded, so the
+/// demo runs anywhere), and the request a user would send.
 struct Scenario {
     set: Set,
     file: &'static str,
     source: &'static str,
+    /// The workflows its workflow steps run, as (file, source).
+    children: &'static [(&'static str, &'static str)],
     text: &'static str,
     input: Value,
 }
@@ -35,6 +37,7 @@ fn scenario(set: Set) -> Scenario {
             set,
             file: "workflows/travel-planning.toml",
             source: include_str!("../../workflows/travel-planning.toml"),
+            children: &[],
             text: "Plan 5 nights in Lisbon from London for 2 people from 2027-03-10 with a budget of 2500 GBP; we like food and history",
             input: json!({
                 "origin": "London", "destination": "Lisbon", "depart": "2027-03-10",
@@ -46,6 +49,10 @@ fn scenario(set: Set) -> Scenario {
             set,
             file: "workflows/employee-onboarding.toml",
             source: include_str!("../../workflows/employee-onboarding.toml"),
+            children: &[(
+                "workflows/provision-accounts.toml",
+                include_str!("../../workflows/provision-accounts.toml"),
+            )],
             text: "Onboard Ada Lovelace as an engineer starting 2026-12-01",
             input: json!({
                 "name": "Ada Lovelace", "role": "engineer", "start_date": "2026-12-01",
@@ -90,18 +97,25 @@ async fn with_fleet(
     let (agents, diags) = crate::registry::config::load_str("demo agents", &fleet.agents_toml());
     let agents = agents.ok_or_else(|| anyhow::anyhow!("demo agents: {diags:?}"))?;
     let names = agents.names();
-    let (w, diags) = workflow::load_str(
-        s.file,
-        s.source,
-        Options {
-            known_agents: Some(&names),
-        },
-    );
-    let w = w.ok_or_else(|| {
-        let text: Vec<String> = diags.iter().map(ToString::to_string).collect();
-        anyhow::anyhow!("the embedded workflow is invalid:\n{}", text.join("\n"))
-    })?;
-    let workflow_id = w.id.to_string();
+    let mut workflows = Vec::new();
+    for (file, source) in [(s.file, s.source)]
+        .into_iter()
+        .chain(s.children.iter().copied())
+    {
+        let (w, diags) = workflow::load_str(
+            file,
+            source,
+            Options {
+                known_agents: Some(&names),
+            },
+        );
+        let w = w.ok_or_else(|| {
+            let text: Vec<String> = diags.iter().map(ToString::to_string).collect();
+            anyhow::anyhow!("the embedded workflow is invalid:\n{}", text.join("\n"))
+        })?;
+        workflows.push(Arc::new(w));
+    }
+    let workflow_id = workflows[0].id.to_string();
     let config = HostConfig {
         name: "a2a-orchestrator (demo)".into(),
         description: "The demo orchestrator".into(),
@@ -114,7 +128,7 @@ async fn with_fleet(
         llm_price: None,
         limits: Default::default(),
         ready_requires_agents: false,
-        // The demo's one workflow is embedded: no files to watch.
+        // The demo's workflows are embedded: no files to watch.
         reload_workflows: false,
         reload_interval: crate::host::serve::RELOAD_EVERY,
         // The demo's approvals are answered in the terminal, by whoever runs it.
@@ -125,7 +139,7 @@ async fn with_fleet(
     let url = format!("http://{}/", listener.local_addr()?);
     // The demo keeps nothing: its tasks live in memory.
     let store = config.store.open().await?;
-    let host = serve::build(&config, vec![Arc::new(w)], &agents, &url, store).await;
+    let host = serve::build(&config, workflows, &agents, &url, store).await;
     let stop = CancellationToken::new();
     let server = host.server.clone();
     let serving = tokio::spawn(server.serve(listener, stop.clone().cancelled_owned()));

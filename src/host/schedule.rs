@@ -183,7 +183,10 @@ impl Schedules {
             .as_secs();
         let message_id = format!("schedule:{}:{unix}", schedule.key);
         let started = async {
-            let caller = self.starter.caller(schedule.as_principal.as_deref())?;
+            let itself = format!("schedule:{}", schedule.key);
+            let named = format!("{} of {}", schedule.label(), workflow.id);
+            let caller =
+                (self.starter).caller(schedule.as_principal.as_deref(), (&itself, &named))?;
             (self.starter)
                 .start(&caller, workflow.id.as_str(), message_id, input)
                 .await
@@ -201,8 +204,7 @@ impl Schedules {
 }
 
 /// What keeps the schedules of `workflows` from starting runs on a server whose named
-/// principals are `principals`: an `as` that names none of them, or none said where the
-/// server holds callers to credentials.
+/// principals are `principals` (see `principal_problem`).
 pub fn problems(
     workflows: &[Arc<Workflow>],
     principals: &[Arc<a2a::server::Principal>],
@@ -211,8 +213,14 @@ pub fn problems(
     (workflows.iter())
         .flat_map(|w| w.schedules.iter().map(move |s| (w, s)))
         .filter_map(|(w, s)| {
-            principal_problem(&s.label(), s.as_principal.as_deref(), principals, guarded)
-                .map(|p| (w.file.clone(), p))
+            principal_problem(
+                &s.label(),
+                s.as_principal.as_deref(),
+                principals,
+                guarded,
+                !w.allow.is_empty(),
+            )
+            .map(|p| (w.file.clone(), p))
         })
         .collect()
 }

@@ -3,6 +3,11 @@
 //! caller's message goes through, so `allow`, ownership, audit and the message's
 //! idempotency hold for them as for anyone's; each first message is named after what
 //! started it, so that the same start sent twice finds the run the first one started.
+//!
+//! Without `as`, a run is started anonymously on a server that knows no callers (as
+//! anyone's would be), and on one that does as the start itself — a principal named
+//! `webhook:<path>` or `schedule:<key>` whom no one signs in as: its runs are read by
+//! those who read every run (an operator), and are nobody else's.
 
 use std::sync::Arc;
 
@@ -41,19 +46,29 @@ pub enum NotStarted {
 }
 
 impl Starter {
-    /// The caller a run is started as: the principal named `as`, else anonymous on a
-    /// server that holds no caller to credentials.
-    pub fn caller(&self, as_principal: Option<&str>) -> Result<Caller, NotStarted> {
+    /// The caller a run is started as: the principal named `as`; else `itself` (its
+    /// id and a name to show) on a server that holds callers to credentials, or
+    /// anonymous on one that does not.
+    pub fn caller(
+        &self,
+        as_principal: Option<&str>,
+        (id, name): (&str, &str),
+    ) -> Result<Caller, NotStarted> {
         match as_principal {
-            Some(name) => match self.principals.iter().find(|p| p.id == *name) {
+            Some(named) => match self.principals.iter().find(|p| p.id == *named) {
                 Some(p) => Ok(Caller::known(p.clone())),
                 None => Err(NotStarted::Principal(format!(
-                    "runs are started as `{name}`, which is not a principal of this server"
+                    "runs are started as `{named}`, which is not a principal of this server"
                 ))),
             },
-            None if self.guarded => Err(NotStarted::Principal(
-                "no principal is named to start runs as (`as`)".to_owned(),
-            )),
+            None if self.guarded => Ok(Caller::known(Arc::new(Principal {
+                id: id.to_owned(),
+                issuer: None,
+                subject: id.to_owned(),
+                name: name.to_owned(),
+                attributes: Map::new(),
+                token: None,
+            }))),
             None => Ok(Caller::anonymous()),
         }
     }
@@ -92,12 +107,14 @@ impl Starter {
 
 /// What keeps `what` (a webhook, a schedule) from starting runs as `as_principal` on a
 /// server whose named principals are `principals`: a name that is none of them, or no
-/// name where the server holds callers to credentials.
+/// name for a workflow that says who may start it (`allow`) on a server that holds
+/// callers to credentials (the start itself is no one `allow` names).
 pub fn principal_problem(
     what: &str,
     as_principal: Option<&str>,
     principals: &[Arc<Principal>],
     guarded: bool,
+    allows: bool,
 ) -> Option<String> {
     match as_principal {
         Some(name) if !principals.iter().any(|p| p.id == *name) => {
@@ -111,8 +128,8 @@ pub fn principal_problem(
                 }
             ))
         }
-        None if guarded => Some(format!(
-            "{what}: this server holds callers to credentials: say who it starts runs as (`as = \"token:NAME\"`, a token of [auth.tokens])"
+        None if guarded && allows => Some(format!(
+            "{what}: the workflow says who may start it (`allow`): say who its runs are started as (`as = \"token:NAME\"`, a token of [auth.tokens])"
         )),
         _ => None,
     }

@@ -213,7 +213,9 @@ pub async fn deliver(
         None => Map::new(),
     };
     let started = async {
-        let caller = hooks.starter.caller(hook.as_principal.as_deref())?;
+        let itself = format!("webhook:{}", hook.path);
+        let named = format!("webhook /webhooks/{}", hook.path);
+        let caller = (hooks.starter).caller(hook.as_principal.as_deref(), (&itself, &named))?;
         let message_id = format!("webhook:{}:{id}", workflow.id);
         (hooks.starter)
             .start(&caller, workflow.id.as_str(), message_id, input)
@@ -264,8 +266,8 @@ pub fn off(workflows: &[Arc<orchestrator_core::workflow::Workflow>]) -> Vec<Stri
 
 /// What keeps the webhooks of `workflows` from working on a server whose named
 /// principals are `principals`: a secret that is set but is not a Standard Webhooks
-/// one; for one that is on, a principal `as` names that the server does not know, or
-/// none named where the server holds callers to credentials; two webhooks on one path.
+/// one; for one that is on, who it starts runs as (see `principal_problem`); two
+/// webhooks on one path.
 pub fn problems(
     workflows: &[Arc<orchestrator_core::workflow::Workflow>],
     principals: &[Arc<Principal>],
@@ -300,9 +302,13 @@ pub fn problems(
                 }
             }
         }
-        if let Some(problem) =
-            principal_problem("[webhook]", h.as_principal.as_deref(), principals, guarded)
-        {
+        if let Some(problem) = principal_problem(
+            "[webhook]",
+            h.as_principal.as_deref(),
+            principals,
+            guarded,
+            !w.allow.is_empty(),
+        ) {
             out.push((at.clone(), problem));
         }
     }

@@ -666,6 +666,54 @@ pub fn split_item(key: &str) -> (&str, Option<usize>) {
     (key, None)
 }
 
+/// The agents a child run of `workflow` calls (its own children's too, when the
+/// workflows' directory has them), pushed to `called`; the steps no agent of the test
+/// answers, as (workflow, step, what it calls), to `unscripted`.
+fn calls_of_child(
+    workflow: &str,
+    children: &BTreeMap<String, Arc<Workflow>>,
+    agents: &BTreeMap<String, AgentScript>,
+    called: &mut Vec<String>,
+    unscripted: &mut Vec<(String, String, AgentTarget)>,
+    depth: usize,
+) {
+    let Some(w) = children.get(workflow).filter(|_| depth < 16) else {
+        return;
+    };
+    for s in &w.steps {
+        let scripted = match &s.kind {
+            StepKind::Agent { target, .. } => match target {
+                AgentTarget::Named(a) => {
+                    called.push(a.to_string());
+                    agents.contains_key(a.as_str())
+                }
+                AgentTarget::Skill(k) => {
+                    let offering = agents.iter().filter(|(_, a)| a.skills.contains(k));
+                    let before = called.len();
+                    called.extend(offering.map(|(n, _)| n.clone()));
+                    called.len() > before
+                }
+                AgentTarget::Workflow(_) => true,
+            },
+            StepKind::Workflow { workflow, .. } => {
+                calls_of_child(
+                    workflow.as_str(),
+                    children,
+                    agents,
+                    called,
+                    unscripted,
+                    depth + 1,
+                );
+                true
+            }
+            _ => true,
+        };
+        if !scripted && let StepKind::Agent { target, .. } = &s.kind {
+            unscripted.push((w.id.to_string(), s.id.to_string(), target.clone()));
+        }
+    }
+}
+
 /// Where the file names things, for its messages.
 struct Spans {
     workflow: std::ops::Range<usize>,
@@ -709,15 +757,29 @@ fn check(
         let child;
         let target = match &step.kind {
             StepKind::Agent { target, .. } => target,
-            // Run for real when the workflows' directory has it: its agents are called.
+            // Run for real when the workflows' directory has it (and the test does not
+            // script the step): its agents are called, and must be scripted.
             StepKind::Workflow { workflow, .. } if children.contains_key(workflow.as_str()) => {
-                for s in &children[workflow.as_str()].steps {
-                    if let StepKind::Agent {
-                        target: AgentTarget::Named(a),
-                        ..
-                    } = &s.kind
-                    {
-                        called.push(a.to_string());
+                if !steps.keys().any(|k| split_item(k).0 == step.id.as_str()) {
+                    let via = step.id.as_str();
+                    let mut unscripted = Vec::new();
+                    calls_of_child(
+                        workflow.as_str(),
+                        children,
+                        agents,
+                        &mut called,
+                        &mut unscripted,
+                        0,
+                    );
+                    for (child, id, target) in unscripted {
+                        ctx.error(
+                            spans.workflow.clone(),
+                            format!("step `{id}` of workflow `{child}` (which step `{via}` runs) calls {target}, which the test does not script: {}, or add [steps.{via}] with `replies` to script the whole child run", match &target {
+                                AgentTarget::Skill(s) => format!("give an agent `skills = [\"{s}\"]`"),
+                                AgentTarget::Named(a) => format!("add [agents.{a}]"),
+                                AgentTarget::Workflow(w) => format!("add workflow `{w}`"),
+                            }),
+                        );
                     }
                 }
                 continue;

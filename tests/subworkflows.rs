@@ -365,3 +365,116 @@ async fn a_parent_and_its_child_resume_after_a_sigkill() {
         run_of(&child)
     );
 }
+
+/// The same on two replicas of one PostgreSQL database: the replica that runs a parent
+/// waiting on its child's question is killed; the other takes both over, the answer
+/// given through it on the parent's task reaches the child, and both complete — the
+/// laptop ordered once.
+#[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_parent_and_its_child_are_taken_over_by_another_replica() {
+    use crate::util::orchestra::spawn_serve_logging;
+    let pg = crate::util::postgres::Cluster::shared();
+    let seen: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, u32>>> =
+        Default::default();
+    let calls = crate::util::counting::Calls::default();
+    let two = crate::util::counting::counting_calls(
+        "two",
+        std::time::Duration::from_millis(10),
+        &seen,
+        &calls,
+    )
+    .await;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("subworkflows-takeover");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("flows")).unwrap();
+    std::fs::write(dir.join("flows/laptop.toml"), APPROVED).unwrap();
+    std::fs::write(dir.join("flows/hire.toml"), HIRE).unwrap();
+    std::fs::write(
+        dir.join("agents.toml"),
+        format!("[agents.two]\nurl = \"{two}\"\n"),
+    )
+    .unwrap();
+    let store = pg.database("subworkflows_takeover").await;
+    let agents = dir.join("agents.toml").display().to_string();
+    let flows = dir.join("flows").display().to_string();
+    let mut replicas = Vec::new();
+    for i in 0..2 {
+        let log = std::fs::File::create(dir.join(format!("replica-{i}.log"))).unwrap();
+        let args = [
+            "--agents",
+            &agents,
+            "--workflows",
+            &flows,
+            "--listen",
+            "127.0.0.1:0",
+            "--store",
+            &store,
+            "--lease",
+            "1500ms",
+        ];
+        replicas.push(
+            spawn_serve_logging(&args, &[("RUST_LOG", "a2a_orchestrator=info")], log.into()).await,
+        );
+    }
+    let log = |i: usize| std::fs::read_to_string(dir.join(format!("replica-{i}.log"))).unwrap();
+    let (c, _) = client(&replicas[0].1).await;
+    let asked = task(
+        c.send_message(&start("hire", json!({ "name": "Ada" })))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        asked.status.state,
+        TaskState::InputRequired,
+        "{:#}",
+        run_of(&asked)
+    );
+    let child_id = run_of(&asked)["children"][0]["run"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (mut first, _) = replicas.remove(0);
+    first.start_kill().unwrap();
+    first.wait().await.unwrap();
+
+    let (c, _) = client(&replicas[0].1).await;
+    let mut answer = Message::user_text("yes");
+    answer.task_id = Some(asked.id.clone());
+    let sent = c.send_message(&MessageSendParams::new(answer)).await;
+    assert!(sent.is_ok(), "{sent:?}\nreplica 1:\n{}", log(1));
+    let mut done = None;
+    for _ in 0..200 {
+        let t = c
+            .get_task(&a2a::types::TaskQueryParams::new(asked.id.clone()))
+            .await
+            .unwrap();
+        if t.status.state.is_terminal() {
+            done = Some(t);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let done = done.unwrap_or_else(|| panic!("the parent did not end\nreplica 1:\n{}", log(1)));
+    assert_eq!(
+        done.status.state,
+        TaskState::Completed,
+        "{:#}\nreplica 1:\n{}",
+        run_of(&done),
+        log(1)
+    );
+    let child = c
+        .get_task(&a2a::types::TaskQueryParams::new(a2a::types::TaskId::new(
+            child_id,
+        )))
+        .await
+        .unwrap();
+    assert_eq!(
+        child.status.state,
+        TaskState::Completed,
+        "{:#}",
+        run_of(&child)
+    );
+    let counts: Vec<u32> = seen.lock().unwrap().values().copied().collect();
+    assert_eq!(counts, [1], "the laptop was ordered once");
+}

@@ -92,7 +92,76 @@ async fn a_workflow_step_runs_its_workflow_as_a_linked_child_run() {
     assert_eq!(child_detail["parent"]["run"], done.id.as_str());
     assert_eq!(child_detail["parent"]["step"], "provision");
     assert_eq!(child_detail["inputs"]["laptop"], "fast");
-    eprintln!("{detail:#}");
+}
+
+/// A retry of the parent from a later step keeps its workflow step, child run and all:
+/// no second child is started, the kept step's result is the child's, and only the
+/// steps after it run again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_parents_retry_keeps_its_completed_child() {
+    let db = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("subworkflows-retry.db");
+    let _ = std::fs::remove_file(&db);
+    let store = format!("sqlite://{}", db.display());
+    let o = orchestra_with(&[PROVISION, ONBOARD], 0, |c| {
+        c.store = orchestrator_store::StoreSpec::parse(&store).unwrap();
+    })
+    .await;
+    let (c, _) = client(&o.url).await;
+    let first = task(
+        c.send_message(&start("onboard", json!({ "name": "Ada" })))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        first.status.state,
+        TaskState::Completed,
+        "{:#}",
+        run_of(&first)
+    );
+    let runs = || async {
+        let (c, _) = client(&o.url).await;
+        c.list_tasks(&Default::default()).await.unwrap().total_size
+    };
+    assert_eq!(runs().await, 2, "the parent and its child");
+    let agent_tasks = |i: usize| {
+        let url = o.echo_agents[i].url.clone();
+        async move {
+            let (c, _) = client(&url).await;
+            c.list_tasks(&Default::default()).await.unwrap().total_size
+        }
+    };
+    assert_eq!((agent_tasks(0).await, agent_tasks(1).await), (2, 1));
+
+    let mut again = Message::user_text("again");
+    again.metadata = Some(
+        json!({ "retryOf": first.id.as_str(), "from": "welcome" })
+            .as_object()
+            .unwrap()
+            .clone()
+            .into(),
+    );
+    let retried = task(
+        c.send_message(&MessageSendParams::new(again))
+            .await
+            .unwrap(),
+    );
+    let detail = run_of(&retried);
+    assert_eq!(retried.status.state, TaskState::Completed, "{detail:#}");
+    assert_eq!(detail["steps"][0]["step"], "provision");
+    assert_eq!(
+        detail["steps"][0]["message"],
+        format!("kept from run {}", first.id)
+    );
+    assert_eq!(runs().await, 3, "the retry, and no second child");
+    assert_eq!(
+        (agent_tasks(0).await, agent_tasks(1).await),
+        (3, 1),
+        "only `welcome` was sent again"
+    );
+    assert_eq!(
+        crate::util::orchestra::result_text(&retried),
+        crate::util::orchestra::result_text(&first)
+    );
 }
 
 const APPROVED: &str = r#"

@@ -127,10 +127,10 @@ impl Validator<'_, '_, '_> {
                 },
             };
             let tz = match &s.tz {
-                None => schedule::parse_tz("UTC").ok(),
+                None => schedule::parse_tz("UTC"),
                 Some(t) => match schedule::parse_tz(&t.value) {
-                    Ok(tz) => Some(tz),
-                    Err(()) => {
+                    Some(tz) => Some(tz),
+                    None => {
                         let hint = did_you_mean(&t.value, schedule::tz_names())
                             .map(|m| format!(" (did you mean `{m}`?)"))
                             .unwrap_or_default();

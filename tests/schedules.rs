@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use time::format_description::well_known::Rfc3339;
 use time::{OffsetDateTime, UtcOffset};
 
-use crate::util::orchestra::{spawn_serve, spawn_serve_logging};
+use crate::util::orchestra::{ServeDir, spawn_serve, spawn_serve_logging};
 
 /// A pattern that fires once a day, at `t`'s second in `offset`'s local time.
 fn daily_at(t: OffsetDateTime, offset: UtcOffset) -> String {
@@ -97,31 +97,19 @@ fn unix(t: OffsetDateTime) -> i64 {
 #[tokio::test(flavor = "multi_thread")]
 async fn schedules_fire_at_their_times_and_a_missed_time_once_if_they_say_so() {
     let one = crate::util::echo(0).await;
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("schedules");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("flows")).unwrap();
     let start = OffsetDateTime::now_utc().replace_nanosecond(0).unwrap();
     let (soon, later) = (
         start + Duration::from_secs(6),
         start + Duration::from_secs(12),
     );
-    std::fs::write(dir.join("flows/report.toml"), report(soon, later)).unwrap();
-    std::fs::write(
-        dir.join("agents.toml"),
-        format!("[agents.one]\nurl = \"{}\"\n", one.url),
-    )
-    .unwrap();
-    let db = format!("sqlite://{}", dir.join("store.db").display());
-    let args = [
-        "--agents".to_owned(),
-        dir.join("agents.toml").display().to_string(),
-        "--workflows".to_owned(),
-        dir.join("flows").display().to_string(),
-        "--listen".to_owned(),
-        "127.0.0.1:0".to_owned(),
-        "--store".to_owned(),
-        db,
-    ];
+    let report = report(soon, later);
+    let dir = ServeDir::new(
+        "schedules",
+        &[("report.toml", &report)],
+        &[("one", &one.url)],
+    );
+    let db = format!("sqlite://{}", dir.dir.join("store.db").display());
+    let args = dir.args(&["--store", &db]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
 
     let (mut serve, url) = spawn_serve(&args, &[]).await;
@@ -189,36 +177,18 @@ input = { at = "{{ schedule.time }}" }
 "#;
     let pg = crate::util::postgres::Cluster::shared();
     let one = crate::util::echo(0).await;
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("schedules-replicas");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("flows")).unwrap();
-    std::fs::write(dir.join("flows/tick.toml"), EVERY).unwrap();
-    std::fs::write(
-        dir.join("agents.toml"),
-        format!("[agents.one]\nurl = \"{}\"\n", one.url),
-    )
-    .unwrap();
+    let dir = ServeDir::new(
+        "schedules-replicas",
+        &[("tick.toml", EVERY)],
+        &[("one", &one.url)],
+    );
     let store = pg.database("schedules_replicas").await;
-    let agents = dir.join("agents.toml").display().to_string();
-    let flows = dir.join("flows").display().to_string();
+    let args = dir.args(&["--store", &store, "--lease", "1500ms"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut replicas = Vec::new();
     for i in 0..2 {
-        let log = std::fs::File::create(dir.join(format!("replica-{i}.log"))).unwrap();
-        let args = [
-            "--agents",
-            &agents,
-            "--workflows",
-            &flows,
-            "--listen",
-            "127.0.0.1:0",
-            "--store",
-            &store,
-            "--lease",
-            "1500ms",
-        ];
-        let (child, url) =
-            spawn_serve_logging(&args, &[("RUST_LOG", "a2a_orchestrator=info")], log.into()).await;
-        replicas.push((child, url));
+        let info = [("RUST_LOG", "a2a_orchestrator=info")];
+        replicas.push(spawn_serve_logging(&args, &info, dir.log_file(i)).await);
     }
     // Killed a second after a time (halfway between two), not as it fires one: a
     // replica killed between taking a time and starting its run loses that run.
@@ -242,7 +212,7 @@ input = { at = "{{ schedule.time }}" }
     .fetch_all(&mut db)
     .await
     .unwrap();
-    let log = |i: usize| std::fs::read_to_string(dir.join(format!("replica-{i}.log"))).unwrap();
+    let log = |i: usize| dir.log(i);
     let times: Vec<i64> = ids
         .iter()
         .map(|id| id.rsplit(':').next().unwrap().parse().unwrap())
@@ -296,17 +266,13 @@ name = "itself"
 cron = "* * * * * *"
 "#;
     let one = crate::util::echo(0).await;
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("schedules-owned");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("flows")).unwrap();
-    std::fs::write(dir.join("flows/owned.toml"), OWNED).unwrap();
+    let dir = ServeDir::new(
+        "schedules-owned",
+        &[("owned.toml", OWNED)],
+        &[("one", &one.url)],
+    );
     std::fs::write(
-        dir.join("agents.toml"),
-        format!("[agents.one]\nurl = \"{}\"\n", one.url),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("orchestrator.toml"),
+        dir.dir.join("orchestrator.toml"),
         "[server]\nworkflows = \"flows\"\nagents = \"agents.toml\"\n\
          [auth.tokens.reports]\nenv = \"REPORTS_TOKEN\"\n\
          [auth.tokens.other]\nenv = \"OTHER_TOKEN\"\n\
@@ -318,7 +284,7 @@ cron = "* * * * * *"
         ("OTHER_TOKEN", "other-token-long-enough-01234567890"),
         ("OPS_TOKEN", "ops-token-long-enough-0123456789012"),
     ];
-    let config = dir.join("orchestrator.toml").display().to_string();
+    let config = dir.dir.join("orchestrator.toml").display().to_string();
     let (_serve, url) = crate::util::orchestra::spawn_serve_as_given(
         &[
             "--config",

@@ -362,29 +362,15 @@ workflow = "provision-acounts"
 /// the child, and both complete.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_parent_and_its_child_resume_after_a_sigkill() {
-    use crate::util::orchestra::spawn_serve;
+    use crate::util::orchestra::{ServeDir, spawn_serve};
     let two = crate::util::echo(0).await;
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("subworkflows-kill");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("flows")).unwrap();
-    std::fs::write(dir.join("flows/laptop.toml"), APPROVED).unwrap();
-    std::fs::write(dir.join("flows/hire.toml"), HIRE).unwrap();
-    std::fs::write(
-        dir.join("agents.toml"),
-        format!("[agents.two]\nurl = \"{}\"\n", two.url),
-    )
-    .unwrap();
-    let store = format!("sqlite://{}", dir.join("o.db").display());
-    let args = [
-        "--agents".to_owned(),
-        dir.join("agents.toml").display().to_string(),
-        "--workflows".to_owned(),
-        dir.join("flows").display().to_string(),
-        "--listen".to_owned(),
-        "127.0.0.1:0".to_owned(),
-        "--store".to_owned(),
-        store,
-    ];
+    let dir = ServeDir::new(
+        "subworkflows-kill",
+        &[("laptop.toml", APPROVED), ("hire.toml", HIRE)],
+        &[("two", &two.url)],
+    );
+    let store = format!("sqlite://{}", dir.dir.join("o.db").display());
+    let args = dir.args(&["--store", &store]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (mut first, url) = spawn_serve(&args, &[]).await;
     let (c, _) = client(&url).await;
@@ -442,7 +428,7 @@ async fn a_parent_and_its_child_resume_after_a_sigkill() {
 #[ignore = "needs PostgreSQL: the full suite, `cargo xtask test`"]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_parent_and_its_child_are_taken_over_by_another_replica() {
-    use crate::util::orchestra::spawn_serve_logging;
+    use crate::util::orchestra::{ServeDir, spawn_serve_logging};
     let pg = crate::util::postgres::Cluster::shared();
     let seen: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, u32>>> =
         Default::default();
@@ -454,39 +440,20 @@ async fn a_parent_and_its_child_are_taken_over_by_another_replica() {
         &calls,
     )
     .await;
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("subworkflows-takeover");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("flows")).unwrap();
-    std::fs::write(dir.join("flows/laptop.toml"), APPROVED).unwrap();
-    std::fs::write(dir.join("flows/hire.toml"), HIRE).unwrap();
-    std::fs::write(
-        dir.join("agents.toml"),
-        format!("[agents.two]\nurl = \"{two}\"\n"),
-    )
-    .unwrap();
+    let dir = ServeDir::new(
+        "subworkflows-takeover",
+        &[("laptop.toml", APPROVED), ("hire.toml", HIRE)],
+        &[("two", &two)],
+    );
     let store = pg.database("subworkflows_takeover").await;
-    let agents = dir.join("agents.toml").display().to_string();
-    let flows = dir.join("flows").display().to_string();
+    let args = dir.args(&["--store", &store, "--lease", "1500ms"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut replicas = Vec::new();
     for i in 0..2 {
-        let log = std::fs::File::create(dir.join(format!("replica-{i}.log"))).unwrap();
-        let args = [
-            "--agents",
-            &agents,
-            "--workflows",
-            &flows,
-            "--listen",
-            "127.0.0.1:0",
-            "--store",
-            &store,
-            "--lease",
-            "1500ms",
-        ];
-        replicas.push(
-            spawn_serve_logging(&args, &[("RUST_LOG", "a2a_orchestrator=info")], log.into()).await,
-        );
+        let info = [("RUST_LOG", "a2a_orchestrator=info")];
+        replicas.push(spawn_serve_logging(&args, &info, dir.log_file(i)).await);
     }
-    let log = |i: usize| std::fs::read_to_string(dir.join(format!("replica-{i}.log"))).unwrap();
+    let log = |i: usize| dir.log(i);
     let (c, _) = client(&replicas[0].1).await;
     let asked = task(
         c.send_message(&start("hire", json!({ "name": "Ada" })))

@@ -7,7 +7,7 @@
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use crate::util::orchestra::spawn_serve;
+use crate::util::orchestra::{ServeDir, spawn_serve};
 
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
@@ -103,23 +103,8 @@ impl Delivery<'_> {
 /// `serve` with the webhook's workflow, its secret set.
 async fn served(dir: &str) -> (tokio::process::Child, String, crate::util::Running) {
     let one = crate::util::echo(0).await;
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("flows")).unwrap();
-    std::fs::write(dir.join("flows/hire.toml"), HIRE).unwrap();
-    std::fs::write(
-        dir.join("agents.toml"),
-        format!("[agents.one]\nurl = \"{}\"\n", one.url),
-    )
-    .unwrap();
-    let args = [
-        "--agents".to_owned(),
-        dir.join("agents.toml").display().to_string(),
-        "--workflows".to_owned(),
-        dir.join("flows").display().to_string(),
-        "--listen".to_owned(),
-        "127.0.0.1:0".to_owned(),
-    ];
+    let dir = ServeDir::new(dir, &[("hire.toml", HIRE)], &[("one", &one.url)]);
+    let args = dir.args(&[]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (child, url) = spawn_serve(&args, &[("HIRE_SECRET", SECRET)]).await;
     (child, url, one)
@@ -261,32 +246,15 @@ async fn a_signed_delivery_starts_one_run_and_anything_else_is_refused() {
 /// keeps `serve` from starting, naming the variable and not quoting it.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_webhook_without_its_secret_is_off_and_a_wrong_secret_stops_serve() {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("webhooks-unset");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("flows")).unwrap();
-    std::fs::write(dir.join("flows/hire.toml"), HIRE).unwrap();
-    std::fs::write(
-        dir.join("agents.toml"),
-        "[agents.one]\nurl = \"http://127.0.0.1:9\"\n",
-    )
-    .unwrap();
-    let agents = dir.join("agents.toml").display().to_string();
-    let flows = dir.join("flows").display().to_string();
-    let args = [
-        "--agents",
-        &agents,
-        "--workflows",
-        &flows,
-        "--listen",
-        "127.0.0.1:0",
-    ];
-    let log = dir.join("serve.log");
-    let (_serve, url) = crate::util::orchestra::spawn_serve_logging(
-        &args,
-        &[],
-        std::fs::File::create(&log).unwrap().into(),
-    )
-    .await;
+    let dir = ServeDir::new(
+        "webhooks-unset",
+        &[("hire.toml", HIRE)],
+        &[("one", "http://127.0.0.1:9")],
+    );
+    let args = dir.args(&[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_serve, url) =
+        crate::util::orchestra::spawn_serve_logging(&args, &[], dir.log_file(0)).await;
     let (status, answer) = Delivery::signed("msg_1", json!({ "person": { "name": "Ada" } }))
         .post(&url, "hr/new-hire")
         .await;
@@ -295,7 +263,7 @@ async fn a_webhook_without_its_secret_is_off_and_a_wrong_secret_stops_serve() {
         answer["error"],
         "this webhook is off: the server has no secret for it"
     );
-    let said = std::fs::read_to_string(&log).unwrap();
+    let said = dir.log(0);
     assert!(
         said.contains("hire.toml: the webhook /webhooks/hr/new-hire is off: set HIRE_SECRET"),
         "{said}"
@@ -306,7 +274,7 @@ async fn a_webhook_without_its_secret_is_off_and_a_wrong_secret_stops_serve() {
 
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))
         .args(["serve", "--insecure-open", "--store", "memory"])
-        .args(args)
+        .args(&args)
         .env("HIRE_SECRET", "hunter2-not-a-whsec")
         .output()
         .await
@@ -329,33 +297,25 @@ async fn the_shipped_onboarding_starts_from_a_signed_webhook() {
     let fleet = Fleet::start(&[Set::Onboarding], Behaviour::default(), "127.0.0.1", true)
         .await
         .unwrap();
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("webhooks-onboarding");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("workflows")).unwrap();
-    for shipped in ["employee-onboarding.toml", "provision-accounts.toml"] {
-        std::fs::copy(
-            std::path::Path::new(crate::util::ROOT)
-                .join("workflows")
-                .join(shipped),
-            dir.join("workflows").join(shipped),
-        )
-        .unwrap();
-    }
-    std::fs::write(dir.join("agents.toml"), fleet.agents_toml()).unwrap();
-    let agents = dir.join("agents.toml").display().to_string();
-    let flows = dir.join("workflows").display().to_string();
-    let (_serve, url) = spawn_serve(
+    let shipped = |file: &str| {
+        std::fs::read_to_string(std::path::Path::new(crate::util::ROOT).join(file)).unwrap()
+    };
+    let (onboarding, accounts) = (
+        shipped("workflows/employee-onboarding.toml"),
+        shipped("workflows/provision-accounts.toml"),
+    );
+    let dir = ServeDir::new(
+        "webhooks-onboarding",
         &[
-            "--agents",
-            &agents,
-            "--workflows",
-            &flows,
-            "--listen",
-            "127.0.0.1:0",
+            ("employee-onboarding.toml", &onboarding),
+            ("provision-accounts.toml", &accounts),
         ],
-        &[("ONBOARDING_WEBHOOK_SECRET", SECRET)],
-    )
-    .await;
+        &[],
+    );
+    std::fs::write(dir.dir.join("agents.toml"), fleet.agents_toml()).unwrap();
+    let args = dir.args(&[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_serve, url) = spawn_serve(&args, &[("ONBOARDING_WEBHOOK_SECRET", SECRET)]).await;
     let hire = json!({ "name": "Mary Jackson", "role": "sales", "start_date": "2027-02-01", "remote": true });
     let (status, answer) = Delivery::signed("hr-evt-1", hire)
         .post(&url, "hr/new-hire")

@@ -17,6 +17,57 @@ use orchestrator_store::StoreSpec;
 
 use crate::util::echo;
 
+/// A directory of its own for a test's `serve` processes, made afresh under the test
+/// target directory: `flows/` holding the test's workflow files and `agents.toml`
+/// naming its agents.
+pub struct ServeDir {
+    pub dir: PathBuf,
+}
+
+impl ServeDir {
+    /// `flows/NAME` for each (NAME, TOML) of `workflows`, and each (name, URL) of
+    /// `agents` in `agents.toml`.
+    pub fn new(name: &str, workflows: &[(&str, &str)], agents: &[(&str, &str)]) -> ServeDir {
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("flows")).unwrap();
+        for (file, text) in workflows {
+            std::fs::write(dir.join("flows").join(file), text).unwrap();
+        }
+        let toml: String = (agents.iter())
+            .map(|(name, url)| format!("[agents.{name}]\nurl = \"{url}\"\n"))
+            .collect();
+        std::fs::write(dir.join("agents.toml"), toml).unwrap();
+        ServeDir { dir }
+    }
+
+    /// `--agents`, `--workflows` and `--listen 127.0.0.1:0`, and `more` after them.
+    pub fn args(&self, more: &[&str]) -> Vec<String> {
+        let mut args = vec![
+            "--agents".to_owned(),
+            self.dir.join("agents.toml").display().to_string(),
+            "--workflows".to_owned(),
+            self.dir.join("flows").display().to_string(),
+            "--listen".to_owned(),
+            "127.0.0.1:0".to_owned(),
+        ];
+        args.extend(more.iter().map(|a| (*a).to_owned()));
+        args
+    }
+
+    /// A log file here for `serve` number `i`'s stderr.
+    pub fn log_file(&self, i: usize) -> std::process::Stdio {
+        std::fs::File::create(self.dir.join(format!("serve-{i}.log")))
+            .unwrap()
+            .into()
+    }
+
+    /// What `serve` number `i` logged so far.
+    pub fn log(&self, i: usize) -> String {
+        std::fs::read_to_string(self.dir.join(format!("serve-{i}.log"))).unwrap_or_default()
+    }
+}
+
 /// [`spawn_serve`] with its log lines (stderr) sent to `stderr`.
 pub async fn spawn_serve_logging(
     args: &[&str],

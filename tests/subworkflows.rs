@@ -514,3 +514,79 @@ async fn a_parent_and_its_child_are_taken_over_by_another_replica() {
     let counts: Vec<u32> = seen.lock().unwrap().values().copied().collect();
     assert_eq!(counts, [1], "the laptop was ordered once");
 }
+
+/// A child's question is listed in the inbox once, as the child's (its approvers are
+/// the child's), naming the parent's run and step it holds up — not a second time as
+/// the parent's.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_childs_question_is_in_the_inbox_once_as_the_parents() {
+    let o = orchestra_with(&[APPROVED, HIRE], 0, |_| {}).await;
+    let (c, _) = client(&o.url).await;
+    let asked = task(
+        c.send_message(&start("hire", json!({ "name": "Ada" })))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(asked.status.state, TaskState::InputRequired);
+    let inbox: Value = crate::util::http()
+        .get(format!("{}inbox", o.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(inbox["count"], 1, "{inbox:#}");
+    let q = &inbox["questions"][0];
+    let child = run_of(&asked)["children"][0]["run"].clone();
+    assert_eq!(
+        (&q["run"], &q["workflow"], &q["kind"]),
+        (&child, &json!("approved-laptop"), &json!("approval")),
+        "{inbox:#}"
+    );
+    assert_eq!(
+        q["parent"],
+        json!({ "run": asked.id.as_str(), "step": "laptop", "item": null })
+    );
+    // Answered where the inbox says (the child's task), the parent goes on too.
+    let mut yes = Message::user_text("yes");
+    yes.task_id = Some(a2a::types::TaskId::new(child.as_str().unwrap()));
+    task(c.send_message(&MessageSendParams::new(yes)).await.unwrap());
+    let mut parent = None;
+    for _ in 0..100 {
+        let t = (c
+            .get_task(&a2a::types::TaskQueryParams::new(asked.id.clone()))
+            .await)
+            .unwrap();
+        if t.status.state.is_terminal() {
+            parent = Some(t);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let parent = parent.unwrap_or_else(|| {
+        let now = |id: a2a::types::TaskId| {
+            let c = c.clone();
+            async move {
+                c.get_task(&a2a::types::TaskQueryParams::new(id))
+                    .await
+                    .unwrap()
+            }
+        };
+        let p = futures::executor::block_on(now(asked.id.clone()));
+        let k = futures::executor::block_on(now(a2a::types::TaskId::new(child.as_str().unwrap())));
+        panic!(
+            "the parent did not end: {:?} {:#}\nchild: {:?} {:#}",
+            p.status.state,
+            run_of(&p),
+            k.status.state,
+            run_of(&k)
+        )
+    });
+    assert_eq!(
+        parent.status.state,
+        TaskState::Completed,
+        "{:#}",
+        run_of(&parent)
+    );
+}

@@ -241,6 +241,10 @@ async fn inbox(url: &str, token_env: Option<&str>, json: bool) -> anyhow::Result
         if let Some(by) = q["startedBy"].as_str() {
             line.push_str(&format!("  started by {by}"));
         }
+        if let (Some(run), Some(step)) = (q["parent"]["run"].as_str(), q["parent"]["step"].as_str())
+        {
+            line.push_str(&format!("  for run {run} (its step {step})"));
+        }
         if let Some(until) = q["until"].as_str() {
             line.push_str(&format!("  until {until}"));
         }

@@ -133,6 +133,22 @@ impl Children {
         Ok(Box::pin(updates(conversation, phase)))
     }
 
+    /// Watches child run `task_id` of run `run_id` while it waits for input: a status
+    /// once it goes on (answered on its own task, or canceled), and nothing before.
+    pub fn watch(
+        &self,
+        behalf: &OnBehalf,
+        run_id: &str,
+        agent: &str,
+        task_id: &str,
+    ) -> Result<Updates, AgentError> {
+        let (caller, _) = Self::acting(behalf, run_id);
+        let conversation =
+            Conversation::in_process(self.client(caller)?, agent.to_owned(), false).watching();
+        let phase = Streamed::Attach(TaskId::new(task_id));
+        Ok(Box::pin(updates(conversation, phase)))
+    }
+
     /// Cancels child run `task_id` of run `run_id`.
     pub async fn cancel(
         &self,

@@ -53,6 +53,9 @@ pub(super) struct Conversation {
     own: bool,
     /// The model the task said it used, last passed on.
     model: Option<String>,
+    /// Only watching a task that waits for input: it says nothing while the task waits
+    /// (asking or not), and the first other state ends it.
+    watching: bool,
 }
 
 /// A streaming conversation's phase: the call it makes next.
@@ -150,7 +153,14 @@ impl Conversation {
             used: None,
             own: false,
             model: None,
+            watching: false,
         }
+    }
+
+    /// Only watches the task (see `watching`).
+    pub(super) fn watching(mut self) -> Self {
+        self.watching = true;
+        self
     }
 
     /// Its calls to be answered within `within` (on gRPC, their `grpc-timeout`).
@@ -229,6 +239,9 @@ impl Conversation {
     }
 
     fn status(&mut self, status: &TaskStatus) {
+        if self.watching && status.state.is_interrupted() {
+            return;
+        }
         self.pending.push_back(Ok(Update::Status {
             state: remote_state(status.state),
             message: status_text(status),

@@ -306,6 +306,22 @@ impl AgentConnector for A2aConnector {
         })
     }
 
+    /// A child run can be answered on its own task (the inbox lists it there); an
+    /// agent's task is answered through the run that asked, and is not watched.
+    fn watch(
+        &self,
+        run_id: &str,
+        agent: &str,
+        task_id: &str,
+    ) -> BoxFuture<'static, Result<Updates, AgentError>> {
+        let watched = if agent.starts_with(orchestrator_core::workflow::CHILD_PREFIX) {
+            self.children.watch(&self.behalf, run_id, agent, task_id)
+        } else {
+            Err(AgentError::new(AgentErrorKind::Unavailable, "not watched"))
+        };
+        Box::pin(async move { watched })
+    }
+
     fn cancel(
         &self,
         run_id: &str,

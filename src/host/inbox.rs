@@ -2,6 +2,11 @@
 //! runs, oldest first — `GET /inbox`, authenticated as the A2A endpoints are, read by
 //! `runs inbox` and the web view's inbox page. Each says which run and step asks, what,
 //! since when and until when, who started the run, and how to answer it.
+//!
+//! A child run's question (a workflow step's) is listed once, as the child's: its
+//! approvers and four-eyes rule are the child's, and it names the parent's run and step
+//! it holds up. The parent's task shows it too, for its client to answer, but the
+//! inbox does not list it twice.
 
 use std::sync::Arc;
 
@@ -13,7 +18,10 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use orchestrator_core::engine::detail::QuestionType;
+use orchestrator_core::engine::detail::{PendingQuestion, QuestionType};
+use orchestrator_core::workflow::StepKind;
+
+use super::RunSummary;
 
 /// Most tasks the inbox reads (pages of [`PAGE`]).
 const MAX_TASKS: usize = 2_000;
@@ -27,12 +35,30 @@ pub struct Inbox {
     pub auth: Option<InboundAuth>,
 }
 
-/// One waiting question, as the inbox lists it (`header`: its run's, when stored).
-fn entry(
+/// The questions of `task` a caller may answer that are its run's own: not those a
+/// child run asks through one of its workflow steps (listed as the child's). Which
+/// steps those are, the run's workflow says (as loaded now).
+async fn own_questions(
+    orchestrator: &super::Orchestrator,
     task: &a2a::types::Task,
-    q: &orchestrator_core::engine::detail::PendingQuestion,
-    summary: Option<&(String, Option<String>)>,
-) -> Value {
+    caller: &Caller,
+) -> (Vec<PendingQuestion>, Option<RunSummary>) {
+    let mut questions = super::access::answerable(task, caller);
+    if questions.is_empty() {
+        return (questions, None);
+    }
+    let summary = orchestrator.run_summary(&task.id).await;
+    let workflow = (summary.as_ref()).and_then(|s| orchestrator.workflow(&s.workflow));
+    let relays = |step: &str| {
+        (workflow.as_ref().and_then(|w| w.step(step)))
+            .is_some_and(|s| matches!(s.kind, StepKind::Workflow { .. }))
+    };
+    questions.retain(|q| !relays(&q.step));
+    (questions, summary)
+}
+
+/// One waiting question, as the inbox lists it (`header`: its run's, when stored).
+fn entry(task: &a2a::types::Task, q: &PendingQuestion, summary: Option<&RunSummary>) -> Value {
     let run = task.id.as_str();
     let step = &q.step;
     let at = match q.item {
@@ -45,9 +71,11 @@ fn entry(
         }
         _ => format!("a2a-orchestrator runs answer {run} \"…\" --step {step}"),
     };
+    let parent = summary.and_then(|s| s.parent.as_ref());
     json!({
         "run": run,
-        "workflow": summary.map(|s| s.0.clone()),
+        "parent": parent.map(|p| json!({ "run": p.run, "step": p.step, "item": p.item })),
+        "workflow": summary.map(|s| s.workflow.clone()),
         "step": step,
         "item": q.item,
         "at": at,
@@ -56,7 +84,7 @@ fn entry(
         "askedAt": q.asked_at,
         "until": q.until,
         "approvers": q.approvers,
-        "startedBy": summary.and_then(|s| s.1.clone()),
+        "startedBy": summary.and_then(|s| s.started_by.clone()),
         "answer": answer,
     })
 }
@@ -99,12 +127,7 @@ pub async fn list(State(inbox): State<Arc<Inbox>>, headers: HeaderMap) -> Respon
         };
         read += page.tasks.len();
         for task in &page.tasks {
-            let mine = super::access::answerable(task, &caller);
-            if mine.is_empty() {
-                continue;
-            }
-            // Which workflow, and who started it.
-            let summary = inbox.orchestrator.run_summary(&task.id).await;
+            let (mine, summary) = own_questions(&inbox.orchestrator, task, &caller).await;
             for q in mine {
                 questions.push(entry(task, &q, summary.as_ref()));
             }
@@ -130,7 +153,7 @@ pub async fn list(State(inbox): State<Arc<Inbox>>, headers: HeaderMap) -> Respon
 
 /// Every question waiting now, whoever may answer it: how many, and how long the
 /// oldest has waited (seconds; 0 when none), for the metrics.
-pub async fn waiting(store: &dyn TaskStore) -> (usize, i64) {
+pub async fn waiting(store: &dyn TaskStore, orchestrator: &super::Orchestrator) -> (usize, i64) {
     let mut query = TaskQuery {
         state: Some(TaskState::InputRequired),
         limit: PAGE,
@@ -140,7 +163,10 @@ pub async fn waiting(store: &dyn TaskStore) -> (usize, i64) {
     while let Ok(page) = store.list(&query).await {
         read += page.tasks.len();
         for task in &page.tasks {
-            for q in super::access::answerable(task, &Caller::anonymous()) {
+            for q in own_questions(orchestrator, task, &Caller::anonymous())
+                .await
+                .0
+            {
                 count += 1;
                 let at = (q.asked_at.as_deref()).and_then(|t| {
                     time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339)

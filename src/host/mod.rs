@@ -62,6 +62,13 @@ enum Conversation {
     Running { control: RunControl },
 }
 
+/// A run at a glance, for a list: its workflow, who started it, and its parent run.
+pub(super) struct RunSummary {
+    pub workflow: String,
+    pub started_by: Option<String>,
+    pub parent: Option<orchestrator_core::engine::ParentRun>,
+}
+
 /// The orchestrator's agent. Cheap to clone.
 #[derive(Clone)]
 pub struct Orchestrator {
@@ -143,9 +150,10 @@ impl Orchestrator {
             .clone()
     }
 
-    /// The workflow of the run task `task_id` holds, and who started it: from the run
-    /// this process holds, else as the run was stored.
-    pub(super) async fn run_summary(&self, task_id: &TaskId) -> Option<(String, Option<String>)> {
+    /// The workflow of the run task `task_id` holds, who started it, and the parent run
+    /// whose workflow step started it: from the run this process holds, else as the run
+    /// was stored.
+    pub(super) async fn run_summary(&self, task_id: &TaskId) -> Option<RunSummary> {
         let live = match self.tasks().get(task_id) {
             Some(Conversation::Running { control }) => Some(control.clone()),
             _ => None,
@@ -153,15 +161,28 @@ impl Orchestrator {
         if let Some(control) = live {
             return Some(control.read(|told| {
                 let d = told.detail();
-                (
-                    d.workflow.clone(),
-                    d.started_by.as_ref().map(|p| p.name.clone()),
-                )
+                RunSummary {
+                    workflow: d.workflow.clone(),
+                    started_by: d.started_by.as_ref().map(|p| p.name.clone()),
+                    parent: d.parent.clone(),
+                }
             }));
         }
         let saved = self.inner.engine.saved_run(task_id.as_str()).await.ok()??;
         let h = saved.header;
-        Some((h.workflow_id, h.initiator.map(|a| a.name)))
+        Some(RunSummary {
+            workflow: h.workflow_id,
+            started_by: h.initiator.map(|a| a.name),
+            parent: h.parent,
+        })
+    }
+
+    /// The workflow loaded now whose id is `id`.
+    pub fn workflow(&self, id: &str) -> Option<Arc<Workflow>> {
+        self.workflows()
+            .iter()
+            .find(|w| w.id.as_str() == id)
+            .cloned()
     }
 
     /// The currency runs' costs are shown in, if the prices name one.

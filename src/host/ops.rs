@@ -221,7 +221,7 @@ async fn metrics(State(ops): State<Arc<Ops>>, headers: HeaderMap) -> Response {
     let _ = ops.missing_agents();
     let m = orchestrator_metrics::get();
     let store: Arc<dyn a2a::store::TaskStore> = ops.store.clone();
-    let (waiting, oldest) = super::inbox::waiting(&*store).await;
+    let (waiting, oldest) = super::inbox::waiting(&*store, &ops.orchestrator).await;
     m.questions_waiting.set(waiting as i64);
     m.oldest_question_seconds.set(oldest);
     for s in ops.registry.statuses() {

@@ -349,7 +349,8 @@ async function inboxPage() {
     none.hidden = inbox.count > 0;
     list.replaceChildren(...inbox.questions.map((q) => h('tr', { 'data-run': q.run, 'data-step': q.step },
       h('td', {}, shortId(q.run, `#/run/${encodeURIComponent(q.run)}`)),
-      h('td', {}, q.workflow || ''),
+      h('td', {}, q.workflow || '', q.parent && h('div', { class: 'muted' }, 'for ',
+        shortId(q.parent.run, `#/run/${encodeURIComponent(q.parent.run)}`), ` · ${q.parent.step}`)),
       h('td', {}, q.at),
       h('td', { class: 'prompt' }, q.prompt),
       h('td', {}, when(q.askedAt)),

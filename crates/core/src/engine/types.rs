@@ -165,6 +165,19 @@ pub trait AgentConnector: Send + Sync + 'static {
         let message = format!("cannot follow task {task_id} of agent {agent} again");
         Box::pin(async move { Err(AgentError::new(AgentErrorKind::Unavailable, message)) })
     }
+    /// Watches a downstream task of run `run_id` that waits for input: says nothing
+    /// while it waits, then its state once it goes on without an answer from this run
+    /// (answered elsewhere, canceled). The default cannot: an agent's task is answered
+    /// through the run that asked.
+    fn watch(
+        &self,
+        run_id: &str,
+        agent: &str,
+        task_id: &str,
+    ) -> BoxFuture<'static, Result<Updates, AgentError>> {
+        let _ = (run_id, agent, task_id);
+        Box::pin(async { Err(AgentError::new(AgentErrorKind::Unavailable, "not watched")) })
+    }
     /// Cancels a downstream task of run `run_id`.
     fn cancel(
         &self,

@@ -579,8 +579,12 @@ impl Unit {
                                     auth,
                                 };
                                 let approvers = step.answerers.approvers.clone();
-                                match self.ask(kind, prompt, approvers, step_until).await {
-                                    Ok(a) => Ok(a.answer),
+                                let moved_on = self.moved_on(&name, task_id.as_deref());
+                                match (self
+                                    .ask_unless(kind, prompt, approvers, step_until, moved_on))
+                                .await
+                                {
+                                    Ok(a) => Ok(a.map(|a| a.answer)),
                                     Err(f) => {
                                         self.cancel_downstream(agent).await;
                                         Err(f)
@@ -588,6 +592,14 @@ impl Unit {
                                 }
                             })
                             .await?;
+                            let Some(answer) = answer else {
+                                // Answered elsewhere: the task is followed again from
+                                // where it stands.
+                                if let Some(task) = task_id {
+                                    reattach = Some((name, task));
+                                }
+                                continue 'send;
+                            };
                             // The answer goes to the same downstream task; the wait did not
                             // count against the attempt's timeout.
                             turn += 1;
@@ -617,6 +629,30 @@ impl Unit {
                 }
             }
         }
+    }
+
+    /// Completes when downstream task `task_id` of `agent`, waiting for an answer, goes
+    /// on without the one this run would give — a child run's question answered on
+    /// the child's own task, say. Followed as long as the agent streams it; never
+    /// completes when it cannot be followed.
+    async fn moved_on(&self, agent: &str, task_id: Option<&str>) {
+        let watched = match task_id {
+            Some(task) => self.connector.watch(&self.run_id, agent, task).await.ok(),
+            None => None,
+        };
+        if let Some(mut updates) = watched {
+            while let Some(Ok(u)) = updates.next().await {
+                if let Update::Status { state, .. } = u
+                    && !matches!(
+                        state,
+                        RemoteState::InputRequired | RemoteState::AuthRequired
+                    )
+                {
+                    return;
+                }
+            }
+        }
+        std::future::pending().await
     }
 
     fn timed_out(&self, step: &crate::workflow::Step) -> String {

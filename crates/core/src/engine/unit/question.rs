@@ -120,6 +120,22 @@ impl Unit {
         approvers: Vec<Pattern>,
         until: Instant,
     ) -> Result<Answered, Failure> {
+        let never = std::future::pending::<()>();
+        (self.ask_unless(kind, prompt, approvers, until, never).await)
+            .map(|a| a.expect("only `moved_on` takes the question back"))
+    }
+
+    /// [`Unit::ask`], unless `moved_on` completes first — the question was answered
+    /// elsewhere (a downstream task that went on without the answer): then `None`, and
+    /// the question is no longer pending.
+    pub(super) async fn ask_unless(
+        &self,
+        kind: QuestionKind,
+        prompt: String,
+        approvers: Vec<Pattern>,
+        until: Instant,
+        moved_on: impl std::future::Future<Output = ()>,
+    ) -> Result<Option<Answered>, Failure> {
         let (reply, mut answer) = oneshot::channel();
         // Sent to the step's `announce_to` agent too, while the run waits.
         let mut announcing = (self.workflow.steps[self.step].announce_to.clone())
@@ -136,9 +152,12 @@ impl Unit {
         if self.ask.send(Box::new(ask)).await.is_err() {
             return Err(Failure::Canceled("the run ended".into()));
         }
+        let mut moved_on = std::pin::pin!(moved_on);
         loop {
             tokio::select! {
-                a = &mut answer => return a.map_err(|_| Failure::Canceled("the run ended".into())),
+                a = &mut answer => return a.map(Some).map_err(|_| Failure::Canceled("the run ended".into())),
+                // Dropping `answer` closes the question: the run loop lets it go.
+                () = &mut moved_on => return Ok(None),
                 () = sleep_until(until) => return Err(Failure::Deadline),
                 () = self.cancel.cancelled() => return Err(Failure::Canceled("canceled".into())),
                 () = async { if let Some(a) = announcing.as_mut() { a.await } }, if announcing.is_some() => {

@@ -739,6 +739,7 @@ async fn store_contract(store: Arc<dyn Store>) {
         text: Some("yes".into()),
         data: None,
         started_at: None,
+        asking: false,
     };
     store.save_unit("t1", "a", None, &sent).await.unwrap();
     store.save_unit("t1", "b", Some(3), &sent).await.unwrap();
@@ -815,6 +816,7 @@ async fn queued_checkpoints_are_stored_with_the_next_waited_write() {
         text: Some(step.into()),
         data: None,
         started_at: None,
+        asking: false,
     };
     // Queued, in order: a step's task id, then its end; then the next step's message,
     // waited for, which stores them all.

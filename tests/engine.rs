@@ -1140,6 +1140,7 @@ async fn a_resumed_run_keeps_finished_work_and_resends_an_unknown_send_with_its_
         text: Some("y".into()),
         data: None,
         started_at: None,
+        asking: false,
     };
     store
         .save_unit("run-1", "each", Some(1), &sent)

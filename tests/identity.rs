@@ -396,10 +396,13 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         });
     assert_eq!(caller["name"], "Alice Archer");
     assert_eq!(caller["groups"], json!(["hr"]));
-    assert_eq!(skills(alices), ["employee-onboarding", "laptop"]);
+    assert_eq!(
+        skills(alices),
+        ["employee-onboarding", "laptop", "provision-accounts"]
+    );
     assert_eq!(
         skills(olga.get_authenticated_extended_card().await.unwrap()),
-        ["employee-onboarding"],
+        ["employee-onboarding", "provision-accounts"],
         "only what she may start"
     );
     // Olga (sre) may not start it, even as an operator.
@@ -662,8 +665,9 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         .text()
         .await
         .unwrap();
+    // Started: two laptops, an onboarding, and the child run it started for its accounts.
     for line in [
-        "a2a_orchestrator_actions_total{action=\"started\"} 3",
+        "a2a_orchestrator_actions_total{action=\"started\"} 4",
         "a2a_orchestrator_actions_total{action=\"approved\"} 2",
         "a2a_orchestrator_actions_total{action=\"canceled\"} 1",
         "a2a_orchestrator_actions_total{action=\"start_refused\"} 1",

@@ -70,6 +70,7 @@ fn first_message() -> Checkpoint {
         text: Some("go".into()),
         data: None,
         started_at: None,
+        asking: false,
     }
 }
 

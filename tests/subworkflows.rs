@@ -485,13 +485,30 @@ async fn a_parent_and_its_child_are_taken_over_by_another_replica() {
             .get_task(&a2a::types::TaskQueryParams::new(asked.id.clone()))
             .await
             .unwrap();
-        if t.status.state.is_terminal() {
-            done = Some(t);
+        let ended = t.status.state.is_terminal();
+        done = Some(t);
+        if ended {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    let done = done.unwrap_or_else(|| panic!("the parent did not end\nreplica 1:\n{}", log(1)));
+    let done = done.unwrap();
+    if !done.status.state.is_terminal() {
+        let child = (c
+            .get_task(&a2a::types::TaskQueryParams::new(a2a::types::TaskId::new(
+                child_id.clone(),
+            )))
+            .await)
+            .unwrap();
+        panic!(
+            "the parent did not end: {:?} {:#}\nchild {:?} {:#}\nsent {sent:?}\nreplica 1:\n{}",
+            done.status.state,
+            run_of(&done),
+            child.status.state,
+            run_of(&child),
+            log(1)
+        );
+    }
     assert_eq!(
         done.status.state,
         TaskState::Completed,

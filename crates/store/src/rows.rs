@@ -109,6 +109,8 @@ pub(crate) enum CheckpointRow {
         data: Option<Map<String, Value>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         started_at: Option<String>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        asking: bool,
     },
     Asked {
         started_at: String,
@@ -257,6 +259,7 @@ impl From<&Checkpoint> for CheckpointRow {
                 text,
                 data,
                 started_at,
+                asking,
             } => CheckpointRow::Sent {
                 attempt: *attempt,
                 turn: *turn,
@@ -266,6 +269,7 @@ impl From<&Checkpoint> for CheckpointRow {
                 text: text.clone(),
                 data: data.clone(),
                 started_at: started_at.clone(),
+                asking: *asking,
             },
             Checkpoint::Asked { started_at } => CheckpointRow::Asked {
                 started_at: started_at.clone(),
@@ -287,6 +291,7 @@ impl From<CheckpointRow> for Checkpoint {
                 text,
                 data,
                 started_at,
+                asking,
             } => Checkpoint::Sent {
                 attempt,
                 turn,
@@ -296,6 +301,7 @@ impl From<CheckpointRow> for Checkpoint {
                 text,
                 data,
                 started_at,
+                asking,
             },
             CheckpointRow::Asked { started_at } => Checkpoint::Asked { started_at },
             CheckpointRow::Done(r) => Checkpoint::Done(r.into()),

@@ -1088,6 +1088,7 @@ prompt = "b?"
                 text: None,
                 data: None,
                 started_at: Some("t3".into()),
+                asking: false,
             },
         );
         stale.restore(&units, "t5", url);

@@ -177,6 +177,9 @@ pub enum Checkpoint {
         /// When the unit started (its first attempt; RFC 3339), kept across its
         /// checkpoints; `None` in runs stored before it was kept.
         started_at: Option<String>,
+        /// The downstream task asked a question, which the run put to the client: a
+        /// resumed run holds an answer that comes before it asks it again.
+        asking: bool,
     },
     /// A question (an approval or input step's) has been put to the client: after a
     /// restart it is asked again, its start and its timeout counted from `started_at`.

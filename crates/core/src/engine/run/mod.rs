@@ -363,7 +363,12 @@ impl Run {
                 let asked: Vec<(String, Option<usize>)> = saved
                     .units
                     .iter()
-                    .filter(|(_, c)| matches!(c, Checkpoint::Asked { .. }))
+                    .filter(|(_, c)| {
+                        matches!(
+                            c,
+                            Checkpoint::Asked { .. } | Checkpoint::Sent { asking: true, .. }
+                        )
+                    })
                     .map(|(key, _)| key.clone())
                     .collect();
                 if !asked.is_empty() {

@@ -92,6 +92,7 @@ impl Unit {
         turn: u32,
         downstream: &Option<Downstream>,
         wait: bool,
+        asking: bool,
     ) {
         let Some(j) = &self.journal else { return };
         let (name, task) = downstream.clone().map(|d| (d.agent, d.task_id)).unzip();
@@ -104,6 +105,7 @@ impl Unit {
             text: request.text.clone(),
             data: request.data.clone(),
             started_at: Some(self.started_at.clone()),
+            asking,
         };
         if wait {
             j.unit(self.id().as_str(), self.item, &c).await;
@@ -342,7 +344,8 @@ impl Unit {
                     // Stored before the message goes out: a restart knows it may have.
                     // (One boxed wait for both: a second wait here grew every unit.)
                     Box::pin(async {
-                        self.checkpoint(&request, attempt, turn, agent, true).await;
+                        self.checkpoint(&request, attempt, turn, agent, true, false)
+                            .await;
                         self.used(Usage::CALL, attempt).await;
                     })
                     .await;
@@ -439,7 +442,8 @@ impl Unit {
                         // waited for: lost in a crash, the message goes again with its
                         // id, which the agent knows.
                         if task_id.is_some() {
-                            Box::pin(self.checkpoint(&request, attempt, turn, agent, false)).await;
+                            Box::pin(self.checkpoint(&request, attempt, turn, agent, false, false))
+                                .await;
                         }
                         Box::pin(self.state(
                             StepState::Working,
@@ -574,6 +578,10 @@ impl Unit {
                             // Boxed: the wait is rare, and the answer large. Canceled or
                             // out of time while it waits: so is the downstream task.
                             let answer = Box::pin(async {
+                                // Stored before the client is asked: a run resumed
+                                // after a crash holds an answer that comes early.
+                                self.checkpoint(&request, attempt, turn, agent, true, true)
+                                    .await;
                                 let kind = QuestionKind::Downstream {
                                     agent: name.clone(),
                                     auth,

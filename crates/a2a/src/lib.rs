@@ -26,7 +26,6 @@ pub mod log;
 pub mod method;
 #[cfg(feature = "store")]
 pub mod principal;
-#[cfg(feature = "grpc")]
 pub mod proto;
 #[cfg(feature = "server")]
 pub mod server;

@@ -20,10 +20,10 @@ use super::{A2aClient, ClientError, EventStream};
 use crate::Version;
 use crate::jsonrpc::RequestId;
 use crate::jsonrpc::read_response;
+use crate::proto::pb as v1t;
 use crate::sse::{SseDecoder, SseEvent};
 use crate::types::StreamEvent;
 use crate::v1::convert as v1c;
-use crate::v1::types as v1t;
 
 /// How each event of a stream is framed.
 #[derive(Debug, Clone)]

@@ -23,7 +23,8 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity
 use tonic::{Code, Status};
 
 use super::{A2aClient, ClientError, ClientTls, EventStream, Interface};
-use crate::v1::{convert as v1c, error as v1_error, types as v1t};
+use crate::proto::pb as v1t;
+use crate::v1::{convert as v1c, error as v1_error};
 use crate::{Method, RpcError, proto};
 
 /// The connections of a client, one per interface URL.

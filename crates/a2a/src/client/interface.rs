@@ -244,7 +244,7 @@ impl Binding {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::v1::types::AgentInterface;
+    use crate::proto::pb::AgentInterface;
 
     fn card(version: &str, list: &[(&str, &str, &str)]) -> AgentCard {
         let mut card: AgentCard = serde_json::from_value(serde_json::json!({

@@ -25,16 +25,24 @@ impl A2aClient {
         let request = v1t::ListTasksRequest {
             tenant: at.tenant.clone(),
             context_id: query.context_id.clone().unwrap_or_default(),
-            status: query.status.map(v1c::task_state),
+            status: query.status.map_or(0, |s| v1c::task_state(s) as i32),
             page_size: query.page_size.map(|n| n.min(i32::MAX as u32) as i32),
             page_token: query.page_token.clone().unwrap_or_default(),
             history_length: query.history_length.map(|n| n.min(i32::MAX as u32) as i32),
-            status_timestamp_after: query.status_timestamp_after.clone(),
+            status_timestamp_after: (query.status_timestamp_after.as_deref())
+                .map(crate::proto::Timestamp::parse)
+                .transpose()
+                .map_err(|why| {
+                    ClientError::Rpc(crate::RpcError::invalid_params("statusTimestampAfter", why))
+                })?,
             include_artifacts: query.include_artifacts,
         };
         let line = RequestLine::get("tasks")
             .query("contextId", query.context_id.clone())
-            .query("status", request.status.map(|s| s.as_str()))
+            .query(
+                "status",
+                query.status.map(|s| v1c::task_state(s).as_str_name()),
+            )
             .query("pageSize", request.page_size)
             .query("pageToken", query.page_token.clone())
             .query("historyLength", request.history_length)

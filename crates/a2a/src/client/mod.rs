@@ -38,7 +38,8 @@ use tracing::warn;
 use crate::Version;
 use crate::error::ErrorCode;
 pub use crate::https::{ClientTls, TlsError};
-use crate::v1::{convert as v1c, types as v1t};
+use crate::proto::pb as v1t;
+use crate::v1::convert as v1c;
 pub use card::{CardFetch, CardResolver, MAX_CARD_BYTES, parse_card, v1_card_as_v03};
 pub use error::ClientError;
 pub use interface::{Binding, Choice, Interface, Preference, choose as choose_interfaces};
@@ -690,7 +691,11 @@ impl A2aClient {
         if at.protocol == Version::V0_3 {
             return self.rpc(at, method.as_str(), Some(params)).await;
         }
-        let request = v1_task_request(at, params);
+        let request = v1t::CancelTaskRequest {
+            tenant: at.tenant.clone(),
+            id: params.id.to_string(),
+            metadata: params.metadata.clone().map(crate::proto::json::Struct),
+        };
         let line = RequestLine::post(RequestLine::task(params.id.as_str(), ":cancel"));
         let task: v1t::Task = self.v1(at, method, &request, line, true).await?;
         v1c::task_in(task, "result").map_err(|e| Self::unreadable(at, method, e))
@@ -714,7 +719,7 @@ impl A2aClient {
         match (at.protocol, at.binding) {
             (Version::V0_3, _) => self.rpc_stream(at, method.as_str(), params).await,
             (Version::V1_0, Binding::JsonRpc) => {
-                let request = v1_task_request(at, params);
+                let request = subscribe_request(at, params);
                 self.rpc_stream(at, method.v1_name(), &request).await
             }
             (Version::V1_0, Binding::HttpJson) => {
@@ -723,7 +728,7 @@ impl A2aClient {
                 self.rest_stream::<()>(at, line, None).await
             }
             (Version::V1_0, Binding::Grpc) => {
-                let request = v1_task_request(at, params);
+                let request = subscribe_request(at, params);
                 self.grpc_stream(at, method, &request).await
             }
         }
@@ -775,7 +780,7 @@ impl A2aClient {
         if at.protocol == Version::V0_3 {
             return self.rpc(at, method.as_str(), Some(params)).await;
         }
-        let request = v1t::PushConfigRequest {
+        let request = v1t::GetTaskPushNotificationConfigRequest {
             tenant: at.tenant.clone(),
             task_id: params.id.to_string(),
             id: params
@@ -807,17 +812,17 @@ impl A2aClient {
         if at.protocol == Version::V0_3 {
             return self.rpc(at, method.as_str(), Some(params)).await;
         }
-        let request = v1t::ListPushConfigsRequest {
+        let request = v1t::ListTaskPushNotificationConfigsRequest {
             tenant: at.tenant.clone(),
             task_id: params.id.to_string(),
-            page_size: None,
-            page_token: String::new(),
+            ..Default::default()
         };
         let line = RequestLine::get(RequestLine::task(
             params.id.as_str(),
             "/pushNotificationConfigs",
         ));
-        let list: v1t::ListPushConfigsResponse = self.v1(at, method, &request, line, false).await?;
+        let list: v1t::ListTaskPushNotificationConfigsResponse =
+            self.v1(at, method, &request, line, false).await?;
         list.configs
             .into_iter()
             .map(|c| Self::push_config_in(at, c, method))
@@ -841,7 +846,7 @@ impl A2aClient {
         let _: Value = if at.protocol == Version::V0_3 {
             self.rpc(at, method.as_str(), Some(params)).await?
         } else {
-            let request = v1t::PushConfigRequest {
+            let request = v1t::DeleteTaskPushNotificationConfigRequest {
                 tenant: at.tenant.clone(),
                 task_id: params.id.to_string(),
                 id: params.push_notification_config_id.clone(),
@@ -886,12 +891,11 @@ impl A2aClient {
     }
 }
 
-/// A task's id (and metadata) as v1.0's request for it.
-fn v1_task_request(at: &Interface, params: &TaskIdParams) -> v1t::TaskRequest {
-    v1t::TaskRequest {
+/// A task's id as v1.0's request to follow it.
+fn subscribe_request(at: &Interface, params: &TaskIdParams) -> v1t::SubscribeToTaskRequest {
+    v1t::SubscribeToTaskRequest {
         tenant: at.tenant.clone(),
         id: params.id.to_string(),
-        metadata: params.metadata.clone(),
     }
 }
 

@@ -13,9 +13,12 @@ use prost::encoding::{
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
-/// `google.protobuf.Struct`: a JSON object.
+use crate::types::Metadata;
+
+/// `google.protobuf.Struct`: a JSON object, shared (the crate's [`Metadata`]: a task's
+/// metadata goes into a message without being copied).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Struct(pub Map<String, Value>);
+pub struct Struct(pub Metadata);
 
 /// `google.protobuf.Value`: any JSON value (`null` by default).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -38,13 +41,7 @@ struct Entry {
 
 impl From<Map<String, Value>> for Struct {
     fn from(m: Map<String, Value>) -> Self {
-        Struct(m)
-    }
-}
-
-impl From<Struct> for Map<String, Value> {
-    fn from(s: Struct) -> Self {
-        s.0
+        Struct(Metadata::from(m))
     }
 }
 
@@ -232,7 +229,7 @@ impl prost::Message for JsonValue {
             5 => {
                 let mut s = Struct::default();
                 message::merge(wire_type, &mut s, buf, ctx)?;
-                self.0 = Value::Object(s.0);
+                self.0 = Value::Object(s.0.into_map());
             }
             6 => {
                 let mut l = ListValue::default();
@@ -318,7 +315,7 @@ impl Serialize for Struct {
 
 impl<'de> Deserialize<'de> for Struct {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Map::deserialize(deserializer).map(Struct)
+        Metadata::deserialize(deserializer).map(Struct)
     }
 }
 
@@ -371,7 +368,7 @@ mod tests {
 
     #[test]
     fn a_struct_survives_the_binary_form_and_its_length_is_exact() {
-        let s = Struct(sample());
+        let s = Struct::from(sample());
         let bytes = s.encode_to_vec();
         assert_eq!(bytes.len(), s.encoded_len());
         assert_eq!(Struct::decode(bytes.as_slice()).unwrap(), s);
@@ -392,7 +389,10 @@ mod tests {
         let mut bytes = vec![0x0a, entry.len() as u8];
         bytes.extend_from_slice(&entry);
         let decoded = Struct::decode(bytes.as_slice()).unwrap();
-        assert_eq!(Value::Object(decoded.0.clone()), json!({ "a": 1.5 }));
+        assert_eq!(
+            Value::Object(decoded.0.clone().into_map()),
+            json!({ "a": 1.5 })
+        );
         assert_eq!(decoded.encode_to_vec(), bytes);
     }
 
@@ -417,7 +417,7 @@ mod tests {
 
     #[test]
     fn their_protojson_is_the_json_itself() {
-        let s = Struct(sample());
+        let s = Struct::from(sample());
         assert_eq!(serde_json::to_value(&s).unwrap(), Value::Object(sample()));
         let back: Struct = serde_json::from_value(Value::Object(sample())).unwrap();
         assert_eq!(back, s);

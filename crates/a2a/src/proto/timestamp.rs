@@ -38,16 +38,30 @@ impl Timestamp {
     }
 }
 
-impl Serialize for Timestamp {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let t = self.to_datetime().map_err(serde::ser::Error::custom)?;
+impl Timestamp {
+    /// An RFC 3339 time (any offset) as a timestamp, or why it is none.
+    pub fn parse(text: &str) -> Result<Timestamp, String> {
+        let t = OffsetDateTime::parse(text, &Rfc3339)
+            .map_err(|e| format!("{text:?} is no RFC 3339 time: {e}"))?;
+        let nanos = t.unix_timestamp_nanos();
+        let stamp = Timestamp {
+            seconds: nanos.div_euclid(1_000_000_000) as i64,
+            nanos: nanos.rem_euclid(1_000_000_000) as i32,
+        };
+        stamp.to_datetime()?;
+        Ok(stamp)
+    }
+
+    /// As ProtoJSON writes it: RFC 3339, Z-normalized, 0, 3, 6 or 9 fractional digits.
+    pub fn to_rfc3339(self) -> Result<String, String> {
+        let t = self.to_datetime()?;
         let fraction = match self.nanos {
             0 => String::new(),
             n if n % 1_000_000 == 0 => format!(".{:03}", n / 1_000_000),
             n if n % 1_000 == 0 => format!(".{:06}", n / 1_000),
             n => format!(".{n:09}"),
         };
-        serializer.collect_str(&format_args!(
+        Ok(format!(
             "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{fraction}Z",
             t.year(),
             u8::from(t.month()),
@@ -59,18 +73,17 @@ impl Serialize for Timestamp {
     }
 }
 
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let text = self.to_rfc3339().map_err(serde::ser::Error::custom)?;
+        serializer.serialize_str(&text)
+    }
+}
+
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
-        let t = OffsetDateTime::parse(&text, &Rfc3339)
-            .map_err(|e| serde::de::Error::custom(format!("{text:?} is no RFC 3339 time: {e}")))?;
-        let nanos = t.unix_timestamp_nanos();
-        let stamp = Timestamp {
-            seconds: nanos.div_euclid(1_000_000_000) as i64,
-            nanos: nanos.rem_euclid(1_000_000_000) as i32,
-        };
-        stamp.to_datetime().map_err(serde::de::Error::custom)?;
-        Ok(stamp)
+        Timestamp::parse(&text).map_err(serde::de::Error::custom)
     }
 }
 

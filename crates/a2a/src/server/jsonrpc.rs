@@ -9,6 +9,7 @@ use super::http::{
 };
 use super::observe::Answered;
 use super::version::{self, Version};
+use crate::proto::pb as w;
 use crate::server::{
     Caller, IncomingRequest, Inner, RequestId, RpcResponse, StreamRequest, live_events,
 };
@@ -16,7 +17,7 @@ use crate::types::{
     DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams, MessageSendParams,
     StreamEvent, TaskIdParams, TaskPushNotificationConfig, TaskQueryParams,
 };
-use crate::v1::{error as v1_error, types as w};
+use crate::v1::error as v1_error;
 use crate::{Method, RpcError};
 use axum::body::Body;
 use axum::extract::State;
@@ -260,9 +261,8 @@ fn check_params(
             req.params::<w::SendMessageRequest>().map(drop)
         }
         (Version::V1_0, Method::GetTask) => req.params::<w::GetTaskRequest>().map(drop),
-        (Version::V1_0, Method::CancelTask | Method::Resubscribe) => {
-            req.params::<w::TaskRequest>().map(drop)
-        }
+        (Version::V1_0, Method::CancelTask) => req.params::<w::CancelTaskRequest>().map(drop),
+        (Version::V1_0, Method::Resubscribe) => req.params::<w::SubscribeToTaskRequest>().map(drop),
         (Version::V1_0, Method::ListTasks) => match &req.params {
             None => Ok(()),
             Some(_) => req.params::<w::ListTasksRequest>().map(drop),
@@ -270,12 +270,15 @@ fn check_params(
         (Version::V1_0, Method::SetPushConfig) => {
             req.params::<w::TaskPushNotificationConfig>().map(drop)
         }
-        (Version::V1_0, Method::GetPushConfig | Method::DeletePushConfig) => {
-            req.params::<w::PushConfigRequest>().map(drop)
-        }
-        (Version::V1_0, Method::ListPushConfig) => {
-            req.params::<w::ListPushConfigsRequest>().map(drop)
-        }
+        (Version::V1_0, Method::GetPushConfig) => req
+            .params::<w::GetTaskPushNotificationConfigRequest>()
+            .map(drop),
+        (Version::V1_0, Method::DeletePushConfig) => req
+            .params::<w::DeleteTaskPushNotificationConfigRequest>()
+            .map(drop),
+        (Version::V1_0, Method::ListPushConfig) => req
+            .params::<w::ListTaskPushNotificationConfigsRequest>()
+            .map(drop),
     }
 }
 

@@ -11,9 +11,10 @@ use super::http::{
 };
 use super::observe::Answered;
 use super::version::{self, Version};
+use crate::proto::pb as w;
 use crate::server::{Caller, Inner, live_events};
 use crate::types::StreamEvent;
-use crate::v1::{error as v1_error, types as w};
+use crate::v1::error as v1_error;
 use crate::{Method, RpcError};
 use axum::body::Body;
 use axum::extract::State;
@@ -159,20 +160,28 @@ fn list_request(pairs: &[(String, String)]) -> Result<w::ListTasksRequest, RpcEr
             "tenant" => r.tenant = v.clone(),
             "contextId" => r.context_id = v.clone(),
             "status" => {
-                r.status = Some(w::TaskState::parse(v).ok_or_else(|| {
+                r.status = w::TaskState::from_str_name(v).ok_or_else(|| {
+                    let names: Vec<&str> = (0..)
+                        .map_while(|n| w::TaskState::try_from(n).ok())
+                        .map(|s| s.as_str_name())
+                        .collect();
                     RpcError::invalid_params(
                         "status",
-                        format!(
-                            "unknown task state {v:?} (one of {})",
-                            w::TaskState::ALL.map(w::TaskState::as_str).join(", ")
-                        ),
+                        format!("unknown task state {v:?} (one of {})", names.join(", ")),
                     )
-                })?)
+                })? as i32
             }
             "pageSize" => r.page_size = Some(number(k, v)?),
             "pageToken" => r.page_token = v.clone(),
             "historyLength" => r.history_length = Some(number(k, v)?),
-            "statusTimestampAfter" => r.status_timestamp_after = Some(v.clone()),
+            "statusTimestampAfter" => {
+                r.status_timestamp_after = Some(crate::proto::Timestamp::parse(v).map_err(|e| {
+                    RpcError::invalid_params(
+                        "statusTimestampAfter",
+                        format!("must be an ISO 8601 time such as 2026-03-01T10:00:00Z: {e}"),
+                    )
+                })?)
+            }
             "includeArtifacts" => {
                 r.include_artifacts = Some(match v.as_str() {
                     "true" => true,
@@ -336,11 +345,7 @@ async fn handle(
             })
         })
         .transpose()?;
-    let task = |id: String| w::TaskRequest {
-        tenant: String::new(),
-        id,
-        metadata: None,
-    };
+
     Ok(match route {
         Endpoint::Send => ok(&super::v1::send(inner, parse_body(body)?, caller).await?),
         Endpoint::Stream => {
@@ -358,28 +363,33 @@ async fn handle(
         }
         Endpoint::List => ok(&super::v1::list(inner, list_request(&pairs)?, caller).await?),
         Endpoint::Cancel(id) => {
-            let mut request = task(id);
+            let mut request = w::CancelTaskRequest {
+                id,
+                ..Default::default()
+            };
             if !body.is_empty() {
                 let given: Value = serde_json::from_slice(body).map_err(RpcError::parse_error)?;
                 request.metadata = given
                     .get("metadata")
                     .and_then(Value::as_object)
                     .cloned()
-                    .map(Into::into);
+                    .map(crate::proto::json::Struct::from);
             }
             ok(&super::v1::cancel(inner, request, caller).await?)
         }
         Endpoint::Subscribe(id) => {
             accepts_event_stream(headers)?;
-            let request = super::v1::subscribe(task(id), last_event_id(headers)?)?;
+            let request = w::SubscribeToTaskRequest {
+                id,
+                ..Default::default()
+            };
+            let request = super::v1::subscribe(request, last_event_id(headers)?)?;
             stream(inner.clone(), Method::Resubscribe, request, caller).await
         }
         Endpoint::Push(id) if body.is_empty() => {
-            let request = w::ListPushConfigsRequest {
-                tenant: String::new(),
+            let request = w::ListTaskPushNotificationConfigsRequest {
                 task_id: id,
-                page_size: None,
-                page_token: String::new(),
+                ..Default::default()
             };
             ok(&super::v1::list_push(inner, request, caller).await?)
         }
@@ -389,7 +399,7 @@ async fn handle(
             ok(&super::v1::create_push(inner, config, caller).await?)
         }
         Endpoint::GetPush(task_id, id) => {
-            let request = w::PushConfigRequest {
+            let request = w::GetTaskPushNotificationConfigRequest {
                 tenant: String::new(),
                 task_id,
                 id,
@@ -397,7 +407,7 @@ async fn handle(
             ok(&super::v1::get_push(inner, request, caller).await?)
         }
         Endpoint::DeletePush(task_id, id) => {
-            let request = w::PushConfigRequest {
+            let request = w::DeleteTaskPushNotificationConfigRequest {
                 tenant: String::new(),
                 task_id,
                 id,

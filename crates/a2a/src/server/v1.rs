@@ -1,15 +1,17 @@
-//! The operations in A2A v1.0's shapes, shared by its two bindings (JSON-RPC and
-//! HTTP+JSON): each takes a v1.0 request, converts it (`protocol::v1::convert`), calls
-//! the handler, and converts the result back. Nothing here knows HTTP or JSON-RPC.
+//! The operations in A2A v1.0's messages (the proto's), shared by its three bindings
+//! (JSON-RPC and HTTP+JSON read them from ProtoJSON, gRPC from bytes): each takes a
+//! v1.0 request, converts it (`protocol::v1::convert`), calls the handler, and converts
+//! the result back. Nothing here knows HTTP, JSON-RPC or gRPC.
 
 use super::handler::StreamRequest;
 use crate::RpcError;
+use crate::proto::pb as w;
 use crate::server::{Caller, Inner, http};
 use crate::store::{TaskCursor, TaskQuery};
 use crate::types::{
     ContextId, MessageSendParams, PushPayload, StreamEvent, TaskId, TaskPushNotificationConfig,
 };
-use crate::v1::{convert, types as w};
+use crate::v1::convert;
 use serde_json::Value;
 
 /// Most tasks on one ListTasks page, and the default.
@@ -44,10 +46,10 @@ fn send_params_in(request: w::SendMessageRequest) -> Result<MessageSendParams, R
 }
 
 pub(super) fn subscribe(
-    request: w::TaskRequest,
+    request: w::SubscribeToTaskRequest,
     after: Option<u64>,
 ) -> Result<StreamRequest, RpcError> {
-    let p = convert::task_request_in(request)?;
+    let p = convert::subscribe_request_in(request)?;
     Ok(StreamRequest::Subscribe {
         id: p.id,
         after,
@@ -66,10 +68,10 @@ pub(super) async fn get(
 
 pub(super) async fn cancel(
     inner: &Inner,
-    request: w::TaskRequest,
+    request: w::CancelTaskRequest,
     caller: &Caller,
 ) -> Result<w::Task, RpcError> {
-    let params = convert::task_request_in(request)?;
+    let params = convert::cancel_request_in(request)?;
     Ok(convert::task(&inner.cancel(params, caller).await?))
 }
 
@@ -92,11 +94,29 @@ fn parse_page_token(token: &str) -> Result<TaskCursor, RpcError> {
     })
 }
 
+/// A ListTasks answer, whose ProtoJSON form writes every field, an empty
+/// `nextPageToken` on the last page included (the spec's example, and what clients
+/// test for the end), where ProtoJSON leaves out a field at its default.
+pub(super) struct ListTasks(pub w::ListTasksResponse);
+
+impl serde::Serialize for ListTasks {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let r = &self.0;
+        let mut out = serializer.serialize_struct("ListTasksResponse", 4)?;
+        out.serialize_field("tasks", &r.tasks)?;
+        out.serialize_field("nextPageToken", &r.next_page_token)?;
+        out.serialize_field("pageSize", &r.page_size)?;
+        out.serialize_field("totalSize", &r.total_size)?;
+        out.end()
+    }
+}
+
 pub(super) async fn list(
     inner: &Inner,
     request: w::ListTasksRequest,
     caller: &Caller,
-) -> Result<w::ListTasksResponse, RpcError> {
+) -> Result<ListTasks, RpcError> {
     let page_size = request.page_size.unwrap_or(DEFAULT_PAGE);
     if !(1..=MAX_PAGE).contains(&page_size) {
         return Err(RpcError::invalid_params(
@@ -110,23 +130,20 @@ pub(super) async fn list(
             RpcError::invalid_params("historyLength", format!("must be 0 or more, got {n}"))
         })?),
     };
+    // Read as a Timestamp already (ProtoJSON's RFC 3339, or gRPC's seconds and nanos).
     let changed_since_ms = request
         .status_timestamp_after
-        .as_deref()
-        .map(|t| {
-            time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339)
-                .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
-                .map_err(|e| {
-                    RpcError::invalid_params(
-                        "statusTimestampAfter",
-                        format!("must be an ISO 8601 time such as 2026-03-01T10:00:00Z: {e}"),
-                    )
-                })
-        })
-        .transpose()?;
+        .map(|t| t.seconds.saturating_mul(1000) + i64::from(t.nanos / 1_000_000));
+    let state =
+        match request.status {
+            0 => None,
+            n => Some(convert::task_state_in(n).ok_or_else(|| {
+                RpcError::invalid_params("status", format!("{n} is no task state"))
+            })?),
+        };
     let query = TaskQuery {
         context_id: (!request.context_id.is_empty()).then(|| ContextId::new(request.context_id)),
-        state: request.status.and_then(convert::task_state_in),
+        state,
         changed_since_ms,
         limit: page_size as usize,
         after: match request.page_token.as_str() {
@@ -144,16 +161,18 @@ pub(super) async fn list(
         .map(|mut t| {
             t.truncate_history(history_length);
             let mut out = convert::task(&t);
-            out.artifacts = include_artifacts.then(|| out.artifacts.take().unwrap_or_default());
+            if !include_artifacts {
+                out.artifacts.clear();
+            }
             out
         })
         .collect();
-    Ok(w::ListTasksResponse {
+    Ok(ListTasks(w::ListTasksResponse {
         tasks,
         next_page_token: page.next.as_ref().map(page_token).unwrap_or_default(),
         page_size,
         total_size: i32::try_from(page.total).unwrap_or(i32::MAX),
-    })
+    }))
 }
 
 pub(super) async fn create_push(
@@ -182,7 +201,7 @@ pub(super) async fn create_push(
 
 pub(super) async fn get_push(
     inner: &Inner,
-    request: w::PushConfigRequest,
+    request: w::GetTaskPushNotificationConfigRequest,
     caller: &Caller,
 ) -> Result<w::TaskPushNotificationConfig, RpcError> {
     let task_id = TaskId::new(request.task_id);
@@ -194,12 +213,12 @@ pub(super) async fn get_push(
 
 pub(super) async fn list_push(
     inner: &Inner,
-    request: w::ListPushConfigsRequest,
+    request: w::ListTaskPushNotificationConfigsRequest,
     caller: &Caller,
-) -> Result<w::ListPushConfigsResponse, RpcError> {
+) -> Result<w::ListTaskPushNotificationConfigsResponse, RpcError> {
     let task_id = TaskId::new(request.task_id);
     let configs = inner.list_push_configs(&task_id, caller).await?;
-    Ok(w::ListPushConfigsResponse {
+    Ok(w::ListTaskPushNotificationConfigsResponse {
         configs: configs.iter().map(convert::push_config).collect(),
         next_page_token: String::new(),
     })
@@ -207,7 +226,7 @@ pub(super) async fn list_push(
 
 pub(super) async fn delete_push(
     inner: &Inner,
-    request: w::PushConfigRequest,
+    request: w::DeleteTaskPushNotificationConfigRequest,
     caller: &Caller,
 ) -> Result<(), RpcError> {
     let task_id = TaskId::new(request.task_id);

@@ -72,7 +72,7 @@ pub struct AgentCard {
     pub signatures: Option<Vec<AgentCardSignature>>,
     /// v1.0's interface list (every binding and version the agent speaks), kept as read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub supported_interfaces: Option<Vec<crate::v1::types::AgentInterface>>,
+    pub supported_interfaces: Option<Vec<crate::proto::pb::AgentInterface>>,
 }
 
 impl AgentCard {

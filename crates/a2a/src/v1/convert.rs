@@ -1,14 +1,18 @@
-//! The one place where A2A v1.0 shapes and the internal model meet. Internal to v1.0 is
-//! total and infallible: every internal value has a v1.0 form. v1.0 to internal fails
-//! only where the internal model cannot hold what was sent — a `data` part that is not a
-//! JSON object, a text part with another media type — and then says which field, as a
-//! -32602 would.
+//! The one place where A2A v1.0's messages (the proto's, [`crate::proto::pb`]) and the
+//! internal model meet, for every binding: JSON-RPC and HTTP+JSON read and write the
+//! messages as ProtoJSON, gRPC as bytes. Internal to v1.0 is total and infallible:
+//! every internal value has a v1.0 form. v1.0 to internal fails where the internal model
+//! cannot hold what was sent — a `data` part that is not a JSON object, a field the
+//! proto leaves optional that a message needs (a message's id, a task's status) — and
+//! then says which field, as a -32602 would.
 
+use base64::Engine as _;
 use serde_json::Value;
 
-use super::types as v1;
 use crate::error::RpcError;
-use crate::types::{self as t, FileContent, FileSource, TaskId};
+use crate::proto::json::{JsonValue, Struct};
+use crate::proto::{Timestamp, pb as v1};
+use crate::types::{self as t, ContextId, FileContent, FileSource, MessageId, TaskId};
 
 /// A v1.0 value the internal model cannot hold: which field, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -87,31 +91,44 @@ pub fn role(r: t::Role) -> v1::Role {
     }
 }
 
+fn metadata(m: &Option<t::Metadata>) -> Option<Struct> {
+    m.clone().map(Struct)
+}
+
+/// An internal time (RFC 3339) as a timestamp; one that is not a time is left out.
+fn timestamp(t: &Option<String>) -> Option<Timestamp> {
+    t.as_deref().and_then(|t| Timestamp::parse(t).ok())
+}
+
 /// A part in v1.0's form.
 pub fn part(p: &t::Part) -> v1::Part {
+    use v1::part::Content;
     match p {
         t::Part::Text(x) => v1::Part {
-            text: Some(x.text.clone()),
-            metadata: x.metadata.clone(),
+            content: Some(Content::Text(x.text.clone())),
+            metadata: metadata(&x.metadata),
             ..Default::default()
         },
         t::Part::Data(x) => v1::Part {
-            data: Some(Value::Object(x.data.clone())),
-            metadata: x.metadata.clone(),
+            content: Some(Content::Data(JsonValue(Value::Object(x.data.clone())))),
+            metadata: metadata(&x.metadata),
             ..Default::default()
         },
         t::Part::File(x) => {
-            let (raw, url) = match &x.file.source {
-                FileSource::Bytes(b) => (Some(b.clone()), None),
-                FileSource::Uri(u) => (None, Some(u.clone())),
+            let content = match &x.file.source {
+                // Bytes the internal model holds that are not base64 were never bytes.
+                FileSource::Bytes(b) => Content::Raw(
+                    base64::engine::general_purpose::STANDARD
+                        .decode(b)
+                        .unwrap_or_default(),
+                ),
+                FileSource::Uri(u) => Content::Url(u.clone()),
             };
             v1::Part {
-                raw,
-                url,
-                metadata: x.metadata.clone(),
+                content: Some(content),
+                metadata: metadata(&x.metadata),
                 filename: x.file.name.clone().unwrap_or_default(),
                 media_type: x.file.mime_type.clone().unwrap_or_default(),
-                ..Default::default()
             }
         }
     }
@@ -120,12 +137,20 @@ pub fn part(p: &t::Part) -> v1::Part {
 /// A message in v1.0's form.
 pub fn message(m: &t::Message) -> v1::Message {
     v1::Message {
-        message_id: m.message_id.clone(),
-        context_id: m.context_id.clone().unwrap_or_default(),
-        task_id: m.task_id.clone().unwrap_or_default(),
-        role: role(m.role),
+        message_id: m.message_id.to_string(),
+        context_id: m
+            .context_id
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+        task_id: m
+            .task_id
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+        role: role(m.role) as i32,
         parts: m.parts.iter().map(part).collect(),
-        metadata: m.metadata.clone(),
+        metadata: metadata(&m.metadata),
         extensions: m.extensions.clone().unwrap_or_default(),
         reference_task_ids: m
             .reference_task_ids
@@ -139,68 +164,70 @@ pub fn message(m: &t::Message) -> v1::Message {
 /// A status in v1.0's form.
 pub fn status(s: &t::TaskStatus) -> v1::TaskStatus {
     v1::TaskStatus {
-        state: task_state(s.state),
+        state: task_state(s.state) as i32,
         message: s.message.as_deref().map(message),
-        timestamp: s.timestamp.clone(),
+        timestamp: timestamp(&s.timestamp),
     }
 }
 
 /// An artifact in v1.0's form.
 pub fn artifact(a: &t::Artifact) -> v1::Artifact {
     v1::Artifact {
-        artifact_id: a.artifact_id.clone(),
+        artifact_id: a.artifact_id.to_string(),
         name: a.name.clone().unwrap_or_default(),
         description: a.description.clone().unwrap_or_default(),
         parts: a.parts.iter().map(part).collect(),
-        metadata: a.metadata.clone(),
+        metadata: metadata(&a.metadata),
         extensions: a.extensions.clone().unwrap_or_default(),
     }
 }
 
-/// A task; its artifacts are written when it has some (ProtoJSON leaves out an empty
-/// list).
+/// A task in v1.0's form.
 pub fn task(x: &t::Task) -> v1::Task {
     v1::Task {
-        id: x.id.clone(),
-        context_id: x.context_id.clone(),
-        status: status(&x.status),
-        artifacts: (!x.artifacts.is_empty()).then(|| x.artifacts.iter().map(artifact).collect()),
+        id: x.id.to_string(),
+        context_id: x.context_id.to_string(),
+        status: Some(status(&x.status)),
+        artifacts: x.artifacts.iter().map(artifact).collect(),
         history: x.history.iter().map(message).collect(),
-        metadata: x.metadata.clone(),
+        metadata: metadata(&x.metadata),
     }
 }
 
 /// A stream event as v1.0's `StreamResponse`.
 pub fn stream_event(e: &t::StreamEvent) -> v1::StreamResponse {
-    match e {
-        t::StreamEvent::Task(x) => v1::StreamResponse::Task(task(x)),
-        t::StreamEvent::Message(m) => v1::StreamResponse::Message(message(m)),
-        t::StreamEvent::StatusUpdate(u) => {
-            v1::StreamResponse::StatusUpdate(v1::TaskStatusUpdateEvent {
-                task_id: u.task_id.clone(),
-                context_id: u.context_id.clone(),
-                status: status(&u.status),
-                metadata: u.metadata.clone(),
-            })
-        }
-        t::StreamEvent::ArtifactUpdate(u) => {
-            v1::StreamResponse::ArtifactUpdate(v1::TaskArtifactUpdateEvent {
-                task_id: u.task_id.clone(),
-                context_id: u.context_id.clone(),
-                artifact: artifact(&u.artifact),
-                append: u.append.unwrap_or(false),
-                last_chunk: u.last_chunk.unwrap_or(false),
-                metadata: u.metadata.clone(),
-            })
-        }
+    use v1::stream_response::Payload;
+    let payload = match e {
+        t::StreamEvent::Task(x) => Payload::Task(task(x)),
+        t::StreamEvent::Message(m) => Payload::Message(message(m)),
+        t::StreamEvent::StatusUpdate(u) => Payload::StatusUpdate(v1::TaskStatusUpdateEvent {
+            task_id: u.task_id.to_string(),
+            context_id: u.context_id.to_string(),
+            status: Some(status(&u.status)),
+            metadata: metadata(&u.metadata),
+        }),
+        t::StreamEvent::ArtifactUpdate(u) => Payload::ArtifactUpdate(v1::TaskArtifactUpdateEvent {
+            task_id: u.task_id.to_string(),
+            context_id: u.context_id.to_string(),
+            artifact: Some(artifact(&u.artifact)),
+            append: u.append.unwrap_or(false),
+            last_chunk: u.last_chunk.unwrap_or(false),
+            metadata: metadata(&u.metadata),
+        }),
+    };
+    v1::StreamResponse {
+        payload: Some(payload),
     }
 }
 
 /// A `SendMessage` result in v1.0's form.
 pub fn send_result(r: &t::SendMessageResult) -> v1::SendMessageResponse {
-    match r {
-        t::SendMessageResult::Task(x) => v1::SendMessageResponse::Task(task(x)),
-        t::SendMessageResult::Message(m) => v1::SendMessageResponse::Message(message(m)),
+    use v1::send_message_response::Payload;
+    v1::SendMessageResponse {
+        payload: Some(match r {
+            t::SendMessageResult::Task(x) => Payload::Task(task(x)),
+            t::SendMessageResult::Message(m) => Payload::Message(message(m)),
+        }),
     }
 }
 
@@ -226,9 +253,10 @@ fn non_empty(s: String) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
-/// The internal state of a v1.0 one (`TASK_STATE_UNSPECIFIED` has none).
-pub fn task_state_in(s: v1::TaskState) -> Option<t::TaskState> {
-    Some(match s {
+/// The internal state of a v1.0 one (`TASK_STATE_UNSPECIFIED`, or a number the proto
+/// does not name, has none).
+pub fn task_state_in(s: i32) -> Option<t::TaskState> {
+    Some(match v1::TaskState::try_from(s).ok()? {
         v1::TaskState::Unspecified => return None,
         v1::TaskState::Submitted => t::TaskState::Submitted,
         v1::TaskState::Working => t::TaskState::Working,
@@ -241,77 +269,83 @@ pub fn task_state_in(s: v1::TaskState) -> Option<t::TaskState> {
     })
 }
 
+fn parts_at(parts: Vec<v1::Part>, at: At<'_>) -> Result<Vec<t::Part>, ConvertError> {
+    if parts.len() > t::MAX_PARTS {
+        return Err(refuse(
+            at.field("parts"),
+            format!("more than {} parts", t::MAX_PARTS),
+        ));
+    }
+    parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| part_at(p, at.item("parts", i)))
+        .collect()
+}
+
 /// A v1.0 part in the internal model (`at`: its path, for errors).
 pub fn part_in(p: v1::Part, at: &str) -> Result<t::Part, ConvertError> {
     part_at(p, At::Root(at))
 }
 
 fn part_at(p: v1::Part, at: At<'_>) -> Result<t::Part, ConvertError> {
-    let set = [
-        p.text.is_some(),
-        p.raw.is_some(),
-        p.url.is_some(),
-        p.data.is_some(),
-    ]
-    .iter()
-    .filter(|b| **b)
-    .count();
-    if set != 1 {
-        return Err(refuse(
-            at,
-            format!(
-                "a part has exactly one of `text`, `raw`, `url` or `data` (this one has {set})"
-            ),
-        ));
-    }
+    use v1::part::Content;
     let v1::Part {
-        text,
-        raw,
-        url,
-        data,
+        content,
         metadata,
         filename,
         media_type,
     } = p;
-    if let Some(text) = text {
-        // Text is text: a text part's media type (`text/markdown`, say) has no place in
-        // the internal model, and refusing the part would refuse a whole answer.
-        if !filename.is_empty() {
-            return Err(refuse(
-                at.field("filename"),
-                "a text part has no file name here; send a file as `raw` or `url`",
-            ));
+    let metadata = metadata.map(|m| m.0);
+    match content {
+        None => Err(refuse(
+            at,
+            "a part has exactly one of `text`, `raw`, `url` or `data` (this one has none)",
+        )),
+        Some(Content::Text(text)) => {
+            // Text is text: a text part's media type (`text/markdown`, say) has no place in
+            // the internal model, and refusing the part would refuse a whole answer.
+            if !filename.is_empty() {
+                return Err(refuse(
+                    at.field("filename"),
+                    "a text part has no file name here; send a file as `raw` or `url`",
+                ));
+            }
+            Ok(t::Part::Text(t::TextPart { text, metadata }))
         }
-        return Ok(t::Part::Text(t::TextPart { text, metadata }));
-    }
-    if let Some(data) = data {
-        if !media_type.is_empty() && !t::media_type_matches("application/json", &media_type) {
-            return Err(refuse(
-                at.field("mediaType"),
-                format!("a data part is application/json, not {media_type:?}"),
-            ));
+        Some(Content::Data(JsonValue(data))) => {
+            if !media_type.is_empty() && !t::media_type_matches("application/json", &media_type) {
+                return Err(refuse(
+                    at.field("mediaType"),
+                    format!("a data part is application/json, not {media_type:?}"),
+                ));
+            }
+            let Value::Object(data) = data else {
+                return Err(refuse(
+                    at.field("data"),
+                    "this agent takes structured data as a JSON object (wrap a list or a value in one)",
+                ));
+            };
+            Ok(t::Part::Data(t::DataPart { data, metadata }))
         }
-        let Value::Object(data) = data else {
-            return Err(refuse(
-                at.field("data"),
-                "this agent takes structured data as a JSON object (wrap a list or a value in one)",
-            ));
-        };
-        return Ok(t::Part::Data(t::DataPart { data, metadata }));
+        Some(file @ (Content::Raw(_) | Content::Url(_))) => {
+            let source = match file {
+                Content::Raw(b) => {
+                    FileSource::Bytes(base64::engine::general_purpose::STANDARD.encode(b))
+                }
+                Content::Url(u) => FileSource::Uri(u),
+                _ => unreachable!("a file's content"),
+            };
+            Ok(t::Part::File(t::FilePart {
+                file: FileContent {
+                    name: non_empty(filename),
+                    mime_type: non_empty(media_type),
+                    source,
+                },
+                metadata,
+            }))
+        }
     }
-    let source = match (raw, url) {
-        (Some(b), _) => FileSource::Bytes(b),
-        (_, Some(u)) => FileSource::Uri(u),
-        (None, None) => unreachable!("exactly one content field is set, checked above"),
-    };
-    Ok(t::Part::File(t::FilePart {
-        file: FileContent {
-            name: non_empty(filename),
-            mime_type: non_empty(media_type),
-            source,
-        },
-        metadata,
-    }))
 }
 
 /// A v1.0 message in the internal model (`at`: its path, for errors).
@@ -320,10 +354,10 @@ pub fn message_in(m: v1::Message, at: &str) -> Result<t::Message, ConvertError> 
 }
 
 fn message_at(m: v1::Message, at: At<'_>) -> Result<t::Message, ConvertError> {
-    let role = match m.role {
-        v1::Role::User => t::Role::User,
-        v1::Role::Agent => t::Role::Agent,
-        v1::Role::Unspecified => {
+    let role = match v1::Role::try_from(m.role) {
+        Ok(v1::Role::User) => t::Role::User,
+        Ok(v1::Role::Agent) => t::Role::Agent,
+        _ => {
             return Err(refuse(
                 at.field("role"),
                 "a message needs a role: ROLE_USER or ROLE_AGENT",
@@ -333,16 +367,11 @@ fn message_at(m: v1::Message, at: At<'_>) -> Result<t::Message, ConvertError> {
     if m.message_id.is_empty() {
         return Err(refuse(at.field("messageId"), "a message needs a messageId"));
     }
-    let parts = m
-        .parts
-        .into_iter()
-        .enumerate()
-        .map(|(i, p)| part_at(p, at.item("parts", i)))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut out = t::Message::with_id(m.message_id, role, parts);
-    out.context_id = (!m.context_id.is_empty()).then_some(m.context_id);
-    out.task_id = (!m.task_id.is_empty()).then_some(m.task_id);
-    out.metadata = m.metadata;
+    let parts = parts_at(m.parts, at)?;
+    let mut out = t::Message::with_id(MessageId::new(m.message_id), role, parts);
+    out.context_id = (!m.context_id.is_empty()).then(|| ContextId::new(m.context_id));
+    out.task_id = (!m.task_id.is_empty()).then(|| TaskId::new(m.task_id));
+    out.metadata = m.metadata.map(|s| s.0);
     out.extensions = (!m.extensions.is_empty()).then_some(m.extensions);
     out.reference_task_ids = (!m.reference_task_ids.is_empty())
         .then(|| m.reference_task_ids.into_iter().map(TaskId::new).collect());
@@ -382,7 +411,10 @@ fn history_length(n: Option<i32>, at: &str) -> Result<Option<u32>, ConvertError>
 
 /// A v1.0 `SendMessageRequest` as the internal params.
 pub fn send_request_in(r: v1::SendMessageRequest) -> Result<t::MessageSendParams, ConvertError> {
-    let message = message_in(r.message, "message")?;
+    let Some(message) = r.message else {
+        return Err(refuse("message", "a message is required"));
+    };
+    let message = message_in(message, "message")?;
     let configuration = match r.configuration {
         None => None,
         Some(c) => Some(t::MessageSendConfiguration {
@@ -399,30 +431,41 @@ pub fn send_request_in(r: v1::SendMessageRequest) -> Result<t::MessageSendParams
     Ok(t::MessageSendParams {
         message,
         configuration,
-        metadata: r.metadata,
+        metadata: r.metadata.map(|s| s.0),
     })
+}
+
+fn task_id_in(id: String) -> Result<TaskId, ConvertError> {
+    if id.is_empty() {
+        return Err(refuse("id", "a task id is required"));
+    }
+    Ok(TaskId::new(id))
 }
 
 /// A v1.0 `GetTaskRequest` as the internal params.
 pub fn get_request_in(r: v1::GetTaskRequest) -> Result<t::TaskQueryParams, ConvertError> {
-    if r.id.is_empty() {
-        return Err(refuse("id", "a task id is required"));
-    }
     Ok(t::TaskQueryParams {
-        id: TaskId::new(r.id),
+        id: task_id_in(r.id)?,
         history_length: history_length(r.history_length, "historyLength")?,
         metadata: None,
     })
 }
 
-/// A v1.0 request naming a task as the internal params.
-pub fn task_request_in(r: v1::TaskRequest) -> Result<t::TaskIdParams, ConvertError> {
-    if r.id.is_empty() {
-        return Err(refuse("id", "a task id is required"));
-    }
+/// A v1.0 `CancelTaskRequest` as the internal params.
+pub fn cancel_request_in(r: v1::CancelTaskRequest) -> Result<t::TaskIdParams, ConvertError> {
     Ok(t::TaskIdParams {
-        id: TaskId::new(r.id),
-        metadata: r.metadata,
+        id: task_id_in(r.id)?,
+        metadata: r.metadata.map(|s| s.0),
+    })
+}
+
+/// A v1.0 `SubscribeToTaskRequest` as the internal params.
+pub fn subscribe_request_in(
+    r: v1::SubscribeToTaskRequest,
+) -> Result<t::TaskIdParams, ConvertError> {
+    Ok(t::TaskIdParams {
+        id: task_id_in(r.id)?,
+        metadata: None,
     })
 }
 
@@ -438,8 +481,15 @@ fn status_at(s: v1::TaskStatus, at: At<'_>) -> Result<t::TaskStatus, ConvertErro
             .message
             .map(|m| message_at(m, at.field("message")).map(Box::new))
             .transpose()?,
-        timestamp: s.timestamp,
+        timestamp: s.timestamp.and_then(|t| t.to_rfc3339().ok()),
     })
+}
+
+fn required_status(s: Option<v1::TaskStatus>, at: At<'_>) -> Result<t::TaskStatus, ConvertError> {
+    match s {
+        Some(s) => status_at(s, at.field("status")),
+        None => Err(refuse(at.field("status"), "a status is required")),
+    }
 }
 
 /// A v1.0 artifact in the internal model (`at`: its path, for errors).
@@ -448,18 +498,19 @@ pub fn artifact_in(a: v1::Artifact, at: &str) -> Result<t::Artifact, ConvertErro
 }
 
 fn artifact_at(a: v1::Artifact, at: At<'_>) -> Result<t::Artifact, ConvertError> {
+    if a.artifact_id.is_empty() {
+        return Err(refuse(
+            at.field("artifactId"),
+            "an artifact needs an artifactId",
+        ));
+    }
     Ok(t::Artifact {
-        artifact_id: a.artifact_id,
-        parts: a
-            .parts
-            .into_iter()
-            .enumerate()
-            .map(|(i, p)| part_at(p, at.item("parts", i)))
-            .collect::<Result<_, _>>()?,
+        artifact_id: t::ArtifactId::new(a.artifact_id),
+        parts: parts_at(a.parts, at)?,
         name: non_empty(a.name),
         description: non_empty(a.description),
         extensions: (!a.extensions.is_empty()).then_some(a.extensions),
-        metadata: a.metadata,
+        metadata: a.metadata.map(|s| s.0),
     })
 }
 
@@ -469,10 +520,13 @@ pub fn task_in(x: v1::Task, at: &str) -> Result<t::Task, ConvertError> {
 }
 
 fn task_at(x: v1::Task, at: At<'_>) -> Result<t::Task, ConvertError> {
-    let mut task = t::Task::new(x.id, x.context_id, status_at(x.status, at.field("status"))?);
+    if x.id.is_empty() {
+        return Err(refuse(at.field("id"), "a task needs an id"));
+    }
+    let status = required_status(x.status, at)?;
+    let mut task = t::Task::new(TaskId::new(x.id), ContextId::new(x.context_id), status);
     task.artifacts = x
         .artifacts
-        .unwrap_or_default()
         .into_iter()
         .enumerate()
         .map(|(i, a)| artifact_at(a, at.item("artifacts", i)))
@@ -483,36 +537,49 @@ fn task_at(x: v1::Task, at: At<'_>) -> Result<t::Task, ConvertError> {
         .enumerate()
         .map(|(i, m)| message_at(m, at.item("history", i)))
         .collect::<Result<_, _>>()?;
-    task.metadata = x.metadata;
+    task.metadata = x.metadata.map(|s| s.0);
     Ok(task)
 }
 
 /// An agent's v1.0 stream event as the internal one; a status update is final when its
 /// state is terminal or waits for the client (v1.0 has no `final`: the stream ends).
 pub fn stream_event_in(e: v1::StreamResponse) -> Result<t::StreamEvent, ConvertError> {
-    Ok(match e {
-        v1::StreamResponse::Task(x) => t::StreamEvent::Task(task_in(x, "task")?),
-        v1::StreamResponse::Message(m) => t::StreamEvent::Message(message_in(m, "message")?),
-        v1::StreamResponse::StatusUpdate(u) => {
-            let status = status_in(u.status, "statusUpdate.status")?;
+    use v1::stream_response::Payload;
+    Ok(match e.payload {
+        None => {
+            return Err(refuse(
+                "result",
+                "a StreamResponse has one of task, message, statusUpdate or artifactUpdate",
+            ));
+        }
+        Some(Payload::Task(x)) => t::StreamEvent::Task(task_in(x, "task")?),
+        Some(Payload::Message(m)) => t::StreamEvent::Message(message_in(m, "message")?),
+        Some(Payload::StatusUpdate(u)) => {
+            let status = required_status(u.status, At::Root("statusUpdate"))?;
             t::StreamEvent::StatusUpdate(t::TaskStatusUpdateEvent {
                 kind: t::StatusUpdateKind,
-                task_id: u.task_id,
-                context_id: u.context_id,
+                task_id: TaskId::new(u.task_id),
+                context_id: ContextId::new(u.context_id),
                 is_final: status.state.is_terminal() || status.state.is_interrupted(),
                 status,
-                metadata: u.metadata,
+                metadata: u.metadata.map(|s| s.0),
             })
         }
-        v1::StreamResponse::ArtifactUpdate(u) => {
+        Some(Payload::ArtifactUpdate(u)) => {
+            let Some(artifact) = u.artifact else {
+                return Err(refuse(
+                    "artifactUpdate.artifact",
+                    "an artifact update needs its artifact",
+                ));
+            };
             t::StreamEvent::ArtifactUpdate(t::TaskArtifactUpdateEvent {
                 kind: t::ArtifactUpdateKind,
-                task_id: u.task_id,
-                context_id: u.context_id,
-                artifact: artifact_in(u.artifact, "artifactUpdate.artifact")?,
+                task_id: TaskId::new(u.task_id),
+                context_id: ContextId::new(u.context_id),
+                artifact: artifact_in(artifact, "artifactUpdate.artifact")?,
                 append: Some(u.append),
                 last_chunk: Some(u.last_chunk),
-                metadata: u.metadata,
+                metadata: u.metadata.map(|s| s.0),
             })
         }
     })
@@ -520,11 +587,16 @@ pub fn stream_event_in(e: v1::StreamResponse) -> Result<t::StreamEvent, ConvertE
 
 /// A v1.0 `SendMessageResponse` as the internal result.
 pub fn send_response_in(r: v1::SendMessageResponse) -> Result<t::SendMessageResult, ConvertError> {
-    Ok(match r {
-        v1::SendMessageResponse::Task(x) => t::SendMessageResult::Task(task_in(x, "task")?),
-        v1::SendMessageResponse::Message(m) => {
-            t::SendMessageResult::Message(message_in(m, "message")?)
+    use v1::send_message_response::Payload;
+    Ok(match r.payload {
+        None => {
+            return Err(refuse(
+                "result",
+                "a SendMessageResponse has a task or a message",
+            ));
         }
+        Some(Payload::Task(x)) => t::SendMessageResult::Task(task_in(x, "task")?),
+        Some(Payload::Message(m)) => t::SendMessageResult::Message(message_in(m, "message")?),
     })
 }
 
@@ -541,7 +613,7 @@ pub fn send_request(p: &t::MessageSendParams) -> v1::SendMessageRequest {
     let task_id = p.message.task_id.clone().unwrap_or_else(|| TaskId::new(""));
     v1::SendMessageRequest {
         tenant: String::new(),
-        message: message(&p.message),
+        message: Some(message(&p.message)),
         configuration: p
             .configuration
             .as_ref()
@@ -554,42 +626,46 @@ pub fn send_request(p: &t::MessageSendParams) -> v1::SendMessageRequest {
                 history_length: c.history_length.map(|n| n.min(i32::MAX as u32) as i32),
                 return_immediately: c.blocking == Some(false),
             }),
-        metadata: p.metadata.clone(),
+        metadata: p.metadata.clone().map(Struct),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use v1::part::Content;
 
     #[test]
     fn parts_round_trip_and_what_cannot_be_held_is_named() {
         let text = v1::Part {
-            text: Some("hi".into()),
+            content: Some(Content::Text("hi".into())),
             ..Default::default()
         };
         assert_eq!(part(&part_in(text.clone(), "p").unwrap()), text);
         let file = v1::Part {
-            raw: Some("aGk=".into()),
+            content: Some(Content::Raw(b"hi".to_vec())),
             filename: "a.txt".into(),
             media_type: "text/plain".into(),
             ..Default::default()
         };
         assert_eq!(part(&part_in(file.clone(), "p").unwrap()), file);
         let list = v1::Part {
-            data: Some(serde_json::json!([1, 2])),
+            content: Some(Content::Data(JsonValue(serde_json::json!([1, 2])))),
             ..Default::default()
         };
         assert_eq!(
             part_in(list, "message.parts[2]").unwrap_err().field,
             "message.parts[2].data"
         );
-        let two = v1::Part {
-            text: Some("a".into()),
-            url: Some("http://x".into()),
-            ..Default::default()
-        };
-        assert!(part_in(two, "p").unwrap_err().why.contains("exactly one"));
+        assert!(
+            part_in(v1::Part::default(), "p")
+                .unwrap_err()
+                .why
+                .contains("exactly one")
+        );
+        let two: Result<v1::Part, _> =
+            serde_json::from_value(serde_json::json!({ "text": "a", "url": "http://x" }));
+        assert!(two.is_err(), "two contents");
     }
 
     #[test]
@@ -604,9 +680,13 @@ mod tests {
             t::TaskState::Rejected,
             t::TaskState::AuthRequired,
         ] {
-            assert_eq!(task_state_in(task_state(s)), Some(s));
+            assert_eq!(task_state_in(task_state(s) as i32), Some(s));
         }
-        assert_eq!(task_state_in(task_state(t::TaskState::Unknown)), None);
+        assert_eq!(
+            task_state_in(task_state(t::TaskState::Unknown) as i32),
+            None
+        );
+        assert_eq!(task_state_in(99), None);
     }
 
     #[test]

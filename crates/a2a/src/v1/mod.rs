@@ -1,12 +1,12 @@
-//! A2A v1.0 on the wire: its shapes ([`types`], the proto's ProtoJSON form) and their
-//! conversion to and from the internal model ([`convert`]). The server's bindings and the
-//! client use these at the boundary; everything behind them works on
-//! [`crate::types`], whatever version a peer speaks.
+//! A2A v1.0 on the wire: its messages are the proto's ([`crate::proto::pb`], as bytes on
+//! gRPC and as ProtoJSON on the other bindings), converted to and from the internal
+//! model here ([`convert`]); its card fields ([`card`]) and its errors ([`error`]). The
+//! server's bindings and the client use these at the boundary; everything behind them
+//! works on [`crate::types`], whatever version a peer speaks.
 
 pub mod card;
 pub mod convert;
 pub mod error;
-pub mod types;
 
 pub use convert::ConvertError;
 

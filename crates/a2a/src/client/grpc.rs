@@ -1,7 +1,7 @@
-//! The gRPC binding, client side: calls to `lf.a2a.v1.A2AService` over tonic, their
-//! messages built from the same ProtoJSON requests the other v1.0 bindings send and read
-//! back into the same ProtoJSON answers (`crate::proto`), so a gRPC agent is called with
-//! exactly the semantics of a JSON-RPC one.
+//! The gRPC binding, client side: calls to `lf.a2a.v1.A2AService` over tonic, with the
+//! same proto messages the other v1.0 bindings send as ProtoJSON (`crate::proto::pb`),
+//! here encoded as bytes, so a gRPC agent is called with exactly the semantics of a
+//! JSON-RPC one.
 //!
 //! One HTTP/2 connection per interface (h2c for `http://`, TLS with the public
 //! authorities for `https://`), kept by the client. This client's headers (credentials,
@@ -15,9 +15,7 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 use futures::StreamExt;
-use prost::Message as _;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use prost::Message;
 use tonic::codegen::http::uri::PathAndQuery;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 use tonic::{Code, Status};
@@ -65,14 +63,14 @@ impl Channels {
 }
 
 impl A2aClient {
-    /// `method` with `request` (its ProtoJSON form) over gRPC at `at`.
-    pub(super) async fn grpc<Req: Serialize, Resp: DeserializeOwned>(
+    /// `method` with `request` over gRPC at `at`.
+    pub(super) async fn grpc<Req: Message, Resp: Message + Default>(
         &self,
         at: &Interface,
         method: Method,
         request: &Req,
     ) -> Result<Resp, ClientError> {
-        let (rpc, body) = self.grpc_request(method, request)?;
+        let body = self.grpc_request(request)?;
         let name = method.v1_name();
         let answer = self
             .bounded(&at.url, async {
@@ -82,21 +80,18 @@ impl A2aClient {
                     .map_err(|s| from_status(&at.url, &s))
             })
             .await?;
-        let text = rpc
-            .response_to_json(answer.get_ref())
-            .map_err(|e| ClientError::protocol(&at.url, format!("{name}'s answer: {e}")))?;
-        serde_json::from_str(&text)
+        Resp::decode(answer.get_ref().as_ref())
             .map_err(|e| ClientError::protocol(&at.url, format!("{name}'s answer: {e}")))
     }
 
     /// A streaming `method` over gRPC at `at`: its `StreamResponse`s as events.
-    pub(super) async fn grpc_stream<Req: Serialize>(
+    pub(super) async fn grpc_stream<Req: Message>(
         &self,
         at: &Interface,
         method: Method,
         request: &Req,
     ) -> Result<EventStream, ClientError> {
-        let (rpc, body) = self.grpc_request(method, request)?;
+        let body = self.grpc_request(request)?;
         let name = method.v1_name();
         let stream = self
             .bounded(&at.url, async {
@@ -111,10 +106,7 @@ impl A2aClient {
         let idle = self.config.stream_idle_timeout;
         let events = stream.map(move |item| {
             let bytes = item.map_err(|s| from_status(&url, &s))?;
-            let text = rpc
-                .response_to_json(&bytes)
-                .map_err(|e| ClientError::protocol(&url, format!("a stream event: {e}")))?;
-            let event: v1t::StreamResponse = serde_json::from_str(&text)
+            let event = v1t::StreamResponse::decode(bytes.as_ref())
                 .map_err(|e| ClientError::protocol(&url, format!("a stream event: {e}")))?;
             v1c::stream_event_in(event)
                 .map_err(|e| ClientError::protocol(&url, format!("a stream event at {e}")))
@@ -150,22 +142,12 @@ impl A2aClient {
         Ok((grpc, path(name)?))
     }
 
-    /// The method and the request as its binary message, with this client's headers
-    /// as metadata.
-    fn grpc_request<Req: Serialize>(
+    /// The request as its binary message, with this client's headers as metadata.
+    fn grpc_request<Req: Message>(
         &self,
-        method: Method,
         request: &Req,
-    ) -> Result<(&'static proto::Rpc, tonic::Request<Bytes>), ClientError> {
-        let name = method.v1_name();
-        let rpc = proto::rpc(name)
-            .ok_or_else(|| ClientError::Config(format!("gRPC has no method {name}")))?;
-        let json = serde_json::to_value(request)
-            .map_err(|e| ClientError::Config(format!("{name}'s request: {e}")))?;
-        let bytes = rpc
-            .request_from_json(&json)
-            .map_err(|e| ClientError::Config(format!("{name}'s request: {e}")))?;
-        let mut request = tonic::Request::new(Bytes::from(bytes));
+    ) -> Result<tonic::Request<Bytes>, ClientError> {
+        let mut request = tonic::Request::new(Bytes::from(request.encode_to_vec()));
         let left = (self.deadline).map(|d| d.saturating_duration_since(std::time::Instant::now()));
         request.set_timeout(left.map_or(self.config.timeout, |l| l.min(self.config.timeout)));
         let metadata = request.metadata_mut();
@@ -189,7 +171,7 @@ impl A2aClient {
             "a2a-version",
             tonic::metadata::AsciiMetadataValue::from_static("1.0"),
         );
-        Ok((rpc, request))
+        Ok(request)
     }
 }
 

@@ -559,7 +559,10 @@ impl A2aClient {
 
     /// A v1.0 unary call over `at`'s binding: `method` over JSON-RPC, `line` (with
     /// `request` as its body when `with_body`) over HTTP+JSON.
-    async fn v1<Req: Serialize, Resp: DeserializeOwned>(
+    async fn v1<
+        Req: Serialize + prost::Message,
+        Resp: DeserializeOwned + prost::Message + Default,
+    >(
         &self,
         at: &Interface,
         method: Method,
@@ -853,7 +856,8 @@ impl A2aClient {
             };
             let path = format!("/pushNotificationConfigs/{}", rest::segment(&request.id));
             let line = RequestLine::delete(RequestLine::task(params.id.as_str(), &path));
-            self.v1(at, method, &request, line, false).await?
+            let _: crate::proto::json::Empty = self.v1(at, method, &request, line, false).await?;
+            Value::Null
         };
         Ok(())
     }
@@ -868,9 +872,21 @@ impl A2aClient {
         if at.protocol == Version::V0_3 {
             return self.rpc::<(), _>(at, method.as_str(), None).await;
         }
-        let request = serde_json::json!({});
+        let request = v1t::GetExtendedAgentCardRequest {
+            tenant: at.tenant.clone(),
+        };
         let line = RequestLine::get("extendedAgentCard");
-        let mut card: Value = self.v1(at, method, &request, line, false).await?;
+        // As JSON on every binding: the card is read as the internal (v0.3-shaped) one,
+        // v1.0's fields and v0.3's both.
+        let mut card: Value = match at.binding {
+            Binding::JsonRpc => self.rpc(at, method.v1_name(), Some(&request)).await?,
+            Binding::HttpJson => self.rest::<(), _>(at, line, None).await?,
+            Binding::Grpc => {
+                let card: v1t::AgentCard = self.grpc(at, method, &request).await?;
+                serde_json::to_value(card)
+                    .map_err(|e| ClientError::protocol(&at.url, format!("the card: {e}")))?
+            }
+        };
         v1_card_as_v03(&mut card);
         http::decode_result(&at.url, method.v1_name(), card)
     }

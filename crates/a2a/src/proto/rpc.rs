@@ -1,126 +1,50 @@
-//! The gRPC binding's methods: each [`Rpc`] with its request and response messages,
-//! and tonic's codec for messages left as bytes.
+//! The gRPC binding's methods (each [`Rpc`]), and tonic's codec for messages left as
+//! bytes, which each end decodes into the proto's types itself.
 
 use bytes::Bytes;
-use prost::Message;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
 use tonic::Status;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
-
-use super::pb;
 
 /// The gRPC service's full name.
 pub const SERVICE: &str = "lf.a2a.v1.A2AService";
 
-/// One method of the service: its name, whether it answers with a stream, and how its
-/// request and response messages go between binary and ProtoJSON.
+/// One method of the service: its name, whether it answers with a stream, and the names
+/// of its request and response messages (for errors).
 pub struct Rpc {
     /// The method's name (`SendMessage`).
     pub name: &'static str,
     /// Whether it answers with a stream of messages.
     pub streaming: bool,
-    request: Form,
-    response: Form,
-}
-
-/// One message type's two forms.
-struct Form {
-    name: &'static str,
-    /// Bytes to ProtoJSON text.
-    decode: fn(&[u8]) -> Result<String, String>,
-    /// ProtoJSON to bytes.
-    encode: fn(&Value) -> Result<Vec<u8>, String>,
-}
-
-impl Form {
-    fn decode(&self, bytes: &[u8]) -> Result<String, String> {
-        (self.decode)(bytes).map_err(|e| format!("not a {}: {e}", self.name))
-    }
-
-    fn encode(&self, value: &Value) -> Result<Vec<u8>, String> {
-        (self.encode)(value).map_err(|e| format!("{} from JSON: {e}", self.name))
-    }
-}
-
-impl Rpc {
-    /// The request's bytes as its ProtoJSON text (lowerCamelCase names, enums by name,
-    /// defaults left out), or why they are not such a message.
-    pub fn request_to_json(&self, bytes: &[u8]) -> Result<String, String> {
-        self.request.decode(bytes)
-    }
-
-    /// A ProtoJSON request as its bytes; a field the proto does not have is an error
-    /// (it would be lost silently otherwise).
-    pub fn request_from_json(&self, value: &Value) -> Result<Vec<u8>, String> {
-        self.request.encode(value)
-    }
-
-    /// A response (or stream event) as its ProtoJSON text.
-    pub fn response_to_json(&self, bytes: &[u8]) -> Result<String, String> {
-        self.response.decode(bytes)
-    }
-
-    /// A ProtoJSON response (or stream event) as its bytes.
-    pub fn response_from_json(&self, value: &Value) -> Result<Vec<u8>, String> {
-        self.response.encode(value)
-    }
-}
-
-fn to_json<T: Message + Default + Serialize>(bytes: &[u8]) -> Result<String, String> {
-    let message = T::decode(bytes).map_err(|e| e.to_string())?;
-    serde_json::to_string(&message).map_err(|e| e.to_string())
-}
-
-fn from_json<T: Message + DeserializeOwned>(value: &Value) -> Result<Vec<u8>, String> {
-    T::deserialize(value)
-        .map(|m| m.encode_to_vec())
-        .map_err(|e| e.to_string())
-}
-
-macro_rules! form {
-    ($t:ty, $name:expr) => {
-        Form {
-            name: $name,
-            decode: to_json::<$t>,
-            encode: from_json::<$t>,
-        }
-    };
+    /// The request message's full name.
+    pub request: &'static str,
+    /// The response message's full name.
+    pub response: &'static str,
 }
 
 macro_rules! rpc {
-    ($name:literal, $streaming:literal, $req:ident => $resp:ident) => {
+    ($name:literal, $streaming:literal, $req:literal => $resp:literal) => {
         Rpc {
             name: $name,
             streaming: $streaming,
-            request: form!(pb::$req, concat!("lf.a2a.v1.", stringify!($req))),
-            response: form!(pb::$resp, concat!("lf.a2a.v1.", stringify!($resp))),
+            request: $req,
+            response: $resp,
         }
     };
 }
 
 /// Every method of `A2AService`, as the proto declares it.
 static RPCS: [Rpc; 11] = [
-    rpc!("SendMessage", false, SendMessageRequest => SendMessageResponse),
-    rpc!("SendStreamingMessage", true, SendMessageRequest => StreamResponse),
-    rpc!("GetTask", false, GetTaskRequest => Task),
-    rpc!("ListTasks", false, ListTasksRequest => ListTasksResponse),
-    rpc!("CancelTask", false, CancelTaskRequest => Task),
-    rpc!("SubscribeToTask", true, SubscribeToTaskRequest => StreamResponse),
-    rpc!("CreateTaskPushNotificationConfig", false, TaskPushNotificationConfig => TaskPushNotificationConfig),
-    rpc!("GetTaskPushNotificationConfig", false, GetTaskPushNotificationConfigRequest => TaskPushNotificationConfig),
-    rpc!("ListTaskPushNotificationConfigs", false, ListTaskPushNotificationConfigsRequest => ListTaskPushNotificationConfigsResponse),
-    rpc!("GetExtendedAgentCard", false, GetExtendedAgentCardRequest => AgentCard),
-    Rpc {
-        name: "DeleteTaskPushNotificationConfig",
-        streaming: false,
-        request: form!(
-            pb::DeleteTaskPushNotificationConfigRequest,
-            "lf.a2a.v1.DeleteTaskPushNotificationConfigRequest"
-        ),
-        response: form!(super::json::Empty, "google.protobuf.Empty"),
-    },
+    rpc!("SendMessage", false, "lf.a2a.v1.SendMessageRequest" => "lf.a2a.v1.SendMessageResponse"),
+    rpc!("SendStreamingMessage", true, "lf.a2a.v1.SendMessageRequest" => "lf.a2a.v1.StreamResponse"),
+    rpc!("GetTask", false, "lf.a2a.v1.GetTaskRequest" => "lf.a2a.v1.Task"),
+    rpc!("ListTasks", false, "lf.a2a.v1.ListTasksRequest" => "lf.a2a.v1.ListTasksResponse"),
+    rpc!("CancelTask", false, "lf.a2a.v1.CancelTaskRequest" => "lf.a2a.v1.Task"),
+    rpc!("SubscribeToTask", true, "lf.a2a.v1.SubscribeToTaskRequest" => "lf.a2a.v1.StreamResponse"),
+    rpc!("CreateTaskPushNotificationConfig", false, "lf.a2a.v1.TaskPushNotificationConfig" => "lf.a2a.v1.TaskPushNotificationConfig"),
+    rpc!("GetTaskPushNotificationConfig", false, "lf.a2a.v1.GetTaskPushNotificationConfigRequest" => "lf.a2a.v1.TaskPushNotificationConfig"),
+    rpc!("ListTaskPushNotificationConfigs", false, "lf.a2a.v1.ListTaskPushNotificationConfigsRequest" => "lf.a2a.v1.ListTaskPushNotificationConfigsResponse"),
+    rpc!("GetExtendedAgentCard", false, "lf.a2a.v1.GetExtendedAgentCardRequest" => "lf.a2a.v1.AgentCard"),
+    rpc!("DeleteTaskPushNotificationConfig", false, "lf.a2a.v1.DeleteTaskPushNotificationConfigRequest" => "google.protobuf.Empty"),
 ];
 
 /// The method `name` of the service, if it has one.
@@ -128,8 +52,8 @@ pub fn rpc(name: &str) -> Option<&'static Rpc> {
     RPCS.iter().find(|r| r.name == name)
 }
 
-/// tonic's codec for messages left as bytes: each end converts them itself, through
-/// the [`Rpc`] of the method (see the module's comment). Both ends of the binding use it.
+/// tonic's codec for messages left as bytes: each end decodes them itself into the
+/// method's types. Both ends of the binding use it.
 pub struct Raw;
 
 impl Codec for Raw {
@@ -193,22 +117,12 @@ mod tests {
         }
     }
 
+    /// The messages' ProtoJSON and binary forms hold the same values, well-known
+    /// types in their JSON forms included.
     #[test]
-    fn messages_go_to_json_and_back() {
-        let send = rpc("SendMessage").unwrap();
-        let json = serde_json::json!({
-            "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hé"}]},
-            "configuration": {"returnImmediately": true}
-        });
-        let bytes = send.request_from_json(&json).unwrap();
-        let back: Value = serde_json::from_str(&send.request_to_json(&bytes).unwrap()).unwrap();
-        assert_eq!(back, json);
-        assert!(send.request_to_json(&[0xff, 0xff]).is_err());
-    }
-
-    #[test]
-    fn well_known_types_take_their_json_forms() {
-        let get = rpc("GetTask").unwrap();
+    fn messages_go_to_bytes_and_back_through_json() {
+        use crate::proto::pb;
+        use prost::Message as _;
         let task = serde_json::json!({
             "id": "t1",
             "contextId": "c1",
@@ -216,12 +130,11 @@ mod tests {
             "metadata": {"nested": {"list": [1.25, "two", null, true]}},
             "artifacts": [{"artifactId": "a", "parts": [{"data": {"k": 1.5}}, {"raw": "aGk="}]}]
         });
-        let bytes = get.response_from_json(&task).unwrap();
-        let back: Value = serde_json::from_str(&get.response_to_json(&bytes).unwrap()).unwrap();
-        assert_eq!(back, task);
-        let delete = rpc("DeleteTaskPushNotificationConfig").unwrap();
-        let empty = delete.response_from_json(&serde_json::json!({})).unwrap();
-        assert!(empty.is_empty());
-        assert_eq!(delete.response_to_json(&empty).unwrap(), "{}");
+        let typed: pb::Task = serde_json::from_value(task.clone()).unwrap();
+        let bytes = typed.encode_to_vec();
+        let back = pb::Task::decode(bytes.as_slice()).unwrap();
+        assert_eq!(serde_json::to_value(&back).unwrap(), task);
+        assert!(pb::Task::decode(&[0xff, 0xff][..]).is_err());
+        assert!(crate::proto::json::Empty.encode_to_vec().is_empty());
     }
 }

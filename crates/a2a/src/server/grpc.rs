@@ -2,9 +2,9 @@
 //! bindings (HTTP/2: h2c on plain TCP, ALPN with TLS), with tonic doing gRPC's framing,
 //! compression, deadlines and status trailers.
 //!
-//! No new semantics: each call's protobuf message is read through the proto's
-//! descriptors into its ProtoJSON form (`crate::proto`) and handed to the same v1.0
-//! handlers the JSON-RPC binding uses; their answer goes back the same way. Errors are
+//! No new semantics: each call's message is decoded into the proto's generated type and
+//! handed to the same v1.0 operations the JSON bindings use (`super::v1`, on the same
+//! messages they read from ProtoJSON); their answer is encoded back. Errors are
 //! the spec's mapping (§10.6): the gRPC status of the A2A error, with a
 //! `google.rpc.Status` holding its `ErrorInfo` (and `BadRequest` for a bad field) in
 //! `grpc-status-details-bin`. Metadata carries what headers carry on HTTP: the
@@ -25,10 +25,10 @@ use tonic::{Code, Status};
 use tracing::{Instrument, info_span};
 
 use super::auth::Caller;
-use super::jsonrpc::unary_v1;
+use super::handler::StreamRequest;
 use super::observe::Answered;
 use super::{Inner, live_events, version};
-use crate::jsonrpc::{IncomingRequest, RequestId};
+use crate::proto::pb as w;
 use crate::v1::error as v1_error;
 use crate::{Method, RpcError, Version, proto};
 
@@ -79,7 +79,6 @@ async fn call(inner: Arc<Inner>, name: &str, request: axum::http::Request<Body>)
     let call = Call {
         inner: inner.clone(),
         method,
-        name: name.to_owned(),
         rpc,
         caller: caller.with_deadline(deadline),
         headers,
@@ -247,56 +246,105 @@ fn check(inner: &Inner, headers: &HeaderMap) -> Result<(), RpcError> {
 struct Call {
     inner: Arc<Inner>,
     method: Method,
-    name: String,
     rpc: &'static proto::Rpc,
     caller: Caller,
     headers: HeaderMap,
 }
 
 impl Call {
-    /// The request message as the JSON-RPC binding would have received its params, and
-    /// the caller acting in the tenant it names.
-    fn params(&self, bytes: &[u8]) -> Result<(IncomingRequest, Caller), RpcError> {
-        let text = self
-            .rpc
-            .request_to_json(bytes)
-            .map_err(|e| RpcError::invalid_params("request", e))?;
-        #[derive(serde::Deserialize)]
-        struct Tenant {
-            #[serde(default)]
-            tenant: Option<String>,
-        }
-        let tenant = serde_json::from_str::<Tenant>(&text)
-            .ok()
-            .and_then(|t| t.tenant)
-            .filter(|t| !t.is_empty());
-        let authorize = self.inner.config.authorizer();
-        let caller = self
-            .caller
-            .clone()
-            .in_tenant(tenant.as_deref(), authorize)?;
-        let raw = serde_json::value::RawValue::from_string(text)
-            .map_err(|e| RpcError::internal(e.to_string()))?;
-        Ok((
-            IncomingRequest {
-                id: Some(RequestId::Num(1.into())),
-                method: self.name.clone(),
-                params: Some(raw),
-            },
-            caller,
-        ))
+    /// The request message, decoded.
+    fn decode<T: prost::Message + Default>(&self, bytes: &[u8]) -> Result<T, RpcError> {
+        T::decode(bytes).map_err(|e| {
+            RpcError::invalid_params("request", format!("not a {}: {e}", self.rpc.request))
+        })
     }
 
-    /// A handler's JSON answer as the method's response message.
-    fn answer(&self, json: &Value) -> Result<Bytes, Status> {
-        self.rpc
-            .response_from_json(json)
-            .map(Bytes::from)
-            .map_err(|e| {
-                to_status(&RpcError::internal(format!(
-                    "cannot encode the answer: {e}"
-                )))
-            })
+    /// The caller acting in the tenant a request names.
+    fn caller_in(&self, tenant: &str) -> Result<Caller, RpcError> {
+        let tenant = (!tenant.is_empty()).then_some(tenant);
+        let authorize = self.inner.config.authorizer();
+        self.caller.clone().in_tenant(tenant, authorize)
+    }
+
+    /// A unary method: its request decoded, the operation run, its answer encoded.
+    async fn unary(&self, bytes: &[u8]) -> Result<Bytes, RpcError> {
+        let inner = &self.inner;
+        fn encode<T: prost::Message>(answer: &T) -> Bytes {
+            Bytes::from(answer.encode_to_vec())
+        }
+        Ok(match self.method {
+            Method::SendMessage => {
+                let r: w::SendMessageRequest = self.decode(bytes)?;
+                let caller = self.caller_in(&r.tenant)?;
+                encode(&super::v1::send(inner, r, &caller).await?)
+            }
+            Method::GetTask => {
+                let r: w::GetTaskRequest = self.decode(bytes)?;
+                let caller = self.caller_in(&r.tenant)?;
+                encode(&super::v1::get(inner, r, &caller).await?)
+            }
+            Method::ListTasks => {
+                let r: w::ListTasksRequest = self.decode(bytes)?;
+                let caller = self.caller_in(&r.tenant)?;
+                encode(&super::v1::list(inner, r, &caller).await?.0)
+            }
+            Method::CancelTask => {
+                let r: w::CancelTaskRequest = self.decode(bytes)?;
+                let caller = self.caller_in(&r.tenant)?;
+                encode(&super::v1::cancel(inner, r, &caller).await?)
+            }
+            Method::SetPushConfig => {
+                let r: w::TaskPushNotificationConfig = self.decode(bytes)?;
+                let caller = self.caller_in(&r.tenant)?;
+                encode(&super::v1::create_push(inner, r, &caller).await?)
+            }
+            Method::GetPushConfig => {
+                let r: w::GetTaskPushNotificationConfigRequest = self.decode(bytes)?;
+                let caller = self.caller_in(&r.tenant)?;
+                encode(&super::v1::get_push(inner, r, &caller).await?)
+            }
+            Method::ListPushConfig => {
+                let r: w::ListTaskPushNotificationConfigsRequest = self.decode(bytes)?;
+                let caller = self.caller_in(&r.tenant)?;
+                encode(&super::v1::list_push(inner, r, &caller).await?)
+            }
+            Method::DeletePushConfig => {
+                let r: w::DeleteTaskPushNotificationConfigRequest = self.decode(bytes)?;
+                let caller = self.caller_in(&r.tenant)?;
+                super::v1::delete_push(inner, r, &caller).await?;
+                encode(&crate::proto::json::Empty)
+            }
+            Method::GetAuthenticatedExtendedCard => {
+                let r: w::GetExtendedAgentCardRequest = self.decode(bytes)?;
+                let caller = self.caller_in(&r.tenant)?;
+                let mut card = super::v1::extended_card(inner, &caller)?;
+                // The AgentCard message has v1.0's fields only (its v1.0 signature
+                // covers exactly those).
+                crate::v1::card::as_v1_only(&mut card);
+                let card: w::AgentCard = serde_json::from_value(card).map_err(|e| {
+                    RpcError::internal(format!("the card is no AgentCard message: {e}"))
+                })?;
+                encode(&card)
+            }
+            Method::SendStreamingMessage | Method::Resubscribe => {
+                return Err(RpcError::internal(
+                    "a streaming method reached the unary path",
+                ));
+            }
+        })
+    }
+
+    /// A streaming method's request, as the handler opens its stream, and the caller.
+    fn stream_request(&self, bytes: &[u8]) -> Result<(StreamRequest, Caller), RpcError> {
+        if self.method == Method::SendStreamingMessage {
+            let r: w::SendMessageRequest = self.decode(bytes)?;
+            let caller = self.caller_in(&r.tenant)?;
+            Ok((super::v1::stream_message(r)?, caller))
+        } else {
+            let r: w::SubscribeToTaskRequest = self.decode(bytes)?;
+            let caller = self.caller_in(&r.tenant)?;
+            Ok((super::v1::subscribe(r, None)?, caller))
+        }
     }
 }
 
@@ -307,19 +355,8 @@ impl UnaryService<Bytes> for Call {
     fn call(&mut self, request: tonic::Request<Bytes>) -> Self::Future {
         let call = self.clone();
         Box::pin(async move {
-            let outcome = async {
-                let (request, caller) = call.params(request.get_ref())?;
-                let mut json: Value = unary_v1(&call.inner, call.method, &request, &caller).await?;
-                if call.method == Method::GetAuthenticatedExtendedCard {
-                    // The AgentCard message has v1.0's fields only (its v1.0 signature
-                    // covers exactly those).
-                    crate::v1::card::as_v1_only(&mut json);
-                }
-                Ok::<Value, RpcError>(json)
-            }
-            .await;
-            match outcome {
-                Ok(json) => call.answer(&json).map(tonic::Response::new),
+            match call.unary(request.get_ref()).await {
+                Ok(bytes) => Ok(tonic::Response::new(bytes)),
                 Err(e) => Err(to_status(&e)),
             }
         })
@@ -337,11 +374,7 @@ impl ServerStreamingService<Bytes> for Call {
         let call = self.clone();
         Box::pin(async move {
             let opened = async {
-                let (request, caller) = call.params(request.get_ref())?;
-                let stream_request = match call.method {
-                    Method::SendStreamingMessage => super::v1::stream_message(request.params()?)?,
-                    _ => super::v1::subscribe(request.params()?, None)?,
-                };
+                let (stream_request, caller) = call.stream_request(request.get_ref())?;
                 call.inner
                     .open_stream(call.method, stream_request, &caller)
                     .await
@@ -353,14 +386,11 @@ impl ServerStreamingService<Bytes> for Call {
                     return Err(to_status(&e));
                 }
             };
-            let rpc = call.rpc;
-            let events = live_events(call.inner.clone(), task_id, sub, after).map(move |item| {
+            let events = live_events(call.inner.clone(), task_id, sub, after).map(|item| {
                 let event = item.map_err(|e| to_status(&e))?;
-                let json = serde_json::to_value(super::v1::stream_response(&event.1))
-                    .map_err(|e| to_status(&RpcError::internal(e.to_string())))?;
-                rpc.response_from_json(&json).map(Bytes::from).map_err(|e| {
-                    to_status(&RpcError::internal(format!("cannot encode an event: {e}")))
-                })
+                Ok(Bytes::from(
+                    super::v1::stream_response(&event.1).encode_to_vec(),
+                ))
             });
             Ok(tonic::Response::new(Box::pin(events) as Events))
         })

@@ -1,12 +1,13 @@
-//! The A2A protocol layer, v1.0 and v0.3: the internal model (v0.3's shapes) and v1.0's
-//! at the boundary (`v1`), JSON-RPC 2.0 and HTTP+JSON, SSE, a server generic over an
-//! agent, and a client that speaks either generation on either binding.
+//! The A2A protocol layer, v1.0 and v0.3: the internal model (v0.3's shapes), v1.0's
+//! messages (`proto`, generated from the normative proto) and their conversion at the
+//! boundary (`v1`), JSON-RPC 2.0 and HTTP+JSON, SSE, a server generic over an agent, and
+//! a client that speaks either generation on any binding.
 //!
 //! Nothing here knows about workflows, steps or the orchestrator (the crate graph holds
 //! it): the crate is usable on its own to write any A2A agent or client. Features, all
 //! on by default and each building alone: `client` (card discovery and every operation,
 //! over JSON-RPC and HTTP+JSON), `server` (every operation on one port, push delivery),
-//! `grpc` (the gRPC binding for either: the proto's types generated at build time) and
+//! `grpc` (the gRPC binding for either, on tonic) and
 //! `signing` (Agent Card signatures; the server needs it); without them, the types and
 //! JSON-RPC.
 

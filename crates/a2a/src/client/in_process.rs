@@ -5,8 +5,9 @@
 //! code it uses for agents elsewhere.
 
 use futures::StreamExt;
+use futures::future::BoxFuture;
 
-use super::{ClientError, EventStream};
+use super::{ClientError, EventStream, Transport};
 use crate::server::{Caller, RequestHandler};
 use crate::types::{MessageSendParams, SendMessageResult, Task, TaskIdParams, TaskQueryParams};
 
@@ -21,45 +22,65 @@ fn answered(e: crate::RpcError) -> ClientError {
     ClientError::Rpc(e)
 }
 
-impl InProcess {
-    pub(super) async fn send_message(
-        &self,
-        params: &MessageSendParams,
-    ) -> Result<SendMessageResult, ClientError> {
-        (self
-            .handler
-            .send_message(params.clone(), &self.caller)
-            .await)
-            .map_err(answered)
+impl Transport for InProcess {
+    fn endpoint(&self) -> &str {
+        "in-process:"
     }
 
-    pub(super) async fn send_message_stream(
-        &self,
-        params: &MessageSendParams,
-    ) -> Result<EventStream, ClientError> {
-        let events = (self.handler)
-            .send_message_stream(params.clone(), &self.caller)
-            .await
-            .map_err(answered)?;
-        Ok(Box::pin(events.map(|e| e.map_err(answered))))
+    fn send_message<'a>(
+        &'a self,
+        params: &'a MessageSendParams,
+    ) -> BoxFuture<'a, Result<SendMessageResult, ClientError>> {
+        Box::pin(async move {
+            (self
+                .handler
+                .send_message(params.clone(), &self.caller)
+                .await)
+                .map_err(answered)
+        })
     }
 
-    pub(super) async fn resubscribe(
-        &self,
-        params: &TaskIdParams,
-    ) -> Result<EventStream, ClientError> {
-        let events = (self.handler)
-            .subscribe(params.id.clone(), &self.caller)
-            .await
-            .map_err(answered)?;
-        Ok(Box::pin(events.map(|e| e.map_err(answered))))
+    fn send_message_stream<'a>(
+        &'a self,
+        params: &'a MessageSendParams,
+    ) -> BoxFuture<'a, Result<EventStream, ClientError>> {
+        Box::pin(async move {
+            let events = (self.handler)
+                .send_message_stream(params.clone(), &self.caller)
+                .await
+                .map_err(answered)?;
+            Ok(Box::pin(events.map(|e| e.map_err(answered))) as EventStream)
+        })
     }
 
-    pub(super) async fn get_task(&self, params: &TaskQueryParams) -> Result<Task, ClientError> {
-        (self.handler.get_task(params.clone(), &self.caller).await).map_err(answered)
+    fn resubscribe<'a>(
+        &'a self,
+        params: &'a TaskIdParams,
+    ) -> BoxFuture<'a, Result<EventStream, ClientError>> {
+        Box::pin(async move {
+            let events = (self.handler)
+                .subscribe(params.id.clone(), &self.caller)
+                .await
+                .map_err(answered)?;
+            Ok(Box::pin(events.map(|e| e.map_err(answered))) as EventStream)
+        })
     }
 
-    pub(super) async fn cancel_task(&self, params: &TaskIdParams) -> Result<Task, ClientError> {
-        (self.handler.cancel_task(params.clone(), &self.caller).await).map_err(answered)
+    fn get_task<'a>(
+        &'a self,
+        params: &'a TaskQueryParams,
+    ) -> BoxFuture<'a, Result<Task, ClientError>> {
+        Box::pin(async move {
+            (self.handler.get_task(params.clone(), &self.caller).await).map_err(answered)
+        })
+    }
+
+    fn cancel_task<'a>(
+        &'a self,
+        params: &'a TaskIdParams,
+    ) -> BoxFuture<'a, Result<Task, ClientError>> {
+        Box::pin(async move {
+            (self.handler.cancel_task(params.clone(), &self.caller).await).map_err(answered)
+        })
     }
 }

@@ -1,8 +1,8 @@
 //! `ListTasks`, the A2A 1.0 method that pages through an agent's tasks (0.3 has none):
 //! the query, the page, and the call over the card's 1.0 interface.
 
-use crate::Method;
 use crate::Version;
+use crate::client::transport::{Transport, V1};
 use crate::client::{A2aClient, ClientError, RequestLine, v1c, v1t};
 use crate::types::{Task, TaskState};
 
@@ -11,6 +11,9 @@ impl A2aClient {
     /// newest status first. Called over the card's 1.0 interface whichever this client
     /// uses for the rest.
     pub async fn list_tasks(&self, query: &ListTasksQuery) -> Result<TaskList, ClientError> {
+        if let Some(t) = &self.transport {
+            return t.list_tasks(query).await;
+        }
         let Some(at) = self
             .interfaces
             .iter()
@@ -21,46 +24,43 @@ impl A2aClient {
                 offered: self.interfaces.iter().map(ToString::to_string).collect(),
             });
         };
-        let method = Method::ListTasks;
-        let request = v1t::ListTasksRequest {
-            tenant: at.tenant.clone(),
-            context_id: query.context_id.clone().unwrap_or_default(),
-            status: query.status.map_or(0, |s| v1c::task_state(s) as i32),
-            page_size: query.page_size.map(|n| n.min(i32::MAX as u32) as i32),
-            page_token: query.page_token.clone().unwrap_or_default(),
-            history_length: query.history_length.map(|n| n.min(i32::MAX as u32) as i32),
-            status_timestamp_after: (query.status_timestamp_after.as_deref())
+        V1 { client: self, at }.list_tasks(query).await
+    }
+}
+
+impl ListTasksQuery {
+    /// The query as v1.0's request, in `tenant`.
+    pub(super) fn request(&self, tenant: &str) -> Result<v1t::ListTasksRequest, ClientError> {
+        Ok(v1t::ListTasksRequest {
+            tenant: tenant.to_owned(),
+            context_id: self.context_id.clone().unwrap_or_default(),
+            status: self.status.map_or(0, |s| v1c::task_state(s) as i32),
+            page_size: self.page_size.map(|n| n.min(i32::MAX as u32) as i32),
+            page_token: self.page_token.clone().unwrap_or_default(),
+            history_length: self.history_length.map(|n| n.min(i32::MAX as u32) as i32),
+            status_timestamp_after: (self.status_timestamp_after.as_deref())
                 .map(crate::proto::Timestamp::parse)
                 .transpose()
                 .map_err(|why| {
                     ClientError::Rpc(crate::RpcError::invalid_params("statusTimestampAfter", why))
                 })?,
-            include_artifacts: query.include_artifacts,
-        };
-        let line = RequestLine::get("tasks")
-            .query("contextId", query.context_id.clone())
+            include_artifacts: self.include_artifacts,
+        })
+    }
+
+    /// The query as HTTP+JSON's request line.
+    pub(super) fn line(&self, request: &v1t::ListTasksRequest) -> RequestLine {
+        RequestLine::get("tasks")
+            .query("contextId", self.context_id.clone())
             .query(
                 "status",
-                query.status.map(|s| v1c::task_state(s).as_str_name()),
+                self.status.map(|s| v1c::task_state(s).as_str_name()),
             )
             .query("pageSize", request.page_size)
-            .query("pageToken", query.page_token.clone())
+            .query("pageToken", self.page_token.clone())
             .query("historyLength", request.history_length)
-            .query("statusTimestampAfter", query.status_timestamp_after.clone())
-            .query("includeArtifacts", query.include_artifacts);
-        let page: v1t::ListTasksResponse = self.v1(at, method, &request, line, false).await?;
-        let tasks = page
-            .tasks
-            .into_iter()
-            .enumerate()
-            .map(|(i, t)| v1c::task_in(t, &format!("result.tasks[{i}]")))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| Self::unreadable(at, method, e))?;
-        Ok(TaskList {
-            tasks,
-            next_page_token: (!page.next_page_token.is_empty()).then_some(page.next_page_token),
-            total_size: page.total_size.max(0) as u64,
-        })
+            .query("statusTimestampAfter", self.status_timestamp_after.clone())
+            .query("includeArtifacts", self.include_artifacts)
     }
 }
 

@@ -22,6 +22,7 @@ mod multiplex;
 mod rest;
 mod rpc;
 mod send;
+mod transport;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -46,11 +47,13 @@ pub use interface::{Binding, Choice, Interface, Preference, choose as choose_int
 pub use list::{ListTasksQuery, TaskList};
 use rest::RequestLine;
 pub use send::{HttpClient, POOL_IDLE_TIMEOUT};
+pub use transport::Transport;
+use transport::{V1, V03};
 
 use super::method::Method;
 use super::types::{
     AgentCard, DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams,
-    MessageSendParams, SendMessageResult, StreamEvent, Task, TaskId, TaskIdParams,
+    MessageSendParams, SendMessageResult, StreamEvent, Task, TaskIdParams,
     TaskPushNotificationConfig, TaskQueryParams,
 };
 
@@ -160,10 +163,9 @@ pub struct A2aClient {
     next_id: Arc<AtomicI64>,
     /// When its calls must be answered by (sent as gRPC's `grpc-timeout`).
     deadline: Option<std::time::Instant>,
-    /// A server of this process whose handler takes the calls instead (boxed: few
-    /// clients are).
-    #[cfg(feature = "server")]
-    in_process: Option<Box<in_process::InProcess>>,
+    /// A transport that takes the calls instead of the interfaces (a server of this
+    /// process, or an application's own).
+    transport: Option<Arc<dyn Transport>>,
     /// The gRPC connections, one per interface (made on first use).
     #[cfg(feature = "grpc")]
     channels: Arc<grpc::Channels>,
@@ -414,8 +416,7 @@ impl A2aClient {
             headers: Arc::new(headers),
             next_id: Arc::new(AtomicI64::new(1)),
             deadline: None,
-            #[cfg(feature = "server")]
-            in_process: None,
+            transport: None,
             #[cfg(feature = "grpc")]
             channels: Arc::default(),
         })
@@ -430,8 +431,14 @@ impl A2aClient {
         handler: crate::server::RequestHandler,
         caller: crate::server::Caller,
     ) -> Self {
+        Self::with_transport(Arc::new(in_process::InProcess { handler, caller }))
+    }
+
+    /// A client whose calls `transport` takes (see [`Transport`]). Its
+    /// [`endpoint`](Self::endpoint) is the transport's.
+    pub fn with_transport(transport: Arc<dyn Transport>) -> Self {
         let at = Interface {
-            url: "in-process:".into(),
+            url: transport.endpoint().to_owned(),
             protocol: Version::V1_0,
             binding: Binding::JsonRpc,
             tenant: String::new(),
@@ -449,7 +456,7 @@ impl A2aClient {
             headers: Arc::new(HeaderMap::new()),
             next_id: Arc::new(AtomicI64::new(1)),
             deadline: None,
-            in_process: Some(Box::new(in_process::InProcess { handler, caller })),
+            transport: Some(transport),
             #[cfg(feature = "grpc")]
             channels: Arc::default(),
         }
@@ -557,8 +564,16 @@ impl A2aClient {
         Some(next)
     }
 
-    /// A v1.0 unary call over `at`'s binding: `method` over JSON-RPC, `line` (with
-    /// `request` as its body when `with_body`) over HTTP+JSON.
+    /// The transport of interface `at`: A2A 0.3's JSON-RPC, or A2A 1.0 on its binding.
+    fn wire<'a>(&'a self, at: &'a Interface) -> Box<dyn Transport + 'a> {
+        match at.protocol {
+            Version::V0_3 => Box::new(V03 { client: self, at }),
+            Version::V1_0 => Box::new(V1 { client: self, at }),
+        }
+    }
+
+    /// A v1.0 unary call over `at`'s binding: `method` over JSON-RPC and gRPC, `line`
+    /// (with `request` as its body when `with_body`) over HTTP+JSON.
     async fn v1<
         Req: Serialize + prost::Message,
         Resp: DeserializeOwned + prost::Message + Default,
@@ -577,310 +592,38 @@ impl A2aClient {
         }
     }
 
-    /// What an agent answered that the internal model cannot hold.
-    fn unreadable(at: &Interface, method: Method, e: crate::v1::ConvertError) -> ClientError {
-        ClientError::protocol(
-            &at.url,
-            format!("invalid {} result at {e}", method.v1_name()),
-        )
-    }
-
-    /// `message/send` (v1.0: `SendMessage`).
-    pub async fn send_message(
-        &self,
-        params: &MessageSendParams,
-    ) -> Result<SendMessageResult, ClientError> {
-        #[cfg(feature = "server")]
-        if let Some(local) = &self.in_process {
-            return local.send_message(params).await;
-        }
-        on_interface!(self, |at| self.send_message_at(at, params).await)
-    }
-
-    async fn send_message_at(
+    /// A v1.0 streaming call over `at`'s binding, as [`A2aClient::v1`].
+    async fn v1_stream<Req: Serialize + prost::Message>(
         &self,
         at: &Interface,
-        params: &MessageSendParams,
-    ) -> Result<SendMessageResult, ClientError> {
-        let method = Method::SendMessage;
-        if at.protocol == Version::V0_3 {
-            return self.rpc(at, method.as_str(), Some(params)).await;
-        }
-        let mut request = v1c::send_request(params);
-        request.tenant = at.tenant.clone();
-        let line = RequestLine::post("message:send");
-        let answer: v1t::SendMessageResponse = self.v1(at, method, &request, line, true).await?;
-        v1c::send_response_in(answer).map_err(|e| Self::unreadable(at, method, e))
-    }
-
-    /// `message/stream` (v1.0: `SendStreamingMessage`).
-    pub async fn send_message_stream(
-        &self,
-        params: &MessageSendParams,
+        method: Method,
+        request: &Req,
+        line: RequestLine,
+        with_body: bool,
     ) -> Result<EventStream, ClientError> {
-        #[cfg(feature = "server")]
-        if let Some(local) = &self.in_process {
-            return local.send_message_stream(params).await;
-        }
-        on_interface!(self, |at| self.send_message_stream_at(at, params).await)
-    }
-
-    async fn send_message_stream_at(
-        &self,
-        at: &Interface,
-        params: &MessageSendParams,
-    ) -> Result<EventStream, ClientError> {
-        let method = Method::SendStreamingMessage;
-        if at.protocol == Version::V0_3 {
-            return self.rpc_stream(at, method.as_str(), params).await;
-        }
-        let mut request = v1c::send_request(params);
-        request.tenant = at.tenant.clone();
         match at.binding {
-            Binding::JsonRpc => self.rpc_stream(at, method.v1_name(), &request).await,
+            Binding::JsonRpc => self.rpc_stream(at, method.v1_name(), request).await,
             Binding::HttpJson => {
-                let line = RequestLine::post("message:stream");
-                self.rest_stream(at, line, Some(&request)).await
+                self.rest_stream(at, line, with_body.then_some(request))
+                    .await
             }
-            Binding::Grpc => self.grpc_stream(at, method, &request).await,
+            Binding::Grpc => self.grpc_stream(at, method, request).await,
         }
     }
 
-    /// `tasks/get` (v1.0: `GetTask`).
-    pub async fn get_task(&self, params: &TaskQueryParams) -> Result<Task, ClientError> {
-        #[cfg(feature = "server")]
-        if let Some(local) = &self.in_process {
-            return local.get_task(params).await;
-        }
-        on_interface!(self, |at| self.get_task_at(at, params).await)
-    }
-
-    async fn get_task_at(
-        &self,
-        at: &Interface,
-        params: &TaskQueryParams,
-    ) -> Result<Task, ClientError> {
-        let method = Method::GetTask;
-        if at.protocol == Version::V0_3 {
-            return self.rpc(at, method.as_str(), Some(params)).await;
-        }
-        let history_length = params.history_length.map(|n| n.min(i32::MAX as u32) as i32);
-        let request = v1t::GetTaskRequest {
-            tenant: at.tenant.clone(),
-            id: params.id.to_string(),
-            history_length,
-        };
-        let line = RequestLine::get(RequestLine::task(params.id.as_str(), ""))
-            .query("historyLength", history_length);
-        let task: v1t::Task = self.v1(at, method, &request, line, false).await?;
-        v1c::task_in(task, "result").map_err(|e| Self::unreadable(at, method, e))
-    }
-
-    /// `tasks/cancel` (v1.0: `CancelTask`).
-    pub async fn cancel_task(&self, params: &TaskIdParams) -> Result<Task, ClientError> {
-        #[cfg(feature = "server")]
-        if let Some(local) = &self.in_process {
-            return local.cancel_task(params).await;
-        }
-        on_interface!(self, |at| self.cancel_task_at(at, params).await)
-    }
-
-    async fn cancel_task_at(
-        &self,
-        at: &Interface,
-        params: &TaskIdParams,
-    ) -> Result<Task, ClientError> {
-        let method = Method::CancelTask;
-        if at.protocol == Version::V0_3 {
-            return self.rpc(at, method.as_str(), Some(params)).await;
-        }
-        let request = v1t::CancelTaskRequest {
-            tenant: at.tenant.clone(),
-            id: params.id.to_string(),
-            metadata: params.metadata.clone().map(crate::proto::json::Struct),
-        };
-        let line = RequestLine::post(RequestLine::task(params.id.as_str(), ":cancel"));
-        let task: v1t::Task = self.v1(at, method, &request, line, true).await?;
-        v1c::task_in(task, "result").map_err(|e| Self::unreadable(at, method, e))
-    }
-
-    /// `tasks/resubscribe` (v1.0: `SubscribeToTask`).
-    pub async fn resubscribe(&self, params: &TaskIdParams) -> Result<EventStream, ClientError> {
-        #[cfg(feature = "server")]
-        if let Some(local) = &self.in_process {
-            return local.resubscribe(params).await;
-        }
-        on_interface!(self, |at| self.resubscribe_at(at, params).await)
-    }
-
-    async fn resubscribe_at(
-        &self,
-        at: &Interface,
-        params: &TaskIdParams,
-    ) -> Result<EventStream, ClientError> {
-        let method = Method::Resubscribe;
-        match (at.protocol, at.binding) {
-            (Version::V0_3, _) => self.rpc_stream(at, method.as_str(), params).await,
-            (Version::V1_0, Binding::JsonRpc) => {
-                let request = subscribe_request(at, params);
-                self.rpc_stream(at, method.v1_name(), &request).await
-            }
-            (Version::V1_0, Binding::HttpJson) => {
-                // The SDKs POST it (the proto says GET; servers take both).
-                let line = RequestLine::post(RequestLine::task(params.id.as_str(), ":subscribe"));
-                self.rest_stream::<()>(at, line, None).await
-            }
-            (Version::V1_0, Binding::Grpc) => {
-                let request = subscribe_request(at, params);
-                self.grpc_stream(at, method, &request).await
-            }
-        }
-    }
-
-    /// `tasks/pushNotificationConfig/set` (v1.0: `CreateTaskPushNotificationConfig`).
-    pub async fn set_push_config(
-        &self,
-        params: &TaskPushNotificationConfig,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        on_interface!(self, |at| self.set_push_config_at(at, params).await)
-    }
-
-    async fn set_push_config_at(
-        &self,
-        at: &Interface,
-        params: &TaskPushNotificationConfig,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        let method = Method::SetPushConfig;
-        if at.protocol == Version::V0_3 {
-            return self.rpc(at, method.as_str(), Some(params)).await;
-        }
-        let mut request = v1c::push_config(params);
-        request.tenant = at.tenant.clone();
-        let line = RequestLine::post(RequestLine::task(
-            params.task_id.as_str(),
-            "/pushNotificationConfigs",
-        ));
-        let made: v1t::TaskPushNotificationConfig =
-            self.v1(at, method, &request, line, true).await?;
-        Self::push_config_in(at, made, method)
-    }
-
-    /// `tasks/pushNotificationConfig/get` (v1.0: `GetTaskPushNotificationConfig`; a
-    /// config id left out means the task's default one, whose id is the task's).
-    pub async fn get_push_config(
-        &self,
-        params: &GetTaskPushNotificationConfigParams,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        on_interface!(self, |at| self.get_push_config_at(at, params).await)
-    }
-
-    async fn get_push_config_at(
-        &self,
-        at: &Interface,
-        params: &GetTaskPushNotificationConfigParams,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        let method = Method::GetPushConfig;
-        if at.protocol == Version::V0_3 {
-            return self.rpc(at, method.as_str(), Some(params)).await;
-        }
-        let request = v1t::GetTaskPushNotificationConfigRequest {
-            tenant: at.tenant.clone(),
-            task_id: params.id.to_string(),
-            id: params
-                .push_notification_config_id
-                .clone()
-                .unwrap_or_else(|| params.id.to_string()),
-        };
-        let path = format!("/pushNotificationConfigs/{}", rest::segment(&request.id));
-        let line = RequestLine::get(RequestLine::task(params.id.as_str(), &path));
-        let found: v1t::TaskPushNotificationConfig =
-            self.v1(at, method, &request, line, false).await?;
-        Self::push_config_in(at, found, method)
-    }
-
-    /// `tasks/pushNotificationConfig/list` (v1.0: `ListTaskPushNotificationConfigs`).
-    pub async fn list_push_configs(
-        &self,
-        params: &TaskIdParams,
-    ) -> Result<Vec<TaskPushNotificationConfig>, ClientError> {
-        on_interface!(self, |at| self.list_push_configs_at(at, params).await)
-    }
-
-    async fn list_push_configs_at(
-        &self,
-        at: &Interface,
-        params: &TaskIdParams,
-    ) -> Result<Vec<TaskPushNotificationConfig>, ClientError> {
-        let method = Method::ListPushConfig;
-        if at.protocol == Version::V0_3 {
-            return self.rpc(at, method.as_str(), Some(params)).await;
-        }
-        let request = v1t::ListTaskPushNotificationConfigsRequest {
-            tenant: at.tenant.clone(),
-            task_id: params.id.to_string(),
-            ..Default::default()
-        };
-        let line = RequestLine::get(RequestLine::task(
-            params.id.as_str(),
-            "/pushNotificationConfigs",
-        ));
-        let list: v1t::ListTaskPushNotificationConfigsResponse =
-            self.v1(at, method, &request, line, false).await?;
-        list.configs
-            .into_iter()
-            .map(|c| Self::push_config_in(at, c, method))
-            .collect()
-    }
-
-    /// `tasks/pushNotificationConfig/delete` (v1.0: `DeleteTaskPushNotificationConfig`).
-    pub async fn delete_push_config(
-        &self,
-        params: &DeleteTaskPushNotificationConfigParams,
-    ) -> Result<(), ClientError> {
-        on_interface!(self, |at| self.delete_push_config_at(at, params).await)
-    }
-
-    async fn delete_push_config_at(
-        &self,
-        at: &Interface,
-        params: &DeleteTaskPushNotificationConfigParams,
-    ) -> Result<(), ClientError> {
-        let method = Method::DeletePushConfig;
-        let _: Value = if at.protocol == Version::V0_3 {
-            self.rpc(at, method.as_str(), Some(params)).await?
-        } else {
-            let request = v1t::DeleteTaskPushNotificationConfigRequest {
-                tenant: at.tenant.clone(),
-                task_id: params.id.to_string(),
-                id: params.push_notification_config_id.clone(),
-            };
-            let path = format!("/pushNotificationConfigs/{}", rest::segment(&request.id));
-            let line = RequestLine::delete(RequestLine::task(params.id.as_str(), &path));
-            let _: crate::proto::json::Empty = self.v1(at, method, &request, line, false).await?;
-            Value::Null
-        };
-        Ok(())
-    }
-
-    /// `agent/getAuthenticatedExtendedCard` (v1.0: `GetExtendedAgentCard`).
-    pub async fn get_authenticated_extended_card(&self) -> Result<AgentCard, ClientError> {
-        on_interface!(self, |at| self.extended_card_at(at).await)
-    }
-
-    async fn extended_card_at(&self, at: &Interface) -> Result<AgentCard, ClientError> {
+    /// The v1.0 extended card at `at`, read as JSON on every binding: the model's card
+    /// is v0.3-shaped, and takes v1.0's fields and v0.3's both.
+    async fn v1_extended_card(&self, at: &Interface) -> Result<AgentCard, ClientError> {
         let method = Method::GetAuthenticatedExtendedCard;
-        if at.protocol == Version::V0_3 {
-            return self.rpc::<(), _>(at, method.as_str(), None).await;
-        }
         let request = v1t::GetExtendedAgentCardRequest {
             tenant: at.tenant.clone(),
         };
-        let line = RequestLine::get("extendedAgentCard");
-        // As JSON on every binding: the card is read as the internal (v0.3-shaped) one,
-        // v1.0's fields and v0.3's both.
         let mut card: Value = match at.binding {
             Binding::JsonRpc => self.rpc(at, method.v1_name(), Some(&request)).await?,
-            Binding::HttpJson => self.rest::<(), _>(at, line, None).await?,
+            Binding::HttpJson => {
+                let line = RequestLine::get("extendedAgentCard");
+                self.rest::<(), _>(at, line, None).await?
+            }
             Binding::Grpc => {
                 let card: v1t::AgentCard = self.grpc(at, method, &request).await?;
                 serde_json::to_value(card)
@@ -891,27 +634,103 @@ impl A2aClient {
         http::decode_result(&at.url, method.v1_name(), card)
     }
 
-    /// A v1.0 push config as the internal one.
-    fn push_config_in(
-        at: &Interface,
-        c: v1t::TaskPushNotificationConfig,
-        method: Method,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        let task_id = TaskId::new(c.task_id.clone());
-        let config =
-            v1c::push_config_in(c, "result").map_err(|e| Self::unreadable(at, method, e))?;
-        Ok(TaskPushNotificationConfig {
-            task_id,
-            push_notification_config: config,
-        })
+    /// `message/send` (v1.0: `SendMessage`).
+    pub async fn send_message(
+        &self,
+        params: &MessageSendParams,
+    ) -> Result<SendMessageResult, ClientError> {
+        if let Some(t) = &self.transport {
+            return t.send_message(params).await;
+        }
+        on_interface!(self, |at| self.wire(at).send_message(params).await)
     }
-}
 
-/// A task's id as v1.0's request to follow it.
-fn subscribe_request(at: &Interface, params: &TaskIdParams) -> v1t::SubscribeToTaskRequest {
-    v1t::SubscribeToTaskRequest {
-        tenant: at.tenant.clone(),
-        id: params.id.to_string(),
+    /// `message/stream` (v1.0: `SendStreamingMessage`).
+    pub async fn send_message_stream(
+        &self,
+        params: &MessageSendParams,
+    ) -> Result<EventStream, ClientError> {
+        if let Some(t) = &self.transport {
+            return t.send_message_stream(params).await;
+        }
+        on_interface!(self, |at| self.wire(at).send_message_stream(params).await)
+    }
+
+    /// `tasks/get` (v1.0: `GetTask`).
+    pub async fn get_task(&self, params: &TaskQueryParams) -> Result<Task, ClientError> {
+        if let Some(t) = &self.transport {
+            return t.get_task(params).await;
+        }
+        on_interface!(self, |at| self.wire(at).get_task(params).await)
+    }
+
+    /// `tasks/cancel` (v1.0: `CancelTask`).
+    pub async fn cancel_task(&self, params: &TaskIdParams) -> Result<Task, ClientError> {
+        if let Some(t) = &self.transport {
+            return t.cancel_task(params).await;
+        }
+        on_interface!(self, |at| self.wire(at).cancel_task(params).await)
+    }
+
+    /// `tasks/resubscribe` (v1.0: `SubscribeToTask`).
+    pub async fn resubscribe(&self, params: &TaskIdParams) -> Result<EventStream, ClientError> {
+        if let Some(t) = &self.transport {
+            return t.resubscribe(params).await;
+        }
+        on_interface!(self, |at| self.wire(at).resubscribe(params).await)
+    }
+
+    /// `tasks/pushNotificationConfig/set` (v1.0: `CreateTaskPushNotificationConfig`).
+    pub async fn set_push_config(
+        &self,
+        params: &TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        if let Some(t) = &self.transport {
+            return t.set_push_config(params).await;
+        }
+        on_interface!(self, |at| self.wire(at).set_push_config(params).await)
+    }
+
+    /// `tasks/pushNotificationConfig/get` (v1.0: `GetTaskPushNotificationConfig`; a
+    /// config id left out means the task's default one, whose id is the task's).
+    pub async fn get_push_config(
+        &self,
+        params: &GetTaskPushNotificationConfigParams,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        if let Some(t) = &self.transport {
+            return t.get_push_config(params).await;
+        }
+        on_interface!(self, |at| self.wire(at).get_push_config(params).await)
+    }
+
+    /// `tasks/pushNotificationConfig/list` (v1.0: `ListTaskPushNotificationConfigs`).
+    pub async fn list_push_configs(
+        &self,
+        params: &TaskIdParams,
+    ) -> Result<Vec<TaskPushNotificationConfig>, ClientError> {
+        if let Some(t) = &self.transport {
+            return t.list_push_configs(params).await;
+        }
+        on_interface!(self, |at| self.wire(at).list_push_configs(params).await)
+    }
+
+    /// `tasks/pushNotificationConfig/delete` (v1.0: `DeleteTaskPushNotificationConfig`).
+    pub async fn delete_push_config(
+        &self,
+        params: &DeleteTaskPushNotificationConfigParams,
+    ) -> Result<(), ClientError> {
+        if let Some(t) = &self.transport {
+            return t.delete_push_config(params).await;
+        }
+        on_interface!(self, |at| self.wire(at).delete_push_config(params).await)
+    }
+
+    /// `agent/getAuthenticatedExtendedCard` (v1.0: `GetExtendedAgentCard`).
+    pub async fn get_authenticated_extended_card(&self) -> Result<AgentCard, ClientError> {
+        if let Some(t) = &self.transport {
+            return t.extended_card().await;
+        }
+        on_interface!(self, |at| self.wire(at).extended_card().await)
     }
 }
 

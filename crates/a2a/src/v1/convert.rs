@@ -116,11 +116,15 @@ pub fn part(p: &t::Part) -> v1::Part {
         },
         t::Part::File(x) => {
             let content = match &x.file.source {
-                // Bytes the internal model holds that are not base64 were never bytes.
                 FileSource::Bytes(b) => Content::Raw(
                     base64::engine::general_purpose::STANDARD
                         .decode(b)
-                        .unwrap_or_default(),
+                        .unwrap_or_else(|_| {
+                            // What a v0.3 peer sent as bytes that are no base64 has no
+                            // bytes to give: said, and sent empty.
+                            tracing::warn!(file = ?x.file.name, "a file part's bytes are not base64; sent empty");
+                            Vec::new()
+                        }),
                 ),
                 FileSource::Uri(u) => Content::Url(u.clone()),
             };

@@ -8,8 +8,8 @@ use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 /// The gRPC service's full name.
 pub const SERVICE: &str = "lf.a2a.v1.A2AService";
 
-/// One method of the service: its name, whether it answers with a stream, and the names
-/// of its request and response messages (for errors).
+/// One method of the service: its name, whether it answers with a stream, and its
+/// request message's name (for errors).
 pub struct Rpc {
     /// The method's name (`SendMessage`).
     pub name: &'static str,
@@ -17,34 +17,51 @@ pub struct Rpc {
     pub streaming: bool,
     /// The request message's full name.
     pub request: &'static str,
-    /// The response message's full name.
-    pub response: &'static str,
 }
 
 macro_rules! rpc {
-    ($name:literal, $streaming:literal, $req:literal => $resp:literal) => {
+    ($name:literal, $streaming:literal, $req:literal) => {
         Rpc {
             name: $name,
             streaming: $streaming,
             request: $req,
-            response: $resp,
         }
     };
 }
 
 /// Every method of `A2AService`, as the proto declares it.
 static RPCS: [Rpc; 11] = [
-    rpc!("SendMessage", false, "lf.a2a.v1.SendMessageRequest" => "lf.a2a.v1.SendMessageResponse"),
-    rpc!("SendStreamingMessage", true, "lf.a2a.v1.SendMessageRequest" => "lf.a2a.v1.StreamResponse"),
-    rpc!("GetTask", false, "lf.a2a.v1.GetTaskRequest" => "lf.a2a.v1.Task"),
-    rpc!("ListTasks", false, "lf.a2a.v1.ListTasksRequest" => "lf.a2a.v1.ListTasksResponse"),
-    rpc!("CancelTask", false, "lf.a2a.v1.CancelTaskRequest" => "lf.a2a.v1.Task"),
-    rpc!("SubscribeToTask", true, "lf.a2a.v1.SubscribeToTaskRequest" => "lf.a2a.v1.StreamResponse"),
-    rpc!("CreateTaskPushNotificationConfig", false, "lf.a2a.v1.TaskPushNotificationConfig" => "lf.a2a.v1.TaskPushNotificationConfig"),
-    rpc!("GetTaskPushNotificationConfig", false, "lf.a2a.v1.GetTaskPushNotificationConfigRequest" => "lf.a2a.v1.TaskPushNotificationConfig"),
-    rpc!("ListTaskPushNotificationConfigs", false, "lf.a2a.v1.ListTaskPushNotificationConfigsRequest" => "lf.a2a.v1.ListTaskPushNotificationConfigsResponse"),
-    rpc!("GetExtendedAgentCard", false, "lf.a2a.v1.GetExtendedAgentCardRequest" => "lf.a2a.v1.AgentCard"),
-    rpc!("DeleteTaskPushNotificationConfig", false, "lf.a2a.v1.DeleteTaskPushNotificationConfigRequest" => "google.protobuf.Empty"),
+    rpc!("SendMessage", false, "lf.a2a.v1.SendMessageRequest"),
+    rpc!("SendStreamingMessage", true, "lf.a2a.v1.SendMessageRequest"),
+    rpc!("GetTask", false, "lf.a2a.v1.GetTaskRequest"),
+    rpc!("ListTasks", false, "lf.a2a.v1.ListTasksRequest"),
+    rpc!("CancelTask", false, "lf.a2a.v1.CancelTaskRequest"),
+    rpc!("SubscribeToTask", true, "lf.a2a.v1.SubscribeToTaskRequest"),
+    rpc!(
+        "CreateTaskPushNotificationConfig",
+        false,
+        "lf.a2a.v1.TaskPushNotificationConfig"
+    ),
+    rpc!(
+        "GetTaskPushNotificationConfig",
+        false,
+        "lf.a2a.v1.GetTaskPushNotificationConfigRequest"
+    ),
+    rpc!(
+        "ListTaskPushNotificationConfigs",
+        false,
+        "lf.a2a.v1.ListTaskPushNotificationConfigsRequest"
+    ),
+    rpc!(
+        "GetExtendedAgentCard",
+        false,
+        "lf.a2a.v1.GetExtendedAgentCardRequest"
+    ),
+    rpc!(
+        "DeleteTaskPushNotificationConfig",
+        false,
+        "lf.a2a.v1.DeleteTaskPushNotificationConfigRequest"
+    ),
 ];
 
 /// The method `name` of the service, if it has one.

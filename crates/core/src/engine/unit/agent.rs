@@ -286,6 +286,7 @@ impl Unit {
             task_id,
             text,
             data,
+            asking,
             ..
         }) = resume
         {
@@ -311,7 +312,8 @@ impl Unit {
                     task_id: Some(task.clone()),
                 });
                 reattach = Some((n, task));
-                if t > 0 {
+                // A task that asked again after the last answer had that answer.
+                if t > 0 && !asking {
                     unsent_answer = Some(continued.clone());
                 }
             }

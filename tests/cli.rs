@@ -564,6 +564,11 @@ fn exit_codes_are_the_readmes() {
             "--stores",
         ),
         (&["bench", "--agent-http", "tls"], "--agent-http"),
+        (
+            &["bench", "--peer", "target/no-such-peer"],
+            "target/no-such-peer: no such file",
+        ),
+        (&["bench", "--peer", "x", "--baseline", "y"], "--peer"),
     ] {
         let (code, stderr) = run(args);
         assert_eq!(code, Some(2), "{args:?} is bad input: {stderr}");

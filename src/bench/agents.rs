@@ -36,10 +36,12 @@ enum Behaviour {
     },
 }
 
-struct BenchAgent(Behaviour);
+/// An agent: what it does, and the count of tasks every agent has been given.
+struct BenchAgent(Behaviour, Arc<AtomicUsize>);
 
 impl AgentExecutor for BenchAgent {
     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
+        self.1.fetch_add(1, Ordering::Relaxed);
         let echo = |text: String| Artifact::new(ArtifactId::new("out"), vec![Part::text(text)]);
         match &self.0 {
             Behaviour::Instant => {
@@ -117,6 +119,9 @@ pub struct Agents {
     pub tls_ca: Option<std::path::PathBuf>,
     /// How many tasks the `held` agent has received.
     pub held: Arc<AtomicUsize>,
+    /// How many tasks the agents have received, all of them together: the calls an
+    /// orchestrator made.
+    pub tasks: Arc<AtomicUsize>,
     /// Releases the `held` agent's tasks.
     release: CancellationToken,
     /// A loopback OTLP/HTTP receiver (`OTEL_EXPORTER_OTLP_ENDPOINT`) that takes every
@@ -153,6 +158,7 @@ impl Agents {
             AgentHttp::H2c | AgentHttp::Http1 => None,
         };
         let held = Arc::new(AtomicUsize::new(0));
+        let tasks = Arc::new(AtomicUsize::new(0));
         let release = CancellationToken::new();
         let stop = CancellationToken::new();
         let otlp_bytes = Arc::new(AtomicUsize::new(0));
@@ -162,6 +168,7 @@ impl Agents {
             http: setup.http,
             tls_ca: tls.as_ref().map(|t| t.ca.clone()),
             held: held.clone(),
+            tasks: tasks.clone(),
             release: release.clone(),
             otlp: format!("http://{}", otlp_listener.local_addr()?),
             otlp_bytes: otlp_bytes.clone(),
@@ -232,7 +239,7 @@ impl Agents {
                 ..ServerConfig::default()
             };
             let apart = matches!(behaviour, Behaviour::Chunks { .. });
-            let server = A2aServer::builder(BenchAgent(behaviour), card)
+            let server = A2aServer::builder(BenchAgent(behaviour, tasks.clone()), card)
                 .config(config)
                 .build();
             let stop = stop.clone();

@@ -17,7 +17,8 @@ mod scenarios;
 
 use process::{Scratch, Serve};
 pub use report::{
-    BuildComparison, Goal, ReplicaFigures, Report, Row, StoreComparison, StoreFigures,
+    BuildComparison, Goal, PeerComparison, PeerFigures, ReplicaFigures, Report, Row,
+    StoreComparison, StoreFigures,
 };
 use report::{median, ms, p50_p99, round};
 use scenarios::{
@@ -27,7 +28,7 @@ use scenarios::{
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
@@ -148,7 +149,7 @@ pub async fn stores(
     let sizes = Sizes::new(options.quick);
     let agents = start_agents(options, &sizes, Instant::now(), None).await?;
     let dir = Scratch::new(&agents)?;
-    let result = compare_stores(options, specs, &sizes, &dir, progress).await;
+    let result = compare_stores(options, specs, &sizes, &agents, &dir, progress).await;
     agents.stop().await;
     result
 }
@@ -157,6 +158,7 @@ async fn compare_stores(
     options: &Options,
     specs: &[String],
     sizes: &Sizes,
+    agents: &Agents,
     dir: &Scratch,
     progress: &dyn Fn(&str),
 ) -> anyhow::Result<StoreComparison> {
@@ -183,7 +185,14 @@ async fn compare_stores(
         serves.len()
     ));
     let sides: Vec<_> = serves.iter().zip(hosts).collect();
-    let turns = in_turns(&sides, sizes.stores_rounds, sizes.throughput_runs).await?;
+    let turns = in_turns(
+        &sides,
+        sizes.stores_rounds,
+        sizes.throughput_runs,
+        64,
+        &agents.tasks,
+    )
+    .await?;
     drop(sides);
     for serve in serves {
         serve.stop().await;
@@ -342,7 +351,7 @@ pub async fn against(
     let sizes = Sizes::new(options.quick);
     let agents = start_agents(options, &sizes, Instant::now(), None).await?;
     let dir = Scratch::new(&agents)?;
-    let result = compare_builds(options, baseline, &sizes, &dir, progress).await;
+    let result = compare_builds(options, baseline, &sizes, &agents, &dir, progress).await;
     agents.stop().await;
     result
 }
@@ -351,6 +360,7 @@ async fn compare_builds(
     options: &Options,
     baseline: &Path,
     sizes: &Sizes,
+    agents: &Agents,
     dir: &Scratch,
     progress: &dyn Fn(&str),
 ) -> anyhow::Result<BuildComparison> {
@@ -371,7 +381,14 @@ async fn compare_builds(
         sizes.throughput_runs,
         baseline.display()
     ));
-    let turns = in_turns(&serves, sizes.build_rounds, sizes.throughput_runs).await?;
+    let turns = in_turns(
+        &serves,
+        sizes.build_rounds,
+        sizes.throughput_runs,
+        64,
+        &agents.tasks,
+    )
+    .await?;
     let [other_cpu, our_cpu] = [&turns.cpu[0], &turns.cpu[1]];
     let ratios: Vec<f64> = other_cpu
         .iter()
@@ -395,27 +412,136 @@ async fn compare_builds(
     })
 }
 
-/// What [`in_turns`] measured: per side, each round's runs per second and that side's
-/// `serve`'s own CPU per run (ms); the machine's speed before each round.
+/// `bench --peer EXE`: the diamond written on another A2A implementation (EXE, run as
+/// `EXE AGENT_URL`; `benches/peers/rust-sdk-diamond` is the official Rust SDK's) beside
+/// `serve` on the memory store, both calling the same instant agent and both called
+/// with a blocking `SendMessage` over A2A v1.0 JSON-RPC, in turns at concurrency 4 and
+/// 64: runs per second, each one's CPU, answer bytes and agent calls per run. Either
+/// side making other than four calls a run fails the comparison.
+pub async fn peer(
+    options: &Options,
+    exe: &Path,
+    progress: &dyn Fn(&str),
+) -> anyhow::Result<PeerComparison> {
+    let sizes = Sizes::new(options.quick);
+    let agents = start_agents(options, &sizes, Instant::now(), None).await?;
+    let dir = Scratch::new(&agents)?;
+    let result = compare_peer(options, exe, &sizes, &agents, &dir, progress).await;
+    agents.stop().await;
+    result
+}
+
+async fn compare_peer(
+    options: &Options,
+    exe: &Path,
+    sizes: &Sizes,
+    agents: &Agents,
+    dir: &Scratch,
+    progress: &dyn Fn(&str),
+) -> anyhow::Result<PeerComparison> {
+    let exe = std::fs::canonicalize(exe).with_context(|| format!("the peer {}", exe.display()))?;
+    let other = Serve::start_peer(&exe, agents.url("fast"))
+        .await
+        .with_context(|| format!("the peer {}", exe.display()))?;
+    let ours = Serve::start(&options.exe, dir, "memory").await?;
+    let sides = [(&other, other.upstream_v1()?), (&ours, ours.upstream_v1()?)];
+    // The peer serves the diamond alone.
+    for (_, host) in &sides {
+        for _ in 0..20 {
+            run_blocking(host, "diamond", json!({})).await?;
+        }
+    }
+    let mut figures = [PeerFigures::default(), PeerFigures::default()];
+    let mut cpu_ratios = Vec::new();
+    let mut calibrations = Vec::new();
+    for concurrency in [4, 64] {
+        progress(&format!(
+            "peer: {} × {} diamond runs at concurrency {concurrency} on {} and on serve, in turns",
+            sizes.build_rounds,
+            sizes.throughput_runs,
+            exe.display()
+        ));
+        let turns = in_turns(
+            &sides,
+            sizes.build_rounds,
+            sizes.throughput_runs,
+            concurrency,
+            &agents.tasks,
+        )
+        .await?;
+        for (side, name) in [(0, "the peer"), (1, "serve")] {
+            if let Some(calls) = turns.calls[side].iter().find(|c| **c != 4.0) {
+                bail!("{name} made {calls} agent calls a diamond run, not 4");
+            }
+            let rate = round(median(turns.rates[side].clone()), 1);
+            let f = &mut figures[side];
+            if concurrency == 4 {
+                f.runs_per_sec_c4 = rate;
+            } else {
+                f.runs_per_sec_c64 = rate;
+                f.cpu_ms_per_run = round(median(turns.cpu[side].clone()), 3);
+                f.answer_bytes_per_run = round(median(turns.answer_bytes[side].clone()), 0);
+            }
+        }
+        if concurrency == 64 {
+            cpu_ratios = turns.cpu[0]
+                .iter()
+                .zip(&turns.cpu[1])
+                .filter(|(theirs, _)| **theirs > 0.0)
+                .map(|(theirs, ours)| ours / theirs)
+                .collect();
+        }
+        calibrations.extend(turns.calibrations);
+    }
+    drop(sides);
+    other.stop().await;
+    ours.stop().await;
+    if cpu_ratios.is_empty() {
+        bail!("the peer used no measurable CPU: is it serving the runs?");
+    }
+    let [theirs, ours] = figures;
+    let best = |f: &PeerFigures| f.runs_per_sec_c4.max(f.runs_per_sec_c64);
+    Ok(PeerComparison {
+        peer_exe: exe.display().to_string(),
+        calibration_ms: round(median(calibrations), 1),
+        throughput_ratio: round(best(&ours) / best(&theirs), 3),
+        cpu_ratio: round(median(cpu_ratios), 3),
+        peer: theirs,
+        serve: ours,
+    })
+}
+
+/// What [`in_turns`] measured: per side, each round's runs per second, that side's
+/// server's own CPU per run (ms), the bytes of its answers per run and the agents'
+/// tasks per run; the machine's speed before each round.
 struct Turns {
     rates: Vec<Vec<f64>>,
     cpu: Vec<Vec<f64>>,
+    answer_bytes: Vec<Vec<f64>>,
+    calls: Vec<Vec<f64>>,
     calibrations: Vec<f64>,
 }
 
-/// `rounds` rounds of the c64 diamond (`runs` runs) on each side in turn, which side
-/// goes first moving round by round, the machine calibrated before each round: two
-/// sides measured in turns see the same spells of the machine.
+/// `rounds` rounds of the diamond (`runs` runs, `concurrency` clients) on each side in
+/// turn, which side goes first moving round by round, the machine calibrated before
+/// each round: two sides measured in turns see the same spells of the machine.
+/// `tasks` counts the tasks the agents are given.
 async fn in_turns(
     sides: &[(&Serve, Upstream)],
     rounds: usize,
     runs: usize,
+    concurrency: usize,
+    tasks: &AtomicUsize,
 ) -> anyhow::Result<Turns> {
+    let per_side = || vec![Vec::with_capacity(rounds); sides.len()];
     let mut turns = Turns {
-        rates: vec![Vec::new(); sides.len()],
-        cpu: vec![Vec::new(); sides.len()],
+        rates: per_side(),
+        cpu: per_side(),
+        answer_bytes: per_side(),
+        calls: per_side(),
         calibrations: Vec::with_capacity(rounds),
     };
+    let per_run = |n: f64| n / runs as f64;
     for round in 0..rounds {
         turns.calibrations.push(
             tokio::task::spawn_blocking(calibrate::calibrate)
@@ -425,10 +551,16 @@ async fn in_turns(
         for turn in 0..sides.len() {
             let side = (round + turn) % sides.len();
             let (serve, host) = &sides[side];
-            let before = serve.cpu_time()?;
-            turns.rates[side].push(throughput(host, runs, 64).await?.0);
-            let spent = serve.cpu_time()?.saturating_sub(before);
-            turns.cpu[side].push(spent.as_secs_f64() * 1000.0 / runs as f64);
+            let (cpu, bytes, calls) = (
+                serve.cpu_time()?,
+                host.answered_bytes(),
+                tasks.load(Ordering::Relaxed),
+            );
+            turns.rates[side].push(throughput(host, runs, concurrency).await?.0);
+            let spent = serve.cpu_time()?.saturating_sub(cpu);
+            turns.cpu[side].push(per_run(spent.as_secs_f64() * 1000.0));
+            turns.answer_bytes[side].push(per_run((host.answered_bytes() - bytes) as f64));
+            turns.calls[side].push(per_run((tasks.load(Ordering::Relaxed) - calls) as f64));
         }
     }
     Ok(turns)
@@ -551,6 +683,7 @@ async fn measure(
     // our gRPC client costs it more than the JSON-RPC one, so throughput alone would
     // charge the server for the client.
     let (mut cpu_v1, mut cpu_grpc) = (Vec::new(), Vec::new());
+    let answered_before = host_v1.answered_bytes();
     for _ in 0..sizes.rounds {
         over_v03.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
         let before = serve.cpu_time()?;
@@ -562,6 +695,8 @@ async fn measure(
         cpu_v1.push(per_run(between.saturating_sub(before)));
         cpu_grpc.push(per_run(after.saturating_sub(between)));
     }
+    let answer_bytes_v1 = (host_v1.answered_bytes() - answered_before) as f64
+        / (sizes.rounds * sizes.throughput_runs) as f64;
 
     // The agents called over each generation, in turns like the stores below: the
     // same agents, pinned to 0.3 by a second orchestrator's agents file.
@@ -716,6 +851,7 @@ async fn measure(
         runs_per_sec_c64_grpc: round(median(over_grpc), 1),
         cpu_ms_per_run_v1_0: round(median(cpu_v1), 3),
         cpu_ms_per_run_grpc: round(median(cpu_grpc), 3),
+        answer_bytes_per_run_v1_0: round(answer_bytes_v1, 0),
         runs_per_sec_c64_agents_v0_3: round(median(agents_v03), 1),
         runs_per_sec_c64_agents_v1_0: round(median(agents_v1), 1),
         runs_per_sec_c64_agents_grpc: round(median(agents_grpc), 1),

@@ -146,7 +146,8 @@ message = "wait"
 timeout = "1h"
 "#;
 
-/// The orchestrator in a child process (`serve`), killed when dropped.
+/// A server under test in a child process, killed when dropped: the orchestrator
+/// (`serve`), or a peer's diamond.
 pub(super) struct Serve {
     child: tokio::process::Child,
     url: String,
@@ -179,7 +180,7 @@ impl Serve {
             }
             None => tokio::process::Command::new(exe),
         };
-        let mut child = command
+        let child = command
             .arg("serve")
             .arg("--workflows")
             .arg(dir.path.join("workflows"))
@@ -193,11 +194,35 @@ impl Serve {
             .kill_on_drop(true)
             .spawn()
             .with_context(|| format!("cannot start {} serve", exe.display()))?;
+        Self::listening(child, "a2a-orchestrator listening on ", "serve").await
+    }
+
+    /// A peer's diamond (`bench --peer EXE`): `EXE AGENT_URL`, which says
+    /// `listening on URL` once it serves A2A v1.0 JSON-RPC at URL, every run calling
+    /// the agent at AGENT_URL.
+    pub(super) async fn start_peer(exe: &Path, agent: &str) -> anyhow::Result<Serve> {
+        let child = tokio::process::Command::new(exe)
+            .arg(agent)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("cannot start {}", exe.display()))?;
+        Self::listening(child, "listening on ", &exe.display().to_string()).await
+    }
+
+    /// `child` (`name` in errors) once it says on its stdout that it is listening: the
+    /// first word after `prefix` on a line that starts with it is its URL.
+    async fn listening(
+        mut child: tokio::process::Child,
+        prefix: &str,
+        name: &str,
+    ) -> anyhow::Result<Serve> {
         let stdout = child.stdout.take().expect("piped");
         let mut lines = BufReader::new(stdout).lines();
         let listening = tokio::time::timeout(Duration::from_secs(60), async {
             while let Some(line) = lines.next_line().await? {
-                if let Some(rest) = line.strip_prefix("a2a-orchestrator listening on ") {
+                if let Some(rest) = line.strip_prefix(prefix) {
                     return Ok(rest
                         .split_whitespace()
                         .next()
@@ -205,10 +230,10 @@ impl Serve {
                         .to_owned());
                 }
             }
-            Err(anyhow!("serve exited before listening"))
+            Err(anyhow!("{name} exited before listening"))
         })
         .await
-        .map_err(|_| anyhow!("serve did not start listening within 60 s"))??;
+        .map_err(|_| anyhow!("{name} did not start listening within 60 s"))??;
         Ok(Serve {
             child,
             url: listening,

@@ -57,6 +57,9 @@ pub struct Report {
     /// out: it shares the machine); target: gRPC within 10% of JSON-RPC 1.0.
     pub cpu_ms_per_run_v1_0: f64,
     pub cpu_ms_per_run_grpc: f64,
+    /// The bytes of the body of the blocking v1.0 JSON-RPC answer to a diamond run (what
+    /// a client reads; `bench --peer` sets it beside a peer's).
+    pub answer_bytes_per_run_v1_0: f64,
     /// The c64 diamond throughput with the downstream agents called over each
     /// generation (the card's choice, 1.0, or pinned to 0.3), in turns (the median of
     /// three each).
@@ -111,6 +114,36 @@ pub struct BuildComparison {
     /// This build's CPU per run as a share of the other's, the median of the rounds'
     /// shares (each round's two turns see the same spell of the machine): 0.5 is half.
     pub cpu_ratio: f64,
+}
+
+/// `bench --peer EXE`: the diamond on another implementation beside `serve` on the
+/// memory store, both over A2A v1.0 JSON-RPC, in turns (the median of each side's
+/// rounds).
+#[derive(Debug, Clone, Serialize)]
+pub struct PeerComparison {
+    /// The peer's program, as found.
+    pub peer_exe: String,
+    /// The machine's speed just before each round (see [`Report::calibration_ms`]).
+    pub calibration_ms: f64,
+    /// `serve`'s best runs per second (at concurrency 4 or 64) over the peer's best.
+    pub throughput_ratio: f64,
+    /// `serve`'s CPU per run as a share of the peer's, the median of the rounds'
+    /// shares at concurrency 64.
+    pub cpu_ratio: f64,
+    pub peer: PeerFigures,
+    pub serve: PeerFigures,
+}
+
+/// One side's figures in `bench --peer`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PeerFigures {
+    pub runs_per_sec_c4: f64,
+    pub runs_per_sec_c64: f64,
+    /// The server's own CPU time per diamond run at concurrency 64 (user and system,
+    /// from `/proc`).
+    pub cpu_ms_per_run: f64,
+    /// The bytes of the body of the blocking answer to a run.
+    pub answer_bytes_per_run: f64,
 }
 
 /// `bench --stores SPEC,…`: one `serve` on each store, the c64 diamond in turns (the
@@ -274,6 +307,12 @@ impl Report {
             ),
             row("cpu_ms_per_run_v1_0", self.cpu_ms_per_run_v1_0, "ms", None),
             row(
+                "answer_bytes_per_run_v1_0",
+                self.answer_bytes_per_run_v1_0,
+                "bytes",
+                None,
+            ),
+            row(
                 "cpu_ms_per_run_grpc",
                 self.cpu_ms_per_run_grpc,
                 "ms",
@@ -388,6 +427,7 @@ mod tests {
             runs_per_sec_c64_grpc: 98.0,
             cpu_ms_per_run_v1_0: 0.5,
             cpu_ms_per_run_grpc: 0.52,
+            answer_bytes_per_run_v1_0: 3000.0,
             runs_per_sec_c64_agents_v0_3: 100.0,
             runs_per_sec_c64_agents_v1_0: 98.0,
             runs_per_sec_c64_agents_grpc: 97.0,

@@ -16,7 +16,7 @@ use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 /// How the benchmark's clients reach the orchestrator: through our client (A2A v0.3 over
@@ -25,7 +25,12 @@ use std::time::{Duration, Instant, SystemTime};
 #[derive(Clone)]
 pub(super) enum Upstream {
     Ours(A2aClient),
-    V1_0 { http: reqwest::Client, url: String },
+    /// `answered` counts the bytes of every answer's body.
+    V1_0 {
+        http: reqwest::Client,
+        url: String,
+        answered: Arc<AtomicU64>,
+    },
 }
 
 impl Upstream {
@@ -38,7 +43,16 @@ impl Upstream {
         Ok(Upstream::V1_0 {
             http,
             url: url.to_owned(),
+            answered: Arc::default(),
         })
+    }
+
+    /// The bytes of the answers' bodies so far (A2A v1.0 JSON-RPC only).
+    pub(super) fn answered_bytes(&self) -> u64 {
+        match self {
+            Upstream::Ours(_) => 0,
+            Upstream::V1_0 { answered, .. } => answered.load(Ordering::Relaxed),
+        }
     }
 }
 
@@ -68,7 +82,11 @@ pub(super) async fn run_blocking(
 ) -> anyhow::Result<Duration> {
     let host = match host {
         Upstream::Ours(client) => client,
-        Upstream::V1_0 { http, url } => return run_blocking_v1(http, url, workflow, input).await,
+        Upstream::V1_0 {
+            http,
+            url,
+            answered,
+        } => return run_blocking_v1(http, url, answered, workflow, input).await,
     };
     let started = Instant::now();
     let result = host
@@ -97,6 +115,7 @@ pub(super) async fn run_blocking(
 async fn run_blocking_v1(
     http: &reqwest::Client,
     url: &str,
+    answered: &AtomicU64,
     workflow: &str,
     input: Value,
 ) -> anyhow::Result<Duration> {
@@ -109,15 +128,18 @@ async fn run_blocking_v1(
             "parts": [{ "data": { "workflow": workflow, "input": input } }],
         }},
     });
-    let answer: Value = http
+    let answer = http
         .post(url)
         .header("A2A-Version", "1.0")
         .json(&body)
         .send()
         .await
         .with_context(|| format!("a v1.0 run of `{workflow}` failed"))?
-        .json()
+        .bytes()
         .await
+        .with_context(|| format!("a v1.0 run of `{workflow}` was not answered"))?;
+    answered.fetch_add(answer.len() as u64, Ordering::Relaxed);
+    let answer: Value = serde_json::from_slice(&answer)
         .with_context(|| format!("a v1.0 run of `{workflow}` was answered with no JSON"))?;
     match answer["result"]["task"]["status"]["state"].as_str() {
         Some("TASK_STATE_COMPLETED") => Ok(started.elapsed()),

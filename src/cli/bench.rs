@@ -30,18 +30,25 @@ pub struct BenchArgs {
     /// CPU per run, and this build's CPU as a share of the other's.
     #[arg(long, value_name = "EXE", conflicts_with_all = ["replicas", "postgres"])]
     baseline: Option<PathBuf>,
+    /// Only compare `serve` with the diamond written on another A2A implementation (EXE,
+    /// run as `EXE AGENT_URL`, saying `listening on URL` when it serves A2A v1.0
+    /// JSON-RPC; `benches/peers/rust-sdk-diamond` is the official Rust SDK's): both
+    /// called with a blocking SendMessage at concurrency 4 and 64 in turns: runs per
+    /// second, CPU, answer bytes and agent calls per run.
+    #[arg(long, value_name = "EXE", conflicts_with_all = ["replicas", "postgres", "baseline"])]
+    peer: Option<PathBuf>,
     /// Only compare stores (as `serve --store` takes them, comma-separated; `sqlite`
     /// alone is a new file): one `serve` of this build on each, the diamond at
     /// concurrency 64 in turns: runs per second and each one's CPU per run.
     #[arg(long, value_name = "STORE,…", value_delimiter = ',',
-          conflicts_with_all = ["replicas", "postgres", "baseline"])]
+          conflicts_with_all = ["replicas", "postgres", "baseline", "peer"])]
     stores: Option<Vec<String>>,
-    /// With --baseline or --stores: how `serve` reaches the agents — `h2c` (HTTP/2
+    /// With --baseline, --stores or --peer: how `serve` reaches the agents — `h2c` (HTTP/2
     /// without TLS, the default), `http1`, or `tls` (HTTP/2 over TLS, a loopback
     /// authority's certificate).
     #[arg(long, value_name = "HTTP", value_enum, default_value = "h2c")]
     agent_http: AgentHttp,
-    /// With --baseline or --stores: the milliseconds the diamond's agent takes to
+    /// With --baseline, --stores or --peer: the milliseconds the diamond's agent takes to
     /// answer (0, the default: at once).
     #[arg(long, value_name = "MS", default_value_t = 0)]
     agent_pause: u64,
@@ -63,9 +70,52 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         },
     };
     let realistic = args.agent_http != AgentHttp::H2c || args.agent_pause > 0;
-    if realistic && args.baseline.is_none() && args.stores.is_none() {
+    if let Some(peer) = &args.peer {
+        if args.agent_http == AgentHttp::Tls {
+            return Err(bad_input!(
+                "--peer is given its agent's URL without TLS: --agent-http h2c or http1"
+            ));
+        }
+        if !peer.is_file() {
+            return Err(bad_input!(
+                "--peer {}: no such file (build it first: cargo build --release --manifest-path benches/peers/rust-sdk-diamond/Cargo.toml)",
+                peer.display()
+            ));
+        }
+        let c = crate::bench::peer(&options, peer, &|step| eprintln!("bench: {step}")).await?;
+        if args.json {
+            say!("{}", serde_json::to_string(&c)?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        say!(
+            "\n{:<8} {:>10} {:>10} {:>12} {:>14}",
+            "",
+            "runs/s c4",
+            "runs/s c64",
+            "CPU ms/run",
+            "answer bytes"
+        )?;
+        for (name, f) in [("peer", &c.peer), ("serve", &c.serve)] {
+            say!(
+                "{:<8} {:>10} {:>10} {:>12} {:>14}",
+                name,
+                trim(f.runs_per_sec_c4),
+                trim(f.runs_per_sec_c64),
+                trim(f.cpu_ms_per_run),
+                trim(f.answer_bytes_per_run),
+            )?;
+        }
+        say!(
+            "\nserve's best throughput: {}× the peer's; its CPU per run: {} of the peer's (calibration {} ms)",
+            trim(c.throughput_ratio),
+            trim(c.cpu_ratio),
+            trim(c.calibration_ms),
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if realistic && args.baseline.is_none() && args.stores.is_none() && args.peer.is_none() {
         return Err(bad_input!(
-            "--agent-http and --agent-pause go with --baseline or --stores: the other figures are measured against instant agents over HTTP/2"
+            "--agent-http and --agent-pause go with --baseline, --stores or --peer: the other figures are measured against instant agents over HTTP/2"
         ));
     }
     if let Some(baseline) = &args.baseline {

@@ -480,6 +480,7 @@ async fn compare_peer(
             } else {
                 f.runs_per_sec_c64 = rate;
                 f.cpu_ms_per_run = round(median(turns.cpu[side].clone()), 3);
+                f.bench_cpu_ms_per_run = round(median(turns.bench_cpu[side].clone()), 3);
                 f.answer_bytes_per_run = round(median(turns.answer_bytes[side].clone()), 0);
             }
         }
@@ -519,6 +520,8 @@ struct Turns {
     cpu: Vec<Vec<f64>>,
     answer_bytes: Vec<Vec<f64>>,
     calls: Vec<Vec<f64>>,
+    /// This process's CPU per run (ms): its clients' and agents'.
+    bench_cpu: Vec<Vec<f64>>,
     calibrations: Vec<f64>,
 }
 
@@ -539,6 +542,7 @@ async fn in_turns(
         cpu: per_side(),
         answer_bytes: per_side(),
         calls: per_side(),
+        bench_cpu: per_side(),
         calibrations: Vec::with_capacity(rounds),
     };
     let per_run = |n: f64| n / runs as f64;
@@ -551,14 +555,17 @@ async fn in_turns(
         for turn in 0..sides.len() {
             let side = (round + turn) % sides.len();
             let (serve, host) = &sides[side];
-            let (cpu, bytes, calls) = (
+            let (cpu, bench_cpu, bytes, calls) = (
                 serve.cpu_time()?,
+                process::cpu_time(std::process::id())?,
                 host.answered_bytes(),
                 tasks.load(Ordering::Relaxed),
             );
             turns.rates[side].push(throughput(host, runs, concurrency).await?.0);
             let spent = serve.cpu_time()?.saturating_sub(cpu);
             turns.cpu[side].push(per_run(spent.as_secs_f64() * 1000.0));
+            let spent = process::cpu_time(std::process::id())?.saturating_sub(bench_cpu);
+            turns.bench_cpu[side].push(per_run(spent.as_secs_f64() * 1000.0));
             turns.answer_bytes[side].push(per_run((host.answered_bytes() - bytes) as f64));
             turns.calls[side].push(per_run((tasks.load(Ordering::Relaxed) - calls) as f64));
         }

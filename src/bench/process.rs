@@ -280,26 +280,10 @@ impl Serve {
             .ok_or_else(|| anyhow!("no VmRSS in /proc/{pid}/status"))
     }
 
-    /// The CPU time the child has used so far, user and system (`/proc/PID/stat`, in
-    /// the kernel's USER_HZ ticks of 10 ms).
+    /// The CPU time the child has used so far (see [`cpu_time`]).
     pub(super) fn cpu_time(&self) -> anyhow::Result<Duration> {
         let pid = self.child.id().ok_or_else(|| anyhow!("serve has exited"))?;
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .context("measuring CPU needs /proc (Linux)")?;
-        // The fields after the command (which may hold spaces) in parentheses.
-        let after = stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest)
-            .ok_or_else(|| anyhow!("unreadable /proc/{pid}/stat"))?;
-        let fields: Vec<&str> = after.split_whitespace().collect();
-        // utime and stime are the 14th and 15th fields, the 12th and 13th after it.
-        let ticks = |i: usize| -> anyhow::Result<u64> {
-            fields
-                .get(i)
-                .and_then(|f| f.parse().ok())
-                .ok_or_else(|| anyhow!("no CPU times in /proc/{pid}/stat"))
-        };
-        Ok(Duration::from_millis((ticks(11)? + ticks(12)?) * 10))
+        cpu_time(pid)
     }
 
     /// Stops serve with SIGTERM (a profiler it runs under writes its output), killing
@@ -319,4 +303,25 @@ impl Serve {
         }
         let _ = self.child.kill().await;
     }
+}
+
+/// The CPU time process `pid` has used so far, user and system (`/proc/PID/stat`, in
+/// the kernel's USER_HZ ticks of 10 ms).
+pub(super) fn cpu_time(pid: u32) -> anyhow::Result<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .context("measuring CPU needs /proc (Linux)")?;
+    // The fields after the command (which may hold spaces) in parentheses.
+    let after = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest)
+        .ok_or_else(|| anyhow!("unreadable /proc/{pid}/stat"))?;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // utime and stime are the 14th and 15th fields, the 12th and 13th after it.
+    let ticks = |i: usize| -> anyhow::Result<u64> {
+        fields
+            .get(i)
+            .and_then(|f| f.parse().ok())
+            .ok_or_else(|| anyhow!("no CPU times in /proc/{pid}/stat"))
+    };
+    Ok(Duration::from_millis((ticks(11)? + ticks(12)?) * 10))
 }

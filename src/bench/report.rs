@@ -142,6 +142,10 @@ pub struct PeerFigures {
     /// The server's own CPU time per diamond run at concurrency 64 (user and system,
     /// from `/proc`).
     pub cpu_ms_per_run: f64,
+    /// The benchmark's own CPU time per run at concurrency 64: its clients', and its
+    /// agents' answering this side's calls (a streamed call costs an agent more than
+    /// a blocking one).
+    pub bench_cpu_ms_per_run: f64,
     /// The bytes of the body of the blocking answer to a run.
     pub answer_bytes_per_run: f64,
 }

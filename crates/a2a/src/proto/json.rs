@@ -76,8 +76,63 @@ fn list_len(a: &[Value]) -> usize {
 }
 
 // ---- encoding ---------------------------------------------------------------------
+//
+// Every object and list is written after its length, and the length of one holds the
+// lengths of everything in it: worked out again at each level, a value `d` levels deep
+// would be measured `2d` times. So the lengths are measured once, before writing: the
+// body length of each object and list, in the order the writer meets them.
 
-fn encode_value(v: &Value, buf: &mut impl BufMut) {
+/// The body lengths of the objects and lists in `v` (itself first), in the order
+/// [`encode_value`] meets them, pushed to `bodies`; `v`'s own length as a `Value`.
+fn measure(v: &Value, bodies: &mut Vec<usize>) -> usize {
+    let (tag, body) = match v {
+        Value::Object(m) => (5, measure_struct(m, bodies)),
+        Value::Array(a) => {
+            let slot = bodies.len();
+            bodies.push(0);
+            let body = a.iter().map(|v| delimited(1, measure(v, bodies))).sum();
+            bodies[slot] = body;
+            (6, body)
+        }
+        scalar => return value_len(scalar),
+    };
+    delimited(tag, body)
+}
+
+/// [`measure`] of an object: its body length, pushed before those of its values.
+fn measure_struct(m: &Map<String, Value>, bodies: &mut Vec<usize>) -> usize {
+    let slot = bodies.len();
+    bodies.push(0);
+    let body = m
+        .iter()
+        .map(|(k, v)| delimited(1, delimited(1, k.len()) + delimited(2, measure(v, bodies))))
+        .sum();
+    bodies[slot] = body;
+    body
+}
+
+/// The lengths [`measure`] pushed, taken in the same order.
+struct Bodies<'a>(std::slice::Iter<'a, usize>);
+
+impl Bodies<'_> {
+    fn next(&mut self) -> usize {
+        self.0
+            .next()
+            .copied()
+            .expect("measured before it is written")
+    }
+
+    /// `v`'s length as a `Value`, without taking its body's.
+    fn value_len(&self, v: &Value) -> usize {
+        match v {
+            Value::Object(_) => delimited(5, self.0.as_slice()[0]),
+            Value::Array(_) => delimited(6, self.0.as_slice()[0]),
+            scalar => value_len(scalar),
+        }
+    }
+}
+
+fn encode_value(v: &Value, bodies: &mut Bodies<'_>, buf: &mut impl BufMut) {
     match v {
         Value::Null => {
             encode_key(1, WireType::Varint, buf);
@@ -94,29 +149,36 @@ fn encode_value(v: &Value, buf: &mut impl BufMut) {
         }
         Value::Object(m) => {
             encode_key(5, WireType::LengthDelimited, buf);
-            encode_varint(struct_len(m) as u64, buf);
-            encode_struct(m, buf);
+            encode_varint(bodies.next() as u64, buf);
+            encode_struct(m, bodies, buf);
         }
         Value::Array(a) => {
             encode_key(6, WireType::LengthDelimited, buf);
-            encode_varint(list_len(a) as u64, buf);
-            for item in a {
-                encode_key(1, WireType::LengthDelimited, buf);
-                encode_varint(value_len(item) as u64, buf);
-                encode_value(item, buf);
-            }
+            encode_varint(bodies.next() as u64, buf);
+            encode_list(a, bodies, buf);
         }
     }
 }
 
-fn encode_struct(m: &Map<String, Value>, buf: &mut impl BufMut) {
+/// An object's entries (its body length already taken).
+fn encode_struct(m: &Map<String, Value>, bodies: &mut Bodies<'_>, buf: &mut impl BufMut) {
     for (k, v) in m {
+        let value = bodies.value_len(v);
         encode_key(1, WireType::LengthDelimited, buf);
-        encode_varint(entry_len(k, v) as u64, buf);
+        encode_varint((delimited(1, k.len()) + delimited(2, value)) as u64, buf);
         string::encode(1, k, buf);
         encode_key(2, WireType::LengthDelimited, buf);
-        encode_varint(value_len(v) as u64, buf);
-        encode_value(v, buf);
+        encode_varint(value as u64, buf);
+        encode_value(v, bodies, buf);
+    }
+}
+
+/// A list's values (its body length already taken).
+fn encode_list(a: &[Value], bodies: &mut Bodies<'_>, buf: &mut impl BufMut) {
+    for v in a {
+        encode_key(1, WireType::LengthDelimited, buf);
+        encode_varint(bodies.value_len(v) as u64, buf);
+        encode_value(v, bodies, buf);
     }
 }
 
@@ -136,7 +198,11 @@ fn number(x: f64) -> Value {
 
 impl prost::Message for Struct {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        encode_struct(&self.0, buf);
+        let mut bodies = Vec::new();
+        measure_struct(&self.0, &mut bodies);
+        let mut bodies = Bodies(bodies.iter());
+        bodies.next();
+        encode_struct(&self.0, &mut bodies, buf);
     }
 
     fn merge_field(
@@ -196,7 +262,9 @@ impl prost::Message for Entry {
 
 impl prost::Message for JsonValue {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        encode_value(&self.0, buf);
+        let mut bodies = Vec::new();
+        measure(&self.0, &mut bodies);
+        encode_value(&self.0, &mut Bodies(bodies.iter()), buf);
     }
 
     fn merge_field(
@@ -252,11 +320,11 @@ impl prost::Message for JsonValue {
 
 impl prost::Message for ListValue {
     fn encode_raw(&self, buf: &mut impl BufMut) {
+        let mut bodies = Vec::new();
         for v in &self.0 {
-            encode_key(1, WireType::LengthDelimited, buf);
-            encode_varint(value_len(v) as u64, buf);
-            encode_value(v, buf);
+            measure(v, &mut bodies);
         }
+        encode_list(&self.0, &mut Bodies(bodies.iter()), buf);
     }
 
     fn merge_field(
@@ -359,7 +427,9 @@ mod tests {
             "tags": ["a", 1, [false], { "deep": { "er": [] } }],
             "empty": {},
             "": "",
-            "ünïcödé": "✓"
+            "ünïcödé": "✓",
+            // Bodies past 127 bytes: their lengths take two bytes, at every level.
+            "long": [{ "text": "x".repeat(300), "lists": [[["y".repeat(200)], {}], []] }]
         }) else {
             unreachable!()
         };

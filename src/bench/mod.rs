@@ -681,34 +681,32 @@ async fn measure(
     ));
     let relay = relay(&serve.client()?, epoch, sizes.relay_chunks).await?;
 
-    progress(&format!(
-        "protocols: {} × {} diamond runs at concurrency 64 over A2A 0.3, then 1.0 JSON-RPC, then 1.0 gRPC",
-        sizes.rounds, sizes.throughput_runs
-    ));
-    let (mut over_v03, mut over_v1, mut over_grpc) = (Vec::new(), Vec::new(), Vec::new());
     // `serve`'s own CPU per run over each: the bench's client shares the machine, and
     // our gRPC client costs it more than the JSON-RPC one, so throughput alone would
-    // charge the server for the client.
-    let (mut cpu_v1, mut cpu_grpc) = (Vec::new(), Vec::new());
-    let answered_before = host_v1.answered_bytes();
-    for _ in 0..sizes.rounds {
-        over_v03.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
-        let before = serve.cpu_time()?;
-        over_v1.push(throughput(&host_v1, sizes.throughput_runs, 64).await?.0);
-        let between = serve.cpu_time()?;
-        over_grpc.push(throughput(&host_grpc, sizes.throughput_runs, 64).await?.0);
-        let after = serve.cpu_time()?;
-        let per_run = |d: Duration| d.as_secs_f64() * 1000.0 / sizes.throughput_runs as f64;
-        cpu_v1.push(per_run(between.saturating_sub(before)));
-        cpu_grpc.push(per_run(after.saturating_sub(between)));
-    }
-    let answer_bytes_v1 = (host_v1.answered_bytes() - answered_before) as f64
-        / (sizes.rounds * sizes.throughput_runs) as f64;
-
-    // The agents called over each generation, in turns like the stores below: the
-    // same agents, pinned to 0.3 by a second orchestrator's agents file.
+    // charge the server for the client. Each comparison below goes in turns, which side
+    // goes first moving round by round (a later turn finds the store fuller).
     progress(&format!(
-        "agents: {} × {} diamond runs at concurrency 64 with the agents called over A2A 0.3, then 1.0 (JSON-RPC), then gRPC",
+        "protocols: {} × {} diamond runs at concurrency 64 over A2A 0.3, 1.0 JSON-RPC and 1.0 gRPC, in turns",
+        sizes.rounds, sizes.throughput_runs
+    ));
+    let sides = [
+        (&serve, host.clone()),
+        (&serve, host_v1.clone()),
+        (&serve, host_grpc.clone()),
+    ];
+    let protocols = in_turns(
+        &sides,
+        sizes.rounds,
+        sizes.throughput_runs,
+        64,
+        &agents.tasks,
+    )
+    .await?;
+
+    // The agents called over each generation: the same agents, pinned to 0.3 and to
+    // gRPC by two more orchestrators' agents files.
+    progress(&format!(
+        "agents: {} × {} diamond runs at concurrency 64 with the agents called over A2A 0.3, 1.0 (JSON-RPC) and gRPC, in turns",
         sizes.rounds, sizes.throughput_runs
     ));
     let old = Serve::start_with(&options.exe, dir, "memory", process::AGENTS_V0_3, &[]).await?;
@@ -717,19 +715,22 @@ async fn measure(
     let grpc = Serve::start_with(&options.exe, dir, "memory", process::AGENTS_GRPC, &[]).await?;
     let grpc_host = grpc.upstream()?;
     warm_up(&grpc_host).await?;
-    let (mut agents_v03, mut agents_v1, mut agents_grpc) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..sizes.rounds {
-        agents_v03.push(throughput(&old_host, sizes.throughput_runs, 64).await?.0);
-        agents_v1.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
-        agents_grpc.push(throughput(&grpc_host, sizes.throughput_runs, 64).await?.0);
-    }
+    let sides = [(&old, old_host), (&serve, host.clone()), (&grpc, grpc_host)];
+    let downstream = in_turns(
+        &sides,
+        sizes.rounds,
+        sizes.throughput_runs,
+        64,
+        &agents.tasks,
+    )
+    .await?;
+    drop(sides);
     old.stop().await;
     grpc.stop().await;
 
-    // Traces on, exported to a loopback receiver, against the same orchestrator without:
-    // in turns.
+    // Traces on, exported to a loopback receiver, against the same orchestrator without.
     progress(&format!(
-        "traces: {} × {} diamond runs at concurrency 64 without traces, then exported over OTLP",
+        "traces: {} × {} diamond runs at concurrency 64 without traces and exported over OTLP, in turns",
         sizes.rounds, sizes.throughput_runs
     ));
     let traced = Serve::start_with(
@@ -742,11 +743,16 @@ async fn measure(
     .await?;
     let traced_host = traced.upstream()?;
     warm_up(&traced_host).await?;
-    let (mut untraced_rounds, mut traced_rounds) = (Vec::new(), Vec::new());
-    for _ in 0..sizes.rounds {
-        untraced_rounds.push(throughput(&host, sizes.throughput_runs, 64).await?.0);
-        traced_rounds.push(throughput(&traced_host, sizes.throughput_runs, 64).await?.0);
-    }
+    let sides = [(&serve, host.clone()), (&traced, traced_host)];
+    let tracing = in_turns(
+        &sides,
+        sizes.rounds,
+        sizes.throughput_runs,
+        64,
+        &agents.tasks,
+    )
+    .await?;
+    drop(sides);
     traced.stop().await;
     if agents.otlp_bytes.load(Ordering::Relaxed) == 0 {
         bail!("the traced orchestrator exported no spans");
@@ -853,17 +859,17 @@ async fn measure(
             )
         }),
         overhead_ms_per_step_p50_v1_0: round(overhead_v1_p50, 3),
-        runs_per_sec_c64_v0_3: round(median(over_v03), 1),
-        runs_per_sec_c64_v1_0: round(median(over_v1), 1),
-        runs_per_sec_c64_grpc: round(median(over_grpc), 1),
-        cpu_ms_per_run_v1_0: round(median(cpu_v1), 3),
-        cpu_ms_per_run_grpc: round(median(cpu_grpc), 3),
-        answer_bytes_per_run_v1_0: round(answer_bytes_v1, 0),
-        runs_per_sec_c64_agents_v0_3: round(median(agents_v03), 1),
-        runs_per_sec_c64_agents_v1_0: round(median(agents_v1), 1),
-        runs_per_sec_c64_agents_grpc: round(median(agents_grpc), 1),
-        runs_per_sec_c64_untraced: round(median(untraced_rounds), 1),
-        runs_per_sec_c64_traced: round(median(traced_rounds), 1),
+        runs_per_sec_c64_v0_3: round(median(protocols.rates[0].clone()), 1),
+        runs_per_sec_c64_v1_0: round(median(protocols.rates[1].clone()), 1),
+        runs_per_sec_c64_grpc: round(median(protocols.rates[2].clone()), 1),
+        cpu_ms_per_run_v1_0: round(median(protocols.cpu[1].clone()), 3),
+        cpu_ms_per_run_grpc: round(median(protocols.cpu[2].clone()), 3),
+        answer_bytes_per_run_v1_0: round(median(protocols.answer_bytes[1].clone()), 0),
+        runs_per_sec_c64_agents_v0_3: round(median(downstream.rates[0].clone()), 1),
+        runs_per_sec_c64_agents_v1_0: round(median(downstream.rates[1].clone()), 1),
+        runs_per_sec_c64_agents_grpc: round(median(downstream.rates[2].clone()), 1),
+        runs_per_sec_c64_untraced: round(median(tracing.rates[0].clone()), 1),
+        runs_per_sec_c64_traced: round(median(tracing.rates[1].clone()), 1),
     })
 }
 

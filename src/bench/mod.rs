@@ -684,7 +684,7 @@ async fn measure(
     // `serve`'s own CPU per run over each: the bench's client shares the machine, and
     // our gRPC client costs it more than the JSON-RPC one, so throughput alone would
     // charge the server for the client. Each comparison below goes in turns, which side
-    // goes first moving round by round (a later turn finds the store fuller).
+    // goes first moving round by round (a later turn meets what the earlier ones left).
     progress(&format!(
         "protocols: {} × {} diamond runs at concurrency 64 over A2A 0.3, 1.0 JSON-RPC and 1.0 gRPC, in turns",
         sizes.rounds, sizes.throughput_runs

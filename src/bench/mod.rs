@@ -146,12 +146,10 @@ pub async fn stores(
     progress: &dyn Fn(&str),
 ) -> anyhow::Result<StoreComparison> {
     check_stores(specs).map_err(|e| anyhow!(e))?;
-    let sizes = Sizes::new(options.quick);
-    let agents = start_agents(options, &sizes, Instant::now(), None).await?;
-    let dir = Scratch::new(&agents)?;
-    let result = compare_stores(options, specs, &sizes, &agents, &dir, progress).await;
-    agents.stop().await;
-    result
+    with_agents(options, async |sizes, agents, dir| {
+        compare_stores(options, specs, sizes, agents, dir, progress).await
+    })
+    .await
 }
 
 async fn compare_stores(
@@ -348,12 +346,10 @@ pub async fn against(
     baseline: &Path,
     progress: &dyn Fn(&str),
 ) -> anyhow::Result<BuildComparison> {
-    let sizes = Sizes::new(options.quick);
-    let agents = start_agents(options, &sizes, Instant::now(), None).await?;
-    let dir = Scratch::new(&agents)?;
-    let result = compare_builds(options, baseline, &sizes, &agents, &dir, progress).await;
-    agents.stop().await;
-    result
+    with_agents(options, async |sizes, agents, dir| {
+        compare_builds(options, baseline, sizes, agents, dir, progress).await
+    })
+    .await
 }
 
 async fn compare_builds(
@@ -390,12 +386,7 @@ async fn compare_builds(
     )
     .await?;
     let [other_cpu, our_cpu] = [&turns.cpu[0], &turns.cpu[1]];
-    let ratios: Vec<f64> = other_cpu
-        .iter()
-        .zip(our_cpu)
-        .filter(|(other, _)| **other > 0.0)
-        .map(|(other, ours)| ours / other)
-        .collect();
+    let ratios = cpu_ratios(other_cpu, our_cpu);
     other.stop().await;
     ours.stop().await;
     if ratios.is_empty() {
@@ -423,12 +414,10 @@ pub async fn peer(
     exe: &Path,
     progress: &dyn Fn(&str),
 ) -> anyhow::Result<PeerComparison> {
-    let sizes = Sizes::new(options.quick);
-    let agents = start_agents(options, &sizes, Instant::now(), None).await?;
-    let dir = Scratch::new(&agents)?;
-    let result = compare_peer(options, exe, &sizes, &agents, &dir, progress).await;
-    agents.stop().await;
-    result
+    with_agents(options, async |sizes, agents, dir| {
+        compare_peer(options, exe, sizes, agents, dir, progress).await
+    })
+    .await
 }
 
 async fn compare_peer(
@@ -452,7 +441,7 @@ async fn compare_peer(
         }
     }
     let mut figures = [PeerFigures::default(), PeerFigures::default()];
-    let mut cpu_ratios = Vec::new();
+    let mut ratios = Vec::new();
     let mut calibrations = Vec::new();
     for concurrency in [4, 64] {
         progress(&format!(
@@ -485,19 +474,14 @@ async fn compare_peer(
             }
         }
         if concurrency == 64 {
-            cpu_ratios = turns.cpu[0]
-                .iter()
-                .zip(&turns.cpu[1])
-                .filter(|(theirs, _)| **theirs > 0.0)
-                .map(|(theirs, ours)| ours / theirs)
-                .collect();
+            ratios = cpu_ratios(&turns.cpu[0], &turns.cpu[1]);
         }
         calibrations.extend(turns.calibrations);
     }
     drop(sides);
     other.stop().await;
     ours.stop().await;
-    if cpu_ratios.is_empty() {
+    if ratios.is_empty() {
         bail!("the peer used no measurable CPU: is it serving the runs?");
     }
     let [theirs, ours] = figures;
@@ -506,7 +490,7 @@ async fn compare_peer(
         peer_exe: exe.display().to_string(),
         calibration_ms: round(median(calibrations), 1),
         throughput_ratio: round(best(&ours) / best(&theirs), 3),
-        cpu_ratio: round(median(cpu_ratios), 3),
+        cpu_ratio: round(median(ratios), 3),
         peer: theirs,
         serve: ours,
     })
@@ -582,6 +566,31 @@ fn redact(url: &str) -> String {
         }
         _ => url.to_owned(),
     }
+}
+
+/// `compare` with this run's sizes, the benchmark's agents and a scratch directory for
+/// them, the agents stopped after it.
+async fn with_agents<T>(
+    options: &Options,
+    compare: impl AsyncFnOnce(&Sizes, &Agents, &Scratch) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let sizes = Sizes::new(options.quick);
+    let agents = start_agents(options, &sizes, Instant::now(), None).await?;
+    let dir = Scratch::new(&agents)?;
+    let result = compare(&sizes, &agents, &dir).await;
+    agents.stop().await;
+    result
+}
+
+/// Each round's CPU per run of one side as a share of the other's (`ours / theirs`),
+/// rounds where theirs measured nothing left out.
+fn cpu_ratios(theirs: &[f64], ours: &[f64]) -> Vec<f64> {
+    theirs
+        .iter()
+        .zip(ours)
+        .filter(|(theirs, _)| **theirs > 0.0)
+        .map(|(theirs, ours)| ours / theirs)
+        .collect()
 }
 
 /// The benchmark's loopback agents, their relay chunks stamped from `epoch`.

@@ -282,7 +282,10 @@ impl Serve {
 
     /// The CPU time the child has used so far (see [`cpu_time`]).
     pub(super) fn cpu_time(&self) -> anyhow::Result<Duration> {
-        let pid = self.child.id().ok_or_else(|| anyhow!("serve has exited"))?;
+        let pid = self
+            .child
+            .id()
+            .ok_or_else(|| anyhow!("the server has exited"))?;
         cpu_time(pid)
     }
 

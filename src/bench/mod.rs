@@ -464,12 +464,16 @@ async fn compare_peer(
             }
             let rate = round(median(turns.rates[side].clone()), 1);
             let f = &mut figures[side];
+            let (cpu, bench_cpu) = (
+                round(median(turns.cpu[side].clone()), 3),
+                round(median(turns.bench_cpu[side].clone()), 3),
+            );
             if concurrency == 4 {
                 f.runs_per_sec_c4 = rate;
+                (f.cpu_ms_per_run_c4, f.bench_cpu_ms_per_run_c4) = (cpu, bench_cpu);
             } else {
                 f.runs_per_sec_c64 = rate;
-                f.cpu_ms_per_run = round(median(turns.cpu[side].clone()), 3);
-                f.bench_cpu_ms_per_run = round(median(turns.bench_cpu[side].clone()), 3);
+                (f.cpu_ms_per_run, f.bench_cpu_ms_per_run) = (cpu, bench_cpu);
                 f.answer_bytes_per_run = round(median(turns.answer_bytes[side].clone()), 0);
             }
         }

@@ -139,8 +139,13 @@ pub struct PeerComparison {
 pub struct PeerFigures {
     pub runs_per_sec_c4: f64,
     pub runs_per_sec_c64: f64,
-    /// The server's own CPU time per diamond run at concurrency 64 (user and system,
-    /// from `/proc`).
+    /// The server's own CPU time per diamond run at concurrency 4 (user and system,
+    /// from `/proc`): where the two sides and the benchmark together keep a 2-core
+    /// machine busy, so a side's throughput there follows its CPU and the benchmark's.
+    pub cpu_ms_per_run_c4: f64,
+    /// The benchmark's own CPU time per run at concurrency 4 (as at 64, below).
+    pub bench_cpu_ms_per_run_c4: f64,
+    /// The server's own CPU time per diamond run at concurrency 64.
     pub cpu_ms_per_run: f64,
     /// The benchmark's own CPU time per run at concurrency 64: its clients', and its
     /// agents' answering this side's calls (a streamed call costs an agent more than

@@ -120,6 +120,11 @@ async fn invalid_params_32602_name_the_field() {
     agent_role["message"]["role"] = json!("agent");
     let mut no_parts = text_params("x");
     no_parts["message"]["parts"] = json!([]);
+    let mut not_base64 = text_params("x");
+    not_base64["message"]["parts"] = json!([
+        { "kind": "text", "text": "x" },
+        { "kind": "file", "file": { "mimeType": "text/plain", "bytes": "not base64!" } },
+    ]);
     let cases = [
         (rpc("message/send", json!({})), "message"),
         (
@@ -131,6 +136,10 @@ async fn invalid_params_32602_name_the_field() {
         (rpc("message/send", no_id), "message.messageId"),
         (rpc("message/send", agent_role), "message.role"),
         (rpc("message/send", no_parts), "message.parts"),
+        (
+            rpc("message/send", not_base64),
+            "message.parts[1].file.bytes",
+        ),
         (
             rpc("tasks/get", json!({ "id": "t", "historyLength": -1 })),
             "historyLength",

@@ -11,7 +11,7 @@ use crate::server::{
 };
 use crate::store::{TaskPage, TaskQuery};
 use crate::types::{
-    AgentCard, ContextId, Message, MessageSendParams, Metadata, PushNotificationConfig, Role,
+    AgentCard, ContextId, Message, MessageSendParams, Metadata, Part, PushNotificationConfig, Role,
     SendMessageResult, StreamEvent, Task, TaskId, TaskIdParams, TaskPushNotificationConfig,
     TaskQueryParams, TaskState, media_type_matches,
 };
@@ -382,6 +382,16 @@ impl Inner {
                 "message.parts",
                 "a message needs at least one part",
             ));
+        }
+        for (i, part) in m.parts.iter().enumerate() {
+            if let Part::File(f) = part
+                && let Some(Err(e)) = f.file.source.decode()
+            {
+                return Err(RpcError::invalid_params(
+                    &format!("message.parts[{i}].file.bytes"),
+                    format!("is not base64: {e}"),
+                ));
+            }
         }
         let cards = self.cards();
         let accepted_inputs: Vec<&str> = cards

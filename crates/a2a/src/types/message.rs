@@ -236,6 +236,34 @@ pub enum FileSource {
     Uri(String),
 }
 
+impl FileSource {
+    /// The bytes of inline content, decoded as a protobuf JSON reader decodes a `bytes`
+    /// field: standard or URL-safe base64, padded or not (v0.3 says only "base64", and
+    /// peers write both); `None` for a URI. An error says what is wrong with the text.
+    pub fn decode(&self) -> Option<Result<Vec<u8>, base64::DecodeError>> {
+        match self {
+            FileSource::Bytes(b) => Some(decode_base64(b)),
+            FileSource::Uri(_) => None,
+        }
+    }
+}
+
+/// Standard or URL-safe base64, padded or not.
+fn decode_base64(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
+    use base64::Engine as _;
+    use base64::alphabet;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const LENIENT: GeneralPurposeConfig =
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
+    const STANDARD: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, LENIENT);
+    const URL_SAFE: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, LENIENT);
+    if text.contains(['-', '_']) {
+        URL_SAFE.decode(text)
+    } else {
+        STANDARD.decode(text)
+    }
+}
+
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawFile {
@@ -313,4 +341,23 @@ where
         }
     }
     d.deserialize_seq(Bounded(std::marker::PhantomData))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FileSource;
+
+    #[test]
+    fn file_bytes_decode_as_protobuf_json_reads_bytes() {
+        let decoded = |b: &str| FileSource::Bytes(b.into()).decode().unwrap();
+        // "hi?>" is standard `aGk/Pg==`, URL-safe `aGk_Pg==`; both with or without `=`.
+        for text in ["aGk/Pg==", "aGk/Pg", "aGk_Pg==", "aGk_Pg"] {
+            assert_eq!(decoded(text).unwrap(), b"hi?>", "{text}");
+        }
+        assert_eq!(decoded("").unwrap(), b"");
+        for text in ["not base64!", "a", "aGk/Pg_-", "aGk=aGk="] {
+            assert!(decoded(text).is_err(), "{text}");
+        }
+        assert!(FileSource::Uri("https://x/".into()).decode().is_none());
+    }
 }

@@ -116,15 +116,14 @@ pub fn part(p: &t::Part) -> v1::Part {
         },
         t::Part::File(x) => {
             let content = match &x.file.source {
-                FileSource::Bytes(b) => Content::Raw(
-                    base64::engine::general_purpose::STANDARD
-                        .decode(b)
-                        .unwrap_or_else(|_| {
-                            // What a v0.3 peer sent as bytes that are no base64 has no
-                            // bytes to give: said, and sent empty.
-                            tracing::warn!(file = ?x.file.name, "a file part's bytes are not base64; sent empty");
-                            Vec::new()
-                        }),
+                FileSource::Bytes(_) => Content::Raw(
+                    x.file.source.decode().and_then(Result::ok).unwrap_or_else(|| {
+                        // Bytes that are no base64 (made in process: a message a
+                        // server takes in is checked) have no bytes to give: said, and
+                        // sent empty.
+                        tracing::warn!(file = ?x.file.name, "a file part's bytes are not base64; sent empty");
+                        Vec::new()
+                    }),
                 ),
                 FileSource::Uri(u) => Content::Url(u.clone()),
             };

@@ -238,8 +238,8 @@ pub enum FileSource {
 
 impl FileSource {
     /// The bytes of inline content, decoded as a protobuf JSON reader decodes a `bytes`
-    /// field: standard or URL-safe base64, padded or not (v0.3 says only "base64", and
-    /// peers write both); `None` for a URI. An error says what is wrong with the text.
+    /// field: standard or URL-safe base64, padded or not (v0.3 says only "base64");
+    /// `None` for a URI. An error says what is wrong with the text.
     pub fn decode(&self) -> Option<Result<Vec<u8>, base64::DecodeError>> {
         match self {
             FileSource::Bytes(b) => Some(decode_base64(b)),

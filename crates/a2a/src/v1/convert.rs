@@ -118,7 +118,7 @@ pub fn part(p: &t::Part) -> v1::Part {
             let content = match &x.file.source {
                 FileSource::Bytes(_) => Content::Raw(
                     x.file.source.decode().and_then(Result::ok).unwrap_or_else(|| {
-                        // Bytes that are no base64 (made in process: a message a
+                        // Bytes that are no base64 (a v0.3 agent's answer: a message a
                         // server takes in is checked) have no bytes to give: said, and
                         // sent empty.
                         tracing::warn!(file = ?x.file.name, "a file part's bytes are not base64; sent empty");

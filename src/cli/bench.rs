@@ -88,21 +88,25 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
         say!(
-            "\n{:<8} {:>10} {:>10} {:>12} {:>18} {:>14}",
+            "\n{:<8} {:>10} {:>10} {:>14} {:>14} {:>20} {:>20} {:>14}",
             "",
             "runs/s c4",
             "runs/s c64",
-            "CPU ms/run",
-            "bench CPU ms/run",
+            "CPU ms/run c4",
+            "CPU ms/run c64",
+            "bench CPU ms/run c4",
+            "bench CPU ms/run c64",
             "answer bytes"
         )?;
         for (name, f) in [("peer", &c.peer), ("serve", &c.serve)] {
             say!(
-                "{:<8} {:>10} {:>10} {:>12} {:>18} {:>14}",
+                "{:<8} {:>10} {:>10} {:>14} {:>14} {:>20} {:>20} {:>14}",
                 name,
                 trim(f.runs_per_sec_c4),
                 trim(f.runs_per_sec_c64),
+                trim(f.cpu_ms_per_run_c4),
                 trim(f.cpu_ms_per_run),
+                trim(f.bench_cpu_ms_per_run_c4),
                 trim(f.bench_cpu_ms_per_run),
                 trim(f.answer_bytes_per_run),
             )?;

@@ -14,7 +14,7 @@ use std::time::Duration;
 use a2a::RpcError;
 use a2a::Versions;
 use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig};
-use a2a::types::{
+use a2a::v0_3::{
     AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, FileContent, FilePart,
     FileSource, Message, Part, TaskState,
 };

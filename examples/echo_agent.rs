@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use a2a::RpcError;
 use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig, Versions};
-use a2a::types::{AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, Part, TaskState};
+use a2a::v0_3::{AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, Part, TaskState};
 
 /// Echoes text back, one word per artifact chunk, `word_delay` apart.
 pub struct EchoAgent {

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use a2a::signing::CardSigningKey;
-use a2a::types::{Message, MessageSendParams, TaskState};
+use a2a::v0_3::{Message, MessageSendParams, TaskState};
 use serde_json::{Value, json};
 
 use crate::util::orchestra::{client, metadata, result_text, spawn_serve, spawn_serve_in, task};

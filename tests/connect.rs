@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use a2a::client::{A2aClient, ClientConfig};
 use a2a::server::{A2aServer, ServerConfig};
-use a2a::types::{AgentCapabilities, TaskId, TaskQueryParams, TaskState};
+use a2a::v0_3::{AgentCapabilities, TaskId, TaskQueryParams, TaskState};
 use a2a_orchestrator::connect::A2aConnector;
 use a2a_orchestrator::registry::config::load_str;
 use a2a_orchestrator::registry::{Registry, RegistryOptions};

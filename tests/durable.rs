@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2a::store::{TaskQuery, apply_event};
-use a2a::types::*;
+use a2a::v0_3::*;
 use a2a_orchestrator::host::detail::RunDetail;
 use orchestrator_core::engine::{Checkpoint, Record, RunEnd, RunHeader, RunState, StepState};
 use orchestrator_store::{Store, StoreSpec};
@@ -264,7 +264,7 @@ async fn survives_a_stop(name: &str, stop: Stop, wire: Wire) {
     );
 
     // Issue 38: what happened before the restart keeps its times.
-    let restarted_ms = time_ms(&a2a::types::now_rfc3339());
+    let restarted_ms = time_ms(&a2a::v0_3::now_rfc3339());
     let second_args = args(&store);
     let second_args: Vec<&str> = second_args.iter().map(String::as_str).collect();
     let (_second, url) = spawn_serve(&second_args, &[]).await;
@@ -445,7 +445,7 @@ async fn a_questions_timeout_runs_from_its_asking_across_a_restart() {
     first.wait().await.unwrap();
     tokio::time::sleep(Duration::from_secs(1)).await;
     let (_second, url) = spawn_serve(&args, &[]).await;
-    let ready_ms = time_ms(&a2a::types::now_rfc3339());
+    let ready_ms = time_ms(&a2a::v0_3::now_rfc3339());
 
     let ended = tokio::time::timeout(Duration::from_secs(30), async {
         loop {

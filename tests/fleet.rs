@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use a2a::server::{ServerConfig, Versions};
-use a2a::types::*;
+use a2a::v0_3::*;
 use a2a_orchestrator::registry::env::ProcessEnv;
 use a2a_orchestrator::registry::{Registry, RegistryOptions};
 use futures::StreamExt;

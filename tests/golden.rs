@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use a2a::store::TaskQuery;
-use a2a::types::*;
+use a2a::v0_3::*;
 use a2a_orchestrator::host::detail::RunDetail;
 use orchestrator_core::engine::{Checkpoint, RunState, StepState};
 use orchestrator_store::StoreSpec;

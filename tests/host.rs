@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use a2a::Version;
 use a2a::client::{A2aClient, ClientConfig};
-use a2a::types::*;
+use a2a::v0_3::*;
 use a2a_orchestrator::host::detail::{QuestionType, RunDetail};
 use a2a_orchestrator::host::serve::HostConfig;
 use futures::StreamExt;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use a2a::client::{A2aClient, ClientAuth, ClientConfig, ClientError, ListTasksQuery};
 use a2a::server::InboundAuth;
-use a2a::types::{Message, MessageSendParams, TaskIdParams, TaskQueryParams, TaskState};
+use a2a::v0_3::{Message, MessageSendParams, TaskIdParams, TaskQueryParams, TaskState};
 use a2a_orchestrator::auth::oidc::{OidcSettings, OidcVerifier};
 use a2a_orchestrator::auth::{Pattern, RoleRules};
 use serde_json::{Value, json};
@@ -276,9 +276,9 @@ fn permission_denied(what: &str, outcome: Result<impl std::fmt::Debug, ClientErr
 /// Task `id` as `client` reads it, read again (within 10 s) until `done` says so.
 async fn read_until(
     client: &A2aClient,
-    id: &a2a::types::TaskId,
-    done: impl Fn(&a2a::types::Task) -> bool,
-) -> a2a::types::Task {
+    id: &a2a::v0_3::TaskId,
+    done: impl Fn(&a2a::v0_3::Task) -> bool,
+) -> a2a::v0_3::Task {
     let query = TaskQueryParams::new(id.clone());
     let mut task = client.get_task(&query).await.unwrap();
     for _ in 0..200 {
@@ -297,7 +297,7 @@ fn laptop_request() -> MessageSendParams {
     MessageSendParams::new(m)
 }
 
-fn approval(task: &a2a::types::TaskId, yes: bool) -> MessageSendParams {
+fn approval(task: &a2a::v0_3::TaskId, yes: bool) -> MessageSendParams {
     let mut m = Message::user_text(if yes { "yes" } else { "no" });
     m.task_id = Some(task.clone());
     MessageSendParams::new(m)
@@ -377,7 +377,7 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         "{:?}",
         public.skills
     );
-    let skills = |card: a2a::types::AgentCard| -> Vec<String> {
+    let skills = |card: a2a::v0_3::AgentCard| -> Vec<String> {
         card.skills.into_iter().map(|s| s.id).collect()
     };
     let alices = alice.get_authenticated_extended_card().await.unwrap();
@@ -449,7 +449,7 @@ async fn approvers_four_eyes_and_the_audit_trail() {
     // an IT manager does.
     let mut onboard = Message::user_text("onboard Ada");
     onboard.metadata = metadata(json!({ "workflow": "employee-onboarding" }));
-    onboard.parts.push(a2a::types::Part::data(
+    onboard.parts.push(a2a::v0_3::Part::data(
         json!({ "input": { "name": "Ada Lovelace", "role": "engineer", "start_date": "2027-01-04" } })
             .as_object()
             .unwrap()
@@ -503,7 +503,7 @@ async fn approvers_four_eyes_and_the_audit_trail() {
     let children = &onboarded.metadata.as_ref().unwrap()["run"]["children"];
     assert_eq!(children[0]["step"], "provision_accounts", "{children}");
     let accounts = alice
-        .get_task(&TaskQueryParams::new(a2a::types::TaskId::new(
+        .get_task(&TaskQueryParams::new(a2a::v0_3::TaskId::new(
             children[0]["run"].as_str().unwrap(),
         )))
         .await

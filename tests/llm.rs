@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2a::client::A2aClient;
-use a2a::types::*;
+use a2a::v0_3::*;
 use a2a_orchestrator::llm::LlmConfig;
 use axum::Json;
 use axum::body::Body;

@@ -738,7 +738,7 @@ impl a2a::server::AgentExecutor for Flood {
         ctx: a2a::server::RequestContext,
         events: a2a::server::EventSink,
     ) -> Result<(), a2a::RpcError> {
-        use a2a::types::{Artifact, ArtifactId, Part};
+        use a2a::v0_3::{Artifact, ArtifactId, Part};
         let text = ctx.message.text();
         let (count, size) = match text.as_str() {
             "big" => (50, 1024 * 1024),
@@ -784,8 +784,8 @@ impl a2a::server::AgentExecutor for Flood {
     }
 }
 
-fn flood_card(url: &str) -> a2a::types::AgentCard {
-    use a2a::types::{AgentCard, AgentSkill};
+fn flood_card(url: &str) -> a2a::v0_3::AgentCard {
+    use a2a::v0_3::{AgentCard, AgentSkill};
     let mut c = AgentCard::new("Flood", "sends too much", url);
     c.capabilities.streaming = Some(true);
     c.skills = vec![AgentSkill {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use a2a::RpcError;
 use a2a::server::{A2aServer, AgentExecutor, EventSink, InboundAuth, RequestContext, ServerConfig};
-use a2a::types::{
+use a2a::v0_3::{
     Artifact, ArtifactId, ClientCredentialsOAuthFlow, Message, MessageSendParams,
     OAuth2SecurityScheme, OAuthFlows, Part, SecurityScheme, TaskState,
 };
@@ -357,7 +357,7 @@ fn tokens_seen(agent: &crate::util::SdkAgent) -> Vec<(String, String, String, St
         .collect()
 }
 
-async fn run_workflow(url: &str, workflow: &str, token: Option<&str>) -> a2a::types::Task {
+async fn run_workflow(url: &str, workflow: &str, token: Option<&str>) -> a2a::v0_3::Task {
     let config = a2a::client::ClientConfig {
         auth: token.map(|t| a2a::client::ClientAuth::Bearer(t.to_owned())),
         ..a2a::client::ClientConfig::default()

@@ -2,7 +2,7 @@
 //! discovery, send, stream, get, cancel.
 
 use a2a::client::{A2aClient, ClientConfig};
-use a2a::types::*;
+use a2a::v0_3::*;
 use futures::StreamExt;
 
 use crate::util::python_agent;

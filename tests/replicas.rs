@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a::store::{ClusterRequest, Owner, StoreError};
-use a2a::types::*;
+use a2a::v0_3::*;
 use orchestrator_core::engine::{Checkpoint, Record, RunEnd, RunHeader, RunState, StepState};
 use orchestrator_store::{Store, StoreSpec};
 

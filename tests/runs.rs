@@ -6,7 +6,7 @@ use std::process::Output;
 use std::time::Duration;
 
 use a2a::client::A2aClient;
-use a2a::types::*;
+use a2a::v0_3::*;
 use a2a_orchestrator::host::detail::RunDetail;
 use orchestrator_core::engine::{RunState, StepState};
 use serde_json::Value;

@@ -64,7 +64,7 @@ async fn runs(url: &str) -> Vec<(String, Value)> {
     let listed = (c.list_tasks(&a2a::client::ListTasksQuery::default()).await).unwrap();
     let mut out = Vec::new();
     for t in listed.tasks {
-        let t = (c.get_task(&a2a::types::TaskQueryParams::new(t.id)).await).unwrap();
+        let t = (c.get_task(&a2a::v0_3::TaskQueryParams::new(t.id)).await).unwrap();
         let first = t.history.first().map(|m| m.message_id.to_string());
         let detail = t.metadata.clone().unwrap().into_map()["run"].clone();
         out.push((
@@ -315,7 +315,7 @@ cron = "* * * * * *"
         let page = (c.list_tasks(&a2a::client::ListTasksQuery::default()).await).unwrap();
         let mut out = Vec::new();
         for t in page.tasks {
-            let t = (c.get_task(&a2a::types::TaskQueryParams::new(t.id)).await).unwrap();
+            let t = (c.get_task(&a2a::v0_3::TaskQueryParams::new(t.id)).await).unwrap();
             let detail = t.metadata.clone().unwrap().into_map()["run"].clone();
             out.push((
                 t.history[0].message_id.to_string(),

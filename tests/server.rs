@@ -10,7 +10,7 @@ use a2a::client::{A2aClient, ClientConfig, ClientError};
 use a2a::server::{
     AgentExecutor, EventSink, NOTIFICATION_TOKEN_HEADER, RequestContext, ServerConfig,
 };
-use a2a::types::*;
+use a2a::v0_3::*;
 use axum::http::HeaderMap;
 use futures::StreamExt;
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! task, canceled with the parent, resumed after a crash — and the checks across
 //! workflows at load.
 
-use a2a::types::{Message, MessageSendParams, Part, TaskState};
+use a2a::v0_3::{Message, MessageSendParams, Part, TaskState};
 use serde_json::{Value, json};
 
 use crate::util::orchestra::{client, orchestra_with, task};
@@ -62,7 +62,7 @@ fn start(workflow: &str, input: Value) -> MessageSendParams {
     MessageSendParams::new(m)
 }
 
-fn run_of(t: &a2a::types::Task) -> Value {
+fn run_of(t: &a2a::v0_3::Task) -> Value {
     t.metadata.clone().unwrap().into_map()["run"].clone()
 }
 
@@ -82,7 +82,7 @@ async fn a_workflow_step_runs_its_workflow_as_a_linked_child_run() {
     assert_eq!(children[0]["step"], "provision");
     let child_id = children[0]["run"].as_str().unwrap();
     let child = c
-        .get_task(&a2a::types::TaskQueryParams::new(a2a::types::TaskId::new(
+        .get_task(&a2a::v0_3::TaskQueryParams::new(a2a::v0_3::TaskId::new(
             child_id,
         )))
         .await
@@ -236,7 +236,7 @@ async fn a_childs_question_is_answered_through_the_parents_task() {
         .unwrap()
         .to_owned();
     let child = c
-        .get_task(&a2a::types::TaskQueryParams::new(a2a::types::TaskId::new(
+        .get_task(&a2a::v0_3::TaskQueryParams::new(a2a::v0_3::TaskId::new(
             child_id,
         )))
         .await
@@ -264,10 +264,10 @@ async fn a_parents_cancel_cancels_its_child() {
         .as_str()
         .unwrap()
         .to_owned();
-    c.cancel_task(&a2a::types::TaskIdParams::new(asked.id.clone()))
+    c.cancel_task(&a2a::v0_3::TaskIdParams::new(asked.id.clone()))
         .await
         .unwrap();
-    let get = a2a::types::TaskQueryParams::new(a2a::types::TaskId::new(child_id));
+    let get = a2a::v0_3::TaskQueryParams::new(a2a::v0_3::TaskId::new(child_id));
     for _ in 0..100 {
         let child = c.get_task(&get).await.unwrap();
         if child.status.state == TaskState::Canceled {
@@ -408,7 +408,7 @@ async fn a_parent_and_its_child_resume_after_a_sigkill() {
         run_of(&done)
     );
     let child = c
-        .get_task(&a2a::types::TaskQueryParams::new(a2a::types::TaskId::new(
+        .get_task(&a2a::v0_3::TaskQueryParams::new(a2a::v0_3::TaskId::new(
             child_id,
         )))
         .await
@@ -482,7 +482,7 @@ async fn a_parent_and_its_child_are_taken_over_by_another_replica() {
     let mut done = None;
     for _ in 0..200 {
         let t = c
-            .get_task(&a2a::types::TaskQueryParams::new(asked.id.clone()))
+            .get_task(&a2a::v0_3::TaskQueryParams::new(asked.id.clone()))
             .await
             .unwrap();
         let ended = t.status.state.is_terminal();
@@ -495,7 +495,7 @@ async fn a_parent_and_its_child_are_taken_over_by_another_replica() {
     let done = done.unwrap();
     if !done.status.state.is_terminal() {
         let child = (c
-            .get_task(&a2a::types::TaskQueryParams::new(a2a::types::TaskId::new(
+            .get_task(&a2a::v0_3::TaskQueryParams::new(a2a::v0_3::TaskId::new(
                 child_id.clone(),
             )))
             .await)
@@ -517,7 +517,7 @@ async fn a_parent_and_its_child_are_taken_over_by_another_replica() {
         log(1)
     );
     let child = c
-        .get_task(&a2a::types::TaskQueryParams::new(a2a::types::TaskId::new(
+        .get_task(&a2a::v0_3::TaskQueryParams::new(a2a::v0_3::TaskId::new(
             child_id,
         )))
         .await
@@ -567,12 +567,12 @@ async fn a_childs_question_is_in_the_inbox_once_as_the_parents() {
     );
     // Answered where the inbox says (the child's task), the parent goes on too.
     let mut yes = Message::user_text("yes");
-    yes.task_id = Some(a2a::types::TaskId::new(child.as_str().unwrap()));
+    yes.task_id = Some(a2a::v0_3::TaskId::new(child.as_str().unwrap()));
     task(c.send_message(&MessageSendParams::new(yes)).await.unwrap());
     let mut parent = None;
     for _ in 0..100 {
         let t = (c
-            .get_task(&a2a::types::TaskQueryParams::new(asked.id.clone()))
+            .get_task(&a2a::v0_3::TaskQueryParams::new(asked.id.clone()))
             .await)
             .unwrap();
         let ended = t.status.state.is_terminal();

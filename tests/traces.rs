@@ -507,7 +507,7 @@ async fn the_sample_ratio_drops_new_traces_and_follows_the_callers() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_request_on_any_binding_continues_the_callers_trace() {
     use a2a::client::{A2aClient, Binding, ClientConfig, Interface};
-    use a2a::types::{Message, MessageSendParams, Part};
+    use a2a::v0_3::{Message, MessageSendParams, Part};
     let (receiver, agent) = tokio::join!(
         crate::util::otlp_receiver(),
         crate::util::python_v1_agent(0.0)

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use a2a::RpcError;
 use a2a::server::{AgentExecutor, EventSink, RequestContext, ServerConfig};
-use a2a::types::{Artifact, ArtifactId, Part, TaskState};
+use a2a::v0_3::{Artifact, ArtifactId, Part, TaskState};
 use a2a_orchestrator::agents::{Behaviour, Fleet, Set};
 
 use crate::util::orchestra::orchestra_on;

@@ -3,7 +3,7 @@
 //! `agents.toml` says, adds them up per step and run, and reports its own run's usage
 //! the same way — so an orchestrator calling another adds the other's cost to its own.
 
-use a2a::types::{Message, MessageSendParams};
+use a2a::v0_3::{Message, MessageSendParams};
 use a2a_orchestrator::agents::{Behaviour, Fleet, Set};
 use serde_json::Value;
 
@@ -373,9 +373,9 @@ impl a2a::server::AgentExecutor for Lying {
         ];
         for (i, lie) in lies.into_iter().enumerate() {
             let state = if i == 2 {
-                a2a::types::TaskState::Completed
+                a2a::v0_3::TaskState::Completed
             } else {
-                a2a::types::TaskState::Working
+                a2a::v0_3::TaskState::Working
             };
             let mut update = events.status_update(state, None);
             update.metadata = Some(lie.as_object().unwrap().clone().into());
@@ -453,10 +453,10 @@ async fn an_sdk_agents_reported_usage_is_read_on_each_binding() {
 }
 
 /// A task as `url` holds it now, with its history.
-async fn task_at(url: &str, id: &str) -> a2a::types::Task {
+async fn task_at(url: &str, id: &str) -> a2a::v0_3::Task {
     let (c, _) = client(url).await;
-    c.get_task(&a2a::types::TaskQueryParams {
-        id: a2a::types::TaskId::new(id),
+    c.get_task(&a2a::v0_3::TaskQueryParams {
+        id: a2a::v0_3::TaskId::new(id),
         history_length: Some(10),
         metadata: None,
     })
@@ -465,7 +465,7 @@ async fn task_at(url: &str, id: &str) -> a2a::types::Task {
 }
 
 /// The run detail a task of ours holds.
-fn run_of(task: &a2a::types::Task) -> Value {
+fn run_of(task: &a2a::v0_3::Task) -> Value {
     task.metadata.clone().unwrap().into_map()["run"].clone()
 }
 
@@ -602,14 +602,14 @@ data = {{ amount = 2000, from = "EUR", city = "Lisbon" }}
     let (a, _) = client(&a_url).await;
     let start = |workflow: &str, blocking: bool| {
         let mut m = Message::user_text("");
-        m.parts = vec![a2a::types::Part::data(
+        m.parts = vec![a2a::v0_3::Part::data(
             serde_json::json!({ "workflow": workflow })
                 .as_object()
                 .unwrap()
                 .clone(),
         )];
         let mut p = MessageSendParams::new(m);
-        p.configuration = Some(a2a::types::MessageSendConfiguration {
+        p.configuration = Some(a2a::v0_3::MessageSendConfiguration {
             blocking: Some(blocking),
             ..Default::default()
         });
@@ -653,11 +653,11 @@ data = {{ amount = 2000, from = "EUR", city = "Lisbon" }}
         let (url, id) = (py.url.clone(), words.clone());
         async move {
             let t = task_at(&url, &id).await;
-            (t.status.state == a2a::types::TaskState::Canceled).then_some(t)
+            (t.status.state == a2a::v0_3::TaskState::Canceled).then_some(t)
         }
     })
     .await;
-    assert_eq!(state.status.state, a2a::types::TaskState::Canceled);
+    assert_eq!(state.status.state, a2a::v0_3::TaskState::Canceled);
 
     // A deadline: B's run is held to what A has left of its three seconds, and so is
     // the message B sends the Python agent.
@@ -678,7 +678,7 @@ data = {{ amount = 2000, from = "EUR", city = "Lisbon" }}
         let (url, id) = (py.url.clone(), words.clone());
         async move {
             let t = task_at(&url, &id).await;
-            (t.status.state == a2a::types::TaskState::Canceled).then_some(t)
+            (t.status.state == a2a::v0_3::TaskState::Canceled).then_some(t)
         }
     })
     .await;
@@ -700,14 +700,14 @@ data = {{ amount = 2000, from = "EUR", city = "Lisbon" }}
         }
     })
     .await;
-    a.cancel_task(&a2a::types::TaskIdParams::new(started.id.clone()))
+    a.cancel_task(&a2a::v0_3::TaskIdParams::new(started.id.clone()))
         .await
         .unwrap();
     eventually("the Python agent's task is canceled", || {
         let (url, id) = (py.url.clone(), words.clone());
         async move {
             let t = task_at(&url, &id).await;
-            (t.status.state == a2a::types::TaskState::Canceled).then_some(())
+            (t.status.state == a2a::v0_3::TaskState::Canceled).then_some(())
         }
     })
     .await;
@@ -743,7 +743,7 @@ message = "slowly"
         })
         .within(std::time::Duration::from_secs(2));
     let mut p = MessageSendParams::new(Message::user_text("go"));
-    p.configuration = Some(a2a::types::MessageSendConfiguration {
+    p.configuration = Some(a2a::v0_3::MessageSendConfiguration {
         blocking: Some(false),
         ..Default::default()
     });

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use a2a::server::ServerConfig;
-use a2a::types::{AgentCapabilities, AgentExtension};
+use a2a::v0_3::{AgentCapabilities, AgentExtension};
 use serde_json::{Value, json};
 
 use crate::echo_agent::{EchoAgent, echo_card};
@@ -72,7 +72,7 @@ fn send_params(text: &str) -> Value {
 }
 
 fn uuid_like() -> String {
-    a2a::types::MessageId::random().to_string()
+    a2a::v0_3::MessageId::random().to_string()
 }
 
 /// The JSON-RPC error's code and its ErrorInfo reason.
@@ -838,7 +838,7 @@ async fn our_client_speaks_v1_0_throughout_over_grpc() {
 async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant: &str) {
     use a2a::Version;
     use a2a::client::{A2aClient, ClientConfig, Interface};
-    use a2a::types::*;
+    use a2a::v0_3::*;
     use futures::StreamExt;
     let agent = crate::util::serve_with(
         EchoAgent {
@@ -990,7 +990,7 @@ async fn the_client_falls_back_to_v0_3_when_v1_0_is_turned_down() {
     use a2a::Version;
     use a2a::client::{A2aClient, ClientConfig, Interface, http_client};
     use a2a::server::Versions;
-    use a2a::types::*;
+    use a2a::v0_3::*;
     let agent = crate::util::serve(
         EchoAgent {
             word_delay: Duration::ZERO,

@@ -111,13 +111,11 @@ async fn served(dir: &str) -> (tokio::process::Child, String, crate::util::Runni
 }
 
 /// The run `id` as the server holds it, once it ended.
-async fn ended(url: &str, id: &str) -> a2a::types::Task {
+async fn ended(url: &str, id: &str) -> a2a::v0_3::Task {
     let (c, _) = crate::util::orchestra::client(url).await;
     for _ in 0..400 {
         let t = c
-            .get_task(&a2a::types::TaskQueryParams::new(a2a::types::TaskId::new(
-                id,
-            )))
+            .get_task(&a2a::v0_3::TaskQueryParams::new(a2a::v0_3::TaskId::new(id)))
             .await
             .unwrap();
         if t.status.state.is_terminal() {

@@ -25,7 +25,7 @@ use a2a::client::Binding;
 use a2a::server::{
     A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig, SinkError, Versions,
 };
-use a2a::types::{
+use a2a::v0_3::{
     AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, Message, Part, Role, TaskState,
 };
 

@@ -26,7 +26,7 @@ use tokio::sync::Mutex;
 use tokio_util::task::AbortOnDropHandle;
 
 use a2a::server::{Principal, VerifyToken};
-use a2a::types::{OpenIdConnectSecurityScheme, SecurityScheme};
+use a2a::v0_3::{OpenIdConnectSecurityScheme, SecurityScheme};
 
 use super::RoleRules;
 use crate::untrusted::{read_bounded, trustworthy};

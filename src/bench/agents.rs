@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use a2a::RpcError;
 use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig};
-use a2a::types::{AgentCard, Artifact, ArtifactId, Part};
+use a2a::v0_3::{AgentCard, Artifact, ArtifactId, Part};
 
 /// What an agent does with each task.
 #[derive(Clone)]

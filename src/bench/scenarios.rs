@@ -7,7 +7,7 @@ use super::agents::Agents;
 use super::process::{Scratch, Serve};
 use super::report::ms;
 use a2a::client::A2aClient;
-use a2a::types::{
+use a2a::v0_3::{
     Message, MessageSendConfiguration, MessageSendParams, Part, Role, SendMessageResult,
     StreamEvent, TaskId, TaskState,
 };
@@ -123,7 +123,7 @@ async fn run_blocking_v1(
     let body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
         "params": { "message": {
-            "messageId": a2a::types::MessageId::random().to_string(),
+            "messageId": a2a::v0_3::MessageId::random().to_string(),
             "role": "ROLE_USER",
             "parts": [{ "data": { "workflow": workflow, "input": input } }],
         }},
@@ -314,7 +314,7 @@ pub(super) async fn relay_across(
         arrived
     });
     let mut events = other
-        .resubscribe(&a2a::types::TaskIdParams::new(id.clone()))
+        .resubscribe(&a2a::v0_3::TaskIdParams::new(id.clone()))
         .await?;
     // The subscriber is there: the agent may stream (a loaded machine could otherwise
     // stream most chunks before the other replica's subscription begins).

@@ -16,7 +16,7 @@ use crate::agents::{Behaviour, Fleet, Set, Speaks, speaks_label};
 use crate::host::serve::{self, HostConfig};
 use a2a::client::{A2aClient, ClientConfig};
 use a2a::server::ServerConfig;
-use a2a::types::{Message, MessageSendParams, Part};
+use a2a::v0_3::{Message, MessageSendParams, Part};
 use orchestrator_core::workflow::{self, Options};
 
 /// One demo: its agents, its workflow and the ones its steps run (embedded, so the

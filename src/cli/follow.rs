@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use super::progress::{Asker, Progress, label, print_result};
 use crate::host::detail::{RunDetail, StepUpdate};
 use a2a::client::{A2aClient, ClientError};
-use a2a::types::{
+use a2a::v0_3::{
     Artifact, Message, MessageSendParams, Part, StreamEvent, Task, TaskId, TaskIdParams,
     TaskQueryParams, TaskState, TaskStatus,
 };

@@ -12,7 +12,7 @@ use super::follow::{Start, drive, report};
 use super::progress::Asker;
 use crate::host::detail::{FROM_KEY, RETRY_OF_KEY, RunDetail, run_state_name};
 use a2a::client::{A2aClient, ListTasksQuery};
-use a2a::types::{
+use a2a::v0_3::{
     Message, MessageSendConfiguration, MessageSendParams, Part, SendMessageResult, Task, TaskId,
     TaskIdParams, TaskQueryParams, TaskState,
 };
@@ -789,9 +789,9 @@ mod tests {
         );
         assert_eq!(used(&Usage::CALL, None), "1 call");
         let task = Task::new(
-            a2a::types::TaskId::new("t"),
-            a2a::types::ContextId::new("c"),
-            a2a::types::TaskStatus::new(TaskState::Completed),
+            a2a::v0_3::TaskId::new("t"),
+            a2a::v0_3::ContextId::new("c"),
+            a2a::v0_3::TaskStatus::new(TaskState::Completed),
         );
         let workflow = orchestrator_core::workflow::load_str(
             "w.toml",

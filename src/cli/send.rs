@@ -9,7 +9,7 @@ use futures::StreamExt;
 use serde_json::{Map, Value};
 
 use a2a::client::{A2aClient, ClientAuth, ClientConfig};
-use a2a::types::{
+use a2a::v0_3::{
     ContextId, Message, MessageSendParams, Part, SendMessageResult, StreamEvent, TaskId, TaskState,
 };
 

@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 
 use a2a::client::A2aClient;
 use a2a::server::{Caller, RequestHandler, WeakRequestHandler};
-use a2a::types::{ContextId, Message, MessageId, MessageSendParams, Part, Role, TaskId};
+use a2a::v0_3::{ContextId, Message, MessageId, MessageSendParams, Part, Role, TaskId};
 use orchestrator_core::engine::{AgentError, AgentErrorKind, SendRequest, Updates};
 use orchestrator_core::workflow::{AgentTarget, CHILD_PREFIX, MAX_DEPTH, child_agent};
 use serde_json::{Map, Value, json};
@@ -159,7 +159,7 @@ impl Children {
         let (caller, _) = Self::acting(behalf, run_id);
         let client = self.client(caller)?;
         client
-            .cancel_task(&a2a::types::TaskIdParams::new(TaskId::new(task_id)))
+            .cancel_task(&a2a::v0_3::TaskIdParams::new(TaskId::new(task_id)))
             .await
             .map(|_| ())
             .map_err(super::agent_error)

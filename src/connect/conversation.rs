@@ -22,7 +22,7 @@ use super::{status_text, traced};
 use crate::registry::Lease;
 use a2a::client::{A2aClient, ClientError, EventStream};
 use a2a::method::Method;
-use a2a::types::{
+use a2a::v0_3::{
     MessageSendParams, Metadata, SendMessageResult, StreamEvent, Task, TaskId, TaskIdParams,
     TaskQueryParams, TaskState, TaskStatus,
 };
@@ -552,7 +552,7 @@ async fn drain(stream: &mut EventStream) {
 mod tests {
     use super::*;
     use a2a::client::ClientConfig;
-    use a2a::types::{
+    use a2a::v0_3::{
         Artifact, ArtifactId, ContextId, Message, Part, Role, TaskArtifactUpdateEvent,
         TaskStatusUpdateEvent,
     };
@@ -742,7 +742,7 @@ mod tests {
     #[test]
     fn a_polled_send_answered_with_a_message_is_the_reply() {
         let reply = Message::with_id(
-            a2a::types::MessageId::new("m"),
+            a2a::v0_3::MessageId::new("m"),
             Role::Agent,
             vec![Part::text("done")],
         );

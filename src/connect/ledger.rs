@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::content;
-use a2a::types::{Artifact, Part, TaskArtifactUpdateEvent};
+use a2a::v0_3::{Artifact, Part, TaskArtifactUpdateEvent};
 use orchestrator_core::engine::{ArtifactChunk, Content};
 
 #[derive(Debug, Default)]
@@ -124,7 +124,7 @@ fn chunk(a: &Artifact, parts: Vec<Content>, append: bool, last_chunk: bool) -> A
 #[cfg(test)]
 mod tests {
     use super::*;
-    use a2a::types::{ArtifactId, ArtifactUpdateKind, ContextId, Part, TaskId};
+    use a2a::v0_3::{ArtifactId, ArtifactUpdateKind, ContextId, Part, TaskId};
     use orchestrator_core::engine::Content;
 
     fn artifact(parts: &[&str]) -> Artifact {

@@ -27,7 +27,7 @@ use a2a::ErrorCode;
 use a2a::Version;
 use a2a::client::{A2aClient, ClientError};
 use a2a::method::Method;
-use a2a::types::{
+use a2a::v0_3::{
     ContextId, FileSource, Message, MessageId, MessageSendConfiguration, MessageSendParams, Part,
     Role, TaskId, TaskIdParams, TaskState, TaskStatus,
 };

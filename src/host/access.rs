@@ -8,7 +8,7 @@
 
 use a2a::RpcError;
 use a2a::server::{Access, Authorize, Caller, Principal};
-use a2a::types::{AgentCard, Message, Part, Task, TaskState};
+use a2a::v0_3::{AgentCard, Message, Part, Task, TaskState};
 use orchestrator_core::access::{Pattern, describe};
 use orchestrator_core::workflow::Workflow;
 use serde_json::Value;
@@ -183,7 +183,7 @@ pub(super) fn tailor(
         card.capabilities
             .extensions
             .get_or_insert_with(Vec::new)
-            .push(a2a::types::AgentExtension {
+            .push(a2a::v0_3::AgentExtension {
                 uri: CALLER_EXTENSION.into(),
                 description: Some("Who asked for this card".into()),
                 required: Some(false),

@@ -9,7 +9,7 @@ use super::{Conversation, Orchestrator, agent_message, answer_of, status};
 use crate::llm::Choice;
 use a2a::RpcError;
 use a2a::server::{EventSink, RequestContext};
-use a2a::types::{Message, Metadata, Part, Role, Task, TaskId, TaskState};
+use a2a::v0_3::{Message, Metadata, Part, Role, Task, TaskId, TaskState};
 use orchestrator_core::engine::{RunControl, RunState, Taken};
 use orchestrator_core::workflow::Workflow;
 use serde_json::{Map, Value, json};
@@ -183,7 +183,7 @@ impl Orchestrator {
                 let mut waiting = waiting_message(&pending);
                 waiting
                     .parts
-                    .insert(0, a2a::types::Part::text(format!("{text}.\n")));
+                    .insert(0, a2a::v0_3::Part::text(format!("{text}.\n")));
                 status(events, TaskState::InputRequired, Some(waiting), Some(meta)).await
             }
             Ok(Taken::Answered) => {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use a2a::server::{Caller, InboundAuth};
 use a2a::store::{TaskQuery, TaskStore};
-use a2a::types::TaskState;
+use a2a::v0_3::TaskState;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -40,7 +40,7 @@ pub struct Inbox {
 /// steps those are, the run's workflow says (as loaded now).
 async fn own_questions(
     orchestrator: &super::Orchestrator,
-    task: &a2a::types::Task,
+    task: &a2a::v0_3::Task,
     caller: &Caller,
 ) -> (Vec<PendingQuestion>, Option<RunSummary>) {
     let mut questions = super::access::answerable(task, caller);
@@ -58,7 +58,7 @@ async fn own_questions(
 }
 
 /// One waiting question, as the inbox lists it (`header`: its run's, when stored).
-fn entry(task: &a2a::types::Task, q: &PendingQuestion, summary: Option<&RunSummary>) -> Value {
+fn entry(task: &a2a::v0_3::Task, q: &PendingQuestion, summary: Option<&RunSummary>) -> Value {
     let run = task.id.as_str();
     let step = &q.step;
     let at = match q.item {

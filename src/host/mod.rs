@@ -41,7 +41,7 @@ use a2a::RpcError;
 use a2a::server::{
     AgentExecutor, Caller, CancelContext, EventSink, RequestContext, ResumeContext, SinkError,
 };
-use a2a::types::{
+use a2a::v0_3::{
     AgentCard, AgentSkill, Message, Part, Role, StreamEvent, Task, TaskId, TaskState, now_rfc3339,
 };
 use orchestrator_core::access::{Actor, Origin};
@@ -716,7 +716,7 @@ fn test_workflow(toml: &str) -> Workflow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use a2a::types::ContextId;
+    use a2a::v0_3::ContextId;
     use orchestrator_core::engine::testing::Silent;
     use tokio_util::sync::CancellationToken;
 

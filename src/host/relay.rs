@@ -7,7 +7,7 @@ use super::{Conversation, Orchestrator, agent_message, audit, status_event};
 use a2a::RpcError;
 use a2a::server::{EventSink, Queued, SinkError};
 use a2a::store::StoreError;
-use a2a::types::{
+use a2a::v0_3::{
     Artifact, ArtifactId, FileContent, FilePart, FileSource, Message, Part, StreamEvent, TaskId,
     TaskState,
 };
@@ -384,7 +384,7 @@ fn part(c: &orchestrator_core::engine::Content) -> Part {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use a2a::types::Message;
+    use a2a::v0_3::Message;
     use orchestrator_core::engine::{QuestionKind, StepState};
     use orchestrator_core::workflow::StepId;
     use std::sync::Mutex;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use a2a::types::{Message, Metadata, Part};
+use a2a::v0_3::{Message, Metadata, Part};
 use orchestrator_core::workflow::{InputType, Workflow};
 
 /// The outcome of routing.

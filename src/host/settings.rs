@@ -318,7 +318,7 @@ impl Settings {
                         step_events: self.step_events.unwrap_or(d.step_events),
                         // What the protocol's readers take: a task holding more could
                         // not be read back.
-                        artifact_parts: a2a::types::MAX_PARTS,
+                        artifact_parts: a2a::v0_3::MAX_PARTS,
                     }
                 },
             },

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use a2a::RpcError;
 use a2a::server::{Caller, Principal, WeakRequestHandler};
-use a2a::types::{
+use a2a::v0_3::{
     Message, MessageId, MessageSendConfiguration, MessageSendParams, Part, Role, SendMessageResult,
     Task,
 };

@@ -32,7 +32,7 @@ use a2a::client::{
     A2aClient, CardFetch, CardResolver, Choice, ClientError, HttpClient, Preference, Redirects,
     choose_interfaces, http_client_with,
 };
-use a2a::types::{AgentCard, PROTOCOL_VERSION};
+use a2a::v0_3::{AgentCard, PROTOCOL_VERSION};
 use backoff::{self, Backoff, Jitter};
 use breaker::{Breaker, BreakerState};
 use config::{AgentEntry, AgentsFile};

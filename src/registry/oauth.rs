@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use a2a::server::PresentedToken;
-use a2a::types::{AgentCard, SecurityScheme};
+use a2a::v0_3::{AgentCard, SecurityScheme};
 use serde_json::Value;
 use tokio::sync::Mutex;
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use a2a::RpcError;
 use a2a::server::{AgentExecutor, EventSink, RequestContext};
-use a2a::types::*;
+use a2a::v0_3::*;
 use serde_json::{Value, json};
 
 use crate::util::{Running, serve_with};

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use a2a::server::{A2aServer, AgentExecutor, ServerConfig};
 use a2a::sse::SseDecoder;
-use a2a::types::AgentCard;
+use a2a::v0_3::AgentCard;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 

@@ -10,7 +10,7 @@
 use a2a_protocol::RpcError;
 use a2a_protocol::client::{A2aClient, Binding, ClientConfig, Preference, choose_interfaces};
 use a2a_protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext};
-use a2a_protocol::types::{AgentCard, Message, MessageSendParams, SendMessageResult};
+use a2a_protocol::v0_3::{AgentCard, Message, MessageSendParams, SendMessageResult};
 
 /// Answers with the text it was sent, in capitals.
 struct Shout;

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::error::RpcError;
-use super::types::JsonRpcVersion;
+use super::v0_3::JsonRpcVersion;
 
 /// A request id: a string, a number, or null.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -260,7 +260,7 @@ pub fn parse_params_str<P: DeserializeOwned>(text: &str) -> Result<P, RpcError> 
 ///
 /// ```
 /// use a2a_protocol::jsonrpc::parse_params;
-/// use a2a_protocol::types::TaskQueryParams;
+/// use a2a_protocol::v0_3::TaskQueryParams;
 ///
 /// let err = parse_params::<TaskQueryParams>(&serde_json::json!({ "historyLength": 2 })).unwrap_err();
 /// assert_eq!(err.code.0, -32602);

@@ -37,6 +37,7 @@ pub mod sse;
 #[cfg(feature = "store")]
 pub mod store;
 pub mod types;
+pub mod v0_3;
 pub mod v1;
 pub mod version;
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use a2a_protocol::client::{A2aClient, Binding, ClientConfig, Interface, http_client};
 use a2a_protocol::server::observe::{Observe, Observer, Request};
 use a2a_protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig};
-use a2a_protocol::types::{AgentCard, Message, MessageSendParams, TaskId, TaskQueryParams};
+use a2a_protocol::v0_3::{AgentCard, Message, MessageSendParams, TaskId, TaskQueryParams};
 use a2a_protocol::{RpcError, Version};
 use futures::StreamExt;
 

@@ -17,7 +17,7 @@ use tracing::{info, warn};
 
 use super::Store;
 use a2a::store::{Cause, Cluster, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskStore};
-use a2a::types::{PushNotificationConfig, Task, TaskId};
+use a2a::v0_3::{PushNotificationConfig, Task, TaskId};
 use orchestrator_core::engine::{Checkpoint, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun};
 
 /// How long after a failure the store is left alone before a probe.

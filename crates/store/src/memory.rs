@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 
 use super::Store;
 use a2a::store::{InMemoryTaskStore, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskStore};
-use a2a::types::{PushNotificationConfig, Task, TaskId};
+use a2a::v0_3::{PushNotificationConfig, Task, TaskId};
 use orchestrator_core::engine::{
     Checkpoint, MemoryRunStore, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun,
 };
@@ -203,7 +203,7 @@ impl RunStore for MemoryStore {
 mod tests {
     use super::MemoryStore;
     use a2a::store::{InMemoryTaskStore, TaskStore};
-    use a2a::types::{ContextId, Task, TaskId, TaskState, TaskStatus};
+    use a2a::v0_3::{ContextId, Task, TaskId, TaskState, TaskStatus};
     use orchestrator_core::engine::{MemoryRunStore, RunEnd, RunHeader, RunState, RunStore};
 
     /// A finished task dropped past the store's bound takes its run along: the runs

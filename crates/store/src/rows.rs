@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use std::time::SystemTime;
 
 use a2a::store::{LoggedEvent, StoreError};
-use a2a::types::{ContextId, Message, StreamEvent, Task, TaskId, TaskState, TaskStatus};
+use a2a::v0_3::{ContextId, Message, StreamEvent, Task, TaskId, TaskState, TaskStatus};
 
 use orchestrator_core::access::{Actor, Decision};
 use orchestrator_core::engine::{
@@ -528,8 +528,8 @@ pub(crate) fn task_of(
     json: &str,
     initiator: Option<String>,
     tenant: Option<String>,
-) -> Result<a2a::types::Task, StoreError> {
-    let mut task: a2a::types::Task =
+) -> Result<a2a::v0_3::Task, StoreError> {
+    let mut task: a2a::v0_3::Task =
         serde_json::from_str(json).map_err(|e| StoreError::unreadable("task", e))?;
     task.initiator = initiator;
     task.tenant = tenant;
@@ -575,13 +575,13 @@ pub(crate) fn unreadable_task(
 
 /// A logged event (`task_events.event`) read back, with its number.
 pub(crate) fn event_of(seq: i64, json: &str) -> Result<LoggedEvent, StoreError> {
-    let event: a2a::types::StreamEvent =
+    let event: a2a::v0_3::StreamEvent =
         serde_json::from_str(json).map_err(|e| StoreError::unreadable("event", e))?;
     Ok((seq as u64, std::sync::Arc::new(event)))
 }
 
 /// A stored push config read back.
-pub(crate) fn push_config_of(json: &str) -> Result<a2a::types::PushNotificationConfig, StoreError> {
+pub(crate) fn push_config_of(json: &str) -> Result<a2a::v0_3::PushNotificationConfig, StoreError> {
     serde_json::from_str(json).map_err(|e| StoreError::unreadable("push config", e))
 }
 /// Events between a task's snapshots while it is young: a read replays at most this

@@ -22,7 +22,7 @@ use crate::jsonrpc::RequestId;
 use crate::jsonrpc::read_response;
 use crate::proto::pb as v1t;
 use crate::sse::{SseDecoder, SseEvent};
-use crate::types::StreamEvent;
+use crate::v0_3::StreamEvent;
 use crate::v1::convert as v1c;
 
 /// How each event of a stream is framed.

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 
 use super::{ClientError, EventStream, Transport};
 use crate::server::{Caller, RequestHandler};
-use crate::types::{MessageSendParams, SendMessageResult, Task, TaskIdParams, TaskQueryParams};
+use crate::v0_3::{MessageSendParams, SendMessageResult, Task, TaskIdParams, TaskQueryParams};
 
 /// Where an in-process client's calls go, and as whom.
 #[derive(Clone)]

@@ -4,7 +4,7 @@
 use crate::Version;
 use crate::client::transport::{Transport, V1};
 use crate::client::{A2aClient, ClientError, RequestLine, v1c, v1t};
-use crate::types::{Task, TaskState};
+use crate::v0_3::{Task, TaskState};
 
 impl A2aClient {
     /// `ListTasks`, an A2A 1.0 method (0.3 has none): one page of the agent's tasks,

@@ -51,7 +51,7 @@ pub use transport::Transport;
 use transport::{V1, V03};
 
 use super::method::Method;
-use super::types::{
+use super::v0_3::{
     AgentCard, DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams,
     MessageSendParams, SendMessageResult, StreamEvent, Task, TaskIdParams,
     TaskPushNotificationConfig, TaskQueryParams,

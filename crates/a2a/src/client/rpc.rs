@@ -11,7 +11,7 @@ use super::events::{Framing, decode_response};
 use super::http::{Statuses, check_status, decode_result, is_json, read_bounded};
 use super::{A2aClient, ClientError, EventStream, Interface};
 use crate::jsonrpc::{OutgoingRequest, RequestId};
-use crate::types::JsonRpcVersion;
+use crate::v0_3::JsonRpcVersion;
 
 impl A2aClient {
     fn rpc_request<P: Serialize>(

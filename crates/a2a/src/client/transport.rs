@@ -10,7 +10,7 @@ use super::list::{ListTasksQuery, TaskList};
 use super::rest::{self, RequestLine};
 use super::{A2aClient, ClientError, EventStream, Interface, v1c, v1t};
 use crate::Method;
-use crate::types::{
+use crate::v0_3::{
     AgentCard, DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams,
     MessageSendParams, SendMessageResult, Task, TaskId, TaskIdParams, TaskPushNotificationConfig,
     TaskQueryParams,
@@ -482,7 +482,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::types::{ContextId, Message, TaskState, TaskStatus};
+    use crate::v0_3::{ContextId, Message, TaskState, TaskStatus};
 
     /// An application's own transport: every send makes a completed task of its text.
     struct Canned;

@@ -13,7 +13,7 @@ use prost::encoding::{
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
-use crate::types::Metadata;
+use crate::v0_3::Metadata;
 
 /// `google.protobuf.Struct`: a JSON object, shared (the crate's [`Metadata`]: a task's
 /// metadata goes into a message without being copied).

@@ -15,7 +15,7 @@ use super::auth::Caller;
 pub use super::sink_error::SinkError;
 use super::task_manager::ActorHandle;
 use crate::error::RpcError;
-use crate::types::{
+use crate::v0_3::{
     AgentCard, Artifact, ArtifactUpdateKind, ContextId, Message, MessageSendConfiguration,
     Metadata, Part, Role, StatusUpdateKind, StreamEvent, Task, TaskArtifactUpdateEvent, TaskId,
     TaskState, TaskStatus, TaskStatusUpdateEvent, now_rfc3339,

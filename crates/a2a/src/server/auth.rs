@@ -27,7 +27,7 @@ use futures::future::BoxFuture;
 use super::handler::{check_text, control_character};
 use crate::error::{ErrorCode, RpcError};
 use crate::jsonrpc::{RequestId, Response as RpcResponse};
-use crate::types::{
+use crate::v0_3::{
     ApiKeyLocation, ApiKeySecurityScheme, HttpAuthSecurityScheme, SecurityRequirement,
     SecurityScheme,
 };
@@ -208,7 +208,7 @@ impl Caller {
         tenant: Option<&str>,
         access: Access,
         authorize: &dyn Authorize,
-        task: Option<&crate::types::Task>,
+        task: Option<&crate::v0_3::Task>,
     ) -> bool {
         if self.owns(initiator, tenant) {
             return true;
@@ -229,7 +229,7 @@ pub trait Authorize: Send + Sync + 'static {
     /// Must be quick (no I/O): it is asked on each request for another's task, and
     /// on each status change of a stream it reads by this leave alone (a leave that
     /// lapses ends the stream). The default lets nobody in.
-    fn lets(&self, caller: &Caller, task: Option<&crate::types::Task>, access: Access) -> bool {
+    fn lets(&self, caller: &Caller, task: Option<&crate::v0_3::Task>, access: Access) -> bool {
         let _ = (caller, task, access);
         false
     }
@@ -566,7 +566,7 @@ impl InboundAuth {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::Task;
+    use crate::v0_3::Task;
 
     /// Lets `token:v` read every task and `token:o` do anything with every task, and
     /// keeps `token:s` to tenant `acme`.

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::Versions;
 use crate::signing::{CardSigningKey, Projection};
-use crate::types::AgentCardSignature;
+use crate::v0_3::AgentCardSignature;
 
 /// Where the key set is published.
 pub const JWKS_PATH: &str = "/.well-known/jwks.json";

@@ -37,7 +37,7 @@ use crate::server::{
 use crate::store::{
     Cluster, ClusterRequest, Follows, Forwarded, NoticeBoard, Notices, Owner, StoreError, TaskStore,
 };
-use crate::types::{StreamEvent, Task, TaskId};
+use crate::v0_3::{StreamEvent, Task, TaskId};
 use std::sync::Arc;
 use tracing::{info_span, warn};
 
@@ -383,7 +383,7 @@ async fn take_requests(inner: &Arc<Inner>) {
 mod tests {
     use super::*;
     use crate::principal::Principal;
-    use crate::types::TaskIdParams;
+    use crate::v0_3::TaskIdParams;
 
     #[test]
     fn a_request_queued_by_an_older_server_still_reads() {

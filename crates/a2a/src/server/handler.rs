@@ -10,7 +10,7 @@ use crate::server::{
     Subscription, Until, Update, apply_event, check_webhook, ends_on, ends_stream,
 };
 use crate::store::{TaskPage, TaskQuery};
-use crate::types::{
+use crate::v0_3::{
     AgentCard, ContextId, Message, MessageSendParams, Metadata, Part, PushNotificationConfig, Role,
     SendMessageResult, StreamEvent, Task, TaskId, TaskIdParams, TaskPushNotificationConfig,
     TaskQueryParams, TaskState, media_type_matches,

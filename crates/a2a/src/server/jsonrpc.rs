@@ -13,7 +13,7 @@ use crate::proto::pb as w;
 use crate::server::{
     Caller, IncomingRequest, Inner, RequestId, RpcResponse, StreamRequest, live_events,
 };
-use crate::types::{
+use crate::v0_3::{
     DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams, MessageSendParams,
     StreamEvent, TaskIdParams, TaskPushNotificationConfig, TaskQueryParams,
 };

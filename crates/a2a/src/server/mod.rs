@@ -68,9 +68,9 @@ use task_manager::{ActorHandle, Ending, Origin, Subscription, TaskManager, Until
 pub use tls::{CertFiles, RECHECK_EVERY, TlsError};
 
 use super::jsonrpc::{IncomingRequest, RequestId, Response as RpcResponse};
-use super::types::AgentCard;
+use super::v0_3::AgentCard;
 
-pub use crate::types::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
+pub use crate::v0_3::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
 
 /// Tunables of the HTTP layer.
 #[derive(Debug, Clone)]
@@ -566,7 +566,7 @@ impl A2aServer {
 
 #[cfg(test)]
 mod tests {
-    use crate::types::media_type_matches;
+    use crate::v0_3::media_type_matches;
 
     #[test]
     fn media_types_match_with_wildcards_and_parameters() {

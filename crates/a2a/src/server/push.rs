@@ -14,7 +14,7 @@ use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
 use crate::store::TaskStore;
-use crate::types::{PushNotificationConfig, PushPayload, StreamEvent, Task, TaskId};
+use crate::v0_3::{PushNotificationConfig, PushPayload, StreamEvent, Task, TaskId};
 use backoff::{Backoff, Jitter};
 
 /// Why a webhook URL is refused, if it is: not http(s), no host, or a host that is or

@@ -18,7 +18,7 @@ use super::{Inner, live_events};
 use crate::Method;
 use crate::error::RpcError;
 use crate::store::{TaskPage, TaskQuery};
-use crate::types::{
+use crate::v0_3::{
     AgentCard, MessageSendParams, SendMessageResult, StreamEvent, Task, TaskId, TaskIdParams,
     TaskPushNotificationConfig, TaskQueryParams,
 };
@@ -177,7 +177,7 @@ impl RequestHandler {
 mod tests {
     use super::*;
     use crate::server::{A2aServer, AgentExecutor, EventSink, RequestContext};
-    use crate::types::{Message, TaskState};
+    use crate::v0_3::{Message, TaskState};
 
     struct Shout;
 

@@ -13,7 +13,7 @@ use super::observe::Answered;
 use super::version::{self, Version};
 use crate::proto::pb as w;
 use crate::server::{Caller, Inner, live_events};
-use crate::types::StreamEvent;
+use crate::v0_3::StreamEvent;
 use crate::v1::error as v1_error;
 use crate::{Method, RpcError};
 use axum::body::Body;

@@ -4,7 +4,7 @@
 
 use crate::RpcError;
 use crate::server::{Inner, LoggedEvent, Subscription, Update, store_error};
-use crate::types::{StreamEvent, Task, TaskId, TaskState};
+use crate::v0_3::{StreamEvent, Task, TaskId, TaskState};
 use futures::Stream;
 use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;

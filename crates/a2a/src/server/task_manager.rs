@@ -27,7 +27,7 @@ use crate::error::RpcError;
 use crate::store::NoticeBoard;
 use crate::store::TaskStore;
 use crate::store::apply::{apply_event, keep_history, normalize_status, past_bounds};
-use crate::types::{
+use crate::v0_3::{
     ContextId, Message, StreamEvent, Task, TaskId, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
 
@@ -880,7 +880,7 @@ mod tests {
         );
     }
     use crate::store::apply::tests::chunk;
-    use crate::types::Part;
+    use crate::v0_3::Part;
 
     type MemoryStore = crate::store::InMemoryTaskStore;
 
@@ -893,7 +893,7 @@ mod tests {
             TaskTracker::new(),
             CancellationToken::new(),
         );
-        let first = Message::new(crate::types::Role::User, vec![Part::text("hi")]);
+        let first = Message::new(crate::v0_3::Role::User, vec![Part::text("hi")]);
         let actor = manager.open_new(id.clone(), ContextId::new("c"), first, Origin::default());
         (store, manager, actor)
     }
@@ -953,7 +953,7 @@ mod tests {
         let replying = manager.open_new(
             TaskId::new("r"),
             ContextId::new("c"),
-            Message::new(crate::types::Role::User, vec![Part::text("hi")]),
+            Message::new(crate::v0_3::Role::User, vec![Part::text("hi")]),
             Origin::default(),
         );
         let end = replying.await_event(Until::End).await.unwrap();
@@ -1031,7 +1031,7 @@ mod tests {
             TaskTracker::new(),
             CancellationToken::new(),
         );
-        let first = Message::new(crate::types::Role::User, vec![Part::text("hi")]);
+        let first = Message::new(crate::v0_3::Role::User, vec![Part::text("hi")]);
         let actor = manager.open_new(id.clone(), ContextId::new("c"), first, Origin::default());
         assert!(!actor.followed());
         manager.arm_push(&id);
@@ -1049,7 +1049,7 @@ mod tests {
     #[tokio::test]
     async fn a_task_is_followed_when_another_server_says_so_or_may_have() {
         let (_store, manager, one) = started(&TaskId::new("one"));
-        let first = Message::new(crate::types::Role::User, vec![Part::text("hi")]);
+        let first = Message::new(crate::v0_3::Role::User, vec![Part::text("hi")]);
         let two = manager.open_new(
             TaskId::new("two"),
             ContextId::new("c"),
@@ -1108,7 +1108,7 @@ mod tests {
         let actor = manager.open_new(
             followed.clone(),
             ContextId::new("c"),
-            Message::new(crate::types::Role::User, vec![Part::text("hi")]),
+            Message::new(crate::v0_3::Role::User, vec![Part::text("hi")]),
             Origin::default(),
         );
         let _following = actor.subscribe().await.unwrap();

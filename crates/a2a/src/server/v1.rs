@@ -8,7 +8,7 @@ use crate::RpcError;
 use crate::proto::pb as w;
 use crate::server::{Caller, Inner, http};
 use crate::store::{TaskCursor, TaskQuery};
-use crate::types::{
+use crate::v0_3::{
     ContextId, MessageSendParams, PushPayload, StreamEvent, TaskId, TaskPushNotificationConfig,
 };
 use crate::v1::convert;

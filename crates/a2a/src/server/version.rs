@@ -6,7 +6,7 @@
 use axum::http::HeaderMap;
 
 use crate::error::RpcError;
-use crate::types::AgentCard;
+use crate::v0_3::AgentCard;
 pub use crate::version::{SUPPORTED, Version};
 
 const VERSION_PARAM: &str = "A2A-Version";

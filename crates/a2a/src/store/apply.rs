@@ -11,7 +11,7 @@
 //! and a store that keeps snapshots less often than every event replays the events
 //! after one with it.
 
-use crate::types::{
+use crate::v0_3::{
     MAX_PARTS, Part, StreamEvent, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent, now_rfc3339,
 };
 
@@ -184,7 +184,7 @@ pub(crate) fn past_bounds(task: Option<&Task>, event: &StreamEvent) -> Option<St
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::types::{
+    use crate::v0_3::{
         Artifact, ArtifactId, ArtifactUpdateKind, ContextId, Message, Part, TaskId, TaskState,
         TaskStatus,
     };
@@ -213,12 +213,9 @@ pub(crate) mod tests {
         apply_artifact(&mut task, &chunk("a", "two", true));
         apply_artifact(&mut task, &chunk("b", "x", false));
         assert_eq!(task.artifacts.len(), 2);
-        assert_eq!(
-            crate::types::parts_text(&task.artifacts[0].parts),
-            "one two"
-        );
+        assert_eq!(crate::v0_3::parts_text(&task.artifacts[0].parts), "one two");
         apply_artifact(&mut task, &chunk("a", "new", false));
-        assert_eq!(crate::types::parts_text(&task.artifacts[0].parts), "new");
+        assert_eq!(crate::v0_3::parts_text(&task.artifacts[0].parts), "new");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::StoreError;
 use super::notices::NoticeBoard;
 use crate::principal::Principal;
-use crate::types::{MessageSendParams, Task, TaskId, TaskIdParams};
+use crate::v0_3::{MessageSendParams, Task, TaskId, TaskIdParams};
 
 /// Who runs a task now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

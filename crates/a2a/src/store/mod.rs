@@ -21,7 +21,7 @@ use std::time::SystemTime;
 
 use futures::future::BoxFuture;
 
-use crate::types::{ContextId, PushNotificationConfig, StreamEvent, Task, TaskId, TaskState};
+use crate::v0_3::{ContextId, PushNotificationConfig, StreamEvent, Task, TaskId, TaskState};
 use sizes::task as task_bytes;
 
 /// The error a store keeps as the cause of a failure: the database's own error (or an
@@ -115,9 +115,9 @@ pub struct TaskQuery {
     pub limit: usize,
     /// Where the previous page ended.
     pub after: Option<TaskCursor>,
-    /// Only tasks this principal started (by [`crate::types::Task::initiator`]).
+    /// Only tasks this principal started (by [`crate::v0_3::Task::initiator`]).
     pub initiator: Option<String>,
-    /// Only tasks of this tenant (by [`crate::types::Task::tenant`]); `None`: only
+    /// Only tasks of this tenant (by [`crate::v0_3::Task::tenant`]); `None`: only
     /// tasks made in no tenant.
     pub tenant: Option<String>,
 }
@@ -512,7 +512,7 @@ fn log_bytes(log: &[LoggedEvent]) -> usize {
 /// plus a fixed cost per value; walked once, when the task finishes (no
 /// serialization). [`task_bytes`] and [`log_bytes`] add them up.
 mod sizes {
-    use crate::types::{FileSource, Message, Metadata, Part, Task};
+    use crate::v0_3::{FileSource, Message, Metadata, Part, Task};
 
     fn value(v: &serde_json::Value) -> usize {
         use serde_json::Value;
@@ -738,7 +738,7 @@ impl TaskStore for InMemoryTaskStore {
 #[cfg(test)]
 mod tests {
     use super::{InMemoryTaskStore, TaskQuery, TaskStore};
-    use crate::types::{ContextId, Task, TaskId, TaskState, TaskStatus};
+    use crate::v0_3::{ContextId, Task, TaskId, TaskState, TaskStatus};
 
     fn task(id: &str, state: TaskState) -> Task {
         Task::new(TaskId::new(id), ContextId::new("c"), TaskStatus::new(state))
@@ -749,7 +749,7 @@ mod tests {
     #[tokio::test]
     async fn events_are_applied_when_the_task_is_read() {
         use crate::store::apply::{apply_event, tests::chunk};
-        use crate::types::{Message, StreamEvent, TaskStatusUpdateEvent};
+        use crate::v0_3::{Message, StreamEvent, TaskStatusUpdateEvent};
         use std::sync::Arc;
         let store = InMemoryTaskStore::new();
         let mut live = task("t", TaskState::Working);
@@ -797,7 +797,7 @@ mod tests {
     #[tokio::test]
     async fn a_shared_task_is_kept_without_a_copy() {
         use crate::store::apply::{apply_event, tests::chunk};
-        use crate::types::StreamEvent;
+        use crate::v0_3::StreamEvent;
         use std::sync::Arc;
         let store = InMemoryTaskStore::new();
         let started = Arc::new(task("t", TaskState::Working));
@@ -936,7 +936,7 @@ mod tests {
     /// 100 KB in an event log of ten artifact chunks, numbered 1 to 10, as a streamed
     /// artifact would leave it.
     fn streamed(id: &str) -> Vec<super::LoggedEvent> {
-        use crate::types::{Artifact, ArtifactId, Part, StreamEvent, TaskArtifactUpdateEvent};
+        use crate::v0_3::{Artifact, ArtifactId, Part, StreamEvent, TaskArtifactUpdateEvent};
         use std::sync::Arc;
         let chunk = |n: u64| {
             let artifact =

@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::error::RpcError;
 use crate::proto::json::{JsonValue, Struct};
 use crate::proto::{Timestamp, pb as v1};
-use crate::types::{self as t, ContextId, FileContent, FileSource, MessageId, TaskId};
+use crate::v0_3::{self as t, ContextId, FileContent, FileSource, MessageId, TaskId};
 
 /// A v1.0 value the internal model cannot hold: which field, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

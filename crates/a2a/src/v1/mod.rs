@@ -2,7 +2,7 @@
 //! gRPC and as ProtoJSON on the other bindings), converted to and from the internal
 //! model here ([`convert`]); its card fields ([`card`]) and its errors ([`error`]). The
 //! server's bindings and the client use these at the boundary; everything behind them
-//! works on [`crate::types`], whatever version a peer speaks.
+//! works on [`crate::v0_3`], whatever version a peer speaks.
 
 pub mod card;
 pub mod convert;

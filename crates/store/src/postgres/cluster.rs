@@ -11,7 +11,7 @@ use sqlx::Row;
 use super::notices::REQUESTS;
 use super::{NOW_MS, PostgresStore};
 use a2a::store::{Cluster, ClusterRequest, NoticeBoard, Owner, StoreError};
-use a2a::types::{Task, TaskId};
+use a2a::v0_3::{Task, TaskId};
 
 /// Which queued requests this replica reads (its `replicas.requests_understood`): 0, a
 /// replica from before the column, reads cancels and messages, and a request of

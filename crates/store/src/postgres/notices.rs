@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use a2a::store::{Notice, NoticeBoard, StoreError};
-use a2a::types::TaskId;
+use a2a::v0_3::TaskId;
 
 use super::PostgresStore;
 

@@ -17,7 +17,7 @@ use crate::rows::{event_of, push_config_of, report_unreadable, task_of, unreadab
 use a2a::store::{
     LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
 };
-use a2a::types::{PushNotificationConfig, Task, TaskId};
+use a2a::v0_3::{PushNotificationConfig, Task, TaskId};
 
 /// The columns a task row is read by: its snapshot, the number of the last event in
 /// it, whether it is terminal, who started it and in which tenant.

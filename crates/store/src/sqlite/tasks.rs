@@ -10,7 +10,7 @@ use crate::rows::{AtEnd, report_unreadable, snapshot_due, unreadable_task};
 use a2a::store::{
     LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
 };
-use a2a::types::{
+use a2a::v0_3::{
     ContextId, PushNotificationConfig, StreamEvent, Task, TaskId, TaskState, TaskStatus,
 };
 use futures::future::BoxFuture;

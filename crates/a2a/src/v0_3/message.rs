@@ -69,7 +69,7 @@ impl Message {
     /// A user message with one text part.
     ///
     /// ```
-    /// use a2a_protocol::types::{Message, Role};
+    /// use a2a_protocol::v0_3::{Message, Role};
     ///
     /// let m = Message::user_text("hello");
     /// assert_eq!(m.role, Role::User);

@@ -18,7 +18,7 @@ fn the_committed_types_are_what_the_proto_generates() {
         // The well-known types as this crate holds them (`proto::json`, `proto::Timestamp`):
         // JSON stays JSON, and a timestamp is written as ProtoJSON writers write it.
         .extern_path(".google.protobuf.Timestamp", "crate::proto::Timestamp")
-        .extern_path(".google.protobuf.Struct", "crate::proto::json::Struct")
+        .extern_path(".google.protobuf.Struct", "crate::types::Metadata")
         .extern_path(".google.protobuf.Value", "crate::proto::json::JsonValue")
         .extern_path(".google.protobuf.Empty", "crate::proto::json::Empty")
         .enable_type_names()

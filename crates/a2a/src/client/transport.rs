@@ -325,7 +325,7 @@ impl Transport for V1<'_> {
             let request = v1t::CancelTaskRequest {
                 tenant: self.at.tenant.clone(),
                 id: params.id.to_string(),
-                metadata: params.metadata.clone().map(crate::proto::json::Struct),
+                metadata: params.metadata.clone(),
             };
             let line = RequestLine::post(RequestLine::task(params.id.as_str(), ":cancel"));
             let task: v1t::Task = self

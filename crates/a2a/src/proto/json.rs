@@ -13,12 +13,7 @@ use prost::encoding::{
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
-use crate::v0_3::Metadata;
-
-/// `google.protobuf.Struct`: a JSON object, shared (the crate's [`Metadata`]: a task's
-/// metadata goes into a message without being copied).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Struct(pub Metadata);
+use crate::types::Metadata;
 
 /// `google.protobuf.Value`: any JSON value (`null` by default).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -37,12 +32,6 @@ struct ListValue(Vec<Value>);
 struct Entry {
     key: String,
     value: JsonValue,
-}
-
-impl From<Map<String, Value>> for Struct {
-    fn from(m: Map<String, Value>) -> Self {
-        Struct(Metadata::from(m))
-    }
 }
 
 // ---- lengths ----------------------------------------------------------------------
@@ -196,13 +185,15 @@ fn number(x: f64) -> Value {
 
 // ---- prost::Message ---------------------------------------------------------------
 
-impl prost::Message for Struct {
+/// `google.protobuf.Struct` is the crate's [`Metadata`]: a JSON object, shared (a
+/// task's metadata goes into a message without being copied).
+impl prost::Message for Metadata {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         let mut bodies = Vec::new();
-        measure_struct(&self.0, &mut bodies);
+        measure_struct(self, &mut bodies);
         let mut bodies = Bodies(bodies.iter());
         bodies.next();
-        encode_struct(&self.0, &mut bodies, buf);
+        encode_struct(self, &mut bodies, buf);
     }
 
     fn merge_field(
@@ -215,7 +206,7 @@ impl prost::Message for Struct {
         if tag == 1 {
             let mut entry = Entry::default();
             message::merge(wire_type, &mut entry, buf, ctx)?;
-            self.0.insert(entry.key, entry.value.0);
+            self.insert(entry.key, entry.value.0);
             Ok(())
         } else {
             skip_field(wire_type, tag, buf, ctx)
@@ -223,11 +214,11 @@ impl prost::Message for Struct {
     }
 
     fn encoded_len(&self) -> usize {
-        struct_len(&self.0)
+        struct_len(self)
     }
 
     fn clear(&mut self) {
-        self.0.clear();
+        *self = Metadata::default();
     }
 }
 
@@ -295,9 +286,9 @@ impl prost::Message for JsonValue {
                 self.0 = Value::Bool(decode_varint(buf)? != 0);
             }
             5 => {
-                let mut s = Struct::default();
+                let mut s = Metadata::default();
                 message::merge(wire_type, &mut s, buf, ctx)?;
-                self.0 = Value::Object(s.0.into_map());
+                self.0 = Value::Object(s.into_map());
             }
             6 => {
                 let mut l = ListValue::default();
@@ -375,18 +366,6 @@ impl prost::Message for Empty {
 
 // ---- ProtoJSON --------------------------------------------------------------------
 
-impl Serialize for Struct {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for Struct {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Metadata::deserialize(deserializer).map(Struct)
-    }
-}
-
 impl Serialize for JsonValue {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(serializer)
@@ -438,10 +417,10 @@ mod tests {
 
     #[test]
     fn a_struct_survives_the_binary_form_and_its_length_is_exact() {
-        let s = Struct::from(sample());
+        let s = Metadata::from(sample());
         let bytes = s.encode_to_vec();
         assert_eq!(bytes.len(), s.encoded_len());
-        assert_eq!(Struct::decode(bytes.as_slice()).unwrap(), s);
+        assert_eq!(Metadata::decode(bytes.as_slice()).unwrap(), s);
         let v = JsonValue(Value::Object(sample()));
         let bytes = v.encode_to_vec();
         assert_eq!(bytes.len(), v.encoded_len());
@@ -458,9 +437,9 @@ mod tests {
         entry.extend_from_slice(&value);
         let mut bytes = vec![0x0a, entry.len() as u8];
         bytes.extend_from_slice(&entry);
-        let decoded = Struct::decode(bytes.as_slice()).unwrap();
+        let decoded = Metadata::decode(bytes.as_slice()).unwrap();
         assert_eq!(
-            Value::Object(decoded.0.clone().into_map()),
+            Value::Object(decoded.clone().into_map()),
             json!({ "a": 1.5 })
         );
         assert_eq!(decoded.encode_to_vec(), bytes);
@@ -487,11 +466,11 @@ mod tests {
 
     #[test]
     fn their_protojson_is_the_json_itself() {
-        let s = Struct::from(sample());
+        let s = Metadata::from(sample());
         assert_eq!(serde_json::to_value(&s).unwrap(), Value::Object(sample()));
-        let back: Struct = serde_json::from_value(Value::Object(sample())).unwrap();
+        let back: Metadata = serde_json::from_value(Value::Object(sample())).unwrap();
         assert_eq!(back, s);
-        assert!(serde_json::from_value::<Struct>(json!([1])).is_err());
+        assert!(serde_json::from_value::<Metadata>(json!([1])).is_err());
         assert_eq!(serde_json::to_string(&Empty).unwrap(), "{}");
     }
 }

@@ -373,7 +373,7 @@ async fn handle(
                     .get("metadata")
                     .and_then(Value::as_object)
                     .cloned()
-                    .map(crate::proto::json::Struct::from);
+                    .map(crate::types::Metadata::from);
             }
             ok(&super::v1::cancel(inner, request, caller).await?)
         }

@@ -10,7 +10,7 @@ use base64::Engine as _;
 use serde_json::Value;
 
 use crate::error::RpcError;
-use crate::proto::json::{JsonValue, Struct};
+use crate::proto::json::JsonValue;
 use crate::proto::{Timestamp, pb as v1};
 use crate::v0_3::{self as t, ContextId, FileContent, FileSource, MessageId, TaskId};
 
@@ -91,8 +91,8 @@ pub fn role(r: t::Role) -> v1::Role {
     }
 }
 
-fn metadata(m: &Option<t::Metadata>) -> Option<Struct> {
-    m.clone().map(Struct)
+fn metadata(m: &Option<t::Metadata>) -> Option<t::Metadata> {
+    m.clone()
 }
 
 /// An internal time (RFC 3339) as a timestamp; one that is not a time is left out.
@@ -299,7 +299,6 @@ fn part_at(p: v1::Part, at: At<'_>) -> Result<t::Part, ConvertError> {
         filename,
         media_type,
     } = p;
-    let metadata = metadata.map(|m| m.0);
     match content {
         None => Err(refuse(
             at,
@@ -374,7 +373,7 @@ fn message_at(m: v1::Message, at: At<'_>) -> Result<t::Message, ConvertError> {
     let mut out = t::Message::with_id(MessageId::new(m.message_id), role, parts);
     out.context_id = (!m.context_id.is_empty()).then(|| ContextId::new(m.context_id));
     out.task_id = (!m.task_id.is_empty()).then(|| TaskId::new(m.task_id));
-    out.metadata = m.metadata.map(|s| s.0);
+    out.metadata = m.metadata;
     out.extensions = (!m.extensions.is_empty()).then_some(m.extensions);
     out.reference_task_ids = (!m.reference_task_ids.is_empty())
         .then(|| m.reference_task_ids.into_iter().map(TaskId::new).collect());
@@ -434,7 +433,7 @@ pub fn send_request_in(r: v1::SendMessageRequest) -> Result<t::MessageSendParams
     Ok(t::MessageSendParams {
         message,
         configuration,
-        metadata: r.metadata.map(|s| s.0),
+        metadata: r.metadata,
     })
 }
 
@@ -458,7 +457,7 @@ pub fn get_request_in(r: v1::GetTaskRequest) -> Result<t::TaskQueryParams, Conve
 pub fn cancel_request_in(r: v1::CancelTaskRequest) -> Result<t::TaskIdParams, ConvertError> {
     Ok(t::TaskIdParams {
         id: task_id_in(r.id)?,
-        metadata: r.metadata.map(|s| s.0),
+        metadata: r.metadata,
     })
 }
 
@@ -513,7 +512,7 @@ fn artifact_at(a: v1::Artifact, at: At<'_>) -> Result<t::Artifact, ConvertError>
         name: non_empty(a.name),
         description: non_empty(a.description),
         extensions: (!a.extensions.is_empty()).then_some(a.extensions),
-        metadata: a.metadata.map(|s| s.0),
+        metadata: a.metadata,
     })
 }
 
@@ -540,7 +539,7 @@ fn task_at(x: v1::Task, at: At<'_>) -> Result<t::Task, ConvertError> {
         .enumerate()
         .map(|(i, m)| message_at(m, at.item("history", i)))
         .collect::<Result<_, _>>()?;
-    task.metadata = x.metadata.map(|s| s.0);
+    task.metadata = x.metadata;
     Ok(task)
 }
 
@@ -565,7 +564,7 @@ pub fn stream_event_in(e: v1::StreamResponse) -> Result<t::StreamEvent, ConvertE
                 context_id: ContextId::new(u.context_id),
                 is_final: status.state.is_terminal() || status.state.is_interrupted(),
                 status,
-                metadata: u.metadata.map(|s| s.0),
+                metadata: u.metadata,
             })
         }
         Some(Payload::ArtifactUpdate(u)) => {
@@ -582,7 +581,7 @@ pub fn stream_event_in(e: v1::StreamResponse) -> Result<t::StreamEvent, ConvertE
                 artifact: artifact_in(artifact, "artifactUpdate.artifact")?,
                 append: Some(u.append),
                 last_chunk: Some(u.last_chunk),
-                metadata: u.metadata.map(|s| s.0),
+                metadata: u.metadata,
             })
         }
     })
@@ -629,7 +628,7 @@ pub fn send_request(p: &t::MessageSendParams) -> v1::SendMessageRequest {
                 history_length: c.history_length.map(|n| n.min(i32::MAX as u32) as i32),
                 return_immediately: c.blocking == Some(false),
             }),
-        metadata: p.metadata.clone().map(Struct),
+        metadata: p.metadata.clone(),
     }
 }
 

@@ -63,7 +63,7 @@ pub struct Task {
     /// protolint:enable REPEATED_FIELD_NAMES_PLURALIZED
     /// A key/value object to store custom metadata about a task.
     #[prost(message, optional, tag = "6")]
-    pub metadata: ::core::option::Option<crate::proto::json::Struct>,
+    pub metadata: ::core::option::Option<crate::types::Metadata>,
 }
 impl ::prost::Name for Task {
     const NAME: &'static str = "Task";
@@ -106,7 +106,7 @@ impl ::prost::Name for TaskStatus {
 pub struct Part {
     /// Optional. metadata associated with this part.
     #[prost(message, optional, tag = "5")]
-    pub metadata: ::core::option::Option<crate::proto::json::Struct>,
+    pub metadata: ::core::option::Option<crate::types::Metadata>,
     /// An optional `filename` for the file (e.g., "document.pdf").
     #[prost(string, tag = "6")]
     pub filename: ::prost::alloc::string::String,
@@ -170,7 +170,7 @@ pub struct Message {
     pub parts: ::prost::alloc::vec::Vec<Part>,
     /// Optional. Any metadata to provide along with the message.
     #[prost(message, optional, tag = "6")]
-    pub metadata: ::core::option::Option<crate::proto::json::Struct>,
+    pub metadata: ::core::option::Option<crate::types::Metadata>,
     /// The URIs of extensions that are present or contributed to this Message.
     #[prost(string, repeated, tag = "7")]
     pub extensions: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
@@ -205,7 +205,7 @@ pub struct Artifact {
     pub parts: ::prost::alloc::vec::Vec<Part>,
     /// Optional. Metadata included with the artifact.
     #[prost(message, optional, tag = "5")]
-    pub metadata: ::core::option::Option<crate::proto::json::Struct>,
+    pub metadata: ::core::option::Option<crate::types::Metadata>,
     /// The URIs of extensions that are present or contributed to this Artifact.
     #[prost(string, repeated, tag = "6")]
     pub extensions: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
@@ -234,7 +234,7 @@ pub struct TaskStatusUpdateEvent {
     pub status: ::core::option::Option<TaskStatus>,
     /// Optional. Metadata associated with the task update.
     #[prost(message, optional, tag = "4")]
-    pub metadata: ::core::option::Option<crate::proto::json::Struct>,
+    pub metadata: ::core::option::Option<crate::types::Metadata>,
 }
 impl ::prost::Name for TaskStatusUpdateEvent {
     const NAME: &'static str = "TaskStatusUpdateEvent";
@@ -267,7 +267,7 @@ pub struct TaskArtifactUpdateEvent {
     pub last_chunk: bool,
     /// Optional. Metadata associated with the artifact update.
     #[prost(message, optional, tag = "6")]
-    pub metadata: ::core::option::Option<crate::proto::json::Struct>,
+    pub metadata: ::core::option::Option<crate::types::Metadata>,
 }
 impl ::prost::Name for TaskArtifactUpdateEvent {
     const NAME: &'static str = "TaskArtifactUpdateEvent";
@@ -470,7 +470,7 @@ pub struct AgentExtension {
     pub required: bool,
     /// Optional. Extension-specific configuration parameters.
     #[prost(message, optional, tag = "4")]
-    pub params: ::core::option::Option<crate::proto::json::Struct>,
+    pub params: ::core::option::Option<crate::types::Metadata>,
 }
 impl ::prost::Name for AgentExtension {
     const NAME: &'static str = "AgentExtension";
@@ -535,7 +535,7 @@ pub struct AgentCardSignature {
     pub signature: ::prost::alloc::string::String,
     /// The unprotected JWS header values.
     #[prost(message, optional, tag = "3")]
-    pub header: ::core::option::Option<crate::proto::json::Struct>,
+    pub header: ::core::option::Option<crate::types::Metadata>,
 }
 impl ::prost::Name for AgentCardSignature {
     const NAME: &'static str = "AgentCardSignature";
@@ -967,7 +967,7 @@ pub struct SendMessageRequest {
     pub configuration: ::core::option::Option<SendMessageConfiguration>,
     /// A flexible key-value map for passing additional context or parameters.
     #[prost(message, optional, tag = "4")]
-    pub metadata: ::core::option::Option<crate::proto::json::Struct>,
+    pub metadata: ::core::option::Option<crate::types::Metadata>,
 }
 impl ::prost::Name for SendMessageRequest {
     const NAME: &'static str = "SendMessageRequest";
@@ -1090,7 +1090,7 @@ pub struct CancelTaskRequest {
     pub id: ::prost::alloc::string::String,
     /// A flexible key-value map for passing additional context or parameters.
     #[prost(message, optional, tag = "3")]
-    pub metadata: ::core::option::Option<crate::proto::json::Struct>,
+    pub metadata: ::core::option::Option<crate::types::Metadata>,
 }
 impl ::prost::Name for CancelTaskRequest {
     const NAME: &'static str = "CancelTaskRequest";

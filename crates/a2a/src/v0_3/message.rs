@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ContextId, MessageId, MessageKind, Metadata, TaskId};
+use super::{ContextId, MAX_PARTS, MessageId, MessageKind, Metadata, TaskId};
 
 /// Who sent a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -169,19 +169,6 @@ impl Part {
     }
 }
 
-/// Whether `offered` satisfies `wanted`, with `*/*` and `type/*` wildcards on either side
-/// and media-type parameters (`; charset=utf-8`) ignored.
-pub fn media_type_matches(wanted: &str, offered: &str) -> bool {
-    /// The type and subtype, parameters left off (a bare type's subtype is `*`).
-    fn split(m: &str) -> (&str, &str) {
-        let essence = m.split(';').next().unwrap_or("").trim();
-        essence.split_once('/').unwrap_or((essence, "*"))
-    }
-    let same = |a: &str, b: &str| a == "*" || b == "*" || a.eq_ignore_ascii_case(b);
-    let ((wt, ws), (ot, os)) = (split(wanted), split(offered));
-    same(wt, ot) && same(ws, os)
-}
-
 /// `{"kind": "text", "text": ...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -309,11 +296,6 @@ impl From<FileContent> for RawFile {
         }
     }
 }
-
-/// Most parts a message or an artifact may carry on the wire. A server bounds them
-/// lower still (`ServerConfig::max_parts`); this bound stops reading at once, before a
-/// flood of tiny parts costs memory.
-pub const MAX_PARTS: usize = 10_000;
 
 /// A list of parts, read one by one and refused past [`MAX_PARTS`].
 pub fn bounded_parts<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>

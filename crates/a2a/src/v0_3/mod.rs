@@ -18,7 +18,9 @@ mod params;
 mod push;
 mod task;
 
-pub use crate::types::{ArtifactId, ContextId, MessageId, Metadata, TaskId};
+pub use crate::types::{
+    ArtifactId, ContextId, MAX_PARTS, MessageId, Metadata, TaskId, media_type_matches,
+};
 pub use card::*;
 pub use events::*;
 pub use kind::*;

@@ -14,10 +14,8 @@ use std::time::Duration;
 use a2a::RpcError;
 use a2a::Versions;
 use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig};
-use a2a::v0_3::{
-    AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, FileContent, FilePart,
-    FileSource, Message, Part, TaskState,
-};
+use a2a::types::{Artifact, ArtifactId, Message, Part, TaskState};
+use a2a::v0_3::{AgentCapabilities, AgentCard, AgentSkill};
 
 /// How long `tck-delayed-complete` works before completing.
 pub const DELAY: Duration = Duration::from_secs(2);
@@ -55,19 +53,13 @@ fn text_artifact(text: &str) -> Artifact {
     Artifact::new(ArtifactId::new("output"), vec![Part::text(text)])
 }
 
-fn file_part(source: FileSource) -> Part {
-    Part::File(FilePart {
-        file: FileContent {
-            name: Some("output.txt".into()),
-            mime_type: Some("text/plain".into()),
-            source,
-        },
-        metadata: None,
-    })
+/// A file part named `output.txt`, of plain text.
+fn file_part(part: Part) -> Part {
+    part.with_filename("output.txt")
 }
 
-/// `TCK file content`, base64.
-const FILE_BYTES: &str = "VENLIGZpbGUgY29udGVudA==";
+/// What the kit's file artifact holds.
+const FILE_BYTES: &[u8] = b"TCK file content";
 
 impl AgentExecutor for ConformanceAgent {
     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
@@ -123,10 +115,10 @@ impl AgentExecutor for ConformanceAgent {
                     "tck-stream-ordering-001" => Part::text("Ordered output"),
                     "tck-stream-artifact-text" => Part::text("Streamed text content"),
                     "tck-artifact-file" | "tck-stream-artifact-file" => {
-                        file_part(FileSource::Bytes(FILE_BYTES.into()))
+                        file_part(Part::raw(FILE_BYTES, "text/plain"))
                     }
                     "tck-artifact-file-url" => {
-                        file_part(FileSource::Uri("https://example.com/output.txt".into()))
+                        file_part(Part::url("https://example.com/output.txt", "text/plain"))
                     }
                     "tck-artifact-data" => Part::data(
                         serde_json::json!({"key": "value", "count": 42})

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use a2a::RpcError;
 use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig, Versions};
-use a2a::v0_3::{AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, Part, TaskState};
+use a2a::types::{Artifact, ArtifactId, Part, TaskState};
+use a2a::v0_3::{AgentCapabilities, AgentCard, AgentSkill};
 
 /// Echoes text back, one word per artifact chunk, `word_delay` apart.
 pub struct EchoAgent {
@@ -25,7 +26,7 @@ impl AgentExecutor for EchoAgent {
         let continuing = ctx
             .task
             .as_ref()
-            .is_some_and(|t| t.status.state == TaskState::InputRequired);
+            .is_some_and(|t| t.state() == TaskState::InputRequired);
         if !continuing && text.to_lowercase().contains("ask me") {
             events
                 .input_required("What should I echo?")

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2a::store::{TaskQuery, apply_event};
-use a2a::v0_3::*;
+use a2a::store::{StoredPushConfig, StoredTask, TaskQuery, apply_event};
+use a2a::types::*;
 use a2a_orchestrator::host::detail::RunDetail;
 use orchestrator_core::engine::{Checkpoint, Record, RunEnd, RunHeader, RunState, StepState};
 use orchestrator_store::{Store, StoreSpec};
@@ -635,16 +635,16 @@ async fn marks_contract(a: Arc<dyn Store>, b: Arc<dyn Store>) {
 async fn store_contract(store: Arc<dyn Store>) {
     let time = |s: u64| std::time::SystemTime::now() + Duration::from_secs(s);
     let id = TaskId::new("t1");
-    let mut task = Task::new(
+    let mut task = StoredTask::new(Task::new(
         id.clone(),
         ContextId::new("c1"),
         TaskStatus::new(TaskState::Working),
-    );
+    ));
     let mut first = Message::new(Role::User, vec![Part::text("hi")]);
-    first.message_id = MessageId::new("m-1");
+    first.message_id = "m-1".into();
     task.history.push(first);
     task.initiator = Some("bearer:0123abcd".into());
-    let event = |t: &Task| Arc::new(StreamEvent::Task(t.clone()));
+    let event = |t: &StoredTask| Arc::new(StreamEvent::Task(t.task.clone()));
     store.commit(&task, &[(1, event(&task))]).await.unwrap();
     store
         .commit(&task, &[(2, event(&task)), (3, event(&task))])
@@ -662,7 +662,11 @@ async fn store_contract(store: Arc<dyn Store>) {
         Some("bearer:0123abcd"),
         "who started the task is kept (never on the wire)"
     );
-    assert!(!serde_json::to_string(&got).unwrap().contains("0123abcd"));
+    assert!(
+        !serde_json::to_string(&got.task)
+            .unwrap()
+            .contains("0123abcd")
+    );
     let unfinished = store.unfinished().await.unwrap();
     assert_eq!(
         unfinished[0].0.initiator.as_deref(),
@@ -693,12 +697,14 @@ async fn store_contract(store: Arc<dyn Store>) {
     assert_eq!(answers, [None, t1.clone(), None, t1]);
     assert_eq!(store.unfinished().await.unwrap().len(), 1);
     for n in ["a", "b"] {
-        let c = PushNotificationConfig {
-            id: Some(n.into()),
+        let c = TaskPushNotificationConfig {
+            id: n.into(),
             url: format!("https://example.com/{n}"),
-            token: None,
-            authentication: None,
-            payload: None,
+            ..Default::default()
+        };
+        let c = StoredPushConfig {
+            config: c,
+            ..Default::default()
         };
         store.set_push_config(&id, c).await.unwrap();
     }
@@ -707,7 +713,7 @@ async fn store_contract(store: Arc<dyn Store>) {
         .await
         .unwrap()
         .into_iter()
-        .filter_map(|c| c.id)
+        .map(|c| c.config.id)
         .collect();
     assert_eq!(ids, ["a", "b"], "in the order they were set");
     assert!(store.delete_push_config(&id, "a").await.unwrap());
@@ -777,7 +783,7 @@ async fn store_contract(store: Arc<dyn Store>) {
         0,
         "not terminal"
     );
-    task.status = TaskStatus::new(TaskState::Canceled);
+    task.status = Some(TaskStatus::new(TaskState::Canceled));
     store.commit(&task, &[(4, event(&task))]).await.unwrap();
     assert!(store.unfinished().await.unwrap().is_empty());
     let an_hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
@@ -862,37 +868,33 @@ async fn queued_checkpoints_are_stored_with_the_next_waited_write() {
 async fn snapshot_contract(store: Arc<dyn Store>) {
     let id = TaskId::new("t-live");
     let context = ContextId::new("c");
-    let mut live = Task::new(
+    let mut live = StoredTask::new(Task::new(
         id.clone(),
         context.clone(),
         TaskStatus::new(TaskState::Submitted),
-    );
+    ));
     live.history
         .push(Message::new(Role::User, vec![Part::text("plan a trip")]));
     let mut seq = 0;
     let status = |state, text: &str| {
-        StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
-            kind: Default::default(),
-            task_id: id.clone(),
-            context_id: context.clone(),
-            status: TaskStatus::new(state).with_message(Message::agent_text(text)),
-            is_final: false,
-            metadata: None,
-        })
+        StreamEvent::StatusUpdate(TaskStatusUpdateEvent::new(
+            &id,
+            &context,
+            TaskStatus::new(state).with_message(Message::agent_text(text)),
+        ))
     };
     let chunk = |artifact: &str, text: &str, append: bool| {
         StreamEvent::ArtifactUpdate(TaskArtifactUpdateEvent {
-            kind: Default::default(),
-            task_id: id.clone(),
-            context_id: context.clone(),
-            artifact: Artifact::new(ArtifactId::new(artifact), vec![Part::text(text)]),
-            append: Some(append),
-            last_chunk: None,
-            metadata: None,
+            append,
+            ..TaskArtifactUpdateEvent::new(
+                &id,
+                &context,
+                Artifact::new(artifact, vec![Part::text(text)]),
+            )
         })
     };
     let mut events = vec![
-        StreamEvent::Task(live.clone()),
+        StreamEvent::Task(live.task.clone()),
         status(TaskState::Working, "on it"),
         chunk("plan", "day 1; ", false),
         chunk("plan", "day 2; ", true),
@@ -904,13 +906,9 @@ async fn snapshot_contract(store: Arc<dyn Store>) {
             events.push(status(TaskState::Working, &format!("{i} days planned")));
         }
     }
-    let check = |store: Arc<dyn Store>, live: Task, seq: u64, when: String| async move {
-        let (got, got_seq) = store.get(&live.id).await.unwrap().unwrap();
-        assert_eq!(
-            serde_json::to_value(&got).unwrap(),
-            serde_json::to_value(&live).unwrap(),
-            "{when}"
-        );
+    let check = |store: Arc<dyn Store>, live: StoredTask, seq: u64, when: String| async move {
+        let (got, got_seq) = store.get(&TaskId::new(&live.id)).await.unwrap().unwrap();
+        assert_eq!(got, live, "{when}");
         assert_eq!(got_seq, seq, "{when}");
     };
     for (i, event) in events.into_iter().enumerate() {
@@ -938,11 +936,8 @@ async fn snapshot_contract(store: Arc<dyn Store>) {
         }
     }
     let unfinished = store.unfinished().await.unwrap();
-    let (task, n) = unfinished.iter().find(|(t, _)| t.id == id).unwrap();
-    assert_eq!(
-        serde_json::to_value(task).unwrap(),
-        serde_json::to_value(&live).unwrap()
-    );
+    let (task, n) = unfinished.iter().find(|(t, _)| id == t.id).unwrap();
+    assert_eq!(*task, live);
     assert_eq!(*n, seq);
     let end = status(TaskState::Completed, "done");
     apply_event(&mut live, &end);
@@ -955,24 +950,20 @@ async fn snapshot_contract(store: Arc<dyn Store>) {
             .await
             .unwrap()
             .iter()
-            .all(|(t, _)| t.id != id)
+            .all(|(t, _)| id != t.id)
     );
     // Ended by an event alone (SQLite keeps no snapshot of the end): listed as it
     // ended, and pruned as finished.
     let page = store
         .list(&TaskQuery {
-            state: Some(TaskState::Completed),
+            state: Some(a2a::types::TaskState::Completed),
             limit: 10,
             ..Default::default()
         })
         .await
         .unwrap();
     assert_eq!(page.total, 1);
-    assert_eq!(
-        serde_json::to_value(&page.tasks[0]).unwrap(),
-        serde_json::to_value(&live).unwrap(),
-        "listed as it ended"
-    );
+    assert_eq!(page.tasks[0], live, "listed as it ended");
     let an_hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
     assert_eq!(store.prune_finished(an_hour_ago).await.unwrap(), 0);
     let later = std::time::SystemTime::now() + Duration::from_secs(1);
@@ -1107,14 +1098,14 @@ async fn postgres_housekeeping_prunes_in_batches_and_forgets_stopped_replicas() 
     let (a, b) = (spec.open().await.unwrap(), spec.open().await.unwrap());
     let mut sql = sqlx::PgConnection::connect(&url).await.unwrap();
     let count = |table: &'static str| format!("SELECT count(*) FROM {table}");
-    let event = |t: &Task| Arc::new(StreamEvent::Task(t.clone()));
+    let event = |t: &StoredTask| Arc::new(StreamEvent::Task(t.task.clone()));
     const FINISHED: usize = 1_100;
     for i in 0..FINISHED {
-        let task = Task::new(
-            TaskId::new(format!("done-{i}")),
-            ContextId::new("c"),
+        let task = StoredTask::new(Task::new(
+            format!("done-{i}"),
+            "c",
             TaskStatus::new(TaskState::Completed),
-        );
+        ));
         a.commit(&task, &[(1, event(&task))]).await.unwrap();
     }
     let later = std::time::SystemTime::now() + Duration::from_secs(1);
@@ -1152,11 +1143,7 @@ async fn postgres_housekeeping_prunes_in_batches_and_forgets_stopped_replicas() 
     assert_eq!(replicas, 2);
     let (ca, cb) = (a.cluster().unwrap(), b.cluster().unwrap());
     ca.claim(10).await.unwrap();
-    let going = Task::new(
-        TaskId::new("going"),
-        ContextId::new("c"),
-        TaskStatus::new(TaskState::Working),
-    );
+    let going = StoredTask::new(Task::new("going", "c", TaskStatus::new(TaskState::Working)));
     a.commit(&going, &[(1, event(&going))]).await.unwrap();
     assert!(
         cb.claim(10).await.unwrap().is_empty(),
@@ -1204,13 +1191,13 @@ async fn postgres_housekeeping_prunes_in_batches_and_forgets_stopped_replicas() 
 /// task's state moves on without its snapshot being rewritten.
 async fn list_contract(store: Arc<dyn Store>) {
     use a2a::store::TaskPage;
-    let at = |secs: u32| format!("2026-03-01T10:00:{secs:02}.000Z");
+    let at = |secs: u32| Timestamp::parse(&format!("2026-03-01T10:00:{secs:02}.000Z")).unwrap();
     let make = |id: &str, ctx: &str, state: TaskState, secs: u32| {
-        let mut t = Task::new(TaskId::new(id), ContextId::new(ctx), TaskStatus::new(state));
-        t.status.timestamp = Some(at(secs));
+        let mut t = StoredTask::new(Task::new(id, ctx, TaskStatus::new(state)));
+        t.status_mut().timestamp = Some(at(secs));
         t
     };
-    let by_alice = |mut t: Task| {
+    let by_alice = |mut t: StoredTask| {
         t.initiator = Some("token:alice".into());
         t
     };
@@ -1222,7 +1209,7 @@ async fn list_contract(store: Arc<dyn Store>) {
         make("e", "c2", TaskState::Completed, 2),
     ];
     for t in &tasks {
-        let event = Arc::new(StreamEvent::Task(t.clone()));
+        let event = Arc::new(StreamEvent::Task(t.task.clone()));
         store.commit(t, &[(1, event)]).await.unwrap();
     }
     let ids = |p: &TaskPage| p.tasks.iter().map(|t| t.id.to_string()).collect::<Vec<_>>();
@@ -1252,12 +1239,12 @@ async fn list_contract(store: Arc<dyn Store>) {
     };
     assert_eq!(ids(&store.list(&c1).await.unwrap()), ["b", "d", "a"]);
     let working = TaskQuery {
-        state: Some(TaskState::Working),
+        state: Some(a2a::types::TaskState::Working),
         ..all(10)
     };
     assert_eq!(ids(&store.list(&working).await.unwrap()), ["b", "c"]);
     let since = TaskQuery {
-        changed_since_ms: Some(time_ms(&at(3))),
+        changed_since_ms: Some(at(3).unix_millis()),
         ..all(10)
     };
     assert_eq!(ids(&store.list(&since).await.unwrap()), ["b", "d", "c"]);
@@ -1273,20 +1260,17 @@ async fn list_contract(store: Arc<dyn Store>) {
     // The state moves on by an event alone (the store may keep the old snapshot): the
     // list follows.
     let mut c = tasks[2].clone();
-    c.status = TaskStatus::new(TaskState::InputRequired);
-    c.status.timestamp = Some(at(9));
-    let update = Arc::new(StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
-        kind: StatusUpdateKind,
-        task_id: c.id.clone(),
-        context_id: c.context_id.clone(),
-        status: c.status.clone(),
-        is_final: false,
-        metadata: None,
-    }));
+    c.status = Some(TaskStatus::new(TaskState::InputRequired));
+    c.status_mut().timestamp = Some(at(9));
+    let update = Arc::new(StreamEvent::StatusUpdate(TaskStatusUpdateEvent::new(
+        c.id.clone(),
+        c.context_id.clone(),
+        c.status().clone(),
+    )));
     store.commit(&c, &[(2, update)]).await.unwrap();
     let page = store.list(&all(1)).await.unwrap();
     assert_eq!(ids(&page), ["c"], "moved to the front");
-    assert_eq!(page.tasks[0].status.state, TaskState::InputRequired);
+    assert_eq!(page.tasks[0].state(), TaskState::InputRequired);
     assert!(
         store
             .list(&working)
@@ -1300,7 +1284,7 @@ async fn list_contract(store: Arc<dyn Store>) {
     let mut z = make("z", "c1", TaskState::Working, 30);
     z.tenant = Some("acme".into());
     store
-        .commit(&z, &[(1, Arc::new(StreamEvent::Task(z.clone())))])
+        .commit(&z, &[(1, Arc::new(StreamEvent::Task(z.task.clone())))])
         .await
         .unwrap();
     let page = store.list(&all(10)).await.unwrap();
@@ -1317,12 +1301,6 @@ async fn list_contract(store: Arc<dyn Store>) {
     assert_eq!(page.tasks[0].tenant.as_deref(), Some("acme"));
     let (read, _) = store.get(&TaskId::new("z")).await.unwrap().unwrap();
     assert_eq!(read.tenant.as_deref(), Some("acme"));
-}
-
-fn time_ms(rfc3339: &str) -> i64 {
-    let t = time::OffsetDateTime::parse(rfc3339, &time::format_description::well_known::Rfc3339)
-        .unwrap();
-    (t.unix_timestamp_nanos() / 1_000_000) as i64
 }
 
 #[tokio::test]
@@ -1350,16 +1328,16 @@ async fn the_wal_is_checkpointed_and_stays_bounded_under_steady_writes() {
     let mut largest_wal = 0;
     for round in 0..150 {
         let commits = (0..16).map(|i| {
-            let mut task = Task::new(
-                TaskId::new(format!("t-{round:03}-{i:02}")),
-                ContextId::new("c"),
+            let mut task = StoredTask::new(Task::new(
+                format!("t-{round:03}-{i:02}"),
+                "c",
                 TaskStatus::new(TaskState::Completed),
-            );
+            ));
             task.history
                 .push(Message::new(Role::Agent, vec![Part::text(text.clone())]));
             let store = store.clone();
             async move {
-                let event = Arc::new(StreamEvent::Task(task.clone()));
+                let event = Arc::new(StreamEvent::Task(task.task.clone()));
                 store.commit(&task, &[(1, event)]).await.unwrap();
             }
         });
@@ -1524,13 +1502,16 @@ async fn postgres_over_tls_honours_the_urls_sslmode() {
     ] {
         let store = StoreSpec::parse(&url).unwrap().open().await.unwrap();
         let id = TaskId::new(format!("t-{}", url.len()));
-        let task = Task::new(
+        let task = StoredTask::new(Task::new(
             id.clone(),
-            ContextId::new("c"),
+            "c",
             TaskStatus::new(TaskState::Working),
-        );
+        ));
         store
-            .commit(&task, &[(1, Arc::new(StreamEvent::Task(task.clone())))])
+            .commit(
+                &task,
+                &[(1, Arc::new(StreamEvent::Task(task.task.clone())))],
+            )
             .await
             .unwrap();
         assert!(store.get(&id).await.unwrap().is_some(), "{url}");
@@ -1765,7 +1746,7 @@ async fn a_long_stream_leaves_a_task_that_lists_and_resumes(dir: &Path, store: &
     let agent = crate::util::serve(
         Streamer { words: WORDS },
         |url| {
-            let mut card = AgentCard::new("streamer", "streams words", url);
+            let mut card = a2a::v0_3::AgentCard::new("streamer", "streams words", url);
             card.capabilities.streaming = Some(true);
             card
         },
@@ -1915,14 +1896,14 @@ async fn two_tasks_one_spoilt<F: std::future::Future<Output = ()>>(
     spoil: impl FnOnce() -> F,
 ) {
     for id in ["t-good", "t-spoilt"] {
-        let mut task = Task::new(
-            TaskId::new(id),
-            ContextId::new(format!("c-{id}")),
+        let mut task = StoredTask::new(Task::new(
+            id,
+            format!("c-{id}"),
             TaskStatus::new(TaskState::Working),
-        );
+        ));
         task.history
             .push(Message::new(Role::User, vec![Part::text("hi")]));
-        let event = Arc::new(StreamEvent::Task(task.clone()));
+        let event = Arc::new(StreamEvent::Task(task.task.clone()));
         store.commit(&task, &[(1, event.clone())]).await.unwrap();
         // A snapshot stored after the first commit (a user's message).
         store.commit(&task, &[]).await.unwrap();
@@ -1942,7 +1923,7 @@ async fn two_tasks_one_spoilt<F: std::future::Future<Output = ()>>(
         .find(|t| t.id.as_str() == "t-spoilt")
         .unwrap();
     assert_eq!(spoilt.context_id.as_str(), "c-t-spoilt");
-    assert_eq!(spoilt.status.state, TaskState::Working);
+    assert_eq!(spoilt.state(), TaskState::Working);
     assert_eq!(
         spoilt.metadata.as_deref().unwrap()[orchestrator_store::UNREADABLE_KEY],
         json!(true)
@@ -2086,4 +2067,8 @@ async fn watchers_follow_a_run_across_a_restart() {
     }
     let seen = seen.lock().unwrap();
     assert!(seen.values().all(|n| *n == 1), "each step once: {seen:?}");
+}
+
+fn time_ms(rfc3339: &str) -> i64 {
+    Timestamp::parse(rfc3339).unwrap().unix_millis()
 }

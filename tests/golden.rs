@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use a2a::store::TaskQuery;
-use a2a::v0_3::*;
+use a2a::types::*;
 use a2a_orchestrator::host::detail::RunDetail;
 use orchestrator_core::engine::{Checkpoint, RunState, StepState};
 use orchestrator_store::StoreSpec;
@@ -127,25 +127,25 @@ async fn reads_back_whole(url: &str, completed: &str, waiting: &str) {
 
     // The completed task: its snapshot, its event log, its run's detail.
     let (done, seq) = store.get(&TaskId::new(completed)).await.unwrap().unwrap();
-    assert_eq!(done.status.state, TaskState::Completed);
+    assert_eq!(done.state(), TaskState::Completed);
     let result = done
         .artifacts
         .iter()
         .find(|a| a.artifact_id.as_str() == "result")
         .expect("the result artifact");
     assert!(parts_text(&result.parts).contains("Rome"), "{result:?}");
-    let events = store.events_after(&done.id, 0).await.unwrap();
+    let events = store.events_after(&TaskId::new(&done.id), 0).await.unwrap();
     assert_eq!(events.len() as u64, seq, "every event of the log reads");
     assert!(matches!(
         &*events.last().unwrap().1,
-        StreamEvent::StatusUpdate(u) if u.status.state == TaskState::Completed
+        StreamEvent::StatusUpdate(u) if u.status().state() == TaskState::Completed
     ));
     let detail = RunDetail::of_metadata(done.metadata.as_deref()).expect("the run detail");
     assert_eq!(detail.workflow, "travel-planning");
     assert!(detail.steps.iter().all(|s| s.state == StepState::Completed));
     assert_eq!(
         store.task_of_message("golden-1").await.unwrap(),
-        Some(done.id.clone()),
+        Some(TaskId::new(&done.id)),
         "the messageId index"
     );
 
@@ -153,10 +153,10 @@ async fn reads_back_whole(url: &str, completed: &str, waiting: &str) {
     let unfinished = store.unfinished().await.unwrap();
     let ids: Vec<&str> = unfinished.iter().map(|(t, _)| t.id.as_str()).collect();
     assert_eq!(ids, [waiting]);
-    assert_eq!(unfinished[0].0.status.state, TaskState::InputRequired);
+    assert_eq!(unfinished[0].0.state(), TaskState::InputRequired);
     let page = store
         .list(&TaskQuery {
-            state: Some(TaskState::InputRequired),
+            state: Some(a2a::types::TaskState::InputRequired),
             limit: 10,
             ..TaskQuery::default()
         })

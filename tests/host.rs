@@ -841,7 +841,6 @@ async fn push_notifications_of_a_run_reach_a_webhook_with_the_token() {
             url: hook_url,
             token: Some("run-token".into()),
             authentication: None,
-            payload: None,
         }),
         ..Default::default()
     });

@@ -738,7 +738,6 @@ impl a2a::server::AgentExecutor for Flood {
         ctx: a2a::server::RequestContext,
         events: a2a::server::EventSink,
     ) -> Result<(), a2a::RpcError> {
-        use a2a::v0_3::{Artifact, ArtifactId, Part};
         let text = ctx.message.text();
         let (count, size) = match text.as_str() {
             "big" => (50, 1024 * 1024),
@@ -757,7 +756,7 @@ impl a2a::server::AgentExecutor for Flood {
             } else {
                 (format!("a{i}"), false)
             };
-            let a = Artifact::new(ArtifactId::new(id), vec![Part::text(mib.clone())]);
+            let a = a2a::types::Artifact::new(id, vec![a2a::types::Part::text(mib.clone())]);
             if events.artifact(a, append, i == count - 1).await.is_err() {
                 break;
             }

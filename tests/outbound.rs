@@ -8,8 +8,8 @@ use std::sync::Arc;
 use a2a::RpcError;
 use a2a::server::{A2aServer, AgentExecutor, EventSink, InboundAuth, RequestContext, ServerConfig};
 use a2a::v0_3::{
-    Artifact, ArtifactId, ClientCredentialsOAuthFlow, Message, MessageSendParams,
-    OAuth2SecurityScheme, OAuthFlows, Part, SecurityScheme, TaskState,
+    ClientCredentialsOAuthFlow, Message, MessageSendParams, OAuth2SecurityScheme, OAuthFlows,
+    SecurityScheme, TaskState,
 };
 use a2a_orchestrator::auth::RoleRules;
 use a2a_orchestrator::auth::oidc::{OidcSettings, OidcVerifier};
@@ -32,7 +32,7 @@ impl AgentExecutor for WhoAmI {
             None => "nobody".to_owned(),
         };
         let fail = |e: a2a::server::SinkError| RpcError::internal(e.to_string());
-        let artifact = Artifact::new(ArtifactId::new("who"), vec![Part::text(said.clone())]);
+        let artifact = a2a::types::Artifact::new("who", vec![a2a::types::Part::text(said.clone())]);
         events.artifact(artifact, false, true).await.map_err(fail)?;
         events.complete(Some(&said)).await.map_err(fail)
     }

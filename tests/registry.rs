@@ -33,7 +33,7 @@ impl AgentExecutor for Counting {
     async fn execute(&self, _ctx: RequestContext, events: EventSink) -> Result<(), RpcError> {
         self.hits.fetch_add(1, Ordering::SeqCst);
         events
-            .reply(vec![Part::text("counted")])
+            .reply(vec![a2a::types::Part::text("counted")])
             .await
             .map_err(|e| RpcError::internal(e.to_string()))
     }

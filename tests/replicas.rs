@@ -6,37 +6,33 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a::store::{ClusterRequest, Owner, StoreError};
-use a2a::v0_3::*;
+use a2a::store::{ClusterRequest, Owner, StoreError, StoredTask};
+use a2a::types::*;
 use orchestrator_core::engine::{Checkpoint, Record, RunEnd, RunHeader, RunState, StepState};
 use orchestrator_store::{Store, StoreSpec};
 
 use crate::util::postgres::Cluster;
 
-fn working(id: &str, state: TaskState) -> Task {
-    Task::new(TaskId::new(id), ContextId::new("c"), TaskStatus::new(state))
+fn working(id: &str, state: TaskState) -> StoredTask {
+    StoredTask::new(Task::new(id, "c", TaskStatus::new(state)))
 }
 
 fn status(task: &Task) -> Arc<StreamEvent> {
-    Arc::new(StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
-        kind: Default::default(),
-        task_id: task.id.clone(),
-        context_id: task.context_id.clone(),
-        status: task.status.clone(),
-        is_final: task.status.state.is_terminal(),
-        metadata: None,
-    }))
+    Arc::new(StreamEvent::StatusUpdate(TaskStatusUpdateEvent::new(
+        task.id.clone(),
+        task.context_id.clone(),
+        task.status().clone(),
+    )))
 }
 
 fn artifact(task: &Task) -> Arc<StreamEvent> {
     Arc::new(StreamEvent::ArtifactUpdate(TaskArtifactUpdateEvent {
-        kind: Default::default(),
-        task_id: task.id.clone(),
-        context_id: task.context_id.clone(),
-        artifact: Artifact::new(ArtifactId::new("out"), vec![Part::text("out")]),
-        append: None,
-        last_chunk: Some(true),
-        metadata: None,
+        last_chunk: true,
+        ..TaskArtifactUpdateEvent::new(
+            task.id.clone(),
+            task.context_id.clone(),
+            Artifact::new("out", vec![Part::text("out")]),
+        )
     }))
 }
 
@@ -108,37 +104,46 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
     let (ca, cb) = (a.cluster().unwrap(), b.cluster().unwrap());
 
     let mut task = working("t", TaskState::Submitted);
-    a.commit(&task, &[(1, Arc::new(StreamEvent::Task(task.clone())))])
-        .await
-        .unwrap();
+    a.commit(
+        &task,
+        &[(1, Arc::new(StreamEvent::Task(task.task.clone())))],
+    )
+    .await
+    .unwrap();
     a.create_run(&header("t")).await.unwrap();
-    assert_eq!(ca.owner(&task.id).await.unwrap(), Owner::Here);
-    assert_eq!(cb.owner(&task.id).await.unwrap(), Owner::Elsewhere);
+    assert_eq!(ca.owner(&TaskId::new(&task.id)).await.unwrap(), Owner::Here);
+    assert_eq!(
+        cb.owner(&TaskId::new(&task.id)).await.unwrap(),
+        Owner::Elsewhere
+    );
     assert!(cb.claim(10).await.unwrap().is_empty(), "A's lease holds");
-    task.status = TaskStatus::new(TaskState::Working);
+    task.status = Some(TaskStatus::new(TaskState::Working));
     let refused = b.commit(&task, &[(2, status(&task))]).await.unwrap_err();
     assert!(matches!(refused, StoreError::Fenced(_)), "{refused:?}");
     a.commit(&task, &[(2, status(&task))]).await.unwrap();
 
     // A stops renewing (frozen, cut off): past its lease, B takes the task over.
     tokio::time::sleep(Duration::from_millis(900)).await;
-    assert_eq!(cb.owner(&task.id).await.unwrap(), Owner::Nobody);
+    assert_eq!(
+        cb.owner(&TaskId::new(&task.id)).await.unwrap(),
+        Owner::Nobody
+    );
     cb.renew().await.unwrap();
     let claimed = cb.claim(10).await.unwrap();
     assert_eq!(claimed.len(), 1);
     assert_eq!(
-        (claimed[0].0.status.state, claimed[0].1),
+        (claimed[0].0.state(), claimed[0].1),
         (TaskState::Working, 2)
     );
     assert!(cb.claim(10).await.unwrap().is_empty(), "claimed once");
-    assert_eq!(cb.owner(&task.id).await.unwrap(), Owner::Here);
+    assert_eq!(cb.owner(&TaskId::new(&task.id)).await.unwrap(), Owner::Here);
 
     // A wakes up: nothing it writes for the task or its run lands — an artifact, which
     // leaves the row's listed columns as they are (the row is only locked and checked),
     // no more than a new state.
     let refused = a.commit(&task, &[(3, artifact(&task))]).await.unwrap_err();
     assert!(matches!(refused, StoreError::Fenced(_)), "{refused:?}");
-    task.status = TaskStatus::new(TaskState::Failed);
+    task.status = Some(TaskStatus::new(TaskState::Failed));
     let refused = a.commit(&task, &[(3, status(&task))]).await.unwrap_err();
     assert!(matches!(refused, StoreError::Fenced(_)), "{refused:?}");
     let done = Checkpoint::Done(Record::new(StepState::Completed));
@@ -152,19 +157,22 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
         [task.id.clone()],
         "A hears it lost the task"
     );
-    assert_eq!(ca.owner(&task.id).await.unwrap(), Owner::Elsewhere);
-    let (stored, seq) = a.get(&task.id).await.unwrap().unwrap();
-    assert_eq!((stored.status.state, seq), (TaskState::Working, 2));
+    assert_eq!(
+        ca.owner(&TaskId::new(&task.id)).await.unwrap(),
+        Owner::Elsewhere
+    );
+    let (stored, seq) = a.get(&TaskId::new(&task.id)).await.unwrap().unwrap();
+    assert_eq!((stored.state(), seq), (TaskState::Working, 2));
     assert!(a.load_run("t").await.unwrap().unwrap().units.is_empty());
 
     // B goes on with it.
     b.save_unit("t", "step", None, &done).await.unwrap();
     task.status = claimed[0].0.status.clone();
     b.commit(&task, &[(3, artifact(&task))]).await.unwrap();
-    task.status = TaskStatus::new(TaskState::Completed);
+    task.status = Some(TaskStatus::new(TaskState::Completed));
     b.commit(&task, &[(4, status(&task))]).await.unwrap();
     let logged: Vec<u64> = b
-        .events_after(&task.id, 0)
+        .events_after(&TaskId::new(&task.id), 0)
         .await
         .unwrap()
         .iter()
@@ -174,9 +182,12 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
 
     // Requests queued for a task reach the replica running it, once.
     let mut other = working("u", TaskState::InputRequired);
-    b.commit(&other, &[(1, Arc::new(StreamEvent::Task(other.clone())))])
-        .await
-        .unwrap();
+    b.commit(
+        &other,
+        &[(1, Arc::new(StreamEvent::Task(other.task.clone())))],
+    )
+    .await
+    .unwrap();
     // With who asked, checked where the request arrived (issue 35).
     let olga = a2a::server::Caller::known(std::sync::Arc::new(a2a::server::Principal::new(
         None,
@@ -184,7 +195,11 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
         "Olga",
     )));
     let cancel = ClusterRequest::Cancel(Box::new(a2a::store::Forwarded::new(
-        TaskIdParams::new(other.id.clone()),
+        CancelTaskRequest {
+            id: other.id.clone(),
+            ..Default::default()
+        },
+        a2a::Version::V1_0,
         &olga,
     )));
     // Beside it, one this server cannot read (a kind a newer server might queue in a
@@ -201,7 +216,7 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
             .await
             .unwrap();
     }
-    ca.request(&other.id, &cancel).await.unwrap();
+    ca.request(&TaskId::new(&other.id), &cancel).await.unwrap();
     assert!(ca.requests().await.unwrap().is_empty(), "not A's task");
     let taken = cb.requests().await.unwrap();
     assert_eq!(
@@ -218,7 +233,7 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
     // is of an older version, which cannot read it (one from before the column reads
     // no kind but cancels and messages, and fails its whole take on another): then
     // it is not queued, and what that replica reads still is.
-    ca.request(&other.id, &ClusterRequest::ArmPush)
+    ca.request(&TaskId::new(&other.id), &ClusterRequest::ArmPush)
         .await
         .unwrap();
     let taken = cb.requests().await.unwrap();
@@ -240,10 +255,10 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
         .await
         .unwrap();
     }
-    ca.request(&other.id, &ClusterRequest::ArmPush)
+    ca.request(&TaskId::new(&other.id), &ClusterRequest::ArmPush)
         .await
         .unwrap();
-    ca.request(&other.id, &cancel).await.unwrap();
+    ca.request(&TaskId::new(&other.id), &cancel).await.unwrap();
     let taken = cb.requests().await.unwrap();
     assert!(
         matches!(&taken[..], [(_, ClusterRequest::Cancel(_))]),
@@ -256,7 +271,7 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
     let claimed = ca.claim(10).await.unwrap();
     assert_eq!(claimed.len(), 1, "the finished task is nobody's to claim");
     assert_eq!(claimed[0].0.id, other.id);
-    other.status = TaskStatus::new(TaskState::Canceled);
+    other.status = Some(TaskStatus::new(TaskState::Canceled));
     a.commit(&other, &[(2, status(&other))]).await.unwrap();
 }
 
@@ -270,13 +285,13 @@ async fn a_task_is_written_only_by_the_replica_that_holds_it() {
 async fn a_batch_commits_the_held_tasks_writes_and_refuses_the_lost_ones() {
     let (_pg, a, b) = two_replicas("batches").await;
     let (ca, cb) = (a.cluster().unwrap(), b.cluster().unwrap());
-    let tasks: Vec<Task> = (0..40)
+    let tasks: Vec<StoredTask> = (0..40)
         .map(|i| working(&format!("batch-{i:02}"), TaskState::Submitted))
         .collect();
     futures::future::try_join_all(tasks.iter().map(|task| {
         let a = a.clone();
         async move {
-            a.commit(task, &[(1, Arc::new(StreamEvent::Task(task.clone())))])
+            a.commit(task, &[(1, Arc::new(StreamEvent::Task(task.task.clone())))])
                 .await?;
             a.create_run(&header(task.id.as_str()))
                 .await
@@ -290,7 +305,7 @@ async fn a_batch_commits_the_held_tasks_writes_and_refuses_the_lost_ones() {
     tokio::time::sleep(Duration::from_millis(900)).await;
     cb.renew().await.unwrap();
     let claimed = cb.claim(20).await.unwrap();
-    let lost: Vec<&TaskId> = claimed.iter().map(|(t, _)| &t.id).collect();
+    let lost: Vec<&String> = claimed.iter().map(|(t, _)| &t.id).collect();
     assert_eq!(lost.len(), 20);
     assert_eq!(lost.iter().collect::<HashSet<_>>().len(), 20, "{lost:?}");
 
@@ -300,7 +315,7 @@ async fn a_batch_commits_the_held_tasks_writes_and_refuses_the_lost_ones() {
         let (a, done) = (a.clone(), done.clone());
         async move {
             let mut task = task.clone();
-            task.status = TaskStatus::new(TaskState::Working);
+            task.status = Some(TaskStatus::new(TaskState::Working));
             let events = [(2, status(&task))];
             let unit = a.save_unit(task.id.as_str(), "step", None, &done);
             let event = a.commit(&task, &events);
@@ -330,16 +345,16 @@ async fn a_batch_commits_the_held_tasks_writes_and_refuses_the_lost_ones() {
     // What is stored is what was committed: the held tasks' writes, nothing of the
     // lost ones'.
     for task in &tasks {
-        let (stored, seq) = b.get(&task.id).await.unwrap().unwrap();
+        let (stored, seq) = b.get(&TaskId::new(&task.id)).await.unwrap().unwrap();
         let units = b.load_run(task.id.as_str()).await.unwrap().unwrap().units;
         if lost.contains(&&task.id) {
-            assert_eq!((stored.status.state, seq), (TaskState::Submitted, 1));
+            assert_eq!((stored.state(), seq), (TaskState::Submitted, 1));
             assert!(units.is_empty(), "{}", task.id);
-            assert_eq!(cb.owner(&task.id).await.unwrap(), Owner::Here);
+            assert_eq!(cb.owner(&TaskId::new(&task.id)).await.unwrap(), Owner::Here);
         } else {
-            assert_eq!((stored.status.state, seq), (TaskState::Working, 2));
+            assert_eq!((stored.state(), seq), (TaskState::Working, 2));
             assert_eq!(units.len(), 1, "{}", task.id);
-            assert_eq!(ca.owner(&task.id).await.unwrap(), Owner::Here);
+            assert_eq!(ca.owner(&TaskId::new(&task.id)).await.unwrap(), Owner::Here);
         }
     }
 }
@@ -353,7 +368,7 @@ async fn a_burst_goes_in_batches_side_by_side_and_keeps_each_tasks_order() {
     let pg = Cluster::shared();
     let url = pg.database("burst").await;
     let store: Arc<dyn Store> = StoreSpec::parse(&url).unwrap().open().await.unwrap();
-    let tasks: Vec<Task> = (0..400)
+    let tasks: Vec<StoredTask> = (0..400)
         .map(|i| working(&format!("burst-{i:03}"), TaskState::Submitted))
         .collect();
     let sent = Checkpoint::Asked {
@@ -364,7 +379,7 @@ async fn a_burst_goes_in_batches_side_by_side_and_keeps_each_tasks_order() {
         let (store, sent, done) = (store.clone(), sent.clone(), done.clone());
         async move {
             store
-                .commit(task, &[(1, Arc::new(StreamEvent::Task(task.clone())))])
+                .commit(task, &[(1, Arc::new(StreamEvent::Task(task.task.clone())))])
                 .await?;
             store
                 .create_run(&header(task.id.as_str()))
@@ -381,7 +396,7 @@ async fn a_burst_goes_in_batches_side_by_side_and_keeps_each_tasks_order() {
                 .await
                 .map_err(StoreError::backend)?;
             let mut task = task.clone();
-            task.status = TaskStatus::new(TaskState::Working);
+            task.status = Some(TaskStatus::new(TaskState::Working));
             store.commit(&task, &[(2, status(&task))]).await
         }
     }));
@@ -392,8 +407,8 @@ async fn a_burst_goes_in_batches_side_by_side_and_keeps_each_tasks_order() {
         outcome.unwrap();
     }
     for task in &tasks {
-        let (stored, seq) = store.get(&task.id).await.unwrap().unwrap();
-        assert_eq!((stored.status.state, seq), (TaskState::Working, 2));
+        let (stored, seq) = store.get(&TaskId::new(&task.id)).await.unwrap().unwrap();
+        assert_eq!((stored.state(), seq), (TaskState::Working, 2));
         let units = store
             .load_run(task.id.as_str())
             .await
@@ -961,9 +976,19 @@ async fn silent_moves_logged(db: &str, id: &str) -> Vec<(String, String)> {
             .fetch_all(&mut conn)
             .await
             .unwrap();
+    // Stored as the StreamResponse that holds each (A2A 1.0's JSON).
     events
         .iter()
-        .filter_map(|e| silent_move(&serde_json::from_str(e).unwrap()))
+        .filter_map(|e| {
+            let stored: serde_json::Value = serde_json::from_str(e).unwrap();
+            let update = stored.get("statusUpdate")?;
+            let meta = &update["metadata"];
+            update["status"]["message"].is_null().then_some(())?;
+            Some((
+                meta["step"].as_str()?.to_owned(),
+                meta["state"].as_str()?.to_owned(),
+            ))
+        })
         .collect()
 }
 
@@ -1260,7 +1285,7 @@ async fn queued_writes_lost_to_an_outage_are_stored_with_their_runs_next_write()
     let starts = working("starts", TaskState::Working);
     for task in [&ends, &starts] {
         store
-            .commit(task, &[(1, Arc::new(StreamEvent::Task(task.clone())))])
+            .commit(task, &[(1, Arc::new(StreamEvent::Task(task.task.clone())))])
             .await
             .unwrap();
     }
@@ -1270,7 +1295,10 @@ async fn queued_writes_lost_to_an_outage_are_stored_with_their_runs_next_write()
     let races = working("races", TaskState::Submitted);
     store.create_run(&header("races")).await.unwrap();
     store
-        .commit(&races, &[(1, Arc::new(StreamEvent::Task(races.clone())))])
+        .commit(
+            &races,
+            &[(1, Arc::new(StreamEvent::Task(races.task.clone())))],
+        )
         .await
         .unwrap();
     store.flush().await.unwrap();
@@ -1297,7 +1325,7 @@ async fn queued_writes_lost_to_an_outage_are_stored_with_their_runs_next_write()
         assert!(tokio::time::Instant::now() < deadline, "{e}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    ends.status = TaskStatus::new(TaskState::Completed);
+    ends.status = Some(TaskStatus::new(TaskState::Completed));
     let last = [(2, status(&ends))];
     while let Err(e) = store.commit(&ends, &last).await {
         assert!(tokio::time::Instant::now() < deadline, "{e}");
@@ -1338,7 +1366,10 @@ async fn a_queued_write_lost_to_an_outage_is_stored_once_the_database_is_back() 
     let store: Arc<dyn Store> = StoreSpec::parse(&url).unwrap().open().await.unwrap();
     let quiet = working("quiet", TaskState::Working);
     store
-        .commit(&quiet, &[(1, Arc::new(StreamEvent::Task(quiet.clone())))])
+        .commit(
+            &quiet,
+            &[(1, Arc::new(StreamEvent::Task(quiet.task.clone())))],
+        )
         .await
         .unwrap();
     store.create_run(&header("quiet")).await.unwrap();
@@ -1386,8 +1417,8 @@ async fn a_write_the_database_refuses_for_its_data_fails_at_once() {
     let store: Arc<dyn Store> = StoreSpec::parse(&url).unwrap().open().await.unwrap();
     let good = working("good", TaskState::Working);
     let mut bad = working("bad", TaskState::Working);
-    bad.context_id = ContextId::new("c\u{0}");
-    let log = |t: &Task| [(1, Arc::new(StreamEvent::Task(t.clone())))];
+    bad.context_id = "c\u{0}".into();
+    let log = |t: &StoredTask| [(1, Arc::new(StreamEvent::Task(t.task.clone())))];
     let (good_log, bad_log) = (log(&good), log(&bad));
     let (stored, refused) = tokio::time::timeout(
         Duration::from_secs(10),
@@ -1401,8 +1432,8 @@ async fn a_write_the_database_refuses_for_its_data_fails_at_once() {
         "{refused:?}"
     );
     assert!(!refused.unwrap_err().is_transient());
-    assert!(store.get(&good.id).await.unwrap().is_some());
-    assert!(store.get(&bad.id).await.unwrap().is_none());
+    assert!(store.get(&TaskId::new(&good.id)).await.unwrap().is_some());
+    assert!(store.get(&TaskId::new(&bad.id)).await.unwrap().is_none());
 
     let sent = first_message();
     let refused = store.save_unit("r\u{0}", "first", None, &sent).await;

@@ -304,7 +304,7 @@ impl AgentExecutor for Scripted {
         let fail = |e: a2a::server::SinkError| RpcError::internal(e.to_string());
         match ctx.message.text().as_str() {
             "reply" => events
-                .reply(vec![Part::text("a direct answer")])
+                .reply(vec![a2a::types::Part::text("a direct answer")])
                 .await
                 .map_err(fail),
             "reject" => Err(RpcError::invalid_params(
@@ -433,7 +433,6 @@ async fn a_push_config_set_later_delivers_later_changes() {
             url: hook_url,
             token: None,
             authentication: None,
-            payload: None,
         },
     })
     .await
@@ -475,7 +474,6 @@ async fn push_notifications_reach_the_webhook_with_the_token() {
             schemes: vec!["Bearer".into()],
             credentials: Some("hook-credential".into()),
         }),
-        payload: None,
     });
     let task = as_task(c.send_message(&p).await.unwrap());
     let mut states = Vec::new();
@@ -516,7 +514,6 @@ async fn push_notifications_reach_the_webhook_with_the_token() {
                 url: hook_url,
                 token: None,
                 authentication: None,
-                payload: None,
             },
         })
         .await
@@ -555,15 +552,12 @@ async fn push_notifications_reach_the_webhook_with_the_token() {
                 url: "ftp://example.com/x".into(),
                 token: None,
                 authentication: None,
-                payload: None,
             },
         })
         .await
         .unwrap_err();
-    assert_eq!(
-        bad.rpc().unwrap().field().unwrap(),
-        "pushNotificationConfig.url"
-    );
+    // v1.0's request is the config itself.
+    assert_eq!(bad.rpc().unwrap().field().unwrap(), "url");
 }
 
 #[tokio::test]
@@ -679,7 +673,6 @@ async fn webhooks_on_private_addresses_are_refused_unless_allowed() {
             url: url.into(),
             token: None,
             authentication: None,
-            payload: None,
         },
     };
     for url in [
@@ -695,7 +688,11 @@ async fn webhooks_on_private_addresses_are_refused_unless_allowed() {
         let err = c.set_push_config(&set(url)).await.unwrap_err();
         let rpc = err.rpc().unwrap_or_else(|| panic!("{url}: {err}"));
         assert_eq!(rpc.code.0, -32602, "{url}");
-        assert_eq!(rpc.field().unwrap(), "pushNotificationConfig.url");
+        assert_eq!(
+            rpc.field().unwrap(),
+            "url",
+            "{url}: v1.0's request is the config"
+        );
         assert!(rpc.message.contains("refused"), "{url}: {}", rpc.message);
     }
     c.set_push_config(&set("https://203.0.113.10/hook"))
@@ -709,7 +706,7 @@ async fn webhooks_on_private_addresses_are_refused_unless_allowed() {
     let err = c.send_message(&p).await.unwrap_err();
     assert_eq!(
         err.rpc().unwrap().field().unwrap(),
-        "configuration.pushNotificationConfig.url"
+        "configuration.taskPushNotificationConfig.url"
     );
 }
 
@@ -724,13 +721,16 @@ impl AgentExecutor for Queuing {
         let fail = |e: a2a::server::SinkError| RpcError::internal(e.to_string());
         let mut queued = vec![
             events
-                .queue(events.status_update(TaskState::Working, None))
+                .queue(events.status_update(a2a::types::TaskState::Working, None))
                 .await
                 .map_err(fail)?,
         ];
         for i in 0..50 {
             let chunk = events.artifact_update(
-                Artifact::new(ArtifactId::new("count"), vec![Part::text(format!("{i},"))]),
+                a2a::types::Artifact::new(
+                    ArtifactId::new("count"),
+                    vec![a2a::types::Part::text(format!("{i},"))],
+                ),
                 i > 0,
                 i == 49,
             );
@@ -738,12 +738,12 @@ impl AgentExecutor for Queuing {
         }
         queued.push(
             events
-                .queue(events.status_update(TaskState::Completed, None))
+                .queue(events.status_update(a2a::types::TaskState::Completed, None))
                 .await
                 .map_err(fail)?,
         );
         let late = events
-            .queue(events.status_update(TaskState::Working, None))
+            .queue(events.status_update(a2a::types::TaskState::Working, None))
             .await
             .map_err(fail)?;
         for q in queued {
@@ -817,7 +817,6 @@ async fn webhook_redirects_are_not_followed() {
             url: hook_url,
             token: Some("secret-token".into()),
             authentication: None,
-            payload: None,
         }),
         ..Default::default()
     });
@@ -1046,7 +1045,7 @@ impl a2a::server::Authorize for ByReach {
     fn lets(
         &self,
         caller: &a2a::server::Caller,
-        _task: Option<&Task>,
+        _task: Option<&a2a::store::StoredTask>,
         access: a2a::server::Access,
     ) -> bool {
         let reach = caller.principal().and_then(|p| p.attributes.get("reach"));
@@ -1133,7 +1132,6 @@ async fn a_task_is_its_initiators_and_others_reach_it_only_as_the_application_le
             url: "https://hooks.example.com/a2a".into(),
             token: None,
             authentication: None,
-            payload: None,
         },
     };
     let listed = |c: A2aClient| async move {
@@ -1202,7 +1200,7 @@ impl a2a::server::Authorize for Approving {
     fn lets(
         &self,
         caller: &a2a::server::Caller,
-        task: Option<&Task>,
+        task: Option<&a2a::store::StoredTask>,
         access: a2a::server::Access,
     ) -> bool {
         task.is_some()
@@ -1244,7 +1242,6 @@ async fn an_approver_answers_and_reads_but_steers_nothing_on_every_binding() {
         url: "http://127.0.0.1:9/hook".into(),
         token: Some(token.into()),
         authentication: None,
-        payload: None,
     };
     let refused = |what: &str, outcome: Result<(), ClientError>, field: &str| match outcome {
         Err(ClientError::Rpc(e)) => {
@@ -1301,10 +1298,15 @@ async fn an_approver_answers_and_reads_but_steers_nothing_on_every_binding() {
             push_notification_config: Some(hook("news", "bob-secret")),
             ..MessageSendConfiguration::default()
         });
+        // Named as each generation names it.
+        let (inline, set) = match protocol {
+            Version::V0_3 => ("pushNotificationConfig", "pushNotificationConfig"),
+            Version::V1_0 => ("configuration.taskPushNotificationConfig", "id: task"),
+        };
         refused(
             &format!("{on}: an approver's push config"),
             bob.send_message(&params).await.map(drop),
-            "pushNotificationConfig",
+            inline,
         );
         // It reads the configs, without their secrets; the owner's stays as it was.
         let id = TaskIdParams::new(task.id.clone());
@@ -1348,7 +1350,7 @@ async fn an_approver_answers_and_reads_but_steers_nothing_on_every_binding() {
         refused(
             &format!("{on}: an eleventh push config"),
             alice.set_push_config(&eleventh).await.map(drop),
-            "pushNotificationConfig",
+            set,
         );
         alice.set_push_config(&owners).await.unwrap();
         assert_eq!(alice.list_push_configs(&id).await.unwrap().len(), 10);

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use a2a::RpcError;
 use a2a::server::{AgentExecutor, EventSink, RequestContext, ServerConfig};
-use a2a::v0_3::{Artifact, ArtifactId, Part, TaskState};
+use a2a::types::{Artifact, Part, TaskState};
 use a2a_orchestrator::agents::{Behaviour, Fleet, Set};
 
 use crate::util::orchestra::orchestra_on;
@@ -77,7 +77,7 @@ impl AgentExecutor for Hostile {
         let answering = ctx
             .task
             .as_ref()
-            .is_some_and(|t| t.status.state == TaskState::InputRequired);
+            .is_some_and(|t| t.state() == TaskState::InputRequired);
         if answering {
             events
                 .fail(&format!("refused {PAYLOAD}"))
@@ -93,7 +93,7 @@ impl AgentExecutor for Hostile {
             format!("\n| a | b |\n|---|---|\n| {PAYLOAD} | `code` |\n\n<b>raw</b>"),
         ];
         for (i, chunk) in chunks.iter().enumerate() {
-            let artifact = Artifact::new(ArtifactId::new("report"), vec![Part::text(chunk)])
+            let artifact = Artifact::new("report", vec![Part::text(chunk.as_str())])
                 .with_name(format!("report {PAYLOAD}"));
             events
                 .artifact(artifact, i > 0, i + 1 == chunks.len())

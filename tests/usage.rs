@@ -373,9 +373,9 @@ impl a2a::server::AgentExecutor for Lying {
         ];
         for (i, lie) in lies.into_iter().enumerate() {
             let state = if i == 2 {
-                a2a::v0_3::TaskState::Completed
+                a2a::types::TaskState::Completed
             } else {
-                a2a::v0_3::TaskState::Working
+                a2a::types::TaskState::Working
             };
             let mut update = events.status_update(state, None);
             update.metadata = Some(lie.as_object().unwrap().clone().into());

@@ -300,12 +300,13 @@ async fn every_error_has_its_code_status_and_reason_on_both_bindings() {
     );
 
     // InvalidParams, naming the field, with a BadRequest detail.
-    let bad =
-        json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"data": [1, 2]}]}});
+    let bad = json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [
+        {"text": "fine"}, {"metadata": {"a part": "with nothing in it"}}
+    ]}});
     let resp = rpc(url, v, "SendMessage", bad.clone()).await;
     assert_eq!(rpc_error(&resp), (-32602, "INVALID_PARAMS".into()));
     assert_eq!(
-        resp["error"]["data"][1]["fieldViolations"][0]["field"], "message.parts[0].data",
+        resp["error"]["data"][1]["fieldViolations"][0]["field"], "message.parts[1]",
         "{resp}"
     );
     let (status, body) = rest(
@@ -911,7 +912,6 @@ async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant
             url: "http://127.0.0.1:9/hook".into(),
             token: Some("t".into()),
             authentication: None,
-            payload: None,
         },
     };
     let get_hook = || GetTaskPushNotificationConfigParams {

@@ -25,9 +25,8 @@ use a2a::client::Binding;
 use a2a::server::{
     A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig, SinkError, Versions,
 };
-use a2a::v0_3::{
-    AgentCapabilities, AgentCard, AgentSkill, Artifact, ArtifactId, Message, Part, Role, TaskState,
-};
+use a2a::types::{Artifact, ArtifactId, Message, Part, Role, TaskState};
+use a2a::v0_3::{AgentCapabilities, AgentCard, AgentSkill};
 
 /// What one request to a desk carries.
 #[derive(Debug, Clone, Default)]
@@ -244,10 +243,8 @@ pub fn card(desk: &dyn Desk, url: &str) -> AgentCard {
 
 fn parts_of(message: &Message) -> (String, Map<String, Value>) {
     let mut data = Map::new();
-    for p in &message.parts {
-        if let Part::Data(d) = p {
-            data.extend(d.data.clone());
-        }
+    for d in message.parts.iter().filter_map(Part::as_object) {
+        data.extend(d.clone());
     }
     (message.text(), data)
 }
@@ -279,11 +276,11 @@ impl AgentExecutor for ExampleAgent {
         let asked = ctx
             .task
             .as_ref()
-            .filter(|t| t.status.state == TaskState::InputRequired);
+            .filter(|t| t.state() == TaskState::InputRequired);
         // The request is the task's first user message; this one may be the answer.
         let mut request = Request::default();
         let first = asked
-            .and_then(|t| t.history.iter().find(|m| m.role == Role::User))
+            .and_then(|t| t.history.iter().find(|m| m.role() == Role::User))
             .unwrap_or(&ctx.message);
         (request.text, request.data) = parts_of(first);
         let meta = first.metadata.as_ref().or(ctx.metadata.as_ref());

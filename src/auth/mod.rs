@@ -11,7 +11,7 @@ pub mod config;
 pub mod oidc;
 
 use a2a::server::{Access, Authorize, Caller, Credential, InboundAuth, Principal};
-use a2a::v0_3::Task;
+use a2a::store::StoredTask as Task;
 use orchestrator_core::access::Actor;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

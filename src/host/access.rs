@@ -8,7 +8,9 @@
 
 use a2a::RpcError;
 use a2a::server::{Access, Authorize, Caller, Principal};
-use a2a::v0_3::{AgentCard, Message, Part, Task, TaskState};
+use a2a::store::StoredTask as Task;
+use a2a::types::{Message, TaskState};
+use a2a::v0_3::AgentCard;
 use orchestrator_core::access::{Pattern, describe};
 use orchestrator_core::workflow::Workflow;
 use serde_json::Value;
@@ -47,19 +49,16 @@ pub(super) fn start_refused(action: &str, workflow: &Workflow, caller: &Caller) 
 
 /// The questions a task waits on, as its status message lists them.
 fn pending(task: &Task) -> Vec<PendingQuestion> {
-    if task.status.state != TaskState::InputRequired {
+    if task.state() != TaskState::InputRequired {
         return Vec::new();
     }
-    let Some(message) = &task.status.message else {
+    let Some(message) = &task.status().message else {
         return Vec::new();
     };
     message
         .parts
         .iter()
-        .find_map(|p| match p {
-            Part::Data(d) => d.data.get("pendingQuestions").cloned(),
-            _ => None,
-        })
+        .find_map(|p| p.as_object()?.get("pendingQuestions").cloned())
         .and_then(|v| serde_json::from_value(v).ok())
         .unwrap_or_default()
 }

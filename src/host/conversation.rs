@@ -9,7 +9,7 @@ use super::{Conversation, Orchestrator, agent_message, answer_of, status};
 use crate::llm::Choice;
 use a2a::RpcError;
 use a2a::server::{EventSink, RequestContext};
-use a2a::v0_3::{Message, Metadata, Part, Role, Task, TaskId, TaskState};
+use a2a::types::{Message, Metadata, Role, Task, TaskId, TaskState};
 use orchestrator_core::engine::{RunControl, RunState, Taken};
 use orchestrator_core::workflow::Workflow;
 use serde_json::{Map, Value, json};
@@ -76,7 +76,7 @@ impl Orchestrator {
             return Map::new();
         };
         let text = message.text();
-        let structured = message.parts.iter().any(|p| matches!(p, Part::Data(_)));
+        let structured = message.parts.iter().any(|p| p.as_data().is_some());
         if workflow.inputs.is_empty() || structured || text.trim().is_empty() {
             return Map::new();
         }
@@ -98,7 +98,7 @@ impl Orchestrator {
         let users: Vec<&Message> = task
             .history
             .iter()
-            .filter(|m| m.role == Role::User)
+            .filter(|m| m.role() == Role::User)
             .collect();
         let workflow =
             users
@@ -183,7 +183,7 @@ impl Orchestrator {
                 let mut waiting = waiting_message(&pending);
                 waiting
                     .parts
-                    .insert(0, a2a::v0_3::Part::text(format!("{text}.\n")));
+                    .insert(0, a2a::types::Part::text(format!("{text}.\n")));
                 status(events, TaskState::InputRequired, Some(waiting), Some(meta)).await
             }
             Ok(Taken::Answered) => {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use a2a::server::{Caller, InboundAuth};
 use a2a::store::{TaskQuery, TaskStore};
-use a2a::v0_3::TaskState;
+use a2a::types::{TaskId, TaskState};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -40,14 +40,14 @@ pub struct Inbox {
 /// steps those are, the run's workflow says (as loaded now).
 async fn own_questions(
     orchestrator: &super::Orchestrator,
-    task: &a2a::v0_3::Task,
+    task: &a2a::store::StoredTask,
     caller: &Caller,
 ) -> (Vec<PendingQuestion>, Option<RunSummary>) {
     let mut questions = super::access::answerable(task, caller);
     if questions.is_empty() {
         return (questions, None);
     }
-    let summary = orchestrator.run_summary(&task.id).await;
+    let summary = orchestrator.run_summary(&TaskId::new(&task.id)).await;
     let workflow = (summary.as_ref()).and_then(|s| orchestrator.workflow(&s.workflow));
     let relays = |step: &str| {
         (workflow.as_ref().and_then(|w| w.step(step)))
@@ -58,7 +58,7 @@ async fn own_questions(
 }
 
 /// One waiting question, as the inbox lists it (`header`: its run's, when stored).
-fn entry(task: &a2a::v0_3::Task, q: &PendingQuestion, summary: Option<&RunSummary>) -> Value {
+fn entry(task: &a2a::types::Task, q: &PendingQuestion, summary: Option<&RunSummary>) -> Value {
     let run = task.id.as_str();
     let step = &q.step;
     let at = match q.item {

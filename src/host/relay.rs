@@ -7,10 +7,7 @@ use super::{Conversation, Orchestrator, agent_message, audit, status_event};
 use a2a::RpcError;
 use a2a::server::{EventSink, Queued, SinkError};
 use a2a::store::StoreError;
-use a2a::v0_3::{
-    Artifact, ArtifactId, FileContent, FilePart, FileSource, Message, Part, StreamEvent, TaskId,
-    TaskState,
-};
+use a2a::types::{Artifact, Message, Part, StreamEvent, TaskId, TaskState, Timestamp};
 use orchestrator_core::engine::{RunControl, RunEvent, RunHandle, RunState, Told};
 use orchestrator_core::workflow::Workflow;
 use serde_json::{Map, Value, json};
@@ -138,7 +135,7 @@ impl Orchestrator {
                 continue;
             };
             if let StreamEvent::StatusUpdate(update) = &event {
-                state = Some(update.status.state);
+                state = Some(update.status().state());
             }
             match Box::pin(events.queue(event)).await {
                 Ok(queued) => unsettled.push_back(queued),
@@ -195,7 +192,7 @@ struct Said {
     asks: bool,
     meta: Map<String, Value>,
     pending: Vec<PendingQuestion>,
-    at: String,
+    at: Timestamp,
 }
 
 impl Said {
@@ -227,7 +224,8 @@ impl Said {
                 true => told.waiting().cloned().collect(),
                 false => Vec::new(),
             },
-            at: told.at().to_owned(),
+            // The time the detail records, to the nanosecond it keeps.
+            at: Timestamp::parse(told.at()).unwrap_or_else(|_| Timestamp::now()),
         }
     }
 }
@@ -326,9 +324,8 @@ fn translate(
                 Some(i) => format!("{step}[{i}]/{}", chunk.artifact_id),
                 None => format!("{step}/{}", chunk.artifact_id),
             };
-            let mut artifact =
-                Artifact::new(ArtifactId::new(id), chunk.parts.iter().map(part).collect());
-            artifact.name = chunk.name.clone();
+            let mut artifact = Artifact::new(id, chunk.parts.iter().map(part).collect());
+            artifact.name = chunk.name.clone().unwrap_or_default();
             // In the keys' order (see `StepUpdate::into_map`).
             let mut meta = Map::new();
             meta.insert("agent".into(), Value::from(agent));
@@ -350,8 +347,7 @@ fn translate(
             } else if let Some(other) = data.filter(|d| !d.is_null()) {
                 parts.push(Part::data(Map::from_iter([("value".to_owned(), other)])));
             }
-            let artifact =
-                Artifact::new(ArtifactId::new("result"), parts).with_name(workflow.name.clone());
+            let artifact = Artifact::new("result", parts).with_name(workflow.name.clone());
             events.artifact_update(artifact, false, true).into()
         }
     })
@@ -367,24 +363,32 @@ fn part(c: &orchestrator_core::engine::Content) -> Part {
             mime_type,
             uri,
             bytes,
-        } => Part::File(FilePart {
-            file: FileContent {
-                name: name.clone(),
-                mime_type: mime_type.clone(),
-                source: match (uri, bytes) {
-                    (Some(u), _) => FileSource::Uri(u.clone()),
-                    (None, b) => FileSource::Bytes(b.clone().unwrap_or_default()),
-                },
-            },
-            metadata: None,
-        }),
+        } => {
+            let media_type = mime_type.clone().unwrap_or_default();
+            let part = match (uri, bytes) {
+                (Some(u), _) => Part::url(u.clone(), media_type),
+                // The engine keeps a file's bytes as base64 (as they came): undone here.
+                (None, b) => {
+                    let source = a2a::v0_3::FileSource::Bytes(b.clone().unwrap_or_default());
+                    let bytes = match source.decode() {
+                        Some(Ok(bytes)) => bytes,
+                        _ => {
+                            tracing::warn!(file = ?name, "a file's bytes are not base64; sent empty");
+                            Vec::new()
+                        }
+                    };
+                    Part::raw(bytes, media_type)
+                }
+            };
+            part.with_filename(name.clone().unwrap_or_default())
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use a2a::v0_3::Message;
+    use a2a::types::Message;
     use orchestrator_core::engine::{QuestionKind, StepState};
     use orchestrator_core::workflow::StepId;
     use std::sync::Mutex;
@@ -421,7 +425,7 @@ mod tests {
 
     fn state(event: StreamEvent) -> TaskState {
         match event {
-            StreamEvent::StatusUpdate(u) => u.status.state,
+            StreamEvent::StatusUpdate(u) => u.status().state(),
             other => panic!("not a status update: {other:?}"),
         }
     }
@@ -478,7 +482,9 @@ message = "c"
         let stamp = |e: RunEvent, at: &str| match take(&told, &e, at, |t| {
             translate(&events, &w, e.clone(), Said::of(t, &e), None)
         }) {
-            Some(StreamEvent::StatusUpdate(u)) => u.status.timestamp.expect("a status time"),
+            Some(StreamEvent::StatusUpdate(u)) => (u.status().timestamp)
+                .and_then(|t| t.to_rfc3339().ok())
+                .expect("a status time"),
             other => panic!("not a status update: {other:?}"),
         };
         let moved_at = stamp(moved("c"), "2026-12-05T10:00:00Z");
@@ -531,7 +537,7 @@ message = "c"
         let Some(StreamEvent::StatusUpdate(said)) = relay(failed, working) else {
             panic!("a move with something to say is sent");
         };
-        assert!(said.status.message.is_some());
+        assert!(said.status().message.is_some());
         assert_eq!(
             told.lock().unwrap().detail().steps[0].state,
             StepState::Failed

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use a2a::v0_3::{Message, Metadata, Part};
+use a2a::types::{Message, Metadata};
 use orchestrator_core::workflow::{InputType, Workflow};
 
 /// The outcome of routing.
@@ -36,13 +36,11 @@ fn named(message: &Message, request: Option<&Metadata>) -> Option<String> {
     from_meta(message.metadata.as_ref())
         .or_else(|| from_meta(request))
         .or_else(|| {
-            message.parts.iter().find_map(|p| match p {
-                Part::Data(d) => d
-                    .data
+            message.parts.iter().find_map(|p| {
+                p.as_object()?
                     .get("workflow")
                     .and_then(Value::as_str)
-                    .map(str::to_owned),
-                _ => None,
+                    .map(str::to_owned)
             })
         })
 }
@@ -108,28 +106,25 @@ pub fn match_workflow(
 pub fn inputs_from(message: &Message, workflow: &Workflow) -> Map<String, Value> {
     let mut out = Map::new();
     for p in &message.parts {
-        match p {
-            Part::Data(d) => match d.data.get("input") {
+        if let Some(d) = p.as_object() {
+            match d.get("input") {
                 Some(Value::Object(i)) => out.extend(i.clone()),
                 _ => out.extend(
-                    d.data
-                        .iter()
+                    d.iter()
                         .filter(|(k, _)| *k != "workflow")
                         .map(|(k, v)| (k.clone(), v.clone())),
                 ),
-            },
-            Part::Text(t) => {
-                for line in t.text.lines() {
-                    let Some((k, v)) = line.split_once(':') else {
-                        continue;
-                    };
-                    let key = k.trim();
-                    if let Some(spec) = workflow.inputs.iter().find(|i| i.name == key) {
-                        out.insert(key.to_owned(), typed(spec.ty, v.trim()));
-                    }
+            }
+        } else if let Some(text) = p.as_text() {
+            for line in text.lines() {
+                let Some((k, v)) = line.split_once(':') else {
+                    continue;
+                };
+                let key = k.trim();
+                if let Some(spec) = workflow.inputs.iter().find(|i| i.name == key) {
+                    out.insert(key.to_owned(), typed(spec.ty, v.trim()));
                 }
             }
-            Part::File(_) => {}
         }
     }
     out

@@ -13,9 +13,8 @@ use std::sync::Arc;
 
 use a2a::RpcError;
 use a2a::server::{Caller, Principal, WeakRequestHandler};
-use a2a::v0_3::{
-    Message, MessageId, MessageSendConfiguration, MessageSendParams, Part, Role, SendMessageResult,
-    Task,
+use a2a::types::{
+    Message, Part, Role, SendMessageConfiguration, SendMessageRequest, SendMessageResult, Task,
 };
 use serde_json::{Map, Value, json};
 
@@ -87,17 +86,16 @@ impl Starter {
         let Value::Object(data) = json!({ "workflow": workflow, "input": input }) else {
             unreachable!("an object")
         };
-        let message = Message::with_id(
-            MessageId::new(message_id),
-            Role::User,
-            vec![Part::data(data)],
-        );
-        let mut params = MessageSendParams::new(message);
-        params.configuration = Some(MessageSendConfiguration {
-            blocking: Some(false),
+        let message = Message::with_id(message_id, Role::User, vec![Part::data(data)]);
+        let request = SendMessageRequest {
+            message: Some(message),
+            configuration: Some(SendMessageConfiguration {
+                return_immediately: true,
+                ..Default::default()
+            }),
             ..Default::default()
-        });
-        match handler.send_message(params, caller).await {
+        };
+        match handler.send_message(request, caller).await {
             Ok(SendMessageResult::Task(task)) => Ok(task),
             Ok(SendMessageResult::Message(m)) => Err(NotStarted::NoRun(m.text())),
             Err(e) => Err(NotStarted::Refused(e)),

@@ -227,7 +227,7 @@ pub async fn deliver(
             (
                 StatusCode::ACCEPTED,
                 [(header::LOCATION, url.clone())],
-                axum::Json(json!({ "run": task.id, "state": task.status.state, "url": url })),
+                axum::Json(json!({ "run": task.id, "state": task.state().as_str(), "url": url })),
             )
                 .into_response()
         }

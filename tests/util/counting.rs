@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use a2a::RpcError;
 use a2a::server::{AgentExecutor, EventSink, RequestContext};
-use a2a::v0_3::*;
+use a2a::types::*;
+use a2a::v0_3::{AgentCard, AgentSkill};
 use serde_json::{Value, json};
 
 use crate::util::{Running, serve_with};
@@ -101,7 +102,10 @@ impl AgentExecutor for Counting {
         data.insert("agent".into(), json!(self.name));
         events
             .artifact(
-                Artifact::new(ArtifactId::new("data"), vec![Part::data(data)]),
+                a2a::types::Artifact::new(
+                    ArtifactId::new("data"),
+                    vec![a2a::types::Part::data(data)],
+                ),
                 false,
                 true,
             )

@@ -6,6 +6,24 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+/// A value one form of the protocol cannot hold in another (a v0.3 file's `bytes` that
+/// are not base64, a v1.0 part with no content): which field of what was sent, and why
+/// — answered as invalid params naming that field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {why}")]
+pub struct ConvertError {
+    /// Where in the request (a JSON path).
+    pub field: String,
+    /// Why it cannot be converted.
+    pub why: String,
+}
+
+impl From<ConvertError> for RpcError {
+    fn from(e: ConvertError) -> RpcError {
+        RpcError::invalid_params(&e.field, e.why)
+    }
+}
+
 /// A JSON-RPC / A2A error code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]

@@ -16,8 +16,11 @@ use futures::future::BoxFuture;
 use tracing::{info, warn};
 
 use super::Store;
-use a2a::store::{Cause, Cluster, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskStore};
-use a2a::v0_3::{PushNotificationConfig, Task, TaskId};
+use a2a::store::{
+    Cause, Cluster, LoggedEvent, StoreError, StoredPushConfig, StoredTask, TaskPage, TaskQuery,
+    TaskStore,
+};
+use a2a::types::TaskId;
 use orchestrator_core::engine::{Checkpoint, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun};
 
 /// How long after a failure the store is left alone before a probe.
@@ -238,20 +241,20 @@ impl Store for Gated {
 }
 
 impl TaskStore for Gated {
-    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
+    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(StoredTask, u64)>, StoreError>> {
         let id = id.clone();
         Box::pin(async move { self.task(|| self.inner.get(&id)).await })
     }
     fn commit<'a>(
         &'a self,
-        task: &'a Task,
+        task: &'a StoredTask,
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(self.task(move || self.inner.commit(task, events)))
     }
     fn commit_shared<'a>(
         &'a self,
-        task: &'a Arc<Task>,
+        task: &'a Arc<StoredTask>,
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(self.task(move || self.inner.commit_shared(task, events)))
@@ -273,7 +276,7 @@ impl TaskStore for Gated {
     ) -> BoxFuture<'a, Result<Option<TaskId>, StoreError>> {
         Box::pin(self.task(move || self.inner.task_of_message(message_id)))
     }
-    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
+    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(StoredTask, u64)>, StoreError>> {
         Box::pin(self.task(|| self.inner.unfinished()))
     }
     fn prune(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>> {
@@ -282,7 +285,7 @@ impl TaskStore for Gated {
     fn set_push_config(
         &self,
         task: &TaskId,
-        config: PushNotificationConfig,
+        config: StoredPushConfig,
     ) -> BoxFuture<'_, Result<(), StoreError>> {
         let task = task.clone();
         Box::pin(async move {
@@ -293,7 +296,7 @@ impl TaskStore for Gated {
     fn push_configs(
         &self,
         task: &TaskId,
-    ) -> BoxFuture<'_, Result<Vec<PushNotificationConfig>, StoreError>> {
+    ) -> BoxFuture<'_, Result<Vec<StoredPushConfig>, StoreError>> {
         let task = task.clone();
         Box::pin(async move { self.task(|| self.inner.push_configs(&task)).await })
     }

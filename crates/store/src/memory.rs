@@ -8,8 +8,11 @@ use std::time::SystemTime;
 use futures::future::BoxFuture;
 
 use super::Store;
-use a2a::store::{InMemoryTaskStore, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskStore};
-use a2a::v0_3::{PushNotificationConfig, Task, TaskId};
+use a2a::store::{
+    InMemoryTaskStore, LoggedEvent, StoreError, StoredPushConfig, StoredTask, TaskPage, TaskQuery,
+    TaskStore,
+};
+use a2a::types::TaskId;
 use orchestrator_core::engine::{
     Checkpoint, MemoryRunStore, RunEnd, RunHeader, RunStore, RunStoreError, SavedRun,
 };
@@ -95,12 +98,12 @@ impl MemoryStore {
 }
 
 impl TaskStore for MemoryStore {
-    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
+    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(StoredTask, u64)>, StoreError>> {
         self.tasks.get(id)
     }
     fn commit<'a>(
         &'a self,
-        task: &'a Task,
+        task: &'a StoredTask,
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
@@ -111,7 +114,7 @@ impl TaskStore for MemoryStore {
     }
     fn commit_shared<'a>(
         &'a self,
-        task: &'a Arc<Task>,
+        task: &'a Arc<StoredTask>,
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
@@ -136,7 +139,7 @@ impl TaskStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Option<TaskId>, StoreError>> {
         self.tasks.task_of_message(message_id)
     }
-    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
+    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(StoredTask, u64)>, StoreError>> {
         self.tasks.unfinished()
     }
     fn prune(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>> {
@@ -145,14 +148,14 @@ impl TaskStore for MemoryStore {
     fn set_push_config(
         &self,
         task: &TaskId,
-        config: PushNotificationConfig,
+        config: StoredPushConfig,
     ) -> BoxFuture<'_, Result<(), StoreError>> {
         self.tasks.set_push_config(task, config)
     }
     fn push_configs(
         &self,
         task: &TaskId,
-    ) -> BoxFuture<'_, Result<Vec<PushNotificationConfig>, StoreError>> {
+    ) -> BoxFuture<'_, Result<Vec<StoredPushConfig>, StoreError>> {
         self.tasks.push_configs(task)
     }
     fn delete_push_config(
@@ -202,8 +205,9 @@ impl RunStore for MemoryStore {
 #[cfg(test)]
 mod tests {
     use super::MemoryStore;
+    use a2a::store::StoredTask;
     use a2a::store::{InMemoryTaskStore, TaskStore};
-    use a2a::v0_3::{ContextId, Task, TaskId, TaskState, TaskStatus};
+    use a2a::types::{Task, TaskId, TaskState, TaskStatus};
     use orchestrator_core::engine::{MemoryRunStore, RunEnd, RunHeader, RunState, RunStore};
 
     /// A finished task dropped past the store's bound takes its run along: the runs
@@ -239,11 +243,7 @@ mod tests {
                 output_data: None,
             };
             store.finish_run(id, &end).await.unwrap();
-            let task = Task::new(
-                TaskId::new(id),
-                ContextId::new("c"),
-                TaskStatus::new(TaskState::Completed),
-            );
+            let task = StoredTask::new(Task::new(id, "c", TaskStatus::new(TaskState::Completed)));
             store.commit(&task, &[]).await.unwrap();
         }
         assert!(store.get(&TaskId::new("r1")).await.unwrap().is_none());

@@ -3,17 +3,21 @@
 //! mirror the engine's types field by field today, and convert both ways; they are the stored format, so a field
 //! renamed in the engine changes nothing on disk, and a change here is a change of
 //! format (the golden store in `tests/fixtures` fails until a migration reads the old
-//! one). Tasks and their events are stored as A2A 0.3 JSON, a format the spec fixes;
-//! the functions at the end read them back, the same for both stores, and decide when a
-//! task's snapshot is written.
+//! one). Tasks and their events are stored as A2A 1.0's ProtoJSON (a task; an event
+//! as the `StreamResponse` that holds it), a format the spec fixes; rows written before
+//! in A2A 0.3's JSON still read. The functions at the end read them back, the same for
+//! both stores, and decide when a task's snapshot is written.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use std::time::SystemTime;
 
-use a2a::store::{LoggedEvent, StoreError};
-use a2a::v0_3::{ContextId, Message, StreamEvent, Task, TaskId, TaskState, TaskStatus};
+use a2a::store::{LoggedEvent, PushBody, StoreError, StoredPushConfig, StoredTask};
+use a2a::types::{
+    AuthenticationInfo, Message, StreamEvent, Task, TaskPushNotificationConfig, TaskState,
+    TaskStatus,
+};
 
 use orchestrator_core::access::{Actor, Decision};
 use orchestrator_core::engine::{
@@ -521,19 +525,48 @@ impl From<EndRow> for RunEnd {
     }
 }
 
-/// A stored task snapshot (A2A 0.3 JSON) read back, with its initiator and tenant
-/// (columns of their own: they are never on the wire); unreadable if it no longer
-/// decodes.
+/// Reads `json` as the model's `T` (A2A 1.0's ProtoJSON), or — a row written before —
+/// as v0.3's `O`, converted. The error is the first form's: what a row is now.
+fn read_either<T: serde::de::DeserializeOwned, O: serde::de::DeserializeOwned, E>(
+    json: &str,
+    what: &'static str,
+    old: impl FnOnce(O) -> Result<T, E>,
+) -> Result<T, StoreError>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    match serde_json::from_str::<T>(json) {
+        Ok(t) => Ok(t),
+        Err(current) => match serde_json::from_str::<O>(json) {
+            Ok(o) => old(o).map_err(|e| StoreError::unreadable(what, e)),
+            Err(_) => Err(StoreError::unreadable(what, current)),
+        },
+    }
+}
+
+/// A stored task snapshot read back, with its initiator and tenant (columns of their
+/// own: they are never on the wire); unreadable if it no longer decodes.
 pub(crate) fn task_of(
     json: &str,
     initiator: Option<String>,
     tenant: Option<String>,
-) -> Result<a2a::v0_3::Task, StoreError> {
-    let mut task: a2a::v0_3::Task =
-        serde_json::from_str(json).map_err(|e| StoreError::unreadable("task", e))?;
-    task.initiator = initiator;
-    task.tenant = tenant;
-    Ok(task)
+) -> Result<StoredTask, StoreError> {
+    let task: Task = read_either(json, "task", |old: a2a::v0_3::Task| {
+        a2a::v0_3::convert::task_in(old, "task")
+    })?;
+    // ProtoJSON reads any object, unknown members left out: a snapshot is a task's only
+    // if it names one.
+    if task.id.is_empty() {
+        return Err(StoreError::unreadable(
+            "task",
+            std::io::Error::other("the stored snapshot names no task id"),
+        ));
+    }
+    Ok(StoredTask {
+        task,
+        initiator,
+        tenant,
+    })
 }
 
 /// A task whose stored record cannot be read back (see [`StoreError::Unreadable`]),
@@ -561,13 +594,12 @@ pub(crate) fn unreadable_task(
     observe: &crate::Observe,
 ) -> Task {
     report_unreadable(id, e, observe);
-    let state = serde_json::from_value(Value::from(state)).unwrap_or(TaskState::Unknown);
-    let mut status = TaskStatus::new(state);
-    status.message = Some(Box::new(Message::agent_text(
+    let state = TaskState::from_name(state).unwrap_or(TaskState::Unspecified);
+    let status = TaskStatus::new(state).with_message(Message::agent_text(
         "This task's stored record cannot be read back, so it is shown without its \
          history, artifacts or metadata. The server's log names the cause.",
-    )));
-    let mut task = Task::new(TaskId::new(id), ContextId::new(context_id), status);
+    ));
+    let mut task = Task::new(id, context_id, status);
     task.metadata =
         Some(Map::from_iter([(crate::UNREADABLE_KEY.to_owned(), Value::Bool(true))]).into());
     task
@@ -575,14 +607,89 @@ pub(crate) fn unreadable_task(
 
 /// A logged event (`task_events.event`) read back, with its number.
 pub(crate) fn event_of(seq: i64, json: &str) -> Result<LoggedEvent, StoreError> {
-    let event: a2a::v0_3::StreamEvent =
-        serde_json::from_str(json).map_err(|e| StoreError::unreadable("event", e))?;
+    let event = read_either(json, "event", a2a::v0_3::convert::stream_event_in)?;
     Ok((seq as u64, std::sync::Arc::new(event)))
 }
 
-/// A stored push config read back.
-pub(crate) fn push_config_of(json: &str) -> Result<a2a::v0_3::PushNotificationConfig, StoreError> {
-    serde_json::from_str(json).map_err(|e| StoreError::unreadable("push config", e))
+/// A push config as stored (`push_configs.config`): the config a client set, in A2A
+/// 1.0's shape, and the body its notifications take. A row written before has v0.3's
+/// `authentication.schemes` (the first is the scheme) and, when it says no body, took
+/// v0.3's (the task).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PushRow {
+    #[serde(default)]
+    id: String,
+    url: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    token: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    authentication: Option<PushAuthRow>,
+    #[serde(default, rename = "x-a2a-payload")]
+    body: Option<PushBodyRow>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct PushAuthRow {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    scheme: String,
+    #[serde(default, skip_serializing)]
+    schemes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    credentials: Option<String>,
+}
+
+#[derive(Clone, Copy, Serialize, Deserialize)]
+enum PushBodyRow {
+    #[serde(rename = "task")]
+    Task,
+    #[serde(rename = "streamResponse")]
+    StreamResponse,
+}
+
+/// A push config as a store writes it.
+pub(crate) fn push_config_row(c: &StoredPushConfig) -> Result<String, serde_json::Error> {
+    let config = &c.config;
+    serde_json::to_string(&PushRow {
+        id: config.id.clone(),
+        url: config.url.clone(),
+        token: config.token.clone(),
+        authentication: config.authentication.as_ref().map(|a| PushAuthRow {
+            scheme: a.scheme.clone(),
+            schemes: Vec::new(),
+            credentials: (!a.credentials.is_empty()).then(|| a.credentials.clone()),
+        }),
+        body: Some(match c.body {
+            PushBody::Task => PushBodyRow::Task,
+            PushBody::StreamResponse => PushBodyRow::StreamResponse,
+        }),
+    })
+}
+
+/// A stored push config of task `task_id` read back.
+pub(crate) fn push_config_of(task_id: &str, json: &str) -> Result<StoredPushConfig, StoreError> {
+    let row: PushRow =
+        serde_json::from_str(json).map_err(|e| StoreError::unreadable("push config", e))?;
+    Ok(StoredPushConfig {
+        config: TaskPushNotificationConfig {
+            tenant: String::new(),
+            id: row.id,
+            task_id: task_id.to_owned(),
+            url: row.url,
+            token: row.token,
+            authentication: row.authentication.map(|a| AuthenticationInfo {
+                scheme: match a.scheme.as_str() {
+                    "" => a.schemes.into_iter().next().unwrap_or_default(),
+                    _ => a.scheme,
+                },
+                credentials: a.credentials.unwrap_or_default(),
+            }),
+        },
+        body: match row.body {
+            Some(PushBodyRow::StreamResponse) => PushBody::StreamResponse,
+            Some(PushBodyRow::Task) | None => PushBody::Task,
+        },
+    })
 }
 /// Events between a task's snapshots while it is young: a read replays at most this
 /// many (and those of the commit that passed it).
@@ -637,7 +744,7 @@ pub(crate) fn snapshot_due(task: &Task, events: &[LoggedEvent], at_end: AtEnd) -
         return true;
     };
     *first == 1
-        || (at_end == AtEnd::Snapshot && task.status.state.is_terminal())
+        || (at_end == AtEnd::Snapshot && task.state().is_terminal())
         || events
             .iter()
             .any(|(_, e)| matches!(**e, StreamEvent::Task(_)))
@@ -685,6 +792,32 @@ mod tests {
         assert_ne!(old, stored, "{stored}");
         let back: Checkpoint = serde_json::from_str::<CheckpointRow>(&old).unwrap().into();
         assert!(matches!(back, Checkpoint::Done(r) if r.usage.is_none()));
+    }
+
+    /// A push config reads back as it was set, its body's generation with it; one an
+    /// older version wrote (v0.3's `schemes`, no body: v0.3's) reads too.
+    #[test]
+    fn push_configs_read_back_and_old_rows_read_too() {
+        let set = StoredPushConfig {
+            config: TaskPushNotificationConfig {
+                id: "p".into(),
+                task_id: "t".into(),
+                url: "https://example.com/hook".into(),
+                token: "secret".into(),
+                authentication: Some(AuthenticationInfo {
+                    scheme: "Bearer".into(),
+                    credentials: "c".into(),
+                }),
+                ..Default::default()
+            },
+            body: PushBody::StreamResponse,
+        };
+        let row = push_config_row(&set).unwrap();
+        assert_eq!(push_config_of("t", &row).unwrap(), set);
+        let old = r#"{"id":"p","url":"https://example.com/hook","token":"secret","authentication":{"schemes":["Bearer"],"credentials":"c"}}"#;
+        let read = push_config_of("t", old).unwrap();
+        assert_eq!(read.config, set.config);
+        assert_eq!(read.body, PushBody::Task);
     }
 
     #[test]

@@ -9,6 +9,7 @@ use futures::future::BoxFuture;
 
 use super::{ClientError, EventStream, Transport};
 use crate::server::{Caller, RequestHandler};
+use crate::v0_3::convert;
 use crate::v0_3::{MessageSendParams, SendMessageResult, Task, TaskIdParams, TaskQueryParams};
 
 /// Where an in-process client's calls go, and as whom.
@@ -22,6 +23,11 @@ fn answered(e: crate::RpcError) -> ClientError {
     ClientError::Rpc(e)
 }
 
+/// The client's (v0.3-shaped) params as the handler's request.
+fn request(params: &MessageSendParams) -> Result<crate::types::SendMessageRequest, ClientError> {
+    convert::send_request_in(params.clone()).map_err(|e| answered(e.into()))
+}
+
 impl Transport for InProcess {
     fn endpoint(&self) -> &str {
         "in-process:"
@@ -32,11 +38,11 @@ impl Transport for InProcess {
         params: &'a MessageSendParams,
     ) -> BoxFuture<'a, Result<SendMessageResult, ClientError>> {
         Box::pin(async move {
-            (self
-                .handler
-                .send_message(params.clone(), &self.caller)
-                .await)
-                .map_err(answered)
+            let result = (self.handler)
+                .send_message(request(params)?, &self.caller)
+                .await
+                .map_err(answered)?;
+            Ok(convert::send_result(&result))
         })
     }
 
@@ -46,10 +52,11 @@ impl Transport for InProcess {
     ) -> BoxFuture<'a, Result<EventStream, ClientError>> {
         Box::pin(async move {
             let events = (self.handler)
-                .send_message_stream(params.clone(), &self.caller)
+                .send_message_stream(request(params)?, &self.caller)
                 .await
                 .map_err(answered)?;
-            Ok(Box::pin(events.map(|e| e.map_err(answered))) as EventStream)
+            let events = events.map(|e| e.map(|e| convert::stream_event(&e)).map_err(answered));
+            Ok(Box::pin(events) as EventStream)
         })
     }
 
@@ -62,7 +69,8 @@ impl Transport for InProcess {
                 .subscribe(params.id.clone(), &self.caller)
                 .await
                 .map_err(answered)?;
-            Ok(Box::pin(events.map(|e| e.map_err(answered))) as EventStream)
+            let events = events.map(|e| e.map(|e| convert::stream_event(&e)).map_err(answered));
+            Ok(Box::pin(events) as EventStream)
         })
     }
 
@@ -71,7 +79,9 @@ impl Transport for InProcess {
         params: &'a TaskQueryParams,
     ) -> BoxFuture<'a, Result<Task, ClientError>> {
         Box::pin(async move {
-            (self.handler.get_task(params.clone(), &self.caller).await).map_err(answered)
+            let request = convert::get_request_in(params.clone());
+            let task = (self.handler.get_task(request, &self.caller).await).map_err(answered)?;
+            Ok(convert::task(&task))
         })
     }
 
@@ -80,7 +90,9 @@ impl Transport for InProcess {
         params: &'a TaskIdParams,
     ) -> BoxFuture<'a, Result<Task, ClientError>> {
         Box::pin(async move {
-            (self.handler.cancel_task(params.clone(), &self.caller).await).map_err(answered)
+            let request = convert::cancel_request_in(params.clone());
+            let task = (self.handler.cancel_task(request, &self.caller).await).map_err(answered)?;
+            Ok(convert::task(&task))
         })
     }
 }

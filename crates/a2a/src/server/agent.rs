@@ -15,11 +15,12 @@ use super::auth::Caller;
 pub use super::sink_error::SinkError;
 use super::task_manager::ActorHandle;
 use crate::error::RpcError;
-use crate::v0_3::{
-    AgentCard, Artifact, ArtifactUpdateKind, ContextId, Message, MessageSendConfiguration,
-    Metadata, Part, Role, StatusUpdateKind, StreamEvent, Task, TaskArtifactUpdateEvent, TaskId,
-    TaskState, TaskStatus, TaskStatusUpdateEvent, now_rfc3339,
+use crate::store::StoredTask;
+use crate::types::{
+    Artifact, ContextId, Message, Metadata, Part, Role, SendMessageConfiguration, StreamEvent,
+    Task, TaskArtifactUpdateEvent, TaskId, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
 };
+use crate::v0_3::AgentCard;
 
 /// An A2A agent: what the server calls for each incoming message and cancel request.
 ///
@@ -72,7 +73,7 @@ pub trait AgentExecutor: Send + Sync + 'static {
     /// Checks a message `caller` sends to an existing `task` before the task takes it
     /// (before it joins the history): an error refuses the message and leaves the task
     /// as it was. Must be quick (no I/O); the default takes every message.
-    fn admit(&self, task: &Task, message: &Message, caller: &Caller) -> Result<(), RpcError> {
+    fn admit(&self, task: &StoredTask, message: &Message, caller: &Caller) -> Result<(), RpcError> {
         let _ = (task, message, caller);
         Ok(())
     }
@@ -89,8 +90,8 @@ pub trait AgentExecutor: Send + Sync + 'static {
     ) -> impl Future<Output = Result<(), RpcError>> + Send {
         async move {
             if matches!(
-                ctx.task.status.state,
-                TaskState::Submitted | TaskState::Working | TaskState::Unknown
+                ctx.task.state(),
+                TaskState::Submitted | TaskState::Working | TaskState::Unspecified
             ) {
                 events
                     .fail("the agent restarted while working on this task; send the message again")
@@ -115,7 +116,7 @@ pub(super) trait ErasedExecutor: Send + Sync + 'static {
     fn cancel(&self, ctx: CancelContext, events: EventSink) -> BoxFuture<'_, Result<(), RpcError>>;
     fn describe<'a>(&'a self, task: &'a mut Task) -> BoxFuture<'a, ()>;
     fn tailor_extended_card(&self, card: &mut AgentCard, caller: &Caller);
-    fn admit(&self, task: &Task, message: &Message, caller: &Caller) -> Result<(), RpcError>;
+    fn admit(&self, task: &StoredTask, message: &Message, caller: &Caller) -> Result<(), RpcError>;
     fn resume(&self, ctx: ResumeContext, events: EventSink) -> BoxFuture<'_, Result<(), RpcError>>;
 }
 
@@ -136,7 +137,7 @@ impl<A: AgentExecutor> ErasedExecutor for A {
         Box::pin(AgentExecutor::describe(self, task))
     }
 
-    fn admit(&self, task: &Task, message: &Message, caller: &Caller) -> Result<(), RpcError> {
+    fn admit(&self, task: &StoredTask, message: &Message, caller: &Caller) -> Result<(), RpcError> {
         AgentExecutor::admit(self, task, message, caller)
     }
 
@@ -153,7 +154,7 @@ impl<A: AgentExecutor> ErasedExecutor for A {
 #[derive(Debug, Clone)]
 pub struct ResumeContext {
     /// The task as stored when the server started.
-    pub task: Task,
+    pub task: StoredTask,
     /// Fires when a client cancels the task.
     pub cancel: CancellationToken,
     /// Fires when the server stops (see [`RequestContext::shutdown`]).
@@ -172,9 +173,9 @@ pub struct RequestContext {
     /// The task's snapshot, including this message in its history, when the message
     /// continues an existing task; `None` for a new task. (Boxed, like `configuration`:
     /// the context lives in the agent's future for as long as the task runs.)
-    pub task: Option<Box<Task>>,
+    pub task: Option<Box<StoredTask>>,
     /// The client's configuration of the request (history length, blocking, push).
-    pub configuration: Option<Box<MessageSendConfiguration>>,
+    pub configuration: Option<Box<SendMessageConfiguration>>,
     /// The request's `params.metadata`.
     pub metadata: Option<Metadata>,
     /// Who sent the message (anonymous on a server that asks for no credentials).
@@ -204,7 +205,7 @@ impl RequestContext {
 #[derive(Debug, Clone)]
 pub struct CancelContext {
     /// The task as stored (not yet terminal).
-    pub task: Task,
+    pub task: StoredTask,
     /// The cancel request's metadata.
     pub metadata: Option<Metadata>,
     /// Who asked.
@@ -284,8 +285,8 @@ impl EventSink {
         self.handle.followed()
     }
 
-    /// Sends any event. Ids in it must name this sink's task. Status updates get their
-    /// `final` flag set from the state (terminal or interrupted), as the spec requires.
+    /// Sends any event. Ids in it must name this sink's task; a status without a time
+    /// is stamped with the current one.
     pub async fn send(&self, event: impl Into<StreamEvent>) -> Result<(), SinkError> {
         self.handle.apply(event.into()).await
     }
@@ -313,30 +314,23 @@ impl EventSink {
         state: TaskState,
         message: Option<Message>,
     ) -> TaskStatusUpdateEvent {
-        self.status_update_at(state, message, now_rfc3339())
+        self.status_update_at(state, message, Timestamp::now())
     }
 
-    /// Like [`status_update`](Self::status_update), stamped `timestamp` (RFC 3339): the
-    /// time an agent already read for the move it reports.
+    /// Like [`status_update`](Self::status_update), stamped `timestamp`: the time an
+    /// agent already read for the move it reports.
     pub fn status_update_at(
         &self,
         state: TaskState,
         message: Option<Message>,
-        timestamp: String,
+        timestamp: Timestamp,
     ) -> TaskStatusUpdateEvent {
         let status = TaskStatus {
-            state,
-            message: message.map(|m| Box::new(self.own(m))),
+            state: state as i32,
+            message: message.map(|m| self.own(m)),
             timestamp: Some(timestamp),
         };
-        TaskStatusUpdateEvent {
-            kind: StatusUpdateKind,
-            task_id: self.task_id.clone(),
-            context_id: self.context_id.clone(),
-            status,
-            is_final: false,
-            metadata: None,
-        }
+        TaskStatusUpdateEvent::new(self.task_id.as_str(), self.context_id.as_str(), status)
     }
 
     /// An artifact (or a chunk of one) for this task; see [`artifact`](Self::artifact).
@@ -347,13 +341,13 @@ impl EventSink {
         last_chunk: bool,
     ) -> TaskArtifactUpdateEvent {
         TaskArtifactUpdateEvent {
-            kind: ArtifactUpdateKind,
-            task_id: self.task_id.clone(),
-            context_id: self.context_id.clone(),
-            artifact,
-            append: Some(append),
-            last_chunk: Some(last_chunk),
-            metadata: None,
+            append,
+            last_chunk,
+            ..TaskArtifactUpdateEvent::new(
+                self.task_id.as_str(),
+                self.context_id.as_str(),
+                artifact,
+            )
         }
     }
 
@@ -398,14 +392,18 @@ impl EventSink {
 
     /// Answers with a message and no task (only as the agent's first event).
     pub async fn reply(&self, parts: Vec<Part>) -> Result<(), SinkError> {
-        let msg = Message::new(Role::Agent, parts).with_context(self.context_id.clone());
+        let msg = Message::new(Role::Agent, parts).with_context(self.context_id.as_str());
         self.send(msg).await
     }
 
     /// Stamps an agent message with this task's ids.
     fn own(&self, mut m: Message) -> Message {
-        m.task_id.get_or_insert_with(|| self.task_id.clone());
-        m.context_id.get_or_insert_with(|| self.context_id.clone());
+        if m.task_id.is_empty() {
+            m.task_id = self.task_id.as_str().to_owned();
+        }
+        if m.context_id.is_empty() {
+            m.context_id = self.context_id.as_str().to_owned();
+        }
         m
     }
 }

@@ -208,7 +208,7 @@ impl Caller {
         tenant: Option<&str>,
         access: Access,
         authorize: &dyn Authorize,
-        task: Option<&crate::v0_3::Task>,
+        task: Option<&crate::store::StoredTask>,
     ) -> bool {
         if self.owns(initiator, tenant) {
             return true;
@@ -229,7 +229,12 @@ pub trait Authorize: Send + Sync + 'static {
     /// Must be quick (no I/O): it is asked on each request for another's task, and
     /// on each status change of a stream it reads by this leave alone (a leave that
     /// lapses ends the stream). The default lets nobody in.
-    fn lets(&self, caller: &Caller, task: Option<&crate::v0_3::Task>, access: Access) -> bool {
+    fn lets(
+        &self,
+        caller: &Caller,
+        task: Option<&crate::store::StoredTask>,
+        access: Access,
+    ) -> bool {
         let _ = (caller, task, access);
         false
     }
@@ -566,7 +571,7 @@ impl InboundAuth {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::v0_3::Task;
+    use crate::store::StoredTask as Task;
 
     /// Lets `token:v` read every task and `token:o` do anything with every task, and
     /// keeps `token:s` to tenant `acme`.

@@ -34,10 +34,11 @@ use crate::server::handler::Listen;
 use crate::server::{
     Caller, EventSink, Inner, ResumeContext, Subscription, Update, store_error, task_manager,
 };
+use crate::store::StoredTask;
 use crate::store::{
     Cluster, ClusterRequest, Follows, Forwarded, NoticeBoard, Notices, Owner, StoreError, TaskStore,
 };
-use crate::v0_3::{StreamEvent, Task, TaskId};
+use crate::types::{TaskId, TaskState};
 use std::sync::Arc;
 use tracing::{info_span, warn};
 
@@ -61,13 +62,21 @@ const CLAIM_EVERY: Duration = Duration::from_secs(1);
 const CLAIM_BATCH: usize = 64;
 
 impl<T> Forwarded<T> {
-    /// `params` sent by `caller`.
-    pub fn new(params: T, caller: &Caller) -> Self {
+    /// `params` sent by `caller` in `generation`.
+    pub fn new(params: T, generation: crate::Version, caller: &Caller) -> Self {
         Forwarded {
             params,
             caller: caller.principal().map(|p| (**p).clone()),
             tenant: caller.tenant().map(str::to_owned),
+            version: Some(generation.as_str().to_owned()),
         }
+    }
+
+    /// The generation it was sent in (1.0 when an older server did not say).
+    fn generation(&self) -> crate::Version {
+        (self.version.as_deref())
+            .and_then(crate::Version::parse)
+            .unwrap_or(crate::Version::V1_0)
     }
 
     /// The caller it came from, as the server that runs the task sees it.
@@ -122,9 +131,14 @@ impl Inner {
     /// its log gets after `seq` until one ends the task (or nobody listens any more, or
     /// this server stops) — read when the store announces them, every [`TAIL_POLL`]
     /// while it cannot.
-    pub(super) fn tail(&self, store: Arc<dyn TaskStore>, task: Task, seq: u64) -> Subscription {
+    pub(super) fn tail(
+        &self,
+        store: Arc<dyn TaskStore>,
+        task: StoredTask,
+        seq: u64,
+    ) -> Subscription {
         let (tx, events) = broadcast::channel(task_manager::BROADCAST_CAPACITY);
-        let id = task.id.clone();
+        let id = TaskId::new(&task.id);
         let shutdown = self.shutdown.clone();
         self.tracker.spawn(async move {
             let cluster = store.cluster();
@@ -149,7 +163,7 @@ impl Inner {
             }
         });
         Subscription {
-            snapshot: Some(task),
+            snapshot: Some(task.task),
             seq,
             events,
             keep: None,
@@ -161,21 +175,22 @@ impl Inner {
 
     /// Resumes a task this server now runs (at start, or claimed from a server that
     /// stopped): its executor's `resume`, in a task the server owns.
-    pub(super) async fn resume_task(&self, task: Task, seq: u64) -> Result<(), StoreError> {
-        match self.manager.store().push_configs(&task.id).await {
+    pub(super) async fn resume_task(&self, task: StoredTask, seq: u64) -> Result<(), StoreError> {
+        let id = TaskId::new(&task.id);
+        match self.manager.store().push_configs(&id).await {
             Ok(configs) if configs.is_empty() => {}
-            Ok(_) => self.manager.arm_push(&task.id),
+            Ok(_) => self.manager.arm_push(&id),
             // Unknown: armed, so that a config is not missed (delivery reads them).
             Err(e) => {
-                warn!(task_id = %task.id, error = %e, "reading a resumed task's push configs failed; delivering as if it had some");
-                self.manager.arm_push(&task.id);
+                warn!(task_id = %id, error = %e, "reading a resumed task's push configs failed; delivering as if it had some");
+                self.manager.arm_push(&id);
             }
         }
         let handle = self.manager.open_existing(task.clone(), seq);
         let sink = EventSink {
             handle: handle.clone(),
-            task_id: task.id.clone(),
-            context_id: task.context_id.clone(),
+            task_id: id,
+            context_id: crate::types::ContextId::new(&task.context_id),
         };
         let ctx = ResumeContext {
             task,
@@ -222,11 +237,7 @@ async fn follow(
             Ok(events) => {
                 for (n, event) in events {
                     last = n;
-                    let end = match &*event {
-                        StreamEvent::StatusUpdate(u) => u.status.state.is_terminal(),
-                        StreamEvent::Task(t) => t.status.state.is_terminal(),
-                        _ => false,
-                    };
+                    let end = event.state().is_some_and(TaskState::is_terminal);
                     let _ = tx.send(Update::Event(n, event));
                     if end {
                         return;
@@ -363,8 +374,11 @@ async fn take_requests(inner: &Arc<Inner>) {
                     inner2.cancel(f.params.clone(), &caller).await.map(drop)
                 }
                 ClusterRequest::Message(f) => {
-                    let caller = f.caller();
-                    inner2.start(f.params, &caller, Listen::Events).await.map(drop)
+                    let (caller, generation) = (f.caller(), f.generation());
+                    inner2
+                        .start(f.params, generation, &caller, Listen::Events)
+                        .await
+                        .map(drop)
                 }
                 // Checked where it was set (the caller may steer the task).
                 ClusterRequest::ArmPush => {
@@ -382,23 +396,59 @@ async fn take_requests(inner: &Arc<Inner>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Version;
     use crate::principal::Principal;
-    use crate::v0_3::TaskIdParams;
+    use crate::types::{CancelTaskRequest, Message, SendMessageRequest};
 
     #[test]
     fn a_request_queued_by_an_older_server_still_reads() {
         let old: ClusterRequest = serde_json::from_str(r#"{"kind":"cancel","id":"t-1"}"#).unwrap();
         assert!(
-            matches!(old, ClusterRequest::Cancel(f) if f.params.id.as_str() == "t-1" && f.caller.is_none())
+            matches!(old, ClusterRequest::Cancel(f) if f.params.id == "t-1" && f.caller.is_none())
         );
         let who = Caller::known(Arc::new(Principal::new(None, "token:ci", "CI")));
         let new = ClusterRequest::Cancel(Box::new(Forwarded::new(
-            TaskIdParams::new(TaskId::new("t-2")),
+            CancelTaskRequest {
+                id: "t-2".into(),
+                ..Default::default()
+            },
+            Version::V1_0,
             &who,
         )));
         let text = serde_json::to_string(&new).unwrap();
         let back: ClusterRequest = serde_json::from_str(&text).unwrap();
         assert!(matches!(back, ClusterRequest::Cancel(f) if f.caller().id() == Some("token:ci")));
+        // A message an older server queued: v0.3's params, read as the model's.
+        let old: ClusterRequest = serde_json::from_str(
+            r#"{"kind":"message","message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"yes"}],"taskId":"t-3"},"configuration":{"blocking":false}}"#,
+        )
+        .unwrap();
+        let ClusterRequest::Message(f) = old else {
+            panic!("a message");
+        };
+        assert_eq!(f.generation(), Version::V0_3);
+        let message = f.params.message.as_ref().unwrap();
+        assert_eq!(
+            (message.text(), message.task_id.as_str()),
+            ("yes".into(), "t-3")
+        );
+        assert!(f.params.configuration.as_ref().unwrap().return_immediately);
+        // And this server's own.
+        let request = SendMessageRequest {
+            message: Some(Message::user_text("no").with_task("t-4")),
+            ..Default::default()
+        };
+        let text = serde_json::to_string(&ClusterRequest::Message(Box::new(Forwarded::new(
+            request.clone(),
+            Version::V1_0,
+            &who,
+        ))))
+        .unwrap();
+        let ClusterRequest::Message(back) = serde_json::from_str(&text).unwrap() else {
+            panic!("a message: {text}");
+        };
+        assert_eq!(back.generation(), Version::V1_0);
+        assert_eq!(back.params, request);
     }
 
     #[test]

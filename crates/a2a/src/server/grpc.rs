@@ -339,7 +339,7 @@ impl Call {
         if self.method == Method::SendStreamingMessage {
             let r: w::SendMessageRequest = self.decode(bytes)?;
             let caller = self.caller_in(&r.tenant)?;
-            Ok((super::v1::stream_message(r)?, caller))
+            Ok((super::v1::stream_message(r), caller))
         } else {
             let r: w::SubscribeToTaskRequest = self.decode(bytes)?;
             let caller = self.caller_in(&r.tenant)?;
@@ -388,9 +388,7 @@ impl ServerStreamingService<Bytes> for Call {
             };
             let events = live_events(call.inner.clone(), task_id, sub, after).map(|item| {
                 let event = item.map_err(|e| to_status(&e))?;
-                Ok(Bytes::from(
-                    super::v1::stream_response(&event.1).encode_to_vec(),
-                ))
+                Ok(Bytes::from(event.1.response_bytes()))
             });
             Ok(tonic::Response::new(Box::pin(events) as Events))
         })

@@ -9,13 +9,14 @@ use crate::server::{
     Forwarded, Inner, Origin, OwnTasks, Placement, RequestContext, SinkError, StoreError,
     Subscription, Until, Update, apply_event, check_webhook, ends_on, ends_stream,
 };
-use crate::store::{TaskPage, TaskQuery};
-use crate::v0_3::{
-    AgentCard, ContextId, Message, MessageSendParams, Metadata, Part, PushNotificationConfig, Role,
-    SendMessageResult, StreamEvent, Task, TaskId, TaskIdParams, TaskPushNotificationConfig,
-    TaskQueryParams, TaskState, media_type_matches,
+use crate::store::{PushBody, StoredPushConfig, StoredTask, TaskPage, TaskQuery};
+use crate::types::{
+    CancelTaskRequest, ContextId, GetTaskRequest, Message, Metadata, Role, SendMessageRequest,
+    SendMessageResult, StreamEvent, Task, TaskId, TaskPushNotificationConfig, TaskState,
+    media_type_matches,
 };
-use crate::{ErrorCode, Method, RpcError};
+use crate::v0_3::AgentCard;
+use crate::{ErrorCode, Method, RpcError, Version};
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -79,10 +80,43 @@ pub(super) fn control_character(text: &str) -> Option<String> {
 
 /// What a cancel answers once the task stands still: the task when it is canceled,
 /// `TaskNotCancelableError` naming its state otherwise.
-fn cancel_outcome(id: &TaskId, task: Task) -> Result<Task, RpcError> {
-    match task.status.state {
-        TaskState::Canceled => Ok(task),
+fn cancel_outcome(id: &TaskId, task: StoredTask) -> Result<Task, RpcError> {
+    match task.state() {
+        TaskState::Canceled => Ok(task.task),
         state => Err(RpcError::task_not_cancelable(id.as_str(), state.as_str())),
+    }
+}
+
+/// A history length from a request: none, or 0 or more (`field` names it otherwise).
+fn history_length(n: Option<i32>, field: &str) -> Result<Option<u32>, RpcError> {
+    n.map(|n| {
+        u32::try_from(n)
+            .map_err(|_| RpcError::invalid_params(field, format!("must be 0 or more, got {n}")))
+    })
+    .transpose()
+}
+
+/// A task id a request names: required.
+fn required_id(id: &str, field: &str) -> Result<TaskId, RpcError> {
+    if id.is_empty() {
+        return Err(RpcError::invalid_params(field, "a task id is required"));
+    }
+    Ok(TaskId::new(id))
+}
+
+/// Where a request of `generation` carries a push config, for the errors that name it.
+fn push_field(generation: Version) -> &'static str {
+    match generation {
+        Version::V0_3 => "configuration.pushNotificationConfig",
+        Version::V1_0 => "configuration.taskPushNotificationConfig",
+    }
+}
+
+/// The body of the notifications of a push config set over `generation`.
+fn push_body(generation: Version) -> PushBody {
+    match generation {
+        Version::V0_3 => PushBody::Task,
+        Version::V1_0 => PushBody::StreamResponse,
     }
 }
 
@@ -90,7 +124,7 @@ fn cancel_outcome(id: &TaskId, task: Task) -> Result<Task, RpcError> {
 /// with the same parts, in the same conversation (or naming none). Only then is the
 /// earlier task its answer; anything else reusing the id would be answered with
 /// another message's task — someone else's, perhaps.
-fn same_message(task: &Task, message: &Message, caller: &Caller) -> bool {
+fn same_message(task: &StoredTask, message: &Message, caller: &Caller) -> bool {
     let Some(first) = task.history.first() else {
         return false;
     };
@@ -98,10 +132,7 @@ fn same_message(task: &Task, message: &Message, caller: &Caller) -> bool {
         && task.tenant.as_deref() == caller.tenant()
         && first.message_id == message.message_id
         && first.parts == message.parts
-        && message
-            .context_id
-            .as_ref()
-            .is_none_or(|c| *c == task.context_id)
+        && (message.context_id.is_empty() || message.context_id == task.context_id)
 }
 
 /// Where a new message goes once checked.
@@ -153,7 +184,7 @@ impl Inner {
         id: &TaskId,
         caller: &Caller,
         access: Access,
-    ) -> Result<Task, RpcError> {
+    ) -> Result<StoredTask, RpcError> {
         Ok(self.load_seq(id, caller, access).await?.0)
     }
 
@@ -196,7 +227,7 @@ impl Inner {
         id: &TaskId,
         caller: &Caller,
         access: Access,
-    ) -> Result<(Task, u64), RpcError> {
+    ) -> Result<(StoredTask, u64), RpcError> {
         self.check_id("id", id.as_str())?;
         self.manager
             .store()
@@ -210,7 +241,7 @@ impl Inner {
     /// Whether `caller` may act on `task` so: as who started it, or as the
     /// application's [`Authorize`] lets it (an operator, an approver answering its
     /// question), in the task's tenant.
-    fn allows(&self, task: &Task, caller: &Caller, access: Access) -> bool {
+    fn allows(&self, task: &StoredTask, caller: &Caller, access: Access) -> bool {
         caller.may(
             task.initiator.as_deref(),
             task.tenant.as_deref(),
@@ -223,7 +254,7 @@ impl Inner {
     /// For a caller who reads `task` only as the application lets it (not who started
     /// it): what ends that leave, to end the caller's stream before it — an approver
     /// follows the run while the question waits, not after.
-    fn lapse(&self, task: &Task, caller: &Caller) -> Option<super::task_manager::Lapse> {
+    fn lapse(&self, task: &StoredTask, caller: &Caller) -> Option<super::task_manager::Lapse> {
         if caller.owns(task.initiator.as_deref(), task.tenant.as_deref()) {
             return None;
         }
@@ -232,10 +263,16 @@ impl Inner {
             .unwrap_or_else(|| Arc::new(OwnTasks));
         let caller = caller.clone();
         // What the agent looks at: the task's status (its questions), as events move it.
-        let mut probe = Task {
-            history: Vec::new(),
-            artifacts: Vec::new(),
-            ..task.clone()
+        let mut probe = StoredTask {
+            task: Task {
+                id: task.id.clone(),
+                context_id: task.context_id.clone(),
+                status: task.status.clone(),
+                metadata: task.metadata.clone(),
+                ..Task::default()
+            },
+            initiator: task.initiator.clone(),
+            tenant: task.tenant.clone(),
         };
         Some(Box::new(move |event| {
             match event {
@@ -253,14 +290,14 @@ impl Inner {
     async fn store_push_config(
         &self,
         task_id: &TaskId,
-        config: PushNotificationConfig,
+        config: StoredPushConfig,
         field: &str,
     ) -> Result<(), RpcError> {
         let _one = self.push_writes.lock().await;
         let store = self.manager.store();
         let kept = store.push_configs(task_id).await.map_err(store_error)?;
         let max = self.config.max_push_configs;
-        if kept.len() >= max && !kept.iter().any(|c| c.id == config.id) {
+        if kept.len() >= max && !kept.iter().any(|c| c.config.id == config.config.id) {
             return Err(RpcError::invalid_params(
                 field,
                 format!(
@@ -279,10 +316,10 @@ impl Inner {
         &self,
         id: &TaskId,
         caller: &Caller,
-    ) -> Result<Vec<PushNotificationConfig>, RpcError> {
+    ) -> Result<Vec<TaskPushNotificationConfig>, RpcError> {
         self.require_push()?;
         let task = self.load(id, caller, Access::Read).await?;
-        let mut configs = self
+        let stored = self
             .manager
             .store()
             .push_configs(id)
@@ -291,68 +328,104 @@ impl Inner {
         // The secrets a webhook checks its sender by are for who may change the
         // config (the task's owner), not for who may only read the task (an approver).
         let secrets = self.allows(&task, caller, Access::Steer);
-        for c in &mut configs {
-            // How notifications are shaped is the server's record, not the client's data.
-            c.payload = None;
-            if !secrets {
-                c.token = None;
-                if let Some(auth) = &mut c.authentication {
-                    auth.credentials = None;
+        Ok(stored
+            .into_iter()
+            .map(|s| {
+                let mut c = s.config;
+                c.task_id = id.as_str().to_owned();
+                c.tenant = String::new();
+                if !secrets {
+                    c.token = String::new();
+                    if let Some(auth) = &mut c.authentication {
+                        auth.credentials = String::new();
+                    }
                 }
-            }
-        }
-        Ok(configs)
+                c
+            })
+            .collect())
     }
 
+    /// A push config's id (if it has one) and webhook, `prefix` naming where it is in
+    /// the request (`""` for the request itself).
     pub(super) async fn check_push_config(
         &self,
-        config: &PushNotificationConfig,
-        field: &str,
+        config: &TaskPushNotificationConfig,
+        prefix: &str,
     ) -> Result<(), RpcError> {
-        if let Some(id) = &config.id {
-            self.check_id(&format!("{field}.id"), id)?;
+        let field = |name: &str| match prefix {
+            "" => name.to_owned(),
+            prefix => format!("{prefix}.{name}"),
+        };
+        if !config.id.is_empty() {
+            self.check_id(&field("id"), &config.id)?;
+        }
+        if config.url.is_empty() {
+            return Err(RpcError::invalid_params(
+                &field("url"),
+                "a push config needs a url",
+            ));
         }
         check_webhook(&config.url, self.config.allow_private_webhooks)
             .await
-            .map_err(|why| RpcError::invalid_params(&format!("{field}.url"), why))
+            .map_err(|why| RpcError::invalid_params(&field("url"), why))
     }
 
+    /// Sets a push config of a task (the one `config.task_id` names), set over
+    /// `generation` (the body its notifications take; `prefix`: where the config is in
+    /// the request, for errors).
     pub(super) async fn set_push(
         &self,
-        mut p: TaskPushNotificationConfig,
+        mut config: TaskPushNotificationConfig,
+        generation: Version,
+        prefix: &str,
         caller: &Caller,
     ) -> Result<TaskPushNotificationConfig, RpcError> {
         self.require_push()?;
-        self.check_push_config(&p.push_notification_config, "pushNotificationConfig")
-            .await?;
-        let task = self.load(&p.task_id, caller, Access::Steer).await?;
-        let config = &mut p.push_notification_config;
-        config
-            .id
-            .get_or_insert_with(|| p.task_id.as_str().to_owned());
-        self.store_push_config(&p.task_id, config.clone(), "pushNotificationConfig")
-            .await?;
+        let task_id = required_id(&config.task_id, "taskId")?;
+        self.check_push_config(&config, prefix).await?;
+        let task = self.load(&task_id, caller, Access::Steer).await?;
+        if config.id.is_empty() {
+            config.id = task_id.as_str().to_owned();
+        }
+        config.tenant = String::new();
+        let stored = StoredPushConfig {
+            config: config.clone(),
+            body: push_body(generation),
+        };
+        self.store_push_config(
+            &task_id,
+            stored,
+            if prefix.is_empty() { "id" } else { prefix },
+        )
+        .await?;
         // A finished task changes no more: nothing to deliver, nothing to remember.
-        if !task.status.state.is_terminal() {
+        if !task.state().is_terminal() {
             // Delivered by the server that runs the task: told, when that is another.
-            match self.placement(&p.task_id).await? {
-                Placement::Local => self.manager.arm_push(&p.task_id),
+            match self.placement(&task_id).await? {
+                Placement::Local => self.manager.arm_push(&task_id),
                 Placement::Remote(store) => {
-                    self.forward(&store, &p.task_id, ClusterRequest::ArmPush)
+                    self.forward(&store, &task_id, ClusterRequest::ArmPush)
                         .await?;
                 }
             }
         }
-        Ok(p)
+        Ok(config)
     }
 
-    /// Checks a new message against the card: role, parts and media types.
-    pub(super) async fn check_message(&self, params: &MessageSendParams) -> Result<(), RpcError> {
-        let m = &params.message;
-        if m.role != Role::User {
+    /// Checks a new message against the card: role, ids, parts and media types, and
+    /// the request's configuration; `generation` names the push config's field.
+    pub(super) async fn check_message(
+        &self,
+        request: &SendMessageRequest,
+        generation: Version,
+    ) -> Result<(), RpcError> {
+        let Some(m) = &request.message else {
+            return Err(RpcError::invalid_params("message", "a message is required"));
+        };
+        if m.role() != Role::User {
             return Err(RpcError::invalid_params(
                 "message.role",
-                "a message sent to an agent must have role \"user\"",
+                "a message sent to an agent must be the user's (ROLE_USER; \"user\" in v0.3)",
             ));
         }
         let max_parts = self.config.max_parts;
@@ -365,33 +438,35 @@ impl Inner {
                 ),
             ));
         }
-        self.check_id("message.messageId", m.message_id.as_str())?;
-        if let Some(id) = &m.context_id {
-            self.check_id("message.contextId", id.as_str())?;
+        if m.message_id.is_empty() {
+            return Err(RpcError::invalid_params(
+                "message.messageId",
+                "a message needs a messageId",
+            ));
         }
-        if let Some(id) = &m.task_id {
-            self.check_id("message.taskId", id.as_str())?;
+        self.check_id("message.messageId", &m.message_id)?;
+        if !m.context_id.is_empty() {
+            self.check_id("message.contextId", &m.context_id)?;
         }
-        for (i, id) in m.reference_task_ids.iter().flatten().enumerate() {
-            self.check_id(&format!("message.referenceTaskIds[{i}]"), id.as_str())?;
+        if !m.task_id.is_empty() {
+            self.check_id("message.taskId", &m.task_id)?;
+        }
+        for (i, id) in m.reference_task_ids.iter().enumerate() {
+            self.check_id(&format!("message.referenceTaskIds[{i}]"), id)?;
         }
         self.check_metadata("message.metadata", m.metadata.as_ref())?;
-        self.check_metadata("metadata", params.metadata.as_ref())?;
+        self.check_metadata("metadata", request.metadata.as_ref())?;
         if m.parts.is_empty() {
             return Err(RpcError::invalid_params(
                 "message.parts",
                 "a message needs at least one part",
             ));
         }
-        for (i, part) in m.parts.iter().enumerate() {
-            if let Part::File(f) = part
-                && let Some(Err(e)) = f.file.source.decode()
-            {
-                return Err(RpcError::invalid_params(
-                    &format!("message.parts[{i}].file.bytes"),
-                    format!("is not base64: {e}"),
-                ));
-            }
+        if let Some(i) = m.parts.iter().position(|p| p.content.is_none()) {
+            return Err(RpcError::invalid_params(
+                &format!("message.parts[{i}]"),
+                "a part has exactly one of `text`, `raw`, `url` or `data` (this one has none)",
+            ));
         }
         let cards = self.cards();
         let accepted_inputs: Vec<&str> = cards
@@ -410,7 +485,7 @@ impl Inner {
         let accepted_inputs = distinct(accepted_inputs);
         if !accepted_inputs.is_empty() {
             for (i, part) in m.parts.iter().enumerate() {
-                let ty = part.media_type();
+                let ty = part.mode();
                 if !accepted_inputs.iter().any(|a| media_type_matches(a, ty)) {
                     return Err(RpcError::content_type_not_supported(format!(
                         "message.parts[{i}] has media type {ty}, which this agent does not accept (it accepts {})",
@@ -420,12 +495,12 @@ impl Inner {
                 }
             }
         }
-        if let Some(wanted) = params
-            .configuration
-            .as_ref()
-            .and_then(|c| c.accepted_output_modes.as_ref())
-            .filter(|w| !w.is_empty())
-        {
+        let Some(configuration) = &request.configuration else {
+            return Ok(());
+        };
+        history_length(configuration.history_length, "configuration.historyLength")?;
+        let wanted = &configuration.accepted_output_modes;
+        if !wanted.is_empty() {
             let offered: Vec<&str> = cards
                 .card
                 .default_output_modes
@@ -452,13 +527,9 @@ impl Inner {
                 .with_data(serde_json::json!({ "field": "configuration.acceptedOutputModes" })));
             }
         }
-        if let Some(config) = params
-            .configuration
-            .as_ref()
-            .and_then(|c| c.push_notification_config.as_ref())
-        {
+        if let Some(config) = &configuration.task_push_notification_config {
             self.require_push()?;
-            self.check_push_config(config, "configuration.pushNotificationConfig")
+            self.check_push_config(config, push_field(generation))
                 .await?;
         }
         Ok(())
@@ -467,31 +538,35 @@ impl Inner {
     /// Checks a message, binds it to a new or existing task, and starts the agent.
     pub(super) async fn start(
         &self,
-        params: MessageSendParams,
+        request: SendMessageRequest,
+        generation: Version,
         caller: &Caller,
         listen: Listen,
     ) -> Result<Started, RpcError> {
-        self.check_message(&params).await?;
-        let MessageSendParams {
-            mut message,
+        self.check_message(&request, generation).await?;
+        let SendMessageRequest {
+            tenant,
+            message,
             configuration,
             metadata,
-        } = params;
+        } = request;
+        let mut message = message.expect("checked: a message is required");
         // A caller the agent lets answer (an approver) hears what it may read: its
         // stream ends when its leave does; a blocking answer returns once taken.
         let mut lapse = None;
-        let (handle, task, task_id, context_id) = match message.task_id.clone() {
+        let named = (!message.task_id.is_empty()).then(|| TaskId::new(&message.task_id));
+        let (handle, task, task_id, context_id) = match named {
             Some(task_id) => {
                 let (task, seq) = self.load_seq(&task_id, caller, Access::Answer).await?;
                 lapse = self.lapse(&task, caller);
                 if configuration
                     .as_ref()
-                    .is_some_and(|c| c.push_notification_config.is_some())
+                    .is_some_and(|c| c.task_push_notification_config.is_some())
                     && !self.allows(&task, caller, Access::Steer)
                 {
                     // An approver answers; where the task's news goes is its owner's.
                     return Err(RpcError::invalid_params(
-                        "configuration.pushNotificationConfig",
+                        push_field(generation),
                         format!(
                             "only who may change task {task_id} (who started it) may set its push notifications; answer without one"
                         ),
@@ -499,35 +574,36 @@ impl Inner {
                 }
                 // A message that names the wrong context is wrong whatever the task's
                 // state (-32602); a right one to a finished task is refused (-32004).
-                if let Some(ctx) = &message.context_id
-                    && *ctx != task.context_id
-                {
+                if !message.context_id.is_empty() && message.context_id != task.context_id {
                     return Err(RpcError::invalid_params(
                         "message.contextId",
                         format!(
-                            "task {task_id} belongs to context {}, not {ctx}",
-                            task.context_id
+                            "task {task_id} belongs to context {}, not {}",
+                            task.context_id, message.context_id
                         ),
                     ));
                 }
-                if task.status.state.is_terminal() {
-                    return Err(sink_error(SinkError::Terminal(task_id, task.status.state)));
+                if task.state().is_terminal() {
+                    return Err(sink_error(SinkError::Terminal(task_id, task.state())));
                 }
                 self.agent.admit(&task, &message, caller)?;
-                let context_id = task.context_id.clone();
-                message.context_id = Some(context_id.clone());
+                let context_id = ContextId::new(&task.context_id);
+                message.context_id = task.context_id.clone();
                 if let Placement::Remote(store) = self.placement(&task_id).await? {
                     // Another server runs the task: it takes the message from the queue;
                     // the client follows the task's log from here.
-                    let params = MessageSendParams {
-                        message,
+                    let request = SendMessageRequest {
+                        tenant,
+                        message: Some(message),
                         configuration,
                         metadata,
                     };
                     self.forward(
                         &store,
                         &task_id,
-                        ClusterRequest::Message(Box::new(Forwarded::new(params, caller))),
+                        ClusterRequest::Message(Box::new(Forwarded::new(
+                            request, generation, caller,
+                        ))),
                     )
                     .await?;
                     let mut sub = self.tail(store, task, seq);
@@ -550,7 +626,7 @@ impl Inner {
                 let existing = if self.config.message_idempotency {
                     self.manager
                         .store()
-                        .task_of_message(message.message_id.as_str())
+                        .task_of_message(&message.message_id)
                         .await
                         .map_err(store_error)?
                 } else {
@@ -581,9 +657,12 @@ impl Inner {
                     });
                 }
                 let task_id = TaskId::random();
-                let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
-                message.task_id = Some(task_id.clone());
-                message.context_id = Some(context_id.clone());
+                let context_id = match message.context_id.as_str() {
+                    "" => ContextId::random(),
+                    id => ContextId::new(id),
+                };
+                message.task_id = task_id.as_str().to_owned();
+                message.context_id = context_id.as_str().to_owned();
                 let handle = self.manager.open_new(
                     task_id.clone(),
                     context_id.clone(),
@@ -598,10 +677,18 @@ impl Inner {
         };
         if let Some(mut config) = configuration
             .as_ref()
-            .and_then(|c| c.push_notification_config.clone())
+            .and_then(|c| c.task_push_notification_config.clone())
         {
-            config.id.get_or_insert_with(|| task_id.as_str().to_owned());
-            self.store_push_config(&task_id, config, "configuration.pushNotificationConfig")
+            if config.id.is_empty() {
+                config.id = task_id.as_str().to_owned();
+            }
+            config.task_id = task_id.as_str().to_owned();
+            config.tenant = String::new();
+            let stored = StoredPushConfig {
+                config,
+                body: push_body(generation),
+            };
+            self.store_push_config(&task_id, stored, push_field(generation))
                 .await?;
             self.manager.arm_push(&task_id);
         }
@@ -683,27 +770,31 @@ impl Inner {
         self.tracker.spawn(work.instrument(span));
     }
 
-    /// `message/send`.
+    /// SendMessage (`message/send`), sent over `generation`.
     pub(super) async fn send(
         &self,
-        params: MessageSendParams,
-        force_non_blocking: bool,
+        request: SendMessageRequest,
+        generation: Version,
         caller: &Caller,
     ) -> Result<SendMessageResult, RpcError> {
-        let blocking = params.blocking() && !force_non_blocking;
-        let history_length = params.history_length();
+        let configuration = request.configuration.as_ref();
+        let blocking = !configuration.is_some_and(|c| c.return_immediately);
+        let history_length = history_length(
+            configuration.and_then(|c| c.history_length),
+            "configuration.historyLength",
+        )?;
         let listen = Listen::Once(if blocking {
             Until::End
         } else {
             Until::FirstEvent
         });
-        let Started { task_id, sub } = self.start(params, caller, listen).await?;
+        let Started { task_id, sub } = self.start(request, generation, caller, listen).await?;
         let mut sub = match sub {
             Listening::Events(sub) => sub,
             Listening::Once(end) => {
                 let task = tokio::select! {
                     ending = end => match ending {
-                        Ok(Ending::Task(task)) => Some(Arc::unwrap_or_clone(task)),
+                        Ok(Ending::Task(task)) => Some(Arc::unwrap_or_clone(task).task),
                         Ok(Ending::Message(m)) => return Ok(SendMessageResult::Message(*m)),
                         Ok(Ending::Error(e)) => return Err(*e),
                         // The task's actor ended before that event: the task as it
@@ -718,7 +809,7 @@ impl Inner {
         let mut task_exists = sub.snapshot.is_some();
         // The task moved on by the events as they come, as the store moves it: what a
         // blocking request answers with once the task stops, without reading it back.
-        let mut current = sub.snapshot.take();
+        let mut current: Option<Task> = sub.snapshot.take();
         let (mut ended, mut lagged) = (false, false);
         // Made once, not at every event (each would add a waiter to the token's list
         // and take it out again).
@@ -761,7 +852,7 @@ impl Inner {
                     // Events were missed: the task is read back at the end.
                     (current, lagged) = (None, true);
                     let task = self.load(&task_id, caller, Access::Read).await?;
-                    if !blocking || ends_on(task.status.state) {
+                    if !blocking || ends_on(task.state()) {
                         break;
                     }
                 }
@@ -787,7 +878,7 @@ impl Inner {
                 .get(task_id)
                 .await
                 .map_err(store_error)?
-                .map(|(task, _)| task),
+                .map(|(task, _)| task.task),
         };
         match task {
             Some(mut task) => {
@@ -802,31 +893,32 @@ impl Inner {
         }
     }
 
-    /// `tasks/cancel`.
+    /// CancelTask (`tasks/cancel`).
     pub(super) async fn cancel(
         &self,
-        params: TaskIdParams,
+        request: CancelTaskRequest,
         caller: &Caller,
     ) -> Result<Task, RpcError> {
-        let (task, seq) = self.load_seq(&params.id, caller, Access::Steer).await?;
-        if task.status.state.is_terminal() {
+        let id = required_id(&request.id, "id")?;
+        let (task, seq) = self.load_seq(&id, caller, Access::Steer).await?;
+        if task.state().is_terminal() {
             return Err(RpcError::task_not_cancelable(
-                params.id.as_str(),
-                task.status.state.as_str(),
+                id.as_str(),
+                task.state().as_str(),
             ));
         }
-        let mut sub = match self.placement(&params.id).await? {
+        let mut sub = match self.placement(&id).await? {
             Placement::Local => {
                 let handle = self.manager.open_existing(task.clone(), seq);
                 let sub = handle.subscribe().await.map_err(sink_error)?;
                 let sink = EventSink {
                     handle: handle.clone(),
-                    task_id: task.id.clone(),
-                    context_id: task.context_id.clone(),
+                    task_id: id.clone(),
+                    context_id: ContextId::new(&task.context_id),
                 };
                 let ctx = CancelContext {
                     task,
-                    metadata: params.metadata.clone(),
+                    metadata: request.metadata.clone(),
                     caller: caller.clone(),
                 };
                 let outcome = AssertUnwindSafe(self.agent.cancel(ctx, sink))
@@ -838,9 +930,9 @@ impl Inner {
                         // A concurrent cancel (or the task's own end) got there first:
                         // the agent's refusal is then no failure, and the answer is the
                         // one for a task found in that state.
-                        let now = self.load(&params.id, caller, Access::Read).await?;
-                        if now.status.state.is_terminal() {
-                            return cancel_outcome(&params.id, now);
+                        let now = self.load(&id, caller, Access::Read).await?;
+                        if now.state().is_terminal() {
+                            return cancel_outcome(&id, now);
                         }
                         return Err(e);
                     }
@@ -853,8 +945,12 @@ impl Inner {
             Placement::Remote(store) => {
                 self.forward(
                     &store,
-                    &params.id,
-                    ClusterRequest::Cancel(Box::new(Forwarded::new(params.clone(), caller))),
+                    &id,
+                    ClusterRequest::Cancel(Box::new(Forwarded::new(
+                        request.clone(),
+                        Version::V1_0,
+                        caller,
+                    ))),
                 )
                 .await?;
                 self.tail(store, task, seq)
@@ -863,33 +959,35 @@ impl Inner {
         // Wait (bounded) for the agent to reach a terminal state.
         let wait = async {
             loop {
-                let current = self.load(&params.id, caller, Access::Read).await?;
-                if current.status.state.is_terminal() {
+                let current = self.load(&id, caller, Access::Read).await?;
+                if current.state().is_terminal() {
                     return Ok::<_, RpcError>(current);
                 }
                 match sub.events.recv().await {
                     Ok(_) | Err(RecvError::Lagged(_)) => {}
                     Err(RecvError::Closed) => {
-                        return self.load(&params.id, caller, Access::Read).await;
+                        return self.load(&id, caller, Access::Read).await;
                     }
                 }
             }
         };
         let task = match tokio::time::timeout(self.config.cancel_wait, wait).await {
             Ok(r) => r?,
-            Err(_) => self.load(&params.id, caller, Access::Read).await?,
+            Err(_) => self.load(&id, caller, Access::Read).await?,
         };
-        cancel_outcome(&params.id, task)
+        cancel_outcome(&id, task)
     }
 
     /// GetTask / `tasks/get`.
     pub(super) async fn get_task(
         &self,
-        p: TaskQueryParams,
+        request: GetTaskRequest,
         caller: &Caller,
     ) -> Result<Task, RpcError> {
-        let mut task = self.load(&p.id, caller, Access::Read).await?;
-        task.truncate_history(p.history_length);
+        let id = required_id(&request.id, "id")?;
+        let history_length = history_length(request.history_length, "historyLength")?;
+        let mut task = self.load(&id, caller, Access::Read).await?.task;
+        task.truncate_history(history_length);
         self.agent.describe(&mut task).await;
         Ok(task)
     }
@@ -918,7 +1016,12 @@ impl Inner {
             .list(&query)
             .await
             .map_err(store_error)?;
-        futures::future::join_all(page.tasks.iter_mut().map(|t| self.agent.describe(t))).await;
+        futures::future::join_all(
+            page.tasks
+                .iter_mut()
+                .map(|t| self.agent.describe(&mut t.task)),
+        )
+        .await;
         Ok(page)
     }
 
@@ -935,7 +1038,7 @@ impl Inner {
         }
         let configs = self.push_configs(task_id, caller).await?;
         let found = match config_id {
-            Some(id) => configs.into_iter().find(|c| c.id.as_deref() == Some(id)),
+            Some(id) => configs.into_iter().find(|c| c.id == id),
             None => configs.into_iter().next(),
         };
         // v1.0.1 §3.1.8: a config that does not exist is TaskNotFoundError.
@@ -953,10 +1056,7 @@ impl Inner {
             RpcError::new(ErrorCode::TASK_NOT_FOUND, why)
                 .with_data(serde_json::json!({ "taskId": task_id.as_str(), "field": field }))
         })?;
-        Ok(TaskPushNotificationConfig {
-            task_id: task_id.clone(),
-            push_notification_config: config,
-        })
+        Ok(config)
     }
 
     /// Every push config of a task.
@@ -965,14 +1065,7 @@ impl Inner {
         task_id: &TaskId,
         caller: &Caller,
     ) -> Result<Vec<TaskPushNotificationConfig>, RpcError> {
-        let configs = self.push_configs(task_id, caller).await?;
-        Ok(configs
-            .into_iter()
-            .map(|c| TaskPushNotificationConfig {
-                task_id: task_id.clone(),
-                push_notification_config: c,
-            })
-            .collect())
+        self.push_configs(task_id, caller).await
     }
 
     /// Removes a push config; an unknown one is an invalid-params error on `field`.
@@ -1041,8 +1134,10 @@ impl Inner {
         caller: &Caller,
     ) -> Result<(TaskId, Subscription, Option<u64>), RpcError> {
         match request {
-            StreamRequest::Message(params) => {
-                let Started { task_id, sub } = self.start(*params, caller, Listen::Events).await?;
+            StreamRequest::Message(request, generation) => {
+                let Started { task_id, sub } = self
+                    .start(*request, generation, caller, Listen::Events)
+                    .await?;
                 let Listening::Events(sub) = sub else {
                     unreachable!("start listens to the events when asked to")
                 };
@@ -1062,17 +1157,17 @@ impl Inner {
                         "Last-Event-ID {after} is past the last event of task {id} ({seq})"
                     )));
                 }
-                if !terminal_ok && after.is_none() && task.status.state.is_terminal() {
+                if !terminal_ok && after.is_none() && task.state().is_terminal() {
                     return Err(RpcError::unsupported_operation(format!(
                         "task {id} is {} and will not change: get it with GetTask",
-                        task.status.state
+                        task.state()
                     )));
                 }
                 // v1.0 begins every subscription with the task as it stands (§3.1.6),
                 // numbered as the last event it includes: the events a `Last-Event-ID`
                 // would replay are in it, and the live ones follow. v0.3 replays them.
                 let after = if terminal_ok { after } else { None };
-                if !task.status.state.is_terminal()
+                if !task.state().is_terminal()
                     && let Placement::Remote(store) = self.placement(&id).await?
                 {
                     // Another server runs the task: its log, followed from the store.
@@ -1102,8 +1197,8 @@ impl Inner {
 
 /// What a streaming request asks for.
 pub(super) enum StreamRequest {
-    /// SendStreamingMessage / `message/stream`.
-    Message(Box<MessageSendParams>),
+    /// SendStreamingMessage / `message/stream`, sent over a generation.
+    Message(Box<SendMessageRequest>, Version),
     /// SubscribeToTask / `tasks/resubscribe`, after event `after` if given.
     /// `terminal_ok`: v0.3 sends a finished task's snapshot; v1.0 refuses.
     Subscribe {

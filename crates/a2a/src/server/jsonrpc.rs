@@ -13,9 +13,10 @@ use crate::proto::pb as w;
 use crate::server::{
     Caller, IncomingRequest, Inner, RequestId, RpcResponse, StreamRequest, live_events,
 };
+use crate::types::StreamEvent;
 use crate::v0_3::{
     DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams, MessageSendParams,
-    StreamEvent, TaskIdParams, TaskPushNotificationConfig, TaskQueryParams,
+    TaskIdParams, TaskPushNotificationConfig, TaskQueryParams,
 };
 use crate::v1::error as v1_error;
 use crate::{Method, RpcError};
@@ -310,27 +311,26 @@ async fn unary_v03(
     caller: &Caller,
 ) -> Result<Box<RawValue>, RpcError> {
     match method {
-        Method::SendMessage => Answer::encode(inner.send(req.params()?, false, caller).await?),
+        Method::SendMessage => {
+            Answer::encode(super::v0_3::send(inner, req.params()?, caller).await?)
+        }
         // Streaming methods are answered by `stream`.
         Method::SendStreamingMessage | Method::Resubscribe => Err(RpcError::internal(
             "a streaming method reached the unary path",
         )),
         Method::ListTasks => Err(RpcError::method_not_found(method.v1_name())),
-        Method::GetTask => Answer::encode(inner.get_task(req.params()?, caller).await?),
-        Method::CancelTask => Answer::encode(inner.cancel(req.params()?, caller).await?),
-        Method::SetPushConfig => Answer::encode(inner.set_push(req.params()?, caller).await?),
+        Method::GetTask => Answer::encode(super::v0_3::get(inner, req.params()?, caller).await?),
+        Method::CancelTask => {
+            Answer::encode(super::v0_3::cancel(inner, req.params()?, caller).await?)
+        }
+        Method::SetPushConfig => {
+            Answer::encode(super::v0_3::set_push(inner, req.params()?, caller).await?)
+        }
         Method::GetPushConfig => {
-            let p: GetTaskPushNotificationConfigParams = req.params()?;
-            let id = p.push_notification_config_id.as_deref();
-            Answer::encode(
-                inner
-                    .get_push_config(&p.id, id, "pushNotificationConfigId", caller)
-                    .await?,
-            )
+            Answer::encode(super::v0_3::get_push(inner, req.params()?, caller).await?)
         }
         Method::ListPushConfig => {
-            let p: TaskIdParams = req.params()?;
-            Answer::encode(inner.list_push_configs(&p.id, caller).await?)
+            Answer::encode(super::v0_3::list_push(inner, req.params()?, caller).await?)
         }
         Method::DeletePushConfig => {
             let p: DeleteTaskPushNotificationConfigParams = req.params()?;
@@ -406,13 +406,14 @@ fn sse_frame(
     generation: Version,
 ) -> Event {
     let json = match (body, generation) {
-        (Ok(event), Version::V0_3) => {
+        (Ok(event), Version::V0_3) => serde_json::to_string(&RpcResponse::success(
+            id.clone(),
+            crate::v0_3::convert::stream_event(event),
+        )),
+        // An event serializes as the StreamResponse that holds it.
+        (Ok(event), Version::V1_0) => {
             serde_json::to_string(&RpcResponse::success(id.clone(), event))
         }
-        (Ok(event), Version::V1_0) => serde_json::to_string(&RpcResponse::success(
-            id.clone(),
-            super::v1::stream_response(event),
-        )),
         (Err(e), Version::V0_3) => serde_json::to_string(&RpcResponse::error(id.clone(), e)),
         (Err(e), Version::V1_0) => {
             serde_json::to_string(&RpcResponse::error(id.clone(), v1_error::jsonrpc(&e)))
@@ -447,10 +448,10 @@ async fn stream(
     let setup = async {
         let request = match (method, generation) {
             (Method::SendStreamingMessage, Version::V0_3) => {
-                StreamRequest::Message(Box::new(req.params()?))
+                super::v0_3::stream_message(req.params()?)?
             }
             (Method::SendStreamingMessage, Version::V1_0) => {
-                super::v1::stream_message(req.params()?)?
+                super::v1::stream_message(req.params()?)
             }
             (_, Version::V0_3) => {
                 let p: TaskIdParams = req.params()?;

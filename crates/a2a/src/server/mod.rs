@@ -27,6 +27,7 @@ mod stream;
 mod streams;
 mod task_manager;
 mod tls;
+mod v0_3;
 mod v1;
 mod version;
 pub use crate::version::Versions;

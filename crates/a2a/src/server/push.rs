@@ -13,8 +13,8 @@ use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
-use crate::store::TaskStore;
-use crate::v0_3::{PushNotificationConfig, PushPayload, StreamEvent, Task, TaskId};
+use crate::store::{PushBody, StoredPushConfig, TaskStore};
+use crate::types::{StreamEvent, StreamResponse, Task, TaskId};
 use backoff::{Backoff, Jitter};
 
 /// Why a webhook URL is refused, if it is: not http(s), no host, or a host that is or
@@ -229,7 +229,7 @@ impl PushNotifier {
         tracker.spawn(
             async move {
                 while let Some(task) = rx.recv().await {
-                    let configs = match this.store.push_configs(&task.id).await {
+                    let configs = match this.store.push_configs(&TaskId::new(&task.id)).await {
                         Ok(c) => c,
                         Err(e) => {
                             warn!(error = %e, "cannot read push configs");
@@ -246,7 +246,8 @@ impl PushNotifier {
         tx
     }
 
-    async fn deliver(&self, config: &PushNotificationConfig, task: &Task) {
+    async fn deliver(&self, stored: &StoredPushConfig, task: &Task) {
+        let config = &stored.config;
         // Checked again at delivery: a name may resolve elsewhere than when it was set.
         if let Err(why) = check_webhook(&config.url, self.allow_private).await {
             warn!(url = %crate::log::url(&config.url), why = %crate::log::untrusted(&why), "push notification not sent");
@@ -256,14 +257,15 @@ impl PushNotifier {
             .with_jitter(Jitter::Up(0.2))
             .waits();
         // v1.0's body is a StreamResponse holding the task (§4.3.3), v0.3's the task.
-        let (body, content_type) = match config.payload {
-            Some(PushPayload::StreamResponse) => (
-                serde_json::to_vec(&crate::v1::convert::stream_event(&StreamEvent::Task(
-                    task.clone(),
-                ))),
+        let (body, content_type) = match stored.body {
+            PushBody::StreamResponse => (
+                serde_json::to_vec(&StreamResponse::from(StreamEvent::Task(task.clone()))),
                 "application/a2a+json",
             ),
-            Some(PushPayload::Task) | None => (serde_json::to_vec(task), "application/json"),
+            PushBody::Task => (
+                serde_json::to_vec(&crate::v0_3::convert::task(task)),
+                "application/json",
+            ),
         };
         // Plain data always serializes.
         let body = bytes::Bytes::from(body.expect("a task always serializes to JSON"));
@@ -273,13 +275,14 @@ impl PushNotifier {
                 .post(&config.url)
                 .header(reqwest::header::CONTENT_TYPE, content_type)
                 .body(body.clone());
-            if let Some(token) = &config.token {
-                req = req.header(NOTIFICATION_TOKEN_HEADER, token);
+            if !config.token.is_empty() {
+                req = req.header(NOTIFICATION_TOKEN_HEADER, &config.token);
             }
             if let Some(auth) = &config.authentication
-                && let Some(credentials) = &auth.credentials
-                && let Some(scheme) = auth.schemes.first()
+                && !auth.credentials.is_empty()
+                && !auth.scheme.is_empty()
             {
+                let (scheme, credentials) = (&auth.scheme, &auth.credentials);
                 req = req.header(
                     reqwest::header::AUTHORIZATION,
                     format!("{scheme} {credentials}"),
@@ -287,7 +290,7 @@ impl PushNotifier {
             }
             match req.send().await {
                 Ok(resp) if resp.status().is_success() => {
-                    debug!(url = %crate::log::url(&config.url), state = %task.status.state, "push notification delivered");
+                    debug!(url = %crate::log::url(&config.url), state = %task.state(), "push notification delivered");
                     return;
                 }
                 Ok(resp) => {

@@ -15,13 +15,14 @@ use futures::{Stream, StreamExt};
 use super::auth::Caller;
 use super::handler::StreamRequest;
 use super::{Inner, live_events};
-use crate::Method;
 use crate::error::RpcError;
 use crate::store::{TaskPage, TaskQuery};
-use crate::v0_3::{
-    AgentCard, MessageSendParams, SendMessageResult, StreamEvent, Task, TaskId, TaskIdParams,
-    TaskPushNotificationConfig, TaskQueryParams,
+use crate::types::{
+    CancelTaskRequest, GetTaskRequest, SendMessageRequest, SendMessageResult, StreamEvent, Task,
+    TaskId, TaskPushNotificationConfig,
 };
+use crate::v0_3::AgentCard;
+use crate::{Method, Version};
 
 /// A stream of a task's events, as a subscriber reads them: the task first (when it
 /// opens on an existing task), then each event; an error ends it.
@@ -56,19 +57,19 @@ impl RequestHandler {
     /// SendMessage (`message/send`): a task, or the agent's direct reply.
     pub async fn send_message(
         &self,
-        params: MessageSendParams,
+        request: SendMessageRequest,
         caller: &Caller,
     ) -> Result<SendMessageResult, RpcError> {
-        self.inner.send(params, false, caller).await
+        self.inner.send(request, Version::V1_0, caller).await
     }
 
     /// SendStreamingMessage (`message/stream`): the new (or continued) task's events.
     pub async fn send_message_stream(
         &self,
-        params: MessageSendParams,
+        request: SendMessageRequest,
         caller: &Caller,
     ) -> Result<TaskEvents, RpcError> {
-        let request = StreamRequest::Message(Box::new(params));
+        let request = StreamRequest::Message(Box::new(request), Version::V1_0);
         self.events(Method::SendStreamingMessage, request, caller)
             .await
     }
@@ -99,10 +100,10 @@ impl RequestHandler {
     /// GetTask (`tasks/get`).
     pub async fn get_task(
         &self,
-        params: TaskQueryParams,
+        request: GetTaskRequest,
         caller: &Caller,
     ) -> Result<Task, RpcError> {
-        self.inner.get_task(params, caller).await
+        self.inner.get_task(request, caller).await
     }
 
     /// ListTasks (v1.0): the page of the tasks `caller` may read that `query` asks for.
@@ -117,19 +118,20 @@ impl RequestHandler {
     /// CancelTask (`tasks/cancel`).
     pub async fn cancel_task(
         &self,
-        params: TaskIdParams,
+        request: CancelTaskRequest,
         caller: &Caller,
     ) -> Result<Task, RpcError> {
-        self.inner.cancel(params, caller).await
+        self.inner.cancel(request, caller).await
     }
 
-    /// CreateTaskPushNotificationConfig (`tasks/pushNotificationConfig/set`).
+    /// CreateTaskPushNotificationConfig (`tasks/pushNotificationConfig/set`): a webhook
+    /// for task `config.task_id`, its notifications v1.0's `StreamResponse`s.
     pub async fn set_push_config(
         &self,
         config: TaskPushNotificationConfig,
         caller: &Caller,
     ) -> Result<TaskPushNotificationConfig, RpcError> {
-        self.inner.set_push(config, caller).await
+        self.inner.set_push(config, Version::V1_0, "", caller).await
     }
 
     /// GetTaskPushNotificationConfig: task `task`'s config `config_id` (its only one,
@@ -177,7 +179,7 @@ impl RequestHandler {
 mod tests {
     use super::*;
     use crate::server::{A2aServer, AgentExecutor, EventSink, RequestContext};
-    use crate::v0_3::{Message, TaskState};
+    use crate::types::{Message, TaskState};
 
     struct Shout;
 
@@ -203,22 +205,24 @@ mod tests {
     async fn the_handler_answers_without_a_transport() {
         let handler = handler();
         let anyone = Caller::anonymous();
-        let sent = handler
-            .send_message(MessageSendParams::new(Message::user_text("hi")), &anyone)
-            .await
-            .unwrap();
+        let send = |text: &str| SendMessageRequest {
+            message: Some(Message::user_text(text)),
+            ..Default::default()
+        };
+        let sent = handler.send_message(send("hi"), &anyone).await.unwrap();
         let SendMessageResult::Task(task) = sent else {
             panic!("a task: {sent:?}");
         };
-        assert_eq!(task.status.state, TaskState::Completed);
-        let read = handler
-            .get_task(TaskQueryParams::new(task.id.clone()), &anyone)
-            .await
-            .unwrap();
+        assert_eq!(task.state(), TaskState::Completed);
+        let get = |id: &str| GetTaskRequest {
+            id: id.to_owned(),
+            ..Default::default()
+        };
+        let read = handler.get_task(get(&task.id), &anyone).await.unwrap();
         assert_eq!(read.id, task.id);
 
         let mut events = handler
-            .send_message_stream(MessageSendParams::new(Message::user_text("again")), &anyone)
+            .send_message_stream(send("again"), &anyone)
             .await
             .unwrap();
         let mut last = None;
@@ -227,20 +231,21 @@ mod tests {
         }
         match last {
             Some(StreamEvent::StatusUpdate(update)) => {
-                assert_eq!(update.status.state, TaskState::Completed)
+                assert_eq!(update.status().state(), TaskState::Completed)
             }
             other => panic!("the stream ends with the final status: {other:?}"),
         }
 
         let missing = handler
-            .get_task(TaskQueryParams::new(TaskId::new("no-such-task")), &anyone)
+            .get_task(get("no-such-task"), &anyone)
             .await
             .unwrap_err();
         assert_eq!(missing.code, crate::ErrorCode::TASK_NOT_FOUND);
-        let finished = handler
-            .cancel_task(TaskIdParams::new(task.id.clone()), &anyone)
-            .await
-            .unwrap_err();
+        let cancel = CancelTaskRequest {
+            id: task.id.clone(),
+            ..Default::default()
+        };
+        let finished = handler.cancel_task(cancel, &anyone).await.unwrap_err();
         assert_eq!(finished.code, crate::ErrorCode::TASK_NOT_CANCELABLE);
     }
 }

@@ -13,7 +13,7 @@ use super::observe::Answered;
 use super::version::{self, Version};
 use crate::proto::pb as w;
 use crate::server::{Caller, Inner, live_events};
-use crate::v0_3::StreamEvent;
+use crate::types::StreamEvent;
 use crate::v1::error as v1_error;
 use crate::{Method, RpcError};
 use axum::body::Body;
@@ -350,7 +350,7 @@ async fn handle(
         Endpoint::Send => ok(&super::v1::send(inner, parse_body(body)?, caller).await?),
         Endpoint::Stream => {
             accepts_event_stream(headers)?;
-            let request = super::v1::stream_message(parse_body(body)?)?;
+            let request = super::v1::stream_message(parse_body(body)?);
             stream(inner.clone(), Method::SendStreamingMessage, request, caller).await
         }
         Endpoint::Get(id) => {
@@ -429,7 +429,8 @@ async fn stream(
     let keep_alive = inner.config.keep_alive;
     let frame = |seq: u64, body: Result<&StreamEvent, RpcError>| {
         let data = match body {
-            Ok(event) => serde_json::to_string(&super::v1::stream_response(event)),
+            // An event serializes as the StreamResponse that holds it.
+            Ok(event) => serde_json::to_string(event),
             Err(e) => serde_json::to_string(&v1_error::http(&e).1),
         };
         sse_event(

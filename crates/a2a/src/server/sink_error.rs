@@ -4,7 +4,7 @@
 
 use crate::error::RpcError;
 use crate::store::StoreError;
-use crate::v0_3::{ContextId, TaskId, TaskState};
+use crate::types::{ContextId, TaskId, TaskState};
 
 /// Why an event was not accepted.
 #[derive(Debug, Clone, thiserror::Error)]

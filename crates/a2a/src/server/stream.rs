@@ -4,19 +4,16 @@
 
 use crate::RpcError;
 use crate::server::{Inner, LoggedEvent, Subscription, Update, store_error};
-use crate::v0_3::{StreamEvent, Task, TaskId, TaskState};
+use crate::types::{StreamEvent, Task, TaskId, TaskState};
 use futures::Stream;
 use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
 use tracing::warn;
 
-/// Whether a stream ends after this event.
+/// Whether a stream ends after this event: one that leaves its task terminal or
+/// waiting for the client.
 pub(super) fn ends_stream(event: &StreamEvent) -> bool {
-    match event {
-        StreamEvent::StatusUpdate(e) => e.is_final,
-        StreamEvent::Task(t) => ends_on(t.status.state),
-        _ => false,
-    }
+    event.state().is_some_and(ends_on)
 }
 
 pub(super) fn ends_on(state: TaskState) -> bool {
@@ -25,11 +22,7 @@ pub(super) fn ends_on(state: TaskState) -> bool {
 
 /// Whether `event` ends a v1.0 subscription: a terminal state only (§3.1.6).
 fn ends_subscription(event: &StreamEvent) -> bool {
-    match event {
-        StreamEvent::StatusUpdate(e) => e.status.state.is_terminal(),
-        StreamEvent::Task(t) => t.status.state.is_terminal(),
-        _ => false,
-    }
+    event.state().is_some_and(TaskState::is_terminal)
 }
 
 /// What a stream sends, in order: logged events to replay (when resuming after
@@ -78,7 +71,7 @@ pub(super) fn live_events(
     let terminal = sub
         .snapshot
         .as_ref()
-        .is_some_and(|t| t.status.state.is_terminal());
+        .is_some_and(|t| t.state().is_terminal());
     let stopping = Box::pin(inner.shutdown.clone().cancelled_owned());
     let open = inner.config.observer.subscriber();
     let st = St {
@@ -157,7 +150,7 @@ pub(super) fn live_events(
                 return None;
             }
             if let Some((seq, task)) = st.first.take() {
-                st.done = task.status.state.is_terminal();
+                st.done = task.state().is_terminal();
                 return Some((Ok((seq, Arc::new(StreamEvent::Task(task)))), st));
             }
             let update = tokio::select! {

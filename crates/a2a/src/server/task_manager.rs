@@ -25,9 +25,9 @@ use super::sink_error::SinkError;
 use super::stream::ends_stream;
 use crate::error::RpcError;
 use crate::store::NoticeBoard;
-use crate::store::TaskStore;
 use crate::store::apply::{apply_event, keep_history, normalize_status, past_bounds};
-use crate::v0_3::{
+use crate::store::{StoredTask, TaskStore};
+use crate::types::{
     ContextId, Message, StreamEvent, Task, TaskId, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
 
@@ -66,7 +66,7 @@ pub(crate) enum Until {
 #[derive(Debug)]
 pub(crate) enum Ending {
     /// The event came: the task as it stands once that event is stored.
-    Task(Arc<Task>),
+    Task(Arc<StoredTask>),
     /// The agent replied with a message and made no task.
     Message(Box<Message>),
     /// The agent failed before it made a task or replied.
@@ -77,7 +77,7 @@ pub(crate) enum Ending {
 /// blocks of 32 per live task, and a task inline would make each slot ~350 bytes.
 enum Cmd {
     Apply(Box<StreamEvent>, oneshot::Sender<Result<(), SinkError>>),
-    UserMessage(Box<Message>, oneshot::Sender<Result<Task, SinkError>>),
+    UserMessage(Box<Message>, oneshot::Sender<Result<StoredTask, SinkError>>),
     Subscribe(oneshot::Sender<Subscription>),
     AwaitEvent(Until, oneshot::Sender<Ending>),
     Fail(Box<RpcError>, oneshot::Sender<()>),
@@ -165,7 +165,7 @@ impl ActorHandle {
         self.post(|ack| Cmd::Apply(Box::new(event), ack)).await
     }
 
-    pub async fn user_message(&self, message: Message) -> Result<Task, SinkError> {
+    pub async fn user_message(&self, message: Message) -> Result<StoredTask, SinkError> {
         self.call(|ack| Cmd::UserMessage(Box::new(message), ack))
             .await?
     }
@@ -318,13 +318,13 @@ impl TaskManager {
 
     /// The actor of an existing task: the live one, or a new one starting from `task`,
     /// whose last logged event is `seq`.
-    pub fn open_existing(&self, task: Task, seq: u64) -> ActorHandle {
-        let id = task.id.clone();
+    pub fn open_existing(&self, task: StoredTask, seq: u64) -> ActorHandle {
+        let id = TaskId::new(&task.id);
         // A server sharing the store may have followed it before this one ran it.
         let followed = self.shared.store.cluster().is_some();
         self.open(&id, followed, || ActorState {
-            task_id: task.id.clone(),
-            context_id: task.context_id.clone(),
+            task_id: id.clone(),
+            context_id: ContextId::new(&task.context_id),
             snapshot: Some(Arc::new(task)),
             seq,
             first_message: None,
@@ -424,7 +424,7 @@ struct ActorState {
     /// Shared with the store when it keeps tasks in memory (see
     /// [`TaskStore::commit_shared`]): changed in place while only the actor holds it,
     /// copied first otherwise.
-    snapshot: Option<Arc<Task>>,
+    snapshot: Option<Arc<StoredTask>>,
     /// The number of the last event committed.
     seq: u64,
     /// A new task's first message and origin, until the task is created. Boxed: the
@@ -459,7 +459,7 @@ struct Actor {
 /// not transient (a fenced task, say).
 async fn commit_when_back(
     store: &dyn TaskStore,
-    task: &Task,
+    task: &StoredTask,
     events: &[crate::store::LoggedEvent],
     mut error: crate::store::StoreError,
     handover: &CancellationToken,
@@ -478,7 +478,7 @@ async fn commit_when_back(
         // The failed write may have been stored, its answer lost with the connection:
         // then writing it again would log its events twice.
         if let Some((last, _)) = events.last() {
-            match store.get(&task.id).await {
+            match store.get(&TaskId::new(&task.id)).await {
                 Ok(Some((_, seq))) if seq >= *last => return Ok(()),
                 Ok(_) => {}
                 Err(e) if e.is_transient() => {
@@ -555,7 +555,7 @@ impl Actor {
                     Cmd::Subscribe(reply) => {
                         self.followed.store(true, Ordering::Relaxed);
                         let _ = reply.send(Subscription {
-                            snapshot: self.state.snapshot.as_deref().cloned(),
+                            snapshot: self.state.snapshot.as_ref().map(|s| s.task.clone()),
                             seq: self.state.seq,
                             events: self
                                 .broadcast
@@ -580,9 +580,9 @@ impl Actor {
                 }
             }
             if let (Some(push), Some(task)) = (&self.push, &self.state.snapshot)
-                && task.status.state.is_terminal()
+                && task.state().is_terminal()
             {
-                push.disarm(&task.id);
+                push.disarm(&self.state.task_id);
             }
             debug!("task actor finished");
         }
@@ -590,26 +590,19 @@ impl Actor {
 
     fn check_ids(&self, event: &StreamEvent) -> Result<(), SinkError> {
         let s = &self.state;
-        let (task, context) = match event {
-            StreamEvent::Task(t) => (Some(&t.id), Some(&t.context_id)),
-            StreamEvent::Message(m) => (m.task_id.as_ref(), m.context_id.as_ref()),
-            StreamEvent::StatusUpdate(e) => (Some(&e.task_id), Some(&e.context_id)),
-            StreamEvent::ArtifactUpdate(e) => (Some(&e.task_id), Some(&e.context_id)),
-        };
-        if let Some(t) = task
-            && *t != s.task_id
-        {
+        // A message may leave its ids out (empty); every other event names both.
+        let optional = matches!(event, StreamEvent::Message(_));
+        let (task, context) = (event.task_id(), event.context_id());
+        if (!optional || !task.is_empty()) && task != s.task_id.as_str() {
             return Err(SinkError::WrongTask {
                 expected: s.task_id.clone(),
-                got: t.clone(),
+                got: TaskId::new(task),
             });
         }
-        if let Some(c) = context
-            && *c != s.context_id
-        {
+        if (!optional || !context.is_empty()) && context != s.context_id.as_str() {
             return Err(SinkError::WrongContext {
                 expected: s.context_id.clone(),
-                got: c.clone(),
+                got: ContextId::new(context),
             });
         }
         Ok(())
@@ -640,7 +633,7 @@ impl Actor {
             return Err(SinkError::AlreadyReplied);
         }
         self.check_ids(&event)?;
-        if let Some(why) = past_bounds(self.state.snapshot.as_deref(), &event) {
+        if let Some(why) = past_bounds(self.state.snapshot.as_deref().map(|s| &s.task), &event) {
             return Err(SinkError::TooLarge(why));
         }
         let task = match self.state.snapshot.as_mut() {
@@ -655,11 +648,11 @@ impl Actor {
                     self.announce(|| Update::Event(0, Arc::new(StreamEvent::Message(m))));
                     return Ok(());
                 }
-                let mut task = Task::new(
-                    self.state.task_id.clone(),
-                    self.state.context_id.clone(),
+                let mut task = StoredTask::new(Task::new(
+                    self.state.task_id.as_str(),
+                    self.state.context_id.as_str(),
                     TaskStatus::new(TaskState::Submitted),
-                );
+                ));
                 // Exactly one: `extend` would reserve room for four messages, held
                 // for the life of the task.
                 if let Some(first) = self.state.first_message.take() {
@@ -669,25 +662,26 @@ impl Actor {
                     task.tenant = origin.tenant;
                 }
                 if !matches!(event, StreamEvent::Task(_)) {
-                    announce.push(StreamEvent::Task(task.clone()));
+                    announce.push(StreamEvent::Task(task.task.clone()));
                 }
                 Arc::make_mut(self.state.snapshot.insert(Arc::new(task)))
             }
         };
-        if task.status.state.is_terminal() {
-            return Err(SinkError::Terminal(task.id.clone(), task.status.state));
+        if task.state().is_terminal() {
+            return Err(SinkError::Terminal(
+                self.state.task_id.clone(),
+                task.state(),
+            ));
         }
         let event = match event {
-            // Moved in rather than applied from a reference: a task is large.
+            // Moved in rather than applied from a reference: a task is large. Who
+            // started it where stays the server's record, beside it.
             StreamEvent::Task(mut t) => {
                 if t.history.is_empty() {
                     t.history = std::mem::take(&mut task.history);
                 }
-                // Who started it where is the server's to say, not the agent's.
-                t.initiator = task.initiator.take();
-                t.tenant = task.tenant.take();
-                *task = t;
-                StreamEvent::Task(task.clone())
+                task.task = t;
+                StreamEvent::Task(task.task.clone())
             }
             StreamEvent::StatusUpdate(mut e) => {
                 normalize_status(&mut e);
@@ -704,15 +698,18 @@ impl Actor {
         Ok(())
     }
 
-    async fn user_message(&mut self, message: Message) -> Result<Task, SinkError> {
+    async fn user_message(&mut self, message: Message) -> Result<StoredTask, SinkError> {
         let Some(task) = self.state.snapshot.as_mut().map(Arc::make_mut) else {
             return Err(SinkError::Closed);
         };
-        if task.status.state.is_terminal() {
-            return Err(SinkError::Terminal(task.id.clone(), task.status.state));
+        if task.state().is_terminal() {
+            return Err(SinkError::Terminal(
+                self.state.task_id.clone(),
+                task.state(),
+            ));
         }
-        if let Some(previous) = task.status.message.take() {
-            task.history.push(*previous);
+        if let Some(previous) = task.status.as_mut().and_then(|s| s.message.take()) {
+            task.history.push(previous);
         }
         task.history.push(message);
         keep_history(task);
@@ -729,17 +726,14 @@ impl Actor {
                 }
                 self.announce(|| Update::Error(Box::new(error)));
             }
-            Some(task) if !task.status.state.is_terminal() => {
+            Some(task) if !task.state().is_terminal() => {
                 let status = TaskStatus::new(TaskState::Failed)
                     .with_message(Message::agent_text(error.message.clone()));
-                let event = TaskStatusUpdateEvent {
-                    kind: Default::default(),
-                    task_id: self.state.task_id.clone(),
-                    context_id: self.state.context_id.clone(),
+                let event = TaskStatusUpdateEvent::new(
+                    self.state.task_id.as_str(),
+                    self.state.context_id.as_str(),
                     status,
-                    is_final: true,
-                    metadata: None,
-                };
+                );
                 if let Err(e) = self.apply(event.into()).await {
                     warn!(error = %e, "could not mark the task failed");
                 }
@@ -812,9 +806,9 @@ impl Actor {
         // no client holds the number of any of its events to resume after.
         if self.broadcast.is_none()
             && let Some(task) = &self.state.snapshot
-            && task.status.state.is_terminal()
+            && task.state().is_terminal()
         {
-            self.store.ended_unfollowed(&task.id);
+            self.store.ended_unfollowed(&self.state.task_id);
         }
         if let Some(task) = &self.state.snapshot {
             let heard = |until: &Until| ends || *until == Until::FirstEvent;
@@ -828,13 +822,13 @@ impl Actor {
         }
         if state_changed
             && let (Some(push), Some(task)) = (&self.push, &self.state.snapshot)
-            && push.is_armed(&task.id)
+            && push.is_armed(&self.state.task_id)
         {
             self.followed.store(true, Ordering::Relaxed);
             let queue = self
                 .push_queue
                 .get_or_insert_with(|| push.worker(&self.tracker));
-            if queue.try_send((**task).clone()).is_err() {
+            if queue.try_send(task.task.clone()).is_err() {
                 warn!("push-notification queue full; a notification was dropped");
             }
         }
@@ -880,7 +874,7 @@ mod tests {
         );
     }
     use crate::store::apply::tests::chunk;
-    use crate::v0_3::Part;
+    use crate::types::{Part, Role};
 
     type MemoryStore = crate::store::InMemoryTaskStore;
 
@@ -893,21 +887,14 @@ mod tests {
             TaskTracker::new(),
             CancellationToken::new(),
         );
-        let first = Message::new(crate::v0_3::Role::User, vec![Part::text("hi")]);
+        let first = Message::new(Role::User, vec![Part::text("hi")]);
         let actor = manager.open_new(id.clone(), ContextId::new("c"), first, Origin::default());
         (store, manager, actor)
     }
 
     /// A status update of task `id` in context `c`.
-    fn status_update(id: &TaskId, status: TaskStatus, is_final: bool) -> StreamEvent {
-        StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
-            kind: Default::default(),
-            task_id: id.clone(),
-            context_id: ContextId::new("c"),
-            status,
-            is_final,
-            metadata: None,
-        })
+    fn status_update(id: &TaskId, status: TaskStatus) -> StreamEvent {
+        StreamEvent::StatusUpdate(TaskStatusUpdateEvent::new(id.as_str(), "c", status))
     }
 
     /// A request waiting for the end hears nothing of the events before it, then the
@@ -918,42 +905,33 @@ mod tests {
     async fn a_request_waiting_for_the_end_hears_only_the_end() {
         let id = TaskId::new("t");
         let (store, manager, actor) = started(&id);
-        let status = |state, is_final| status_update(&id, TaskStatus::new(state), is_final);
+        let status = |state| status_update(&id, TaskStatus::new(state));
         drop(actor.await_event(Until::End).await.unwrap());
         let mut end = actor.await_event(Until::End).await.unwrap();
         let first = actor.await_event(Until::FirstEvent).await.unwrap();
-        actor
-            .apply(status(TaskState::Working, false))
-            .await
-            .unwrap();
+        actor.apply(status(TaskState::Working)).await.unwrap();
         let heard = |end| tokio::time::timeout(std::time::Duration::from_secs(5), end);
         let Ok(Ok(Ending::Task(task))) = heard(first).await else {
             panic!("the first event is heard with the task");
         };
-        assert_eq!(task.status.state, TaskState::Working);
+        assert_eq!(task.state(), TaskState::Working);
         actor
             .apply(StreamEvent::ArtifactUpdate(chunk("a", "one", true)))
             .await
             .unwrap();
         assert!(end.try_recv().is_err(), "woken before the end");
-        actor
-            .apply(status(TaskState::Completed, true))
-            .await
-            .unwrap();
+        actor.apply(status(TaskState::Completed)).await.unwrap();
         let Ok(Ok(Ending::Task(task))) = heard(end).await else {
             panic!("the end is heard with the task");
         };
         let (stored, _) = store.get(&id).await.unwrap().unwrap();
-        assert_eq!(task.status.state, TaskState::Completed);
-        assert_eq!(
-            serde_json::to_value(&*task).unwrap(),
-            serde_json::to_value(&stored).unwrap()
-        );
+        assert_eq!(task.state(), TaskState::Completed);
+        assert_eq!(task.task, stored.task);
 
         let replying = manager.open_new(
             TaskId::new("r"),
             ContextId::new("c"),
-            Message::new(crate::v0_3::Role::User, vec![Part::text("hi")]),
+            Message::new(Role::User, vec![Part::text("hi")]),
             Origin::default(),
         );
         let end = replying.await_event(Until::End).await.unwrap();
@@ -977,7 +955,7 @@ mod tests {
         let _following = actor.subscribe().await.unwrap();
         let status = |state, text: &str| {
             let status = TaskStatus::new(state).with_message(Message::agent_text(text));
-            status_update(&id, status, false)
+            status_update(&id, status)
         };
         let events = [
             status(TaskState::Working, "on it"),
@@ -997,18 +975,11 @@ mod tests {
         assert_eq!(logged.len() as u64, seq);
         assert!(matches!(&*logged[0].1, StreamEvent::Task(_)));
         // The log starts with the task as created; the rest replays onto it.
-        let mut task = Task::new(
-            id.clone(),
-            ContextId::new("c"),
-            TaskStatus::new(TaskState::Unknown),
-        );
+        let mut task = Task::new(id.as_str(), "c", TaskStatus::new(TaskState::Unspecified));
         for (_, e) in &logged {
             apply_event(&mut task, e);
         }
-        assert_eq!(
-            serde_json::to_value(&task).unwrap(),
-            serde_json::to_value(&stored).unwrap()
-        );
+        assert_eq!(task, stored.task);
         assert_eq!(stored.artifacts.len(), 2);
         assert_eq!(stored.history.len(), 4, "{:?}", stored.history);
     }
@@ -1031,7 +1002,7 @@ mod tests {
             TaskTracker::new(),
             CancellationToken::new(),
         );
-        let first = Message::new(crate::v0_3::Role::User, vec![Part::text("hi")]);
+        let first = Message::new(Role::User, vec![Part::text("hi")]);
         let actor = manager.open_new(id.clone(), ContextId::new("c"), first, Origin::default());
         assert!(!actor.followed());
         manager.arm_push(&id);
@@ -1049,7 +1020,7 @@ mod tests {
     #[tokio::test]
     async fn a_task_is_followed_when_another_server_says_so_or_may_have() {
         let (_store, manager, one) = started(&TaskId::new("one"));
-        let first = Message::new(crate::v0_3::Role::User, vec![Part::text("hi")]);
+        let first = Message::new(Role::User, vec![Part::text("hi")]);
         let two = manager.open_new(
             TaskId::new("two"),
             ContextId::new("c"),
@@ -1073,13 +1044,9 @@ mod tests {
         let events = |id: &TaskId| {
             let working = TaskStatus::new(TaskState::Working);
             [
-                status_update(id, working.clone(), false),
-                status_update(
-                    id,
-                    working.with_message(Message::agent_text("on it")),
-                    false,
-                ),
-                status_update(id, TaskStatus::new(TaskState::Completed), true),
+                status_update(id, working.clone()),
+                status_update(id, working.with_message(Message::agent_text("on it"))),
+                status_update(id, TaskStatus::new(TaskState::Completed)),
             ]
         };
         let id = TaskId::new("t");
@@ -1089,7 +1056,7 @@ mod tests {
         }
         let (stored, seq) = store.get(&id).await.unwrap().unwrap();
         assert_eq!(seq, 4, "the task as created, then three events");
-        assert_eq!(stored.status.state, TaskState::Completed);
+        assert_eq!(stored.state(), TaskState::Completed);
         let logged = store.events_after(&id, 1).await.unwrap();
         let [(n, event)] = &logged[..] else {
             panic!("one event stands for the log: {logged:?}");
@@ -1098,17 +1065,14 @@ mod tests {
         let StreamEvent::Task(task) = &**event else {
             panic!("the finished task stands for the log: {event:?}");
         };
-        assert_eq!(
-            serde_json::to_value(task).unwrap(),
-            serde_json::to_value(&stored).unwrap()
-        );
+        assert_eq!(*task, stored.task);
         assert!(store.events_after(&id, seq).await.unwrap().is_empty());
 
         let followed = TaskId::new("f");
         let actor = manager.open_new(
             followed.clone(),
             ContextId::new("c"),
-            Message::new(crate::v0_3::Role::User, vec![Part::text("hi")]),
+            Message::new(Role::User, vec![Part::text("hi")]),
             Origin::default(),
         );
         let _following = actor.subscribe().await.unwrap();

@@ -1,17 +1,15 @@
-//! The operations in A2A v1.0's messages (the proto's), shared by its three bindings
-//! (JSON-RPC and HTTP+JSON read them from ProtoJSON, gRPC from bytes): each takes a
-//! v1.0 request, converts it (`protocol::v1::convert`), calls the handler, and converts
-//! the result back. Nothing here knows HTTP, JSON-RPC or gRPC.
+//! The operations in A2A v1.0's messages (the proto's, the model itself), shared by
+//! its three bindings (JSON-RPC and HTTP+JSON read them from ProtoJSON, gRPC from
+//! bytes): each hands its request to the handler as it came and its answer back,
+//! shaping only what v1.0 says of pages and push configs. Nothing here knows HTTP,
+//! JSON-RPC or gRPC.
 
 use super::handler::StreamRequest;
-use crate::RpcError;
 use crate::proto::pb as w;
 use crate::server::{Caller, Inner, http};
 use crate::store::{TaskCursor, TaskQuery};
-use crate::v0_3::{
-    ContextId, MessageSendParams, PushPayload, StreamEvent, TaskId, TaskPushNotificationConfig,
-};
-use crate::v1::convert;
+use crate::types::{ContextId, TaskId, TaskState};
+use crate::{RpcError, Version};
 use serde_json::Value;
 
 /// Most tasks on one ListTasks page, and the default.
@@ -23,35 +21,23 @@ pub(super) async fn send(
     request: w::SendMessageRequest,
     caller: &Caller,
 ) -> Result<w::SendMessageResponse, RpcError> {
-    let params = send_params_in(request)?;
-    let result = inner.send(params, false, caller).await?;
-    Ok(convert::send_result(&result))
+    let result = inner.send(request, Version::V1_0, caller).await?;
+    Ok(result.into())
 }
 
-pub(super) fn stream_message(request: w::SendMessageRequest) -> Result<StreamRequest, RpcError> {
-    Ok(StreamRequest::Message(Box::new(send_params_in(request)?)))
-}
-
-/// A v1.0 send request as the internal params; a webhook it sets gets v1.0 bodies.
-fn send_params_in(request: w::SendMessageRequest) -> Result<MessageSendParams, RpcError> {
-    let mut params = convert::send_request_in(request)?;
-    if let Some(config) = params
-        .configuration
-        .as_mut()
-        .and_then(|c| c.push_notification_config.as_mut())
-    {
-        config.payload = Some(PushPayload::StreamResponse);
-    }
-    Ok(params)
+pub(super) fn stream_message(request: w::SendMessageRequest) -> StreamRequest {
+    StreamRequest::Message(Box::new(request), Version::V1_0)
 }
 
 pub(super) fn subscribe(
     request: w::SubscribeToTaskRequest,
     after: Option<u64>,
 ) -> Result<StreamRequest, RpcError> {
-    let p = convert::subscribe_request_in(request)?;
+    if request.id.is_empty() {
+        return Err(RpcError::invalid_params("id", "a task id is required"));
+    }
     Ok(StreamRequest::Subscribe {
-        id: p.id,
+        id: TaskId::new(request.id),
         after,
         terminal_ok: false,
     })
@@ -62,8 +48,7 @@ pub(super) async fn get(
     request: w::GetTaskRequest,
     caller: &Caller,
 ) -> Result<w::Task, RpcError> {
-    let params = convert::get_request_in(request)?;
-    Ok(convert::task(&inner.get_task(params, caller).await?))
+    inner.get_task(request, caller).await
 }
 
 pub(super) async fn cancel(
@@ -71,8 +56,7 @@ pub(super) async fn cancel(
     request: w::CancelTaskRequest,
     caller: &Caller,
 ) -> Result<w::Task, RpcError> {
-    let params = convert::cancel_request_in(request)?;
-    Ok(convert::task(&inner.cancel(params, caller).await?))
+    inner.cancel(request, caller).await
 }
 
 /// A page token: where the page before ended (`<status ms>.<task id>`).
@@ -131,16 +115,14 @@ pub(super) async fn list(
         })?),
     };
     // Read as a Timestamp already (ProtoJSON's RFC 3339, or gRPC's seconds and nanos).
-    let changed_since_ms = request
-        .status_timestamp_after
-        .map(|t| t.seconds.saturating_mul(1000) + i64::from(t.nanos / 1_000_000));
-    let state =
-        match request.status {
-            0 => None,
-            n => Some(convert::task_state_in(n).ok_or_else(|| {
-                RpcError::invalid_params("status", format!("{n} is no task state"))
-            })?),
-        };
+    let changed_since_ms = request.status_timestamp_after.map(|t| t.unix_millis());
+    let state = match request.status {
+        0 => None,
+        n => Some(
+            TaskState::try_from(n)
+                .map_err(|_| RpcError::invalid_params("status", format!("{n} is no task state")))?,
+        ),
+    };
     let query = TaskQuery {
         context_id: (!request.context_id.is_empty()).then(|| ContextId::new(request.context_id)),
         state,
@@ -158,13 +140,13 @@ pub(super) async fn list(
     let tasks = page
         .tasks
         .into_iter()
-        .map(|mut t| {
+        .map(|stored| {
+            let mut t = stored.task;
             t.truncate_history(history_length);
-            let mut out = convert::task(&t);
             if !include_artifacts {
-                out.artifacts.clear();
+                t.artifacts.clear();
             }
-            out
+            t
         })
         .collect();
     Ok(ListTasks(w::ListTasksResponse {
@@ -180,23 +162,8 @@ pub(super) async fn create_push(
     request: w::TaskPushNotificationConfig,
     caller: &Caller,
 ) -> Result<w::TaskPushNotificationConfig, RpcError> {
-    if request.task_id.is_empty() {
-        return Err(RpcError::invalid_params("taskId", "a task id is required"));
-    }
-    let task_id = TaskId::new(request.task_id.clone());
-    let mut config = convert::push_config_in(request, "")?;
     // Set over v1.0: its notifications are v1.0 StreamResponses (§4.3.3).
-    config.payload = Some(PushPayload::StreamResponse);
-    let stored = inner
-        .set_push(
-            TaskPushNotificationConfig {
-                task_id,
-                push_notification_config: config,
-            },
-            caller,
-        )
-        .await?;
-    Ok(convert::push_config(&stored))
+    inner.set_push(request, Version::V1_0, "", caller).await
 }
 
 pub(super) async fn get_push(
@@ -205,10 +172,9 @@ pub(super) async fn get_push(
     caller: &Caller,
 ) -> Result<w::TaskPushNotificationConfig, RpcError> {
     let task_id = TaskId::new(request.task_id);
-    let found = inner
+    inner
         .get_push_config(&task_id, Some(&request.id), "id", caller)
-        .await?;
-    Ok(convert::push_config(&found))
+        .await
 }
 
 pub(super) async fn list_push(
@@ -219,7 +185,7 @@ pub(super) async fn list_push(
     let task_id = TaskId::new(request.task_id);
     let configs = inner.list_push_configs(&task_id, caller).await?;
     Ok(w::ListTaskPushNotificationConfigsResponse {
-        configs: configs.iter().map(convert::push_config).collect(),
+        configs,
         next_page_token: String::new(),
     })
 }
@@ -247,9 +213,4 @@ pub(super) fn extended_card(inner: &Inner, caller: &Caller) -> Result<Value, Rpc
         &inner.config,
         inner.card_keys().as_deref(),
     ))
-}
-
-/// One logged event as a v1.0 `StreamResponse`.
-pub(super) fn stream_response(event: &StreamEvent) -> w::StreamResponse {
-    convert::stream_event(event)
 }

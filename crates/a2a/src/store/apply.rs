@@ -11,8 +11,9 @@
 //! and a store that keeps snapshots less often than every event replays the events
 //! after one with it.
 
-use crate::v0_3::{
-    MAX_PARTS, Part, StreamEvent, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent, now_rfc3339,
+use crate::types::{
+    Content, MAX_PARTS, Part, StreamEvent, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent,
+    Timestamp,
 };
 
 /// Applies one event, as logged, to a task's snapshot: how the actor moves a task on,
@@ -46,23 +47,27 @@ pub(crate) fn keep_history(task: &mut Task) {
     }
 }
 
-/// Sets `final` from the state and stamps a missing timestamp.
+/// Stamps a status that has no time with the current one.
 #[cfg_attr(not(feature = "server"), allow(dead_code))] // the task actor's
 pub(crate) fn normalize_status(e: &mut TaskStatusUpdateEvent) {
-    e.is_final = e.status.state.is_terminal() || e.status.state.is_interrupted();
-    if e.status.timestamp.is_none() {
-        e.status.timestamp = Some(now_rfc3339());
+    let status = e.status.get_or_insert_with(Default::default);
+    if status.timestamp.is_none() {
+        status.timestamp = Some(Timestamp::now());
     }
 }
 
 /// The previous status message moves into the history; the new status replaces it; a
 /// terminal update's metadata keys replace the task's keys of the same name.
 fn apply_status(task: &mut Task, e: &TaskStatusUpdateEvent) {
-    if let Some(previous) = task.status.message.take() {
-        task.history.push(*previous);
+    if let Some(previous) = task.status.as_mut().and_then(|s| s.message.take()) {
+        task.history.push(previous);
     }
-    task.status = e.status.clone();
-    if let Some(meta) = e.metadata.as_ref().filter(|_| e.status.state.is_terminal()) {
+    task.status = Some(e.status().clone());
+    if let Some(meta) = e
+        .metadata
+        .as_ref()
+        .filter(|_| e.status().state().is_terminal())
+    {
         match &mut task.metadata {
             Some(into) if !into.keys().all(|k| meta.contains_key(k)) => {
                 for (k, v) in meta {
@@ -79,18 +84,18 @@ fn apply_status(task: &mut Task, e: &TaskStatusUpdateEvent) {
 /// `append: true` extends the artifact of the same id (creating it if it is new);
 /// otherwise the artifact replaces any artifact of the same id.
 fn apply_artifact(task: &mut Task, e: &TaskArtifactUpdateEvent) {
-    let incoming = &e.artifact;
+    let incoming = e.artifact();
     let existing = task
         .artifacts
         .iter_mut()
         .find(|a| a.artifact_id == incoming.artifact_id);
     match existing {
-        Some(a) if e.append == Some(true) => {
+        Some(a) if e.append => {
             append_parts(&mut a.parts, &incoming.parts);
-            if a.name.is_none() {
+            if a.name.is_empty() {
                 a.name.clone_from(&incoming.name);
             }
-            if a.description.is_none() {
+            if a.description.is_empty() {
                 a.description.clone_from(&incoming.description);
             }
             if let Some(meta) = &incoming.metadata {
@@ -104,13 +109,15 @@ fn apply_artifact(task: &mut Task, e: &TaskArtifactUpdateEvent) {
     }
 }
 
-/// Whether a part joins a text part before it: plain text (no metadata of its own)
-/// after plain text. Joined, the text a reader assembles is the same.
+/// Whether a part is plain text: text with no metadata or file name of its own.
+fn plain_text(p: &Part) -> bool {
+    matches!(p.content, Some(Content::Text(_))) && p.metadata.is_none() && p.filename.is_empty()
+}
+
+/// Whether a part joins a text part before it: plain text after plain text of the same
+/// media type. Joined, the text a reader assembles is the same.
 fn joins(before: Option<&Part>, part: &Part) -> bool {
-    matches!(
-        (before, part),
-        (Some(Part::Text(b)), Part::Text(p)) if b.metadata.is_none() && p.metadata.is_none()
-    )
+    before.is_some_and(|b| plain_text(b) && plain_text(part) && b.media_type == part.media_type)
 }
 
 /// Appends `incoming` to `parts`, each plain text part joining the plain text part
@@ -118,9 +125,10 @@ fn joins(before: Option<&Part>, part: &Part) -> bool {
 fn append_parts(parts: &mut Vec<Part>, incoming: &[Part]) {
     for part in incoming {
         if joins(parts.last(), part)
-            && let (Some(Part::Text(last)), Part::Text(next)) = (parts.last_mut(), part)
+            && let (Some(Some(Content::Text(last))), Some(Content::Text(next))) =
+                (parts.last_mut().map(|p| &mut p.content), &part.content)
         {
-            last.text.push_str(&next.text);
+            last.push_str(next);
         } else {
             parts.push(part.clone());
         }
@@ -144,24 +152,24 @@ pub(crate) fn past_bounds(task: Option<&Task>, event: &StreamEvent) -> Option<St
             .or_else(|| {
                 t.history
                     .iter()
-                    .chain(t.status.message.as_deref())
+                    .chain(t.status().message.as_ref())
                     .find_map(|m| too_many("a message", m.parts.len()))
             }),
         StreamEvent::Message(m) => too_many("the message", m.parts.len()),
         StreamEvent::StatusUpdate(e) => e
-            .status
+            .status()
             .message
             .as_ref()
             .and_then(|m| too_many("the status message", m.parts.len())),
         StreamEvent::ArtifactUpdate(e) => {
-            let incoming = &e.artifact;
+            let incoming = e.artifact();
             let existing = task
                 .and_then(|t| {
                     t.artifacts
                         .iter()
                         .find(|a| a.artifact_id == incoming.artifact_id)
                 })
-                .filter(|_| e.append == Some(true));
+                .filter(|_| e.append);
             let n = match existing {
                 None => incoming.parts.len(),
                 Some(a) => {
@@ -184,47 +192,35 @@ pub(crate) fn past_bounds(task: Option<&Task>, event: &StreamEvent) -> Option<St
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::v0_3::{
-        Artifact, ArtifactId, ArtifactUpdateKind, ContextId, Message, Part, TaskId, TaskState,
-        TaskStatus,
-    };
+    use crate::types::{Artifact, Message, TaskState, TaskStatus};
 
     /// An artifact chunk of task `t` in context `c`.
     pub(crate) fn chunk(id: &str, text: &str, append: bool) -> TaskArtifactUpdateEvent {
         TaskArtifactUpdateEvent {
-            kind: ArtifactUpdateKind,
-            task_id: TaskId::new("t"),
-            context_id: ContextId::new("c"),
-            artifact: Artifact::new(ArtifactId::new(id), vec![Part::text(text)]),
-            append: Some(append),
-            last_chunk: None,
-            metadata: None,
+            append,
+            ..TaskArtifactUpdateEvent::new("t", "c", Artifact::new(id, vec![Part::text(text)]))
         }
+    }
+
+    fn working() -> Task {
+        Task::new("t", "c", TaskStatus::new(TaskState::Working))
     }
 
     #[test]
     fn append_extends_and_replace_replaces() {
-        let mut task = Task::new(
-            TaskId::new("t"),
-            ContextId::new("c"),
-            TaskStatus::new(TaskState::Working),
-        );
+        let mut task = working();
         apply_artifact(&mut task, &chunk("a", "one ", true));
         apply_artifact(&mut task, &chunk("a", "two", true));
         apply_artifact(&mut task, &chunk("b", "x", false));
         assert_eq!(task.artifacts.len(), 2);
-        assert_eq!(crate::v0_3::parts_text(&task.artifacts[0].parts), "one two");
+        assert_eq!(task.artifacts[0].text(), "one two");
         apply_artifact(&mut task, &chunk("a", "new", false));
-        assert_eq!(crate::v0_3::parts_text(&task.artifacts[0].parts), "new");
+        assert_eq!(task.artifacts[0].text(), "new");
     }
 
     #[test]
     fn streamed_text_joins_one_part_and_other_parts_stay_apart() {
-        let mut task = Task::new(
-            TaskId::new("t"),
-            ContextId::new("c"),
-            TaskStatus::new(TaskState::Working),
-        );
+        let mut task = working();
         apply_artifact(&mut task, &chunk("a", "one", false));
         for _ in 0..MAX_PARTS + 5 {
             let e = chunk("a", " more", true);
@@ -244,7 +240,7 @@ pub(crate) mod tests {
         // Data parts, and text with metadata of its own, stay parts of their own, and
         // are refused past the bound.
         let mut data = chunk("a", "", true);
-        data.artifact.parts = vec![Part::data(Default::default())];
+        data.artifact.as_mut().unwrap().parts = vec![Part::data(Default::default())];
         for _ in 1..MAX_PARTS {
             apply_artifact(&mut task, &data);
         }
@@ -257,15 +253,13 @@ pub(crate) mod tests {
             "{refused:?}"
         );
         // Replacing it is fine.
-        data.append = Some(false);
+        data.append = false;
         assert_eq!(
             past_bounds(Some(&task), &StreamEvent::ArtifactUpdate(data)),
             None
         );
         let mut marked = chunk("b", "x", true);
-        if let Part::Text(t) = &mut marked.artifact.parts[0] {
-            t.metadata = Some(Default::default());
-        }
+        marked.artifact.as_mut().unwrap().parts[0].metadata = Some(Default::default());
         apply_artifact(&mut task, &marked);
         apply_artifact(&mut task, &marked);
         assert_eq!(
@@ -273,34 +267,40 @@ pub(crate) mod tests {
             2,
             "text with metadata stays apart"
         );
+        let mut markdown = chunk("c", "# a", true);
+        apply_artifact(&mut task, &markdown);
+        markdown.artifact.as_mut().unwrap().parts[0].media_type = "text/markdown".into();
+        apply_artifact(&mut task, &markdown);
+        apply_artifact(&mut task, &markdown);
+        assert_eq!(
+            task.artifacts[2].parts.len(),
+            2,
+            "text of another media type stays apart; of the same, joins"
+        );
     }
 
     #[test]
     fn status_moves_previous_message_to_history() {
         let mut task = Task::new(
-            TaskId::new("t"),
-            ContextId::new("c"),
+            "t",
+            "c",
             TaskStatus::new(TaskState::Working).with_message(Message::agent_text("first")),
         );
-        let mut e = TaskStatusUpdateEvent {
-            kind: Default::default(),
-            task_id: TaskId::new("t"),
-            context_id: ContextId::new("c"),
-            status: TaskStatus {
-                state: TaskState::InputRequired,
-                message: Some(Box::new(Message::agent_text("which?"))),
+        let mut e = TaskStatusUpdateEvent::new(
+            "t",
+            "c",
+            TaskStatus {
                 timestamp: None,
+                ..TaskStatus::new(TaskState::InputRequired)
+                    .with_message(Message::agent_text("which?"))
             },
-            is_final: false,
-            metadata: None,
-        };
+        );
         normalize_status(&mut e);
-        assert!(e.is_final, "input-required ends a stream");
-        assert!(e.status.timestamp.is_some());
+        assert!(e.status().timestamp.is_some());
         apply_status(&mut task, &e);
         assert_eq!(task.history.len(), 1);
         assert_eq!(task.history[0].text(), "first");
-        assert_eq!(task.status.state, TaskState::InputRequired);
+        assert_eq!(task.state(), TaskState::InputRequired);
         assert_eq!(
             task.metadata, None,
             "an update without metadata leaves none"
@@ -308,7 +308,7 @@ pub(crate) mod tests {
         // Terminal updates, each leaving its metadata on the task.
         let with = |meta: serde_json::Value| TaskStatusUpdateEvent {
             metadata: serde_json::from_value(meta).unwrap(),
-            status: TaskStatus::new(TaskState::Completed),
+            status: Some(TaskStatus::new(TaskState::Completed)),
             ..e.clone()
         };
         let first = with(serde_json::json!({"run": {"n": 1}, "a": 1}));
@@ -334,7 +334,7 @@ pub(crate) mod tests {
         );
         for state in [TaskState::Working, TaskState::InputRequired] {
             let mut progress = with(serde_json::json!({"run": {"n": 3}, "b": 2}));
-            progress.status.state = state;
+            progress.status.as_mut().unwrap().set_state(state);
             normalize_status(&mut progress);
             apply_status(&mut task, &progress);
             assert_eq!(
@@ -347,11 +347,7 @@ pub(crate) mod tests {
 
     #[test]
     fn history_keeps_the_latest_messages_only() {
-        let mut task = Task::new(
-            TaskId::new("t"),
-            ContextId::new("c"),
-            TaskStatus::new(TaskState::Working),
-        );
+        let mut task = working();
         for i in 0..MAX_HISTORY + 100 {
             let m = Message::agent_text(format!("m{i}"));
             apply_event(&mut task, &StreamEvent::Message(m));

@@ -9,10 +9,10 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
-use super::StoreError;
 use super::notices::NoticeBoard;
+use super::{StoreError, StoredTask};
 use crate::principal::Principal;
-use crate::v0_3::{MessageSendParams, Task, TaskId, TaskIdParams};
+use crate::types::{CancelTaskRequest, SendMessageRequest, TaskId};
 
 /// Who runs a task now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,14 +26,15 @@ pub enum Owner {
     Nobody,
 }
 
-/// What a server asks of the server that runs a task.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// What a server asks of the server that runs a task. Stored as JSON (a queue in the
+/// shared store): a request an older server queued, whose message is v0.3's, reads too.
+#[derive(Debug, Clone, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum ClusterRequest {
     /// `tasks/cancel` / CancelTask.
-    Cancel(Box<Forwarded<TaskIdParams>>),
+    Cancel(Box<Forwarded<CancelTaskRequest>>),
     /// A message continuing the task (an answer to its question).
-    Message(Box<Forwarded<MessageSendParams>>),
+    Message(Box<Forwarded<SendMessageRequest>>),
     /// The task got a push config through another server: its state changes are to be
     /// delivered from now on. A store queues it only for a server that reads it (not
     /// one of an older version, still running in a rolling upgrade), and not for a task
@@ -54,6 +55,53 @@ pub struct Forwarded<T> {
     /// The tenant it was sent in.
     #[serde(default, rename = "a2aTenant", skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
+    /// The generation it was sent in (`0.3` or `1.0`): the body of the notifications of
+    /// a push config it sets. None from an older server: 1.0 (its requests are read
+    /// as v1.0's messages).
+    #[serde(
+        default,
+        rename = "a2aVersion",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub version: Option<String>,
+}
+
+/// The forms a queued request is read in: this one's, then (a message) the one older
+/// servers queued, v0.3's params.
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+enum Queued {
+    Cancel(Box<Forwarded<CancelTaskRequest>>),
+    Message(Box<serde_json::Value>),
+    ArmPush,
+}
+
+impl<'de> Deserialize<'de> for ClusterRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        Ok(match Queued::deserialize(d)? {
+            Queued::Cancel(f) => ClusterRequest::Cancel(f),
+            Queued::ArmPush => ClusterRequest::ArmPush,
+            Queued::Message(value) => {
+                match serde_json::from_value::<Forwarded<SendMessageRequest>>((*value).clone()) {
+                    Ok(f) => ClusterRequest::Message(Box::new(f)),
+                    Err(current) => {
+                        let old: Forwarded<crate::v0_3::MessageSendParams> =
+                            serde_json::from_value(*value)
+                                .map_err(|_| D::Error::custom(current))?;
+                        let params = crate::v0_3::convert::send_request_in(old.params)
+                            .map_err(D::Error::custom)?;
+                        ClusterRequest::Message(Box::new(Forwarded {
+                            params,
+                            caller: old.caller,
+                            tenant: old.tenant,
+                            version: Some(crate::Version::V0_3.as_str().to_owned()),
+                        }))
+                    }
+                }
+            }
+        })
+    }
 }
 
 /// Ownership of tasks among the servers sharing a store (see the module's docs). The
@@ -70,7 +118,7 @@ pub trait Cluster: Send + Sync {
     fn renew(&self) -> BoxFuture<'_, Result<Vec<TaskId>, StoreError>>;
     /// Takes over up to `max` unfinished tasks nobody runs; with their last event's
     /// number, to resume.
-    fn claim(&self, max: usize) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>>;
+    fn claim(&self, max: usize) -> BoxFuture<'_, Result<Vec<(StoredTask, u64)>, StoreError>>;
     /// Gives up this server's lease and tasks at once (a graceful stop), and its watches.
     fn release(&self) -> BoxFuture<'_, Result<(), StoreError>>;
     /// Queues `request` for the server that runs task `id` (see

@@ -21,7 +21,7 @@ use std::time::SystemTime;
 
 use futures::future::BoxFuture;
 
-use crate::v0_3::{ContextId, PushNotificationConfig, StreamEvent, Task, TaskId, TaskState};
+use crate::types::{ContextId, StreamEvent, Task, TaskId, TaskPushNotificationConfig, TaskState};
 use sizes::task as task_bytes;
 
 /// The error a store keeps as the cause of a failure: the database's own error (or an
@@ -102,6 +102,69 @@ impl StoreError {
 /// One entry of a task's event log.
 pub type LoggedEvent = (u64, Arc<StreamEvent>);
 
+/// A task as a store keeps it: the task, and who started it where — the server's
+/// record, never on the wire. Reads as the task it holds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StoredTask {
+    /// The task.
+    pub task: Task,
+    /// Who started it (the id of the server's `Caller`), when the server knows.
+    pub initiator: Option<String>,
+    /// The tenant it was made in: it is reached only in that tenant.
+    pub tenant: Option<String>,
+}
+
+impl StoredTask {
+    /// `task`, started by nobody known, in no tenant.
+    pub fn new(task: Task) -> StoredTask {
+        StoredTask {
+            task,
+            initiator: None,
+            tenant: None,
+        }
+    }
+}
+
+impl From<Task> for StoredTask {
+    fn from(task: Task) -> StoredTask {
+        StoredTask::new(task)
+    }
+}
+
+impl std::ops::Deref for StoredTask {
+    type Target = Task;
+    fn deref(&self) -> &Task {
+        &self.task
+    }
+}
+
+impl std::ops::DerefMut for StoredTask {
+    fn deref_mut(&mut self) -> &mut Task {
+        &mut self.task
+    }
+}
+
+/// What a push notification's body is: the generation of the request that set the
+/// webhook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PushBody {
+    /// v0.3: the task (§9.5 of v0.3).
+    #[default]
+    Task,
+    /// v1.0: a `StreamResponse` holding the task (§4.3.3 of v1.0).
+    StreamResponse,
+}
+
+/// A webhook for a task's updates, as a store keeps it: the config a client set, and
+/// the body its notifications take (the server's record, never sent to a client).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StoredPushConfig {
+    /// The config (its `id` set: the server names one a client left unnamed).
+    pub config: TaskPushNotificationConfig,
+    /// What its notifications carry.
+    pub body: PushBody,
+}
+
 /// Which tasks ListTasks asks for: newest status first, a page at a time.
 #[derive(Debug, Clone, Default)]
 pub struct TaskQuery {
@@ -115,9 +178,9 @@ pub struct TaskQuery {
     pub limit: usize,
     /// Where the previous page ended.
     pub after: Option<TaskCursor>,
-    /// Only tasks this principal started (by [`crate::v0_3::Task::initiator`]).
+    /// Only tasks this principal started (by [`StoredTask::initiator`]).
     pub initiator: Option<String>,
-    /// Only tasks of this tenant (by [`crate::v0_3::Task::tenant`]); `None`: only
+    /// Only tasks of this tenant (by [`StoredTask::tenant`]); `None`: only
     /// tasks made in no tenant.
     pub tenant: Option<String>,
 }
@@ -136,7 +199,7 @@ impl TaskCursor {
     pub fn of(task: &Task) -> TaskCursor {
         TaskCursor {
             status_ms: status_ms(task),
-            id: task.id.clone(),
+            id: TaskId::new(&task.id),
         }
     }
 }
@@ -144,8 +207,8 @@ impl TaskCursor {
 /// One page of tasks, and how many match in all.
 #[derive(Debug, Clone, Default)]
 pub struct TaskPage {
-    /// The tasks of this page.
-    pub tasks: Vec<Task>,
+    /// The tasks of this page, with who started them where.
+    pub tasks: Vec<StoredTask>,
     /// Where the next page starts; `None` on the last page.
     pub next: Option<TaskCursor>,
     /// How many tasks match the query in all.
@@ -155,19 +218,15 @@ pub struct TaskPage {
 /// A task's status time in milliseconds since the epoch (0 when it has none or it does
 /// not parse).
 pub fn status_ms(task: &Task) -> i64 {
-    task.status
-        .timestamp
-        .as_deref()
-        .and_then(|t| {
-            time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
-        })
-        .map_or(0, |t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+    task.status().timestamp.map_or(0, |t| t.unix_millis())
 }
 
 /// Whether `task` passes the filters of `q` (not its page).
-pub fn matches(q: &TaskQuery, task: &Task, ms: i64) -> bool {
-    q.context_id.as_ref().is_none_or(|c| *c == task.context_id)
-        && q.state.is_none_or(|s| s == task.status.state)
+pub fn matches(q: &TaskQuery, task: &StoredTask, ms: i64) -> bool {
+    q.context_id
+        .as_ref()
+        .is_none_or(|c| c.as_str() == task.context_id)
+        && q.state.is_none_or(|s| s == task.state())
         && q.changed_since_ms.is_none_or(|since| ms >= since)
         && q.initiator
             .as_deref()
@@ -181,12 +240,12 @@ pub trait TaskStore: Send + Sync + 'static {
     /// The latest snapshot of a task, with the `seq` of its last logged event (0 if none).
     /// A store may keep snapshots less often than every commit and bring the one it
     /// kept up to date with [`apply_event`] over the events after it.
-    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>>;
+    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(StoredTask, u64)>, StoreError>>;
     /// Replaces the snapshot of `task.id` and appends `events` (numbered by the caller,
     /// consecutively after the last one) to its log, in one step.
     fn commit<'a>(
         &'a self,
-        task: &'a Task,
+        task: &'a StoredTask,
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>>;
     /// [`TaskStore::commit`] of a task its caller shares: a store that keeps tasks in
@@ -194,7 +253,7 @@ pub trait TaskStore: Send + Sync + 'static {
     /// no longer changes once the task has ended). The default commits `task` as any.
     fn commit_shared<'a>(
         &'a self,
-        task: &'a Arc<Task>,
+        task: &'a Arc<StoredTask>,
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         self.commit(task, events)
@@ -219,7 +278,7 @@ pub trait TaskStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Option<TaskId>, StoreError>>;
     /// Every task not in a terminal state, with its last `seq`: the work a restarted
     /// server resumes.
-    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>>;
+    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(StoredTask, u64)>, StoreError>>;
     /// Removes terminal tasks last changed before `before` (their logs and push configs
     /// too); how many were removed.
     fn prune(&self, before: SystemTime) -> BoxFuture<'_, Result<usize, StoreError>>;
@@ -227,13 +286,13 @@ pub trait TaskStore: Send + Sync + 'static {
     fn set_push_config(
         &self,
         task: &TaskId,
-        config: PushNotificationConfig,
+        config: StoredPushConfig,
     ) -> BoxFuture<'_, Result<(), StoreError>>;
     /// All push configs of a task, in the order they were first set.
     fn push_configs(
         &self,
         task: &TaskId,
-    ) -> BoxFuture<'_, Result<Vec<PushNotificationConfig>, StoreError>>;
+    ) -> BoxFuture<'_, Result<Vec<StoredPushConfig>, StoreError>>;
     /// Removes one push config; whether it existed.
     fn delete_push_config(
         &self,
@@ -291,7 +350,7 @@ struct Entry {
     /// The task as of event `applied`: brought up to date from `log` when read (see
     /// [`Entry::current`]), not at every commit. Shared with the task's actor when it
     /// committed it so (see [`TaskStore::commit_shared`]): copied only if changed here.
-    task: Arc<Task>,
+    task: Arc<StoredTask>,
     applied: u64,
     /// The state of the last commit, current whether or not `task` is.
     state: TaskState,
@@ -307,7 +366,7 @@ struct Entry {
 impl Entry {
     /// The task as last committed: the events logged since `task` was taken are
     /// applied to it first.
-    fn current(&mut self) -> &Task {
+    fn current(&mut self) -> &StoredTask {
         let start = self.log.partition_point(|(s, _)| *s <= self.applied);
         if start < self.log.len() {
             let task = Arc::make_mut(&mut self.task);
@@ -330,7 +389,7 @@ struct Maps {
     /// Boxed: a task is large, and a hash map's empty slots are as large as its full ones.
     tasks: HashMap<TaskId, Box<Entry>>,
     by_message: HashMap<String, TaskId>,
-    push: HashMap<TaskId, Vec<PushNotificationConfig>>,
+    push: HashMap<TaskId, Vec<StoredPushConfig>>,
     /// Every task by status time: the list order.
     by_time: BTreeSet<TaskCursor>,
     /// Finished tasks, in the order they finished, with their size: the first to go
@@ -351,7 +410,7 @@ impl Maps {
         let e = self.tasks.remove(id)?;
         self.by_time.remove(&e.at);
         if let Some(first) = e.task.history.first() {
-            self.by_message.remove(first.message_id.as_str());
+            self.by_message.remove(&first.message_id);
         }
         Some(e)
     }
@@ -360,27 +419,36 @@ impl Maps {
 impl InMemoryTaskStore {
     /// Commits `task` (see [`TaskStore::commit`]), keeping `shared()` where the task is
     /// stored whole.
-    fn keep(&self, task: &Task, shared: impl Fn() -> Arc<Task>, events: &[LoggedEvent]) {
+    fn keep(
+        &self,
+        task: &StoredTask,
+        shared: impl Fn() -> Arc<StoredTask>,
+        events: &[LoggedEvent],
+    ) {
         let (kept, bytes_kept) = (self.finished_kept, self.finished_bytes_kept);
         let reports = self.reports_evictions;
         let dropped = self.with(|m| {
             let mut dropped = Vec::new();
             let ms = status_ms(task);
-            let mut fresh = false;
-            let entry = m.tasks.entry(task.id.clone()).or_insert_with(|| {
-                fresh = true;
-                Box::new(Entry {
+            // Looked up by its text: a task's id is made into a key once, at its first
+            // commit, and shared from its entry after.
+            let fresh = !m.tasks.contains_key(task.id.as_str());
+            if fresh {
+                let id = TaskId::new(&task.id);
+                let entry = Box::new(Entry {
                     task: shared(),
                     applied: events.last().map_or(0, |(s, _)| *s),
-                    state: task.status.state,
+                    state: task.state(),
                     log: Vec::new(),
                     changed: SystemTime::now(),
-                    at: TaskCursor {
-                        status_ms: ms,
-                        id: task.id.clone(),
-                    },
-                })
-            });
+                    at: TaskCursor { status_ms: ms, id },
+                });
+                m.tasks.insert(entry.at.id.clone(), entry);
+            }
+            let Some(entry) = m.tasks.get_mut(task.id.as_str()) else {
+                unreachable!("a task's entry is there once made");
+            };
+            let id = entry.at.id.clone();
             // Moved in the time index only when its status time moved (an artifact
             // chunk leaves it where it is).
             if fresh {
@@ -397,9 +465,10 @@ impl InMemoryTaskStore {
             // they run. A commit without events (a message added to the history), with
             // a whole task or ending the task replaces it, as the durable stores store a
             // snapshot then.
-            let finishes = task.status.state.is_terminal() && (fresh || !entry.state.is_terminal());
+            let state = task.state();
+            let finishes = state.is_terminal() && (fresh || !entry.state.is_terminal());
             let whole = events.is_empty()
-                || task.status.state.is_terminal()
+                || state.is_terminal()
                 || events
                     .iter()
                     .any(|(_, e)| matches!(**e, StreamEvent::Task(_)));
@@ -408,19 +477,18 @@ impl InMemoryTaskStore {
                 entry.task = shared();
                 entry.applied = entry.seq();
             }
-            entry.state = task.status.state;
+            entry.state = state;
             entry.changed = SystemTime::now();
             // Looked up before it is copied: it is there after the task's first commit.
             if let Some(first) = task.history.first()
-                && !m.by_message.contains_key(first.message_id.as_str())
+                && !m.by_message.contains_key(&first.message_id)
             {
-                m.by_message
-                    .insert(first.message_id.as_str().to_owned(), task.id.clone());
+                m.by_message.insert(first.message_id.clone(), id.clone());
             }
             if finishes {
                 entry.current();
                 let size = task_bytes(&entry.task) + log_bytes(&entry.log);
-                m.finished.push_back((task.id.clone(), size));
+                m.finished.push_back((id, size));
                 m.finished_bytes += size;
                 while m.finished.len() > kept
                     || (m.finished_bytes > bytes_kept && m.finished.len() > 1)
@@ -497,11 +565,11 @@ fn log_bytes(log: &[LoggedEvent]) -> usize {
                 StreamEvent::Task(t) => sizes::task(t),
                 StreamEvent::Message(m) => sizes::message(m),
                 StreamEvent::StatusUpdate(u) => {
-                    128 + u.status.message.as_deref().map_or(0, sizes::message)
+                    128 + u.status().message.as_ref().map_or(0, sizes::message)
                         + sizes::meta(&u.metadata)
                 }
                 StreamEvent::ArtifactUpdate(u) => {
-                    128 + sizes::parts(&u.artifact.parts) + sizes::meta(&u.metadata)
+                    128 + sizes::parts(&u.artifact().parts) + sizes::meta(&u.metadata)
                 }
             }
         })
@@ -512,7 +580,7 @@ fn log_bytes(log: &[LoggedEvent]) -> usize {
 /// plus a fixed cost per value; walked once, when the task finishes (no
 /// serialization). [`task_bytes`] and [`log_bytes`] add them up.
 mod sizes {
-    use crate::v0_3::{FileSource, Message, Metadata, Part, Task};
+    use crate::types::{Content, Message, Metadata, Part, Task};
 
     fn value(v: &serde_json::Value) -> usize {
         use serde_json::Value;
@@ -535,17 +603,15 @@ mod sizes {
     pub(super) fn parts(ps: &[Part]) -> usize {
         ps.iter()
             .map(|p| {
-                64 + match p {
-                    Part::Text(t) => t.text.len() + meta(&t.metadata),
-                    Part::Data(d) => map(&d.data) + meta(&d.metadata),
-                    Part::File(f) => {
-                        let source = match &f.file.source {
-                            FileSource::Bytes(b) => b.len(),
-                            FileSource::Uri(u) => u.len(),
-                        };
-                        source + meta(&f.metadata)
+                64 + p.filename.len()
+                    + p.media_type.len()
+                    + meta(&p.metadata)
+                    + match &p.content {
+                        Some(Content::Text(t) | Content::Url(t)) => t.len(),
+                        Some(Content::Raw(b)) => b.len(),
+                        Some(Content::Data(d)) => value(&d.0),
+                        None => 0,
                     }
-                }
             })
             .sum()
     }
@@ -560,20 +626,20 @@ mod sizes {
                 .iter()
                 .map(|a| 96 + parts(&a.parts) + meta(&a.metadata))
                 .sum::<usize>()
-            + t.status.message.as_deref().map_or(0, message)
+            + t.status().message.as_ref().map_or(0, message)
             + meta(&t.metadata)
     }
 }
 
 impl TaskStore for InMemoryTaskStore {
-    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
+    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(StoredTask, u64)>, StoreError>> {
         let task = self.with(|m| m.tasks.get_mut(id).map(|e| (e.current().clone(), e.seq())));
         Box::pin(async move { Ok(task) })
     }
 
     fn commit<'a>(
         &'a self,
-        task: &'a Task,
+        task: &'a StoredTask,
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         self.keep(task, || Arc::new(task.clone()), events);
@@ -582,7 +648,7 @@ impl TaskStore for InMemoryTaskStore {
 
     fn commit_shared<'a>(
         &'a self,
-        task: &'a Arc<Task>,
+        task: &'a Arc<StoredTask>,
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         self.keep(task, || task.clone(), events);
@@ -598,7 +664,7 @@ impl TaskStore for InMemoryTaskStore {
             m.tasks.get(id).map_or_else(Vec::new, |e| {
                 if e.log.is_empty() && e.applied > after {
                     // It ended unfollowed: the whole task stands for its log.
-                    let task = StreamEvent::Task(Task::clone(&e.task));
+                    let task = StreamEvent::Task(e.task.task.clone());
                     return vec![(e.applied, Arc::new(task))];
                 }
                 let start = e.log.partition_point(|(s, _)| *s <= after);
@@ -639,7 +705,7 @@ impl TaskStore for InMemoryTaskStore {
         Box::pin(async move { Ok(id) })
     }
 
-    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
+    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(StoredTask, u64)>, StoreError>> {
         let tasks = self.with(|m| {
             m.tasks
                 .values_mut()
@@ -673,11 +739,11 @@ impl TaskStore for InMemoryTaskStore {
     fn set_push_config(
         &self,
         task: &TaskId,
-        config: PushNotificationConfig,
+        config: StoredPushConfig,
     ) -> BoxFuture<'_, Result<(), StoreError>> {
         self.with(|m| {
             let list = m.push.entry(task.clone()).or_default();
-            match list.iter_mut().find(|c| c.id == config.id) {
+            match list.iter_mut().find(|c| c.config.id == config.config.id) {
                 Some(existing) => *existing = config,
                 None => list.push(config),
             }
@@ -688,7 +754,7 @@ impl TaskStore for InMemoryTaskStore {
     fn push_configs(
         &self,
         task: &TaskId,
-    ) -> BoxFuture<'_, Result<Vec<PushNotificationConfig>, StoreError>> {
+    ) -> BoxFuture<'_, Result<Vec<StoredPushConfig>, StoreError>> {
         let list = self.with(|m| m.push.get(task).cloned().unwrap_or_default());
         Box::pin(async move { Ok(list) })
     }
@@ -703,7 +769,7 @@ impl TaskStore for InMemoryTaskStore {
                 return false;
             };
             let before = list.len();
-            list.retain(|c| c.id.as_deref() != Some(config_id));
+            list.retain(|c| c.config.id != config_id);
             before != list.len()
         });
         Box::pin(async move { Ok(removed) })
@@ -724,10 +790,10 @@ impl TaskStore for InMemoryTaskStore {
                     continue;
                 }
                 if page.tasks.len() == query.limit {
-                    page.next = page.tasks.last().map(TaskCursor::of);
+                    page.next = page.tasks.last().map(|t| TaskCursor::of(t));
                     continue;
                 }
-                page.tasks.push((*e.task).clone());
+                page.tasks.push(StoredTask::clone(&e.task));
             }
             page
         });
@@ -737,11 +803,11 @@ impl TaskStore for InMemoryTaskStore {
 
 #[cfg(test)]
 mod tests {
-    use super::{InMemoryTaskStore, TaskQuery, TaskStore};
-    use crate::v0_3::{ContextId, Task, TaskId, TaskState, TaskStatus};
+    use super::{InMemoryTaskStore, StoredTask, TaskQuery, TaskStore};
+    use crate::types::{Task, TaskId, TaskState, TaskStatus};
 
-    fn task(id: &str, state: TaskState) -> Task {
-        Task::new(TaskId::new(id), ContextId::new("c"), TaskStatus::new(state))
+    fn task(id: &str, state: TaskState) -> StoredTask {
+        StoredTask::new(Task::new(id, "c", TaskStatus::new(state)))
     }
 
     /// Events committed without a whole task are logged and applied only when the task
@@ -749,23 +815,20 @@ mod tests {
     #[tokio::test]
     async fn events_are_applied_when_the_task_is_read() {
         use crate::store::apply::{apply_event, tests::chunk};
-        use crate::v0_3::{Message, StreamEvent, TaskStatusUpdateEvent};
+        use crate::types::{Message, StreamEvent, TaskStatusUpdateEvent, Timestamp};
         use std::sync::Arc;
         let store = InMemoryTaskStore::new();
         let mut live = task("t", TaskState::Working);
         store.commit(&live, &[]).await.unwrap();
-        let asking = TaskStatusUpdateEvent {
-            kind: Default::default(),
-            task_id: TaskId::new("t"),
-            context_id: ContextId::new("c"),
-            status: TaskStatus {
-                state: TaskState::InputRequired,
-                message: Some(Box::new(Message::agent_text("which?"))),
-                timestamp: Some("2026-11-26T10:00:00Z".into()),
+        let asking = TaskStatusUpdateEvent::new(
+            "t",
+            "c",
+            TaskStatus {
+                state: TaskState::InputRequired as i32,
+                message: Some(Message::agent_text("which?")),
+                timestamp: Some(Timestamp::parse("2026-11-26T10:00:00Z").unwrap()),
             },
-            is_final: true,
-            metadata: None,
-        };
+        );
         let events: Vec<StreamEvent> = vec![
             chunk("a", "x", false).into(),
             chunk("a", "y", true).into(),
@@ -797,7 +860,7 @@ mod tests {
     #[tokio::test]
     async fn a_shared_task_is_kept_without_a_copy() {
         use crate::store::apply::{apply_event, tests::chunk};
-        use crate::v0_3::StreamEvent;
+        use crate::types::StreamEvent;
         use std::sync::Arc;
         let store = InMemoryTaskStore::new();
         let started = Arc::new(task("t", TaskState::Working));
@@ -815,7 +878,7 @@ mod tests {
         assert!(started.artifacts.is_empty(), "{started:?}");
 
         let mut ended = live;
-        ended.status = TaskStatus::new(TaskState::Completed);
+        ended.status = Some(TaskStatus::new(TaskState::Completed));
         let ended = Arc::new(ended);
         store.commit_shared(&ended, &[]).await.unwrap();
         assert_eq!(Arc::strong_count(&ended), 2, "kept as it is");
@@ -923,12 +986,12 @@ mod tests {
                 .await
                 .unwrap();
             store.commit(&ended, &[]).await.unwrap();
-            store.ended_unfollowed(&ended.id);
+            store.ended_unfollowed(&TaskId::new(&ended.id));
         }
         for i in 0..4 {
             let id = TaskId::new(format!("t{i}"));
             let (read, seq) = store.get(&id).await.unwrap().expect("kept");
-            assert_eq!((read.status.state, seq), (TaskState::Completed, 10));
+            assert_eq!((read.state(), seq), (TaskState::Completed, 10));
             assert_eq!(store.events_after(&id, 3).await.unwrap()[0].0, 10);
         }
     }
@@ -936,19 +999,13 @@ mod tests {
     /// 100 KB in an event log of ten artifact chunks, numbered 1 to 10, as a streamed
     /// artifact would leave it.
     fn streamed(id: &str) -> Vec<super::LoggedEvent> {
-        use crate::v0_3::{Artifact, ArtifactId, Part, StreamEvent, TaskArtifactUpdateEvent};
+        use crate::types::{Artifact, Part, StreamEvent, TaskArtifactUpdateEvent};
         use std::sync::Arc;
         let chunk = |n: u64| {
-            let artifact =
-                Artifact::new(ArtifactId::new("a"), vec![Part::text("x".repeat(10_000))]);
+            let artifact = Artifact::new("a", vec![Part::text("x".repeat(10_000))]);
             let event = TaskArtifactUpdateEvent {
-                kind: Default::default(),
-                task_id: TaskId::new(id),
-                context_id: ContextId::new("c"),
-                artifact,
-                append: Some(n > 1),
-                last_chunk: None,
-                metadata: None,
+                append: n > 1,
+                ..TaskArtifactUpdateEvent::new(id, "c", artifact)
             };
             (n, Arc::new(StreamEvent::ArtifactUpdate(event)))
         };

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use tokio::sync::{broadcast, watch};
 
-use crate::v0_3::TaskId;
+use crate::types::TaskId;
 
 /// Notices kept for a slow reader before it is told it missed some.
 const CAPACITY: usize = 1024;

@@ -58,6 +58,14 @@ impl StreamEvent {
         }
     }
 
+    /// The protobuf bytes of the `StreamResponse` that holds it (a oneof's fields are
+    /// the message's own), without copying it into one.
+    pub fn response_bytes(&self) -> Vec<u8> {
+        let mut buf = Vec::with_capacity(self.encoded_len());
+        self.encode(&mut buf);
+        buf
+    }
+
     /// The state the event leaves its task in, if it says one (a task or a status).
     pub fn state(&self) -> Option<TaskState> {
         match self {
@@ -242,6 +250,12 @@ mod tests {
             assert_eq!(serde_json::from_value::<StreamEvent>(json).unwrap(), e);
         }
         assert!(serde_json::from_str::<StreamEvent>("{}").is_err());
+        let task = StreamEvent::from(Task::new("t", "c", TaskStatus::new(TaskState::Working)));
+        let response = StreamResponse::from(task.clone());
+        assert_eq!(
+            task.response_bytes(),
+            prost::Message::encode_to_vec(&response)
+        );
         let update = TaskStatusUpdateEvent::default();
         assert_eq!(update.status().state(), TaskState::Unspecified);
         assert!(

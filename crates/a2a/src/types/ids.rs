@@ -80,6 +80,39 @@ macro_rules! string_id {
             }
         }
 
+        /// The id's text, as the proto's messages hold ids.
+        impl From<$name> for String {
+            fn from(id: $name) -> String {
+                id.0.as_ref().to_owned()
+            }
+        }
+
+        impl From<&$name> for String {
+            fn from(id: &$name) -> String {
+                id.0.as_ref().to_owned()
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                &*self.0 == other
+            }
+        }
+
+        impl PartialEq<String> for $name {
+            fn eq(&self, other: &String) -> bool {
+                *self.0 == **other
+            }
+        }
+
+        /// Looked up by its text (a map keyed by ids, asked with a `&str`): it hashes
+        /// and compares as its text does.
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
         impl AsRef<str> for $name {
             fn as_ref(&self) -> &str {
                 &self.0

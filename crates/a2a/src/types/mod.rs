@@ -22,7 +22,10 @@ pub use crate::proto::Timestamp;
 pub use crate::proto::json::JsonValue;
 pub use crate::proto::pb::part::Content;
 pub use crate::proto::pb::{
-    Artifact, AuthenticationInfo, Message, Part, Role, SendMessageConfiguration,
-    SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskArtifactUpdateEvent,
-    TaskPushNotificationConfig, TaskState, TaskStatus, TaskStatusUpdateEvent,
+    Artifact, AuthenticationInfo, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Message, Part,
+    Role, SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse,
+    SubscribeToTaskRequest, Task, TaskArtifactUpdateEvent, TaskPushNotificationConfig, TaskState,
+    TaskStatus, TaskStatusUpdateEvent,
 };

@@ -11,6 +11,7 @@
 //! them in [`crate::v1::convert`].
 
 mod card;
+pub mod convert;
 mod events;
 mod kind;
 mod message;

@@ -20,25 +20,6 @@ pub struct PushNotificationConfig {
     /// How the agent authenticates to the webhook.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authentication: Option<PushNotificationAuthenticationInfo>,
-    /// The body its notifications take, by the generation of the request that set it:
-    /// stored with the config, never sent to a client (the server clears it).
-    #[serde(
-        default,
-        rename = "x-a2a-payload",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub payload: Option<PushPayload>,
-}
-
-/// What a push notification's body is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum PushPayload {
-    /// v0.3: the task (§9.5 of v0.3).
-    #[serde(rename = "task")]
-    Task,
-    /// v1.0: a `StreamResponse` holding the task (§4.3.3 of v1.0).
-    #[serde(rename = "streamResponse")]
-    StreamResponse,
 }
 
 /// How the agent authenticates to the webhook.

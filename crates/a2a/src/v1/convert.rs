@@ -9,26 +9,10 @@
 use base64::Engine as _;
 use serde_json::Value;
 
-use crate::error::RpcError;
+pub use crate::error::ConvertError;
 use crate::proto::json::JsonValue;
 use crate::proto::{Timestamp, pb as v1};
 use crate::v0_3::{self as t, ContextId, FileContent, FileSource, MessageId, TaskId};
-
-/// A v1.0 value the internal model cannot hold: which field, and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {why}")]
-pub struct ConvertError {
-    /// Where in the request (a JSON path).
-    pub field: String,
-    /// Why it cannot be converted.
-    pub why: String,
-}
-
-impl From<ConvertError> for RpcError {
-    fn from(e: ConvertError) -> RpcError {
-        RpcError::invalid_params(&e.field, e.why)
-    }
-}
 
 fn refuse(field: impl std::fmt::Display, why: impl Into<String>) -> ConvertError {
     ConvertError {
@@ -401,7 +385,6 @@ pub fn push_config_in(
                 schemes: vec![a.scheme],
                 credentials: non_empty(a.credentials),
             }),
-        payload: None,
     })
 }
 

@@ -10,8 +10,8 @@ use sqlx::Row;
 
 use super::notices::REQUESTS;
 use super::{NOW_MS, PostgresStore};
-use a2a::store::{Cluster, ClusterRequest, NoticeBoard, Owner, StoreError};
-use a2a::v0_3::{Task, TaskId};
+use a2a::store::{Cluster, ClusterRequest, NoticeBoard, Owner, StoreError, StoredTask};
+use a2a::types::TaskId;
 
 /// Which queued requests this replica reads (its `replicas.requests_understood`): 0, a
 /// replica from before the column, reads cancels and messages, and a request of
@@ -105,7 +105,7 @@ impl Cluster for PostgresStore {
         })
     }
 
-    fn claim(&self, max: usize) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
+    fn claim(&self, max: usize) -> BoxFuture<'_, Result<Vec<(StoredTask, u64)>, StoreError>> {
         Box::pin(async move {
             // Unfinished tasks of no replica with a lease: one whose lease ran out, one
             // that stopped (its row gone) or none (a store migrated from one replica),

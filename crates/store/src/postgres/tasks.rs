@@ -13,11 +13,14 @@ use super::writer::Write;
 use super::{PostgresStore, encode};
 use crate::Store;
 use crate::rows::{AtEnd, millis, snapshot_due};
-use crate::rows::{event_of, push_config_of, report_unreadable, task_of, unreadable_task};
-use a2a::store::{
-    LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
+use crate::rows::{
+    event_of, push_config_of, push_config_row, report_unreadable, task_of, unreadable_task,
 };
-use a2a::v0_3::{PushNotificationConfig, Task, TaskId};
+use a2a::store::{
+    LoggedEvent, StoreError, StoredPushConfig, StoredTask, TaskCursor, TaskPage, TaskQuery,
+    TaskStore, apply_event, status_ms,
+};
+use a2a::types::TaskId;
 
 /// The columns a task row is read by: its snapshot, the number of the last event in
 /// it, whether it is terminal, who started it and in which tenant.
@@ -25,7 +28,7 @@ const TASK_COLUMNS: &str = "snapshot, seq, terminal, initiator, tenant";
 
 impl PostgresStore {
     /// A stored snapshot brought up to date: the events logged after it, replayed.
-    pub(super) async fn caught_up(&self, row: PgRow) -> Result<(Task, u64), StoreError> {
+    pub(super) async fn caught_up(&self, row: PgRow) -> Result<(StoredTask, u64), StoreError> {
         let snapshot: String = row.get(0);
         let seq: i64 = row.get(1);
         let terminal: bool = row.get(2);
@@ -33,7 +36,7 @@ impl PostgresStore {
         let mut seq = seq as u64;
         if !terminal {
             // Stored with the event that ended it, a terminal task has nothing after.
-            for (n, event) in self.events_after(&task.id, seq).await? {
+            for (n, event) in self.events_after(&TaskId::new(&task.id), seq).await? {
                 apply_event(&mut task, &event);
                 seq = n;
             }
@@ -43,7 +46,7 @@ impl PostgresStore {
 }
 
 impl TaskStore for PostgresStore {
-    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
+    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(StoredTask, u64)>, StoreError>> {
         let id = id.clone();
         Box::pin(async move {
             let row = sqlx::query(&format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = $1"))
@@ -60,7 +63,7 @@ impl TaskStore for PostgresStore {
 
     fn commit<'a>(
         &'a self,
-        task: &'a Task,
+        task: &'a StoredTask,
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
@@ -70,18 +73,18 @@ impl TaskStore for PostgresStore {
                 .map(|(n, e)| Ok((*n as i64, encode(&**e)?)))
                 .collect::<Result<Vec<_>, StoreError>>()?;
             let id = task.id.as_str();
-            let state = task.status.state.as_str();
+            let state = task.state().as_str();
             let known = self.fence(id);
             let fence = self.hold_fence(id);
             let write = if due {
                 Write::Snapshot(Snapshot {
                     id: id.to_owned(),
-                    snapshot: encode(task)?,
+                    snapshot: encode(&task.task)?,
                     seq: events.last().map(|(n, _)| *n),
-                    terminal: task.status.state.is_terminal(),
-                    first_message_id: task.history.first().map(|m| m.message_id.to_string()),
+                    terminal: task.state().is_terminal(),
+                    first_message_id: task.history.first().map(|m| m.message_id.clone()),
                     updated_at: millis(SystemTime::now()),
-                    context_id: task.context_id.to_string(),
+                    context_id: task.context_id.clone(),
                     state: state.to_owned(),
                     status_ms: status_ms(task),
                     fence,
@@ -106,9 +109,9 @@ impl TaskStore for PostgresStore {
                 }
                 // The task is another replica's now; the next renewal reports it lost,
                 // and the server hands it over.
-                return Err(StoreError::Fenced(task.id.clone()));
+                return Err(StoreError::Fenced(TaskId::new(&task.id)));
             }
-            if task.status.state.is_terminal() {
+            if task.state().is_terminal() {
                 // Nobody runs a finished task.
                 self.set_fence(id, None);
             }
@@ -154,7 +157,7 @@ impl TaskStore for PostgresStore {
         })
     }
 
-    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
+    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(StoredTask, u64)>, StoreError>> {
         Box::pin(async move {
             let rows = sqlx::query(&format!(
                 "SELECT {TASK_COLUMNS}, id FROM tasks WHERE NOT terminal ORDER BY id"
@@ -184,11 +187,15 @@ impl TaskStore for PostgresStore {
     fn set_push_config(
         &self,
         task: &TaskId,
-        config: PushNotificationConfig,
+        config: StoredPushConfig,
     ) -> BoxFuture<'_, Result<(), StoreError>> {
         let task = task.to_string();
         Box::pin(async move {
-            let config_id = config.id.clone().unwrap_or_else(|| task.clone());
+            let config_id = match config.config.id.as_str() {
+                "" => task.clone(),
+                id => id.to_owned(),
+            };
+            let config = push_config_row(&config).map_err(StoreError::backend)?;
             sqlx::query(
                 "INSERT INTO push_configs (task_id, config_id, position, config)
                  VALUES ($1, $2, (SELECT coalesce(max(position), 0) + 1 FROM push_configs
@@ -197,7 +204,7 @@ impl TaskStore for PostgresStore {
             )
             .bind(&task)
             .bind(&config_id)
-            .bind(encode(&config)?)
+            .bind(config)
             .execute(&self.pool)
             .await
             .map_err(StoreError::backend)?;
@@ -208,7 +215,7 @@ impl TaskStore for PostgresStore {
     fn push_configs(
         &self,
         task: &TaskId,
-    ) -> BoxFuture<'_, Result<Vec<PushNotificationConfig>, StoreError>> {
+    ) -> BoxFuture<'_, Result<Vec<StoredPushConfig>, StoreError>> {
         let task = task.to_string();
         Box::pin(async move {
             let rows: Vec<String> = sqlx::query_scalar(
@@ -218,7 +225,7 @@ impl TaskStore for PostgresStore {
             .fetch_all(&self.pool)
             .await
             .map_err(StoreError::backend)?;
-            rows.iter().map(|c| push_config_of(c)).collect()
+            rows.iter().map(|c| push_config_of(&task, c)).collect()
         })
     }
 
@@ -295,7 +302,8 @@ impl TaskStore for PostgresStore {
                 match self.caught_up(row).await {
                     Ok((task, _)) => tasks.push(task),
                     Err(e @ StoreError::Unreadable { .. }) => {
-                        tasks.push(unreadable_task(&id, &context, &state, &e, &self.observe));
+                        let task = unreadable_task(&id, &context, &state, &e, &self.observe);
+                        tasks.push(StoredTask::new(task));
                     }
                     Err(e) => return Err(e),
                 }

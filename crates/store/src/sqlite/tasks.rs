@@ -8,18 +8,17 @@ use super::{SqliteStore, WriteError, encode};
 use crate::Store;
 use crate::rows::{AtEnd, report_unreadable, snapshot_due, unreadable_task};
 use a2a::store::{
-    LoggedEvent, StoreError, TaskCursor, TaskPage, TaskQuery, TaskStore, apply_event, status_ms,
+    LoggedEvent, StoreError, StoredPushConfig, StoredTask, TaskCursor, TaskPage, TaskQuery,
+    TaskStore, apply_event, status_ms,
 };
-use a2a::v0_3::{
-    ContextId, PushNotificationConfig, StreamEvent, Task, TaskId, TaskState, TaskStatus,
-};
+use a2a::types::{StreamEvent, Task, TaskId, TaskState, TaskStatus};
 use futures::future::BoxFuture;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::time::SystemTime;
 
 /// A task's row and the rows of its log after its snapshot, as read (in one read
 /// transaction: the log agrees with the row).
-struct StoredTask {
+struct TaskRow {
     id: String,
     snapshot: String,
     seq: i64,
@@ -33,8 +32,8 @@ const TASK_COLUMNS: &str = "id, snapshot, seq, initiator, tenant";
 
 /// A task's row from a statement that selects [`TASK_COLUMNS`] first, its log not yet
 /// read.
-fn stored_task(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredTask> {
-    Ok(StoredTask {
+fn stored_task(row: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRow> {
+    Ok(TaskRow {
         id: row.get(0)?,
         snapshot: row.get(1)?,
         seq: row.get(2)?,
@@ -54,7 +53,7 @@ fn log_rows(conn: &Connection, id: &str, after: i64) -> rusqlite::Result<Vec<(i6
 }
 
 /// `task` with its log read.
-fn with_log(conn: &Connection, mut task: StoredTask) -> rusqlite::Result<StoredTask> {
+fn with_log(conn: &Connection, mut task: TaskRow) -> rusqlite::Result<TaskRow> {
     task.log = log_rows(conn, &task.id, task.seq)?;
     Ok(task)
 }
@@ -63,16 +62,15 @@ fn with_log(conn: &Connection, mut task: StoredTask) -> rusqlite::Result<StoredT
 /// replayed, or — with no snapshot (see [`from_log`]) — the log replayed from its first
 /// event, the whole task. Who started it and its tenant are columns of their own (never
 /// on the wire, so never in an event).
-fn caught_up(stored: &StoredTask) -> Result<(Task, u64), StoreError> {
-    let id = TaskId::new(stored.id.as_str());
+fn caught_up(stored: &TaskRow) -> Result<(StoredTask, u64), StoreError> {
     let mut task = if stored.snapshot.is_empty() {
         Task::new(
-            id.clone(),
-            ContextId::new(""),
+            stored.id.as_str(),
+            "",
             TaskStatus::new(TaskState::Submitted),
         )
     } else {
-        parse_task(&stored.snapshot, None, None)?
+        parse_task(&stored.snapshot, None, None)?.task
     };
     let mut seq = stored.seq as u64;
     let mut events = Vec::new();
@@ -89,8 +87,11 @@ fn caught_up(stored: &StoredTask) -> Result<(Task, u64), StoreError> {
         apply_event(&mut task, &event);
         seq = n;
     }
-    task.initiator = stored.initiator.clone();
-    task.tenant = stored.tenant.clone();
+    let task = StoredTask {
+        task,
+        initiator: stored.initiator.clone(),
+        tenant: stored.tenant.clone(),
+    };
     Ok((task, seq))
 }
 
@@ -101,10 +102,10 @@ fn from_log(events: &[LoggedEvent]) -> bool {
     matches!(events.first(), Some((1, e)) if matches!(**e, StreamEvent::Task(_)))
 }
 
-use crate::rows::{event_of, push_config_of, task_of as parse_task};
+use crate::rows::{event_of, push_config_of, push_config_row, task_of as parse_task};
 
 impl TaskStore for SqliteStore {
-    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(Task, u64)>, StoreError>> {
+    fn get(&self, id: &TaskId) -> BoxFuture<'_, Result<Option<(StoredTask, u64)>, StoreError>> {
         let id = id.to_string();
         Box::pin(async move {
             let stored = self
@@ -125,7 +126,7 @@ impl TaskStore for SqliteStore {
 
     fn commit<'a>(
         &'a self,
-        task: &'a Task,
+        task: &'a StoredTask,
         events: &'a [LoggedEvent],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
@@ -139,7 +140,7 @@ impl TaskStore for SqliteStore {
                     if left_to_log {
                         Ok(String::new())
                     } else {
-                        encode(task)
+                        encode(&task.task)
                     }
                 })
                 .transpose()?;
@@ -151,17 +152,17 @@ impl TaskStore for SqliteStore {
                 last => last.map_or(0, |(s, _)| *s as i64),
             };
             self.write(Write::Commit {
-                id: task.id.to_string(),
+                id: task.id.clone(),
                 snapshot,
                 seq,
-                terminal: task.status.state.is_terminal(),
-                first_message_id: task.history.first().map(|m| m.message_id.to_string()),
+                terminal: task.state().is_terminal(),
+                first_message_id: task.history.first().map(|m| m.message_id.clone()),
                 initiator: task.initiator.clone(),
                 tenant: task.tenant.clone(),
                 rows,
                 listed: Listed {
-                    context_id: task.context_id.to_string(),
-                    state: task.status.state.as_str(),
+                    context_id: task.context_id.clone(),
+                    state: task.state().as_str(),
                     status_ms: status_ms(task),
                 },
                 moved: !events_only_artifacts,
@@ -211,7 +212,7 @@ impl TaskStore for SqliteStore {
         })
     }
 
-    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(Task, u64)>, StoreError>> {
+    fn unfinished(&self) -> BoxFuture<'_, Result<Vec<(StoredTask, u64)>, StoreError>> {
         Box::pin(async move {
             let stored = self
                 .reads
@@ -251,12 +252,16 @@ impl TaskStore for SqliteStore {
     fn set_push_config(
         &self,
         task: &TaskId,
-        config: PushNotificationConfig,
+        config: StoredPushConfig,
     ) -> BoxFuture<'_, Result<(), StoreError>> {
         let task = task.to_string();
         Box::pin(async move {
-            let config_id = config.id.clone().unwrap_or_else(|| task.clone());
-            let config = encode(&config)?;
+            let config_id = match config.config.id.as_str() {
+                "" => task.clone(),
+                id => id.to_owned(),
+            };
+            let config =
+                push_config_row(&config).map_err(|e| WriteError::Encode(std::sync::Arc::new(e)))?;
             self.write(Write::SetPush {
                 task,
                 config_id,
@@ -270,21 +275,22 @@ impl TaskStore for SqliteStore {
     fn push_configs(
         &self,
         task: &TaskId,
-    ) -> BoxFuture<'_, Result<Vec<PushNotificationConfig>, StoreError>> {
+    ) -> BoxFuture<'_, Result<Vec<StoredPushConfig>, StoreError>> {
         let task = task.to_string();
         Box::pin(async move {
+            let id = task.clone();
             let rows: Vec<String> = self
                 .reads
                 .off(move |conn| {
                     conn.prepare_cached(
                         "SELECT config FROM push_configs WHERE task_id = ?1 ORDER BY position",
                     )?
-                    .query_map([&task], |r| r.get(0))?
+                    .query_map([&id], |r| r.get(0))?
                     .collect()
                 })
                 .await
                 .map_err(read_error)?;
-            rows.iter().map(|c| push_config_of(c)).collect()
+            rows.iter().map(|c| push_config_of(&task, c)).collect()
         })
     }
 
@@ -362,9 +368,11 @@ impl TaskStore for SqliteStore {
                 });
                 tasks.push(match caught_up(stored) {
                     Ok((task, _)) => task,
-                    Err(e @ StoreError::Unreadable { .. }) => {
-                        unreadable_task(&stored.id, context, state, &e, &self.observe)
-                    }
+                    Err(e @ StoreError::Unreadable { .. }) => StoredTask {
+                        task: unreadable_task(&stored.id, context, state, &e, &self.observe),
+                        initiator: stored.initiator.clone(),
+                        tenant: stored.tenant.clone(),
+                    },
                     Err(e) => return Err(e),
                 });
             }
@@ -532,7 +540,7 @@ mod tests {
             q
         };
         let mine = by(&|q| q.initiator = Some("token:alice".into()));
-        let context = by(&|q| q.context_id = Some(ContextId::new("c1")));
+        let context = by(&|q| q.context_id = Some(a2a::types::ContextId::new("c1")));
         let next = by(&|q| {
             q.initiator = Some("token:alice".into());
             q.after = Some(TaskCursor {
@@ -565,15 +573,11 @@ mod tests {
         let store = SqliteStore::open(&path, crate::DEFAULT_BUSY_TIMEOUT, Default::default())
             .await
             .expect("a fresh store opens");
-        let task = Task::new(
-            TaskId::new("t"),
-            ContextId::new("c"),
-            TaskStatus::new(TaskState::Completed),
-        );
+        let task = StoredTask::new(Task::new("t", "c", TaskStatus::new(TaskState::Completed)));
         store.commit(&task, &[]).await.expect("stored");
         let conn = Connection::open(&path).expect("a second connection");
         conn.execute(
-            "UPDATE tasks SET snapshot = '{\"not\": \"a task\"}', terminal = 1",
+            "UPDATE tasks SET snapshot = '{\"id\": \"t\", \"status\": \"done\"}', terminal = 1",
             [],
         )
         .expect("the row is damaged");
@@ -582,22 +586,27 @@ mod tests {
             matches!(&e, StoreError::Unreadable { what: "task", cause } if cause.is::<serde_json::Error>()),
             "{e:?}"
         );
+        // An object that is no task at all reads as one with nothing in it: refused too.
+        conn.execute("UPDATE tasks SET snapshot = '{\"not\": \"a task\"}'", [])
+            .expect("the row is damaged");
+        let e = store.get(&TaskId::new("t")).await.unwrap_err();
+        assert!(
+            matches!(&e, StoreError::Unreadable { what: "task", .. }),
+            "{e:?}"
+        );
         // A task whose first commit left its snapshot to the log, and whose log has lost
         // its first event: unreadable, said so, not a blank task.
-        let first = Task::new(
-            TaskId::new("u"),
-            ContextId::new("c"),
-            TaskStatus::new(TaskState::Submitted),
-        );
-        let event = std::sync::Arc::new(StreamEvent::Task(first.clone()));
+        let first = StoredTask::new(Task::new("u", "c", TaskStatus::new(TaskState::Submitted)));
+        let event = std::sync::Arc::new(StreamEvent::Task(first.task.clone()));
         store.commit(&first, &[(1, event)]).await.expect("stored");
+        let id = TaskId::new("u");
         assert_eq!(
-            store.get(&first.id).await.unwrap().unwrap().0.context_id,
+            store.get(&id).await.unwrap().unwrap().0.context_id,
             first.context_id
         );
         conn.execute("DELETE FROM task_events WHERE task_id = 'u'", [])
             .expect("the log is damaged");
-        let e = store.get(&first.id).await.unwrap_err();
+        let e = store.get(&id).await.unwrap_err();
         assert!(
             matches!(&e, StoreError::Unreadable { what: "task", .. }),
             "{e:?}"
@@ -612,11 +621,7 @@ mod tests {
     fn a_commits_events_are_one_row_read_back_alike() {
         use std::sync::Arc;
         let task = |n: usize| {
-            let mut t = Task::new(
-                TaskId::new(format!("t{n}")),
-                ContextId::new("c"),
-                TaskStatus::new(TaskState::Working),
-            );
+            let mut t = Task::new(format!("t{n}"), "c", TaskStatus::new(TaskState::Working));
             t.metadata = Some(
                 serde_json::Map::from_iter([(
                     "text \"quoted\" é".to_owned(),

@@ -73,7 +73,7 @@ impl Run {
                 t.format(&time::format_description::well_known::Rfc3339)
                     .ok()
             });
-        self.emit(RunEvent::Question {
+        let question = RunEvent::Question {
             step: step.id.clone(),
             item: ask.item,
             kind: ask.kind.clone(),
@@ -83,8 +83,7 @@ impl Run {
                 ..step.answerers.clone()
             }),
             until,
-        })
-        .await;
+        };
         self.questions.push(Pending {
             step: ask.step,
             item: ask.item,
@@ -93,7 +92,18 @@ impl Run {
             votes: Vec::new(),
             reply: ask.reply,
         });
+        // Asked again after a restart: an answer held for it (one that came before the
+        // run was back) is taken first, and a question it answered is not put to the
+        // client again — said, it would read as waiting while its answer is on the way.
         self.reasked(ask.step, ask.item).await;
+        let (i, item) = (ask.step, ask.item);
+        if self
+            .questions
+            .iter()
+            .any(|q| q.step == i && q.item == item && !q.reply.is_closed())
+        {
+            self.emit(question).await;
+        }
     }
 
     /// The question of step `i` (and `item`) was asked again, or the step ended: the

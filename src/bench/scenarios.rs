@@ -265,8 +265,10 @@ impl Across {
         let epoch_wall = SystemTime::now() - epoch.elapsed();
         let mut at = HashMap::with_capacity(committed.len());
         for (json, time) in committed {
-            let event: StreamEvent = serde_json::from_str(json)
+            // Logged as the StreamResponse that holds it (A2A 1.0's JSON).
+            let logged: a2a::types::StreamEvent = serde_json::from_str(json)
                 .with_context(|| format!("reading the logged event {json}"))?;
+            let event = a2a::v0_3::convert::stream_event(&logged);
             let nanos = match time.duration_since(epoch_wall) {
                 Ok(d) => d.as_nanos() as i128,
                 Err(e) => -(e.duration().as_nanos() as i128),

@@ -13,9 +13,7 @@ use std::sync::Arc;
 
 use a2a::RpcError;
 use a2a::server::{Caller, Principal, WeakRequestHandler};
-use a2a::types::{
-    Message, Part, Role, SendMessageConfiguration, SendMessageRequest, SendMessageResult, Task,
-};
+use a2a::types::{Message, Part, Role, SendMessageRequest, SendMessageResult, Task};
 use serde_json::{Map, Value, json};
 
 /// Who runs are started as, and the server they are started on.
@@ -87,14 +85,7 @@ impl Starter {
             unreachable!("an object")
         };
         let message = Message::with_id(message_id, Role::User, vec![Part::data(data)]);
-        let request = SendMessageRequest {
-            message: Some(message),
-            configuration: Some(SendMessageConfiguration {
-                return_immediately: true,
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
+        let request = SendMessageRequest::new(message).returning_immediately();
         match handler.send_message(request, caller).await {
             Ok(SendMessageResult::Task(task)) => Ok(task),
             Ok(SendMessageResult::Message(m)) => Err(NotStarted::NoRun(m.text())),

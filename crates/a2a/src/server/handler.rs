@@ -777,10 +777,12 @@ impl Inner {
         generation: Version,
         caller: &Caller,
     ) -> Result<SendMessageResult, RpcError> {
-        let configuration = request.configuration.as_ref();
-        let blocking = !configuration.is_some_and(|c| c.return_immediately);
+        let blocking = request.blocking();
         let history_length = history_length(
-            configuration.and_then(|c| c.history_length),
+            request
+                .configuration
+                .as_ref()
+                .and_then(|c| c.history_length),
             "configuration.historyLength",
         )?;
         let listen = Listen::Once(if blocking {

@@ -205,19 +205,13 @@ mod tests {
     async fn the_handler_answers_without_a_transport() {
         let handler = handler();
         let anyone = Caller::anonymous();
-        let send = |text: &str| SendMessageRequest {
-            message: Some(Message::user_text(text)),
-            ..Default::default()
-        };
+        let send = |text: &str| SendMessageRequest::new(Message::user_text(text));
         let sent = handler.send_message(send("hi"), &anyone).await.unwrap();
         let SendMessageResult::Task(task) = sent else {
             panic!("a task: {sent:?}");
         };
         assert_eq!(task.state(), TaskState::Completed);
-        let get = |id: &str| GetTaskRequest {
-            id: id.to_owned(),
-            ..Default::default()
-        };
+        let get = |id: &str| GetTaskRequest::new(id);
         let read = handler.get_task(get(&task.id), &anyone).await.unwrap();
         assert_eq!(read.id, task.id);
 
@@ -241,10 +235,7 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(missing.code, crate::ErrorCode::TASK_NOT_FOUND);
-        let cancel = CancelTaskRequest {
-            id: task.id.clone(),
-            ..Default::default()
-        };
+        let cancel = CancelTaskRequest::new(task.id.clone());
         let finished = handler.cancel_task(cancel, &anyone).await.unwrap_err();
         assert_eq!(finished.code, crate::ErrorCode::TASK_NOT_CANCELABLE);
     }

@@ -11,6 +11,7 @@ mod events;
 mod ids;
 mod message;
 mod metadata;
+mod requests;
 mod task;
 
 pub use events::{SendMessageResult, StreamEvent};

@@ -369,14 +369,11 @@ fn part(c: &orchestrator_core::engine::Content) -> Part {
                 (Some(u), _) => Part::url(u.clone(), media_type),
                 // The engine keeps a file's bytes as base64 (as they came): undone here.
                 (None, b) => {
-                    let source = a2a::v0_3::FileSource::Bytes(b.clone().unwrap_or_default());
-                    let bytes = match source.decode() {
-                        Some(Ok(bytes)) => bytes,
-                        _ => {
-                            tracing::warn!(file = ?name, "a file's bytes are not base64; sent empty");
-                            Vec::new()
-                        }
-                    };
+                    let text = b.as_deref().unwrap_or_default();
+                    let bytes = a2a::types::decode_base64(text).unwrap_or_else(|_| {
+                        tracing::warn!(file = ?name, "a file's bytes are not base64; sent empty");
+                        Vec::new()
+                    });
                     Part::raw(bytes, media_type)
                 }
             };

@@ -1,7 +1,8 @@
-//! The A2A protocol layer, v1.0 and v0.3: the internal model (v0.3's shapes), v1.0's
-//! messages (`proto`, generated from the normative proto) and their conversion at the
-//! boundary (`v1`), JSON-RPC 2.0 and HTTP+JSON, SSE, a server generic over an agent, and
-//! a client that speaks either generation on any binding.
+//! The A2A protocol layer, v1.0 and v0.3: the model (`types`: v1.0's messages, generated
+//! from the normative proto in `proto`), v0.3's wire types and their conversion at the
+//! edge (`v0_3`), v1.0's card fields and errors (`v1`), JSON-RPC 2.0 and HTTP+JSON, SSE,
+//! a server generic over an agent, and a client that speaks either generation on any
+//! binding.
 //!
 //! Nothing here knows about workflows, steps or the orchestrator (the crate graph holds
 //! it): the crate is usable on its own to write any A2A agent or client. Features, all

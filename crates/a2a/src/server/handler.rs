@@ -1,8 +1,9 @@
 //! The request handler: every A2A operation — send, stream, get, list, cancel,
-//! subscribe, the push-config operations, the extended card — on the internal model,
-//! knowing no wire version and no transport. The bindings (`jsonrpc.rs`, `rest.rs`)
-//! parse a request into the internal params, call one of these, and write the result in
-//! their version's shape.
+//! subscribe, the push-config operations, the extended card — on the model (v1.0's
+//! messages), knowing no transport, and of a request's generation only what its errors
+//! call its fields and the body its webhooks get. The bindings (`jsonrpc.rs`, `rest.rs`,
+//! `grpc.rs`; v0.3's through `v0_3.rs`) hand it their requests and write what it answers
+//! in their version's shape.
 
 use crate::server::{
     Access, ActorHandle, Authorize, Caller, CancelContext, ClusterRequest, Ending, EventSink,

@@ -158,6 +158,24 @@ impl Part {
     }
 }
 
+/// Bytes written as base64 text, read as a protobuf JSON reader reads a `bytes` field:
+/// standard or URL-safe base64, padded or not (v0.3's file `bytes`, say, which it calls
+/// only "base64").
+pub fn decode_base64(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
+    use base64::Engine as _;
+    use base64::alphabet;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const LENIENT: GeneralPurposeConfig =
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
+    const STANDARD: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, LENIENT);
+    const URL_SAFE: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, LENIENT);
+    if text.contains(['-', '_']) {
+        URL_SAFE.decode(text)
+    } else {
+        STANDARD.decode(text)
+    }
+}
+
 /// Whether `offered` satisfies `wanted`, with `*/*` and `type/*` wildcards on either side
 /// and media-type parameters (`; charset=utf-8`) ignored.
 pub fn media_type_matches(wanted: &str, offered: &str) -> bool {

@@ -16,7 +16,7 @@ mod task;
 
 pub use events::{SendMessageResult, StreamEvent};
 pub use ids::*;
-pub use message::{MAX_PARTS, media_type_matches, parts_text};
+pub use message::{MAX_PARTS, decode_base64, media_type_matches, parts_text};
 pub use metadata::Metadata;
 
 pub use crate::proto::Timestamp;

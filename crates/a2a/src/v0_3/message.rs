@@ -229,25 +229,9 @@ impl FileSource {
     /// `None` for a URI. An error says what is wrong with the text.
     pub fn decode(&self) -> Option<Result<Vec<u8>, base64::DecodeError>> {
         match self {
-            FileSource::Bytes(b) => Some(decode_base64(b)),
+            FileSource::Bytes(b) => Some(crate::types::decode_base64(b)),
             FileSource::Uri(_) => None,
         }
-    }
-}
-
-/// Standard or URL-safe base64, padded or not.
-fn decode_base64(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
-    use base64::Engine as _;
-    use base64::alphabet;
-    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
-    const LENIENT: GeneralPurposeConfig =
-        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
-    const STANDARD: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, LENIENT);
-    const URL_SAFE: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, LENIENT);
-    if text.contains(['-', '_']) {
-        URL_SAFE.decode(text)
-    } else {
-        STANDARD.decode(text)
     }
 }
 

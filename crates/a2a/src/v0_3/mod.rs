@@ -6,9 +6,9 @@
 //! `SendMessageResult`, `SecurityScheme`) dispatch on their `kind` / `type` member so
 //! that errors name what was wrong rather than "did not match any variant".
 //!
-//! The server's task actor and stores, and the client's answers, still hold tasks and
-//! events in these shapes; v1.0's messages ([`crate::proto::pb`]) convert to and from
-//! them in [`crate::v1::convert`].
+//! [`convert`] reads them into the model ([`crate::types`], v1.0's messages) and writes
+//! them from it: v0.3's JSON-RPC methods, its push bodies and the rows older stores
+//! wrote. The client's answers are still in these shapes (see [`crate::v1::convert`]).
 
 mod card;
 pub mod convert;

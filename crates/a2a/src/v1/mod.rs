@@ -1,8 +1,7 @@
-//! A2A v1.0 on the wire: its messages are the proto's ([`crate::proto::pb`], as bytes on
-//! gRPC and as ProtoJSON on the other bindings), converted to and from the internal
-//! model here ([`convert`]); its card fields ([`card`]) and its errors ([`error`]). The
-//! server's bindings and the client use these at the boundary; everything behind them
-//! works on [`crate::v0_3`], whatever version a peer speaks.
+//! A2A v1.0 on the wire: its messages are the model ([`crate::types`], as bytes on gRPC
+//! and as ProtoJSON on the other bindings); its card fields ([`card`]) and its errors
+//! ([`error`]). The client still answers in v0.3's shapes ([`crate::v0_3`]): it converts
+//! v1.0's messages to them here ([`convert`]) until it speaks the model.
 
 pub mod card;
 pub mod convert;

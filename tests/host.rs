@@ -1094,8 +1094,10 @@ async fn cancel_counting_echo(
 /// error or a 5xx; and every downstream task is canceled once.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_storm_of_concurrent_cancels_answers_each_with_the_task_and_cancels_downstream_once() {
-    let (one, one_cancels) = cancel_counting_echo(200).await;
-    let (two, two_cancels) = cancel_counting_echo(200).await;
+    // Steps of 2 s: every run is still going when its cancels come, however slow the
+    // machine is to start the 30 of them (the cancels end the steps at once).
+    let (one, one_cancels) = cancel_counting_echo(2_000).await;
+    let (two, two_cancels) = cancel_counting_echo(2_000).await;
     let toml = format!("[agents.one]\nurl = \"{one}\"\n[agents.two]\nurl = \"{two}\"\n");
     let o = orchestra_on(&[PAIR], toml, |_| {}).await;
     let (c, _) = client(&o.url).await;

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use a2a::signing::CardSigningKey;
-use a2a::v0_3::{Message, MessageSendParams, TaskState};
+use a2a::types::*;
 use serde_json::{Value, json};
 
 use crate::util::orchestra::{client, metadata, result_text, spawn_serve, spawn_serve_in, task};
@@ -138,7 +138,7 @@ async fn cards_the_sdks_signed_are_used_and_the_others_refused_before_any_call()
         async move {
             let mut m = Message::user_text("go");
             m.metadata = metadata(json!({ "workflow": workflow }));
-            task(c.send_message(&MessageSendParams::new(m)).await.unwrap())
+            task(c.send_message(&SendMessageRequest::new(m)).await.unwrap())
         }
     };
 
@@ -146,7 +146,7 @@ async fn cards_the_sdks_signed_are_used_and_the_others_refused_before_any_call()
     for workflow in ["py", "js", "lenient"] {
         let done = run(workflow).await;
         assert_eq!(
-            done.status.state,
+            done.status().state(),
             TaskState::Completed,
             "{workflow}: {done:?}"
         );
@@ -161,7 +161,7 @@ async fn cards_the_sdks_signed_are_used_and_the_others_refused_before_any_call()
     ] {
         let failed = run(workflow).await;
         assert_eq!(
-            failed.status.state,
+            failed.status().state(),
             TaskState::Failed,
             "{workflow}: {failed:?}"
         );

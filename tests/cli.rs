@@ -140,9 +140,11 @@ async fn send_talks_to_the_echo_agent_with_and_without_streaming() {
     let agent = echo(5).await;
     let o = orchestrator(&["send", &agent.url, "hello there agents"]).await;
     assert!(o.status.success(), "{}", text(&o));
-    let task: Value = serde_json::from_slice(&o.stdout).expect("the task as JSON");
-    assert_eq!(task["kind"], "task");
-    assert_eq!(task["status"]["state"], "completed");
+    // Printed as A2A 1.0's JSON: the SendMessageResponse.
+    let answer: Value = serde_json::from_slice(&o.stdout).expect("the answer as JSON");
+    serde_json::from_value::<a2a::types::SendMessageResponse>(answer.clone()).unwrap();
+    let task = &answer["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
     let echoed: String = task["artifacts"][0]["parts"]
         .as_array()
         .unwrap()
@@ -159,22 +161,32 @@ async fn send_talks_to_the_echo_agent_with_and_without_streaming() {
         .collect();
     let chunks: Vec<&str> = events
         .iter()
-        .filter(|e| e["kind"] == "artifact-update")
-        .map(|e| e["artifact"]["parts"][0]["text"].as_str().unwrap())
+        .filter_map(|e| e["artifactUpdate"]["artifact"]["parts"][0]["text"].as_str())
         .collect();
     assert_eq!(chunks, ["one", " two", " three"]);
+    for e in &events {
+        serde_json::from_value::<a2a::types::StreamResponse>(e.clone()).unwrap();
+    }
     let last = events.last().unwrap();
-    assert_eq!(last["status"]["state"], "completed");
-    assert_eq!(last["final"], true);
+    assert_eq!(
+        last["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
 
     // A continuation: ask, then answer on the same task.
     let o = orchestrator(&["send", &agent.url, "ask me"]).await;
     let asked: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(asked["status"]["state"], "input-required");
-    let id = asked["id"].as_str().unwrap();
+    assert_eq!(
+        asked["task"]["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
+    let id = asked["task"]["id"].as_str().unwrap();
     let o = orchestrator(&["send", &agent.url, "echo this", "--task", id]).await;
     let done: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(done["status"]["state"], "completed", "{done}");
+    assert_eq!(
+        done["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{done}"
+    );
 
     let bad = orchestrator(&["send", &agent.url, "x", "--data", "[1]"]).await;
     assert!(!bad.status.success());

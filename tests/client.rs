@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2a::client::{A2aClient, CardResolver, ClientAuth, ClientConfig, ClientError, http_client};
-use a2a::v0_3::*;
+use a2a::types::*;
+use a2a::v0_3::{AgentCard, AgentInterface, Transport};
 use axum::Router;
 use axum::http::HeaderMap;
 use axum::routing::{get, post};
@@ -134,14 +135,16 @@ async fn sse_parsing_tolerates_comments_crlf_and_multi_line_data() {
     .await;
     let client = A2aClient::new(format!("{base}/"), ClientConfig::default()).unwrap();
     let events: Vec<StreamEvent> = client
-        .send_message_stream(&MessageSendParams::new(Message::user_text("x")))
+        .send_message_stream(&SendMessageRequest::new(Message::user_text("x")))
         .await
         .unwrap()
         .map(|e| e.unwrap())
         .collect()
         .await;
     assert_eq!(events.len(), 2);
-    assert!(matches!(&events[1], StreamEvent::StatusUpdate(s) if s.is_final));
+    assert!(
+        matches!(&events[1], StreamEvent::StatusUpdate(s) if s.status().state() == TaskState::Completed)
+    );
 }
 
 #[tokio::test]
@@ -159,7 +162,7 @@ async fn oversized_sse_events_are_refused() {
     };
     let client = A2aClient::new(format!("{base}/"), config).unwrap();
     let mut stream = client
-        .send_message_stream(&MessageSendParams::new(Message::user_text("x")))
+        .send_message_stream(&SendMessageRequest::new(Message::user_text("x")))
         .await
         .unwrap();
     let err = stream.next().await.unwrap().unwrap_err();
@@ -198,7 +201,7 @@ async fn protocol_violations_and_http_errors_are_told_apart() {
             }),
         );
     let base = serve_router(router).await;
-    let get = TaskQueryParams::new(TaskId::new("t"));
+    let get = GetTaskRequest::new(TaskId::new("t"));
     let at =
         |path: &str, config: ClientConfig| A2aClient::new(format!("{base}{path}"), config).unwrap();
 
@@ -253,7 +256,7 @@ async fn auth_and_extra_headers_reach_the_agent() {
         ),
     );
     let base = serve_router(router).await;
-    let get = TaskQueryParams::new(TaskId::new("t"));
+    let get = GetTaskRequest::new(TaskId::new("t"));
     let bearer = ClientConfig {
         auth: Some(ClientAuth::Bearer("tok-1".into())),
         headers: vec![("X-Tenant".into(), "acme".into())],
@@ -331,7 +334,7 @@ async fn a_silent_stream_hits_the_idle_timeout() {
     };
     let client = A2aClient::new(format!("{base}/"), config).unwrap();
     let mut stream = client
-        .send_message_stream(&MessageSendParams::new(Message::user_text("x")))
+        .send_message_stream(&SendMessageRequest::new(Message::user_text("x")))
         .await
         .unwrap();
     assert!(matches!(
@@ -380,7 +383,7 @@ async fn a_stream_that_keeps_talking_outlasts_the_idle_timeout() {
     let client = A2aClient::new(format!("{base}/"), config).unwrap();
     let started = std::time::Instant::now();
     let events: Vec<_> = client
-        .send_message_stream(&MessageSendParams::new(Message::user_text("x")))
+        .send_message_stream(&SendMessageRequest::new(Message::user_text("x")))
         .await
         .unwrap()
         .collect()
@@ -439,13 +442,13 @@ async fn hyper_and_reqwest_paths_send_and_read_alike() {
         ("reqwest", http_client_with(false, Redirects::SameOrigin)),
         ("h2", http_client_with(true, Redirects::Never)),
     ];
-    let send = MessageSendParams::new(Message::user_text("x"));
+    let send = SendMessageRequest::new(Message::user_text("x"));
     let mut answers = Vec::new();
     for (name, http) in paths {
         let client =
             A2aClient::with_http(http.clone(), format!("{base}/"), config.clone()).unwrap();
         let task = client
-            .get_task(&TaskQueryParams::new(TaskId::new("t")))
+            .get_task(&GetTaskRequest::new(TaskId::new("t")))
             .await
             .unwrap();
         let events: Vec<StreamEvent> = client
@@ -458,7 +461,7 @@ async fn hyper_and_reqwest_paths_send_and_read_alike() {
         assert_eq!(events.len(), 2, "{name}");
         let down = A2aClient::with_http(http, format!("{base}/down"), config.clone()).unwrap();
         let err = down
-            .get_task(&TaskQueryParams::new(TaskId::new("t")))
+            .get_task(&GetTaskRequest::new(TaskId::new("t")))
             .await
             .unwrap_err();
         let ClientError::HttpStatus { status, body, .. } = &err else {
@@ -560,7 +563,7 @@ async fn an_idle_connection_is_given_up_before_the_server_closes_it() {
     })
     .unwrap();
     let client = A2aClient::with_http(http, base, ClientConfig::default()).unwrap();
-    let get = TaskQueryParams::new(TaskId::new("t"));
+    let get = GetTaskRequest::new(TaskId::new("t"));
     for _ in 0..3 {
         client.get_task(&get).await.unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -609,7 +612,7 @@ async fn an_http2_only_client_holds_one_connection_and_opens_another_when_it_clo
     let http = http_client_with(true, Redirects::Never);
     let client =
         A2aClient::with_http(http.clone(), format!("{base}/"), ClientConfig::default()).unwrap();
-    let get = TaskQueryParams::new(TaskId::new("t"));
+    let get = GetTaskRequest::new(TaskId::new("t"));
     let first = futures::future::join_all((0..30).map(|_| client.get_task(&get))).await;
     assert!(first.iter().all(Result::is_ok), "{first:?}");
     assert_eq!(
@@ -710,7 +713,7 @@ async fn a_refused_http2_stream_is_sent_again_at_most_twice() {
     });
 
     let http = http_client_with(true, Redirects::Never);
-    let get = TaskQueryParams::new(TaskId::new("t"));
+    let get = GetTaskRequest::new(TaskId::new("t"));
     let client =
         A2aClient::with_http(http.clone(), format!("{base}/"), ClientConfig::default()).unwrap();
     let task = client.get_task(&get).await.unwrap();
@@ -762,7 +765,7 @@ async fn https_agents_are_checked_against_the_public_or_their_own_authorities() 
         .config(config)
         .build();
     tokio::spawn(server.serve(listener, std::future::pending()));
-    let send = MessageSendParams::new(Message::user_text("over tls"));
+    let send = SendMessageRequest::new(Message::user_text("over tls"));
 
     let public = A2aClient::with_http(http_client(), &url, ClientConfig::default()).unwrap();
     let err = public.send_message(&send).await.unwrap_err();
@@ -780,7 +783,7 @@ async fn https_agents_are_checked_against_the_public_or_their_own_authorities() 
         let SendMessageResult::Task(task) = answer else {
             panic!("http2 {http2}: {answer:?}")
         };
-        assert_eq!(task.status.state, TaskState::Completed, "http2 {http2}");
+        assert_eq!(task.status().state(), TaskState::Completed, "http2 {http2}");
     }
     // The same through reqwest (a client that may follow redirects).
     let http = http_client_tls(false, Redirects::SameOrigin, &own).unwrap();
@@ -832,7 +835,7 @@ async fn endless_answers_and_error_bodies_are_bounded() {
         timeout: Duration::from_secs(20),
         ..ClientConfig::default()
     };
-    let get = TaskQueryParams::new(TaskId::new("t"));
+    let get = GetTaskRequest::new(TaskId::new("t"));
     for path in ["answer", "declared"] {
         let client = A2aClient::new(format!("{base}/{path}"), config.clone()).unwrap();
         let err = client.get_task(&get).await.unwrap_err();

@@ -18,7 +18,7 @@ async fn agent() -> crate::util::Running {
 fn send(prefix: &str, return_immediately: bool) -> Value {
     json!({
         "message": {
-            "messageId": format!("{prefix}-{}", a2a::v0_3::MessageId::random()),
+            "messageId": format!("{prefix}-{}", a2a::types::MessageId::random()),
             "role": "ROLE_USER",
             "parts": [{"text": "go"}]
         },
@@ -322,7 +322,7 @@ async fn push_bodies_and_media_types_follow_the_client() {
     // Over v0.3: the task itself.
     got.lock().unwrap().clear();
     let v03 = call_v03(url, "message/send", json!({
-        "message": {"kind": "message", "messageId": format!("tck-input-required-{}", a2a::v0_3::MessageId::random()), "role": "user", "parts": [{"kind": "text", "text": "go"}]}
+        "message": {"kind": "message", "messageId": format!("tck-input-required-{}", a2a::types::MessageId::random()), "role": "user", "parts": [{"kind": "text", "text": "go"}]}
     }))
     .await;
     let id03 = v03["id"].as_str().unwrap().to_owned();

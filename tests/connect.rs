@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use a2a::client::{A2aClient, ClientConfig};
 use a2a::server::{A2aServer, ServerConfig};
-use a2a::v0_3::{AgentCapabilities, TaskId, TaskQueryParams, TaskState};
+use a2a::types::{GetTaskRequest, TaskState};
+use a2a::v0_3::AgentCapabilities;
 use a2a_orchestrator::connect::A2aConnector;
 use a2a_orchestrator::registry::config::load_str;
 use a2a_orchestrator::registry::{Registry, RegistryOptions};
@@ -234,11 +235,11 @@ async fn downstream_state(url: &str, task: &str) -> TaskState {
         .await
         .unwrap();
     client
-        .get_task(&TaskQueryParams::new(TaskId::new(task)))
+        .get_task(&GetTaskRequest::new(task))
         .await
         .unwrap()
-        .status
-        .state
+        .status()
+        .state()
 }
 
 #[tokio::test]
@@ -769,11 +770,11 @@ async fn cancel_reaches_v1_sdk_agent(agent: crate::util::SdkAgent) {
         .unwrap();
     assert_eq!(client.version(), a2a::Version::V1_0);
     let state = client
-        .get_task(&TaskQueryParams::new(TaskId::new(task)))
+        .get_task(&GetTaskRequest::new(task))
         .await
         .unwrap()
-        .status
-        .state;
+        .status()
+        .state();
     assert_eq!(
         state,
         TaskState::Canceled,

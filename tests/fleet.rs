@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use a2a::server::{ServerConfig, Versions};
-use a2a::v0_3::*;
+use a2a::types::*;
 use a2a_orchestrator::registry::env::ProcessEnv;
 use a2a_orchestrator::registry::{Registry, RegistryOptions};
 use futures::StreamExt;
@@ -141,7 +141,7 @@ async fn a_mixed_fleet_runs_in_parallel_and_fans_in_live() {
     data.insert("workflow".into(), "fleet".into());
     message.parts.push(Part::data(data));
     let mut stream = c
-        .send_message_stream(&MessageSendParams::new(message))
+        .send_message_stream(&SendMessageRequest::new(message))
         .await
         .unwrap();
     let mut events = Vec::new();
@@ -154,14 +154,14 @@ async fn a_mixed_fleet_runs_in_parallel_and_fans_in_live() {
     let StreamEvent::StatusUpdate(last) = events.last().unwrap() else {
         panic!("ends with a status: {events:#?}")
     };
-    assert_eq!(last.status.state, TaskState::Completed, "{events:#?}");
+    assert_eq!(last.status().state(), TaskState::Completed, "{events:#?}");
 
     // Every agent's three chunks arrived, as they came, before the run ended.
     let chunks: Vec<String> = events
         .iter()
         .filter_map(|e| match e {
             StreamEvent::ArtifactUpdate(a) => a
-                .artifact
+                .artifact()
                 .metadata
                 .as_ref()
                 .and_then(|m| m.get("step")?.as_str().map(str::to_owned)),
@@ -192,13 +192,15 @@ async fn a_mixed_fleet_runs_in_parallel_and_fans_in_live() {
     let result: String = events
         .iter()
         .filter_map(|e| match e {
-            StreamEvent::ArtifactUpdate(a) if a.artifact.artifact_id.as_str() == "result" => Some(
-                a.artifact
-                    .parts
-                    .iter()
-                    .filter_map(Part::as_text)
-                    .collect::<String>(),
-            ),
+            StreamEvent::ArtifactUpdate(a) if a.artifact().artifact_id.as_str() == "result" => {
+                Some(
+                    a.artifact()
+                        .parts
+                        .iter()
+                        .filter_map(Part::as_text)
+                        .collect::<String>(),
+                )
+            }
             _ => None,
         })
         .collect();
@@ -232,14 +234,14 @@ agent = "slow"
 message = "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20 w21 w22 w23 w24 w25 w26 w27 w28 w29 w30"
 "#;
 
-fn start(workflow: &str, blocking: bool) -> MessageSendParams {
+fn start(workflow: &str, blocking: bool) -> SendMessageRequest {
     let mut message = Message::user_text("go");
     let mut data = serde_json::Map::new();
     data.insert("workflow".into(), workflow.into());
     message.parts.push(Part::data(data));
-    let mut p = MessageSendParams::new(message);
-    p.configuration = Some(MessageSendConfiguration {
-        blocking: Some(blocking),
+    let mut p = SendMessageRequest::new(message);
+    p.configuration = Some(SendMessageConfiguration {
+        return_immediately: !blocking,
         ..Default::default()
     });
     p
@@ -264,43 +266,53 @@ async fn an_http_json_sdk_agent_asks_upstream_and_is_canceled_from_upstream() {
 
     let mut t = crate::util::orchestra::task(c.send_message(&start("asked", true)).await.unwrap());
     for _ in 0..500 {
-        if t.status.state == TaskState::InputRequired {
+        if t.status().state() == TaskState::InputRequired {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
         t = c
-            .get_task(&TaskQueryParams::new(t.id.clone()))
+            .get_task(&GetTaskRequest::new(t.id.clone()))
             .await
             .unwrap();
     }
-    assert_eq!(t.status.state, TaskState::InputRequired, "{:?}", t.status);
-    assert!(
+    assert_eq!(
+        t.status().state(),
+        TaskState::InputRequired,
+        "{:?}",
         t.status
+    );
+    assert!(
+        t.status()
             .message
             .as_ref()
             .unwrap()
             .text()
             .contains("What should I echo?"),
         "the agent's own question: {:?}",
-        t.status.message
+        t.status().message
     );
     let answer = Message::user_text("echo this back").with_task(t.id.clone());
     let mut done = crate::util::orchestra::task(
-        c.send_message(&MessageSendParams::new(answer))
+        c.send_message(&SendMessageRequest::new(answer))
             .await
             .unwrap(),
     );
     for _ in 0..500 {
-        if done.status.state.is_terminal() {
+        if done.status().state().is_terminal() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
         done = c
-            .get_task(&TaskQueryParams::new(t.id.clone()))
+            .get_task(&GetTaskRequest::new(t.id.clone()))
             .await
             .unwrap();
     }
-    assert_eq!(done.status.state, TaskState::Completed, "{:?}", done.status);
+    assert_eq!(
+        done.status().state(),
+        TaskState::Completed,
+        "{:?}",
+        done.status
+    );
     assert_eq!(
         crate::util::orchestra::result_text(&done),
         "one two three / echo this back"
@@ -308,7 +320,7 @@ async fn an_http_json_sdk_agent_asks_upstream_and_is_canceled_from_upstream() {
 
     let t = crate::util::orchestra::task(c.send_message(&start("long", false)).await.unwrap());
     let mut watch = c
-        .resubscribe(&TaskIdParams::new(t.id.clone()))
+        .subscribe(&SubscribeToTaskRequest::new(t.id.clone()))
         .await
         .unwrap();
     let downstream = tokio::time::timeout(Duration::from_secs(60), async {
@@ -327,19 +339,19 @@ async fn an_http_json_sdk_agent_asks_upstream_and_is_canceled_from_upstream() {
     .await
     .expect("the step reaches the agent");
     let canceled = c
-        .cancel_task(&TaskIdParams::new(t.id.clone()))
+        .cancel_task(&CancelTaskRequest::new(t.id.clone()))
         .await
         .unwrap();
-    assert_eq!(canceled.status.state, TaskState::Canceled);
+    assert_eq!(canceled.status().state(), TaskState::Canceled);
     let (direct, _) = client(&slow.url).await;
     let mut state = TaskState::Working;
     for _ in 0..250 {
         state = direct
-            .get_task(&TaskQueryParams::new(TaskId::new(downstream.clone())))
+            .get_task(&GetTaskRequest::new(TaskId::new(downstream.clone())))
             .await
             .unwrap()
-            .status
-            .state;
+            .status()
+            .state();
         if state.is_terminal() {
             break;
         }

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use a2a::Version;
 use a2a::client::{A2aClient, ClientConfig};
-use a2a::v0_3::*;
+use a2a::types::*;
+use a2a::v0_3::AgentCard;
 use a2a_orchestrator::host::detail::{QuestionType, RunDetail};
 use a2a_orchestrator::host::serve::HostConfig;
 use futures::StreamExt;
@@ -44,12 +45,12 @@ async fn orchestra(workflows: &[&str], delay_ms: u64) -> Orchestra {
     orchestra_with(workflows, delay_ms, |_| {}).await
 }
 
-fn message(text: &str, workflow: Option<&str>) -> MessageSendParams {
+fn message(text: &str, workflow: Option<&str>) -> SendMessageRequest {
     let mut m = Message::user_text(text);
     if let Some(w) = workflow {
         m.metadata = metadata(json!({ "workflow": w }));
     }
-    MessageSendParams::new(m)
+    SendMessageRequest::new(m)
 }
 
 #[tokio::test]
@@ -121,8 +122,8 @@ async fn a_workflow_runs_as_one_task_with_artifacts_relayed_live() {
         .iter()
         .filter_map(|e| match e {
             StreamEvent::ArtifactUpdate(a) => Some((
-                a.artifact.artifact_id.to_string(),
-                Value::from(a.artifact.metadata.clone().unwrap_or_default()),
+                a.artifact().artifact_id.to_string(),
+                Value::from(a.artifact().metadata.clone().unwrap_or_default()),
             )),
             _ => None,
         })
@@ -147,16 +148,16 @@ async fn a_workflow_runs_as_one_task_with_artifacts_relayed_live() {
     let StreamEvent::StatusUpdate(last) = events.last().unwrap() else {
         panic!()
     };
-    assert!(last.is_final && last.status.state == TaskState::Completed);
+    assert!(last.status().state() == TaskState::Completed);
 
     let t = task(c.send_message(&message("go", Some("pair"))).await.unwrap());
-    assert_eq!(t.status.state, TaskState::Completed);
+    assert_eq!(t.status().state(), TaskState::Completed);
     assert_eq!(
         result_text(&t),
         "joined: alpha beta gamma | delta epsilon zeta"
     );
     let again = c
-        .get_task(&TaskQueryParams::new(t.id.clone()))
+        .get_task(&GetTaskRequest::new(t.id.clone()))
         .await
         .unwrap();
     assert_eq!(result_text(&again), result_text(&t));
@@ -176,8 +177,12 @@ async fn routing_by_data_part_by_text_and_by_clarification_with_inputs_asked_for
                 .clone(),
         )],
     );
-    data.message_id = MessageId::random();
-    let t = task(c.send_message(&MessageSendParams::new(data)).await.unwrap());
+    data.message_id = MessageId::random().to_string();
+    let t = task(
+        c.send_message(&SendMessageRequest::new(data))
+            .await
+            .unwrap(),
+    );
     assert_eq!(result_text(&t), "hello Ada");
 
     // Routed by its words; the missing input is asked for, then given as `key: value`.
@@ -186,20 +191,20 @@ async fn routing_by_data_part_by_text_and_by_clarification_with_inputs_asked_for
             .await
             .unwrap(),
     );
-    assert_eq!(t.status.state, TaskState::InputRequired);
-    let asked = t.status.message.clone().unwrap();
+    assert_eq!(t.status().state(), TaskState::InputRequired);
+    let asked = t.status().message.clone().unwrap();
     assert!(
         asked.text().contains("`name` is required (Who to greet)"),
         "{}",
         asked.text()
     );
-    let Part::Data(schema) = &asked.parts[1] else {
+    let Some(schema) = asked.parts[1].as_object() else {
         panic!("a data part with the schema")
     };
-    assert_eq!(schema.data["inputSchema"]["required"], json!(["name"]));
+    assert_eq!(schema["inputSchema"]["required"], json!(["name"]));
     let reply = Message::user_text("name: Grace").with_task(t.id.clone());
     let t = task(
-        c.send_message(&MessageSendParams::new(reply))
+        c.send_message(&SendMessageRequest::new(reply))
             .await
             .unwrap(),
     );
@@ -211,22 +216,26 @@ async fn routing_by_data_part_by_text_and_by_clarification_with_inputs_asked_for
             .await
             .unwrap(),
     );
-    assert_eq!(t.status.state, TaskState::InputRequired);
-    let choice = t.status.message.clone().unwrap();
-    let Part::Data(list) = &choice.parts[1] else {
+    assert_eq!(t.status().state(), TaskState::InputRequired);
+    let choice = t.status().message.clone().unwrap();
+    let Some(list) = choice.parts[1].as_object() else {
         panic!()
     };
-    assert_eq!(list.data["workflows"].as_array().unwrap().len(), 2);
+    assert_eq!(list["workflows"].as_array().unwrap().len(), 2);
     let t = task(
-        c.send_message(&MessageSendParams::new(
+        c.send_message(&SendMessageRequest::new(
             Message::user_text("greet").with_task(t.id.clone()),
         ))
         .await
         .unwrap(),
     );
-    assert_eq!(t.status.state, TaskState::InputRequired, "then its input");
+    assert_eq!(
+        t.status().state(),
+        TaskState::InputRequired,
+        "then its input"
+    );
     let t = task(
-        c.send_message(&MessageSendParams::new(
+        c.send_message(&SendMessageRequest::new(
             Message::user_text("name: Bo").with_task(t.id.clone()),
         ))
         .await
@@ -243,14 +252,13 @@ async fn answered_questions_leave_the_pending_list() {
     let (c, _) = client(&o.url).await;
     let t = task(c.send_message(&message("start", None)).await.unwrap());
     let pending = |t: &Task| -> Vec<String> {
-        t.status
+        t.status()
             .message
             .as_ref()
             .and_then(|m| {
-                m.parts.iter().find_map(|p| match p {
-                    Part::Data(d) => d.data.get("pendingQuestions").cloned(),
-                    _ => None,
-                })
+                m.parts
+                    .iter()
+                    .find_map(|p| p.as_object()?.get("pendingQuestions").cloned())
             })
             .and_then(|q| q.as_array().cloned())
             .unwrap_or_default()
@@ -266,7 +274,7 @@ async fn answered_questions_leave_the_pending_list() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
         t = c
-            .get_task(&TaskQueryParams::new(t.id.clone()))
+            .get_task(&GetTaskRequest::new(t.id.clone()))
             .await
             .unwrap();
     }
@@ -274,28 +282,28 @@ async fn answered_questions_leave_the_pending_list() {
     let answer = |step: &str| {
         let mut m = Message::user_text("yes").with_task(t.id.clone());
         m.metadata = metadata(json!({ "step": step }));
-        MessageSendParams::new(m)
+        SendMessageRequest::new(m)
     };
     let mut after_first = task(c.send_message(&answer("first")).await.unwrap());
     // The run is briefly working while the first step finishes, then waits again.
     for _ in 0..100 {
-        if after_first.status.state == TaskState::InputRequired {
+        if after_first.status().state() == TaskState::InputRequired {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
         after_first = c
-            .get_task(&TaskQueryParams::new(t.id.clone()))
+            .get_task(&GetTaskRequest::new(t.id.clone()))
             .await
             .unwrap();
     }
-    assert_eq!(after_first.status.state, TaskState::InputRequired);
+    assert_eq!(after_first.status().state(), TaskState::InputRequired);
     assert_eq!(
         pending(&after_first),
         ["second"],
         "the answered one is gone"
     );
     assert_eq!(
-        after_first.status.message.as_ref().unwrap().text(),
+        after_first.status().message.as_ref().unwrap().text(),
         "Second?",
         "the text names only what still waits"
     );
@@ -322,7 +330,12 @@ async fn answered_questions_leave_the_pending_list() {
     assert_eq!(detail.steps[2].state, StepState::Pending, "`say` waits");
     assert_eq!(detail.steps[2].needs, ["first", "second"]);
     let done = task(c.send_message(&answer("second")).await.unwrap());
-    assert_eq!(done.status.state, TaskState::Completed, "{:?}", done.status);
+    assert_eq!(
+        done.status().state(),
+        TaskState::Completed,
+        "{:?}",
+        done.status
+    );
     assert_eq!(result_text(&done), "both approved");
     let detail = RunDetail::of_metadata(done.metadata.as_deref()).expect("a run detail");
     assert_eq!(detail.state, RunState::Completed);
@@ -348,23 +361,23 @@ async fn an_approval_is_answered_on_the_same_task() {
     let o = orchestra(&[APPROVE], 0).await;
     let (c, _) = client(&o.url).await;
     let t = task(c.send_message(&message("start", None)).await.unwrap());
-    assert_eq!(t.status.state, TaskState::InputRequired);
-    assert_eq!(t.status.message.as_ref().unwrap().text(), "May I echo?");
+    assert_eq!(t.status().state(), TaskState::InputRequired);
+    assert_eq!(t.status().message.as_ref().unwrap().text(), "May I echo?");
     let mut wrong = Message::user_text("yes").with_task(t.id.clone());
     wrong.metadata = metadata(json!({ "step": "nope" }));
     let still = task(
-        c.send_message(&MessageSendParams::new(wrong))
+        c.send_message(&SendMessageRequest::new(wrong))
             .await
             .unwrap(),
     );
     assert_eq!(
-        still.status.state,
+        still.status().state(),
         TaskState::InputRequired,
         "a misrouted answer loses nothing"
     );
     assert!(
         still
-            .status
+            .status()
             .message
             .as_ref()
             .unwrap()
@@ -372,13 +385,13 @@ async fn an_approval_is_answered_on_the_same_task() {
             .contains("no question is pending for step `nope`")
     );
     let t = task(
-        c.send_message(&MessageSendParams::new(
+        c.send_message(&SendMessageRequest::new(
             Message::user_text("yes").with_task(t.id.clone()),
         ))
         .await
         .unwrap(),
     );
-    assert_eq!(t.status.state, TaskState::Completed);
+    assert_eq!(t.status().state(), TaskState::Completed);
     assert_eq!(result_text(&t), "approved and echoed");
 }
 
@@ -387,13 +400,13 @@ async fn cancel_reaches_the_downstream_task() {
     let o = orchestra(&[PAIR], 300).await;
     let (c, _) = client(&o.url).await;
     let mut p = message("go", Some("pair"));
-    p.configuration = Some(MessageSendConfiguration {
-        blocking: Some(false),
+    p.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
         ..Default::default()
     });
     let t = task(c.send_message(&p).await.unwrap());
     let mut watch = c
-        .resubscribe(&TaskIdParams::new(t.id.clone()))
+        .subscribe(&SubscribeToTaskRequest::new(t.id.clone()))
         .await
         .unwrap();
     let mut downstream = None;
@@ -415,10 +428,10 @@ async fn cancel_reaches_the_downstream_task() {
         }
     }
     let canceled = c
-        .cancel_task(&TaskIdParams::new(t.id.clone()))
+        .cancel_task(&CancelTaskRequest::new(t.id.clone()))
         .await
         .unwrap();
-    assert_eq!(canceled.status.state, TaskState::Canceled);
+    assert_eq!(canceled.status().state(), TaskState::Canceled);
     let (agent, id) = downstream.unwrap();
     let agent_url = if agent == "one" {
         &o.echo_agents[0].url
@@ -427,11 +440,11 @@ async fn cancel_reaches_the_downstream_task() {
     };
     let (direct, _) = client(agent_url).await;
     let down = direct
-        .get_task(&TaskQueryParams::new(TaskId::new(id)))
+        .get_task(&GetTaskRequest::new(TaskId::new(id)))
         .await
         .unwrap();
     assert_eq!(
-        down.status.state,
+        down.status().state(),
         TaskState::Canceled,
         "the agent saw tasks/cancel"
     );
@@ -835,12 +848,11 @@ async fn push_notifications_of_a_run_reach_a_webhook_with_the_token() {
     let o = orchestra(&[PAIR], 0).await;
     let (c, _) = client(&o.url).await;
     let mut p = message("go", Some("pair"));
-    p.configuration = Some(MessageSendConfiguration {
-        push_notification_config: Some(PushNotificationConfig {
-            id: None,
+    p.configuration = Some(SendMessageConfiguration {
+        task_push_notification_config: Some(TaskPushNotificationConfig {
             url: hook_url,
-            token: Some("run-token".into()),
-            authentication: None,
+            token: "run-token".into(),
+            ..Default::default()
         }),
         ..Default::default()
     });
@@ -936,19 +948,19 @@ async fn with_credentials_configured_every_call_needs_one_and_the_card_stays_pub
             .await
             .unwrap(),
     );
-    assert_eq!(t.status.state, TaskState::Completed);
+    assert_eq!(t.status().state(), TaskState::Completed);
     let keyed = with(ClientAuth::ApiKey {
         header: "X-API-Key".into(),
         value: "key-1".into(),
     })
     .await;
     keyed
-        .get_task(&TaskQueryParams::new(t.id.clone()))
+        .get_task(&GetTaskRequest::new(t.id.clone()))
         .await
         .unwrap();
     let wrong = with(ClientAuth::Bearer("s3cret-tokeN".into())).await;
     let err = wrong
-        .get_task(&TaskQueryParams::new(t.id.clone()))
+        .get_task(&GetTaskRequest::new(t.id.clone()))
         .await
         .unwrap_err();
     assert!(
@@ -989,7 +1001,7 @@ async fn runs_are_journaled_only_into_a_durable_store() {
         let o = orchestra_with(&[GREET], 0, |c| c.store = spec.clone()).await;
         let (c, _) = client(&o.url).await;
         let mut m = message("hi", Some("greet"));
-        m.message.parts.push(Part::data(
+        m.message.as_mut().unwrap().parts.push(Part::data(
             json!({ "input": { "name": "Ada" } })
                 .as_object()
                 .unwrap()
@@ -1000,7 +1012,10 @@ async fn runs_are_journaled_only_into_a_durable_store() {
         let run = o.store.load_run(done.id.as_str()).await.unwrap();
         assert_eq!(run.is_some(), journaled, "{spec}: {run:?}");
         // The task itself is kept by both.
-        assert!(o.store.get(&done.id).await.unwrap().is_some(), "{spec}");
+        assert!(
+            o.store.get(&TaskId::new(&done.id)).await.unwrap().is_some(),
+            "{spec}"
+        );
     }
 }
 
@@ -1020,20 +1035,20 @@ async fn a_conversation_and_a_pending_approval_survive_a_restart() {
             .await
             .unwrap(),
     );
-    assert_eq!(asking.status.state, TaskState::InputRequired);
+    assert_eq!(asking.status().state(), TaskState::InputRequired);
     // A run waits for an approval.
     let waiting = task(
         c.send_message(&message("echo please", Some("approve")))
             .await
             .unwrap(),
     );
-    assert_eq!(waiting.status.state, TaskState::InputRequired);
+    assert_eq!(waiting.status().state(), TaskState::InputRequired);
 
     let url = o.restarted().await;
     let (c, _) = client(&url).await;
     // The input goes to the same workflow, chosen before the restart.
     let done = task(
-        c.send_message(&MessageSendParams::new(
+        c.send_message(&SendMessageRequest::new(
             Message::user_text("name: Ada").with_task(asking.id.clone()),
         ))
         .await
@@ -1043,8 +1058,8 @@ async fn a_conversation_and_a_pending_approval_survive_a_restart() {
     // The approval asked before the restart is answered after it.
     let mut yes = Message::user_text("yes").with_task(waiting.id.clone());
     yes.metadata = metadata(json!({ "step": "ok" }));
-    let t = task(c.send_message(&MessageSendParams::new(yes)).await.unwrap());
-    assert_eq!(t.status.state, TaskState::Completed, "{t:?}");
+    let t = task(c.send_message(&SendMessageRequest::new(yes)).await.unwrap());
+    assert_eq!(t.status().state(), TaskState::Completed, "{t:?}");
     assert_eq!(result_text(&t), "approved and echoed");
 }
 
@@ -1104,8 +1119,8 @@ async fn a_storm_of_concurrent_cancels_answers_each_with_the_task_and_cancels_do
     let mut ids = Vec::new();
     for i in 0..30 {
         let mut p = message(&format!("go {i}"), Some("pair"));
-        p.configuration = Some(MessageSendConfiguration {
-            blocking: Some(false),
+        p.configuration = Some(SendMessageConfiguration {
+            return_immediately: true,
             ..Default::default()
         });
         ids.push(task(c.send_message(&p).await.unwrap()).id);
@@ -1115,7 +1130,7 @@ async fn a_storm_of_concurrent_cancels_answers_each_with_the_task_and_cancels_do
     loop {
         let mut all = true;
         for id in &ids {
-            let t = c.get_task(&TaskQueryParams::new(id.clone())).await.unwrap();
+            let t = c.get_task(&GetTaskRequest::new(id.clone())).await.unwrap();
             let detail: RunDetail =
                 serde_json::from_value(t.metadata.unwrap()["run"].clone()).unwrap();
             all &= detail.steps.iter().any(|s| s.downstream_task_id.is_some());
@@ -1157,8 +1172,8 @@ async fn a_storm_of_concurrent_cancels_answers_each_with_the_task_and_cancels_do
         "each run's cancel answered with it: {canceled}"
     );
     for id in &ids {
-        let t = c.get_task(&TaskQueryParams::new(id.clone())).await.unwrap();
-        assert_eq!(t.status.state, TaskState::Canceled);
+        let t = c.get_task(&GetTaskRequest::new(id.clone())).await.unwrap();
+        assert_eq!(t.status().state(), TaskState::Canceled);
     }
     let mut downstream = 0;
     for counts in [one_cancels, two_cancels] {
@@ -1330,14 +1345,14 @@ async fn serve_reloads_agents_and_workflows_on_sighup() {
                 .unwrap()
                 .clone(),
         ));
-        MessageSendParams::new(m)
+        SendMessageRequest::new(m)
     };
     let (c, _) = client(&url).await;
     // A run that goes on across the reloads.
     let mut going = run("slow");
-    going.message.parts.truncate(1);
-    going.configuration = Some(MessageSendConfiguration {
-        blocking: Some(false),
+    going.message.as_mut().unwrap().parts.truncate(1);
+    going.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
         ..Default::default()
     });
     let going = task(c.send_message(&going).await.unwrap());
@@ -1373,7 +1388,7 @@ async fn serve_reloads_agents_and_workflows_on_sighup() {
     }
     assert_eq!(listed, ["greet", "greet2", "slow"]);
     let t = task(c.send_message(&run("greet2")).await.unwrap());
-    assert_eq!(t.status.state, TaskState::Completed, "{t:?}");
+    assert_eq!(t.status().state(), TaskState::Completed, "{t:?}");
     assert_eq!(result_text(&t), "hello Ada", "greet2 calls the new agent");
 
     // A broken agents file and SIGHUP: both stay as they were.
@@ -1392,11 +1407,11 @@ async fn serve_reloads_agents_and_workflows_on_sighup() {
     // The run that was going on finished.
     for _ in 0..100 {
         let t = c
-            .get_task(&TaskQueryParams::new(going.id.clone()))
+            .get_task(&GetTaskRequest::new(going.id.clone()))
             .await
             .unwrap();
-        if t.status.state.is_terminal() {
-            assert_eq!(t.status.state, TaskState::Completed, "{t:?}");
+        if t.status().state().is_terminal() {
+            assert_eq!(t.status().state(), TaskState::Completed, "{t:?}");
             assert_eq!(result_text(&t), "a b c d e f");
             return;
         }
@@ -1512,7 +1527,7 @@ async fn serve_reloads_the_workflows_when_their_files_change() {
                 .unwrap()
                 .clone(),
         ));
-        MessageSendParams::new(m)
+        SendMessageRequest::new(m)
     };
     // A new file: a new skill, and it runs.
     std::fs::write(
@@ -1863,12 +1878,12 @@ text = "{{ steps.order.text }}"
     let start = || {
         let mut m = Message::user_text("a laptop");
         m.metadata = metadata(json!({ "workflow": "laptop" }));
-        MessageSendParams::new(m)
+        SendMessageRequest::new(m)
     };
-    let approve = |id: &TaskId| {
+    let approve = |id: &str| {
         let mut m = Message::user_text("yes");
-        m.task_id = Some(id.clone());
-        MessageSendParams::new(m)
+        m.task_id = id.to_owned();
+        SendMessageRequest::new(m)
     };
     // Everything a stream says until it ends (bounded).
     async fn drain(events: a2a::client::EventStream) -> Vec<StreamEvent> {
@@ -1880,18 +1895,18 @@ text = "{{ steps.order.text }}"
     }
     let reads_the_result = |events: &[StreamEvent]| {
         events.iter().any(|e| match e {
-            StreamEvent::StatusUpdate(u) => u.status.state == TaskState::Completed,
-            StreamEvent::ArtifactUpdate(u) => u.artifact.artifact_id.as_str() == "result",
-            StreamEvent::Task(t) => t.status.state == TaskState::Completed,
+            StreamEvent::StatusUpdate(u) => u.status().state() == TaskState::Completed,
+            StreamEvent::ArtifactUpdate(u) => u.artifact().artifact_id.as_str() == "result",
+            StreamEvent::Task(t) => t.status().state() == TaskState::Completed,
             StreamEvent::Message(_) => false,
         })
     };
 
     let run = task(alice.send_message(&start()).await.unwrap());
-    assert_eq!(run.status.state, TaskState::InputRequired, "{run:?}");
-    let params = TaskIdParams::new(run.id.clone());
-    let bobs = bob.resubscribe(&params).await.unwrap();
-    let alices = alice.resubscribe(&params).await.unwrap();
+    assert_eq!(run.status().state(), TaskState::InputRequired, "{run:?}");
+    let params = SubscribeToTaskRequest::new(&run.id);
+    let bobs = bob.subscribe(&params).await.unwrap();
+    let alices = alice.subscribe(&params).await.unwrap();
     let answered = drain(bob.send_message_stream(&approve(&run.id)).await.unwrap()).await;
     assert!(!reads_the_result(&answered), "{answered:?}");
     let followed = drain(bobs).await;
@@ -1909,7 +1924,7 @@ text = "{{ steps.order.text }}"
     // A blocking approval: the run as it stood once the answer was taken.
     let second = task(alice.send_message(&start()).await.unwrap());
     let seen = task(bob.send_message(&approve(&second.id)).await.unwrap());
-    assert_ne!(seen.status.state, TaskState::Completed, "{seen:?}");
+    assert_ne!(seen.status().state(), TaskState::Completed, "{seen:?}");
     assert!(
         seen.artifacts
             .iter()
@@ -1919,13 +1934,13 @@ text = "{{ steps.order.text }}"
     let done =
         crate::util::eventually("the second run ending", Duration::from_secs(20), || async {
             let t = alice
-                .get_task(&TaskQueryParams::new(second.id.clone()))
+                .get_task(&GetTaskRequest::new(second.id.clone()))
                 .await
                 .unwrap();
-            if t.status.state.is_terminal() {
+            if t.status().state().is_terminal() {
                 Ok(t)
             } else {
-                Err(t.status.state)
+                Err(t.status().state())
             }
         })
         .await;

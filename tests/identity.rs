@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use a2a::client::{A2aClient, ClientAuth, ClientConfig, ClientError, ListTasksQuery};
+use a2a::client::{A2aClient, ClientAuth, ClientConfig, ClientError};
 use a2a::server::InboundAuth;
-use a2a::v0_3::{Message, MessageSendParams, TaskIdParams, TaskQueryParams, TaskState};
+use a2a::types::*;
 use a2a_orchestrator::auth::oidc::{OidcSettings, OidcVerifier};
 use a2a_orchestrator::auth::{Pattern, RoleRules};
 use serde_json::{Value, json};
@@ -195,12 +195,12 @@ async fn provider_tokens_are_checked_and_name_their_caller() {
     m.metadata = metadata(json!({ "workflow": "approve" }));
     let run = task(
         alice
-            .send_message(&MessageSendParams::new(m))
+            .send_message(&SendMessageRequest::new(m))
             .await
             .unwrap(),
     );
-    assert_eq!(run.status.state, TaskState::InputRequired);
-    let get = TaskQueryParams::new(run.id.clone());
+    assert_eq!(run.status().state(), TaskState::InputRequired);
+    let get = GetTaskRequest::new(run.id.clone());
 
     // Bob is told nothing of it; Olga (group sre: an operator) sees and steers it.
     let bob = as_bearer(&o.url, &token(&idp, "bob").await).await;
@@ -208,11 +208,14 @@ async fn provider_tokens_are_checked_and_name_their_caller() {
         Err(ClientError::Rpc(e)) => assert_eq!(e.code, a2a::ErrorCode::TASK_NOT_FOUND),
         other => panic!("bob got {other:?}"),
     }
-    let listed = bob.list_tasks(&ListTasksQuery::default()).await.unwrap();
+    let listed = bob.list_tasks(&ListTasksRequest::default()).await.unwrap();
     assert!(listed.tasks.is_empty(), "{listed:?}");
     let olga = as_bearer(&o.url, &token(&idp, "olga").await).await;
     assert_eq!(olga.get_task(&get).await.unwrap().id, run.id);
-    let listed = alice.list_tasks(&ListTasksQuery::default()).await.unwrap();
+    let listed = alice
+        .list_tasks(&ListTasksRequest::default())
+        .await
+        .unwrap();
     assert_eq!(listed.tasks.len(), 1);
 
     // The provider rotates its signing key: tokens signed with the new one are
@@ -235,10 +238,10 @@ async fn provider_tokens_are_checked_and_name_their_caller() {
     );
     let olga = as_bearer(&o.url, &fresh).await;
     let canceled = olga
-        .cancel_task(&TaskIdParams::new(run.id.clone()))
+        .cancel_task(&CancelTaskRequest::new(run.id.clone()))
         .await
         .unwrap();
-    assert_eq!(canceled.status.state, TaskState::Canceled);
+    assert_eq!(canceled.status().state(), TaskState::Canceled);
 }
 
 /// A laptop for a new hire: HR and IT managers may start it; an IT manager who did not
@@ -276,10 +279,10 @@ fn permission_denied(what: &str, outcome: Result<impl std::fmt::Debug, ClientErr
 /// Task `id` as `client` reads it, read again (within 10 s) until `done` says so.
 async fn read_until(
     client: &A2aClient,
-    id: &a2a::v0_3::TaskId,
-    done: impl Fn(&a2a::v0_3::Task) -> bool,
-) -> a2a::v0_3::Task {
-    let query = TaskQueryParams::new(id.clone());
+    id: &str,
+    done: impl Fn(&a2a::types::Task) -> bool,
+) -> a2a::types::Task {
+    let query = GetTaskRequest::new(id);
     let mut task = client.get_task(&query).await.unwrap();
     for _ in 0..200 {
         if done(&task) {
@@ -291,16 +294,16 @@ async fn read_until(
     task
 }
 
-fn laptop_request() -> MessageSendParams {
+fn laptop_request() -> SendMessageRequest {
     let mut m = Message::user_text("a laptop for Jo, please");
     m.metadata = metadata(json!({ "workflow": "laptop" }));
-    MessageSendParams::new(m)
+    SendMessageRequest::new(m)
 }
 
-fn approval(task: &a2a::v0_3::TaskId, yes: bool) -> MessageSendParams {
+fn approval(task: &str, yes: bool) -> SendMessageRequest {
     let mut m = Message::user_text(if yes { "yes" } else { "no" });
-    m.task_id = Some(task.clone());
-    MessageSendParams::new(m)
+    m.task_id = task.to_owned();
+    SendMessageRequest::new(m)
 }
 
 /// Issue 35: who may start a workflow, who may approve its step, and the audit trail —
@@ -411,7 +414,7 @@ async fn approvers_four_eyes_and_the_audit_trail() {
 
     // Alice (hr) starts it; it waits for an IT manager.
     let run = task(alice.send_message(&laptop_request()).await.unwrap());
-    assert_eq!(run.status.state, TaskState::InputRequired);
+    assert_eq!(run.status().state(), TaskState::InputRequired);
     // Alice is no IT manager; Olga reaches every run but is no approver either.
     let why = permission_denied(
         "alice approves",
@@ -428,19 +431,19 @@ async fn approvers_four_eyes_and_the_audit_trail() {
     );
     // Bob, an IT manager, may read the run he is asked to approve, and approves it.
     let seen = bob
-        .get_task(&TaskQueryParams::new(run.id.clone()))
+        .get_task(&GetTaskRequest::new(run.id.clone()))
         .await
         .unwrap();
-    assert_eq!(seen.status.state, TaskState::InputRequired);
+    assert_eq!(seen.status().state(), TaskState::InputRequired);
     task(bob.send_message(&approval(&run.id, true)).await.unwrap());
-    let done = read_until(&alice, &run.id, |t| t.status.state.is_terminal()).await;
-    assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
+    let done = read_until(&alice, &run.id, |t| t.status().state().is_terminal()).await;
+    assert_eq!(done.status().state(), TaskState::Completed, "{done:?}");
     assert_eq!(
         crate::util::orchestra::result_text(&done),
         "laptop ordered (approved by Bob Baker)"
     );
     // Now that it waits for nobody, Bob no longer reaches it.
-    match bob.get_task(&TaskQueryParams::new(run.id.clone())).await {
+    match bob.get_task(&GetTaskRequest::new(run.id.clone())).await {
         Err(ClientError::Rpc(e)) => assert_eq!(e.code, a2a::ErrorCode::TASK_NOT_FOUND),
         other => panic!("bob still reads the run: {other:?}"),
     }
@@ -449,7 +452,7 @@ async fn approvers_four_eyes_and_the_audit_trail() {
     // an IT manager does.
     let mut onboard = Message::user_text("onboard Ada");
     onboard.metadata = metadata(json!({ "workflow": "employee-onboarding" }));
-    onboard.parts.push(a2a::v0_3::Part::data(
+    onboard.parts.push(a2a::types::Part::data(
         json!({ "input": { "name": "Ada Lovelace", "role": "engineer", "start_date": "2027-01-04" } })
             .as_object()
             .unwrap()
@@ -457,7 +460,7 @@ async fn approvers_four_eyes_and_the_audit_trail() {
     ));
     let ada = task(
         alice
-            .send_message(&MessageSendParams::new(onboard))
+            .send_message(&SendMessageRequest::new(onboard))
             .await
             .unwrap(),
     );
@@ -469,7 +472,7 @@ async fn approvers_four_eyes_and_the_audit_trail() {
     })
     .await;
     assert_eq!(
-        waiting.status.state,
+        waiting.status().state(),
         TaskState::InputRequired,
         "{waiting:?}"
     );
@@ -482,9 +485,9 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         "{why}"
     );
     task(bob.send_message(&approval(&ada.id, true)).await.unwrap());
-    let onboarded = read_until(&alice, &ada.id, |t| t.status.state.is_terminal()).await;
+    let onboarded = read_until(&alice, &ada.id, |t| t.status().state().is_terminal()).await;
     assert_eq!(
-        onboarded.status.state,
+        onboarded.status().state(),
         TaskState::Completed,
         "{onboarded:?}"
     );
@@ -503,12 +506,12 @@ async fn approvers_four_eyes_and_the_audit_trail() {
     let children = &onboarded.metadata.as_ref().unwrap()["run"]["children"];
     assert_eq!(children[0]["step"], "provision_accounts", "{children}");
     let accounts = alice
-        .get_task(&TaskQueryParams::new(a2a::v0_3::TaskId::new(
+        .get_task(&GetTaskRequest::new(a2a::types::TaskId::new(
             children[0]["run"].as_str().unwrap(),
         )))
         .await
         .unwrap();
-    assert_eq!(accounts.status.state, TaskState::Completed);
+    assert_eq!(accounts.status().state(), TaskState::Completed);
     assert_eq!(
         accounts.metadata.as_ref().unwrap()["run"]["workflow"],
         "provision-accounts"
@@ -527,10 +530,10 @@ async fn approvers_four_eyes_and_the_audit_trail() {
     assert!(why.contains("four eyes"), "{why}");
     // Olga, an operator, cancels it: the audit trail says who.
     let canceled = olga
-        .cancel_task(&TaskIdParams::new(his.id.clone()))
+        .cancel_task(&CancelTaskRequest::new(his.id.clone()))
         .await
         .unwrap();
-    assert_eq!(canceled.status.state, TaskState::Canceled);
+    assert_eq!(canceled.status().state(), TaskState::Canceled);
     let his_detail = read_until(&bob, &his.id, |t| {
         t.metadata
             .as_ref()
@@ -549,7 +552,7 @@ async fn approvers_four_eyes_and_the_audit_trail() {
     // Bob cannot retry Alice's run: it is not there for him.
     let mut retry = Message::user_text("again");
     retry.metadata = metadata(json!({ "retryOf": run.id.as_str() }));
-    match bob.send_message(&MessageSendParams::new(retry)).await {
+    match bob.send_message(&SendMessageRequest::new(retry)).await {
         Err(ClientError::Rpc(e)) => assert!(e.message.contains("no run"), "{e:?}"),
         other => panic!("bob retried alice's run: {other:?}"),
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use a2a::client::{A2aClient, ClientAuth, ClientConfig};
 use a2a::server::{Credential, InboundAuth, Principal};
-use a2a::v0_3::{Message, MessageSendParams, TaskState};
+use a2a::types::*;
 use serde_json::{Value, json};
 
 use crate::util::orchestra::{orchestra_with, task};
@@ -68,7 +68,7 @@ async fn inbox(url: &str, name: &str) -> Value {
 /// An orchestrator where Alice (HR) started, in turn, a laptop run (its approval for IT
 /// managers such as Bob), a desk run (its input for facilities, such as Fay) and another
 /// laptop run: it, and the three tasks.
-async fn three_questions() -> (crate::util::orchestra::Orchestra, [a2a::v0_3::Task; 3]) {
+async fn three_questions() -> (crate::util::orchestra::Orchestra, [a2a::types::Task; 3]) {
     let o = orchestra_with(&[LAPTOP, DESK], 0, |c| {
         c.server.auth = Some(InboundAuth {
             bearer: vec![
@@ -94,7 +94,7 @@ async fn three_questions() -> (crate::util::orchestra::Orchestra, [a2a::v0_3::Ta
                 .clone()
                 .into(),
         );
-        MessageSendParams::new(m)
+        SendMessageRequest::new(m)
     };
     let first = task(alice.send_message(&start("laptop")).await.unwrap());
     let desk = task(alice.send_message(&start("desk")).await.unwrap());
@@ -105,7 +105,7 @@ async fn three_questions() -> (crate::util::orchestra::Orchestra, [a2a::v0_3::Ta
 #[tokio::test(flavor = "multi_thread")]
 async fn each_caller_sees_the_questions_it_may_answer_oldest_first() {
     let (o, [first, _desk, second]) = three_questions().await;
-    assert_eq!(first.status.state, TaskState::InputRequired);
+    assert_eq!(first.status().state(), TaskState::InputRequired);
 
     // Bob approves laptops: both, the older first, each with how to answer it.
     let bobs = inbox(&o.url, "bob").await;

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2a::client::A2aClient;
-use a2a::v0_3::*;
+use a2a::types::*;
 use a2a_orchestrator::llm::LlmConfig;
 use axum::Json;
 use axum::body::Body;
@@ -227,14 +227,14 @@ async fn trip_or_hire(model: &FakeModel, timeout: Duration) -> (Orchestra, A2aCl
 }
 
 /// A free-text message (no workflow named).
-fn free_text(text: &str) -> MessageSendParams {
-    MessageSendParams::new(Message::user_text(text))
+fn free_text(text: &str) -> SendMessageRequest {
+    SendMessageRequest::new(Message::user_text(text))
 }
 
-fn data_message(data: Value) -> MessageSendParams {
+fn data_message(data: Value) -> SendMessageRequest {
     let mut m = Message::user_text("");
     m.parts = vec![Part::data(data.as_object().unwrap().clone())];
-    MessageSendParams::new(m)
+    SendMessageRequest::new(m)
 }
 
 #[tokio::test]
@@ -252,7 +252,7 @@ async fn the_model_routes_free_text_and_extracts_the_inputs() {
             .await
             .unwrap(),
     );
-    assert_eq!(t.status.state, TaskState::Completed, "{t:?}");
+    assert_eq!(t.status().state(), TaskState::Completed, "{t:?}");
     assert_eq!(result_text(&t), "trip to Lisbon for 5 nights");
 
     let seen = model.requests();
@@ -292,8 +292,8 @@ async fn extracted_values_failing_the_input_check_are_asked_for() {
             .await
             .unwrap(),
     );
-    assert_eq!(t.status.state, TaskState::InputRequired, "{t:?}");
-    let asked = t.status.message.as_ref().unwrap().text();
+    assert_eq!(t.status().state(), TaskState::InputRequired, "{t:?}");
+    let asked = t.status().message.as_ref().unwrap().text();
     assert!(
         asked.contains("`nights` must be an integer, got a string"),
         "{asked}"
@@ -305,10 +305,10 @@ async fn extracted_values_failing_the_input_check_are_asked_for() {
 
     // The answer (structured: no model needed) completes the inputs.
     let mut answer = data_message(json!({ "nights": 5 }));
-    answer.message.task_id = Some(t.id.clone());
-    answer.message.context_id = Some(t.context_id.clone());
+    answer.message.as_mut().unwrap().task_id = t.id.clone();
+    answer.message.as_mut().unwrap().context_id = t.context_id.clone();
     let t = task(c.send_message(&answer).await.unwrap());
-    assert_eq!(t.status.state, TaskState::Completed, "{t:?}");
+    assert_eq!(t.status().state(), TaskState::Completed, "{t:?}");
     assert_eq!(result_text(&t), "trip to Lisbon for 5 nights");
     assert_eq!(
         model.requests().len(),
@@ -332,7 +332,7 @@ async fn a_model_answering_garbage_leaves_routing_and_inputs_to_the_rules() {
             .await
             .unwrap(),
     );
-    assert_eq!(t.status.state, TaskState::Completed, "{t:?}");
+    assert_eq!(t.status().state(), TaskState::Completed, "{t:?}");
     assert_eq!(result_text(&t), "trip to Porto for 3 nights");
     assert_eq!(model.requests().len(), 2);
 }
@@ -353,8 +353,8 @@ async fn a_model_that_fails_or_times_out_leaves_it_to_the_rules() {
             .unwrap(),
     );
     // Routed by its words to `hire`; asked for the name the model never gave.
-    assert_eq!(t.status.state, TaskState::InputRequired, "{t:?}");
-    let asked = t.status.message.as_ref().unwrap().text();
+    assert_eq!(t.status().state(), TaskState::InputRequired, "{t:?}");
+    let asked = t.status().message.as_ref().unwrap().text();
     assert!(
         asked.contains("To run `hire`") && asked.contains("`name` is required"),
         "{asked}"
@@ -390,8 +390,8 @@ async fn the_model_saying_none_fits_asks_which_workflow() {
             .await
             .unwrap(),
     );
-    assert_eq!(t.status.state, TaskState::InputRequired, "{t:?}");
-    let asked = t.status.message.as_ref().unwrap().text();
+    assert_eq!(t.status().state(), TaskState::InputRequired, "{t:?}");
+    let asked = t.status().message.as_ref().unwrap().text();
     assert!(asked.contains("Which workflow should I run?"), "{asked}");
 }
 
@@ -417,13 +417,9 @@ fn llm_chunks(events: &[StreamEvent], step: &str) -> Vec<(String, bool, bool)> {
         .iter()
         .filter_map(|e| match e {
             StreamEvent::ArtifactUpdate(a)
-                if a.artifact.artifact_id.as_str() == format!("{step}/text") =>
+                if a.artifact().artifact_id.as_str() == format!("{step}/text") =>
             {
-                Some((
-                    parts_text(&a.artifact.parts),
-                    a.append.unwrap_or(false),
-                    a.last_chunk.unwrap_or(false),
-                ))
+                Some((parts_text(&a.artifact().parts), a.append, a.last_chunk))
             }
             _ => None,
         })
@@ -456,13 +452,13 @@ async fn an_llm_step_streams_its_tokens_to_a_message_stream_client_in_order() {
     let StreamEvent::StatusUpdate(last) = events.last().unwrap() else {
         panic!("{events:?}")
     };
-    assert_eq!(last.status.state, TaskState::Completed);
+    assert_eq!(last.status().state(), TaskState::Completed);
     let result = events
         .iter()
         .rev()
         .find_map(|e| match e {
-            StreamEvent::ArtifactUpdate(a) if a.artifact.artifact_id.as_str() == "result" => {
-                Some(parts_text(&a.artifact.parts))
+            StreamEvent::ArtifactUpdate(a) if a.artifact().artifact_id.as_str() == "result" => {
+                Some(parts_text(&a.artifact().parts))
             }
             _ => None,
         })
@@ -504,7 +500,7 @@ async fn an_llm_step_whose_model_breaks_off_is_replaced_by_its_fallback() {
         panic!("{events:?}")
     };
     assert_eq!(
-        end.status.state,
+        end.status().state(),
         TaskState::Completed,
         "never a failed task because of the model alone"
     );
@@ -578,7 +574,7 @@ async fn without_a_model_an_llm_step_writes_its_fallback() {
         .await
         .unwrap(),
     );
-    assert_eq!(t.status.state, TaskState::Completed, "{t:?}");
+    assert_eq!(t.status().state(), TaskState::Completed, "{t:?}");
     assert_eq!(result_text(&t), "A story about owls could not be written.");
 }
 
@@ -618,7 +614,7 @@ async fn an_example_agent_writes_its_answer_with_the_model() {
             .await
             .unwrap(),
     );
-    assert_eq!(t.status.state, TaskState::Completed, "{t:?}");
+    assert_eq!(t.status().state(), TaskState::Completed, "{t:?}");
     let text: String = t.artifacts.iter().map(|a| parts_text(&a.parts)).collect();
     assert!(text.starts_with("Take the train."), "{text}");
     assert_eq!(model.requests().len(), 1);

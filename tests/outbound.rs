@@ -7,10 +7,8 @@ use std::sync::Arc;
 
 use a2a::RpcError;
 use a2a::server::{A2aServer, AgentExecutor, EventSink, InboundAuth, RequestContext, ServerConfig};
-use a2a::v0_3::{
-    ClientCredentialsOAuthFlow, Message, MessageSendParams, OAuth2SecurityScheme, OAuthFlows,
-    SecurityScheme, TaskState,
-};
+use a2a::types::*;
+use a2a::v0_3::{ClientCredentialsOAuthFlow, OAuth2SecurityScheme, OAuthFlows, SecurityScheme};
 use a2a_orchestrator::auth::RoleRules;
 use a2a_orchestrator::auth::oidc::{OidcSettings, OidcVerifier};
 use serde_json::json;
@@ -146,12 +144,12 @@ async fn an_agent_is_called_with_client_credentials_from_its_card() {
             let (c, _) = client(&url).await;
             let mut m = Message::user_text("echo");
             m.metadata = metadata(json!({ "workflow": "echo" }));
-            let t = task(c.send_message(&MessageSendParams::new(m)).await.unwrap());
+            let t = task(c.send_message(&SendMessageRequest::new(m)).await.unwrap());
             (child, t)
         }
     };
     let (_serve, done) = run("orchestrator-secret").await;
-    assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
+    assert_eq!(done.status().state(), TaskState::Completed, "{done:?}");
     assert_eq!(result_text(&done), "hello from the orchestrator");
 
     // `agents` says how the agent is called.
@@ -163,7 +161,7 @@ async fn an_agent_is_called_with_client_credentials_from_its_card() {
 
     // A client the provider refuses: the step fails naming the provider's error.
     let (_serve, failed) = run("not-the-secret").await;
-    assert_eq!(failed.status.state, TaskState::Failed, "{failed:?}");
+    assert_eq!(failed.status().state(), TaskState::Failed, "{failed:?}");
     let said = serde_json::to_string(&failed).unwrap();
     assert!(said.contains("invalid_client"), "{said}");
 
@@ -177,7 +175,7 @@ async fn an_agent_is_called_with_client_credentials_from_its_card() {
     )
     .unwrap();
     let (_serve, refused) = run("orchestrator-secret").await;
-    assert_eq!(refused.status.state, TaskState::Failed, "{refused:?}");
+    assert_eq!(refused.status().state(), TaskState::Failed, "{refused:?}");
     let said = serde_json::to_string(&refused).unwrap();
     assert!(said.contains("not at the agent's own origin"), "{said}");
 }
@@ -236,8 +234,8 @@ async fn agents_are_called_on_behalf_of_the_caller_with_exchanged_tokens() {
         .0;
     let mut m = Message::user_text("who?");
     m.metadata = metadata(json!({ "workflow": "both" }));
-    let done = task(c.send_message(&MessageSendParams::new(m)).await.unwrap());
-    assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
+    let done = task(c.send_message(&SendMessageRequest::new(m)).await.unwrap());
+    assert_eq!(done.status().state(), TaskState::Completed, "{done:?}");
     let said = result_text(&done);
     let (hr_saw, it_saw) = said.split_once(" | ").unwrap();
     let (hr_sub, hr_token) = hr_saw.split_once(' ').unwrap();
@@ -299,8 +297,12 @@ async fn an_agent_is_called_over_mutual_tls() {
         let (c, _) = client(&orchestrator).await;
         let mut m = Message::user_text("echo");
         m.metadata = metadata(json!({ "workflow": "echo" }));
-        let done = task(c.send_message(&MessageSendParams::new(m)).await.unwrap());
-        assert_eq!(done.status.state, TaskState::Completed, "{entry}: {done:?}");
+        let done = task(c.send_message(&SendMessageRequest::new(m)).await.unwrap());
+        assert_eq!(
+            done.status().state(),
+            TaskState::Completed,
+            "{entry}: {done:?}"
+        );
         assert_eq!(result_text(&done), "hello from the orchestrator");
     }
 
@@ -357,7 +359,7 @@ fn tokens_seen(agent: &crate::util::SdkAgent) -> Vec<(String, String, String, St
         .collect()
 }
 
-async fn run_workflow(url: &str, workflow: &str, token: Option<&str>) -> a2a::v0_3::Task {
+async fn run_workflow(url: &str, workflow: &str, token: Option<&str>) -> a2a::types::Task {
     let config = a2a::client::ClientConfig {
         auth: token.map(|t| a2a::client::ClientAuth::Bearer(t.to_owned())),
         ..a2a::client::ClientConfig::default()
@@ -368,7 +370,7 @@ async fn run_workflow(url: &str, workflow: &str, token: Option<&str>) -> a2a::v0
         .0;
     let mut m = Message::user_text("go");
     m.metadata = metadata(json!({ "workflow": workflow }));
-    task(c.send_message(&MessageSendParams::new(m)).await.unwrap())
+    task(c.send_message(&SendMessageRequest::new(m)).await.unwrap())
 }
 
 /// Issue 36, against an agent written with the official Python SDK (a2a-sdk 1.x) that
@@ -431,7 +433,11 @@ async fn an_sdk_agent_gets_fresh_tokens_when_they_expire_or_are_refused() {
         )
         .await;
         let done = run_workflow(&url, "twice", None).await;
-        assert_eq!(done.status.state, TaskState::Completed, "{name}: {done:?}");
+        assert_eq!(
+            done.status().state(),
+            TaskState::Completed,
+            "{name}: {done:?}"
+        );
         assert_eq!(
             result_text(&done),
             "one two three four five six seven / again",
@@ -473,7 +479,7 @@ async fn an_sdk_agent_gets_fresh_tokens_when_they_expire_or_are_refused() {
     )
     .await;
     let failed = run_workflow(&url, "twice", None).await;
-    assert_eq!(failed.status.state, TaskState::Failed, "{failed:?}");
+    assert_eq!(failed.status().state(), TaskState::Failed, "{failed:?}");
     let said = serde_json::to_string(&failed).unwrap();
     assert!(said.contains("invalid_client"), "{said}");
     assert_eq!(tokens_seen(&expiring).len(), calls_before);
@@ -543,7 +549,7 @@ async fn sdk_agents_see_the_user_through_exchanged_tokens() {
     let (_serve, url) = serve_signing_in_with(&dir, &issuer).await;
     let alice = alices_token(&idp).await;
     let done = run_workflow(&url, "both", Some(&alice)).await;
-    assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
+    assert_eq!(done.status().state(), TaskState::Completed, "{done:?}");
     let (hr_seen, it_seen) = (tokens_seen(&hr), tokens_seen(&it));
     let alices = alice[alice.len() - 12..].to_owned();
     assert!(!hr_seen.is_empty() && !it_seen.is_empty());
@@ -568,7 +574,7 @@ async fn sdk_agents_see_the_user_through_exchanged_tokens() {
 
     // An entry that opts in to forwarding gets Alice's own token, and `agents` warns.
     let done = run_workflow(&url, "forwarded", Some(&alice)).await;
-    assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
+    assert_eq!(done.status().state(), TaskState::Completed, "{done:?}");
     let seen = tokens_seen(&fwd);
     assert!(!seen.is_empty());
     assert!(

@@ -2,7 +2,7 @@
 //! discovery, send, stream, get, cancel.
 
 use a2a::client::{A2aClient, ClientConfig};
-use a2a::v0_3::*;
+use a2a::types::*;
 use futures::StreamExt;
 
 use crate::util::python_agent;
@@ -14,10 +14,10 @@ fn artifact_text(task: &Task) -> String {
         .collect()
 }
 
-fn params(text: &str, blocking: bool) -> MessageSendParams {
-    let mut p = MessageSendParams::new(Message::user_text(text));
-    p.configuration = Some(MessageSendConfiguration {
-        blocking: Some(blocking),
+fn params(text: &str, blocking: bool) -> SendMessageRequest {
+    let mut p = SendMessageRequest::new(Message::user_text(text));
+    p.configuration = Some(SendMessageConfiguration {
+        return_immediately: !blocking,
         ..Default::default()
     });
     p
@@ -40,16 +40,16 @@ async fn our_client_sends_and_gets_against_the_python_sdk() {
         SendMessageResult::Task(t) => t,
         other => panic!("{other:?}"),
     };
-    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(task.status().state(), TaskState::Completed);
     assert_eq!(artifact_text(&task), "hello python world");
     let fetched = client
-        .get_task(&TaskQueryParams::new(task.id.clone()))
+        .get_task(&GetTaskRequest::new(task.id.clone()))
         .await
         .unwrap();
-    assert_eq!(fetched.status.state, TaskState::Completed);
+    assert_eq!(fetched.status().state(), TaskState::Completed);
     assert_eq!(artifact_text(&fetched), "hello python world");
     let err = client
-        .get_task(&TaskQueryParams::new(TaskId::new("missing")))
+        .get_task(&GetTaskRequest::new(TaskId::new("missing")))
         .await
         .unwrap_err();
     assert_eq!(err.rpc().unwrap().code.0, -32001);
@@ -73,14 +73,14 @@ async fn our_client_streams_from_the_python_sdk() {
     let chunks: Vec<String> = events
         .iter()
         .filter_map(|e| match e {
-            StreamEvent::ArtifactUpdate(a) => Some(parts_text(&a.artifact.parts)),
+            StreamEvent::ArtifactUpdate(a) => Some(parts_text(&a.artifact().parts)),
             _ => None,
         })
         .collect();
     assert_eq!(chunks, ["alpha", " beta", " gamma"]);
     match events.last().unwrap() {
         StreamEvent::StatusUpdate(s) => {
-            assert!(s.is_final && s.status.state == TaskState::Completed)
+            assert!(s.status().state() == TaskState::Completed)
         }
         other => panic!("{other:?}"),
     }
@@ -101,15 +101,15 @@ async fn our_client_cancels_on_the_python_sdk() {
         SendMessageResult::Task(t) => t,
         other => panic!("{other:?}"),
     };
-    assert!(!task.status.state.is_terminal());
+    assert!(!task.status().state().is_terminal());
     let canceled = client
-        .cancel_task(&TaskIdParams::new(task.id.clone()))
+        .cancel_task(&CancelTaskRequest::new(task.id.clone()))
         .await
         .unwrap();
-    assert_eq!(canceled.status.state, TaskState::Canceled);
+    assert_eq!(canceled.status().state(), TaskState::Canceled);
     let after = client
-        .get_task(&TaskQueryParams::new(task.id))
+        .get_task(&GetTaskRequest::new(task.id))
         .await
         .unwrap();
-    assert_eq!(after.status.state, TaskState::Canceled);
+    assert_eq!(after.status().state(), TaskState::Canceled);
 }

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use a2a::RpcError;
 use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig};
-use a2a::v0_3::*;
+use a2a::types::*;
+use a2a::v0_3::{AgentCard, AgentSkill, Transport};
 use a2a_orchestrator::registry::config::load_str;
 use a2a_orchestrator::registry::{
     Health, Registry, RegistryOptions, Requirements, SelectError, Target,
@@ -90,7 +91,7 @@ async fn closed_port() -> u16 {
 async fn call(lease: &a2a_orchestrator::registry::Lease) -> SendMessageResult {
     lease
         .client()
-        .send_message(&MessageSendParams::new(Message::user_text("hi")))
+        .send_message(&SendMessageRequest::new(Message::user_text("hi")))
         .await
         .unwrap()
 }
@@ -759,7 +760,7 @@ async fn an_http2_agent_is_called_over_h2c_with_room_for_many_streams() {
     for _ in 0..CALLS {
         let client = client.clone();
         calls.spawn(async move {
-            let params = MessageSendParams::new(Message::user_text("gather"));
+            let params = SendMessageRequest::new(Message::user_text("gather"));
             let mut events = client.send_message_stream(&params).await.unwrap();
             let mut last = None;
             while let Some(event) = futures::StreamExt::next(&mut events).await {
@@ -773,7 +774,7 @@ async fn an_http2_agent_is_called_over_h2c_with_room_for_many_streams() {
         .expect("every call completes: the server allows more than 200 streams");
     for last in all {
         assert!(
-            matches!(&last, Some(StreamEvent::StatusUpdate(s)) if s.status.state == TaskState::Completed),
+            matches!(&last, Some(StreamEvent::StatusUpdate(s)) if s.status().state() == TaskState::Completed),
             "{last:?}"
         );
     }
@@ -958,7 +959,7 @@ follow_redirects = "same-origin"
             .unwrap();
         let err = lease
             .client()
-            .send_message(&MessageSendParams::new(Message::user_text("hi")))
+            .send_message(&SendMessageRequest::new(Message::user_text("hi")))
             .await
             .unwrap_err();
         let text = err.to_string();

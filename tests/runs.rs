@@ -6,7 +6,7 @@ use std::process::Output;
 use std::time::Duration;
 
 use a2a::client::A2aClient;
-use a2a::v0_3::*;
+use a2a::types::*;
 use a2a_orchestrator::host::detail::RunDetail;
 use orchestrator_core::engine::{RunState, StepState};
 use serde_json::Value;
@@ -40,9 +40,9 @@ fn out(o: &Output) -> String {
 
 /// Starts a run without waiting for it; its task once both questions are asked.
 async fn started(c: &A2aClient) -> Task {
-    let mut params = MessageSendParams::new(Message::user_text("start"));
-    params.configuration = Some(MessageSendConfiguration {
-        blocking: Some(false),
+    let mut params = SendMessageRequest::new(Message::user_text("start"));
+    params.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
         ..Default::default()
     });
     let SendMessageResult::Task(t) = c.send_message(&params).await.unwrap() else {
@@ -52,10 +52,10 @@ async fn started(c: &A2aClient) -> Task {
 }
 
 /// The task once its run waits on `n` questions (bounded).
-async fn waiting(c: &A2aClient, id: &TaskId, n: usize) -> Task {
+async fn waiting(c: &A2aClient, id: &str, n: usize) -> Task {
     for _ in 0..250 {
-        let t = c.get_task(&TaskQueryParams::new(id.clone())).await.unwrap();
-        if t.status.state == TaskState::InputRequired
+        let t = c.get_task(&GetTaskRequest::new(id)).await.unwrap();
+        if t.status().state() == TaskState::InputRequired
             && RunDetail::of_metadata(t.metadata.as_deref())
                 .is_some_and(|d| d.pending_questions.len() == n)
         {
@@ -67,10 +67,10 @@ async fn waiting(c: &A2aClient, id: &TaskId, n: usize) -> Task {
 }
 
 /// The task once it has ended (bounded).
-async fn ended(c: &A2aClient, id: &TaskId) -> Task {
+async fn ended(c: &A2aClient, id: &str) -> Task {
     for _ in 0..250 {
-        let t = c.get_task(&TaskQueryParams::new(id.clone())).await.unwrap();
-        if t.status.state.is_terminal() {
+        let t = c.get_task(&GetTaskRequest::new(id)).await.unwrap();
+        if t.status().state().is_terminal() {
             return t;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -170,7 +170,7 @@ async fn runs_lists_shows_answers_and_cancels_runs_of_a_serving_orchestrator() {
     .await;
     assert!(answer.status.success(), "{}", out(&answer));
     let done = ended(&c, &first.id).await;
-    assert_eq!(done.status.state, TaskState::Completed);
+    assert_eq!(done.status().state(), TaskState::Completed);
     let show = runs(&o.url, &["show", first.id.as_str()]).await;
     let text = out(&show);
     assert!(
@@ -200,7 +200,7 @@ async fn runs_lists_shows_answers_and_cancels_runs_of_a_serving_orchestrator() {
         "{text}"
     );
     let t = c
-        .get_task(&TaskQueryParams::new(second.id.clone()))
+        .get_task(&GetTaskRequest::new(second.id.clone()))
         .await
         .unwrap();
     let detail = RunDetail::of_metadata(t.metadata.as_deref()).unwrap();
@@ -321,7 +321,7 @@ text = "{{ steps.b.text }}"
 /// The tasks an echo agent was given.
 async fn tasks_at(url: &str) -> u64 {
     let (c, _) = client(url).await;
-    c.list_tasks(&Default::default()).await.unwrap().total_size
+    c.list_tasks(&Default::default()).await.unwrap().total_size as u64
 }
 
 /// `runs retry` starts a new run that keeps what the old one completed (not sent again)
@@ -337,14 +337,14 @@ async fn runs_retry_keeps_what_completed_and_runs_the_rest() {
     .await;
     let (c, _) = client(&o.url).await;
     let SendMessageResult::Task(first) = c
-        .send_message(&MessageSendParams::new(Message::user_text("go")))
+        .send_message(&SendMessageRequest::new(Message::user_text("go")))
         .await
         .unwrap()
     else {
         panic!("a task")
     };
     assert_eq!(
-        first.status.state,
+        first.status().state(),
         TaskState::Completed,
         "{:?}",
         first.status
@@ -364,8 +364,13 @@ async fn runs_retry_keeps_what_completed_and_runs_the_rest() {
         text.contains(&format!("retries run {}", first.id)),
         "{text}"
     );
-    let done = ended(&c, &TaskId::new(new_id.clone())).await;
-    assert_eq!(done.status.state, TaskState::Completed, "{:?}", done.status);
+    let done = ended(&c, &new_id).await;
+    assert_eq!(
+        done.status().state(),
+        TaskState::Completed,
+        "{:?}",
+        done.status
+    );
     assert_eq!(
         (tasks_at(one).await, tasks_at(two).await),
         (1, 2),

@@ -61,10 +61,10 @@ input = {{ week = "skipped" }}
 /// Every run the server holds, oldest first: its first message's id and its inputs.
 async fn runs(url: &str) -> Vec<(String, Value)> {
     let (c, _) = crate::util::orchestra::client(url).await;
-    let listed = (c.list_tasks(&a2a::client::ListTasksQuery::default()).await).unwrap();
+    let listed = (c.list_tasks(&a2a::types::ListTasksRequest::default()).await).unwrap();
     let mut out = Vec::new();
     for t in listed.tasks {
-        let t = (c.get_task(&a2a::v0_3::TaskQueryParams::new(t.id)).await).unwrap();
+        let t = (c.get_task(&a2a::types::GetTaskRequest::new(t.id)).await).unwrap();
         let first = t.history.first().map(|m| m.message_id.to_string());
         let detail = t.metadata.clone().unwrap().into_map()["run"].clone();
         out.push((
@@ -321,10 +321,10 @@ cron = "* * * * * *"
         }
     };
     let listed = |c: a2a::client::A2aClient| async move {
-        let page = (c.list_tasks(&a2a::client::ListTasksQuery::default()).await).unwrap();
+        let page = (c.list_tasks(&a2a::types::ListTasksRequest::default()).await).unwrap();
         let mut out = Vec::new();
         for t in page.tasks {
-            let t = (c.get_task(&a2a::v0_3::TaskQueryParams::new(t.id)).await).unwrap();
+            let t = (c.get_task(&a2a::types::GetTaskRequest::new(t.id)).await).unwrap();
             let detail = t.metadata.clone().unwrap().into_map()["run"].clone();
             out.push((
                 t.history[0].message_id.to_string(),

@@ -10,7 +10,8 @@ use a2a::client::{A2aClient, ClientConfig, ClientError};
 use a2a::server::{
     AgentExecutor, EventSink, NOTIFICATION_TOKEN_HEADER, RequestContext, ServerConfig,
 };
-use a2a::v0_3::*;
+use a2a::types::*;
+use a2a::v0_3::AgentCard;
 use axum::http::HeaderMap;
 use futures::StreamExt;
 use serde_json::Value;
@@ -26,10 +27,10 @@ async fn client(url: &str) -> A2aClient {
     client
 }
 
-fn send(text: &str, blocking: bool) -> MessageSendParams {
-    let mut p = MessageSendParams::new(Message::user_text(text));
-    p.configuration = Some(MessageSendConfiguration {
-        blocking: Some(blocking),
+fn send(text: &str, blocking: bool) -> SendMessageRequest {
+    let mut p = SendMessageRequest::new(Message::user_text(text));
+    p.configuration = Some(SendMessageConfiguration {
+        return_immediately: !blocking,
         ..Default::default()
     });
     p
@@ -49,16 +50,16 @@ fn artifact_text(task: &Task) -> String {
         .collect()
 }
 
-async fn wait_state(c: &A2aClient, id: &TaskId, state: TaskState) -> Task {
+async fn wait_state(c: &A2aClient, id: &str, state: TaskState) -> Task {
     crate::util::eventually(
         &format!("task {id} reaching {state}"),
         Duration::from_secs(10),
         || async {
-            let t = c.get_task(&TaskQueryParams::new(id.clone())).await.unwrap();
-            if t.status.state == state {
+            let t = c.get_task(&GetTaskRequest::new(id)).await.unwrap();
+            if t.status().state() == state {
                 Ok(t)
             } else {
-                Err(t.status.state)
+                Err(t.status().state())
             }
         },
     )
@@ -74,7 +75,7 @@ async fn blocking_send_returns_the_finished_task() {
             .await
             .unwrap(),
     );
-    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(task.status().state(), TaskState::Completed);
     assert_eq!(artifact_text(&task), "the quick brown fox");
     assert_eq!(
         task.artifacts.len(),
@@ -83,8 +84,7 @@ async fn blocking_send_returns_the_finished_task() {
     );
     assert_eq!(task.history[0].text(), "the quick brown fox");
     assert_eq!(
-        task.history[0].task_id.as_ref(),
-        Some(&task.id),
+        task.history[0].task_id, task.id,
         "the user message is bound to the task"
     );
 
@@ -107,9 +107,12 @@ async fn non_blocking_send_returns_at_once_and_work_goes_on() {
             .unwrap(),
     );
     assert!(
-        matches!(task.status.state, TaskState::Submitted | TaskState::Working),
+        matches!(
+            task.status().state(),
+            TaskState::Submitted | TaskState::Working
+        ),
         "{}",
-        task.status.state
+        task.status().state()
     );
     let done = wait_state(&c, &task.id, TaskState::Completed).await;
     assert_eq!(artifact_text(&done), "a b c d e f g h i j");
@@ -131,18 +134,18 @@ async fn stream_delivers_every_event_in_order() {
         kinds,
         [
             "task",
-            "status-update",
-            "artifact-update",
-            "artifact-update",
-            "artifact-update",
-            "status-update"
+            "statusUpdate",
+            "artifactUpdate",
+            "artifactUpdate",
+            "artifactUpdate",
+            "statusUpdate"
         ]
     );
-    let chunks: Vec<(String, Option<bool>, Option<bool>)> = events
+    let chunks: Vec<(String, bool, bool)> = events
         .iter()
         .filter_map(|e| match e {
             StreamEvent::ArtifactUpdate(a) => {
-                Some((parts_text(&a.artifact.parts), a.append, a.last_chunk))
+                Some((parts_text(&a.artifact().parts), a.append, a.last_chunk))
             }
             _ => None,
         })
@@ -150,15 +153,14 @@ async fn stream_delivers_every_event_in_order() {
     assert_eq!(
         chunks,
         [
-            ("one".to_owned(), Some(false), Some(false)),
-            (" two".to_owned(), Some(true), Some(false)),
-            (" three".to_owned(), Some(true), Some(true))
+            ("one".to_owned(), false, false),
+            (" two".to_owned(), true, false),
+            (" three".to_owned(), true, true)
         ]
     );
     match events.last().unwrap() {
         StreamEvent::StatusUpdate(s) => {
-            assert!(s.is_final);
-            assert_eq!(s.status.state, TaskState::Completed);
+            assert_eq!(s.status().state(), TaskState::Completed);
         }
         other => panic!("last event {other:?}"),
     }
@@ -176,7 +178,7 @@ async fn concurrent_subscribers_all_see_the_whole_artifact_in_order() {
         let c = c.clone();
         let id = task.id.clone();
         subscribers.push(tokio::spawn(async move {
-            let mut stream = c.resubscribe(&TaskIdParams::new(id)).await.unwrap();
+            let mut stream = c.subscribe(&SubscribeToTaskRequest::new(id)).await.unwrap();
             // Assemble what this subscriber saw: the snapshot, then every chunk.
             let mut assembled = String::new();
             let mut last_state = None;
@@ -184,15 +186,15 @@ async fn concurrent_subscribers_all_see_the_whole_artifact_in_order() {
                 match event.unwrap() {
                     StreamEvent::Task(t) => {
                         assembled = artifact_text(&t);
-                        last_state = Some(t.status.state);
+                        last_state = Some(t.status().state());
                     }
                     StreamEvent::ArtifactUpdate(a) => {
-                        if a.append != Some(true) {
+                        if !a.append {
                             assembled.clear();
                         }
-                        assembled.push_str(&parts_text(&a.artifact.parts));
+                        assembled.push_str(&parts_text(&a.artifact().parts));
                     }
-                    StreamEvent::StatusUpdate(s) => last_state = Some(s.status.state),
+                    StreamEvent::StatusUpdate(s) => last_state = Some(s.status().state()),
                     StreamEvent::Message(_) => {}
                 }
             }
@@ -220,14 +222,14 @@ async fn cancel_stops_the_agent_and_ends_streams() {
         .join(" ");
     let task = as_task(c.send_message(&send(&words, false)).await.unwrap());
     let mut watcher = c
-        .resubscribe(&TaskIdParams::new(task.id.clone()))
+        .subscribe(&SubscribeToTaskRequest::new(task.id.clone()))
         .await
         .unwrap();
     let canceled = c
-        .cancel_task(&TaskIdParams::new(task.id.clone()))
+        .cancel_task(&CancelTaskRequest::new(task.id.clone()))
         .await
         .unwrap();
-    assert_eq!(canceled.status.state, TaskState::Canceled);
+    assert_eq!(canceled.status().state(), TaskState::Canceled);
     let mut last = None;
     while let Some(e) = tokio::time::timeout(Duration::from_secs(10), watcher.next())
         .await
@@ -236,20 +238,20 @@ async fn cancel_stops_the_agent_and_ends_streams() {
         last = Some(e.unwrap());
     }
     match last {
-        Some(StreamEvent::StatusUpdate(s)) => assert_eq!(s.status.state, TaskState::Canceled),
+        Some(StreamEvent::StatusUpdate(s)) => assert_eq!(s.status().state(), TaskState::Canceled),
         other => panic!("the stream should end with the cancel, got {other:?}"),
     }
     let after = c
-        .get_task(&TaskQueryParams::new(task.id.clone()))
+        .get_task(&GetTaskRequest::new(task.id.clone()))
         .await
         .unwrap();
-    assert_eq!(after.status.state, TaskState::Canceled);
+    assert_eq!(after.status().state(), TaskState::Canceled);
     assert!(
         artifact_text(&after).len() < words.len(),
         "the agent stopped early"
     );
     let err = c
-        .cancel_task(&TaskIdParams::new(task.id))
+        .cancel_task(&CancelTaskRequest::new(task.id))
         .await
         .unwrap_err();
     assert_eq!(err.rpc().unwrap().code.0, -32002);
@@ -260,20 +262,20 @@ async fn input_required_then_continuation_on_the_same_task() {
     let agent = echo(0).await;
     let c = client(&agent.url).await;
     let task = as_task(c.send_message(&send("please ask me", true)).await.unwrap());
-    assert_eq!(task.status.state, TaskState::InputRequired);
+    assert_eq!(task.status().state(), TaskState::InputRequired);
     assert_eq!(
-        task.status.message.as_ref().unwrap().text(),
+        task.status().message.as_ref().unwrap().text(),
         "What should I echo?"
     );
     let reply = Message::user_text("echo this").with_task(task.id.clone());
     let done = as_task(
-        c.send_message(&MessageSendParams::new(reply))
+        c.send_message(&SendMessageRequest::new(reply))
             .await
             .unwrap(),
     );
     assert_eq!(done.id, task.id);
     assert_eq!(done.context_id, task.context_id);
-    assert_eq!(done.status.state, TaskState::Completed);
+    assert_eq!(done.status().state(), TaskState::Completed);
     assert_eq!(artifact_text(&done), "echo this");
     let texts: Vec<String> = done.history.iter().map(Message::text).collect();
     assert_eq!(
@@ -290,7 +292,7 @@ async fn input_required_then_continuation_on_the_same_task() {
         .with_task(task.id.clone())
         .with_context(ContextId::new("other"));
     let err = c
-        .send_message(&MessageSendParams::new(wrong))
+        .send_message(&SendMessageRequest::new(wrong))
         .await
         .unwrap_err();
     assert_eq!(err.rpc().unwrap().code.0, -32602);
@@ -339,7 +341,7 @@ async fn agents_that_reply_fail_or_panic() {
     match c.send_message(&send("reply", true)).await.unwrap() {
         SendMessageResult::Message(m) => {
             assert_eq!(m.text(), "a direct answer");
-            assert_eq!(m.role, Role::Agent);
+            assert_eq!(m.role(), Role::Agent);
         }
         other => panic!("{other:?}"),
     }
@@ -372,12 +374,12 @@ async fn agents_that_reply_fail_or_panic() {
     assert_eq!(err.rpc().unwrap().code.0, -32006);
 
     let failed = as_task(c.send_message(&send("panic", true)).await.unwrap());
-    assert_eq!(failed.status.state, TaskState::Failed);
+    assert_eq!(failed.status().state(), TaskState::Failed);
 
     let failed = as_task(c.send_message(&send("fail later", true)).await.unwrap());
-    assert_eq!(failed.status.state, TaskState::Failed);
+    assert_eq!(failed.status().state(), TaskState::Failed);
     assert_eq!(
-        failed.status.message.unwrap().text(),
+        failed.status().message.as_ref().unwrap().text(),
         "the backend went away"
     );
 }
@@ -425,25 +427,21 @@ async fn a_push_config_set_later_delivers_later_changes() {
     let (agent, hook_url, mut rx) = echo_with_webhook().await;
     let c = client(&agent.url).await;
     let task = as_task(c.send_message(&send("please ask me", true)).await.unwrap());
-    assert_eq!(task.status.state, TaskState::InputRequired);
+    assert_eq!(task.status().state(), TaskState::InputRequired);
     c.set_push_config(&TaskPushNotificationConfig {
         task_id: task.id.clone(),
-        push_notification_config: PushNotificationConfig {
-            id: None,
-            url: hook_url,
-            token: None,
-            authentication: None,
-        },
+        url: hook_url,
+        ..Default::default()
     })
     .await
     .unwrap();
     let reply = Message::user_text("echo this").with_task(task.id.clone());
     let done = as_task(
-        c.send_message(&MessageSendParams::new(reply))
+        c.send_message(&SendMessageRequest::new(reply))
             .await
             .unwrap(),
     );
-    assert_eq!(done.status.state, TaskState::Completed);
+    assert_eq!(done.status().state(), TaskState::Completed);
     let mut states = Vec::new();
     while states.last().map(String::as_str) != Some("TASK_STATE_COMPLETED") {
         let (_, body) = tokio::time::timeout(Duration::from_secs(10), rx.recv())
@@ -466,14 +464,17 @@ async fn push_notifications_reach_the_webhook_with_the_token() {
     let c = client(&agent.url).await;
 
     let mut p = send("notify me", true);
-    p.configuration.as_mut().unwrap().push_notification_config = Some(PushNotificationConfig {
-        id: None,
+    p.configuration
+        .as_mut()
+        .unwrap()
+        .task_push_notification_config = Some(TaskPushNotificationConfig {
         url: hook_url.clone(),
-        token: Some("secret-token".into()),
-        authentication: Some(PushNotificationAuthenticationInfo {
-            schemes: vec!["Bearer".into()],
-            credentials: Some("hook-credential".into()),
+        token: "secret-token".into(),
+        authentication: Some(AuthenticationInfo {
+            scheme: "Bearer".into(),
+            credentials: "hook-credential".into(),
         }),
+        ..Default::default()
     });
     let task = as_task(c.send_message(&p).await.unwrap());
     let mut states = Vec::new();
@@ -487,11 +488,8 @@ async fn push_notifications_reach_the_webhook_with_the_token() {
         assert_eq!(headers["content-type"], "application/a2a+json");
         // Set by a v1.0 client: a StreamResponse holding the task, as v1.0 reads it.
         assert_eq!(body["task"]["id"], task.id.as_str(), "{body}");
-        a2a::v1::convert::task_in(
-            serde_json::from_value(body["task"].clone()).unwrap(),
-            "task",
-        )
-        .unwrap();
+        let read: Task = serde_json::from_value(body["task"].clone()).unwrap();
+        assert_eq!(read.id, task.id);
         states.push(body["task"]["status"]["state"].as_str().unwrap().to_owned());
     }
     assert!(
@@ -500,59 +498,48 @@ async fn push_notifications_reach_the_webhook_with_the_token() {
     );
 
     // The config methods.
-    let configs = c
-        .list_push_configs(&TaskIdParams::new(task.id.clone()))
-        .await
-        .unwrap();
+    let list = ListTaskPushNotificationConfigsRequest {
+        task_id: task.id.clone(),
+        ..Default::default()
+    };
+    let configs = c.list_push_configs(&list).await.unwrap().configs;
     assert_eq!(configs.len(), 1);
-    let config_id = configs[0].push_notification_config.id.clone().unwrap();
+    let config_id = configs[0].id.clone();
+    assert!(!config_id.is_empty());
     let second = c
         .set_push_config(&TaskPushNotificationConfig {
             task_id: task.id.clone(),
-            push_notification_config: PushNotificationConfig {
-                id: Some("second".into()),
-                url: hook_url,
-                token: None,
-                authentication: None,
-            },
+            id: "second".into(),
+            url: hook_url,
+            ..Default::default()
         })
         .await
         .unwrap();
-    assert_eq!(
-        second.push_notification_config.id.as_deref(),
-        Some("second")
-    );
+    assert_eq!(second.id, "second");
     let got = c
-        .get_push_config(&GetTaskPushNotificationConfigParams {
-            id: task.id.clone(),
-            push_notification_config_id: Some("second".into()),
-            metadata: None,
+        .get_push_config(&GetTaskPushNotificationConfigRequest {
+            task_id: task.id.clone(),
+            id: "second".into(),
+            ..Default::default()
         })
         .await
         .unwrap();
     assert_eq!(got, second);
-    c.delete_push_config(&DeleteTaskPushNotificationConfigParams {
-        id: task.id.clone(),
-        push_notification_config_id: config_id,
-        metadata: None,
+    c.delete_push_config(&DeleteTaskPushNotificationConfigRequest {
+        task_id: task.id.clone(),
+        id: config_id,
+        ..Default::default()
     })
     .await
     .unwrap();
-    let left = c
-        .list_push_configs(&TaskIdParams::new(task.id.clone()))
-        .await
-        .unwrap();
+    let left = c.list_push_configs(&list).await.unwrap().configs;
     assert_eq!(left, vec![second]);
 
     let bad = c
         .set_push_config(&TaskPushNotificationConfig {
             task_id: task.id,
-            push_notification_config: PushNotificationConfig {
-                id: None,
-                url: "ftp://example.com/x".into(),
-                token: None,
-                authentication: None,
-            },
+            url: "ftp://example.com/x".into(),
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -614,7 +601,7 @@ async fn client_errors_keep_the_code() {
     let agent = echo(0).await;
     let c = client(&agent.url).await;
     let err = c
-        .get_task(&TaskQueryParams::new(TaskId::new("missing")))
+        .get_task(&GetTaskRequest::new(TaskId::new("missing")))
         .await
         .unwrap_err();
     assert!(
@@ -668,12 +655,8 @@ async fn webhooks_on_private_addresses_are_refused_unless_allowed() {
     let task = as_task(c.send_message(&send("x", true)).await.unwrap());
     let set = |url: &str| TaskPushNotificationConfig {
         task_id: task.id.clone(),
-        push_notification_config: PushNotificationConfig {
-            id: None,
-            url: url.into(),
-            token: None,
-            authentication: None,
-        },
+        url: url.into(),
+        ..Default::default()
     };
     for url in [
         "http://127.0.0.1:9000/hook",
@@ -701,8 +684,10 @@ async fn webhooks_on_private_addresses_are_refused_unless_allowed() {
 
     // Inline configs in message/send are checked the same way.
     let mut p = send("x", true);
-    p.configuration.as_mut().unwrap().push_notification_config =
-        Some(set("http://127.0.0.1/h").push_notification_config);
+    p.configuration
+        .as_mut()
+        .unwrap()
+        .task_push_notification_config = Some(set("http://127.0.0.1/h"));
     let err = c.send_message(&p).await.unwrap_err();
     assert_eq!(
         err.rpc().unwrap().field().unwrap(),
@@ -762,7 +747,7 @@ async fn queued_events_are_applied_in_order_and_a_late_one_is_refused() {
     let agent = serve(Queuing { late }, scripted_card, ServerConfig::default()).await;
     let c = client(&agent.url).await;
     let task = as_task(c.send_message(&send("count", true)).await.unwrap());
-    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(task.status().state(), TaskState::Completed);
     let expected: String = (0..50).map(|i| format!("{i},")).collect();
     assert_eq!(artifact_text(&task), expected);
     let late = tokio::time::timeout(Duration::from_secs(10), outcome.recv())
@@ -811,12 +796,11 @@ async fn webhook_redirects_are_not_followed() {
     .await;
     let c = client(&agent.url).await;
     let mut p = send("redirect me", true);
-    p.configuration = Some(MessageSendConfiguration {
-        push_notification_config: Some(PushNotificationConfig {
-            id: None,
+    p.configuration = Some(SendMessageConfiguration {
+        task_push_notification_config: Some(TaskPushNotificationConfig {
             url: hook_url,
-            token: Some("secret-token".into()),
-            authentication: None,
+            token: "secret-token".into(),
+            ..Default::default()
         }),
         ..Default::default()
     });
@@ -916,9 +900,9 @@ async fn a_repeated_message_id_returns_the_task_only_for_the_same_message_and_ca
     let b = as_caller("token-b").await;
     let message = |text: &str, context: &str| {
         let mut m = Message::user_text(text);
-        m.message_id = MessageId::new("m-reused");
-        m.context_id = Some(ContextId::new(context));
-        MessageSendParams::new(m)
+        m.message_id = "m-reused".into();
+        m.context_id = context.into();
+        SendMessageRequest::new(m)
     };
     let first = as_task(
         a.send_message(&message("hello there", "ctx-a"))
@@ -934,8 +918,12 @@ async fn a_repeated_message_id_returns_the_task_only_for_the_same_message_and_ca
     assert_eq!(again.id, first.id);
     // Also without the context it was sent in (the task's own is implied).
     let mut bare = Message::user_text("hello there");
-    bare.message_id = MessageId::new("m-reused");
-    let again = as_task(a.send_message(&MessageSendParams::new(bare)).await.unwrap());
+    bare.message_id = "m-reused".into();
+    let again = as_task(
+        a.send_message(&SendMessageRequest::new(bare))
+            .await
+            .unwrap(),
+    );
     assert_eq!(again.id, first.id);
     // Anything else reusing the id is refused, naming the field.
     let refusals = [
@@ -1064,7 +1052,7 @@ impl a2a::server::Authorize for ByReach {
 /// and steers every task.
 #[tokio::test]
 async fn a_task_is_its_initiators_and_others_reach_it_only_as_the_application_lets_them() {
-    use a2a::client::{ClientAuth, ListTasksQuery};
+    use a2a::client::ClientAuth;
     use a2a::server::{Credential, InboundAuth, Principal};
     let person = |name: &str, reach: &str| {
         let mut p = Principal::new(None, format!("token:{name}"), name);
@@ -1108,12 +1096,17 @@ async fn a_task_is_its_initiators_and_others_reach_it_only_as_the_application_le
     // Alice's task waits for her answer.
     let task = as_task(
         alice
-            .send_message(&MessageSendParams::new(Message::user_text("ask me")))
+            .send_message(&SendMessageRequest::new(Message::user_text("ask me")))
             .await
             .unwrap(),
     );
-    assert_eq!(task.status.state, TaskState::InputRequired);
-    let id = TaskIdParams::new(task.id.clone());
+    assert_eq!(task.status().state(), TaskState::InputRequired);
+    let id = SubscribeToTaskRequest::new(&task.id);
+    let cancel = CancelTaskRequest::new(&task.id);
+    let push_list = ListTaskPushNotificationConfigsRequest {
+        task_id: task.id.clone(),
+        ..Default::default()
+    };
     let not_found = |what: &str, outcome: Result<(), ClientError>| match outcome {
         Err(ClientError::Rpc(e)) => {
             assert_eq!(e.code, a2a::ErrorCode::TASK_NOT_FOUND, "{what}: {e:?}")
@@ -1122,40 +1115,39 @@ async fn a_task_is_its_initiators_and_others_reach_it_only_as_the_application_le
     };
     let answer = || {
         let mut m = Message::user_text("echo this");
-        m.task_id = Some(task.id.clone());
-        MessageSendParams::new(m)
+        m.task_id = task.id.clone();
+        SendMessageRequest::new(m)
     };
     let push = TaskPushNotificationConfig {
         task_id: task.id.clone(),
-        push_notification_config: PushNotificationConfig {
-            id: None,
-            url: "https://hooks.example.com/a2a".into(),
-            token: None,
-            authentication: None,
-        },
+        url: "https://hooks.example.com/a2a".into(),
+        ..Default::default()
     };
     let listed = |c: A2aClient| async move {
-        let page = c.list_tasks(&ListTasksQuery::default()).await.unwrap();
+        let page = c.list_tasks(&ListTasksRequest::default()).await.unwrap();
         page.tasks.into_iter().map(|t| t.id).collect::<Vec<_>>()
     };
 
     // Bob reaches nothing of it, and is told nothing of it.
     not_found(
         "get",
-        bob.get_task(&TaskQueryParams::new(task.id.clone()))
+        bob.get_task(&GetTaskRequest::new(task.id.clone()))
             .await
             .map(drop),
     );
-    not_found("cancel", bob.cancel_task(&id).await.map(drop));
+    not_found("cancel", bob.cancel_task(&cancel).await.map(drop));
     // A stream's error is its one event.
-    let first_event = match bob.resubscribe(&id).await {
+    let first_event = match bob.subscribe(&id).await {
         Ok(mut events) => events.next().await.expect("an event").map(drop),
         Err(e) => Err(e),
     };
     not_found("subscribe", first_event);
     not_found("answer", bob.send_message(&answer()).await.map(drop));
     not_found("set push", bob.set_push_config(&push).await.map(drop));
-    not_found("list push", bob.list_push_configs(&id).await.map(drop));
+    not_found(
+        "list push",
+        bob.list_push_configs(&push_list).await.map(drop),
+    );
     assert!(
         listed(bob.clone()).await.is_empty(),
         "bob lists none of alice's tasks"
@@ -1164,12 +1156,12 @@ async fn a_task_is_its_initiators_and_others_reach_it_only_as_the_application_le
 
     // A viewer reads it but cannot steer it.
     let seen = vera
-        .get_task(&TaskQueryParams::new(task.id.clone()))
+        .get_task(&GetTaskRequest::new(task.id.clone()))
         .await
         .unwrap();
     assert_eq!(seen.id, task.id);
     assert_eq!(listed(vera.clone()).await, std::slice::from_ref(&task.id));
-    not_found("viewer's cancel", vera.cancel_task(&id).await.map(drop));
+    not_found("viewer's cancel", vera.cancel_task(&cancel).await.map(drop));
     not_found(
         "viewer's answer",
         vera.send_message(&answer()).await.map(drop),
@@ -1178,18 +1170,18 @@ async fn a_task_is_its_initiators_and_others_reach_it_only_as_the_application_le
     // An operator steers it; its owner answers it.
     assert_eq!(listed(olga.clone()).await, std::slice::from_ref(&task.id));
     let answered = as_task(alice.send_message(&answer()).await.unwrap());
-    assert_eq!(answered.status.state, TaskState::Completed);
+    assert_eq!(answered.status().state(), TaskState::Completed);
     let other = as_task(
         alice
-            .send_message(&MessageSendParams::new(Message::user_text("ask me")))
+            .send_message(&SendMessageRequest::new(Message::user_text("ask me")))
             .await
             .unwrap(),
     );
     let canceled = olga
-        .cancel_task(&TaskIdParams::new(other.id.clone()))
+        .cancel_task(&CancelTaskRequest::new(other.id.clone()))
         .await
         .unwrap();
-    assert_eq!(canceled.status.state, TaskState::Canceled);
+    assert_eq!(canceled.status().state(), TaskState::Canceled);
 }
 
 /// Lets `token:bob` read and answer every task, as an approver of a pending question
@@ -1237,11 +1229,12 @@ async fn an_approver_answers_and_reads_but_steers_nothing_on_every_binding() {
         config,
     )
     .await;
-    let hook = |id: &str, token: &str| PushNotificationConfig {
-        id: Some(id.into()),
+    let hook = |task_id: &str, id: &str, token: &str| TaskPushNotificationConfig {
+        task_id: task_id.into(),
+        id: id.into(),
         url: "http://127.0.0.1:9/hook".into(),
-        token: Some(token.into()),
-        authentication: None,
+        token: token.into(),
+        ..Default::default()
     };
     let refused = |what: &str, outcome: Result<(), ClientError>, field: &str| match outcome {
         Err(ClientError::Rpc(e)) => {
@@ -1276,27 +1269,24 @@ async fn an_approver_answers_and_reads_but_steers_nothing_on_every_binding() {
         let (alice, bob) = (as_caller("alice"), as_caller("bob"));
         let mut first = Message::user_text("ask me");
         let first_id = MessageId::new(format!("m-first-{binding}-{}", protocol.as_str()));
-        first.message_id = first_id.clone();
+        first.message_id = first_id.to_string();
         let task = as_task(
             alice
-                .send_message(&MessageSendParams::new(first))
+                .send_message(&SendMessageRequest::new(first))
                 .await
                 .unwrap(),
         );
-        assert_eq!(task.status.state, TaskState::InputRequired, "{on}");
-        let owners = TaskPushNotificationConfig {
-            task_id: task.id.clone(),
-            push_notification_config: hook("news", "alice-secret"),
-        };
+        assert_eq!(task.status().state(), TaskState::InputRequired, "{on}");
+        let owners = hook(&task.id, "news", "alice-secret");
         alice.set_push_config(&owners).await.unwrap();
 
         // The approver's answer may not bring a push config of its own.
         let mut answer = Message::user_text("echo this");
-        answer.task_id = Some(task.id.clone());
-        let mut params = MessageSendParams::new(answer.clone());
-        params.configuration = Some(MessageSendConfiguration {
-            push_notification_config: Some(hook("news", "bob-secret")),
-            ..MessageSendConfiguration::default()
+        answer.task_id = task.id.clone();
+        let mut params = SendMessageRequest::new(answer.clone());
+        params.configuration = Some(SendMessageConfiguration {
+            task_push_notification_config: Some(hook("", "news", "bob-secret")),
+            ..SendMessageConfiguration::default()
         });
         // Named as each generation names it.
         let (inline, set) = match protocol {
@@ -1309,26 +1299,25 @@ async fn an_approver_answers_and_reads_but_steers_nothing_on_every_binding() {
             inline,
         );
         // It reads the configs, without their secrets; the owner's stays as it was.
-        let id = TaskIdParams::new(task.id.clone());
-        let read = bob.list_push_configs(&id).await.unwrap();
+        let id = ListTaskPushNotificationConfigsRequest {
+            task_id: task.id.clone(),
+            ..Default::default()
+        };
+        let read = bob.list_push_configs(&id).await.unwrap().configs;
         assert_eq!(read.len(), 1, "{on}");
-        assert_eq!(read[0].push_notification_config.token, None, "{on}");
-        let kept = alice.list_push_configs(&id).await.unwrap();
-        assert_eq!(
-            kept[0].push_notification_config.token.as_deref(),
-            Some("alice-secret"),
-            "{on}"
-        );
-        match bob.cancel_task(&id).await {
+        assert_eq!(read[0].token, "", "{on}");
+        let kept = alice.list_push_configs(&id).await.unwrap().configs;
+        assert_eq!(kept[0].token, "alice-secret", "{on}");
+        match bob.cancel_task(&CancelTaskRequest::new(&task.id)).await {
             Err(ClientError::Rpc(e)) => assert_eq!(e.code, a2a::ErrorCode::TASK_NOT_FOUND),
             other => panic!("{on}: an approver's cancel: {other:?}"),
         }
         // A messageId of the owner's, reused: refused, naming nothing of the task.
         let mut reused = Message::user_text("ask me");
-        reused.message_id = first_id;
+        reused.message_id = first_id.to_string();
         let said = refused(
             &format!("{on}: a reused messageId"),
-            bob.send_message(&MessageSendParams::new(reused))
+            bob.send_message(&SendMessageRequest::new(reused))
                 .await
                 .map(drop),
             "messageId",
@@ -1337,50 +1326,45 @@ async fn an_approver_answers_and_reads_but_steers_nothing_on_every_binding() {
 
         // At most 10 push configs a task; the same id again replaces.
         for n in 1..10 {
-            let more = TaskPushNotificationConfig {
-                task_id: task.id.clone(),
-                push_notification_config: hook(&format!("more-{n}"), "t"),
-            };
+            let more = hook(&task.id, &format!("more-{n}"), "t");
             alice.set_push_config(&more).await.unwrap();
         }
-        let eleventh = TaskPushNotificationConfig {
-            task_id: task.id.clone(),
-            push_notification_config: hook("one-too-many", "t"),
-        };
+        let eleventh = hook(&task.id, "one-too-many", "t");
         refused(
             &format!("{on}: an eleventh push config"),
             alice.set_push_config(&eleventh).await.map(drop),
             set,
         );
         alice.set_push_config(&owners).await.unwrap();
-        assert_eq!(alice.list_push_configs(&id).await.unwrap().len(), 10);
+        let all = alice.list_push_configs(&id).await.unwrap().configs;
+        assert_eq!(all.len(), 10);
 
         // The approver's plain answer is taken; a blocking answer returns the task as
         // the approver may read it, once taken (issue 75): the run's end is the owner's.
         let taken = as_task(
-            bob.send_message(&MessageSendParams::new(answer))
+            bob.send_message(&SendMessageRequest::new(answer))
                 .await
                 .unwrap(),
         );
-        assert_ne!(taken.status.state, TaskState::InputRequired, "{on}");
+        assert_ne!(taken.status().state(), TaskState::InputRequired, "{on}");
         assert!(taken.artifacts.is_empty(), "{on}: {taken:?}");
         let done = crate::util::eventually(
             &format!("{on}: the run ending"),
             Duration::from_secs(20),
             || async {
                 let t = alice
-                    .get_task(&TaskQueryParams::new(task.id.clone()))
+                    .get_task(&GetTaskRequest::new(task.id.clone()))
                     .await
                     .unwrap();
-                if t.status.state.is_terminal() {
+                if t.status().state().is_terminal() {
                     Ok(t)
                 } else {
-                    Err(t.status.state)
+                    Err(t.status().state())
                 }
             },
         )
         .await;
-        assert_eq!(done.status.state, TaskState::Completed, "{on}");
+        assert_eq!(done.status().state(), TaskState::Completed, "{on}");
     }
 }
 
@@ -1422,7 +1406,7 @@ async fn one_caller_holds_at_most_its_share_of_streams() {
     };
     let task_of = |c: A2aClient| async move {
         as_task(
-            c.send_message(&MessageSendParams::new(Message::user_text("ask me")))
+            c.send_message(&SendMessageRequest::new(Message::user_text("ask me")))
                 .await
                 .unwrap(),
         )
@@ -1430,22 +1414,22 @@ async fn one_caller_holds_at_most_its_share_of_streams() {
     for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
         let (alice, bob) = (as_caller("alice", binding), as_caller("bob", binding));
         let waiting = task_of(alice.clone()).await;
-        let id = TaskIdParams::new(waiting.id.clone());
+        let id = SubscribeToTaskRequest::new(&waiting.id);
         let mut held = Vec::new();
         for _ in 0..3 {
             // A client of its own: a connection of its own, on every binding.
             let alice = as_caller("alice", binding);
-            let mut s = alice.resubscribe(&id).await.unwrap();
+            let mut s = alice.subscribe(&id).await.unwrap();
             // The first event (the task) says the stream is open.
             s.next().await.unwrap().unwrap();
             held.push((alice, s));
         }
         // More streams on a connection it holds are not refused (gRPC's share one).
         if binding == Binding::Grpc {
-            let mut more = held[0].0.resubscribe(&id).await.unwrap();
+            let mut more = held[0].0.subscribe(&id).await.unwrap();
             more.next().await.unwrap().unwrap();
         }
-        let refused = match as_caller("alice", binding).resubscribe(&id).await {
+        let refused = match as_caller("alice", binding).subscribe(&id).await {
             Ok(mut s) => s.next().await.expect("an event").map(drop),
             Err(e) => Err(e),
         };
@@ -1466,7 +1450,10 @@ async fn one_caller_holds_at_most_its_share_of_streams() {
         }
         // Another caller still streams.
         let bobs = task_of(bob.clone()).await;
-        let mut s = bob.resubscribe(&TaskIdParams::new(bobs.id)).await.unwrap();
+        let mut s = bob
+            .subscribe(&SubscribeToTaskRequest::new(bobs.id))
+            .await
+            .unwrap();
         s.next().await.unwrap().unwrap();
         // A stream closed frees its place.
         drop(held.pop());
@@ -1474,7 +1461,7 @@ async fn one_caller_holds_at_most_its_share_of_streams() {
             &format!("{binding}: a closed stream's place taken again"),
             Duration::from_secs(5),
             || async {
-                let mut s = as_caller("alice", binding).resubscribe(&id).await?;
+                let mut s = as_caller("alice", binding).subscribe(&id).await?;
                 s.next().await.expect("an event").map(|_| s)
             },
         )

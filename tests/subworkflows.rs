@@ -3,7 +3,7 @@
 //! task, canceled with the parent, resumed after a crash — and the checks across
 //! workflows at load.
 
-use a2a::v0_3::{Message, MessageSendParams, Part, TaskState};
+use a2a::types::*;
 use serde_json::{Value, json};
 
 use crate::util::orchestra::{client, orchestra_with, task};
@@ -51,7 +51,7 @@ needs = ["provision"]
 message = "welcome {{ input.name }}: {{ steps.provision.text }}"
 "#;
 
-fn start(workflow: &str, input: Value) -> MessageSendParams {
+fn start(workflow: &str, input: Value) -> SendMessageRequest {
     let mut m = Message::user_text("");
     m.parts = vec![Part::data(
         json!({ "workflow": workflow, "input": input })
@@ -59,10 +59,10 @@ fn start(workflow: &str, input: Value) -> MessageSendParams {
             .unwrap()
             .clone(),
     )];
-    MessageSendParams::new(m)
+    SendMessageRequest::new(m)
 }
 
-fn run_of(t: &a2a::v0_3::Task) -> Value {
+fn run_of(t: &a2a::types::Task) -> Value {
     t.metadata.clone().unwrap().into_map()["run"].clone()
 }
 
@@ -76,15 +76,13 @@ async fn a_workflow_step_runs_its_workflow_as_a_linked_child_run() {
             .unwrap(),
     );
     let detail = run_of(&done);
-    assert_eq!(done.status.state, TaskState::Completed, "{detail:#}");
+    assert_eq!(done.status().state(), TaskState::Completed, "{detail:#}");
     let children = detail["children"].as_array().expect("children");
     assert_eq!(children.len(), 1, "{detail:#}");
     assert_eq!(children[0]["step"], "provision");
     let child_id = children[0]["run"].as_str().unwrap();
     let child = c
-        .get_task(&a2a::v0_3::TaskQueryParams::new(a2a::v0_3::TaskId::new(
-            child_id,
-        )))
+        .get_task(&GetTaskRequest::new(a2a::types::TaskId::new(child_id)))
         .await
         .unwrap();
     let child_detail = run_of(&child);
@@ -113,21 +111,21 @@ async fn a_parents_retry_keeps_its_completed_child() {
             .unwrap(),
     );
     assert_eq!(
-        first.status.state,
+        first.status().state(),
         TaskState::Completed,
         "{:#}",
         run_of(&first)
     );
     let runs = || async {
         let (c, _) = client(&o.url).await;
-        c.list_tasks(&Default::default()).await.unwrap().total_size
+        c.list_tasks(&Default::default()).await.unwrap().total_size as u64
     };
     assert_eq!(runs().await, 2, "the parent and its child");
     let agent_tasks = |i: usize| {
         let url = o.echo_agents[i].url.clone();
         async move {
             let (c, _) = client(&url).await;
-            c.list_tasks(&Default::default()).await.unwrap().total_size
+            c.list_tasks(&Default::default()).await.unwrap().total_size as u64
         }
     };
     assert_eq!((agent_tasks(0).await, agent_tasks(1).await), (2, 1));
@@ -141,12 +139,12 @@ async fn a_parents_retry_keeps_its_completed_child() {
             .into(),
     );
     let retried = task(
-        c.send_message(&MessageSendParams::new(again))
+        c.send_message(&SendMessageRequest::new(again))
             .await
             .unwrap(),
     );
     let detail = run_of(&retried);
-    assert_eq!(retried.status.state, TaskState::Completed, "{detail:#}");
+    assert_eq!(retried.status().state(), TaskState::Completed, "{detail:#}");
     assert_eq!(detail["steps"][0]["step"], "provision");
     assert_eq!(
         detail["steps"][0]["message"],
@@ -210,23 +208,27 @@ async fn a_childs_question_is_answered_through_the_parents_task() {
             .await
             .unwrap(),
     );
-    assert_eq!(asked.status.state, TaskState::InputRequired, "{asked:#?}");
+    assert_eq!(
+        asked.status().state(),
+        TaskState::InputRequired,
+        "{asked:#?}"
+    );
     let question = asked
-        .status
+        .status()
         .message
         .as_ref()
         .map(|m| m.text())
         .unwrap_or_default();
     assert!(question.contains("Approve a laptop for Ada?"), "{question}");
     let mut answer = Message::user_text("yes");
-    answer.task_id = Some(asked.id.clone());
+    answer.task_id = asked.id.clone();
     let done = task(
-        c.send_message(&MessageSendParams::new(answer))
+        c.send_message(&SendMessageRequest::new(answer))
             .await
             .unwrap(),
     );
     assert_eq!(
-        done.status.state,
+        done.status().state(),
         TaskState::Completed,
         "{:#}",
         run_of(&done)
@@ -236,12 +238,10 @@ async fn a_childs_question_is_answered_through_the_parents_task() {
         .unwrap()
         .to_owned();
     let child = c
-        .get_task(&a2a::v0_3::TaskQueryParams::new(a2a::v0_3::TaskId::new(
-            child_id,
-        )))
+        .get_task(&GetTaskRequest::new(a2a::types::TaskId::new(child_id)))
         .await
         .unwrap();
-    assert_eq!(child.status.state, TaskState::Completed);
+    assert_eq!(child.status().state(), TaskState::Completed);
     let order = (run_of(&child)["steps"].as_array().unwrap().iter())
         .find(|s| s["step"] == "order")
         .cloned()
@@ -259,18 +259,18 @@ async fn a_parents_cancel_cancels_its_child() {
             .await
             .unwrap(),
     );
-    assert_eq!(asked.status.state, TaskState::InputRequired);
+    assert_eq!(asked.status().state(), TaskState::InputRequired);
     let child_id = run_of(&asked)["children"][0]["run"]
         .as_str()
         .unwrap()
         .to_owned();
-    c.cancel_task(&a2a::v0_3::TaskIdParams::new(asked.id.clone()))
+    c.cancel_task(&CancelTaskRequest::new(asked.id.clone()))
         .await
         .unwrap();
-    let get = a2a::v0_3::TaskQueryParams::new(a2a::v0_3::TaskId::new(child_id));
+    let get = GetTaskRequest::new(a2a::types::TaskId::new(child_id));
     for _ in 0..100 {
         let child = c.get_task(&get).await.unwrap();
-        if child.status.state == TaskState::Canceled {
+        if child.status().state() == TaskState::Canceled {
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -380,7 +380,7 @@ async fn a_parent_and_its_child_resume_after_a_sigkill() {
             .unwrap(),
     );
     assert_eq!(
-        asked.status.state,
+        asked.status().state(),
         TaskState::InputRequired,
         "{:#}",
         run_of(&asked)
@@ -395,26 +395,24 @@ async fn a_parent_and_its_child_resume_after_a_sigkill() {
     let (_second, url) = spawn_serve(&args, &[]).await;
     let (c, _) = client(&url).await;
     let mut answer = Message::user_text("yes");
-    answer.task_id = Some(asked.id.clone());
+    answer.task_id = asked.id.clone();
     let done = task(
-        c.send_message(&MessageSendParams::new(answer))
+        c.send_message(&SendMessageRequest::new(answer))
             .await
             .unwrap(),
     );
     assert_eq!(
-        done.status.state,
+        done.status().state(),
         TaskState::Completed,
         "{:#}",
         run_of(&done)
     );
     let child = c
-        .get_task(&a2a::v0_3::TaskQueryParams::new(a2a::v0_3::TaskId::new(
-            child_id,
-        )))
+        .get_task(&GetTaskRequest::new(a2a::types::TaskId::new(child_id)))
         .await
         .unwrap();
     assert_eq!(
-        child.status.state,
+        child.status().state(),
         TaskState::Completed,
         "{:#}",
         run_of(&child)
@@ -461,7 +459,7 @@ async fn a_parent_and_its_child_are_taken_over_by_another_replica() {
             .unwrap(),
     );
     assert_eq!(
-        asked.status.state,
+        asked.status().state(),
         TaskState::InputRequired,
         "{:#}",
         run_of(&asked)
@@ -476,16 +474,16 @@ async fn a_parent_and_its_child_are_taken_over_by_another_replica() {
 
     let (c, _) = client(&replicas[0].1).await;
     let mut answer = Message::user_text("yes");
-    answer.task_id = Some(asked.id.clone());
-    let sent = c.send_message(&MessageSendParams::new(answer)).await;
+    answer.task_id = asked.id.clone();
+    let sent = c.send_message(&SendMessageRequest::new(answer)).await;
     assert!(sent.is_ok(), "{sent:?}\nreplica 1:\n{}", log(1));
     let mut done = None;
     for _ in 0..200 {
         let t = c
-            .get_task(&a2a::v0_3::TaskQueryParams::new(asked.id.clone()))
+            .get_task(&GetTaskRequest::new(asked.id.clone()))
             .await
             .unwrap();
-        let ended = t.status.state.is_terminal();
+        let ended = t.status().state().is_terminal();
         done = Some(t);
         if ended {
             break;
@@ -493,37 +491,35 @@ async fn a_parent_and_its_child_are_taken_over_by_another_replica() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     let done = done.unwrap();
-    if !done.status.state.is_terminal() {
+    if !done.status().state().is_terminal() {
         let child = (c
-            .get_task(&a2a::v0_3::TaskQueryParams::new(a2a::v0_3::TaskId::new(
+            .get_task(&GetTaskRequest::new(a2a::types::TaskId::new(
                 child_id.clone(),
             )))
             .await)
             .unwrap();
         panic!(
             "the parent did not end: {:?} {:#}\nchild {:?} {:#}\nsent {sent:?}\nreplica 1:\n{}",
-            done.status.state,
+            done.status().state(),
             run_of(&done),
-            child.status.state,
+            child.status().state(),
             run_of(&child),
             log(1)
         );
     }
     assert_eq!(
-        done.status.state,
+        done.status().state(),
         TaskState::Completed,
         "{:#}\nreplica 1:\n{}",
         run_of(&done),
         log(1)
     );
     let child = c
-        .get_task(&a2a::v0_3::TaskQueryParams::new(a2a::v0_3::TaskId::new(
-            child_id,
-        )))
+        .get_task(&GetTaskRequest::new(a2a::types::TaskId::new(child_id)))
         .await
         .unwrap();
     assert_eq!(
-        child.status.state,
+        child.status().state(),
         TaskState::Completed,
         "{:#}",
         run_of(&child)
@@ -544,7 +540,7 @@ async fn a_childs_question_is_in_the_inbox_once_as_the_parents() {
             .await
             .unwrap(),
     );
-    assert_eq!(asked.status.state, TaskState::InputRequired);
+    assert_eq!(asked.status().state(), TaskState::InputRequired);
     let inbox: Value = crate::util::http()
         .get(format!("{}inbox", o.url))
         .send()
@@ -567,15 +563,12 @@ async fn a_childs_question_is_in_the_inbox_once_as_the_parents() {
     );
     // Answered where the inbox says (the child's task), the parent goes on too.
     let mut yes = Message::user_text("yes");
-    yes.task_id = Some(a2a::v0_3::TaskId::new(child.as_str().unwrap()));
-    task(c.send_message(&MessageSendParams::new(yes)).await.unwrap());
+    yes.task_id = child.as_str().unwrap().to_owned();
+    task(c.send_message(&SendMessageRequest::new(yes)).await.unwrap());
     let mut parent = None;
     for _ in 0..100 {
-        let t = (c
-            .get_task(&a2a::v0_3::TaskQueryParams::new(asked.id.clone()))
-            .await)
-            .unwrap();
-        let ended = t.status.state.is_terminal();
+        let t = (c.get_task(&GetTaskRequest::new(asked.id.clone())).await).unwrap();
+        let ended = t.status().state().is_terminal();
         parent = Some(t);
         if ended {
             break;
@@ -584,7 +577,7 @@ async fn a_childs_question_is_in_the_inbox_once_as_the_parents() {
     }
     let parent = parent.unwrap();
     assert_eq!(
-        parent.status.state,
+        parent.status().state(),
         TaskState::Completed,
         "{:#}",
         run_of(&parent)

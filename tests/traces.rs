@@ -507,7 +507,7 @@ async fn the_sample_ratio_drops_new_traces_and_follows_the_callers() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_request_on_any_binding_continues_the_callers_trace() {
     use a2a::client::{A2aClient, Binding, ClientConfig, Interface};
-    use a2a::v0_3::{Message, MessageSendParams, Part};
+    use a2a::types::*;
     let (receiver, agent) = tokio::join!(
         crate::util::otlp_receiver(),
         crate::util::python_v1_agent(0.0)
@@ -535,7 +535,7 @@ async fn a_request_on_any_binding_continues_the_callers_trace() {
             json!({"workflow": "one"}).as_object().unwrap().clone(),
         ));
         client
-            .send_message(&MessageSendParams::new(message))
+            .send_message(&SendMessageRequest::new(message))
             .await
             .unwrap();
         let request = exported(&receiver, &format!("the {binding:?} request's span"), |s| {

@@ -3,7 +3,7 @@
 //! `agents.toml` says, adds them up per step and run, and reports its own run's usage
 //! the same way — so an orchestrator calling another adds the other's cost to its own.
 
-use a2a::v0_3::{Message, MessageSendParams};
+use a2a::types::*;
 use a2a_orchestrator::agents::{Behaviour, Fleet, Set};
 use serde_json::Value;
 
@@ -61,7 +61,7 @@ fn step<'a>(detail: &'a Value, id: &str) -> &'a Value {
 async fn ran(url: &str, text: &str) -> serde_json::Map<String, Value> {
     let (c, _) = client(url).await;
     let done = task(
-        c.send_message(&MessageSendParams::new(Message::user_text(text)))
+        c.send_message(&SendMessageRequest::new(Message::user_text(text)))
             .await
             .unwrap(),
     );
@@ -170,7 +170,6 @@ async fn a_runs_cost_is_priced_per_step_and_carried_up_through_an_orchestrator_i
 /// run fails too, counting what the inner one spent.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_budget_and_a_deadline_are_sent_down_and_hold_the_run_an_orchestrator_starts() {
-    use a2a::client::ListTasksQuery;
     let fleet = travel_agents().await;
     // Ids of their own: the metrics the other test reads are by workflow.
     let inner_workflow = INNER.replace("id = \"flights-only\"", "id = \"flights-held\"");
@@ -207,9 +206,9 @@ async fn a_budget_and_a_deadline_are_sent_down_and_hold_the_run_an_orchestrator_
     // 30 seconds, it failed on them at its own step.
     let (ic, _) = client(&inner.url).await;
     let listed = ic
-        .list_tasks(&ListTasksQuery {
+        .list_tasks(&ListTasksRequest {
             history_length: Some(10),
-            ..ListTasksQuery::default()
+            ..ListTasksRequest::default()
         })
         .await
         .unwrap();
@@ -453,19 +452,18 @@ async fn an_sdk_agents_reported_usage_is_read_on_each_binding() {
 }
 
 /// A task as `url` holds it now, with its history.
-async fn task_at(url: &str, id: &str) -> a2a::v0_3::Task {
+async fn task_at(url: &str, id: &str) -> a2a::types::Task {
     let (c, _) = client(url).await;
-    c.get_task(&a2a::v0_3::TaskQueryParams {
-        id: a2a::v0_3::TaskId::new(id),
+    c.get_task(&a2a::types::GetTaskRequest {
         history_length: Some(10),
-        metadata: None,
+        ..a2a::types::GetTaskRequest::new(id)
     })
     .await
     .unwrap_or_else(|e| panic!("task {id} at {url}: {e}"))
 }
 
 /// The run detail a task of ours holds.
-fn run_of(task: &a2a::v0_3::Task) -> Value {
+fn run_of(task: &a2a::types::Task) -> Value {
     task.metadata.clone().unwrap().into_map()["run"].clone()
 }
 
@@ -602,15 +600,15 @@ data = {{ amount = 2000, from = "EUR", city = "Lisbon" }}
     let (a, _) = client(&a_url).await;
     let start = |workflow: &str, blocking: bool| {
         let mut m = Message::user_text("");
-        m.parts = vec![a2a::v0_3::Part::data(
+        m.parts = vec![a2a::types::Part::data(
             serde_json::json!({ "workflow": workflow })
                 .as_object()
                 .unwrap()
                 .clone(),
         )];
-        let mut p = MessageSendParams::new(m);
-        p.configuration = Some(a2a::v0_3::MessageSendConfiguration {
-            blocking: Some(blocking),
+        let mut p = SendMessageRequest::new(m);
+        p.configuration = Some(a2a::types::SendMessageConfiguration {
+            return_immediately: !blocking,
             ..Default::default()
         });
         p
@@ -653,11 +651,11 @@ data = {{ amount = 2000, from = "EUR", city = "Lisbon" }}
         let (url, id) = (py.url.clone(), words.clone());
         async move {
             let t = task_at(&url, &id).await;
-            (t.status.state == a2a::v0_3::TaskState::Canceled).then_some(t)
+            (t.status().state() == a2a::types::TaskState::Canceled).then_some(t)
         }
     })
     .await;
-    assert_eq!(state.status.state, a2a::v0_3::TaskState::Canceled);
+    assert_eq!(state.status().state(), a2a::types::TaskState::Canceled);
 
     // A deadline: B's run is held to what A has left of its three seconds, and so is
     // the message B sends the Python agent.
@@ -678,7 +676,7 @@ data = {{ amount = 2000, from = "EUR", city = "Lisbon" }}
         let (url, id) = (py.url.clone(), words.clone());
         async move {
             let t = task_at(&url, &id).await;
-            (t.status.state == a2a::v0_3::TaskState::Canceled).then_some(t)
+            (t.status().state() == a2a::types::TaskState::Canceled).then_some(t)
         }
     })
     .await;
@@ -700,14 +698,14 @@ data = {{ amount = 2000, from = "EUR", city = "Lisbon" }}
         }
     })
     .await;
-    a.cancel_task(&a2a::v0_3::TaskIdParams::new(started.id.clone()))
+    a.cancel_task(&CancelTaskRequest::new(started.id.clone()))
         .await
         .unwrap();
     eventually("the Python agent's task is canceled", || {
         let (url, id) = (py.url.clone(), words.clone());
         async move {
             let t = task_at(&url, &id).await;
-            (t.status.state == a2a::v0_3::TaskState::Canceled).then_some(())
+            (t.status().state() == a2a::types::TaskState::Canceled).then_some(())
         }
     })
     .await;
@@ -742,9 +740,9 @@ message = "slowly"
             tenant: String::new(),
         })
         .within(std::time::Duration::from_secs(2));
-    let mut p = MessageSendParams::new(Message::user_text("go"));
-    p.configuration = Some(a2a::v0_3::MessageSendConfiguration {
-        blocking: Some(false),
+    let mut p = SendMessageRequest::new(Message::user_text("go"));
+    p.configuration = Some(a2a::types::SendMessageConfiguration {
+        return_immediately: true,
         ..Default::default()
     });
     let started = task(grpc.send_message(&p).await.unwrap());
@@ -752,7 +750,7 @@ message = "slowly"
         let (url, id) = (o.url.clone(), started.id.to_string());
         async move {
             let t = task_at(&url, &id).await;
-            t.status.state.is_terminal().then_some(t)
+            t.status().state().is_terminal().then_some(t)
         }
     })
     .await;

@@ -5,7 +5,6 @@
 use std::time::Duration;
 
 use a2a::server::ServerConfig;
-use a2a::v0_3::{AgentCapabilities, AgentExtension};
 use serde_json::{Value, json};
 
 use crate::echo_agent::{EchoAgent, echo_card};
@@ -72,7 +71,7 @@ fn send_params(text: &str) -> Value {
 }
 
 fn uuid_like() -> String {
-    a2a::v0_3::MessageId::random().to_string()
+    a2a::types::MessageId::random().to_string()
 }
 
 /// The JSON-RPC error's code and its ErrorInfo reason.
@@ -397,10 +396,10 @@ async fn push_configs_need_the_capability_and_extensions_are_required_when_marke
         },
         |url| {
             let mut card = echo_card(url);
-            card.capabilities = AgentCapabilities {
+            card.capabilities = a2a::v0_3::AgentCapabilities {
                 streaming: Some(true),
                 push_notifications: None,
-                extensions: Some(vec![AgentExtension {
+                extensions: Some(vec![a2a::v0_3::AgentExtension {
                     uri: "https://example.com/ext/must".into(),
                     description: None,
                     required: Some(true),
@@ -839,7 +838,7 @@ async fn our_client_speaks_v1_0_throughout_over_grpc() {
 async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant: &str) {
     use a2a::Version;
     use a2a::client::{A2aClient, ClientConfig, Interface};
-    use a2a::v0_3::*;
+    use a2a::types::*;
     use futures::StreamExt;
     let agent = crate::util::serve_with(
         EchoAgent {
@@ -870,7 +869,7 @@ async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant
             tenant: tenant.to_owned(),
         });
     let sent = c
-        .send_message(&MessageSendParams::new(Message::user_text(
+        .send_message(&SendMessageRequest::new(Message::user_text(
             "v1 all the way",
         )))
         .await
@@ -878,10 +877,10 @@ async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant
     let SendMessageResult::Task(task) = sent else {
         panic!("a task")
     };
-    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(task.status().state(), TaskState::Completed);
     assert_eq!(parts_text(&task.artifacts[0].parts), "v1 all the way");
     let mut events = c
-        .send_message_stream(&MessageSendParams::new(Message::user_text("a b c")))
+        .send_message_stream(&SendMessageRequest::new(Message::user_text("a b c")))
         .await
         .unwrap();
     let mut last = None;
@@ -896,50 +895,44 @@ async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant
     assert_eq!(chunks, 3);
     match last {
         Some(StreamEvent::StatusUpdate(u)) => {
-            assert!(u.is_final && u.status.state == TaskState::Completed)
+            assert!(u.status().state() == TaskState::Completed)
         }
         other => panic!("{other:?}"),
     }
     let got = c
-        .get_task(&TaskQueryParams::new(task.id.clone()))
+        .get_task(&GetTaskRequest::new(task.id.clone()))
         .await
         .unwrap();
     assert_eq!(got.id, task.id);
     let config = TaskPushNotificationConfig {
         task_id: task.id.clone(),
-        push_notification_config: PushNotificationConfig {
-            id: Some("hook".into()),
-            url: "http://127.0.0.1:9/hook".into(),
-            token: Some("t".into()),
-            authentication: None,
-        },
+        id: "hook".into(),
+        url: "http://127.0.0.1:9/hook".into(),
+        token: "t".into(),
+        ..Default::default()
     };
-    let get_hook = || GetTaskPushNotificationConfigParams {
-        id: task.id.clone(),
-        push_notification_config_id: Some("hook".into()),
-        metadata: None,
+    let get_hook = || GetTaskPushNotificationConfigRequest {
+        task_id: task.id.clone(),
+        id: "hook".into(),
+        ..Default::default()
     };
-    let delete_hook = || DeleteTaskPushNotificationConfigParams {
-        id: task.id.clone(),
-        push_notification_config_id: "hook".into(),
-        metadata: None,
+    let delete_hook = || DeleteTaskPushNotificationConfigRequest {
+        task_id: task.id.clone(),
+        id: "hook".into(),
+        ..Default::default()
+    };
+    let list = ListTaskPushNotificationConfigsRequest {
+        task_id: task.id.clone(),
+        ..Default::default()
     };
     let made = c.set_push_config(&config).await.unwrap();
     assert_eq!(made, config);
-    let listed = c
-        .list_push_configs(&TaskIdParams::new(task.id.clone()))
-        .await
-        .unwrap();
+    let listed = c.list_push_configs(&list).await.unwrap().configs;
     assert_eq!(listed, std::slice::from_ref(&config));
     let one = c.get_push_config(&get_hook()).await.unwrap();
     assert_eq!(one, config);
     c.delete_push_config(&delete_hook()).await.unwrap();
-    assert!(
-        c.list_push_configs(&TaskIdParams::new(task.id.clone()))
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert!(c.list_push_configs(&list).await.unwrap().configs.is_empty());
     // Deleting it again has the same effect, not an error (spec §3.1.10, the kit's
     // PUSH-DEL-002).
     c.delete_push_config(&delete_hook()).await.unwrap();
@@ -953,12 +946,12 @@ async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant
     let extended = c.get_authenticated_extended_card().await.unwrap();
     assert_eq!(extended.description, "the extended one");
     let e = c
-        .cancel_task(&TaskIdParams::new(task.id.clone()))
+        .cancel_task(&CancelTaskRequest::new(task.id.clone()))
         .await
         .unwrap_err();
     assert!(e.to_string().contains("-32002"), "{e}");
     let e = c
-        .get_task(&TaskQueryParams::new(TaskId::new("no-such-task")))
+        .get_task(&GetTaskRequest::new(TaskId::new("no-such-task")))
         .await
         .unwrap_err();
     assert_eq!(
@@ -968,7 +961,10 @@ async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant
     );
     // v1.0 refuses a subscription to a finished task (UnsupportedOperation).
     // (Over JSON-RPC the error is the stream's one event.)
-    let e = match c.resubscribe(&TaskIdParams::new(task.id.clone())).await {
+    let e = match c
+        .subscribe(&SubscribeToTaskRequest::new(task.id.clone()))
+        .await
+    {
         Ok(mut events) => tokio::time::timeout(Duration::from_secs(10), events.next())
             .await
             .expect("the error arrives")
@@ -990,7 +986,7 @@ async fn the_client_falls_back_to_v0_3_when_v1_0_is_turned_down() {
     use a2a::Version;
     use a2a::client::{A2aClient, ClientConfig, Interface, http_client};
     use a2a::server::Versions;
-    use a2a::v0_3::*;
+    use a2a::types::*;
     let agent = crate::util::serve(
         EchoAgent {
             word_delay: Duration::ZERO,
@@ -1013,20 +1009,20 @@ async fn the_client_falls_back_to_v0_3_when_v1_0_is_turned_down() {
     .unwrap();
     assert_eq!(c.version(), Version::V1_0);
     let sent = c
-        .send_message(&MessageSendParams::new(Message::user_text("fall back")))
+        .send_message(&SendMessageRequest::new(Message::user_text("fall back")))
         .await
         .unwrap();
     let SendMessageResult::Task(task) = sent else {
         panic!("a task")
     };
-    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(task.status().state(), TaskState::Completed);
     assert_eq!(c.version(), Version::V0_3, "it stays on v0.3");
     let again = c
         .clone()
-        .get_task(&TaskQueryParams::new(task.id))
+        .get_task(&GetTaskRequest::new(task.id))
         .await
         .unwrap();
-    assert_eq!(again.status.state, TaskState::Completed);
+    assert_eq!(again.status().state(), TaskState::Completed);
 
     // With nothing to fall back to, the refusal is the caller's.
     let only = A2aClient::with_interfaces(
@@ -1036,7 +1032,7 @@ async fn the_client_falls_back_to_v0_3_when_v1_0_is_turned_down() {
     )
     .unwrap();
     let e = only
-        .send_message(&MessageSendParams::new(Message::user_text("no")))
+        .send_message(&SendMessageRequest::new(Message::user_text("no")))
         .await
         .unwrap_err();
     assert_eq!(

@@ -111,14 +111,14 @@ async fn served(dir: &str) -> (tokio::process::Child, String, crate::util::Runni
 }
 
 /// The run `id` as the server holds it, once it ended.
-async fn ended(url: &str, id: &str) -> a2a::v0_3::Task {
+async fn ended(url: &str, id: &str) -> a2a::types::Task {
     let (c, _) = crate::util::orchestra::client(url).await;
     for _ in 0..400 {
         let t = c
-            .get_task(&a2a::v0_3::TaskQueryParams::new(a2a::v0_3::TaskId::new(id)))
+            .get_task(&a2a::types::GetTaskRequest::new(id))
             .await
             .unwrap();
-        if t.status.state.is_terminal() {
+        if t.status().state().is_terminal() {
             return t;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -154,7 +154,7 @@ async fn a_signed_delivery_starts_one_run_and_anything_else_is_refused() {
     );
     let (c, _) = crate::util::orchestra::client(&url).await;
     let listed = c
-        .list_tasks(&a2a::client::ListTasksQuery::default())
+        .list_tasks(&a2a::types::ListTasksRequest::default())
         .await
         .unwrap();
     assert_eq!(listed.tasks.len(), 1, "{listed:?}");
@@ -233,7 +233,7 @@ async fn a_signed_delivery_starts_one_run_and_anything_else_is_refused() {
     assert_eq!(status, 400, "{answer}");
 
     let listed = c
-        .list_tasks(&a2a::client::ListTasksQuery::default())
+        .list_tasks(&a2a::types::ListTasksRequest::default())
         .await
         .unwrap();
     assert_eq!(listed.tasks.len(), 1, "nothing else started: {listed:?}");
@@ -267,7 +267,7 @@ async fn a_webhook_without_its_secret_is_off_and_a_wrong_secret_stops_serve() {
         "{said}"
     );
     let (c, _) = crate::util::orchestra::client(&url).await;
-    let listed = (c.list_tasks(&a2a::client::ListTasksQuery::default()).await).unwrap();
+    let listed = (c.list_tasks(&a2a::types::ListTasksRequest::default()).await).unwrap();
     assert!(listed.tasks.is_empty(), "{listed:?}");
 
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-orchestrator"))

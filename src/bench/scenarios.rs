@@ -7,9 +7,9 @@ use super::agents::Agents;
 use super::process::{Scratch, Serve};
 use super::report::ms;
 use a2a::client::A2aClient;
-use a2a::v0_3::{
-    Message, MessageSendConfiguration, MessageSendParams, Part, Role, SendMessageResult,
-    StreamEvent, TaskId, TaskState,
+use a2a::types::{
+    Message, Part, Role, SendMessageRequest, SendMessageResult, StreamEvent,
+    SubscribeToTaskRequest, TaskState,
 };
 use anyhow::{Context, bail};
 use futures::StreamExt;
@@ -66,12 +66,12 @@ pub(super) async fn warm_up(host: &Upstream) -> anyhow::Result<()> {
 }
 
 /// A message starting `workflow` with `input`.
-fn start_message(workflow: &str, input: Value) -> MessageSendParams {
+fn start_message(workflow: &str, input: Value) -> SendMessageRequest {
     let data = Map::from_iter([
         ("workflow".to_owned(), json!(workflow)),
         ("input".to_owned(), input),
     ]);
-    MessageSendParams::new(Message::new(Role::User, vec![Part::data(data)]))
+    SendMessageRequest::new(Message::new(Role::User, vec![Part::data(data)]))
 }
 
 /// Runs `workflow` with a blocking send (`message/send` or `SendMessage`); its latency.
@@ -94,13 +94,15 @@ pub(super) async fn run_blocking(
         .await
         .with_context(|| format!("a run of `{workflow}` failed"))?;
     match result {
-        SendMessageResult::Task(t) if t.status.state == TaskState::Completed => {
-            Ok(started.elapsed())
-        }
+        SendMessageResult::Task(t) if t.state() == TaskState::Completed => Ok(started.elapsed()),
         SendMessageResult::Task(t) => bail!(
             "a run of `{workflow}` ended {}: {}",
-            t.status.state,
-            t.status.message.map(|m| m.text()).unwrap_or_default()
+            t.state(),
+            t.status()
+                .message
+                .as_ref()
+                .map(|m| m.text())
+                .unwrap_or_default()
         ),
         SendMessageResult::Message(m) => {
             bail!(
@@ -123,7 +125,7 @@ async fn run_blocking_v1(
     let body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
         "params": { "message": {
-            "messageId": a2a::v0_3::MessageId::random().to_string(),
+            "messageId": a2a::types::MessageId::random().to_string(),
             "role": "ROLE_USER",
             "parts": [{ "data": { "workflow": workflow, "input": input } }],
         }},
@@ -150,14 +152,14 @@ async fn run_blocking_v1(
 /// One call to the instant agent the way the orchestrator makes it: `message/stream`,
 /// read to the end.
 pub(super) async fn direct_call(agent: &A2aClient) -> anyhow::Result<()> {
-    let params = MessageSendParams::new(Message::user_text("step"));
-    let mut events = agent.send_message_stream(&params).await?;
+    let request = SendMessageRequest::new(Message::user_text("step"));
+    let mut events = agent.send_message_stream(&request).await?;
     let mut last = None;
     while let Some(event) = events.next().await {
         last = Some(event?);
     }
     match last {
-        Some(StreamEvent::StatusUpdate(s)) if s.status.state == TaskState::Completed => Ok(()),
+        Some(StreamEvent::StatusUpdate(s)) if s.status().state() == TaskState::Completed => Ok(()),
         other => bail!("the direct call did not complete: {other:?}"),
     }
 }
@@ -221,7 +223,7 @@ pub(super) async fn relay(
         last = Some(event);
     }
     match last {
-        Some(StreamEvent::StatusUpdate(s)) if s.status.state == TaskState::Completed => {}
+        Some(StreamEvent::StatusUpdate(s)) if s.status().state() == TaskState::Completed => {}
         other => bail!("the relay run did not complete: {other:?}"),
     }
     if latencies.len() != chunks {
@@ -237,7 +239,7 @@ pub(super) async fn relay(
 /// milliseconds).
 pub(super) struct Across {
     /// The task relayed.
-    pub(super) task: TaskId,
+    pub(super) task: String,
     /// Each chunk the other replica's subscriber had: when the agent sent it and when
     /// it arrived, in nanoseconds since the epoch.
     arrived: Vec<(u128, u128)>,
@@ -266,9 +268,8 @@ impl Across {
         let mut at = HashMap::with_capacity(committed.len());
         for (json, time) in committed {
             // Logged as the StreamResponse that holds it (A2A 1.0's JSON).
-            let logged: a2a::types::StreamEvent = serde_json::from_str(json)
+            let event: StreamEvent = serde_json::from_str(json)
                 .with_context(|| format!("reading the logged event {json}"))?;
-            let event = a2a::v0_3::convert::stream_event(&logged);
             let nanos = match time.duration_since(epoch_wall) {
                 Ok(d) => d.as_nanos() as i128,
                 Err(e) => -(e.duration().as_nanos() as i128),
@@ -315,9 +316,7 @@ pub(super) async fn relay_across(
         }
         arrived
     });
-    let mut events = other
-        .resubscribe(&a2a::v0_3::TaskIdParams::new(id.clone()))
-        .await?;
+    let mut events = other.subscribe(&SubscribeToTaskRequest::new(&id)).await?;
     // The subscriber is there: the agent may stream (a loaded machine could otherwise
     // stream most chunks before the other replica's subscription begins).
     gate.notify_one();
@@ -361,13 +360,12 @@ fn stamps(event: &StreamEvent, epoch: Instant) -> Vec<(u128, u128)> {
 /// The chunks in `event`: when the agent sent each, in nanoseconds since the epoch.
 fn chunks(event: &StreamEvent) -> impl Iterator<Item = u128> + '_ {
     let parts = match event {
-        StreamEvent::ArtifactUpdate(a) => &a.artifact.parts[..],
+        StreamEvent::ArtifactUpdate(a) => &a.artifact().parts[..],
         _ => &[],
     };
-    parts.iter().filter_map(|part| match part {
-        Part::Text(t) => t.text.parse::<u128>().ok(),
-        _ => None,
-    })
+    parts
+        .iter()
+        .filter_map(|part| part.as_text()?.parse::<u128>().ok())
 }
 
 /// The orchestrator's resident memory per run with `runs` runs waiting on the `held`
@@ -390,13 +388,9 @@ pub(super) async fn memory(
         let (host, next) = (host.clone(), next.clone());
         senders.spawn(async move {
             while next.fetch_add(1, Ordering::Relaxed) < runs {
-                let mut params = start_message("hold", json!({}));
-                params.configuration = Some(MessageSendConfiguration {
-                    blocking: Some(false),
-                    ..Default::default()
-                });
-                match host.send_message(&params).await? {
-                    SendMessageResult::Task(t) if !t.status.state.is_terminal() => {}
+                let request = start_message("hold", json!({})).returning_immediately();
+                match host.send_message(&request).await? {
+                    SendMessageResult::Task(t) if !t.state().is_terminal() => {}
                     other => bail!("a held run did not start: {other:?}"),
                 }
             }

@@ -16,7 +16,7 @@ use crate::agents::{Behaviour, Fleet, Set, Speaks, speaks_label};
 use crate::host::serve::{self, HostConfig};
 use a2a::client::{A2aClient, ClientConfig};
 use a2a::server::ServerConfig;
-use a2a::v0_3::{Message, MessageSendParams, Part};
+use a2a::types::{Message, Part, SendMessageRequest};
 use orchestrator_core::workflow::{self, Options};
 
 /// One demo: its agents, its workflow and the ones its steps run (embedded, so the
@@ -176,7 +176,7 @@ async fn with_fleet(
         Value::Object(data.clone())
     )?;
     message.parts.push(Part::data(data));
-    let start = Start::Send(Box::new(MessageSendParams::new(message)));
+    let start = Start::Send(Box::new(SendMessageRequest::new(message)));
     let asker = Asker::new(yes);
     if !asker.interactive {
         // Unlike `runs watch` and `send --watch`, the demo answers by itself: it is a

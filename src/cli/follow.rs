@@ -19,9 +19,9 @@ use serde_json::{Map, Value, json};
 use super::progress::{Asker, Progress, label, print_result};
 use crate::host::detail::{RunDetail, StepUpdate};
 use a2a::client::{A2aClient, ClientError};
-use a2a::v0_3::{
-    Artifact, Message, MessageSendParams, Part, StreamEvent, Task, TaskId, TaskIdParams,
-    TaskQueryParams, TaskState, TaskStatus,
+use a2a::types::{
+    Artifact, GetTaskRequest, Message, Part, SendMessageRequest, StreamEvent,
+    SubscribeToTaskRequest, Task, TaskState, TaskStatus,
 };
 
 /// How long a follower tries to reach the orchestrator again after its stream ended
@@ -47,9 +47,9 @@ fn out_of_reach(e: &ClientError) -> bool {
 #[derive(Debug)]
 pub enum Start {
     /// Streams a new message.
-    Send(Box<MessageSendParams>),
+    Send(Box<SendMessageRequest>),
     /// Subscribes to a task already going.
-    Watch(TaskId),
+    Watch(String),
 }
 
 /// Prints the outcome; the exit code.
@@ -58,12 +58,13 @@ pub fn report(state: TaskState, result: Option<&Artifact>) -> std::io::Result<Ex
         let text: String = r.parts.iter().filter_map(Part::as_text).collect();
         let mut data = Map::new();
         for p in &r.parts {
-            if let Part::Data(d) = p {
-                data.extend(d.data.clone());
+            if let Some(d) = p.as_object() {
+                data.extend(d.clone());
             }
         }
+        let name = Some(r.name.as_str()).filter(|n| !n.is_empty());
         print_result(
-            r.name.as_deref().unwrap_or("result"),
+            name.unwrap_or("result"),
             Some(&text),
             (!data.is_empty()).then_some(Value::Object(data)).as_ref(),
         )?;
@@ -119,18 +120,18 @@ pub async fn drive(
         }
         let watching = matches!(next, Some(Start::Watch(_)));
         let (mut events, mut task_id) = match next.take() {
-            Some(Start::Send(params)) => match client.send_message_stream(&params).await {
-                Ok(events) => (events, params.message.task_id.clone()),
+            Some(Start::Send(request)) => match client.send_message_stream(&request).await {
+                Ok(events) => (events, answered_task(&request)),
                 Err(e) => {
                     // An answer that arrived after the task ended (its questions were
                     // answered already, by this watcher or another): the task's end is
                     // what there is to show.
-                    if let Some(id) = &params.message.task_id
+                    if let Some(id) = answered_task(&request)
                         && matches!(e, ClientError::Rpc(_))
                         && client
-                            .get_task(&TaskQueryParams::new(id.clone()))
+                            .get_task(&GetTaskRequest::new(&id))
                             .await
-                            .is_ok_and(|t| t.status.state.is_terminal())
+                            .is_ok_and(|t| t.state().is_terminal())
                     {
                         next = Some(Start::Watch(id.clone()));
                         continue;
@@ -140,7 +141,7 @@ pub async fn drive(
             },
             Some(Start::Watch(id)) => {
                 // A task that has ended has nothing to stream: its snapshot says it all.
-                let task = match client.get_task(&TaskQueryParams::new(id.clone())).await {
+                let task = match client.get_task(&GetTaskRequest::new(&id)).await {
                     Ok(task) => task,
                     Err(e) if lost.is_some() && out_of_reach(&e) => {
                         next = Some(Start::Watch(id));
@@ -148,17 +149,17 @@ pub async fn drive(
                     }
                     Err(e) => return Err(e.into()),
                 };
-                if task.status.state.is_terminal() {
+                if task.state().is_terminal() {
                     show_detail(&mut progress, &task);
                     let result = task
                         .artifacts
                         .iter()
-                        .find(|a| a.artifact_id.as_str() == "result")
+                        .find(|a| a.artifact_id == "result")
                         .cloned();
                     progress.finish();
-                    return Ok((task.status.state, result));
+                    return Ok((task.state(), result));
                 }
-                match client.resubscribe(&TaskIdParams::new(id.clone())).await {
+                match client.subscribe(&SubscribeToTaskRequest::new(&id)).await {
                     Ok(events) => (events, Some(id)),
                     Err(e) if lost.is_some() && out_of_reach(&e) => {
                         next = Some(Start::Watch(id));
@@ -188,14 +189,14 @@ pub async fn drive(
                 StreamEvent::Task(t) => {
                     show_detail(&mut progress, &t);
                     task_id = Some(t.id.clone());
-                    let interrupted = t.status.state.is_interrupted();
-                    last = Some(t.status);
+                    let interrupted = t.state().is_interrupted();
+                    last = t.status;
                     // A subscription to a waiting task may stay open: what it waits
                     // for is asked now — unless it is the question already shown and
                     // left to others. (A new message's first snapshot may still show
                     // the question it answers, so only a subscription stops here.)
                     let shown = last.as_ref().is_some_and(|s| {
-                        let (prompt, step, _) = question(s.message.as_deref());
+                        let (prompt, step, _) = question(s.message.as_ref());
                         awaiting.as_ref() == Some(&(step, prompt))
                     });
                     if watching && interrupted && !shown {
@@ -208,15 +209,16 @@ pub async fn drive(
                     if let Some(meta) = &u.metadata {
                         step_update(&mut progress, meta);
                     }
-                    let done = u.is_final;
-                    last = Some(u.status);
+                    let state = u.status().state();
+                    let done = state.is_terminal() || state.is_interrupted();
+                    last = u.status;
                     if done {
                         break;
                     }
                 }
                 StreamEvent::ArtifactUpdate(u) => {
-                    let a = u.artifact;
-                    let id = a.artifact_id.to_string();
+                    let Some(a) = u.artifact else { continue };
+                    let id = a.artifact_id.clone();
                     if id == "result" {
                         result = Some(a);
                         continue;
@@ -228,7 +230,7 @@ pub async fn drive(
                         progress.chunk(step, item);
                     }
                     let entry = artifacts.entry(id.clone()).or_default();
-                    if u.append != Some(true) {
+                    if !u.append {
                         entry.text.clear();
                     }
                     entry.step = step.map(|s| label(s, item));
@@ -236,7 +238,7 @@ pub async fn drive(
                     entry
                         .text
                         .push_str(&a.parts.iter().filter_map(Part::as_text).collect::<String>());
-                    if u.last_chunk == Some(true) {
+                    if u.last_chunk {
                         let done = artifacts.remove(&id).unwrap_or_default();
                         let body: Vec<String> = done
                             .text
@@ -256,7 +258,7 @@ pub async fn drive(
         }
         let going = last
             .as_ref()
-            .is_none_or(|s| !s.state.is_terminal() && !s.state.is_interrupted());
+            .is_none_or(|s| !s.state().is_terminal() && !s.state().is_interrupted());
         if going && let Some(id) = task_id.clone() {
             // Ended (or broke) with the run still going: the server stopped, or handed
             // the run over. Followed again, from a new snapshot.
@@ -274,10 +276,10 @@ pub async fn drive(
             return Err(e.into());
         }
         let status = last.context("the stream ended before the task had a state")?;
-        match status.state {
+        match status.state() {
             TaskState::InputRequired | TaskState::AuthRequired => {
                 let task_id = task_id.context("input-required without a task id")?;
-                let (prompt, step, item) = question(status.message.as_deref());
+                let (prompt, step, item) = question(status.message.as_ref());
                 // An automatic answer the task did not take would be given forever.
                 if asker.unattended(step.as_deref())
                     && repeated.as_ref() == Some(&(step.clone(), prompt.clone()))
@@ -323,7 +325,7 @@ pub async fn drive(
                 };
                 awaiting = None;
                 let mut m = Message::user_text(answer);
-                m.task_id = Some(task_id);
+                m.task_id = task_id;
                 if let Some(step) = step {
                     let mut meta = Map::new();
                     meta.insert("step".into(), json!(step));
@@ -332,7 +334,7 @@ pub async fn drive(
                     }
                     m.metadata = Some(meta.into());
                 }
-                next = Some(Start::Send(Box::new(MessageSendParams::new(m))));
+                next = Some(Start::Send(Box::new(SendMessageRequest::new(m))));
             }
             s if s.is_terminal() => {
                 let elapsed = progress.finish();
@@ -349,6 +351,12 @@ pub async fn drive(
             other => anyhow::bail!("the stream ended with the task still {}", other.as_str()),
         }
     }
+}
+
+/// The task a message answers, if it names one.
+fn answered_task(request: &SendMessageRequest) -> Option<String> {
+    let id = &request.message.as_ref()?.task_id;
+    (!id.is_empty()).then(|| id.clone())
 }
 
 /// A step's status update (its metadata a [`StepUpdate`]), shown on the step's line.
@@ -391,14 +399,12 @@ fn question(message: Option<&Message>) -> (String, Option<String>, Option<usize>
     let Some(m) = message else {
         return ("The orchestrator needs input".into(), None, None);
     };
-    let pending = m.parts.iter().find_map(|p| match p {
-        Part::Data(d) => d
-            .data
+    let pending = m.parts.iter().find_map(|p| {
+        p.as_object()?
             .get("pendingQuestions")
             .and_then(Value::as_array)
             .and_then(|q| q.first())
-            .cloned(),
-        _ => None,
+            .cloned()
     });
     match pending {
         Some(q) => (

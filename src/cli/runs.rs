@@ -11,10 +11,10 @@ use serde_json::{Map, Value, json};
 use super::follow::{Start, drive, report};
 use super::progress::Asker;
 use crate::host::detail::{FROM_KEY, RETRY_OF_KEY, RunDetail, run_state_name};
-use a2a::client::{A2aClient, ListTasksQuery};
-use a2a::v0_3::{
-    Message, MessageSendConfiguration, MessageSendParams, Part, SendMessageResult, Task, TaskId,
-    TaskIdParams, TaskQueryParams, TaskState,
+use a2a::client::A2aClient;
+use a2a::types::{
+    CancelTaskRequest, Content, GetTaskRequest, JsonValue, ListTasksRequest, Message, Part,
+    SendMessageRequest, SendMessageResult, Task, TaskState, Timestamp,
 };
 
 /// What `runs` was asked.
@@ -171,8 +171,7 @@ pub async fn runs(args: RunsArgs) -> anyhow::Result<ExitCode> {
         RunsCommand::Show { id, json } => show(&client, &id, json).await,
         RunsCommand::Watch { id, yes, answers } => {
             let asker = Asker::watching(yes, answers);
-            let (state, result) =
-                drive(&client, &args.url, Start::Watch(TaskId::new(id)), asker).await?;
+            let (state, result) = drive(&client, &args.url, Start::Watch(id), asker).await?;
             Ok(report(state, result.as_ref())?)
         }
         RunsCommand::Answer {
@@ -188,10 +187,8 @@ pub async fn runs(args: RunsArgs) -> anyhow::Result<ExitCode> {
             inbox(&args.url, args.bearer_token_env.as_deref(), json).await
         }
         RunsCommand::Cancel { id } => {
-            let task = client
-                .cancel_task(&TaskIdParams::new(TaskId::new(id)))
-                .await?;
-            say!("run {} {}", task.id, task.status.state.as_str())?;
+            let task = client.cancel_task(&CancelTaskRequest::new(id)).await?;
+            say!("run {} {}", task.id, task.state().as_str())?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -267,13 +264,13 @@ async fn list(
     limit: usize,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let mut query = ListTasksQuery {
-        status: state,
-        status_timestamp_after: after,
+    let mut query = ListTasksRequest {
+        status: state.map_or(0, |s| s as i32),
+        status_timestamp_after: after.as_deref().map(timestamp).transpose()?,
         page_size: Some(100),
         history_length: Some(0),
         include_artifacts: Some(false),
-        ..ListTasksQuery::default()
+        ..ListTasksRequest::default()
     };
     let mut rows: Vec<(Task, RunDetail)> = Vec::new();
     // Tasks whose stored record the server cannot read back: listed by their ids and
@@ -285,7 +282,7 @@ async fn list(
             if task
                 .metadata
                 .as_deref()
-                .and_then(|m| m.get(orchestrator_store::UNREADABLE_KEY))
+                .and_then(|m: &Map<String, Value>| m.get(orchestrator_store::UNREADABLE_KEY))
                 == Some(&Value::Bool(true))
             {
                 if workflow.is_none() {
@@ -303,7 +300,7 @@ async fn list(
             rows.push((task, detail));
         }
         match page.next_page_token {
-            Some(token) if rows.len() < limit => query.page_token = Some(token),
+            token if !token.is_empty() && rows.len() < limit => query.page_token = token,
             _ => break,
         }
     }
@@ -311,18 +308,18 @@ async fn list(
     if json {
         for (task, detail) in &rows {
             let line = json!({
-                "id": task.id.as_str(),
-                "contextId": task.context_id.as_str(),
-                "state": task.status.state.as_str(),
+                "id": task.id,
+                "contextId": task.context_id,
+                "state": task.state().as_str(),
                 "run": detail,
             });
             say!("{line}")?;
         }
         for task in &unreadable {
             let line = json!({
-                "id": task.id.as_str(),
-                "contextId": task.context_id.as_str(),
-                "state": task.status.state.as_str(),
+                "id": task.id,
+                "contextId": task.context_id,
+                "state": task.state().as_str(),
                 "unreadable": true,
             });
             say!("{line}")?;
@@ -360,7 +357,7 @@ async fn list(
             "{:<36}  {:<22} {:<15} (its stored record cannot be read; the server's log says why)",
             task.id.as_str(),
             "?",
-            task.status.state.as_str(),
+            task.state().as_str(),
         )?;
     }
     if rows.is_empty() && unreadable.is_empty() {
@@ -371,9 +368,7 @@ async fn list(
 
 /// Prints one run.
 async fn show(client: &A2aClient, id: &str, json: bool) -> anyhow::Result<ExitCode> {
-    let task = client
-        .get_task(&TaskQueryParams::new(TaskId::new(id)))
-        .await?;
+    let task = client.get_task(&GetTaskRequest::new(id)).await?;
     if json {
         say!("{}", serde_json::to_string_pretty(&task)?)?;
         return Ok(ExitCode::SUCCESS);
@@ -381,10 +376,10 @@ async fn show(client: &A2aClient, id: &str, json: bool) -> anyhow::Result<ExitCo
     let Some(d) = RunDetail::of_metadata(task.metadata.as_deref()) else {
         anyhow::bail!(
             "task {id} has no run (it is {}: {})",
-            task.status.state.as_str(),
-            task.status
+            task.state().as_str(),
+            task.status()
                 .message
-                .as_deref()
+                .as_ref()
                 .map(Message::text)
                 .unwrap_or_default()
         );
@@ -563,23 +558,16 @@ pub fn render(task: &Task, d: &RunDetail) -> String {
             );
         }
     }
-    if let Some(r) = task
-        .artifacts
-        .iter()
-        .find(|a| a.artifact_id.as_str() == "result")
-    {
+    if let Some(r) = task.artifacts.iter().find(|a| a.artifact_id == "result") {
         // The run's output whole: it is what the run was for.
         let _ = writeln!(out, "output:");
         for p in &r.parts {
-            let shown = match p {
-                Part::Text(t) => t.text.trim_end().to_owned(),
-                Part::Data(d) => {
-                    serde_json::to_string_pretty(&Value::Object(d.data.clone())).unwrap_or_default()
+            let shown = match &p.content {
+                Some(Content::Text(t)) => t.trim_end().to_owned(),
+                Some(Content::Data(JsonValue(d))) => {
+                    serde_json::to_string_pretty(d).unwrap_or_default()
                 }
-                Part::File(f) => format!(
-                    "(file {})",
-                    f.file.name.as_deref().unwrap_or("without a name")
-                ),
+                _ => file_shown(p),
             };
             for line in shown.lines() {
                 let _ = writeln!(out, "  {line}");
@@ -592,12 +580,8 @@ pub fn render(task: &Task, d: &RunDetail) -> String {
 /// Sends `m` without waiting for the run it starts or answers to move on; the task as
 /// the orchestrator took it.
 async fn send_at_once(client: &A2aClient, m: Message) -> anyhow::Result<Task> {
-    let mut params = MessageSendParams::new(m);
-    params.configuration = Some(MessageSendConfiguration {
-        blocking: Some(false),
-        ..Default::default()
-    });
-    match client.send_message(&params).await? {
+    let request = SendMessageRequest::new(m).returning_immediately();
+    match client.send_message(&request).await? {
         SendMessageResult::Task(t) => Ok(t),
         SendMessageResult::Message(m) => anyhow::bail!("the orchestrator replied: {}", m.text()),
     }
@@ -619,12 +603,12 @@ async fn retry(client: &A2aClient, id: &str, from: Option<String>) -> anyhow::Re
 
 /// The runs that retry run `id` (ended at `ended`): among the tasks that changed since.
 async fn retries(client: &A2aClient, id: &str, ended: &str) -> anyhow::Result<Vec<String>> {
-    let mut query = ListTasksQuery {
-        status_timestamp_after: Some(ended.to_owned()),
+    let mut query = ListTasksRequest {
+        status_timestamp_after: Some(timestamp(ended)?),
         page_size: Some(100),
         history_length: Some(0),
         include_artifacts: Some(false),
-        ..ListTasksQuery::default()
+        ..ListTasksRequest::default()
     };
     let mut found = Vec::new();
     // A bounded look: ten pages of the newest tasks.
@@ -634,12 +618,12 @@ async fn retries(client: &A2aClient, id: &str, ended: &str) -> anyhow::Result<Ve
             if RunDetail::of_metadata(t.metadata.as_deref())
                 .is_some_and(|d| d.retry_of.as_deref() == Some(id))
             {
-                found.push(t.id.to_string());
+                found.push(t.id);
             }
         }
         match page.next_page_token {
-            Some(token) => query.page_token = Some(token),
-            None => break,
+            token if !token.is_empty() => query.page_token = token,
+            _ => break,
         }
     }
     Ok(found)
@@ -653,7 +637,7 @@ async fn answer(
     step: Option<String>,
     item: Option<usize>,
 ) -> anyhow::Result<ExitCode> {
-    let mut m = Message::user_text(text).with_task(TaskId::new(id));
+    let mut m = Message::user_text(text).with_task(id);
     let mut meta = Map::new();
     if let Some(s) = &step {
         meta.insert("step".into(), json!(s));
@@ -664,12 +648,12 @@ async fn answer(
     m.metadata = (!meta.is_empty()).then(|| meta.into());
     let task = send_at_once(client, m).await?;
     let said = task
-        .status
+        .status()
         .message
-        .as_deref()
+        .as_ref()
         .map(Message::text)
         .unwrap_or_default();
-    say!("run {} {}: {said}", task.id, task.status.state.as_str())?;
+    say!("run {} {}: {said}", task.id, task.state().as_str())?;
     let refused = said.starts_with("Your answer was not taken");
     Ok(if refused {
         ExitCode::FAILURE
@@ -682,16 +666,24 @@ async fn answer(
 fn parts_summary(parts: &[Part]) -> String {
     let shown: Vec<String> = parts
         .iter()
-        .map(|p| match p {
-            Part::Text(t) => abridge(&t.text, 100),
-            Part::Data(d) => abridge(&Value::Object(d.data.clone()).to_string(), 200),
-            Part::File(f) => format!(
-                "(file {})",
-                f.file.name.as_deref().unwrap_or("without a name")
-            ),
+        .map(|p| match &p.content {
+            Some(Content::Text(t)) => abridge(t, 100),
+            Some(Content::Data(JsonValue(d))) => abridge(&d.to_string(), 200),
+            _ => file_shown(p),
         })
         .collect();
     shown.join(" ")
+}
+
+/// A file part as a line says it: its name.
+fn file_shown(p: &Part) -> String {
+    let name = Some(p.filename.as_str()).filter(|n| !n.is_empty());
+    format!("(file {})", name.unwrap_or("without a name"))
+}
+
+/// An RFC 3339 time as ListTasks takes it.
+fn timestamp(text: &str) -> anyhow::Result<Timestamp> {
+    Timestamp::parse(text).map_err(|why| anyhow::anyhow!("{text:?} is not a time: {why}"))
 }
 
 /// The text on one line, cut to `max` characters with an ellipsis.
@@ -788,11 +780,7 @@ mod tests {
             "3 calls, 5000 tokens in, 4500 out, cost 1.1000 EUR"
         );
         assert_eq!(used(&Usage::CALL, None), "1 call");
-        let task = Task::new(
-            a2a::v0_3::TaskId::new("t"),
-            a2a::v0_3::ContextId::new("c"),
-            a2a::v0_3::TaskStatus::new(TaskState::Completed),
-        );
+        let task = Task::new("t", "c", a2a::types::TaskStatus::new(TaskState::Completed));
         let workflow = orchestrator_core::workflow::load_str(
             "w.toml",
             "[workflow]\nid = \"w\"\nname = \"W\"\ndescription = \"d\"\n[steps.a]\nagent = \"x\"\nmessage = \"m\"\n",

@@ -1,7 +1,8 @@
 //! `send URL TEXT [--stream] [--data JSON] [--task ID] [--context ID] [--metadata JSON]`:
 //! a general A2A client for any agent, the orchestrator included. Prints the reply
-//! (`message/send`), or every event as it arrives, one JSON object per line
-//! (`message/stream`), or with `--watch` an orchestrator's run drawn live.
+//! (`SendMessage`), or every event as it arrives, one JSON object per line (A2A 1.0's
+//! `StreamResponse`s of `SendStreamingMessage`), or with `--watch` an orchestrator's run
+//! drawn live.
 
 use std::process::ExitCode;
 
@@ -9,9 +10,7 @@ use futures::StreamExt;
 use serde_json::{Map, Value};
 
 use a2a::client::{A2aClient, ClientAuth, ClientConfig};
-use a2a::v0_3::{
-    ContextId, Message, MessageSendParams, Part, SendMessageResult, StreamEvent, TaskId, TaskState,
-};
+use a2a::types::{Message, Part, SendMessageRequest, SendMessageResult, StreamEvent, TaskState};
 
 /// What `send` was asked.
 #[derive(Debug, clap::Args)]
@@ -20,7 +19,7 @@ pub struct SendArgs {
     pub url: String,
     /// The message text.
     pub text: String,
-    /// Stream (message/stream) instead of message/send.
+    /// Stream (SendStreamingMessage) instead of SendMessage.
     #[arg(long)]
     pub stream: bool,
     /// Stream and show the orchestrator's run live (its steps, artifacts and result),
@@ -91,8 +90,8 @@ pub fn message(args: &SendArgs) -> anyhow::Result<Message> {
     if let Some(md) = &args.metadata {
         m.metadata = Some(object("metadata", md)?.into());
     }
-    m.task_id = args.task.clone().map(TaskId::new);
-    m.context_id = args.context.clone().map(ContextId::new);
+    m.task_id = args.task.clone().unwrap_or_default();
+    m.context_id = args.context.clone().unwrap_or_default();
     Ok(m)
 }
 
@@ -101,32 +100,30 @@ pub async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
     let m = message(&args)?;
     let config = client_config(args.bearer_token_env.as_deref())?;
     let (client, _card) = A2aClient::connect(&args.url, config).await?;
-    let params = MessageSendParams::new(m);
+    let request = SendMessageRequest::new(m);
     if args.watch {
-        let start = super::follow::Start::Send(Box::new(params));
+        let start = super::follow::Start::Send(Box::new(request));
         let asker = super::progress::Asker::watching(args.yes, args.answers.clone());
         let (state, result) = super::follow::drive(&client, &args.url, start, asker).await?;
         return Ok(super::follow::report(state, result.as_ref())?);
     }
     let state = if args.stream {
-        let mut events = client.send_message_stream(&params).await?;
+        let mut events = client.send_message_stream(&request).await?;
         let mut state = None;
         while let Some(event) = events.next().await {
             let event = event?;
             say!("{}", serde_json::to_string(&event)?)?;
             match &event {
-                StreamEvent::Task(t) => state = Some(t.status.state),
-                StreamEvent::StatusUpdate(u) => state = Some(u.status.state),
                 StreamEvent::Message(_) => state = Some(TaskState::Completed),
-                StreamEvent::ArtifactUpdate(_) => {}
+                other => state = other.state().or(state),
             }
         }
         state
     } else {
-        let result = client.send_message(&params).await?;
+        let result = client.send_message(&request).await?;
         say!("{}", serde_json::to_string_pretty(&result)?)?;
         match result {
-            SendMessageResult::Task(t) => Some(t.status.state),
+            SendMessageResult::Task(t) => Some(t.state()),
             SendMessageResult::Message(_) => Some(TaskState::Completed),
         }
     };

@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 
 use a2a::client::A2aClient;
 use a2a::server::{Caller, RequestHandler, WeakRequestHandler};
-use a2a::v0_3::{ContextId, Message, MessageId, MessageSendParams, Part, Role, TaskId};
+use a2a::types::{CancelTaskRequest, Message, Part, Role, SendMessageRequest, TaskId};
 use orchestrator_core::engine::{AgentError, AgentErrorKind, SendRequest, Updates};
 use orchestrator_core::workflow::{AgentTarget, CHILD_PREFIX, MAX_DEPTH, child_agent};
 use serde_json::{Map, Value, json};
@@ -108,14 +108,14 @@ impl Children {
         if let Some(b) = &req.bounds {
             super::bounds::write(b, &mut meta);
         }
-        let mut message = Message::with_id(MessageId::new(req.message_id), Role::User, parts);
+        let mut message = Message::with_id(req.message_id, Role::User, parts);
         message.metadata = Some(meta.into());
         match req.task_id {
-            Some(t) => message.task_id = Some(TaskId::new(t)),
-            None => message.context_id = Some(ContextId::new(format!("{}:{agent}", req.run_id))),
+            Some(t) => message.task_id = t,
+            None => message.context_id = format!("{}:{agent}", req.run_id),
         }
         let conversation = Conversation::in_process(client, agent, answering);
-        let phase = Streamed::Send(Box::new(MessageSendParams::new(message)));
+        let phase = Streamed::Send(Box::new(SendMessageRequest::new(message)));
         Ok(Box::pin(updates(conversation, phase)))
     }
 
@@ -159,7 +159,7 @@ impl Children {
         let (caller, _) = Self::acting(behalf, run_id);
         let client = self.client(caller)?;
         client
-            .cancel_task(&a2a::v0_3::TaskIdParams::new(TaskId::new(task_id)))
+            .cancel_task(&CancelTaskRequest::new(task_id))
             .await
             .map(|_| ())
             .map_err(super::agent_error)

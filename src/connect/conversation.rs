@@ -22,9 +22,9 @@ use super::{status_text, traced};
 use crate::registry::Lease;
 use a2a::client::{A2aClient, ClientError, EventStream};
 use a2a::method::Method;
-use a2a::v0_3::{
-    MessageSendParams, Metadata, SendMessageResult, StreamEvent, Task, TaskId, TaskIdParams,
-    TaskQueryParams, TaskState, TaskStatus,
+use a2a::types::{
+    GetTaskRequest, Metadata, SendMessageRequest, SendMessageResult, StreamEvent,
+    SubscribeToTaskRequest, Task, TaskId, TaskState, TaskStatus,
 };
 use backoff::Backoff;
 use orchestrator_core::engine::{AgentError, AgentErrorKind, Update, Usage};
@@ -60,8 +60,8 @@ pub(super) struct Conversation {
 
 /// A streaming conversation's phase: the call it makes next.
 pub(super) enum Streamed {
-    /// `message/stream`.
-    Send(Box<MessageSendParams>),
+    /// `SendStreamingMessage`.
+    Send(Box<SendMessageRequest>),
     /// An existing task: its snapshot, then its live events (as after a drop).
     Attach(TaskId),
     /// Reading the live stream.
@@ -79,7 +79,7 @@ pub(super) struct Polled {
 
 /// The call a polled conversation makes next.
 pub(super) enum Poll {
-    Send(Box<MessageSendParams>),
+    Send(Box<SendMessageRequest>),
     /// An existing task: get it now, then poll.
     Attach(TaskId),
     /// Wait before poll number `n` (1 for the first after sending).
@@ -228,9 +228,9 @@ impl Conversation {
         }
     }
 
-    fn started(&mut self, task_id: &TaskId) {
+    fn started(&mut self, task_id: &str) {
         if self.task_id.is_none() {
-            self.task_id = Some(task_id.as_str().to_owned());
+            self.task_id = Some(task_id.to_owned());
             self.pending.push_back(Ok(Update::Started {
                 agent: self.agent.clone(),
                 task_id: self.task_id.clone(),
@@ -239,14 +239,15 @@ impl Conversation {
     }
 
     fn status(&mut self, status: &TaskStatus) {
-        if self.watching && status.state.is_interrupted() {
+        let state = status.state();
+        if self.watching && state.is_interrupted() {
             return;
         }
         self.pending.push_back(Ok(Update::Status {
-            state: remote_state(status.state),
+            state: remote_state(state),
             message: status_text(status),
         }));
-        if ends(status.state) {
+        if ends(state) {
             self.finish(true);
         }
     }
@@ -258,13 +259,14 @@ impl Conversation {
         for chunk in self.ledger.missing(&task.artifacts) {
             self.pending.push_back(Ok(Update::Artifact(chunk)));
         }
-        if std::mem::take(&mut self.answering) && task.status.state.is_interrupted() {
-            self.last_state = Some(task.status.state);
+        let state = task.state();
+        if std::mem::take(&mut self.answering) && state.is_interrupted() {
+            self.last_state = Some(state);
             return;
         }
-        if self.last_state != Some(task.status.state) || ends(task.status.state) {
-            self.last_state = Some(task.status.state);
-            self.status(&task.status);
+        if self.last_state != Some(state) || ends(state) {
+            self.last_state = Some(state);
+            self.status(task.status());
         }
     }
 
@@ -284,8 +286,8 @@ impl Conversation {
             StreamEvent::StatusUpdate(e) => {
                 self.started(&e.task_id);
                 self.usage(e.metadata.as_ref());
-                self.last_state = Some(e.status.state);
-                self.status(&e.status);
+                self.last_state = Some(e.status().state());
+                self.status(e.status());
             }
             StreamEvent::ArtifactUpdate(e) => {
                 self.started(&e.task_id);
@@ -431,7 +433,7 @@ impl Conversation {
             Method::GetTask,
             Some(id.as_str()),
         );
-        let r = Box::pin(client.get_task(&TaskQueryParams::new(id)))
+        let r = Box::pin(client.get_task(&GetTaskRequest::new(id.as_str())))
             .instrument(span)
             .await;
         count(&self.agent, "get", &r);
@@ -487,7 +489,7 @@ impl Advance for Streamed {
                 tokio::time::sleep(RESUME_BACKOFF.delay(n + 1)).await;
                 let (span, client) =
                     traced(&c.client, &c.agent, Method::Resubscribe, Some(id.as_str()));
-                let r = Box::pin(client.resubscribe(&TaskIdParams::new(id.clone())))
+                let r = Box::pin(client.subscribe(&SubscribeToTaskRequest::new(id.as_str())))
                     .instrument(span)
                     .await;
                 count(&c.agent, "resubscribe", &r);
@@ -552,10 +554,7 @@ async fn drain(stream: &mut EventStream) {
 mod tests {
     use super::*;
     use a2a::client::ClientConfig;
-    use a2a::v0_3::{
-        Artifact, ArtifactId, ContextId, Message, Part, Role, TaskArtifactUpdateEvent,
-        TaskStatusUpdateEvent,
-    };
+    use a2a::types::{Artifact, Message, Part, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
 
     /// A conversation with no agent behind it: the transitions make no calls.
     fn conversation(answering: bool) -> Conversation {
@@ -564,11 +563,7 @@ mod tests {
     }
 
     fn task(state: TaskState) -> Task {
-        Task::new(
-            TaskId::new("t1"),
-            ContextId::new("c"),
-            TaskStatus::new(state),
-        )
+        Task::new("t1", "c", TaskStatus::new(state))
     }
 
     fn broke() -> ClientError {
@@ -605,14 +600,11 @@ mod tests {
     }
 
     fn status_event(state: TaskState) -> StreamEvent {
-        StreamEvent::StatusUpdate(TaskStatusUpdateEvent {
-            kind: Default::default(),
-            task_id: TaskId::new("t1"),
-            context_id: ContextId::new("c"),
-            status: TaskStatus::new(state),
-            is_final: false,
-            metadata: None,
-        })
+        StreamEvent::StatusUpdate(TaskStatusUpdateEvent::new(
+            "t1",
+            "c",
+            TaskStatus::new(state),
+        ))
     }
 
     #[test]
@@ -639,15 +631,10 @@ mod tests {
             c.read(Some(Ok(status_event(TaskState::Working)))),
             AfterRead::Read
         );
-        let artifact = Artifact::new(ArtifactId::new("a1"), vec![Part::text("hi")]);
+        let artifact = Artifact::new("a1", vec![Part::text("hi")]);
         let chunk = StreamEvent::ArtifactUpdate(TaskArtifactUpdateEvent {
-            kind: Default::default(),
-            task_id: TaskId::new("t1"),
-            context_id: ContextId::new("c"),
-            artifact,
-            append: None,
-            last_chunk: Some(true),
-            metadata: None,
+            last_chunk: true,
+            ..TaskArtifactUpdateEvent::new("t1", "c", artifact)
         });
         assert_eq!(c.read(Some(Ok(chunk))), AfterRead::Read);
         assert!(!c.done);
@@ -741,11 +728,7 @@ mod tests {
 
     #[test]
     fn a_polled_send_answered_with_a_message_is_the_reply() {
-        let reply = Message::with_id(
-            a2a::v0_3::MessageId::new("m"),
-            Role::Agent,
-            vec![Part::text("done")],
-        );
+        let reply = Message::with_id("m", a2a::types::Role::Agent, vec![Part::text("done")]);
         let mut c = conversation(false);
         c.sent(Ok(SendMessageResult::Message(reply)));
         assert!(c.done);

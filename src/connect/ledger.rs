@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::content;
-use a2a::v0_3::{Artifact, Part, TaskArtifactUpdateEvent};
+use a2a::types::{Artifact, Part, TaskArtifactUpdateEvent};
 use orchestrator_core::engine::{ArtifactChunk, Content};
 
 #[derive(Debug, Default)]
@@ -35,40 +35,38 @@ impl Kept {
     }
 }
 
-/// The text of a part that joins plain text before it: text without metadata.
+/// The text of a part that joins plain text before it: text without metadata or a
+/// file name, of no media type but plain text's.
 fn plain(part: &Part) -> Option<&str> {
-    match part {
-        Part::Text(t) if t.metadata.is_none() => Some(&t.text),
-        _ => None,
-    }
+    let plain = part.metadata.is_none()
+        && part.filename.is_empty()
+        && matches!(part.media_type.as_str(), "" | "text/plain");
+    part.as_text().filter(|_| plain)
 }
 
 impl Ledger {
     /// A chunk received live, forwarded as it is.
     pub fn live(&mut self, e: &TaskArtifactUpdateEvent) -> ArtifactChunk {
-        let append = e.append == Some(true);
+        let artifact = e.artifact();
         let kept = self
             .forwarded
-            .entry(e.artifact.artifact_id.as_str().to_owned())
+            .entry(artifact.artifact_id.clone())
             .or_default();
-        if !append {
+        if !e.append {
             *kept = Kept::default();
         }
-        for part in &e.artifact.parts {
+        for part in &artifact.parts {
             kept.add(part);
         }
-        let parts = e.artifact.parts.iter().map(content).collect();
-        chunk(&e.artifact, parts, append, e.last_chunk == Some(true))
+        let parts = artifact.parts.iter().map(content).collect();
+        chunk(artifact, parts, e.append, e.last_chunk)
     }
 
     /// The chunks that bring what was forwarded up to `artifacts`.
     pub fn missing(&mut self, artifacts: &[Artifact]) -> Vec<ArtifactChunk> {
         let mut out = Vec::new();
         for a in artifacts {
-            let have = self
-                .forwarded
-                .entry(a.artifact_id.as_str().to_owned())
-                .or_default();
+            let have = self.forwarded.entry(a.artifact_id.clone()).or_default();
             // The snapshot's parts with plain text joined, as `have` counts them.
             let mut joined: Vec<Content> = Vec::with_capacity(a.parts.len().min(64));
             let mut now = Kept::default();
@@ -113,8 +111,8 @@ impl Ledger {
 
 fn chunk(a: &Artifact, parts: Vec<Content>, append: bool, last_chunk: bool) -> ArtifactChunk {
     ArtifactChunk {
-        artifact_id: a.artifact_id.as_str().to_owned(),
-        name: a.name.clone(),
+        artifact_id: a.artifact_id.clone(),
+        name: (!a.name.is_empty()).then(|| a.name.clone()),
         parts,
         append,
         last_chunk,
@@ -124,28 +122,16 @@ fn chunk(a: &Artifact, parts: Vec<Content>, append: bool, last_chunk: bool) -> A
 #[cfg(test)]
 mod tests {
     use super::*;
-    use a2a::v0_3::{ArtifactId, ArtifactUpdateKind, ContextId, Part, TaskId};
     use orchestrator_core::engine::Content;
 
     fn artifact(parts: &[&str]) -> Artifact {
-        Artifact::new(
-            ArtifactId::new("a"),
-            parts.iter().map(|p| Part::text(*p)).collect(),
-        )
+        Artifact::new("a", parts.iter().map(|p| Part::text(*p)).collect())
     }
 
     #[test]
     fn a_snapshot_after_live_chunks_adds_only_the_missing_parts() {
         let mut l = Ledger::default();
-        let live = TaskArtifactUpdateEvent {
-            kind: ArtifactUpdateKind,
-            task_id: TaskId::new("t"),
-            context_id: ContextId::new("c"),
-            artifact: artifact(&["one"]),
-            append: Some(false),
-            last_chunk: Some(false),
-            metadata: None,
-        };
+        let live = TaskArtifactUpdateEvent::new("t", "c", artifact(&["one"]));
         l.live(&live);
         let missing = l.missing(&[artifact(&["one", " two", " three"])]);
         assert_eq!(missing.len(), 1);
@@ -167,13 +153,8 @@ mod tests {
     #[test]
     fn a_joined_snapshot_adds_only_the_text_not_yet_forwarded() {
         let live = |text: &str, append: bool| TaskArtifactUpdateEvent {
-            kind: ArtifactUpdateKind,
-            task_id: TaskId::new("t"),
-            context_id: ContextId::new("c"),
-            artifact: artifact(&[text]),
-            append: Some(append),
-            last_chunk: Some(false),
-            metadata: None,
+            append,
+            ..TaskArtifactUpdateEvent::new("t", "c", artifact(&[text]))
         };
         let mut l = Ledger::default();
         l.live(&live("one", false));

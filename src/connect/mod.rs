@@ -27,9 +27,9 @@ use a2a::ErrorCode;
 use a2a::Version;
 use a2a::client::{A2aClient, ClientError};
 use a2a::method::Method;
-use a2a::v0_3::{
-    ContextId, FileSource, Message, MessageId, MessageSendConfiguration, MessageSendParams, Part,
-    Role, TaskId, TaskIdParams, TaskState, TaskStatus,
+use a2a::types::{
+    CancelTaskRequest, Content as PartContent, JsonValue, Message, Part, Role, SendMessageRequest,
+    TaskId, TaskState, TaskStatus,
 };
 use backoff::{Backoff, Jitter};
 use conversation::{Conversation, Poll, Polled, Streamed, updates};
@@ -148,7 +148,7 @@ fn count<T>(agent: &str, method: &str, r: &Result<T, ClientError>) {
 
 fn remote_state(s: TaskState) -> RemoteState {
     match s {
-        TaskState::Submitted | TaskState::Working | TaskState::Unknown => RemoteState::Working,
+        TaskState::Submitted | TaskState::Working | TaskState::Unspecified => RemoteState::Working,
         TaskState::InputRequired => RemoteState::InputRequired,
         TaskState::AuthRequired => RemoteState::AuthRequired,
         TaskState::Completed => RemoteState::Completed,
@@ -162,28 +162,39 @@ fn ends(s: TaskState) -> bool {
     s.is_terminal() || s.is_interrupted()
 }
 
+/// A part as the engine keeps it: structured data that is not an object wrapped as
+/// `{"value": …}`, a file's bytes as base64 (the engine's records are JSON).
 pub(crate) fn content(p: &Part) -> Content {
-    match p {
-        Part::Text(t) => Content::Text(t.text.clone()),
-        Part::Data(d) => Content::Data(d.data.clone()),
-        Part::File(f) => {
-            let (uri, bytes) = match &f.file.source {
-                FileSource::Uri(u) => (Some(u.clone()), None),
-                FileSource::Bytes(b) => (None, Some(b.clone())),
-            };
-            Content::File {
-                name: f.file.name.clone(),
-                mime_type: f.file.mime_type.clone(),
-                uri,
-                bytes,
-            }
+    use base64::Engine as _;
+    let some = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+    let file = |uri, bytes| Content::File {
+        name: some(&p.filename),
+        mime_type: some(&p.media_type),
+        uri,
+        bytes,
+    };
+    match &p.content {
+        Some(PartContent::Text(t)) => Content::Text(t.clone()),
+        Some(PartContent::Data(JsonValue(serde_json::Value::Object(d)))) => {
+            Content::Data(d.clone())
         }
+        Some(PartContent::Data(JsonValue(other))) => Content::Data(serde_json::Map::from_iter([(
+            "value".into(),
+            other.clone(),
+        )])),
+        Some(PartContent::Url(u)) => file(Some(u.clone()), None),
+        Some(PartContent::Raw(b)) => {
+            let text = base64::engine::general_purpose::STANDARD.encode(b);
+            file(None, Some(text))
+        }
+        // The client refuses a part with no content before it gets here.
+        None => Content::Text(String::new()),
     }
 }
 
 fn status_text(s: &TaskStatus) -> Option<String> {
     s.message
-        .as_deref()
+        .as_ref()
         .map(Message::text)
         .filter(|t| !t.is_empty())
 }
@@ -222,7 +233,7 @@ impl AgentConnector for A2aConnector {
                 parts.push(Part::data(d));
             }
             let answering = req.task_id.is_some();
-            let mut message = Message::with_id(MessageId::new(req.message_id), Role::User, parts);
+            let mut message = Message::with_id(req.message_id, Role::User, parts);
             // An agent with several skills learns which one the step asked for; every
             // agent, what the run has left of its budget and time.
             let mut meta = serde_json::Map::new();
@@ -238,7 +249,7 @@ impl AgentConnector for A2aConnector {
             }
             match req.task_id {
                 // A continuation takes the task's own context.
-                Some(t) => message.task_id = Some(TaskId::new(t)),
+                Some(t) => message.task_id = t,
                 // One conversation per (run, agent).
                 None => {
                     // Joined by hand: `format!` costs several times as much, per call.
@@ -246,7 +257,7 @@ impl AgentConnector for A2aConnector {
                     context.push_str(&req.run_id);
                     context.push(':');
                     context.push_str(&agent);
-                    message.context_id = Some(ContextId::new(context))
+                    message.context_id = context
                 }
             }
             let streaming = lease.card().supports_streaming();
@@ -255,17 +266,14 @@ impl AgentConnector for A2aConnector {
                 conversation.within(w);
             }
             conversation.charge_call();
-            let mut params = MessageSendParams::new(message);
+            let request = SendMessageRequest::new(message);
             if streaming {
-                let phase = Streamed::Send(Box::new(params));
+                let phase = Streamed::Send(Box::new(request));
                 Ok(Box::pin(updates(conversation, phase)) as Updates)
             } else {
-                params.configuration = Some(MessageSendConfiguration {
-                    blocking: Some(false),
-                    ..Default::default()
-                });
+                let request = request.returning_immediately();
                 let phase = Polled {
-                    next: Poll::Send(Box::new(params)),
+                    next: Poll::Send(Box::new(request)),
                     schedule: poll_schedule(&this),
                 };
                 Ok(Box::pin(updates(conversation, phase)) as Updates)
@@ -352,7 +360,7 @@ impl AgentConnector for A2aConnector {
             })?;
             let (span, client) = traced(&client, &agent, Method::CancelTask, Some(&task_id));
             let r = client
-                .cancel_task(&TaskIdParams::new(TaskId::new(task_id)))
+                .cancel_task(&CancelTaskRequest::new(task_id))
                 .instrument(span)
                 .await;
             count(&agent, "cancel", &r);

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use a2a::client::{A2aClient, ClientConfig};
 use a2a::server::ServerConfig;
-use a2a::v0_3::*;
+use a2a::types::*;
+use a2a::v0_3::AgentCard;
 use a2a_orchestrator::host::serve::{HostConfig, build};
 use a2a_orchestrator::registry::config::load_str as load_agents;
 use orchestrator_core::workflow::{self, Options, Workflow};

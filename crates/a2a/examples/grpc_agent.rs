@@ -10,7 +10,8 @@
 use a2a_protocol::RpcError;
 use a2a_protocol::client::{A2aClient, Binding, ClientConfig, Preference, choose_interfaces};
 use a2a_protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext};
-use a2a_protocol::v0_3::{AgentCard, Message, MessageSendParams, SendMessageResult};
+use a2a_protocol::types::{Message, SendMessageRequest, SendMessageResult};
+use a2a_protocol::v0_3::AgentCard;
 
 /// Answers with the text it was sent, in capitals.
 struct Shout;
@@ -65,11 +66,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(text) if serve_on.is_none() => text.clone(),
         _ => "hello over grpc".to_owned(),
     };
-    let params = MessageSendParams::new(Message::user_text(text));
-    let answer = match client.send_message(&params).await? {
+    let request = SendMessageRequest::new(Message::user_text(text));
+    let answer = match client.send_message(&request).await? {
         SendMessageResult::Task(task) => {
-            let said = task.status.message.map(|m| m.text()).unwrap_or_default();
-            format!("task {} is {}: {said}", task.id, task.status.state)
+            let said = task.status().message.as_ref().map(|m| m.text());
+            let said = said.unwrap_or_default();
+            format!("task {} is {}: {said}", task.id, task.state())
         }
         SendMessageResult::Message(message) => message.text(),
     };

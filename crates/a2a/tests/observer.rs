@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use a2a_protocol::client::{A2aClient, Binding, ClientConfig, Interface, http_client};
 use a2a_protocol::server::observe::{Observe, Observer, Request};
 use a2a_protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig};
-use a2a_protocol::v0_3::{AgentCard, Message, MessageSendParams, TaskId, TaskQueryParams};
+use a2a_protocol::types::{GetTaskRequest, Message, SendMessageRequest};
+use a2a_protocol::v0_3::AgentCard;
 use a2a_protocol::{RpcError, Version};
 use futures::StreamExt;
 
@@ -81,15 +82,13 @@ async fn every_binding_reports_each_answer_once_to_the_observer() {
             A2aClient::with_interfaces(http_client(), vec![interface], ClientConfig::default())
                 .unwrap();
         client
-            .send_message(&MessageSendParams::new(Message::user_text("hi")))
+            .send_message(&SendMessageRequest::new(Message::user_text("hi")))
             .await
             .unwrap();
-        let missing = client
-            .get_task(&TaskQueryParams::new(TaskId::new("no-such-task")))
-            .await;
+        let missing = client.get_task(&GetTaskRequest::new("no-such-task")).await;
         assert!(missing.is_err(), "{binding}: {missing:?}");
         let mut events = client
-            .send_message_stream(&MessageSendParams::new(Message::user_text("hi")))
+            .send_message_stream(&SendMessageRequest::new(Message::user_text("hi")))
             .await
             .unwrap();
         while events.next().await.is_some() {}

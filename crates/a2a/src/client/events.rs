@@ -1,6 +1,7 @@
-//! A streaming answer's SSE body as a stream of internal events, whatever carried it:
-//! JSON-RPC responses of v0.3 or v1.0 (the request's id checked), or HTTP+JSON's bare
-//! `StreamResponse`s and `{"error": google.rpc.Status}`. The check of a JSON-RPC
+//! A streaming answer's SSE body as a stream of the model's events, whatever carried
+//! it: JSON-RPC responses of v0.3 (read into the model) or v1.0 (the request's id
+//! checked), or HTTP+JSON's bare `StreamResponse`s and `{"error": google.rpc.Status}`;
+//! a v1.0 event is checked as every answer is ([`check`]). The check of a JSON-RPC
 //! response's envelope and id (`decode_response`) lives here too: the JSON-RPC binding's
 //! unary calls use it as its stream events do.
 
@@ -16,14 +17,13 @@ use tokio::time::Sleep;
 
 use super::http::{content_type, decode_result};
 use super::send::Response;
-use super::{A2aClient, ClientError, EventStream};
+use super::{A2aClient, ClientError, EventStream, check};
 use crate::Version;
 use crate::jsonrpc::RequestId;
 use crate::jsonrpc::read_response;
-use crate::proto::pb as v1t;
 use crate::sse::{SseDecoder, SseEvent};
-use crate::v0_3::StreamEvent;
-use crate::v1::convert as v1c;
+use crate::types::{StreamEvent, StreamResponse};
+use crate::v0_3::{self as w, convert};
 
 /// How each event of a stream is framed.
 #[derive(Debug, Clone)]
@@ -193,11 +193,13 @@ fn decode_typed(framing: &Framing, data: &str) -> Option<StreamEvent> {
         (envelope.jsonrpc == "2.0" && envelope.id == *id).then_some(envelope.result)
     }
     match framing {
-        Framing::JsonRpc(id, Version::V0_3) => enveloped(id, data),
-        Framing::JsonRpc(id, Version::V1_0) => {
-            v1c::stream_event_in(enveloped::<v1t::StreamResponse>(id, data)?).ok()
+        Framing::JsonRpc(id, Version::V0_3) => {
+            convert::stream_event_in(enveloped::<w::StreamEvent>(id, data)?).ok()
         }
-        Framing::HttpJson => v1c::stream_event_in(serde_json::from_str(data).ok()?).ok(),
+        Framing::JsonRpc(id, Version::V1_0) => {
+            check::event(enveloped::<StreamResponse>(id, data)?).ok()
+        }
+        Framing::HttpJson => check::event(serde_json::from_str(data).ok()?).ok(),
     }
 }
 
@@ -219,12 +221,15 @@ fn decode_value(url: &str, framing: &Framing, data: &str) -> Result<StreamEvent,
             None => (value, Version::V1_0),
         },
     };
+    let invalid = |e| ClientError::protocol(url, format!("invalid stream event at {e}"));
     match protocol {
-        Version::V0_3 => decode_result(url, "stream event", result),
+        Version::V0_3 => {
+            let event: w::StreamEvent = decode_result(url, "stream event", result)?;
+            convert::stream_event_in(event).map_err(invalid)
+        }
         Version::V1_0 => {
-            let event: v1t::StreamResponse = decode_result(url, "stream event", result)?;
-            v1c::stream_event_in(event)
-                .map_err(|e| ClientError::protocol(url, format!("invalid stream event at {e}")))
+            let event: StreamResponse = decode_result(url, "stream event", result)?;
+            check::event(event).map_err(invalid)
         }
     }
 }

@@ -20,9 +20,10 @@ use tonic::codegen::http::uri::PathAndQuery;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 use tonic::{Code, Status};
 
+use super::check;
 use super::{A2aClient, ClientError, ClientTls, EventStream, Interface};
 use crate::proto::pb as v1t;
-use crate::v1::{convert as v1c, error as v1_error};
+use crate::v1::error as v1_error;
 use crate::{Method, RpcError, proto};
 
 /// The connections of a client, one per interface URL.
@@ -108,7 +109,7 @@ impl A2aClient {
             let bytes = item.map_err(|s| from_status(&url, &s))?;
             let event = v1t::StreamResponse::decode(bytes.as_ref())
                 .map_err(|e| ClientError::protocol(&url, format!("a stream event: {e}")))?;
-            v1c::stream_event_in(event)
+            check::event(event)
                 .map_err(|e| ClientError::protocol(&url, format!("a stream event at {e}")))
         });
         Ok(match idle {

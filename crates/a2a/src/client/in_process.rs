@@ -9,8 +9,10 @@ use futures::future::BoxFuture;
 
 use super::{ClientError, EventStream, Transport};
 use crate::server::{Caller, RequestHandler};
-use crate::v0_3::convert;
-use crate::v0_3::{MessageSendParams, SendMessageResult, Task, TaskIdParams, TaskQueryParams};
+use crate::types::{
+    CancelTaskRequest, GetTaskRequest, SendMessageRequest, SendMessageResult,
+    SubscribeToTaskRequest, Task, TaskId,
+};
 
 /// Where an in-process client's calls go, and as whom.
 #[derive(Clone)]
@@ -23,11 +25,6 @@ fn answered(e: crate::RpcError) -> ClientError {
     ClientError::Rpc(e)
 }
 
-/// The client's (v0.3-shaped) params as the handler's request.
-fn request(params: &MessageSendParams) -> Result<crate::types::SendMessageRequest, ClientError> {
-    convert::send_request_in(params.clone()).map_err(|e| answered(e.into()))
-}
-
 impl Transport for InProcess {
     fn endpoint(&self) -> &str {
         "in-process:"
@@ -35,64 +32,61 @@ impl Transport for InProcess {
 
     fn send_message<'a>(
         &'a self,
-        params: &'a MessageSendParams,
+        request: &'a SendMessageRequest,
     ) -> BoxFuture<'a, Result<SendMessageResult, ClientError>> {
         Box::pin(async move {
-            let result = (self.handler)
-                .send_message(request(params)?, &self.caller)
+            (self.handler)
+                .send_message(request.clone(), &self.caller)
                 .await
-                .map_err(answered)?;
-            Ok(convert::send_result(&result))
+                .map_err(answered)
         })
     }
 
     fn send_message_stream<'a>(
         &'a self,
-        params: &'a MessageSendParams,
+        request: &'a SendMessageRequest,
     ) -> BoxFuture<'a, Result<EventStream, ClientError>> {
         Box::pin(async move {
             let events = (self.handler)
-                .send_message_stream(request(params)?, &self.caller)
+                .send_message_stream(request.clone(), &self.caller)
                 .await
                 .map_err(answered)?;
-            let events = events.map(|e| e.map(|e| convert::stream_event(&e)).map_err(answered));
-            Ok(Box::pin(events) as EventStream)
+            Ok(Box::pin(events.map(|e| e.map_err(answered))) as EventStream)
         })
     }
 
-    fn resubscribe<'a>(
+    fn subscribe<'a>(
         &'a self,
-        params: &'a TaskIdParams,
+        request: &'a SubscribeToTaskRequest,
     ) -> BoxFuture<'a, Result<EventStream, ClientError>> {
         Box::pin(async move {
             let events = (self.handler)
-                .subscribe(params.id.clone(), &self.caller)
+                .subscribe(TaskId::new(&request.id), &self.caller)
                 .await
                 .map_err(answered)?;
-            let events = events.map(|e| e.map(|e| convert::stream_event(&e)).map_err(answered));
-            Ok(Box::pin(events) as EventStream)
+            Ok(Box::pin(events.map(|e| e.map_err(answered))) as EventStream)
         })
     }
 
     fn get_task<'a>(
         &'a self,
-        params: &'a TaskQueryParams,
+        request: &'a GetTaskRequest,
     ) -> BoxFuture<'a, Result<Task, ClientError>> {
         Box::pin(async move {
-            let request = convert::get_request_in(params.clone());
-            let task = (self.handler.get_task(request, &self.caller).await).map_err(answered)?;
-            Ok(convert::task(&task))
+            (self.handler.get_task(request.clone(), &self.caller).await).map_err(answered)
         })
     }
 
     fn cancel_task<'a>(
         &'a self,
-        params: &'a TaskIdParams,
+        request: &'a CancelTaskRequest,
     ) -> BoxFuture<'a, Result<Task, ClientError>> {
         Box::pin(async move {
-            let request = convert::cancel_request_in(params.clone());
-            let task = (self.handler.cancel_task(request, &self.caller).await).map_err(answered)?;
-            Ok(convert::task(&task))
+            (self
+                .handler
+                .cancel_task(request.clone(), &self.caller)
+                .await)
+                .map_err(answered)
         })
     }
 }

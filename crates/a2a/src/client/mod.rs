@@ -1,7 +1,8 @@
 //! The A2A client: Agent Card discovery, the choice of interface, and every operation —
 //! over A2A 0.3 JSON-RPC, A2A 1.0 JSON-RPC, HTTP+JSON or (with the `grpc` feature) gRPC,
-//! behind one API on the
-//! internal model — with the streaming ones as typed async streams of events.
+//! behind one API on the model ([`crate::types`]: the proto's requests and answers,
+//! whatever generation the agent speaks) — with the streaming ones as typed async
+//! streams of events.
 //!
 //! Errors keep apart what a caller must handle differently: the agent could not be
 //! reached or timed out ([`ClientError::Transport`], [`ClientError::Timeout`]), it
@@ -9,6 +10,7 @@
 //! or it broke the protocol.
 
 mod card;
+mod check;
 mod error;
 mod events;
 #[cfg(feature = "grpc")]
@@ -40,26 +42,26 @@ use crate::Version;
 use crate::error::ErrorCode;
 pub use crate::https::{ClientTls, TlsError};
 use crate::proto::pb as v1t;
-use crate::v1::convert as v1c;
 pub use card::{CardFetch, CardResolver, MAX_CARD_BYTES, parse_card, v1_card_as_v03};
 pub use error::ClientError;
 pub use interface::{Binding, Choice, Interface, Preference, choose as choose_interfaces};
-pub use list::{ListTasksQuery, TaskList};
 use rest::RequestLine;
 pub use send::{HttpClient, POOL_IDLE_TIMEOUT};
 pub use transport::Transport;
 use transport::{V1, V03};
 
 use super::method::Method;
-use super::v0_3::{
-    AgentCard, DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams,
-    MessageSendParams, SendMessageResult, StreamEvent, Task, TaskIdParams,
-    TaskPushNotificationConfig, TaskQueryParams,
+use crate::types::{
+    CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse, SendMessageRequest, SendMessageResult, StreamEvent,
+    SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
 };
+use crate::v0_3::AgentCard;
 
 pub use crate::https::USER_AGENT;
 
-/// A stream of events from `message/stream` or `tasks/resubscribe`.
+/// A stream of events from `SendStreamingMessage` or `SubscribeToTask`.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ClientError>> + Send>>;
 
 /// Credentials sent with every request.
@@ -634,98 +636,102 @@ impl A2aClient {
         http::decode_result(&at.url, method.v1_name(), card)
     }
 
-    /// `message/send` (v1.0: `SendMessage`).
+    /// `SendMessage` (v0.3: `message/send`).
     pub async fn send_message(
         &self,
-        params: &MessageSendParams,
+        request: &SendMessageRequest,
     ) -> Result<SendMessageResult, ClientError> {
         if let Some(t) = &self.transport {
-            return t.send_message(params).await;
+            return t.send_message(request).await;
         }
-        on_interface!(self, |at| self.wire(at).send_message(params).await)
+        on_interface!(self, |at| self.wire(at).send_message(request).await)
     }
 
-    /// `message/stream` (v1.0: `SendStreamingMessage`).
+    /// `SendStreamingMessage` (v0.3: `message/stream`).
     pub async fn send_message_stream(
         &self,
-        params: &MessageSendParams,
+        request: &SendMessageRequest,
     ) -> Result<EventStream, ClientError> {
         if let Some(t) = &self.transport {
-            return t.send_message_stream(params).await;
+            return t.send_message_stream(request).await;
         }
-        on_interface!(self, |at| self.wire(at).send_message_stream(params).await)
+        on_interface!(self, |at| self.wire(at).send_message_stream(request).await)
     }
 
-    /// `tasks/get` (v1.0: `GetTask`).
-    pub async fn get_task(&self, params: &TaskQueryParams) -> Result<Task, ClientError> {
+    /// `GetTask` (v0.3: `tasks/get`).
+    pub async fn get_task(&self, request: &GetTaskRequest) -> Result<Task, ClientError> {
         if let Some(t) = &self.transport {
-            return t.get_task(params).await;
+            return t.get_task(request).await;
         }
-        on_interface!(self, |at| self.wire(at).get_task(params).await)
+        on_interface!(self, |at| self.wire(at).get_task(request).await)
     }
 
-    /// `tasks/cancel` (v1.0: `CancelTask`).
-    pub async fn cancel_task(&self, params: &TaskIdParams) -> Result<Task, ClientError> {
+    /// `CancelTask` (v0.3: `tasks/cancel`).
+    pub async fn cancel_task(&self, request: &CancelTaskRequest) -> Result<Task, ClientError> {
         if let Some(t) = &self.transport {
-            return t.cancel_task(params).await;
+            return t.cancel_task(request).await;
         }
-        on_interface!(self, |at| self.wire(at).cancel_task(params).await)
+        on_interface!(self, |at| self.wire(at).cancel_task(request).await)
     }
 
-    /// `tasks/resubscribe` (v1.0: `SubscribeToTask`).
-    pub async fn resubscribe(&self, params: &TaskIdParams) -> Result<EventStream, ClientError> {
+    /// `SubscribeToTask` (v0.3: `tasks/resubscribe`).
+    pub async fn subscribe(
+        &self,
+        request: &SubscribeToTaskRequest,
+    ) -> Result<EventStream, ClientError> {
         if let Some(t) = &self.transport {
-            return t.resubscribe(params).await;
+            return t.subscribe(request).await;
         }
-        on_interface!(self, |at| self.wire(at).resubscribe(params).await)
+        on_interface!(self, |at| self.wire(at).subscribe(request).await)
     }
 
-    /// `tasks/pushNotificationConfig/set` (v1.0: `CreateTaskPushNotificationConfig`).
+    /// `CreateTaskPushNotificationConfig` (v0.3: `tasks/pushNotificationConfig/set`).
     pub async fn set_push_config(
         &self,
-        params: &TaskPushNotificationConfig,
+        config: &TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
         if let Some(t) = &self.transport {
-            return t.set_push_config(params).await;
+            return t.set_push_config(config).await;
         }
-        on_interface!(self, |at| self.wire(at).set_push_config(params).await)
+        on_interface!(self, |at| self.wire(at).set_push_config(config).await)
     }
 
-    /// `tasks/pushNotificationConfig/get` (v1.0: `GetTaskPushNotificationConfig`; a
-    /// config id left out means the task's default one, whose id is the task's).
+    /// `GetTaskPushNotificationConfig` (v0.3: `tasks/pushNotificationConfig/get`; a
+    /// config id left empty means the task's default one, whose id is the task's).
     pub async fn get_push_config(
         &self,
-        params: &GetTaskPushNotificationConfigParams,
+        request: &GetTaskPushNotificationConfigRequest,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
         if let Some(t) = &self.transport {
-            return t.get_push_config(params).await;
+            return t.get_push_config(request).await;
         }
-        on_interface!(self, |at| self.wire(at).get_push_config(params).await)
+        on_interface!(self, |at| self.wire(at).get_push_config(request).await)
     }
 
-    /// `tasks/pushNotificationConfig/list` (v1.0: `ListTaskPushNotificationConfigs`).
+    /// `ListTaskPushNotificationConfigs` (v0.3: `tasks/pushNotificationConfig/list`,
+    /// which has one page).
     pub async fn list_push_configs(
         &self,
-        params: &TaskIdParams,
-    ) -> Result<Vec<TaskPushNotificationConfig>, ClientError> {
+        request: &ListTaskPushNotificationConfigsRequest,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
         if let Some(t) = &self.transport {
-            return t.list_push_configs(params).await;
+            return t.list_push_configs(request).await;
         }
-        on_interface!(self, |at| self.wire(at).list_push_configs(params).await)
+        on_interface!(self, |at| self.wire(at).list_push_configs(request).await)
     }
 
-    /// `tasks/pushNotificationConfig/delete` (v1.0: `DeleteTaskPushNotificationConfig`).
+    /// `DeleteTaskPushNotificationConfig` (v0.3: `tasks/pushNotificationConfig/delete`).
     pub async fn delete_push_config(
         &self,
-        params: &DeleteTaskPushNotificationConfigParams,
+        request: &DeleteTaskPushNotificationConfigRequest,
     ) -> Result<(), ClientError> {
         if let Some(t) = &self.transport {
-            return t.delete_push_config(params).await;
+            return t.delete_push_config(request).await;
         }
-        on_interface!(self, |at| self.wire(at).delete_push_config(params).await)
+        on_interface!(self, |at| self.wire(at).delete_push_config(request).await)
     }
 
-    /// `agent/getAuthenticatedExtendedCard` (v1.0: `GetExtendedAgentCard`).
+    /// `GetExtendedAgentCard` (v0.3: `agent/getAuthenticatedExtendedCard`).
     pub async fn get_authenticated_extended_card(&self) -> Result<AgentCard, ClientError> {
         if let Some(t) = &self.transport {
             return t.extended_card().await;

@@ -4,103 +4,109 @@
 //! binding only deciding how they travel). A server of this process is a third
 //! (`in_process`), and an application may bring its own.
 
+use std::borrow::Cow;
+
 use futures::future::BoxFuture;
 
-use super::list::{ListTasksQuery, TaskList};
 use super::rest::{self, RequestLine};
-use super::{A2aClient, ClientError, EventStream, Interface, v1c, v1t};
+use super::{A2aClient, ClientError, EventStream, Interface, check};
 use crate::Method;
-use crate::v0_3::{
-    AgentCard, DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams,
-    MessageSendParams, SendMessageResult, Task, TaskId, TaskIdParams, TaskPushNotificationConfig,
-    TaskQueryParams,
+use crate::error::ConvertError;
+use crate::types::{
+    CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse,
+    SendMessageRequest, SendMessageResponse, SendMessageResult, SubscribeToTaskRequest, Task,
+    TaskPushNotificationConfig,
 };
+use crate::v0_3::{self as w, AgentCard, convert};
 
-/// How a client's calls reach an agent. Each operation takes and gives the crate's
-/// model, whatever goes on the wire. The client's interfaces are transports of the
-/// crate's own; [`A2aClient::with_transport`] takes any other — a test double, a
-/// binding this crate does not speak, a server of the same process. An operation a
-/// transport does not offer answers [`ClientError::Config`] saying so.
+/// How a client's calls reach an agent. Each operation takes one of the proto's
+/// requests and gives its answer ([`crate::types`]), whatever goes on the wire. The
+/// client's interfaces are transports of the crate's own; [`A2aClient::with_transport`]
+/// takes any other — a test double, a binding this crate does not speak, a server of
+/// the same process. An operation a transport does not offer answers
+/// [`ClientError::Config`] saying so.
 pub trait Transport: Send + Sync {
     /// What calls go to, for messages and logs (a URL, or a name).
     fn endpoint(&self) -> &str;
 
-    /// `message/send` (v1.0: `SendMessage`).
+    /// `SendMessage` (v0.3: `message/send`).
     fn send_message<'a>(
         &'a self,
-        params: &'a MessageSendParams,
+        request: &'a SendMessageRequest,
     ) -> BoxFuture<'a, Result<SendMessageResult, ClientError>>;
 
-    /// `message/stream` (v1.0: `SendStreamingMessage`).
+    /// `SendStreamingMessage` (v0.3: `message/stream`).
     fn send_message_stream<'a>(
         &'a self,
-        params: &'a MessageSendParams,
+        request: &'a SendMessageRequest,
     ) -> BoxFuture<'a, Result<EventStream, ClientError>>;
 
-    /// `tasks/get` (v1.0: `GetTask`).
+    /// `GetTask` (v0.3: `tasks/get`).
     fn get_task<'a>(
         &'a self,
-        params: &'a TaskQueryParams,
+        request: &'a GetTaskRequest,
     ) -> BoxFuture<'a, Result<Task, ClientError>>;
 
-    /// `tasks/cancel` (v1.0: `CancelTask`).
+    /// `CancelTask` (v0.3: `tasks/cancel`).
     fn cancel_task<'a>(
         &'a self,
-        params: &'a TaskIdParams,
+        request: &'a CancelTaskRequest,
     ) -> BoxFuture<'a, Result<Task, ClientError>>;
 
-    /// `tasks/resubscribe` (v1.0: `SubscribeToTask`).
-    fn resubscribe<'a>(
+    /// `SubscribeToTask` (v0.3: `tasks/resubscribe`).
+    fn subscribe<'a>(
         &'a self,
-        params: &'a TaskIdParams,
+        request: &'a SubscribeToTaskRequest,
     ) -> BoxFuture<'a, Result<EventStream, ClientError>>;
 
     /// `ListTasks` (A2A 1.0 only).
     fn list_tasks<'a>(
         &'a self,
-        query: &'a ListTasksQuery,
-    ) -> BoxFuture<'a, Result<TaskList, ClientError>> {
-        let _ = query;
+        request: &'a ListTasksRequest,
+    ) -> BoxFuture<'a, Result<ListTasksResponse, ClientError>> {
+        let _ = request;
         not_offered(self.endpoint(), "ListTasks")
     }
 
-    /// `tasks/pushNotificationConfig/set` (v1.0: `CreateTaskPushNotificationConfig`).
+    /// `CreateTaskPushNotificationConfig` (v0.3: `tasks/pushNotificationConfig/set`).
     fn set_push_config<'a>(
         &'a self,
-        params: &'a TaskPushNotificationConfig,
+        config: &'a TaskPushNotificationConfig,
     ) -> BoxFuture<'a, Result<TaskPushNotificationConfig, ClientError>> {
-        let _ = params;
+        let _ = config;
         not_offered(self.endpoint(), "CreateTaskPushNotificationConfig")
     }
 
-    /// `tasks/pushNotificationConfig/get` (v1.0: `GetTaskPushNotificationConfig`).
+    /// `GetTaskPushNotificationConfig` (v0.3: `tasks/pushNotificationConfig/get`).
     fn get_push_config<'a>(
         &'a self,
-        params: &'a GetTaskPushNotificationConfigParams,
+        request: &'a GetTaskPushNotificationConfigRequest,
     ) -> BoxFuture<'a, Result<TaskPushNotificationConfig, ClientError>> {
-        let _ = params;
+        let _ = request;
         not_offered(self.endpoint(), "GetTaskPushNotificationConfig")
     }
 
-    /// `tasks/pushNotificationConfig/list` (v1.0: `ListTaskPushNotificationConfigs`).
+    /// `ListTaskPushNotificationConfigs` (v0.3: `tasks/pushNotificationConfig/list`).
     fn list_push_configs<'a>(
         &'a self,
-        params: &'a TaskIdParams,
-    ) -> BoxFuture<'a, Result<Vec<TaskPushNotificationConfig>, ClientError>> {
-        let _ = params;
+        request: &'a ListTaskPushNotificationConfigsRequest,
+    ) -> BoxFuture<'a, Result<ListTaskPushNotificationConfigsResponse, ClientError>> {
+        let _ = request;
         not_offered(self.endpoint(), "ListTaskPushNotificationConfigs")
     }
 
-    /// `tasks/pushNotificationConfig/delete` (v1.0: `DeleteTaskPushNotificationConfig`).
+    /// `DeleteTaskPushNotificationConfig` (v0.3: `tasks/pushNotificationConfig/delete`).
     fn delete_push_config<'a>(
         &'a self,
-        params: &'a DeleteTaskPushNotificationConfigParams,
+        request: &'a DeleteTaskPushNotificationConfigRequest,
     ) -> BoxFuture<'a, Result<(), ClientError>> {
-        let _ = params;
+        let _ = request;
         not_offered(self.endpoint(), "DeleteTaskPushNotificationConfig")
     }
 
-    /// `agent/getAuthenticatedExtendedCard` (v1.0: `GetExtendedAgentCard`).
+    /// `GetExtendedAgentCard` (v0.3: `agent/getAuthenticatedExtendedCard`).
     fn extended_card(&self) -> BoxFuture<'_, Result<AgentCard, ClientError>> {
         not_offered(self.endpoint(), "GetExtendedAgentCard")
     }
@@ -114,10 +120,30 @@ fn not_offered<'a, T: Send + 'a>(
     Box::pin(async move { Err(e) })
 }
 
-/// A2A 0.3: every operation a JSON-RPC method, its params and result the crate's model.
+/// What an agent answered that the model cannot hold, or that breaks the protocol.
+fn unreadable(at: &Interface, method: &str, e: ConvertError) -> ClientError {
+    ClientError::protocol(&at.url, format!("invalid {method} result at {e}"))
+}
+
+/// A2A 0.3: every operation a JSON-RPC method, its params and result v0.3's shapes,
+/// written from the model's requests and read into its answers ([`convert`]).
 pub(super) struct V03<'a> {
     pub(super) client: &'a A2aClient,
     pub(super) at: &'a Interface,
+}
+
+impl V03<'_> {
+    /// Calls `method` with `params` and reads its result into the model with `read`.
+    async fn call<P: serde::Serialize, R: serde::de::DeserializeOwned, T>(
+        &self,
+        method: Method,
+        params: &P,
+        read: impl FnOnce(R) -> Result<T, ConvertError>,
+    ) -> Result<T, ClientError> {
+        let name = method.as_str();
+        let answer: R = self.client.rpc(self.at, name, Some(params)).await?;
+        read(answer).map_err(|e| unreadable(self.at, name, e))
+    }
 }
 
 impl Transport for V03<'_> {
@@ -127,90 +153,108 @@ impl Transport for V03<'_> {
 
     fn send_message<'a>(
         &'a self,
-        params: &'a MessageSendParams,
+        request: &'a SendMessageRequest,
     ) -> BoxFuture<'a, Result<SendMessageResult, ClientError>> {
-        Box::pin(
-            self.client
-                .rpc(self.at, Method::SendMessage.as_str(), Some(params)),
-        )
+        Box::pin(async move {
+            let params = convert::send_request(request);
+            self.call(Method::SendMessage, &params, convert::send_result_in)
+                .await
+        })
     }
 
     fn send_message_stream<'a>(
         &'a self,
-        params: &'a MessageSendParams,
+        request: &'a SendMessageRequest,
     ) -> BoxFuture<'a, Result<EventStream, ClientError>> {
-        let method = Method::SendStreamingMessage.as_str();
-        Box::pin(self.client.rpc_stream(self.at, method, params))
+        Box::pin(async move {
+            let method = Method::SendStreamingMessage.as_str();
+            let params = convert::send_request(request);
+            self.client.rpc_stream(self.at, method, &params).await
+        })
     }
 
     fn get_task<'a>(
         &'a self,
-        params: &'a TaskQueryParams,
+        request: &'a GetTaskRequest,
     ) -> BoxFuture<'a, Result<Task, ClientError>> {
-        Box::pin(
-            self.client
-                .rpc(self.at, Method::GetTask.as_str(), Some(params)),
-        )
+        Box::pin(async move {
+            let params = convert::get_request(request);
+            let read = |t| convert::task_in(t, "result");
+            self.call(Method::GetTask, &params, read).await
+        })
     }
 
     fn cancel_task<'a>(
         &'a self,
-        params: &'a TaskIdParams,
+        request: &'a CancelTaskRequest,
     ) -> BoxFuture<'a, Result<Task, ClientError>> {
-        Box::pin(
-            self.client
-                .rpc(self.at, Method::CancelTask.as_str(), Some(params)),
-        )
+        Box::pin(async move {
+            let params = convert::cancel_request(request);
+            let read = |t| convert::task_in(t, "result");
+            self.call(Method::CancelTask, &params, read).await
+        })
     }
 
-    fn resubscribe<'a>(
+    fn subscribe<'a>(
         &'a self,
-        params: &'a TaskIdParams,
+        request: &'a SubscribeToTaskRequest,
     ) -> BoxFuture<'a, Result<EventStream, ClientError>> {
-        Box::pin(
-            self.client
-                .rpc_stream(self.at, Method::Resubscribe.as_str(), params),
-        )
+        Box::pin(async move {
+            let method = Method::Resubscribe.as_str();
+            let params = convert::task_id_params(&request.id);
+            self.client.rpc_stream(self.at, method, &params).await
+        })
     }
 
     fn set_push_config<'a>(
         &'a self,
-        params: &'a TaskPushNotificationConfig,
+        config: &'a TaskPushNotificationConfig,
     ) -> BoxFuture<'a, Result<TaskPushNotificationConfig, ClientError>> {
-        Box::pin(
-            self.client
-                .rpc(self.at, Method::SetPushConfig.as_str(), Some(params)),
-        )
+        Box::pin(async move {
+            let params = convert::push_config(config);
+            self.call(Method::SetPushConfig, &params, push_config_in)
+                .await
+        })
     }
 
     fn get_push_config<'a>(
         &'a self,
-        params: &'a GetTaskPushNotificationConfigParams,
+        request: &'a GetTaskPushNotificationConfigRequest,
     ) -> BoxFuture<'a, Result<TaskPushNotificationConfig, ClientError>> {
-        Box::pin(
-            self.client
-                .rpc(self.at, Method::GetPushConfig.as_str(), Some(params)),
-        )
+        Box::pin(async move {
+            let params = convert::get_push_request(request);
+            self.call(Method::GetPushConfig, &params, push_config_in)
+                .await
+        })
     }
 
     fn list_push_configs<'a>(
         &'a self,
-        params: &'a TaskIdParams,
-    ) -> BoxFuture<'a, Result<Vec<TaskPushNotificationConfig>, ClientError>> {
-        Box::pin(
-            self.client
-                .rpc(self.at, Method::ListPushConfig.as_str(), Some(params)),
-        )
+        request: &'a ListTaskPushNotificationConfigsRequest,
+    ) -> BoxFuture<'a, Result<ListTaskPushNotificationConfigsResponse, ClientError>> {
+        Box::pin(async move {
+            let params = convert::task_id_params(&request.task_id);
+            let read = |list: Vec<w::TaskPushNotificationConfig>| {
+                Ok(ListTaskPushNotificationConfigsResponse {
+                    configs: list
+                        .into_iter()
+                        .map(push_config_in)
+                        .collect::<Result<_, _>>()?,
+                    next_page_token: String::new(),
+                })
+            };
+            self.call(Method::ListPushConfig, &params, read).await
+        })
     }
 
     fn delete_push_config<'a>(
         &'a self,
-        params: &'a DeleteTaskPushNotificationConfigParams,
+        request: &'a DeleteTaskPushNotificationConfigRequest,
     ) -> BoxFuture<'a, Result<(), ClientError>> {
         Box::pin(async move {
-            let method = Method::DeletePushConfig.as_str();
-            let _: serde_json::Value = self.client.rpc(self.at, method, Some(params)).await?;
-            Ok(())
+            let params = convert::delete_push_request(request);
+            let read = |_: serde_json::Value| Ok(());
+            self.call(Method::DeletePushConfig, &params, read).await
         })
     }
 
@@ -220,42 +264,78 @@ impl Transport for V03<'_> {
     }
 }
 
-/// A2A 1.0 over `at`'s binding: each operation one of the proto's requests and one
-/// answer (or a stream of `StreamResponse`s), converted from and into the crate's
-/// model; the binding decides only how they travel (`A2aClient::v1` and `v1_stream`:
-/// a JSON-RPC method, an HTTP+JSON request line, a gRPC call).
+/// A v0.3 agent's push config in the model, checked as a v1.0 one is.
+fn push_config_in(
+    c: w::TaskPushNotificationConfig,
+) -> Result<TaskPushNotificationConfig, ConvertError> {
+    let config = convert::push_config_in(c.push_notification_config, c.task_id.as_str());
+    check::push_config(&config, "result")?;
+    Ok(config)
+}
+
+/// A2A 1.0 over `at`'s binding: each operation one of the proto's requests and its
+/// answer (or a stream of `StreamResponse`s), checked ([`check`]) and handed on as
+/// they came; the binding decides only how they travel (`A2aClient::v1` and
+/// `v1_stream`: a JSON-RPC method, an HTTP+JSON request line, a gRPC call).
 pub(super) struct V1<'a> {
     pub(super) client: &'a A2aClient,
     pub(super) at: &'a Interface,
 }
 
+/// A request of a tenant's: the interface's, unless it names its own.
+trait Tenanted: Clone {
+    fn tenant(&self) -> &str;
+    fn tenant_mut(&mut self) -> &mut String;
+}
+
+macro_rules! tenanted {
+    ($($t:ty),*) => {$(
+        impl Tenanted for $t {
+            fn tenant(&self) -> &str {
+                &self.tenant
+            }
+            fn tenant_mut(&mut self) -> &mut String {
+                &mut self.tenant
+            }
+        }
+    )*};
+}
+
+tenanted!(
+    SendMessageRequest,
+    GetTaskRequest,
+    CancelTaskRequest,
+    SubscribeToTaskRequest,
+    ListTasksRequest,
+    TaskPushNotificationConfig,
+    GetTaskPushNotificationConfigRequest,
+    ListTaskPushNotificationConfigsRequest,
+    DeleteTaskPushNotificationConfigRequest
+);
+
 impl V1<'_> {
-    /// What an agent answered that the model cannot hold.
-    fn unreadable(&self, method: Method, e: crate::v1::ConvertError) -> ClientError {
-        ClientError::protocol(
-            &self.at.url,
-            format!("invalid {} result at {e}", method.v1_name()),
-        )
+    /// `request` in the interface's tenant, unless it names its own (copied only then).
+    fn in_tenant<'r, R: Tenanted>(&self, request: &'r R) -> Cow<'r, R> {
+        let mut request = Cow::Borrowed(request);
+        if !self.at.tenant.is_empty() && request.tenant().is_empty() {
+            *request.to_mut().tenant_mut() = self.at.tenant.clone();
+        }
+        request
     }
 
-    /// A v1.0 push config as the model's.
     fn push_config_in(
         &self,
-        c: v1t::TaskPushNotificationConfig,
+        c: TaskPushNotificationConfig,
         method: Method,
+        at: &str,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        let task_id = TaskId::new(c.task_id.clone());
-        let config = v1c::push_config_in(c, "result").map_err(|e| self.unreadable(method, e))?;
-        Ok(TaskPushNotificationConfig {
-            task_id,
-            push_notification_config: config,
-        })
+        check::push_config(&c, at).map_err(|e| unreadable(self.at, method.v1_name(), e))?;
+        Ok(c)
     }
 
-    fn send_request(&self, params: &MessageSendParams) -> v1t::SendMessageRequest {
-        let mut request = v1c::send_request(params);
-        request.tenant = self.at.tenant.clone();
-        request
+    fn task_in(&self, t: Task, method: Method) -> Result<Task, ClientError> {
+        check::task(&t, "result").map_err(|e| unreadable(self.at, method.v1_name(), e))?;
+        Ok(t)
     }
 }
 
@@ -266,207 +346,177 @@ impl Transport for V1<'_> {
 
     fn send_message<'a>(
         &'a self,
-        params: &'a MessageSendParams,
+        request: &'a SendMessageRequest,
     ) -> BoxFuture<'a, Result<SendMessageResult, ClientError>> {
         Box::pin(async move {
             let method = Method::SendMessage;
-            let request = self.send_request(params);
+            let request = self.in_tenant(request);
             let line = RequestLine::post("message:send");
-            let answer: v1t::SendMessageResponse = self
-                .client
-                .v1(self.at, method, &request, line, true)
+            let answer: SendMessageResponse = (self.client)
+                .v1(self.at, method, &*request, line, true)
                 .await?;
-            v1c::send_response_in(answer).map_err(|e| self.unreadable(method, e))
+            check::send_response(answer).map_err(|e| unreadable(self.at, method.v1_name(), e))
         })
     }
 
     fn send_message_stream<'a>(
         &'a self,
-        params: &'a MessageSendParams,
+        request: &'a SendMessageRequest,
     ) -> BoxFuture<'a, Result<EventStream, ClientError>> {
         Box::pin(async move {
-            let request = self.send_request(params);
+            let request = self.in_tenant(request);
             let line = RequestLine::post("message:stream");
             let method = Method::SendStreamingMessage;
             (self.client)
-                .v1_stream(self.at, method, &request, line, true)
+                .v1_stream(self.at, method, &*request, line, true)
                 .await
         })
     }
 
     fn get_task<'a>(
         &'a self,
-        params: &'a TaskQueryParams,
+        request: &'a GetTaskRequest,
     ) -> BoxFuture<'a, Result<Task, ClientError>> {
         Box::pin(async move {
             let method = Method::GetTask;
-            let history_length = params.history_length.map(|n| n.min(i32::MAX as u32) as i32);
-            let request = v1t::GetTaskRequest {
-                tenant: self.at.tenant.clone(),
-                id: params.id.to_string(),
-                history_length,
-            };
-            let line = RequestLine::get(RequestLine::task(params.id.as_str(), ""))
-                .query("historyLength", history_length);
-            let task: v1t::Task = self
-                .client
-                .v1(self.at, method, &request, line, false)
+            let request = self.in_tenant(request);
+            let line = RequestLine::get(RequestLine::task(&request.id, ""))
+                .query("historyLength", request.history_length);
+            let task: Task = (self.client)
+                .v1(self.at, method, &*request, line, false)
                 .await?;
-            v1c::task_in(task, "result").map_err(|e| self.unreadable(method, e))
+            self.task_in(task, method)
         })
     }
 
     fn cancel_task<'a>(
         &'a self,
-        params: &'a TaskIdParams,
+        request: &'a CancelTaskRequest,
     ) -> BoxFuture<'a, Result<Task, ClientError>> {
         Box::pin(async move {
             let method = Method::CancelTask;
-            let request = v1t::CancelTaskRequest {
-                tenant: self.at.tenant.clone(),
-                id: params.id.to_string(),
-                metadata: params.metadata.clone(),
-            };
-            let line = RequestLine::post(RequestLine::task(params.id.as_str(), ":cancel"));
-            let task: v1t::Task = self
-                .client
-                .v1(self.at, method, &request, line, true)
+            let request = self.in_tenant(request);
+            let line = RequestLine::post(RequestLine::task(&request.id, ":cancel"));
+            let task: Task = (self.client)
+                .v1(self.at, method, &*request, line, true)
                 .await?;
-            v1c::task_in(task, "result").map_err(|e| self.unreadable(method, e))
+            self.task_in(task, method)
         })
     }
 
-    fn resubscribe<'a>(
+    fn subscribe<'a>(
         &'a self,
-        params: &'a TaskIdParams,
+        request: &'a SubscribeToTaskRequest,
     ) -> BoxFuture<'a, Result<EventStream, ClientError>> {
         Box::pin(async move {
-            let request = v1t::SubscribeToTaskRequest {
-                tenant: self.at.tenant.clone(),
-                id: params.id.to_string(),
-            };
+            let request = self.in_tenant(request);
             // The SDKs POST it (the proto says GET; servers take both), with no body.
-            let line = RequestLine::post(RequestLine::task(params.id.as_str(), ":subscribe"));
+            let line = RequestLine::post(RequestLine::task(&request.id, ":subscribe"));
             (self.client)
-                .v1_stream(self.at, Method::Resubscribe, &request, line, false)
+                .v1_stream(self.at, Method::Resubscribe, &*request, line, false)
                 .await
         })
     }
 
     fn list_tasks<'a>(
         &'a self,
-        query: &'a ListTasksQuery,
-    ) -> BoxFuture<'a, Result<TaskList, ClientError>> {
+        request: &'a ListTasksRequest,
+    ) -> BoxFuture<'a, Result<ListTasksResponse, ClientError>> {
         Box::pin(async move {
             let method = Method::ListTasks;
-            let request = query.request(&self.at.tenant)?;
-            let line = query.line(&request);
-            let page: v1t::ListTasksResponse = self
-                .client
-                .v1(self.at, method, &request, line, false)
+            let request = self.in_tenant(request);
+            let line = super::list::line(&request);
+            let page: ListTasksResponse = (self.client)
+                .v1(self.at, method, &*request, line, false)
                 .await?;
-            let tasks = page
-                .tasks
-                .into_iter()
-                .enumerate()
-                .map(|(i, t)| v1c::task_in(t, &format!("result.tasks[{i}]")))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| self.unreadable(method, e))?;
-            Ok(TaskList {
-                tasks,
-                next_page_token: (!page.next_page_token.is_empty()).then_some(page.next_page_token),
-                total_size: page.total_size.max(0) as u64,
-            })
+            for (i, t) in page.tasks.iter().enumerate() {
+                check::task(t, &format!("result.tasks[{i}]"))
+                    .map_err(|e| unreadable(self.at, method.v1_name(), e))?;
+            }
+            Ok(page)
         })
     }
 
     fn set_push_config<'a>(
         &'a self,
-        params: &'a TaskPushNotificationConfig,
+        config: &'a TaskPushNotificationConfig,
     ) -> BoxFuture<'a, Result<TaskPushNotificationConfig, ClientError>> {
         Box::pin(async move {
             let method = Method::SetPushConfig;
-            let mut request = v1c::push_config(params);
-            request.tenant = self.at.tenant.clone();
+            let request = self.in_tenant(config);
             let line = RequestLine::post(RequestLine::task(
-                params.task_id.as_str(),
+                &request.task_id,
                 "/pushNotificationConfigs",
             ));
-            let made: v1t::TaskPushNotificationConfig = self
-                .client
-                .v1(self.at, method, &request, line, true)
+            let made: TaskPushNotificationConfig = (self.client)
+                .v1(self.at, method, &*request, line, true)
                 .await?;
-            self.push_config_in(made, method)
+            self.push_config_in(made, method, "result")
         })
     }
 
     fn get_push_config<'a>(
         &'a self,
-        params: &'a GetTaskPushNotificationConfigParams,
+        request: &'a GetTaskPushNotificationConfigRequest,
     ) -> BoxFuture<'a, Result<TaskPushNotificationConfig, ClientError>> {
         Box::pin(async move {
             let method = Method::GetPushConfig;
+            let mut request = self.in_tenant(request);
             // A config id left out means the task's default one, whose id is the task's.
-            let request = v1t::GetTaskPushNotificationConfigRequest {
-                tenant: self.at.tenant.clone(),
-                task_id: params.id.to_string(),
-                id: params
-                    .push_notification_config_id
-                    .clone()
-                    .unwrap_or_else(|| params.id.to_string()),
-            };
+            if request.id.is_empty() {
+                let task_id = request.task_id.clone();
+                request.to_mut().id = task_id;
+            }
             let path = format!("/pushNotificationConfigs/{}", rest::segment(&request.id));
-            let line = RequestLine::get(RequestLine::task(params.id.as_str(), &path));
-            let found: v1t::TaskPushNotificationConfig = self
-                .client
-                .v1(self.at, method, &request, line, false)
+            let line = RequestLine::get(RequestLine::task(&request.task_id, &path));
+            let found: TaskPushNotificationConfig = (self.client)
+                .v1(self.at, method, &*request, line, false)
                 .await?;
-            self.push_config_in(found, method)
+            self.push_config_in(found, method, "result")
         })
     }
 
     fn list_push_configs<'a>(
         &'a self,
-        params: &'a TaskIdParams,
-    ) -> BoxFuture<'a, Result<Vec<TaskPushNotificationConfig>, ClientError>> {
+        request: &'a ListTaskPushNotificationConfigsRequest,
+    ) -> BoxFuture<'a, Result<ListTaskPushNotificationConfigsResponse, ClientError>> {
         Box::pin(async move {
             let method = Method::ListPushConfig;
-            let request = v1t::ListTaskPushNotificationConfigsRequest {
-                tenant: self.at.tenant.clone(),
-                task_id: params.id.to_string(),
-                ..Default::default()
-            };
+            let request = self.in_tenant(request);
             let line = RequestLine::get(RequestLine::task(
-                params.id.as_str(),
+                &request.task_id,
                 "/pushNotificationConfigs",
-            ));
-            let list: v1t::ListTaskPushNotificationConfigsResponse = self
-                .client
-                .v1(self.at, method, &request, line, false)
+            ))
+            .query(
+                "pageSize",
+                (request.page_size > 0).then_some(request.page_size),
+            )
+            .query(
+                "pageToken",
+                (!request.page_token.is_empty()).then(|| request.page_token.clone()),
+            );
+            let list: ListTaskPushNotificationConfigsResponse = (self.client)
+                .v1(self.at, method, &*request, line, false)
                 .await?;
-            list.configs
-                .into_iter()
-                .map(|c| self.push_config_in(c, method))
-                .collect()
+            for (i, c) in list.configs.iter().enumerate() {
+                check::push_config(c, &format!("result.configs[{i}]"))
+                    .map_err(|e| unreadable(self.at, method.v1_name(), e))?;
+            }
+            Ok(list)
         })
     }
 
     fn delete_push_config<'a>(
         &'a self,
-        params: &'a DeleteTaskPushNotificationConfigParams,
+        request: &'a DeleteTaskPushNotificationConfigRequest,
     ) -> BoxFuture<'a, Result<(), ClientError>> {
         Box::pin(async move {
-            let request = v1t::DeleteTaskPushNotificationConfigRequest {
-                tenant: self.at.tenant.clone(),
-                task_id: params.id.to_string(),
-                id: params.push_notification_config_id.clone(),
-            };
+            let request = self.in_tenant(request);
             let path = format!("/pushNotificationConfigs/{}", rest::segment(&request.id));
-            let line = RequestLine::delete(RequestLine::task(params.id.as_str(), &path));
+            let line = RequestLine::delete(RequestLine::task(&request.task_id, &path));
             let method = Method::DeletePushConfig;
-            let _: crate::proto::json::Empty = self
-                .client
-                .v1(self.at, method, &request, line, false)
+            let _: crate::proto::json::Empty = (self.client)
+                .v1(self.at, method, &*request, line, false)
                 .await?;
             Ok(())
         })
@@ -482,7 +532,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::v0_3::{ContextId, Message, TaskState, TaskStatus};
+    use crate::types::{Message, TaskState, TaskStatus};
 
     /// An application's own transport: every send makes a completed task of its text.
     struct Canned;
@@ -494,46 +544,38 @@ mod tests {
 
         fn send_message<'a>(
             &'a self,
-            params: &'a MessageSendParams,
+            request: &'a SendMessageRequest,
         ) -> BoxFuture<'a, Result<SendMessageResult, ClientError>> {
-            let mut task = Task::new(
-                TaskId::new("t1"),
-                ContextId::new("c1"),
-                TaskStatus::new(TaskState::Completed),
-            );
-            task.history.push(params.message.clone());
+            let mut task = Task::new("t1", "c1", TaskStatus::new(TaskState::Completed));
+            task.history.extend(request.message.clone());
             Box::pin(async move { Ok(SendMessageResult::Task(task)) })
         }
 
         fn send_message_stream<'a>(
             &'a self,
-            _: &'a MessageSendParams,
+            _: &'a SendMessageRequest,
         ) -> BoxFuture<'a, Result<EventStream, ClientError>> {
             Box::pin(async { Ok(Box::pin(futures::stream::empty()) as EventStream) })
         }
 
         fn get_task<'a>(
             &'a self,
-            params: &'a TaskQueryParams,
+            request: &'a GetTaskRequest,
         ) -> BoxFuture<'a, Result<Task, ClientError>> {
-            let task = Task::new(
-                params.id.clone(),
-                ContextId::new("c1"),
-                TaskStatus::new(TaskState::Working),
-            );
+            let task = Task::new(&*request.id, "c1", TaskStatus::new(TaskState::Working));
             Box::pin(async move { Ok(task) })
         }
 
         fn cancel_task<'a>(
             &'a self,
-            _: &'a TaskIdParams,
+            _: &'a CancelTaskRequest,
         ) -> BoxFuture<'a, Result<Task, ClientError>> {
             not_offered(self.endpoint(), "CancelTask")
         }
 
-        fn resubscribe<'a>(
+        fn subscribe<'a>(
             &'a self,
-            _: &'a TaskIdParams,
+            _: &'a SubscribeToTaskRequest,
         ) -> BoxFuture<'a, Result<EventStream, ClientError>> {
             not_offered(self.endpoint(), "SubscribeToTask")
         }
@@ -544,21 +586,18 @@ mod tests {
         let client = A2aClient::with_transport(Arc::new(Canned));
         assert_eq!(client.endpoint(), "canned:");
         let sent = client
-            .send_message(&MessageSendParams::new(Message::user_text("hi")))
+            .send_message(&SendMessageRequest::new(Message::user_text("hi")))
             .await
             .unwrap();
         let SendMessageResult::Task(task) = sent else {
             panic!("a task")
         };
         assert_eq!(task.history[0].text(), "hi");
-        let got = client
-            .get_task(&TaskQueryParams::new(TaskId::new("t7")))
-            .await
-            .unwrap();
-        assert_eq!(got.id.as_str(), "t7");
+        let got = client.get_task(&GetTaskRequest::new("t7")).await.unwrap();
+        assert_eq!(got.id, "t7");
         // What it does not offer is said, not attempted elsewhere.
         let e = client
-            .list_tasks(&ListTasksQuery::default())
+            .list_tasks(&ListTasksRequest::default())
             .await
             .unwrap_err();
         assert_eq!(

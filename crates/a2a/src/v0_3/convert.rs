@@ -213,6 +213,51 @@ pub fn send_request(r: &m::SendMessageRequest) -> w::MessageSendParams {
     }
 }
 
+/// What a client sends as v0.3's `tasks/get` params.
+pub fn get_request(r: &pb::GetTaskRequest) -> w::TaskQueryParams {
+    w::TaskQueryParams {
+        id: w::TaskId::new(&r.id),
+        history_length: r.history_length.map(|n| n.max(0) as u32),
+        metadata: None,
+    }
+}
+
+/// What a client sends as v0.3's `tasks/cancel` params.
+pub fn cancel_request(r: &pb::CancelTaskRequest) -> w::TaskIdParams {
+    w::TaskIdParams {
+        id: w::TaskId::new(&r.id),
+        metadata: r.metadata.clone(),
+    }
+}
+
+/// What a client sends as v0.3's params naming just a task (`tasks/resubscribe`,
+/// `tasks/pushNotificationConfig/list`).
+pub fn task_id_params(id: &str) -> w::TaskIdParams {
+    w::TaskIdParams::new(w::TaskId::new(id))
+}
+
+/// What a client sends as v0.3's `tasks/pushNotificationConfig/get` params.
+pub fn get_push_request(
+    r: &pb::GetTaskPushNotificationConfigRequest,
+) -> w::GetTaskPushNotificationConfigParams {
+    w::GetTaskPushNotificationConfigParams {
+        id: w::TaskId::new(&r.task_id),
+        push_notification_config_id: some(&r.id),
+        metadata: None,
+    }
+}
+
+/// What a client sends as v0.3's `tasks/pushNotificationConfig/delete` params.
+pub fn delete_push_request(
+    r: &pb::DeleteTaskPushNotificationConfigRequest,
+) -> w::DeleteTaskPushNotificationConfigParams {
+    w::DeleteTaskPushNotificationConfigParams {
+        id: w::TaskId::new(&r.task_id),
+        push_notification_config_id: r.id.clone(),
+        metadata: None,
+    }
+}
+
 // ---- v0.3 -> the model --------------------------------------------------------------
 
 /// A v0.3 state in the model (`unknown` is `Unspecified`).

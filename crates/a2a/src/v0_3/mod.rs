@@ -7,8 +7,8 @@
 //! that errors name what was wrong rather than "did not match any variant".
 //!
 //! [`convert`] reads them into the model ([`crate::types`], v1.0's messages) and writes
-//! them from it: v0.3's JSON-RPC methods, its push bodies and the rows older stores
-//! wrote. The client's answers are still in these shapes (see [`crate::v1::convert`]).
+//! them from it: v0.3's JSON-RPC methods, both ways, its push bodies and the rows older
+//! stores wrote.
 
 mod card;
 pub mod convert;

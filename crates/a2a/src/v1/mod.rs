@@ -1,13 +1,11 @@
 //! A2A v1.0 on the wire: its messages are the model ([`crate::types`], as bytes on gRPC
-//! and as ProtoJSON on the other bindings); its card fields ([`card`]) and its errors
-//! ([`error`]). The client still answers in v0.3's shapes ([`crate::v0_3`]): it converts
-//! v1.0's messages to them here ([`convert`]) until it speaks the model.
+//! and as ProtoJSON on the other bindings); here are its card fields ([`card`]) and its
+//! errors ([`error`]).
 
 pub mod card;
-pub mod convert;
 pub mod error;
 
-pub use convert::ConvertError;
+pub use crate::error::ConvertError;
 
 /// `protocolBinding` names of the interfaces a card lists.
 pub const BINDING_JSONRPC: &str = "JSONRPC";

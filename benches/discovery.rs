@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use a2a::RpcError;
+use a2a::card::AgentCard;
 use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext};
-use a2a::v0_3::AgentCard;
 use a2a_orchestrator::registry::config::load_str;
 use a2a_orchestrator::registry::{Health, Registry, RegistryOptions};
 

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use a2a::RpcError;
 use a2a::Versions;
+use a2a::card::{AgentCapabilities, AgentCard, AgentSkill};
 use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig};
 use a2a::types::{Artifact, ArtifactId, Message, Part, TaskState};
-use a2a::v0_3::{AgentCapabilities, AgentCard, AgentSkill};
 
 /// How long `tck-delayed-complete` works before completing.
 pub const DELAY: Duration = Duration::from_secs(2);

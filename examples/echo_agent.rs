@@ -11,9 +11,9 @@
 use std::time::Duration;
 
 use a2a::RpcError;
+use a2a::card::{AgentCapabilities, AgentCard, AgentSkill};
 use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig, Versions};
 use a2a::types::{Artifact, ArtifactId, Part, TaskState};
-use a2a::v0_3::{AgentCapabilities, AgentCard, AgentSkill};
 
 /// Echoes text back, one word per artifact chunk, `word_delay` apart.
 pub struct EchoAgent {

@@ -4,9 +4,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use a2a::card::{AgentCard, AgentInterface, Transport};
 use a2a::client::{A2aClient, CardResolver, ClientAuth, ClientConfig, ClientError, http_client};
 use a2a::types::*;
-use a2a::v0_3::{AgentCard, AgentInterface, Transport};
 use axum::Router;
 use axum::http::HeaderMap;
 use axum::routing::{get, post};

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use a2a::card::AgentCapabilities;
 use a2a::client::{A2aClient, ClientConfig};
 use a2a::server::{A2aServer, ServerConfig};
 use a2a::types::{GetTaskRequest, TaskState};
-use a2a::v0_3::AgentCapabilities;
 use a2a_orchestrator::connect::A2aConnector;
 use a2a_orchestrator::registry::config::load_str;
 use a2a_orchestrator::registry::{Registry, RegistryOptions};

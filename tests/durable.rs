@@ -1746,7 +1746,7 @@ async fn a_long_stream_leaves_a_task_that_lists_and_resumes(dir: &Path, store: &
     let agent = crate::util::serve(
         Streamer { words: WORDS },
         |url| {
-            let mut card = a2a::v0_3::AgentCard::new("streamer", "streams words", url);
+            let mut card = a2a::card::AgentCard::new("streamer", "streams words", url);
             card.capabilities.streaming = Some(true);
             card
         },

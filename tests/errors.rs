@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use a2a::card::AgentCapabilities;
 use a2a::server::ServerConfig;
-use a2a::v0_3::AgentCapabilities;
 use serde_json::{Value, json};
 
 use crate::echo_agent::{EchoAgent, echo_card};

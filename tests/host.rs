@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a::Version;
+use a2a::card::AgentCard;
 use a2a::client::{A2aClient, ClientConfig};
 use a2a::types::*;
-use a2a::v0_3::AgentCard;
 use a2a_orchestrator::host::detail::{QuestionType, RunDetail};
 use a2a_orchestrator::host::serve::HostConfig;
 use futures::StreamExt;

@@ -380,7 +380,7 @@ async fn approvers_four_eyes_and_the_audit_trail() {
         "{:?}",
         public.skills
     );
-    let skills = |card: a2a::v0_3::AgentCard| -> Vec<String> {
+    let skills = |card: a2a::card::AgentCard| -> Vec<String> {
         card.skills.into_iter().map(|s| s.id).collect()
     };
     let alices = alice.get_authenticated_extended_card().await.unwrap();

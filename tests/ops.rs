@@ -783,8 +783,8 @@ impl a2a::server::AgentExecutor for Flood {
     }
 }
 
-fn flood_card(url: &str) -> a2a::v0_3::AgentCard {
-    use a2a::v0_3::{AgentCard, AgentSkill};
+fn flood_card(url: &str) -> a2a::card::AgentCard {
+    use a2a::card::{AgentCard, AgentSkill};
     let mut c = AgentCard::new("Flood", "sends too much", url);
     c.capabilities.streaming = Some(true);
     c.skills = vec![AgentSkill {

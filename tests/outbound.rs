@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use a2a::RpcError;
+use a2a::card::{ClientCredentialsOAuthFlow, OAuth2SecurityScheme, OAuthFlows, SecurityScheme};
 use a2a::server::{A2aServer, AgentExecutor, EventSink, InboundAuth, RequestContext, ServerConfig};
 use a2a::types::*;
-use a2a::v0_3::{ClientCredentialsOAuthFlow, OAuth2SecurityScheme, OAuthFlows, SecurityScheme};
 use a2a_orchestrator::auth::RoleRules;
 use a2a_orchestrator::auth::oidc::{OidcSettings, OidcVerifier};
 use serde_json::json;

@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2a::RpcError;
+use a2a::card::{AgentCard, AgentSkill, Transport};
 use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig};
 use a2a::types::*;
-use a2a::v0_3::{AgentCard, AgentSkill, Transport};
 use a2a_orchestrator::registry::config::load_str;
 use a2a_orchestrator::registry::{
     Health, Registry, RegistryOptions, Requirements, SelectError, Target,

@@ -6,12 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a::RpcError;
+use a2a::card::AgentCard;
 use a2a::client::{A2aClient, ClientConfig, ClientError};
 use a2a::server::{
     AgentExecutor, EventSink, NOTIFICATION_TOKEN_HEADER, RequestContext, ServerConfig,
 };
 use a2a::types::*;
-use a2a::v0_3::AgentCard;
 use axum::http::HeaderMap;
 use futures::StreamExt;
 use serde_json::Value;

@@ -396,10 +396,10 @@ async fn push_configs_need_the_capability_and_extensions_are_required_when_marke
         },
         |url| {
             let mut card = echo_card(url);
-            card.capabilities = a2a::v0_3::AgentCapabilities {
+            card.capabilities = a2a::card::AgentCapabilities {
                 streaming: Some(true),
                 push_notifications: None,
-                extensions: Some(vec![a2a::v0_3::AgentExtension {
+                extensions: Some(vec![a2a::card::AgentExtension {
                     uri: "https://example.com/ext/must".into(),
                     description: None,
                     required: Some(true),

@@ -2,6 +2,7 @@
 //! sample is itself valid against the official schema, so the samples are realistic.
 
 use a2a::RpcError;
+use a2a::card::{AgentCard, SecurityScheme};
 use a2a::v0_3::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;

@@ -21,12 +21,12 @@ use tokio_util::task::TaskTracker;
 
 use crate::llm::{Llm, Piece};
 use a2a::RpcError;
+use a2a::card::{AgentCapabilities, AgentCard, AgentSkill};
 use a2a::client::Binding;
 use a2a::server::{
     A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig, SinkError, Versions,
 };
 use a2a::types::{Artifact, ArtifactId, Message, Part, Role, TaskState};
-use a2a::v0_3::{AgentCapabilities, AgentCard, AgentSkill};
 
 /// What one request to a desk carries.
 #[derive(Debug, Clone, Default)]

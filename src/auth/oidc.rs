@@ -25,8 +25,8 @@ use serde_json::Value;
 use tokio::sync::Mutex;
 use tokio_util::task::AbortOnDropHandle;
 
+use a2a::card::{OpenIdConnectSecurityScheme, SecurityScheme};
 use a2a::server::{Principal, VerifyToken};
-use a2a::v0_3::{OpenIdConnectSecurityScheme, SecurityScheme};
 
 use super::RoleRules;
 use crate::untrusted::{read_bounded, trustworthy};

@@ -10,9 +10,9 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use a2a::RpcError;
+use a2a::card::AgentCard;
 use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig};
 use a2a::types::{Artifact, ArtifactId, Part};
-use a2a::v0_3::AgentCard;
 
 /// What an agent does with each task.
 #[derive(Clone)]

@@ -7,10 +7,10 @@
 //! message lists), so a replica that does not run the task decides the same way.
 
 use a2a::RpcError;
+use a2a::card::AgentCard;
 use a2a::server::{Access, Authorize, Caller, Principal};
 use a2a::store::StoredTask as Task;
 use a2a::types::{Message, TaskState};
-use a2a::v0_3::AgentCard;
 use orchestrator_core::access::{Pattern, describe};
 use orchestrator_core::workflow::Workflow;
 use serde_json::Value;
@@ -182,7 +182,7 @@ pub(super) fn tailor(
         card.capabilities
             .extensions
             .get_or_insert_with(Vec::new)
-            .push(a2a::v0_3::AgentExtension {
+            .push(a2a::card::AgentExtension {
                 uri: CALLER_EXTENSION.into(),
                 description: Some("Who asked for this card".into()),
                 required: Some(false),

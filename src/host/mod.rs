@@ -38,12 +38,12 @@ use serde_json::{Map, Value, json};
 
 use crate::llm::Llm;
 use a2a::RpcError;
+use a2a::card::{AgentCard, AgentSkill};
 use a2a::server::{
     AgentExecutor, Caller, CancelContext, EventSink, RequestContext, ResumeContext, SinkError,
 };
 use a2a::store::StoredTask;
 use a2a::types::{Message, Part, Role, StreamEvent, Task, TaskId, TaskState, Timestamp};
-use a2a::v0_3::{AgentCard, AgentSkill};
 use orchestrator_core::access::{Actor, Origin};
 use orchestrator_core::engine::{Answer, Engine, RunControl};
 use orchestrator_core::workflow::Workflow;

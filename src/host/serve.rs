@@ -13,8 +13,8 @@ use crate::connect::A2aConnector;
 use crate::registry::config::{self as agents_config, AgentsFile};
 use crate::registry::env::ProcessEnv;
 use crate::registry::{AgentStatus, Registry, RegistryOptions};
+use a2a::card::{AgentCapabilities, AgentCard, AgentExtension, AgentProvider};
 use a2a::server::{A2aServer, ServerConfig, TraceParent};
-use a2a::v0_3::{AgentCapabilities, AgentCard, AgentExtension, AgentProvider};
 use orchestrator_core::config::Diagnostic;
 use orchestrator_core::engine::{Engine, EngineOptions, TraceHooks};
 use orchestrator_core::workflow::{self, Options, Workflow};
@@ -603,7 +603,7 @@ fn cards(
         .get_or_insert_with(Vec::new)
         .push(sources);
     // A caller may hold a run within what its own has left (docs/budgets.md).
-    let bounds = a2a::v0_3::AgentExtension {
+    let bounds = a2a::card::AgentExtension {
         uri: crate::connect::bounds::EXTENSION.into(),
         description: Some(
             "Message metadata a2a_orchestrator.budget ({cost, tokens, calls}) and a2a_orchestrator.timeout_ms lower the run's budget and deadline; a task reports what it used as gen_ai.usage.input_tokens, gen_ai.usage.output_tokens and a2a_orchestrator.usage.cost".into(),

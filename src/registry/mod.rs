@@ -28,11 +28,11 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
+use a2a::card::{AgentCard, PROTOCOL_VERSION};
 use a2a::client::{
     A2aClient, CardFetch, CardResolver, Choice, ClientError, HttpClient, Preference, Redirects,
     choose_interfaces, http_client_with,
 };
-use a2a::v0_3::{AgentCard, PROTOCOL_VERSION};
 use backoff::{self, Backoff, Jitter};
 use breaker::{Breaker, BreakerState};
 use config::{AgentEntry, AgentsFile};

@@ -16,8 +16,8 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use a2a::card::{AgentCard, SecurityScheme};
 use a2a::server::PresentedToken;
-use a2a::v0_3::{AgentCard, SecurityScheme};
 use serde_json::Value;
 use tokio::sync::Mutex;
 

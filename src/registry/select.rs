@@ -12,7 +12,8 @@ use super::{Agent, Health, Registry};
 use a2a::client::A2aClient;
 
 use super::oauth::{Subject, TokenSource};
-use a2a::v0_3::{AgentCard, media_type_matches};
+use a2a::card::AgentCard;
+use a2a::v0_3::media_type_matches;
 
 /// Which agents may serve a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

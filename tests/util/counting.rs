@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2a::RpcError;
+use a2a::card::{AgentCard, AgentSkill};
 use a2a::server::{AgentExecutor, EventSink, RequestContext};
 use a2a::types::*;
-use a2a::v0_3::{AgentCard, AgentSkill};
 use serde_json::{Value, json};
 
 use crate::util::{Running, serve_with};

@@ -13,9 +13,9 @@ use std::process::Stdio;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use a2a::card::AgentCard;
 use a2a::server::{A2aServer, AgentExecutor, ServerConfig};
 use a2a::sse::SseDecoder;
-use a2a::v0_3::AgentCard;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use a2a::card::AgentCard;
 use a2a::client::{A2aClient, ClientConfig};
 use a2a::server::ServerConfig;
 use a2a::types::*;
-use a2a::v0_3::AgentCard;
 use a2a_orchestrator::host::serve::{HostConfig, build};
 use a2a_orchestrator::registry::config::load_str as load_agents;
 use orchestrator_core::workflow::{self, Options, Workflow};

@@ -8,10 +8,10 @@
 //! and exits; `-- --serve PORT` serves until Ctrl-C instead.
 
 use a2a_protocol::RpcError;
+use a2a_protocol::card::AgentCard;
 use a2a_protocol::client::{A2aClient, Binding, ClientConfig, Preference, choose_interfaces};
 use a2a_protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext};
 use a2a_protocol::types::{Message, SendMessageRequest, SendMessageResult};
-use a2a_protocol::v0_3::AgentCard;
 
 /// Answers with the text it was sent, in capitals.
 struct Shout;

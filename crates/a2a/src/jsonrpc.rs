@@ -6,7 +6,48 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::error::RpcError;
-use super::v0_3::JsonRpcVersion;
+
+/// A marker type for one constant string of the wire (`"jsonrpc": "2.0"`, v0.3's
+/// `"kind": "task"`): a zero-sized type that serializes as its one string and refuses
+/// any other on input, so that a value can only be read from JSON that says it.
+macro_rules! const_str {
+    ($(#[$meta:meta])* $name:ident = $lit:literal) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+        pub struct $name;
+
+        impl $name {
+            /// The one value this marker stands for.
+            pub const VALUE: &'static str = $lit;
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str($lit)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+                if s == $lit {
+                    Ok($name)
+                } else {
+                    Err(serde::de::Error::invalid_value(
+                        serde::de::Unexpected::Str(&s),
+                        &concat!("\"", $lit, "\""),
+                    ))
+                }
+            }
+        }
+    };
+}
+pub(crate) use const_str;
+
+const_str!(
+    /// `"jsonrpc": "2.0"`.
+    JsonRpcVersion = "2.0"
+);
 
 /// A request id: a string, a number, or null.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]

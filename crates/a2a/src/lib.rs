@@ -1,6 +1,7 @@
 //! The A2A protocol layer, v1.0 and v0.3: the model (`types`: v1.0's messages, generated
-//! from the normative proto in `proto`), v0.3's wire types and their conversion at the
-//! edge (`v0_3`), v1.0's card fields and errors (`v1`), JSON-RPC 2.0 and HTTP+JSON, SSE,
+//! from the normative proto in `proto`), the Agent Card both generations read (`card`),
+//! v0.3's wire types and their conversion at the edge (`v0_3`), v1.0's card fields and
+//! errors (`v1`), JSON-RPC 2.0 and HTTP+JSON, SSE,
 //! a server generic over an agent, and a client that speaks either generation on any
 //! binding.
 //!
@@ -18,6 +19,7 @@
 // its examples doctests) where both are built.
 #![cfg_attr(all(feature = "client", feature = "server"), doc = include_str!("../README.md"))]
 
+pub mod card;
 #[cfg(feature = "client")]
 pub mod client;
 pub mod error;

@@ -23,7 +23,7 @@ use ring::rand::SystemRandom;
 use ring::signature::{self, EcdsaKeyPair, Ed25519KeyPair, KeyPair};
 use serde_json::{Map, Value};
 
-use crate::v0_3::AgentCardSignature;
+use crate::card::AgentCardSignature;
 
 /// Which reading of a card a signature covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

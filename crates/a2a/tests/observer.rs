@@ -6,11 +6,11 @@
 
 use std::sync::{Arc, Mutex};
 
+use a2a_protocol::card::AgentCard;
 use a2a_protocol::client::{A2aClient, Binding, ClientConfig, Interface, http_client};
 use a2a_protocol::server::observe::{Observe, Observer, Request};
 use a2a_protocol::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig};
 use a2a_protocol::types::{GetTaskRequest, Message, SendMessageRequest};
-use a2a_protocol::v0_3::AgentCard;
 use a2a_protocol::{RpcError, Version};
 use futures::StreamExt;
 

@@ -9,8 +9,8 @@ use http::{Method, StatusCode};
 use super::http::{Statuses, check_status, read_bounded, request};
 use super::send::parse_uri;
 use super::{ClientError, HttpClient};
-use crate::v0_3::AgentCard;
-use crate::v0_3::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
+use crate::card::AgentCard;
+use crate::card::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
 
 /// The outcome of a conditional card fetch.
 #[derive(Debug, Clone)]

@@ -5,7 +5,7 @@
 
 use super::ClientError;
 use crate::Version;
-use crate::v0_3::{AgentCard, Transport};
+use crate::card::{AgentCard, Transport};
 use crate::v1::{BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC};
 
 /// How requests travel to an interface.

@@ -51,13 +51,13 @@ pub use transport::Transport;
 use transport::{V1, V03};
 
 use super::method::Method;
+use crate::card::AgentCard;
 use crate::types::{
     CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
     GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
     ListTaskPushNotificationConfigsResponse, SendMessageRequest, SendMessageResult, StreamEvent,
     SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
 };
-use crate::v0_3::AgentCard;
 
 pub use crate::https::USER_AGENT;
 

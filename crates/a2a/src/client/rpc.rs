@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::events::{Framing, decode_response};
 use super::http::{Statuses, check_status, decode_result, is_json, read_bounded};
 use super::{A2aClient, ClientError, EventStream, Interface};
+use crate::jsonrpc::JsonRpcVersion;
 use crate::jsonrpc::{OutgoingRequest, RequestId};
-use crate::v0_3::JsonRpcVersion;
 
 impl A2aClient {
     fn rpc_request<P: Serialize>(

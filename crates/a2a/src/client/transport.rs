@@ -11,6 +11,7 @@ use futures::future::BoxFuture;
 use super::rest::{self, RequestLine};
 use super::{A2aClient, ClientError, EventStream, Interface, check};
 use crate::Method;
+use crate::card::AgentCard;
 use crate::error::ConvertError;
 use crate::types::{
     CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
@@ -19,7 +20,7 @@ use crate::types::{
     SendMessageRequest, SendMessageResponse, SendMessageResult, SubscribeToTaskRequest, Task,
     TaskPushNotificationConfig,
 };
-use crate::v0_3::{self as w, AgentCard, convert};
+use crate::v0_3::{self as w, convert};
 
 /// How a client's calls reach an agent. Each operation takes one of the proto's
 /// requests and gives its answer ([`crate::types`]), whatever goes on the wire. The

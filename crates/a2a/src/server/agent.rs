@@ -14,13 +14,13 @@ use tokio_util::sync::CancellationToken;
 use super::auth::Caller;
 pub use super::sink_error::SinkError;
 use super::task_manager::ActorHandle;
+use crate::card::AgentCard;
 use crate::error::RpcError;
 use crate::store::StoredTask;
 use crate::types::{
     Artifact, ContextId, Message, Metadata, Part, Role, SendMessageConfiguration, StreamEvent,
     Task, TaskArtifactUpdateEvent, TaskId, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
 };
-use crate::v0_3::AgentCard;
 
 /// An A2A agent: what the server calls for each incoming message and cancel request.
 ///

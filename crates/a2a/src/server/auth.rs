@@ -25,12 +25,12 @@ use axum::response::{IntoResponse, Response};
 use futures::future::BoxFuture;
 
 use super::handler::{check_text, control_character};
-use crate::error::{ErrorCode, RpcError};
-use crate::jsonrpc::{RequestId, Response as RpcResponse};
-use crate::v0_3::{
+use crate::card::{
     ApiKeyLocation, ApiKeySecurityScheme, HttpAuthSecurityScheme, SecurityRequirement,
     SecurityScheme,
 };
+use crate::error::{ErrorCode, RpcError};
+use crate::jsonrpc::{RequestId, Response as RpcResponse};
 
 /// The longest tenant a request may name (its URL's first segment, v1.0's `tenant`).
 const MAX_TENANT_BYTES: usize = 256;

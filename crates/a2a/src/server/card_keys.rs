@@ -11,8 +11,8 @@
 use serde_json::Value;
 
 use crate::Versions;
+use crate::card::AgentCardSignature;
 use crate::signing::{CardSigningKey, Projection};
-use crate::v0_3::AgentCardSignature;
 
 /// Where the key set is published.
 pub const JWKS_PATH: &str = "/.well-known/jwks.json";

@@ -5,6 +5,7 @@
 //! `grpc.rs`; v0.3's through `v0_3.rs`) hand it their requests and write what it answers
 //! in their version's shape.
 
+use crate::card::AgentCard;
 use crate::server::{
     Access, ActorHandle, Authorize, Caller, CancelContext, ClusterRequest, Ending, EventSink,
     Forwarded, Inner, Origin, OwnTasks, Placement, RequestContext, SinkError, StoreError,
@@ -16,7 +17,6 @@ use crate::types::{
     SendMessageResult, StreamEvent, Task, TaskId, TaskPushNotificationConfig, TaskState,
     media_type_matches,
 };
-use crate::v0_3::AgentCard;
 use crate::{ErrorCode, Method, RpcError, Version};
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;

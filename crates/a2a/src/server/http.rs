@@ -4,8 +4,8 @@
 
 use crate::RpcError;
 use crate::Version;
+use crate::card::AgentCard;
 use crate::server::{CardKeys, Inner, RequestId, RpcResponse, ServerConfig, Versions};
-use crate::v0_3::AgentCard;
 use crate::v1::{BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC};
 use axum::body::{Body, Bytes};
 use axum::extract::State;

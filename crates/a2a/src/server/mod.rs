@@ -68,10 +68,10 @@ use stream::{ends_on, ends_stream, live_events};
 use task_manager::{ActorHandle, Ending, Origin, Subscription, TaskManager, Until, Update};
 pub use tls::{CertFiles, RECHECK_EVERY, TlsError};
 
+use super::card::AgentCard;
 use super::jsonrpc::{IncomingRequest, RequestId, Response as RpcResponse};
-use super::v0_3::AgentCard;
 
-pub use crate::v0_3::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
+pub use crate::card::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
 
 /// Tunables of the HTTP layer.
 #[derive(Debug, Clone)]

@@ -15,13 +15,13 @@ use futures::{Stream, StreamExt};
 use super::auth::Caller;
 use super::handler::StreamRequest;
 use super::{Inner, live_events};
+use crate::card::AgentCard;
 use crate::error::RpcError;
 use crate::store::{TaskPage, TaskQuery};
 use crate::types::{
     CancelTaskRequest, GetTaskRequest, SendMessageRequest, SendMessageResult, StreamEvent, Task,
     TaskId, TaskPushNotificationConfig,
 };
-use crate::v0_3::AgentCard;
 use crate::{Method, Version};
 
 /// A stream of a task's events, as a subscriber reads them: the task first (when it

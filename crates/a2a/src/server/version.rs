@@ -5,8 +5,8 @@
 
 use axum::http::HeaderMap;
 
+use crate::card::AgentCard;
 use crate::error::RpcError;
-use crate::v0_3::AgentCard;
 pub use crate::version::{SUPPORTED, Version};
 
 const VERSION_PARAM: &str = "A2A-Version";

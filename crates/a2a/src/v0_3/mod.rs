@@ -10,7 +10,6 @@
 //! them from it: v0.3's JSON-RPC methods, both ways, its push bodies and the rows older
 //! stores wrote.
 
-mod card;
 pub mod convert;
 mod events;
 mod kind;
@@ -22,7 +21,6 @@ mod task;
 pub use crate::types::{
     ArtifactId, ContextId, MAX_PARTS, MessageId, Metadata, TaskId, media_type_matches,
 };
-pub use card::*;
 pub use events::*;
 pub use kind::*;
 pub use message::*;

@@ -1,5 +1,10 @@
 //! The Agent Card (spec §5): an agent's self-description — identity, endpoint and
 //! transports, capabilities, skills and security requirements.
+//!
+//! One card both generations read: v0.3's fields (its `url` and transports, its
+//! security schemes' shapes), with v1.0's interface list beside them
+//! (`supported_interfaces`); [`crate::v1::card`] writes it as a v1.0 reader takes it.
+//! (The one type of the crate whose shape is still v0.3's rather than the proto's.)
 
 use std::collections::BTreeMap;
 

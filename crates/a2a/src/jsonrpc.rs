@@ -42,6 +42,7 @@ macro_rules! const_str {
         }
     };
 }
+#[cfg(feature = "v0_3")]
 pub(crate) use const_str;
 
 const_str!(
@@ -301,9 +302,15 @@ pub fn parse_params_str<P: DeserializeOwned>(text: &str) -> Result<P, RpcError> 
 ///
 /// ```
 /// use a2a_protocol::jsonrpc::parse_params;
-/// use a2a_protocol::v0_3::TaskQueryParams;
 ///
-/// let err = parse_params::<TaskQueryParams>(&serde_json::json!({ "historyLength": 2 })).unwrap_err();
+/// #[derive(Debug, serde::Deserialize)]
+/// #[serde(rename_all = "camelCase")]
+/// struct TaskQuery {
+///     id: String,
+///     history_length: Option<u32>,
+/// }
+///
+/// let err = parse_params::<TaskQuery>(&serde_json::json!({ "historyLength": 2 })).unwrap_err();
 /// assert_eq!(err.code.0, -32602);
 /// assert_eq!(err.data.unwrap()["field"], "id");
 /// ```

@@ -9,9 +9,10 @@
 //! it): the crate is usable on its own to write any A2A agent or client. Features, all
 //! on by default and each building alone: `client` (card discovery and every operation,
 //! over JSON-RPC and HTTP+JSON), `server` (every operation on one port, push delivery),
-//! `grpc` (the gRPC binding for either, on tonic) and
-//! `signing` (Agent Card signatures; the server needs it); without them, the types and
-//! JSON-RPC.
+//! `grpc` (the gRPC binding for either, on tonic),
+//! `signing` (Agent Card signatures; the server needs it) and `v0_3` (A2A 0.3 beside 1.0:
+//! its wire types, served and called, and what older stores wrote in it); without them,
+//! the types and JSON-RPC.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -40,6 +41,7 @@ pub mod sse;
 #[cfg(feature = "store")]
 pub mod store;
 pub mod types;
+#[cfg(feature = "v0_3")]
 pub mod v0_3;
 pub mod v1;
 pub mod version;

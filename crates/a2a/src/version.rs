@@ -80,6 +80,15 @@ impl Versions {
         }
     }
 
+    /// What a server of this build serves when asked for these: without the `v0_3`
+    /// feature, A2A 1.0 alone whatever was asked (it has no 0.3 to serve).
+    pub fn built(self) -> Versions {
+        match cfg!(feature = "v0_3") {
+            true => self,
+            false => Self::V1_0,
+        }
+    }
+
     /// Whether `v` is served.
     pub fn serves(self, v: Version) -> bool {
         match self {

@@ -23,6 +23,7 @@ use crate::jsonrpc::RequestId;
 use crate::jsonrpc::read_response;
 use crate::sse::{SseDecoder, SseEvent};
 use crate::types::{StreamEvent, StreamResponse};
+#[cfg(feature = "v0_3")]
 use crate::v0_3::{self as w, convert};
 
 /// How each event of a stream is framed.
@@ -193,9 +194,12 @@ fn decode_typed(framing: &Framing, data: &str) -> Option<StreamEvent> {
         (envelope.jsonrpc == "2.0" && envelope.id == *id).then_some(envelope.result)
     }
     match framing {
+        #[cfg(feature = "v0_3")]
         Framing::JsonRpc(id, Version::V0_3) => {
             convert::stream_event_in(enveloped::<w::StreamEvent>(id, data)?).ok()
         }
+        #[cfg(not(feature = "v0_3"))]
+        Framing::JsonRpc(_, Version::V0_3) => None,
         Framing::JsonRpc(id, Version::V1_0) => {
             check::event(enveloped::<StreamResponse>(id, data)?).ok()
         }
@@ -223,10 +227,13 @@ fn decode_value(url: &str, framing: &Framing, data: &str) -> Result<StreamEvent,
     };
     let invalid = |e| ClientError::protocol(url, format!("invalid stream event at {e}"));
     match protocol {
+        #[cfg(feature = "v0_3")]
         Version::V0_3 => {
             let event: w::StreamEvent = decode_result(url, "stream event", result)?;
             convert::stream_event_in(event).map_err(invalid)
         }
+        #[cfg(not(feature = "v0_3"))]
+        Version::V0_3 => Err(super::no_v0_3(url)),
         Version::V1_0 => {
             let event: StreamResponse = decode_result(url, "stream event", result)?;
             check::event(event).map_err(invalid)

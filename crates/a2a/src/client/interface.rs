@@ -101,7 +101,8 @@ fn spoken(version: &str) -> Option<Version> {
     let mut parts = version.trim().split('.');
     match (parts.next(), parts.next()) {
         (Some("1"), Some("0") | None) => Some(Version::V1_0),
-        (Some("0"), Some("3")) => Some(Version::V0_3),
+        // Spoken only by a client built with A2A 0.3.
+        (Some("0"), Some("3")) if cfg!(feature = "v0_3") => Some(Version::V0_3),
         _ => None,
     }
 }
@@ -141,7 +142,7 @@ fn offered(card: &AgentCard) -> Vec<Result<Interface, String>> {
     }
     // The v0.3 fields count as v0.3 interfaces only on a card that declares v0.3 (a
     // v1.0 card read by this client carries them too, filled from its list).
-    if card.protocol_version.starts_with("0.") {
+    if cfg!(feature = "v0_3") && card.protocol_version.starts_with("0.") {
         for i in card.interfaces() {
             let entry = match i.transport {
                 Transport::JsonRpc => Ok(Interface::jsonrpc(i.url.clone(), Version::V0_3)),
@@ -266,6 +267,7 @@ mod tests {
         card
     }
 
+    #[cfg(feature = "v0_3")]
     #[test]
     fn v1_first_then_the_cards_order_then_v03() {
         // Our own server's card: both generations, v0.3 fields too.
@@ -307,6 +309,18 @@ mod tests {
         assert_eq!(got.interfaces[0].protocol, Version::V0_3);
     }
 
+    /// Without the `v0_3` feature a 0.3 interface is one this client does not speak.
+    #[cfg(not(feature = "v0_3"))]
+    #[test]
+    fn v03_interfaces_are_not_spoken_without_the_feature() {
+        let mut c = card("0.3.0", &[("http://a/rpc", "JSONRPC", "0.3")]);
+        let e = choose(&c, Preference::default()).unwrap_err();
+        assert!(matches!(e, ClientError::UnsupportedTransport { .. }), "{e}");
+        c.supported_interfaces = None;
+        assert!(choose(&c, Preference::default()).is_err());
+    }
+
+    #[cfg(feature = "v0_3")]
     #[test]
     fn a_v03_card_is_v03_and_v03_rest_is_not_spoken() {
         let mut c = card("0.3.0", &[]);

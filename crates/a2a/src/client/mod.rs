@@ -48,7 +48,9 @@ pub use interface::{Binding, Choice, Interface, Preference, choose as choose_int
 use rest::RequestLine;
 pub use send::{HttpClient, POOL_IDLE_TIMEOUT};
 pub use transport::Transport;
-use transport::{V1, V03};
+use transport::V1;
+#[cfg(feature = "v0_3")]
+use transport::V03;
 
 use super::method::Method;
 use crate::card::AgentCard;
@@ -373,7 +375,8 @@ macro_rules! on_interface {
 }
 
 impl A2aClient {
-    /// A client of the A2A 0.3 JSON-RPC endpoint at `endpoint`.
+    /// A client of the JSON-RPC endpoint at `endpoint`, speaking A2A 0.3 (1.0 in a
+    /// client built without the `v0_3` feature); [`A2aClient::speaking`] picks another.
     pub fn new(endpoint: impl Into<String>, config: ClientConfig) -> Result<Self, ClientError> {
         Self::with_http(http_client(), endpoint, config)
     }
@@ -384,7 +387,11 @@ impl A2aClient {
         endpoint: impl Into<String>,
         config: ClientConfig,
     ) -> Result<Self, ClientError> {
-        let at = Interface::jsonrpc(endpoint, Version::V0_3);
+        let generation = match cfg!(feature = "v0_3") {
+            true => Version::V0_3,
+            false => Version::V1_0,
+        };
+        let at = Interface::jsonrpc(endpoint, generation);
         Self::with_interfaces(http, vec![at], config)
     }
 
@@ -569,7 +576,10 @@ impl A2aClient {
     /// The transport of interface `at`: A2A 0.3's JSON-RPC, or A2A 1.0 on its binding.
     fn wire<'a>(&'a self, at: &'a Interface) -> Box<dyn Transport + 'a> {
         match at.protocol {
+            #[cfg(feature = "v0_3")]
             Version::V0_3 => Box::new(V03 { client: self, at }),
+            #[cfg(not(feature = "v0_3"))]
+            Version::V0_3 => Box::new(NoV03(at)),
             Version::V1_0 => Box::new(V1 { client: self, at }),
         }
     }
@@ -760,6 +770,69 @@ impl A2aClient {
         _: &Req,
     ) -> Result<EventStream, ClientError> {
         Err(no_grpc(at))
+    }
+}
+
+/// A client built without the `v0_3` feature speaks no A2A 0.3: [`choose_interfaces`]
+/// never picks a 0.3 interface, and one named by hand answers every call with this.
+#[cfg(not(feature = "v0_3"))]
+fn no_v0_3(url: &str) -> ClientError {
+    ClientError::Config(format!(
+        "{url} is an A2A 0.3 interface, and this client was built without the `v0_3` feature"
+    ))
+}
+
+/// The transport of a 0.3 interface in a client built without 0.3: every call refused.
+#[cfg(not(feature = "v0_3"))]
+struct NoV03<'a>(&'a Interface);
+
+#[cfg(not(feature = "v0_3"))]
+impl NoV03<'_> {
+    fn refused<'a, T: Send + 'a>(&self) -> futures::future::BoxFuture<'a, Result<T, ClientError>> {
+        let e = no_v0_3(&self.0.url);
+        Box::pin(async move { Err(e) })
+    }
+}
+
+#[cfg(not(feature = "v0_3"))]
+impl Transport for NoV03<'_> {
+    fn endpoint(&self) -> &str {
+        &self.0.url
+    }
+
+    fn send_message<'a>(
+        &'a self,
+        _: &'a SendMessageRequest,
+    ) -> futures::future::BoxFuture<'a, Result<SendMessageResult, ClientError>> {
+        self.refused()
+    }
+
+    fn send_message_stream<'a>(
+        &'a self,
+        _: &'a SendMessageRequest,
+    ) -> futures::future::BoxFuture<'a, Result<EventStream, ClientError>> {
+        self.refused()
+    }
+
+    fn get_task<'a>(
+        &'a self,
+        _: &'a GetTaskRequest,
+    ) -> futures::future::BoxFuture<'a, Result<Task, ClientError>> {
+        self.refused()
+    }
+
+    fn cancel_task<'a>(
+        &'a self,
+        _: &'a CancelTaskRequest,
+    ) -> futures::future::BoxFuture<'a, Result<Task, ClientError>> {
+        self.refused()
+    }
+
+    fn subscribe<'a>(
+        &'a self,
+        _: &'a SubscribeToTaskRequest,
+    ) -> futures::future::BoxFuture<'a, Result<EventStream, ClientError>> {
+        self.refused()
     }
 }
 

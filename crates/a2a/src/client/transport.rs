@@ -20,6 +20,7 @@ use crate::types::{
     SendMessageRequest, SendMessageResponse, SendMessageResult, SubscribeToTaskRequest, Task,
     TaskPushNotificationConfig,
 };
+#[cfg(feature = "v0_3")]
 use crate::v0_3::{self as w, convert};
 
 /// How a client's calls reach an agent. Each operation takes one of the proto's
@@ -128,11 +129,13 @@ fn unreadable(at: &Interface, method: &str, e: ConvertError) -> ClientError {
 
 /// A2A 0.3: every operation a JSON-RPC method, its params and result v0.3's shapes,
 /// written from the model's requests and read into its answers ([`convert`]).
+#[cfg(feature = "v0_3")]
 pub(super) struct V03<'a> {
     pub(super) client: &'a A2aClient,
     pub(super) at: &'a Interface,
 }
 
+#[cfg(feature = "v0_3")]
 impl V03<'_> {
     /// Calls `method` with `params` and reads its result into the model with `read`.
     async fn call<P: serde::Serialize, R: serde::de::DeserializeOwned, T>(
@@ -147,6 +150,7 @@ impl V03<'_> {
     }
 }
 
+#[cfg(feature = "v0_3")]
 impl Transport for V03<'_> {
     fn endpoint(&self) -> &str {
         &self.at.url
@@ -266,6 +270,7 @@ impl Transport for V03<'_> {
 }
 
 /// A v0.3 agent's push config in the model, checked as a v1.0 one is.
+#[cfg(feature = "v0_3")]
 fn push_config_in(
     c: w::TaskPushNotificationConfig,
 ) -> Result<TaskPushNotificationConfig, ConvertError> {

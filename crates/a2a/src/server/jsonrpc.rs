@@ -4,16 +4,17 @@
 //! into the internal model, calls the handler, and answers in its version's shape — one
 //! JSON response, or an SSE stream of them.
 
+#[cfg(feature = "v0_3")]
+use super::handler::StreamRequest;
 use super::http::{
     BodyError, accepts_event_stream, json_with, last_event_id, read_body, sse_event, sse_response,
 };
 use super::observe::Answered;
 use super::version::{self, Version};
 use crate::proto::pb as w;
-use crate::server::{
-    Caller, IncomingRequest, Inner, RequestId, RpcResponse, StreamRequest, live_events,
-};
+use crate::server::{Caller, IncomingRequest, Inner, RequestId, RpcResponse, live_events};
 use crate::types::StreamEvent;
+#[cfg(feature = "v0_3")]
 use crate::v0_3::{
     DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams, MessageSendParams,
     TaskIdParams, TaskPushNotificationConfig, TaskQueryParams,
@@ -203,7 +204,10 @@ pub(super) async fn rpc(
             return stream(inner, method, generation, &request, id, &headers, &caller).await;
         }
         let result = match generation {
+            #[cfg(feature = "v0_3")]
             Version::V0_3 => unary_v03(&inner, method, &request, &caller).await,
+            #[cfg(not(feature = "v0_3"))]
+            Version::V0_3 => Err(no_v0_3()),
             Version::V1_0 => unary_v1::<Box<RawValue>>(&inner, method, &request, &caller).await,
         };
         match result {
@@ -241,22 +245,31 @@ fn check_params(
 ) -> Result<(), RpcError> {
     match (generation, method) {
         (_, Method::GetAuthenticatedExtendedCard) => Ok(()),
+        #[cfg(not(feature = "v0_3"))]
+        (Version::V0_3, _) => Err(no_v0_3()),
+        #[cfg(feature = "v0_3")]
         (Version::V0_3, Method::SendMessage | Method::SendStreamingMessage) => {
             req.params::<MessageSendParams>().map(drop)
         }
+        #[cfg(feature = "v0_3")]
         (Version::V0_3, Method::GetTask) => req.params::<TaskQueryParams>().map(drop),
+        #[cfg(feature = "v0_3")]
         (Version::V0_3, Method::CancelTask | Method::Resubscribe | Method::ListPushConfig) => {
             req.params::<TaskIdParams>().map(drop)
         }
+        #[cfg(feature = "v0_3")]
         (Version::V0_3, Method::SetPushConfig) => {
             req.params::<TaskPushNotificationConfig>().map(drop)
         }
+        #[cfg(feature = "v0_3")]
         (Version::V0_3, Method::GetPushConfig) => req
             .params::<GetTaskPushNotificationConfigParams>()
             .map(drop),
+        #[cfg(feature = "v0_3")]
         (Version::V0_3, Method::DeletePushConfig) => req
             .params::<DeleteTaskPushNotificationConfigParams>()
             .map(drop),
+        #[cfg(feature = "v0_3")]
         (Version::V0_3, Method::ListTasks) => Ok(()),
         (Version::V1_0, Method::SendMessage | Method::SendStreamingMessage) => {
             req.params::<w::SendMessageRequest>().map(drop)
@@ -303,7 +316,15 @@ impl Answer for Box<RawValue> {
     }
 }
 
+/// What a 0.3 request meets in a server built without the `v0_3` feature (its
+/// version check refuses it first).
+#[cfg(not(feature = "v0_3"))]
+fn no_v0_3() -> RpcError {
+    crate::Versions::V1_0.check(Version::V0_3).unwrap_err()
+}
+
 /// v0.3's methods answered with one JSON response.
+#[cfg(feature = "v0_3")]
 async fn unary_v03(
     inner: &Arc<Inner>,
     method: Method,
@@ -406,10 +427,13 @@ fn sse_frame(
     generation: Version,
 ) -> Event {
     let json = match (body, generation) {
+        #[cfg(feature = "v0_3")]
         (Ok(event), Version::V0_3) => serde_json::to_string(&RpcResponse::success(
             id.clone(),
             crate::v0_3::convert::stream_event(event),
         )),
+        #[cfg(not(feature = "v0_3"))]
+        (Ok(_), Version::V0_3) => serde_json::to_string(&RpcResponse::error(id.clone(), no_v0_3())),
         // An event serializes as the StreamResponse that holds it.
         (Ok(event), Version::V1_0) => {
             serde_json::to_string(&RpcResponse::success(id.clone(), event))
@@ -447,12 +471,16 @@ async fn stream(
     }
     let setup = async {
         let request = match (method, generation) {
+            #[cfg(not(feature = "v0_3"))]
+            (_, Version::V0_3) => return Err(no_v0_3()),
+            #[cfg(feature = "v0_3")]
             (Method::SendStreamingMessage, Version::V0_3) => {
                 super::v0_3::stream_message(req.params()?)?
             }
             (Method::SendStreamingMessage, Version::V1_0) => {
                 super::v1::stream_message(req.params()?)
             }
+            #[cfg(feature = "v0_3")]
             (_, Version::V0_3) => {
                 let p: TaskIdParams = req.params()?;
                 StreamRequest::Subscribe {

@@ -27,6 +27,7 @@ mod stream;
 mod streams;
 mod task_manager;
 mod tls;
+#[cfg(feature = "v0_3")]
 mod v0_3;
 mod v1;
 mod version;
@@ -57,7 +58,7 @@ pub use auth::{
 use axum::http::HeaderMap;
 pub use card_keys::{CardKeys, JWKS_PATH};
 use cluster::Placement;
-use handler::{StreamRequest, store_error};
+use handler::store_error;
 use http::{card, jwks};
 use jsonrpc::rpc;
 pub use listen::{BACKLOG, bind};
@@ -136,7 +137,8 @@ pub struct ServerConfig {
     /// holds its stream until the task ends, so a client multiplexing many running
     /// tasks over one connection needs room (hyper's own default is 200).
     pub http2_max_streams: u32,
-    /// The A2A generations served (both by default).
+    /// The A2A generations served (both by default; 1.0 alone, whatever this says, in
+    /// a server built without the `v0_3` feature).
     pub generations: Versions,
     /// Serve over TLS with this certificate and key (reloaded when the files change);
     /// plain HTTP when `None`.
@@ -337,7 +339,8 @@ impl A2aServerBuilder {
     }
 
     /// The server.
-    pub fn build(self) -> A2aServer {
+    pub fn build(mut self) -> A2aServer {
+        self.config.generations = self.config.generations.built();
         let store = self
             .store
             .unwrap_or_else(|| Arc::new(InMemoryTaskStore::new()));
@@ -567,7 +570,7 @@ impl A2aServer {
 
 #[cfg(test)]
 mod tests {
-    use crate::v0_3::media_type_matches;
+    use crate::types::media_type_matches;
 
     #[test]
     fn media_types_match_with_wildcards_and_parameters() {
@@ -583,5 +586,51 @@ mod tests {
         assert!(media_type_matches("Text/PLAIN", " text/plain ;q=1"), "case");
         assert!(media_type_matches("image/png", "*"), "a bare wildcard");
         assert!(!media_type_matches("text/plain", "text/html"));
+    }
+
+    /// A server built without the `v0_3` feature serves A2A 1.0 alone, whatever its
+    /// config asks: a 0.3 request is refused as a version it does not serve, and its
+    /// card is 1.0's.
+    #[cfg(not(feature = "v0_3"))]
+    #[tokio::test]
+    async fn a_server_without_v0_3_serves_1_0_alone() {
+        use tower::ServiceExt;
+
+        struct Idle;
+        impl super::AgentExecutor for Idle {
+            async fn execute(
+                &self,
+                _: super::RequestContext,
+                _: super::EventSink,
+            ) -> Result<(), crate::RpcError> {
+                Ok(())
+            }
+        }
+        let card = crate::card::AgentCard::new("Idle", "Does nothing", "http://127.0.0.1:1/");
+        let server = super::A2aServer::new(Idle, card);
+        let read = |method: &'static str, path: &'static str, body: &'static str| {
+            let request = axum::http::Request::builder()
+                .method(method)
+                .uri(path)
+                .header("content-type", "application/json")
+                .body(axum::body::Body::from(body))
+                .unwrap();
+            let router = server.router();
+            async move {
+                let answer = router.oneshot(request).await.unwrap();
+                let body = http_body_util::BodyExt::collect(answer.into_body()).await;
+                serde_json::from_slice::<serde_json::Value>(&body.unwrap().to_bytes()).unwrap()
+            }
+        };
+        let old = r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t"}}"#;
+        let answer = read("POST", "/", old).await;
+        assert_eq!(answer["error"]["code"], -32009, "{answer}");
+        let card = read("GET", super::AGENT_CARD_PATH, "").await;
+        assert!(card.get("protocolVersion").is_none(), "{card}");
+        let interfaces = card["supportedInterfaces"].as_array().unwrap();
+        assert!(
+            interfaces.iter().all(|i| i["protocolVersion"] == "1.0"),
+            "{card}"
+        );
     }
 }

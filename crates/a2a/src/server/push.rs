@@ -262,9 +262,17 @@ impl PushNotifier {
                 serde_json::to_vec(&StreamResponse::from(StreamEvent::Task(task.clone()))),
                 "application/a2a+json",
             ),
+            #[cfg(feature = "v0_3")]
             PushBody::Task => (
                 serde_json::to_vec(&crate::v0_3::convert::task(task)),
                 "application/json",
+            ),
+            // A config a 0.3 caller set on a server of a build with 0.3 (a store
+            // shared with one): this build writes no 0.3, so it gets 1.0's body.
+            #[cfg(not(feature = "v0_3"))]
+            PushBody::Task => (
+                serde_json::to_vec(&StreamResponse::from(StreamEvent::Task(task.clone()))),
+                "application/a2a+json",
             ),
         };
         // Plain data always serializes.

@@ -66,8 +66,8 @@ pub struct Forwarded<T> {
     pub version: Option<String>,
 }
 
-/// The forms a queued request is read in: this one's, then (a message) the one older
-/// servers queued, v0.3's params.
+/// The forms a queued request is read in: this one's, then (a message, in a build with
+/// `v0_3`) the one older servers queued, v0.3's params.
 #[derive(Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 enum Queued {
@@ -85,6 +85,9 @@ impl<'de> Deserialize<'de> for ClusterRequest {
             Queued::Message(value) => {
                 match serde_json::from_value::<Forwarded<SendMessageRequest>>((*value).clone()) {
                     Ok(f) => ClusterRequest::Message(Box::new(f)),
+                    #[cfg(not(feature = "v0_3"))]
+                    Err(current) => return Err(D::Error::custom(current)),
+                    #[cfg(feature = "v0_3")]
                     Err(current) => {
                         let old: Forwarded<crate::v0_3::MessageSendParams> =
                             serde_json::from_value(*value)

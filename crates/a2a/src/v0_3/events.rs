@@ -65,39 +65,6 @@ pub enum StreamEvent {
     ArtifactUpdate(TaskArtifactUpdateEvent),
 }
 
-impl StreamEvent {
-    /// The wire `kind` of this event.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            StreamEvent::Task(_) => "task",
-            StreamEvent::Message(_) => "message",
-            StreamEvent::StatusUpdate(_) => "status-update",
-            StreamEvent::ArtifactUpdate(_) => "artifact-update",
-        }
-    }
-}
-
-impl From<Task> for StreamEvent {
-    fn from(t: Task) -> Self {
-        StreamEvent::Task(t)
-    }
-}
-impl From<Message> for StreamEvent {
-    fn from(m: Message) -> Self {
-        StreamEvent::Message(m)
-    }
-}
-impl From<TaskStatusUpdateEvent> for StreamEvent {
-    fn from(e: TaskStatusUpdateEvent) -> Self {
-        StreamEvent::StatusUpdate(e)
-    }
-}
-impl From<TaskArtifactUpdateEvent> for StreamEvent {
-    fn from(e: TaskArtifactUpdateEvent) -> Self {
-        StreamEvent::ArtifactUpdate(e)
-    }
-}
-
 /// Reads the `kind` member of a JSON object, for dispatching a union.
 fn kind_of<E: serde::de::Error>(value: &serde_json::Value) -> Result<&str, E> {
     match value.get("kind") {

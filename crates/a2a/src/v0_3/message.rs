@@ -65,55 +65,6 @@ impl Message {
             metadata: None,
         }
     }
-
-    /// A user message with one text part.
-    ///
-    /// ```
-    /// use a2a_protocol::v0_3::{Message, Role};
-    ///
-    /// let m = Message::user_text("hello");
-    /// assert_eq!(m.role, Role::User);
-    /// let json = serde_json::to_value(&m).unwrap();
-    /// assert_eq!(json["kind"], "message");
-    /// assert_eq!(json["parts"][0], serde_json::json!({ "kind": "text", "text": "hello" }));
-    /// assert!(json.get("taskId").is_none(), "absent optionals are omitted");
-    /// ```
-    pub fn user_text(text: impl Into<String>) -> Self {
-        Self::new(Role::User, vec![Part::text(text)])
-    }
-
-    /// An agent message with one text part.
-    pub fn agent_text(text: impl Into<String>) -> Self {
-        Self::new(Role::Agent, vec![Part::text(text)])
-    }
-
-    /// Sets the task this message belongs to.
-    pub fn with_task(mut self, task_id: TaskId) -> Self {
-        self.task_id = Some(task_id);
-        self
-    }
-
-    /// Sets the conversation context.
-    pub fn with_context(mut self, context_id: ContextId) -> Self {
-        self.context_id = Some(context_id);
-        self
-    }
-
-    /// The text of all text parts, joined with no separator.
-    pub fn text(&self) -> String {
-        parts_text(&self.parts)
-    }
-}
-
-/// Concatenates the text of every text part in `parts`.
-pub fn parts_text(parts: &[Part]) -> String {
-    parts
-        .iter()
-        .filter_map(|p| match p {
-            Part::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// A content block, discriminated by `kind`.

@@ -27,20 +27,6 @@ impl MessageSendParams {
             metadata: None,
         }
     }
-
-    /// Whether the caller asked to wait for a terminal or interrupted state (the
-    /// default, as in the reference SDK).
-    pub fn blocking(&self) -> bool {
-        self.configuration
-            .as_ref()
-            .and_then(|c| c.blocking)
-            .unwrap_or(true)
-    }
-
-    /// The requested `historyLength`, if any.
-    pub fn history_length(&self) -> Option<u32> {
-        self.configuration.as_ref().and_then(|c| c.history_length)
-    }
 }
 
 /// Per-request options of `message/send` / `message/stream`.

@@ -29,19 +29,6 @@ pub enum TaskState {
 }
 
 impl TaskState {
-    /// Completed, canceled, failed or rejected: the task will never change again.
-    pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            TaskState::Completed | TaskState::Canceled | TaskState::Failed | TaskState::Rejected
-        )
-    }
-
-    /// Input-required or auth-required: the task waits for the client.
-    pub fn is_interrupted(self) -> bool {
-        matches!(self, TaskState::InputRequired | TaskState::AuthRequired)
-    }
-
     /// The state's name on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -88,12 +75,6 @@ impl TaskStatus {
             timestamp: Some(now_rfc3339()),
         }
     }
-
-    /// Attaches an agent message.
-    pub fn with_message(mut self, message: Message) -> Self {
-        self.message = Some(Box::new(message));
-        self
-    }
 }
 
 /// The current UTC time as an RFC 3339 / ISO 8601 string (nanoseconds, their trailing
@@ -125,14 +106,6 @@ pub struct Task {
     /// Its metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
-    /// Who started the task (the id of the server's `Caller`), when the server knows:
-    /// the server's own record, kept by its stores and never sent on the wire.
-    #[serde(skip)]
-    pub initiator: Option<String>,
-    /// The tenant the task was made in (the server's record, never on the wire): it is
-    /// reached only in that tenant.
-    #[serde(skip)]
-    pub tenant: Option<String>,
 }
 
 impl Task {
@@ -146,19 +119,6 @@ impl Task {
             history: Vec::new(),
             artifacts: Vec::new(),
             metadata: None,
-            initiator: None,
-            tenant: None,
-        }
-    }
-
-    /// Keeps only the last `n` history messages (`historyLength`): `None` keeps all,
-    /// `Some(0)` keeps none.
-    pub fn truncate_history(&mut self, n: Option<u32>) {
-        if let Some(n) = n {
-            let keep = n as usize;
-            if self.history.len() > keep {
-                self.history.drain(..self.history.len() - keep);
-            }
         }
     }
 }
@@ -197,11 +157,5 @@ impl Artifact {
             extensions: None,
             metadata: None,
         }
-    }
-
-    /// Sets the artifact's name.
-    pub fn with_name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
-        self
     }
 }

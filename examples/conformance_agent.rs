@@ -151,11 +151,11 @@ pub fn conformance_card(url: &str) -> AgentCard {
         "System under test for the A2A conformance kit",
         url,
     );
-    card.capabilities = AgentCapabilities {
+    card.capabilities = Some(AgentCapabilities {
         streaming: Some(true),
         push_notifications: Some(true),
         ..Default::default()
-    };
+    });
     card.default_input_modes = vec!["text/plain".into(), "application/json".into()];
     card.default_output_modes = vec!["text/plain".into(), "application/json".into()];
     card.skills = vec![AgentSkill {
@@ -163,10 +163,7 @@ pub fn conformance_card(url: &str) -> AgentCard {
         name: "Conformance behaviours".into(),
         description: "Behaves as the conformance kit's scenarios ask, by messageId prefix".into(),
         tags: vec!["tck".into()],
-        examples: None,
-        input_modes: None,
-        output_modes: None,
-        security: None,
+        ..Default::default()
     }];
     card
 }

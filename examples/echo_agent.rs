@@ -63,20 +63,18 @@ impl AgentExecutor for EchoAgent {
 /// The echo agent's card, served at `url`.
 pub fn echo_card(url: &str) -> AgentCard {
     let mut card = AgentCard::new("Echo", "Streams your text back word by word", url);
-    card.capabilities = AgentCapabilities {
+    card.capabilities = Some(AgentCapabilities {
         streaming: Some(true),
         push_notifications: Some(true),
         ..Default::default()
-    };
+    });
     card.skills = vec![AgentSkill {
         id: "echo".into(),
         name: "Echo".into(),
         description: "Repeats the text it is sent; say \"ask me\" to be asked what to echo".into(),
         tags: vec!["test".into()],
-        examples: Some(vec!["hello world".into(), "ask me".into()]),
-        input_modes: None,
-        output_modes: None,
-        security: None,
+        examples: vec!["hello world".into(), "ask me".into()],
+        ..Default::default()
     }];
     card
 }

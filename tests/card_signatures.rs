@@ -366,7 +366,7 @@ async fn our_signed_card_without_tags_or_descriptions_is_read_back_and_used() {
         "the signed reading leaves the empty list out: {}",
         verified.card
     );
-    let read = a2a::client::parse_card(verified.card).expect("the signed reading parses");
+    let read = a2a::card::AgentCard::from_json(verified.card).expect("the signed reading parses");
     assert_eq!(read.skills[0].id, "bare");
     assert!(read.skills[0].tags.is_empty());
 

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2a::card::{AgentCard, AgentInterface, Transport};
+use a2a::card::{AgentCard, AgentInterface};
 use a2a::client::{A2aClient, CardResolver, ClientAuth, ClientConfig, ClientError, http_client};
 use a2a::types::*;
 use axum::Router;
@@ -24,13 +24,19 @@ fn resolver() -> CardResolver {
 async fn resolves_the_legacy_card_path_when_the_current_one_is_missing() {
     let router = Router::new().route(
         "/.well-known/agent.json",
+        // A v0.3 agent's card, where v0.3 agents first published it.
         get(|| async {
-            axum::Json(serde_json::to_value(echo_card("http://legacy.example/rpc")).unwrap())
+            axum::Json(json!({
+                "protocolVersion": "0.3.0", "name": "legacy", "description": "", "version": "1",
+                "url": "http://legacy.example/rpc", "capabilities": {},
+                "defaultInputModes": [], "defaultOutputModes": [], "skills": []
+            }))
         }),
     );
     let base = serve_router(router).await;
     let card = resolver().resolve(&base).await.unwrap();
-    assert_eq!(card.url, "http://legacy.example/rpc");
+    assert_eq!(card.url(), "http://legacy.example/rpc");
+    assert_eq!(card.supported_interfaces[0].protocol_version, "0.3.0");
 }
 
 #[tokio::test]
@@ -51,7 +57,7 @@ async fn card_errors_say_what_is_wrong() {
         .await
         .unwrap_err();
     assert!(matches!(err, ClientError::Protocol { .. }), "{err}");
-    assert!(err.to_string().contains("missing field"), "{err}");
+    assert!(err.to_string().contains("supportedInterfaces"), "{err}");
 
     let err = resolver()
         .resolve(&format!("{base}/notjson"))
@@ -76,25 +82,25 @@ async fn card_errors_say_what_is_wrong() {
 
 #[tokio::test]
 async fn transport_selection_follows_the_card() {
+    // A v0.3 agent preferring gRPC, which this client speaks at 1.0 only.
+    let at = |url: &str, binding: &str| AgentInterface {
+        url: url.into(),
+        protocol_binding: binding.into(),
+        tenant: String::new(),
+        protocol_version: "0.3.0".into(),
+    };
     let mut card = echo_card("https://grpc.example:443");
-    card.preferred_transport = Some(Transport::Grpc);
-    card.additional_interfaces = Some(vec![
-        AgentInterface {
-            transport: Transport::Grpc,
-            url: "https://grpc.example:443".into(),
-        },
-        AgentInterface {
-            transport: Transport::JsonRpc,
-            url: "https://rpc.example/a2a".into(),
-        },
-    ]);
+    card.supported_interfaces = vec![
+        at("https://grpc.example:443", "GRPC"),
+        at("https://rpc.example/a2a", "JSONRPC"),
+    ];
     let client = A2aClient::from_card(&card, ClientConfig::default()).unwrap();
     assert_eq!(client.endpoint(), "https://rpc.example/a2a");
 
-    card.additional_interfaces = Some(vec![AgentInterface {
-        transport: Transport::HttpJson,
-        url: "https://rest.example/v1".into(),
-    }]);
+    card.supported_interfaces = vec![
+        at("https://grpc.example:443", "GRPC"),
+        at("https://rest.example/v1", "HTTP+JSON"),
+    ];
     let err = A2aClient::from_card(&card, ClientConfig::default()).unwrap_err();
     assert!(matches!(err, ClientError::UnsupportedTransport { .. }));
     let msg = err.to_string();
@@ -306,7 +312,7 @@ async fn the_card_command_prints_a_card() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let card: AgentCard = serde_json::from_slice(&out.stdout).unwrap();
+    let card = AgentCard::from_json(serde_json::from_slice(&out.stdout).unwrap()).unwrap();
     assert_eq!(card.name, "Echo");
 }
 

@@ -167,7 +167,7 @@ async fn agents_without_streaming_are_polled() {
         },
         |u| {
             let mut card = echo_card(u);
-            card.capabilities = AgentCapabilities::default();
+            card.capabilities = Some(AgentCapabilities::default());
             card
         },
         ServerConfig::default(),
@@ -395,7 +395,10 @@ async fn a_finished_stream_is_read_to_its_end() {
     let finished = Arc::new(AtomicUsize::new(0));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
-    let card = serde_json::to_value(echo_card(&url)).unwrap();
+    // An A2A 0.3 agent: its events below are 0.3's.
+    let mut card = echo_card(&url);
+    card.supported_interfaces[0].protocol_version = "0.3".into();
+    let card = card.to_json();
     let flag = finished.clone();
     let rpc = move |axum::Json(request): axum::Json<serde_json::Value>| {
         let flag = flag.clone();
@@ -462,7 +465,7 @@ async fn a_retry_after_a_dropped_answer_does_not_run_the_step_twice() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
     let mut card = echo_card(&url);
-    card.capabilities = AgentCapabilities::default();
+    card.capabilities = Some(AgentCapabilities::default());
     let server = A2aServer::new(
         EchoAgent {
             word_delay: Duration::ZERO,

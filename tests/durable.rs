@@ -1747,7 +1747,7 @@ async fn a_long_stream_leaves_a_task_that_lists_and_resumes(dir: &Path, store: &
         Streamer { words: WORDS },
         |url| {
             let mut card = a2a::card::AgentCard::new("streamer", "streams words", url);
-            card.capabilities.streaming = Some(true);
+            card.capabilities_mut().streaming = Some(true);
             card
         },
         a2a::server::ServerConfig::default(),

@@ -35,7 +35,7 @@ async fn plain_agent() -> Running {
         },
         |url| {
             let mut card = echo_card(url);
-            card.capabilities = AgentCapabilities::default();
+            card.capabilities = Some(AgentCapabilities::default());
             card
         },
         ServerConfig::default(),

@@ -386,9 +386,8 @@ async fn approvers_four_eyes_and_the_audit_trail() {
     let alices = alice.get_authenticated_extended_card().await.unwrap();
     let caller = alices
         .capabilities
-        .extensions
         .iter()
-        .flatten()
+        .flat_map(|c| &c.extensions)
         .find(|e| e.uri.ends_with("security.md#the-caller"))
         .and_then(|e| e.params.clone())
         .unwrap_or_else(|| {

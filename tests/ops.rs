@@ -786,16 +786,13 @@ impl a2a::server::AgentExecutor for Flood {
 fn flood_card(url: &str) -> a2a::card::AgentCard {
     use a2a::card::{AgentCard, AgentSkill};
     let mut c = AgentCard::new("Flood", "sends too much", url);
-    c.capabilities.streaming = Some(true);
+    c.capabilities_mut().streaming = Some(true);
     c.skills = vec![AgentSkill {
         id: "flood".into(),
         name: "flood".into(),
         description: "floods".into(),
         tags: vec![],
-        examples: None,
-        input_modes: None,
-        output_modes: None,
-        security: None,
+        ..Default::default()
     }];
     c
 }

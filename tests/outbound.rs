@@ -6,7 +6,10 @@
 use std::sync::Arc;
 
 use a2a::RpcError;
-use a2a::card::{ClientCredentialsOAuthFlow, OAuth2SecurityScheme, OAuthFlows, SecurityScheme};
+use a2a::card::{
+    ClientCredentialsOAuthFlow, OAuth2SecurityScheme, OAuthFlow, OAuthFlows, Scheme,
+    SecurityRequirement, SecurityScheme,
+};
 use a2a::server::{A2aServer, AgentExecutor, EventSink, InboundAuth, RequestContext, ServerConfig};
 use a2a::types::*;
 use a2a_orchestrator::auth::RoleRules;
@@ -66,25 +69,21 @@ async fn guarded(issuer: &str, audience: &str, agent: impl AgentExecutor) -> Str
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
     let mut card = crate::echo_agent::echo_card(&url);
-    card.security_schemes = Some(
-        [(
-            "oauth".to_owned(),
-            SecurityScheme::OAuth2(Box::new(OAuth2SecurityScheme {
-                flows: OAuthFlows {
-                    client_credentials: Some(ClientCredentialsOAuthFlow {
-                        token_url: format!("{issuer}/token"),
-                        scopes: [("a2a".to_owned(), "call the agent".to_owned())].into(),
-                        refresh_url: None,
-                    }),
-                    ..OAuthFlows::default()
-                },
-                oauth2_metadata_url: None,
-                description: None,
-            })),
-        )]
-        .into(),
-    );
-    card.security = Some(vec![[("oauth".to_owned(), vec!["a2a".to_owned()])].into()]);
+    card.security_schemes = [(
+        "oauth".to_owned(),
+        SecurityScheme::of(Scheme::Oauth2SecurityScheme(OAuth2SecurityScheme {
+            flows: Some(OAuthFlows {
+                flow: Some(OAuthFlow::ClientCredentials(ClientCredentialsOAuthFlow {
+                    token_url: format!("{issuer}/token"),
+                    scopes: [("a2a".to_owned(), "call the agent".to_owned())].into(),
+                    refresh_url: String::new(),
+                })),
+            }),
+            ..Default::default()
+        })),
+    )]
+    .into();
+    card.security_requirements = vec![SecurityRequirement::of("oauth", vec!["a2a".to_owned()])];
     let config = ServerConfig {
         auth: Some(InboundAuth {
             tokens: Some(Arc::new(verifier)),

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2a::RpcError;
-use a2a::card::{AgentCard, AgentSkill, Transport};
+use a2a::card::{AgentCard, AgentSkill};
 use a2a::server::{A2aServer, AgentExecutor, EventSink, RequestContext, ServerConfig};
 use a2a::types::*;
 use a2a_orchestrator::registry::config::load_str;
@@ -42,16 +42,13 @@ impl AgentExecutor for Counting {
 
 fn counting_card(url: &str, skill: &str, streaming: bool) -> AgentCard {
     let mut card = AgentCard::new("Counting", "counts calls", url);
-    card.capabilities.streaming = Some(streaming);
+    card.capabilities_mut().streaming = Some(streaming);
     card.skills = vec![AgentSkill {
         id: skill.into(),
         name: skill.into(),
         description: "counts".into(),
         tags: vec!["counting".into()],
-        examples: None,
-        input_modes: None,
-        output_modes: None,
-        security: None,
+        ..Default::default()
     }];
     card
 }
@@ -120,10 +117,13 @@ async fn discovers_several_agents_and_records_why_others_are_unavailable() {
     .await;
     let grpc = serve_router(Router::new().route(
         "/.well-known/agent-card.json",
+        // A v0.3 agent over gRPC, which this orchestrator speaks at 1.0 only.
         get(|| async {
-            let mut card = echo_card("https://grpc.example:443");
-            card.preferred_transport = Some(Transport::Grpc);
-            axum::Json(card)
+            axum::Json(serde_json::json!({
+                "protocolVersion": "0.3.0", "name": "grpc", "description": "", "version": "1",
+                "url": "https://grpc.example:443", "preferredTransport": "GRPC", "capabilities": {},
+                "defaultInputModes": [], "defaultOutputModes": [], "skills": []
+            }))
         }),
     ))
     .await;
@@ -186,7 +186,7 @@ url = "{base}"
         panic!("invalid is unavailable")
     };
     assert!(
-        why.contains("invalid agent card") && why.contains("missing field"),
+        why.contains("invalid agent card") && why.contains("supportedInterfaces"),
         "{why}"
     );
 

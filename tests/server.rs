@@ -329,7 +329,7 @@ impl AgentExecutor for Scripted {
 
 fn scripted_card(url: &str) -> AgentCard {
     let mut card = AgentCard::new("Scripted", "test agent", url);
-    card.capabilities.streaming = Some(true);
+    card.capabilities_mut().streaming = Some(true);
     card
 }
 
@@ -555,7 +555,7 @@ async fn authenticated_extended_card() {
         },
         |url| {
             let mut card = echo_card(url);
-            card.supports_authenticated_extended_card = Some(true);
+            card.capabilities_mut().extended_agent_card = Some(true);
             card
         },
         |b| {

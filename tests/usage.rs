@@ -238,7 +238,7 @@ async fn a_budget_and_a_deadline_are_sent_down_and_hold_the_run_an_orchestrator_
     );
     // The card says it takes them.
     let (_, card) = client(&outer.url).await;
-    let uris: Vec<&str> = (card.capabilities.extensions.iter().flatten())
+    let uris: Vec<&str> = (card.capabilities.iter().flat_map(|c| &c.extensions))
         .map(|e| e.uri.as_str())
         .collect();
     assert!(

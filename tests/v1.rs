@@ -396,17 +396,16 @@ async fn push_configs_need_the_capability_and_extensions_are_required_when_marke
         },
         |url| {
             let mut card = echo_card(url);
-            card.capabilities = a2a::card::AgentCapabilities {
+            card.capabilities = Some(a2a::card::AgentCapabilities {
                 streaming: Some(true),
                 push_notifications: None,
-                extensions: Some(vec![a2a::card::AgentExtension {
+                extensions: vec![a2a::card::AgentExtension {
                     uri: "https://example.com/ext/must".into(),
-                    description: None,
-                    required: Some(true),
-                    params: None,
-                }]),
+                    required: true,
+                    ..Default::default()
+                }],
                 ..Default::default()
-            };
+            });
             card
         },
         ServerConfig::default(),
@@ -846,7 +845,7 @@ async fn our_client_speaks_v1_0_throughout(binding: a2a::client::Binding, tenant
         },
         |url| {
             let mut card = echo_card(url);
-            card.supports_authenticated_extended_card = Some(true);
+            card.capabilities_mut().extended_agent_card = Some(true);
             card
         },
         |b| {

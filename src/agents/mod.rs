@@ -217,25 +217,19 @@ impl ExampleAgent {
 /// The card of a desk at `url`.
 pub fn card(desk: &dyn Desk, url: &str) -> AgentCard {
     let mut card = AgentCard::new(desk.name(), desk.description(), url);
-    card.capabilities = AgentCapabilities {
+    card.capabilities = Some(AgentCapabilities {
         streaming: Some(true),
         push_notifications: Some(true),
         ..Default::default()
-    };
+    });
     card.default_input_modes = vec!["text/plain".into(), "application/json".into()];
     card.default_output_modes = vec!["text/plain".into(), "application/json".into()];
     card.skills = desk
         .skills()
         .into_iter()
         .map(|(id, name, description, example)| AgentSkill {
-            id: id.into(),
-            name: name.into(),
-            description: description.into(),
-            tags: vec!["example".into()],
-            examples: Some(vec![example.into()]),
-            input_modes: None,
-            output_modes: None,
-            security: None,
+            examples: vec![example.into()],
+            ..AgentSkill::new(id, name, description, vec!["example".into()])
         })
         .collect();
     card

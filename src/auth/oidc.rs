@@ -25,7 +25,7 @@ use serde_json::Value;
 use tokio::sync::Mutex;
 use tokio_util::task::AbortOnDropHandle;
 
-use a2a::card::{OpenIdConnectSecurityScheme, SecurityScheme};
+use a2a::card::{OpenIdConnectSecurityScheme, Scheme, SecurityScheme};
 use a2a::server::{Principal, VerifyToken};
 
 use super::RoleRules;
@@ -448,13 +448,15 @@ impl VerifyToken for OidcVerifier {
     fn card_scheme(&self) -> (String, SecurityScheme) {
         (
             "oidc".to_owned(),
-            SecurityScheme::OpenIdConnect(OpenIdConnectSecurityScheme {
-                open_id_connect_url: self.discovery_url(),
-                description: Some(format!(
-                    "A bearer token from {} for the audience {}",
-                    self.settings.issuer, self.settings.audience
-                )),
-            }),
+            SecurityScheme::of(Scheme::OpenIdConnectSecurityScheme(
+                OpenIdConnectSecurityScheme {
+                    open_id_connect_url: self.discovery_url(),
+                    description: format!(
+                        "A bearer token from {} for the audience {}",
+                        self.settings.issuer, self.settings.audience
+                    ),
+                },
+            )),
         )
     }
 }

@@ -224,7 +224,7 @@ impl Agents {
             let scheme = if tls.is_some() { "https" } else { "http" };
             let url = format!("{scheme}://{}/", listener.local_addr()?);
             let mut card = AgentCard::new(name, "a benchmark agent", &url);
-            card.capabilities.streaming = Some(true);
+            card.capabilities_mut().streaming = Some(true);
             card.default_input_modes = vec!["text/plain".into()];
             card.default_output_modes = vec!["text/plain".into()];
             // Every held task is a stream on the orchestrator's one HTTP/2 connection.

@@ -179,22 +179,18 @@ pub(super) fn tailor(
     caller: &Caller,
 ) {
     if let Some(p) = caller.principal() {
-        card.capabilities
+        let g = Grants::of(p);
+        let who = serde_json::json!({
+            "id": p.id, "subject": p.subject, "name": p.name,
+            "groups": g.groups, "roles": g.roles,
+        });
+        card.capabilities_mut()
             .extensions
-            .get_or_insert_with(Vec::new)
             .push(a2a::card::AgentExtension {
                 uri: CALLER_EXTENSION.into(),
-                description: Some("Who asked for this card".into()),
-                required: Some(false),
-                params: {
-                    let g = Grants::of(p);
-                    serde_json::json!({
-                        "id": p.id, "subject": p.subject, "name": p.name,
-                        "groups": g.groups, "roles": g.roles,
-                    })
-                }
-                .as_object()
-                .cloned(),
+                description: "Who asked for this card".into(),
+                required: false,
+                params: who.as_object().cloned().map(Into::into),
             });
     }
     let startable: Vec<&str> = workflows
@@ -203,7 +199,7 @@ pub(super) fn tailor(
         .map(|w| w.id.as_str())
         .collect();
     card.skills.retain(|s| startable.contains(&s.id.as_str()));
-    for ext in card.capabilities.extensions.iter_mut().flatten() {
+    for ext in &mut card.capabilities_mut().extensions {
         if let Some(Value::Array(list)) = ext.params.as_mut().and_then(|p| p.get_mut("workflows")) {
             list.retain(|w| {
                 w.get("id")

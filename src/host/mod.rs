@@ -129,14 +129,10 @@ impl Orchestrator {
         self.workflows()
             .iter()
             .map(|w| AgentSkill {
-                id: w.id.to_string(),
-                name: w.name.clone(),
-                description: w.description.clone(),
-                tags: w.tags.clone(),
-                examples: (!w.examples.is_empty()).then(|| w.examples.clone()),
-                input_modes: Some(vec!["text/plain".into(), "application/json".into()]),
-                output_modes: Some(vec!["text/plain".into(), "application/json".into()]),
-                security: None,
+                examples: w.examples.clone(),
+                input_modes: vec!["text/plain".into(), "application/json".into()],
+                output_modes: vec!["text/plain".into(), "application/json".into()],
+                ..AgentSkill::new(w.id.to_string(), &w.name, &w.description, w.tags.clone())
             })
             .collect()
     }

@@ -145,23 +145,21 @@ fn file_problem(path: &Path, message: &str) -> Diagnostic {
 pub fn card(config: &HostConfig, url: &str, orchestrator: &Orchestrator) -> AgentCard {
     let mut card = AgentCard::new(&config.name, &config.description, url);
     card.version = env!("CARGO_PKG_VERSION").to_owned();
-    card.capabilities = AgentCapabilities {
+    card.capabilities = Some(AgentCapabilities {
         streaming: Some(true),
         push_notifications: Some(true),
         ..Default::default()
-    };
+    });
     card.default_input_modes = vec!["text/plain".into(), "application/json".into()];
     card.default_output_modes = vec!["text/plain".into(), "application/json".into()];
     card.skills = orchestrator.skills();
     if let Some(auth) = config.server.auth.as_ref().filter(|a| !a.is_empty()) {
         // A workflow only some may start is on the extended card of those who may.
         card.skills = orchestrator.public_skills();
-        let (schemes, security) = auth.card_security();
-        card.security_schemes = Some(schemes);
-        card.security = Some(security);
+        (card.security_schemes, card.security_requirements) = auth.card_security();
         // The extended card (skills with their input schemas) is for authenticated
         // callers: offered only when there are credentials to check.
-        card.supports_authenticated_extended_card = Some(true);
+        card.capabilities_mut().extended_agent_card = Some(true);
     }
     card.provider = Some(AgentProvider {
         organization: "a2a-orchestrator".into(),
@@ -203,14 +201,13 @@ fn workflow_sources(
         .collect();
     AgentExtension {
         uri: WORKFLOW_SOURCES_EXTENSION.into(),
-        description: Some(
-            "The source and input schema of each workflow, by the version runs name".into(),
+        description: "The source and input schema of each workflow, by the version runs name"
+            .into(),
+        required: false,
+        params: Some(
+            serde_json::Map::from_iter([("workflows".to_owned(), serde_json::Value::Array(list))])
+                .into(),
         ),
-        required: Some(false),
-        params: Some(serde_json::Map::from_iter([(
-            "workflows".to_owned(),
-            serde_json::Value::Array(list),
-        )])),
     }
 }
 
@@ -569,7 +566,7 @@ fn cards(
     let mut card = card(config, url, orchestrator);
     let mut extended = card.clone();
     extended.skills = orchestrator.detailed_skills();
-    let offers_extended = card.supports_authenticated_extended_card == Some(true);
+    let offers_extended = card.supports_extended_card();
     // A workflow none of whose agents can be called now says so on its skill.
     let workflows = orchestrator.workflows();
     let availability: Vec<(String, Availability)> = workflows
@@ -597,25 +594,16 @@ fn cards(
     } else {
         &mut card
     };
-    with_sources
-        .capabilities
-        .extensions
-        .get_or_insert_with(Vec::new)
-        .push(sources);
+    with_sources.capabilities_mut().extensions.push(sources);
     // A caller may hold a run within what its own has left (docs/budgets.md).
     let bounds = a2a::card::AgentExtension {
         uri: crate::connect::bounds::EXTENSION.into(),
-        description: Some(
-            "Message metadata a2a_orchestrator.budget ({cost, tokens, calls}) and a2a_orchestrator.timeout_ms lower the run's budget and deadline; a task reports what it used as gen_ai.usage.input_tokens, gen_ai.usage.output_tokens and a2a_orchestrator.usage.cost".into(),
-        ),
-        required: Some(false),
+        description: "Message metadata a2a_orchestrator.budget ({cost, tokens, calls}) and a2a_orchestrator.timeout_ms lower the run's budget and deadline; a task reports what it used as gen_ai.usage.input_tokens, gen_ai.usage.output_tokens and a2a_orchestrator.usage.cost".into(),
+        required: false,
         params: None,
     };
     for c in [&mut card, &mut extended] {
-        c.capabilities
-            .extensions
-            .get_or_insert_with(Vec::new)
-            .push(bounds.clone());
+        c.capabilities_mut().extensions.push(bounds.clone());
     }
     (card, offers_extended.then_some(extended))
 }

@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
-use a2a::card::{AgentCard, PROTOCOL_VERSION};
+use a2a::card::AgentCard;
 use a2a::client::{
     A2aClient, CardFetch, CardResolver, Choice, ClientError, HttpClient, Preference, Redirects,
     choose_interfaces, http_client_with,
@@ -488,11 +488,9 @@ impl Registry {
                     .check(transport.http.reqwest(), &document)
                     .await
                 {
-                    Ok(card_trust::Verdict::Verified { card, note }) => {
-                        a2a::client::parse_card(card)
-                            .map(|c| (Box::new(c), note))
-                            .map_err(|e| format!("its signed card: {e}"))
-                    }
+                    Ok(card_trust::Verdict::Verified { card, note }) => AgentCard::from_json(card)
+                        .map(|c| (Box::new(c), note))
+                        .map_err(|e| format!("its signed card: {e}")),
                     Ok(card_trust::Verdict::Unverified { note }) => Ok((card, note)),
                     Err(refusal) => Err(refusal),
                 };
@@ -759,13 +757,15 @@ fn check_card(card: &AgentCard, want: Preference) -> Result<(Choice, Option<Stri
             )
         })?;
     }
+    // An older 0.x agent is called as 0.3 is, and marked.
     let major_minor = |v: &str| v.split('.').take(2).collect::<Vec<_>>().join(".");
-    let spoken = [major_minor(PROTOCOL_VERSION), "1.0".to_owned()];
-    let note = (!spoken.contains(&major_minor(&card.protocol_version))).then(|| {
-        format!(
-            "its card declares A2A {}; this orchestrator speaks 0.3 and 1.0",
-            card.protocol_version
-        )
-    });
+    let first = &choice.interfaces[0];
+    let note = card
+        .supported_interfaces
+        .iter()
+        .filter(|i| i.url == first.url && i.protocol_binding == first.binding.as_str())
+        .map(|i| major_minor(&i.protocol_version))
+        .find(|v| !["0.3", "1.0", ""].contains(&v.as_str()))
+        .map(|v| format!("its card declares A2A {v}; this orchestrator speaks 0.3 and 1.0"));
     Ok((choice, note))
 }

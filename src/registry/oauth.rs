@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use a2a::card::{AgentCard, SecurityScheme};
+use a2a::card::{AgentCard, ClientCredentialsOAuthFlow, OAuthFlow, Scheme};
 use a2a::server::PresentedToken;
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -94,17 +94,17 @@ impl ClientCredentials {
     /// card's `oauth2` scheme with a client-credentials flow.
     fn endpoint(&self, card: Option<&AgentCard>) -> Result<(String, Vec<String>), String> {
         let from_card = card.and_then(|card| {
-            let schemes = card.security_schemes.as_ref()?;
-            let (name, flow) = schemes.iter().find_map(|(name, s)| match s {
-                SecurityScheme::OAuth2(o) => o.flows.client_credentials.as_ref().map(|f| (name, f)),
-                _ => None,
+            let (name, flow) = card.security_schemes.iter().find_map(|(name, s)| {
+                match (&s.scheme, s.scheme.as_ref().and_then(oauth_flow)) {
+                    (Some(Scheme::Oauth2SecurityScheme(_)), Some(f)) => Some((name, f)),
+                    _ => None,
+                }
             })?;
             let scopes: Vec<String> = card
-                .security
+                .security_requirements
                 .iter()
-                .flatten()
-                .filter_map(|req| req.get(name))
-                .flatten()
+                .filter_map(|req| req.schemes.get(name))
+                .flat_map(|scopes| &scopes.list)
                 .cloned()
                 .collect();
             Some((flow.token_url.clone(), scopes))
@@ -264,7 +264,7 @@ impl TokenExchange {
     fn audience(&self, card: Option<&AgentCard>) -> Result<String, String> {
         self.audience
             .clone()
-            .or_else(|| card.map(|c| c.url.clone()))
+            .or_else(|| card.map(|c| c.url().to_owned()))
             .ok_or_else(|| "no audience: its entry names none and its card is not known".into())
     }
 
@@ -397,12 +397,23 @@ impl TokenSource {
     }
 }
 
+/// An OAuth 2.0 scheme's client-credentials flow, if that is the flow it offers.
+fn oauth_flow(scheme: &Scheme) -> Option<&ClientCredentialsOAuthFlow> {
+    let Scheme::Oauth2SecurityScheme(o) = scheme else {
+        return None;
+    };
+    match o.flows.as_ref()?.flow.as_ref()? {
+        OAuthFlow::ClientCredentials(f) => Some(f),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn card_naming(token_url: &str) -> AgentCard {
-        serde_json::from_value(serde_json::json!({
+        AgentCard::from_json(serde_json::json!({
             "protocolVersion": "0.3.0", "name": "hr", "description": "", "version": "1",
             "url": "http://127.0.0.1:7000/", "capabilities": {},
             "defaultInputModes": [], "defaultOutputModes": [], "skills": [],

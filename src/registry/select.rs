@@ -171,7 +171,8 @@ fn incapable(card: &AgentCard, skill: Option<&str>, req: &Requirements) -> Optio
     }
     let skill = skill.and_then(|s| card.skills.iter().find(|k| k.id == s));
     let inputs = skill
-        .and_then(|s| s.input_modes.as_ref())
+        .map(|s| &s.input_modes)
+        .filter(|modes| !modes.is_empty())
         .unwrap_or(&card.default_input_modes);
     if let Some(m) = req
         .input_modes
@@ -184,7 +185,8 @@ fn incapable(card: &AgentCard, skill: Option<&str>, req: &Requirements) -> Optio
         ));
     }
     let outputs = skill
-        .and_then(|s| s.output_modes.as_ref())
+        .map(|s| &s.output_modes)
+        .filter(|modes| !modes.is_empty())
         .unwrap_or(&card.default_output_modes);
     if !req.output_modes.is_empty()
         && !req

@@ -118,7 +118,7 @@ impl AgentExecutor for Counting {
 
 fn card(name: &str, url: &str) -> AgentCard {
     let mut c = AgentCard::new(name, "a counting test agent", url);
-    c.capabilities.streaming = Some(true);
+    c.capabilities_mut().streaming = Some(true);
     c.default_input_modes = vec!["text/plain".into(), "application/json".into()];
     c.default_output_modes = vec!["text/plain".into(), "application/json".into()];
     c.skills = vec![AgentSkill {
@@ -126,10 +126,7 @@ fn card(name: &str, url: &str) -> AgentCard {
         name: name.into(),
         description: "counts".into(),
         tags: vec![],
-        examples: None,
-        input_modes: None,
-        output_modes: None,
-        security: None,
+        ..Default::default()
     }];
     c
 }

@@ -80,7 +80,7 @@ pub async fn echo_with_extended_card(token: &str) -> Running {
         },
         |url| {
             let mut card = echo_card(url);
-            card.supports_authenticated_extended_card = Some(true);
+            card.capabilities_mut().extended_agent_card = Some(true);
             card
         },
         |b| {

@@ -71,7 +71,7 @@ pub fn project(card: &Value, projection: Projection) -> Result<Value, Projection
     let projected = match projection {
         Projection::V1_0 => {
             let mut v1 = Value::Object(obj.clone());
-            crate::v1::card::as_v1_only(&mut v1);
+            crate::card::v1_reading(&mut v1);
             let map = v1.as_object().cloned().unwrap_or_default();
             Value::Object(schema::message(&map, schema::CARD, "").map_err(|(p, m)| err(p, &m))?)
         }
@@ -270,7 +270,7 @@ impl CardSigningKey {
                     Pair::Ed25519(p) => p.sign(input.as_bytes()).as_ref().to_vec(),
                 };
                 Ok(AgentCardSignature {
-                    protected_header: protected.clone(),
+                    protected: protected.clone(),
                     signature: B64.encode(signature),
                     header: None,
                 })
@@ -373,7 +373,7 @@ pub fn signature_headers(card: &Value) -> Vec<SignatureHeader> {
     signatures(card)
         .iter()
         .take(MAX_SIGNATURES)
-        .filter_map(|s| decode_header(&s.protected_header))
+        .filter_map(|s| decode_header(&s.protected))
         .map(|(_, h)| h)
         .collect()
 }
@@ -469,7 +469,7 @@ pub fn verify(card: &Value, keys: &[Jwk]) -> Result<Verified, VerifyError> {
             .map(|p| (p, payload(card, p)))
             .collect();
     for sig in all.iter().take(MAX_SIGNATURES) {
-        let Some((map, header)) = decode_header(&sig.protected_header) else {
+        let Some((map, header)) = decode_header(&sig.protected) else {
             named.push("(an undecodable header)".to_owned());
             continue;
         };
@@ -499,7 +499,7 @@ pub fn verify(card: &Value, keys: &[Jwk]) -> Result<Verified, VerifyError> {
                 };
                 let token = format!(
                     "{}.{}.{}",
-                    sig.protected_header,
+                    sig.protected,
                     B64.encode(payload),
                     sig.signature
                 );
@@ -1020,7 +1020,7 @@ mod tests {
         let mut card = merged_card();
         let good = key.sign(&card, &[Projection::V1_0], None).unwrap();
         let junk = AgentCardSignature {
-            protected_header: B64.encode(r#"{"alg":"ES256","kid":"junk"}"#),
+            protected: B64.encode(r#"{"alg":"ES256","kid":"junk"}"#),
             signature: B64.encode([0u8; 64]),
             header: None,
         };

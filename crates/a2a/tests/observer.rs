@@ -59,7 +59,7 @@ async fn every_binding_reports_each_answer_once_to_the_observer() {
         ..ServerConfig::default()
     };
     let mut card = AgentCard::new("Done", "Says done", &url);
-    card.capabilities.streaming = Some(true);
+    card.capabilities_mut().streaming = Some(true);
     let server = A2aServer::builder(Done, card).config(config).build();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(server.serve(listener, async {

@@ -22,7 +22,7 @@ pub enum CardFetch {
     },
     /// A (new) card.
     Fetched {
-        /// The card, with the v0.3 fields the internal model has.
+        /// The card, read as v1.0 ([`AgentCard::from_json`]).
         card: Box<AgentCard>,
         /// The card as the agent served it, of either generation.
         document: Box<Value>,
@@ -191,7 +191,7 @@ impl CardResolver {
             detail: format!("the agent card is not JSON: {e}"),
         })?;
         let document = Box::new(value.clone());
-        let card = parse_card(value).map_err(|detail| ClientError::Protocol {
+        let card = AgentCard::from_json(value).map_err(|detail| ClientError::Protocol {
             url: card_url.to_owned(),
             detail,
         })?;
@@ -205,168 +205,14 @@ impl CardResolver {
     }
 }
 
-/// A card document of either generation (or both) as the internal card, or what is
-/// wrong with it and where.
-pub fn parse_card(mut document: Value) -> Result<AgentCard, String> {
-    v1_card_as_v03(&mut document);
-    serde_path_to_error::deserialize(&document)
-        .map_err(|e| format!("invalid agent card at `{}`: {}", e.path(), e.inner()))
-}
-
-/// A v1.0 card (no `url`, no `protocolVersion`; `supportedInterfaces` instead) given
-/// the v0.3 fields the internal card has, in place — the reverse of what the official
-/// SDKs do to read a v0.3 card. The interface list itself is kept as it is. A v0.3 card,
-/// or a card with both generations' fields, is left alone.
-pub fn v1_card_as_v03(card: &mut Value) {
-    let Some(obj) = card.as_object_mut() else {
-        return;
-    };
-    let Some(interfaces) = obj
-        .get("supportedInterfaces")
-        .and_then(Value::as_array)
-        .cloned()
-    else {
-        return;
-    };
-    let Some(first) = interfaces.first() else {
-        return;
-    };
-    if !obj.contains_key("url") {
-        obj.insert(
-            "url".into(),
-            first.get("url").cloned().unwrap_or(Value::Null),
-        );
-        if let Some(binding) = first.get("protocolBinding") {
-            obj.insert("preferredTransport".into(), binding.clone());
-        }
-        let others: Vec<Value> = interfaces
-            .iter()
-            .skip(1)
-            .map(|i| serde_json::json!({ "url": i["url"], "transport": i["protocolBinding"] }))
-            .collect();
-        if !others.is_empty() {
-            obj.insert("additionalInterfaces".into(), Value::Array(others));
-        }
-    }
-    if !obj.contains_key("protocolVersion") {
-        let version = first.get("protocolVersion").cloned();
-        obj.insert(
-            "protocolVersion".into(),
-            version.unwrap_or_else(|| "1.0".into()),
-        );
-    }
-    if let Some(true) = obj
-        .get("capabilities")
-        .and_then(|c| c.get("extendedAgentCard"))
-        .and_then(Value::as_bool)
-    {
-        obj.entry("supportsAuthenticatedExtendedCard")
-            .or_insert(Value::Bool(true));
-    }
-    // v1.0 security schemes are one-of wrappers: `{"httpAuthSecurityScheme": {...}}`.
-    if let Some(Value::Object(schemes)) = obj.get_mut("securitySchemes") {
-        for scheme in schemes.values_mut() {
-            let Some(map) = scheme.as_object() else {
-                continue;
-            };
-            if map.contains_key("type") || map.len() != 1 {
-                continue;
-            }
-            let Some((kind, inner)) = map.iter().next().map(|(k, v)| (k.clone(), v.clone())) else {
-                continue;
-            };
-            let ty = match kind.as_str() {
-                "apiKeySecurityScheme" => "apiKey",
-                "httpAuthSecurityScheme" => "http",
-                "oauth2SecurityScheme" => "oauth2",
-                "openIdConnectSecurityScheme" => "openIdConnect",
-                "mtlsSecurityScheme" => "mutualTLS",
-                _ => continue,
-            };
-            let mut flat = inner.as_object().cloned().unwrap_or_default();
-            if ty == "apiKey"
-                && let Some(location) = flat.remove("location")
-            {
-                flat.insert("in".into(), location);
-            }
-            flat.insert("type".into(), Value::String(ty.into()));
-            *scheme = Value::Object(flat);
-        }
-    }
-    // v1.0 requirements: `[{"schemes": {"name": {"list": [scopes]}}}]`.
-    if !obj.contains_key("security")
-        && let Some(Value::Array(reqs)) = obj.get("securityRequirements").cloned()
-    {
-        let legacy: Vec<Value> = reqs
-            .iter()
-            .map(|r| {
-                let schemes = r["schemes"].as_object().cloned().unwrap_or_default();
-                Value::Object(
-                    schemes
-                        .into_iter()
-                        .map(|(name, scopes)| (name, scopes["list"].clone()))
-                        .map(|(name, list)| {
-                            (
-                                name,
-                                if list.is_null() {
-                                    Value::Array(vec![])
-                                } else {
-                                    list
-                                },
-                            )
-                        })
-                        .collect(),
-                )
-            })
-            .collect();
-        obj.insert("security".into(), Value::Array(legacy));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Version;
 
     fn headers(cache_control: &str) -> HeaderMap {
         let mut h = HeaderMap::new();
         h.insert(header::CACHE_CONTROL, cache_control.parse().unwrap());
         h
-    }
-
-    /// A v1.0-only card reads as a card with the v0.3 fields, its interface list kept,
-    /// and is called over v1.0.
-    #[test]
-    fn v1_cards_are_read_and_their_interface_chosen() {
-        let mut v1 = serde_json::json!({
-            "name": "n", "description": "d", "version": "1",
-            "supportedInterfaces": [
-                {"url": "http://a/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-                {"url": "http://a/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
-            ],
-            "capabilities": {"streaming": true, "extendedAgentCard": true},
-            "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
-            "skills": [],
-            "securitySchemes": {"key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}}},
-            "securityRequirements": [{"schemes": {"key": {"list": []}}}]
-        });
-        v1_card_as_v03(&mut v1);
-        let card: AgentCard = serde_json::from_value(v1).unwrap();
-        assert_eq!(card.url, "http://a/rpc");
-        assert_eq!(card.protocol_version, "1.0");
-        assert_eq!(card.supports_authenticated_extended_card, Some(true));
-        assert_eq!(card.supported_interfaces.as_ref().unwrap().len(), 2);
-        assert!(card.security_schemes.as_ref().unwrap().contains_key("key"));
-        assert_eq!(
-            card.security.as_ref().unwrap()[0]["key"],
-            Vec::<String>::new()
-        );
-        let choice = super::super::choose_interfaces(&card, Default::default()).unwrap();
-        let at = &choice.interfaces[0];
-        assert_eq!(
-            (at.url.as_str(), at.protocol),
-            ("http://a/rpc", Version::V1_0)
-        );
     }
 
     #[test]

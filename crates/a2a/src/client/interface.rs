@@ -5,7 +5,7 @@
 
 use super::ClientError;
 use crate::Version;
-use crate::card::{AgentCard, Transport};
+use crate::card::AgentCard;
 use crate::v1::{BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC};
 
 /// How requests travel to an interface.
@@ -101,8 +101,9 @@ fn spoken(version: &str) -> Option<Version> {
     let mut parts = version.trim().split('.');
     match (parts.next(), parts.next()) {
         (Some("1"), Some("0") | None) => Some(Version::V1_0),
-        // Spoken only by a client built with A2A 0.3.
-        (Some("0"), Some("3")) if cfg!(feature = "v0_3") => Some(Version::V0_3),
+        // Spoken only by a client built with A2A 0.3, which calls an older 0.x agent
+        // as it calls a 0.3 one.
+        (Some("0"), Some(_)) if cfg!(feature = "v0_3") => Some(Version::V0_3),
         _ => None,
     }
 }
@@ -110,7 +111,7 @@ fn spoken(version: &str) -> Option<Version> {
 /// Every interface on the card, in the card's order: `(interface, or why not spoken)`.
 fn offered(card: &AgentCard) -> Vec<Result<Interface, String>> {
     let mut out: Vec<Result<Interface, String>> = Vec::new();
-    for i in card.supported_interfaces.iter().flatten() {
+    for i in &card.supported_interfaces {
         // v1.0 requires the version; a card that leaves it out means its own, 1.0.
         let version = if i.protocol_version.is_empty() {
             "1.0"
@@ -126,10 +127,10 @@ fn offered(card: &AgentCard) -> Vec<Result<Interface, String>> {
             _ => None,
         };
         let url = match binding {
-            Some(Binding::Grpc) => grpc_url(&i.url, &card.url),
+            Some(Binding::Grpc) => grpc_url(&i.url, card),
             _ => i.url.clone(),
         };
-        out.push(match (spoken(version), binding) {
+        let entry = match (spoken(version), binding) {
             (Some(Version::V0_3), Some(Binding::HttpJson | Binding::Grpc)) => Err(described),
             (Some(protocol), Some(binding)) => Ok(Interface {
                 url,
@@ -138,19 +139,9 @@ fn offered(card: &AgentCard) -> Vec<Result<Interface, String>> {
                 tenant: i.tenant.clone(),
             }),
             _ => Err(described),
-        });
-    }
-    // The v0.3 fields count as v0.3 interfaces only on a card that declares v0.3 (a
-    // v1.0 card read by this client carries them too, filled from its list).
-    if cfg!(feature = "v0_3") && card.protocol_version.starts_with("0.") {
-        for i in card.interfaces() {
-            let entry = match i.transport {
-                Transport::JsonRpc => Ok(Interface::jsonrpc(i.url.clone(), Version::V0_3)),
-                other => Err(format!("{} {} at {}", other, card.protocol_version, i.url)),
-            };
-            if !out.contains(&entry) {
-                out.push(entry);
-            }
+        };
+        if !out.contains(&entry) {
+            out.push(entry);
         }
     }
     out
@@ -159,16 +150,18 @@ fn offered(card: &AgentCard) -> Vec<Result<Interface, String>> {
 /// A gRPC interface's URL as this client dials it. Cards write it either way: as the
 /// official SDKs' channels take it (`host:port`, which grpcio and grpc-js need) or as a
 /// URL (`https://host:port`, the spec's example). A bare `host:port` is reached the way
-/// the card's main URL is: over TLS when that is `https`, in the clear otherwise.
-fn grpc_url(url: &str, card_url: &str) -> String {
+/// the card's first URL interface is: over TLS when that is `https`, in the clear
+/// otherwise.
+fn grpc_url(url: &str, card: &AgentCard) -> String {
     if url.starts_with("http://") || url.starts_with("https://") {
         return url.to_owned();
     }
-    let scheme = if card_url.starts_with("https://") {
-        "https"
-    } else {
-        "http"
-    };
+    let secure = card
+        .supported_interfaces
+        .iter()
+        .find(|i| i.url.contains("://"))
+        .is_some_and(|i| i.url.starts_with("https://"));
+    let scheme = if secure { "https" } else { "http" };
     format!("{scheme}://{}", url.trim_start_matches("grpc://"))
 }
 
@@ -245,40 +238,31 @@ impl Binding {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::pb::AgentInterface;
+    use crate::card::AgentInterface;
 
-    fn card(version: &str, list: &[(&str, &str, &str)]) -> AgentCard {
-        let mut card: AgentCard = serde_json::from_value(serde_json::json!({
-            "name": "n", "description": "d", "version": "1",
-            "url": "http://a/v03", "protocolVersion": version,
-            "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [], "skills": []
-        }))
-        .unwrap();
-        card.supported_interfaces = Some(
-            list.iter()
-                .map(|(url, binding, version)| AgentInterface {
-                    url: (*url).into(),
-                    protocol_binding: (*binding).into(),
-                    tenant: String::new(),
-                    protocol_version: (*version).into(),
-                })
-                .collect(),
-        );
+    fn card(list: &[(&str, &str, &str)]) -> AgentCard {
+        let mut card = AgentCard::new("n", "d", "");
+        card.supported_interfaces = list
+            .iter()
+            .map(|(url, binding, version)| AgentInterface {
+                url: (*url).into(),
+                protocol_binding: (*binding).into(),
+                tenant: String::new(),
+                protocol_version: (*version).into(),
+            })
+            .collect();
         card
     }
 
     #[cfg(feature = "v0_3")]
     #[test]
     fn v1_first_then_the_cards_order_then_v03() {
-        // Our own server's card: both generations, v0.3 fields too.
-        let c = card(
-            "0.3.0",
-            &[
-                ("http://a/rpc", "JSONRPC", "1.0"),
-                ("http://a/rpc", "HTTP+JSON", "1.0"),
-                ("http://a/rpc", "JSONRPC", "0.3"),
-            ],
-        );
+        // Our own server's card: both generations.
+        let c = card(&[
+            ("http://a/rpc", "JSONRPC", "1.0"),
+            ("http://a/rpc", "HTTP+JSON", "1.0"),
+            ("http://a/rpc", "JSONRPC", "0.3"),
+        ]);
         let got = choose(&c, Preference::default()).unwrap();
         let order: Vec<String> = got.interfaces.iter().map(ToString::to_string).collect();
         assert_eq!(
@@ -287,7 +271,6 @@ mod tests {
                 "A2A 1.0 JSONRPC at http://a/rpc",
                 "A2A 1.0 HTTP+JSON at http://a/rpc",
                 "A2A 0.3 JSONRPC at http://a/rpc",
-                "A2A 0.3 JSONRPC at http://a/v03",
             ]
         );
         assert!(got.reason.contains("newest"), "{}", got.reason);
@@ -313,18 +296,18 @@ mod tests {
     #[cfg(not(feature = "v0_3"))]
     #[test]
     fn v03_interfaces_are_not_spoken_without_the_feature() {
-        let mut c = card("0.3.0", &[("http://a/rpc", "JSONRPC", "0.3")]);
+        let c = card(&[("http://a/rpc", "JSONRPC", "0.3")]);
         let e = choose(&c, Preference::default()).unwrap_err();
         assert!(matches!(e, ClientError::UnsupportedTransport { .. }), "{e}");
-        c.supported_interfaces = None;
-        assert!(choose(&c, Preference::default()).is_err());
     }
 
     #[cfg(feature = "v0_3")]
     #[test]
     fn a_v03_card_is_v03_and_v03_rest_is_not_spoken() {
-        let mut c = card("0.3.0", &[]);
-        c.supported_interfaces = None;
+        let c = card(&[
+            ("http://a/v03", "JSONRPC", "0.3.0"),
+            ("a:50051", "GRPC", "0.3.0"),
+        ]);
         let got = choose(&c, Preference::default()).unwrap();
         assert_eq!(
             got.interfaces,
@@ -337,10 +320,10 @@ mod tests {
         let e = choose(&c, want_v1).unwrap_err().to_string();
         assert_eq!(
             e,
-            "the agent offers no interface with protocol = \"1.0\"; it offers: JSONRPC 0.3 at http://a/v03"
+            "the agent offers no interface with protocol = \"1.0\"; it offers: JSONRPC 0.3 at http://a/v03, GRPC 0.3.0 at a:50051"
         );
 
-        let c = card("1.0", &[("http://a/ws", "WEBSOCKET", "1.0")]);
+        let c = card(&[("http://a/ws", "WEBSOCKET", "1.0")]);
         let e = choose(&c, Preference::default()).unwrap_err().to_string();
         assert!(
             e.ends_with("it offers: WEBSOCKET 1.0 at http://a/ws"),
@@ -352,24 +335,23 @@ mod tests {
     #[test]
     fn grpc_interfaces_are_taken_in_either_form() {
         // `host:port`, as the SDKs' channels take it, reached as the card's own URL is.
-        let c = card("1.0", &[("a:50051", "GRPC", "1.0")]);
+        let c = card(&[("a:50051", "GRPC", "1.0")]);
         let got = choose(&c, Preference::default()).unwrap();
         assert_eq!(got.interfaces[0].binding, Binding::Grpc);
         assert_eq!(got.interfaces[0].url, "http://a:50051");
-        let mut secure = card("1.0", &[("a:443", "GRPC", "1.0")]);
-        secure.url = "https://a/v03".into();
+        let secure = card(&[("a:443", "GRPC", "1.0"), ("https://a/", "JSONRPC", "1.0")]);
         assert_eq!(
             choose(&secure, Preference::default()).unwrap().interfaces[0].url,
             "https://a:443"
         );
         // A URL, as the spec's example writes it, kept.
-        let c = card("1.0", &[("https://a:8443", "GRPC", "1.0")]);
+        let c = card(&[("https://a:8443", "GRPC", "1.0")]);
         assert_eq!(
             choose(&c, Preference::default()).unwrap().interfaces[0].url,
             "https://a:8443"
         );
         // gRPC is v1.0's: a v0.3 gRPC interface is not spoken.
-        let c = card("0.3", &[("a:50051", "GRPC", "0.3")]);
+        let c = card(&[("a:50051", "GRPC", "0.3")]);
         assert!(
             choose(
                 &c,
@@ -386,14 +368,11 @@ mod tests {
     #[cfg(not(feature = "grpc"))]
     #[test]
     fn grpc_interfaces_are_not_spoken_without_the_feature() {
-        let c = card(
-            "1.0",
-            &[("a:50051", "GRPC", "1.0"), ("http://a/", "JSONRPC", "1.0")],
-        );
+        let c = card(&[("a:50051", "GRPC", "1.0"), ("http://a/", "JSONRPC", "1.0")]);
         let got = choose(&c, Preference::default()).unwrap();
         assert_eq!(got.interfaces.len(), 1);
         assert_eq!(got.interfaces[0].binding, Binding::JsonRpc);
-        let only = card("1.0", &[("a:50051", "GRPC", "1.0")]);
+        let only = card(&[("a:50051", "GRPC", "1.0")]);
         let e = choose(&only, Preference::default())
             .unwrap_err()
             .to_string();
@@ -402,8 +381,8 @@ mod tests {
 
     #[test]
     fn tenants_are_kept() {
-        let mut c = card("1.0", &[("http://a/", "HTTP+JSON", "1.0")]);
-        c.supported_interfaces.as_mut().unwrap()[0].tenant = "acme".into();
+        let mut c = card(&[("http://a/", "HTTP+JSON", "1.0")]);
+        c.supported_interfaces[0].tenant = "acme".into();
         let got = choose(&c, Preference::default()).unwrap();
         assert_eq!(got.interfaces[0].tenant, "acme");
         assert_eq!(

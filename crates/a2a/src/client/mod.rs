@@ -42,7 +42,7 @@ use crate::Version;
 use crate::error::ErrorCode;
 pub use crate::https::{ClientTls, TlsError};
 use crate::proto::pb as v1t;
-pub use card::{CardFetch, CardResolver, MAX_CARD_BYTES, parse_card, v1_card_as_v03};
+pub use card::{CardFetch, CardResolver, MAX_CARD_BYTES};
 pub use error::ClientError;
 pub use interface::{Binding, Choice, Interface, Preference, choose as choose_interfaces};
 use rest::RequestLine;
@@ -623,27 +623,26 @@ impl A2aClient {
         }
     }
 
-    /// The v1.0 extended card at `at`, read as JSON on every binding: the model's card
-    /// is v0.3-shaped, and takes v1.0's fields and v0.3's both.
+    /// The v1.0 extended card at `at`, read as a card served at the well-known path is.
     async fn v1_extended_card(&self, at: &Interface) -> Result<AgentCard, ClientError> {
         let method = Method::GetAuthenticatedExtendedCard;
         let request = v1t::GetExtendedAgentCardRequest {
             tenant: at.tenant.clone(),
         };
-        let mut card: Value = match at.binding {
+        let card: Value = match at.binding {
             Binding::JsonRpc => self.rpc(at, method.v1_name(), Some(&request)).await?,
             Binding::HttpJson => {
                 let line = RequestLine::get("extendedAgentCard");
                 self.rest::<(), _>(at, line, None).await?
             }
-            Binding::Grpc => {
-                let card: v1t::AgentCard = self.grpc(at, method, &request).await?;
-                serde_json::to_value(card)
-                    .map_err(|e| ClientError::protocol(&at.url, format!("the card: {e}")))?
-            }
+            Binding::Grpc => self
+                .grpc::<_, AgentCard>(at, method, &request)
+                .await?
+                .to_json(),
         };
-        v1_card_as_v03(&mut card);
-        http::decode_result(&at.url, method.v1_name(), card)
+        AgentCard::from_json(card).map_err(|e| {
+            ClientError::protocol(&at.url, format!("its {} result: {e}", method.v1_name()))
+        })
     }
 
     /// `SendMessage` (v0.3: `message/send`).

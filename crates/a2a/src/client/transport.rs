@@ -265,7 +265,12 @@ impl Transport for V03<'_> {
 
     fn extended_card(&self) -> BoxFuture<'_, Result<AgentCard, ClientError>> {
         let method = Method::GetAuthenticatedExtendedCard.as_str();
-        Box::pin(self.client.rpc::<(), _>(self.at, method, None))
+        Box::pin(async move {
+            let card: serde_json::Value = self.client.rpc::<(), _>(self.at, method, None).await?;
+            AgentCard::from_json(card).map_err(|e| {
+                ClientError::protocol(&self.at.url, format!("its {method} result: {e}"))
+            })
+        })
     }
 }
 

@@ -26,8 +26,7 @@ use futures::future::BoxFuture;
 
 use super::handler::{check_text, control_character};
 use crate::card::{
-    ApiKeyLocation, ApiKeySecurityScheme, HttpAuthSecurityScheme, SecurityRequirement,
-    SecurityScheme,
+    ApiKeySecurityScheme, HttpAuthSecurityScheme, Scheme, SecurityRequirement, SecurityScheme,
 };
 use crate::error::{ErrorCode, RpcError};
 use crate::jsonrpc::{RequestId, Response as RpcResponse};
@@ -539,30 +538,30 @@ impl InboundAuth {
         let mut requirements = Vec::new();
         if let Some(verifier) = &self.tokens {
             let (name, scheme) = verifier.card_scheme();
-            requirements.push(BTreeMap::from([(name.clone(), Vec::new())]));
+            requirements.push(SecurityRequirement::of(name.clone(), Vec::new()));
             schemes.insert(name, scheme);
         }
         if !self.bearer.is_empty() {
             schemes.insert(
                 "bearer".to_owned(),
-                SecurityScheme::Http(HttpAuthSecurityScheme {
+                SecurityScheme::of(Scheme::HttpAuthSecurityScheme(HttpAuthSecurityScheme {
                     scheme: "bearer".into(),
-                    bearer_format: None,
-                    description: Some("A bearer token issued by the operator".into()),
-                }),
+                    bearer_format: String::new(),
+                    description: "A bearer token issued by the operator".into(),
+                })),
             );
-            requirements.push(BTreeMap::from([("bearer".to_owned(), Vec::new())]));
+            requirements.push(SecurityRequirement::of("bearer", Vec::new()));
         }
         if let Some((name, _)) = &self.api_key {
             schemes.insert(
                 "apiKey".to_owned(),
-                SecurityScheme::ApiKey(ApiKeySecurityScheme {
-                    location: ApiKeyLocation::Header,
+                SecurityScheme::of(Scheme::ApiKeySecurityScheme(ApiKeySecurityScheme {
+                    location: "header".into(),
                     name: name.clone(),
-                    description: Some("An API key issued by the operator".into()),
-                }),
+                    description: "An API key issued by the operator".into(),
+                })),
             );
-            requirements.push(BTreeMap::from([("apiKey".to_owned(), Vec::new())]));
+            requirements.push(SecurityRequirement::of("apiKey", Vec::new()));
         }
         (schemes, requirements)
     }

@@ -317,14 +317,9 @@ impl Call {
             Method::GetAuthenticatedExtendedCard => {
                 let r: w::GetExtendedAgentCardRequest = self.decode(bytes)?;
                 let caller = self.caller_in(&r.tenant)?;
-                let mut card = super::v1::extended_card(inner, &caller)?;
-                // The AgentCard message has v1.0's fields only (its v1.0 signature
-                // covers exactly those).
-                crate::v1::card::as_v1_only(&mut card);
-                let card: w::AgentCard = serde_json::from_value(card).map_err(|e| {
-                    RpcError::internal(format!("the card is no AgentCard message: {e}"))
-                })?;
-                encode(&card)
+                // As published (signed over its v1.0 reading), read back as the message.
+                let card = super::v1::extended_card(inner, &caller)?;
+                encode(&w::AgentCard::from_json(card).map_err(RpcError::internal)?)
             }
             Method::SendStreamingMessage | Method::Resubscribe => {
                 return Err(RpcError::internal(

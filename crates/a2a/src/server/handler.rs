@@ -474,13 +474,7 @@ impl Inner {
             .card
             .default_input_modes
             .iter()
-            .chain(
-                cards
-                    .card
-                    .skills
-                    .iter()
-                    .flat_map(|s| s.input_modes.iter().flatten()),
-            )
+            .chain(cards.card.skills.iter().flat_map(|s| &s.input_modes))
             .map(String::as_str)
             .collect();
         let accepted_inputs = distinct(accepted_inputs);
@@ -506,13 +500,7 @@ impl Inner {
                 .card
                 .default_output_modes
                 .iter()
-                .chain(
-                    cards
-                        .card
-                        .skills
-                        .iter()
-                        .flat_map(|s| s.output_modes.iter().flatten()),
-                )
+                .chain(cards.card.skills.iter().flat_map(|s| &s.output_modes))
                 .map(String::as_str)
                 .collect();
             let offered = distinct(offered);
@@ -1101,11 +1089,8 @@ impl Inner {
     /// as the agent shapes it for `caller`.
     pub(super) fn extended_card(&self, caller: &Caller) -> Result<AgentCard, RpcError> {
         let cards = self.cards();
-        match (
-            &cards.extended,
-            cards.card.supports_authenticated_extended_card,
-        ) {
-            (Some(card), Some(true)) => {
+        match (&cards.extended, cards.card.supports_extended_card()) {
+            (Some(card), true) => {
                 let mut card = card.clone();
                 self.agent.tailor_extended_card(&mut card, caller);
                 Ok(card)

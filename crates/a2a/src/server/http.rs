@@ -4,7 +4,7 @@
 
 use crate::RpcError;
 use crate::Version;
-use crate::card::AgentCard;
+use crate::card::{AgentCard, AgentInterface};
 use crate::server::{CardKeys, Inner, RequestId, RpcResponse, ServerConfig, Versions};
 use crate::v1::{BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC};
 use axum::body::{Body, Bytes};
@@ -20,14 +20,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use tracing::warn;
 
-/// The card as published. Serving both generations: the v0.3 card a v0.3 client reads,
-/// with what a v1.0 client reads beside it — `supportedInterfaces` (JSON-RPC 1.0,
-/// HTTP+JSON 1.0, JSON-RPC 0.3, each at the card's URL) and
-/// `capabilities.extendedAgentCard`, and the v1.0 shape of each security scheme and
-/// requirement beside the v0.3 one (`crate::v1::card::with_v1_shapes`): every v1.0
-/// client reads the same v1.0 card out of it, whether it converts v0.3 shapes (the
-/// Python SDK) or reads only v1.0 fields (the JavaScript one); a v0.3 client ignores
-/// the v1.0 fields. Serving one generation: that generation's card alone.
+/// The card as published: the server's own interfaces at the card's URL (JSON-RPC and
+/// HTTP+JSON 1.0, gRPC 1.0 when served, JSON-RPC 0.3 when served) in place of any the
+/// card lists. Serving both generations, v0.3's fields beside v1.0's
+/// (`crate::v0_3::card::with_v03_fields`): every v1.0 client reads the v1.0 card out of
+/// it, whether it converts v0.3 shapes (the Python SDK) or reads only v1.0 fields (the
+/// JavaScript one); a v0.3 client ignores the v1.0 fields. Serving one generation: that
+/// generation's card alone.
 ///
 /// Signed with `keys` when given: a signature per generation's reading of the card (see
 /// [`CardKeys`]), in place of any the card carried.
@@ -39,7 +38,7 @@ pub(super) fn published_card(
     let generations = config.generations;
     let mut value = unsigned_card(card, generations, config.serves_grpc());
     if let Some(keys) = keys {
-        let jku = super::card_keys::jwks_url(&card.url);
+        let jku = super::card_keys::jwks_url(card.url());
         let signatures = keys.sign(&value, generations, jku.as_deref());
         value["signatures"] =
             serde_json::to_value(signatures).expect("signatures always serialize to JSON");
@@ -48,40 +47,36 @@ pub(super) fn published_card(
 }
 
 fn unsigned_card(card: &AgentCard, generations: Versions, grpc: bool) -> Value {
-    // An AgentCard always serializes: every map in it has string keys and every field
-    // is plain data.
-    let mut value = serde_json::to_value(card).expect("an agent card always serializes to JSON");
-    if let Some(obj) = value.as_object_mut() {
-        obj.remove("signatures");
-    }
-    if generations == Versions::V0_3 {
-        return value;
-    }
-    let url = card.url.clone();
-    let interface = |binding: &str, version: &str| serde_json::json!({ "url": url, "protocolBinding": binding, "protocolVersion": version });
+    let url = card.url().to_owned();
+    let interface = |url: &str, binding: &str, version: Version| AgentInterface {
+        url: url.to_owned(),
+        protocol_binding: binding.to_owned(),
+        tenant: String::new(),
+        protocol_version: version.as_str().to_owned(),
+    };
     let mut interfaces = vec![
-        interface(BINDING_JSONRPC, Version::V1_0.as_str()),
-        interface(BINDING_HTTP_JSON, Version::V1_0.as_str()),
+        interface(&url, BINDING_JSONRPC, Version::V1_0),
+        interface(&url, BINDING_HTTP_JSON, Version::V1_0),
     ];
-    if grpc {
-        // gRPC dials `host:port`, as the official SDKs' channels (grpcio, grpc-js) take it.
-        if let Some(target) = grpc_target(&url) {
-            interfaces.push(serde_json::json!({
-                "url": target, "protocolBinding": BINDING_GRPC, "protocolVersion": Version::V1_0.as_str()
-            }));
-        }
+    // gRPC dials `host:port`, as the official SDKs' channels (grpcio, grpc-js) take it.
+    if let Some(target) = grpc.then(|| grpc_target(&url)).flatten() {
+        interfaces.push(interface(&target, BINDING_GRPC, Version::V1_0));
     }
     if generations == Versions::Both {
-        interfaces.push(interface(BINDING_JSONRPC, Version::V0_3.as_str()));
+        interfaces.push(interface(&url, BINDING_JSONRPC, Version::V0_3));
     }
-    value["supportedInterfaces"] = Value::Array(interfaces);
-    if card.supports_authenticated_extended_card == Some(true) {
-        value["capabilities"]["extendedAgentCard"] = Value::Bool(true);
-    }
+    let published = AgentCard {
+        supported_interfaces: interfaces,
+        signatures: Vec::new(),
+        ..card.clone()
+    };
+    #[allow(unused_mut)]
+    let mut value = published.to_json();
+    #[cfg(feature = "v0_3")]
     match generations {
-        Versions::V1_0 => crate::v1::card::as_v1_only(&mut value),
-        Versions::Both => crate::v1::card::with_v1_shapes(&mut value),
-        Versions::V0_3 => {}
+        Versions::Both => crate::v0_3::card::with_v03_fields(&mut value, &url),
+        Versions::V0_3 => crate::v0_3::card::as_v03_only(&mut value, &url),
+        Versions::V1_0 => {}
     }
     value
 }

@@ -77,7 +77,7 @@ pub use crate::card::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH};
 /// Tunables of the HTTP layer.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
-    /// Path of the JSON-RPC endpoint (the card's `url` should point here).
+    /// Path of the JSON-RPC endpoint (the card's first interface should point here).
     pub rpc_path: String,
     /// Largest request body accepted; larger ones get HTTP 413 with a JSON-RPC error.
     pub max_body_bytes: usize,
@@ -313,7 +313,7 @@ pub struct A2aServerBuilder {
 
 impl A2aServerBuilder {
     /// The card served by `agent/getAuthenticatedExtendedCard` (the public card must set
-    /// `supportsAuthenticatedExtendedCard`).
+    /// `capabilities.extendedAgentCard`).
     pub fn extended_card(mut self, card: AgentCard) -> Self {
         self.extended_card = Some(card);
         self

@@ -195,7 +195,7 @@ mod tests {
 
     fn handler() -> RequestHandler {
         let mut card = AgentCard::new("Shout", "Says it louder", "http://127.0.0.1:9/");
-        card.capabilities.streaming = Some(true);
+        card.capabilities_mut().streaming = Some(true);
         A2aServer::new(Shout, card).handler()
     }
 

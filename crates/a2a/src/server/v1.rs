@@ -203,7 +203,7 @@ pub(super) async fn delete_push(
 
 /// The extended card as published (both generations' fields).
 pub(super) fn extended_card(inner: &Inner, caller: &Caller) -> Result<Value, RpcError> {
-    if inner.cards().card.supports_authenticated_extended_card != Some(true) {
+    if !inner.cards().card.supports_extended_card() {
         return Err(RpcError::unsupported_operation(
             "this agent's card does not offer an extended card (capabilities.extendedAgentCard)",
         ));

@@ -70,10 +70,9 @@ pub fn check_extensions(card: &AgentCard, headers: &HeaderMap) -> Result<(), Rpc
     let declared = declared_extensions(headers);
     let missing: Vec<String> = card
         .capabilities
-        .extensions
         .iter()
-        .flatten()
-        .filter(|e| e.required == Some(true) && !declared.contains(&e.uri))
+        .flat_map(|c| &c.extensions)
+        .filter(|e| e.required && !declared.contains(&e.uri))
         .map(|e| e.uri.clone())
         .collect();
     if missing.is_empty() {

@@ -10,6 +10,7 @@
 //! them from it: v0.3's JSON-RPC methods, both ways, its push bodies and the rows older
 //! stores wrote.
 
+pub mod card;
 pub mod convert;
 mod events;
 mod kind;

@@ -1,8 +1,7 @@
 //! A2A v1.0 on the wire: its messages are the model ([`crate::types`], as bytes on gRPC
-//! and as ProtoJSON on the other bindings); here are its card fields ([`card`]) and its
-//! errors ([`error`]).
+//! and as ProtoJSON on the other bindings); here are its binding names and its errors
+//! ([`error`]).
 
-pub mod card;
 pub mod error;
 
 pub use crate::error::ConvertError;

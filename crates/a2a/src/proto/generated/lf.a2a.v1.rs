@@ -370,8 +370,8 @@ pub struct AgentCard {
     #[prost(message, optional, tag = "7")]
     pub capabilities: ::core::option::Option<AgentCapabilities>,
     /// The security scheme details used for authenticating with this agent.
-    #[prost(map = "string, message", tag = "8")]
-    pub security_schemes: ::std::collections::HashMap<
+    #[prost(btree_map = "string, message", tag = "8")]
+    pub security_schemes: ::prost::alloc::collections::BTreeMap<
         ::prost::alloc::string::String,
         SecurityScheme,
     >,
@@ -603,8 +603,11 @@ impl ::prost::Name for StringList {
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct SecurityRequirement {
     /// A map of security schemes to the required scopes.
-    #[prost(map = "string, message", tag = "1")]
-    pub schemes: ::std::collections::HashMap<::prost::alloc::string::String, StringList>,
+    #[prost(btree_map = "string, message", tag = "1")]
+    pub schemes: ::prost::alloc::collections::BTreeMap<
+        ::prost::alloc::string::String,
+        StringList,
+    >,
 }
 impl ::prost::Name for SecurityRequirement {
     const NAME: &'static str = "SecurityRequirement";
@@ -817,8 +820,8 @@ pub struct AuthorizationCodeOAuthFlow {
     #[prost(string, tag = "3")]
     pub refresh_url: ::prost::alloc::string::String,
     /// The available scopes for the OAuth2 security scheme.
-    #[prost(map = "string, string", tag = "4")]
-    pub scopes: ::std::collections::HashMap<
+    #[prost(btree_map = "string, string", tag = "4")]
+    pub scopes: ::prost::alloc::collections::BTreeMap<
         ::prost::alloc::string::String,
         ::prost::alloc::string::String,
     >,
@@ -847,8 +850,8 @@ pub struct ClientCredentialsOAuthFlow {
     #[prost(string, tag = "2")]
     pub refresh_url: ::prost::alloc::string::String,
     /// The available scopes for the OAuth2 security scheme.
-    #[prost(map = "string, string", tag = "3")]
-    pub scopes: ::std::collections::HashMap<
+    #[prost(btree_map = "string, string", tag = "3")]
+    pub scopes: ::prost::alloc::collections::BTreeMap<
         ::prost::alloc::string::String,
         ::prost::alloc::string::String,
     >,
@@ -876,8 +879,8 @@ pub struct ImplicitOAuthFlow {
     pub refresh_url: ::prost::alloc::string::String,
     /// The available scopes for the OAuth2 security scheme. A map between the
     /// scope name and a short description for it. The map MAY be empty.
-    #[prost(map = "string, string", tag = "3")]
-    pub scopes: ::std::collections::HashMap<
+    #[prost(btree_map = "string, string", tag = "3")]
+    pub scopes: ::prost::alloc::collections::BTreeMap<
         ::prost::alloc::string::String,
         ::prost::alloc::string::String,
     >,
@@ -905,8 +908,8 @@ pub struct PasswordOAuthFlow {
     pub refresh_url: ::prost::alloc::string::String,
     /// The available scopes for the OAuth2 security scheme. A map between the
     /// scope name and a short description for it. The map MAY be empty.
-    #[prost(map = "string, string", tag = "3")]
-    pub scopes: ::std::collections::HashMap<
+    #[prost(btree_map = "string, string", tag = "3")]
+    pub scopes: ::prost::alloc::collections::BTreeMap<
         ::prost::alloc::string::String,
         ::prost::alloc::string::String,
     >,
@@ -936,8 +939,8 @@ pub struct DeviceCodeOAuthFlow {
     #[prost(string, tag = "3")]
     pub refresh_url: ::prost::alloc::string::String,
     /// The available scopes for the OAuth2 security scheme.
-    #[prost(map = "string, string", tag = "4")]
-    pub scopes: ::std::collections::HashMap<
+    #[prost(btree_map = "string, string", tag = "4")]
+    pub scopes: ::prost::alloc::collections::BTreeMap<
         ::prost::alloc::string::String,
         ::prost::alloc::string::String,
     >,

@@ -535,7 +535,7 @@ impl<'de> serde::Deserialize<'de> for AgentCard {
                                 return Err(serde::de::Error::duplicate_field("securitySchemes"));
                             }
                             security_schemes__ = Some(
-                                map_.next_value::<std::collections::HashMap<_, _>>()?
+                                map_.next_value::<std::collections::BTreeMap<_, _>>()?
                             );
                         }
                         GeneratedField::SecurityRequirements => {
@@ -1788,7 +1788,7 @@ impl<'de> serde::Deserialize<'de> for AuthorizationCodeOAuthFlow {
                                 return Err(serde::de::Error::duplicate_field("scopes"));
                             }
                             scopes__ = Some(
-                                map_.next_value::<std::collections::HashMap<_, _>>()?
+                                map_.next_value::<std::collections::BTreeMap<_, _>>()?
                             );
                         }
                         GeneratedField::PkceRequired => {
@@ -2058,7 +2058,7 @@ impl<'de> serde::Deserialize<'de> for ClientCredentialsOAuthFlow {
                                 return Err(serde::de::Error::duplicate_field("scopes"));
                             }
                             scopes__ = Some(
-                                map_.next_value::<std::collections::HashMap<_, _>>()?
+                                map_.next_value::<std::collections::BTreeMap<_, _>>()?
                             );
                         }
                         GeneratedField::__SkipField__ => {
@@ -2338,7 +2338,7 @@ impl<'de> serde::Deserialize<'de> for DeviceCodeOAuthFlow {
                                 return Err(serde::de::Error::duplicate_field("scopes"));
                             }
                             scopes__ = Some(
-                                map_.next_value::<std::collections::HashMap<_, _>>()?
+                                map_.next_value::<std::collections::BTreeMap<_, _>>()?
                             );
                         }
                         GeneratedField::__SkipField__ => {
@@ -2959,7 +2959,7 @@ impl<'de> serde::Deserialize<'de> for ImplicitOAuthFlow {
                                 return Err(serde::de::Error::duplicate_field("scopes"));
                             }
                             scopes__ = Some(
-                                map_.next_value::<std::collections::HashMap<_, _>>()?
+                                map_.next_value::<std::collections::BTreeMap<_, _>>()?
                             );
                         }
                         GeneratedField::__SkipField__ => {
@@ -4638,7 +4638,7 @@ impl<'de> serde::Deserialize<'de> for PasswordOAuthFlow {
                                 return Err(serde::de::Error::duplicate_field("scopes"));
                             }
                             scopes__ = Some(
-                                map_.next_value::<std::collections::HashMap<_, _>>()?
+                                map_.next_value::<std::collections::BTreeMap<_, _>>()?
                             );
                         }
                         GeneratedField::__SkipField__ => {
@@ -4811,7 +4811,7 @@ impl<'de> serde::Deserialize<'de> for SecurityRequirement {
                                 return Err(serde::de::Error::duplicate_field("schemes"));
                             }
                             schemes__ = Some(
-                                map_.next_value::<std::collections::HashMap<_, _>>()?
+                                map_.next_value::<std::collections::BTreeMap<_, _>>()?
                             );
                         }
                         GeneratedField::__SkipField__ => {

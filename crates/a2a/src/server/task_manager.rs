@@ -22,7 +22,7 @@ use tracing::{Instrument, debug, info_span, warn};
 
 use super::push::PushNotifier;
 use super::sink_error::SinkError;
-use super::stream::ends_stream;
+use super::stream::{ends_on, ends_stream};
 use crate::error::RpcError;
 use crate::store::NoticeBoard;
 use crate::store::apply::{apply_event, keep_history, normalize_status, past_bounds};
@@ -798,7 +798,16 @@ impl Actor {
             .map(|(e, seq)| (seq, Arc::new(e)))
             .collect();
         self.save(&logged).await?;
-        let ends = !self.waiters.is_empty() && logged.iter().any(|(_, e)| ends_stream(e));
+        // A request waiting for the task to stop hears of it when the task *is* stopped
+        // after these events: one sender's input-required committed with another's
+        // working status (an answer taken) has not stopped it.
+        let ends = !self.waiters.is_empty()
+            && logged.iter().any(|(_, e)| ends_stream(e))
+            && self
+                .state
+                .snapshot
+                .as_ref()
+                .is_some_and(|t| ends_on(t.state()));
         for (seq, e) in logged {
             self.announce(|| Update::Event(seq, e));
         }
@@ -943,6 +952,31 @@ mod tests {
             panic!("a direct reply is heard as the reply");
         };
         assert_eq!(m.text(), "a direct answer");
+    }
+
+    /// Events of two senders committed together (the run asking again, an answer taken)
+    /// that leave the task working have not stopped it: a request waiting for the end
+    /// is not told of a working task, and hears the end when it comes.
+    #[tokio::test]
+    async fn a_stop_undone_in_the_same_commit_is_not_the_end() {
+        let id = TaskId::new("t");
+        let (_store, _manager, actor) = started(&id);
+        let status = |state| status_update(&id, TaskStatus::new(state));
+        actor.apply(status(TaskState::Working)).await.unwrap();
+        let mut end = actor.await_event(Until::End).await.unwrap();
+        // Both queued before the actor runs (one thread): one group commit.
+        let (asked, taken) = tokio::join!(
+            actor.apply(status(TaskState::InputRequired)),
+            actor.apply(status(TaskState::Working)),
+        );
+        (asked.unwrap(), taken.unwrap());
+        assert!(end.try_recv().is_err(), "told of a task that is working");
+        actor.apply(status(TaskState::Completed)).await.unwrap();
+        let heard = tokio::time::timeout(std::time::Duration::from_secs(5), end).await;
+        let Ok(Ok(Ending::Task(task))) = heard else {
+            panic!("the end is heard with the task");
+        };
+        assert_eq!(task.state(), TaskState::Completed);
     }
 
     /// A store may keep a snapshot less often than every event and replay the events

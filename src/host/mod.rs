@@ -478,13 +478,11 @@ impl AgentExecutor for Orchestrator {
                     None => None,
                 }
             };
-            let prior = match prior {
+            let prior = match (prior, &ctx.task) {
                 // A message on a task whose run is being resumed after a restart: wait for
                 // the run to be back rather than take the message for a new request.
-                None if ctx.task.is_some() => {
-                    Box::pin(self.resumed_run(&ctx.task_id)).await.map(Err)
-                }
-                p => p,
+                (None, Some(_)) => Box::pin(self.resumed_run(&ctx.task_id)).await.map(Err),
+                (p, _) => p,
             };
             // After a restart the conversation is gone from memory, not from the task: its
             // history says which workflow was chosen and what was given.

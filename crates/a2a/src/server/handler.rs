@@ -746,7 +746,8 @@ impl Inner {
             .catch_unwind()
             .then(move |outcome| async move {
                 match outcome {
-                    Ok(Ok(())) => {}
+                    // A request waiting for its message's end hears of a stop from now on.
+                    Ok(Ok(())) => handle.done().await,
                     Ok(Err(e)) => handle.fail(e).await,
                     Err(_) => {
                         warn!("the agent panicked");

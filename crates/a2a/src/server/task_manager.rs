@@ -54,7 +54,10 @@ pub(crate) enum Update {
 }
 
 /// How long a request that wants only the task (a `message/send`) waits: for the
-/// first event, or for one that ends a stream (a terminal or interrupted state).
+/// first event, or for one that ends a stream — a terminal state, or an interrupted one
+/// once the agent has taken the request's message (its `execute` sent an event or
+/// returned). Another executor's question, said before the agent took the message (a
+/// resumed run asking again what the message answers), is not its end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Until {
     FirstEvent,
@@ -76,11 +79,32 @@ pub(crate) enum Ending {
 /// Events, messages and errors are boxed: the command channel allocates its slots in
 /// blocks of 32 per live task, and a task inline would make each slot ~350 bytes.
 enum Cmd {
-    Apply(Box<StreamEvent>, oneshot::Sender<Result<(), SinkError>>),
+    /// An event from the handle of that id.
+    Apply(
+        Box<StreamEvent>,
+        HandleId,
+        oneshot::Sender<Result<(), SinkError>>,
+    ),
     UserMessage(Box<Message>, oneshot::Sender<Result<StoredTask, SinkError>>),
     Subscribe(oneshot::Sender<Subscription>),
-    AwaitEvent(Until, oneshot::Sender<Ending>),
+    AwaitEvent(Until, HandleId, oneshot::Sender<Ending>),
+    /// The work holding the handle of that id returned.
+    Done(HandleId),
     Fail(Box<RpcError>, oneshot::Sender<()>),
+}
+
+/// Which handle of a task's actor an event came from: the one a request opened for its
+/// message (and gave its `execute`), or another (a resumed run's).
+type HandleId = u64;
+
+/// A request waiting for an event.
+struct Waiter {
+    until: Until,
+    /// The handle its message's `execute` holds.
+    handle: HandleId,
+    /// Whether that `execute` has sent an event or returned (see [`Until`]).
+    taken: bool,
+    tx: oneshot::Sender<Ending>,
 }
 
 /// A snapshot and every event after it.
@@ -119,6 +143,8 @@ pub(crate) struct ActorHandle {
     /// Set once anything other than the task's own snapshot reads its events (see
     /// [`ActorHandle::followed`]).
     followed: Arc<AtomicBool>,
+    /// This handle's own, shared by its clones (see [`Until`]).
+    id: HandleId,
 }
 
 impl std::fmt::Debug for ActorHandle {
@@ -154,7 +180,8 @@ impl ActorHandle {
     }
 
     pub async fn apply(&self, event: StreamEvent) -> Result<(), SinkError> {
-        self.call(|ack| Cmd::Apply(Box::new(event), ack)).await?
+        self.call(|ack| Cmd::Apply(Box::new(event), self.id, ack))
+            .await?
     }
 
     /// Queues `event` without waiting for it to be stored; the receiver hears when it is.
@@ -162,7 +189,8 @@ impl ActorHandle {
         &self,
         event: StreamEvent,
     ) -> Result<oneshot::Receiver<Result<(), SinkError>>, SinkError> {
-        self.post(|ack| Cmd::Apply(Box::new(event), ack)).await
+        self.post(|ack| Cmd::Apply(Box::new(event), self.id, ack))
+            .await
     }
 
     pub async fn user_message(&self, message: Message) -> Result<StoredTask, SinkError> {
@@ -177,7 +205,14 @@ impl ActorHandle {
     /// Hears the first event from now on (or the first that ends a stream), and only
     /// that (see [`Ending`]); nothing if the actor ends first.
     pub async fn await_event(&self, until: Until) -> Result<oneshot::Receiver<Ending>, SinkError> {
-        self.post(|waiter| Cmd::AwaitEvent(until, waiter)).await
+        self.post(|waiter| Cmd::AwaitEvent(until, self.id, waiter))
+            .await
+    }
+
+    /// Tells the actor that the work holding this handle returned: a request waiting
+    /// for its message's end hears of the task's stop from now on.
+    pub async fn done(&self) {
+        let _ = self.tx.send(Cmd::Done(self.id)).await;
     }
 
     pub async fn fail(&self, error: RpcError) {
@@ -204,6 +239,7 @@ struct Shared {
     // A std mutex: held only to look up or insert an entry, never across an await.
     live: Mutex<HashMap<TaskId, LiveEntry>>,
     next_generation: AtomicU64,
+    next_handle: AtomicU64,
     push: Option<PushNotifier>,
     tracker: TaskTracker,
     /// The server's stop: every task's handover token is a child of it.
@@ -222,6 +258,7 @@ impl TaskManager {
                 store,
                 live: Mutex::new(HashMap::new()),
                 next_generation: Default::default(),
+                next_handle: Default::default(),
                 push,
                 tracker,
                 shutdown,
@@ -341,6 +378,7 @@ impl TaskManager {
         init: impl FnOnce() -> ActorState,
     ) -> ActorHandle {
         let shared = &self.shared;
+        let handle_id = shared.next_handle.fetch_add(1, Ordering::Relaxed);
         let mut live = shared.live.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(entry) = live.get(task_id)
             && let Some(tx) = entry.tx.upgrade()
@@ -350,6 +388,7 @@ impl TaskManager {
                 cancel: entry.cancel.clone(),
                 handover: entry.handover.clone(),
                 followed: entry.followed.clone(),
+                id: handle_id,
             };
         }
         let (tx, rx) = mpsc::channel(COMMAND_CAPACITY);
@@ -407,6 +446,7 @@ impl TaskManager {
             cancel,
             handover,
             followed,
+            id: handle_id,
         }
     }
 }
@@ -441,7 +481,7 @@ struct Actor {
     /// `message/send`) announces nothing, and keeps no slots for it.
     broadcast: Option<broadcast::Sender<Update>>,
     /// Requests waiting for an event (see [`Ending`]).
-    waiters: Vec<(Until, oneshot::Sender<Ending>)>,
+    waiters: Vec<Waiter>,
     store: Arc<dyn TaskStore>,
     /// Set when the server delivers push notifications.
     push: Option<PushNotifier>,
@@ -519,17 +559,19 @@ impl Actor {
                     },
                 };
                 match cmd {
-                    Cmd::Apply(event, ack) => {
+                    Cmd::Apply(event, handle, ack) => {
                         // Group commit: events already queued are applied and written with
                         // this one, in one store write; each sender is told after it.
                         let mut batch = Vec::new();
                         let mut acks = Vec::new();
                         let r = self.stage(*event, &mut batch);
+                        self.taken_by(handle);
                         acks.push((ack, r));
                         while acks.len() < MAX_BATCH {
                             match rx.try_recv() {
-                                Ok(Cmd::Apply(event, ack)) => {
+                                Ok(Cmd::Apply(event, handle, ack)) => {
                                     let r = self.stage(*event, &mut batch);
+                                    self.taken_by(handle);
                                     acks.push((ack, r));
                                 }
                                 Ok(other) => {
@@ -567,11 +609,27 @@ impl Actor {
                             lapses: None,
                         });
                     }
-                    Cmd::AwaitEvent(until, waiter) => {
+                    Cmd::AwaitEvent(until, handle, tx) => {
                         // Requests that stopped waiting (their clients went away) are
                         // not kept until the task next stops.
-                        self.waiters.retain(|(_, e)| !e.is_closed());
-                        self.waiters.push((until, waiter));
+                        self.waiters.retain(|w| !w.tx.is_closed());
+                        self.waiters.push(Waiter {
+                            until,
+                            handle,
+                            taken: false,
+                            tx,
+                        });
+                    }
+                    Cmd::Done(handle) => {
+                        self.taken_by(handle);
+                        // Stopped already (by another executor's question, say): the
+                        // request whose message was taken hears of it now.
+                        if let Some(task) = &self.state.snapshot
+                            && ends_on(task.state())
+                        {
+                            let task = task.clone();
+                            self.tell_waiters(&task, false, true);
+                        }
                     }
                     Cmd::Fail(error, ack) => {
                         self.fail(*error).await;
@@ -608,6 +666,33 @@ impl Actor {
         Ok(())
     }
 
+    /// Marks the requests whose message the work holding `handle` took (see [`Until`]).
+    fn taken_by(&mut self, handle: HandleId) {
+        for w in self.waiters.iter_mut().filter(|w| w.handle == handle) {
+            w.taken = true;
+        }
+    }
+
+    /// Tells the requests waiting on `task`, as it stands now, what it ends: each
+    /// waiting for the first event when one `came`; each waiting for the end when the
+    /// task `stops` and is stopped now — at a terminal state, or at an interrupted one
+    /// once the agent took the request's message (see [`Until`]). A task stopped by one
+    /// event and moved on by another of the same commit is not stopped.
+    fn tell_waiters(&mut self, task: &Arc<StoredTask>, came: bool, stops: bool) {
+        let state = task.state();
+        let ended = |w: &Waiter| match w.until {
+            Until::FirstEvent => came,
+            Until::End => stops && (state.is_terminal() || (w.taken && ends_on(state))),
+        };
+        for w in std::mem::take(&mut self.waiters) {
+            if ended(&w) {
+                let _ = w.tx.send(Ending::Task(task.clone()));
+            } else {
+                self.waiters.push(w);
+            }
+        }
+    }
+
     /// Tells the task's subscribers, if it has had any (`update` is made only then). No
     /// receivers now is fine: nobody is watching this task right now.
     fn announce(&self, update: impl FnOnce() -> Update) {
@@ -642,8 +727,8 @@ impl Actor {
                 if let StreamEvent::Message(m) = event {
                     // A direct reply: no task is created or stored.
                     self.state.replied = true;
-                    for (_, waiter) in self.waiters.drain(..) {
-                        let _ = waiter.send(Ending::Message(Box::new(m.clone())));
+                    for w in self.waiters.drain(..) {
+                        let _ = w.tx.send(Ending::Message(Box::new(m.clone())));
                     }
                     self.announce(|| Update::Event(0, Arc::new(StreamEvent::Message(m))));
                     return Ok(());
@@ -721,8 +806,8 @@ impl Actor {
     async fn fail(&mut self, error: RpcError) {
         match &self.state.snapshot {
             None if !self.state.replied => {
-                for (_, waiter) in self.waiters.drain(..) {
-                    let _ = waiter.send(Ending::Error(Box::new(error.clone())));
+                for w in self.waiters.drain(..) {
+                    let _ = w.tx.send(Ending::Error(Box::new(error.clone())));
                 }
                 self.announce(|| Update::Error(Box::new(error)));
             }
@@ -798,16 +883,7 @@ impl Actor {
             .map(|(e, seq)| (seq, Arc::new(e)))
             .collect();
         self.save(&logged).await?;
-        // A request waiting for the task to stop hears of it when the task *is* stopped
-        // after these events: one sender's input-required committed with another's
-        // working status (an answer taken) has not stopped it.
-        let ends = !self.waiters.is_empty()
-            && logged.iter().any(|(_, e)| ends_stream(e))
-            && self
-                .state
-                .snapshot
-                .as_ref()
-                .is_some_and(|t| ends_on(t.state()));
+        let stops = !self.waiters.is_empty() && logged.iter().any(|(_, e)| ends_stream(e));
         for (seq, e) in logged {
             self.announce(|| Update::Event(seq, e));
         }
@@ -819,15 +895,8 @@ impl Actor {
         {
             self.store.ended_unfollowed(&self.state.task_id);
         }
-        if let Some(task) = &self.state.snapshot {
-            let heard = |until: &Until| ends || *until == Until::FirstEvent;
-            for (until, waiter) in std::mem::take(&mut self.waiters) {
-                if heard(&until) {
-                    let _ = waiter.send(Ending::Task(task.clone()));
-                } else {
-                    self.waiters.push((until, waiter));
-                }
-            }
+        if let Some(task) = self.state.snapshot.clone() {
+            self.tell_waiters(&task, true, stops);
         }
         if state_changed
             && let (Some(push), Some(task)) = (&self.push, &self.state.snapshot)
@@ -969,7 +1038,8 @@ mod tests {
             actor.apply(status(TaskState::InputRequired)),
             actor.apply(status(TaskState::Working)),
         );
-        (asked.unwrap(), taken.unwrap());
+        asked.unwrap();
+        taken.unwrap();
         assert!(end.try_recv().is_err(), "told of a task that is working");
         actor.apply(status(TaskState::Completed)).await.unwrap();
         let heard = tokio::time::timeout(std::time::Duration::from_secs(5), end).await;
@@ -977,6 +1047,45 @@ mod tests {
             panic!("the end is heard with the task");
         };
         assert_eq!(task.state(), TaskState::Completed);
+    }
+
+    /// A request's message is answered by the work its handle holds: another
+    /// executor's question said before that work took the message (a resumed run asking
+    /// again what the message answers) does not end the request; a question after it
+    /// does, and so does the work returning while the task waits.
+    #[tokio::test]
+    async fn a_question_before_the_message_is_taken_is_not_its_end() {
+        let id = TaskId::new("t");
+        let (store, manager, run) = started(&id);
+        let status = |state| status_update(&id, TaskStatus::new(state));
+        run.apply(status(TaskState::Working)).await.unwrap();
+        let again = || async {
+            let (task, seq) = store.get(&id).await.unwrap().unwrap();
+            manager.open_existing(task, seq)
+        };
+        let answering = again().await;
+        let mut end = answering.await_event(Until::End).await.unwrap();
+        run.apply(status(TaskState::InputRequired)).await.unwrap();
+        assert!(end.try_recv().is_err(), "ended by a question it answers");
+        answering.apply(status(TaskState::Working)).await.unwrap();
+        run.apply(status(TaskState::InputRequired)).await.unwrap();
+        let heard = |end| tokio::time::timeout(std::time::Duration::from_secs(5), end);
+        let Ok(Ok(Ending::Task(task))) = heard(end).await else {
+            panic!("the next question is heard with the task");
+        };
+        assert_eq!(task.state(), TaskState::InputRequired);
+
+        // Work that takes a message and says nothing: the request hears the task as it
+        // waits once the work returns.
+        let silent = again().await;
+        let mut end = silent.await_event(Until::End).await.unwrap();
+        run.apply(status(TaskState::InputRequired)).await.unwrap();
+        assert!(end.try_recv().is_err());
+        silent.done().await;
+        let Ok(Ok(Ending::Task(task))) = heard(end).await else {
+            panic!("the waiting task is heard when the work returns");
+        };
+        assert_eq!(task.state(), TaskState::InputRequired);
     }
 
     /// A store may keep a snapshot less often than every event and replay the events

@@ -116,33 +116,28 @@ impl Orchestrator {
         Some(Conversation::Inputs { workflow, given })
     }
 
-    /// The run of `task_id` once it is registered, if the store has it unfinished (it is
-    /// being resumed), and has asked its questions again (or ended): a message on it is
-    /// an answer, which would find no question to take before. Waits up to 10 seconds.
+    /// The run of `task_id` once it is registered and has asked again what its task
+    /// waited on (see `follow`), if the store has it unfinished (it is being resumed);
+    /// waits up to 10 seconds.
     pub(super) async fn resumed_run(&self, task_id: &TaskId) -> Option<RunControl> {
         let saved = self.inner.engine.saved_run(task_id.as_str()).await.ok()??;
         if saved.end.is_some() {
             return None;
         }
         let until = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-        let control = loop {
+        loop {
             let notified = self.inner.registered.notified();
-            if let Some(Conversation::Running { control }) = self.tasks().get(task_id) {
-                break control.clone();
+            if let Some(Conversation::Running {
+                control,
+                asks_again: false,
+            }) = self.tasks().get(task_id)
+            {
+                return Some(control.clone());
             }
             if tokio::time::timeout_at(until, notified).await.is_err() {
                 return None;
             }
-        };
-        // The run says nothing when it asks (the relay does, to the task): looked at
-        // every few milliseconds, on this path only (the first answer after a restart).
-        let asks = |t: &orchestrator_core::engine::Told| {
-            t.waiting().next().is_some() || t.detail().state.is_terminal()
-        };
-        while !control.read(asks) && tokio::time::Instant::now() < until {
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
-        Some(control)
     }
 
     /// Remembers what the task waits for, and asks the client (input-required).

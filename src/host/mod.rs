@@ -58,8 +58,12 @@ enum Conversation {
         workflow: Arc<Workflow>,
         given: Map<String, Value>,
     },
-    /// A run is going on: its control reads its detail.
-    Running { control: RunControl },
+    /// A run is going on: its control reads its detail. `asks_again` while a resumed
+    /// run has yet to ask again the questions its task waited on (answers wait for it).
+    Running {
+        control: RunControl,
+        asks_again: bool,
+    },
 }
 
 /// A run at a glance, for a list: its workflow, who started it, and its parent run.
@@ -151,7 +155,7 @@ impl Orchestrator {
     /// was stored.
     pub(super) async fn run_summary(&self, task_id: &TaskId) -> Option<RunSummary> {
         let live = match self.tasks().get(task_id) {
-            Some(Conversation::Running { control }) => Some(control.clone()),
+            Some(Conversation::Running { control, .. }) => Some(control.clone()),
             _ => None,
         };
         if let Some(control) = live {
@@ -287,7 +291,7 @@ impl Orchestrator {
         if let Some(by) = &by {
             audit::action("started", by, ctx.task_id.as_str(), None);
         }
-        Ok(relay::Relayed { run, meter })
+        Ok(relay::Relayed::started(run, meter))
     }
 
     /// The detail of a run this server does not hold, as its steps are saved; none when
@@ -473,7 +477,12 @@ impl AgentExecutor for Orchestrator {
             let prior = {
                 let mut tasks = self.tasks();
                 match tasks.get(&ctx.task_id) {
-                    Some(Conversation::Running { control }) => Some(Err(control.clone())),
+                    Some(Conversation::Running {
+                        control,
+                        asks_again: false,
+                    }) => Some(Err(control.clone())),
+                    // A resumed run asking again: the answer waits below.
+                    Some(Conversation::Running { .. }) => None,
                     Some(_) => tasks.remove(&ctx.task_id).map(Ok),
                     None => None,
                 }
@@ -619,7 +628,11 @@ impl AgentExecutor for Orchestrator {
         );
         let run = self.inner.engine.resume(workflow.clone(), saved);
         let meter = Box::new(meter::RunMeter::resumed(workflow.id.as_str()));
-        let relayed = relay::Relayed { run, meter };
+        let relayed = relay::Relayed {
+            run,
+            meter,
+            asks_again: task.state() == TaskState::InputRequired,
+        };
         self.follow(
             &TaskId::new(&task.id),
             (&ctx.cancel, &ctx.shutdown),
@@ -646,7 +659,7 @@ impl AgentExecutor for Orchestrator {
     async fn describe(&self, task: &mut Task) {
         let ended = task.state().is_terminal();
         let live = match self.tasks().get(task.id.as_str()) {
-            Some(Conversation::Running { control }) => Some(control.read(|told| {
+            Some(Conversation::Running { control, .. }) => Some(control.read(|told| {
                 let d = told.detail();
                 if d.state.is_terminal() && !ended {
                     // The run's end is told before the task's end is stored: until it
@@ -687,7 +700,7 @@ impl AgentExecutor for Orchestrator {
         let control = {
             let tasks = self.tasks();
             match tasks.get(ctx.task.id.as_str()) {
-                Some(Conversation::Running { control }) => Some(control.clone()),
+                Some(Conversation::Running { control, .. }) => Some(control.clone()),
                 _ => None,
             }
         };

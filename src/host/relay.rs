@@ -20,7 +20,24 @@ use tokio_util::sync::CancellationToken;
 pub(super) struct Relayed {
     pub run: RunHandle,
     pub meter: Box<super::meter::RunMeter>,
+    /// A resumed run whose task waited for its client: its questions are asked again.
+    pub asks_again: bool,
 }
+
+impl Relayed {
+    /// A run just started (or retried), with `meter`.
+    pub fn started(run: RunHandle, meter: Box<super::meter::RunMeter>) -> Relayed {
+        Relayed {
+            run,
+            meter,
+            asks_again: false,
+        }
+    }
+}
+
+/// How long a resumed run's answers wait for it to ask again before they are let in
+/// all the same (and told, if it has not, that no question waits).
+const ASKING_AGAIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Orchestrator {
     /// Relays a run's events to the upstream task until the run ends; answers to its
@@ -36,15 +53,18 @@ impl Orchestrator {
         workflow: &Workflow,
         relayed: Relayed,
     ) -> Result<(), RpcError> {
-        let Relayed { mut run, mut meter } = relayed;
+        let Relayed {
+            mut run,
+            mut meter,
+            asks_again,
+        } = relayed;
         let (cancel, shutdown) = stop;
-        self.tasks().insert(
-            task_id.clone(),
-            Conversation::Running {
-                control: run.control.clone(),
-            },
-        );
-        self.inner.registered.notify_waiters();
+        // Answers reach the run through its entry: a resumed run whose task waited for
+        // its client is marked until it has asked again (or ended), so that an answer
+        // sent meanwhile waits for its question (see `resumed_run`); at the latest when
+        // `asking_again` ends (made only then: a timer would cost every run).
+        self.register(task_id, &run.control, asks_again);
+        let mut asking_again = asks_again.then(|| Box::pin(tokio::time::sleep(ASKING_AGAIN)));
         let mut canceled = false;
         // Events are queued, not sent one at a time: the task stores those that wait
         // together in one write, so a durable store's commits do not pace the run.
@@ -91,6 +111,11 @@ impl Orchestrator {
             let event = tokio::select! {
                 biased;
                 e = run.events.recv() => e,
+                () = async { if let Some(by) = asking_again.as_mut() { by.await } }, if asking_again.is_some() => {
+                    asking_again = None;
+                    self.register(task_id, &run.control, false);
+                    continue;
+                }
                 () = canceling.as_mut(), if !canceled => {
                     canceled = true;
                     run.control.cancel();
@@ -141,6 +166,11 @@ impl Orchestrator {
                 Ok(queued) => unsettled.push_back(queued),
                 Err(e) => refuse(e, &run.control),
             }
+            if asking_again.is_some() && (end || run.control.read(|t| t.waiting().next().is_some()))
+            {
+                asking_again = None;
+                self.register(task_id, &run.control, false);
+            }
             if end {
                 break;
             }
@@ -154,6 +184,20 @@ impl Orchestrator {
         self.tasks().remove(task_id);
         self.inner.behalf.end(task_id.as_str());
         Ok(())
+    }
+}
+
+impl Orchestrator {
+    /// The run of `task_id` as answers and readers reach it (see [`Conversation`]).
+    fn register(&self, task_id: &TaskId, control: &RunControl, asks_again: bool) {
+        self.tasks().insert(
+            task_id.clone(),
+            Conversation::Running {
+                control: control.clone(),
+                asks_again,
+            },
+        );
+        self.inner.registered.notify_waiters();
     }
 }
 

@@ -152,7 +152,7 @@ impl Orchestrator {
                 RpcError::invalid_params(&field, p.join("; "))
             })?;
         let meter = Box::new(meter::RunMeter::started(workflow.id.as_str()));
-        let relayed = relay::Relayed { run, meter };
+        let relayed = relay::Relayed::started(run, meter);
         self.follow(
             &ctx.task_id,
             (&ctx.cancel, &ctx.shutdown),

@@ -104,6 +104,8 @@ struct Waiter {
     handle: HandleId,
     /// Whether that `execute` has sent an event or returned (see [`Until`]).
     taken: bool,
+    /// Whether an event has stopped the task since it began waiting.
+    stopped: bool,
     tx: oneshot::Sender<Ending>,
 }
 
@@ -617,18 +619,20 @@ impl Actor {
                             until,
                             handle,
                             taken: false,
+                            stopped: false,
                             tx,
                         });
                     }
                     Cmd::Done(handle) => {
                         self.taken_by(handle);
-                        // Stopped already (by another executor's question, say): the
-                        // request whose message was taken hears of it now.
+                        // Stopped while it worked (by another executor's question, say):
+                        // the request whose message it took hears of it now. A task
+                        // stopped before (the question the message answers) is not.
                         if let Some(task) = &self.state.snapshot
                             && ends_on(task.state())
                         {
                             let task = task.clone();
-                            self.tell_waiters(&task, false, true);
+                            self.tell_waiters(&task, false, false);
                         }
                     }
                     Cmd::Fail(error, ack) => {
@@ -675,16 +679,21 @@ impl Actor {
 
     /// Tells the requests waiting on `task`, as it stands now, what it ends: each
     /// waiting for the first event when one `came`; each waiting for the end when the
-    /// task `stops` and is stopped now — at a terminal state, or at an interrupted one
-    /// once the agent took the request's message (see [`Until`]). A task stopped by one
-    /// event and moved on by another of the same commit is not stopped.
-    fn tell_waiters(&mut self, task: &Arc<StoredTask>, came: bool, stops: bool) {
+    /// task is stopped now, by an event since it began waiting (these events, when they
+    /// `stop` it) — at a terminal state, or at an interrupted one once the agent took
+    /// the request's message (see [`Until`]). A task stopped by one event and moved on
+    /// by another of the same commit is not stopped.
+    fn tell_waiters(&mut self, task: &Arc<StoredTask>, came: bool, stop: bool) {
         let state = task.state();
         let ended = |w: &Waiter| match w.until {
             Until::FirstEvent => came,
-            Until::End => stops && (state.is_terminal() || (w.taken && ends_on(state))),
+            Until::End => w.stopped && (state.is_terminal() || (w.taken && ends_on(state))),
         };
         for w in std::mem::take(&mut self.waiters) {
+            let w = Waiter {
+                stopped: w.stopped || stop,
+                ..w
+            };
             if ended(&w) {
                 let _ = w.tx.send(Ending::Task(task.clone()));
             } else {
@@ -1086,6 +1095,19 @@ mod tests {
             panic!("the waiting task is heard when the work returns");
         };
         assert_eq!(task.state(), TaskState::InputRequired);
+
+        // Work that hands the message on and returns: the question the task showed
+        // before is not the request's end; the next one is.
+        let handing_on = again().await;
+        let mut end = handing_on.await_event(Until::End).await.unwrap();
+        handing_on.done().await;
+        run.apply(status(TaskState::Working)).await.unwrap();
+        assert!(end.try_recv().is_err(), "ended by the question it answers");
+        run.apply(status(TaskState::Completed)).await.unwrap();
+        let Ok(Ok(Ending::Task(task))) = heard(end).await else {
+            panic!("the end is heard with the task");
+        };
+        assert_eq!(task.state(), TaskState::Completed);
     }
 
     /// A store may keep a snapshot less often than every event and replay the events

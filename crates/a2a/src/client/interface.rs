@@ -299,6 +299,16 @@ mod tests {
         let c = card(&[("http://a/rpc", "JSONRPC", "0.3")]);
         let e = choose(&c, Preference::default()).unwrap_err();
         assert!(matches!(e, ClientError::UnsupportedTransport { .. }), "{e}");
+        // Named by hand: refused when the client is made.
+        let by_hand = vec![Interface::jsonrpc("http://a/rpc", Version::V0_3)];
+        let e = super::super::A2aClient::with_interfaces(
+            super::super::http_client(),
+            by_hand,
+            Default::default(),
+        )
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("without the `v0_3` feature"), "{e}");
     }
 
     #[cfg(feature = "v0_3")]
@@ -377,6 +387,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("GRPC 1.0 at a:50051"), "{e}");
+        // Named by hand: refused when the client is made.
+        let by_hand = vec![Interface {
+            binding: Binding::Grpc,
+            ..Interface::jsonrpc("http://a:50051", Version::V1_0)
+        }];
+        let e = super::super::A2aClient::with_interfaces(
+            super::super::http_client(),
+            by_hand,
+            Default::default(),
+        )
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("without the `grpc` feature"), "{e}");
     }
 
     #[test]

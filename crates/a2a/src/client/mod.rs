@@ -415,6 +415,15 @@ impl A2aClient {
         if interfaces.is_empty() {
             return Err(ClientError::Config("no interface to call".into()));
         }
+        // What this build does not speak is refused here, not at every call.
+        #[cfg(not(feature = "v0_3"))]
+        if let Some(at) = interfaces.iter().find(|at| at.protocol == Version::V0_3) {
+            return Err(no_v0_3(&at.url));
+        }
+        #[cfg(not(feature = "grpc"))]
+        if let Some(at) = interfaces.iter().find(|at| at.binding == Binding::Grpc) {
+            return Err(no_grpc(at));
+        }
         let headers = config.header_map()?;
         Ok(Self {
             http,
@@ -578,8 +587,9 @@ impl A2aClient {
         match at.protocol {
             #[cfg(feature = "v0_3")]
             Version::V0_3 => Box::new(V03 { client: self, at }),
+            // Refused by `with_interfaces`: no such client is made.
             #[cfg(not(feature = "v0_3"))]
-            Version::V0_3 => Box::new(NoV03(at)),
+            Version::V0_3 => unreachable!("a 0.3 interface in a client without A2A 0.3"),
             Version::V1_0 => Box::new(V1 { client: self, at }),
         }
     }
@@ -750,7 +760,8 @@ impl A2aClient {
 }
 
 /// A client built without the `grpc` feature speaks no gRPC: [`choose_interfaces`] never
-/// picks a gRPC interface, and one named by hand is refused here.
+/// picks a gRPC interface, and `with_interfaces` refuses one named by hand; these are
+/// never called.
 #[cfg(not(feature = "grpc"))]
 impl A2aClient {
     async fn grpc<Req, Resp>(
@@ -773,66 +784,12 @@ impl A2aClient {
 }
 
 /// A client built without the `v0_3` feature speaks no A2A 0.3: [`choose_interfaces`]
-/// never picks a 0.3 interface, and one named by hand answers every call with this.
+/// never picks a 0.3 interface, and one named by hand is refused with this.
 #[cfg(not(feature = "v0_3"))]
 fn no_v0_3(url: &str) -> ClientError {
     ClientError::Config(format!(
         "{url} is an A2A 0.3 interface, and this client was built without the `v0_3` feature"
     ))
-}
-
-/// The transport of a 0.3 interface in a client built without 0.3: every call refused.
-#[cfg(not(feature = "v0_3"))]
-struct NoV03<'a>(&'a Interface);
-
-#[cfg(not(feature = "v0_3"))]
-impl NoV03<'_> {
-    fn refused<'a, T: Send + 'a>(&self) -> futures::future::BoxFuture<'a, Result<T, ClientError>> {
-        let e = no_v0_3(&self.0.url);
-        Box::pin(async move { Err(e) })
-    }
-}
-
-#[cfg(not(feature = "v0_3"))]
-impl Transport for NoV03<'_> {
-    fn endpoint(&self) -> &str {
-        &self.0.url
-    }
-
-    fn send_message<'a>(
-        &'a self,
-        _: &'a SendMessageRequest,
-    ) -> futures::future::BoxFuture<'a, Result<SendMessageResult, ClientError>> {
-        self.refused()
-    }
-
-    fn send_message_stream<'a>(
-        &'a self,
-        _: &'a SendMessageRequest,
-    ) -> futures::future::BoxFuture<'a, Result<EventStream, ClientError>> {
-        self.refused()
-    }
-
-    fn get_task<'a>(
-        &'a self,
-        _: &'a GetTaskRequest,
-    ) -> futures::future::BoxFuture<'a, Result<Task, ClientError>> {
-        self.refused()
-    }
-
-    fn cancel_task<'a>(
-        &'a self,
-        _: &'a CancelTaskRequest,
-    ) -> futures::future::BoxFuture<'a, Result<Task, ClientError>> {
-        self.refused()
-    }
-
-    fn subscribe<'a>(
-        &'a self,
-        _: &'a SubscribeToTaskRequest,
-    ) -> futures::future::BoxFuture<'a, Result<EventStream, ClientError>> {
-        self.refused()
-    }
 }
 
 #[cfg(not(feature = "grpc"))]

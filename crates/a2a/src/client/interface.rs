@@ -293,6 +293,20 @@ mod tests {
     }
 
     /// Without the `v0_3` feature a 0.3 interface is one this client does not speak.
+    /// Why a client of `by_hand` alone is not made.
+    #[cfg(any(not(feature = "v0_3"), not(feature = "grpc")))]
+    fn refused_when_made(by_hand: Interface) -> String {
+        let made = super::super::A2aClient::with_interfaces(
+            super::super::http_client(),
+            vec![by_hand],
+            Default::default(),
+        );
+        match made {
+            Ok(_) => panic!("a client of an interface it does not speak was made"),
+            Err(e) => e.to_string(),
+        }
+    }
+
     #[cfg(not(feature = "v0_3"))]
     #[test]
     fn v03_interfaces_are_not_spoken_without_the_feature() {
@@ -300,15 +314,8 @@ mod tests {
         let e = choose(&c, Preference::default()).unwrap_err();
         assert!(matches!(e, ClientError::UnsupportedTransport { .. }), "{e}");
         // Named by hand: refused when the client is made.
-        let by_hand = vec![Interface::jsonrpc("http://a/rpc", Version::V0_3)];
-        let e = super::super::A2aClient::with_interfaces(
-            super::super::http_client(),
-            by_hand,
-            Default::default(),
-        )
-        .err()
-        .unwrap();
-        assert!(e.to_string().contains("without the `v0_3` feature"), "{e}");
+        let e = refused_when_made(Interface::jsonrpc("http://a/rpc", Version::V0_3));
+        assert!(e.contains("without the `v0_3` feature"), "{e}");
     }
 
     #[cfg(feature = "v0_3")]
@@ -388,18 +395,11 @@ mod tests {
             .to_string();
         assert!(e.contains("GRPC 1.0 at a:50051"), "{e}");
         // Named by hand: refused when the client is made.
-        let by_hand = vec![Interface {
+        let e = refused_when_made(Interface {
             binding: Binding::Grpc,
             ..Interface::jsonrpc("http://a:50051", Version::V1_0)
-        }];
-        let e = super::super::A2aClient::with_interfaces(
-            super::super::http_client(),
-            by_hand,
-            Default::default(),
-        )
-        .err()
-        .unwrap();
-        assert!(e.to_string().contains("without the `grpc` feature"), "{e}");
+        });
+        assert!(e.contains("without the `grpc` feature"), "{e}");
     }
 
     #[test]
